@@ -1,0 +1,50 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeSandbox, PI_LINES, REPO_ROOT, runPiPrint, startPiRpc, toolResults } from "../fixtures/pi-runner.ts";
+import { messageText, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+
+const ECHO = join(REPO_ROOT, "test/fixtures/extensions/echo.ts");
+
+describe.each(PI_LINES)("harness on $label", ({ line }) => {
+	let server: ScriptedServer | undefined;
+	afterEach(async () => {
+		await server?.close();
+	});
+
+	it("routes a scripted tool call to an extension tool and shows its result in the next request", async () => {
+		server = await startScriptedServer((req) => {
+			const last = req.last;
+			if (last?.role === "tool") return { text: `done: ${messageText(last)}` };
+			return { toolCalls: [{ name: "echo_marker", arguments: { text: "hello-42" } }] };
+		});
+		const sandbox = makeSandbox({ server });
+		const run = await runPiPrint({ line, sandbox, extensions: [ECHO], prompt: "say hi", args: ["--no-session"] });
+		expect(run.exitCode, run.stderr).toBe(0);
+		expect(server.requests.length).toBe(2);
+		expect(server.requests[0].toolNames).toContain("echo_marker");
+		expect(server.requests[0].firstUser).toContain("say hi");
+		const toolMsg = server.requests[1].body.messages.find((m) => m.role === "tool");
+		expect(messageText(toolMsg)).toBe("ECHO<hello-42>");
+		expect(toolResults(run.events, "echo_marker")[0]?.text).toBe("ECHO<hello-42>");
+		expect(run.events.some((e) => e.type === "agent_end")).toBe(true);
+	});
+
+	it("drives several prompts over rpc and reports the scripted usage", async () => {
+		server = await startScriptedServer((req) => ({ text: `answer ${req.index}`, promptTokens: 1234 }));
+		const sandbox = makeSandbox({ server });
+		const rpc = startPiRpc({ line, sandbox, extensions: [ECHO], args: ["--no-session"] });
+		try {
+			await rpc.prompt("first");
+			await rpc.prompt("second");
+			expect(server.requests.length).toBe(2);
+			expect(server.requests[1].lastUser).toContain("second");
+			const ends = rpc.events.filter((e) => e.type === "message_end");
+			const usage = ends
+				.map((e) => (e.message as { usage?: { input?: number } }).usage?.input)
+				.filter((n) => n !== undefined);
+			expect(usage).toContain(1234);
+		} finally {
+			await rpc.stop();
+		}
+	});
+});
