@@ -1,0 +1,274 @@
+/**
+ * User configuration: one zod schema with defaults, one section per extension.
+ *
+ * Read from <agentDir>/headroom.json, then <cwd>/.pi/headroom.json (deep-merged, the project file
+ * wins; arrays are replaced, not merged). A bad value or an unknown key produces a warning that
+ * names the key path and the file, and only that key falls back to its default. An unreadable
+ * file or invalid JSON produces a warning and contributes nothing. loadConfig never throws.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import { DEFAULT_HEADROOM_SHARE, STATIC_CAPS, type Surface } from "./budget.ts";
+import { DEFAULT_HEAD_SHARE, MIN_WINDOW_BYTES, MIN_WINDOW_LINES } from "./projection.ts";
+
+/** File name of the configuration, in the agent dir and in <cwd>/.pi/. */
+export const CONFIG_FILE_NAME = "headroom.json";
+/** Larger files are not read: a configuration is a few hundred bytes. */
+export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
+
+const GIB = 1024 * 1024 * 1024;
+const MODEL_REF = /^[^/\s]+\/\S+$/;
+
+const positiveInt = () => z.number().int().positive();
+const nonNegativeInt = () => z.number().int().nonnegative();
+const modelRef = () => z.string().regex(MODEL_REF, { error: 'expected "provider/model-id"' }).optional();
+
+const surfaceCaps = (surface: Surface) =>
+	z
+		.strictObject({
+			batchBytes: positiveInt().default(STATIC_CAPS[surface].batchBytes),
+			perResultBytes: positiveInt().min(MIN_WINDOW_BYTES).default(STATIC_CAPS[surface].perResultBytes),
+			perResultLines: positiveInt().min(MIN_WINDOW_LINES).default(STATIC_CAPS[surface].perResultLines),
+		})
+		.prefault({});
+
+export const headroomConfigSchema = z
+	.strictObject({
+		projection: z
+			.strictObject({
+				/** Share of a projection's body given to the head, 0..1. */
+				headShare: z.number().min(0).max(1).default(DEFAULT_HEAD_SHARE),
+			})
+			.prefault({}),
+		store: z
+			.strictObject({
+				/** Artifacts older than this many days are pruned. */
+				maxAgeDays: z.number().positive().default(30),
+				/** Pruning removes the oldest artifacts until the store is at most this many bytes. */
+				maxTotalBytes: positiveInt().default(GIB),
+				/** Artifacts younger than this many hours are never pruned. */
+				minAgeHours: z.number().nonnegative().default(24),
+			})
+			.prefault({}),
+		budgets: z
+			.strictObject({
+				/** Share of the context headroom one batch of results may use, (0, 1]. */
+				headroomShare: z.number().gt(0).max(1).default(DEFAULT_HEADROOM_SHARE),
+				autoDelivery: surfaceCaps("autoDelivery"),
+				wait: surfaceCaps("wait"),
+				check: surfaceCaps("check"),
+			})
+			.prefault({}),
+		subagents: z
+			.strictObject({
+				maxConcurrent: positiveInt().default(4),
+				/** How deep subagents may nest (1 = children cannot spawn). */
+				maxDepth: nonNegativeInt().default(1),
+				idleTimeoutSeconds: z.number().positive().default(120),
+				maxRunSeconds: z.number().positive().default(1800),
+				defaultTools: z.array(z.string().min(1)).default(() => ["read", "bash", "edit", "write", "grep", "find", "ls"]),
+				/** Minimum milliseconds between two status polls of the same child. */
+				pollThrottleMs: nonNegativeInt().default(1000),
+			})
+			.prefault({}),
+		toolArtifacts: z
+			.strictObject({
+				enabled: z.boolean().default(true),
+				/** Tool results longer than this many characters become artifacts. */
+				thresholdChars: positiveInt().default(12_000),
+				/** Per-tool threshold in characters, or false to leave that tool's results alone. */
+				perTool: z
+					.record(
+						z.string(),
+						z.union([positiveInt(), z.literal(false)], { error: "expected a positive integer or false" }),
+					)
+					.default(() => ({})),
+				/** Characters of tool output one turn may add before further results are stored. */
+				turnCapChars: positiveInt().default(100_000),
+				/** UTF-8 bytes of a whole stub (header, body, footer line). */
+				stubMaxBytes: positiveInt()
+					.min(2 * MIN_WINDOW_BYTES)
+					.default(4096),
+				/** Lines of a whole stub. */
+				stubMaxLines: positiveInt().min(MIN_WINDOW_LINES).default(100),
+				/** Tool name → output kind, for tools whose names do not say what they return. */
+				toolClasses: z
+					.record(z.string(), z.enum(["command", "search", "listing", "structured", "web", "file", "unknown"]))
+					.default(() => ({})),
+				summary: z
+					.strictObject({
+						enabled: z.boolean().default(true),
+						model: modelRef(),
+						timeoutMs: positiveInt().default(30_000),
+						maxInputChars: positiveInt().default(50_000),
+						maxOutputTokens: positiveInt().default(2048),
+						temperature: z.number().min(0).max(2).default(0.3),
+					})
+					.prefault({}),
+			})
+			.prefault({}),
+		handoff: z
+			.strictObject({
+				enabled: z.boolean().default(true),
+				model: modelRef(),
+				userMessagesBudgetBytes: positiveInt().default(16_384),
+				/** After a staged handoff: "auto" resumes the task when the run ended mid-task. */
+				resume: z.enum(["auto", "always", "never"]).default("auto"),
+				probe: z
+					.strictObject({
+						enabled: z.boolean().default(true),
+						freeTokensThreshold: positiveInt().default(8000),
+					})
+					.prefault({}),
+			})
+			.prefault({}),
+		contextTrim: z
+			.strictObject({
+				enabled: z.boolean().default(true),
+				safetyMarginTokens: nonNegativeInt().default(2048),
+				/** Tokens kept free for the answer; absent = the model's maxTokens. */
+				reserveTokens: positiveInt().optional(),
+				cutStepTokens: positiveInt().default(4096),
+			})
+			.prefault({}),
+	})
+	.prefault({});
+
+export type HeadroomConfig = z.output<typeof headroomConfigSchema>;
+
+function deepFreeze<T>(value: T): T {
+	if (value && typeof value === "object") {
+		for (const v of Object.values(value)) deepFreeze(v);
+		Object.freeze(value);
+	}
+	return value;
+}
+
+/** Every default, frozen. loadConfig returns a fresh, unfrozen object. */
+export const DEFAULT_CONFIG: HeadroomConfig = deepFreeze(headroomConfigSchema.parse({}));
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const keyPath = (path: readonly PropertyKey[]): string => path.map(String).join(".");
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+	let node = root;
+	for (const key of path) {
+		if (!isObject(node)) return undefined;
+		node = node[key as string];
+	}
+	return node;
+}
+
+function deleteAt(root: Json, path: readonly PropertyKey[]): void {
+	const parent = valueAt(root, path.slice(0, -1));
+	if (isObject(parent)) delete parent[path[path.length - 1] as string];
+}
+
+/** Project file over agent file; objects merge key by key, anything else is replaced. */
+function deepMerge(base: Json, over: Json): Json {
+	const out: Json = { ...base };
+	for (const [key, value] of Object.entries(over)) {
+		out[key] = isObject(value) && isObject(out[key]) ? deepMerge(out[key] as Json, value) : value;
+	}
+	return out;
+}
+
+function describeDefault(path: readonly PropertyKey[]): string {
+	const fallback = valueAt(DEFAULT_CONFIG, path);
+	if (fallback === undefined) return "ignored";
+	return isObject(fallback) ? "using the defaults of that section" : `using the default ${JSON.stringify(fallback)}`;
+}
+
+/**
+ * Drop every key of `raw` that the schema rejects, with one warning each, so the rest of the
+ * file still applies. Array elements are not dropped one by one: the whole array falls back.
+ */
+function keepValidKeys(raw: Json, file: string, warnings: string[]): Json {
+	const candidate = structuredClone(raw);
+	delete candidate.$schema; // editors' schema hint, not a setting
+	for (let round = 0; round < 64; round++) {
+		const parsed = headroomConfigSchema.safeParse(candidate);
+		if (parsed.success) return candidate;
+		for (const issue of parsed.error.issues) {
+			if (issue.code === "unrecognized_keys") {
+				const known = valueAt(DEFAULT_CONFIG, issue.path);
+				const hint = isObject(known) ? ` (known keys: ${Object.keys(known).join(", ")})` : "";
+				for (const key of issue.keys) {
+					warnings.push(`${file}: unknown key "${keyPath([...issue.path, key])}" ignored${hint}`);
+					deleteAt(candidate, [...issue.path, key]);
+				}
+				continue;
+			}
+			const firstIndex = issue.path.findIndex((k) => typeof k === "number");
+			const path = firstIndex >= 0 ? issue.path.slice(0, firstIndex) : issue.path;
+			if (path.length === 0) {
+				warnings.push(`${file}: ${issue.message}; the file is ignored`);
+				return {};
+			}
+			warnings.push(`${file}: "${keyPath(path)}": ${issue.message}; ${describeDefault(path)}`);
+			deleteAt(candidate, path);
+		}
+	}
+	warnings.push(`${file}: could not be validated; the file is ignored`);
+	return {};
+}
+
+/** The file's JSON object, or undefined (with a warning unless the file simply does not exist). */
+function readConfigFile(file: string, warnings: string[]): Json | undefined {
+	let text: string;
+	try {
+		const stats = statSync(file);
+		if (!stats.isFile()) {
+			warnings.push(`${file}: not a regular file; ignored`);
+			return undefined;
+		}
+		if (stats.size > MAX_CONFIG_FILE_BYTES) {
+			warnings.push(`${file}: larger than ${MAX_CONFIG_FILE_BYTES} bytes; ignored`);
+			return undefined;
+		}
+		text = readFileSync(file, "utf8");
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException)?.code;
+		if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+		warnings.push(`${file}: cannot be read (${code ?? String(error)}); ignored`);
+		return undefined;
+	}
+	let parsed: unknown;
+	try {
+		parsed = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+	} catch (error) {
+		warnings.push(`${file}: invalid JSON (${(error as Error).message}); ignored`);
+		return undefined;
+	}
+	if (!isObject(parsed)) {
+		warnings.push(`${file}: expected a JSON object at the top level; ignored`);
+		return undefined;
+	}
+	return parsed;
+}
+
+/** Paths of the two configuration files, in the order they apply. */
+export function configFilePaths(opts: { agentDir: string; cwd: string }): { user: string; project: string } {
+	return { user: join(opts.agentDir, CONFIG_FILE_NAME), project: join(opts.cwd, ".pi", CONFIG_FILE_NAME) };
+}
+
+/** The effective configuration and every problem found on the way; never throws. */
+export function loadConfig(opts: { agentDir: string; cwd: string }): { config: HeadroomConfig; warnings: string[] } {
+	const warnings: string[] = [];
+	try {
+		const { user, project } = configFilePaths(opts);
+		let merged: Json = {};
+		for (const file of [user, project]) {
+			const raw = readConfigFile(file, warnings);
+			if (raw) merged = deepMerge(merged, keepValidKeys(raw, file, warnings));
+		}
+		const parsed = headroomConfigSchema.safeParse(merged);
+		if (parsed.success) return { config: parsed.data, warnings };
+		warnings.push(`configuration rejected after merging (${parsed.error.message}); using defaults`);
+	} catch (error) {
+		warnings.push(`configuration could not be loaded (${String(error)}); using defaults`);
+	}
+	return { config: headroomConfigSchema.parse({}), warnings };
+}
