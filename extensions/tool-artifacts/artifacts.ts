@@ -1,0 +1,223 @@
+/**
+ * Turning one oversized tool result into an artifact plus a stub. No Pi imports: the adapter passes
+ * the event's fields, the store and (when summaries are on) a summarizer.
+ */
+import { isAbsolute, relative, resolve } from "node:path";
+import type { ArtifactStore } from "../shared/artifact-store.ts";
+import type { HeadroomConfig } from "../shared/config.ts";
+import { type ArtifactRef, projectResult, projectText } from "../shared/projection.ts";
+import { CLASS_HEAD_SHARE, classifyTool, type OutputClass } from "./classify.ts";
+import { buildExcerpt } from "./excerpt.ts";
+import { locateFullOutput, readFullOutput, trailingStatus, wasTruncated } from "./full-output.ts";
+import { EXCERPT_LABEL, partialOutputNote, summaryFailedNote, summaryLabel } from "./prompt.ts";
+import { artifactId, isStub, renderStub, stubOverhead } from "./stub.ts";
+import type { SummaryOutcome, SummaryRequest } from "./summary.ts";
+
+export type ToolArtifactsConfig = HeadroomConfig["toolArtifacts"];
+
+/** The parts of a `tool_result` event this module reads. */
+export interface ToolResultFacts {
+	toolName: string;
+	toolCallId: string;
+	input: Record<string, unknown>;
+	content: unknown;
+	details: unknown;
+	isError: boolean;
+}
+
+/** The shape `details.headroom` has on results our extensions made. */
+export interface HeadroomDetails {
+	/** The result went through the projection (or is a stub): never shorten it again. */
+	projected: true;
+	/** Absolute paths of the artifacts it points to. */
+	artifacts?: string[];
+}
+
+/** Artifact store kind of tool outputs. */
+export const TOOL_OUTPUT_KIND = "tool-outputs" as const;
+
+/** Lines per summary input: effectively unbounded; the character cap decides. */
+const SUMMARY_INPUT_MAX_LINES = 1_000_000;
+
+/** Pure: the text parts of a tool result's content, joined. */
+export function contentText(content: unknown): string {
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return "";
+	return content
+		.filter((part) => part && typeof part === "object" && part.type === "text" && typeof part.text === "string")
+		.map((part) => part.text as string)
+		.join("\n");
+}
+
+/** Pure: the non-text parts (images), kept beside the stub. */
+export function nonTextParts(content: unknown): unknown[] {
+	return Array.isArray(content)
+		? content.filter((part) => !(part && typeof part === "object" && part.type === "text"))
+		: [];
+}
+
+/** Pure: true when the result must pass through untouched (already projected by us, or already a stub). */
+export function isPassThrough(text: string, details: unknown): boolean {
+	const headroom =
+		details && typeof details === "object" ? (details as { headroom?: { projected?: unknown } }).headroom : undefined;
+	return headroom?.projected === true || isStub(text);
+}
+
+/**
+ * Pure: true for a `read` of a file inside the artifact store. The model is paging an artifact on
+ * purpose (Pi's read already bounds the page); turning that page into another artifact would send it
+ * in circles.
+ */
+export function readsStoredArtifact(
+	toolName: string,
+	input: Record<string, unknown>,
+	cwd: string,
+	storeRoot: string,
+): boolean {
+	if (toolName !== "read" || typeof input?.path !== "string") return false;
+	const target = resolve(cwd, input.path.replace(/^@/, ""));
+	const rel = relative(resolve(storeRoot), target);
+	return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+}
+
+/** Pure: the threshold in characters for a tool, or false when the tool is switched off. */
+export function thresholdFor(tool: string, config: ToolArtifactsConfig): number | false {
+	const own = Object.hasOwn(config.perTool, tool) ? config.perTool[tool] : undefined;
+	return own === undefined ? config.thresholdChars : own;
+}
+
+/** Pure: the output text of the result and where the complete output came from. */
+export function completeOutput(fact: ToolResultFacts, text: string): { full: string; notes: string[] } {
+	const location = locateFullOutput(text, fact.details);
+	const status = trailingStatus(text);
+	const notes = status ? [status] : [];
+	if (location) {
+		const read = readFullOutput(location);
+		if (read.ok) return { full: read.text, notes };
+		return { full: text, notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), read.reason)] };
+	}
+	if (fact.toolName === "bash" && wasTruncated(text, fact.details)) {
+		return { full: text, notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), "no full-output file")] };
+	}
+	return { full: text, notes: [] };
+}
+
+/** What the adapter needs to build a stub. */
+export interface StubDeps {
+	store: ArtifactStore;
+	config: ToolArtifactsConfig;
+	/** Absent when summaries are off. */
+	summarize?: (request: SummaryRequest) => Promise<SummaryOutcome>;
+	/** Set when summaries are on but no model could be chosen (said in the stub). */
+	summaryUnavailable?: string;
+}
+
+/** A built stub. */
+export interface BuiltStub {
+	/** The stub text. */
+	text: string;
+	/** The new content (stub first, then any image parts). */
+	content: unknown[];
+	/** Details to return (the original's fields plus `headroom`). */
+	details: Record<string, unknown>;
+	/** Artifact id and path. */
+	id: string;
+	path: string;
+	/** Kind the output was classified as. */
+	kind: OutputClass;
+	/** True when the body is a model summary. */
+	summarized: boolean;
+}
+
+/** Store the output and build its stub; undefined when the output could not be stored (the result then stays as is). */
+export async function buildStub(
+	fact: ToolResultFacts,
+	text: string,
+	deps: StubDeps,
+): Promise<BuiltStub | { error: string }> {
+	const { full, notes } = completeOutput(fact, text);
+	const put = await deps.store
+		.put(TOOL_OUTPUT_KIND, full)
+		.catch((error: unknown) => ({ ok: false as const, error: String(error) }));
+	if (!put.ok) return { error: put.error };
+	const ref: ArtifactRef = { ok: true, path: put.path, sha256: put.sha256 };
+	const id = artifactId(put.sha256);
+	const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
+	const bytes = Buffer.byteLength(full, "utf8");
+	const lines = full.split("\n").length;
+	const base = { id, tool: fact.toolName, bytes, lines, path: put.path };
+
+	let label = EXCERPT_LABEL;
+	let body: string | undefined;
+	const bodyNotes = [...notes];
+	if (deps.summarize) {
+		const cap = deps.config.summary.maxInputChars;
+		const input = projectText(
+			full,
+			{ maxBytes: cap, maxLines: SUMMARY_INPUT_MAX_LINES, headShare: CLASS_HEAD_SHARE[kind] },
+			ref,
+		);
+		const outcome = await deps.summarize({
+			kind,
+			tool: fact.toolName,
+			args: describeArgs(fact.input),
+			output: input.text,
+			cut: input.truncated,
+		});
+		if (outcome.ok) {
+			label = summaryLabel(outcome.model);
+			const room = budget(deps.config, { ...base, notes: bodyNotes, label });
+			body = (await projectResult(outcome.text, room, { store: deps.store, kind: TOOL_OUTPUT_KIND })).text;
+		} else bodyNotes.push(summaryFailedNote(outcome.reason));
+	} else if (deps.summaryUnavailable) bodyNotes.push(summaryFailedNote(deps.summaryUnavailable));
+	if (body === undefined) {
+		const room = budget(deps.config, { ...base, notes: bodyNotes, label });
+		body = await buildExcerpt(
+			{ kind, text: full, args: fact.input, maxBytes: room.maxBytes, maxLines: room.maxLines, artifact: ref },
+			{
+				projectArtifactText: (t, limits, artifact) => projectText(t, limits, artifact).text,
+				projectDerivedText: async (t, limits) =>
+					(await projectResult(t, limits, { store: deps.store, kind: TOOL_OUTPUT_KIND })).text,
+			},
+		);
+	}
+	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
+	const previous = fact.details && typeof fact.details === "object" ? (fact.details as Record<string, unknown>) : {};
+	const headroom: HeadroomDetails = { projected: true, artifacts: [put.path] };
+	return {
+		text: stub,
+		content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
+		details: { ...previous, headroom },
+		id,
+		path: put.path,
+		kind,
+		summarized: label !== EXCERPT_LABEL,
+	};
+}
+
+/** The body's budget: the stub's limits minus its fixed lines. */
+function budget(
+	config: ToolArtifactsConfig,
+	parts: Parameters<typeof stubOverhead>[0],
+): { maxBytes: number; maxLines: number } {
+	const overhead = stubOverhead(parts);
+	return {
+		maxBytes: Math.max(1, config.stubMaxBytes - overhead.bytes),
+		maxLines: Math.max(1, config.stubMaxLines - overhead.lines),
+	};
+}
+
+/** Pure: the call's arguments as one JSON line for the summary prompt (bounded by the primitive). */
+export function describeArgs(input: Record<string, unknown>): string {
+	let json: string;
+	try {
+		json = JSON.stringify(input ?? {});
+	} catch {
+		json = "{}";
+	}
+	return projectText(
+		json,
+		{ maxBytes: 2048, maxLines: 8, headShare: 0.75 },
+		{ ok: false, error: "arguments are not stored" },
+	).text;
+}

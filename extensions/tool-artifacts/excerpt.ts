@@ -1,0 +1,174 @@
+/**
+ * The fallback body of a stub: a type-aware excerpt of the output. Every cut goes through the
+ * projection primitive with the kind's head share; what is added here is only a small index chosen
+ * by rule (files with match counts, entry kinds) or, for file content, the choice of which lines
+ * (the requested range or the middle third) are the window the primitive then projects.
+ */
+import type { ArtifactRef, ProjectionLimits } from "../shared/projection.ts";
+import { CLASS_HEAD_SHARE, type OutputClass } from "./classify.ts";
+import { fileWindowContext, listingIndexHeader, searchIndexHeader } from "./prompt.ts";
+
+/** Most index rows (files or kinds) shown before "… and N more". */
+export const MAX_INDEX_ROWS = 12;
+
+/** A `grep`/`rg` match line: `path:line:text` (context lines, `path-line-text`, are not counted). */
+const GREP_LINE = /^(.+?):(\d+):/;
+
+/** One file of a search result. */
+export interface SearchFileRow {
+	file: string;
+	/** Matching lines seen for this file. */
+	matches: number;
+	/** Smallest and largest line number seen. */
+	firstLine: number;
+	lastLine: number;
+}
+
+/** Pure: group grep/rg matches by file (in order of first appearance); other lines are ignored. */
+export function indexSearchResults(text: string): SearchFileRow[] {
+	const rows = new Map<string, SearchFileRow>();
+	for (const line of text.split("\n")) {
+		const m = GREP_LINE.exec(line);
+		if (!m) continue;
+		const file = m[1];
+		const n = Number(m[2]);
+		const row = rows.get(file);
+		if (row) {
+			row.matches++;
+			row.firstLine = Math.min(row.firstLine, n);
+			row.lastLine = Math.max(row.lastLine, n);
+		} else rows.set(file, { file, matches: 1, firstLine: n, lastLine: n });
+	}
+	return [...rows.values()];
+}
+
+/** Pure: the search index as lines (largest files first, at most MAX_INDEX_ROWS). Empty when nothing parsed. */
+export function renderSearchIndex(rows: readonly SearchFileRow[]): string[] {
+	if (rows.length === 0) return [];
+	const total = rows.reduce((sum, r) => sum + r.matches, 0);
+	const sorted = [...rows].sort((a, b) => b.matches - a.matches || (a.file < b.file ? -1 : 1));
+	const shown = sorted
+		.slice(0, MAX_INDEX_ROWS)
+		.map((r) => `  ${r.file}: ${r.matches} (lines ${r.firstLine}-${r.lastLine})`);
+	const more = sorted.length > MAX_INDEX_ROWS ? [`  … and ${sorted.length - MAX_INDEX_ROWS} more files`] : [];
+	return [searchIndexHeader(rows.length, total), ...shown, ...more];
+}
+
+/** Pure: the kind of one listing entry: "directory", an extension like ".ts", or "no extension". */
+export function entryKind(entry: string): string {
+	const trimmed = entry.trim();
+	if (trimmed.endsWith("/")) return "directory";
+	const base = trimmed.slice(trimmed.lastIndexOf("/") + 1);
+	const dot = base.lastIndexOf(".");
+	return dot > 0 ? base.slice(dot).toLowerCase() : "no extension";
+}
+
+/** Pure: a listing's entries counted by kind (most common first, at most MAX_INDEX_ROWS). */
+export function renderListingIndex(text: string): string[] {
+	const counts = new Map<string, number>();
+	let entries = 0;
+	for (const line of text.split("\n")) {
+		if (line.trim().length === 0 || line.startsWith("[")) continue;
+		entries++;
+		const kind = entryKind(line);
+		counts.set(kind, (counts.get(kind) ?? 0) + 1);
+	}
+	if (entries === 0) return [];
+	const sorted = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+	const shown = sorted.slice(0, MAX_INDEX_ROWS).map(([kind, n]) => `  ${kind}: ${n}`);
+	const more = sorted.length > MAX_INDEX_ROWS ? [`  … and ${sorted.length - MAX_INDEX_ROWS} more kinds`] : [];
+	return [listingIndexHeader(entries), ...shown, ...more];
+}
+
+/** Pi's read appends one of these notices after a blank line; it is not file content. */
+const READ_NOTICE = /\n\n\[(?:Showing lines \d+-\d+ of \d+|\d+ more lines in file|Line \d+ is )[^\n]*\]$/;
+
+/** The verbatim window of a file result. */
+export interface FileWindow {
+	/** The window's lines prefixed with their file line numbers. */
+	numbered: string;
+	/** One sentence on what lies before and after. */
+	context: string;
+	/** Pi's trailing read notice, if any (kept as is). */
+	notice: string;
+}
+
+/**
+ * Pure: the window of file content to show. `firstLine` is the file line number of the result's
+ * first line (the read's offset, default 1). With a requested range the window is all of it (the
+ * result is that range); without one, its middle third.
+ */
+export function fileWindow(text: string, firstLine: number, rangeRequested: boolean): FileWindow {
+	const notice = READ_NOTICE.exec(text);
+	const body = notice ? text.slice(0, notice.index) : text;
+	const lines = body.split("\n");
+	const n = lines.length;
+	const from = rangeRequested ? 0 : Math.floor(n / 3);
+	const to = rangeRequested ? n : Math.max(from + 1, Math.ceil((2 * n) / 3));
+	const width = String(firstLine + n - 1).length;
+	const numbered = lines
+		.slice(from, to)
+		.map((line, i) => `${String(firstLine + from + i).padStart(width, " ")}\t${line}`)
+		.join("\n");
+	const byteLen = (parts: string[]) => (parts.length === 0 ? 0 : Buffer.byteLength(parts.join("\n"), "utf8"));
+	const context = fileWindowContext({
+		firstShown: firstLine + from,
+		lastShown: firstLine + to - 1,
+		firstLine,
+		lastLine: firstLine + n - 1,
+		beforeBytes: byteLen(lines.slice(0, from)),
+		afterBytes: byteLen(lines.slice(to)),
+	});
+	return { numbered, context, notice: notice ? notice[0].trim() : "" };
+}
+
+/** How the excerpt projects a text: the primitive, synchronously or with a store for derived texts. */
+export interface ExcerptProjector {
+	/** Project the artifact's own text (the footer's read offsets are then right for the artifact). */
+	projectArtifactText(text: string, limits: ProjectionLimits, artifact: ArtifactRef): string;
+	/** Project a derived text (a numbered window); when cut it is stored as its own artifact. */
+	projectDerivedText(text: string, limits: ProjectionLimits): Promise<string>;
+}
+
+/** What the excerpt needs. */
+export interface ExcerptInput {
+	kind: OutputClass;
+	/** The full output (what the artifact holds). */
+	text: string;
+	/** The call's arguments (for file content: offset/limit). */
+	args: Record<string, unknown>;
+	/** Budget of the whole excerpt. */
+	maxBytes: number;
+	maxLines: number;
+	/** Where the full output is. */
+	artifact: ArtifactRef;
+}
+
+/** Build the excerpt body. */
+export async function buildExcerpt(input: ExcerptInput, projector: ExcerptProjector): Promise<string> {
+	const headShare = CLASS_HEAD_SHARE[input.kind];
+	const prefix: string[] = [];
+	if (input.kind === "file") {
+		const offset = typeof input.args.offset === "number" && input.args.offset >= 1 ? Math.floor(input.args.offset) : 1;
+		const ranged = typeof input.args.offset === "number" || typeof input.args.limit === "number";
+		const window = fileWindow(input.text, offset, ranged);
+		prefix.push(window.context);
+		if (window.notice) prefix.push(window.notice);
+		const limits = remaining(input, prefix, headShare);
+		return [...prefix, await projector.projectDerivedText(window.numbered, limits)].join("\n");
+	}
+	if (input.kind === "search") prefix.push(...renderSearchIndex(indexSearchResults(input.text)));
+	if (input.kind === "listing") prefix.push(...renderListingIndex(input.text));
+	const limits = remaining(input, prefix, headShare);
+	return [...prefix, projector.projectArtifactText(input.text, limits, input.artifact)].join("\n");
+}
+
+/** The budget left for the projected part after the prefix lines. */
+function remaining(input: ExcerptInput, prefix: readonly string[], headShare: number): ProjectionLimits {
+	const prefixBytes = prefix.reduce((sum, line) => sum + Buffer.byteLength(line, "utf8") + 1, 0);
+	return {
+		maxBytes: Math.max(1, input.maxBytes - prefixBytes),
+		maxLines: Math.max(1, input.maxLines - prefix.length),
+		headShare,
+	};
+}

@@ -1,0 +1,115 @@
+/**
+ * Recovering bash's complete output. Pi's bash keeps only the last 50 KB (or 2,000 lines) in the
+ * result and, when it cut, streams everything to a temp file named in `details.fullOutputPath`
+ * (and, in the text, in a last `[Showing … Full output: <path>]` notice — the only place it survives
+ * when Pi 0.73 turns a non-zero exit into an error result without details).
+ *
+ * The file is Pi's, in the temp directory: it is opened without following symlinks, must be a
+ * regular file, is size-bounded, a path taken from the text must have Pi's temp-file name, and the
+ * file is accepted only when the text the tool showed is its own tail (so a command cannot point us
+ * at an arbitrary file by printing a fake notice).
+ */
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { basename, isAbsolute } from "node:path";
+
+/** Largest full output read back into an artifact, in bytes; bigger files stay partial (and the stub says so). */
+export const MAX_FULL_OUTPUT_BYTES = 256 * 1024 * 1024;
+
+/** Pi's bash temp files: `pi-bash-<16 hex>.log`. */
+const TEMP_NAME = /^pi-bash-[0-9a-f]{16}\.log$/;
+
+/** The last-line notice Pi's bash appends when it cut the output. */
+const NOTICE =
+	/\n\n\[Showing (?:lines \d+-\d+ of \d+(?: \([^)\]]*\))?|last [^\]]* of line \d+ \(line is [^)]*\))\. Full output: ([^\]\n]+)\]$/;
+
+/** Statuses Pi appends after the notice (error results): "Command exited with code N" and friends. */
+const STATUS =
+	/\n\n(?:Command exited with code -?\d+|Command aborted|Command timed out after [^\n]*|Command terminated without an exit code)$/;
+
+/** Where the complete output lives according to the result. */
+export interface FullOutputLocation {
+	/** Absolute path of the temp file. */
+	path: string;
+	/** Where the path came from: Pi's details (trusted) or the text's notice (verified against the file). */
+	source: "details" | "notice";
+	/** The text the tool showed before its notice (used to verify a path from the notice). */
+	shownTail: string;
+}
+
+/** Pure: the status line Pi appended to an error result ("Command exited with code 2"), if any. */
+export function trailingStatus(text: string): string | undefined {
+	const m = STATUS.exec(text);
+	return m ? m[0].trim() : undefined;
+}
+
+/** Pure: find the full-output file of a bash result, if it names one. */
+export function locateFullOutput(text: string, details: unknown): FullOutputLocation | undefined {
+	const statusMatch = STATUS.exec(text);
+	const body = statusMatch ? text.slice(0, statusMatch.index) : text;
+	const notice = NOTICE.exec(body);
+	const shownTail = notice ? body.slice(0, notice.index) : body;
+	const fromDetails =
+		details && typeof details === "object" ? (details as { fullOutputPath?: unknown }).fullOutputPath : undefined;
+	if (typeof fromDetails === "string" && isAbsolute(fromDetails)) {
+		return { path: fromDetails, source: "details", shownTail };
+	}
+	const fromNotice = notice?.[1];
+	if (fromNotice && isAbsolute(fromNotice) && TEMP_NAME.test(basename(fromNotice))) {
+		return { path: fromNotice, source: "notice", shownTail };
+	}
+	return undefined;
+}
+
+/** True when the result says output was cut (so a missing file means the complete output is gone). */
+export function wasTruncated(text: string, details: unknown): boolean {
+	const truncation =
+		details && typeof details === "object"
+			? (details as { truncation?: { truncated?: unknown } }).truncation
+			: undefined;
+	if (truncation && truncation.truncated === true) return true;
+	const statusMatch = STATUS.exec(text);
+	return NOTICE.test(statusMatch ? text.slice(0, statusMatch.index) : text);
+}
+
+/** What reading the full output gave. */
+export type FullOutputRead = { ok: true; text: string } | { ok: false; reason: string };
+
+/** Read the file safely: no symlinks, regular files only, bounded size, UTF-8. */
+export function readFullOutput(location: FullOutputLocation): FullOutputRead {
+	let fd: number;
+	try {
+		fd = openSync(location.path, constants.O_RDONLY | constants.O_NOFOLLOW);
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		if (code === "ENOENT") return { ok: false, reason: "the temp file was deleted" };
+		if (code === "ELOOP") return { ok: false, reason: "the temp file is a symlink" };
+		return { ok: false, reason: `the temp file cannot be opened (${code ?? String(error)})` };
+	}
+	try {
+		const st = fstatSync(fd);
+		if (!st.isFile()) return { ok: false, reason: "the temp file is not a regular file" };
+		if (st.size > MAX_FULL_OUTPUT_BYTES)
+			return { ok: false, reason: `the temp file is larger than ${MAX_FULL_OUTPUT_BYTES} bytes` };
+		const buffer = Buffer.alloc(st.size);
+		let read = 0;
+		while (read < st.size) {
+			const n = readSync(fd, buffer, read, st.size - read, read);
+			if (n === 0) break;
+			read += n;
+		}
+		const text = buffer.subarray(0, read).toString("utf8");
+		if (!endsWithShown(text, location.shownTail)) {
+			return { ok: false, reason: "the temp file does not match the output shown" };
+		}
+		return { ok: true, text };
+	} catch (error) {
+		return { ok: false, reason: `the temp file cannot be read (${String(error)})` };
+	} finally {
+		closeSync(fd);
+	}
+}
+
+/** The file's text ends with what the tool showed (a trailing newline on either side is ignored). */
+function endsWithShown(fileText: string, shown: string): boolean {
+	return fileText.replace(/\n$/, "").endsWith(shown.replace(/\n$/, ""));
+}

@@ -1,0 +1,229 @@
+/**
+ * tool-artifacts: oversized tool results become content-addressed artifacts behind a stub (a
+ * cheap-model summary or a type-aware excerpt), and `recall_artifact` pages or searches them.
+ * Thin adapter: the decisions live in the sibling modules.
+ */
+import { closeSync, constants, openSync, readFileSync } from "node:fs";
+import { complete, type ImageContent, type TextContent } from "@mariozechner/pi-ai";
+import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
+import { type ArtifactStore, storeForAgentDir } from "../shared/artifact-store.ts";
+import { loadConfig } from "../shared/config.ts";
+import { projectResult } from "../shared/projection.ts";
+import {
+	buildStub,
+	contentText,
+	isPassThrough,
+	readsStoredArtifact,
+	type StubDeps,
+	TOOL_OUTPUT_KIND,
+	type ToolArtifactsConfig,
+	thresholdFor,
+} from "./artifacts.ts";
+import { RECALL_DESCRIPTION, RECALL_ERRORS, RECALL_PARAMS, RECALL_TOOL_NAME, SUMMARY_FAILURE } from "./prompt.ts";
+import { compilePattern, pageArtifact, type RecallParams, searchArtifact, validateRecall } from "./recall.ts";
+import { type CompleteFn, chooseSummaryModel, summarize } from "./summary.ts";
+import { TurnBatch } from "./turn.ts";
+
+/** Bounds of one recall answer (whole output, footer included). */
+const RECALL_MAX_BYTES = 24 * 1024;
+const RECALL_MAX_LINES = 600;
+
+interface ResultPatch {
+	content: Array<TextContent | ImageContent>;
+	details: Record<string, unknown>;
+}
+
+export default function toolArtifacts(pi: ExtensionAPI) {
+	let config: ToolArtifactsConfig | undefined;
+	let store: ArtifactStore | undefined;
+	let batch: TurnBatch | undefined;
+	const batchOf = new Map<string, TurnBatch>();
+	/** Stubs already made, by tool call id: a stub once sent never changes. */
+	const stubs = new Map<string, ResultPatch>();
+	const warned = new Set<string>();
+
+	const warn = (ctx: ExtensionContext, message: string) => {
+		if (warned.has(message)) return;
+		warned.add(message);
+		if (ctx.hasUI) ctx.ui.notify(`tool-artifacts: ${message}`, "warning");
+		else console.error(`[tool-artifacts] ${message}`);
+	};
+
+	const setup = (ctx: ExtensionContext): { config: ToolArtifactsConfig; store: ArtifactStore } => {
+		if (!config || !store) {
+			const loaded = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd });
+			for (const w of loaded.warnings) warn(ctx, w);
+			config = loaded.config.toolArtifacts;
+			store = storeForAgentDir(getAgentDir());
+		}
+		return { config, store };
+	};
+
+	const newBatch = (cfg: ToolArtifactsConfig) => new TurnBatch(cfg.turnCapChars, cfg.stubMaxBytes);
+
+	pi.on("session_start", (_event, ctx) => {
+		config = undefined;
+		store = undefined;
+		stubs.clear();
+		setup(ctx);
+	});
+
+	pi.on("turn_start", (_event, ctx) => {
+		batch = newBatch(setup(ctx).config);
+		batchOf.clear();
+	});
+
+	// Every prepared call passes here before any call of the turn runs (parallel mode): the batch.
+	pi.on("tool_call", (event, ctx) => {
+		const cfg = setup(ctx).config;
+		if (!cfg.enabled || isNested(event)) return;
+		batch ??= newBatch(cfg);
+		batch.register(event.toolCallId);
+		batchOf.set(event.toolCallId, batch);
+	});
+
+	pi.on("tool_execution_end", (event) => {
+		const owner = batchOf.get(event.toolCallId);
+		owner?.ended(event.toolCallId, contentText(event.result?.content).length);
+	});
+
+	pi.on("tool_result", async (event, ctx) => {
+		const { config: cfg, store: st } = setup(ctx);
+		if (!cfg.enabled || isNested(event)) return;
+		const cached = stubs.get(event.toolCallId);
+		if (cached) return cached;
+		const text = contentText(event.content);
+		const threshold = thresholdFor(event.toolName, cfg);
+		const passThrough =
+			isPassThrough(text, event.details) || readsStoredArtifact(event.toolName, event.input, ctx.cwd, st.root);
+		const limit = threshold === false ? Number.POSITIVE_INFINITY : threshold;
+		const eligible = !passThrough && threshold !== false && text.length > 0;
+		const forced = eligible && text.length > limit;
+		const owner = batchOf.get(event.toolCallId) ?? batch ?? newBatch(cfg);
+		const moved = await owner.arrive({ id: event.toolCallId, chars: text.length, forced, eligible }, ctx.signal);
+		if (!forced && !moved) {
+			owner.finalize(event.toolCallId, text.length);
+			return;
+		}
+		const deps: StubDeps = { store: st, config: cfg, ...summaryDeps(cfg, ctx) };
+		const built = await buildStub(
+			{
+				toolName: event.toolName,
+				toolCallId: event.toolCallId,
+				input: event.input,
+				content: event.content,
+				details: event.details,
+				isError: event.isError,
+			},
+			text,
+			deps,
+		);
+		if ("error" in built) {
+			warn(ctx, `could not store a ${event.toolName} result, left it as is: ${built.error}`);
+			owner.finalize(event.toolCallId, text.length);
+			return;
+		}
+		owner.finalize(event.toolCallId, built.text.length);
+		const patch: ResultPatch = { content: built.content as ResultPatch["content"], details: built.details };
+		stubs.set(event.toolCallId, patch);
+		return patch;
+	});
+
+	/** The summarizer for this call, or why there is none. */
+	const summaryDeps = (
+		cfg: ToolArtifactsConfig,
+		ctx: ExtensionContext,
+	): Pick<StubDeps, "summarize" | "summaryUnavailable"> => {
+		if (!cfg.summary.enabled) return {};
+		const session = ctx.model ? { provider: ctx.model.provider, id: ctx.model.id } : undefined;
+		const choice = chooseSummaryModel({
+			configured: cfg.summary.model,
+			session,
+			available: ctx.modelRegistry.getAvailable().map((m) => ({ provider: m.provider, id: m.id })),
+		});
+		if ("error" in choice) {
+			warn(ctx, choice.error);
+			return { summaryUnavailable: SUMMARY_FAILURE.noModel };
+		}
+		const model = ctx.modelRegistry.find(choice.model.provider, choice.model.id) ?? ctx.model;
+		if (!model) return { summaryUnavailable: SUMMARY_FAILURE.noModel };
+		return {
+			summarize: async (request) => {
+				const auth = await ctx.modelRegistry.getApiKeyAndHeaders(model);
+				if (!auth.ok) return { ok: false, reason: SUMMARY_FAILURE.http(auth.error) };
+				return summarize(request, {
+					model,
+					apiKey: auth.apiKey,
+					headers: auth.headers,
+					timeoutMs: cfg.summary.timeoutMs,
+					temperature: cfg.summary.temperature,
+					maxTokens: cfg.summary.maxOutputTokens,
+					signal: ctx.signal,
+					complete: complete as CompleteFn,
+				});
+			},
+		};
+	};
+
+	pi.registerTool({
+		name: RECALL_TOOL_NAME,
+		label: "Recall artifact",
+		description: RECALL_DESCRIPTION,
+		parameters: Type.Object({
+			id: Type.String({ description: RECALL_PARAMS.id }),
+			offset: Type.Optional(Type.Integer({ minimum: 1, description: RECALL_PARAMS.offset })),
+			limit: Type.Optional(Type.Integer({ minimum: 1, description: RECALL_PARAMS.limit })),
+			pattern: Type.Optional(Type.String({ description: RECALL_PARAMS.pattern })),
+			context: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: RECALL_PARAMS.context })),
+			ignoreCase: Type.Optional(Type.Boolean({ description: RECALL_PARAMS.ignoreCase })),
+		}),
+		async execute(_toolCallId, params: RecallParams, _signal, _onUpdate, ctx) {
+			const { store: st } = setup(ctx);
+			const valid = validateRecall(params);
+			if (!valid.ok) throw new Error(valid.error);
+			const id = params.id.trim().toLowerCase();
+			const resolved = st.resolve(id, TOOL_OUTPUT_KIND);
+			if (!resolved.ok) throw new Error(RECALL_ERRORS.badId(params.id, resolved.error));
+			let text: string;
+			try {
+				text = readNoFollow(resolved.path);
+			} catch (error) {
+				throw new Error(RECALL_ERRORS.unreadable(String(error)));
+			}
+			let answer: ReturnType<typeof pageArtifact>;
+			if (params.pattern !== undefined) {
+				const compiled = compilePattern(params.pattern, params.ignoreCase === true);
+				if (!compiled.ok) throw new Error(compiled.error);
+				answer = searchArtifact(text, id, params.pattern, compiled.regex, params.context ?? 0);
+			} else answer = pageArtifact(text, id, params.offset, params.limit);
+			if (!answer.ok) throw new Error(answer.error);
+			const projection = await projectResult(
+				answer.text,
+				{ maxBytes: RECALL_MAX_BYTES, maxLines: RECALL_MAX_LINES },
+				{ store: st, kind: TOOL_OUTPUT_KIND },
+			);
+			const artifacts = [resolved.path];
+			if (projection.artifact?.ok) artifacts.push(projection.artifact.path);
+			return {
+				content: [{ type: "text", text: projection.text }],
+				details: { headroom: { projected: true, artifacts }, id, sha256: resolved.sha256 },
+			};
+		},
+	});
+}
+
+/** Calls another tool made (Pi 1.x `ctx.executeTool`) feed that tool, not the model: left alone. */
+function isNested(event: object): boolean {
+	return typeof (event as { parentToolCallId?: unknown }).parentToolCallId === "string";
+}
+
+/** Read a stored artifact without following a symlink. */
+function readNoFollow(path: string): string {
+	const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+	try {
+		return readFileSync(fd, "utf8");
+	} finally {
+		closeSync(fd);
+	}
+}

@@ -1,0 +1,181 @@
+/**
+ * Every piece of model-facing wording of the tool-artifacts extension, in one place so it is
+ * reviewed together and pinned by tests. Nothing here decides anything: callers pass the facts.
+ */
+import type { OutputClass } from "./classify.ts";
+
+/** Name of the tool that reads or searches a stored artifact. */
+export const RECALL_TOOL_NAME = "recall_artifact";
+
+/** First line of every stub. It comes first because Pi's compaction keeps only a tool result's opening. */
+export function stubHeader(id: string, tool: string, bytes: number, lines: number): string {
+	return `[Artifact ${id} | ${tool} | ${bytes} bytes, ${lines} lines]`;
+}
+
+/** Last line of every stub: where the full text is and the two ways to get at it. */
+export function stubFooter(path: string, id: string): string {
+	return `[Full output stored: ${path} — page it with read (offset/limit) or search it with ${RECALL_TOOL_NAME}("${id}")]`;
+}
+
+/** Matches a stub's first line; used to recognise stubs already made (never shorten twice). */
+export const STUB_HEADER_PATTERN = /^\[Artifact [0-9a-f]{8,64} \| [^|\n]+ \| \d+ bytes, \d+ lines\]$/;
+/** Matches a stub's last line. */
+export const STUB_FOOTER_PATTERN =
+	/^\[Full output stored: .+ — page it with read \(offset\/limit\) or search it with recall_artifact\("[0-9a-f]{8,64}"\)\]$/;
+
+/** Said in the stub when bash's complete output could not be recovered. */
+export function partialOutputNote(shownBytes: number, reason: string): string {
+	return `[Note: the complete output no longer exists (${reason}); the artifact holds only the ${shownBytes} bytes the tool returned.]`;
+}
+
+/** Said in the stub when the summary model did not deliver; the excerpt follows. */
+export function summaryFailedNote(reason: string): string {
+	return `[Summary unavailable (${reason}); excerpt of the output follows.]`;
+}
+
+/** Heads the body when a summary model wrote it, so the reader knows it is not verbatim. */
+export function summaryLabel(model: string): string {
+	return `Summary (by ${model}; verbatim text is in the artifact):`;
+}
+
+/** Heads the body of a fallback excerpt. */
+export const EXCERPT_LABEL = "Excerpt:";
+
+/** For file content: one sentence on what lies before and after the verbatim window. */
+export function fileWindowContext(info: {
+	firstShown: number;
+	lastShown: number;
+	firstLine: number;
+	lastLine: number;
+	beforeBytes: number;
+	afterBytes: number;
+}): string {
+	const before =
+		info.firstShown > info.firstLine
+			? `lines ${info.firstLine}-${info.firstShown - 1} (${info.beforeBytes} bytes) come before`
+			: "nothing comes before";
+	const after =
+		info.lastShown < info.lastLine
+			? `lines ${info.lastShown + 1}-${info.lastLine} (${info.afterBytes} bytes) come after`
+			: "nothing comes after";
+	return `Showing lines ${info.firstShown}-${info.lastShown} verbatim (numbered); ${before}, ${after}.`;
+}
+
+/** For search results: the header of the per-file match index. */
+export function searchIndexHeader(files: number, matches: number): string {
+	return `Matches by file (${matches} matching lines in ${files} files):`;
+}
+
+/** For directory listings: the header of the per-kind count. */
+export function listingIndexHeader(entries: number): string {
+	return `Entries by kind (${entries} entries):`;
+}
+
+/** What each kind of output asks of the summary model. */
+const CLASS_INSTRUCTIONS: Record<OutputClass, string> = {
+	command:
+		"This is the output of a shell command or build. Quote every error, failure, warning that matters, " +
+		"stack-trace head and exit code verbatim. Say whether the command succeeded. Name the files and tests involved.",
+	search:
+		"These are search results. Group them by file; for each file give the line numbers and a short quote of " +
+		"the most relevant matches. State the total number of matches and files.",
+	listing:
+		"This is a directory listing. Group the entries by kind (directories, source files by language, config, " +
+		"build output, other) with counts, and name the entries that look most relevant.",
+	structured:
+		"This is structured data. List the top-level keys or records, names, versions and identifiers, and any " +
+		"values that look like errors or limits. Keep exact spellings.",
+	web:
+		"This is web content. Give the main facts, figures and dates, and quote the key sentences verbatim with " +
+		"their headings. Leave out navigation, ads and boilerplate.",
+	file:
+		"This is file content. Reproduce verbatim, with line numbers, the range that was asked for, or the middle " +
+		"third of the text when no range was asked for; then add one or two sentences on what lies before and after.",
+	unknown:
+		"Summarise the key facts, identifiers, numbers and any errors. Quote exact strings verbatim where they matter.",
+};
+
+/** System prompt of the summary call. */
+export function summarySystemPrompt(kind: OutputClass): string {
+	return [
+		"You condense one tool result for a coding agent that cannot see the full output.",
+		CLASS_INSTRUCTIONS[kind],
+		"Be factual and dense; no preamble, no advice, no speculation. The full output stays available to the agent, " +
+			"so mention where in it (line numbers) the important parts are.",
+	].join("\n");
+}
+
+/** User message of the summary call: the call and its (possibly head+tail) output. */
+export function summaryUserPrompt(info: { tool: string; args: string; output: string; cut: boolean }): string {
+	return [
+		`Tool: ${info.tool}`,
+		`Arguments: ${info.args}`,
+		info.cut ? "Output (head and tail; the middle was cut to fit):" : "Output:",
+		"<output>",
+		info.output,
+		"</output>",
+	].join("\n");
+}
+
+/** Why a summary was not used, in words for the stub note. */
+export const SUMMARY_FAILURE = {
+	timeout: (ms: number) => `no answer within ${Math.round(ms / 100) / 10} s`,
+	http: (message: string) => `model error: ${message}`,
+	empty: "the model's reply was empty or unreadable",
+	aborted: "aborted",
+	noModel: "no summary model available",
+} as const;
+
+/** Description of the recall tool, for the model. */
+export const RECALL_DESCRIPTION =
+	"Read or search one stored tool-output artifact by its id (the hex after 'Artifact' in a stub). " +
+	"Give offset/limit (1-based lines) to page, or pattern (a JavaScript regular expression, matched per line) " +
+	"with optional context lines to search. Output is bounded; it says how to get the rest.";
+
+/** Parameter descriptions of the recall tool. */
+export const RECALL_PARAMS = {
+	id: "Artifact id from a stub's first line (hex, 8-64 characters).",
+	offset: "First line to show, 1-based (default 1).",
+	limit: "Number of lines to show.",
+	pattern: "Regular expression matched against each line; matching lines are shown with their line numbers.",
+	context: "Lines of context to show before and after each match (default 0, at most 20).",
+	ignoreCase: "Match the pattern case-insensitively.",
+} as const;
+
+/** Errors the recall tool returns; each says what to do next. */
+export const RECALL_ERRORS = {
+	badId: (id: string, why: string) =>
+		`Unknown artifact id "${id}": ${why}. Use the hex id from a stub's first line, e.g. [Artifact 1a2b3c4d5e6f | …].`,
+	badPattern: (message: string) =>
+		`Invalid regular expression: ${message}. Escape special characters such as ( [ . * + ? with a backslash.`,
+	patternTooLong: (max: number) => `Pattern too long (more than ${max} characters); use a shorter expression.`,
+	bothModes: "Give either pattern or offset/limit, not both.",
+	offsetPastEnd: (offset: number, total: number) =>
+		`Offset ${offset} is past the end of the artifact (${total} lines); use an offset from 1 to ${total}.`,
+	unreadable: (message: string) => `The artifact could not be read: ${message}.`,
+} as const;
+
+/** Header line of a recall page. */
+export function recallPageHeader(id: string, first: number, last: number, total: number): string {
+	return `[Artifact ${id}: lines ${first}-${last} of ${total}]`;
+}
+
+/** Trailer of a recall page when more lines follow. */
+export function recallContinue(next: number, total: number): string {
+	return `[${total - next + 1} more lines. Use offset=${next} to continue.]`;
+}
+
+/** Header line of a recall search. */
+export function recallSearchHeader(
+	id: string,
+	pattern: string,
+	matches: number,
+	total: number,
+	capped: boolean,
+): string {
+	const count = capped ? `first ${matches} matching lines` : `${matches} matching lines`;
+	return `[Artifact ${id}: ${count} for /${pattern}/ in ${total} lines; "N:" marks a match, "N-" context]`;
+}
+
+/** Separator between non-adjacent groups of search output, as grep prints it. */
+export const RECALL_GROUP_SEPARATOR = "--";

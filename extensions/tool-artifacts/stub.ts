@@ -1,0 +1,62 @@
+/**
+ * Stub text: the pieces in their fixed order and the check that a text already is a stub. Pure.
+ */
+import { STUB_FOOTER_PATTERN, STUB_HEADER_PATTERN, stubFooter, stubHeader } from "./prompt.ts";
+
+/** Hex characters of the sha256 used as a stub's id: short, and unambiguous for any realistic store. */
+export const ARTIFACT_ID_HEX = 12;
+
+/** The id of an artifact as stubs show it. */
+export function artifactId(sha256: string): string {
+	return sha256.slice(0, ARTIFACT_ID_HEX);
+}
+
+/** The facts a stub states. */
+export interface StubParts {
+	id: string;
+	tool: string;
+	/** UTF-8 bytes and lines (as Pi's read counts) of the stored output. */
+	bytes: number;
+	lines: number;
+	/** Absolute path of the artifact. */
+	path: string;
+	/** Notes before the body (partial output, summary failure), one line each. */
+	notes: string[];
+	/** Label line of the body ("Summary …:" or "Excerpt:"). */
+	label: string;
+	/** The summary or the excerpt. */
+	body: string;
+}
+
+/** Pure: the stub text. First line header, last line footer, always. */
+export function renderStub(parts: StubParts): string {
+	return [
+		stubHeader(parts.id, parts.tool, parts.bytes, parts.lines),
+		...parts.notes,
+		parts.label,
+		parts.body,
+		stubFooter(parts.path, parts.id),
+	].join("\n");
+}
+
+/** Pure: bytes and lines the fixed parts of a stub take (everything but the body), for the body's budget. */
+export function stubOverhead(parts: Omit<StubParts, "body">): { bytes: number; lines: number } {
+	const fixed = [
+		stubHeader(parts.id, parts.tool, parts.bytes, parts.lines),
+		...parts.notes,
+		parts.label,
+		stubFooter(parts.path, parts.id),
+	];
+	return {
+		bytes: fixed.reduce((sum, line) => sum + Buffer.byteLength(line, "utf8") + 1, 0),
+		lines: fixed.length,
+	};
+}
+
+/** Pure: true when `text` is a stub this extension made (first and last lines both match). */
+export function isStub(text: string): boolean {
+	const firstNewline = text.indexOf("\n");
+	const lastNewline = text.lastIndexOf("\n");
+	if (firstNewline < 0 || lastNewline < 0) return false;
+	return STUB_HEADER_PATTERN.test(text.slice(0, firstNewline)) && STUB_FOOTER_PATTERN.test(text.slice(lastNewline + 1));
+}

@@ -1,0 +1,170 @@
+import { readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { extensionPath, makeSandbox, PI_LINES, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
+import {
+	type ChatRequest,
+	messageText,
+	type ScriptedReply,
+	type ScriptedServer,
+	startScriptedServer,
+} from "../fixtures/scripted-server.ts";
+
+const EXTENSION = extensionPath("tool-artifacts");
+const SEQ_OUTPUT = `${Array.from({ length: 200_000 }, (_, i) => String(i + 1)).join("\n")}\n`;
+
+/** Facts a stub states on its first and last lines. */
+function parseStub(text: string): { id: string; tool: string; bytes: number; lines: number; path: string } {
+	const all = text.split("\n");
+	const head = /^\[Artifact ([0-9a-f]{12}) \| ([^|]+) \| (\d+) bytes, (\d+) lines\]$/.exec(all[0]);
+	const foot =
+		/^\[Full output stored: (.+) — page it with read \(offset\/limit\) or search it with recall_artifact\("([0-9a-f]{12})"\)\]$/.exec(
+			all[all.length - 1],
+		);
+	if (!head || !foot) throw new Error(`not a stub:\n${text.slice(0, 500)}\n…\n${text.slice(-500)}`);
+	expect(foot[2]).toBe(head[1]);
+	return { id: head[1], tool: head[2], bytes: Number(head[3]), lines: Number(head[4]), path: foot[1] };
+}
+
+const toolMessages = (req: ChatRequest) => req.body.messages.filter((m) => m.role === "tool");
+const isSummaryRequest = (req: ChatRequest) => req.body.model === "mock-cheap";
+/** The tool output the summary request carried (between <output> tags). */
+const summaryInput = (req: ChatRequest) => {
+	const user = messageText(req.body.messages.find((m) => m.role === "user"));
+	return user.slice(user.indexOf("<output>\n") + "<output>\n".length, user.lastIndexOf("\n</output>"));
+};
+
+describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
+	let server: ScriptedServer | undefined;
+	afterEach(async () => {
+		await server?.close();
+	});
+
+	it("bash seq 1 200000: stub, exact artifact, recall by pattern, read by offset", async () => {
+		server = await startScriptedServer((req): ScriptedReply => {
+			const tools = toolMessages(req);
+			if (tools.length === 0) return { toolCalls: [{ name: "bash", arguments: { command: "seq 1 200000" } }] };
+			if (tools.length === 1) {
+				const stub = parseStub(messageText(tools[0]));
+				return { toolCalls: [{ name: "recall_artifact", arguments: { id: stub.id, pattern: "^123456$" } }] };
+			}
+			if (tools.length === 2) {
+				const stub = parseStub(messageText(tools[0]));
+				return { toolCalls: [{ name: "read", arguments: { path: stub.path, offset: 123_456, limit: 1900 } }] };
+			}
+			return { text: "done" };
+		});
+		const sandbox = makeSandbox({ server, headroomConfig: { toolArtifacts: { summary: { enabled: false } } } });
+		const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "count", args: ["--no-session"] });
+		expect(run.exitCode, run.stderr).toBe(0);
+		expect(server.requests.length).toBe(4);
+
+		const seen = messageText(toolMessages(server.requests[1])[0]);
+		const stub = parseStub(seen);
+		expect(stub.tool).toBe("bash");
+		expect(stub.bytes).toBe(Buffer.byteLength(SEQ_OUTPUT));
+		expect(stub.lines).toBe(200_001);
+		expect(stub.path.startsWith(`${sandbox.agentDir}/cache/headroom/tool-outputs/`)).toBe(true);
+		expect(Buffer.byteLength(seen)).toBeLessThanOrEqual(4096);
+		expect(seen).toContain("200000");
+		expect(readFileSync(stub.path, "utf8")).toBe(SEQ_OUTPUT);
+
+		const recall = toolResults(run.events, "recall_artifact")[0];
+		expect(recall.isError).toBe(false);
+		expect(recall.text.split("\n")).toContain("123456:123456");
+		expect(recall.text).toContain("1 matching lines");
+
+		const read = toolResults(run.events, "read")[0];
+		expect(read.isError).toBe(false);
+		// Paging an artifact with read is left alone: a 1,900-line page is over the threshold, yet no new stub.
+		expect(read.text.startsWith("123456\n123457\n123458")).toBe(true);
+		expect(read.text).toContain("\n125355");
+		expect(read.text.length).toBeGreaterThan(12_000);
+	});
+
+	it("a scripted summary model writes the stub's body with temperature 0.3, 2,048 tokens, ≤ 50,000 chars", async () => {
+		server = await startScriptedServer((req): ScriptedReply => {
+			if (isSummaryRequest(req)) return { text: "SUMMARY-7f3: the numbers 1 to 200000, one per line; exit 0." };
+			if (toolMessages(req).length === 0)
+				return { toolCalls: [{ name: "bash", arguments: { command: "seq 1 200000" } }] };
+			return { text: "done" };
+		});
+		const sandbox = makeSandbox({ server });
+		const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "count", args: ["--no-session"] });
+		expect(run.exitCode, run.stderr).toBe(0);
+		const summaries = server.requests.filter(isSummaryRequest);
+		expect(summaries.length).toBe(1);
+		const body = summaries[0].body;
+		expect(body.temperature).toBe(0.3);
+		expect(body.max_tokens).toBe(2048);
+		const input = summaryInput(summaries[0]);
+		expect(input.length).toBeGreaterThan(10_000);
+		expect(input.length).toBeLessThanOrEqual(50_000);
+		expect(input.startsWith("1\n2\n3\n")).toBe(true);
+		expect(input).toContain("199999\n200000");
+		const last = server.requests[server.requests.length - 1];
+		const seen = messageText(toolMessages(last)[0]);
+		parseStub(seen);
+		expect(seen).toContain("SUMMARY-7f3: the numbers 1 to 200000");
+		expect(seen).toContain("Summary (by mock/mock-cheap");
+	});
+
+	it.each([
+		["HTTP 500", { error: { status: 500, message: "upstream exploded" } }, "model error"],
+		["no answer", { hang: true }, "no answer within 1.5 s"],
+	] as Array<[string, ScriptedReply, string]>)(
+		"summary model %s → the type's head/tail excerpt with an omission marker",
+		async (_label, failure, reason) => {
+			server = await startScriptedServer((req): ScriptedReply => {
+				if (isSummaryRequest(req)) return failure;
+				if (toolMessages(req).length === 0) {
+					return {
+						toolCalls: [{ name: "bash", arguments: { command: "seq 1 60000; echo 'FATAL: linker failed'; exit 3" } }],
+					};
+				}
+				return { text: "done" };
+			});
+			const sandbox = makeSandbox({ server, headroomConfig: { toolArtifacts: { summary: { timeoutMs: 1500 } } } });
+			const started = Date.now();
+			const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "build", args: ["--no-session"] });
+			expect(run.exitCode, run.stderr).toBe(0);
+			expect(Date.now() - started).toBeLessThan(60_000);
+			const last = server.requests[server.requests.length - 1];
+			const seen = messageText(toolMessages(last)[0]);
+			const stub = parseStub(seen);
+			expect(seen).toContain(`[Summary unavailable (${reason}`);
+			expect(seen).toMatch(/\[… [\d,]+ lines \([\d,]+ bytes\) omitted/);
+			// Command output: 40/60 — the first lines and the failure at the end are both visible, verbatim.
+			expect(seen).toContain("\n1\n2\n3\n");
+			expect(seen).toContain("FATAL: linker failed");
+			expect(seen).toContain("Command exited with code 3");
+			expect(readFileSync(stub.path, "utf8")).toContain("59999\n60000\nFATAL: linker failed");
+		},
+	);
+
+	it("three parallel results over the per-turn cap: the largest become artifacts first", async () => {
+		const calls = [
+			{ name: "bash", id: "call_small", arguments: { command: "sleep 1; head -c 8000 /dev/zero | tr '\\0' a" } },
+			{ name: "bash", id: "call_large", arguments: { command: "head -c 20000 /dev/zero | tr '\\0' b" } },
+			{ name: "bash", id: "call_mid", arguments: { command: "head -c 14000 /dev/zero | tr '\\0' c" } },
+		];
+		server = await startScriptedServer((req): ScriptedReply => {
+			if (toolMessages(req).length === 0) return { toolCalls: calls };
+			return { text: "done" };
+		});
+		const sandbox = makeSandbox({
+			server,
+			headroomConfig: { toolArtifacts: { thresholdChars: 50_000, turnCapChars: 20_000, summary: { enabled: false } } },
+		});
+		const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "three", args: ["--no-session"] });
+		expect(run.exitCode, run.stderr).toBe(0);
+		const last = server.requests[server.requests.length - 1];
+		const byId = new Map(toolMessages(last).map((m) => [m.tool_call_id, messageText(m)]));
+		expect(byId.get("call_small")).toBe("a".repeat(8000));
+		const large = parseStub(byId.get("call_large") ?? "");
+		const mid = parseStub(byId.get("call_mid") ?? "");
+		expect(readFileSync(large.path, "utf8")).toBe("b".repeat(20_000));
+		expect(readFileSync(mid.path, "utf8")).toBe("c".repeat(14_000));
+		const total = [...byId.values()].reduce((sum, text) => sum + text.length, 0);
+		expect(total).toBeLessThanOrEqual(20_000);
+	});
+});

@@ -1,0 +1,319 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { AssistantMessage } from "@mariozechner/pi-ai";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
+import { DEFAULT_CONFIG } from "../../extensions/shared/config.ts";
+import {
+	buildStub,
+	isPassThrough,
+	readsStoredArtifact,
+	type ToolResultFacts,
+	thresholdFor,
+} from "../../extensions/tool-artifacts/artifacts.ts";
+import { locateFullOutput, readFullOutput, wasTruncated } from "../../extensions/tool-artifacts/full-output.ts";
+import { isStub } from "../../extensions/tool-artifacts/stub.ts";
+import { type CompleteFn, chooseSummaryModel, summarize } from "../../extensions/tool-artifacts/summary.ts";
+
+const root = join(process.cwd(), ".tmp");
+mkdirSync(root, { recursive: true });
+const dir = mkdtempSync(join(root, "ta-unit-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const agentDir = join(dir, "agent");
+mkdirSync(agentDir, { recursive: true });
+const store = new ArtifactStore({ agentDir });
+const config = DEFAULT_CONFIG.toolArtifacts;
+
+const fact = (over: Partial<ToolResultFacts> & { text: string }): ToolResultFacts => ({
+	toolName: "bash",
+	toolCallId: "call_1",
+	input: { command: "make" },
+	content: [{ type: "text", text: over.text }],
+	details: undefined,
+	isError: false,
+	...over,
+});
+
+const numbered = (n: number, prefix = "line") => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join("\n");
+
+describe("buildStub (fallback excerpt)", () => {
+	it("stores the exact output and returns a bounded stub: header first, footer last", async () => {
+		const text = `${numbered(3000)}\nerror: build failed`;
+		const built = await buildStub(fact({ text }), text, { store, config });
+		if ("error" in built) throw new Error(built.error);
+		expect(readFileSync(built.path, "utf8")).toBe(text);
+		const lines = built.text.split("\n");
+		expect(lines[0]).toBe(`[Artifact ${built.id} | bash | ${Buffer.byteLength(text)} bytes, 3001 lines]`);
+		expect(lines[lines.length - 1]).toContain(`Full output stored: ${built.path}`);
+		expect(lines[lines.length - 1]).toContain(`recall_artifact("${built.id}")`);
+		expect(Buffer.byteLength(built.text)).toBeLessThanOrEqual(config.stubMaxBytes);
+		expect(lines.length).toBeLessThanOrEqual(config.stubMaxLines);
+		// Command output keeps the end: the error line is visible, and an omission marker says what is missing.
+		expect(built.text).toContain("error: build failed");
+		expect(built.text).toContain("line 1\n");
+		expect(built.text).toMatch(/omitted/);
+		expect(built.kind).toBe("command");
+		expect(built.summarized).toBe(false);
+		expect(isStub(built.text)).toBe(true);
+		expect(isPassThrough(built.text, undefined)).toBe(true);
+		expect(built.details.headroom).toEqual({ projected: true, artifacts: [built.path] });
+		expect(store.resolve(built.id, "tool-outputs")).toMatchObject({ ok: true, path: built.path });
+	});
+
+	it("is deterministic for the same output", async () => {
+		const text = numbered(4000, "row");
+		const a = await buildStub(fact({ text, toolName: "mystery" }), text, { store, config });
+		const b = await buildStub(fact({ text, toolName: "mystery" }), text, { store, config });
+		if ("error" in a || "error" in b) throw new Error("store failed");
+		expect(a.text).toBe(b.text);
+	});
+
+	it("stays within the stub budget for any output and budget (property)", async () => {
+		const line = fc.string({ unit: "binary", maxLength: 300 });
+		await fc.assert(
+			fc.asyncProperty(
+				fc.array(line, { minLength: 200, maxLength: 400 }).map((lines) => lines.join("\n").padEnd(12_500, "x")),
+				fc.integer({ min: 2048, max: 8192 }),
+				fc.constantFrom("bash", "grep", "ls", "read", "web_fetch", "mystery"),
+				async (text, stubMaxBytes, toolName) => {
+					const cfg = { ...config, stubMaxBytes };
+					const built = await buildStub(fact({ text, toolName }), text, { store, config: cfg });
+					if ("error" in built) throw new Error(built.error);
+					expect(Buffer.byteLength(built.text)).toBeLessThanOrEqual(stubMaxBytes);
+					expect(built.text.split("\n").length).toBeLessThanOrEqual(cfg.stubMaxLines);
+					expect(built.text.split("\n")[0]).toMatch(/^\[Artifact [0-9a-f]{12} \|/);
+					expect(readFileSync(built.path)).toEqual(Buffer.from(text, "utf8"));
+				},
+			),
+			{ numRuns: 20, endOnFailure: true },
+		);
+	});
+
+	it("file content shows the middle third verbatim with line numbers", async () => {
+		const text = numbered(1500);
+		const built = await buildStub(fact({ text, toolName: "read", input: { path: "/x/big.ts" } }), text, {
+			store,
+			config,
+		});
+		if ("error" in built) throw new Error(built.error);
+		expect(built.kind).toBe("file");
+		expect(built.text).toContain("Showing lines 501-1000");
+		expect(built.text).toContain("501\tline 501");
+	});
+
+	it("search results lead with a per-file index", async () => {
+		const text = Array.from({ length: 800 }, (_, i) => `src/f${i % 7}.ts:${i + 1}: const value${i} = compute();`).join(
+			"\n",
+		);
+		const built = await buildStub(fact({ text, toolName: "grep" }), text, { store, config });
+		if ("error" in built) throw new Error(built.error);
+		expect(built.text).toContain("800 matching lines in 7 files");
+	});
+
+	it("bash: the artifact holds the complete output from Pi's temp file", async () => {
+		const full = numbered(5000);
+		const tempFile = join(dir, "pi-bash-0123456789abcdef.log");
+		writeFileSync(tempFile, full);
+		const shown = numbered(5000).split("\n").slice(-2000).join("\n");
+		const text = `${shown}\n\n[Showing lines 3001-5000 of 5000. Full output: ${tempFile}]`;
+		const built = await buildStub(fact({ text, details: { fullOutputPath: tempFile } }), text, { store, config });
+		if ("error" in built) throw new Error(built.error);
+		expect(readFileSync(built.path, "utf8")).toBe(full);
+		expect(built.text.split("\n")[0]).toContain("5000 lines");
+		// Pi 0.73 turns a non-zero exit into an error without details: the notice still finds the file.
+		const errText = `${text}\n\nCommand exited with code 2`;
+		const fromNotice = await buildStub(fact({ text: errText, isError: true }), errText, { store, config });
+		if ("error" in fromNotice) throw new Error(fromNotice.error);
+		expect(readFileSync(fromNotice.path, "utf8")).toBe(full);
+		expect(fromNotice.text).toContain("\nCommand exited with code 2\n");
+	});
+
+	it("bash: when the full output is gone, the stub says so", async () => {
+		const text = `${numbered(2000)}\n\n[Showing lines 1-2000 of 9000. Full output: ${join(dir, "pi-bash-ffffffffffffffff.log")}]`;
+		const built = await buildStub(
+			fact({
+				text,
+				details: { fullOutputPath: join(dir, "pi-bash-ffffffffffffffff.log"), truncation: { truncated: true } },
+			}),
+			text,
+			{ store, config },
+		);
+		if ("error" in built) throw new Error(built.error);
+		expect(built.text).toContain("the complete output no longer exists (the temp file was deleted)");
+		expect(readFileSync(built.path, "utf8")).toBe(text);
+	});
+});
+
+describe("full output file safety", () => {
+	it("refuses symlinks, non-regular files and files that do not end with what was shown", () => {
+		const target = join(dir, "secret.txt");
+		writeFileSync(target, "secret\nline 2000");
+		const link = join(dir, "pi-bash-1111111111111111.log");
+		symlinkSync(target, link);
+		expect(readFullOutput({ path: link, source: "details", shownTail: "line 2000" })).toEqual({
+			ok: false,
+			reason: "the temp file is a symlink",
+		});
+		expect(readFullOutput({ path: dir, source: "details", shownTail: "" })).toMatchObject({ ok: false });
+		const other = join(dir, "pi-bash-2222222222222222.log");
+		writeFileSync(other, "something else entirely");
+		expect(readFullOutput({ path: other, source: "notice", shownTail: "line 2000" })).toMatchObject({ ok: false });
+	});
+
+	it("takes a path from the text only in Pi's notice form with Pi's temp-file name", () => {
+		expect(locateFullOutput("x\n\n[Showing lines 1-2 of 9. Full output: /etc/passwd]", undefined)).toBeUndefined();
+		const ok = locateFullOutput(
+			"x\n\n[Showing lines 1-2 of 9. Full output: /tmp/pi-bash-0123456789abcdef.log]",
+			undefined,
+		);
+		expect(ok).toEqual({ path: "/tmp/pi-bash-0123456789abcdef.log", source: "notice", shownTail: "x" });
+		expect(wasTruncated("plain", undefined)).toBe(false);
+		expect(wasTruncated("plain", { truncation: { truncated: true } })).toBe(true);
+	});
+});
+
+describe("thresholds and pass-through", () => {
+	it("per-tool overrides and off switches", () => {
+		const cfg = { ...config, perTool: { read: 50_000, ls: false as const } };
+		expect(thresholdFor("bash", cfg)).toBe(12_000);
+		expect(thresholdFor("read", cfg)).toBe(50_000);
+		expect(thresholdFor("ls", cfg)).toBe(false);
+		expect(thresholdFor("constructor", cfg)).toBe(12_000);
+	});
+
+	it("a read of a stored artifact is left alone (paging an artifact must not make another)", () => {
+		const storeRoot = "/a/agent/cache/headroom";
+		expect(readsStoredArtifact("read", { path: `${storeRoot}/tool-outputs/x.txt` }, "/w", storeRoot)).toBe(true);
+		expect(readsStoredArtifact("read", { path: "../a/agent/cache/headroom/tool-outputs/x.txt" }, "/w", storeRoot)).toBe(
+			true,
+		);
+		expect(readsStoredArtifact("read", { path: "/a/agent/cache/headroom-other/x.txt" }, "/w", storeRoot)).toBe(false);
+		expect(readsStoredArtifact("read", { path: "src/x.ts" }, "/w", storeRoot)).toBe(false);
+		expect(readsStoredArtifact("bash", { path: `${storeRoot}/x.txt` }, "/w", storeRoot)).toBe(false);
+	});
+
+	it("results our tools projected pass through", () => {
+		expect(isPassThrough("x", { headroom: { projected: true } })).toBe(true);
+		expect(isPassThrough("x", { headroom: { projected: false } })).toBe(false);
+		expect(isPassThrough("x", null)).toBe(false);
+	});
+});
+
+describe("summary model", () => {
+	const available = [
+		{ provider: "mock", id: "mock-model" },
+		{ provider: "mock", id: "mock-cheap" },
+		{ provider: "acme", id: "acme-large" },
+		{ provider: "acme", id: "acme-mini-2" },
+		{ provider: "solo", id: "solo-1" },
+	];
+
+	it("chooses configured, known cheap, cheap-looking, else the session's model", () => {
+		expect(chooseSummaryModel({ configured: "acme/acme-large", available })).toEqual({
+			model: { provider: "acme", id: "acme-large" },
+			reason: "configured",
+		});
+		expect(chooseSummaryModel({ configured: "nope/x", available })).toHaveProperty("error");
+		expect(chooseSummaryModel({ configured: "bad", available })).toHaveProperty("error");
+		expect(chooseSummaryModel({ session: { provider: "mock", id: "mock-model" }, available })).toEqual({
+			model: { provider: "mock", id: "mock-cheap" },
+			reason: "known-cheap",
+		});
+		expect(chooseSummaryModel({ session: { provider: "acme", id: "acme-large" }, available })).toEqual({
+			model: { provider: "acme", id: "acme-mini-2" },
+			reason: "cheap-name",
+		});
+		expect(chooseSummaryModel({ session: { provider: "solo", id: "solo-1" }, available })).toEqual({
+			model: { provider: "solo", id: "solo-1" },
+			reason: "session",
+		});
+	});
+
+	const model = { provider: "mock", id: "mock-cheap", maxTokens: 4096 } as Parameters<CompleteFn>[0];
+	const reply = (over: Partial<AssistantMessage>): AssistantMessage =>
+		({
+			role: "assistant",
+			content: [{ type: "text", text: "SUMMARY" }],
+			stopReason: "stop",
+			...over,
+		}) as AssistantMessage;
+	const request = { kind: "command" as const, tool: "bash", args: "{}", output: "out", cut: false };
+	const base = { model, timeoutMs: 1000, temperature: 0.3, maxTokens: 2048 };
+
+	it("passes temperature, max tokens and no retries; returns the text", async () => {
+		let seen: Record<string, unknown> | undefined;
+		const complete: CompleteFn = async (_m, _c, options) => {
+			seen = options;
+			return reply({});
+		};
+		expect(await summarize(request, { ...base, complete })).toEqual({
+			ok: true,
+			text: "SUMMARY",
+			model: "mock/mock-cheap",
+		});
+		expect(seen).toMatchObject({ temperature: 0.3, maxTokens: 2048, maxRetries: 0 });
+	});
+
+	it("error replies, throws, empty text, timeouts and aborts all come back as reasons", async () => {
+		const err = await summarize(request, {
+			...base,
+			complete: async () => reply({ stopReason: "error", errorMessage: "500 boom" }),
+		});
+		expect(err).toEqual({ ok: false, reason: "model error: 500 boom" });
+		const thrown = await summarize(request, {
+			...base,
+			complete: async () => {
+				throw new Error("socket hang up");
+			},
+		});
+		expect(thrown).toMatchObject({ ok: false, reason: expect.stringContaining("socket hang up") });
+		const empty = await summarize(request, { ...base, complete: async () => reply({ content: [] }) });
+		expect(empty).toEqual({ ok: false, reason: "the model's reply was empty or unreadable" });
+		const never = await summarize(request, { ...base, timeoutMs: 50, complete: () => new Promise(() => {}) });
+		expect(never).toEqual({ ok: false, reason: "no answer within 0.1 s" });
+		const controller = new AbortController();
+		const pending = summarize(request, {
+			...base,
+			signal: controller.signal,
+			complete: (_m, _c, options) =>
+				new Promise((resolve) =>
+					(options!.signal as AbortSignal).addEventListener("abort", () => resolve(reply({ stopReason: "aborted" }))),
+				),
+		});
+		controller.abort();
+		expect(await pending).toEqual({ ok: false, reason: "aborted" });
+	});
+
+	it("a failed summary falls back to the excerpt and says why", async () => {
+		const text = numbered(3000);
+		const built = await buildStub(fact({ text }), text, {
+			store,
+			config,
+			summarize: async () => ({ ok: false, reason: "no answer within 30 s" }),
+		});
+		if ("error" in built) throw new Error(built.error);
+		expect(built.summarized).toBe(false);
+		expect(built.text).toContain("[Summary unavailable (no answer within 30 s); excerpt of the output follows.]");
+		expect(built.text).toMatch(/omitted/);
+	});
+
+	it("a summary becomes the body; the model saw at most maxInputChars of output", async () => {
+		const text = numbered(20_000);
+		let seenOutput = "";
+		const built = await buildStub(fact({ text }), text, {
+			store,
+			config,
+			summarize: async (req) => {
+				seenOutput = req.output;
+				return { ok: true, text: "Built 3 targets; 0 errors.", model: "mock/mock-cheap" };
+			},
+		});
+		if ("error" in built) throw new Error(built.error);
+		expect(built.summarized).toBe(true);
+		expect(built.text).toContain("Built 3 targets; 0 errors.");
+		expect(seenOutput.length).toBeLessThanOrEqual(config.summary.maxInputChars);
+		expect(seenOutput).toContain("line 1\n");
+		expect(seenOutput).toContain("line 20000");
+	});
+});
