@@ -1,0 +1,268 @@
+/**
+ * The three-call handoff: summary → questions → answers. The model is reached through an injected
+ * function so the pipeline (order, inputs, degradation) is testable without Pi or a network.
+ *
+ * Degradation: a failed questions or answers call leaves a summary-only handoff; a failed summary
+ * call fails the whole handoff (the caller then lets Pi's default compaction run).
+ */
+import {
+	ANSWERS_SYSTEM_PROMPT,
+	answersPrompt,
+	handoffText,
+	QUESTIONS_SYSTEM_PROMPT,
+	questionsPrompt,
+	SUMMARY_SYSTEM_PROMPT,
+	summaryPrompt,
+} from "./prompt.ts";
+
+export type HandoffStep = "summary" | "questions" | "answers";
+
+/** One message of a model request (the pipeline only ever sends text). */
+export interface ChatTurn {
+	role: "user" | "assistant";
+	text: string;
+}
+
+/** A model request. */
+export interface ModelCall {
+	systemPrompt: string;
+	messages: ChatTurn[];
+}
+
+/** Token usage and cost of one reply, as the provider reported it. */
+export interface ModelUsage {
+	/** Prompt tokens (not counting cache reads). */
+	input: number;
+	/** Completion tokens. */
+	output: number;
+	/** Prompt tokens served from the provider's cache. */
+	cacheRead: number;
+	/** Prompt tokens written to the provider's cache. */
+	cacheWrite: number;
+	/** Total cost in US dollars (0 when the model has no prices). */
+	costUsd: number;
+}
+
+/** A successful model reply. */
+export interface ModelReply {
+	text: string;
+	/** Reasoning ("thinking") text, when the model returned any. */
+	reasoning?: string;
+	/** "provider/model" that answered. */
+	model: string;
+	usage: ModelUsage;
+}
+
+/** Calls the model; rejects on any failure (HTTP error, abort, empty reply). */
+export type CallModel = (call: ModelCall, signal: AbortSignal | undefined) => Promise<ModelReply>;
+
+/** Everything the three calls are built from. */
+export interface HandoffInput {
+	/** The session's first user message. */
+	task: string;
+	/** Later user messages kept verbatim (oldest first). */
+	laterUserMessages: string[];
+	/** Later user messages that did not fit their budget. */
+	omittedUserMessages: number;
+	/** Serialized, head+tail shortened transcript of the messages being summarized. */
+	conversation: string;
+	/** End of the latest tool outputs and of the last assistant message. */
+	currentState: string;
+	/** Summary of an earlier compaction, folded into this one. */
+	previousSummary?: string;
+	/** The user's /compact instructions, if any. */
+	focus?: string;
+}
+
+/** What happened in one of the three calls. */
+export interface StepRecord {
+	step: HandoffStep;
+	/** The request as sent. */
+	call: ModelCall;
+	/** The reply, when the call succeeded. */
+	reply?: ModelReply;
+	/** Why the call failed, when it did. */
+	error?: string;
+	/** ISO time the call started. */
+	startedAt: string;
+	/** Wall time of the call in milliseconds. */
+	durationMs: number;
+}
+
+/** The result of the pipeline. */
+export interface HandoffOutcome {
+	/** "full": all three calls; "summary-only": questions or answers failed; "failed": no handoff. */
+	kind: "full" | "summary-only" | "failed";
+	/** The compaction summary to store (absent when failed). */
+	text?: string;
+	/** The summary call's reply text. */
+	summary?: string;
+	/** The questions call's reply text. */
+	questions?: string;
+	/** The answers call's reply text. */
+	answers?: string;
+	/** One record per call made, in order. */
+	records: StepRecord[];
+	/** Error messages of failed calls, in order. */
+	errors: string[];
+	/** True when the abort signal ended the pipeline. */
+	aborted: boolean;
+}
+
+function errorText(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}
+
+/** Monotonic milliseconds (injectable for tests). */
+export type Clock = () => number;
+
+async function run(
+	step: HandoffStep,
+	call: ModelCall,
+	callModel: CallModel,
+	signal: AbortSignal | undefined,
+	clock: Clock,
+): Promise<StepRecord> {
+	const startedAt = new Date().toISOString();
+	const t0 = clock();
+	try {
+		if (signal?.aborted) throw new Error("aborted");
+		const reply = await callModel(call, signal);
+		if (!reply.text.trim()) throw new Error("the model returned an empty reply");
+		return { step, call, reply, startedAt, durationMs: clock() - t0 };
+	} catch (error) {
+		return { step, call, error: errorText(error), startedAt, durationMs: clock() - t0 };
+	}
+}
+
+/** The three requests, built from the input and the earlier replies. */
+export function summaryCall(input: HandoffInput): ModelCall {
+	const prompt = summaryPrompt({
+		task: input.task,
+		conversation: input.conversation,
+		previousSummary: input.previousSummary,
+		focus: input.focus,
+	});
+	return { systemPrompt: SUMMARY_SYSTEM_PROMPT, messages: [{ role: "user", text: prompt }] };
+}
+
+export function questionsCall(input: HandoffInput, summary: string): ModelCall {
+	return {
+		systemPrompt: QUESTIONS_SYSTEM_PROMPT,
+		messages: [{ role: "user", text: questionsPrompt(input.task, summary, input.currentState) }],
+	};
+}
+
+export function answersCall(summaryRequest: ModelCall, summary: string, questions: string): ModelCall {
+	return {
+		systemPrompt: ANSWERS_SYSTEM_PROMPT,
+		messages: [
+			...summaryRequest.messages,
+			{ role: "assistant", text: summary },
+			{ role: "user", text: answersPrompt(questions) },
+		],
+	};
+}
+
+/** Run summary → questions → answers, degrading as the module comment says. */
+export async function runHandoff(
+	input: HandoffInput,
+	callModel: CallModel,
+	signal: AbortSignal | undefined,
+	clock: Clock = () => performance.now(),
+): Promise<HandoffOutcome> {
+	const records: StepRecord[] = [];
+	const errors: string[] = [];
+	const sCall = summaryCall(input);
+	const s = await run("summary", sCall, callModel, signal, clock);
+	records.push(s);
+	if (!s.reply) {
+		errors.push(`summary: ${s.error}`);
+		return { kind: "failed", records, errors, aborted: Boolean(signal?.aborted) };
+	}
+	const summary = s.reply.text;
+	const parts = {
+		task: input.task,
+		laterUserMessages: input.laterUserMessages,
+		omittedUserMessages: input.omittedUserMessages,
+		summary,
+		currentState: input.currentState,
+	};
+	const summaryOnly = (): HandoffOutcome => ({
+		kind: signal?.aborted ? "failed" : "summary-only",
+		text: signal?.aborted ? undefined : handoffText(parts),
+		summary,
+		records,
+		errors,
+		aborted: Boolean(signal?.aborted),
+	});
+	const q = await run("questions", questionsCall(input, summary), callModel, signal, clock);
+	records.push(q);
+	if (!q.reply) {
+		errors.push(`questions: ${q.error}`);
+		return summaryOnly();
+	}
+	const questions = q.reply.text;
+	const a = await run("answers", answersCall(sCall, summary, questions), callModel, signal, clock);
+	records.push(a);
+	if (!a.reply) {
+		errors.push(`answers: ${a.error}`);
+		return summaryOnly();
+	}
+	const answers = a.reply.text;
+	return {
+		kind: "full",
+		text: handoffText({ ...parts, questions, answers }),
+		summary,
+		questions,
+		answers,
+		records,
+		errors,
+		aborted: false,
+	};
+}
+
+/** What a handoff compaction entry's `details` carry. */
+export interface HandoffDetails {
+	/** Marks the entry as ours. */
+	kind: "headroom-handoff";
+	version: 1;
+	/** Summarization index n of this session. */
+	index: number;
+	/** Which calls succeeded. */
+	outcome: "full" | "summary-only";
+	/** True when the probe staged it before the run ended. */
+	staged: boolean;
+	/** "provider/model" that wrote it. */
+	model: string;
+	/** The trajectory files written (a failed write is simply absent). */
+	trajectories: Array<{ path: string; label: string }>;
+	/** Errors of failed calls. */
+	errors: string[];
+	/** Per call: wall time and tokens. */
+	calls: Array<{ step: HandoffStep; durationMs: number; inputTokens: number; outputTokens: number; ok: boolean }>;
+	/** Bytes of the transcript left out to fit the model's window (0 when it fit). */
+	transcriptOmittedBytes: number;
+}
+
+export function isHandoffDetails(details: unknown): details is HandoffDetails {
+	return Boolean(details) && typeof details === "object" && (details as { kind?: unknown }).kind === "headroom-handoff";
+}
+
+/**
+ * The next summarization index of a session: one past the highest seen in this process, in the
+ * trajectory folder and in the session's handoff compaction entries (so a restart never reuses one).
+ */
+export function summarizationIndex(
+	lastInProcess: number,
+	highestOnDisk: number,
+	entries: Array<{ type: string; details?: unknown }>,
+): number {
+	let max = Math.max(0, lastInProcess, highestOnDisk);
+	for (const e of entries) {
+		if (e.type === "compaction" && isHandoffDetails(e.details) && Number.isInteger(e.details.index)) {
+			max = Math.max(max, e.details.index);
+		}
+	}
+	return max + 1;
+}

@@ -1,0 +1,88 @@
+/**
+ * Handoff compaction vs Pi's default compaction on the same scripted sessions (real pi 0.73.1 CLI,
+ * scripted model on 127.0.0.1). Per session size it reports, for one compaction:
+ * - input tokens the compaction calls sent (estimated from the request text) and output tokens
+ *   (scripted replies of fixed length, the same for both: ~300 tokens per reply),
+ * - wall time from the run's end to compaction_end (the mock answers after a fixed simulated
+ *   latency per call, so this is that latency times the calls plus the extension's own overhead),
+ * - the size of the next agent request's messages (the resulting context).
+ * Run: node --import jiti/register test/bench/handoff.bench.ts   (or npm run bench -- handoff)
+ */
+import { estimateTokens } from "../../extensions/shared/tokens.ts";
+import { kindOf, longOutputCommand, transcriptOf } from "../e2e/handoff-helpers.ts";
+import { extensionPath, makeSandbox, startPiRpc } from "../fixtures/pi-runner.ts";
+import { type ChatRequest, type ScriptedReply, startScriptedServer } from "../fixtures/scripted-server.ts";
+
+/** Simulated model latency per compaction call, in ms (the agent's own calls answer at once). */
+const LATENCY_MS = 250;
+/** Tool turns per scripted session. */
+const SESSION_TURNS = [2, 6, 12];
+const CONTEXT_WINDOW = 64_000;
+const REPLY = (tag: string) => `${tag}: ${"finding, path, command and status. ".repeat(40)}`;
+
+function requestTokens(req: ChatRequest): number {
+	return transcriptOf(req).reduce((n, m) => n + estimateTokens(m.text), 0);
+}
+
+async function runOnce(turns: number, withHandoff: boolean) {
+	let agentCalls = 0;
+	const script = (req: ChatRequest): ScriptedReply => {
+		const kind = kindOf(req);
+		if (kind !== "agent") return { text: REPLY(kind.toUpperCase()), delayMs: LATENCY_MS };
+		const n = agentCalls++;
+		if (n < turns) {
+			return { toolCalls: [{ name: "bash", arguments: { command: longOutputCommand(`ERR-${n}`) } }] };
+		}
+		if (n === turns) return { text: "Done with the steps.", promptTokens: CONTEXT_WINDOW - 1000 };
+		return { text: "next", promptTokens: 3000 };
+	};
+	const server = await startScriptedServer(script);
+	const sandbox = makeSandbox({
+		server,
+		contextWindow: CONTEXT_WINDOW,
+		settings: { compaction: { enabled: true, reserveTokens: 8000, keepRecentTokens: 1000 } },
+		headroomConfig: { handoff: { probe: { enabled: false } } },
+	});
+	const rpc = startPiRpc({
+		line: "0.73",
+		sandbox,
+		extensions: withHandoff ? [extensionPath("handoff")] : [],
+	});
+	try {
+		await rpc.prompt("TASK: run the scripted steps and report", 120_000);
+		// Pi compacts right after the run ends: time from agent_end to compaction_end.
+		const t0 = performance.now();
+		await rpc.waitFor((e) => e.type === "compaction_end" || e.type === "auto_compaction_end", 120_000);
+		const compactionMs = performance.now() - t0;
+		await rpc.prompt("NEXT", 60_000);
+		const calls = server.requests.filter((r) => kindOf(r) !== "agent");
+		const next = server.requests.at(-1)!;
+		return {
+			calls: calls.length,
+			inputTokens: calls.reduce((n, r) => n + requestTokens(r), 0),
+			outputTokens: calls.length * estimateTokens(REPLY("SUMMARY")),
+			contextTokens: requestTokens(next),
+			compactionMs,
+		};
+	} finally {
+		await rpc.stop();
+		await server.close();
+	}
+}
+
+async function main() {
+	const rows: string[] = [];
+	rows.push("| session | compaction | calls | input tok | output tok | wall ms | next context tok |");
+	rows.push("|---|---|---|---|---|---|---|");
+	for (const turns of SESSION_TURNS) {
+		for (const withHandoff of [false, true]) {
+			const r = await runOnce(turns, withHandoff);
+			rows.push(
+				`| ${turns} bash turns | ${withHandoff ? "handoff" : "Pi default"} | ${r.calls} | ${r.inputTokens} | ${r.outputTokens} | ${Math.round(r.compactionMs)} | ${r.contextTokens} |`,
+			);
+		}
+	}
+	console.log(rows.join("\n"));
+}
+
+await main();

@@ -1,0 +1,85 @@
+/**
+ * Shared script pieces of the handoff e2e tests and benchmark: recognise the three handoff calls and
+ * Pi's default summary call by their system prompts, and play a scripted agent that runs bash twice
+ * (the second output ends in an error line) before answering.
+ */
+import { join } from "node:path";
+import {
+	ANSWERS_SYSTEM_PROMPT,
+	QUESTIONS_SYSTEM_PROMPT,
+	SUMMARY_SYSTEM_PROMPT,
+} from "../../extensions/handoff/prompt.ts";
+import { listFiles } from "../fixtures/pi-runner.ts";
+import type { ChatRequest, ScriptedReply } from "../fixtures/scripted-server.ts";
+
+export type CallKind = "summary" | "questions" | "answers" | "pi-default" | "agent";
+
+/** Pi's own summarization system prompt starts like this on both lines. */
+export const PI_DEFAULT_SUMMARY_MARK = "You are a context summarization assistant";
+
+export function kindOf(req: ChatRequest): CallKind {
+	if (req.system === SUMMARY_SYSTEM_PROMPT) return "summary";
+	if (req.system === QUESTIONS_SYSTEM_PROMPT) return "questions";
+	if (req.system === ANSWERS_SYSTEM_PROMPT) return "answers";
+	if (req.system.startsWith(PI_DEFAULT_SUMMARY_MARK)) return "pi-default";
+	return "agent";
+}
+
+export const SUMMARY_REPLY = "SUMMARY-7f3: ran seq twice; the second run ended with FATAL-TAIL-ERROR.";
+export const QUESTIONS_REPLY = "1. Q-ALPHA?\n2. Q-BETA?\n3. Q-GAMMA?\n4. Q-DELTA?\n5. Q-EPSILON?";
+export const ANSWERS_REPLY = "ANSWERS-9c1: 1. alpha 2. beta 3. gamma 4. delta 5. epsilon";
+export const PI_DEFAULT_REPLY = "PI-DEFAULT-SUMMARY-42";
+/** The error line at the very end of the second bash output (past Pi's 2,000-character cut). */
+export const TAIL_MARK = "FATAL-TAIL-ERROR";
+
+/** A bash command whose long output ends with `mark`. */
+export function longOutputCommand(mark: string): string {
+	return `seq 1 1500; echo ${mark}`;
+}
+
+/** Reply of the n-th agent request (0-based) of the whole test. */
+export type AgentPlan = (n: number, req: ChatRequest) => ScriptedReply;
+
+/** A script answering handoff calls with fixed replies and the rest with `agent`. */
+export function handoffScript(
+	agent: AgentPlan,
+	overrides: Partial<Record<Exclude<CallKind, "agent">, ScriptedReply>> = {},
+) {
+	let agentCalls = 0;
+	return (req: ChatRequest): ScriptedReply => {
+		const kind = kindOf(req);
+		if (kind === "agent") return agent(agentCalls++, req);
+		const fixed: Record<Exclude<CallKind, "agent">, ScriptedReply> = {
+			summary: { text: SUMMARY_REPLY, promptTokens: 900, completionTokens: 40 },
+			questions: { text: QUESTIONS_REPLY, promptTokens: 300, completionTokens: 30 },
+			answers: { text: ANSWERS_REPLY, promptTokens: 1000, completionTokens: 35 },
+			"pi-default": { text: PI_DEFAULT_REPLY, promptTokens: 800, completionTokens: 20 },
+		};
+		return overrides[kind] ?? fixed[kind];
+	};
+}
+
+/** Trajectory files written under the agent dir (relative paths). */
+export function trajectoryFiles(agentDir: string): string[] {
+	return listFiles(agentDir)
+		.map((f) => f.path)
+		.filter((p) => /trajectory\.summarization-\d+-(summary|questions|answers)\.json$/.test(p))
+		.sort();
+}
+
+export function abs(agentDir: string, rel: string): string {
+	return join(agentDir, rel);
+}
+
+/** Text of every message of a request, in order, with its role. */
+export function transcriptOf(req: ChatRequest): Array<{ role: string; text: string }> {
+	return req.body.messages.map((m) => ({
+		role: m.role,
+		text:
+			typeof m.content === "string"
+				? m.content
+				: Array.isArray(m.content)
+					? m.content.map((p) => (p && typeof p === "object" && "text" in p ? String(p.text) : "")).join("")
+					: "",
+	}));
+}

@@ -1,0 +1,174 @@
+import { mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { HandoffOutcome, ModelCall } from "../../extensions/handoff/handoff.ts";
+import { COPIED_METRICS_NOTE, COPIED_SUMMARY_NOTE } from "../../extensions/handoff/prompt.ts";
+import {
+	buildTrajectories,
+	highestIndex,
+	markCopied,
+	safeName,
+	type TrajectoryContext,
+	trajectoryDir,
+	writeTrajectories,
+} from "../../extensions/handoff/trajectory.ts";
+import { REPO_ROOT } from "../fixtures/pi-runner.ts";
+
+const usage = { input: 100, output: 20, cacheRead: 10, cacheWrite: 0, costUsd: 0.5 };
+const call = (text: string): ModelCall => ({ systemPrompt: "SYS", messages: [{ role: "user", text }] });
+
+const ctx: TrajectoryContext = {
+	parentSessionId: "sess-1",
+	index: 2,
+	modelName: "mock/mock-model",
+	copiedMessages: [
+		{ role: "user", content: "task" },
+		{
+			role: "assistant",
+			content: "ok",
+			model: "mock-model",
+			usage: { input: 7, output: 3, cacheRead: 0, cost: { total: 1 } },
+		},
+		{ role: "toolResult", content: "out" },
+	],
+	copiedBlocks: ["[User]: task", "[Assistant]: ok", "[Tool result: bash]: out"],
+	omittedBytes: 0,
+	summaryInstruction: "INSTRUCTION",
+};
+
+function outcome(kind: "full" | "summary-only"): HandoffOutcome {
+	const start = new Date(0).toISOString();
+	const records: HandoffOutcome["records"] = [
+		{
+			step: "summary",
+			call: call("S"),
+			reply: { text: "SUMMARY", model: "mock/mock-model", usage, reasoning: "WHY" },
+			startedAt: start,
+			durationMs: 5,
+		},
+		{
+			step: "questions",
+			call: call("Q-PROMPT"),
+			...(kind === "full" ? { reply: { text: "QS", model: "mock/mock-model", usage } } : { error: "HTTP 500" }),
+			startedAt: start,
+			durationMs: 5,
+		},
+	];
+	if (kind === "full")
+		records.push({
+			step: "answers",
+			call: call("A-PROMPT"),
+			reply: { text: "AS", model: "mock/mock-model", usage },
+			startedAt: start,
+			durationMs: 5,
+		});
+	return { kind, records, errors: [], aborted: false, text: "T" };
+}
+
+describe("buildTrajectories", () => {
+	it("one file per call with ids, agent, model, parent, index, steps and metrics", () => {
+		const files = buildTrajectories(ctx, outcome("full"));
+		expect(files.map((f) => f.fileName)).toEqual([
+			"trajectory.summarization-2-summary.json",
+			"trajectory.summarization-2-questions.json",
+			"trajectory.summarization-2-answers.json",
+		]);
+		for (const f of files) {
+			const t = f.trajectory;
+			expect(t.session_id).toBe(`sess-1-summarization-2-${f.step}`);
+			expect(t.parent_session_id).toBe("sess-1");
+			expect(t.summarization_index).toBe(2);
+			expect(t.agent).toEqual({ name: `pi-headroom-handoff-${f.step}`, model_name: "mock/mock-model" });
+			expect(t.steps.map((s) => s.step_id)).toEqual(t.steps.map((_, i) => i + 1));
+			// Only this call's own reply counts.
+			expect(t.final_metrics).toEqual({
+				total_prompt_tokens: 110,
+				total_completion_tokens: 20,
+				total_cached_tokens: 10,
+				total_cost_usd: 0.5,
+			});
+			expect(f.label).toMatch(/^Handoff 2: /);
+		}
+		const [summary, questions, answers] = files.map((f) => f.trajectory);
+		const copied = summary.steps.filter((s) => s.is_copied_context);
+		expect(copied.map((s) => s.message)).toEqual(ctx.copiedBlocks);
+		expect(copied.every((s) => s.metrics === undefined)).toBe(true);
+		expect(copied.find((s) => s.source === "agent")?.extra?.note).toBe(COPIED_METRICS_NOTE);
+		expect(summary.steps.at(-1)).toMatchObject({ source: "agent", message: "SUMMARY", reasoning_content: "WHY" });
+		expect(questions.steps.some((s) => s.is_copied_context)).toBe(false);
+		expect(questions.steps.map((s) => s.source)).toEqual(["system", "user", "agent"]);
+		const summaryCopy = answers.steps.find((s) => s.is_copied_context && s.message === "SUMMARY");
+		expect(summaryCopy).toMatchObject({ reasoning_content: "WHY", extra: { note: COPIED_SUMMARY_NOTE } });
+		expect(summaryCopy?.metrics).toBeUndefined();
+		expect(answers.steps.at(-2)?.message).toBe("A-PROMPT");
+	});
+
+	it("records a failed call with its error and no response step", () => {
+		const files = buildTrajectories(ctx, outcome("summary-only"));
+		expect(files).toHaveLength(2);
+		expect(files[1].trajectory.extra?.error).toBe("HTTP 500");
+		expect(files[1].trajectory.steps.map((s) => s.source)).toEqual(["system", "user"]);
+	});
+
+	it("markCopied removes metrics with a note and marks every step", () => {
+		const out = markCopied([
+			{
+				step_id: 1,
+				source: "agent",
+				message: "a",
+				metrics: { prompt_tokens: 1, completion_tokens: 1, cached_tokens: 0, cost_usd: 0 },
+			},
+			{ step_id: 2, source: "user", message: "b" },
+		]);
+		expect(out.every((s) => s.is_copied_context)).toBe(true);
+		expect(out[0].metrics).toBeUndefined();
+		expect(out[0].extra?.note).toBe(COPIED_METRICS_NOTE);
+		expect(out[1].extra).toBeUndefined();
+	});
+});
+
+describe("files", () => {
+	const base = () => {
+		mkdirSync(join(REPO_ROOT, ".tmp"), { recursive: true });
+		return mkdtempSync(join(REPO_ROOT, ".tmp", "traj-"));
+	};
+
+	it("writes 0600 files in a 0700 folder and never overwrites", () => {
+		const dir = join(base(), "s.handoffs");
+		const files = buildTrajectories(ctx, outcome("full"));
+		const first = writeTrajectories(dir, files);
+		expect(first.every((r) => r.ok)).toBe(true);
+		expect(statSync(dir).mode & 0o777).toBe(0o700);
+		for (const r of first) {
+			if (!r.ok) continue;
+			expect(statSync(r.path).mode & 0o777).toBe(0o600);
+			expect(JSON.parse(readFileSync(r.path, "utf8")).step).toBe(r.step);
+		}
+		const again = writeTrajectories(dir, files);
+		expect(again.every((r) => !r.ok)).toBe(true);
+		expect(highestIndex(files.map((f) => f.fileName))).toBe(2);
+	});
+
+	it("refuses a symlinked folder or file instead of following it", () => {
+		const root = base();
+		const real = join(root, "real");
+		mkdirSync(real);
+		symlinkSync(real, join(root, "link"));
+		const files = buildTrajectories(ctx, outcome("full"));
+		expect(writeTrajectories(join(root, "link"), files).every((r) => !r.ok)).toBe(true);
+		const dir = join(root, "d");
+		mkdirSync(dir, { mode: 0o700 });
+		writeFileSync(join(root, "target"), "keep");
+		symlinkSync(join(root, "target"), join(dir, files[0].fileName));
+		const res = writeTrajectories(dir, files);
+		expect(res[0].ok).toBe(false);
+		expect(readFileSync(join(root, "target"), "utf8")).toBe("keep");
+	});
+
+	it("places trajectories beside the session file, else under the cache by a safe session id", () => {
+		expect(trajectoryDir("/a/b/2026_x.jsonl", "/c/handoffs", "id")).toBe("/a/b/2026_x.handoffs");
+		expect(trajectoryDir(undefined, "/c/handoffs", "abc-123")).toBe("/c/handoffs/abc-123");
+		expect(safeName("../../etc")).not.toContain("/");
+		expect(safeName("..")).not.toBe("..");
+	});
+});
