@@ -1,0 +1,290 @@
+/**
+ * Pure state and decisions of the subagents extension: child records, ids, model and id
+ * resolution, the queue rule and the delivery ledger. No Pi imports, no I/O.
+ */
+
+/** Lifecycle of one child. A settled child (completed/failed/cancelled) may run again via subagent_send. */
+export type ChildState = "queued" | "starting" | "running" | "completed" | "failed" | "cancelled";
+
+export const SETTLED_STATES: readonly ChildState[] = ["completed", "failed", "cancelled"];
+
+export function isSettled(state: ChildState): boolean {
+	return SETTLED_STATES.includes(state);
+}
+
+/** How a child's conversation starts. */
+export type ContextMode = "fresh" | "fork";
+
+/** One tool call a child made, for subagent_check. */
+export interface ToolCallNote {
+	/** Tool name as the child called it. */
+	name: string;
+	/** Arguments, compacted to one short line. */
+	args: string;
+	/** Whether its result was an error (undefined while it runs). */
+	isError?: boolean;
+}
+
+/** Everything the parent knows about one child. Mutated only by the manager. */
+export interface ChildRecord {
+	/** Stable id within this parent session, e.g. "sa-3". */
+	id: string;
+	/** Short title (the caller's or derived from the prompt). */
+	name: string;
+	/** The task as given at spawn. */
+	prompt: string;
+	/** "provider/id" of the model it runs on. */
+	model: string;
+	/** Tool names enabled in the child. */
+	tools: string[];
+	/** Working directory of the child. */
+	cwd: string;
+	/** Thinking level passed to the child, if any. */
+	thinking?: string;
+	/** Fresh start or narrated fork of the parent's conversation. */
+	context: ContextMode;
+	/** Where it is in its lifecycle. */
+	state: ChildState;
+	/** 1-based run number; subagent_send on a settled child starts run n+1. */
+	run: number;
+	/** Epoch ms of spawn. */
+	createdAt: number;
+	/** Order key of the queue (epoch ms of the latest spawn or re-run request, tie-broken by sequence). */
+	queuedAt: number;
+	/** Epoch ms the current run started (undefined while queued). */
+	startedAt?: number;
+	/** Epoch ms the current run settled. */
+	endedAt?: number;
+	/** Assistant turns completed in the current run. */
+	turns: number;
+	/** Context tokens the child last reported (its own context use). */
+	contextTokens?: number;
+	/** Context window of the child's model (tokens). */
+	contextWindow?: number;
+	/** Output tokens the child produced across runs. */
+	outputTokens: number;
+	/** Text streamed so far in the current run (all assistant text, in order). */
+	partialText: string;
+	/** Final answer of the last settled run (last assistant message's text). */
+	finalText?: string;
+	/** Error text when the last run failed or was cancelled. */
+	error?: string;
+	/** The child's persistent session file (its ground truth). */
+	sessionFile?: string;
+	/** Last tool calls, newest last, bounded. */
+	recentTools: ToolCallNote[];
+}
+
+/** How many tool calls subagent_check keeps per child. */
+export const RECENT_TOOL_CALLS = 5;
+
+/** Key of one result: a child's run. */
+export function resultKey(id: string, run: number): string {
+	return `${id}#${run}`;
+}
+
+/** Ids are "sa-<n>", n from 1, in spawn order. */
+export function childId(sequence: number): string {
+	return `sa-${sequence}`;
+}
+
+/** Short title from the task when the caller gave none: its first line, at most 40 characters. */
+export function deriveName(prompt: string, given?: string): string {
+	const source = (given?.trim() || prompt.trim().split("\n")[0] || "task").replace(/\s+/g, " ");
+	return source.length > 40 ? `${source.slice(0, 39)}…` : source;
+}
+
+/** A status glyph per state (one character, for compact rows). */
+export function statusGlyph(state: ChildState): string {
+	switch (state) {
+		case "queued":
+			return "◷";
+		case "starting":
+		case "running":
+			return "●";
+		case "completed":
+			return "✓";
+		case "failed":
+			return "✗";
+		case "cancelled":
+			return "■";
+	}
+}
+
+/** "850 ms", "12.3 s", "4m 05s". */
+export function formatDuration(ms: number): string {
+	if (!Number.isFinite(ms) || ms < 0) return "0 ms";
+	if (ms < 1000) return `${Math.round(ms)} ms`;
+	if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+	const minutes = Math.floor(ms / 60_000);
+	const seconds = Math.floor((ms % 60_000) / 1000);
+	return `${minutes}m ${String(seconds).padStart(2, "0")}s`;
+}
+
+/** 37212 → "37,212". */
+export function formatCount(n: number): string {
+	return Math.round(n).toLocaleString("en-US");
+}
+
+/** A model the registry knows. */
+export interface ModelChoice {
+	/** Provider id, e.g. "mock". */
+	provider: string;
+	/** Model id within the provider. */
+	id: string;
+}
+
+export type Resolved<T> = { ok: true; value: T } | { ok: false; choices: string[] };
+
+/**
+ * "provider/id" must match exactly; a bare id must match exactly one model across providers.
+ * On failure the caller gets the valid choices to list in its error.
+ */
+export function resolveModelSpec(spec: string, models: ModelChoice[]): Resolved<ModelChoice> {
+	const wanted = spec.trim();
+	const slash = wanted.indexOf("/");
+	const matches =
+		slash > 0
+			? models.filter((m) => m.provider === wanted.slice(0, slash) && m.id === wanted.slice(slash + 1))
+			: models.filter((m) => m.id === wanted);
+	if (matches.length === 1) return { ok: true, value: matches[0] };
+	const pool = matches.length > 1 ? matches : models;
+	return { ok: false, choices: [...new Set(pool.map((m) => `${m.provider}/${m.id}`))].sort() };
+}
+
+/** Split requested ids into known ones (deduplicated, in request order) and unknown ones. */
+export function partitionIds(requested: string[], known: string[]): { known: string[]; unknown: string[] } {
+	const set = new Set(known);
+	const seen = new Set<string>();
+	const good: string[] = [];
+	const bad: string[] = [];
+	for (const raw of requested) {
+		const id = raw.trim();
+		if (seen.has(id)) continue;
+		seen.add(id);
+		(set.has(id) ? good : bad).push(id);
+	}
+	return { known: good, unknown: bad };
+}
+
+/** Which queued children may start now: oldest first, up to the free slots. */
+export function childrenToStart(children: ChildRecord[], maxConcurrent: number): ChildRecord[] {
+	const active = children.filter((c) => c.state === "running" || c.state === "starting").length;
+	const free = Math.max(0, maxConcurrent - active);
+	return children
+		.filter((c) => c.state === "queued")
+		.sort((a, b) => a.queuedAt - b.queuedAt)
+		.slice(0, free);
+}
+
+/** 1-based queue position of a queued child (0 when not queued). */
+export function queuePosition(children: ChildRecord[], id: string): number {
+	const queued = children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt);
+	return queued.findIndex((c) => c.id === id) + 1;
+}
+
+/** Who consumed a result: nobody yet, a subagent_wait, or automatic delivery. */
+export type DeliveryState = "pending" | "wait" | "auto";
+
+/** A settled run's result as the ledger keeps it. */
+export interface SettledResult {
+	/** resultKey(id, run). */
+	key: string;
+	/** Child id. */
+	id: string;
+	/** Run number (1-based). */
+	run: number;
+	/** Exact text the parent is owed (the child's answer, or error + partial output). */
+	text: string;
+	/** State the run settled in. */
+	state: ChildState;
+	/** Epoch ms the run settled. */
+	settledAt: number;
+	/** Who consumed it, if anyone. */
+	delivery: DeliveryState;
+	/** Artifact path once a projection stored the full text. */
+	artifactPath?: string;
+}
+
+/**
+ * Exactly-once bookkeeping: a result is claimed once, by a wait or by automatic delivery.
+ * JavaScript runs one callback at a time, so claim() is atomic with respect to both paths.
+ */
+export class DeliveryLedger {
+	private readonly results = new Map<string, SettledResult>();
+
+	add(result: Omit<SettledResult, "delivery"> & { delivery?: DeliveryState }): SettledResult {
+		const existing = this.results.get(result.key);
+		if (existing) return existing;
+		const stored: SettledResult = { ...result, delivery: result.delivery ?? "pending" };
+		this.results.set(result.key, stored);
+		return stored;
+	}
+
+	get(key: string): SettledResult | undefined {
+		return this.results.get(key);
+	}
+
+	/** Latest result of a child (highest run). */
+	latest(id: string): SettledResult | undefined {
+		let best: SettledResult | undefined;
+		for (const r of this.results.values()) if (r.id === id && (!best || r.run > best.run)) best = r;
+		return best;
+	}
+
+	/** Mark as consumed; false when someone already did (the caller must then not deliver it in full). */
+	claim(key: string, by: Exclude<DeliveryState, "pending">): boolean {
+		const r = this.results.get(key);
+		if (r?.delivery !== "pending") return false;
+		r.delivery = by;
+		return true;
+	}
+
+	/** Undo a claim whose delivery failed, so the result is offered again. */
+	release(key: string): void {
+		const r = this.results.get(key);
+		if (r) r.delivery = "pending";
+	}
+
+	/** Results nobody consumed yet, oldest first. */
+	pending(): SettledResult[] {
+		return [...this.results.values()].filter((r) => r.delivery === "pending").sort((a, b) => a.settledAt - b.settledAt);
+	}
+
+	all(): SettledResult[] {
+		return [...this.results.values()];
+	}
+}
+
+/** Text of an assistant message's text parts (thinking and tool calls excluded). */
+export function assistantText(message: unknown): string {
+	if (!message || typeof message !== "object") return "";
+	const m = message as { role?: string; content?: unknown };
+	if (m.role !== "assistant" || !Array.isArray(m.content)) return "";
+	return m.content
+		.filter((p): p is { type: "text"; text: string } => !!p && p.type === "text" && typeof p.text === "string")
+		.map((p) => p.text)
+		.join("");
+}
+
+/** The last assistant message of a run and why it stopped. */
+export function lastAssistant(messages: unknown[]): { text: string; stopReason?: string; errorMessage?: string } {
+	for (let i = messages.length - 1; i >= 0; i--) {
+		const m = messages[i] as { role?: string; stopReason?: string; errorMessage?: string };
+		if (m?.role === "assistant")
+			return { text: assistantText(m), stopReason: m.stopReason, errorMessage: m.errorMessage };
+	}
+	return { text: "" };
+}
+
+/** One-line compaction of tool arguments for notes. */
+export function compactArgs(args: unknown, maxChars = 80): string {
+	let text: string;
+	try {
+		text = typeof args === "string" ? args : JSON.stringify(args ?? {});
+	} catch {
+		text = String(args);
+	}
+	text = text.replace(/\s+/g, " ");
+	return text.length > maxChars ? `${text.slice(0, maxChars - 1)}…` : text;
+}

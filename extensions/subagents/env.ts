@@ -1,0 +1,141 @@
+/**
+ * Per-extension-instance state shared by the tool handlers and the event handlers: the latest
+ * context, the configuration, the artifact store and the manager (created on first use, since
+ * it needs the parent's model registry and session folder).
+ */
+import { join } from "node:path";
+import {
+	buildSessionContext,
+	type ExtensionAPI,
+	type ExtensionContext,
+	getAgentDir,
+} from "@mariozechner/pi-coding-agent";
+import { type ArtifactStore, storeForAgentDir } from "../shared/artifact-store.ts";
+import type { UsageReading } from "../shared/budget.ts";
+import { DEFAULT_CONFIG, type HeadroomConfig, loadConfig } from "../shared/config.ts";
+import { createInProcessBackend } from "./backend.ts";
+import type { ChildRecord, SettledResult } from "./domain.ts";
+import { type ManagerLimits, SubagentManager } from "./manager.ts";
+import { configWarning } from "./prompt.ts";
+
+/** Built-in tools a child may be given. */
+export const CHILD_TOOL_NAMES = ["read", "bash", "edit", "write", "grep", "find", "ls"] as const;
+
+/** This extension's tools, enabled in a child only when the depth limit allows it to spawn. */
+export const SUBAGENT_TOOL_NAMES = [
+	"subagent_spawn",
+	"subagent_wait",
+	"subagent_check",
+	"subagent_send",
+	"subagent_cancel",
+	"subagent_list",
+] as const;
+
+export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+
+export interface Env {
+	/** Pi's extension API of this instance. */
+	pi: ExtensionAPI;
+	/** 0 for the top-level agent, n for a child n levels down. */
+	depth: number;
+	/** Builds the extension for a child one level deeper (to honour maxDepth > 1). */
+	nested: (depth: number) => (pi: ExtensionAPI) => void;
+	/** The latest context Pi handed us (tools and events refresh it). */
+	ctx?: ExtensionContext;
+	/** Loaded configuration (defaults until the first event). */
+	config: HeadroomConfig;
+	/** Pi's agent dir. */
+	agentDir: string;
+	/** Artifact store for full texts. */
+	store?: ArtifactStore;
+	/** This session's children. */
+	manager?: SubagentManager;
+	/** Called after a run settles (persistence and delivery hook in here). */
+	onSettled?: (result: SettledResult, child: ChildRecord) => void;
+	/** Called when the visible state changes (status line). */
+	onChange?: () => void;
+	/** Whether the configuration was read already. */
+	configLoaded: boolean;
+	/** Pending automatic-delivery attempt, if any. */
+	flushTimer?: ReturnType<typeof setTimeout>;
+	/** Remaining idle polls of the pending attempt. */
+	flushAttempts: number;
+	/** Set once the session shuts down: no more deliveries from this instance. */
+	closing?: boolean;
+}
+
+export function createEnv(pi: ExtensionAPI, depth: number, nested: Env["nested"]): Env {
+	return { pi, depth, nested, config: DEFAULT_CONFIG, agentDir: "", configLoaded: false, flushAttempts: 0 };
+}
+
+export function limitsOf(config: HeadroomConfig): ManagerLimits {
+	return {
+		maxConcurrent: config.subagents.maxConcurrent,
+		inactivityTimeoutMs: config.subagents.idleTimeoutSeconds * 1000,
+		maxRunTimeMs: config.subagents.maxRunSeconds * 1000,
+	};
+}
+
+/** Load configuration once per instance; warnings go to the UI or stderr, once. */
+export function ensureConfig(env: Env, ctx: ExtensionContext): void {
+	env.ctx = ctx;
+	if (env.configLoaded) return;
+	env.configLoaded = true;
+	env.agentDir = getAgentDir();
+	const { config, warnings } = loadConfig({ agentDir: env.agentDir, cwd: ctx.cwd });
+	env.config = config;
+	for (const warning of warnings) {
+		if (ctx.hasUI) ctx.ui.notify(configWarning(warning), "warning");
+		else console.error(configWarning(warning));
+	}
+}
+
+export function ensureStore(env: Env): ArtifactStore {
+	env.store ??= storeForAgentDir(env.agentDir || getAgentDir());
+	return env.store;
+}
+
+/** Children's session files live beside the parent's, in a subfolder (so `pi -c` never picks a child's). */
+export function childSessionDir(ctx: ExtensionContext, agentDir: string): string {
+	let dir: string | undefined;
+	try {
+		dir = ctx.sessionManager.getSessionDir();
+	} catch {
+		dir = undefined;
+	}
+	return join(dir || join(agentDir, "sessions"), "subagents");
+}
+
+export function ensureManager(env: Env, ctx: ExtensionContext): SubagentManager {
+	ensureConfig(env, ctx);
+	if (env.manager) return env.manager;
+	const nextDepth = env.depth + 1;
+	const backend = createInProcessBackend({
+		agentDir: env.agentDir,
+		modelRegistry: ctx.modelRegistry,
+		sessionDir: childSessionDir(ctx, env.agentDir),
+		extensionFactories: nextDepth < env.config.subagents.maxDepth ? [env.nested(nextDepth)] : undefined,
+	});
+	env.manager = new SubagentManager(backend, limitsOf(env.config), {
+		onSettled: (result, child) => env.onSettled?.(result, child),
+		onChange: () => env.onChange?.(),
+	});
+	return env.manager;
+}
+
+/** The parent's context reading and reserved output, for the allocator. */
+export function usageOf(ctx: ExtensionContext | undefined): { usage?: UsageReading; reservedOutputTokens?: number } {
+	let usage: UsageReading | undefined;
+	try {
+		usage = ctx?.getContextUsage() ?? undefined;
+	} catch {
+		usage = undefined;
+	}
+	return { usage, reservedOutputTokens: ctx?.model?.maxTokens };
+}
+
+/** The parent's current message list, as the model sees it (for forks). */
+export function parentMessages(ctx: ExtensionContext): unknown[] {
+	const sm = ctx.sessionManager;
+	return buildSessionContext(sm.getEntries(), sm.getLeafId()).messages as unknown[];
+}

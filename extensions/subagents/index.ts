@@ -1,0 +1,207 @@
+/**
+ * Subagents: the thin Pi adapter. Registers the six tools with their renderers, a renderer for
+ * delivered results, the status line, and the lifecycle hooks (restore on session start,
+ * automatic delivery when the parent's run ends, persistence on shutdown).
+ */
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
+import {
+	cancelFlush,
+	deliverPending,
+	FLUSH_POLL_ATTEMPTS,
+	persistSettled,
+	RESULT_MESSAGE_TYPE,
+	restoreFromSession,
+	scheduleFlush,
+} from "./delivery.ts";
+import { createEnv, ensureConfig, ensureManager, limitsOf } from "./env.ts";
+import { TOOL_TEXT } from "./prompt.ts";
+import { type ChildRow, callText, paintFor, resultText, statusText, textComponent, widgetLines } from "./render.ts";
+import { cancelTool, checkTool, listTool, sendTool, spawnTool, waitTool } from "./tools.ts";
+
+/** How long shutdown waits for children to stop and record their partial output, in milliseconds. */
+export const SHUTDOWN_WAIT_MS = 8_000;
+/** Refresh period of the status widget while children run, in milliseconds. */
+export const STATUS_REFRESH_MS = 1_000;
+
+const ids = () => Type.Array(Type.String(), { description: TOOL_TEXT.wait.ids });
+
+export default function subagents(pi: ExtensionAPI): void {
+	setupSubagents(pi, 0);
+}
+
+export function setupSubagents(pi: ExtensionAPI, depth: number): void {
+	const env = createEnv(pi, depth, (d) => (childPi) => setupSubagents(childPi, d));
+	let statusTimer: ReturnType<typeof setInterval> | undefined;
+
+	const refreshStatus = () => {
+		const ctx = env.ctx;
+		if (!ctx?.hasUI || !env.manager) return;
+		try {
+			const paint = paintFor(ctx.ui.theme);
+			const children = env.manager.list();
+			ctx.ui.setStatus("subagents", statusText(children, paint));
+			const lines = widgetLines(children, Date.now(), paint);
+			ctx.ui.setWidget("subagents", lines.length > 0 ? lines : undefined);
+			const active = lines.length > 0;
+			if (active && !statusTimer) {
+				statusTimer = setInterval(refreshStatus, STATUS_REFRESH_MS);
+				statusTimer.unref?.();
+			} else if (!active && statusTimer) {
+				clearInterval(statusTimer);
+				statusTimer = undefined;
+			}
+		} catch {
+			// A UI that went away (session replaced) must not break the children.
+		}
+	};
+	env.onChange = refreshStatus;
+	env.onSettled = (result, child) => {
+		persistSettled(env, result, child);
+		if (!env.closing) scheduleFlush(env);
+	};
+
+	const render = {
+		renderCall(tool: string) {
+			return (args: object, theme: { fg(c: string, t: string): string }) =>
+				textComponent(callText(tool, (args ?? {}) as Record<string, unknown>, paintFor(theme)));
+		},
+		renderResult(
+			result: { content?: Array<{ type: string; text?: string }>; details?: unknown },
+			options: { expanded?: boolean },
+			theme: { fg(c: string, t: string): string },
+		) {
+			const text = (result.content ?? []).map((c) => c.text ?? "").join("");
+			const rows = ((result.details as { rows?: ChildRow[] } | undefined)?.rows ?? []) as ChildRow[];
+			return textComponent(resultText(rows, text, Boolean(options?.expanded), paintFor(theme)));
+		},
+	};
+
+	const withCtx = <T>(ctx: ExtensionContext, fn: () => T): T => {
+		ensureConfig(env, ctx);
+		return fn();
+	};
+
+	pi.registerTool({
+		name: "subagent_spawn",
+		label: TOOL_TEXT.spawn.label,
+		description: TOOL_TEXT.spawn.description,
+		promptSnippet: TOOL_TEXT.spawn.snippet,
+		parameters: Type.Object({
+			prompt: Type.String({ description: TOOL_TEXT.spawn.prompt }),
+			name: Type.Optional(Type.String({ description: TOOL_TEXT.spawn.name })),
+			model: Type.Optional(Type.String({ description: TOOL_TEXT.spawn.model })),
+			tools: Type.Optional(Type.Array(Type.String(), { description: TOOL_TEXT.spawn.tools })),
+			cwd: Type.Optional(Type.String({ description: TOOL_TEXT.spawn.cwd })),
+			thinking: Type.Optional(Type.String({ description: TOOL_TEXT.spawn.thinking })),
+			context: Type.Optional(
+				Type.Union([Type.Literal("fresh"), Type.Literal("fork")], { description: TOOL_TEXT.spawn.context }),
+			),
+		}),
+		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => spawnTool(env, params, ctx)),
+		renderCall: render.renderCall("subagent_spawn"),
+		renderResult: render.renderResult,
+	});
+
+	pi.registerTool({
+		name: "subagent_wait",
+		label: TOOL_TEXT.wait.label,
+		description: TOOL_TEXT.wait.description,
+		parameters: Type.Object({
+			ids: Type.Optional(ids()),
+			timeout_s: Type.Optional(Type.Number({ description: TOOL_TEXT.wait.timeout, minimum: 0 })),
+			mode: Type.Optional(Type.Union([Type.Literal("all"), Type.Literal("any")], { description: TOOL_TEXT.wait.mode })),
+		}),
+		execute: (_id, params, signal, onUpdate, ctx) =>
+			withCtx(ctx, () => waitTool(env, params, signal, onUpdate as never, ctx)),
+		renderCall: render.renderCall("subagent_wait"),
+		renderResult: render.renderResult,
+	});
+
+	pi.registerTool({
+		name: "subagent_check",
+		label: TOOL_TEXT.check.label,
+		description: TOOL_TEXT.check.description,
+		parameters: Type.Object({ id: Type.String({ description: TOOL_TEXT.check.id }) }),
+		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => checkTool(env, params, ctx)),
+		renderCall: render.renderCall("subagent_check"),
+		renderResult: render.renderResult,
+	});
+
+	pi.registerTool({
+		name: "subagent_send",
+		label: TOOL_TEXT.send.label,
+		description: TOOL_TEXT.send.description,
+		parameters: Type.Object({
+			id: Type.String({ description: TOOL_TEXT.send.id }),
+			text: Type.String({ description: TOOL_TEXT.send.text }),
+		}),
+		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => sendTool(env, params, ctx)),
+		renderCall: render.renderCall("subagent_send"),
+		renderResult: render.renderResult,
+	});
+
+	pi.registerTool({
+		name: "subagent_cancel",
+		label: TOOL_TEXT.cancel.label,
+		description: TOOL_TEXT.cancel.description,
+		parameters: Type.Object({ ids: Type.Array(Type.String(), { description: TOOL_TEXT.cancel.ids }) }),
+		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cancelTool(env, params, ctx)),
+		renderCall: render.renderCall("subagent_cancel"),
+		renderResult: render.renderResult,
+	});
+
+	pi.registerTool({
+		name: "subagent_list",
+		label: TOOL_TEXT.list.label,
+		description: TOOL_TEXT.list.description,
+		parameters: Type.Object({}),
+		execute: async (_id, _params, _signal, _onUpdate, ctx) => withCtx(ctx, () => listTool(env, ctx)),
+		renderCall: render.renderCall("subagent_list"),
+		renderResult: render.renderResult,
+	});
+
+	pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, (message, options, theme) => {
+		const rows = ((message.details as { rows?: ChildRow[] } | undefined)?.rows ?? []) as ChildRow[];
+		const content = typeof message.content === "string" ? message.content : "";
+		return textComponent(resultText(rows, content, options.expanded, paintFor(theme)));
+	});
+
+	pi.on("session_start", async (_event, ctx) => {
+		env.closing = false;
+		ensureConfig(env, ctx);
+		ensureManager(env, ctx).setLimits(limitsOf(env.config));
+		const owed = restoreFromSession(env, ctx);
+		if (owed > 0) await deliverPending(env, "append");
+	});
+
+	// Results that settled while the parent was busy go out together once its run is over.
+	// 0.73: sendMessage inside agent_end starts no turn, so poll for idle on later ticks.
+	pi.on("agent_end", (_event, ctx) => {
+		env.ctx = ctx;
+		scheduleFlush(env, FLUSH_POLL_ATTEMPTS);
+	});
+	// 1.x: agent_settled fires once the agent is really idle.
+	(pi.on as (event: string, handler: (event: unknown, ctx: ExtensionContext) => void) => void)(
+		"agent_settled",
+		(_event, ctx) => {
+			env.ctx = ctx;
+			void deliverPending(env, "trigger");
+		},
+	);
+	pi.on("turn_start", (_event, ctx) => {
+		env.ctx = ctx;
+	});
+
+	pi.on("session_shutdown", async () => {
+		env.closing = true;
+		cancelFlush(env);
+		if (statusTimer) clearInterval(statusTimer);
+		statusTimer = undefined;
+		const manager = env.manager;
+		if (!manager) return;
+		// Running children are stopped; their partial output is recorded as owed, for the next start.
+		await Promise.race([manager.shutdown(), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
+		env.manager = undefined;
+	});
+}

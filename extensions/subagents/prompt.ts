@@ -1,0 +1,277 @@
+/**
+ * Every sentence of the subagents extension that a model reads: tool descriptions, parameter
+ * help, tool result texts, errors, delivery headers and the child's system-prompt addition.
+ * Kept in one module so the wording is reviewed in one place and pinned by tests.
+ */
+import { type ChildRecord, formatCount, formatDuration, queuePosition } from "./domain.ts";
+
+export const TOOL_TEXT = {
+	spawn: {
+		label: "Spawn subagent",
+		description:
+			"Start a subagent: a separate Pi agent with its own context that works on `prompt` in the background. " +
+			"Returns at once with the child's id. Its final answer reaches you automatically when it finishes " +
+			"(or call subagent_wait). Long answers arrive as head + tail with the full text stored in a file you can read.",
+		snippet: "Start a background subagent on a self-contained task; its result comes back to you",
+		prompt: 'The complete task for the child. It sees nothing of your conversation unless context is "fork".',
+		name: "Short title shown in lists (optional).",
+		model: "Model as provider/id, or a bare id if unambiguous (optional; default: your model).",
+		tools: "Tool names the child may use (optional; default: read, bash, edit, write, grep, find, ls).",
+		cwd: "Working directory of the child (optional; must exist; default: yours).",
+		thinking: "Thinking level: off, minimal, low, medium, high, xhigh (optional).",
+		context: '"fresh" (default): the child starts from the prompt alone. "fork": it starts from your conversation.',
+	},
+	wait: {
+		label: "Wait for subagents",
+		description:
+			"Wait for subagents to finish and return their results. ids omitted = every child whose result you have " +
+			'not received yet. mode "all" (default) waits for all, "any" for the first. A timeout returns what finished ' +
+			"plus the status of the rest; the others keep running.",
+		ids: 'Child ids, e.g. ["sa-1"] (optional).',
+		timeout: "Give up waiting after this many seconds (optional).",
+		mode: '"all" (default) or "any".',
+	},
+	check: {
+		label: "Check subagent",
+		description:
+			"Status of one subagent (state, model, turns, elapsed, context use), its last tool calls and the recent end of its output.",
+		id: 'Child id, e.g. "sa-1".',
+	},
+	send: {
+		label: "Message subagent",
+		description:
+			"Send text to a subagent: steers it while it runs, or starts a new run on its transcript once it has settled " +
+			"(the new result arrives like the first).",
+		id: "Child id.",
+		text: "The message.",
+	},
+	cancel: {
+		label: "Cancel subagents",
+		description: "Stop subagents; returns each one's partial output.",
+		ids: "Child ids to stop.",
+	},
+	list: {
+		label: "List subagents",
+		description: "One line per subagent of this session: state, title, model, elapsed.",
+	},
+} as const;
+
+/** Added to a child's system prompt. A fresh child owns its task from its first turn. */
+export const CHILD_SYSTEM_APPEND =
+	"You work on your own task in a separate session with your own tools. " +
+	"Your last message is your result: write it complete and self-contained, because it is what gets reported.";
+
+export function label(c: Pick<ChildRecord, "id" | "name">): string {
+	return `${c.id} "${c.name}"`;
+}
+
+export function spawnedText(c: ChildRecord): string {
+	return (
+		`Spawned ${label(c)} on ${c.model} (tools: ${c.tools.join(", ")}; cwd: ${c.cwd}; context: ${c.context}). ` +
+		`It runs in the background: its result arrives automatically when it finishes, or call subagent_wait(ids=["${c.id}"]).`
+	);
+}
+
+export function queuedText(c: ChildRecord, all: ChildRecord[], maxConcurrent: number): string {
+	return (
+		`Queued ${label(c)} at position ${queuePosition(all, c.id)} (${maxConcurrent} children already running, ` +
+		`limit ${maxConcurrent}). It starts on ${c.model} when a slot frees; its result arrives like any other.`
+	);
+}
+
+/** One status line for a child that has no result to show here. */
+export function statusLine(c: ChildRecord, now: number): string {
+	if (c.state === "queued") return `${label(c)}: queued — not started yet.`;
+	const elapsed = formatDuration(now - (c.startedAt ?? c.createdAt));
+	if (c.state === "running" || c.state === "starting") {
+		return `${label(c)}: running for ${elapsed} (${c.turns} turns) — not finished.`;
+	}
+	return `${label(c)}: ${c.state}.`;
+}
+
+/** Header above one projected result. */
+export function resultHeader(c: ChildRecord, state: string, run: number): string {
+	const took = c.startedAt && c.endedAt ? ` in ${formatDuration(c.endedAt - c.startedAt)}` : "";
+	const runNote = run > 1 ? `, run ${run}` : "";
+	return `── ${label(c)} ${state}${took} (${c.turns} turns${runNote}, ${c.model}) ──`;
+}
+
+/** A result the parent already received in full elsewhere: status and where the full text is. */
+export function alreadyDeliveredLine(c: ChildRecord, by: "wait" | "auto", artifactPath: string | undefined): string {
+	const where = by === "auto" ? "delivered to you automatically earlier" : "returned by an earlier subagent_wait";
+	const full = artifactPath ? `full text: ${artifactPath}` : "it was shown in full there";
+	return `${label(c)}: ${c.state} — ${where}; ${full}.`;
+}
+
+/** A result that got no room in this batch: its size and where to read it. */
+export function noRoomLine(c: ChildRecord, bytes: number, lines: number, path: string): string {
+	return (
+		`${label(c)}: ${c.state} — ${formatCount(bytes)} bytes, ${formatCount(lines)} lines; no room left in this batch. ` +
+		`Full text stored at ${path} — read it with read(path="${path}", offset=1, limit=${Math.min(lines, 200)}).`
+	);
+}
+
+export function noRoomUnsavedLine(c: ChildRecord, bytes: number, error: string): string {
+	return (
+		`${label(c)}: ${c.state} — ${formatCount(bytes)} bytes; no room left in this batch and the full text could not ` +
+		`be stored (${error}). Call subagent_wait(ids=["${c.id}"]) alone to receive it.`
+	);
+}
+
+export function waitTimeoutHeader(seconds: number, finished: number, total: number): string {
+	return `Timed out after ${seconds} s: ${finished} of ${total} finished. The others keep running.`;
+}
+
+export function waitAbortedHeader(finished: number, total: number): string {
+	return `Waiting was interrupted: ${finished} of ${total} finished. The others keep running.`;
+}
+
+export const NOTHING_TO_WAIT_FOR = "No subagent results are outstanding: every child's result was already received.";
+export const NO_CHILDREN = "No subagents in this session yet.";
+
+export function waitProgress(children: ChildRecord[], now: number): string {
+	const parts = children.map((c) =>
+		c.state === "running" || c.state === "starting"
+			? `${c.id} running ${formatDuration(now - (c.startedAt ?? now))}`
+			: `${c.id} ${c.state}`,
+	);
+	return `Waiting for ${children.length} subagent(s): ${parts.join(", ")}`;
+}
+
+/** Heading of an automatic delivery message. */
+export function autoDeliveryHeader(count: number): string {
+	return count === 1
+		? "[Subagent result — delivered automatically when the child finished]"
+		: `[${count} subagent results — delivered automatically, together, after your run ended]`;
+}
+
+/** Body of a result that failed or was cancelled: the error first, then what it produced before. */
+export function failedResultText(state: "failed" | "cancelled", error: string, partial: string): string {
+	const head = state === "cancelled" ? `Cancelled: ${error}` : `Error: ${error}`;
+	partial = partial.trimEnd();
+	return partial.length > 0
+		? `${head}\n\nPartial output before it stopped:\n${partial}`
+		: `${head}\n\n(No output before it stopped.)`;
+}
+
+export const EMPTY_PROMPT_ERROR = "prompt must not be empty: give the child its complete task.";
+export const SHUT_DOWN_ERROR = "the session is shutting down; no new subagents can start.";
+export const PROVIDER_ERROR = "the model provider returned an error";
+export const ABORTED = "aborted";
+export const STOPPED_BEFORE_START = "stopped before it started";
+
+export function restoredSendError(c: Pick<ChildRecord, "id" | "name">): string {
+	return `${label(c)} ran in an earlier process and has no live session here; spawn a new child (its session file is listed by subagent_check).`;
+}
+
+export function missingStoredText(bytes: number): string {
+	return `[the full text (${bytes} bytes) is no longer in the artifact store]`;
+}
+
+export const CANCELLED_BY_PARENT = "stopped by subagent_cancel";
+export const INTERRUPTED_BY_SHUTDOWN = "the parent session shut down or reloaded while the child was running";
+
+export function watchdogError(model: string, seconds: number): string {
+	return (
+		`no output from model ${model} for ${seconds} s (watchdog); the child was stopped. ` +
+		"Retry with subagent_send, choose another model, or raise subagents.idleTimeoutSeconds."
+	);
+}
+
+export function maxRunTimeError(seconds: number): string {
+	return `stopped after the maximum run time of ${seconds} s (subagents.maxRunSeconds); use subagent_send to continue it.`;
+}
+
+export function emptyAnswerNote(): string {
+	return "(The child finished without a text answer.)";
+}
+
+export function unknownIdsError(unknown: string[], known: string[]): string {
+	const which =
+		unknown.length === 1 ? `Unknown subagent id ${unknown[0]}` : `Unknown subagent ids ${unknown.join(", ")}`;
+	return known.length > 0
+		? `${which}; known: ${known.join(", ")}.`
+		: `${which}; no subagents were spawned in this session.`;
+}
+
+export function badModelError(spec: string, choices: string[]): string {
+	return `Unknown or ambiguous model "${spec}"; choose one of: ${choices.join(", ") || "(no models configured)"}.`;
+}
+
+export function noModelError(): string {
+	return "No model to run the child on: pass model as provider/id.";
+}
+
+export function badCwdError(cwd: string, parentCwd: string): string {
+	return `cwd "${cwd}" does not exist or is not a directory; pass an existing directory (default: ${parentCwd}).`;
+}
+
+export function badToolsError(unknown: string[], available: string[]): string {
+	return `Unknown tool(s) ${unknown.join(", ")}; available to children: ${available.join(", ")}.`;
+}
+
+export function badThinkingError(level: string, levels: readonly string[]): string {
+	return `Unknown thinking level "${level}"; use one of: ${levels.join(", ")}.`;
+}
+
+export function depthLimitError(maxDepth: number): string {
+	return `This agent is a subagent at the depth limit (${maxDepth}); it cannot spawn further subagents. Do the work yourself.`;
+}
+
+export function forkUnavailableError(reason: string): string {
+	return `context "fork" is not available (${reason}); spawn with context "fresh" and put what the child needs in prompt.`;
+}
+
+export function queuedSendError(c: ChildRecord): string {
+	return `${label(c)} is queued and has not started; its prompt will run first. Send your message once it runs.`;
+}
+
+export function steeredText(c: ChildRecord): string {
+	return `Sent to ${label(c)}; it reads the message after its current step.`;
+}
+
+export function rerunText(c: ChildRecord): string {
+	return `${label(c)} started run ${c.run} on its transcript; its result arrives like the first.`;
+}
+
+export function cancelHeader(count: number): string {
+	return `Cancelled ${count} subagent(s). Partial output of each:`;
+}
+
+export function alreadySettledCancelLine(c: ChildRecord): string {
+	return `${label(c)}: already ${c.state}; nothing to cancel.`;
+}
+
+export function listLine(c: ChildRecord, now: number, glyph: string): string {
+	const since = c.startedAt ?? c.createdAt;
+	const elapsed = formatDuration((c.endedAt ?? now) - since);
+	const ctx = c.contextTokens !== undefined ? ` · ctx ${formatCount(c.contextTokens)} tok` : "";
+	return `${glyph} ${label(c)} ${c.state} · ${elapsed} · ${c.turns} turns · ${c.model}${ctx}`;
+}
+
+export function checkText(c: ChildRecord, now: number, recentOutput: string): string {
+	const since = c.startedAt ?? c.createdAt;
+	const lines = [
+		`${label(c)} — ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
+		`model ${c.model} · run ${c.run} · ${c.turns} turns · ${formatCount(c.outputTokens)} output tokens` +
+			(c.contextTokens !== undefined && c.contextWindow
+				? ` · context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens`
+				: ""),
+	];
+	if (c.sessionFile) lines.push(`session file: ${c.sessionFile}`);
+	if (c.error) lines.push(`error: ${c.error}`);
+	if (c.recentTools.length > 0) {
+		lines.push("last tool calls:");
+		for (const t of c.recentTools) lines.push(`  ${t.isError ? "✗" : "·"} ${t.name} ${t.args}`);
+	}
+	lines.push(recentOutput.length > 0 ? `recent output:\n${recentOutput}` : "recent output: (none yet)");
+	return lines.join("\n");
+}
+
+export function restoredNote(count: number): string {
+	return `[${count} subagent result(s) from before the session was reloaded or resumed]`;
+}
+
+export function configWarning(warning: string): string {
+	return `subagents: ${warning}`;
+}

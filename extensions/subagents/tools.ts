@@ -1,0 +1,306 @@
+/**
+ * The six tools' handlers: validate, call the manager, and pass every child output through the
+ * batch projection. Errors are thrown with text that lists the valid choices.
+ */
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { renderForkContext } from "../shared/narrate.ts";
+import { ownerFraming } from "../shared/prompt-transcript.ts";
+import { projectBatch } from "./batch.ts";
+import { batchDetails, batchInput, persistDelivered, recordArtifacts } from "./delivery.ts";
+import {
+	type ChildRecord,
+	type ContextMode,
+	isSettled,
+	type ModelChoice,
+	partitionIds,
+	resolveModelSpec,
+	type SettledResult,
+	statusGlyph,
+} from "./domain.ts";
+import {
+	CHILD_TOOL_NAMES,
+	type Env,
+	ensureManager,
+	ensureStore,
+	parentMessages,
+	SUBAGENT_TOOL_NAMES,
+	THINKING_LEVELS,
+	usageOf,
+} from "./env.ts";
+import * as P from "./prompt.ts";
+import type { ChildRow } from "./render.ts";
+
+type ToolReturn = { content: Array<{ type: "text"; text: string }>; details: Record<string, unknown> };
+type OnUpdate = ((partial: ToolReturn) => void) | undefined;
+
+const reply = (text: string, details: Record<string, unknown> = {}): ToolReturn => ({
+	content: [{ type: "text", text }],
+	details,
+});
+
+function row(c: ChildRecord, note?: string): ChildRow {
+	return { id: c.id, name: c.name, state: c.state, note };
+}
+
+/** subagent_spawn's parameters (described to the model in TOOL_TEXT.spawn). */
+export interface SpawnParams {
+	prompt: string;
+	name?: string;
+	model?: string;
+	tools?: string[];
+	cwd?: string;
+	thinking?: string;
+	context?: ContextMode;
+}
+
+export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
+	const manager = ensureManager(env, ctx);
+	const cfg = env.config.subagents;
+	if (env.depth >= cfg.maxDepth) throw new Error(P.depthLimitError(cfg.maxDepth));
+	if (typeof params.prompt !== "string" || params.prompt.trim().length === 0) throw new Error(P.EMPTY_PROMPT_ERROR);
+	const registry = ctx.modelRegistry as unknown as {
+		getAll(): Array<{ provider: string; id: string; contextWindow?: number; maxTokens?: number }>;
+		find(p: string, id: string): unknown;
+	};
+	let model: unknown = ctx.model;
+	let modelLabel = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "";
+	if (params.model) {
+		const all: ModelChoice[] = registry.getAll().map((m) => ({ provider: m.provider, id: m.id }));
+		const found = resolveModelSpec(params.model, all);
+		if (!found.ok) throw new Error(P.badModelError(params.model, found.choices));
+		model = registry.find(found.value.provider, found.value.id);
+		modelLabel = `${found.value.provider}/${found.value.id}`;
+	}
+	if (!model) throw new Error(P.noModelError());
+	const tools = params.tools ?? cfg.defaultTools;
+	const allowed: readonly string[] = CHILD_TOOL_NAMES;
+	const unknownTools = tools.filter((t) => !allowed.includes(t));
+	if (unknownTools.length > 0) throw new Error(P.badToolsError(unknownTools, [...allowed]));
+	const cwd = params.cwd ? resolve(ctx.cwd, params.cwd) : ctx.cwd;
+	let isDir = false;
+	try {
+		isDir = statSync(cwd).isDirectory();
+	} catch {
+		isDir = false;
+	}
+	if (!isDir) throw new Error(P.badCwdError(params.cwd ?? cwd, ctx.cwd));
+	const levels: readonly string[] = THINKING_LEVELS;
+	if (params.thinking !== undefined && !levels.includes(params.thinking)) {
+		throw new Error(P.badThinkingError(params.thinking, THINKING_LEVELS));
+	}
+	const thinking = params.thinking ?? safeThinking(env);
+	const context: ContextMode = params.context === "fork" ? "fork" : "fresh";
+	let firstMessage: string | undefined;
+	if (context === "fork") {
+		try {
+			const m = model as { contextWindow?: number; maxTokens?: number };
+			const window = m.contextWindow ?? 128_000;
+			const reserve = env.config.contextTrim.reserveTokens ?? m.maxTokens ?? 0;
+			const budgetTokens = Math.max(1024, window - reserve - env.config.contextTrim.safetyMarginTokens);
+			firstMessage = renderForkContext(parentMessages(ctx), {
+				budgetTokens,
+				sessionFile: ctx.sessionManager.getSessionFile(),
+				task: params.prompt,
+			});
+		} catch (error) {
+			throw new Error(P.forkUnavailableError(error instanceof Error ? error.message : String(error)));
+		}
+	}
+	const child = manager.spawn({
+		prompt: params.prompt,
+		firstMessage,
+		name: params.name,
+		modelLabel,
+		model,
+		// Pi's allowlist would hide the nested extension's tools; add them where the depth limit allows.
+		tools: env.depth + 1 < cfg.maxDepth ? [...tools, ...SUBAGENT_TOOL_NAMES] : [...tools],
+		cwd,
+		thinking,
+		context,
+		systemAppend: [P.CHILD_SYSTEM_APPEND, ownerFraming({ forked: context === "fork" })],
+	});
+	const queued = child.state === "queued";
+	const text = queued ? P.queuedText(child, manager.list(), manager.maxConcurrent) : P.spawnedText(child);
+	return reply(text, { rows: [row(child, queued ? "queued" : undefined)], id: child.id, queued });
+}
+
+function safeThinking(env: Env): string | undefined {
+	try {
+		return env.pi.getThinkingLevel();
+	} catch {
+		return undefined;
+	}
+}
+
+function requireIds(env: Env, requested: string[]): string[] {
+	const known = env.manager?.ids() ?? [];
+	const { known: good, unknown } = partitionIds(requested, known);
+	if (unknown.length > 0) throw new Error(P.unknownIdsError(unknown, known));
+	return good;
+}
+
+/** subagent_wait's parameters (described to the model in TOOL_TEXT.wait). */
+export interface WaitParams {
+	ids?: string[];
+	timeout_s?: number;
+	mode?: "all" | "any";
+}
+
+export async function waitTool(
+	env: Env,
+	params: WaitParams,
+	signal: AbortSignal | undefined,
+	onUpdate: OnUpdate,
+	ctx: ExtensionContext,
+): Promise<ToolReturn> {
+	const manager = ensureManager(env, ctx);
+	let ids: string[];
+	if (params.ids && params.ids.length > 0) ids = requireIds(env, params.ids);
+	else {
+		if (manager.list().length === 0) return reply(P.NO_CHILDREN, { rows: [] });
+		ids = manager
+			.list()
+			.filter((c) => !isSettled(c.state) || manager.ledger.latest(c.id)?.delivery === "pending")
+			.map((c) => c.id);
+		if (ids.length === 0) return reply(P.NOTHING_TO_WAIT_FOR, { rows: [] });
+	}
+	const mode = params.mode === "any" ? "any" : "all";
+	const timeoutMs =
+		typeof params.timeout_s === "number" && params.timeout_s >= 0 ? Math.round(params.timeout_s * 1000) : undefined;
+	const throttle = Math.max(250, env.config.subagents.pollThrottleMs);
+	const outcome = await manager.waitFor(ids, {
+		mode,
+		timeoutMs,
+		signal,
+		tickMs: throttle,
+		onTick: onUpdate
+			? () =>
+					onUpdate(
+						reply(
+							P.waitProgress(
+								ids.map((id) => manager.get(id)!),
+								Date.now(),
+							),
+							{ progress: true },
+						),
+					)
+			: undefined,
+	});
+	return consume(env, ctx, ids, outcome, "wait", params.timeout_s);
+}
+
+/** Hand out the results of `ids` (claiming them for this tool) plus status lines for the rest. */
+async function consume(
+	env: Env,
+	ctx: ExtensionContext,
+	ids: string[],
+	outcome: { timedOut: boolean; aborted: boolean; header?: string },
+	timeoutLabel: "wait" | "cancel",
+	timeoutSeconds?: number,
+): Promise<ToolReturn> {
+	const manager = env.manager!;
+	const now = Date.now();
+	const leading: string[] = [];
+	const extraRows: ChildRow[] = [];
+	const claimed: SettledResult[] = [];
+	const finished = ids.filter((id) => isSettled(manager.get(id)!.state)).length;
+	if (outcome.header) leading.push(outcome.header);
+	else if (outcome.timedOut) leading.push(P.waitTimeoutHeader(timeoutSeconds ?? 0, finished, ids.length));
+	else if (outcome.aborted) leading.push(P.waitAbortedHeader(finished, ids.length));
+	for (const id of ids) {
+		const child = manager.get(id)!;
+		const latest = manager.ledger.latest(id);
+		if (!isSettled(child.state) || !latest) {
+			leading.push(P.statusLine(child, now));
+			extraRows.push(row(child));
+		} else if (manager.ledger.claim(latest.key, "wait")) claimed.push(latest);
+		else {
+			const by = latest.delivery === "auto" ? "auto" : "wait";
+			leading.push(P.alreadyDeliveredLine(child, by, latest.artifactPath));
+			extraRows.push({ ...row(child, "already received"), artifactPath: latest.artifactPath });
+		}
+	}
+	try {
+		const batch = await projectBatch(
+			claimed.map((r) => batchInput(manager, r)),
+			{
+				surface: "wait",
+				store: ensureStore(env),
+				leading,
+				caps: env.config.budgets.wait,
+				headroomShare: env.config.budgets.headroomShare,
+				...usageOf(ctx),
+			},
+		);
+		recordArtifacts(manager, batch.items);
+		persistDelivered(
+			env,
+			claimed.map((r) => r.key),
+			"wait",
+		);
+		return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel });
+	} catch (error) {
+		for (const r of claimed) manager.ledger.release(r.key);
+		throw error;
+	}
+}
+
+export async function checkTool(env: Env, params: { id: string }, ctx: ExtensionContext): Promise<ToolReturn> {
+	const manager = ensureManager(env, ctx);
+	const [id] = requireIds(env, [params.id]);
+	const child = manager.get(id)!;
+	const recent = isSettled(child.state)
+		? (manager.ledger.latest(id)?.text ?? child.finalText ?? "")
+		: child.partialText;
+	let output = "";
+	let details: Record<string, unknown> = { rows: [row(child)] };
+	if (recent.length > 0) {
+		const batch = await projectBatch([{ id, run: child.run, header: "", text: recent, noRoom: () => "" }], {
+			surface: "check",
+			store: ensureStore(env),
+			headShare: 0,
+			caps: env.config.budgets.check,
+			...usageOf(ctx),
+		});
+		output = batch.text.replace(/^\n/, "");
+		details = { ...batchDetails(manager, batch), rows: [row(child)] };
+	}
+	return reply(P.checkText(child, Date.now(), output), details);
+}
+
+export async function sendTool(
+	env: Env,
+	params: { id: string; text: string },
+	ctx: ExtensionContext,
+): Promise<ToolReturn> {
+	const manager = ensureManager(env, ctx);
+	const [id] = requireIds(env, [params.id]);
+	const child = manager.get(id)!;
+	const outcome = await manager.send(id, params.text);
+	if (outcome === "queued-child") throw new Error(P.queuedSendError(child));
+	return reply(outcome === "steered" ? P.steeredText(child) : P.rerunText(child), { rows: [row(child)] });
+}
+
+export async function cancelTool(env: Env, params: { ids: string[] }, ctx: ExtensionContext): Promise<ToolReturn> {
+	const manager = ensureManager(env, ctx);
+	const ids = requireIds(env, params.ids ?? []);
+	const active = ids.filter((id) => !isSettled(manager.get(id)!.state));
+	await manager.cancel(active);
+	const lines = ids.filter((id) => !active.includes(id)).map((id) => P.alreadySettledCancelLine(manager.get(id)!));
+	const header = [P.cancelHeader(active.length), ...lines].join("\n");
+	return consume(env, ctx, active, { timedOut: false, aborted: false, header }, "cancel");
+}
+
+export function listTool(env: Env, ctx: ExtensionContext): ToolReturn {
+	const manager = ensureManager(env, ctx);
+	const children = manager.list();
+	if (children.length === 0) return reply(P.NO_CHILDREN, { rows: [] });
+	const now = Date.now();
+	return reply(children.map((c) => P.listLine(c, now, statusGlyph(c.state))).join("\n"), {
+		rows: children.map((c) => row(c)),
+	});
+}
+
+export { consume as consumeResults };

@@ -1,0 +1,151 @@
+/**
+ * Subagents benchmarks (`npm run bench -- subagents`):
+ *
+ * 1. Spawn-to-first-model-request latency: an in-process child (this extension's backend, Pi's
+ *    createAgentSession) vs a `pi --mode json` subprocess child (what most Pi subagent extensions
+ *    spawn), both against the scripted model on 127.0.0.1. Goal: in-process ≥ 10× faster.
+ * 2. Parent-context bytes for scenario 2 (four answers of 21,333 bytes / 262 lines in one wait):
+ *    our batch projection vs full injection vs head-only truncation (Pi's truncateHead), and how
+ *    many of the four BEGIN/END pairs each keeps.
+ */
+import { spawn } from "node:child_process";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { AuthStorage, ModelRegistry, truncateHead } from "@mariozechner/pi-coding-agent";
+import { storeForAgentDir } from "../../extensions/shared/artifact-store.ts";
+import { createInProcessBackend } from "../../extensions/subagents/backend.ts";
+import { projectBatch } from "../../extensions/subagents/batch.ts";
+import { numberedAnswer, pairsKept, utf8Bytes } from "../e2e/subagents-support.ts";
+import { makeSandbox, PI_LINES } from "../fixtures/pi-runner.ts";
+import { startScriptedServer } from "../fixtures/scripted-server.ts";
+
+/** Timed spawns per variant (after one warm-up each). */
+const IN_PROCESS_RUNS = 15;
+const SUBPROCESS_RUNS = 5;
+const TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const ms = (x: number) => `${x.toFixed(1)} ms`;
+
+async function latency(): Promise<void> {
+	let firstRequestAt: (() => void) | undefined;
+	const server = await startScriptedServer(() => {
+		firstRequestAt?.();
+		return { text: "ok" };
+	});
+	const sandbox = makeSandbox({ server });
+	const nextRequest = () => new Promise<number>((resolve) => (firstRequestAt = () => resolve(performance.now())));
+	try {
+		const registry = ModelRegistry.create(
+			AuthStorage.create(join(sandbox.agentDir, "auth.json")),
+			join(sandbox.agentDir, "models.json"),
+		);
+		const model = registry.find("mock", "mock-model");
+		const backend = createInProcessBackend({
+			agentDir: sandbox.agentDir,
+			modelRegistry: registry,
+			sessionDir: join(sandbox.agentDir, "sessions", "bench", "subagents"),
+		});
+		const inProcess: number[] = [];
+		for (let i = 0; i <= IN_PROCESS_RUNS; i++) {
+			const seen = nextRequest();
+			const t0 = performance.now();
+			const handle = await backend.create(
+				{ id: `sa-${i}`, cwd: sandbox.cwd, tools: TOOLS, model, systemAppend: ["bench"] },
+				() => undefined,
+			);
+			const run = handle.prompt("task");
+			const t1 = await seen;
+			await run;
+			handle.dispose();
+			if (i > 0) inProcess.push(t1 - t0);
+		}
+		const rows: Array<[string, number]> = [["in-process (createAgentSession, Pi 0.73 on node)", median(inProcess)]];
+		for (const info of PI_LINES) {
+			const times: number[] = [];
+			for (let i = 0; i <= SUBPROCESS_RUNS; i++) {
+				const seen = nextRequest();
+				const t0 = performance.now();
+				const child = spawn(
+					info.command,
+					[
+						...info.prefix,
+						"--mode",
+						"json",
+						"-p",
+						"--no-session",
+						"--no-extensions",
+						"--offline",
+						"--provider",
+						"mock",
+						"--model",
+						"mock-model",
+						"task",
+					],
+					{ cwd: sandbox.cwd, env: sandbox.env, stdio: "ignore" },
+				);
+				const t1 = await seen;
+				await new Promise((r) => child.on("close", r));
+				if (i > 0) times.push(t1 - t0);
+			}
+			rows.push([`subprocess \`pi --mode json\` (${info.label})`, median(times)]);
+		}
+		const base = rows[0][1];
+		console.log("\n### Spawn → first model request (median)\n");
+		console.log("| child | latency | vs in-process |");
+		console.log("|---|---:|---:|");
+		for (const [name, t] of rows) console.log(`| ${name} | ${ms(t)} | ${(t / base).toFixed(1)}× |`);
+		const slowest = Math.min(...rows.slice(1).map((r) => r[1]));
+		console.log(`\nin-process is ${(slowest / base).toFixed(1)}× faster than the fastest subprocess (goal ≥ 10×)`);
+	} finally {
+		await server.close();
+		rmSync(sandbox.root, { recursive: true, force: true });
+	}
+}
+
+async function contextBytes(): Promise<void> {
+	const tags = ["A", "B", "C", "D"];
+	const answers = tags.map((t) => numberedAnswer(t, 260, 21_333));
+	const header = (t: string) => `── sa-${tags.indexOf(t) + 1} completed ──`;
+	const full = tags.map((t, i) => `${header(t)}\n${answers[i]}`).join("\n\n");
+	const server = await startScriptedServer(() => ({ text: "unused" }));
+	const sandbox = makeSandbox({ server });
+	try {
+		const ours = await projectBatch(
+			tags.map((t, i) => ({ id: `sa-${i + 1}`, run: 1, header: header(t), text: answers[i], noRoom: () => "" })),
+			{ surface: "wait", store: storeForAgentDir(sandbox.agentDir) },
+		);
+		const batchCap = ours.allocation.batchBytes;
+		// Head-only at the same budgets: the whole batch cut at the cap, and each result cut at our per-result share.
+		const headBatch = truncateHead(full, { maxBytes: batchCap, maxLines: 100_000 }).content;
+		const perResult = Math.floor(batchCap / 4);
+		const headEach = tags
+			.map((t, i) => `${header(t)}\n${truncateHead(answers[i], { maxBytes: perResult, maxLines: 100_000 }).content}`)
+			.join("\n\n");
+		const rows: Array<[string, string]> = [
+			["full injection", full],
+			[`head-only, whole batch cut at ${batchCap.toLocaleString("en-US")} B (truncateHead)`, headBatch],
+			[`head-only, each result cut at ${perResult.toLocaleString("en-US")} B (truncateHead)`, headEach],
+			["pi-headroom projection (subagent_wait)", ours.text],
+		];
+		console.log("\n### Parent-context bytes, scenario 2 (4 × 21,333 B / 262 lines, one subagent_wait)\n");
+		console.log("| strategy | bytes in parent context | BEGIN/END pairs kept | full text recoverable |");
+		console.log("|---|---:|---:|---|");
+		for (const [name, text] of rows) {
+			const recoverable = name.startsWith("pi-headroom")
+				? `yes (${ours.artifacts.length} artifacts)`
+				: name === "full injection"
+					? "n/a"
+					: "no";
+			console.log(
+				`| ${name} | ${utf8Bytes(text).toLocaleString("en-US")} | ${pairsKept(text, tags)}/4 | ${recoverable} |`,
+			);
+		}
+	} finally {
+		await server.close();
+		rmSync(sandbox.root, { recursive: true, force: true });
+	}
+}
+
+await latency();
+await contextBytes();

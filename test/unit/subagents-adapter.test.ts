@@ -1,0 +1,201 @@
+/**
+ * The adapter's contract without a model: what it registers (drift guards), its validation
+ * errors (which must list the valid choices), the wording pins and the renderers.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ownerFraming } from "../../extensions/shared/prompt-transcript.ts";
+import type { ChildRecord } from "../../extensions/subagents/domain.ts";
+import subagents, { setupSubagents } from "../../extensions/subagents/index.ts";
+import * as P from "../../extensions/subagents/prompt.ts";
+import { callText, resultText, rowText, statusText, widgetLines } from "../../extensions/subagents/render.ts";
+
+type Tool = {
+	name: string;
+	label: string;
+	description: string;
+	execute: (...args: unknown[]) => Promise<{ content: Array<{ text: string }> }>;
+	renderCall?: unknown;
+	renderResult?: unknown;
+};
+
+const tools = new Map<string, Tool>();
+const events = new Set<string>();
+const renderers = new Set<string>();
+const fakePi = {
+	registerTool: (t: Tool) => tools.set(t.name, t),
+	registerMessageRenderer: (type: string) => renderers.add(type),
+	on: (event: string) => events.add(event),
+	sendMessage: () => undefined,
+	appendEntry: () => undefined,
+	getThinkingLevel: () => "off",
+};
+
+const base = join(process.cwd(), ".tmp");
+mkdirSync(base, { recursive: true });
+const root = mkdtempSync(join(base, "subagents-adapter-"));
+const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
+
+const models = [
+	{ provider: "mock", id: "mock-model" },
+	{ provider: "mock", id: "shared" },
+	{ provider: "other", id: "shared" },
+];
+const ctx = {
+	cwd: root,
+	hasUI: false,
+	ui: {},
+	model: models[0],
+	modelRegistry: {
+		getAll: () => models,
+		find: (p: string, id: string) => models.find((m) => m.provider === p && m.id === id),
+	},
+	sessionManager: { getSessionDir: () => join(root, "sessions"), getBranch: () => [], getSessionFile: () => undefined },
+	isIdle: () => true,
+	getContextUsage: () => undefined,
+};
+
+beforeAll(() => {
+	process.env.PI_CODING_AGENT_DIR = join(root, "agent");
+	subagents(fakePi as never);
+});
+afterAll(() => {
+	if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
+	else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
+	rmSync(root, { recursive: true, force: true });
+});
+
+const run = (name: string, params: unknown) => tools.get(name)!.execute("call-1", params, undefined, undefined, ctx);
+
+describe("registration drift guards", () => {
+	it("registers exactly the six tools, each worded in prompt.ts and with both renderers", () => {
+		const expected = ["spawn", "wait", "check", "send", "cancel", "list"] as const;
+		expect([...tools.keys()].sort()).toEqual(expected.map((k) => `subagent_${k}`).sort());
+		for (const key of expected) {
+			const tool = tools.get(`subagent_${key}`)!;
+			expect(tool.description).toBe(P.TOOL_TEXT[key].description);
+			expect(tool.label).toBe(P.TOOL_TEXT[key].label);
+			expect(typeof tool.renderCall).toBe("function");
+			expect(typeof tool.renderResult).toBe("function");
+		}
+	});
+
+	it("hooks the lifecycle on both Pi lines and renders delivered results", () => {
+		for (const e of ["session_start", "agent_end", "agent_settled", "session_shutdown"])
+			expect(events.has(e)).toBe(true);
+		expect(renderers.has("subagent-result")).toBe(true);
+	});
+});
+
+describe("validation errors list the valid choices", () => {
+	it("unknown and ambiguous models", async () => {
+		await expect(run("subagent_spawn", { prompt: "x", model: "nope" })).rejects.toThrow(
+			'Unknown or ambiguous model "nope"; choose one of: mock/mock-model, mock/shared, other/shared.',
+		);
+		await expect(run("subagent_spawn", { prompt: "x", model: "shared" })).rejects.toThrow(
+			"choose one of: mock/shared, other/shared.",
+		);
+	});
+
+	it("a missing cwd, unknown tools and thinking levels", async () => {
+		await expect(run("subagent_spawn", { prompt: "x", cwd: "no-such-dir" })).rejects.toThrow(
+			`cwd "no-such-dir" does not exist or is not a directory; pass an existing directory (default: ${root}).`,
+		);
+		await expect(run("subagent_spawn", { prompt: "x", tools: ["read", "subagent_spawn"] })).rejects.toThrow(
+			"Unknown tool(s) subagent_spawn; available to children: read, bash, edit, write, grep, find, ls.",
+		);
+		await expect(run("subagent_spawn", { prompt: "x", thinking: "max" })).rejects.toThrow("use one of: off, minimal");
+	});
+
+	it("unknown ids, with and without children", async () => {
+		await expect(run("subagent_wait", { ids: ["sa-9"] })).rejects.toThrow(
+			"Unknown subagent id sa-9; no subagents were spawned in this session.",
+		);
+		await expect(run("subagent_check", { id: "sa-2" })).rejects.toThrow("Unknown subagent id sa-2");
+		expect(P.unknownIdsError(["sa-9", "x"], ["sa-1", "sa-2"])).toBe("Unknown subagent ids sa-9, x; known: sa-1, sa-2.");
+		const list = await run("subagent_list", {});
+		expect(list.content[0].text).toBe(P.NO_CHILDREN);
+	});
+});
+
+describe("depth limit", () => {
+	it("an instance at the depth limit refuses to spawn and says why", async () => {
+		const nested = new Map<string, Tool>();
+		setupSubagents({ ...fakePi, registerTool: (t: Tool) => nested.set(t.name, t) } as never, 1);
+		await expect(
+			nested.get("subagent_spawn")!.execute("c", { prompt: "x" }, undefined, undefined, ctx),
+		).rejects.toThrow(P.depthLimitError(1));
+	});
+});
+
+describe("wording pins", () => {
+	it("a fresh child owns its work from the first turn and is never told it was handed over", () => {
+		const fresh = `${P.CHILD_SYSTEM_APPEND}\n${ownerFraming({ forked: false })}`;
+		expect(fresh).not.toMatch(/hand(ed)? ?over|parent|continue it|someone/i);
+	});
+
+	it("failed results put the error first and keep the partial output", () => {
+		expect(P.failedResultText("failed", "boom", "half\n\n")).toBe(
+			"Error: boom\n\nPartial output before it stopped:\nhalf",
+		);
+		expect(P.failedResultText("cancelled", "stop", "")).toBe("Cancelled: stop\n\n(No output before it stopped.)");
+		expect(P.watchdogError("p/m", 120)).toContain("subagents.idleTimeoutSeconds");
+	});
+});
+
+function rec(id: string, state: ChildRecord["state"]): ChildRecord {
+	return {
+		id,
+		name: `task ${id}`,
+		prompt: "",
+		model: "p/m",
+		tools: [],
+		cwd: "/",
+		context: "fresh",
+		state,
+		run: 1,
+		createdAt: 0,
+		queuedAt: 0,
+		startedAt: state === "queued" ? undefined : 1000,
+		turns: 2,
+		contextTokens: 1500,
+		outputTokens: 10,
+		partialText: "",
+		recentTools: [],
+	};
+}
+
+describe("renderers", () => {
+	it("collapsed: one row per child with its glyph; expanded adds the full text", () => {
+		const rows = [
+			{
+				id: "sa-1",
+				name: "a",
+				state: "completed" as const,
+				fullBytes: 37_212,
+				shownBytes: 15_000,
+				artifactPath: "/x/y/z.txt",
+			},
+			{ id: "sa-2", name: "b", state: "failed" as const },
+		];
+		const collapsed = resultText(rows, "FULL TEXT", false);
+		expect(collapsed.split("\n")).toEqual(["✓ sa-1 a completed 37,212 B → 15,000 B …/y/z.txt", "✗ sa-2 b failed"]);
+		expect(resultText(rows, "FULL TEXT", true)).toMatch(/\n\nFULL TEXT$/);
+		expect(rowText({ id: "sa-3", name: "c", state: "queued", note: "queued" })).toBe("◷ sa-3 c queued queued");
+	});
+
+	it("calls, status line and widget", () => {
+		expect(callText("subagent_spawn", { prompt: "line one\nline two", model: "p/m", context: "fork" })).toBe(
+			"subagent_spawn line one (p/m, fork)",
+		);
+		expect(callText("subagent_wait", {})).toBe("subagent_wait all outstanding");
+		const children = [rec("sa-1", "running"), rec("sa-2", "queued"), rec("sa-3", "completed")];
+		expect(statusText(children)).toBe("● subagents: 1 running, 1 queued");
+		expect(statusText([rec("sa-3", "completed")])).toBeUndefined();
+		expect(widgetLines(children, 13_500)).toEqual([
+			"● sa-1 task sa-1 · 12.5 s · 1,500 tok",
+			"◷ sa-2 task sa-2 · waiting · 1,500 tok",
+		]);
+	});
+});

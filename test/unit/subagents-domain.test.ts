@@ -1,0 +1,168 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+	type ChildRecord,
+	childrenToStart,
+	DeliveryLedger,
+	deriveName,
+	formatDuration,
+	lastAssistant,
+	partitionIds,
+	queuePosition,
+	resolveModelSpec,
+	statusGlyph,
+} from "../../extensions/subagents/domain.ts";
+
+const modelArb = fc.record({
+	provider: fc.constantFrom("mock", "openai", "anthropic"),
+	id: fc.constantFrom("m1", "m2", "mock-model", "big"),
+});
+
+function child(id: string, state: ChildRecord["state"], queuedAt: number): ChildRecord {
+	return {
+		id,
+		name: id,
+		prompt: "",
+		model: "p/m",
+		tools: [],
+		cwd: "/",
+		context: "fresh",
+		state,
+		run: 1,
+		createdAt: queuedAt,
+		queuedAt,
+		turns: 0,
+		outputTokens: 0,
+		partialText: "",
+		recentTools: [],
+	};
+}
+
+describe("resolveModelSpec", () => {
+	it("resolves provider/id exactly and a bare id only when unambiguous; failures list valid choices", () => {
+		fc.assert(
+			fc.property(
+				fc.uniqueArray(modelArb, { selector: (m) => `${m.provider}/${m.id}`, minLength: 1 }),
+				modelArb,
+				(models, wanted) => {
+					const full = resolveModelSpec(`${wanted.provider}/${wanted.id}`, models);
+					const exists = models.some((m) => m.provider === wanted.provider && m.id === wanted.id);
+					expect(full.ok).toBe(exists);
+					if (!full.ok) expect(full.choices.length).toBe(models.length);
+					const bare = resolveModelSpec(wanted.id, models);
+					const sameId = models.filter((m) => m.id === wanted.id);
+					expect(bare.ok).toBe(sameId.length === 1);
+					if (!bare.ok && sameId.length > 1)
+						expect(bare.choices).toEqual(sameId.map((m) => `${m.provider}/${m.id}`).sort());
+				},
+			),
+		);
+	});
+});
+
+describe("partitionIds", () => {
+	it("keeps request order, drops duplicates, and splits known from unknown", () => {
+		fc.assert(
+			fc.property(fc.array(fc.constantFrom("sa-1", "sa-2", "sa-3", "sa-9", "x")), (requested) => {
+				const known = ["sa-1", "sa-2", "sa-3"];
+				const out = partitionIds(requested, known);
+				expect([...out.known, ...out.unknown].sort()).toEqual([...new Set(requested)].sort());
+				expect(out.known.every((id) => known.includes(id))).toBe(true);
+				expect(out.unknown.some((id) => known.includes(id))).toBe(false);
+				expect(out.known).toEqual([...new Set(requested)].filter((id) => known.includes(id)));
+			}),
+		);
+	});
+});
+
+describe("queue rule", () => {
+	it("starts the oldest queued children up to the free slots, and positions count from 1", () => {
+		const states = fc.constantFrom<ChildRecord["state"]>("queued", "running", "starting", "completed", "failed");
+		fc.assert(
+			fc.property(fc.array(states, { maxLength: 12 }), fc.integer({ min: 1, max: 5 }), (list, max) => {
+				const children = list.map((s, i) => child(`sa-${i + 1}`, s, 1000 - i)); // later ids queued earlier
+				const start = childrenToStart(children, max);
+				const active = list.filter((s) => s === "running" || s === "starting").length;
+				const queued = children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt);
+				expect(start.length).toBe(Math.min(queued.length, Math.max(0, max - active)));
+				expect(start).toEqual(queued.slice(0, start.length));
+				for (const [i, c] of queued.entries()) expect(queuePosition(children, c.id)).toBe(i + 1);
+			}),
+		);
+	});
+});
+
+describe("DeliveryLedger", () => {
+	it("hands each result out exactly once, whatever the interleaving of waits and automatic deliveries", () => {
+		const op = fc.record({ key: fc.integer({ min: 0, max: 5 }), by: fc.constantFrom<"wait" | "auto">("wait", "auto") });
+		fc.assert(
+			fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+				const ledger = new DeliveryLedger();
+				for (let i = 0; i < 6; i++)
+					ledger.add({ key: `sa-${i}#1`, id: `sa-${i}`, run: 1, text: "t", state: "completed", settledAt: i });
+				const winners = new Map<string, string>();
+				for (const { key, by } of ops) {
+					const k = `sa-${key}#1`;
+					const won = ledger.claim(k, by);
+					expect(won).toBe(!winners.has(k));
+					if (won) winners.set(k, by);
+				}
+				expect(ledger.pending().map((r) => r.key)).toEqual(
+					[0, 1, 2, 3, 4, 5].map((i) => `sa-${i}#1`).filter((k) => !winners.has(k)),
+				);
+				for (const [k, by] of winners) expect(ledger.get(k)!.delivery).toBe(by);
+			}),
+		);
+	});
+
+	it("add keeps the first record of a key; release re-offers; latest picks the highest run", () => {
+		const ledger = new DeliveryLedger();
+		ledger.add({ key: "sa-1#1", id: "sa-1", run: 1, text: "one", state: "completed", settledAt: 1 });
+		ledger.add({ key: "sa-1#1", id: "sa-1", run: 1, text: "dup", state: "completed", settledAt: 2 });
+		ledger.add({ key: "sa-1#2", id: "sa-1", run: 2, text: "two", state: "failed", settledAt: 3 });
+		expect(ledger.get("sa-1#1")!.text).toBe("one");
+		expect(ledger.latest("sa-1")!.text).toBe("two");
+		expect(ledger.claim("sa-1#1", "auto")).toBe(true);
+		ledger.release("sa-1#1");
+		expect(ledger.claim("sa-1#1", "wait")).toBe(true);
+	});
+});
+
+describe("small helpers", () => {
+	it("names stay short and single-line", () => {
+		fc.assert(
+			fc.property(fc.string(), fc.option(fc.string(), { nil: undefined }), (prompt, given) => {
+				const name = deriveName(prompt, given);
+				expect(name.length).toBeLessThanOrEqual(40);
+				expect(name).not.toMatch(/\n/);
+			}),
+		);
+	});
+
+	it("formats durations and glyphs", () => {
+		expect(formatDuration(850)).toBe("850 ms");
+		expect(formatDuration(12_340)).toBe("12.3 s");
+		expect(formatDuration(245_000)).toBe("4m 05s");
+		expect(formatDuration(-1)).toBe("0 ms");
+		expect(
+			new Set(["queued", "running", "completed", "failed", "cancelled"].map((s) => statusGlyph(s as never))).size,
+		).toBe(5);
+	});
+
+	it("reads the last assistant message's text and stop reason", () => {
+		const msgs = [
+			{ role: "assistant", content: [{ type: "text", text: "old" }] },
+			{ role: "toolResult", content: [] },
+			{
+				role: "assistant",
+				content: [
+					{ type: "thinking", thinking: "hm" },
+					{ type: "text", text: "new" },
+				],
+				stopReason: "stop",
+			},
+		];
+		expect(lastAssistant(msgs)).toEqual({ text: "new", stopReason: "stop", errorMessage: undefined });
+		expect(lastAssistant([])).toEqual({ text: "" });
+	});
+});
