@@ -129,7 +129,8 @@ export const headroomConfigSchema = z
 				safetyMarginTokens: nonNegativeInt().default(2048),
 				/** Tokens kept free for the answer; absent = the model's maxTokens. */
 				reserveTokens: positiveInt().optional(),
-				cutStepTokens: positiveInt().default(4096),
+				/** The trim cut moves in steps of about this many tokens (at most a quarter of the tail budget). */
+				cutStepTokens: positiveInt().default(16_384),
 			})
 			.prefault({}),
 	})

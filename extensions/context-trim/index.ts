@@ -1,0 +1,105 @@
+/**
+ * context-trim: before each model call, an over-budget history is sent as head + marker + tail
+ * at segment boundaries (a tool call never without its results), with an index of what was left
+ * out and where the full transcript is. Pi's `context` event hands a deep copy and uses what we
+ * return for this one call only; the stored session is never changed.
+ *
+ * Thin adapter: the decisions live in ./trim.ts and ../shared/transcript*.ts.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { getAgentDir } from "@mariozechner/pi-coding-agent";
+import { storeForAgentDir } from "../shared/artifact-store.ts";
+import { DEFAULT_CONFIG, type HeadroomConfig, loadConfig } from "../shared/config.ts";
+import { estimateTokens } from "../shared/tokens.ts";
+import { messageBudget, TokenSizer, type TranscriptMessage, usageBasedTokens } from "../shared/transcript.ts";
+import { defaultProject, OmissionMemo, type ProjectFn, storedProject } from "../shared/transcript-view.ts";
+import { trimMessages } from "./trim.ts";
+
+/** Tokens charged per tool definition besides its JSON (function wrapper, type). */
+const TOOL_DEFINITION_OVERHEAD_TOKENS = 8;
+
+type TrimConfig = HeadroomConfig["contextTrim"];
+
+export default function contextTrim(pi: ExtensionAPI): void {
+	const sizer = new TokenSizer();
+	const memo = new OmissionMemo(sizer);
+	let settings: { config: TrimConfig; project: ProjectFn } | undefined;
+	let tools = { key: "", tokens: 0 };
+	let system = { text: "", tokens: 0 };
+	let reportedError = false;
+
+	const notify = (ctx: ExtensionContext, text: string) => {
+		if (ctx.hasUI) ctx.ui.notify(text, "warning");
+		else console.error(text);
+	};
+
+	const setup = (ctx: ExtensionContext) => {
+		if (settings) return settings;
+		let config: TrimConfig = DEFAULT_CONFIG.contextTrim;
+		let project: ProjectFn = defaultProject;
+		try {
+			const loaded = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd });
+			config = loaded.config.contextTrim;
+			for (const warning of loaded.warnings) notify(ctx, `headroom config: ${warning}`);
+			project = storedProject(storeForAgentDir(getAgentDir()));
+		} catch (error) {
+			notify(ctx, `context-trim: using defaults without stored transcripts (${String(error)})`);
+		}
+		settings = { config, project };
+		return settings;
+	};
+
+	/** System prompt and tool definitions: sent with every request, outside the message list. */
+	const overheadTokens = (ctx: ExtensionContext): number => {
+		const prompt = ctx.getSystemPrompt();
+		if (prompt !== system.text) system = { text: prompt, tokens: estimateTokens(prompt) };
+		const active = pi.getActiveTools();
+		const key = active.join("\n");
+		if (key !== tools.key) {
+			const wanted = new Set(active);
+			let tokens = 0;
+			for (const tool of pi.getAllTools()) {
+				if (!wanted.has(tool.name)) continue;
+				const definition = { name: tool.name, description: tool.description, parameters: tool.parameters };
+				tokens += TOOL_DEFINITION_OVERHEAD_TOKENS + estimateTokens(JSON.stringify(definition));
+			}
+			tools = { key, tokens };
+		}
+		return system.tokens + tools.tokens;
+	};
+
+	pi.on("context", (event, ctx) => {
+		try {
+			const { config, project } = setup(ctx);
+			if (!config.enabled) return undefined;
+			const contextWindow = ctx.model?.contextWindow ?? ctx.getContextUsage()?.contextWindow;
+			if (!contextWindow) return undefined;
+			const overhead = overheadTokens(ctx);
+			const budgetTokens = messageBudget({
+				contextWindow,
+				maxTokens: ctx.model?.maxTokens,
+				reserveTokens: config.reserveTokens,
+				safetyMarginTokens: config.safetyMarginTokens,
+				overheadTokens: overhead,
+			});
+			const messages = event.messages as unknown as TranscriptMessage[];
+			const used = usageBasedTokens(messages, sizer);
+			const result = trimMessages(messages, {
+				budgetTokens,
+				measuredTokens: used === undefined ? undefined : used - overhead,
+				cutStepTokens: config.cutStepTokens,
+				sessionFile: ctx.sessionManager.getSessionFile(),
+				sizer,
+				project,
+				memo,
+			});
+			if (!result.trimmed) return undefined;
+			return { messages: result.messages as unknown as typeof event.messages };
+		} catch (error) {
+			// Sending the untrimmed history is the safe failure: the provider reports an overflow plainly.
+			if (!reportedError) notify(ctx, `context-trim: left this request untrimmed (${String(error)})`);
+			reportedError = true;
+			return undefined;
+		}
+	});
+}

@@ -1,0 +1,360 @@
+/**
+ * Turns a retention plan into a view: the kept messages (with oversized texts shortened to
+ * head+tail through the projection primitive) and one omission item that indexes exactly what
+ * was left out. context-trim renders the omission item as a marker message; narrate.ts renders
+ * the same view as third-person text, so both carry the same content.
+ */
+import type { ArtifactStore } from "./artifact-store.ts";
+import {
+	DEFAULT_HEAD_SHARE,
+	MIN_WINDOW_LINES,
+	type ProjectionLimits,
+	projectResultSync,
+	projectText,
+} from "./projection.ts";
+import { bytesForTokens, estimateTokens, utf8Length } from "./tokens.ts";
+import {
+	argumentsJson,
+	type RetentionPlan,
+	type TokenSizer,
+	type TranscriptMessage,
+	toolCallsOf,
+} from "./transcript.ts";
+
+/** Shortens `text` to at most `maxBytes` UTF-8 bytes with an explicit omission marker. */
+export type ProjectFn = (text: string, maxBytes: number) => string;
+
+/** Texts shorter than this (UTF-16 units) are never shortened: cutting them saves too little to matter. */
+const MIN_SHORTENABLE_CHARS = 512;
+/** Lines allowed per byte of a shortened transcript text: transcripts are bounded by bytes, not lines. */
+const BYTES_PER_LINE_ALLOWANCE = 8;
+/** Longest brief argument kept per tool call in the index, in characters. */
+const BRIEF_MAX_CHARS = 48;
+/** Distinct brief arguments remembered per tool. */
+const BRIEFS_PER_TOOL = 3;
+/** Argument names that carry a file path. */
+const PATH_KEYS = ["path", "file_path", "filePath", "file"];
+
+/** Shortened texts remembered per projector: the hook shortens the same texts on every call. */
+const PROJECTION_MEMO_ENTRIES = 256;
+
+function limitsFor(maxBytes: number): ProjectionLimits {
+	const lines = Math.max(MIN_WINDOW_LINES, Math.ceil(maxBytes / BYTES_PER_LINE_ALLOWANCE));
+	return { maxBytes, maxLines: lines, headShare: DEFAULT_HEAD_SHARE };
+}
+
+/** Pure default: the projection primitive with no stored copy (its footer says so plainly). */
+export const defaultProject: ProjectFn = (text, maxBytes) => projectText(text, limitsFor(maxBytes), undefined).text;
+
+/**
+ * The projection primitive with the full text stored as a "transcripts" artifact, so the footer
+ * gives the exact read call. Results are memoised by (budget, text): the hook sees the same long
+ * texts on every call, and an artifact is written once per content.
+ */
+export function storedProject(store: ArtifactStore): ProjectFn {
+	const memo = new Map<number, Map<string, string>>();
+	let entries = 0;
+	return (text, maxBytes) => {
+		let byText = memo.get(maxBytes);
+		const hit = byText?.get(text);
+		if (hit !== undefined) return hit;
+		const shown = projectResultSync(text, limitsFor(maxBytes), { store, kind: "transcripts" }).text;
+		if (entries >= PROJECTION_MEMO_ENTRIES) {
+			memo.clear();
+			entries = 0;
+			byText = undefined;
+		}
+		if (!byText) {
+			byText = new Map();
+			memo.set(maxBytes, byText);
+		}
+		byText.set(text, shown);
+		entries++;
+		return shown;
+	};
+}
+
+/** One tool's share of the omitted calls. */
+export interface ToolTally {
+	/** Tool name as called. */
+	name: string;
+	/** Calls left out. */
+	count: number;
+	/** Up to three distinct brief arguments (a command's first line, a pattern…), first seen first. */
+	briefs: string[];
+}
+
+/** One text kept only as head+tail. */
+export interface ShortenedNote {
+	/** Role of the message that held it. */
+	role: string;
+	/** Tool name, for tool results and tool-call arguments. */
+	toolName?: string;
+	/** UTF-8 bytes of the full text. */
+	originalBytes: number;
+	/** UTF-8 bytes of what is shown. */
+	keptBytes: number;
+}
+
+/** Exactly what a trimmed view leaves out or shortens. */
+export interface OmissionIndex {
+	/** Messages left out. */
+	messages: number;
+	/** Of those, messages the user wrote. */
+	userMessages: number;
+	/** Of those, assistant replies. */
+	assistantMessages: number;
+	/** Estimated tokens left out. */
+	tokens: number;
+	/** Tool calls left out by tool, most frequent first (ties keep first-seen order). */
+	tools: ToolTally[];
+	/** Paths named by the left-out tool calls, first seen first, without repeats. */
+	files: string[];
+	/** Texts of kept messages shown only as head+tail. */
+	shortened: ShortenedNote[];
+}
+
+export type ViewItem =
+	| { kind: "message"; message: TranscriptMessage }
+	| { kind: "omission"; omission: OmissionIndex; timestamp: number };
+
+export interface TranscriptView {
+	/** True when something is left out or shortened (then exactly one omission item is present). */
+	trimmed: boolean;
+	/** What the model is shown, in order. */
+	items: ViewItem[];
+	/** The plan the view follows. */
+	plan: RetentionPlan;
+}
+
+/** A shortenable text inside a message: where it lives and how big it is. */
+interface Slot {
+	msg: number;
+	/** Content part index, or -1 for a message-level field. */
+	part: number;
+	field: string;
+	/** Tool-call argument name when the text is a top-level string argument. */
+	arg?: string;
+	text: string;
+	tokens: number;
+	toolName?: string;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
+
+function slotsOf(message: TranscriptMessage, msg: number, out: Slot[]): void {
+	const add = (part: number, field: string, text: unknown, arg?: string, toolName?: string) => {
+		if (typeof text !== "string" || text.length < MIN_SHORTENABLE_CHARS) return;
+		out.push({ msg, part, field, arg, text, tokens: estimateTokens(text), toolName });
+	};
+	const toolName = typeof message.toolName === "string" ? message.toolName : undefined;
+	if (message.role === "bashExecution") add(-1, "output", message.output, undefined, "bash");
+	else if (message.role === "compactionSummary" || message.role === "branchSummary")
+		add(-1, "summary", message.summary);
+	else if (typeof message.content === "string") add(-1, "content", message.content, undefined, toolName);
+	if (!Array.isArray(message.content)) return;
+	message.content.forEach((part, i) => {
+		if (!isObject(part)) return;
+		if (part.type === "text") add(i, "text", part.text, undefined, toolName);
+		else if (part.type === "thinking") add(i, "thinking", part.thinking);
+		else if (part.type === "toolCall" && isObject(part.arguments)) {
+			for (const [key, value] of Object.entries(part.arguments)) add(i, "arguments", value, key, String(part.name));
+		}
+	});
+}
+
+/** The largest per-text cap c with Σ min(t, c) ≤ available (water-filling); 0 when nothing fits. */
+function waterLevel(sizes: number[], available: number): number {
+	const sorted = [...sizes].sort((a, b) => a - b);
+	let below = 0;
+	for (let k = 0; k < sorted.length; k++) {
+		const rest = sorted.length - k;
+		if (below + rest * sorted[k] >= available) return Math.max(0, Math.floor((available - below) / rest));
+		below += sorted[k];
+	}
+	return Number.POSITIVE_INFINITY;
+}
+
+function withText(message: TranscriptMessage, slot: Slot, text: string): TranscriptMessage {
+	const copy: TranscriptMessage = { ...message };
+	if (slot.part < 0) {
+		copy[slot.field] = text;
+		return copy;
+	}
+	const content = [...(message.content as unknown[])];
+	const part = { ...(content[slot.part] as Record<string, unknown>) };
+	if (slot.arg !== undefined) part.arguments = { ...(part.arguments as Record<string, unknown>), [slot.arg]: text };
+	else part[slot.field] = text;
+	content[slot.part] = part;
+	copy.content = content;
+	return copy;
+}
+
+/** Shorten the texts of the messages in [start, end) segments so the group fits `capTokens`. */
+function shortenGroup(
+	messages: readonly TranscriptMessage[],
+	indices: number[],
+	capTokens: number,
+	groupTokens: number,
+	project: ProjectFn,
+	replaced: Map<number, TranscriptMessage>,
+	notes: ShortenedNote[],
+): void {
+	const slots: Slot[] = [];
+	for (const i of indices) slotsOf(replaced.get(i) ?? messages[i], i, slots);
+	if (slots.length === 0) return;
+	let slotTokens = 0;
+	for (const s of slots) slotTokens += s.tokens;
+	const level = waterLevel(
+		slots.map((s) => s.tokens),
+		capTokens - (groupTokens - slotTokens),
+	);
+	for (const slot of slots) {
+		if (slot.tokens <= level) continue;
+		const shown = project(slot.text, bytesForTokens(level));
+		if (shown === slot.text) continue;
+		replaced.set(slot.msg, withText(replaced.get(slot.msg) ?? messages[slot.msg], slot, shown));
+		notes.push({
+			role: messages[slot.msg].role,
+			toolName: slot.toolName,
+			originalBytes: utf8Length(slot.text),
+			keptBytes: utf8Length(shown),
+		});
+	}
+}
+
+/** First line of a value, cut to BRIEF_MAX_CHARS. */
+function brief(value: unknown): string | undefined {
+	if (typeof value !== "string" && typeof value !== "number") return undefined;
+	const line = String(value).trim().split("\n", 1)[0] ?? "";
+	if (line.length === 0) return undefined;
+	return line.length > BRIEF_MAX_CHARS ? `${line.slice(0, BRIEF_MAX_CHARS - 1)}…` : line;
+}
+
+/** Index what `omitted` segments hold: message counts, tools with brief arguments, files touched. */
+export function indexOmitted(
+	messages: readonly TranscriptMessage[],
+	plan: RetentionPlan,
+	shortened: ShortenedNote[] = [],
+): OmissionIndex {
+	const index: OmissionIndex = {
+		messages: 0,
+		userMessages: 0,
+		assistantMessages: 0,
+		tokens: 0,
+		tools: [],
+		files: [],
+		shortened,
+	};
+	const tallies = new Map<string, ToolTally>();
+	const files = new Set<string>();
+	for (const s of plan.omitted) {
+		const segment = plan.segments[s];
+		index.tokens += segment.tokens;
+		for (let i = segment.start; i < segment.end; i++) {
+			const message = messages[i];
+			index.messages++;
+			if (message.role === "user") index.userMessages++;
+			else if (message.role === "assistant") index.assistantMessages++;
+			for (const call of toolCallsOf(message)) {
+				let tally = tallies.get(call.name);
+				if (!tally) {
+					tally = { name: call.name, count: 0, briefs: [] };
+					tallies.set(call.name, tally);
+				}
+				tally.count++;
+				const args = isObject(call.arguments) ? call.arguments : {};
+				const pathKey = PATH_KEYS.find((k) => typeof args[k] === "string");
+				if (pathKey) files.add(String(args[pathKey]));
+				const first = pathKey ? undefined : brief(Object.values(args).find((v) => brief(v) !== undefined));
+				if (first && tally.briefs.length < BRIEFS_PER_TOOL && !tally.briefs.includes(first)) tally.briefs.push(first);
+			}
+		}
+	}
+	index.tools = [...tallies.values()].sort((a, b) => b.count - a.count);
+	index.files = [...files];
+	return index;
+}
+
+/**
+ * Remembers the last omission index. It is reused only when the sizer's previous pass built it,
+ * the left-out range is the same, and no message up to the range's end changed since — the
+ * common case of a stable cut, where re-indexing hundreds of messages would be the hook's main cost.
+ */
+export class OmissionMemo {
+	private pass = -1;
+	private signature = "";
+	private index: OmissionIndex | undefined;
+
+	constructor(private readonly sizer: TokenSizer) {}
+
+	get(messages: readonly TranscriptMessage[], plan: RetentionPlan): Omit<OmissionIndex, "shortened"> {
+		const ranges = plan.omitted.map((s) => `${plan.segments[s].start}-${plan.segments[s].end}`).join(",");
+		const end = plan.omitted.length > 0 ? plan.segments[plan.omitted[plan.omitted.length - 1]].end : 0;
+		const fresh = this.pass === this.sizer.passes - 1 && this.sizer.firstChange >= end && ranges === this.signature;
+		if (!fresh || !this.index) this.index = indexOmitted(messages, plan);
+		this.pass = this.sizer.passes;
+		this.signature = ranges;
+		return this.index;
+	}
+}
+
+/** Build the view a plan describes. `memo` (with the sizer that planned it) skips re-indexing a stable cut. */
+export function buildView(
+	messages: readonly TranscriptMessage[],
+	plan: RetentionPlan,
+	project: ProjectFn = defaultProject,
+	memo?: OmissionMemo,
+): TranscriptView {
+	if (!plan.trimmed) return { trimmed: false, items: messages.map((message) => ({ kind: "message", message })), plan };
+	const replaced = new Map<number, TranscriptMessage>();
+	const notes: ShortenedNote[] = [];
+	for (const group of plan.shorten) {
+		const indices: number[] = [];
+		let groupTokens = 0;
+		for (const s of group.segments) {
+			const seg = plan.segments[s];
+			groupTokens += seg.tokens;
+			for (let i = seg.start; i < seg.end; i++) indices.push(i);
+		}
+		shortenGroup(messages, indices, group.capTokens, groupTokens, project, replaced, notes);
+	}
+	const omission: OmissionIndex = {
+		...(memo ? memo.get(messages, plan) : indexOmitted(messages, plan)),
+		shortened: notes,
+	};
+	const firstOmitted = plan.omitted.length > 0 ? messages[plan.segments[plan.omitted[0]].start] : undefined;
+	const timestamp = typeof firstOmitted?.timestamp === "number" ? firstOmitted.timestamp : 0;
+	const items: ViewItem[] = [];
+	let markerPlaced = false;
+	for (const s of plan.kept) {
+		if (!markerPlaced && s >= plan.cut) {
+			items.push({ kind: "omission", omission, timestamp });
+			markerPlaced = true;
+		}
+		const seg = plan.segments[s];
+		for (let i = seg.start; i < seg.end; i++) items.push({ kind: "message", message: replaced.get(i) ?? messages[i] });
+	}
+	if (!markerPlaced) items.push({ kind: "omission", omission, timestamp });
+	return { trimmed: true, items, plan };
+}
+
+/** Every text a view shows, for parity checks: user/assistant texts, tool names, arguments and results. */
+export function viewTexts(view: TranscriptView): string[] {
+	const out: string[] = [];
+	for (const item of view.items) {
+		if (item.kind !== "message") continue;
+		const m = item.message;
+		if (typeof m.content === "string") out.push(m.content);
+		else if (Array.isArray(m.content)) {
+			for (const part of m.content) {
+				if (!isObject(part)) continue;
+				if (part.type === "text" && typeof part.text === "string") out.push(part.text);
+				if (part.type === "toolCall") out.push(String(part.name), argumentsJson(part.arguments));
+			}
+		}
+		if (typeof m.summary === "string") out.push(m.summary);
+		if (m.role === "bashExecution") out.push(String(m.command ?? ""), String(m.output ?? ""));
+	}
+	return out;
+}

@@ -1,0 +1,296 @@
+/**
+ * Transcript segmentation and retention: the one policy that decides which part of a long
+ * message list a model sees — for an agent's own history (context-trim) and for a forked
+ * child's narrated start (narrate.ts), so the receiver never gets a worse picture.
+ *
+ * Pure: reads Pi's AgentMessage shapes structurally (both Pi lines), never imports Pi.
+ * Segments are never split: an assistant message travels with every result of its tool calls.
+ * The head (compaction summary, first user message, first assistant reply) is always kept;
+ * the tail is the newest segments that fit; the cut between them moves in quantised steps so
+ * consecutive calls share the same prefix (the provider's prompt cache survives).
+ */
+import { estimateMessageTokens, type Sizer, type TranscriptMessage } from "./transcript-size.ts";
+
+export {
+	argumentsJson,
+	estimateMessageTokens,
+	IMAGE_TOKENS,
+	MESSAGE_OVERHEAD_TOKENS,
+	messageKey,
+	type Sizer,
+	TOOL_CALL_OVERHEAD_TOKENS,
+	TokenSizer,
+	type TranscriptMessage,
+} from "./transcript-size.ts";
+
+/** The sizing function used when none is given: no cache. */
+const uncached: Sizer = { tokens: estimateMessageTokens };
+
+/** What opens a segment. */
+export type SegmentKind = "user" | "turn" | "custom" | "summary" | "other";
+
+export interface Segment {
+	/** user: a user message; turn: an assistant message plus the results of its tool calls; summary: a compaction summary. */
+	kind: SegmentKind;
+	/** Index of the segment's first message in the list. */
+	start: number;
+	/** Index one past the segment's last message. */
+	end: number;
+	/** Estimated tokens of the segment's messages as the model sees them. */
+	tokens: number;
+}
+
+/** Default step of the cut, in tokens: the cut moves only when the budget forces it, and then by about this much. */
+export const DEFAULT_CUT_STEP_TOKENS = 16_384;
+/** Default largest share of the budget the head may take before its contents are shortened. */
+export const DEFAULT_HEAD_MAX_SHARE = 0.3;
+/** Default tokens held back for the omission marker (the marker renderer keeps within it). */
+export const DEFAULT_MARKER_RESERVE_TOKENS = 1024;
+/** The cut step never exceeds this fraction of the tail budget, so a jump cannot empty the tail. */
+const MAX_STEP_SHARE_OF_TAIL = 0.25;
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
+
+/** True for a value that looks like a message (an object with a string role). */
+export function isTranscriptMessage(value: unknown): value is TranscriptMessage {
+	return isObject(value) && typeof value.role === "string";
+}
+
+/** Tool calls of an assistant message: {id, name, arguments}. */
+export function toolCallsOf(message: TranscriptMessage): Array<{ id: string; name: string; arguments: unknown }> {
+	if (message.role !== "assistant" || !Array.isArray(message.content)) return [];
+	const calls: Array<{ id: string; name: string; arguments: unknown }> = [];
+	for (const part of message.content) {
+		if (isObject(part) && part.type === "toolCall") {
+			calls.push({ id: String(part.id ?? ""), name: String(part.name ?? "?"), arguments: part.arguments ?? {} });
+		}
+	}
+	return calls;
+}
+
+/**
+ * Cut a message list into segments. An assistant message owns the tool results that follow it,
+ * including results separated from it by other messages before the next assistant message.
+ * A tool result with no call before it (already orphaned in the input) stands alone.
+ */
+export function segmentMessages(messages: readonly TranscriptMessage[], sizer: Sizer = uncached): Segment[] {
+	const segments: Segment[] = [];
+	const n = messages.length;
+	sizer.beginPass?.();
+	let i = 0;
+	while (i < n) {
+		const message = messages[i];
+		let end = i + 1;
+		let kind: SegmentKind;
+		if (message.role === "assistant") {
+			kind = "turn";
+			const pending = new Set(toolCallsOf(message).map((c) => c.id));
+			while (end < n && messages[end].role === "toolResult") pending.delete(String(messages[end++].toolCallId));
+			if (pending.size > 0) end = lastPendingResult(messages, end, pending) ?? end;
+		} else if (message.role === "user") kind = "user";
+		else if (message.role === "compactionSummary") kind = "summary";
+		else if (message.role === "custom" || message.role === "bashExecution" || message.role === "branchSummary") {
+			kind = "custom";
+		} else kind = "other";
+		let tokens = 0;
+		for (let k = i; k < end; k++) tokens += sizer.tokens(messages[k], k);
+		segments.push({ kind, start: i, end, tokens });
+		i = end;
+	}
+	return segments;
+}
+
+/** Index one past the last result for a pending call before the next assistant message, if any. */
+function lastPendingResult(
+	messages: readonly TranscriptMessage[],
+	from: number,
+	pending: Set<string>,
+): number | undefined {
+	let last: number | undefined;
+	for (let j = from; j < messages.length && messages[j].role !== "assistant"; j++) {
+		const m = messages[j];
+		if (m.role === "toolResult" && pending.has(String(m.toolCallId))) last = j + 1;
+	}
+	return last;
+}
+
+export interface RetentionOptions {
+	/** Tokens the message list may take (context window − output reserve − margin − system prompt and tools). */
+	budgetTokens: number;
+	/**
+	 * Tokens the caller measured for the same list (Pi's way: last reported usage plus an estimate
+	 * of what came after). Trimming starts when either this or the own estimate is over budget;
+	 * when it is the larger, the own budget shrinks by the same ratio.
+	 */
+	measuredTokens?: number;
+	/** The cut moves in steps of about this many tokens (default DEFAULT_CUT_STEP_TOKENS). */
+	cutStepTokens?: number;
+	/** Largest share of the budget the head may take before its texts are shortened (default 0.3). */
+	headMaxShare?: number;
+	/** Tokens held back for the marker message (default DEFAULT_MARKER_RESERVE_TOKENS). */
+	markerReserveTokens?: number;
+}
+
+/** Kept segments that together must shrink to a token cap (head+tail of their largest texts). */
+export interface ShortenGroup {
+	/** Segment indices in the group. */
+	segments: number[];
+	/** Tokens the group may take in total. */
+	capTokens: number;
+}
+
+export interface RetentionPlan {
+	/** True when the view differs from the input: something is left out or shortened. */
+	trimmed: boolean;
+	/** All segments of the input, in order. */
+	segments: Segment[];
+	/** Head segment indices (empty when not trimmed). */
+	head: number[];
+	/** Segment indices shown, in order. */
+	kept: number[];
+	/** Segment indices left out, in order. */
+	omitted: number[];
+	/** Index of the first tail segment; the marker goes between the head and it. */
+	cut: number;
+	/** Groups of kept segments whose texts must be shortened. */
+	shorten: ShortenGroup[];
+	/** Own estimate of the whole list, in tokens. */
+	totalTokens: number;
+	/** The budget the plan fits (after scaling to a larger measured size). */
+	budgetTokens: number;
+}
+
+/** The head: every compaction summary, the first user message and the first assistant reply after it. */
+export function headSegments(segments: readonly Segment[]): number[] {
+	const head = new Set<number>();
+	for (let i = 0; i < segments.length; i++) if (segments[i].kind === "summary") head.add(i);
+	const firstUser = segments.findIndex((s) => s.kind === "user");
+	if (firstUser >= 0) head.add(firstUser);
+	const firstTurn = segments.findIndex((s, i) => s.kind === "turn" && i > firstUser);
+	if (firstTurn >= 0) head.add(firstTurn);
+	if (head.size === 0 && segments.length > 0) head.add(0);
+	return [...head].sort((a, b) => a - b);
+}
+
+/**
+ * Decide what a model sees of `messages` within `budgetTokens`. Within budget → untouched.
+ * Over budget → head + marker + tail. The tail starts at the first segment boundary whose
+ * cumulative size reaches (body − tail budget) rounded UP to a multiple of the step: the cut
+ * stays put while the history grows by less than a step, then jumps by about a step.
+ */
+export function planRetention(
+	messages: readonly TranscriptMessage[],
+	options: RetentionOptions,
+	sizer: Sizer = uncached,
+): RetentionPlan {
+	const segments = segmentMessages(messages, sizer);
+	let total = 0;
+	for (const s of segments) total += s.tokens;
+	const requested = Math.max(0, Math.floor(Number.isFinite(options.budgetTokens) ? options.budgetTokens : 0));
+	const measured = Number.isFinite(options.measuredTokens) ? (options.measuredTokens as number) : 0;
+	const untouched: RetentionPlan = {
+		trimmed: false,
+		segments,
+		head: [],
+		kept: segments.map((_, i) => i),
+		omitted: [],
+		cut: 0,
+		shorten: [],
+		totalTokens: total,
+		budgetTokens: requested,
+	};
+	if (segments.length === 0 || Math.max(total, measured) <= requested) return untouched;
+
+	const budget = measured > total ? Math.floor((requested * total) / measured) : requested;
+	const head = headSegments(segments);
+	const headSet = new Set(head);
+	const bodyStart = head[head.length - 1] + 1;
+	const hasBody = bodyStart < segments.length;
+	const reserve = Math.max(0, options.markerReserveTokens ?? DEFAULT_MARKER_RESERVE_TOKENS);
+	const headShare = Math.min(1, Math.max(0, options.headMaxShare ?? DEFAULT_HEAD_MAX_SHARE));
+	const shorten: ShortenGroup[] = [];
+	let headTokens = 0;
+	for (const i of head) headTokens += segments[i].tokens;
+	const headCap = Math.max(0, Math.floor(hasBody ? budget * headShare : budget - reserve));
+	if (headTokens > headCap) {
+		shorten.push({ segments: head, capTokens: headCap });
+		headTokens = headCap;
+	}
+
+	let cut = segments.length;
+	if (hasBody) {
+		const tailBudget = Math.max(0, budget - headTokens - reserve);
+		const stepCap = Math.floor(tailBudget * MAX_STEP_SHARE_OF_TAIL);
+		const step = Math.max(1, Math.min(options.cutStepTokens ?? DEFAULT_CUT_STEP_TOKENS, stepCap));
+		let bodyTokens = 0;
+		for (let i = bodyStart; i < segments.length; i++) bodyTokens += segments[i].tokens;
+		const threshold = Math.ceil(Math.max(0, bodyTokens - tailBudget) / step) * step;
+		let before = 0;
+		cut = bodyStart;
+		while (cut < segments.length && before < threshold) before += segments[cut++].tokens;
+		// The newest segment is always shown: shortened when it alone is larger than the tail budget.
+		if (cut >= segments.length) {
+			cut = segments.length - 1;
+			before -= segments[cut].tokens;
+		}
+		if (bodyTokens - before > tailBudget) {
+			const tail: number[] = [];
+			for (let i = cut; i < segments.length; i++) tail.push(i);
+			shorten.push({ segments: tail, capTokens: tailBudget });
+		}
+	}
+	const kept: number[] = [];
+	const omitted: number[] = [];
+	for (let i = 0; i < segments.length; i++) (headSet.has(i) || i >= cut ? kept : omitted).push(i);
+	if (omitted.length === 0 && shorten.length === 0) return untouched;
+	return { trimmed: true, segments, head, kept, omitted, cut, shorten, totalTokens: total, budgetTokens: budget };
+}
+
+/**
+ * Tokens in use the way Pi counts them before a call: the usage the provider reported for the
+ * last successful assistant message plus an estimate of every message after it. Undefined when
+ * no assistant message carries usage yet.
+ */
+export function usageBasedTokens(messages: readonly TranscriptMessage[], sizer: Sizer = uncached): number | undefined {
+	for (let i = messages.length - 1; i >= 0; i--) {
+		const m = messages[i];
+		if (m.role !== "assistant" || m.stopReason === "aborted" || m.stopReason === "error" || !isObject(m.usage))
+			continue;
+		const u = m.usage as Record<string, unknown>;
+		const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+		const used = num(u.totalTokens) || num(u.input) + num(u.output) + num(u.cacheRead) + num(u.cacheWrite);
+		let trailing = 0;
+		for (let k = i + 1; k < messages.length; k++) trailing += sizer.tokens(messages[k]);
+		return used + trailing;
+	}
+	return undefined;
+}
+
+/** Output tokens pi-ai asks for at most when the caller sets none (it caps model.maxTokens at this). */
+export const PI_DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
+/** Output tokens reserved when the model states no maxTokens. */
+export const FALLBACK_RESERVE_TOKENS = 4096;
+/** The safety margin never takes more than this share of the context window (small windows). */
+const MAX_MARGIN_SHARE = 0.1;
+
+export interface BudgetInput {
+	/** The model's context window, in tokens. */
+	contextWindow: number;
+	/** The model's maxTokens (output), if known. */
+	maxTokens?: number;
+	/** Configured output reserve; overrides the model's maxTokens. */
+	reserveTokens?: number;
+	/** Configured safety margin, in tokens. */
+	safetyMarginTokens: number;
+	/** Estimated tokens of what is sent besides the messages: system prompt and tool definitions. */
+	overheadTokens: number;
+}
+
+/** Tokens the message list may take: context window − reserved output − safety margin − system prompt and tools. */
+export function messageBudget(input: BudgetInput): number {
+	const window = Number.isFinite(input.contextWindow) && input.contextWindow > 0 ? input.contextWindow : 0;
+	const modelMax = input.maxTokens && input.maxTokens > 0 ? input.maxTokens : FALLBACK_RESERVE_TOKENS;
+	const reserve = input.reserveTokens ?? Math.min(modelMax, PI_DEFAULT_MAX_OUTPUT_TOKENS);
+	const margin = Math.min(Math.max(0, input.safetyMarginTokens), Math.floor(window * MAX_MARGIN_SHARE));
+	return Math.max(0, Math.floor(window - reserve - margin - Math.max(0, input.overheadTokens)));
+}

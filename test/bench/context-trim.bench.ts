@@ -1,0 +1,183 @@
+/**
+ * context-trim: the `context` hook's added latency on a 1,000-message, ~200k-token history, side by
+ * side with JSON.stringify of the same messages (a cost Pi pays anyway to send them), and the
+ * prompt-prefix stability across 50 consecutive growing calls.
+ * Run: node --import jiti/register test/bench/context-trim.bench.ts   (or: npm run bench -- context-trim)
+ * Exits 1 when a goal is missed: p50 ≤ 2 ms and p50 ≤ 0.5 × JSON.stringify's p50 (trimming case).
+ *
+ * The real extension runs: its default export is given a stand-in for Pi's extension API and the
+ * handler it registers is called with a fresh deep copy of the history each time, as Pi does.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import contextTrim from "../../extensions/context-trim/index.ts";
+import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
+import { estimateMessageTokens, type TranscriptMessage } from "../../extensions/shared/transcript.ts";
+import { REPO_ROOT } from "../fixtures/pi-runner.ts";
+import { filler, HistoryBuilder } from "../unit/transcript-history.ts";
+
+/** Goals from the issue. */
+const MAX_P50_MS = 2;
+const MAX_SHARE_OF_STRINGIFY = 0.5;
+/** Timed calls per scenario (after warm-up). */
+const CALLS = 200;
+const WARMUP_CALLS = 20;
+const GROWING_CALLS = 50;
+
+/** Agent dirs the run created, removed at the end. */
+const agentDirs: string[] = [];
+
+type Handler = (event: { type: "context"; messages: TranscriptMessage[] }, ctx: unknown) => unknown;
+
+/** Loads the extension against a minimal stand-in of Pi's API and returns its context handler. */
+function loadHook(contextWindow: number, cutStepTokens?: number): { call: (m: TranscriptMessage[]) => unknown } {
+	const agentDir = mkdtempSync(join(REPO_ROOT, ".tmp", "bench-ct-"));
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+	mkdirSync(join(agentDir, "cwd"), { recursive: true });
+	agentDirs.push(agentDir);
+	if (cutStepTokens) {
+		writeFileSync(join(agentDir, "headroom.json"), JSON.stringify({ contextTrim: { cutStepTokens } }));
+	}
+	let handler: Handler | undefined;
+	const pi = {
+		on: (name: string, h: Handler) => {
+			if (name === "context") handler = h;
+		},
+		getActiveTools: () => ["read", "bash"],
+		getAllTools: () => [
+			{
+				name: "read",
+				description: "Read a file",
+				parameters: { type: "object", properties: { path: { type: "string" } } },
+			},
+			{
+				name: "bash",
+				description: "Run a command",
+				parameters: { type: "object", properties: { command: { type: "string" } } },
+			},
+		],
+	};
+	contextTrim(pi as never);
+	const ctx = {
+		cwd: join(agentDir, "cwd"),
+		hasUI: false,
+		model: { contextWindow, maxTokens: 16_000 },
+		getSystemPrompt: () => "You are a coding agent. ".repeat(100),
+		getContextUsage: () => undefined,
+		sessionManager: { getSessionFile: () => "/sessions/bench.jsonl" },
+	};
+	if (!handler) throw new Error("the extension registered no context handler");
+	const h = handler;
+	return { call: (messages) => h({ type: "context", messages }, ctx) };
+}
+
+/** ~1,000 messages, ~200k tokens: a task, a plan, then turns of reads, test runs and edits. */
+function buildHistory(messageCount: number): HistoryBuilder {
+	const b = new HistoryBuilder().user(`TASK: ${filler("refactor the storage layer", 1200)}`);
+	let i = 0;
+	while (b.messages.length < messageCount) {
+		const kind = i % 4;
+		if (kind === 3 && i % 20 === 3) b.user(filler(`follow-up ${i}`, 300));
+		const call =
+			kind === 0
+				? { name: "bash", arguments: { command: `npm test -- --grep case${i}` }, result: filler(`test ${i}`, 1000) }
+				: { name: "read", arguments: { path: `src/storage/module-${i % 37}.ts` }, result: filler(`src ${i}`, 1350) };
+		b.assistant(filler(`thinking about step ${i}`, 180), [call]);
+		i++;
+	}
+	return b;
+}
+
+const tokensOf = (messages: TranscriptMessage[]) => messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
+const percentile = (xs: number[], p: number) =>
+	[...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+const fmt = (ms: number) => ms.toFixed(3);
+
+function timeScenario(label: string, contextWindow: number, history: TranscriptMessage[]) {
+	const hook = loadHook(contextWindow);
+	const gc = (globalThis as { gc?: () => void }).gc;
+	const t0 = performance.now();
+	const first = hook.call(structuredClone(history)) as { messages?: TranscriptMessage[] } | undefined;
+	const coldMs = performance.now() - t0;
+	const hookMs: number[] = [];
+	const jsonMs: number[] = [];
+	let sink = 0;
+	for (let k = 1; k <= CALLS + WARMUP_CALLS; k++) {
+		// a fresh deep copy per call, as Pi hands the hook; collected before timing so GC noise hits neither side
+		const copy = structuredClone(history);
+		gc?.();
+		const a = performance.now();
+		const out = hook.call(copy) as { messages?: TranscriptMessage[] } | undefined;
+		const b = performance.now();
+		gc?.();
+		const c = performance.now();
+		sink += JSON.stringify(copy).length;
+		const d = performance.now();
+		sink += out?.messages?.length ?? 0;
+		if (k > WARMUP_CALLS) {
+			hookMs.push(b - a);
+			jsonMs.push(d - c);
+		}
+	}
+	if (sink < 0) console.log(sink);
+	const p50 = percentile(hookMs, 0.5);
+	const j50 = percentile(jsonMs, 0.5);
+	const trimmed = Boolean(first?.messages);
+	console.log(
+		`| ${label} | ${trimmed ? `yes → ${first?.messages?.length} msgs, ~${tokensOf(first?.messages ?? []).toLocaleString("en-US")} tok` : "no"} | ${fmt(coldMs)} | ${fmt(p50)} | ${fmt(percentile(hookMs, 0.9))} | ${fmt(j50)} | ${(p50 / j50).toFixed(2)}× |`,
+	);
+	return { p50, j50, trimmed };
+}
+
+function stability(label: string, cutStepTokens: number | undefined, base: HistoryBuilder) {
+	const hook = loadHook(128_000, cutStepTokens);
+	const b = new HistoryBuilder();
+	b.messages.push(...structuredClone(base.messages));
+	let previous: string[] | undefined;
+	let kept = 0;
+	let sent = 0;
+	for (let call = 0; call < GROWING_CALLS; call++) {
+		b.assistant(filler(`grow ${call}`, 200), [
+			{ name: "bash", arguments: { command: `make step-${call}` }, result: filler(`grow result ${call}`, 1500) },
+		]);
+		const out = (hook.call(structuredClone(b.messages)) as { messages?: TranscriptMessage[] } | undefined)?.messages;
+		const request = (out ?? b.messages).map((m) => JSON.stringify(m));
+		if (previous) {
+			sent++;
+			if (previous.every((m, i) => request[i] === m)) kept++;
+		}
+		previous = request;
+		if (out && !out.some((m) => m.role === "custom" && m.customType === MARKER_CUSTOM_TYPE))
+			throw new Error("no marker");
+	}
+	console.log(`| ${label} | ${sent} | ${kept} | ${((kept / sent) * 100).toFixed(0)}% |`);
+	return kept / sent;
+}
+
+const history = buildHistory(1000).messages;
+console.log(
+	`History: ${history.length} messages, ~${tokensOf(history).toLocaleString("en-US")} tokens (own estimate), ${(JSON.stringify(history).length / 1e6).toFixed(2)} MB as JSON\n`,
+);
+console.log(
+	"| scenario | trimmed | first call ms (cold) | hook p50 ms | hook p90 ms | JSON.stringify p50 ms | hook ÷ stringify |",
+);
+console.log("|---|---|---:|---:|---:|---:|---:|");
+const over = timeScenario("128k window (over budget)", 128_000, history);
+timeScenario("1M window (within budget)", 1_000_000, history);
+
+console.log(
+	"\nPrompt-prefix stability over 50 growing calls (share of calls whose request starts with the previous request)\n",
+);
+console.log("| cut step | calls compared | prefix kept | share |");
+console.log("|---|---:|---:|---:|");
+const base = buildHistory(1000);
+stability("16,384 tokens (default)", undefined, base);
+stability("4,096 tokens", 4096, base);
+stability("1 token (no quantisation, for contrast)", 1, base);
+
+for (const dir of agentDirs) rmSync(dir, { recursive: true, force: true });
+const ok = over.trimmed && over.p50 <= MAX_P50_MS && over.p50 <= MAX_SHARE_OF_STRINGIFY * over.j50;
+console.log(
+	`\nGoal (trimming case): p50 ≤ ${MAX_P50_MS} ms and ≤ ${MAX_SHARE_OF_STRINGIFY}× JSON.stringify — ${ok ? "met" : "MISSED"}`,
+);
+if (!ok) process.exit(1);
