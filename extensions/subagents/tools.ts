@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { renderForkContext } from "../shared/narrate.ts";
 import { ownerFraming } from "../shared/prompt-transcript.ts";
+import { messageBudget } from "../shared/transcript.ts";
 import { projectBatch } from "./batch.ts";
 import { batchDetails, batchInput, persistDelivered, recordArtifacts } from "./delivery.ts";
 import {
@@ -97,8 +98,18 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 		try {
 			const m = model as { contextWindow?: number; maxTokens?: number };
 			const window = m.contextWindow ?? 128_000;
-			const reserve = env.config.contextTrim.reserveTokens ?? m.maxTokens ?? 0;
-			const budgetTokens = Math.max(1024, window - reserve - env.config.contextTrim.safetyMarginTokens);
+			// The same budget rule as the parent's own trimmed view (context-trim), with no system-prompt
+			// overhead deducted: the receiver never gets a smaller budget than the parent's view had.
+			const budgetTokens = Math.max(
+				1024,
+				messageBudget({
+					contextWindow: window,
+					maxTokens: m.maxTokens,
+					reserveTokens: env.config.contextTrim.reserveTokens,
+					safetyMarginTokens: env.config.contextTrim.safetyMarginTokens,
+					overheadTokens: 0,
+				}),
+			);
 			firstMessage = renderForkContext(parentMessages(ctx), {
 				budgetTokens,
 				sessionFile: ctx.sessionManager.getSessionFile(),
