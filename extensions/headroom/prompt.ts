@@ -1,0 +1,58 @@
+/** Wording of the /headroom command (the artifact store's status and pruning). */
+import { formatCount } from "../shared/prompt.ts";
+
+/** What the store looks like, as the command reports it. */
+export interface StoreStatus {
+	/** Absolute root of the store. */
+	root: string;
+	/** Number of artifacts. */
+	count: number;
+	/** Total bytes of all artifacts. */
+	bytes: number;
+	/** The newest artifact, if any. */
+	newest?: { path: string; mtimeMs: number };
+	/** Count and bytes per artifact kind. */
+	byKind: Record<string, { count: number; bytes: number }>;
+	/** Directories skipped because they were unsafe. */
+	problems?: string[];
+}
+
+export const COMMAND_DESCRIPTION =
+	"Show the headroom artifact store (count, size, newest); `/headroom prune` prunes it now";
+
+export const USAGE = "usage: /headroom [status|prune]";
+
+/** Bytes as a short human figure: 1,234 B, 12.1 KiB, 3.4 MiB, 1.0 GiB. */
+export function humanBytes(bytes: number): string {
+	if (bytes < 1024) return `${formatCount(bytes)} B`;
+	const units = ["KiB", "MiB", "GiB", "TiB"];
+	let value = bytes / 1024;
+	let unit = 0;
+	while (value >= 1024 && unit < units.length - 1) {
+		value /= 1024;
+		unit++;
+	}
+	return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+export function formatStatus(status: StoreStatus, now: number): string {
+	const lines = [`headroom store: ${status.root}`];
+	lines.push(`${formatCount(status.count)} artifacts, ${humanBytes(status.bytes)}`);
+	for (const [kind, k] of Object.entries(status.byKind).sort(([a], [b]) => a.localeCompare(b))) {
+		if (k.count > 0) lines.push(`  ${kind}: ${formatCount(k.count)} (${humanBytes(k.bytes)})`);
+	}
+	if (status.newest) {
+		const ageMinutes = Math.max(0, Math.round((now - status.newest.mtimeMs) / 60_000));
+		lines.push(`newest: ${status.newest.path} (${ageMinutes} min ago)`);
+	}
+	for (const problem of status.problems ?? []) lines.push(`skipped (unsafe): ${problem}`);
+	return lines.join("\n");
+}
+
+export function formatPrune(removed: number, freedBytes: number, limits: string): string {
+	return `pruned ${formatCount(removed)} artifacts, freed ${humanBytes(freedBytes)} (${limits})`;
+}
+
+export function formatPruneLimits(maxAgeDays: number, maxTotalBytes: number, minAgeHours: number): string {
+	return `older than ${maxAgeDays} days, or oldest first above ${humanBytes(maxTotalBytes)}; never younger than ${minAgeHours} h`;
+}
