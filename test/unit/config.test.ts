@@ -66,7 +66,7 @@ describe("defaults", () => {
 			userMessagesBudgetBytes: 16_384,
 			probe: { enabled: true, freeTokensThreshold: 8000 },
 		});
-		expect(d.contextTrim).toMatchObject({ enabled: true, safetyMarginTokens: 2048, cutStepTokens: 4096 });
+		expect(d.contextTrim).toMatchObject({ enabled: true, safetyMarginTokens: 2048, cutStepTokens: 16_384 });
 	});
 
 	it("are frozen, while loadConfig returns a fresh mutable copy", () => {
