@@ -2,7 +2,7 @@
  * `npm run demo`: the subagents capability end to end, offline.
  *
  * Starts the bundled scripted model, makes a sandbox agent dir, and runs the real pi CLI
- * (0.73.1 on this Node) with this package's subagents extension. The scripted parent spawns three
+ * (0.73.1 on this Node) with every extension of this package. The scripted parent spawns three
  * children whose answers are long, waits for them, then pages each stored answer with Pi's own
  * `read` using the call printed in the projection footer. The demo prints, per child, the full
  * size, what reached the parent, the artifact and the read call, checks every claim, and exits
@@ -10,9 +10,9 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync, rmSync, statSync } from "node:fs";
-import { basename } from "node:path";
+import { basename, join } from "node:path";
 import { CHILD_SYSTEM_APPEND } from "../../extensions/subagents/prompt.ts";
-import { extensionPath, makeSandbox, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
+import { extensionPath, makeSandbox, REPO_ROOT, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
 import { type ChatRequest, messageText, startScriptedServer } from "../fixtures/scripted-server.ts";
 
 interface ChildPlan {
@@ -38,6 +38,12 @@ function answerFor(plan: ChildPlan): string {
 	}
 	out.push(`END ${plan.tag} report — ${plan.lines} findings`);
 	return out.join("\n");
+}
+
+/** Every extension the package ships (package.json "pi.extensions"), loaded as `pi install` would. */
+function packageExtensions(): string[] {
+	const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { pi: { extensions: string[] } };
+	return pkg.pi.extensions.map((entry) => extensionPath(basename(entry)));
 }
 
 const ANSWERS = new Map(CHILDREN.map((c) => [c.tag, answerFor(c)]));
@@ -101,7 +107,7 @@ async function main(): Promise<void> {
 		const run = await runPiPrint({
 			line: "0.73",
 			sandbox,
-			extensions: [extensionPath("subagents")],
+			extensions: packageExtensions(),
 			prompt:
 				"Spawn three subagents to audit auth, the database layer and the UI; wait for all; page what was omitted.",
 			args: ["--no-session"],
