@@ -9,10 +9,17 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import { storeForAgentDir } from "../shared/artifact-store.ts";
-import { DEFAULT_CONFIG, type HeadroomConfig, loadConfig } from "../shared/config.ts";
+import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
+import { DEFAULT_CONFIG, type HeadroomConfig, loadConfig, projectionHeadShare } from "../shared/config.ts";
 import { estimateTokens } from "../shared/tokens.ts";
 import { messageBudget, TokenSizer, type TranscriptMessage, usageBasedTokens } from "../shared/transcript.ts";
-import { defaultProject, OmissionMemo, type ProjectFn, storedProject } from "../shared/transcript-view.ts";
+import {
+	defaultProject,
+	OmissionMemo,
+	type ProjectFn,
+	plainProject,
+	storedProject,
+} from "../shared/transcript-view.ts";
 import { trimMessages } from "./trim.ts";
 
 /** Tokens charged per tool definition besides its JSON (function wrapper, type). */
@@ -40,8 +47,11 @@ export default function contextTrim(pi: ExtensionAPI): void {
 		try {
 			const loaded = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd });
 			config = loaded.config.contextTrim;
+			scheduleBackgroundPrune(getAgentDir(), loaded.config.store);
 			for (const warning of loaded.warnings) notify(ctx, `headroom config: ${warning}`);
-			project = storedProject(storeForAgentDir(getAgentDir()));
+			const headShare = projectionHeadShare(loaded.config);
+			project = plainProject(headShare); // kept if the store cannot be set up below
+			project = storedProject(storeForAgentDir(getAgentDir()), headShare);
 		} catch (error) {
 			notify(ctx, `context-trim: using defaults without stored transcripts (${String(error)})`);
 		}

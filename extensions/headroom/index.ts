@@ -1,22 +1,27 @@
 /**
  * pi-headroom's store command: `/headroom` shows the artifact store, `/headroom prune` prunes it.
- * Pruning also runs once per process in the background shortly after a session starts, off the hot path.
+ * Pruning also runs in the background shortly after a session starts, off the hot path, at most once per
+ * process and once per six hours across processes (../shared/background-prune.ts).
  */
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { storeForAgentDir } from "../shared/artifact-store.ts";
+import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
 import { loadConfig } from "../shared/config.ts";
 import { COMMAND_DESCRIPTION, formatPrune, formatPruneLimits, formatStatus, USAGE } from "./prompt.ts";
 
-/** Delay before the background prune, so it never competes with a session's first turn. */
-const BACKGROUND_PRUNE_DELAY_MS = 10_000;
+/** Session entry type recording what /headroom showed when there was no UI (never sent to the model). */
+export const STATUS_ENTRY_TYPE = "headroom-status";
 
 export default function headroom(pi: ExtensionAPI) {
-	let pruneScheduled = false;
-
 	const say = (ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info") => {
-		if (ctx.hasUI) ctx.ui.notify(text, level);
-		// Print, json and rpc modes have no UI: leave a visible entry that the model never sees.
-		else pi.sendMessage({ customType: "headroom-status", content: text, display: true });
+		if (ctx.hasUI) {
+			ctx.ui.notify(text, level); // the TUI, and rpc's UI bridge (an extension_ui_request event)
+			return;
+		}
+		// Print and json modes: stdout is the answer or a protocol stream, and a custom message would reach
+		// the model as a user message. So: stderr for the person, a session entry (never sent) for the record.
+		process.stderr.write(`${text}\n`);
+		pi.appendEntry(STATUS_ENTRY_TYPE, { text, level });
 	};
 
 	const prune = async (ctx: ExtensionContext) => {
@@ -46,13 +51,6 @@ export default function headroom(pi: ExtensionAPI) {
 	});
 
 	pi.on("session_start", (_event, ctx) => {
-		if (pruneScheduled) return;
-		pruneScheduled = true;
-		const timer = setTimeout(() => {
-			prune(ctx).catch(() => {
-				// A failed background prune only means the store stays as large as it is; the command reports errors.
-			});
-		}, BACKGROUND_PRUNE_DELAY_MS);
-		timer.unref?.();
+		scheduleBackgroundPrune(getAgentDir(), loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd }).config.store);
 	});
 }

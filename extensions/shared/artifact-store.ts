@@ -16,6 +16,16 @@ import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { runAsync, runSync, type Step, type StepStats, fsStep as step } from "./store-fs.ts";
+import {
+	ARTIFACT_NAME,
+	type DirCheck,
+	listStore,
+	type PruneOptions,
+	pruneListing,
+	SESSION_FOLDER_NAME,
+	type StoreStats,
+	statsOf,
+} from "./store-list.ts";
 
 export type ArtifactKind = "subagent-results" | "tool-outputs" | "transcripts" | "handoffs";
 export const ARTIFACT_KINDS: readonly ArtifactKind[] = ["subagent-results", "tool-outputs", "transcripts", "handoffs"];
@@ -43,18 +53,16 @@ export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
 /** Bytes encoded, hashed and written per step: bounds extra memory whatever the text size. */
 export const WRITE_CHUNK_BYTES = 1024 * 1024;
-/** A temp file untouched this long (ms) belongs to a killed writer and may be removed by prune. */
-export const STALE_TEMP_MS = 60 * 60 * 1000;
-export const DEFAULT_PRUNE_MAX_AGE_DAYS = 30;
-/** Default cap of the whole store, in bytes (1 GiB). */
-export const DEFAULT_PRUNE_MAX_TOTAL_BYTES = 1024 * 1024 * 1024;
-/** Files younger than this (hours) are never pruned: a footer may have just pointed at them. */
-export const DEFAULT_PRUNE_MIN_AGE_HOURS = 24;
-const HOUR_MS = 60 * 60 * 1000;
+export {
+	DEFAULT_PRUNE_MAX_AGE_DAYS,
+	DEFAULT_PRUNE_MAX_TOTAL_BYTES,
+	DEFAULT_PRUNE_MIN_AGE_HOURS,
+	STALE_TEMP_MS,
+	type StoreStats,
+} from "./store-list.ts";
+
 /** Stateless; replaces lone surrogates with U+FFFD exactly as Buffer.from does. */
 const ENCODER = new TextEncoder();
-const ARTIFACT_NAME = /^[0-9a-f]{64}\.txt$/;
-const TEMP_NAME = /^\.tmp-[0-9]+-[0-9a-f]+\.part$/;
 const ID_PATTERN = /^[0-9a-f]{8,64}$/;
 
 function errorText(error: unknown): string {
@@ -70,8 +78,6 @@ function isKind(kind: unknown): kind is ArtifactKind {
 function myUid(): number | undefined {
 	return typeof process.getuid === "function" ? process.getuid() : undefined;
 }
-
-type DirCheck = { ok: true; dir: string; dev: number; ino: number } | { ok: false; error: string };
 
 export class ArtifactStore {
 	/** Absolute root of the store (default <agentDir>/cache/headroom). */
@@ -141,37 +147,70 @@ export class ArtifactStore {
 		return { ok: true, ...matches[0] };
 	}
 
-	stats(): Promise<{
-		count: number;
-		bytes: number;
-		newest?: { path: string; mtimeMs: number };
-		byKind: Record<string, { count: number; bytes: number }>;
-		/** Directories skipped because they are unsafe (a symlink, not a directory, foreign owner). */
-		problems?: string[];
-	}> {
-		return runAsync(this.statsSteps());
+	stats(): Promise<StoreStats> {
+		return runAsync(listStore(ARTIFACT_KINDS, this.checkKind, (k) => this.dirFor(k))).then((listing) =>
+			statsOf(ARTIFACT_KINDS, listing),
+		);
 	}
 
-	prune(opts?: {
-		maxAgeDays?: number;
-		maxTotalBytes?: number;
-		minAgeHours?: number;
-	}): Promise<{ removed: number; freedBytes: number }> {
-		return runAsync(this.pruneSteps(opts ?? {}, Date.now()));
+	/** Removes old artifacts and handoff trajectory folders (see store-list.ts); never the young ones. */
+	prune(opts?: PruneOptions): Promise<{ removed: number; freedBytes: number }> {
+		const now = Date.now();
+		const listed = listStore(ARTIFACT_KINDS, this.checkKind, (k) => this.dirFor(k));
+		return runAsync(
+			(function* () {
+				return yield* pruneListing(yield* listed, opts ?? {}, now);
+			})(),
+		);
 	}
 
 	/**
-	 * Check (and with `create`, make) every directory from agentDir down to the kind directory without
+	 * The kind directory, or one per-session folder inside it, made with the checks put uses: no symlink is
+	 * followed from agentDir down, and the store's own directories are ours and 0700. `subfolder` is one
+	 * plain name (letters, digits, ".", "_", "-", at most 128; not "." or ".."), never a path.
+	 */
+	ensureKindDir(kind: ArtifactKind, subfolder?: string): { ok: true; dir: string } | { ok: false; error: string } {
+		if (!isKind(kind)) return { ok: false, error: `unknown artifact kind ${JSON.stringify(kind)}` };
+		if (subfolder !== undefined && !(typeof subfolder === "string" && SESSION_FOLDER_NAME.test(subfolder))) {
+			return { ok: false, error: `invalid folder name ${JSON.stringify(String(subfolder))}` };
+		}
+		try {
+			const check = runSync(this.pathSteps(subfolder === undefined ? [kind] : [kind, subfolder], true));
+			return check.ok ? { ok: true, dir: check.dir } : check;
+		} catch (error) {
+			return { ok: false, error: errorText(error) };
+		}
+	}
+
+	/** The store root when it exists and passes the same checks (nothing is created). */
+	checkRoot(): { ok: true; dir: string } | { ok: false; error: string } {
+		try {
+			const check = runSync(this.pathSteps([], false));
+			return check.ok ? { ok: true, dir: check.dir } : check;
+		} catch (error) {
+			return { ok: false, error: errorText(error) };
+		}
+	}
+
+	/** Checks a kind directory without creating it (for listing). */
+	private readonly checkKind = (kind: ArtifactKind): Step<DirCheck> => this.pathSteps([kind], false);
+
+	private dirSteps(kind: ArtifactKind, create: boolean): Step<DirCheck> {
+		return this.pathSteps([kind], create);
+	}
+
+	/**
+	 * Check (and with `create`, make) every directory from agentDir down to root/...below without
 	 * following a symlink. Directories from the store root down are ours: made or fixed to 0700.
 	 */
-	private *dirSteps(kind: ArtifactKind, create: boolean): Step<DirCheck> {
+	private *pathSteps(below: string[], create: boolean): Step<DirCheck> {
 		if (this.configError) return { ok: false, error: this.configError };
 		const agent = yield* step.stat(this.agentDir); // the trust boundary may itself be a symlink
 		if (!agent) {
 			if (!create) return { ok: false, error: `agent directory ${this.agentDir} does not exist` };
 			yield* step.mkdir(this.agentDir, DIR_MODE, true);
 		} else if (!agent.isDirectory()) return { ok: false, error: `${this.agentDir} is not a directory` };
-		const components = [...this.chain, kind];
+		const components = [...this.chain, ...below];
 		const ownFrom = this.chain.length - 1; // index of the root component
 		let dir = this.agentDir;
 		let last: StepStats | null = null;
@@ -248,90 +287,6 @@ export class ArtifactStore {
 			if (fd !== undefined) yield* step.quietly(step.close(fd));
 			yield* step.quietly(step.unlink(tempPath));
 		}
-	}
-
-	private *listSteps(): Step<{
-		files: Array<{ path: string; kind: ArtifactKind; bytes: number; mtimeMs: number }>;
-		temps: Array<{ path: string; bytes: number; mtimeMs: number }>;
-		problems: string[];
-	}> {
-		const files: Array<{ path: string; kind: ArtifactKind; bytes: number; mtimeMs: number }> = [];
-		const temps: Array<{ path: string; bytes: number; mtimeMs: number }> = [];
-		const problems: string[] = [];
-		for (const kind of ARTIFACT_KINDS) {
-			const check = yield* step.quietly(this.dirSteps(kind, false));
-			if (!check) {
-				problems.push(`cannot check ${this.dirFor(kind)}`);
-				continue;
-			}
-			if (!check.ok) {
-				if (!check.error.endsWith("does not exist")) problems.push(check.error);
-				continue;
-			}
-			try {
-				for (const name of yield* step.readdir(check.dir)) {
-					const isArtifact = ARTIFACT_NAME.test(name);
-					if (!isArtifact && !TEMP_NAME.test(name)) continue;
-					const path = join(check.dir, name);
-					const st = yield* step.lstat(path);
-					if (!st?.isFile()) continue; // never follow or count a planted symlink
-					if (isArtifact) files.push({ path, kind, bytes: st.size, mtimeMs: st.mtimeMs });
-					else temps.push({ path, bytes: st.size, mtimeMs: st.mtimeMs });
-				}
-			} catch (error) {
-				problems.push(`cannot list ${check.dir}: ${errorText(error)}`);
-			}
-		}
-		return { files, temps, problems };
-	}
-
-	private *statsSteps() {
-		const { files, problems } = yield* this.listSteps();
-		const byKind: Record<string, { count: number; bytes: number }> = {};
-		for (const kind of ARTIFACT_KINDS) byKind[kind] = { count: 0, bytes: 0 };
-		let bytes = 0;
-		let newest: { path: string; mtimeMs: number } | undefined;
-		for (const f of files) {
-			bytes += f.bytes;
-			byKind[f.kind].count++;
-			byKind[f.kind].bytes += f.bytes;
-			if (!newest || f.mtimeMs > newest.mtimeMs) newest = { path: f.path, mtimeMs: f.mtimeMs };
-		}
-		return { count: files.length, bytes, newest, byKind, ...(problems.length > 0 ? { problems } : {}) };
-	}
-
-	private *pruneSteps(
-		opts: { maxAgeDays?: number; maxTotalBytes?: number; minAgeHours?: number },
-		now: number,
-	): Step<{ removed: number; freedBytes: number }> {
-		const num = (v: unknown, fallback: number) => (typeof v === "number" && v >= 0 && !Number.isNaN(v) ? v : fallback);
-		const minAgeMs = num(opts.minAgeHours, DEFAULT_PRUNE_MIN_AGE_HOURS) * HOUR_MS;
-		const maxAgeMs = Math.max(minAgeMs, num(opts.maxAgeDays, DEFAULT_PRUNE_MAX_AGE_DAYS) * 24 * HOUR_MS);
-		const maxTotal = num(opts.maxTotalBytes, DEFAULT_PRUNE_MAX_TOTAL_BYTES);
-		const { files, temps } = yield* this.listSteps();
-		let removed = 0;
-		let freedBytes = 0;
-		// Remove only if still the same old regular file: a put may have just reused (touched) it.
-		const remove = function* (f: { path: string; bytes: number; mtimeMs: number }): Step<boolean> {
-			const st = yield* step.quietly(step.lstat(f.path));
-			if (!st?.isFile() || st.mtimeMs !== f.mtimeMs) return false;
-			if (!(yield* step.quietly(step.unlink(f.path)))) return false;
-			removed++;
-			freedBytes += f.bytes;
-			return true;
-		};
-		for (const t of temps) if (now - t.mtimeMs > Math.max(STALE_TEMP_MS, 0)) yield* remove(t);
-		const kept: typeof files = [];
-		for (const f of files.sort((a, b) => a.mtimeMs - b.mtimeMs)) {
-			if (now - f.mtimeMs > maxAgeMs && (yield* remove(f))) continue;
-			kept.push(f);
-		}
-		let total = kept.reduce((sum, f) => sum + f.bytes, 0);
-		for (const f of kept) {
-			if (total <= maxTotal || now - f.mtimeMs < minAgeMs) break; // oldest first; the rest are younger
-			if (yield* remove(f)) total -= f.bytes;
-		}
-		return { removed, freedBytes };
 	}
 }
 

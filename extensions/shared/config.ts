@@ -273,3 +273,17 @@ export function loadConfig(opts: { agentDir: string; cwd: string }): { config: H
 	}
 	return { config: headroomConfigSchema.parse({}), warnings };
 }
+
+function isShare(value: unknown): value is number {
+	return typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= 1;
+}
+
+/**
+ * The head share a projection uses: an explicit share (0..1) wins, else the configured
+ * projection.headShare, else DEFAULT_HEAD_SHARE. Callers with no share of their own pass only the config.
+ */
+export function projectionHeadShare(config?: { projection?: { headShare?: number } }, explicit?: number): number {
+	if (isShare(explicit)) return explicit;
+	const configured = config?.projection?.headShare;
+	return isShare(configured) ? configured : DEFAULT_HEAD_SHARE;
+}

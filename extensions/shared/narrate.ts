@@ -22,7 +22,7 @@ import {
 	type Sizer,
 	type TranscriptMessage,
 } from "./transcript.ts";
-import { buildView, defaultProject, type ProjectFn } from "./transcript-view.ts";
+import { buildView, type ProjectFn, plainProject } from "./transcript-view.ts";
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
 
@@ -79,8 +79,13 @@ export interface ForkContextOptions extends Partial<Omit<RetentionOptions, "budg
 	sessionFile?: string;
 	/** The child's task, stated last. */
 	task: string;
-	/** Shortens oversized texts (default: the projection primitive without a stored copy). */
+	/** Shortens oversized texts (default: the projection primitive without a stored copy, at `headShare`). */
 	project?: ProjectFn;
+	/**
+	 * Head share of the default projector: pass the configured one (projectionHeadShare(config) from
+	 * config.ts) so a child's view cuts like the parent's; default DEFAULT_HEAD_SHARE. Ignored with `project`.
+	 */
+	headShare?: number;
 	/** Sizes messages (pass a TokenSizer to reuse estimates). */
 	sizer?: Sizer;
 }
@@ -95,7 +100,7 @@ export function renderForkContext(messages: unknown[], opts: ForkContextOptions)
 	// No cut step: a child's start is sent once, so it needs no cache-stable cut, and the tightest cut
 	// makes the narration a superset of the parent's own view for any budget at least as large.
 	const plan = planRetention(list, { cutStepTokens: 1, ...opts, measuredTokens: undefined }, opts.sizer);
-	const view = buildView(list, plan, opts.project ?? defaultProject);
+	const view = buildView(list, plan, opts.project ?? plainProject(opts.headShare));
 	const blocks: string[] = [forkIntro(opts.sessionFile)];
 	for (const item of view.items) {
 		if (item.kind === "omission") {

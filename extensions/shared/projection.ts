@@ -23,19 +23,12 @@
  * - Linear time, and extra memory bounded by the output size: lines are counted with indexOf, byte sizes
  *   are measured on small windows, and the text is never split into an array.
  */
-import type { ArtifactKind, ArtifactStore, PutFailure, PutResult } from "./artifact-store.ts";
+import { type ArtifactKind, ArtifactStore, type PutFailure, type PutResult } from "./artifact-store.ts";
+import { cutHead, cutTail, meterFor, READ_PAGE_MAX_BYTES, READ_PAGE_MAX_LINES, readPage } from "./projection-cut.ts";
 import { NO_STORE_REASON, notSavedFooter, omissionMarker, type StoredFooterFacts, storedFooter } from "./prompt.ts";
-import {
-	advanceByBytes,
-	afterNthNewlineFromEnd,
-	countLinesUpTo,
-	countNewlines,
-	lineStats,
-	rangeByteLength,
-	retreatByBytes,
-	toWellFormed,
-	utf8ByteLength,
-} from "./utf8.ts";
+import { countLinesUpTo, countNewlines, lineStats, toWellFormed, utf8ByteLength } from "./utf8.ts";
+
+export { READ_PAGE_MAX_BYTES, READ_PAGE_MAX_LINES } from "./projection-cut.ts";
 
 export const DEFAULT_HEAD_SHARE = 0.75;
 /** Smallest view that is still readable, in UTF-8 bytes; smaller maxBytes are raised to it. */
@@ -44,15 +37,10 @@ export const MIN_WINDOW_BYTES = 1024;
 export const MIN_WINDOW_LINES = 8;
 /** Body bytes kept at least, even when a very long artifact path makes the footer large. */
 export const MIN_BODY_BYTES = 256;
-/** What one call of Pi's read returns at most (its DEFAULT_MAX_BYTES, 50 KiB); a drift test pins it. */
-export const READ_PAGE_MAX_BYTES = 50 * 1024;
-/** Lines one call of Pi's read returns at most (its DEFAULT_MAX_LINES); a drift test pins it. */
-export const READ_PAGE_MAX_LINES = 2000;
 /** Bytes of the "\n" after the marker plus the ones after a partial head line and a partial tail line. */
 const SEPARATOR_BYTES = 3;
 /** Stand-in for an unlimited budget, so shares of it stay finite. */
 const UNLIMITED = Number.MAX_SAFE_INTEGER;
-const NEWLINE_CODE = 10;
 
 export interface ProjectionLimits {
 	/** UTF-8 bytes of the WHOLE projection (head + marker + tail + footer). */
@@ -149,64 +137,6 @@ function lineCount(s: string): number {
 	return countNewlines(s) + 1;
 }
 
-/** Head end: the byte- and line-limited prefix, moved back to a line boundary when that keeps half. */
-function cutHead(text: string, budgetBytes: number, budgetLines: number): number {
-	if (budgetBytes <= 0 || budgetLines <= 0) return 0;
-	// Every UTF-16 unit is at least one byte, so the head lies within the first budgetBytes units: the
-	// line limit is found there first, then bytes are measured only up to it.
-	const window = text.slice(0, Math.min(text.length, budgetBytes));
-	let seen = 0;
-	let lastNewline = -1;
-	for (let at = window.indexOf("\n"); at !== -1 && seen < budgetLines; at = window.indexOf("\n", at + 1)) {
-		seen++;
-		lastNewline = at;
-	}
-	const byLines = seen === budgetLines ? lastNewline + 1 : -1;
-	let cut = advanceByBytes(text, 0, budgetBytes, byLines === -1 ? text.length : byLines).end;
-	if (cut > 0 && text.charCodeAt(cut - 1) !== NEWLINE_CODE) {
-		// The forward scan saw every newline before the cut unless it went past it (wide characters).
-		const newline = lastNewline < cut ? lastNewline : text.lastIndexOf("\n", cut - 1);
-		if (newline !== -1 && rangeByteLength(text, 0, newline + 1) * 2 >= budgetBytes) cut = newline + 1;
-	}
-	return cut;
-}
-
-/** Tail start (>= floor): the byte- and line-limited suffix, moved on to a line start when that keeps half. */
-function cutTail(text: string, floor: number, budgetBytes: number, budgetLines: number): number {
-	const n = text.length;
-	if (budgetBytes <= 0 || budgetLines <= 0) return n;
-	// A tail ending without "\n" shows one line more than it has newlines.
-	const newlinesAllowed = budgetLines - (text.charCodeAt(n - 1) === NEWLINE_CODE ? 0 : 1);
-	const byLines = afterNthNewlineFromEnd(text, newlinesAllowed + 1, Math.max(floor, n - budgetBytes), n);
-	let cut = retreatByBytes(text, n, budgetBytes, byLines === -1 ? floor : Math.max(floor, byLines)).start;
-	if (cut > 0 && cut < n && text.charCodeAt(cut - 1) !== NEWLINE_CODE) {
-		const newline = text.indexOf("\n", cut);
-		if (newline !== -1 && rangeByteLength(text, newline + 1, n) * 2 >= budgetBytes) cut = newline + 1;
-	}
-	return cut;
-}
-
-/** Lines from `lineStart` that one read returns whole (>= 1), and whether the first line is too long for it. */
-function readPage(text: string, lineStart: number, maxLines: number): { limit: number; longLine: boolean } {
-	const n = text.length;
-	const windowEnd = Math.min(n, lineStart + READ_PAGE_MAX_BYTES + 1); // a longer range is surely too big
-	const window = text.slice(lineStart, windowEnd);
-	let lines = 0;
-	let bytes = 0;
-	let pos = 0;
-	while (lines < maxLines) {
-		const newline = window.indexOf("\n", pos);
-		const end = newline !== -1 ? newline : windowEnd === n ? window.length : -1;
-		const add = end === -1 ? Number.POSITIVE_INFINITY : rangeByteLength(window, pos, end) + (lines > 0 ? 1 : 0);
-		if (bytes + add > READ_PAGE_MAX_BYTES) break;
-		bytes += add;
-		lines++;
-		if (newline === -1) break;
-		pos = newline + 1;
-	}
-	return { limit: Math.max(1, lines), longLine: lines === 0 };
-}
-
 interface Totals {
 	bytes: number;
 	lines: number;
@@ -248,11 +178,14 @@ function cut(
 	const bodyLines = maxLines - overhead.lines;
 	const headBytes = Math.floor(bodyBytes * lim.headShare);
 	const headLines = Math.floor(bodyLines * lim.headShare);
-	const headEnd = cutHead(text, headBytes, headLines);
-	const tailStart = cutTail(text, headEnd, bodyBytes - headBytes, bodyLines - headLines);
+	const m = meterFor(text, totals.bytes);
+	const headCut = cutHead(text, m, headBytes, headLines);
+	const headEnd = headCut.end;
+	const tailCut = cutTail(text, m, headEnd, bodyBytes - headBytes, bodyLines - headLines);
+	const tailStart = tailCut.start;
 
-	const headBytesUsed = rangeByteLength(text, 0, headEnd);
-	const omittedBytes = totals.bytes - headBytesUsed - rangeByteLength(text, tailStart, n);
+	const headBytesUsed = headCut.bytes;
+	const omittedBytes = totals.bytes - headBytesUsed - tailCut.bytes;
 	const firstOmittedLine = 1 + countNewlines(text, 0, headEnd);
 	const lastOmittedLine = totals.lines - countNewlines(text, tailStart - 1, n);
 	const omittedLines = lastOmittedLine - firstOmittedLine + 1;
@@ -262,8 +195,7 @@ function cut(
 	let readOffset: number | undefined;
 	let readLimit: number | undefined;
 	if (path !== undefined) {
-		const lineStart = headEnd === 0 ? 0 : text.lastIndexOf("\n", headEnd - 1) + 1;
-		const page = readPage(text, lineStart, Math.min(omittedLines, READ_PAGE_MAX_LINES));
+		const page = readPage(text, m, headCut.lineStart, Math.min(omittedLines, READ_PAGE_MAX_LINES));
 		readOffset = firstOmittedLine;
 		readLimit = page.limit;
 		const facts: StoredFooterFacts = {
@@ -279,8 +211,9 @@ function cut(
 		footer = storedFooter(facts);
 	} else footer = notSavedFooter(totals.bytes, totals.lines, reason);
 
-	const head = toWellFormed(text.slice(0, headEnd));
-	const tail = toWellFormed(text.slice(tailStart));
+	const ascii = totals.bytes === n; // then there is no lone surrogate to replace
+	const head = ascii ? text.slice(0, headEnd) : toWellFormed(text.slice(0, headEnd));
+	const tail = ascii ? text.slice(tailStart) : toWellFormed(text.slice(tailStart));
 	let out = head;
 	if (head.length > 0 && !head.endsWith("\n")) out += "\n";
 	out += `${marker}\n${tail}`;
@@ -310,39 +243,59 @@ function cut(
 	};
 }
 
-/** projectText with the pieces it was built from. Pure. */
+/** Line facts of a text, gathered in one indexOf pass and shared by the fit check and the cut. */
+interface LineFacts {
+	/** Lines as Pi's read counts them. */
+	lines: number;
+	/** Longest line in UTF-16 units. */
+	longestLineUnits: number;
+}
+
+function lineFacts(text: string): LineFacts {
+	if (typeof text !== "string") throw new TypeError(`projectText: text must be a string, got ${typeof text}`);
+	const stats = lineStats(text);
+	return { lines: stats.newlines + 1, longestLineUnits: stats.longestLineUnits };
+}
+
+function verbatim(text: string, lim: EffectiveLimits, totals: Totals): ProjectionParts {
+	return {
+		projection: {
+			text,
+			truncated: false,
+			totalBytes: totals.bytes,
+			totalLines: totals.lines,
+			omittedBytes: 0,
+			omittedLines: 0,
+		},
+		headEnd: text.length,
+		tailStart: text.length,
+		head: text,
+		tail: "",
+		marker: "",
+		footer: "",
+		limits: lim,
+		budget: { headBytes: 0, headLines: 0, tailBytes: 0, tailLines: 0 },
+	};
+}
+
+/** The cut once the totals are known. */
+function cutMeasured(text: string, lim: EffectiveLimits, facts: LineFacts, bytes: number, artifact?: ArtifactRef) {
+	// Footer space for the bash paging hint is reserved only when some line may be too long for one read
+	// (a UTF-16 unit is at most 3 UTF-8 bytes, so shorter lines surely fit).
+	return cut(text, lim, { bytes, lines: facts.lines }, artifact, facts.longestLineUnits * 3 > READ_PAGE_MAX_BYTES);
+}
+
+/** projectText with the pieces it was built from. Pure. One line pass and one UTF-8 length pass. */
 export function projectParts(
 	text: string,
 	limits: ProjectionLimits,
 	artifact: ArtifactRef | undefined,
 ): ProjectionParts {
-	if (typeof text !== "string") throw new TypeError(`projectText: text must be a string, got ${typeof text}`);
+	const facts = lineFacts(text);
 	const lim = effectiveLimits(limits);
-	const stats = lineStats(text);
-	const totals = { bytes: utf8ByteLength(text), lines: stats.newlines + 1 };
-	if (totals.bytes <= lim.maxBytes && totals.lines <= lim.maxLines) {
-		return {
-			projection: {
-				text,
-				truncated: false,
-				totalBytes: totals.bytes,
-				totalLines: totals.lines,
-				omittedBytes: 0,
-				omittedLines: 0,
-			},
-			headEnd: text.length,
-			tailStart: text.length,
-			head: text,
-			tail: "",
-			marker: "",
-			footer: "",
-			limits: lim,
-			budget: { headBytes: 0, headLines: 0, tailBytes: 0, tailLines: 0 },
-		};
-	}
-	// Footer space for the bash paging hint is reserved only when some line may be too long for one read
-	// (a UTF-16 unit is at most 3 UTF-8 bytes, so shorter lines surely fit).
-	return cut(text, lim, totals, artifact, stats.longestLineUnits * 3 > READ_PAGE_MAX_BYTES);
+	const bytes = utf8ByteLength(text);
+	if (bytes <= lim.maxBytes && facts.lines <= lim.maxLines) return verbatim(text, lim, { bytes, lines: facts.lines });
+	return cutMeasured(text, lim, facts, bytes, artifact);
 }
 
 /** Pure: cut `text` to fit `limits` given where its full text lives. No I/O. */
@@ -358,6 +311,36 @@ function errorText(error: unknown): string {
 	return error instanceof Error ? error.message : String(error);
 }
 
+/** A text measured for storing: its verbatim projection when it fits, else what the cut needs. */
+interface Prepared {
+	/** The verbatim projection when the text fits (then nothing is stored). */
+	fits?: Projection;
+	lim: EffectiveLimits;
+	facts: LineFacts;
+	/** UTF-8 bytes when the text was short enough to measure cheaply. */
+	small?: number;
+}
+
+/** One line pass decides the fit; a long text is not measured here (the store's write reports its size). */
+function prepare(text: string, limits: ProjectionLimits): Prepared {
+	const facts = lineFacts(text);
+	const lim = effectiveLimits(limits);
+	const small = text.length <= lim.maxBytes ? utf8ByteLength(text) : undefined; // longer never fits
+	if (small !== undefined && small <= lim.maxBytes && facts.lines <= lim.maxLines) {
+		return { fits: verbatim(text, lim, { bytes: small, lines: facts.lines }).projection, lim, facts };
+	}
+	return { lim, facts, small };
+}
+
+function finish(text: string, p: Prepared, store: ArtifactStore, stored: PutResult | PutFailure): Projection {
+	// Our store's count of the bytes it wrote is the text's UTF-8 size (it encodes the text to hash and write
+	// it), which saves a pass over a long text; any other store's count is not trusted: the count also
+	// decides whether the text is all ASCII, and a wrong one could overflow the limits.
+	const trusted = stored.ok && store instanceof ArtifactStore && stored.bytes >= text.length;
+	const bytes = trusted ? stored.bytes : (p.small ?? utf8ByteLength(text));
+	return cutMeasured(text, p.lim, p.facts, bytes, toRef(stored)).projection;
+}
+
 /**
  * The one entry point callers use: verbatim if it fits; otherwise store the full text
  * (store.put) and project with the artifact's path in the footer. Never throws for
@@ -368,14 +351,15 @@ export async function projectResult(
 	limits: ProjectionLimits,
 	sink: { store: ArtifactStore; kind: ArtifactKind },
 ): Promise<Projection> {
-	if (fitsVerbatim(text, limits)) return projectText(text, limits, undefined);
-	let ref: ArtifactRef;
+	const p = prepare(text, limits);
+	if (p.fits) return p.fits;
+	let stored: PutResult | PutFailure;
 	try {
-		ref = toRef(await sink.store.put(sink.kind, text));
+		stored = await sink.store.put(sink.kind, text);
 	} catch (error) {
-		ref = { ok: false, error: errorText(error) };
+		stored = { ok: false, error: errorText(error) };
 	}
-	return projectText(text, limits, ref);
+	return finish(text, p, sink.store, stored);
 }
 
 /** projectResult for hooks that must stay synchronous. */
@@ -384,12 +368,13 @@ export function projectResultSync(
 	limits: ProjectionLimits,
 	sink: { store: ArtifactStore; kind: ArtifactKind },
 ): Projection {
-	if (fitsVerbatim(text, limits)) return projectText(text, limits, undefined);
-	let ref: ArtifactRef;
+	const p = prepare(text, limits);
+	if (p.fits) return p.fits;
+	let stored: PutResult | PutFailure;
 	try {
-		ref = toRef(sink.store.putSync(sink.kind, text));
+		stored = sink.store.putSync(sink.kind, text);
 	} catch (error) {
-		ref = { ok: false, error: errorText(error) };
+		stored = { ok: false, error: errorText(error) };
 	}
-	return projectText(text, limits, ref);
+	return finish(text, p, sink.store, stored);
 }

@@ -1,12 +1,12 @@
-import { toWellFormed } from "./utf8.ts";
+import { clipLine } from "./utf8.ts";
 
 /**
  * Model-facing wording of the projection: the omission marker between head and tail and the footer.
  * Each line here is one line of output (no "\n"), so the projection can count what it spends.
  */
 
-/** Longest store failure reason quoted in a footer, in UTF-16 units (the rest is cut). */
-const MAX_REASON_CHARS = 200;
+/** Longest store failure reason quoted in a footer, in UTF-8 bytes, "…" included (the rest is cut). */
+export const MAX_REASON_BYTES = 200;
 
 /** 37212 → "37,212": separators without locale data, so output is the same on every machine. */
 export function formatCount(n: number): string {
@@ -79,7 +79,7 @@ export function sanitizeReason(reason: string): string {
 		.replace(/[\u0000-\u001f\u007f]+/g, " ")
 		.replace(/ {2,}/g, " ")
 		.trim();
-	const cut = oneLine.length > MAX_REASON_CHARS ? `${toWellFormed(oneLine.slice(0, MAX_REASON_CHARS))}…` : oneLine;
+	const cut = clipLine(oneLine, MAX_REASON_BYTES);
 	return cut.length > 0 ? cut : "unknown error";
 }
 

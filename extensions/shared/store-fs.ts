@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 export type StepStats = fs.Stats;
 
 type Op =
-	| { op: "stat" | "lstat" | "readdir" | "unlink"; path: string }
+	| { op: "stat" | "lstat" | "readdir" | "unlink" | "rmdir"; path: string }
 	| { op: "mkdir"; path: string; mode: number; recursive: boolean }
 	| { op: "chmod"; path: string; mode: number }
 	| { op: "open"; path: string; flags: number; mode: number }
@@ -39,6 +39,9 @@ function execSync(o: Op): unknown {
 			return fs.readdirSync(o.path);
 		case "unlink":
 			fs.unlinkSync(o.path);
+			return true;
+		case "rmdir":
+			fs.rmdirSync(o.path);
 			return true;
 		case "mkdir":
 			return fs.mkdirSync(o.path, { mode: o.mode, recursive: o.recursive });
@@ -146,6 +149,8 @@ export const fsStep = {
 	lstat: (path: string) => one<fs.Stats | null>({ op: "lstat", path }),
 	readdir: (path: string) => one<string[]>({ op: "readdir", path }),
 	unlink: (path: string) => one<boolean>({ op: "unlink", path }),
+	/** Remove an empty directory (never follows a symlink: rmdir of a link fails). */
+	rmdir: (path: string) => one<boolean>({ op: "rmdir", path }),
 	mkdir: (path: string, mode: number, recursive: boolean) => one<void>({ op: "mkdir", path, mode, recursive }),
 	chmod: (path: string, mode: number) => one<void>({ op: "chmod", path, mode }),
 	open: (path: string, flags: number, mode: number) => one<number>({ op: "open", path, flags, mode }),

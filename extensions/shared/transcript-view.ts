@@ -20,6 +20,7 @@ import {
 	type TranscriptMessage,
 	toolCallsOf,
 } from "./transcript.ts";
+import { clipLine } from "./utf8.ts";
 
 /** Shortens `text` to at most `maxBytes` UTF-8 bytes with an explicit omission marker. */
 export type ProjectFn = (text: string, maxBytes: number) => string;
@@ -28,8 +29,8 @@ export type ProjectFn = (text: string, maxBytes: number) => string;
 const MIN_SHORTENABLE_CHARS = 512;
 /** Lines allowed per byte of a shortened transcript text: transcripts are bounded by bytes, not lines. */
 const BYTES_PER_LINE_ALLOWANCE = 8;
-/** Longest brief argument kept per tool call in the index, in characters. */
-const BRIEF_MAX_CHARS = 48;
+/** Longest brief argument kept per tool call in the index, in UTF-8 bytes, "…" included. */
+const BRIEF_MAX_BYTES = 50;
 /** Distinct brief arguments remembered per tool. */
 const BRIEFS_PER_TOOL = 3;
 /** Argument names that carry a file path. */
@@ -38,27 +39,35 @@ const PATH_KEYS = ["path", "file_path", "filePath", "file"];
 /** Shortened texts remembered per projector: the hook shortens the same texts on every call. */
 const PROJECTION_MEMO_ENTRIES = 256;
 
-function limitsFor(maxBytes: number): ProjectionLimits {
+function limitsFor(maxBytes: number, headShare: number): ProjectionLimits {
 	const lines = Math.max(MIN_WINDOW_LINES, Math.ceil(maxBytes / BYTES_PER_LINE_ALLOWANCE));
-	return { maxBytes, maxLines: lines, headShare: DEFAULT_HEAD_SHARE };
+	return { maxBytes, maxLines: lines, headShare };
 }
 
-/** Pure default: the projection primitive with no stored copy (its footer says so plainly). */
-export const defaultProject: ProjectFn = (text, maxBytes) => projectText(text, limitsFor(maxBytes), undefined).text;
+/**
+ * Pure: the projection primitive with no stored copy (its footer says so plainly). `headShare` is the
+ * configured projection.headShare (see projectionHeadShare in config.ts); default DEFAULT_HEAD_SHARE.
+ */
+export function plainProject(headShare: number = DEFAULT_HEAD_SHARE): ProjectFn {
+	return (text, maxBytes) => projectText(text, limitsFor(maxBytes, headShare), undefined).text;
+}
+
+/** plainProject with the default head share. */
+export const defaultProject: ProjectFn = plainProject();
 
 /**
  * The projection primitive with the full text stored as a "transcripts" artifact, so the footer
  * gives the exact read call. Results are memoised by (budget, text): the hook sees the same long
  * texts on every call, and an artifact is written once per content.
  */
-export function storedProject(store: ArtifactStore): ProjectFn {
+export function storedProject(store: ArtifactStore, headShare: number = DEFAULT_HEAD_SHARE): ProjectFn {
 	const memo = new Map<number, Map<string, string>>();
 	let entries = 0;
 	return (text, maxBytes) => {
 		let byText = memo.get(maxBytes);
 		const hit = byText?.get(text);
 		if (hit !== undefined) return hit;
-		const shown = projectResultSync(text, limitsFor(maxBytes), { store, kind: "transcripts" }).text;
+		const shown = projectResultSync(text, limitsFor(maxBytes, headShare), { store, kind: "transcripts" }).text;
 		if (entries >= PROJECTION_MEMO_ENTRIES) {
 			memo.clear();
 			entries = 0;
@@ -223,12 +232,12 @@ function shortenGroup(
 	}
 }
 
-/** First line of a value, cut to BRIEF_MAX_CHARS. */
+/** First line of a value, clipped to BRIEF_MAX_BYTES. */
 function brief(value: unknown): string | undefined {
 	if (typeof value !== "string" && typeof value !== "number") return undefined;
 	const line = String(value).trim().split("\n", 1)[0] ?? "";
 	if (line.length === 0) return undefined;
-	return line.length > BRIEF_MAX_CHARS ? `${line.slice(0, BRIEF_MAX_CHARS - 1)}…` : line;
+	return clipLine(line, BRIEF_MAX_BYTES);
 }
 
 /** Index what `omitted` segments hold: message counts, tools with brief arguments, files touched. */

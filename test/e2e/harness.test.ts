@@ -1,6 +1,15 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeSandbox, PI_LINES, REPO_ROOT, runPiPrint, startPiRpc, toolResults } from "../fixtures/pi-runner.ts";
+import { NO_CHILDREN } from "../../extensions/subagents/prompt.ts";
+import {
+	extensionPath,
+	makeSandbox,
+	PI_LINES,
+	REPO_ROOT,
+	runPiPrint,
+	startPiRpc,
+	toolResults,
+} from "../fixtures/pi-runner.ts";
 import { messageText, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
 
 const ECHO = join(REPO_ROOT, "test/fixtures/extensions/echo.ts");
@@ -27,6 +36,30 @@ describe.each(PI_LINES)("harness on $label", ({ line }) => {
 		expect(messageText(toolMsg)).toBe("ECHO<hello-42>");
 		expect(toolResults(run.events, "echo_marker")[0]?.text).toBe("ECHO<hello-42>");
 		expect(run.events.some((e) => e.type === "agent_end")).toBe(true);
+	});
+
+	it("loads an extension of this package: the model's call reaches our subagent_list, its result comes back", async () => {
+		server = await startScriptedServer((req) => {
+			if (req.last?.role === "tool") return { text: "nothing running" };
+			return { toolCalls: [{ name: "subagent_list", arguments: {} }] };
+		});
+		const sandbox = makeSandbox({ server });
+		const run = await runPiPrint({
+			line,
+			sandbox,
+			extensions: [extensionPath("subagents")], // the staged, installed-layout copy of the package
+			prompt: "what is running?",
+			args: ["--no-session"],
+		});
+		expect(run.exitCode, run.stderr).toBe(0);
+		expect(server.requests.length).toBe(2);
+		expect(server.requests[0].toolNames).toContain("subagent_list");
+		expect(server.requests[0].toolNames).toContain("subagent_spawn");
+		const call = server.requests[1].body.messages.find((m) => m.role === "assistant" && m.tool_calls?.length);
+		const toolMsg = server.requests[1].body.messages.find((m) => m.role === "tool");
+		expect(toolMsg?.tool_call_id).toBe(call?.tool_calls?.[0]?.id);
+		expect(messageText(toolMsg)).toBe(NO_CHILDREN);
+		expect(toolResults(run.events, "subagent_list")).toMatchObject([{ text: NO_CHILDREN, isError: false }]);
 	});
 
 	it("drives several prompts over rpc and reports the scripted usage", async () => {

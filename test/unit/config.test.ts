@@ -11,7 +11,9 @@ import {
 	headroomConfigSchema,
 	loadConfig,
 	MAX_CONFIG_FILE_BYTES,
+	projectionHeadShare,
 } from "../../extensions/shared/config.ts";
+import { DEFAULT_HEAD_SHARE } from "../../extensions/shared/projection.ts";
 
 let root: string;
 let agentDir: string;
@@ -304,3 +306,27 @@ function merge(base: HeadroomConfig, over: unknown): HeadroomConfig {
 	};
 	return walk(structuredClone(base), over) as HeadroomConfig;
 }
+
+describe("projectionHeadShare", () => {
+	const anyValue = fc.oneof(
+		fc.double({ min: -2, max: 3, noNaN: false }),
+		fc.constantFrom(undefined, Number.POSITIVE_INFINITY, "0.5" as unknown as number),
+	);
+	const isShare = (v: unknown): v is number => typeof v === "number" && v >= 0 && v <= 1;
+
+	it("takes an explicit share first, then the configured one, then the default", () => {
+		fc.assert(
+			fc.property(anyValue, anyValue, (explicit, configured) => {
+				const share = projectionHeadShare({ projection: { headShare: configured } }, explicit);
+				expect(share).toBe(isShare(explicit) ? explicit : isShare(configured) ? configured : DEFAULT_HEAD_SHARE);
+			}),
+		);
+		expect(projectionHeadShare()).toBe(DEFAULT_HEAD_SHARE);
+		expect(projectionHeadShare(DEFAULT_CONFIG)).toBe(DEFAULT_CONFIG.projection.headShare);
+	});
+
+	it("reads projection.headShare from headroom.json", () => {
+		writeFileSync(userFile, JSON.stringify({ projection: { headShare: 0.4 } }));
+		expect(projectionHeadShare(loadConfig({ agentDir, cwd }).config)).toBe(0.4);
+	});
+});

@@ -28,6 +28,19 @@ function carried(messages: TranscriptMessage[]): string[] {
 }
 
 describe("renderForkContext", () => {
+	it("cuts an oversized text with the head share it is given (the configured one)", () => {
+		const lines = Array.from({ length: 3000 }, (_, i) => `row ${i} ${"y".repeat(40)}`).join("\n");
+		const history = new HistoryBuilder().user("TASK: look").assistant(lines).messages;
+		const shown = (headShare?: number) => {
+			const text = renderForkContext(history, { budgetTokens: 3000, task: "t", headShare });
+			const at = text.indexOf("omitted — see the footer");
+			expect(at).toBeGreaterThan(0);
+			return text.slice(text.indexOf("row 0 "), at).length;
+		};
+		expect(shown(0.2)).toBeLessThan(shown() / 2);
+		expect(shown(0.75)).toBe(shown());
+	});
+
 	const history = new HistoryBuilder()
 		.user("Fix the flaky test in src/queue.ts")
 		.assistant("I will run the tests first.", [

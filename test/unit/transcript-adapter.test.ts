@@ -95,6 +95,24 @@ describe("context-trim adapter", () => {
 		expect(String(errors.mock.calls[0][0])).toContain("contextTrim.cutStepTokens");
 	});
 
+	it("cuts an oversized result with the configured projection.headShare", () => {
+		const lines = Array.from({ length: 4000 }, (_, i) => `line ${i} ${"x".repeat(40)}`).join("\n");
+		const big = new HistoryBuilder()
+			.user("TASK: read the log")
+			.assistant("reading", [{ name: "bash", arguments: { command: "cat log" }, result: lines }])
+			.user("and now?").messages;
+		/** Characters shown before the omission marker in the shortened tool result. */
+		const headChars = (out: { messages: TranscriptMessage[] } | undefined) => {
+			const text = JSON.stringify(out?.messages.filter((m) => m.role === "toolResult") ?? []);
+			const at = text.indexOf("omitted — see the footer");
+			expect(at).toBeGreaterThan(0);
+			return text.slice(text.indexOf("line 0 "), at).length;
+		};
+		const byDefault = headChars(setup({ model })(big));
+		const headLight = headChars(setup({ model, config: { projection: { headShare: 0.2 } } })(big));
+		expect(headLight).toBeLessThan(byDefault / 2);
+	});
+
 	it("sends the history untrimmed without a model, and on an internal error (reported once)", () => {
 		expect(setup({})(history(60))).toBeUndefined();
 		const errors = vi.spyOn(console, "error").mockImplementation(() => {});

@@ -1,0 +1,95 @@
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../fixtures/pi-runner.ts";
+import { creatorPid, isAlive, KEEP_SANDBOX_ENV, sweepStale } from "../fixtures/test-dirs.ts";
+
+mkdirSync(join(REPO_ROOT, ".tmp"), { recursive: true });
+const base = mkdtempSync(join(REPO_ROOT, ".tmp", "test-dirs-"));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+/** The pid of a process that has already exited. */
+function deadPid(): number {
+	const child = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]);
+	return Number(child.stdout.toString());
+}
+
+function folder(name: string): string {
+	const path = join(base, name);
+	mkdirSync(join(path, "inner"), { recursive: true });
+	writeFileSync(join(path, "inner", "file.txt"), "x");
+	return path;
+}
+
+describe("test folder cleanup", () => {
+	it("reads the creator pid only from names the fixtures make", () => {
+		expect(creatorPid("installed-123")).toBe(123);
+		expect(creatorPid("pi-456-AbC9zz")).toBe(456);
+		expect(creatorPid("handoff-adapter-Avk08F")).toBeUndefined();
+		expect(creatorPid("installed-")).toBeUndefined();
+		expect(creatorPid("pi-abc")).toBeUndefined();
+	});
+
+	it("sweeps folders of dead processes, keeps live ones, its own and foreign names", () => {
+		const dead = deadPid();
+		expect(isAlive(dead)).toBe(false);
+		expect(isAlive(process.pid)).toBe(true);
+		const sleeper = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"]);
+		try {
+			const stale = [folder(`installed-${dead}`), folder(`pi-${dead}-Qw3rty`)];
+			const kept = [folder(`installed-${process.pid}`), folder(`pi-${sleeper.pid}-Zx9abc`), folder("other-1")];
+			// A link inside a stale folder is removed, never followed.
+			const outside = folder("outside-target");
+			symlinkSync(outside, join(stale[0], "link"), "dir");
+			const removed = sweepStale(base);
+			expect(removed.sort()).toEqual([`installed-${dead}`, `pi-${dead}-Qw3rty`].sort());
+			for (const path of stale) expect(existsSync(path)).toBe(false);
+			for (const path of kept) expect(existsSync(path)).toBe(true);
+			expect(existsSync(join(outside, "inner", "file.txt"))).toBe(true);
+		} finally {
+			sleeper.kill("SIGKILL");
+		}
+	});
+
+	it("keeps dead sandboxes when asked to keep sandboxes, but still sweeps staged copies", () => {
+		const dead = deadPid();
+		const sandbox = folder(`pi-${dead}-Keep01`);
+		const staged = folder(`installed-${dead}`);
+		process.env[KEEP_SANDBOX_ENV] = "1";
+		try {
+			sweepStale(base);
+		} finally {
+			delete process.env[KEEP_SANDBOX_ENV];
+		}
+		expect(existsSync(sandbox)).toBe(true);
+		expect(existsSync(staged)).toBe(false);
+	});
+
+	it("returns nothing and does not throw for a missing base folder", () => {
+		expect(sweepStale(join(base, "missing"))).toEqual([]);
+	});
+
+	for (const ending of ["exit", "SIGTERM"] as const) {
+		it(`removes registered folders when the process ends by ${ending}, keeping the signal's meaning`, async () => {
+			const target = folder(`registered-${ending}`);
+			const script = join(base, `child-${ending}.ts`);
+			writeFileSync(
+				script,
+				`import { removeAtExit } from ${JSON.stringify(join(REPO_ROOT, "test/fixtures/test-dirs.ts"))};
+removeAtExit(${JSON.stringify(target)});
+console.log("ready");
+${ending === "exit" ? "" : "setTimeout(() => {}, 30000);"}`,
+			);
+			const child = spawn(process.execPath, ["--import", "jiti/register", script], { cwd: REPO_ROOT });
+			await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
+			if (ending === "SIGTERM") child.kill("SIGTERM");
+			const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+				child.once("close", (c, s) => resolve([c, s])),
+			);
+			expect(existsSync(target)).toBe(false);
+			if (ending === "SIGTERM") expect(signal).toBe("SIGTERM");
+			else expect(code).toBe(0);
+		});
+	}
+});
