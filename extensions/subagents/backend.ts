@@ -2,16 +2,19 @@
  * In-process children: each is a real Pi agent session (`createAgentSession`) sharing the
  * parent's model registry and credentials, with a persistent session file, no extensions
  * (so no subagent tools unless the depth limit allows another level) and its own tools.
- * The same source runs on Pi 0.73 (modelRegistry + authStorage) and 1.x (modelRuntime).
+ * The same source runs on Pi 0.73 (modelRegistry + authStorage) and 1.x (modelRuntime). A child from an
+ * earlier process is resumed by reopening its session file: Pi restores its messages as the context.
  */
+import { statSync } from "node:fs";
 import {
 	createAgentSession,
 	DefaultResourceLoader,
 	type ExtensionFactory,
 	SessionManager,
 } from "@mariozechner/pi-coding-agent";
+import type { ChildBackend, ChildEvent, ChildHandle, ChildSpec } from "./child-run.ts";
 import { compactArgs } from "./domain.ts";
-import type { ChildBackend, ChildEvent, ChildHandle, ChildSpec } from "./manager.ts";
+import { missingSessionFileError } from "./prompt.ts";
 
 export interface InProcessBackendOptions {
 	/** Pi's agent dir (settings, models, auth, resources). */
@@ -61,6 +64,22 @@ export function normalizeEvent(
 	return out;
 }
 
+/**
+ * A new session file, or the child's own one reopened (its transcript becomes the next run's context).
+ * Pi's open() silently starts an empty session when the file is missing, so that is refused first.
+ */
+function sessionFor(spec: ChildSpec, sessionDir: string): SessionManager {
+	if (!spec.sessionFile) return SessionManager.create(spec.cwd, sessionDir);
+	let isFile = false;
+	try {
+		isFile = statSync(spec.sessionFile).isFile();
+	} catch {
+		isFile = false;
+	}
+	if (!isFile) throw new Error(missingSessionFileError({ id: spec.id, name: spec.id }, spec.sessionFile));
+	return SessionManager.open(spec.sessionFile, sessionDir, spec.cwd);
+}
+
 export function createInProcessBackend(options: InProcessBackendOptions): ChildBackend {
 	return {
 		async create(spec: ChildSpec, onEvent: (event: ChildEvent) => void): Promise<ChildHandle> {
@@ -86,7 +105,7 @@ export function createInProcessBackend(options: InProcessBackendOptions): ChildB
 				model: spec.model as never,
 				thinkingLevel: spec.thinking as never,
 				resourceLoader: loader,
-				sessionManager: SessionManager.create(spec.cwd, options.sessionDir),
+				sessionManager: sessionFor(spec, options.sessionDir),
 				tools: spec.tools,
 				...(lineSpecific as object),
 			});

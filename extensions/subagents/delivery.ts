@@ -6,9 +6,18 @@
  */
 import { readFileSync } from "node:fs";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { projectionHeadShare } from "../shared/config.ts";
 import { utf8Length } from "../shared/tokens.ts";
+import { clipLine } from "../shared/utf8.ts";
 import { type BatchInput, type BatchItem, type BatchOutput, projectBatch } from "./batch.ts";
-import { type ChildRecord, type ChildState, type DeliveryState, resultKey, type SettledResult } from "./domain.ts";
+import {
+	type ChildRecord,
+	type ChildState,
+	type ContextMode,
+	type DeliveryState,
+	resultKey,
+	type SettledResult,
+} from "./domain.ts";
 import { type Env, ensureManager, ensureStore, usageOf } from "./env.ts";
 import type { SubagentManager } from "./manager.ts";
 import {
@@ -29,6 +38,8 @@ export const SETTLED_ENTRY = "subagent-settled";
 export const DELIVERED_ENTRY = "subagent-delivered";
 /** Results up to this many UTF-8 bytes are kept inline in the session entry; longer ones go to the store. */
 export const INLINE_ENTRY_MAX_BYTES = 64 * 1024;
+/** Longest task text kept in a settled entry, in UTF-8 bytes (the child's session file has all of it). */
+export const SETTLED_PROMPT_MAX_BYTES = 500;
 /** Delay before an automatic delivery, in milliseconds, so children finishing together arrive together. */
 export const FLUSH_DEBOUNCE_MS = 50;
 /** Interval of idle polls after the parent's run ended, in milliseconds. */
@@ -50,7 +61,7 @@ export interface SettledEntryData {
 	name: string;
 	/** "provider/id" it ran on. */
 	model: string;
-	/** Its task, cut to 500 characters. */
+	/** Its task, clipped to SETTLED_PROMPT_MAX_BYTES. */
 	prompt: string;
 	/** Assistant turns of the run. */
 	turns: number;
@@ -62,6 +73,14 @@ export interface SettledEntryData {
 	endedAt?: number;
 	/** The child's session file. */
 	sessionFile?: string;
+	/** Tool names it runs with (to resume it the same way). */
+	tools?: string[];
+	/** Its working directory. */
+	cwd?: string;
+	/** Its thinking level, if set. */
+	thinking?: string;
+	/** Fresh or forked start (decides its system-prompt framing on resume). */
+	context?: ContextMode;
 	/** UTF-8 bytes of the result text. */
 	bytes: number;
 	/** The result text when small enough to keep inline. */
@@ -86,12 +105,16 @@ export function persistSettled(env: Env, result: SettledResult, child: ChildReco
 		state: result.state,
 		name: child.name,
 		model: child.model,
-		prompt: child.prompt.slice(0, 500),
+		prompt: clipLine(child.prompt, SETTLED_PROMPT_MAX_BYTES),
 		turns: child.turns,
 		createdAt: child.createdAt,
 		startedAt: child.startedAt,
 		endedAt: child.endedAt,
 		sessionFile: child.sessionFile,
+		tools: child.tools,
+		cwd: child.cwd,
+		thinking: child.thinking,
+		context: child.context,
 		bytes,
 	};
 	if (bytes <= INLINE_ENTRY_MAX_BYTES) data.text = result.text;
@@ -138,9 +161,13 @@ export function restoreFromSession(env: Env, ctx: ExtensionContext): number {
 			name: String(d.name ?? d.id),
 			prompt: String(d.prompt ?? ""),
 			model: String(d.model ?? "?"),
-			tools: [],
-			cwd: ctx.cwd,
-			context: "fresh",
+			// Entries from before tools were recorded: the default set, as a spawn without `tools` gets.
+			tools: Array.isArray(d.tools)
+				? d.tools.filter((t) => typeof t === "string")
+				: [...env.config.subagents.defaultTools],
+			cwd: typeof d.cwd === "string" && d.cwd.length > 0 ? d.cwd : ctx.cwd,
+			thinking: typeof d.thinking === "string" ? d.thinking : undefined,
+			context: d.context === "fork" ? "fork" : "fresh",
 			state: d.state,
 			run: d.run,
 			createdAt: d.createdAt ?? 0,
@@ -259,6 +286,7 @@ export async function deliverPending(env: Env, how: "trigger" | "append"): Promi
 				surface: "autoDelivery",
 				store: ensureStore(env),
 				leading,
+				headShare: projectionHeadShare(env.config),
 				caps: env.config.budgets.autoDelivery,
 				headroomShare: env.config.budgets.headroomShare,
 				...usageOf(ctx),

@@ -2,6 +2,7 @@
  * Pure state and decisions of the subagents extension: child records, ids, model and id
  * resolution, the queue rule and the delivery ledger. No Pi imports, no I/O.
  */
+import { clipLine } from "../shared/utf8.ts";
 
 /** Lifecycle of one child. A settled child (completed/failed/cancelled) may run again via subagent_send. */
 export type ChildState = "queued" | "starting" | "running" | "completed" | "failed" | "cancelled";
@@ -88,10 +89,15 @@ export function childId(sequence: number): string {
 	return `sa-${sequence}`;
 }
 
-/** Short title from the task when the caller gave none: its first line, at most 40 characters. */
+/** Longest child title, in UTF-8 bytes (mark included). */
+export const NAME_MAX_BYTES = 40;
+/** Longest one-line brief of a tool call's arguments, in UTF-8 bytes (mark included). */
+export const TOOL_ARGS_BRIEF_BYTES = 80;
+
+/** Short title from the task when the caller gave none: its first line, at most NAME_MAX_BYTES. */
 export function deriveName(prompt: string, given?: string): string {
 	const source = (given?.trim() || prompt.trim().split("\n")[0] || "task").replace(/\s+/g, " ");
-	return source.length > 40 ? `${source.slice(0, 39)}…` : source;
+	return clipLine(source, NAME_MAX_BYTES);
 }
 
 /** A status glyph per state (one character, for compact rows). */
@@ -277,14 +283,13 @@ export function lastAssistant(messages: unknown[]): { text: string; stopReason?:
 	return { text: "" };
 }
 
-/** One-line compaction of tool arguments for notes. */
-export function compactArgs(args: unknown, maxChars = 80): string {
+/** One-line compaction of tool arguments for notes, clipped by the shared UTF-8-safe primitive. */
+export function compactArgs(args: unknown, maxBytes = TOOL_ARGS_BRIEF_BYTES): string {
 	let text: string;
 	try {
 		text = typeof args === "string" ? args : JSON.stringify(args ?? {});
 	} catch {
 		text = String(args);
 	}
-	text = text.replace(/\s+/g, " ");
-	return text.length > maxChars ? `${text.slice(0, maxChars - 1)}…` : text;
+	return clipLine(String(text).replace(/\s+/g, " "), maxBytes);
 }

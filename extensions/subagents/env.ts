@@ -11,6 +11,7 @@ import {
 	getAgentDir,
 } from "@mariozechner/pi-coding-agent";
 import { type ArtifactStore, storeForAgentDir } from "../shared/artifact-store.ts";
+import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
 import type { UsageReading } from "../shared/budget.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig, loadConfig } from "../shared/config.ts";
 import { createInProcessBackend } from "./backend.ts";
@@ -84,6 +85,7 @@ export function ensureConfig(env: Env, ctx: ExtensionContext): void {
 	env.agentDir = getAgentDir();
 	const { config, warnings } = loadConfig({ agentDir: env.agentDir, cwd: ctx.cwd });
 	env.config = config;
+	scheduleBackgroundPrune(env.agentDir, config.store);
 	for (const warning of warnings) {
 		if (ctx.hasUI) ctx.ui.notify(configWarning(warning), "warning");
 		else console.error(configWarning(warning));

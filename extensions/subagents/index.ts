@@ -3,7 +3,7 @@
  * delivered results, the status line, and the lifecycle hooks (restore on session start,
  * automatic delivery when the parent's run ends, persistence on shutdown).
  */
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import {
 	cancelFlush,
@@ -16,7 +16,16 @@ import {
 } from "./delivery.ts";
 import { createEnv, ensureConfig, ensureManager, limitsOf } from "./env.ts";
 import { TOOL_TEXT } from "./prompt.ts";
-import { type ChildRow, callText, paintFor, resultText, statusText, textComponent, widgetLines } from "./render.ts";
+import {
+	type ChildRow,
+	callText,
+	deliveredComponent,
+	paintFor,
+	resultText,
+	statusText,
+	textComponent,
+	widgetLines,
+} from "./render.ts";
 import { cancelTool, checkTool, listTool, sendTool, spawnTool, waitTool } from "./tools.ts";
 
 /** How long shutdown waits for children to stop and record their partial output, in milliseconds. */
@@ -25,6 +34,22 @@ export const SHUTDOWN_WAIT_MS = 8_000;
 export const STATUS_REFRESH_MS = 1_000;
 
 const ids = () => Type.Array(Type.String(), { description: TOOL_TEXT.wait.ids });
+
+/** Pi's default key for expanding tool output (docs/keybindings.md, `app.tools.expand`). */
+const DEFAULT_EXPAND_KEY = "ctrl+o";
+
+/**
+ * The key bound to expanding tool output. Pi 1.x runs from a bundle, so the module an extension imports
+ * holds its own keybinding registry without the app's bindings: keyText is then empty, and the
+ * documented default is the best hint there is.
+ */
+function expandKey(): string {
+	try {
+		return keyText("app.tools.expand") || DEFAULT_EXPAND_KEY;
+	} catch {
+		return DEFAULT_EXPAND_KEY;
+	}
+}
 
 export default function subagents(pi: ExtensionAPI): void {
 	setupSubagents(pi, 0);
@@ -164,7 +189,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, (message, options, theme) => {
 		const rows = ((message.details as { rows?: ChildRow[] } | undefined)?.rows ?? []) as ChildRow[];
 		const content = typeof message.content === "string" ? message.content : "";
-		return textComponent(resultText(rows, content, options.expanded, paintFor(theme)));
+		return deliveredComponent(rows, content, { expanded: options.expanded, expandKey: expandKey() }, theme);
 	});
 
 	pi.on("session_start", async (_event, ctx) => {

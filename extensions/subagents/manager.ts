@@ -1,8 +1,19 @@
 /**
- * Lifecycle of children: spawn or queue, run through a backend, watchdog, settle exactly once,
- * keep the delivery ledger, and let waits block on settlements. No Pi imports: the backend is
- * an interface, so this runs in unit tests with a fake backend.
+ * Lifecycle of children: spawn or queue, run through a backend, stop, settle exactly once, keep
+ * the delivery ledger, and let waits block on settlements. What happens inside one run (events,
+ * watchdog verdict, outcome) is in child-run.ts. No Pi imports: the backend is an interface, so
+ * this runs in unit tests with a fake backend.
  */
+import {
+	applyEvent,
+	type ChildBackend,
+	type ManagerLimits,
+	type Runtime,
+	runOutcome,
+	type StopReason,
+	watchdogTickMs,
+	watchdogVerdict,
+} from "./child-run.ts";
 import {
 	type ChildRecord,
 	type ChildState,
@@ -12,76 +23,21 @@ import {
 	DeliveryLedger,
 	deriveName,
 	isSettled,
-	lastAssistant,
-	RECENT_TOOL_CALLS,
 	resultKey,
 	type SettledResult,
 } from "./domain.ts";
 import {
 	ABORTED,
 	CANCELLED_BY_PARENT,
-	emptyAnswerNote,
+	EMPTY_SEND_TEXT_ERROR,
 	failedResultText,
 	INTERRUPTED_BY_SHUTDOWN,
-	maxRunTimeError,
-	PROVIDER_ERROR,
 	restoredSendError,
 	SHUT_DOWN_ERROR,
 	STOPPED_BEFORE_START,
-	watchdogError,
 } from "./prompt.ts";
 
-/** What a backend reports while a child runs (normalized from Pi's session events). */
-export type ChildEvent =
-	| { type: "activity" }
-	| { type: "text"; delta: string }
-	| { type: "assistant_end"; outputTokens?: number }
-	| { type: "turn_end"; contextTokens?: number; contextWindow?: number }
-	| { type: "tool_start"; name: string; args: string }
-	| { type: "tool_end"; name: string; isError: boolean };
-
-/** A live child session. */
-export interface ChildHandle {
-	/** The persistent session file, once known. */
-	sessionFile?: string;
-	/** Run the agent on `text`; resolves when the run ends (any way) with the session's messages of that run. */
-	prompt(text: string): Promise<unknown[]>;
-	/** Queue a message for a running agent. */
-	steer(text: string): Promise<void>;
-	abort(): Promise<void>;
-	dispose(): void;
-}
-
-/** What the manager asks a backend to start. */
-export interface ChildSpec {
-	/** Child id. */
-	id: string;
-	/** Working directory. */
-	cwd: string;
-	/** Tool names to enable. */
-	tools: string[];
-	/** Thinking level, if set. */
-	thinking?: string;
-	/** Backend-specific model object (Pi's Model), resolved by the adapter. */
-	model: unknown;
-	/** Paragraphs added to the child's system prompt. */
-	systemAppend: string[];
-}
-
-export interface ChildBackend {
-	create(spec: ChildSpec, onEvent: (event: ChildEvent) => void): Promise<ChildHandle>;
-}
-
-export interface ManagerLimits {
-	/** Children running at once; more queue. */
-	maxConcurrent: number;
-	/** Milliseconds without any event while the model is due to answer before the child fails. */
-	inactivityTimeoutMs: number;
-	/** Milliseconds a single run may take in total. */
-	maxRunTimeMs: number;
-	/** Watchdog check period in milliseconds. */
-	watchdogTickMs?: number;
-}
+export type { ChildBackend, ChildEvent, ChildHandle, ChildSpec, ManagerLimits } from "./child-run.ts";
 
 export interface SpawnRequest {
 	/** The task as the caller gave it. */
@@ -106,29 +62,12 @@ export interface SpawnRequest {
 	systemAppend: string[];
 }
 
-interface Runtime {
-	/** The live session, once created. */
-	handle?: ChildHandle;
-	/** Pi's Model object. */
+/** How to run a child restored from an earlier process again: its session file is reopened with these. */
+export interface ResumeSettings {
+	/** Pi's Model object (undefined lets the reopened session restore its own). */
 	model: unknown;
 	/** Paragraphs added to the child's system prompt. */
 	systemAppend: string[];
-	/** Text the next run starts with. */
-	pendingPrompt?: string;
-	/** Why the current run is being stopped, set before abort(). */
-	stopReason?: { state: "failed" | "cancelled"; error: string };
-	/** Epoch ms of the last event from the child. */
-	lastActivity: number;
-	/** Tool calls running now (the watchdog waits for them). */
-	toolsInFlight: number;
-	/** Inactivity and run-time timer of the current run. */
-	watchdog?: ReturnType<typeof setInterval>;
-	/** Resolves when the current run has settled. */
-	settledRun?: Promise<void>;
-	/** Highest run number already settled (guards against settling a run twice). */
-	settledRuns: number;
-	/** Resolves settledRun. */
-	runDone?: () => void;
 }
 
 /** Grace period after abort() before a run that does not end is settled anyway, in milliseconds. */
@@ -182,12 +121,21 @@ export class SubagentManager {
 		return this.list().map((c) => c.id);
 	}
 
-	/** Re-register a child known from the session (after reload/resume); it has no live session. */
+	/**
+	 * Re-register a child known from the session (after reload/resume); it has no live session until
+	 * subagent_send reopens its session file. Its latest run wins (a child may have settled several).
+	 */
 	restore(record: ChildRecord, result?: SettledResult): void {
 		const n = Number(record.id.replace(/^sa-/, ""));
 		if (Number.isInteger(n)) this.sequence = Math.max(this.sequence, n);
-		if (!this.records.has(record.id)) this.records.set(record.id, record);
+		const known = this.records.get(record.id);
+		if (!known || (!this.runtimes.has(record.id) && record.run >= known.run)) this.records.set(record.id, record);
 		if (result) this.ledger.add(result);
+	}
+
+	/** True for a child restored from an earlier process that has not been run again here. */
+	isRestored(id: string): boolean {
+		return this.records.has(id) && !this.runtimes.has(id);
 	}
 
 	/** Register a child and start it, or queue it past the concurrency limit. */
@@ -214,30 +162,33 @@ export class SubagentManager {
 			recentTools: [],
 		};
 		this.records.set(id, record);
-		this.runtimes.set(id, {
-			model: request.model,
-			systemAppend: request.systemAppend,
-			pendingPrompt: request.firstMessage ?? request.prompt,
-			lastActivity: this.now(),
-			toolsInFlight: 0,
-			settledRuns: 0,
-		});
+		this.runtimes.set(id, this.newRuntime(request.model, request.systemAppend));
+		this.runtimes.get(id)!.pendingPrompt = request.firstMessage ?? request.prompt;
 		this.pump();
 		return record;
 	}
 
-	/** Steer a running child, or start a new run on a settled one (queued if no slot is free). */
-	async send(id: string, text: string): Promise<"steered" | "rerun" | "queued-child"> {
+	/**
+	 * Steer a running child, or start a new run on a settled one (queued if no slot is free). A child
+	 * restored from an earlier process reopens its session file (with `resume`'s model and prompt).
+	 */
+	async send(id: string, text: string, resume?: ResumeSettings): Promise<"steered" | "rerun" | "queued-child"> {
 		const record = this.mustGet(id);
-		const rt = this.runtimes.get(id);
+		if (typeof text !== "string" || text.trim().length === 0) throw new Error(EMPTY_SEND_TEXT_ERROR);
+		if (this.closed) throw new Error(SHUT_DOWN_ERROR);
+		let rt = this.runtimes.get(id);
 		if (record.state === "queued") return "queued-child";
 		if ((record.state === "running" || record.state === "starting") && rt?.handle) {
 			await rt.handle.steer(text);
 			return "steered";
 		}
 		if (!rt) {
-			// A restored child: its session lived in an earlier process.
-			throw new Error(restoredSendError(record));
+			// A restored child: its session lived in an earlier process; its file is the way back.
+			if (!record.sessionFile) throw new Error(restoredSendError(record));
+			rt = this.newRuntime(resume?.model, resume?.systemAppend ?? []);
+			rt.resumeFile = record.sessionFile;
+			rt.settledRuns = record.run;
+			this.runtimes.set(id, rt);
 		}
 		record.run += 1;
 		record.state = "queued";
@@ -305,6 +256,10 @@ export class SubagentManager {
 		});
 	}
 
+	private newRuntime(model: unknown, systemAppend: string[]): Runtime {
+		return { model, systemAppend, lastActivity: this.now(), toolsInFlight: 0, settledRuns: 0 };
+	}
+
 	private mustGet(id: string): ChildRecord {
 		const r = this.records.get(id);
 		if (!r) throw new Error(`unknown subagent ${id}`);
@@ -340,7 +295,12 @@ export class SubagentManager {
 		const key = resultKey(child.id, run);
 		const result = this.ledger.add({ key, id: child.id, run, text, state, settledAt: child.endedAt });
 		rt.runDone?.();
-		this.hooks.onSettled?.(result, child);
+		try {
+			this.hooks.onSettled?.(result, child);
+		} catch (error) {
+			// The result is in the ledger either way; waiters and the queue must not stall on a hook's failure.
+			console.error(`subagents: after ${key} settled: ${String(error)}`);
+		}
 		for (const listener of [...this.listeners]) listener();
 		this.pump();
 	}
@@ -373,8 +333,11 @@ export class SubagentManager {
 				thinking: child.thinking,
 				model: rt.model,
 				systemAppend: rt.systemAppend,
+				sessionFile: rt.resumeFile,
 			};
-			rt.handle ??= await this.backend.create(spec, (event) => this.onEvent(child, rt, event));
+			rt.handle ??= await this.backend.create(spec, (event) => {
+				if (applyEvent(child, rt, event, this.now()).visible) this.changed();
+			});
 			child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
 			if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
 			child.state = "running";
@@ -382,20 +345,16 @@ export class SubagentManager {
 			this.armWatchdog(child, rt);
 			const messages = await rt.handle.prompt(prompt);
 			if (rt.stopReason) return stopped(ABORTED);
-			const last = lastAssistant(messages);
-			if (last.stopReason === "error")
-				return this.settleFailed(child, run, "failed", last.errorMessage ?? PROVIDER_ERROR);
-			if (last.stopReason === "aborted")
-				return this.settleFailed(child, run, "cancelled", last.errorMessage ?? ABORTED);
-			const partial = child.partialText.trimEnd();
-			this.settle(child, run, "completed", last.text || partial || emptyAnswerNote());
+			const outcome = runOutcome(messages, child.partialText);
+			if (outcome.state === "completed") this.settle(child, run, "completed", outcome.text);
+			else this.settleFailed(child, run, outcome.state, outcome.error);
 		} catch (error) {
 			if (rt.stopReason) return stopped(String(error));
 			this.settleFailed(child, run, "failed", error instanceof Error ? error.message : String(error));
 		}
 	}
 
-	private async stop(id: string, reason: { state: "failed" | "cancelled"; error: string }): Promise<void> {
+	private async stop(id: string, reason: StopReason): Promise<void> {
 		const child = this.mustGet(id);
 		const rt = this.runtimes.get(id);
 		if (isSettled(child.state) || !rt) return;
@@ -409,53 +368,10 @@ export class SubagentManager {
 	}
 
 	private armWatchdog(child: ChildRecord, rt: Runtime): void {
-		const tick = this.limits.watchdogTickMs ?? Math.max(50, Math.min(1000, this.limits.inactivityTimeoutMs / 4));
 		rt.watchdog = setInterval(() => {
-			if (child.state !== "running" || rt.stopReason) return;
-			const now = this.now();
-			if (now - (child.startedAt ?? now) > this.limits.maxRunTimeMs) {
-				void this.stop(child.id, {
-					state: "failed",
-					error: maxRunTimeError(Math.round(this.limits.maxRunTimeMs / 1000)),
-				});
-			} else if (rt.toolsInFlight === 0 && now - rt.lastActivity > this.limits.inactivityTimeoutMs) {
-				const seconds = Math.round(this.limits.inactivityTimeoutMs / 1000);
-				void this.stop(child.id, { state: "failed", error: watchdogError(child.model, seconds) });
-			}
-		}, tick);
+			const verdict = watchdogVerdict(child, rt, this.limits, this.now());
+			if (verdict) void this.stop(child.id, verdict);
+		}, watchdogTickMs(this.limits));
 		rt.watchdog.unref?.();
-	}
-
-	private onEvent(child: ChildRecord, rt: Runtime, event: ChildEvent): void {
-		rt.lastActivity = this.now();
-		switch (event.type) {
-			case "text":
-				child.partialText += event.delta;
-				break;
-			case "assistant_end":
-				if (event.outputTokens) child.outputTokens += event.outputTokens;
-				// Separate the texts of consecutive assistant messages in the partial output.
-				if (child.partialText.length > 0 && !child.partialText.endsWith("\n\n")) child.partialText += "\n\n";
-				break;
-			case "turn_end":
-				child.turns += 1;
-				if (event.contextTokens !== undefined) child.contextTokens = event.contextTokens;
-				if (event.contextWindow !== undefined) child.contextWindow = event.contextWindow;
-				this.changed();
-				break;
-			case "tool_start":
-				rt.toolsInFlight += 1;
-				child.recentTools.push({ name: event.name, args: event.args });
-				if (child.recentTools.length > RECENT_TOOL_CALLS) child.recentTools.shift();
-				break;
-			case "tool_end": {
-				rt.toolsInFlight = Math.max(0, rt.toolsInFlight - 1);
-				const note = [...child.recentTools].reverse().find((t) => t.name === event.name && t.isError === undefined);
-				if (note) note.isError = event.isError;
-				break;
-			}
-			default:
-				break;
-		}
 	}
 }

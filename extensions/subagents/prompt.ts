@@ -41,9 +41,9 @@ export const TOOL_TEXT = {
 		label: "Message subagent",
 		description:
 			"Send text to a subagent: steers it while it runs, or starts a new run on its transcript once it has settled " +
-			"(the new result arrives like the first).",
+			"(also a child from before this session was resumed; the new result arrives like the first).",
 		id: "Child id.",
-		text: "The message.",
+		text: "The message for the child (not empty).",
 	},
 	cancel: {
 		label: "Cancel subagents",
@@ -160,8 +160,26 @@ export const PROVIDER_ERROR = "the model provider returned an error";
 export const ABORTED = "aborted";
 export const STOPPED_BEFORE_START = "stopped before it started";
 
+export const EMPTY_SEND_TEXT_ERROR =
+	'text must not be empty: pass the message for the child, e.g. subagent_send(id="sa-1", text="Also cover the error paths.").';
+
 export function restoredSendError(c: Pick<ChildRecord, "id" | "name">): string {
-	return `${label(c)} ran in an earlier process and has no live session here; spawn a new child (its session file is listed by subagent_check).`;
+	return `${label(c)} ran in an earlier process and left no session file to continue from; spawn a new child with what it needs.`;
+}
+
+export function resumeModelError(c: Pick<ChildRecord, "id" | "name" | "model">, available: string[]): string {
+	return (
+		`${label(c)} ran on ${c.model}, which this session cannot run now (models: ${available.join(", ") || "none"}); ` +
+		"spawn a new child on one of those with what it needs."
+	);
+}
+
+export function missingCwdError(c: Pick<ChildRecord, "id" | "name" | "cwd">): string {
+	return `${label(c)} cannot continue: its working directory ${c.cwd} is gone; spawn a new child with what it needs.`;
+}
+
+export function missingSessionFileError(c: Pick<ChildRecord, "id" | "name">, path: string): string {
+	return `${label(c)} cannot continue: its session file ${path} is gone; spawn a new child with what it needs.`;
 }
 
 export function missingStoredText(bytes: number): string {

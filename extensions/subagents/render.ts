@@ -3,7 +3,7 @@
  * results (full projected text when expanded), and the status line / widget. The row builders
  * are pure (plain strings, a colour function) so they are tested without a terminal.
  */
-import { Text } from "@mariozechner/pi-tui";
+import { Box, type Component, Text } from "@mariozechner/pi-tui";
 import { type ChildRecord, type ChildState, formatCount, formatDuration, statusGlyph } from "./domain.ts";
 
 /** Colour function: Pi's theme.fg, or identity in tests. */
@@ -38,34 +38,45 @@ function stateColor(state: ChildState): string {
 
 /** "✓ sa-1 title  completed  37,212 B → 15,980 B  …/ab12cd34.txt". */
 export function rowText(row: ChildRow, paint: Paint = plain): string {
-	const parts = [paint(stateColor(row.state), statusGlyph(row.state)), paint("accent", row.id), row.name];
+	const parts = [paint(stateColor(row.state), statusGlyph(row.state)), paint("accent", row.id), oneLine(row.name)];
 	parts.push(paint("muted", row.state));
 	if (row.fullBytes !== undefined) {
 		const shown =
 			row.shownBytes !== undefined && row.shownBytes < row.fullBytes ? ` → ${formatCount(row.shownBytes)} B` : "";
 		parts.push(paint("dim", `${formatCount(row.fullBytes)} B${shown}`));
 	}
-	if (row.note) parts.push(paint("dim", row.note));
+	// A note that only repeats the state ("queued queued") says nothing new.
+	if (row.note && row.note !== row.state) parts.push(paint("dim", oneLine(row.note)));
 	if (row.artifactPath) parts.push(paint("dim", shortPath(row.artifactPath)));
 	return parts.join(" ");
 }
 
-/** Last two path segments, so rows stay on one line. */
+/** Hex digits of a content-addressed file name kept in compact rows (the expanded view has the whole path). */
+export const SHORT_HASH_CHARS = 12;
+
+/** Last two path segments, the SHA-256 file name cut to its first hex digits, so rows stay on one line. */
 export function shortPath(path: string): string {
 	const segments = path.split("/").filter(Boolean);
-	return segments.length <= 2 ? path : `…/${segments.slice(-2).join("/")}`;
+	const last = segments.length > 0 ? segments[segments.length - 1] : "";
+	const hashed = /^([0-9a-f]{64})(\.[A-Za-z0-9]+)?$/.exec(last);
+	if (hashed) segments[segments.length - 1] = `${hashed[1].slice(0, SHORT_HASH_CHARS)}…${hashed[2] ?? ""}`;
+	return segments.length <= 2 ? segments.join("/") || path : `…/${segments.slice(-2).join("/")}`;
 }
 
 /** Text of a tool call: name and the gist of its arguments. */
 export function callText(tool: string, args: Record<string, unknown>, paint: Paint = plain): string {
 	const title = paint("toolTitle", tool);
 	if (tool === "subagent_spawn") {
-		const name = typeof args.name === "string" && args.name ? args.name : String(args.prompt ?? "").split("\n")[0];
+		const given = typeof args.name === "string" && args.name ? args.name : String(args.prompt ?? "").split("\n")[0];
+		const name = oneLine(given);
 		const short = name.length > 60 ? `${name.slice(0, 59)}…` : name;
-		const extras = [args.model, args.context === "fork" ? "fork" : undefined].filter(Boolean).join(", ");
+		const model = typeof args.model === "string" ? oneLine(args.model) : undefined;
+		const extras = [model, args.context === "fork" ? "fork" : undefined].filter(Boolean).join(", ");
 		return `${title} ${short}${extras ? paint("dim", ` (${extras})`) : ""}`;
 	}
-	const ids = Array.isArray(args.ids) ? (args.ids as string[]).join(", ") : typeof args.id === "string" ? args.id : "";
+	const ids = oneLine(
+		Array.isArray(args.ids) ? (args.ids as unknown[]).join(", ") : typeof args.id === "string" ? args.id : "",
+	);
 	const extra = tool === "subagent_wait" && args.mode === "any" ? " (any)" : "";
 	return `${title} ${ids || (tool === "subagent_wait" ? "all outstanding" : "")}${extra}`.trimEnd();
 }
@@ -74,12 +85,37 @@ export function callText(tool: string, args: Record<string, unknown>, paint: Pai
 export function resultText(rows: ChildRow[], fullText: string, expanded: boolean, paint: Paint = plain): string {
 	const lines = rows.map((r) => rowText(r, paint));
 	if (!expanded) return lines.length > 0 ? lines.join("\n") : firstLine(fullText);
-	return lines.length > 0 ? `${lines.join("\n")}\n\n${fullText}` : fullText;
+	const shown = displayText(fullText);
+	return lines.length > 0 ? `${lines.join("\n")}\n\n${shown}` : shown;
 }
 
 function firstLine(text: string): string {
-	const line = text.split("\n")[0] ?? "";
+	const line = oneLine(text.split("\n")[0] ?? "");
 	return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+}
+
+/** Spaces a tab becomes on screen (Pi's own tool output uses three). */
+const TAB_SPACES = "   ";
+
+/**
+ * Text from the model or a child, made safe to draw: control characters (escape sequences could move
+ * the cursor or clear the screen) are dropped, tabs become spaces, CR LF becomes LF. Display only:
+ * what the model sees is untouched.
+ */
+export function displayText(text: string): string {
+	let out = "";
+	for (const ch of text.replace(/\r\n?/g, "\n")) {
+		const code = ch.codePointAt(0) ?? 0;
+		if (ch === "\n") out += ch;
+		else if (ch === "\t") out += TAB_SPACES;
+		else if (code >= 0x20 && (code < 0x7f || code > 0x9f)) out += ch;
+	}
+	return out;
+}
+
+/** displayText on one line: line breaks become spaces (names, ids and notes in compact rows). */
+export function oneLine(text: string): string {
+	return displayText(text).replace(/\n+/g, " ");
 }
 
 /** Footer status: counts of running and queued children, or undefined when there is nothing to show. */
@@ -91,20 +127,34 @@ export function statusText(children: ChildRecord[], paint: Paint = plain): strin
 	return paint("accent", `● subagents: ${running} running${q}`);
 }
 
-/** Widget rows: each running or queued child with elapsed time and tokens. */
+/** Most child rows the widget shows; the rest become one "+N more" row (Pi cuts widgets at 10 lines, without a count). */
+export const WIDGET_MAX_ROWS = 8;
+
+/** Widget rows: each running or queued child with elapsed time and tokens, at most WIDGET_MAX_ROWS + 1 lines. */
 export function widgetLines(children: ChildRecord[], now: number, paint: Paint = plain): string[] {
-	return children
-		.filter((c) => c.state === "running" || c.state === "starting" || c.state === "queued")
-		.map((c) => {
-			const elapsed = c.startedAt ? formatDuration(now - c.startedAt) : "waiting";
-			const tokens = c.contextTokens !== undefined ? ` · ${formatCount(c.contextTokens)} tok` : "";
-			return `${paint(stateColor(c.state), statusGlyph(c.state))} ${c.id} ${c.name} · ${elapsed}${tokens}`;
-		});
+	const active = children.filter((c) => c.state === "running" || c.state === "starting" || c.state === "queued");
+	const shown = active.length > WIDGET_MAX_ROWS + 1 ? active.slice(0, WIDGET_MAX_ROWS) : active;
+	const lines = shown.map((c) => {
+		const elapsed = c.startedAt ? formatDuration(now - c.startedAt) : "waiting";
+		const tokens = c.contextTokens !== undefined ? ` · ${formatCount(c.contextTokens)} tok` : "";
+		return `${paint(stateColor(c.state), statusGlyph(c.state))} ${c.id} ${oneLine(c.name)} · ${elapsed}${tokens}`;
+	});
+	const hidden = active.length - shown.length;
+	if (hidden > 0) lines.push(paint("muted", `+${hidden} more`));
+	return lines;
+}
+
+/** First line of a delivered-results message: what it is, and how to see the full text when collapsed. */
+export function deliveredLabel(count: number, expanded: boolean, expandKey: string | undefined): string {
+	const what = count === 1 ? "subagent result delivered" : `${count} subagent results delivered`;
+	return expanded || !expandKey ? what : `${what} (${expandKey} for the full text)`;
 }
 
 /** Theme-like object as Pi passes it to renderers. */
 interface ThemeLike {
 	fg(color: string, text: string): string;
+	bg?(color: string, text: string): string;
+	bold?(text: string): string;
 }
 
 export function paintFor(theme: ThemeLike | undefined): Paint {
@@ -113,4 +163,24 @@ export function paintFor(theme: ThemeLike | undefined): Paint {
 
 export function textComponent(text: string): Text {
 	return new Text(text, 0, 0);
+}
+
+/**
+ * A delivered-results message as Pi draws its own custom messages: padded, on the custom-message
+ * background, under a label, so it stands apart from the assistant's text around it.
+ */
+export function deliveredComponent(
+	rows: ChildRow[],
+	content: string,
+	options: { expanded: boolean; expandKey?: string },
+	theme: ThemeLike | undefined,
+): Component {
+	const paint = paintFor(theme);
+	const background = theme?.bg?.bind(theme);
+	const bg = background ? (t: string) => background("customMessageBg", t) : undefined;
+	const box = new Box(1, 1, bg);
+	const label = deliveredLabel(Math.max(rows.length, 1), options.expanded, options.expandKey);
+	box.addChild(new Text(paint("customMessageLabel", theme?.bold?.(label) ?? label), 0, 0));
+	box.addChild(new Text(resultText(rows, content, options.expanded, paint), 0, 0));
+	return box;
 }

@@ -5,9 +5,11 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { projectionHeadShare } from "../shared/config.ts";
 import { renderForkContext } from "../shared/narrate.ts";
 import { ownerFraming } from "../shared/prompt-transcript.ts";
 import { messageBudget } from "../shared/transcript.ts";
+import { storedProject } from "../shared/transcript-view.ts";
 import { projectBatch } from "./batch.ts";
 import { batchDetails, batchInput, persistDelivered, recordArtifacts } from "./delivery.ts";
 import {
@@ -30,6 +32,7 @@ import {
 	THINKING_LEVELS,
 	usageOf,
 } from "./env.ts";
+import type { ResumeSettings } from "./manager.ts";
 import * as P from "./prompt.ts";
 import type { ChildRow } from "./render.ts";
 
@@ -43,6 +46,22 @@ const reply = (text: string, details: Record<string, unknown> = {}): ToolReturn 
 
 function row(c: ChildRecord, note?: string): ChildRow {
 	return { id: c.id, name: c.name, state: c.state, note };
+}
+
+/** Whether `path` exists and is a regular file or a directory (symlinks followed, as Pi opens them). */
+function isKind(path: string, kind: "file" | "directory"): boolean {
+	try {
+		const st = statSync(path);
+		return kind === "file" ? st.isFile() : st.isDirectory();
+	} catch {
+		return false;
+	}
+}
+
+/** The part of Pi's model registry the tools use. */
+interface RegistryView {
+	getAll(): Array<{ provider: string; id: string; contextWindow?: number; maxTokens?: number }>;
+	find(provider: string, id: string): unknown;
 }
 
 /** subagent_spawn's parameters (described to the model in TOOL_TEXT.spawn). */
@@ -61,10 +80,7 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 	const cfg = env.config.subagents;
 	if (env.depth >= cfg.maxDepth) throw new Error(P.depthLimitError(cfg.maxDepth));
 	if (typeof params.prompt !== "string" || params.prompt.trim().length === 0) throw new Error(P.EMPTY_PROMPT_ERROR);
-	const registry = ctx.modelRegistry as unknown as {
-		getAll(): Array<{ provider: string; id: string; contextWindow?: number; maxTokens?: number }>;
-		find(p: string, id: string): unknown;
-	};
+	const registry = ctx.modelRegistry as unknown as RegistryView;
 	let model: unknown = ctx.model;
 	let modelLabel = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "";
 	if (params.model) {
@@ -80,13 +96,7 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 	const unknownTools = tools.filter((t) => !allowed.includes(t));
 	if (unknownTools.length > 0) throw new Error(P.badToolsError(unknownTools, [...allowed]));
 	const cwd = params.cwd ? resolve(ctx.cwd, params.cwd) : ctx.cwd;
-	let isDir = false;
-	try {
-		isDir = statSync(cwd).isDirectory();
-	} catch {
-		isDir = false;
-	}
-	if (!isDir) throw new Error(P.badCwdError(params.cwd ?? cwd, ctx.cwd));
+	if (!isKind(cwd, "directory")) throw new Error(P.badCwdError(params.cwd ?? cwd, ctx.cwd));
 	const levels: readonly string[] = THINKING_LEVELS;
 	if (params.thinking !== undefined && !levels.includes(params.thinking)) {
 		throw new Error(P.badThinkingError(params.thinking, THINKING_LEVELS));
@@ -114,6 +124,8 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 				budgetTokens,
 				sessionFile: ctx.sessionManager.getSessionFile(),
 				task: params.prompt,
+				// The parent's own view stores oversized texts as transcript artifacts; the child gets the same.
+				project: storedProject(ensureStore(env), projectionHeadShare(env.config)),
 			});
 		} catch (error) {
 			throw new Error(P.forkUnavailableError(error instanceof Error ? error.message : String(error)));
@@ -202,6 +214,19 @@ export async function waitTool(
 	return consume(env, ctx, ids, outcome, "wait", params.timeout_s);
 }
 
+/**
+ * Where the full text of a result someone else received lives. The other delivery may still be
+ * projecting it (a race within one tick), so the path is not known yet: the content-addressed store
+ * gives the same file for the same text, so storing it here names that file (or creates it).
+ */
+async function deliveredPath(env: Env, result: SettledResult): Promise<string | undefined> {
+	if (result.artifactPath) return result.artifactPath;
+	const put = await ensureStore(env).put("subagent-results", result.text);
+	if (!put.ok) return undefined;
+	result.artifactPath ??= put.path;
+	return put.path;
+}
+
 /** Hand out the results of `ids` (claiming them for this tool) plus status lines for the rest. */
 async function consume(
 	env: Env,
@@ -220,26 +245,36 @@ async function consume(
 	if (outcome.header) leading.push(outcome.header);
 	else if (outcome.timedOut) leading.push(P.waitTimeoutHeader(timeoutSeconds ?? 0, finished, ids.length));
 	else if (outcome.aborted) leading.push(P.waitAbortedHeader(finished, ids.length));
+	// Claims first, all before any await: a concurrent automatic delivery sees them at once. Each id's
+	// line is decided here too, so a child settling during a later await cannot drop out of the text.
+	const taken = new Map<string, SettledResult>();
+	const unsettled: string[] = [];
 	for (const id of ids) {
-		const child = manager.get(id)!;
 		const latest = manager.ledger.latest(id);
-		if (!isSettled(child.state) || !latest) {
-			leading.push(P.statusLine(child, now));
-			extraRows.push(row(child));
-		} else if (manager.ledger.claim(latest.key, "wait")) claimed.push(latest);
-		else {
-			const by = latest.delivery === "auto" ? "auto" : "wait";
-			leading.push(P.alreadyDeliveredLine(child, by, latest.artifactPath));
-			extraRows.push({ ...row(child, "already received"), artifactPath: latest.artifactPath });
-		}
+		if (!latest || !isSettled(manager.get(id)!.state)) unsettled.push(id);
+		else if (manager.ledger.claim(latest.key, "wait")) claimed.push(latest);
+		else taken.set(id, latest);
 	}
 	try {
+		for (const id of ids) {
+			const child = manager.get(id)!;
+			const other = taken.get(id);
+			if (unsettled.includes(id)) {
+				leading.push(P.statusLine(child, now));
+				extraRows.push(row(child));
+			} else if (other) {
+				const path = await deliveredPath(env, other);
+				leading.push(P.alreadyDeliveredLine(child, other.delivery === "auto" ? "auto" : "wait", path));
+				extraRows.push({ ...row(child, "already received"), artifactPath: path });
+			}
+		}
 		const batch = await projectBatch(
 			claimed.map((r) => batchInput(manager, r)),
 			{
 				surface: "wait",
 				store: ensureStore(env),
 				leading,
+				headShare: projectionHeadShare(env.config),
 				caps: env.config.budgets.wait,
 				headroomShare: env.config.budgets.headroomShare,
 				...usageOf(ctx),
@@ -288,10 +323,29 @@ export async function sendTool(
 ): Promise<ToolReturn> {
 	const manager = ensureManager(env, ctx);
 	const [id] = requireIds(env, [params.id]);
+	if (typeof params.text !== "string" || params.text.trim().length === 0) throw new Error(P.EMPTY_SEND_TEXT_ERROR);
 	const child = manager.get(id)!;
-	const outcome = await manager.send(id, params.text);
+	const resume = manager.isRestored(id) ? resumeSettings(env, child, ctx) : undefined;
+	const outcome = await manager.send(id, params.text, resume);
 	if (outcome === "queued-child") throw new Error(P.queuedSendError(child));
 	return reply(outcome === "steered" ? P.steeredText(child) : P.rerunText(child), { rows: [row(child)] });
+}
+
+/**
+ * How a child from an earlier process runs again: its own model, tools and framing, on its reopened
+ * session file. Refused plainly when that file or that model is no longer there.
+ */
+function resumeSettings(env: Env, child: ChildRecord, ctx: ExtensionContext): ResumeSettings {
+	if (!child.sessionFile) throw new Error(P.restoredSendError(child));
+	if (!isKind(child.sessionFile, "file")) throw new Error(P.missingSessionFileError(child, child.sessionFile));
+	if (!isKind(child.cwd, "directory")) throw new Error(P.missingCwdError(child));
+	const registry = ctx.modelRegistry as unknown as RegistryView;
+	const all: ModelChoice[] = registry.getAll().map((m) => ({ provider: m.provider, id: m.id }));
+	const found = resolveModelSpec(child.model, all);
+	const model = found.ok ? registry.find(found.value.provider, found.value.id) : undefined;
+	if (!model) throw new Error(P.resumeModelError(child, found.ok ? [child.model] : found.choices));
+	if (child.tools.length === 0) child.tools = [...env.config.subagents.defaultTools];
+	return { model, systemAppend: [P.CHILD_SYSTEM_APPEND, ownerFraming({ forked: child.context === "fork" })] };
 }
 
 export async function cancelTool(env: Env, params: { ids: string[] }, ctx: ExtensionContext): Promise<ToolReturn> {

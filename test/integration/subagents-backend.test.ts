@@ -9,8 +9,9 @@ import { AuthStorage, ModelRegistry, SessionManager } from "@mariozechner/pi-cod
 import { afterEach, describe, expect, it } from "vitest";
 import { createInProcessBackend } from "../../extensions/subagents/backend.ts";
 import type { ChildEvent } from "../../extensions/subagents/manager.ts";
+import { missingSessionFileError } from "../../extensions/subagents/prompt.ts";
 import { makeSandbox } from "../fixtures/pi-runner.ts";
-import { type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import { messageText, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
 
 const TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 let server: ScriptedServer | undefined;
@@ -91,5 +92,47 @@ describe("in-process backend (Pi 0.73 SDK)", () => {
 		expect(deltas.join("")).toContain("PART-1");
 		expect(deltas.join("")).not.toContain("PART-6");
 		handle.dispose();
+	});
+
+	it("reopens a child's session file: the next run's request carries its transcript, appended to the same file", async () => {
+		const { sandbox, model, backend } = await setup((req) =>
+			req.lastUser.includes("SECOND") ? { text: "second reply" } : { text: "first reply R-1" },
+		);
+		const first = await backend.create(
+			{ id: "sa-3", cwd: sandbox.cwd, tools: ["read"], model, systemAppend: [] },
+			() => undefined,
+		);
+		await first.prompt("FIRST task");
+		const file = first.sessionFile!;
+		first.dispose();
+		const again = await backend.create(
+			{ id: "sa-3", cwd: sandbox.cwd, tools: ["read"], model, systemAppend: ["BACK-AGAIN"], sessionFile: file },
+			() => undefined,
+		);
+		expect(again.sessionFile).toBe(file);
+		await again.prompt("SECOND task");
+		again.dispose();
+		const req = server!.requests[1];
+		expect(req.system).toContain("BACK-AGAIN");
+		const convo = req.body.messages.filter((m) => m.role !== "system").map((m) => [m.role, messageText(m)]);
+		expect(convo).toEqual([
+			["user", "FIRST task"],
+			["assistant", "first reply R-1"],
+			["user", "SECOND task"],
+		]);
+		expect(JSON.stringify(SessionManager.open(file).getEntries())).toContain("second reply");
+	});
+
+	it("refuses a session file that is gone instead of starting an empty session", async () => {
+		const { sandbox, model, backend } = await setup(() => ({ text: "never" }));
+		const gone = join(sandbox.root, "no-such-session.jsonl");
+		await expect(
+			backend.create(
+				{ id: "sa-4", cwd: sandbox.cwd, tools: [], model, systemAppend: [], sessionFile: gone },
+				() => undefined,
+			),
+		).rejects.toThrow(missingSessionFileError({ id: "sa-4", name: "sa-4" }, gone));
+		expect(existsSync(gone)).toBe(false);
+		expect(server!.requests.length).toBe(0);
 	});
 });

@@ -182,7 +182,7 @@ describe("renderers", () => {
 		const collapsed = resultText(rows, "FULL TEXT", false);
 		expect(collapsed.split("\n")).toEqual(["✓ sa-1 a completed 37,212 B → 15,000 B …/y/z.txt", "✗ sa-2 b failed"]);
 		expect(resultText(rows, "FULL TEXT", true)).toMatch(/\n\nFULL TEXT$/);
-		expect(rowText({ id: "sa-3", name: "c", state: "queued", note: "queued" })).toBe("◷ sa-3 c queued queued");
+		expect(rowText({ id: "sa-3", name: "c", state: "queued", note: "queued" })).toBe("◷ sa-3 c queued");
 	});
 
 	it("calls, status line and widget", () => {

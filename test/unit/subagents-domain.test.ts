@@ -3,15 +3,27 @@ import { describe, expect, it } from "vitest";
 import {
 	type ChildRecord,
 	childrenToStart,
+	compactArgs,
 	DeliveryLedger,
 	deriveName,
 	formatDuration,
 	lastAssistant,
+	NAME_MAX_BYTES,
 	partitionIds,
 	queuePosition,
 	resolveModelSpec,
 	statusGlyph,
+	TOOL_ARGS_BRIEF_BYTES,
 } from "../../extensions/subagents/domain.ts";
+
+const bytes = (text: string) => Buffer.byteLength(text, "utf8");
+/** True when the text has no lone surrogate (a clip that split a pair would leave one). */
+const wellFormed = (text: string) =>
+	!/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+/** Text rich in characters outside the BMP (surrogate pairs) and multi-byte ones. */
+const wideText = fc
+	.array(fc.constantFrom("a", " ", "é", "中", "😀", "𝄞", "\n", "{"), { maxLength: 120 })
+	.map((parts) => parts.join(""));
 
 const modelArb = fc.record({
 	provider: fc.constantFrom("mock", "openai", "anthropic"),
@@ -137,6 +149,24 @@ describe("small helpers", () => {
 				expect(name).not.toMatch(/\n/);
 			}),
 		);
+	});
+
+	it("names and tool-argument briefs are clipped by UTF-8 bytes, never inside a surrogate pair", () => {
+		fc.assert(
+			fc.property(wideText, fc.option(wideText, { nil: undefined }), (prompt, given) => {
+				const name = deriveName(prompt, given);
+				expect(bytes(name)).toBeLessThanOrEqual(NAME_MAX_BYTES);
+				expect(wellFormed(name)).toBe(true);
+				const brief = compactArgs({ command: prompt });
+				expect(bytes(brief)).toBeLessThanOrEqual(TOOL_ARGS_BRIEF_BYTES);
+				expect(wellFormed(brief)).toBe(true);
+				expect(brief).not.toMatch(/\s{2,}|\n/);
+				const full = JSON.stringify({ command: prompt }).replace(/\s+/g, " ");
+				if (bytes(full) <= TOOL_ARGS_BRIEF_BYTES) expect(brief).toBe(full);
+				else expect(full.startsWith(brief.slice(0, -1))).toBe(true);
+			}),
+		);
+		expect(compactArgs("😀".repeat(50), 9)).toBe("😀…");
 	});
 
 	it("formats durations and glyphs", () => {

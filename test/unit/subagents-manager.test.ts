@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { isSettled } from "../../extensions/subagents/domain.ts";
+import { type ChildRecord, isSettled } from "../../extensions/subagents/domain.ts";
 import {
 	type ChildBackend,
 	type ChildEvent,
@@ -8,6 +8,7 @@ import {
 	type ManagerLimits,
 	SubagentManager,
 } from "../../extensions/subagents/manager.ts";
+import { EMPTY_SEND_TEXT_ERROR, restoredSendError } from "../../extensions/subagents/prompt.ts";
 
 /** A scripted child: emits events, then ends its run as told; abort ends it as aborted. */
 interface FakeRun {
@@ -201,5 +202,115 @@ describe("SubagentManager", () => {
 		expect(m.get(a.id)!.state).toBe("cancelled");
 		expect(m.ledger.latest(a.id)!.text).toContain("shut down");
 		expect(settled.sort()).toEqual([`${a.id}#1`, `${b.id}#1`]);
+	});
+
+	it("send refuses empty or blank text and says what to pass", async () => {
+		const backend = new FakeBackend(() => ({ delayMs: 1 }));
+		const m = make(backend);
+		const c = m.spawn(request("x"));
+		await m.waitFor([c.id], { mode: "all" });
+		for (const text of ["", "   ", "\n\t"]) await expect(m.send(c.id, text)).rejects.toThrow(EMPTY_SEND_TEXT_ERROR);
+		expect(EMPTY_SEND_TEXT_ERROR).toMatch(/text must not be empty: pass the message/);
+		expect(backend.prompts).toHaveLength(1);
+		expect(m.get(c.id)!.run).toBe(1);
+	});
+});
+
+describe("a failing settle hook", () => {
+	it("does not stall waiters or the queue: the result stays in the ledger", async () => {
+		const backend = new FakeBackend(() => ({ delayMs: 5, final: { text: "ok" } }));
+		const m = new SubagentManager(
+			backend,
+			{ ...LIMITS, maxConcurrent: 1 },
+			{
+				onSettled: () => {
+					throw new Error("hook broke");
+				},
+			},
+		);
+		managers.push(m);
+		const errors: unknown[] = [];
+		const original = console.error;
+		console.error = (...args: unknown[]) => errors.push(args.join(" "));
+		try {
+			const [a, b] = [m.spawn(request("a")), m.spawn(request("b"))];
+			await m.waitFor([a.id, b.id], { mode: "all" });
+			expect(m.ledger.pending().map((r) => r.key)).toEqual([`${a.id}#1`, `${b.id}#1`]);
+		} finally {
+			console.error = original;
+		}
+		expect(errors.join("\n")).toContain("hook broke");
+	});
+});
+
+/** A child as restoreFromSession rebuilds it from the parent's session entries. */
+function restored(run: number, sessionFile?: string): ChildRecord {
+	return {
+		id: "sa-2",
+		name: "old task",
+		prompt: "old task",
+		model: "mock/m",
+		tools: ["read", "bash"],
+		cwd: "/w",
+		thinking: "low",
+		context: "fork",
+		state: "completed",
+		run,
+		createdAt: 1,
+		queuedAt: 1,
+		turns: 3,
+		outputTokens: 0,
+		partialText: "",
+		finalText: `answer ${run}`,
+		sessionFile,
+		recentTools: [],
+	};
+}
+
+const result = (run: number) => ({
+	key: `sa-2#${run}`,
+	id: "sa-2",
+	run,
+	text: `answer ${run}`,
+	state: "completed" as const,
+	settledAt: run,
+	delivery: "wait" as const,
+});
+
+describe("children restored from an earlier process", () => {
+	it("send reopens the child's session file and runs the next run number with the given model and framing", async () => {
+		const backend = new FakeBackend(() => ({ final: { text: "resumed answer" } }));
+		const m = make(backend);
+		m.restore(restored(1, "/sessions/old-sa-2.jsonl"), result(1));
+		m.restore(restored(2, "/sessions/old-sa-2.jsonl"), result(2));
+		expect(m.get("sa-2")!.run).toBe(2);
+		expect(m.isRestored("sa-2")).toBe(true);
+		const model = { id: "m" };
+		expect(await m.send("sa-2", "and now the tests", { model, systemAppend: ["FRAMING"] })).toBe("rerun");
+		await m.waitFor(["sa-2"], { mode: "all" });
+		expect(backend.created).toEqual([
+			{
+				id: "sa-2",
+				cwd: "/w",
+				tools: ["read", "bash"],
+				thinking: "low",
+				model,
+				systemAppend: ["FRAMING"],
+				sessionFile: "/sessions/old-sa-2.jsonl",
+			},
+		]);
+		expect(backend.prompts).toEqual([{ id: "sa-2", text: "and now the tests" }]);
+		expect(m.isRestored("sa-2")).toBe(false);
+		const latest = m.ledger.latest("sa-2")!;
+		expect([latest.key, latest.text, latest.delivery]).toEqual(["sa-2#3", "resumed answer", "pending"]);
+		// A new spawn does not reuse the restored id.
+		expect(m.spawn(request("y")).id).toBe("sa-3");
+	});
+
+	it("a restored child without a session file cannot continue and says what to do", async () => {
+		const m = make(new FakeBackend(() => ({})));
+		m.restore(restored(1), result(1));
+		await expect(m.send("sa-2", "more")).rejects.toThrow(restoredSendError({ id: "sa-2", name: "old task" }));
+		expect(m.get("sa-2")!.state).toBe("completed");
 	});
 });

@@ -1,0 +1,139 @@
+/**
+ * Fakes for the subagents adapter-level unit tests: a Pi API that records what the extension
+ * sends and appends, a context without UI, a backend whose runs end when the test says so, and an
+ * Env wired to a real artifact store in a private folder.
+ */
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { join } from "node:path";
+import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
+import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/config.ts";
+import { createEnv, type Env } from "../../extensions/subagents/env.ts";
+import {
+	type ChildBackend,
+	type ChildHandle,
+	type ChildSpec,
+	type ManagerLimits,
+	SubagentManager,
+} from "../../extensions/subagents/manager.ts";
+
+export const FAKE_LIMITS: ManagerLimits = {
+	maxConcurrent: 4,
+	inactivityTimeoutMs: 60_000,
+	maxRunTimeMs: 600_000,
+	watchdogTickMs: 1_000,
+};
+
+/** A backend whose runs end only when finish(id, text) is called; records specs and prompts. */
+export class ControlledBackend implements ChildBackend {
+	readonly created: ChildSpec[] = [];
+	readonly prompts: Array<{ id: string; text: string }> = [];
+	private readonly finishers = new Map<string, (text: string) => void>();
+
+	async create(spec: ChildSpec): Promise<ChildHandle> {
+		this.created.push(spec);
+		return {
+			sessionFile: spec.sessionFile ?? `/sessions/${spec.id}.jsonl`,
+			prompt: (text) => {
+				this.prompts.push({ id: spec.id, text });
+				return new Promise((resolve) => {
+					this.finishers.set(spec.id, (answer) =>
+						resolve([{ role: "assistant", content: [{ type: "text", text: answer }], stopReason: "stop" }]),
+					);
+				});
+			},
+			steer: async () => undefined,
+			abort: async () => this.finish(spec.id, ""),
+			dispose: () => undefined,
+		};
+	}
+
+	/** True once the child's run has called prompt() and waits to be finished. */
+	started(id: string): boolean {
+		return this.finishers.has(id);
+	}
+
+	/** End the child's current run with `text` as its answer (synchronously resolves its prompt). */
+	finish(id: string, text: string): void {
+		const done = this.finishers.get(id);
+		this.finishers.delete(id);
+		done?.(text);
+	}
+}
+
+export interface FakeWorld {
+	env: Env;
+	ctx: never;
+	backend: ControlledBackend;
+	manager: SubagentManager;
+	/** Messages the extension sent to the parent. */
+	sent: Array<{ message: { customType: string; content: string; details?: unknown }; options?: unknown }>;
+	/** Entries the extension appended to the parent's session. */
+	entries: Array<{ type: string; data: unknown }>;
+	root: string;
+}
+
+/** A private folder under <repo>/.tmp. */
+export function tempRoot(prefix: string): string {
+	const base = join(process.cwd(), ".tmp");
+	mkdirSync(base, { recursive: true });
+	return mkdtempSync(join(base, prefix));
+}
+
+export function fakeWorld(
+	options: {
+		config?: HeadroomConfig;
+		models?: Array<{ provider: string; id: string; contextWindow?: number; maxTokens?: number }>;
+		sessionManager?: unknown;
+		root?: string;
+	} = {},
+): FakeWorld {
+	const root = options.root ?? tempRoot("subagents-fake-");
+	const sent: FakeWorld["sent"] = [];
+	const entries: FakeWorld["entries"] = [];
+	const pi = {
+		sendMessage: (message: FakeWorld["sent"][number]["message"], opts?: unknown) =>
+			sent.push({ message, options: opts }),
+		appendEntry: (type: string, data: unknown) => entries.push({ type, data }),
+		getThinkingLevel: () => "off",
+	};
+	const models = options.models ?? [{ provider: "mock", id: "mock-model", contextWindow: 128_000, maxTokens: 4096 }];
+	const ctx = {
+		cwd: root,
+		hasUI: false,
+		ui: {},
+		model: models[0],
+		modelRegistry: {
+			getAll: () => models,
+			find: (p: string, id: string) => models.find((m) => m.provider === p && m.id === id),
+		},
+		sessionManager: options.sessionManager ?? {
+			getSessionDir: () => join(root, "sessions"),
+			getBranch: () => [],
+			getSessionFile: () => undefined,
+		},
+		isIdle: () => true,
+		getContextUsage: () => undefined,
+	};
+	const env = createEnv(pi as never, 0, () => () => undefined);
+	env.configLoaded = true;
+	env.config = options.config ?? DEFAULT_CONFIG;
+	env.agentDir = join(root, "agent");
+	mkdirSync(env.agentDir, { recursive: true });
+	env.store = new ArtifactStore({ agentDir: env.agentDir });
+	env.ctx = ctx as never;
+	const backend = new ControlledBackend();
+	const manager = new SubagentManager(backend, FAKE_LIMITS, {
+		onSettled: (result, child) => env.onSettled?.(result, child),
+	});
+	env.manager = manager;
+	return { env, ctx: ctx as never, backend, manager, sent, entries, root };
+}
+
+/** Resolve once `check` holds, polling on timers (children start on later ticks). */
+export async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+	const start = Date.now();
+	while (!check()) {
+		if (Date.now() - start > timeoutMs) throw new Error("condition not reached in time");
+		await new Promise((r) => setTimeout(r, 2));
+	}
+}
