@@ -5,11 +5,11 @@
 import { isAbsolute, relative, resolve } from "node:path";
 import type { ArtifactStore } from "../shared/artifact-store.ts";
 import type { HeadroomConfig } from "../shared/config.ts";
-import { type ArtifactRef, projectResult, projectText } from "../shared/projection.ts";
+import { type ArtifactRef, projectText } from "../shared/projection.ts";
 import { CLASS_HEAD_SHARE, classifyTool, type OutputClass } from "./classify.ts";
-import { buildExcerpt } from "./excerpt.ts";
+import { buildExcerpt, projectSummary } from "./excerpt.ts";
 import { locateFullOutput, readFullOutput, trailingStatus, wasTruncated } from "./full-output.ts";
-import { EXCERPT_LABEL, partialOutputNote, summaryFailedNote, summaryLabel } from "./prompt.ts";
+import { ARGS_NOT_STORED, EXCERPT_LABEL, partialOutputNote, summaryFailedNote, summaryLabel } from "./prompt.ts";
 import { artifactId, isStub, renderStub, stubOverhead } from "./stub.ts";
 import type { SummaryOutcome, SummaryRequest } from "./summary.ts";
 
@@ -94,10 +94,11 @@ export function completeOutput(fact: ToolResultFacts, text: string): { full: str
 	if (location) {
 		const read = readFullOutput(location);
 		if (read.ok) return { full: read.text, notes };
-		return { full: text, notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), read.reason)] };
+		return { full: text, notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), read.failure)] };
 	}
 	if (fact.toolName === "bash" && wasTruncated(text, fact.details)) {
-		return { full: text, notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), "no full-output file")] };
+		const failure = { code: "no-file" } as const;
+		return { full: text, notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), failure)] };
 	}
 	return { full: text, notes: [] };
 }
@@ -167,22 +168,25 @@ export async function buildStub(
 		if (outcome.ok) {
 			label = summaryLabel(outcome.model);
 			const room = budget(deps.config, { ...base, notes: bodyNotes, label });
-			body = (await projectResult(outcome.text, room, { store: deps.store, kind: TOOL_OUTPUT_KIND })).text;
+			body = projectSummary(outcome.text, room);
 		} else bodyNotes.push(summaryFailedNote(outcome.reason));
 	} else if (deps.summaryUnavailable) bodyNotes.push(summaryFailedNote(deps.summaryUnavailable));
 	if (body === undefined) {
 		const room = budget(deps.config, { ...base, notes: bodyNotes, label });
-		body = await buildExcerpt(
-			{ kind, text: full, args: fact.input, maxBytes: room.maxBytes, maxLines: room.maxLines, artifact: ref },
-			{
-				projectArtifactText: (t, limits, artifact) => projectText(t, limits, artifact).text,
-				projectDerivedText: async (t, limits) =>
-					(await projectResult(t, limits, { store: deps.store, kind: TOOL_OUTPUT_KIND })).text,
-			},
-		);
+		body = buildExcerpt({
+			kind,
+			text: full,
+			args: fact.input,
+			maxBytes: room.maxBytes,
+			maxLines: room.maxLines,
+			artifact: ref,
+		});
 	}
 	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
-	const previous = fact.details && typeof fact.details === "object" ? (fact.details as Record<string, unknown>) : {};
+	// Pi's `truncation` described the text the stub replaces; left in, Pi's bash row would still say
+	// "showing 2000 of N lines" under a stub that shows far fewer. The other fields stay.
+	const { truncation: _replaced, ...previous } =
+		fact.details && typeof fact.details === "object" ? (fact.details as Record<string, unknown>) : {};
 	const headroom: HeadroomDetails = { projected: true, artifacts: [put.path] };
 	return {
 		text: stub,
@@ -215,9 +219,6 @@ export function describeArgs(input: Record<string, unknown>): string {
 	} catch {
 		json = "{}";
 	}
-	return projectText(
-		json,
-		{ maxBytes: 2048, maxLines: 8, headShare: 0.75 },
-		{ ok: false, error: "arguments are not stored" },
-	).text;
+	return projectText(json, { maxBytes: 2048, maxLines: 8, headShare: 0.75 }, { ok: false, error: ARGS_NOT_STORED })
+		.text;
 }

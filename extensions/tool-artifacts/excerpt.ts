@@ -2,11 +2,25 @@
  * The fallback body of a stub: a type-aware excerpt of the output. Every cut goes through the
  * projection primitive with the kind's head share; what is added here is only a small index chosen
  * by rule (files with match counts, entry kinds) or, for file content, the choice of which lines
- * (the requested range or the middle third) are the window the primitive then projects.
+ * (the requested range or the middle third) are the window the primitive then projects. Pure: the
+ * only file a stub names is the stored output, and every read call in it addresses that file's lines.
  */
-import type { ArtifactRef, ProjectionLimits } from "../shared/projection.ts";
+import {
+	type ArtifactRef,
+	type ProjectionLimits,
+	projectParts,
+	projectText,
+	READ_PAGE_MAX_BYTES,
+} from "../shared/projection.ts";
+import { type StoredFooterFacts, storedFooter } from "../shared/prompt.ts";
 import { CLASS_HEAD_SHARE, type OutputClass } from "./classify.ts";
-import { fileWindowContext, listingIndexHeader, searchIndexHeader } from "./prompt.ts";
+import {
+	fileWindowContext,
+	listingIndexHeader,
+	readNoticeLine,
+	searchIndexHeader,
+	summaryCutMarker,
+} from "./prompt.ts";
 
 /** Most index rows (files or kinds) shown before "… and N more". */
 export const MAX_INDEX_ROWS = 12;
@@ -87,6 +101,8 @@ const READ_NOTICE = /\n\n\[(?:Showing lines \d+-\d+ of \d+|\d+ more lines in fil
 export interface FileWindow {
 	/** The window's lines prefixed with their file line numbers. */
 	numbered: string;
+	/** 1-based line of the result text (= of the stored output) where the window starts. */
+	firstOutputLine: number;
 	/** One sentence on what lies before and after. */
 	context: string;
 	/** Pi's trailing read notice, if any (kept as is). */
@@ -119,15 +135,83 @@ export function fileWindow(text: string, firstLine: number, rangeRequested: bool
 		beforeBytes: byteLen(lines.slice(0, from)),
 		afterBytes: byteLen(lines.slice(to)),
 	});
-	return { numbered, context, notice: notice ? notice[0].trim() : "" };
+	return { numbered, firstOutputLine: from + 1, context, notice: notice ? notice[0].trim() : "" };
 }
 
-/** How the excerpt projects a text: the primitive, synchronously or with a store for derived texts. */
-export interface ExcerptProjector {
-	/** Project the artifact's own text (the footer's read offsets are then right for the artifact). */
-	projectArtifactText(text: string, limits: ProjectionLimits, artifact: ArtifactRef): string;
-	/** Project a derived text (a numbered window); when cut it is stored as its own artifact. */
-	projectDerivedText(text: string, limits: ProjectionLimits): Promise<string>;
+/** Times the window is re-cut when the footer, restated for the stored output, came out longer than reserved. */
+const WINDOW_FIT_ATTEMPTS = 4;
+
+/**
+ * Pure: project a numbered window of the stored output (`full`) so that its footer speaks of the
+ * stored output itself: its totals, and the omitted lines and read call in its own line numbers
+ * (window line k is line `firstOutputLine + k - 1` of the stored output). No second file is made.
+ */
+export function projectWindow(
+	numbered: string,
+	limits: ProjectionLimits,
+	full: string,
+	firstOutputLine: number,
+	artifact: ArtifactRef,
+): string {
+	if (!artifact.ok) return projectText(numbered, limits, artifact).text;
+	const totalBytes = Buffer.byteLength(full, "utf8");
+	const totalLines = lineStart(full, Number.POSITIVE_INFINITY).lines;
+	let maxBytes = limits.maxBytes;
+	let out = numbered;
+	for (let attempt = 0; attempt < WINDOW_FIT_ATTEMPTS; attempt++) {
+		const parts = projectParts(numbered, { ...limits, maxBytes }, artifact);
+		const p = parts.projection;
+		if (!p.truncated || p.firstOmittedLine === undefined || p.readLimit === undefined) return p.text;
+		const first = firstOutputLine + p.firstOmittedLine - 1;
+		const facts: StoredFooterFacts = {
+			totalBytes,
+			totalLines,
+			path: artifact.path,
+			firstOmittedLine: first,
+			lastOmittedLine: first + p.omittedLines - 1,
+			readOffset: first,
+			// Counted on numbered lines, which are longer than the stored ones: the same lines surely fit one read.
+			readLimit: p.readLimit,
+		};
+		const start = lineStart(full, first).index;
+		const end = full.indexOf("\n", start);
+		if (Buffer.byteLength(full.slice(start, end === -1 ? full.length : end), "utf8") > READ_PAGE_MAX_BYTES) {
+			facts.longLine = {
+				fromByte: Buffer.byteLength(full.slice(0, start), "utf8") + 1,
+				pageBytes: READ_PAGE_MAX_BYTES,
+			};
+		}
+		out = p.text.slice(0, p.text.length - parts.footer.length) + storedFooter(facts);
+		const over = Buffer.byteLength(out, "utf8") - limits.maxBytes;
+		if (over <= 0) return out;
+		maxBytes -= over;
+	}
+	return out;
+}
+
+/** UTF-16 index where 1-based `line` starts (capped at the last line), and how many lines were passed to get there. */
+function lineStart(text: string, line: number): { index: number; lines: number } {
+	let index = 0;
+	let lines = 1;
+	while (lines < line) {
+		const newline = text.indexOf("\n", index);
+		if (newline === -1) break;
+		index = newline + 1;
+		lines++;
+	}
+	return { index, lines };
+}
+
+/** Pure: a summary cut to fit the stub: head and tail with a marker; the summary itself is not stored. */
+export function projectSummary(text: string, limits: ProjectionLimits): string {
+	const parts = projectParts(text, limits, undefined);
+	const p = parts.projection;
+	if (!p.truncated) return p.text;
+	const head = parts.head.replace(/\n$/, "");
+	const tail = parts.tail.replace(/\n$/, "");
+	return [...(head ? [head] : []), summaryCutMarker(p.omittedLines, p.omittedBytes), ...(tail ? [tail] : [])].join(
+		"\n",
+	);
 }
 
 /** What the excerpt needs. */
@@ -144,8 +228,8 @@ export interface ExcerptInput {
 	artifact: ArtifactRef;
 }
 
-/** Build the excerpt body. */
-export async function buildExcerpt(input: ExcerptInput, projector: ExcerptProjector): Promise<string> {
+/** Pure: the excerpt body. */
+export function buildExcerpt(input: ExcerptInput): string {
 	const headShare = CLASS_HEAD_SHARE[input.kind];
 	const prefix: string[] = [];
 	if (input.kind === "file") {
@@ -153,14 +237,15 @@ export async function buildExcerpt(input: ExcerptInput, projector: ExcerptProjec
 		const ranged = typeof input.args.offset === "number" || typeof input.args.limit === "number";
 		const window = fileWindow(input.text, offset, ranged);
 		prefix.push(window.context);
-		if (window.notice) prefix.push(window.notice);
+		if (window.notice) prefix.push(readNoticeLine(window.notice));
 		const limits = remaining(input, prefix, headShare);
-		return [...prefix, await projector.projectDerivedText(window.numbered, limits)].join("\n");
+		const shown = projectWindow(window.numbered, limits, input.text, window.firstOutputLine, input.artifact);
+		return [...prefix, shown].join("\n");
 	}
 	if (input.kind === "search") prefix.push(...renderSearchIndex(indexSearchResults(input.text)));
 	if (input.kind === "listing") prefix.push(...renderListingIndex(input.text));
 	const limits = remaining(input, prefix, headShare);
-	return [...prefix, projector.projectArtifactText(input.text, limits, input.artifact)].join("\n");
+	return [...prefix, projectText(input.text, limits, input.artifact).text].join("\n");
 }
 
 /** The budget left for the projected part after the prefix lines. */

@@ -71,8 +71,26 @@ export function wasTruncated(text: string, details: unknown): boolean {
 	return NOTICE.test(statusMatch ? text.slice(0, statusMatch.index) : text);
 }
 
+/** Why the complete output could not be recovered (worded for the model in prompt.ts). */
+export type FullOutputFailure =
+	| { code: "deleted" }
+	| { code: "symlink" }
+	| { code: "not-a-file" }
+	| { code: "too-large"; maxBytes: number }
+	| { code: "mismatch" }
+	/** Opening or reading failed; `errno` is the system's error code when there is one (e.g. "EACCES"). */
+	| { code: "unreadable"; errno?: string }
+	/** The result says it was cut but names no file. */
+	| { code: "no-file" };
+
 /** What reading the full output gave. */
-export type FullOutputRead = { ok: true; text: string } | { ok: false; reason: string };
+export type FullOutputRead = { ok: true; text: string } | { ok: false; failure: FullOutputFailure };
+
+/** The errno code of a thrown fs error, if it has one. */
+function errnoOf(error: unknown): string | undefined {
+	const code = (error as NodeJS.ErrnoException | undefined)?.code;
+	return typeof code === "string" && /^[A-Z0-9_]{1,32}$/.test(code) ? code : undefined;
+}
 
 /** Read the file safely: no symlinks, regular files only, bounded size, UTF-8. */
 export function readFullOutput(location: FullOutputLocation): FullOutputRead {
@@ -80,16 +98,16 @@ export function readFullOutput(location: FullOutputLocation): FullOutputRead {
 	try {
 		fd = openSync(location.path, constants.O_RDONLY | constants.O_NOFOLLOW);
 	} catch (error) {
-		const code = (error as NodeJS.ErrnoException).code;
-		if (code === "ENOENT") return { ok: false, reason: "the temp file was deleted" };
-		if (code === "ELOOP") return { ok: false, reason: "the temp file is a symlink" };
-		return { ok: false, reason: `the temp file cannot be opened (${code ?? String(error)})` };
+		const errno = errnoOf(error);
+		if (errno === "ENOENT") return { ok: false, failure: { code: "deleted" } };
+		if (errno === "ELOOP") return { ok: false, failure: { code: "symlink" } };
+		return { ok: false, failure: { code: "unreadable", errno } };
 	}
 	try {
 		const st = fstatSync(fd);
-		if (!st.isFile()) return { ok: false, reason: "the temp file is not a regular file" };
+		if (!st.isFile()) return { ok: false, failure: { code: "not-a-file" } };
 		if (st.size > MAX_FULL_OUTPUT_BYTES)
-			return { ok: false, reason: `the temp file is larger than ${MAX_FULL_OUTPUT_BYTES} bytes` };
+			return { ok: false, failure: { code: "too-large", maxBytes: MAX_FULL_OUTPUT_BYTES } };
 		const buffer = Buffer.alloc(st.size);
 		let read = 0;
 		while (read < st.size) {
@@ -98,12 +116,10 @@ export function readFullOutput(location: FullOutputLocation): FullOutputRead {
 			read += n;
 		}
 		const text = buffer.subarray(0, read).toString("utf8");
-		if (!endsWithShown(text, location.shownTail)) {
-			return { ok: false, reason: "the temp file does not match the output shown" };
-		}
+		if (!endsWithShown(text, location.shownTail)) return { ok: false, failure: { code: "mismatch" } };
 		return { ok: true, text };
 	} catch (error) {
-		return { ok: false, reason: `the temp file cannot be read (${String(error)})` };
+		return { ok: false, failure: { code: "unreadable", errno: errnoOf(error) } };
 	} finally {
 		closeSync(fd);
 	}

@@ -3,11 +3,11 @@
  * cheap-model summary or a type-aware excerpt), and `recall_artifact` pages or searches them.
  * Thin adapter: the decisions live in the sibling modules.
  */
-import { closeSync, constants, openSync, readFileSync } from "node:fs";
 import { complete, type ImageContent, type TextContent } from "@mariozechner/pi-ai";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { type ArtifactStore, storeForAgentDir } from "../shared/artifact-store.ts";
+import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
 import { loadConfig } from "../shared/config.ts";
 import { projectResult } from "../shared/projection.ts";
 import {
@@ -20,8 +20,16 @@ import {
 	type ToolArtifactsConfig,
 	thresholdFor,
 } from "./artifacts.ts";
-import { RECALL_DESCRIPTION, RECALL_ERRORS, RECALL_PARAMS, RECALL_TOOL_NAME, SUMMARY_FAILURE } from "./prompt.ts";
-import { compilePattern, pageArtifact, type RecallParams, searchArtifact, validateRecall } from "./recall.ts";
+import { RECALL_DESCRIPTION, RECALL_PARAMS, RECALL_TOOL_NAME, SUMMARY_FAILURE } from "./prompt.ts";
+import {
+	compilePattern,
+	pageStored,
+	type RecallAnswer,
+	type RecallParams,
+	resolveForRecall,
+	searchStored,
+	validateRecall,
+} from "./recall.ts";
 import { type CompleteFn, chooseSummaryModel, summarize } from "./summary.ts";
 import { TurnBatch } from "./turn.ts";
 
@@ -56,6 +64,7 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 			for (const w of loaded.warnings) warn(ctx, w);
 			config = loaded.config.toolArtifacts;
 			store = storeForAgentDir(getAgentDir());
+			scheduleBackgroundPrune(getAgentDir(), loaded.config.store);
 		}
 		return { config, store };
 	};
@@ -178,25 +187,21 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 			context: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: RECALL_PARAMS.context })),
 			ignoreCase: Type.Optional(Type.Boolean({ description: RECALL_PARAMS.ignoreCase })),
 		}),
-		async execute(_toolCallId, params: RecallParams, _signal, _onUpdate, ctx) {
+		async execute(_toolCallId, params: RecallParams, signal, _onUpdate, ctx) {
 			const { store: st } = setup(ctx);
 			const valid = validateRecall(params);
 			if (!valid.ok) throw new Error(valid.error);
 			const id = params.id.trim().toLowerCase();
-			const resolved = st.resolve(id, TOOL_OUTPUT_KIND);
-			if (!resolved.ok) throw new Error(RECALL_ERRORS.badId(params.id, resolved.error));
-			let text: string;
-			try {
-				text = readNoFollow(resolved.path);
-			} catch (error) {
-				throw new Error(RECALL_ERRORS.unreadable(String(error)));
-			}
-			let answer: ReturnType<typeof pageArtifact>;
+			const resolved = resolveForRecall(st, id);
+			if (!resolved.ok) throw new Error(resolved.error);
+			let answer: RecallAnswer;
 			if (params.pattern !== undefined) {
 				const compiled = compilePattern(params.pattern, params.ignoreCase === true);
 				if (!compiled.ok) throw new Error(compiled.error);
-				answer = searchArtifact(text, id, params.pattern, compiled.regex, params.context ?? 0);
-			} else answer = pageArtifact(text, id, params.offset, params.limit);
+				answer = await searchStored(resolved.path, id, params.pattern, compiled.regex, params.context ?? 0, {
+					signal: signal ?? undefined,
+				});
+			} else answer = pageStored(resolved.path, id, params.offset, params.limit);
 			if (!answer.ok) throw new Error(answer.error);
 			const projection = await projectResult(
 				answer.text,
@@ -216,14 +221,4 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 /** Calls another tool made (Pi 1.x `ctx.executeTool`) feed that tool, not the model: left alone. */
 function isNested(event: object): boolean {
 	return typeof (event as { parentToolCallId?: unknown }).parentToolCallId === "string";
-}
-
-/** Read a stored artifact without following a symlink. */
-function readNoFollow(path: string): string {
-	const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-	try {
-		return readFileSync(fd, "utf8");
-	} finally {
-		closeSync(fd);
-	}
 }

@@ -3,6 +3,8 @@
  * reviewed together and pinned by tests. Nothing here decides anything: callers pass the facts.
  */
 import type { OutputClass } from "./classify.ts";
+import type { FullOutputFailure } from "./full-output.ts";
+import { RECALL_SEARCH_TIMEOUT_MS } from "./search-worker.ts";
 
 /** Name of the tool that reads or searches a stored artifact. */
 export const RECALL_TOOL_NAME = "recall_artifact";
@@ -23,9 +25,29 @@ export const STUB_HEADER_PATTERN = /^\[Artifact [0-9a-f]{8,64} \| [^|\n]+ \| \d+
 export const STUB_FOOTER_PATTERN =
 	/^\[Full output stored: .+ — page it with read \(offset\/limit\) or search it with recall_artifact\("[0-9a-f]{8,64}"\)\]$/;
 
+/** Why bash's complete output is gone, in words (the facts come from full-output.ts). */
+export function fullOutputFailureText(failure: FullOutputFailure): string {
+	switch (failure.code) {
+		case "deleted":
+			return "its temp file was deleted";
+		case "symlink":
+			return "its temp file is a symlink and was not followed";
+		case "not-a-file":
+			return "its temp file is not a regular file";
+		case "too-large":
+			return `its temp file is larger than ${failure.maxBytes} bytes`;
+		case "mismatch":
+			return "its temp file does not match the output shown";
+		case "unreadable":
+			return `its temp file cannot be read${failure.errno ? ` (${failure.errno})` : ""}`;
+		case "no-file":
+			return "the tool kept no full-output file";
+	}
+}
+
 /** Said in the stub when bash's complete output could not be recovered. */
-export function partialOutputNote(shownBytes: number, reason: string): string {
-	return `[Note: the complete output no longer exists (${reason}); the artifact holds only the ${shownBytes} bytes the tool returned.]`;
+export function partialOutputNote(shownBytes: number, failure: FullOutputFailure): string {
+	return `[Note: the complete output no longer exists (${fullOutputFailureText(failure)}); the artifact holds only the ${shownBytes} bytes the tool returned.]`;
 }
 
 /** Said in the stub when the summary model did not deliver; the excerpt follows. */
@@ -41,7 +63,10 @@ export function summaryLabel(model: string): string {
 /** Heads the body of a fallback excerpt. */
 export const EXCERPT_LABEL = "Excerpt:";
 
-/** For file content: one sentence on what lies before and after the verbatim window. */
+/**
+ * For file content: one sentence on what lies before and after the verbatim window, in the file's
+ * line numbers; when the read started past line 1, how those map to the stored output's lines.
+ */
 export function fileWindowContext(info: {
 	firstShown: number;
 	lastShown: number;
@@ -58,8 +83,23 @@ export function fileWindowContext(info: {
 		info.lastShown < info.lastLine
 			? `lines ${info.lastShown + 1}-${info.lastLine} (${info.afterBytes} bytes) come after`
 			: "nothing comes after";
-	return `Showing lines ${info.firstShown}-${info.lastShown} verbatim (numbered); ${before}, ${after}.`;
+	const shift = info.firstLine - 1;
+	const mapping = shift > 0 ? ` File line N is line N-${shift} of the stored output.` : "";
+	return `Showing file lines ${info.firstShown}-${info.lastShown} verbatim (numbered); ${before}, ${after}.${mapping}`;
 }
+
+/** Pi's read notice kept from a file result: it is about the source file, not the stored output. */
+export function readNoticeLine(notice: string): string {
+	return `The read tool's note about the source file (not the stored output): ${notice}`;
+}
+
+/** Between head and tail of a summary cut to fit the stub (the summary itself is not stored). */
+export function summaryCutMarker(omittedLines: number, omittedBytes: number): string {
+	return `[… ${omittedLines} lines (${omittedBytes} bytes) of the summary cut to fit; the verbatim output is in the artifact …]`;
+}
+
+/** Said (to the summary model) where the call's arguments were cut: they are not stored anywhere. */
+export const ARGS_NOT_STORED = "the arguments are not stored";
 
 /** For search results: the header of the per-file match index. */
 export function searchIndexHeader(files: number, matches: number): string {
@@ -137,22 +177,36 @@ export const RECALL_PARAMS = {
 	id: "Artifact id from a stub's first line (hex, 8-64 characters).",
 	offset: "First line to show, 1-based (default 1).",
 	limit: "Number of lines to show.",
-	pattern: "Regular expression matched against each line; matching lines are shown with their line numbers.",
+	pattern:
+		"Regular expression matched against each line; matching lines are shown with their line numbers. " +
+		`A search is stopped after ${RECALL_SEARCH_TIMEOUT_MS / 1000} s, so avoid nested repetition such as (a+)+.`,
 	context: "Lines of context to show before and after each match (default 0, at most 20).",
 	ignoreCase: "Match the pattern case-insensitively.",
 } as const;
 
 /** Errors the recall tool returns; each says what to do next. */
 export const RECALL_ERRORS = {
-	badId: (id: string, why: string) =>
-		`Unknown artifact id "${id}": ${why}. Use the hex id from a stub's first line, e.g. [Artifact 1a2b3c4d5e6f | …].`,
+	badId: (id: string) =>
+		`Invalid artifact id ${JSON.stringify(id)}: ids are 8-64 hex characters, e.g. the 12-hex id in a stub's first line [Artifact 1a2b3c4d5e6f | …].`,
+	unknownId: (id: string, recent: readonly string[]) =>
+		`Unknown artifact id ${JSON.stringify(id)}; ids are the 12-hex ids in stub headers, e.g. [Artifact 1a2b3c4d5e6f | …].` +
+		(recent.length > 0 ? ` Most recent ids: ${recent.join(", ")}.` : " No tool output is stored yet."),
+	ambiguousId: (id: string, matches: number) =>
+		`Artifact id ${JSON.stringify(id)} matches ${matches} stored outputs; give more of its hex characters (the stub header has 12).`,
+	storeUnavailable:
+		"The artifact store cannot be read right now, so no artifact can be recalled; use read on the path in the stub instead.",
 	badPattern: (message: string) =>
 		`Invalid regular expression: ${message}. Escape special characters such as ( [ . * + ? with a backslash.`,
 	patternTooLong: (max: number) => `Pattern too long (more than ${max} characters); use a shorter expression.`,
 	bothModes: "Give either pattern or offset/limit, not both.",
 	offsetPastEnd: (offset: number, total: number) =>
 		`Offset ${offset} is past the end of the artifact (${total} lines); use an offset from 1 to ${total}.`,
-	unreadable: (message: string) => `The artifact could not be read: ${message}.`,
+	unreadable: (errno: string | undefined) =>
+		`The artifact could not be read${errno ? ` (${errno})` : ""}; use read on the path in the stub instead.`,
+	searchTimeout: (ms: number) =>
+		`The search was stopped after ${Math.round(ms / 100) / 10} s: the pattern takes too long (nested quantifiers such as (a+)+ or (.*)* backtrack without end). Simplify it: drop nested repetition, anchor it, or search for a fixed substring.`,
+	searchAborted: "The search was cancelled.",
+	searchFailed: "The search could not be run; try again, or page the artifact with offset/limit.",
 } as const;
 
 /** Header line of a recall page. */

@@ -1,8 +1,12 @@
 /**
- * `recall_artifact`: page or search one stored tool output. The logic here is pure (text in, text
- * out); the adapter resolves the id through the artifact store, reads the file and bounds what this
- * returns through the projection primitive.
+ * `recall_artifact`: page or search one stored tool output. Decisions and formatting are pure; the
+ * I/O is reading the artifact the store resolved (never a path from model text), listing the store's
+ * directory to explain an id that did not resolve, and the search worker (search-worker.ts).
  */
+import { closeSync, constants, lstatSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ArtifactStore } from "../shared/artifact-store.ts";
+import { TOOL_OUTPUT_KIND } from "./artifacts.ts";
 import {
 	RECALL_ERRORS,
 	RECALL_GROUP_SEPARATOR,
@@ -10,6 +14,8 @@ import {
 	recallPageHeader,
 	recallSearchHeader,
 } from "./prompt.ts";
+import { runSearch, type SearchHit, type SearchOutcome } from "./search-worker.ts";
+import { artifactId } from "./stub.ts";
 
 /** Lines a page shows when no limit is given. */
 export const RECALL_DEFAULT_LIMIT_LINES = 400;
@@ -38,8 +44,7 @@ export type RecallAnswer = { ok: true; text: string } | { ok: false; error: stri
 /** Pure: check parameters that do not need the artifact. */
 export function validateRecall(params: RecallParams): { ok: true } | { ok: false; error: string } {
 	const id = params.id.trim().toLowerCase();
-	if (!ARTIFACT_ID_PATTERN.test(id))
-		return { ok: false, error: RECALL_ERRORS.badId(params.id, "ids are 8-64 hex characters") };
+	if (!ARTIFACT_ID_PATTERN.test(id)) return { ok: false, error: RECALL_ERRORS.badId(params.id) };
 	if (params.pattern !== undefined && (params.offset !== undefined || params.limit !== undefined)) {
 		return { ok: false, error: RECALL_ERRORS.bothModes };
 	}
@@ -82,27 +87,134 @@ export function pageArtifact(text: string, id: string, offset = 1, limit = RECAL
 	return { ok: true, text: out.join("\n") };
 }
 
-/** Pure: lines matching `regex`, numbered like grep -n ("N:" match, "N-" context, "--" between groups). */
-export function searchArtifact(text: string, id: string, pattern: string, regex: RegExp, context = 0): RecallAnswer {
-	const around = Math.max(0, Math.min(RECALL_MAX_CONTEXT_LINES, Math.floor(context)));
-	const lines = text.split("\n");
-	const matches: number[] = [];
-	for (let i = 0; i < lines.length && matches.length < RECALL_MAX_MATCHES; i++) {
-		regex.lastIndex = 0;
-		if (regex.test(lines[i])) matches.push(i);
+/** Pure: a search's rows under their header. */
+export function searchAnswer(id: string, pattern: string, hit: SearchHit): string {
+	return [recallSearchHeader(id, pattern, hit.matches, hit.total, hit.capped), ...hit.rows].join("\n");
+}
+
+/** Pure: a failed search in words. */
+export function searchFailureText(outcome: Exclude<SearchOutcome, { ok: true }>): string {
+	switch (outcome.code) {
+		case "timeout":
+			return RECALL_ERRORS.searchTimeout(outcome.timeoutMs);
+		case "aborted":
+			return RECALL_ERRORS.searchAborted;
+		case "unreadable":
+			return RECALL_ERRORS.unreadable(outcome.errno);
+		case "failed":
+			return RECALL_ERRORS.searchFailed;
 	}
-	const capped = matches.length === RECALL_MAX_MATCHES;
-	const out = [recallSearchHeader(id, pattern, matches.length, lines.length, capped)];
-	let lastPrinted = -1;
-	for (const m of matches) {
-		const from = Math.max(0, m - around, lastPrinted + 1);
-		const to = Math.min(lines.length - 1, m + around);
-		if (lastPrinted >= 0 && from > lastPrinted + 1) out.push(RECALL_GROUP_SEPARATOR);
-		for (let i = from; i <= to; i++) {
-			const isMatch = i === m || matches.includes(i);
-			out.push(`${i + 1}${isMatch ? ":" : "-"}${lines[i]}`);
+}
+
+/** Search a stored artifact in a worker (bounded in time): lines matching `regex`, numbered like grep -n. */
+export async function searchStored(
+	path: string,
+	id: string,
+	pattern: string,
+	regex: RegExp,
+	context = 0,
+	options: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<RecallAnswer> {
+	const outcome = await runSearch(
+		{
+			path,
+			source: regex.source,
+			flags: regex.flags,
+			context: Math.max(0, Math.min(RECALL_MAX_CONTEXT_LINES, Math.floor(context))),
+			maxMatches: RECALL_MAX_MATCHES,
+			separator: RECALL_GROUP_SEPARATOR,
+		},
+		options,
+	);
+	return outcome.ok
+		? { ok: true, text: searchAnswer(id, pattern, outcome) }
+		: { ok: false, error: searchFailureText(outcome) };
+}
+
+/** Page a stored artifact (read without following a symlink). */
+export function pageStored(path: string, id: string, offset?: number, limit?: number): RecallAnswer {
+	let text: string;
+	try {
+		const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+		try {
+			text = readFileSync(fd, "utf8");
+		} finally {
+			closeSync(fd);
 		}
-		lastPrinted = Math.max(lastPrinted, to);
+	} catch (error) {
+		const errno = (error as NodeJS.ErrnoException).code;
+		return { ok: false, error: RECALL_ERRORS.unreadable(typeof errno === "string" ? errno : undefined) };
 	}
-	return { ok: true, text: out.join("\n") };
+	return pageArtifact(text, id, offset, limit);
+}
+
+/** Most recent ids listed when an id is unknown. */
+export const RECENT_IDS_SHOWN = 5;
+/** Store entries whose age is looked up for that list at most (an error path: a huge store is not stat-ed in full). */
+export const RECENT_IDS_SCAN_LIMIT = 2000;
+/** A stored artifact's file name. */
+const ARTIFACT_FILE = /^[0-9a-f]{64}\.txt$/;
+
+/** One entry of the store's tool-output directory; `mtimeMs` is absent when it was not looked up. */
+export interface StoreEntry {
+	name: string;
+	mtimeMs?: number;
+}
+
+/** Why an id did not resolve. */
+export type ResolveFailure =
+	| { code: "unknown"; recent: string[] }
+	| { code: "ambiguous"; matches: number }
+	| { code: "unavailable" };
+
+/** Pure: why `id` (already valid hex) did not resolve, from the store directory's entries (undefined: unreadable). */
+export function explainResolveFailure(id: string, entries: readonly StoreEntry[] | undefined): ResolveFailure {
+	if (!entries) return { code: "unavailable" };
+	const stored = entries.filter((e) => ARTIFACT_FILE.test(e.name));
+	const matching = stored.filter((e) => e.name.startsWith(id)).length;
+	if (matching > 1) return { code: "ambiguous", matches: matching };
+	// One match the store still refused (not a regular file, unsafe directory): nothing the model can fix.
+	if (matching === 1) return { code: "unavailable" };
+	const recent = stored
+		.filter((e): e is Required<StoreEntry> => typeof e.mtimeMs === "number")
+		.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.name < b.name ? -1 : 1))
+		.slice(0, RECENT_IDS_SHOWN)
+		.map((e) => artifactId(e.name.slice(0, 64)));
+	return { code: "unknown", recent };
+}
+
+/** Pure: a resolve failure in words. */
+export function resolveFailureText(id: string, failure: ResolveFailure): string {
+	if (failure.code === "unknown") return RECALL_ERRORS.unknownId(id, failure.recent);
+	if (failure.code === "ambiguous") return RECALL_ERRORS.ambiguousId(id, failure.matches);
+	return RECALL_ERRORS.storeUnavailable;
+}
+
+/** The store directory's entries (names; ages when few), or undefined when it is missing, a symlink or unreadable. */
+export function listStoreEntries(dir: string): StoreEntry[] | undefined {
+	try {
+		if (!lstatSync(dir).isDirectory()) return undefined;
+		const names = readdirSync(dir).filter((name) => ARTIFACT_FILE.test(name));
+		if (names.length > RECENT_IDS_SCAN_LIMIT) return names.map((name) => ({ name }));
+		return names.map((name) => {
+			try {
+				return { name, mtimeMs: lstatSync(join(dir, name)).mtimeMs };
+			} catch {
+				return { name };
+			}
+		});
+	} catch {
+		return undefined;
+	}
+}
+
+/** Resolve a (validated) id to a stored tool output, or say in words why not and what to do. */
+export function resolveForRecall(
+	store: ArtifactStore,
+	id: string,
+): { ok: true; path: string; sha256: string } | { ok: false; error: string } {
+	const resolved = store.resolve(id, TOOL_OUTPUT_KIND);
+	if (resolved.ok) return { ok: true, path: resolved.path, sha256: resolved.sha256 };
+	const failure = explainResolveFailure(id, listStoreEntries(store.dirFor(TOOL_OUTPUT_KIND)));
+	return { ok: false, error: resolveFailureText(id, failure) };
 }

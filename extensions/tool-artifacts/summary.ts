@@ -3,7 +3,7 @@
  *
  * Choice (pure): a configured "provider/id"; else a known cheap model of the session's provider
  * that the registry has with auth; else a model of that provider whose id reads as a cheap tier
- * ("cheap", "mini", "haiku", "flash", "nano", "lite", "small"); else the session's own model.
+ * ("mini", "haiku", "flash", "nano", "lite", "small"); else the session's own model.
  *
  * Call: pi-ai's `complete()` with temperature 0.3, at most 2,048 output tokens, no retries, an
  * abort signal tied to both the turn's signal and a timeout, and a race against that timeout in
@@ -34,11 +34,10 @@ export const KNOWN_CHEAP_MODELS: Readonly<Record<string, readonly string[]>> = {
 	mistral: ["mistral-small-latest"],
 	groq: ["llama-3.1-8b-instant"],
 	xai: ["grok-3-mini"],
-	mock: ["mock-cheap"],
 };
 
 /** Id words that mark a provider's cheap tier. */
-const CHEAP_WORDS = /(?:^|[-_./:])(cheap|mini|haiku|flash|nano|lite|small)(?:$|[-_./:\d])/i;
+const CHEAP_WORDS = /(?:^|[-_./:])(mini|haiku|flash|nano|lite|small)(?:$|[-_./:\d])/i;
 
 /** A model as the chooser sees it. */
 export interface ModelRef {

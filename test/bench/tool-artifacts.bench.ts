@@ -12,13 +12,13 @@
  * Run: node --import jiti/register test/bench/tool-artifacts.bench.ts   (or: npm run bench -- tool-artifacts)
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { truncateHead, truncateTail } from "@mariozechner/pi-coding-agent";
 import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
 import { DEFAULT_CONFIG } from "../../extensions/shared/config.ts";
 import { buildStub, thresholdFor } from "../../extensions/tool-artifacts/artifacts.ts";
-import { compilePattern, searchArtifact } from "../../extensions/tool-artifacts/recall.ts";
+import { compilePattern, searchStored } from "../../extensions/tool-artifacts/recall.ts";
 import { generateSession, type SessionOutput } from "../fixtures/tool-outputs/session.ts";
 
 /** Pi's grep, find and ls result limits (their DEFAULT_LIMIT); the model in this session asked grep for 5000. */
@@ -83,7 +83,7 @@ async function main() {
 			const pi = piView(out, tmp);
 			const threshold = thresholdFor(out.tool, config);
 			let extText = pi.text;
-			let artifactText: string | undefined;
+			let artifactPath: string | undefined;
 			let id = "";
 			const started = performance.now();
 			if (threshold !== false && pi.text.length > threshold) {
@@ -102,19 +102,21 @@ async function main() {
 				if ("error" in built) throw new Error(built.error);
 				extText = built.text;
 				id = built.id;
-				artifactText = readFileSync(built.path, "utf8");
+				artifactPath = built.path;
 			}
 			totals.ms += performance.now() - started;
-			const marks = out.facts.map((fact) => {
+			const marks: Array<{ piVisible: boolean; piRecover: boolean; extVisible: boolean; extRecover: boolean }> = [];
+			for (const fact of out.facts) {
 				const piVisible = pi.text.includes(fact);
 				const piRecover = piVisible || (pi.recoverableFrom?.includes(fact) ?? false);
 				const extVisible = extText.includes(fact);
 				// A read's stub keeps Pi's "Use offset=N to continue" notice: the file stays one read away.
 				const keepsReadNotice = out.tool === "read" && /Use offset=\d+ to continue/.test(extText);
 				let extRecover = extVisible || (keepsReadNotice && (pi.recoverableFrom?.includes(fact) ?? false));
-				if (!extRecover && artifactText !== undefined) {
+				if (!extRecover && artifactPath !== undefined) {
 					const compiled = compilePattern(fact, false);
-					const found = compiled.ok ? searchArtifact(artifactText, id, fact, compiled.regex, 0) : undefined;
+					// The same worker search recall_artifact runs.
+					const found = compiled.ok ? await searchStored(artifactPath, id, fact, compiled.regex, 0) : undefined;
 					// Only match lines count ("N:text"), not the header that repeats the pattern.
 					extRecover =
 						found?.ok === true &&
@@ -123,8 +125,8 @@ async function main() {
 							.slice(1)
 							.some((line) => /^\d+:/.test(line) && line.includes(fact));
 				}
-				return { piVisible, piRecover, extVisible, extRecover };
-			});
+				marks.push({ piVisible, piRecover, extVisible, extRecover });
+			}
 			const count = (k: keyof (typeof marks)[number]) => marks.filter((m) => m[k]).length;
 			const where = (k: keyof (typeof marks)[number]) => marks.map((m) => (m[k] ? "✓" : "·")).join("");
 			totals.full += bytes(out.full);

@@ -130,7 +130,9 @@ describe("tool-artifacts adapter", () => {
 		expect(await pending).toBeUndefined();
 	});
 
-	it("recall_artifact pages and searches by id, and rejects bad ids and patterns clearly", async () => {
+	it("recall_artifact pages and searches by id, and rejects bad ids and patterns clearly", {
+		timeout: 20_000,
+	}, async () => {
 		await emit("turn_start", { turnIndex: 5 });
 		const text = Array.from({ length: 5000 }, (_, i) => `row ${i + 1}`).join("\n");
 		const stub = await result("r1", "bash", text);
@@ -146,14 +148,28 @@ describe("tool-artifacts adapter", () => {
 			`[Artifact ${id.slice(0, 8)}: lines 10-11 of 5000]\nrow 10\nrow 11\n[4989 more lines. Use offset=12 to continue.]`,
 		);
 		await expect(recall.execute("q3", { id: "../../etc/passwd" }, undefined, undefined, ctx)).rejects.toThrow(
-			/Unknown artifact id/,
+			/^Invalid artifact id/,
 		);
-		await expect(recall.execute("q4", { id: "deadbeefdead" }, undefined, undefined, ctx)).rejects.toThrow(
-			/no artifact matches/,
+		// The store's own wording never reaches the model: ours names the id form and recent ids.
+		const unknown = recall.execute("q4", { id: "deadbeefdead" }, undefined, undefined, ctx);
+		await expect(unknown).rejects.toThrow(
+			/^Unknown artifact id "deadbeefdead"; ids are the 12-hex ids in stub headers/,
 		);
+		await expect(unknown).rejects.toThrow(new RegExp(`Most recent ids: .*${id}`));
 		await expect(recall.execute("q5", { id, pattern: "([" }, undefined, undefined, ctx)).rejects.toThrow(
 			/Invalid regular expression/,
 		);
+		// A pattern that backtracks without end is stopped (in its worker) with advice, and Pi stays responsive.
+		const slow = await result("r2", "bash", `${"a".repeat(30_000)}b`);
+		const slowId = /^\[Artifact ([0-9a-f]{12})/.exec(slow?.content[0].text ?? "")?.[1] ?? "";
+		let ticks = 0;
+		const ticker = setInterval(() => ticks++, 50);
+		await expect(
+			recall
+				.execute("q7", { id: slowId, pattern: "^(a+)+$" }, undefined, undefined, ctx)
+				.finally(() => clearInterval(ticker)),
+		).rejects.toThrow(/stopped after 5 s: the pattern takes too long.*Simplify it/);
+		expect(ticks).toBeGreaterThan(0);
 		const wide = await recall.execute("q6", { id, offset: 1, limit: 5000 }, undefined, undefined, ctx);
 		expect(Buffer.byteLength(wide.content[0].text)).toBeLessThanOrEqual(24 * 1024);
 		expect(wide.content[0].text).toMatch(/omitted/);

@@ -1,3 +1,4 @@
+import { join, sep } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
@@ -14,13 +15,6 @@ import {
 	renderListingIndex,
 	renderSearchIndex,
 } from "../../extensions/tool-artifacts/excerpt.ts";
-import {
-	compilePattern,
-	pageArtifact,
-	RECALL_MAX_MATCHES,
-	searchArtifact,
-	validateRecall,
-} from "../../extensions/tool-artifacts/recall.ts";
 import { artifactId, isStub, renderStub, stubOverhead } from "../../extensions/tool-artifacts/stub.ts";
 import { planTurnCap, TurnBatch, type TurnItem } from "../../extensions/tool-artifacts/turn.ts";
 
@@ -180,7 +174,7 @@ describe("stubs", () => {
 		tool: "bash",
 		bytes: 1234,
 		lines: 56,
-		path: "/x/cache/headroom/tool-outputs/abc.txt",
+		path: join(sep, "fixture", "cache", "headroom", "tool-outputs", "abc.txt"),
 		notes: ["Command exited with code 2"],
 		label: "Excerpt:",
 		body: "line one\nline two",
@@ -191,7 +185,7 @@ describe("stubs", () => {
 		const lines = stub.split("\n");
 		expect(lines[0]).toBe("[Artifact 0123456789ab | bash | 1234 bytes, 56 lines]");
 		expect(lines[lines.length - 1]).toBe(
-			'[Full output stored: /x/cache/headroom/tool-outputs/abc.txt — page it with read (offset/limit) or search it with recall_artifact("0123456789ab")]',
+			`[Full output stored: ${parts.path} — page it with read (offset/limit) or search it with recall_artifact("0123456789ab")]`,
 		);
 		expect(isStub(stub)).toBe(true);
 		const overhead = stubOverhead(parts);
@@ -239,70 +233,17 @@ describe("excerpt helpers", () => {
 		const shown = w.numbered.split("\n");
 		expect(shown[0]).toBe("11\tL11");
 		expect(shown[shown.length - 1]).toBe("20\tL20");
-		expect(w.context).toContain("Showing lines 11-20");
+		expect(w.context).toContain("Showing file lines 11-20");
+		expect(w.firstOutputLine).toBe(11);
+		expect(w.context).not.toContain("stored output");
 		expect(w.context).toContain("lines 1-10");
 		expect(w.context).toContain("lines 21-30");
 		const ranged = fileWindow(`${text}\n\n[Showing lines 101-130 of 500. Use offset=131 to continue.]`, 101, true);
 		expect(ranged.numbered.split("\n")[0]).toBe("101\tL1");
 		expect(ranged.notice).toContain("Use offset=131");
 		expect(ranged.context).toContain("nothing comes before");
-	});
-});
-
-describe("recall", () => {
-	const text = Array.from({ length: 1000 }, (_, i) => String(i + 1)).join("\n");
-
-	it("pages lines 1-based with a continuation hint", () => {
-		const page = pageArtifact(text, "abcdef12", 500, 3);
-		expect(page).toEqual({
-			ok: true,
-			text: "[Artifact abcdef12: lines 500-502 of 1000]\n500\n501\n502\n[498 more lines. Use offset=503 to continue.]",
-		});
-		expect(pageArtifact(text, "abcdef12", 2000, 3).ok).toBe(false);
-	});
-
-	it("finds exactly the matching lines with their numbers and context", () => {
-		const compiled = compilePattern("^10?0$", false);
-		if (!compiled.ok) throw new Error(compiled.error);
-		const out = searchArtifact(text, "abcdef12", "^10?0$", compiled.regex, 1);
-		if (!out.ok) throw new Error(out.error);
-		expect(out.text.split("\n").slice(1)).toEqual(["9-9", "10:10", "11-11", "--", "99-99", "100:100", "101-101"]);
-		const c2 = compilePattern("^99[89]$", false);
-		if (!c2.ok) throw new Error(c2.error);
-		const out2 = searchArtifact(text, "abcdef12", "^99[89]$", c2.regex, 1);
-		if (!out2.ok) throw new Error(out2.error);
-		expect(out2.text.split("\n").slice(1)).toEqual(["997-997", "998:998", "999:999", "1000-1000"]);
-	});
-
-	it("search lists every matching line and only those (property)", () => {
-		fc.assert(
-			fc.property(fc.array(fc.constantFrom("foo", "bar", "baz qux", ""), { maxLength: 60 }), (lines) => {
-				const body = lines.join("\n");
-				const compiled = compilePattern("ba", false);
-				if (!compiled.ok) throw new Error(compiled.error);
-				const out = searchArtifact(body, "abcdef12", "ba", compiled.regex, 0);
-				if (!out.ok) throw new Error(out.error);
-				const listed = out.text
-					.split("\n")
-					.slice(1)
-					.filter((l) => l !== "--")
-					.map((l) => Number(l.slice(0, l.indexOf(":"))));
-				const expected = body.split("\n").flatMap((l, i) => (l.includes("ba") ? [i + 1] : []));
-				expect(listed).toEqual(expected.slice(0, RECALL_MAX_MATCHES));
-			}),
-		);
-	});
-
-	it("rejects bad ids, bad patterns and mixed modes with a clear error", () => {
-		for (const id of ["../etc/passwd", "xyz", "abc", "/tmp/abcdef12", "abcdef12.txt"]) {
-			const v = validateRecall({ id });
-			expect(v.ok).toBe(false);
-			if (!v.ok) expect(v.error).toContain("Unknown artifact id");
-		}
-		const bad = validateRecall({ id: "abcdef12", pattern: "(" });
-		expect(bad.ok).toBe(false);
-		if (!bad.ok) expect(bad.error).toMatch(/^Invalid regular expression/);
-		expect(validateRecall({ id: "abcdef12", pattern: "x", offset: 3 }).ok).toBe(false);
-		expect(validateRecall({ id: "ABCDEF12", pattern: "\\-x" }).ok).toBe(true);
+		expect(ranged.firstOutputLine).toBe(1);
+		// File line 101 is the stored output's line 1.
+		expect(ranged.context).toContain("File line N is line N-100 of the stored output.");
 	});
 });

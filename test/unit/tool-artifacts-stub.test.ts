@@ -1,5 +1,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { join, sep } from "node:path";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
@@ -83,7 +84,7 @@ describe("buildStub (fallback excerpt)", () => {
 					expect(Buffer.byteLength(built.text)).toBeLessThanOrEqual(stubMaxBytes);
 					expect(built.text.split("\n").length).toBeLessThanOrEqual(cfg.stubMaxLines);
 					expect(built.text.split("\n")[0]).toMatch(/^\[Artifact [0-9a-f]{12} \|/);
-					expect(readFileSync(built.path)).toEqual(Buffer.from(text, "utf8"));
+					expect(readFileSync(built.path).equals(Buffer.from(text, "utf8"))).toBe(true);
 				},
 			),
 			{ numRuns: 20, endOnFailure: true },
@@ -92,13 +93,13 @@ describe("buildStub (fallback excerpt)", () => {
 
 	it("file content shows the middle third verbatim with line numbers", async () => {
 		const text = numbered(1500);
-		const built = await buildStub(fact({ text, toolName: "read", input: { path: "/x/big.ts" } }), text, {
+		const built = await buildStub(fact({ text, toolName: "read", input: { path: "big.ts" } }), text, {
 			store,
 			config,
 		});
 		if ("error" in built) throw new Error(built.error);
 		expect(built.kind).toBe("file");
-		expect(built.text).toContain("Showing lines 501-1000");
+		expect(built.text).toContain("Showing file lines 501-1000");
 		expect(built.text).toContain("501\tline 501");
 	});
 
@@ -140,7 +141,7 @@ describe("buildStub (fallback excerpt)", () => {
 			{ store, config },
 		);
 		if ("error" in built) throw new Error(built.error);
-		expect(built.text).toContain("the complete output no longer exists (the temp file was deleted)");
+		expect(built.text).toContain("the complete output no longer exists (its temp file was deleted)");
 		expect(readFileSync(built.path, "utf8")).toBe(text);
 	});
 });
@@ -153,21 +154,29 @@ describe("full output file safety", () => {
 		symlinkSync(target, link);
 		expect(readFullOutput({ path: link, source: "details", shownTail: "line 2000" })).toEqual({
 			ok: false,
-			reason: "the temp file is a symlink",
+			failure: { code: "symlink" },
 		});
-		expect(readFullOutput({ path: dir, source: "details", shownTail: "" })).toMatchObject({ ok: false });
+		expect(readFullOutput({ path: dir, source: "details", shownTail: "" })).toEqual({
+			ok: false,
+			failure: { code: "not-a-file" },
+		});
 		const other = join(dir, "pi-bash-2222222222222222.log");
 		writeFileSync(other, "something else entirely");
-		expect(readFullOutput({ path: other, source: "notice", shownTail: "line 2000" })).toMatchObject({ ok: false });
+		expect(readFullOutput({ path: other, source: "notice", shownTail: "line 2000" })).toEqual({
+			ok: false,
+			failure: { code: "mismatch" },
+		});
+		expect(
+			readFullOutput({ path: join(dir, "pi-bash-3333333333333333.log"), source: "details", shownTail: "" }),
+		).toEqual({ ok: false, failure: { code: "deleted" } });
 	});
 
 	it("takes a path from the text only in Pi's notice form with Pi's temp-file name", () => {
-		expect(locateFullOutput("x\n\n[Showing lines 1-2 of 9. Full output: /etc/passwd]", undefined)).toBeUndefined();
-		const ok = locateFullOutput(
-			"x\n\n[Showing lines 1-2 of 9. Full output: /tmp/pi-bash-0123456789abcdef.log]",
-			undefined,
-		);
-		expect(ok).toEqual({ path: "/tmp/pi-bash-0123456789abcdef.log", source: "notice", shownTail: "x" });
+		const foreign = join(sep, "fixture", "etc", "passwd");
+		expect(locateFullOutput(`x\n\n[Showing lines 1-2 of 9. Full output: ${foreign}]`, undefined)).toBeUndefined();
+		const temp = join(tmpdir(), "pi-bash-0123456789abcdef.log");
+		const ok = locateFullOutput(`x\n\n[Showing lines 1-2 of 9. Full output: ${temp}]`, undefined);
+		expect(ok).toEqual({ path: temp, source: "notice", shownTail: "x" });
 		expect(wasTruncated("plain", undefined)).toBe(false);
 		expect(wasTruncated("plain", { truncation: { truncated: true } })).toBe(true);
 	});
@@ -183,14 +192,19 @@ describe("thresholds and pass-through", () => {
 	});
 
 	it("a read of a stored artifact is left alone (paging an artifact must not make another)", () => {
-		const storeRoot = "/a/agent/cache/headroom";
-		expect(readsStoredArtifact("read", { path: `${storeRoot}/tool-outputs/x.txt` }, "/w", storeRoot)).toBe(true);
-		expect(readsStoredArtifact("read", { path: "../a/agent/cache/headroom/tool-outputs/x.txt" }, "/w", storeRoot)).toBe(
+		const fixture = join(sep, "fixture");
+		const storeRoot = join(fixture, "agent", "cache", "headroom");
+		const cwd = join(fixture, "w");
+		const stored = join(storeRoot, "tool-outputs", "x.txt");
+		expect(readsStoredArtifact("read", { path: stored }, cwd, storeRoot)).toBe(true);
+		expect(readsStoredArtifact("read", { path: "../agent/cache/headroom/tool-outputs/x.txt" }, cwd, storeRoot)).toBe(
 			true,
 		);
-		expect(readsStoredArtifact("read", { path: "/a/agent/cache/headroom-other/x.txt" }, "/w", storeRoot)).toBe(false);
-		expect(readsStoredArtifact("read", { path: "src/x.ts" }, "/w", storeRoot)).toBe(false);
-		expect(readsStoredArtifact("bash", { path: `${storeRoot}/x.txt` }, "/w", storeRoot)).toBe(false);
+		expect(
+			readsStoredArtifact("read", { path: join(fixture, "agent", "cache", "headroom-other", "x.txt") }, cwd, storeRoot),
+		).toBe(false);
+		expect(readsStoredArtifact("read", { path: "src/x.ts" }, cwd, storeRoot)).toBe(false);
+		expect(readsStoredArtifact("bash", { path: stored }, cwd, storeRoot)).toBe(false);
 	});
 
 	it("results our tools projected pass through", () => {
@@ -201,11 +215,13 @@ describe("thresholds and pass-through", () => {
 });
 
 describe("summary model", () => {
+	// A registry as a user's might look: real-looking ids, several providers, auth for some.
 	const available = [
-		{ provider: "mock", id: "mock-model" },
-		{ provider: "mock", id: "mock-cheap" },
+		{ provider: "openai", id: "gpt-5" },
+		{ provider: "openai", id: "gpt-5-mini" },
 		{ provider: "acme", id: "acme-large" },
 		{ provider: "acme", id: "acme-mini-2" },
+		{ provider: "acme", id: "acme-flash-preview" },
 		{ provider: "solo", id: "solo-1" },
 	];
 
@@ -216,8 +232,8 @@ describe("summary model", () => {
 		});
 		expect(chooseSummaryModel({ configured: "nope/x", available })).toHaveProperty("error");
 		expect(chooseSummaryModel({ configured: "bad", available })).toHaveProperty("error");
-		expect(chooseSummaryModel({ session: { provider: "mock", id: "mock-model" }, available })).toEqual({
-			model: { provider: "mock", id: "mock-cheap" },
+		expect(chooseSummaryModel({ session: { provider: "openai", id: "gpt-5" }, available })).toEqual({
+			model: { provider: "openai", id: "gpt-5-mini" },
 			reason: "known-cheap",
 		});
 		expect(chooseSummaryModel({ session: { provider: "acme", id: "acme-large" }, available })).toEqual({
@@ -226,6 +242,17 @@ describe("summary model", () => {
 		});
 		expect(chooseSummaryModel({ session: { provider: "solo", id: "solo-1" }, available })).toEqual({
 			model: { provider: "solo", id: "solo-1" },
+			reason: "session",
+		});
+	});
+
+	it("ships no test-fixture model: a provider named like the e2e mock gets no special choice", () => {
+		const mock = [
+			{ provider: "mock", id: "mock-model" },
+			{ provider: "mock", id: "mock-cheap" },
+		];
+		expect(chooseSummaryModel({ session: { provider: "mock", id: "mock-model" }, available: mock })).toEqual({
+			model: { provider: "mock", id: "mock-model" },
 			reason: "session",
 		});
 	});
