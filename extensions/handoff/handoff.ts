@@ -4,6 +4,8 @@
  *
  * Degradation: a failed questions or answers call leaves a summary-only handoff; a failed summary
  * call fails the whole handoff (the caller then lets Pi's default compaction run).
+ * A questions reply with fewer than MIN_QUESTIONS questions is re-asked once with a corrective
+ * prompt; if it is still short the handoff goes on, and the outcome records the shortfall.
  */
 import {
 	ANSWERS_SYSTEM_PROMPT,
@@ -11,9 +13,11 @@ import {
 	handoffText,
 	QUESTIONS_SYSTEM_PROMPT,
 	questionsPrompt,
+	questionsReaskPrompt,
 	SUMMARY_SYSTEM_PROMPT,
 	summaryPrompt,
 } from "./prompt.ts";
+import { countQuestions, MIN_QUESTIONS, needsReask, type QuestionCheck, questionCheck } from "./questions.ts";
 
 export type HandoffStep = "summary" | "questions" | "answers";
 
@@ -77,6 +81,8 @@ export interface HandoffInput {
 /** What happened in one of the three calls. */
 export interface StepRecord {
 	step: HandoffStep;
+	/** True for the corrective re-ask of the questions step (it follows the first questions record). */
+	reask?: boolean;
 	/** The request as sent. */
 	call: ModelCall;
 	/** The reply, when the call succeeded. */
@@ -101,6 +107,8 @@ export interface HandoffOutcome {
 	questions?: string;
 	/** The answers call's reply text. */
 	answers?: string;
+	/** How many questions were asked, and whether a re-ask or a shortfall happened (when the questions call succeeded). */
+	questionCheck?: QuestionCheck;
 	/** One record per call made, in order. */
 	records: StepRecord[];
 	/** Error messages of failed calls, in order. */
@@ -153,6 +161,18 @@ export function questionsCall(input: HandoffInput, summary: string): ModelCall {
 	};
 }
 
+/** The corrective re-ask: the first questions exchange, then a short note on how many are needed. */
+export function questionsReaskCall(first: ModelCall, firstReply: string, count: number): ModelCall {
+	return {
+		systemPrompt: first.systemPrompt,
+		messages: [
+			...first.messages,
+			{ role: "assistant", text: firstReply },
+			{ role: "user", text: questionsReaskPrompt(count, MIN_QUESTIONS) },
+		],
+	};
+}
+
 export function answersCall(summaryRequest: ModelCall, summary: string, questions: string): ModelCall {
 	return {
 		systemPrompt: ANSWERS_SYSTEM_PROMPT,
@@ -196,18 +216,29 @@ export async function runHandoff(
 		errors,
 		aborted: Boolean(signal?.aborted),
 	});
-	const q = await run("questions", questionsCall(input, summary), callModel, signal, clock);
+	const qCall = questionsCall(input, summary);
+	const q = await run("questions", qCall, callModel, signal, clock);
 	records.push(q);
 	if (!q.reply) {
 		errors.push(`questions: ${q.error}`);
 		return summaryOnly();
 	}
-	const questions = q.reply.text;
+	let questions = q.reply.text;
+	const firstCount = countQuestions(questions);
+	let check = questionCheck(firstCount, false);
+	if (needsReask(firstCount)) {
+		const r = await run("questions", questionsReaskCall(qCall, questions, firstCount), callModel, signal, clock);
+		records.push({ ...r, reask: true });
+		const reaskCount = r.reply ? countQuestions(r.reply.text) : undefined;
+		// A failed re-ask is not a failed handoff: the first questions still stand.
+		if (r.reply && reaskCount !== undefined && reaskCount >= firstCount) questions = r.reply.text;
+		check = questionCheck(firstCount, true, reaskCount);
+	}
 	const a = await run("answers", answersCall(sCall, summary, questions), callModel, signal, clock);
 	records.push(a);
 	if (!a.reply) {
 		errors.push(`answers: ${a.error}`);
-		return summaryOnly();
+		return { ...summaryOnly(), questions, questionCheck: check };
 	}
 	const answers = a.reply.text;
 	return {
@@ -216,53 +247,9 @@ export async function runHandoff(
 		summary,
 		questions,
 		answers,
+		questionCheck: check,
 		records,
 		errors,
 		aborted: false,
 	};
-}
-
-/** What a handoff compaction entry's `details` carry. */
-export interface HandoffDetails {
-	/** Marks the entry as ours. */
-	kind: "headroom-handoff";
-	version: 1;
-	/** Summarization index n of this session. */
-	index: number;
-	/** Which calls succeeded. */
-	outcome: "full" | "summary-only";
-	/** True when the probe staged it before the run ended. */
-	staged: boolean;
-	/** "provider/model" that wrote it. */
-	model: string;
-	/** The trajectory files written (a failed write is simply absent). */
-	trajectories: Array<{ path: string; label: string }>;
-	/** Errors of failed calls. */
-	errors: string[];
-	/** Per call: wall time and tokens. */
-	calls: Array<{ step: HandoffStep; durationMs: number; inputTokens: number; outputTokens: number; ok: boolean }>;
-	/** Bytes of the transcript left out to fit the model's window (0 when it fit). */
-	transcriptOmittedBytes: number;
-}
-
-export function isHandoffDetails(details: unknown): details is HandoffDetails {
-	return Boolean(details) && typeof details === "object" && (details as { kind?: unknown }).kind === "headroom-handoff";
-}
-
-/**
- * The next summarization index of a session: one past the highest seen in this process, in the
- * trajectory folder and in the session's handoff compaction entries (so a restart never reuses one).
- */
-export function summarizationIndex(
-	lastInProcess: number,
-	highestOnDisk: number,
-	entries: Array<{ type: string; details?: unknown }>,
-): number {
-	let max = Math.max(0, lastInProcess, highestOnDisk);
-	for (const e of entries) {
-		if (e.type === "compaction" && isHandoffDetails(e.details) && Number.isInteger(e.details.index)) {
-			max = Math.max(max, e.details.index);
-		}
-	}
-	return max + 1;
 }

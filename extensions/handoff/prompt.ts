@@ -96,6 +96,11 @@ ${currentState}
 Ask at least five questions (more if needed) about information the summary leaves out or leaves unclear and that you need to continue the task. Number them. After this you will be on your own: the previous agent cannot be asked again.`;
 }
 
+/** The corrective follow-up when the questions reply asked fewer than `required` questions (one re-ask only). */
+export function questionsReaskPrompt(count: number, required: number): string {
+	return `You asked ${count} question${count === 1 ? "" : "s"}; at least ${required} are needed. Write the full list again: at least ${required} numbered questions, one per line, about what the summary leaves out or unclear.`;
+}
+
 /** The answers request that follows the summary exchange. */
 export function answersPrompt(questions: string): string {
 	return `The agent taking over has these questions. Answer each one, in order and in detail:\n\n${questions}`;
@@ -153,6 +158,9 @@ export const COPIED_SUMMARY_NOTE =
 export const SHORTENED_NOTE = (omittedBytes: number) =>
 	`The transcript was shortened head+tail to fit the model's window; ${omittedBytes} bytes were left out of the request.`;
 
+export const QUESTIONS_SHORTFALL_NOTE = (count: number, required: number, reasked: boolean) =>
+	`The questions reply asked ${count} question(s), fewer than the ${required} required${reasked ? ", even after one corrective re-ask" : ""}; the handoff went on with them.`;
+
 /** One-line labels of the three trajectory files (compaction details carry them). */
 export function trajectoryLabel(n: number, step: "summary" | "questions" | "answers"): string {
 	const what = { summary: "summary", questions: "questions about the summary's gaps", answers: "answers" }[step];
@@ -169,4 +177,8 @@ export const LOG = {
 	noModel: "headroom handoff: no model or no API key for the handoff; Pi's default compaction runs",
 	stageFailed: (error: string) => `headroom handoff: staging failed (${error}); compaction will run the handoff afresh`,
 	compactFailed: (error: string) => `headroom handoff: applying the staged handoff failed (${error})`,
+	questionsShortfall: (count: number, required: number) =>
+		`headroom handoff: the questions call asked ${count} question(s) even after a re-ask (${required} required); the handoff goes on with them`,
+	modelNotFound: (configured: string, available: string[]) =>
+		`headroom handoff: the configured handoff.model "${configured}" was not found; using the session's model. Available: ${available.length > 0 ? available.join(", ") : "(none)"}`,
 } as const;

@@ -74,7 +74,11 @@ export type Projector = (text: string, limits: ProjectionLimits) => Projection;
 /** A projector with no store: the footer says plainly that the full text was not saved. */
 export const pureProjector: Projector = (text, limits) => projectText(text, limits, undefined);
 
-/** One message as a transcript block, long parts cut head+tail; "" for messages the model never saw. */
+/**
+ * One message as a transcript block, long parts cut head+tail; "" for messages the model never saw.
+ * `pieceLimits.headShare` (the configured projection.headShare) applies to every piece except tool and
+ * shell outputs, which always keep TOOL_RESULT_HEAD_SHARE: their errors come at the end.
+ */
 export function messageBlock(
 	message: HistoryMessage,
 	pieceLimits: ProjectionLimits,
@@ -103,13 +107,13 @@ export function messageBlock(
 		}
 		case "toolResult": {
 			const label = L.toolResult(message.toolName ?? "tool", Boolean(message.isError));
-			const limits = { ...pieceLimits, headShare: pieceLimits.headShare ?? TOOL_RESULT_HEAD_SHARE };
+			const limits = { ...pieceLimits, headShare: TOOL_RESULT_HEAD_SHARE };
 			return `${label}: ${cut(contentText(message.content) || NO_TEXT, limits)}`;
 		}
 		case "bashExecution": {
 			if (message.excludeFromContext) return "";
 			const exit = message.exitCode === undefined ? "" : ` (exit ${message.exitCode})`;
-			const limits = { ...pieceLimits, headShare: pieceLimits.headShare ?? TOOL_RESULT_HEAD_SHARE };
+			const limits = { ...pieceLimits, headShare: TOOL_RESULT_HEAD_SHARE };
 			return `${L.userShell}: ${message.command ?? ""}${exit}\n${cut(message.output ?? "", limits)}`;
 		}
 		case "custom":
@@ -139,7 +143,8 @@ export const BLOCK_SEPARATOR = "\n\n";
 
 /**
  * Serialize `messages`, each long part cut to `pieceLimits`, then cut the whole transcript head+tail
- * to `maxBytes` so it fits the summarizing model's window. Nothing is dropped without a marker.
+ * to `maxBytes` (with `pieceLimits.headShare`) so it fits the summarizing model's window. Nothing is
+ * dropped without a marker.
  */
 export function serializeHistory(
 	messages: HistoryMessage[],
@@ -151,7 +156,11 @@ export function serializeHistory(
 	const fullBytes = utf8Length(joined);
 	if (fullBytes <= opts.maxBytes) return { text: joined, blocks, fullBytes, omittedBytes: 0 };
 	// Lines never bind here (a line is at least one byte), the byte budget does.
-	const projection = project(joined, { maxBytes: opts.maxBytes, maxLines: opts.maxBytes });
+	const projection = project(joined, {
+		maxBytes: opts.maxBytes,
+		maxLines: opts.maxBytes,
+		headShare: opts.pieceLimits.headShare,
+	});
 	return { text: projection.text, blocks, fullBytes, omittedBytes: projection.omittedBytes };
 }
 
@@ -181,6 +190,32 @@ export function currentState(
 	}
 	const parts = [...results, ...(assistant ? [assistant] : [])];
 	return parts.length > 0 ? parts.join(BLOCK_SEPARATOR) : NO_TEXT;
+}
+
+/** The original task as the prompts and the handoff show it. */
+export interface BoundedTask {
+	/** Verbatim when it fits, else head + omission marker + tail + footer naming the stored full text. */
+	text: string;
+	/** UTF-8 bytes left out (0 when verbatim). */
+	omittedBytes: number;
+	/** Where the full task was stored, when it was cut and the store succeeded. */
+	artifactPath?: string;
+}
+
+/**
+ * The original task within `maxBytes`, cut head+tail through the projection (which stores the full
+ * text when a store-backed projector is passed), so a huge first message cannot overflow the window.
+ */
+export function boundTask(
+	task: string,
+	maxBytes: number,
+	headShare: number | undefined,
+	project: Projector = pureProjector,
+): BoundedTask {
+	// Lines never bind (a line is at least one byte): the byte budget does.
+	const p = project(task, { maxBytes, maxLines: maxBytes, headShare });
+	const stored = p.artifact?.ok ? { artifactPath: p.artifact.path } : {};
+	return { text: p.text, omittedBytes: p.omittedBytes, ...stored };
 }
 
 /** Text of every user-role message of the branch, in order (the task is the first). */

@@ -1,19 +1,18 @@
 /**
  * The three trajectory files of a handoff (one per call): what each call was sent — context copied
  * from the parent marked as copied, its metrics removed — and what it answered, with usage and cost.
- * Building is pure; writing creates 0600 files in a 0700 directory, never overwriting and never
- * following a symlink. A failed write is reported to the caller, never thrown.
+ * Pure: writing the files is trajectory-files.ts.
  */
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, writeSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
 import type { HandoffOutcome, HandoffStep, ModelUsage, StepRecord } from "./handoff.ts";
 import {
 	COPIED_METRICS_NOTE,
 	COPIED_SUMMARY_NOTE,
 	conversationReference,
+	QUESTIONS_SHORTFALL_NOTE,
 	SHORTENED_NOTE,
 	trajectoryLabel,
 } from "./prompt.ts";
+import type { QuestionCheck } from "./questions.ts";
 import type { HistoryMessage } from "./serialize.ts";
 
 /** Format tag of the files, bumped when a field changes meaning. */
@@ -59,7 +58,8 @@ export interface Trajectory {
 		total_cached_tokens: number;
 		total_cost_usd: number;
 	};
-	extra?: { note?: string; error?: string };
+	/** `questions`: the question count check of the questions step (with its shortfall, if any). */
+	extra?: { note?: string; error?: string; questions?: QuestionCheck };
 }
 
 /** Everything about the parent a trajectory needs. */
@@ -187,19 +187,29 @@ function lastText(record: StepRecord): string {
 	return last?.text ?? "";
 }
 
-/** The trajectory of each call the outcome made (1 to 3 files). */
+/** The steps of a questions file: the first exchange, then the corrective re-ask and its reply when there was one. */
+function questionsSteps(first: StepRecord, reask: StepRecord | undefined): TrajectoryStep[] {
+	const steps = exchangeSteps(first, lastText(first));
+	if (!reask) return steps;
+	const [, ...reaskExchange] = exchangeSteps(reask, lastText(reask)); // the system prompt is the same
+	return [...steps, ...reaskExchange];
+}
+
+/** The trajectory of each step the outcome made (1 to 3 files; a questions re-ask joins its step's file). */
 export function buildTrajectories(ctx: TrajectoryContext, outcome: HandoffOutcome): TrajectoryFile[] {
 	const files: TrajectoryFile[] = [];
 	const copied = parentSteps(ctx);
 	const summary = outcome.records.find((r) => r.step === "summary");
 	const instructionWithRef = `${ctx.summaryInstruction}\n\n${conversationReference(copied.length)}`;
 	for (const record of outcome.records) {
+		if (record.reask) continue;
 		let steps: TrajectoryStep[];
+		const reask = record.step === "questions" ? outcome.records.find((r) => r.reask) : undefined;
 		if (record.step === "summary") {
 			const [system, prompt, ...response] = exchangeSteps(record, instructionWithRef);
 			steps = [system, ...copied, prompt, ...response];
 		} else if (record.step === "questions") {
-			steps = exchangeSteps(record, lastText(record));
+			steps = questionsSteps(record, reask);
 		} else {
 			const [system, prompt, ...response] = exchangeSteps(record, lastText(record));
 			const summaryExchange: TrajectoryStep[] = summary?.reply
@@ -223,7 +233,11 @@ export function buildTrajectories(ctx: TrajectoryContext, outcome: HandoffOutcom
 		steps = steps.map((s, i) => ({ ...s, step_id: i + 1 }));
 		const extra: Trajectory["extra"] = {};
 		if (ctx.omittedBytes > 0 && record.step !== "questions") extra.note = SHORTENED_NOTE(ctx.omittedBytes);
+		const check = record.step === "questions" ? outcome.questionCheck : undefined;
+		if (check) extra.questions = check;
+		if (check?.shortfall) extra.note = QUESTIONS_SHORTFALL_NOTE(check.count, check.required, check.reasked);
 		if (record.error) extra.error = record.error;
+		else if (reask?.error) extra.error = `re-ask: ${reask.error}`;
 		files.push({
 			step: record.step,
 			fileName: trajectoryFileName(ctx.index, record.step),
@@ -242,70 +256,4 @@ export function buildTrajectories(ctx: TrajectoryContext, outcome: HandoffOutcom
 		});
 	}
 	return files;
-}
-
-/** Session ids are Pi's; anything else is reduced to a safe folder name. */
-export function safeName(id: string): string {
-	return /^[A-Za-z0-9._-]{1,128}$/.test(id) && id !== "." && id !== ".."
-		? id
-		: id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 128) || "session";
-}
-
-/** Where a session's trajectories go: a folder beside the session file, else under the cache. */
-export function trajectoryDir(sessionFile: string | undefined, cacheHandoffsDir: string, sessionId: string): string {
-	if (sessionFile) return join(dirname(sessionFile), `${basename(sessionFile, ".jsonl")}.handoffs`);
-	return join(cacheHandoffsDir, safeName(sessionId));
-}
-
-/** Highest summarization index already present in `names`. */
-export function highestIndex(names: string[]): number {
-	let max = 0;
-	for (const name of names) {
-		const m = /^trajectory\.summarization-(\d+)-(summary|questions|answers)\.json$/.exec(name);
-		if (m) max = Math.max(max, Number(m[1]));
-	}
-	return max;
-}
-
-/** Highest index found in `dir` (0 when the folder does not exist). */
-export function highestIndexIn(dir: string): number {
-	try {
-		return highestIndex(readdirSync(dir));
-	} catch {
-		return 0;
-	}
-}
-
-/** A written file or why it was not written. */
-export type WriteResult = { ok: true; path: string; label: string; step: HandoffStep } | { ok: false; error: string };
-
-function ensurePrivateDir(dir: string): void {
-	mkdirSync(dir, { recursive: true, mode: 0o700 });
-	const st = lstatSync(dir);
-	if (st.isSymbolicLink() || !st.isDirectory()) throw new Error(`${dir} is not a plain directory`);
-}
-
-/** Write each file (0600, exclusive create, no symlink following); failures are returned, not thrown. */
-export function writeTrajectories(dir: string, files: TrajectoryFile[]): WriteResult[] {
-	try {
-		ensurePrivateDir(dir);
-	} catch (error) {
-		const msg = error instanceof Error ? error.message : String(error);
-		return files.map(() => ({ ok: false as const, error: msg }));
-	}
-	return files.map((file): WriteResult => {
-		const path = join(dir, file.fileName);
-		try {
-			const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
-			const fd = openSync(path, flags, 0o600);
-			try {
-				writeSync(fd, `${JSON.stringify(file.trajectory, null, 2)}\n`);
-			} finally {
-				closeSync(fd);
-			}
-			return { ok: true, path, label: file.label, step: file.step };
-		} catch (error) {
-			return { ok: false, error: `${path}: ${error instanceof Error ? error.message : String(error)}` };
-		}
-	});
 }

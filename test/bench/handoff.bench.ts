@@ -2,7 +2,7 @@
  * Handoff compaction vs Pi's default compaction on the same scripted sessions (real pi 0.73.1 CLI,
  * scripted model on 127.0.0.1). Per session size it reports, for one compaction:
  * - input tokens the compaction calls sent (estimated from the request text) and output tokens
- *   (scripted replies of fixed length, the same for both: ~300 tokens per reply),
+ *   (estimated from the scripted replies: ~300 tokens each, the five numbered questions a little less),
  * - wall time from the run's end to compaction_end (the mock answers after a fixed simulated
  *   latency per call, so this is that latency times the calls plus the extension's own overhead),
  * - the size of the next agent request's messages (the resulting context).
@@ -19,6 +19,12 @@ const LATENCY_MS = 250;
 const SESSION_TURNS = [2, 6, 12];
 const CONTEXT_WINDOW = 64_000;
 const REPLY = (tag: string) => `${tag}: ${"finding, path, command and status. ".repeat(40)}`;
+const QUESTIONS_REPLY = Array.from(
+	{ length: 5 },
+	(_, i) => `${i + 1}. ${"Which file, command and status does the summary leave out here ".repeat(3)}?`,
+).join("\n");
+/** The scripted reply of a compaction call: five numbered questions for the questions step, so it needs no re-ask. */
+const replyOf = (kind: string) => (kind === "questions" ? QUESTIONS_REPLY : REPLY(kind.toUpperCase()));
 
 function requestTokens(req: ChatRequest): number {
 	return transcriptOf(req).reduce((n, m) => n + estimateTokens(m.text), 0);
@@ -28,7 +34,7 @@ async function runOnce(turns: number, withHandoff: boolean) {
 	let agentCalls = 0;
 	const script = (req: ChatRequest): ScriptedReply => {
 		const kind = kindOf(req);
-		if (kind !== "agent") return { text: REPLY(kind.toUpperCase()), delayMs: LATENCY_MS };
+		if (kind !== "agent") return { text: replyOf(kind), delayMs: LATENCY_MS };
 		const n = agentCalls++;
 		if (n < turns) {
 			return { toolCalls: [{ name: "bash", arguments: { command: longOutputCommand(`ERR-${n}`) } }] };
@@ -60,7 +66,7 @@ async function runOnce(turns: number, withHandoff: boolean) {
 		return {
 			calls: calls.length,
 			inputTokens: calls.reduce((n, r) => n + requestTokens(r), 0),
-			outputTokens: calls.length * estimateTokens(REPLY("SUMMARY")),
+			outputTokens: calls.reduce((n, r) => n + estimateTokens(replyOf(kindOf(r))), 0),
 			contextTokens: requestTokens(next),
 			compactionMs,
 		};

@@ -1,6 +1,12 @@
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { HANDOFF_CLOSING, RESUME_MESSAGE } from "../../extensions/handoff/prompt.ts";
+import {
+	HANDOFF_CLOSING,
+	QUESTIONS_SHORTFALL_NOTE,
+	questionsReaskPrompt,
+	RESUME_MESSAGE,
+} from "../../extensions/handoff/prompt.ts";
+import { MIN_QUESTIONS } from "../../extensions/handoff/questions.ts";
 import { extensionPath, listFiles, makeSandbox, PI_LINES, type PiRpc, startPiRpc } from "../fixtures/pi-runner.ts";
 import {
 	type ChatRequest,
@@ -130,6 +136,8 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 		expect(compaction.details.kind).toBe("headroom-handoff");
 		expect(compaction.details.outcome).toBe("full");
 		expect(compaction.details.trajectories).toHaveLength(3);
+		// The per-session folder beside the session file (sessions of one cwd share a folder).
+		expect(compaction.details.trajectoryDir).toBe(sessionFile.replace(/\.jsonl$/, ".handoffs"));
 		for (const ref of compaction.details.trajectories) {
 			expect(ref.label).toMatch(/^Handoff 1: /);
 			expect(files.map((f) => abs(sandbox.agentDir, f))).toContain(ref.path);
@@ -181,6 +189,57 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 		expect(next.lastUser).toContain("SECOND-PROMPT");
 		const files = trajectoryFiles(sandbox.agentDir).map((f) => f.replace(/^.*\//, ""));
 		expect(files).toEqual(["trajectory.summarization-1-questions.json", "trajectory.summarization-1-summary.json"]);
+	});
+
+	it("re-asks the questions once when fewer than five come back, then records the shortfall", async () => {
+		const TWO = "1. Q-ONE?\n2. Q-TWO?";
+		const THREE = "1. R-ONE?\n2. R-TWO?\n3. R-THREE?";
+		const corrective = questionsReaskPrompt(2, MIN_QUESTIONS);
+		const scripted = handoffScript(firstRun);
+		server = await startScriptedServer((req) => {
+			if (kindOf(req) !== "questions") return scripted(req);
+			return { text: req.lastUser === corrective ? THREE : TWO, promptTokens: 300, completionTokens: 20 };
+		});
+		const sandbox = makeSandbox({
+			server,
+			contextWindow: CONTEXT_WINDOW,
+			settings: { compaction: COMPACTION },
+			headroomConfig: NO_PROBE,
+		});
+		rpc = startPiRpc({ line, sandbox, extensions: [extensionPath("handoff")] });
+		await rpc.prompt("TASK-ORIGINAL: run the two seq commands and report");
+		await rpc.waitFor((e) => e.type === "compaction_end" || e.type === "auto_compaction_end", 60_000);
+		await rpc.prompt("SECOND-PROMPT: what next?");
+
+		const kinds = server.requests.map(kindOf);
+		expect(kinds).toEqual(["agent", "agent", "agent", "summary", "questions", "questions", "answers", "agent"]);
+		const [first, reask, answers] = server.requests.slice(4, 7);
+		// The re-ask carries the first exchange and then the corrective prompt.
+		const r = transcriptOf(reask).filter((m) => m.role !== "system");
+		expect(r.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+		expect(r[0].text).toBe(transcriptOf(first).filter((m) => m.role === "user")[0].text);
+		expect(r[1].text).toBe(TWO);
+		expect(r[2].text).toBe(corrective);
+		// Still short: the better reply (three questions) is what the answers call gets.
+		expect(answers.lastUser).toContain(THREE);
+
+		const entries = readFileSync(listSessionFile(sandbox.agentDir), "utf8")
+			.split("\n")
+			.filter(Boolean)
+			.map((l) => JSON.parse(l));
+		const details = entries.find((e) => e.type === "compaction").details;
+		expect(details.questions).toEqual({ firstCount: 2, count: 3, required: 5, reasked: true, shortfall: true });
+		const questionsFile = trajectoryFiles(sandbox.agentDir).find((f) => f.endsWith("-questions.json"));
+		const trajectory = JSON.parse(readFileSync(abs(sandbox.agentDir, questionsFile as string), "utf8"));
+		expect(trajectory.extra.questions.shortfall).toBe(true);
+		expect(trajectory.extra.note).toBe(QUESTIONS_SHORTFALL_NOTE(3, 5, true));
+		expect(trajectory.steps.map((s: { source: string }) => s.source)).toEqual([
+			"system",
+			"user",
+			"agent",
+			"user",
+			"agent",
+		]);
 	});
 
 	it("lets Pi's default compaction run when the summary call fails", async () => {

@@ -1,12 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-	type CallModel,
-	type HandoffInput,
-	type ModelCall,
-	runHandoff,
-	summarizationIndex,
-} from "../../extensions/handoff/handoff.ts";
+import { summarizationIndex } from "../../extensions/handoff/details.ts";
+import { type CallModel, type HandoffInput, type ModelCall, runHandoff } from "../../extensions/handoff/handoff.ts";
 import {
 	ANSWERS_SYSTEM_PROMPT,
 	HANDOFF_CLOSING,
@@ -43,7 +38,8 @@ function fakeModel(fail: Partial<Record<"summary" | "questions" | "answers", str
 			throw new Error(fail[step]);
 		}
 		return {
-			text: `${step.toUpperCase()}-REPLY`,
+			// Five numbered questions: enough, so no corrective re-ask (handoff-questions.test.ts covers that).
+			text: step === "questions" ? "QUESTIONS-REPLY\n1. a?\n2. b?\n3. c?\n4. d?\n5. e?" : `${step.toUpperCase()}-REPLY`,
 			model: "m/x",
 			usage,
 			reasoning: step === "summary" ? "R" : undefined,

@@ -1,10 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { chooseModel, MAX_LISTED_MODELS, modelNames } from "../../extensions/handoff/model-ref.ts";
 import {
 	ANSWERS_SYSTEM_PROMPT,
 	answersPrompt,
 	HANDOFF_CLOSING,
 	handoffText,
+	LOG,
 	QUESTIONS_SYSTEM_PROMPT,
 	questionsPrompt,
 	SUMMARY_SYSTEM_PROMPT,
@@ -54,5 +56,39 @@ describe("handoff wording", () => {
 				if (!withQa) expect(text).not.toContain("Questions the next agent asked");
 			}),
 		);
+	});
+});
+
+describe("chooseModel", () => {
+	const models = Array.from({ length: 40 }, (_, i) => ({ provider: "p", id: `m${i}` }));
+	const find = (provider: string, id: string) => models.find((m) => m.provider === provider && m.id === id);
+
+	it("uses a configured model that exists, else the session's with a warning naming both sides", () => {
+		fc.assert(
+			fc.property(fc.nat(60), (n) => {
+				const configured = `p/m${n}`;
+				const choice = chooseModel(configured, models[0], find, () => models);
+				if (n < models.length) {
+					expect(choice).toEqual({ model: models[n] });
+				} else {
+					expect(choice.model).toBe(models[0]);
+					expect(choice.warning).toContain(`"${configured}"`);
+					expect(choice.warning).toContain("p/m0, p/m1");
+					expect(choice.warning).toContain(`and ${models.length - MAX_LISTED_MODELS} more`);
+					expect(choice.warning).not.toContain(`p/m${MAX_LISTED_MODELS},`);
+				}
+			}),
+		);
+	});
+
+	it("no configured model: the session's, silently; a malformed one or a failing registry still warns", () => {
+		expect(chooseModel(undefined, models[1], find, () => models)).toEqual({ model: models[1] });
+		expect(chooseModel("no-slash", models[1], find, () => models).warning).toContain('"no-slash"');
+		const broken = chooseModel("p/zz", undefined, find, () => {
+			throw new Error("registry down");
+		});
+		expect(broken.model).toBeUndefined();
+		expect(broken.warning).toBe(LOG.modelNotFound("p/zz", []));
+		expect(modelNames([])).toEqual([]);
 	});
 });

@@ -1,17 +1,26 @@
+import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { TRANSCRIPT_LABELS } from "../../extensions/handoff/prompt.ts";
 import {
 	type BranchEntry,
+	boundTask,
 	branchContext,
 	currentState,
 	fitUserMessages,
 	type HistoryMessage,
 	messageBlock,
+	type Projector,
+	pureProjector,
 	serializeHistory,
+	TOOL_RESULT_HEAD_SHARE,
 	userTexts,
 } from "../../extensions/handoff/serialize.ts";
+import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
+import { MIN_WINDOW_BYTES, type ProjectionLimits, projectResultSync } from "../../extensions/shared/projection.ts";
 import { utf8Length } from "../../extensions/shared/tokens.ts";
+import { REPO_ROOT } from "../fixtures/pi-runner.ts";
 
 const PIECE = { maxBytes: 2048, maxLines: 60 };
 
@@ -158,5 +167,75 @@ describe("branchContext", () => {
 			{ type: "model_change", id: "m" },
 		];
 		expect(branchContext(entries).entryIds).toEqual(["a"]);
+	});
+});
+
+describe("head share from the configuration", () => {
+	it("generic pieces and the whole-transcript cut use projection.headShare; tool outputs keep their tail-heavy share", () => {
+		fc.assert(
+			fc.property(fc.double({ min: 0.05, max: 0.95, noNaN: true }), (headShare) => {
+				const seen: Array<{ text: string; limits: ProjectionLimits }> = [];
+				const recorder: Projector = (text, limits) => {
+					seen.push({ text, limits });
+					return pureProjector(text, limits);
+				};
+				const msgs: HistoryMessage[] = [
+					{ role: "assistant", content: [{ type: "text", text: longOutput(2000, "ASSISTANT-END") }] },
+					history[2],
+					{ role: "bashExecution", command: "make", output: longOutput(2000, "BASH-END") },
+				];
+				const out = serializeHistory(msgs, { pieceLimits: { ...PIECE, headShare }, maxBytes: 1100, project: recorder });
+				expect(out.omittedBytes).toBeGreaterThan(0);
+				const shareOf = (mark: string) => seen.find((s) => s.text.endsWith(mark))?.limits.headShare;
+				expect(shareOf("ASSISTANT-END")).toBe(headShare);
+				expect(shareOf("STACK-TRACE-AT-END")).toBe(TOOL_RESULT_HEAD_SHARE);
+				expect(shareOf("BASH-END")).toBe(TOOL_RESULT_HEAD_SHARE);
+				// The last projection is the whole-transcript cut.
+				expect(seen.at(-1)?.limits).toMatchObject({ maxBytes: 1100, headShare });
+			}),
+			{ numRuns: 20 },
+		);
+	});
+});
+
+describe("boundTask", () => {
+	const taskOf = (bytes: number) => `HEAD-OF-TASK\n${"do this and that\n".repeat(Math.ceil(bytes / 17))}TAIL-OF-TASK`;
+
+	it("property: verbatim when it fits; otherwise head+tail within the budget, never a silent cut", () => {
+		fc.assert(
+			fc.property(
+				fc.integer({ min: 0, max: 60_000 }),
+				fc.integer({ min: MIN_WINDOW_BYTES, max: 20_000 }),
+				(size, budget) => {
+					const task = taskOf(size);
+					const out = boundTask(task, budget, 0.75);
+					if (utf8Length(task) <= budget) {
+						expect(out).toEqual({ text: task, omittedBytes: 0 });
+					} else {
+						expect(utf8Length(out.text)).toBeLessThanOrEqual(budget);
+						expect(out.omittedBytes).toBeGreaterThan(0);
+						expect(out.text.startsWith("HEAD-OF-TASK")).toBe(true);
+						expect(out.text).toContain("TAIL-OF-TASK");
+						expect(out.text).toMatch(/omitted/);
+					}
+				},
+			),
+			{ numRuns: 50 },
+		);
+	});
+
+	it("a multi-MB first message becomes a bounded view whose footer names an artifact holding it exactly", () => {
+		mkdirSync(join(REPO_ROOT, ".tmp"), { recursive: true });
+		const agentDir = mkdtempSync(join(REPO_ROOT, ".tmp", "task-bound-"));
+		const store = new ArtifactStore({ agentDir });
+		const project: Projector = (text, limits) => projectResultSync(text, limits, { store, kind: "transcripts" });
+		const task = taskOf(3 * 1024 * 1024);
+		const out = boundTask(task, 16_384, 0.75, project);
+		expect(utf8Length(out.text)).toBeLessThanOrEqual(16_384);
+		expect(out.omittedBytes).toBeGreaterThan(3_000_000);
+		const path = out.artifactPath as string;
+		expect(path.startsWith(join(agentDir, "cache", "headroom", "transcripts"))).toBe(true);
+		expect(out.text).toContain(path);
+		expect(readFileSync(path, "utf8")).toBe(task);
 	});
 });

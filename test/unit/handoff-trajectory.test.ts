@@ -1,17 +1,18 @@
-import { mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { HandoffOutcome, ModelCall } from "../../extensions/handoff/handoff.ts";
 import { COPIED_METRICS_NOTE, COPIED_SUMMARY_NOTE } from "../../extensions/handoff/prompt.ts";
+import { buildTrajectories, markCopied, type TrajectoryContext } from "../../extensions/handoff/trajectory.ts";
 import {
-	buildTrajectories,
 	highestIndex,
-	markCopied,
+	highestIndexIn,
 	safeName,
-	type TrajectoryContext,
+	type TrajectoryTarget,
 	trajectoryDir,
+	trajectoryTarget,
 	writeTrajectories,
-} from "../../extensions/handoff/trajectory.ts";
+} from "../../extensions/handoff/trajectory-files.ts";
 import { REPO_ROOT } from "../fixtures/pi-runner.ts";
 
 const usage = { input: 100, output: 20, cacheRead: 10, cacheWrite: 0, costUsd: 0.5 };
@@ -133,10 +134,17 @@ describe("files", () => {
 		return mkdtempSync(join(REPO_ROOT, ".tmp", "traj-"));
 	};
 
+	/** The per-session folder `name` inside an existing `parent`. */
+	const inside = (parent: string, name: string): TrajectoryTarget => ({
+		parent: () => ({ ok: true, dir: parent }),
+		name,
+	});
+
 	it("writes 0600 files in a 0700 folder and never overwrites", () => {
-		const dir = join(base(), "s.handoffs");
+		const root = base();
+		const dir = join(root, "s.handoffs");
 		const files = buildTrajectories(ctx, outcome("full"));
-		const first = writeTrajectories(dir, files);
+		const first = writeTrajectories(inside(root, "s.handoffs"), files);
 		expect(first.every((r) => r.ok)).toBe(true);
 		expect(statSync(dir).mode & 0o777).toBe(0o700);
 		for (const r of first) {
@@ -144,9 +152,10 @@ describe("files", () => {
 			expect(statSync(r.path).mode & 0o777).toBe(0o600);
 			expect(JSON.parse(readFileSync(r.path, "utf8")).step).toBe(r.step);
 		}
-		const again = writeTrajectories(dir, files);
+		const again = writeTrajectories(inside(root, "s.handoffs"), files);
 		expect(again.every((r) => !r.ok)).toBe(true);
 		expect(highestIndex(files.map((f) => f.fileName))).toBe(2);
+		expect(highestIndexIn(dir)).toBe(2);
 	});
 
 	it("refuses a symlinked folder or file instead of following it", () => {
@@ -155,19 +164,44 @@ describe("files", () => {
 		mkdirSync(real);
 		symlinkSync(real, join(root, "link"));
 		const files = buildTrajectories(ctx, outcome("full"));
-		expect(writeTrajectories(join(root, "link"), files).every((r) => !r.ok)).toBe(true);
+		const viaLink = writeTrajectories(inside(root, "link"), files);
+		expect(viaLink.every((r) => !r.ok && r.error.includes("symlink"))).toBe(true);
+		expect(readdirSync(real)).toEqual([]);
+		expect(highestIndexIn(join(root, "link"))).toBe(0);
 		const dir = join(root, "d");
 		mkdirSync(dir, { mode: 0o700 });
 		writeFileSync(join(root, "target"), "keep");
 		symlinkSync(join(root, "target"), join(dir, files[0].fileName));
-		const res = writeTrajectories(dir, files);
+		const res = writeTrajectories(inside(root, "d"), files);
 		expect(res[0].ok).toBe(false);
 		expect(readFileSync(join(root, "target"), "utf8")).toBe("keep");
+	});
+
+	it("refuses a beside-the-session folder that is a symlink: nothing is written through it", () => {
+		const root = base();
+		const elsewhere = join(root, "elsewhere");
+		mkdirSync(elsewhere);
+		const sessionFile = join(root, "2026_s.jsonl");
+		writeFileSync(sessionFile, "");
+		symlinkSync(elsewhere, join(root, "2026_s.handoffs"));
+		const target = trajectoryTarget(sessionFile, "sid", () => ({ ok: false, error: "cache not used" }));
+		const res = writeTrajectories(target, buildTrajectories(ctx, outcome("full")));
+		expect(res.every((r) => !r.ok && r.error.includes("symlink"))).toBe(true);
+		expect(readdirSync(elsewhere)).toEqual([]);
+	});
+
+	it("reports the parent's failure without writing anything", () => {
+		const target = trajectoryTarget(undefined, "sid", () => ({ ok: false, error: "PARENT-REFUSED" }));
+		const res = writeTrajectories(target, buildTrajectories(ctx, outcome("full")));
+		expect(res).toHaveLength(3);
+		expect(res.every((r) => !r.ok && r.error === "PARENT-REFUSED")).toBe(true);
 	});
 
 	it("places trajectories beside the session file, else under the cache by a safe session id", () => {
 		expect(trajectoryDir("/a/b/2026_x.jsonl", "/c/handoffs", "id")).toBe("/a/b/2026_x.handoffs");
 		expect(trajectoryDir(undefined, "/c/handoffs", "abc-123")).toBe("/c/handoffs/abc-123");
+		expect(trajectoryTarget("/a/b/2026_x.jsonl", "id", () => ({ ok: false, error: "" })).name).toBe("2026_x.handoffs");
+		expect(trajectoryTarget(undefined, "../x", () => ({ ok: false, error: "" })).name).not.toContain("/");
 		expect(safeName("../../etc")).not.toContain("/");
 		expect(safeName("..")).not.toBe("..");
 	});

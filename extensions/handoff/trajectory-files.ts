@@ -1,0 +1,183 @@
+/**
+ * Where a session's trajectory files go and how they are written.
+ *
+ * Location: a folder `<session file name>.handoffs/` beside the session file. Pi keeps every session of
+ * a working directory in one folder, so the issue's file names (`trajectory.summarization-<n>-*.json`)
+ * written flat beside the session files would collide between sessions; the per-session folder keeps the
+ * names exact and unique. A session with no file writes under the package cache instead:
+ * `<agentDir>/cache/headroom/handoffs/<session id>/`, whose kind folder the artifact store creates
+ * through its checked, no-symlink steps.
+ *
+ * Safety: the per-session folder is created 0700 (never through a symlink, never someone else's);
+ * files are 0600, created exclusively (never overwriting) with O_NOFOLLOW; the folder is re-checked
+ * after each create so a swap mid-write is caught. A failure is returned, never thrown.
+ */
+import {
+	chmodSync,
+	closeSync,
+	constants,
+	fchmodSync,
+	lstatSync,
+	mkdirSync,
+	openSync,
+	readdirSync,
+	type Stats,
+	unlinkSync,
+	writeSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
+import type { HandoffStep } from "./handoff.ts";
+import type { TrajectoryFile } from "./trajectory.ts";
+
+/** Folder mode: owner only. */
+export const TRAJECTORY_DIR_MODE = 0o700;
+/** File mode: owner read/write only. */
+export const TRAJECTORY_FILE_MODE = 0o600;
+/** Suffix of the per-session folder beside the session file. */
+export const BESIDE_SESSION_SUFFIX = ".handoffs";
+
+/** A parent folder that was checked (or why it could not be). */
+export type ParentDir = { ok: true; dir: string } | { ok: false; error: string };
+
+/** Where one session's trajectories go: a checked parent folder and the per-session folder name in it. */
+export interface TrajectoryTarget {
+	/** Returns the parent folder, creating it if needed (beside: the session file's folder; cache: the kind folder). */
+	parent: () => ParentDir;
+	/** The per-session folder's name inside the parent (never a path). */
+	name: string;
+}
+
+/** Session ids are Pi's; anything else is reduced to a safe folder name. */
+export function safeName(id: string): string {
+	return /^[A-Za-z0-9._-]{1,128}$/.test(id) && id !== "." && id !== ".."
+		? id
+		: id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 128) || "session";
+}
+
+/**
+ * The target of a session: beside its file when it has one, else under `cacheKindDir` (the store's
+ * checked creation of `<agentDir>/cache/headroom/handoffs`).
+ */
+export function trajectoryTarget(
+	sessionFile: string | undefined,
+	sessionId: string,
+	cacheKindDir: () => ParentDir,
+): TrajectoryTarget {
+	if (sessionFile) return { parent: () => ({ ok: true, dir: dirname(sessionFile) }), name: besideName(sessionFile) };
+	return { parent: cacheKindDir, name: safeName(sessionId) };
+}
+
+function besideName(sessionFile: string): string {
+	return safeName(`${basename(sessionFile, ".jsonl")}${BESIDE_SESSION_SUFFIX}`);
+}
+
+/** The per-session folder's path (pure; for reading the highest index and for the details). */
+export function trajectoryDir(sessionFile: string | undefined, cacheHandoffsDir: string, sessionId: string): string {
+	if (sessionFile) return join(dirname(sessionFile), besideName(sessionFile));
+	return join(cacheHandoffsDir, safeName(sessionId));
+}
+
+/** Highest summarization index already present in `names`. */
+export function highestIndex(names: string[]): number {
+	let max = 0;
+	for (const name of names) {
+		const m = /^trajectory\.summarization-(\d+)-(summary|questions|answers)\.json$/.exec(name);
+		if (m) max = Math.max(max, Number(m[1]));
+	}
+	return max;
+}
+
+function lstatOrNull(path: string): Stats | null {
+	try {
+		return lstatSync(path);
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+		throw error;
+	}
+}
+
+/** Highest index found in `dir` (0 when it does not exist or is not a plain folder: never listed through a symlink). */
+export function highestIndexIn(dir: string): number {
+	try {
+		const st = lstatOrNull(dir);
+		return st?.isDirectory() ? highestIndex(readdirSync(dir)) : 0;
+	} catch {
+		return 0;
+	}
+}
+
+function myUid(): number | undefined {
+	return typeof process.getuid === "function" ? process.getuid() : undefined;
+}
+
+/** Refuse anything but a plain folder of ours. */
+function checkDir(dir: string, st: Stats | null): Stats {
+	if (!st) throw new Error(`${dir} does not exist`);
+	if (st.isSymbolicLink()) throw new Error(`${dir} is a symlink; refusing to follow it`);
+	if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
+	const uid = myUid();
+	if (uid !== undefined && st.uid !== uid) throw new Error(`${dir} is owned by another user`);
+	return st;
+}
+
+/** Create (or check) the per-session folder: one mkdir, no recursion, no symlink followed; 0700. */
+function ensureSessionDir(parent: string, name: string): { dir: string; st: Stats } {
+	const dir = join(parent, name);
+	let st = lstatOrNull(dir);
+	if (!st) {
+		try {
+			mkdirSync(dir, { mode: TRAJECTORY_DIR_MODE });
+		} catch (error) {
+			if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+		}
+		st = lstatOrNull(dir);
+	}
+	checkDir(dir, st);
+	if (((st as Stats).mode & 0o777) !== TRAJECTORY_DIR_MODE) {
+		chmodSync(dir, TRAJECTORY_DIR_MODE); // mkdir's mode is reduced by the umask
+		st = checkDir(dir, lstatOrNull(dir)); // a swap between the check and chmod shows here
+	}
+	return { dir, st: st as Stats };
+}
+
+/** A written file or why it was not written. */
+export type WriteResult = { ok: true; path: string; label: string; step: HandoffStep } | { ok: false; error: string };
+
+function message(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}
+
+/** Write each file (0600, exclusive create, no symlink following); failures are returned, not thrown. */
+export function writeTrajectories(target: TrajectoryTarget, files: TrajectoryFile[]): WriteResult[] {
+	let dir: string;
+	let dirStat: Stats;
+	try {
+		const parent = target.parent();
+		if (!parent.ok) throw new Error(parent.error);
+		({ dir, st: dirStat } = ensureSessionDir(parent.dir, target.name));
+	} catch (error) {
+		const msg = message(error);
+		return files.map(() => ({ ok: false as const, error: msg }));
+	}
+	return files.map((file): WriteResult => {
+		const path = join(dir, file.fileName);
+		try {
+			const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+			const fd = openSync(path, flags, TRAJECTORY_FILE_MODE);
+			try {
+				fchmodSync(fd, TRAJECTORY_FILE_MODE); // open's mode is reduced by the umask
+				const now = lstatOrNull(dir);
+				if (!now || now.isSymbolicLink() || now.dev !== dirStat.dev || now.ino !== dirStat.ino) {
+					unlinkSync(path);
+					throw new Error(`${dir} changed while writing; not storing`);
+				}
+				writeSync(fd, `${JSON.stringify(file.trajectory, null, 2)}\n`);
+			} finally {
+				closeSync(fd);
+			}
+			return { ok: true, path, label: file.label, step: file.step };
+		} catch (error) {
+			return { ok: false, error: `${path}: ${message(error)}` };
+		}
+	});
+}
