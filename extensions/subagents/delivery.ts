@@ -6,7 +6,6 @@
  */
 import { readFileSync } from "node:fs";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { projectionHeadShare } from "../shared/config.ts";
 import { utf8Length } from "../shared/tokens.ts";
 import { clipLine } from "../shared/utf8.ts";
 import { type BatchInput, type BatchItem, type BatchOutput, projectBatch } from "./batch.ts";
@@ -18,7 +17,7 @@ import {
 	resultKey,
 	type SettledResult,
 } from "./domain.ts";
-import { type Env, ensureManager, ensureStore, usageOf } from "./env.ts";
+import { batchOptions, type Env, ensureManager, ensureStore } from "./env.ts";
 import type { SubagentManager } from "./manager.ts";
 import {
 	autoDeliveryHeader,
@@ -282,15 +281,7 @@ export async function deliverPending(env: Env, how: "trigger" | "append"): Promi
 		const leading = [how === "append" ? restoredNote(pending.length) : autoDeliveryHeader(pending.length)];
 		const batch = await projectBatch(
 			pending.map((r) => batchInput(manager, r)),
-			{
-				surface: "autoDelivery",
-				store: ensureStore(env),
-				leading,
-				headShare: projectionHeadShare(env.config),
-				caps: env.config.budgets.autoDelivery,
-				headroomShare: env.config.budgets.headroomShare,
-				...usageOf(ctx),
-			},
+			batchOptions(env, ctx, "autoDelivery", { leading }),
 		);
 		recordArtifacts(manager, batch.items);
 		const message = {

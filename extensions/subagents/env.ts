@@ -12,9 +12,10 @@ import {
 } from "@mariozechner/pi-coding-agent";
 import { type ArtifactStore, storeForAgentDir } from "../shared/artifact-store.ts";
 import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import type { UsageReading } from "../shared/budget.ts";
-import { DEFAULT_CONFIG, type HeadroomConfig, loadConfig } from "../shared/config.ts";
+import type { Surface, UsageReading } from "../shared/budget.ts";
+import { DEFAULT_CONFIG, type HeadroomConfig, loadConfig, projectionHeadShare } from "../shared/config.ts";
 import { createInProcessBackend } from "./backend.ts";
+import type { BatchOptions } from "./batch.ts";
 import type { ChildRecord, SettledResult } from "./domain.ts";
 import { type ManagerLimits, SubagentManager } from "./manager.ts";
 import { configWarning } from "./prompt.ts";
@@ -134,6 +135,24 @@ export function usageOf(ctx: ExtensionContext | undefined): { usage?: UsageReadi
 		usage = undefined;
 	}
 	return { usage, reservedOutputTokens: ctx?.model?.maxTokens };
+}
+
+/** Options every projected batch shares: the surface's caps from config, the store, the parent's usage reading. */
+export function batchOptions(
+	env: Env,
+	ctx: ExtensionContext | undefined,
+	surface: Surface,
+	extra: { leading?: string[]; headShare?: number } = {},
+): BatchOptions {
+	return {
+		surface,
+		store: ensureStore(env),
+		leading: extra.leading,
+		headShare: extra.headShare ?? projectionHeadShare(env.config),
+		caps: env.config.budgets[surface],
+		headroomShare: env.config.budgets.headroomShare,
+		...usageOf(ctx),
+	};
 }
 
 /** The parent's current message list, as the model sees it (for forks). */

@@ -23,6 +23,7 @@ import {
 	statusGlyph,
 } from "./domain.ts";
 import {
+	batchOptions,
 	CHILD_TOOL_NAMES,
 	type Env,
 	ensureManager,
@@ -30,7 +31,6 @@ import {
 	parentMessages,
 	SUBAGENT_TOOL_NAMES,
 	THINKING_LEVELS,
-	usageOf,
 } from "./env.ts";
 import type { ResumeSettings } from "./manager.ts";
 import * as P from "./prompt.ts";
@@ -270,15 +270,7 @@ async function consume(
 		}
 		const batch = await projectBatch(
 			claimed.map((r) => batchInput(manager, r)),
-			{
-				surface: "wait",
-				store: ensureStore(env),
-				leading,
-				headShare: projectionHeadShare(env.config),
-				caps: env.config.budgets.wait,
-				headroomShare: env.config.budgets.headroomShare,
-				...usageOf(ctx),
-			},
+			batchOptions(env, ctx, "wait", { leading }),
 		);
 		recordArtifacts(manager, batch.items);
 		persistDelivered(
@@ -303,13 +295,10 @@ export async function checkTool(env: Env, params: { id: string }, ctx: Extension
 	let output = "";
 	let details: Record<string, unknown> = { rows: [row(child)] };
 	if (recent.length > 0) {
-		const batch = await projectBatch([{ id, run: child.run, header: "", text: recent, noRoom: () => "" }], {
-			surface: "check",
-			store: ensureStore(env),
-			headShare: 0,
-			caps: env.config.budgets.check,
-			...usageOf(ctx),
-		});
+		const batch = await projectBatch(
+			[{ id, run: child.run, header: "", text: recent, noRoom: () => "" }],
+			batchOptions(env, ctx, "check", { headShare: 0 }), // the recent end of the output
+		);
 		output = batch.text.replace(/^\n/, "");
 		details = { ...batchDetails(manager, batch), rows: [row(child)] };
 	}
