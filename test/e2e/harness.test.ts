@@ -52,6 +52,8 @@ describe.each(PI_LINES)("harness on $label", ({ line }) => {
 			args: ["--no-session"],
 		});
 		expect(run.exitCode, run.stderr).toBe(0);
+		// Pi 1.x warns when a host-provided package (typebox, Pi's own) is a dependency instead of a "*" peer.
+		expect(run.stderr).not.toMatch(/peerDependencies|failed to load/i);
 		expect(server.requests.length).toBe(2);
 		expect(server.requests[0].toolNames).toContain("subagent_list");
 		expect(server.requests[0].toolNames).toContain("subagent_spawn");
