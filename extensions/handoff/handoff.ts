@@ -16,6 +16,7 @@ import {
 	questionsReaskPrompt,
 	SUMMARY_SYSTEM_PROMPT,
 	summaryPrompt,
+	type TranscriptLocation,
 } from "./prompt.ts";
 import { countQuestions, MIN_QUESTIONS, needsReask, type QuestionCheck, questionCheck } from "./questions.ts";
 
@@ -60,8 +61,8 @@ export interface ModelReply {
 /** Calls the model; rejects on any failure (HTTP error, abort, empty reply). */
 export type CallModel = (call: ModelCall, signal: AbortSignal | undefined) => Promise<ModelReply>;
 
-/** Everything the three calls are built from. */
-export interface HandoffInput {
+/** Everything the three calls are built from (and where the handoff tells the next agent to read more). */
+export interface HandoffInput extends TranscriptLocation {
 	/** The session's first user message. */
 	task: string;
 	/** Later user messages kept verbatim (oldest first). */
@@ -207,6 +208,8 @@ export async function runHandoff(
 		omittedUserMessages: input.omittedUserMessages,
 		summary,
 		currentState: input.currentState,
+		sessionFile: input.sessionFile,
+		trajectoryDir: input.trajectoryDir,
 	};
 	const summaryOnly = (): HandoffOutcome => ({
 		kind: signal?.aborted ? "failed" : "summary-only",

@@ -18,6 +18,7 @@ import {
 	computeHandoff,
 	type HandoffRequest,
 	type HandoffSettings,
+	transcriptLocation,
 } from "./prepare.ts";
 import { HandoffStager, keepAfterStaging, type ResumeMode, shouldResume, shouldStage } from "./probe.ts";
 import { LOG, RESUME_MESSAGE } from "./prompt.ts";
@@ -132,6 +133,7 @@ export default function handoffExtension(pi: ExtensionAPI) {
 				branch,
 				staged: false,
 				focus: event.customInstructions,
+				location: transcriptLocation(ctx),
 			},
 			signal,
 		);
@@ -157,7 +159,13 @@ export default function handoffExtension(pi: ExtensionAPI) {
 		stager.start(leafId, (signal) =>
 			compute(
 				ctx,
-				{ messages: context.messages, previousSummary: context.previousSummary, branch, staged: true },
+				{
+					messages: context.messages,
+					previousSummary: context.previousSummary,
+					branch,
+					staged: true,
+					location: transcriptLocation(ctx),
+				},
 				signal,
 			).catch((error) => {
 				log(ctx, LOG.stageFailed(error instanceof Error ? error.message : String(error)));

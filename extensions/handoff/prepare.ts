@@ -14,7 +14,7 @@ import { bytesForTokens, estimateTokens } from "../shared/tokens.ts";
 import { buildDetails, type HandoffDetails, summarizationIndex } from "./details.ts";
 import { type HandoffOutcome, runHandoff } from "./handoff.ts";
 import { type AnyModel, modelCaller, type ResolvedModel } from "./model-call.ts";
-import { LOG, questionsPrompt, summaryInstruction } from "./prompt.ts";
+import { LOG, questionsPrompt, summaryInstruction, type TranscriptLocation } from "./prompt.ts";
 import {
 	type BranchEntry,
 	boundTask,
@@ -58,6 +58,8 @@ export interface HandoffRequest {
 	branch: BranchEntry[];
 	staged: boolean;
 	focus?: string;
+	/** The session file and trajectory folder the handoff text names (see `transcriptLocation`). */
+	location: TranscriptLocation;
 }
 
 /** A handoff whose calls are done but which is not applied yet: no index taken, no file written. */
@@ -129,6 +131,8 @@ export async function computeHandoff(
 			currentState: state,
 			previousSummary: input.previousSummary,
 			focus: input.focus,
+			sessionFile: input.location.sessionFile,
+			trajectoryDir: input.location.trajectoryDir,
 		},
 		modelCaller(resolved, maxTokens),
 		signal,
@@ -162,6 +166,15 @@ function sessionTarget(ctx: ExtensionContext) {
 		dir: trajectoryDir(sessionFile, store.dirFor("handoffs"), sessionId),
 		target: trajectoryTarget(sessionFile, sessionId, () => store.ensureKindDir("handoffs")),
 	};
+}
+
+/**
+ * What the handoff text names: the session file (if any) and the trajectory folder, the same folder
+ * `applyHandoff` writes to. Read when the handoff is computed, so a staged handoff names them too.
+ */
+export function transcriptLocation(ctx: ExtensionContext): TranscriptLocation {
+	const { dir } = sessionTarget(ctx);
+	return { sessionFile: ctx.sessionManager.getSessionFile() || undefined, trajectoryDir: dir };
 }
 
 /** Make `computed` the compaction: take the next index (past `lastIndex`), write the trajectories. */

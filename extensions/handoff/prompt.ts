@@ -106,8 +106,16 @@ export function answersPrompt(questions: string): string {
 	return `The agent taking over has these questions. Answer each one, in order and in detail:\n\n${questions}`;
 }
 
+/** Where the next agent can read what the handoff leaves out. */
+export interface TranscriptLocation {
+	/** The session file (JSON lines); undefined when the session is not saved to a file. */
+	sessionFile: string | undefined;
+	/** The folder the handoff's trajectory files (one JSON file per handoff call) are written to. */
+	trajectoryDir: string;
+}
+
 /** What the handoff is made of; absent parts are left out of the text. */
-export interface HandoffParts {
+export interface HandoffParts extends TranscriptLocation {
 	task: string;
 	/** Later user messages, verbatim, oldest first. */
 	laterUserMessages: string[];
@@ -121,7 +129,20 @@ export interface HandoffParts {
 
 /** Closing line of every handoff: the next agent continues instead of asking. */
 export const HANDOFF_CLOSING =
-	"Continue the task from where the previous agent left off. Do not ask more questions; use the transcript files and tools if you need more detail.";
+	'Continue the task from where the previous agent left off. Do not ask more questions; if you need more detail, read the files named under "Where to find more".';
+
+/** The line naming the full transcript (or saying plainly there is none). */
+export function transcriptLine(sessionFile: string | undefined): string {
+	if (!sessionFile) {
+		return "Full transcript: none. This session is not saved to a file, so the messages before this handoff cannot be read back; the trajectory files below hold what the handoff calls were sent.";
+	}
+	return `Full transcript: ${sessionFile} (JSON lines, one session entry per line; read it with read(path=${JSON.stringify(sessionFile)}, offset, limit), where offset is the first line, 1-based, and limit the number of lines)`;
+}
+
+/** The line naming the folder of the handoff trajectories. */
+export function trajectoriesLine(trajectoryDir: string): string {
+	return `Handoff trajectories: ${trajectoryDir} (trajectory.summarization-<n>-summary.json, -questions.json and -answers.json: each handoff call's request and reply)`;
+}
 
 /** The compaction summary Pi stores and shows the next turn. */
 export function handoffText(parts: HandoffParts): string {
@@ -130,9 +151,10 @@ export function handoffText(parts: HandoffParts): string {
 		`## Original task\n${parts.task}`,
 	];
 	if (parts.laterUserMessages.length > 0 || parts.omittedUserMessages > 0) {
+		const where = parts.sessionFile ? "are only in the full transcript" : "are not kept (the session has no file)";
 		const omitted =
 			parts.omittedUserMessages > 0
-				? `\n(${parts.omittedUserMessages} earlier user message(s) did not fit and are only in the session file.)`
+				? `\n(${parts.omittedUserMessages} earlier user message(s) did not fit and ${where}.)`
 				: "";
 		const list = parts.laterUserMessages.map((m, i) => `### User message ${i + 1}\n${m}`).join("\n\n");
 		sections.push(`## Later user messages${omitted}\n${list}`);
@@ -143,6 +165,9 @@ export function handoffText(parts: HandoffParts): string {
 		sections.push(`## Questions the next agent asked\n${parts.questions}`);
 		sections.push(`## Answers from the previous agent\n${parts.answers}`);
 	}
+	sections.push(
+		`## Where to find more\n${transcriptLine(parts.sessionFile)}\n${trajectoriesLine(parts.trajectoryDir)}`,
+	);
 	sections.push(HANDOFF_CLOSING);
 	return sections.join("\n\n");
 }

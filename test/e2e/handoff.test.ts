@@ -1,10 +1,12 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import {
 	HANDOFF_CLOSING,
 	QUESTIONS_SHORTFALL_NOTE,
 	questionsReaskPrompt,
 	RESUME_MESSAGE,
+	trajectoriesLine,
+	transcriptLine,
 } from "../../extensions/handoff/prompt.ts";
 import { MIN_QUESTIONS } from "../../extensions/handoff/questions.ts";
 import { extensionPath, listFiles, makeSandbox, PI_LINES, type PiRpc, startPiRpc } from "../fixtures/pi-runner.ts";
@@ -90,6 +92,13 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 			expect(firstNonSystem?.text).toContain(part);
 		}
 		expect(next.lastUser).toContain("SECOND-PROMPT");
+		// It names the real session file (which exists) and the trajectory folder beside it.
+		const sessionFile = listSessionFile(sandbox.agentDir);
+		const named = /^Full transcript: (.+?) \(JSON lines/m.exec(firstNonSystem?.text ?? "")?.[1];
+		expect(named).toBe(sessionFile);
+		expect(existsSync(named as string)).toBe(true);
+		expect(firstNonSystem?.text).toContain(transcriptLine(sessionFile));
+		expect(firstNonSystem?.text).toContain(trajectoriesLine(sessionFile.replace(/\.jsonl$/, ".handoffs")));
 
 		// Three trajectory files with the fields.
 		const files = trajectoryFiles(sandbox.agentDir);
@@ -127,7 +136,6 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 		expect(summaryCopy?.metrics).toBeUndefined();
 
 		// The compaction entry's details carry the three references.
-		const sessionFile = listSessionFile(sandbox.agentDir);
 		const entries = readFileSync(sessionFile, "utf8")
 			.split("\n")
 			.filter(Boolean)
@@ -330,11 +338,15 @@ describe.each(PI_LINES)("handoff probe on $label", ({ line }) => {
 		const msgs = transcriptOf(resumed).filter((m) => m.role !== "system");
 		expect(msgs[0].text).toContain(SUMMARY_REPLY);
 		expect(msgs[0].text).toContain(ANSWERS_REPLY);
+		// The staged handoff names the session file and trajectory folder like a fresh one.
+		const sessionFile = listSessionFile(sandbox.agentDir);
+		expect(msgs[0].text).toContain(transcriptLine(sessionFile));
+		expect(msgs[0].text).toContain(trajectoriesLine(sessionFile.replace(/\.jsonl$/, ".handoffs")));
 		expect(msgs.some((m) => m.text.includes(AFTER))).toBe(true);
 		expect(msgs.some((m) => m.text.includes("TASK-ORIGINAL") && m !== msgs[0])).toBe(false);
 		expect(resumed.lastUser).toContain(RESUME_MESSAGE);
 
-		const entries = readFileSync(listSessionFile(sandbox.agentDir), "utf8")
+		const entries = readFileSync(sessionFile, "utf8")
 			.split("\n")
 			.filter(Boolean)
 			.map((l) => JSON.parse(l));

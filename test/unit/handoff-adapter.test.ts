@@ -14,6 +14,8 @@ import {
 	LOG,
 	QUESTIONS_SYSTEM_PROMPT,
 	SUMMARY_SYSTEM_PROMPT,
+	trajectoriesLine,
+	transcriptLine,
 } from "../../extensions/handoff/prompt.ts";
 import { utf8Length } from "../../extensions/shared/tokens.ts";
 import { REPO_ROOT } from "../fixtures/pi-runner.ts";
@@ -179,6 +181,9 @@ describe("a staged handoff takes an index and writes trajectories only when appl
 			"trajectory.summarization-1-summary.json",
 		]);
 		expect(result?.compaction.details.trajectoryDir).toBe(join(sessions, "2026_s.handoffs"));
+		// A fresh handoff names the session file and the folder its trajectories were written to.
+		expect(result?.compaction.summary).toContain(transcriptLine(join(sessions, "2026_s.jsonl")));
+		expect(result?.compaction.summary).toContain(trajectoriesLine(join(sessions, "2026_s.handoffs")));
 	});
 
 	it("staged then applied: the files appear at application, with index 1", async () => {
@@ -190,8 +195,28 @@ describe("a staged handoff takes an index and writes trajectories only when appl
 		expect(calls).toHaveLength(3); // no second round
 		expect(result?.compaction.details).toMatchObject({ index: 1, staged: true });
 		expect(result?.compaction.details.trajectories.map((t) => t.label)).toHaveLength(3);
+		// The staged handoff names the same session file and trajectory folder as a fresh one.
+		expect(result?.compaction.summary).toContain(transcriptLine(join(sessions, "2026_s.jsonl")));
+		expect(result?.compaction.summary).toContain(trajectoriesLine(join(sessions, "2026_s.handoffs")));
 		const second = await compact();
 		expect(second?.compaction.details.index).toBe(2);
+	});
+});
+
+describe("a session with no file", () => {
+	it("the handoff says plainly there is no session file and names the cache trajectory folder, staged or not", async () => {
+		const { compact, stage } = setup({});
+		const cacheDir = join(agentDir, "cache", "headroom", "handoffs", "sess-1");
+		const fresh = await compact();
+		await stage();
+		const staged = await compact();
+		expect(staged?.compaction.details.staged).toBe(true);
+		for (const result of [fresh, staged]) {
+			expect(result?.compaction.summary).toContain(transcriptLine(undefined));
+			expect(result?.compaction.summary).toContain(trajectoriesLine(cacheDir));
+			expect(result?.compaction.details.trajectoryDir).toBe(cacheDir);
+		}
+		expect(readdirSync(cacheDir)).toHaveLength(6);
 	});
 });
 

@@ -7,6 +7,8 @@ import {
 	HANDOFF_CLOSING,
 	QUESTIONS_SYSTEM_PROMPT,
 	SUMMARY_SYSTEM_PROMPT,
+	trajectoriesLine,
+	transcriptLine,
 } from "../../extensions/handoff/prompt.ts";
 
 const INPUT: HandoffInput = {
@@ -15,6 +17,8 @@ const INPUT: HandoffInput = {
 	omittedUserMessages: 0,
 	conversation: "[User]: TASK-1\n\n[Tool result: bash (error)]: make: *** [all] Error 2",
 	currentState: "STATE: make failed",
+	sessionFile: "/sessions/SESSION-FILE.jsonl",
+	trajectoryDir: "/sessions/SESSION-FILE.handoffs",
 };
 
 const usage = { input: 10, output: 5, cacheRead: 2, cacheWrite: 0, costUsd: 0.001 };
@@ -72,6 +76,8 @@ describe("runHandoff", () => {
 		for (const part of [INPUT.task, "USER-2", "SUMMARY-REPLY", "QUESTIONS-REPLY", "ANSWERS-REPLY", HANDOFF_CLOSING]) {
 			expect(out.text).toContain(part);
 		}
+		expect(out.text).toContain(transcriptLine(INPUT.sessionFile));
+		expect(out.text).toContain(trajectoriesLine(INPUT.trajectoryDir));
 		expect(out.records.map((r) => r.step)).toEqual(["summary", "questions", "answers"]);
 		expect(out.records[0].reply?.reasoning).toBe("R");
 	});
@@ -82,6 +88,8 @@ describe("runHandoff", () => {
 		expect(out.kind).toBe("summary-only");
 		expect(out.text).toContain("SUMMARY-REPLY");
 		expect(out.text).toContain(HANDOFF_CLOSING);
+		expect(out.text).toContain(transcriptLine(INPUT.sessionFile));
+		expect(out.text).toContain(trajectoriesLine(INPUT.trajectoryDir));
 		expect(out.text).not.toContain("ANSWERS-REPLY");
 		expect(out.errors).toEqual([`${step}: HTTP 500`]);
 		expect(m.calls).toHaveLength(step === "questions" ? 2 : 3);

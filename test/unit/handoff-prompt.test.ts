@@ -12,6 +12,8 @@ import {
 	SUMMARY_SYSTEM_PROMPT,
 	summaryInstruction,
 	summaryPrompt,
+	trajectoriesLine,
+	transcriptLine,
 } from "../../extensions/handoff/prompt.ts";
 
 describe("handoff wording", () => {
@@ -36,9 +38,10 @@ describe("handoff wording", () => {
 		expect(answersPrompt("Q1?")).toContain("Q1?");
 	});
 
-	it("the handoff holds task, user messages, summary, state, Q&A in order and ends with the closing line", () => {
+	it("the handoff holds task, user messages, summary, state, Q&A, where to find more, in order, then the closing line", () => {
 		fc.assert(
-			fc.property(fc.boolean(), fc.nat(3), (withQa, omitted) => {
+			fc.property(fc.boolean(), fc.nat(3), fc.boolean(), (withQa, omitted, withFile) => {
+				const sessionFile = withFile ? "/s/SESSION-7.jsonl" : undefined;
 				const text = handoffText({
 					task: "TASK-1",
 					laterUserMessages: ["LATER-2"],
@@ -46,16 +49,59 @@ describe("handoff wording", () => {
 					summary: "SUM-3",
 					currentState: "STATE-4",
 					...(withQa ? { questions: "QS-5", answers: "ANS-6" } : {}),
+					sessionFile,
+					trajectoryDir: "/s/TRAJ-DIR-8",
 				});
-				const order = ["TASK-1", "LATER-2", "SUM-3", "STATE-4", ...(withQa ? ["QS-5", "ANS-6"] : []), HANDOFF_CLOSING];
+				const order = [
+					"TASK-1",
+					"LATER-2",
+					"SUM-3",
+					"STATE-4",
+					...(withQa ? ["QS-5", "ANS-6"] : []),
+					transcriptLine(sessionFile),
+					trajectoriesLine("/s/TRAJ-DIR-8"),
+					HANDOFF_CLOSING,
+				];
 				const positions = order.map((p) => text.indexOf(p));
 				expect(positions.every((p) => p >= 0)).toBe(true);
 				expect([...positions].sort((a, b) => a - b)).toEqual(positions);
 				expect(text.endsWith(HANDOFF_CLOSING)).toBe(true);
 				expect(text.includes("did not fit")).toBe(omitted > 0);
+				expect(text.includes("SESSION-7.jsonl")).toBe(withFile);
+				expect(text).not.toContain("undefined");
 				if (!withQa) expect(text).not.toContain("Questions the next agent asked");
 			}),
 		);
+	});
+
+	it("names the session file with how to read it, or says plainly there is none", () => {
+		fc.assert(
+			fc.property(fc.string({ minLength: 1 }), (path) => {
+				const line = transcriptLine(path);
+				expect(line.startsWith(`Full transcript: ${path} (JSON lines`)).toBe(true);
+				// The read call quotes the path as a JSON string, so odd characters stay one argument.
+				expect(line).toContain(`read(path=${JSON.stringify(path)}, offset, limit)`);
+			}),
+		);
+		const none = transcriptLine(undefined);
+		expect(none).toMatch(/^Full transcript: none\. This session is not saved to a file/);
+		expect(none).not.toContain("read(");
+		expect(transcriptLine("")).toBe(none);
+		expect(trajectoriesLine("/d/x.handoffs")).toMatch(/^Handoff trajectories: \/d\/x\.handoffs \(/);
+		const omittedText = (sessionFile: string | undefined) =>
+			handoffText({
+				task: "T",
+				laterUserMessages: [],
+				omittedUserMessages: 2,
+				summary: "S",
+				currentState: "C",
+				sessionFile,
+				trajectoryDir: "/d",
+			});
+		expect(omittedText("/f.jsonl")).toContain(
+			"2 earlier user message(s) did not fit and are only in the full transcript.",
+		);
+		expect(omittedText(undefined)).toContain("did not fit and are not kept (the session has no file).");
 	});
 });
 

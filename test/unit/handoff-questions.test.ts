@@ -81,6 +81,8 @@ const INPUT: HandoffInput = {
 	omittedUserMessages: 0,
 	conversation: "[User]: TASK-1",
 	currentState: "STATE",
+	sessionFile: undefined,
+	trajectoryDir: "/cache/handoffs/s1",
 };
 const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, costUsd: 0 };
 const questionsText = (n: number, tag: string) =>
