@@ -146,7 +146,7 @@ export async function buildStub(
 	const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
 	const bytes = Buffer.byteLength(full, "utf8");
 	const lines = full.split("\n").length;
-	const base = { id, tool: fact.toolName, bytes, lines, path: put.path };
+	const base = { id, tool: fact.toolName, bytes, lines, lastLineEmpty: full.endsWith("\n"), path: put.path };
 
 	let label = EXCERPT_LABEL;
 	let body: string | undefined;

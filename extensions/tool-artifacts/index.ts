@@ -200,6 +200,7 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 				if (!compiled.ok) throw new Error(compiled.error);
 				answer = await searchStored(resolved.path, id, params.pattern, compiled.regex, params.context ?? 0, {
 					signal: signal ?? undefined,
+					offset: params.offset,
 				});
 			} else answer = pageStored(resolved.path, id, params.offset, params.limit);
 			if (!answer.ok) throw new Error(answer.error);

@@ -2,6 +2,7 @@
  * Every piece of model-facing wording of the tool-artifacts extension, in one place so it is
  * reviewed together and pinned by tests. Nothing here decides anything: callers pass the facts.
  */
+import { formatCount } from "../shared/prompt.ts";
 import type { OutputClass } from "./classify.ts";
 import type { FullOutputFailure } from "./full-output.ts";
 import { RECALL_SEARCH_TIMEOUT_MS } from "./search-worker.ts";
@@ -9,9 +10,22 @@ import { RECALL_SEARCH_TIMEOUT_MS } from "./search-worker.ts";
 /** Name of the tool that reads or searches a stored artifact. */
 export const RECALL_TOOL_NAME = "recall_artifact";
 
-/** First line of every stub. It comes first because Pi's compaction keeps only a tool result's opening. */
-export function stubHeader(id: string, tool: string, bytes: number, lines: number): string {
-	return `[Artifact ${id} | ${tool} | ${bytes} bytes, ${lines} lines]`;
+/** Said after the line count when the stored text ends with a newline. */
+const LAST_LINE_EMPTY = "(the last one empty)";
+
+/** "1 line", "37,212 lines": counts in prose carry separators, as the projection's own footer prints them. */
+function counted(n: number, one: string, many: string): string {
+	return `${formatCount(n)} ${n === 1 ? one : many}`;
+}
+
+/**
+ * First line of every stub. It comes first because Pi's compaction keeps only a tool result's opening.
+ * Lines are counted as Pi's read counts them (its offsets address them), so text ending in "\n" has an
+ * empty last line; the header says so, or `seq 1 200000` would look like 200,001 numbers.
+ */
+export function stubHeader(id: string, tool: string, bytes: number, lines: number, lastLineEmpty: boolean): string {
+	const empty = lastLineEmpty ? ` ${LAST_LINE_EMPTY}` : "";
+	return `[Artifact ${id} | ${tool} | ${counted(bytes, "byte", "bytes")}, ${counted(lines, "line", "lines")}${empty}]`;
 }
 
 /** Last line of every stub: where the full text is and the two ways to get at it. */
@@ -19,8 +33,12 @@ export function stubFooter(path: string, id: string): string {
 	return `[Full output stored: ${path} — page it with read (offset/limit) or search it with ${RECALL_TOOL_NAME}("${id}")]`;
 }
 
-/** Matches a stub's first line; used to recognise stubs already made (never shorten twice). */
-export const STUB_HEADER_PATTERN = /^\[Artifact [0-9a-f]{8,64} \| [^|\n]+ \| \d+ bytes, \d+ lines\]$/;
+/**
+ * Matches a stub's first line; used to recognise stubs already made (never shorten twice) and to read
+ * its facts. Groups: id, tool, bytes and lines (digits with "," separators), and the empty-last-line note.
+ */
+export const STUB_HEADER_PATTERN =
+	/^\[Artifact ([0-9a-f]{8,64}) \| ([^|\n]+) \| (\d{1,3}(?:,\d{3})*) bytes?, (\d{1,3}(?:,\d{3})*) lines?( \(the last one empty\))?\]$/;
 /** Matches a stub's last line. */
 export const STUB_FOOTER_PATTERN =
 	/^\[Full output stored: .+ — page it with read \(offset\/limit\) or search it with recall_artifact\("[0-9a-f]{8,64}"\)\]$/;
@@ -35,7 +53,7 @@ export function fullOutputFailureText(failure: FullOutputFailure): string {
 		case "not-a-file":
 			return "its temp file is not a regular file";
 		case "too-large":
-			return `its temp file is larger than ${failure.maxBytes} bytes`;
+			return `its temp file is larger than ${counted(failure.maxBytes, "byte", "bytes")}`;
 		case "mismatch":
 			return "its temp file does not match the output shown";
 		case "unreadable":
@@ -47,7 +65,7 @@ export function fullOutputFailureText(failure: FullOutputFailure): string {
 
 /** Said in the stub when bash's complete output could not be recovered. */
 export function partialOutputNote(shownBytes: number, failure: FullOutputFailure): string {
-	return `[Note: the complete output no longer exists (${fullOutputFailureText(failure)}); the artifact holds only the ${shownBytes} bytes the tool returned.]`;
+	return `[Note: the complete output no longer exists (${fullOutputFailureText(failure)}); the artifact holds only the ${counted(shownBytes, "byte", "bytes")} the tool returned.]`;
 }
 
 /** Said in the stub when the summary model did not deliver; the excerpt follows. */
@@ -77,11 +95,11 @@ export function fileWindowContext(info: {
 }): string {
 	const before =
 		info.firstShown > info.firstLine
-			? `lines ${info.firstLine}-${info.firstShown - 1} (${info.beforeBytes} bytes) come before`
+			? `lines ${info.firstLine}-${info.firstShown - 1} (${counted(info.beforeBytes, "byte", "bytes")}) come before`
 			: "nothing comes before";
 	const after =
 		info.lastShown < info.lastLine
-			? `lines ${info.lastShown + 1}-${info.lastLine} (${info.afterBytes} bytes) come after`
+			? `lines ${info.lastShown + 1}-${info.lastLine} (${counted(info.afterBytes, "byte", "bytes")}) come after`
 			: "nothing comes after";
 	const shift = info.firstLine - 1;
 	const mapping = shift > 0 ? ` File line N is line N-${shift} of the stored output.` : "";
@@ -95,7 +113,7 @@ export function readNoticeLine(notice: string): string {
 
 /** Between head and tail of a summary cut to fit the stub (the summary itself is not stored). */
 export function summaryCutMarker(omittedLines: number, omittedBytes: number): string {
-	return `[… ${omittedLines} lines (${omittedBytes} bytes) of the summary cut to fit; the verbatim output is in the artifact …]`;
+	return `[… ${counted(omittedLines, "line", "lines")} (${counted(omittedBytes, "byte", "bytes")}) of the summary cut to fit; the verbatim output is in the artifact …]`;
 }
 
 /** Said (to the summary model) where the call's arguments were cut: they are not stored anywhere. */
@@ -103,12 +121,12 @@ export const ARGS_NOT_STORED = "the arguments are not stored";
 
 /** For search results: the header of the per-file match index. */
 export function searchIndexHeader(files: number, matches: number): string {
-	return `Matches by file (${matches} matching lines in ${files} files):`;
+	return `Matches by file (${counted(matches, "matching line", "matching lines")} in ${counted(files, "file", "files")}):`;
 }
 
 /** For directory listings: the header of the per-kind count. */
 export function listingIndexHeader(entries: number): string {
-	return `Entries by kind (${entries} entries):`;
+	return `Entries by kind (${counted(entries, "entry", "entries")}):`;
 }
 
 /** What each kind of output asks of the summary model. */
@@ -170,12 +188,13 @@ export const SUMMARY_FAILURE = {
 export const RECALL_DESCRIPTION =
 	"Read or search one stored tool-output artifact by its id (the hex after 'Artifact' in a stub). " +
 	"Give offset/limit (1-based lines) to page, or pattern (a JavaScript regular expression, matched per line) " +
-	"with optional context lines to search. Output is bounded; it says how to get the rest.";
+	"with optional context lines to search (offset then sets the line the search starts at). " +
+	"Output is bounded; it says how to get the rest.";
 
 /** Parameter descriptions of the recall tool. */
 export const RECALL_PARAMS = {
 	id: "Artifact id from a stub's first line (hex, 8-64 characters).",
-	offset: "First line to show, 1-based (default 1).",
+	offset: "First line to show, 1-based (default 1); with pattern, the line the search starts at.",
 	limit: "Number of lines to show.",
 	pattern:
 		"Regular expression matched against each line; matching lines are shown with their line numbers. " +
@@ -196,9 +215,11 @@ export const RECALL_ERRORS = {
 	storeUnavailable:
 		"The artifact store cannot be read right now, so no artifact can be recalled; use read on the path in the stub instead.",
 	badPattern: (message: string) =>
-		`Invalid regular expression: ${message}. Escape special characters such as ( [ . * + ? with a backslash.`,
+		// The engine's message already starts "Invalid regular expression: " (V8 and JavaScriptCore): said once.
+		`Invalid regular expression: ${message.replace(/^Invalid regular expression:\s*/i, "")}. Escape special characters such as ( [ . * + ? with a backslash.`,
 	patternTooLong: (max: number) => `Pattern too long (more than ${max} characters); use a shorter expression.`,
-	bothModes: "Give either pattern or offset/limit, not both.",
+	bothModes:
+		"limit pages lines and cannot be combined with pattern; with pattern, give offset alone to start the search at that line.",
 	offsetPastEnd: (offset: number, total: number) =>
 		`Offset ${offset} is past the end of the artifact (${total} lines); use an offset from 1 to ${total}.`,
 	unreadable: (errno: string | undefined) =>
@@ -219,16 +240,21 @@ export function recallContinue(next: number, total: number): string {
 	return `[${total - next + 1} more lines. Use offset=${next} to continue.]`;
 }
 
-/** Header line of a recall search. */
+/** Header line of a recall search; `start` is the line the search began at. */
 export function recallSearchHeader(
 	id: string,
 	pattern: string,
-	matches: number,
-	total: number,
-	capped: boolean,
+	hit: { matches: number; total: number; capped: boolean },
+	start: number,
 ): string {
-	const count = capped ? `first ${matches} matching lines` : `${matches} matching lines`;
-	return `[Artifact ${id}: ${count} for /${pattern}/ in ${total} lines; "N:" marks a match, "N-" context]`;
+	const count = `${hit.capped ? "first " : ""}${hit.matches} matching ${hit.matches === 1 ? "line" : "lines"}`;
+	const scope = start > 1 ? `lines ${start}-${hit.total} of ${hit.total}` : `${hit.total} lines`;
+	return `[Artifact ${id}: ${count} for /${pattern}/ in ${scope}; "N:" marks a match, "N-" context]`;
+}
+
+/** Last line of a search stopped at the match cap: exactly where to go on. */
+export function recallSearchContinue(matches: number, lastMatch: number): string {
+	return `[Stopped after ${matches} matches at line ${lastMatch}; search again with offset=${lastMatch + 1}, or narrow the pattern.]`;
 }
 
 /** Separator between non-adjacent groups of search output, as grep prints it. */

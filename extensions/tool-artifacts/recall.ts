@@ -12,6 +12,7 @@ import {
 	RECALL_GROUP_SEPARATOR,
 	recallContinue,
 	recallPageHeader,
+	recallSearchContinue,
 	recallSearchHeader,
 } from "./prompt.ts";
 import { runSearch, type SearchHit, type SearchOutcome } from "./search-worker.ts";
@@ -45,7 +46,8 @@ export type RecallAnswer = { ok: true; text: string } | { ok: false; error: stri
 export function validateRecall(params: RecallParams): { ok: true } | { ok: false; error: string } {
 	const id = params.id.trim().toLowerCase();
 	if (!ARTIFACT_ID_PATTERN.test(id)) return { ok: false, error: RECALL_ERRORS.badId(params.id) };
-	if (params.pattern !== undefined && (params.offset !== undefined || params.limit !== undefined)) {
+	// offset goes with pattern (where the search starts, to go on past the match cap); limit pages only.
+	if (params.pattern !== undefined && params.limit !== undefined) {
 		return { ok: false, error: RECALL_ERRORS.bothModes };
 	}
 	if (params.pattern !== undefined) {
@@ -87,9 +89,12 @@ export function pageArtifact(text: string, id: string, offset = 1, limit = RECAL
 	return { ok: true, text: out.join("\n") };
 }
 
-/** Pure: a search's rows under their header. */
-export function searchAnswer(id: string, pattern: string, hit: SearchHit): string {
-	return [recallSearchHeader(id, pattern, hit.matches, hit.total, hit.capped), ...hit.rows].join("\n");
+/** Pure: a search's rows under their header (`start`: its first line), and where to go on when capped. */
+export function searchAnswer(id: string, pattern: string, hit: SearchHit, start = 1): RecallAnswer {
+	if (start > hit.total) return { ok: false, error: RECALL_ERRORS.offsetPastEnd(start, hit.total) };
+	const out = [recallSearchHeader(id, pattern, hit, start), ...hit.rows];
+	if (hit.capped) out.push(recallSearchContinue(hit.matches, hit.lastMatch));
+	return { ok: true, text: out.join("\n") };
 }
 
 /** Pure: a failed search in words. */
@@ -106,15 +111,19 @@ export function searchFailureText(outcome: Exclude<SearchOutcome, { ok: true }>)
 	}
 }
 
-/** Search a stored artifact in a worker (bounded in time): lines matching `regex`, numbered like grep -n. */
+/**
+ * Search a stored artifact in a worker (bounded in time): lines matching `regex` from line `offset`
+ * (1-based, default 1) on, numbered like grep -n.
+ */
 export async function searchStored(
 	path: string,
 	id: string,
 	pattern: string,
 	regex: RegExp,
 	context = 0,
-	options: { timeoutMs?: number; signal?: AbortSignal } = {},
+	options: { timeoutMs?: number; signal?: AbortSignal; offset?: number } = {},
 ): Promise<RecallAnswer> {
+	const start = Math.max(1, Math.floor(options.offset ?? 1));
 	const outcome = await runSearch(
 		{
 			path,
@@ -123,12 +132,11 @@ export async function searchStored(
 			context: Math.max(0, Math.min(RECALL_MAX_CONTEXT_LINES, Math.floor(context))),
 			maxMatches: RECALL_MAX_MATCHES,
 			separator: RECALL_GROUP_SEPARATOR,
+			start,
 		},
-		options,
+		{ timeoutMs: options.timeoutMs, signal: options.signal },
 	);
-	return outcome.ok
-		? { ok: true, text: searchAnswer(id, pattern, outcome) }
-		: { ok: false, error: searchFailureText(outcome) };
+	return outcome.ok ? searchAnswer(id, pattern, outcome, start) : { ok: false, error: searchFailureText(outcome) };
 }
 
 /** Page a stored artifact (read without following a symlink). */

@@ -13,22 +13,30 @@ import { Worker } from "node:worker_threads";
 export const RECALL_SEARCH_TIMEOUT_MS = 5_000;
 
 /**
- * `searchLines(text, source, flags, context, maxMatches, separator)`: the lines of `text` (split on
- * "\n", 1-based as Pi's read counts) matching the regular expression, grep -n style: "N:line" for a
- * match, "N-line" for context, `separator` between groups that are not adjacent. Stops testing after
- * `maxMatches` matches (the last match still gets its context lines). Returns
- * `{ rows, matches, capped, total }` where `total` is the number of lines of the text.
+ * `searchLines(text, source, flags, context, maxMatches, separator, start)`: the lines of `text` from
+ * line `start` on (split on "\n", 1-based as Pi's read counts) matching the regular expression, grep -n
+ * style: "N:line" for a match, "N-line" for context (never before `start`), `separator` between groups
+ * that are not adjacent. Stops testing after `maxMatches` matches (the last match still gets its context
+ * lines). Returns `{ rows, matches, capped, total, lastMatch }`: `total` is the number of lines of the
+ * text, `lastMatch` the line of the last match (0: none), `capped` true when the cap stopped the search
+ * with lines left after the last match.
  */
 export const SEARCH_ROUTINE_JS = String.raw`
-function searchLines(text, source, flags, context, maxMatches, separator) {
+function searchLines(text, source, flags, context, maxMatches, separator, start) {
 	const regex = new RegExp(source, flags);
 	const rows = [];
 	let before = [];
 	let matches = 0;
+	let lastMatch = 0;
 	let lastPrinted = 0;
 	let afterLeft = 0;
 	let lineNo = 0;
 	let pos = 0;
+	for (const first = Math.max(1, start || 1); lineNo < first - 1; lineNo++) {
+		const newline = text.indexOf("\n", pos);
+		if (newline === -1) return { rows, matches, capped: false, total: lineNo + 1, lastMatch };
+		pos = newline + 1;
+	}
 	for (;;) {
 		const newline = text.indexOf("\n", pos);
 		const end = newline === -1 ? text.length : newline;
@@ -42,6 +50,7 @@ function searchLines(text, source, flags, context, maxMatches, separator) {
 			before = [];
 			rows.push(lineNo + ":" + line);
 			lastPrinted = lineNo;
+			lastMatch = lineNo;
 			matches++;
 			afterLeft = context;
 		} else if (afterLeft > 0) {
@@ -51,7 +60,7 @@ function searchLines(text, source, flags, context, maxMatches, separator) {
 		} else if (matches >= maxMatches) {
 			let rest = 0;
 			for (let at = text.indexOf("\n", pos); at !== -1; at = text.indexOf("\n", at + 1)) rest++;
-			return { rows, matches, capped: true, total: lineNo + rest };
+			return { rows, matches, capped: true, total: lineNo + rest, lastMatch };
 		} else if (context > 0) {
 			before.push([lineNo, line]);
 			if (before.length > context) before.shift();
@@ -59,7 +68,7 @@ function searchLines(text, source, flags, context, maxMatches, separator) {
 		if (newline === -1) break;
 		pos = newline + 1;
 	}
-	return { rows, matches, capped: matches >= maxMatches, total: lineNo };
+	return { rows, matches, capped: matches >= maxMatches && lastMatch < lineNo, total: lineNo, lastMatch };
 }
 `;
 
@@ -82,7 +91,7 @@ function main() {
 		return;
 	}
 	const d = workerData;
-	parentPort.postMessage({ ok: true, ...searchLines(text, d.source, d.flags, d.context, d.maxMatches, d.separator) });
+	parentPort.postMessage({ ok: true, ...searchLines(text, d.source, d.flags, d.context, d.maxMatches, d.separator, d.start) });
 }
 main();
 `;
@@ -100,6 +109,8 @@ export interface SearchJob {
 	maxMatches: number;
 	/** Row between non-adjacent groups. */
 	separator: string;
+	/** 1-based line the search starts at. */
+	start: number;
 }
 
 /** What the search found. */
@@ -108,10 +119,12 @@ export interface SearchHit {
 	rows: string[];
 	/** Matching lines listed. */
 	matches: number;
-	/** True when the search stopped at maxMatches. */
+	/** True when the search stopped at maxMatches with lines left after the last match. */
 	capped: boolean;
 	/** Lines of the artifact. */
 	total: number;
+	/** Line of the last match (0 when none). */
+	lastMatch: number;
 }
 
 /** A search's outcome; failures are codes, worded for the model in prompt.ts. */
@@ -134,7 +147,8 @@ export function parseWorkerMessage(message: unknown): SearchOutcome {
 		m.rows.every((row) => typeof row === "string") &&
 		typeof m.matches === "number" &&
 		typeof m.capped === "boolean" &&
-		typeof m.total === "number";
+		typeof m.total === "number" &&
+		typeof m.lastMatch === "number";
 	if (!valid) return { ok: false, code: "failed" };
 	return {
 		ok: true,
@@ -142,6 +156,7 @@ export function parseWorkerMessage(message: unknown): SearchOutcome {
 		matches: m.matches as number,
 		capped: m.capped as boolean,
 		total: m.total as number,
+		lastMatch: m.lastMatch as number,
 	};
 }
 

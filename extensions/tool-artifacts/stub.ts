@@ -18,6 +18,8 @@ export interface StubParts {
 	/** UTF-8 bytes and lines (as Pi's read counts) of the stored output. */
 	bytes: number;
 	lines: number;
+	/** True when the stored output ends with "\n", so its last line (as read counts) is empty. */
+	lastLineEmpty: boolean;
 	/** Absolute path of the artifact. */
 	path: string;
 	/** Notes before the body (partial output, summary failure), one line each. */
@@ -31,7 +33,7 @@ export interface StubParts {
 /** Pure: the stub text. First line header, last line footer, always. */
 export function renderStub(parts: StubParts): string {
 	return [
-		stubHeader(parts.id, parts.tool, parts.bytes, parts.lines),
+		stubHeader(parts.id, parts.tool, parts.bytes, parts.lines, parts.lastLineEmpty),
 		...parts.notes,
 		parts.label,
 		parts.body,
@@ -42,7 +44,7 @@ export function renderStub(parts: StubParts): string {
 /** Pure: bytes and lines the fixed parts of a stub take (everything but the body), for the body's budget. */
 export function stubOverhead(parts: Omit<StubParts, "body">): { bytes: number; lines: number } {
 	const fixed = [
-		stubHeader(parts.id, parts.tool, parts.bytes, parts.lines),
+		stubHeader(parts.id, parts.tool, parts.bytes, parts.lines, parts.lastLineEmpty),
 		...parts.notes,
 		parts.label,
 		stubFooter(parts.path, parts.id),
@@ -59,4 +61,25 @@ export function isStub(text: string): boolean {
 	const lastNewline = text.lastIndexOf("\n");
 	if (firstNewline < 0 || lastNewline < 0) return false;
 	return STUB_HEADER_PATTERN.test(text.slice(0, firstNewline)) && STUB_FOOTER_PATTERN.test(text.slice(lastNewline + 1));
+}
+
+/** The facts a stub's first line states. */
+export interface StubHeaderFacts {
+	/** Artifact id (hex). */
+	id: string;
+	/** Name of the tool whose result it replaced. */
+	tool: string;
+	/** UTF-8 bytes and lines (as Pi's read counts) of the stored output. */
+	bytes: number;
+	lines: number;
+	/** True when the header says the last line is empty (the output ends with "\n"). */
+	lastLineEmpty: boolean;
+}
+
+/** Pure: the facts of a stub's first line, or undefined when it is not one. */
+export function parseStubHeader(line: string): StubHeaderFacts | undefined {
+	const m = STUB_HEADER_PATTERN.exec(line);
+	if (!m) return undefined;
+	const count = (digits: string) => Number(digits.replaceAll(",", ""));
+	return { id: m[1], tool: m[2], bytes: count(m[3]), lines: count(m[4]), lastLineEmpty: m[5] !== undefined };
 }

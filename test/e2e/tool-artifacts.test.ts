@@ -12,18 +12,23 @@ import {
 const EXTENSION = extensionPath("tool-artifacts");
 const REDOS_COMMAND = "for i in 1 2 3 4 5 6 7 8 9 10; do head -c 30000 /dev/zero | tr '\\0' a; echo b; done";
 const SEQ_OUTPUT = `${Array.from({ length: 200_000 }, (_, i) => String(i + 1)).join("\n")}\n`;
+/** Where a search stopped at the match cap says to go on. */
+const CONTINUE_AT =
+	/\[Stopped after 500 matches at line (\d+); search again with offset=(\d+), or narrow the pattern\.\]$/;
 
-/** Facts a stub states on its first and last lines. */
+/** Facts a stub states on its first and last lines (counts carry "," separators). */
 function parseStub(text: string): { id: string; tool: string; bytes: number; lines: number; path: string } {
 	const all = text.split("\n");
-	const head = /^\[Artifact ([0-9a-f]{12}) \| ([^|]+) \| (\d+) bytes, (\d+) lines\]$/.exec(all[0]);
+	const head =
+		/^\[Artifact ([0-9a-f]{12}) \| ([^|]+) \| ([\d,]+) bytes?, ([\d,]+) lines?( \(the last one empty\))?\]$/.exec(all[0]);
 	const foot =
 		/^\[Full output stored: (.+) — page it with read \(offset\/limit\) or search it with recall_artifact\("([0-9a-f]{12})"\)\]$/.exec(
 			all[all.length - 1],
 		);
 	if (!head || !foot) throw new Error(`not a stub:\n${text.slice(0, 500)}\n…\n${text.slice(-500)}`);
 	expect(foot[2]).toBe(head[1]);
-	return { id: head[1], tool: head[2], bytes: Number(head[3]), lines: Number(head[4]), path: foot[1] };
+	const count = (digits: string) => Number(digits.replaceAll(",", ""));
+	return { id: head[1], tool: head[2], bytes: count(head[3]), lines: count(head[4]), path: foot[1] };
 }
 
 const toolMessages = (req: ChatRequest) => req.body.messages.filter((m) => m.role === "tool");
@@ -51,6 +56,16 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 				return { toolCalls: [{ name: "recall_artifact", arguments: { id: stub.id, pattern: "^123456$" } }] };
 			}
 			if (tools.length === 2) {
+				// ^12 matches 11,111 lines: more than one search lists.
+				const stub = parseStub(messageText(tools[0]));
+				return { toolCalls: [{ name: "recall_artifact", arguments: { id: stub.id, pattern: "^12" } }] };
+			}
+			if (tools.length === 3) {
+				const stub = parseStub(messageText(tools[0]));
+				const offset = Number(CONTINUE_AT.exec(messageText(tools[2]))?.[2]);
+				return { toolCalls: [{ name: "recall_artifact", arguments: { id: stub.id, pattern: "^12", offset } }] };
+			}
+			if (tools.length === 4) {
 				const stub = parseStub(messageText(tools[0]));
 				return { toolCalls: [{ name: "read", arguments: { path: stub.path, offset: 123_456, limit: 1900 } }] };
 			}
@@ -59,10 +74,12 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 		const sandbox = makeSandbox({ server, headroomConfig: { toolArtifacts: { summary: { enabled: false } } } });
 		const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "count", args: ["--no-session"] });
 		expect(run.exitCode, run.stderr).toBe(0);
-		expect(server.requests.length).toBe(4);
+		expect(server.requests.length).toBe(6);
 
 		const seen = messageText(toolMessages(server.requests[1])[0]);
 		const stub = parseStub(seen);
+		// Counted as read counts (its offsets address these lines), with the empty last line named.
+		expect(seen.split("\n")[0]).toMatch(/ \| 1,288,895 bytes, 200,001 lines \(the last one empty\)\]$/);
 		expect(stub.tool).toBe("bash");
 		expect(stub.bytes).toBe(Buffer.byteLength(SEQ_OUTPUT));
 		expect(stub.lines).toBe(200_001);
@@ -74,7 +91,20 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 		const recall = toolResults(run.events, "recall_artifact")[0];
 		expect(recall.isError).toBe(false);
 		expect(recall.text.split("\n")).toContain("123456:123456");
-		expect(recall.text).toContain("1 matching lines");
+		expect(recall.text).toContain("1 matching line for");
+
+		// A capped search says where to go on; the next one starts exactly after its last match.
+		const [, first, second] = toolResults(run.events, "recall_artifact");
+		expect(first.isError).toBe(false);
+		const stop = CONTINUE_AT.exec(first.text);
+		// 12, 120-129, 1200-1299 and 12000-12388 are the first 500 lines that start with "12".
+		expect(stop?.slice(1)).toEqual(["12388", "12389"]);
+		expect(first.text.split("\n").at(-2)).toBe("12388:12388");
+		expect(second.isError).toBe(false);
+		const rows = second.text.split("\n");
+		expect(rows[0]).toContain("first 500 matching lines for /^12/ in lines 12389-200001 of 200001");
+		expect(rows[1]).toBe("12389:12389");
+		expect(rows.at(-2)).toBe("12888:12888");
 
 		const read = toolResults(run.events, "read")[0];
 		expect(read.isError).toBe(false);

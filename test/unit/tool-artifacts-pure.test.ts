@@ -1,6 +1,7 @@
 import { join, sep } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { formatCount } from "../../extensions/shared/prompt.ts";
 import {
 	CLASS_HEAD_SHARE,
 	classifyTool,
@@ -15,7 +16,8 @@ import {
 	renderListingIndex,
 	renderSearchIndex,
 } from "../../extensions/tool-artifacts/excerpt.ts";
-import { artifactId, isStub, renderStub, stubOverhead } from "../../extensions/tool-artifacts/stub.ts";
+import { STUB_FOOTER_PATTERN } from "../../extensions/tool-artifacts/prompt.ts";
+import { artifactId, isStub, parseStubHeader, renderStub, stubOverhead } from "../../extensions/tool-artifacts/stub.ts";
 import { planTurnCap, TurnBatch, type TurnItem } from "../../extensions/tool-artifacts/turn.ts";
 
 describe("classifyTool", () => {
@@ -174,6 +176,7 @@ describe("stubs", () => {
 		tool: "bash",
 		bytes: 1234,
 		lines: 56,
+		lastLineEmpty: false,
 		path: join(sep, "fixture", "cache", "headroom", "tool-outputs", "abc.txt"),
 		notes: ["Command exited with code 2"],
 		label: "Excerpt:",
@@ -183,7 +186,7 @@ describe("stubs", () => {
 	it("puts the header first and the footer last, with the id in both", () => {
 		const stub = renderStub(parts);
 		const lines = stub.split("\n");
-		expect(lines[0]).toBe("[Artifact 0123456789ab | bash | 1234 bytes, 56 lines]");
+		expect(lines[0]).toBe("[Artifact 0123456789ab | bash | 1,234 bytes, 56 lines]");
 		expect(lines[lines.length - 1]).toBe(
 			`[Full output stored: ${parts.path} — page it with read (offset/limit) or search it with recall_artifact("0123456789ab")]`,
 		);
@@ -199,6 +202,39 @@ describe("stubs", () => {
 			}),
 		);
 		expect(isStub(`[Artifact 0123456789ab | bash | 1 bytes, 1 lines]\nbody`)).toBe(false);
+		// A header with digits grouped wrongly, or the note in the wrong place, is not ours.
+		const footer = renderStub(parts).split("\n").at(-1);
+		for (const head of [
+			"[Artifact 0123456789ab | bash | 1234,5 bytes, 56 lines]",
+			"[Artifact 0123456789ab | bash | 1,234 bytes (the last one empty), 56 lines]",
+		])
+			expect(isStub(`${head}\nbody\n${footer}`)).toBe(false);
+	});
+
+	it("header counts carry separators like the projection's footer; a trailing newline is named (property)", () => {
+		// seq 1 200000: 1,288,895 bytes; read counts 200,001 lines, the last one empty.
+		const seq = renderStub({ ...parts, bytes: 1_288_895, lines: 200_001, lastLineEmpty: true }).split("\n")[0];
+		expect(seq).toBe("[Artifact 0123456789ab | bash | 1,288,895 bytes, 200,001 lines (the last one empty)]");
+		expect(renderStub({ ...parts, bytes: 1, lines: 1 }).split("\n")[0]).toBe(
+			"[Artifact 0123456789ab | bash | 1 byte, 1 line]",
+		);
+		fc.assert(
+			fc.property(
+				fc.nat(2 ** 40),
+				fc.integer({ min: 1, max: 2 ** 31 }),
+				fc.boolean(),
+				fc.stringMatching(/^[a-z_][a-z0-9_.-]{0,30}$/),
+				(bytes, lines, lastLineEmpty, tool) => {
+					const stub = renderStub({ ...parts, tool, bytes, lines, lastLineEmpty });
+					const head = stub.split("\n")[0];
+					expect(head).toContain(`${formatCount(bytes)} byte`);
+					expect(parseStubHeader(head)).toEqual({ id: parts.id, tool, bytes, lines, lastLineEmpty });
+					expect(isStub(stub)).toBe(true);
+					expect(STUB_FOOTER_PATTERN.test(stub.split("\n").at(-1) ?? "")).toBe(true);
+				},
+			),
+		);
+		expect(parseStubHeader("[Artifact 0123456789ab | bash | 12 bytes, 3 lines] extra")).toBeUndefined();
 	});
 
 	it("ids are the sha256's first 12 hex characters", () => {

@@ -3,6 +3,7 @@ import { join, sep } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
+import { RECALL_ERRORS } from "../../extensions/tool-artifacts/prompt.ts";
 import {
 	compilePattern,
 	explainResolveFailure,
@@ -38,23 +39,27 @@ const searchLines = new Function(`${SEARCH_ROUTINE_JS}\nreturn searchLines;`)() 
 	context: number,
 	maxMatches: number,
 	separator: string,
+	start: number,
 ) => SearchHit;
 
-/** A plain reference: grep -n semantics over text.split("\n"), written the obvious way. */
-function reference(text: string, regex: RegExp, context: number, maxMatches: number): SearchHit {
+/** A plain reference: grep -n semantics over text.split("\n") from line `start` on, written the obvious way. */
+function reference(text: string, regex: RegExp, context: number, maxMatches: number, start = 1): SearchHit {
 	const lines = text.split("\n");
 	const matches: number[] = [];
-	for (let i = 0; i < lines.length && matches.length < maxMatches; i++) if (regex.test(lines[i])) matches.push(i);
+	for (let i = start - 1; i < lines.length && matches.length < maxMatches; i++)
+		if (regex.test(lines[i])) matches.push(i);
 	const rows: string[] = [];
 	let last = -1;
 	for (const m of matches) {
-		const from = Math.max(0, m - context, last + 1);
+		const from = Math.max(start - 1, m - context, last + 1);
 		const to = Math.min(lines.length - 1, m + context);
 		if (last >= 0 && from > last + 1) rows.push("--");
 		for (let i = from; i <= to; i++) rows.push(`${i + 1}${matches.includes(i) ? ":" : "-"}${lines[i]}`);
 		last = Math.max(last, to);
 	}
-	return { rows, matches: matches.length, capped: matches.length === maxMatches, total: lines.length };
+	const lastMatch = matches.length > 0 ? matches[matches.length - 1] + 1 : 0;
+	const capped = matches.length === maxMatches && lastMatch < lines.length;
+	return { rows, matches: matches.length, capped, total: lines.length, lastMatch };
 }
 
 const put = async (text: string) => {
@@ -71,10 +76,43 @@ describe("search routine", () => {
 				fc.constantFrom("ba", "^$", "^foo$", "y$", "q"),
 				fc.nat(4),
 				fc.integer({ min: 1, max: 6 }),
-				(lines, pattern, context, maxMatches) => {
+				fc.integer({ min: 1, max: 90 }),
+				(lines, pattern, context, maxMatches, start) => {
 					const text = lines.join("\n");
-					const got = searchLines(text, pattern, "u", context, maxMatches, "--");
-					expect(got).toEqual(reference(text, new RegExp(pattern, "u"), context, maxMatches));
+					const got = searchLines(text, pattern, "u", context, maxMatches, "--", start);
+					if (start > lines.length) {
+						// Past the end: nothing searched, and the total says how far the text goes.
+						expect(got).toEqual({
+							rows: [],
+							matches: 0,
+							capped: false,
+							total: Math.max(1, lines.length),
+							lastMatch: 0,
+						});
+					} else expect(got).toEqual(reference(text, new RegExp(pattern, "u"), context, maxMatches, start));
+				},
+			),
+		);
+	});
+
+	it("continuing at offset=lastMatch+1 after each capped search lists every match exactly once (property)", () => {
+		fc.assert(
+			fc.property(
+				fc.array(fc.constantFrom("foo", "bar", "baz qux", "", "xbay"), { minLength: 1, maxLength: 80 }),
+				fc.constantFrom("ba", "^$", "^foo$", "y$", "q"),
+				fc.integer({ min: 1, max: 6 }),
+				(lines, pattern, maxMatches) => {
+					const text = lines.join("\n");
+					const seen: string[] = [];
+					let start = 1;
+					for (let round = 0; round <= lines.length; round++) {
+						const hit = searchLines(text, pattern, "u", 0, maxMatches, "--", start);
+						seen.push(...hit.rows.filter((row) => row !== "--"));
+						if (!hit.capped) break;
+						start = hit.lastMatch + 1;
+					}
+					const all = reference(text, new RegExp(pattern, "u"), 0, Number.POSITIVE_INFINITY);
+					expect(seen).toEqual(all.rows.filter((row) => row !== "--"));
 				},
 			),
 		);
@@ -96,7 +134,51 @@ describe("search in a worker", () => {
 		if (!all.ok) throw new Error(all.error);
 		expect(all.text.split("\n")[0]).toContain(`first ${RECALL_MAX_MATCHES} matching lines`);
 		expect(all.text.split("\n")[0]).toContain("in 1000 lines");
-		expect(all.text.split("\n").length).toBe(1 + RECALL_MAX_MATCHES);
+		expect(all.text.split("\n").length).toBe(2 + RECALL_MAX_MATCHES);
+		expect(all.text.split("\n").at(-1)).toBe(
+			`[Stopped after ${RECALL_MAX_MATCHES} matches at line ${RECALL_MAX_MATCHES}; search again with offset=${RECALL_MAX_MATCHES + 1}, or narrow the pattern.]`,
+		);
+	});
+
+	it("with offset, searches from that line on and continues exactly after the capped search's last match", async () => {
+		// 1..5000: lines starting "1" are 1, 10-19, 100-199, 1000-1999: 1,111 of them, more than one search lists.
+		const { path } = await put(Array.from({ length: 5000 }, (_, i) => String(i + 1)).join("\n"));
+		const regex = /^1/u;
+		const matched: string[] = [];
+		let offset = 1;
+		const headers: string[] = [];
+		const offsets: number[] = [];
+		for (let round = 0; round < 5; round++) {
+			const out = await searchStored(path, "abcdef12", "^1", regex, 0, { offset });
+			if (!out.ok) throw new Error(out.error);
+			const rows = out.text.split("\n");
+			headers.push(rows[0]);
+			const next = /^\[Stopped after \d+ matches at line (\d+); search again with offset=(\d+), or narrow/.exec(
+				rows.at(-1) ?? "",
+			);
+			matched.push(...rows.slice(1, next ? -1 : undefined).filter((row) => row !== "--"));
+			if (!next) break;
+			expect(Number(next[2])).toBe(Number(next[1]) + 1);
+			offset = Number(next[2]);
+			offsets.push(offset);
+		}
+		const expected = Array.from({ length: 5000 }, (_, i) => String(i + 1))
+			.filter((n) => n.startsWith("1"))
+			.map((n) => `${n}:${n}`);
+		expect(matched).toEqual(expected);
+		expect(headers.length).toBe(3);
+		expect(headers[0]).toBe(
+			`[Artifact abcdef12: first 500 matching lines for /^1/ in 5000 lines; "N:" marks a match, "N-" context]`,
+		);
+		// 1, 10-19, 100-199 and 1000-1388 are the first 500: the next search starts at 1389 and says so.
+		expect(offsets).toEqual([1389, 1889]);
+		expect(headers[1]).toContain("first 500 matching lines for /^1/ in lines 1389-5000 of 5000");
+		expect(headers[2]).toContain("111 matching lines for /^1/ in lines 1889-5000 of 5000");
+		// An offset past the end is an error that gives the valid range.
+		expect(await searchStored(path, "abcdef12", "^1", regex, 0, { offset: 5001 })).toEqual({
+			ok: false,
+			error: "Offset 5001 is past the end of the artifact (5000 lines); use an offset from 1 to 5000.",
+		});
 	});
 
 	it("stops a catastrophic pattern at the deadline with an error that says to simplify it", async () => {
@@ -116,7 +198,7 @@ describe("search in a worker", () => {
 	it("an abort stops the search; a symlink or a missing file is not read", async () => {
 		const { path } = await put(`${"a".repeat(5000)}b`);
 		const controller = new AbortController();
-		const job = { path, source: "^(a+)+$", flags: "u", context: 0, maxMatches: 10, separator: "--" };
+		const job = { path, source: "^(a+)+$", flags: "u", context: 0, maxMatches: 10, separator: "--", start: 1 };
 		const pending = runSearch(job, { signal: controller.signal, timeoutMs: 60_000 });
 		setTimeout(() => controller.abort(), 50);
 		expect(await pending).toEqual({ ok: false, code: "aborted" });
@@ -134,14 +216,10 @@ describe("search in a worker", () => {
 	});
 
 	it("accepts only well-formed worker messages", () => {
-		expect(parseWorkerMessage({ ok: true, rows: ["1:a"], matches: 1, capped: false, total: 3 })).toEqual({
-			ok: true,
-			rows: ["1:a"],
-			matches: 1,
-			capped: false,
-			total: 3,
-		});
-		expect(parseWorkerMessage({ ok: true, rows: [1], matches: 1, capped: false, total: 3 })).toEqual({
+		const good = { ok: true, rows: ["1:a"], matches: 1, capped: false, total: 3, lastMatch: 1 };
+		expect(parseWorkerMessage(good)).toEqual(good);
+		expect(parseWorkerMessage({ ...good, lastMatch: undefined })).toEqual({ ok: false, code: "failed" });
+		expect(parseWorkerMessage({ ...good, rows: [1] })).toEqual({
 			ok: false,
 			code: "failed",
 		});
@@ -177,8 +255,18 @@ describe("ids", () => {
 		}
 		const bad = validateRecall({ id: "abcdef12", pattern: "(" });
 		expect(bad.ok).toBe(false);
-		if (!bad.ok) expect(bad.error).toMatch(/^Invalid regular expression/);
-		expect(validateRecall({ id: "abcdef12", pattern: "x", offset: 3 }).ok).toBe(false);
+		if (!bad.ok) {
+			expect(bad.error).toMatch(/^Invalid regular expression: \/\(\/u?: .+\. Escape special characters/);
+			// Said once, though the engine's own message starts with the same words.
+			expect(bad.error.split("Invalid regular expression").length).toBe(2);
+		}
+		expect(RECALL_ERRORS.badPattern("missing )")).toMatch(/^Invalid regular expression: missing \)\. Escape/);
+		expect(validateRecall({ id: "abcdef12", pattern: "x", offset: 3 }).ok).toBe(true);
+		expect(validateRecall({ id: "abcdef12", pattern: "x", limit: 3 })).toEqual({
+			ok: false,
+			error: RECALL_ERRORS.bothModes,
+		});
+		expect(RECALL_ERRORS.bothModes).toContain("give offset alone");
 		expect(validateRecall({ id: "ABCDEF12", pattern: "\\-x" }).ok).toBe(true);
 	});
 

@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
 import { DEFAULT_CONFIG } from "../../extensions/shared/config.ts";
+import { formatCount } from "../../extensions/shared/prompt.ts";
 import {
 	buildStub,
 	isPassThrough,
@@ -14,7 +15,7 @@ import {
 	thresholdFor,
 } from "../../extensions/tool-artifacts/artifacts.ts";
 import { locateFullOutput, readFullOutput, wasTruncated } from "../../extensions/tool-artifacts/full-output.ts";
-import { isStub } from "../../extensions/tool-artifacts/stub.ts";
+import { isStub, parseStubHeader } from "../../extensions/tool-artifacts/stub.ts";
 import { type CompleteFn, chooseSummaryModel, summarize } from "../../extensions/tool-artifacts/summary.ts";
 
 const root = join(process.cwd(), ".tmp");
@@ -39,13 +40,29 @@ const fact = (over: Partial<ToolResultFacts> & { text: string }): ToolResultFact
 const numbered = (n: number, prefix = "line") => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join("\n");
 
 describe("buildStub (fallback excerpt)", () => {
+	it("states the same totals as the excerpt's footer, in the same format; a trailing newline is named", async () => {
+		const text = `${Array.from({ length: 20_000 }, (_, i) => String(i + 1)).join("\n")}\n`;
+		const built = await buildStub(fact({ text }), text, { store, config });
+		if ("error" in built) throw new Error(built.error);
+		const head = built.text.split("\n")[0];
+		expect(parseStubHeader(head)).toMatchObject({ bytes: Buffer.byteLength(text), lines: 20_001, lastLineEmpty: true });
+		const bytes = formatCount(Buffer.byteLength(text));
+		expect(head).toBe(`[Artifact ${built.id} | bash | ${bytes} bytes, 20,001 lines (the last one empty)]`);
+		// The projection's footer in the body counts the same way (read's lines), with the same separators.
+		expect(built.text).toContain(`[Full text: ${bytes} bytes, 20,001 lines.`);
+		const bare = "x".repeat(20_000);
+		const plain = await buildStub(fact({ text: bare }), bare, { store, config });
+		if ("error" in plain) throw new Error(plain.error);
+		expect(plain.text.split("\n")[0]).toBe(`[Artifact ${plain.id} | bash | 20,000 bytes, 1 line]`);
+	});
+
 	it("stores the exact output and returns a bounded stub: header first, footer last", async () => {
 		const text = `${numbered(3000)}\nerror: build failed`;
 		const built = await buildStub(fact({ text }), text, { store, config });
 		if ("error" in built) throw new Error(built.error);
 		expect(readFileSync(built.path, "utf8")).toBe(text);
 		const lines = built.text.split("\n");
-		expect(lines[0]).toBe(`[Artifact ${built.id} | bash | ${Buffer.byteLength(text)} bytes, 3001 lines]`);
+		expect(lines[0]).toBe(`[Artifact ${built.id} | bash | ${formatCount(Buffer.byteLength(text))} bytes, 3,001 lines]`);
 		expect(lines[lines.length - 1]).toContain(`Full output stored: ${built.path}`);
 		expect(lines[lines.length - 1]).toContain(`recall_artifact("${built.id}")`);
 		expect(Buffer.byteLength(built.text)).toBeLessThanOrEqual(config.stubMaxBytes);
@@ -121,7 +138,7 @@ describe("buildStub (fallback excerpt)", () => {
 		const built = await buildStub(fact({ text, details: { fullOutputPath: tempFile } }), text, { store, config });
 		if ("error" in built) throw new Error(built.error);
 		expect(readFileSync(built.path, "utf8")).toBe(full);
-		expect(built.text.split("\n")[0]).toContain("5000 lines");
+		expect(built.text.split("\n")[0]).toContain("5,000 lines]");
 		// Pi 0.73 turns a non-zero exit into an error without details: the notice still finds the file.
 		const errText = `${text}\n\nCommand exited with code 2`;
 		const fromNotice = await buildStub(fact({ text: errText, isError: true }), errText, { store, config });
