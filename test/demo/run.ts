@@ -14,6 +14,7 @@ import { basename, join } from "node:path";
 import { CHILD_SYSTEM_APPEND } from "../../extensions/subagents/prompt.ts";
 import { extensionPath, makeSandbox, REPO_ROOT, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
 import { type ChatRequest, messageText, startScriptedServer } from "../fixtures/scripted-server.ts";
+import { keepSandboxes } from "../fixtures/test-dirs.ts";
 
 interface ChildPlan {
 	/** Tag in the task and in every line of the answer. */
@@ -179,7 +180,8 @@ async function main(): Promise<void> {
 		} else console.log(`   all checks passed in ${seconds} s — DEMO OK`);
 	} finally {
 		await server.close();
-		if (!process.env.HEADROOM_DEMO_KEEP) rmSync(sandbox.root, { recursive: true, force: true });
+		if (keepSandboxes()) console.log(`   sandbox kept: ${sandbox.root}`);
+		else rmSync(sandbox.root, { recursive: true, force: true });
 	}
 }
 
