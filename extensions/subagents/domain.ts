@@ -140,22 +140,84 @@ export interface ModelChoice {
 	id: string;
 }
 
-export type Resolved<T> = { ok: true; value: T } | { ok: false; choices: string[] };
+export type Resolved<T> = { ok: true; value: T } | { ok: false; failure: ModelFailure };
+
+/** Why a model spec did not resolve, with the choices to offer (ordered, not yet capped). */
+export interface ModelFailure {
+	/** "ambiguous": a bare id several usable models share; "no-credentials": known, but only without credentials. */
+	reason: "unknown" | "ambiguous" | "no-credentials";
+	/** The usable matches when ambiguous, else every usable model; session's provider first. */
+	choices: string[];
+	/** Providers that know the id but have no credentials configured ("no-credentials" only). */
+	providers?: string[];
+}
+
+/** The models a spec is resolved against. */
+export interface ModelPools {
+	/** Models with credentials configured (plus the session's own model). */
+	available: ModelChoice[];
+	/** Every model the registry knows, credentials or not. */
+	all: ModelChoice[];
+	/** Provider of the session's model: listed first. */
+	preferProvider?: string;
+}
+
+const keyOf = (m: ModelChoice) => `${m.provider}/${m.id}`;
+
+/** provider/id strings, deduplicated, the preferred provider first, then in sorted order. */
+export function orderChoices(models: ModelChoice[], preferProvider?: string): string[] {
+	const preferred = models.filter((m) => m.provider === preferProvider).map(keyOf);
+	const rest = models.filter((m) => m.provider !== preferProvider).map(keyOf);
+	return [...new Set([...preferred.sort(), ...rest.sort()])];
+}
 
 /**
- * "provider/id" must match exactly; a bare id must match exactly one model across providers.
- * On failure the caller gets the valid choices to list in its error.
+ * Resolve a model spec against the usable models first: an exact "provider/id", else the whole spec as
+ * a bare id shared by exactly one usable model (ids may themselves contain "/"). An exact "provider/id"
+ * without credentials is still accepted (an explicit choice; the child then reports the provider's
+ * error). Ambiguity is judged among usable models only, so providers without a key never make a bare
+ * id ambiguous.
  */
-export function resolveModelSpec(spec: string, models: ModelChoice[]): Resolved<ModelChoice> {
+export function resolveModelSpec(spec: string, pools: ModelPools): Resolved<ModelChoice> {
 	const wanted = spec.trim();
 	const slash = wanted.indexOf("/");
-	const matches =
-		slash > 0
-			? models.filter((m) => m.provider === wanted.slice(0, slash) && m.id === wanted.slice(slash + 1))
-			: models.filter((m) => m.id === wanted);
-	if (matches.length === 1) return { ok: true, value: matches[0] };
-	const pool = matches.length > 1 ? matches : models;
-	return { ok: false, choices: [...new Set(pool.map((m) => `${m.provider}/${m.id}`))].sort() };
+	const exact = (m: ModelChoice) =>
+		slash > 0 && m.provider === wanted.slice(0, slash) && m.id === wanted.slice(slash + 1);
+	const usableExact = pools.available.find(exact);
+	if (usableExact) return { ok: true, value: usableExact };
+	const sameId = uniqueModels(pools.available.filter((m) => m.id === wanted));
+	if (sameId.length === 1) return { ok: true, value: sameId[0] };
+	if (sameId.length > 1) {
+		return { ok: false, failure: { reason: "ambiguous", choices: orderChoices(sameId, pools.preferProvider) } };
+	}
+	const knownExact = pools.all.find(exact);
+	if (knownExact) return { ok: true, value: knownExact };
+	const choices = orderChoices(pools.available, pools.preferProvider);
+	const known = pools.all.filter((m) => m.id === wanted);
+	if (known.length > 0) {
+		const providers = [...new Set(known.map((m) => m.provider))].sort();
+		return { ok: false, failure: { reason: "no-credentials", choices, providers } };
+	}
+	return { ok: false, failure: { reason: "unknown", choices } };
+}
+
+function uniqueModels(models: ModelChoice[]): ModelChoice[] {
+	const seen = new Set<string>();
+	return models.filter((m) => !seen.has(keyOf(m)) && seen.add(keyOf(m)));
+}
+
+/** Most choices an error names; the rest are counted, so the error stays short with any registry. */
+export const MODEL_CHOICES_SHOWN = 20;
+
+/** The first `max` choices and how many were left out. */
+export function capChoices(choices: string[], max = MODEL_CHOICES_SHOWN): { shown: string[]; more: number } {
+	const shown = choices.slice(0, Math.max(0, max));
+	return { shown, more: choices.length - shown.length };
+}
+
+/** "1 turn", "2 turns". */
+export function plural(n: number, singular: string, pluralForm = `${singular}s`): string {
+	return `${formatCount(n)} ${n === 1 ? singular : pluralForm}`;
 }
 
 /** Split requested ids into known ones (deduplicated, in request order) and unknown ones. */

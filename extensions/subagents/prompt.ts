@@ -3,7 +3,15 @@
  * help, tool result texts, errors, delivery headers and the child's system-prompt addition.
  * Kept in one module so the wording is reviewed in one place and pinned by tests.
  */
-import { type ChildRecord, formatCount, formatDuration, queuePosition } from "./domain.ts";
+import {
+	type ChildRecord,
+	capChoices,
+	formatCount,
+	formatDuration,
+	type ModelFailure,
+	plural,
+	queuePosition,
+} from "./domain.ts";
 
 export const TOOL_TEXT = {
 	spawn: {
@@ -11,7 +19,9 @@ export const TOOL_TEXT = {
 		description:
 			"Start a subagent: a separate Pi agent with its own context that works on `prompt` in the background. " +
 			"Returns at once with the child's id. Its final answer reaches you automatically when it finishes " +
-			"(or call subagent_wait). Long answers arrive as head + tail with the full text stored in a file you can read.",
+			"(or call subagent_wait). In a single-shot run without UI (print or json mode) call subagent_wait before you " +
+			"finish: children still running when your run ends are stopped. " +
+			"Long answers arrive as head + tail with the full text stored in a file you can read.",
 		snippet: "Start a background subagent on a self-contained task; its result comes back to you",
 		prompt: 'The complete task for the child. It sees nothing of your conversation unless context is "fork".',
 		name: "Short title shown in lists (optional).",
@@ -65,17 +75,39 @@ export function label(c: Pick<ChildRecord, "id" | "name">): string {
 	return `${c.id} "${c.name}"`;
 }
 
-export function spawnedText(c: ChildRecord): string {
+/**
+ * How a result reaches the parent. "auto": with a UI the session outlives the run, so results arrive on their
+ * own. Without one (print/json mode) the process ends with the parent's run, and Pi 0.73 does not await
+ * extension handlers at a run's end before it exits: only subagent_wait gets a result into this run.
+ * "single-shot-ephemeral": no session file either (--no-session), so nothing is kept for later.
+ */
+export type Arrival = "auto" | "single-shot" | "single-shot-ephemeral";
+
+function arrival(c: ChildRecord, how: Arrival): string {
+	const wait = `subagent_wait(ids=["${c.id}"])`;
+	if (how === "auto") return `Its result arrives automatically when it finishes, or call ${wait}.`;
+	const after =
+		how === "single-shot"
+			? "its partial output is kept and delivered when this session is continued (pi -c)."
+			: "this session has no file, so its output is not kept.";
 	return (
-		`Spawned ${label(c)} on ${c.model} (tools: ${c.tools.join(", ")}; cwd: ${c.cwd}; context: ${c.context}). ` +
-		`It runs in the background: its result arrives automatically when it finishes, or call subagent_wait(ids=["${c.id}"]).`
+		`This is a single-shot run (no UI): call ${wait} before you finish. A child still running when your run ` +
+		`ends is stopped; ${after}`
 	);
 }
 
-export function queuedText(c: ChildRecord, all: ChildRecord[], maxConcurrent: number): string {
+export function spawnedText(c: ChildRecord, how: Arrival = "auto"): string {
 	return (
-		`Queued ${label(c)} at position ${queuePosition(all, c.id)} (${maxConcurrent} children already running, ` +
-		`limit ${maxConcurrent}). It starts on ${c.model} when a slot frees; its result arrives like any other.`
+		`Spawned ${label(c)} on ${c.model} (tools: ${c.tools.join(", ")}; cwd: ${c.cwd}; context: ${c.context}). ` +
+		`It runs in the background. ${arrival(c, how)}`
+	);
+}
+
+export function queuedText(c: ChildRecord, all: ChildRecord[], maxConcurrent: number, how: Arrival = "auto"): string {
+	const busy = all.filter((o) => o.state === "running" || o.state === "starting").length;
+	return (
+		`Queued ${label(c)}: ${busy} of ${maxConcurrent} slots busy; position ${queuePosition(all, c.id)} in the queue. ` +
+		`It starts on ${c.model} when a slot frees. ${arrival(c, how)}`
 	);
 }
 
@@ -84,7 +116,7 @@ export function statusLine(c: ChildRecord, now: number): string {
 	if (c.state === "queued") return `${label(c)}: queued — not started yet.`;
 	const elapsed = formatDuration(now - (c.startedAt ?? c.createdAt));
 	if (c.state === "running" || c.state === "starting") {
-		return `${label(c)}: running for ${elapsed} (${c.turns} turns) — not finished.`;
+		return `${label(c)}: running for ${elapsed} (${plural(c.turns, "turn")}) — not finished.`;
 	}
 	return `${label(c)}: ${c.state}.`;
 }
@@ -93,7 +125,7 @@ export function statusLine(c: ChildRecord, now: number): string {
 export function resultHeader(c: ChildRecord, state: string, run: number): string {
 	const took = c.startedAt && c.endedAt ? ` in ${formatDuration(c.endedAt - c.startedAt)}` : "";
 	const runNote = run > 1 ? `, run ${run}` : "";
-	return `── ${label(c)} ${state}${took} (${c.turns} turns${runNote}, ${c.model}) ──`;
+	return `── ${label(c)} ${state}${took} (${plural(c.turns, "turn")}${runNote}, ${c.model}) ──`;
 }
 
 /** A result the parent already received in full elsewhere: status and where the full text is. */
@@ -135,7 +167,7 @@ export function waitProgress(children: ChildRecord[], now: number): string {
 			? `${c.id} running ${formatDuration(now - (c.startedAt ?? now))}`
 			: `${c.id} ${c.state}`,
 	);
-	return `Waiting for ${children.length} subagent(s): ${parts.join(", ")}`;
+	return `Waiting for ${plural(children.length, "subagent")}: ${parts.join(", ")}`;
 }
 
 /** Heading of an automatic delivery message. */
@@ -167,10 +199,10 @@ export function restoredSendError(c: Pick<ChildRecord, "id" | "name">): string {
 	return `${label(c)} ran in an earlier process and left no session file to continue from; spawn a new child with what it needs.`;
 }
 
-export function resumeModelError(c: Pick<ChildRecord, "id" | "name" | "model">, available: string[]): string {
+export function resumeModelError(c: Pick<ChildRecord, "id" | "name" | "model">, failure: ModelFailure): string {
 	return (
-		`${label(c)} ran on ${c.model}, which this session cannot run now (models: ${available.join(", ") || "none"}); ` +
-		"spawn a new child on one of those with what it needs."
+		`${label(c)} ran on ${c.model}, which this session cannot run now (models you can use: ` +
+		`${choiceList(failure.choices)}); spawn a new child on one of those with what it needs.`
 	);
 }
 
@@ -212,8 +244,28 @@ export function unknownIdsError(unknown: string[], known: string[]): string {
 		: `${which}; no subagents were spawned in this session.`;
 }
 
-export function badModelError(spec: string, choices: string[]): string {
-	return `Unknown or ambiguous model "${spec}"; choose one of: ${choices.join(", ") || "(no models configured)"}.`;
+/** Most providers named when an id is known only without credentials. */
+const KEYLESS_PROVIDERS_SHOWN = 5;
+
+/** Choices capped at MODEL_CHOICES_SHOWN, then a count of the rest. */
+function choiceList(choices: string[], max?: number): string {
+	const { shown, more } = capChoices(choices, max);
+	if (shown.length === 0) return "none have credentials configured";
+	return more > 0 ? `${shown.join(", ")} … and ${formatCount(more)} more` : shown.join(", ");
+}
+
+export function badModelError(spec: string, failure: ModelFailure): string {
+	switch (failure.reason) {
+		case "ambiguous":
+			return `Model "${spec}" is ambiguous among the models you can use; pass provider/id, one of: ${choiceList(failure.choices)}.`;
+		case "no-credentials":
+			return (
+				`Model "${spec}" is known only to providers with no credentials configured here ` +
+				`(${choiceList(failure.providers ?? [], KEYLESS_PROVIDERS_SHOWN)}); models you can use: ${choiceList(failure.choices)}.`
+			);
+		default:
+			return `Unknown model "${spec}"; models you can use: ${choiceList(failure.choices)}.`;
+	}
 }
 
 export function noModelError(): string {
@@ -225,7 +277,7 @@ export function badCwdError(cwd: string, parentCwd: string): string {
 }
 
 export function badToolsError(unknown: string[], available: string[]): string {
-	return `Unknown tool(s) ${unknown.join(", ")}; available to children: ${available.join(", ")}.`;
+	return `Unknown ${unknown.length === 1 ? "tool" : "tools"} ${unknown.join(", ")}; available to children: ${available.join(", ")}.`;
 }
 
 export function badThinkingError(level: string, levels: readonly string[]): string {
@@ -248,12 +300,15 @@ export function steeredText(c: ChildRecord): string {
 	return `Sent to ${label(c)}; it reads the message after its current step.`;
 }
 
-export function rerunText(c: ChildRecord): string {
-	return `${label(c)} started run ${c.run} on its transcript; its result arrives like the first.`;
+export function rerunText(c: ChildRecord, how: Arrival = "auto"): string {
+	const started = `${label(c)} started run ${c.run} on its transcript`;
+	return how === "auto" ? `${started}; its result arrives like the first.` : `${started}. ${arrival(c, how)}`;
 }
 
 export function cancelHeader(count: number): string {
-	return `Cancelled ${count} subagent(s). Partial output of each:`;
+	return count === 1
+		? "Cancelled 1 subagent. Its partial output:"
+		: `Cancelled ${count} subagents. Partial output of each:`;
 }
 
 export function alreadySettledCancelLine(c: ChildRecord): string {
@@ -264,14 +319,14 @@ export function listLine(c: ChildRecord, now: number, glyph: string): string {
 	const since = c.startedAt ?? c.createdAt;
 	const elapsed = formatDuration((c.endedAt ?? now) - since);
 	const ctx = c.contextTokens !== undefined ? ` · ctx ${formatCount(c.contextTokens)} tok` : "";
-	return `${glyph} ${label(c)} ${c.state} · ${elapsed} · ${c.turns} turns · ${c.model}${ctx}`;
+	return `${glyph} ${label(c)} ${c.state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${ctx}`;
 }
 
 export function checkText(c: ChildRecord, now: number, recentOutput: string): string {
 	const since = c.startedAt ?? c.createdAt;
 	const lines = [
 		`${label(c)} — ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
-		`model ${c.model} · run ${c.run} · ${c.turns} turns · ${formatCount(c.outputTokens)} output tokens` +
+		`model ${c.model} · run ${c.run} · ${plural(c.turns, "turn")} · ${plural(c.outputTokens, "output token")}` +
 			(c.contextTokens !== undefined && c.contextWindow
 				? ` · context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens`
 				: ""),
@@ -287,7 +342,7 @@ export function checkText(c: ChildRecord, now: number, recentOutput: string): st
 }
 
 export function restoredNote(count: number): string {
-	return `[${count} subagent result(s) from before the session was reloaded or resumed]`;
+	return `[${plural(count, "subagent result")} from before the session was reloaded or resumed]`;
 }
 
 export function configWarning(warning: string): string {

@@ -17,6 +17,8 @@ import {
 	type ContextMode,
 	isSettled,
 	type ModelChoice,
+	type ModelPools,
+	orderChoices,
 	partitionIds,
 	resolveModelSpec,
 	type SettledResult,
@@ -58,10 +60,37 @@ function isKind(path: string, kind: "file" | "directory"): boolean {
 	}
 }
 
-/** The part of Pi's model registry the tools use. */
+/** The part of Pi's model registry the tools use (getAvailable: both lines have it; fakes may not). */
 interface RegistryView {
-	getAll(): Array<{ provider: string; id: string; contextWindow?: number; maxTokens?: number }>;
+	getAll(): ModelChoice[];
+	getAvailable?(): ModelChoice[];
 	find(provider: string, id: string): unknown;
+}
+
+/**
+ * What a model spec resolves against: the models with credentials (Pi lists some 900 built-in ones, most
+ * without a key here) plus the session's own model, which demonstrably runs.
+ */
+function modelPools(ctx: ExtensionContext): ModelPools {
+	const registry = ctx.modelRegistry as unknown as RegistryView;
+	const pick = (m: ModelChoice): ModelChoice => ({ provider: m.provider, id: m.id });
+	const all = registry.getAll().map(pick);
+	const available = (typeof registry.getAvailable === "function" ? registry.getAvailable() : registry.getAll()).map(
+		pick,
+	);
+	const own = ctx.model ? pick(ctx.model) : undefined;
+	if (own && !available.some((m) => m.provider === own.provider && m.id === own.id)) available.unshift(own);
+	return { available, all, preferProvider: own?.provider };
+}
+
+/** How results reach the parent: without a UI (print/json mode) the process ends with the parent's run. */
+function arrivalOf(ctx: ExtensionContext): P.Arrival {
+	try {
+		if (ctx.hasUI) return "auto";
+		return ctx.sessionManager.getSessionFile() ? "single-shot" : "single-shot-ephemeral";
+	} catch {
+		return "auto";
+	}
 }
 
 /** subagent_spawn's parameters (described to the model in TOOL_TEXT.spawn). */
@@ -84,9 +113,8 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 	let model: unknown = ctx.model;
 	let modelLabel = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "";
 	if (params.model) {
-		const all: ModelChoice[] = registry.getAll().map((m) => ({ provider: m.provider, id: m.id }));
-		const found = resolveModelSpec(params.model, all);
-		if (!found.ok) throw new Error(P.badModelError(params.model, found.choices));
+		const found = resolveModelSpec(params.model, modelPools(ctx));
+		if (!found.ok) throw new Error(P.badModelError(params.model, found.failure));
 		model = registry.find(found.value.provider, found.value.id);
 		modelLabel = `${found.value.provider}/${found.value.id}`;
 	}
@@ -145,7 +173,8 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 		systemAppend: [P.CHILD_SYSTEM_APPEND, ownerFraming({ forked: context === "fork" })],
 	});
 	const queued = child.state === "queued";
-	const text = queued ? P.queuedText(child, manager.list(), manager.maxConcurrent) : P.spawnedText(child);
+	const how = arrivalOf(ctx);
+	const text = queued ? P.queuedText(child, manager.list(), manager.maxConcurrent, how) : P.spawnedText(child, how);
 	return reply(text, { rows: [row(child, queued ? "queued" : undefined)], id: child.id, queued });
 }
 
@@ -317,7 +346,9 @@ export async function sendTool(
 	const resume = manager.isRestored(id) ? resumeSettings(env, child, ctx) : undefined;
 	const outcome = await manager.send(id, params.text, resume);
 	if (outcome === "queued-child") throw new Error(P.queuedSendError(child));
-	return reply(outcome === "steered" ? P.steeredText(child) : P.rerunText(child), { rows: [row(child)] });
+	return reply(outcome === "steered" ? P.steeredText(child) : P.rerunText(child, arrivalOf(ctx)), {
+		rows: [row(child)],
+	});
 }
 
 /**
@@ -329,10 +360,15 @@ function resumeSettings(env: Env, child: ChildRecord, ctx: ExtensionContext): Re
 	if (!isKind(child.sessionFile, "file")) throw new Error(P.missingSessionFileError(child, child.sessionFile));
 	if (!isKind(child.cwd, "directory")) throw new Error(P.missingCwdError(child));
 	const registry = ctx.modelRegistry as unknown as RegistryView;
-	const all: ModelChoice[] = registry.getAll().map((m) => ({ provider: m.provider, id: m.id }));
-	const found = resolveModelSpec(child.model, all);
+	const pools = modelPools(ctx);
+	const found = resolveModelSpec(child.model, pools);
 	const model = found.ok ? registry.find(found.value.provider, found.value.id) : undefined;
-	if (!model) throw new Error(P.resumeModelError(child, found.ok ? [child.model] : found.choices));
+	if (!model) {
+		const failure = found.ok
+			? { reason: "unknown" as const, choices: orderChoices(pools.available, pools.preferProvider) }
+			: found.failure;
+		throw new Error(P.resumeModelError(child, failure));
+	}
 	if (child.tools.length === 0) child.tools = [...env.config.subagents.defaultTools];
 	return { model, systemAppend: [P.CHILD_SYSTEM_APPEND, ownerFraming({ forked: child.context === "fork" })] };
 }

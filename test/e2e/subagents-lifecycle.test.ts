@@ -70,7 +70,7 @@ describe.each(PI_LINES)("subagents lifecycle on $label", ({ line }) => {
 		const spawns = toolResults(run.events, "subagent_spawn").map((r) => r.text);
 		expect(spawns[0]).toMatch(/^Spawned sa-1/);
 		expect(spawns[1]).toMatch(/^Spawned sa-2/);
-		expect(spawns[2]).toMatch(/^Queued sa-3 "slow" at position 1/);
+		expect(spawns[2]).toMatch(/^Queued sa-3 "slow": 2 of 2 slots busy; position 1 in the queue\./);
 		const [firstWait, secondWait] = toolResults(run.events, "subagent_wait").map((r) => r.text);
 		expect(firstWait).toMatch(/sa-1 "fail" failed/);
 		expect(firstWait).toContain("boom-provider");

@@ -55,7 +55,12 @@ describe.each(PI_LINES)("subagents resume on $label", ({ line }) => {
 		expect(second.exitCode, second.stderr).toBe(0);
 		const [send] = toolResults(second.events, "subagent_send");
 		expect(send.isError, send.text).toBe(false);
-		expect(send.text).toBe('sa-1 "keeper" started run 2 on its transcript; its result arrives like the first.');
+		// Print mode is single-shot: the re-run's text asks for subagent_wait instead of promising automatic delivery.
+		expect(send.text).toBe(
+			'sa-1 "keeper" started run 2 on its transcript. This is a single-shot run (no UI): call ' +
+				'subagent_wait(ids=["sa-1"]) before you finish. A child still running when your run ends is stopped; ' +
+				"its partial output is kept and delivered when this session is continued (pi -c).",
+		);
 
 		// The resumed child's request: its own earlier task and answer, then the new text, last.
 		const resumed = server.requests.filter(isChild).slice(childRequestsBefore);

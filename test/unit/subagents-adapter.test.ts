@@ -91,10 +91,10 @@ describe("registration drift guards", () => {
 describe("validation errors list the valid choices", () => {
 	it("unknown and ambiguous models", async () => {
 		await expect(run("subagent_spawn", { prompt: "x", model: "nope" })).rejects.toThrow(
-			'Unknown or ambiguous model "nope"; choose one of: mock/mock-model, mock/shared, other/shared.',
+			'Unknown model "nope"; models you can use: mock/mock-model, mock/shared, other/shared.',
 		);
 		await expect(run("subagent_spawn", { prompt: "x", model: "shared" })).rejects.toThrow(
-			"choose one of: mock/shared, other/shared.",
+			'Model "shared" is ambiguous among the models you can use; pass provider/id, one of: mock/shared, other/shared.',
 		);
 	});
 
@@ -103,7 +103,7 @@ describe("validation errors list the valid choices", () => {
 			`cwd "no-such-dir" does not exist or is not a directory; pass an existing directory (default: ${root}).`,
 		);
 		await expect(run("subagent_spawn", { prompt: "x", tools: ["read", "subagent_spawn"] })).rejects.toThrow(
-			"Unknown tool(s) subagent_spawn; available to children: read, bash, edit, write, grep, find, ls.",
+			"Unknown tool subagent_spawn; available to children: read, bash, edit, write, grep, find, ls.",
 		);
 		await expect(run("subagent_spawn", { prompt: "x", thinking: "max" })).rejects.toThrow("use one of: off, minimal");
 	});

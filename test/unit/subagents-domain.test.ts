@@ -2,14 +2,17 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
 	type ChildRecord,
+	capChoices,
 	childrenToStart,
 	compactArgs,
 	DeliveryLedger,
 	deriveName,
 	formatDuration,
 	lastAssistant,
+	MODEL_CHOICES_SHOWN,
 	NAME_MAX_BYTES,
 	partitionIds,
+	plural,
 	queuePosition,
 	resolveModelSpec,
 	statusGlyph,
@@ -50,25 +53,88 @@ function child(id: string, state: ChildRecord["state"], queuedAt: number): Child
 	};
 }
 
+const keyOf = (m: { provider: string; id: string }) => `${m.provider}/${m.id}`;
+
 describe("resolveModelSpec", () => {
-	it("resolves provider/id exactly and a bare id only when unambiguous; failures list valid choices", () => {
+	/** A registry: every model, a subset with credentials, and the session's provider. */
+	const poolsArb = fc.uniqueArray(modelArb, { selector: keyOf, minLength: 1 }).chain((all) =>
+		fc.record({
+			all: fc.constant(all),
+			available: fc.subarray(all),
+			preferProvider: fc.option(fc.constantFrom("mock", "openai", "anthropic"), { nil: undefined }),
+		}),
+	);
+
+	it("resolves exact provider/id (usable first, else any known), a bare id only when one usable model has it", () => {
 		fc.assert(
-			fc.property(
-				fc.uniqueArray(modelArb, { selector: (m) => `${m.provider}/${m.id}`, minLength: 1 }),
-				modelArb,
-				(models, wanted) => {
-					const full = resolveModelSpec(`${wanted.provider}/${wanted.id}`, models);
-					const exists = models.some((m) => m.provider === wanted.provider && m.id === wanted.id);
-					expect(full.ok).toBe(exists);
-					if (!full.ok) expect(full.choices.length).toBe(models.length);
-					const bare = resolveModelSpec(wanted.id, models);
-					const sameId = models.filter((m) => m.id === wanted.id);
-					expect(bare.ok).toBe(sameId.length === 1);
-					if (!bare.ok && sameId.length > 1)
-						expect(bare.choices).toEqual(sameId.map((m) => `${m.provider}/${m.id}`).sort());
-				},
-			),
+			fc.property(poolsArb, modelArb, (pools, wanted) => {
+				const full = resolveModelSpec(`${wanted.provider}/${wanted.id}`, pools);
+				const known = pools.all.some((m) => keyOf(m) === keyOf(wanted));
+				const usableSameId = pools.available.filter((m) => m.id === wanted.id);
+				expect(full.ok).toBe(known);
+				if (full.ok) expect(keyOf(full.value)).toBe(keyOf(wanted));
+				const bare = resolveModelSpec(wanted.id, pools);
+				expect(bare.ok).toBe(usableSameId.length === 1);
+				if (bare.ok) expect(bare.value).toEqual(usableSameId[0]);
+				else if (usableSameId.length > 1) {
+					// Ambiguous only among usable models: providers without credentials never count.
+					expect(bare.failure.reason).toBe("ambiguous");
+					expect([...bare.failure.choices].sort()).toEqual(usableSameId.map(keyOf).sort());
+				} else {
+					const knownSameId = pools.all.filter((m) => m.id === wanted.id);
+					expect(bare.failure.reason).toBe(knownSameId.length > 0 ? "no-credentials" : "unknown");
+					if (knownSameId.length > 0)
+						expect(bare.failure.providers).toEqual([...new Set(knownSameId.map((m) => m.provider))].sort());
+				}
+			}),
 		);
+	});
+
+	it("offers only usable models as choices, the session's provider first, each once", () => {
+		fc.assert(
+			fc.property(poolsArb, fc.constantFrom("nope", "zz/nope", "m1", "mock/zz"), (pools, spec) => {
+				const out = resolveModelSpec(spec, pools);
+				if (out.ok) return;
+				const usable = new Set(pools.available.map(keyOf));
+				expect(out.failure.choices.every((c) => usable.has(c))).toBe(true);
+				expect(new Set(out.failure.choices).size).toBe(out.failure.choices.length);
+				if (out.failure.reason !== "ambiguous") expect(out.failure.choices.length).toBe(usable.size);
+				const firstOther = out.failure.choices.findIndex((c) => !c.startsWith(`${pools.preferProvider}/`));
+				if (firstOther >= 0)
+					expect(out.failure.choices.slice(firstOther).some((c) => c.startsWith(`${pools.preferProvider}/`))).toBe(
+						false,
+					);
+			}),
+		);
+	});
+
+	it("takes an id that itself contains a slash as a bare id when no provider/id matches", () => {
+		const models = [{ provider: "router", id: "openai/gpt-x" }];
+		const out = resolveModelSpec("openai/gpt-x", {
+			available: models,
+			all: [...models, { provider: "openai", id: "gpt-x" }],
+		});
+		expect(out).toEqual({ ok: true, value: models[0] });
+	});
+});
+
+describe("capChoices and plural", () => {
+	it("shows at most the cap and counts the rest", () => {
+		fc.assert(
+			fc.property(fc.array(fc.string(), { maxLength: 60 }), fc.nat(30), (choices, max) => {
+				const { shown, more } = capChoices(choices, max);
+				expect(shown).toEqual(choices.slice(0, max));
+				expect(shown.length + more).toBe(choices.length);
+			}),
+		);
+		expect(capChoices(Array.from({ length: 50 }, String)).shown.length).toBe(MODEL_CHOICES_SHOWN);
+	});
+
+	it("uses the singular for exactly one", () => {
+		expect(plural(1, "turn")).toBe("1 turn");
+		expect(plural(0, "turn")).toBe("0 turns");
+		expect(plural(2, "turn")).toBe("2 turns");
+		expect(plural(1200, "output token")).toBe("1,200 output tokens");
 	});
 });
 

@@ -83,6 +83,10 @@ export function fakeWorld(
 	options: {
 		config?: HeadroomConfig;
 		models?: Array<{ provider: string; id: string; contextWindow?: number; maxTokens?: number }>;
+		/** Models with credentials (default: all of them); the session runs on models[0] either way. */
+		available?: Array<{ provider: string; id: string }>;
+		/** Whether the parent has a UI (default false, as in print mode). */
+		hasUI?: boolean;
 		sessionManager?: unknown;
 		root?: string;
 	} = {},
@@ -99,11 +103,12 @@ export function fakeWorld(
 	const models = options.models ?? [{ provider: "mock", id: "mock-model", contextWindow: 128_000, maxTokens: 4096 }];
 	const ctx = {
 		cwd: root,
-		hasUI: false,
+		hasUI: options.hasUI ?? false,
 		ui: {},
 		model: models[0],
 		modelRegistry: {
 			getAll: () => models,
+			getAvailable: () => options.available ?? models,
 			find: (p: string, id: string) => models.find((m) => m.provider === p && m.id === id),
 		},
 		sessionManager: options.sessionManager ?? {

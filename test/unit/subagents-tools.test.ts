@@ -289,7 +289,7 @@ describe("subagent_send", () => {
 		writeFileSync(file, "{}\n");
 		const w2 = restoredWorld(entry(file, { model: "gone/model" }));
 		await expect(sendTool(w2.env, { id: "sa-1", text: "more" }, w2.ctx)).rejects.toThrow(
-			'sa-1 "old" ran on gone/model, which this session cannot run now (models: mock/mock-model)',
+			'sa-1 "old" ran on gone/model, which this session cannot run now (models you can use: mock/mock-model)',
 		);
 		const w3 = restoredWorld(entry(file, { cwd: join(w2.root, "no-such-dir") }));
 		await expect(sendTool(w3.env, { id: "sa-1", text: "more" }, w3.ctx)).rejects.toThrow(
