@@ -20,7 +20,9 @@ const CONTINUE_AT =
 function parseStub(text: string): { id: string; tool: string; bytes: number; lines: number; path: string } {
 	const all = text.split("\n");
 	const head =
-		/^\[Artifact ([0-9a-f]{12}) \| ([^|]+) \| ([\d,]+) bytes?, ([\d,]+) lines?( \(the last one empty\))?\]$/.exec(all[0]);
+		/^\[Artifact ([0-9a-f]{12}) \| ([^|]+) \| ([\d,]+) bytes?, ([\d,]+) lines?( \(the last one empty\))?\]$/.exec(
+			all[0],
+		);
 	const foot =
 		/^\[Full output stored: (.+) — page it with read \(offset\/limit\) or search it with recall_artifact\("([0-9a-f]{12})"\)\]$/.exec(
 			all[all.length - 1],
