@@ -10,7 +10,13 @@ import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-age
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import { storeForAgentDir } from "../shared/artifact-store.ts";
 import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import { DEFAULT_CONFIG, type HeadroomConfig, loadConfig, projectionHeadShare } from "../shared/config.ts";
+import {
+	DEFAULT_CONFIG,
+	type HeadroomConfig,
+	loadConfig,
+	projectionHeadShare,
+	unseenConfigWarnings,
+} from "../shared/config.ts";
 import { estimateTokens } from "../shared/tokens.ts";
 import { messageBudget, TokenSizer, type TranscriptMessage, usageBasedTokens } from "../shared/transcript.ts";
 import {
@@ -48,7 +54,7 @@ export default function contextTrim(pi: ExtensionAPI): void {
 			const loaded = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd });
 			config = loaded.config.contextTrim;
 			scheduleBackgroundPrune(getAgentDir(), loaded.config.store);
-			for (const warning of loaded.warnings) notify(ctx, `headroom config: ${warning}`);
+			for (const warning of unseenConfigWarnings(loaded.warnings)) notify(ctx, `headroom config: ${warning}`);
 			const headShare = projectionHeadShare(loaded.config);
 			project = plainProject(headShare); // kept if the store cannot be set up below
 			project = storedProject(storeForAgentDir(getAgentDir()), headShare);

@@ -7,7 +7,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import { DEFAULT_CONFIG, loadConfig } from "../shared/config.ts";
+import { DEFAULT_CONFIG, loadConfig, unseenConfigWarnings } from "../shared/config.ts";
 import { isHandoffDetails } from "./details.ts";
 import { withAuth } from "./model-call.ts";
 import { chooseModel } from "./model-ref.ts";
@@ -60,7 +60,7 @@ export default function handoffExtension(pi: ExtensionAPI) {
 			const { config, warnings } = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd });
 			loaded = { handoff: config.handoff, headShare: config.projection.headShare };
 			scheduleBackgroundPrune(getAgentDir(), config.store);
-			for (const w of warnings) log(ctx, `headroom config: ${w}`);
+			for (const w of unseenConfigWarnings(warnings)) log(ctx, `headroom config: ${w}`);
 		}
 		return loaded;
 	};

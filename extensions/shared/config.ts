@@ -287,3 +287,23 @@ export function projectionHeadShare(config?: { projection?: { headShare?: number
 	const configured = config?.projection?.headShare;
 	return isShare(configured) ? configured : DEFAULT_HEAD_SHARE;
 }
+
+/** Shared across module copies: Pi may load each extension with its own instance of this module. */
+const SEEN_WARNINGS = Symbol.for("pi-headroom.config-warnings-seen");
+
+/**
+ * The warnings not yet shown by this process. Every extension reads the same files, so without this one bad key
+ * would be reported once per loaded extension; each warning names its file and key, so a changed file warns again.
+ */
+export function unseenConfigWarnings(warnings: readonly string[]): string[] {
+	const holder = globalThis as { [SEEN_WARNINGS]?: Set<string> };
+	holder[SEEN_WARNINGS] ??= new Set();
+	const seen = holder[SEEN_WARNINGS];
+	const fresh: string[] = [];
+	for (const warning of warnings) {
+		if (seen.has(warning)) continue;
+		seen.add(warning);
+		fresh.push(warning);
+	}
+	return fresh;
+}

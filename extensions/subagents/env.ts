@@ -13,7 +13,13 @@ import {
 import { type ArtifactStore, storeForAgentDir } from "../shared/artifact-store.ts";
 import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
 import type { Surface, UsageReading } from "../shared/budget.ts";
-import { DEFAULT_CONFIG, type HeadroomConfig, loadConfig, projectionHeadShare } from "../shared/config.ts";
+import {
+	DEFAULT_CONFIG,
+	type HeadroomConfig,
+	loadConfig,
+	projectionHeadShare,
+	unseenConfigWarnings,
+} from "../shared/config.ts";
 import { createInProcessBackend } from "./backend.ts";
 import type { BatchOptions } from "./batch.ts";
 import type { ChildRecord, SettledResult } from "./domain.ts";
@@ -87,7 +93,7 @@ export function ensureConfig(env: Env, ctx: ExtensionContext): void {
 	const { config, warnings } = loadConfig({ agentDir: env.agentDir, cwd: ctx.cwd });
 	env.config = config;
 	scheduleBackgroundPrune(env.agentDir, config.store);
-	for (const warning of warnings) {
+	for (const warning of unseenConfigWarnings(warnings)) {
 		if (ctx.hasUI) ctx.ui.notify(configWarning(warning), "warning");
 		else console.error(configWarning(warning));
 	}

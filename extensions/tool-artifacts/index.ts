@@ -8,7 +8,7 @@ import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozec
 import { Type } from "typebox";
 import { type ArtifactStore, storeForAgentDir } from "../shared/artifact-store.ts";
 import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import { loadConfig } from "../shared/config.ts";
+import { loadConfig, unseenConfigWarnings } from "../shared/config.ts";
 import { projectResult } from "../shared/projection.ts";
 import {
 	buildStub,
@@ -61,7 +61,7 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 	const setup = (ctx: ExtensionContext): { config: ToolArtifactsConfig; store: ArtifactStore } => {
 		if (!config || !store) {
 			const loaded = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd });
-			for (const w of loaded.warnings) warn(ctx, w);
+			for (const w of unseenConfigWarnings(loaded.warnings)) warn(ctx, w);
 			config = loaded.config.toolArtifacts;
 			store = storeForAgentDir(getAgentDir());
 			scheduleBackgroundPrune(getAgentDir(), loaded.config.store);

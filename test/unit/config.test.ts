@@ -12,6 +12,7 @@ import {
 	loadConfig,
 	MAX_CONFIG_FILE_BYTES,
 	projectionHeadShare,
+	unseenConfigWarnings,
 } from "../../extensions/shared/config.ts";
 import { DEFAULT_HEAD_SHARE } from "../../extensions/shared/projection.ts";
 
@@ -328,5 +329,14 @@ describe("projectionHeadShare", () => {
 	it("reads projection.headShare from headroom.json", () => {
 		writeFileSync(userFile, JSON.stringify({ projection: { headShare: 0.4 } }));
 		expect(projectionHeadShare(loadConfig({ agentDir, cwd }).config)).toBe(0.4);
+	});
+});
+
+describe("unseenConfigWarnings", () => {
+	it("passes each warning once per process, whichever extension asks first", () => {
+		const unique = `test warning ${process.pid} ${Date.now()}`;
+		expect(unseenConfigWarnings([unique, `${unique} b`])).toEqual([unique, `${unique} b`]);
+		expect(unseenConfigWarnings([unique])).toEqual([]);
+		expect(unseenConfigWarnings([`${unique} b`, `${unique} c`, `${unique} c`])).toEqual([`${unique} c`]);
 	});
 });
