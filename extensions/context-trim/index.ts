@@ -15,6 +15,7 @@ import {
 	type HeadroomConfig,
 	loadConfig,
 	projectionHeadShare,
+	projectTrusted,
 	unseenConfigWarnings,
 } from "../shared/config.ts";
 import { estimateTokens } from "../shared/tokens.ts";
@@ -51,7 +52,7 @@ export default function contextTrim(pi: ExtensionAPI): void {
 		let config: TrimConfig = DEFAULT_CONFIG.contextTrim;
 		let project: ProjectFn = defaultProject;
 		try {
-			const loaded = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd });
+			const loaded = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) });
 			config = loaded.config.contextTrim;
 			scheduleBackgroundPrune(getAgentDir(), loaded.config.store);
 			for (const warning of unseenConfigWarnings(loaded.warnings)) notify(ctx, `headroom config: ${warning}`);

@@ -7,7 +7,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import { DEFAULT_CONFIG, loadConfig, unseenConfigWarnings } from "../shared/config.ts";
+import { DEFAULT_CONFIG, loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/config.ts";
 import { isHandoffDetails } from "./details.ts";
 import { withAuth } from "./model-call.ts";
 import { chooseModel } from "./model-ref.ts";
@@ -57,7 +57,11 @@ export default function handoffExtension(pi: ExtensionAPI) {
 	const settings = (ctx: ExtensionContext): HandoffSettings => {
 		if (!configLoaded) {
 			configLoaded = true;
-			const { config, warnings } = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd });
+			const { config, warnings } = loadConfig({
+				agentDir: getAgentDir(),
+				cwd: ctx.cwd,
+				projectTrusted: projectTrusted(ctx),
+			});
 			loaded = { handoff: config.handoff, headShare: config.projection.headShare };
 			scheduleBackgroundPrune(getAgentDir(), config.store);
 			for (const w of unseenConfigWarnings(warnings)) log(ctx, `headroom config: ${w}`);

@@ -6,7 +6,7 @@
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { storeForAgentDir } from "../shared/artifact-store.ts";
 import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import { loadConfig } from "../shared/config.ts";
+import { loadConfig, projectTrusted } from "../shared/config.ts";
 import { COMMAND_DESCRIPTION, formatPrune, formatPruneLimits, formatStatus, USAGE } from "./prompt.ts";
 
 /** Session entry type recording what /headroom showed when there was no UI (never sent to the model). */
@@ -25,7 +25,7 @@ export default function headroom(pi: ExtensionAPI) {
 	};
 
 	const prune = async (ctx: ExtensionContext) => {
-		const { config } = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd });
+		const { config } = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) });
 		const { maxAgeDays, maxTotalBytes, minAgeHours } = config.store;
 		const result = await storeForAgentDir(getAgentDir()).prune({ maxAgeDays, maxTotalBytes, minAgeHours });
 		return formatPrune(result.removed, result.freedBytes, formatPruneLimits(maxAgeDays, maxTotalBytes, minAgeHours));
@@ -51,6 +51,9 @@ export default function headroom(pi: ExtensionAPI) {
 	});
 
 	pi.on("session_start", (_event, ctx) => {
-		scheduleBackgroundPrune(getAgentDir(), loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd }).config.store);
+		scheduleBackgroundPrune(
+			getAgentDir(),
+			loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) }).config.store,
+		);
 	});
 }

@@ -6,7 +6,7 @@
  * names the key path and the file, and only that key falls back to its default. An unreadable
  * file or invalid JSON produces a warning and contributes nothing. loadConfig never throws.
  */
-import { readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { DEFAULT_HEADROOM_SHARE, STATIC_CAPS, type Surface } from "./budget.ts";
@@ -255,13 +255,36 @@ export function configFilePaths(opts: { agentDir: string; cwd: string }): { user
 	return { user: join(opts.agentDir, CONFIG_FILE_NAME), project: join(opts.cwd, ".pi", CONFIG_FILE_NAME) };
 }
 
-/** The effective configuration and every problem found on the way; never throws. */
-export function loadConfig(opts: { agentDir: string; cwd: string }): { config: HeadroomConfig; warnings: string[] } {
+/**
+ * Whether Pi trusts the project's own files: Pi 1.x asks the user (ctx.isProjectTrusted()); Pi 0.73 has no
+ * project trust and loads project resources anyway, so an absent check counts as trusted.
+ */
+export function projectTrusted(ctx: unknown): boolean {
+	const check = (ctx as { isProjectTrusted?: unknown } | undefined)?.isProjectTrusted;
+	if (typeof check !== "function") return true;
+	try {
+		return check.call(ctx) !== false;
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * The effective configuration and every problem found on the way; never throws. An untrusted project's
+ * `.pi/headroom.json` is not read (it could point summaries at another model, or widen a child's tools).
+ */
+export function loadConfig(opts: { agentDir: string; cwd: string; projectTrusted?: boolean }): {
+	config: HeadroomConfig;
+	warnings: string[];
+} {
 	const warnings: string[] = [];
 	try {
 		const { user, project } = configFilePaths(opts);
 		let merged: Json = {};
-		for (const file of [user, project]) {
+		const files = [user];
+		if (opts.projectTrusted !== false) files.push(project);
+		else if (existsSync(project)) warnings.push(`${project}: ignored because Pi does not trust this project`);
+		for (const file of files) {
 			const raw = readConfigFile(file, warnings);
 			if (raw) merged = deepMerge(merged, keepValidKeys(raw, file, warnings));
 		}

@@ -18,6 +18,7 @@ import {
 	type HeadroomConfig,
 	loadConfig,
 	projectionHeadShare,
+	projectTrusted,
 	unseenConfigWarnings,
 } from "../shared/config.ts";
 import { createInProcessBackend } from "./backend.ts";
@@ -90,7 +91,11 @@ export function ensureConfig(env: Env, ctx: ExtensionContext): void {
 	if (env.configLoaded) return;
 	env.configLoaded = true;
 	env.agentDir = getAgentDir();
-	const { config, warnings } = loadConfig({ agentDir: env.agentDir, cwd: ctx.cwd });
+	const { config, warnings } = loadConfig({
+		agentDir: env.agentDir,
+		cwd: ctx.cwd,
+		projectTrusted: projectTrusted(ctx),
+	});
 	env.config = config;
 	scheduleBackgroundPrune(env.agentDir, config.store);
 	for (const warning of unseenConfigWarnings(warnings)) {

@@ -8,7 +8,7 @@ import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozec
 import { Type } from "typebox";
 import { type ArtifactStore, storeForAgentDir } from "../shared/artifact-store.ts";
 import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import { loadConfig, unseenConfigWarnings } from "../shared/config.ts";
+import { loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/config.ts";
 import { projectResult } from "../shared/projection.ts";
 import {
 	buildStub,
@@ -60,7 +60,7 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 
 	const setup = (ctx: ExtensionContext): { config: ToolArtifactsConfig; store: ArtifactStore } => {
 		if (!config || !store) {
-			const loaded = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd });
+			const loaded = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) });
 			for (const w of unseenConfigWarnings(loaded.warnings)) warn(ctx, w);
 			config = loaded.config.toolArtifacts;
 			store = storeForAgentDir(getAgentDir());

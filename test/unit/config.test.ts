@@ -12,6 +12,7 @@ import {
 	loadConfig,
 	MAX_CONFIG_FILE_BYTES,
 	projectionHeadShare,
+	projectTrusted,
 	unseenConfigWarnings,
 } from "../../extensions/shared/config.ts";
 import { DEFAULT_HEAD_SHARE } from "../../extensions/shared/projection.ts";
@@ -338,5 +339,39 @@ describe("unseenConfigWarnings", () => {
 		expect(unseenConfigWarnings([unique, `${unique} b`])).toEqual([unique, `${unique} b`]);
 		expect(unseenConfigWarnings([unique])).toEqual([]);
 		expect(unseenConfigWarnings([`${unique} b`, `${unique} c`, `${unique} c`])).toEqual([`${unique} c`]);
+	});
+});
+
+describe("project trust", () => {
+	it("reads an untrusted project's file not at all, and says so; a trusted or unknown one applies", () => {
+		const root = mkdtempSync(join(tmpdir(), "headroom-trust-"));
+		try {
+			const agentDir = join(root, "agent");
+			const cwd = join(root, "work");
+			mkdirSync(agentDir, { recursive: true });
+			mkdirSync(join(cwd, ".pi"), { recursive: true });
+			writeFileSync(join(cwd, ".pi", CONFIG_FILE_NAME), JSON.stringify({ subagents: { maxConcurrent: 9 } }));
+			const untrusted = loadConfig({ agentDir, cwd, projectTrusted: false });
+			expect(untrusted.config.subagents.maxConcurrent).toBe(DEFAULT_CONFIG.subagents.maxConcurrent);
+			expect(untrusted.warnings.join("\n")).toContain("does not trust this project");
+			expect(loadConfig({ agentDir, cwd, projectTrusted: true }).config.subagents.maxConcurrent).toBe(9);
+			expect(loadConfig({ agentDir, cwd }).config.subagents.maxConcurrent).toBe(9);
+		} finally {
+			rmSync(root, { recursive: true, force: true });
+		}
+	});
+
+	it("asks Pi 1.x's ctx.isProjectTrusted() and treats Pi 0.73 (no such check) as trusted", () => {
+		expect(projectTrusted({ isProjectTrusted: () => false })).toBe(false);
+		expect(projectTrusted({ isProjectTrusted: () => true })).toBe(true);
+		expect(projectTrusted({})).toBe(true);
+		expect(projectTrusted(undefined)).toBe(true);
+		expect(
+			projectTrusted({
+				isProjectTrusted: () => {
+					throw new Error("stale context");
+				},
+			}),
+		).toBe(false);
 	});
 });
