@@ -13,6 +13,7 @@ import { extensionPath, listFiles, makeSandbox, PI_LINES, type PiRpc, startPiRpc
 import {
 	type ChatRequest,
 	messageText,
+	type Script,
 	type ScriptedReply,
 	type ScriptedServer,
 	startScriptedServer,
@@ -55,17 +56,25 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 		await server?.close();
 	});
 
-	it("replaces Pi's summary with summary → questions → answers and hands the next turn the handoff", async () => {
-		server = await startScriptedServer(handoffScript(firstRun));
+	/** The scripted model and pi (rpc) with the handoff extension; the first prompt runs until Pi's compaction ends. */
+	async function compactOnce(script: Script, args: string[] = []) {
+		const started = await startScriptedServer(script);
+		server = started;
 		const sandbox = makeSandbox({
-			server,
+			server: started,
 			contextWindow: CONTEXT_WINDOW,
 			settings: { compaction: COMPACTION },
 			headroomConfig: NO_PROBE,
 		});
-		rpc = startPiRpc({ line, sandbox, extensions: [extensionPath("handoff")] });
-		await rpc.prompt("TASK-ORIGINAL: run the two seq commands and report");
-		await rpc.waitFor((e) => e.type === "compaction_end" || e.type === "auto_compaction_end", 60_000);
+		const live = startPiRpc({ line, sandbox, extensions: [extensionPath("handoff")], args });
+		rpc = live;
+		await live.prompt("TASK-ORIGINAL: run the two seq commands and report");
+		await live.waitFor((e) => e.type === "compaction_end" || e.type === "auto_compaction_end", 60_000);
+		return { server: started, sandbox, rpc: live };
+	}
+
+	it("replaces Pi's summary with summary → questions → answers and hands the next turn the handoff", async () => {
+		const { server, sandbox, rpc } = await compactOnce(handoffScript(firstRun));
 		await rpc.prompt("SECOND-PROMPT: what next?");
 
 		const kinds = server.requests.map(kindOf);
@@ -153,16 +162,7 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 	});
 
 	it("writes the trajectories under the package cache when the session has no file", async () => {
-		server = await startScriptedServer(handoffScript(firstRun));
-		const sandbox = makeSandbox({
-			server,
-			contextWindow: CONTEXT_WINDOW,
-			settings: { compaction: COMPACTION },
-			headroomConfig: NO_PROBE,
-		});
-		rpc = startPiRpc({ line, sandbox, extensions: [extensionPath("handoff")], args: ["--no-session"] });
-		await rpc.prompt("TASK-ORIGINAL: run the two seq commands and report");
-		await rpc.waitFor((e) => e.type === "compaction_end" || e.type === "auto_compaction_end", 60_000);
+		const { sandbox } = await compactOnce(handoffScript(firstRun), ["--no-session"]);
 		const files = listFiles(sandbox.agentDir).filter((f) => f.path.includes("trajectory.summarization-1-"));
 		expect(files).toHaveLength(3);
 		for (const f of files) {
@@ -173,18 +173,9 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 	});
 
 	it("stores a summary-only handoff when the questions call fails, and the session goes on", async () => {
-		server = await startScriptedServer(
+		const { server, sandbox, rpc } = await compactOnce(
 			handoffScript(firstRun, { questions: { error: { status: 500, message: "questions down" } } }),
 		);
-		const sandbox = makeSandbox({
-			server,
-			contextWindow: CONTEXT_WINDOW,
-			settings: { compaction: COMPACTION },
-			headroomConfig: NO_PROBE,
-		});
-		rpc = startPiRpc({ line, sandbox, extensions: [extensionPath("handoff")] });
-		await rpc.prompt("TASK-ORIGINAL: run the two seq commands and report");
-		await rpc.waitFor((e) => e.type === "compaction_end" || e.type === "auto_compaction_end", 60_000);
 		await rpc.prompt("SECOND-PROMPT: what next?");
 		const kinds = server.requests.map(kindOf);
 		// One retry of the failed call (transient errors), then no answers call.
@@ -204,19 +195,10 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 		const THREE = "1. R-ONE?\n2. R-TWO?\n3. R-THREE?";
 		const corrective = questionsReaskPrompt(2, MIN_QUESTIONS);
 		const scripted = handoffScript(firstRun);
-		server = await startScriptedServer((req) => {
+		const { server, sandbox, rpc } = await compactOnce((req) => {
 			if (kindOf(req) !== "questions") return scripted(req);
 			return { text: req.lastUser === corrective ? THREE : TWO, promptTokens: 300, completionTokens: 20 };
 		});
-		const sandbox = makeSandbox({
-			server,
-			contextWindow: CONTEXT_WINDOW,
-			settings: { compaction: COMPACTION },
-			headroomConfig: NO_PROBE,
-		});
-		rpc = startPiRpc({ line, sandbox, extensions: [extensionPath("handoff")] });
-		await rpc.prompt("TASK-ORIGINAL: run the two seq commands and report");
-		await rpc.waitFor((e) => e.type === "compaction_end" || e.type === "auto_compaction_end", 60_000);
 		await rpc.prompt("SECOND-PROMPT: what next?");
 
 		const kinds = server.requests.map(kindOf);
@@ -251,18 +233,9 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 	});
 
 	it("lets Pi's default compaction run when the summary call fails", async () => {
-		server = await startScriptedServer(
+		const { server, sandbox, rpc } = await compactOnce(
 			handoffScript(firstRun, { summary: { error: { status: 500, message: "summary down" } } }),
 		);
-		const sandbox = makeSandbox({
-			server,
-			contextWindow: CONTEXT_WINDOW,
-			settings: { compaction: COMPACTION },
-			headroomConfig: NO_PROBE,
-		});
-		rpc = startPiRpc({ line, sandbox, extensions: [extensionPath("handoff")] });
-		await rpc.prompt("TASK-ORIGINAL: run the two seq commands and report");
-		await rpc.waitFor((e) => e.type === "compaction_end" || e.type === "auto_compaction_end", 60_000);
 		await rpc.prompt("SECOND-PROMPT: what next?");
 		const kinds = server.requests.map(kindOf);
 		expect(kinds).toEqual(["agent", "agent", "agent", "summary", "summary", "pi-default", "agent"]);
