@@ -10,6 +10,7 @@ import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import subagents, { setupSubagents } from "../../extensions/subagents/index.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { callText, resultText, rowText, statusText, widgetLines } from "../../extensions/subagents/render.ts";
+import { childRecord } from "./subagents-fakes.ts";
 
 type Tool = {
 	name: string;
@@ -145,25 +146,7 @@ describe("wording pins", () => {
 });
 
 function rec(id: string, state: ChildRecord["state"]): ChildRecord {
-	return {
-		id,
-		name: `task ${id}`,
-		prompt: "",
-		model: "p/m",
-		tools: [],
-		cwd: "/",
-		context: "fresh",
-		state,
-		run: 1,
-		createdAt: 0,
-		queuedAt: 0,
-		startedAt: state === "queued" ? undefined : 1000,
-		turns: 2,
-		contextTokens: 1500,
-		outputTokens: 10,
-		partialText: "",
-		recentTools: [],
-	};
+	return childRecord({ id, name: `task ${id}`, state, turns: 2, contextTokens: 1500, outputTokens: 10 });
 }
 
 describe("renderers", () => {

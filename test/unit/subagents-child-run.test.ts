@@ -15,28 +15,12 @@ import {
 } from "../../extensions/subagents/child-run.ts";
 import { type ChildRecord, type ChildState, RECENT_TOOL_CALLS } from "../../extensions/subagents/domain.ts";
 import { emptyAnswerNote, maxRunTimeError, PROVIDER_ERROR, watchdogError } from "../../extensions/subagents/prompt.ts";
+import { childRecord } from "./subagents-fakes.ts";
 
 const STATES: ChildState[] = ["queued", "starting", "running", "completed", "failed", "cancelled"];
 
 function record(): ChildRecord {
-	return {
-		id: "sa-1",
-		name: "t",
-		prompt: "t",
-		model: "p/m",
-		tools: [],
-		cwd: "/",
-		context: "fresh",
-		state: "running",
-		run: 1,
-		createdAt: 0,
-		queuedAt: 0,
-		startedAt: 0,
-		turns: 0,
-		outputTokens: 0,
-		partialText: "",
-		recentTools: [],
-	};
+	return childRecord({ prompt: "t", startedAt: 0 });
 }
 
 const runtime = (): Runtime => ({ model: {}, systemAppend: [], lastActivity: 0, toolsInFlight: 0, settledRuns: 0 });

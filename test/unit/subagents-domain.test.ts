@@ -18,6 +18,7 @@ import {
 	statusGlyph,
 	TOOL_ARGS_BRIEF_BYTES,
 } from "../../extensions/subagents/domain.ts";
+import { childRecord } from "./subagents-fakes.ts";
 
 const bytes = (text: string) => Buffer.byteLength(text, "utf8");
 /** True when the text has no lone surrogate (a clip that split a pair would leave one). */
@@ -34,23 +35,7 @@ const modelArb = fc.record({
 });
 
 function child(id: string, state: ChildRecord["state"], queuedAt: number): ChildRecord {
-	return {
-		id,
-		name: id,
-		prompt: "",
-		model: "p/m",
-		tools: [],
-		cwd: "/",
-		context: "fresh",
-		state,
-		run: 1,
-		createdAt: queuedAt,
-		queuedAt,
-		turns: 0,
-		outputTokens: 0,
-		partialText: "",
-		recentTools: [],
-	};
+	return childRecord({ id, name: id, state, createdAt: queuedAt, queuedAt, startedAt: undefined });
 }
 
 const keyOf = (m: { provider: string; id: string }) => `${m.provider}/${m.id}`;

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/config.ts";
+import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import { createEnv, type Env } from "../../extensions/subagents/env.ts";
 import {
 	type ChildBackend,
@@ -141,4 +142,28 @@ export async function until(check: () => boolean, timeoutMs = 5_000): Promise<vo
 		if (Date.now() - start > timeoutMs) throw new Error("condition not reached in time");
 		await new Promise((r) => setTimeout(r, 2));
 	}
+}
+
+/** A child record with plain defaults (a running child, run 1, no output); tests override what they look at. */
+export function childRecord(overrides: Partial<ChildRecord> = {}): ChildRecord {
+	const state = overrides.state ?? "running";
+	return {
+		id: "sa-1",
+		name: "t",
+		prompt: "",
+		model: "p/m",
+		tools: [],
+		cwd: "/",
+		context: "fresh",
+		state,
+		run: 1,
+		createdAt: 0,
+		queuedAt: 0,
+		startedAt: state === "queued" ? undefined : 1000,
+		turns: 0,
+		outputTokens: 0,
+		partialText: "",
+		recentTools: [],
+		...overrides,
+	};
 }

@@ -12,7 +12,7 @@ import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import { MODEL_CHOICES_SHOWN } from "../../extensions/subagents/domain.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { cancelTool, sendTool, spawnTool } from "../../extensions/subagents/tools.ts";
-import { type FakeWorld, fakeWorld, tempRoot, until } from "./subagents-fakes.ts";
+import { childRecord, type FakeWorld, fakeWorld, tempRoot, until } from "./subagents-fakes.ts";
 
 type Model = { provider: string; id: string; contextWindow: number; maxTokens: number };
 const model = (provider: string, id: string): Model => ({ provider, id, contextWindow: 128_000, maxTokens: 4096 });
@@ -208,25 +208,8 @@ describe("spawn wording by mode", () => {
 });
 
 describe("singular and plural", () => {
-	const child = (turns: number): ChildRecord => ({
-		id: "sa-1",
-		name: "n",
-		prompt: "",
-		model: "mock/mock-model",
-		tools: [],
-		cwd: "/",
-		context: "fresh",
-		state: "completed",
-		run: 1,
-		createdAt: 0,
-		queuedAt: 0,
-		startedAt: 1000,
-		endedAt: 3000,
-		turns,
-		outputTokens: 1,
-		partialText: "",
-		recentTools: [],
-	});
+	const child = (turns: number): ChildRecord =>
+		childRecord({ name: "n", model: "mock/mock-model", state: "completed", endedAt: 3000, turns, outputTokens: 1 });
 
 	it("one turn, one token, one subagent, one result read as singular; other counts as plural", () => {
 		expect(P.resultHeader(child(1), "completed", 1)).toBe(

@@ -18,29 +18,13 @@ import {
 	WIDGET_MAX_ROWS,
 	widgetLines,
 } from "../../extensions/subagents/render.ts";
+import { childRecord } from "./subagents-fakes.ts";
 
 const ACTIVE: ChildState[] = ["queued", "starting", "running"];
 const ALL: ChildState[] = [...ACTIVE, "completed", "failed", "cancelled"];
 
 function child(id: string, state: ChildState, name = `task ${id}`): ChildRecord {
-	return {
-		id,
-		name,
-		prompt: "",
-		model: "p/m",
-		tools: [],
-		cwd: "/",
-		context: "fresh",
-		state,
-		run: 1,
-		createdAt: 0,
-		queuedAt: 0,
-		startedAt: state === "queued" ? undefined : 1000,
-		turns: 0,
-		outputTokens: 0,
-		partialText: "",
-		recentTools: [],
-	};
+	return childRecord({ id, name, state });
 }
 
 /** True when a string holds a character a terminal would act on (other than a line feed). */
