@@ -25,6 +25,22 @@ const numberFormats = [
 	(n: number, t: string) => `  (${n}) ${t}`,
 ];
 
+/** The three trajectory files of a handoff run, from a minimal parent (no copied context). */
+function trajectoriesOf(out: Parameters<typeof buildTrajectories>[1]) {
+	return buildTrajectories(
+		{
+			parentSessionId: "p",
+			index: 1,
+			modelName: "m/x",
+			copiedMessages: [],
+			copiedBlocks: [],
+			omittedBytes: 0,
+			summaryInstruction: "I",
+		},
+		out,
+	);
+}
+
 describe("countQuestions", () => {
 	it("counts each numbered line once, with or without a question mark, in any common format", () => {
 		fc.assert(
@@ -160,18 +176,7 @@ describe("the questions step enforces the minimum", () => {
 		);
 		expect(details.questions).toMatchObject({ count: 3, required: 5, shortfall: true });
 		expect(details.calls.filter((c) => c.step === "questions").map((c) => Boolean(c.reask))).toEqual([false, true]);
-		const files = buildTrajectories(
-			{
-				parentSessionId: "p",
-				index: 1,
-				modelName: "m/x",
-				copiedMessages: [],
-				copiedBlocks: [],
-				omittedBytes: 0,
-				summaryInstruction: "I",
-			},
-			out,
-		);
+		const files = trajectoriesOf(out);
 		expect(files.map((f) => f.step)).toEqual(["summary", "questions", "answers"]);
 		const q = files[1].trajectory;
 		expect(q.steps.map((s) => s.source)).toEqual(["system", "user", "agent", "user", "agent"]);
@@ -189,18 +194,7 @@ describe("the questions step enforces the minimum", () => {
 		expect(out.errors).toEqual([]);
 		expect(out.questions).toBe(questionsText(1, "FIRST"));
 		expect(out.questionCheck).toMatchObject({ firstCount: 1, count: 1, reasked: true, shortfall: true });
-		const files = buildTrajectories(
-			{
-				parentSessionId: "p",
-				index: 1,
-				modelName: "m/x",
-				copiedMessages: [],
-				copiedBlocks: [],
-				omittedBytes: 0,
-				summaryInstruction: "I",
-			},
-			out,
-		);
+		const files = trajectoriesOf(out);
 		expect(files[1].trajectory.extra?.error).toBe("re-ask: HTTP 500");
 		expect(files[1].trajectory.steps.map((s) => s.source)).toEqual(["system", "user", "agent", "user"]);
 	});
