@@ -1,5 +1,5 @@
 /**
- * pi-headroom's store command: `/headroom` shows the artifact store, `/headroom prune` prunes it.
+ * pi-context-headroom's store command: `/headroom` shows the artifact store, `/headroom prune` prunes it.
  * Pruning also runs in the background shortly after a session starts, off the hot path, at most once per
  * process and once per six hours across processes (../shared/background-prune.ts).
  */

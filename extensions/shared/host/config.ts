@@ -313,7 +313,7 @@ export function projectionHeadShare(config?: { projection?: { headShare?: number
 }
 
 /** Shared across module copies: Pi may load each extension with its own instance of this module. */
-const SEEN_WARNINGS = Symbol.for("pi-headroom.config-warnings-seen");
+const SEEN_WARNINGS = Symbol.for("pi-context-headroom.config-warnings-seen");
 
 /**
  * The warnings not yet shown by this process. Every extension reads the same files, so without this one bad key

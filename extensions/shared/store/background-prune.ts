@@ -21,7 +21,7 @@ export const PRUNE_MARKER_NAME = ".last-prune";
 /** Marker file mode: owner read/write only. */
 const MARKER_MODE = 0o600;
 /** One flag per process, shared by every module copy of this file. */
-const SCHEDULED = Symbol.for("pi-headroom.background-prune.scheduled");
+const SCHEDULED = Symbol.for("pi-context-headroom.background-prune.scheduled");
 
 /** What a background prune did (for tests and logs). */
 export type BackgroundPruneOutcome =
