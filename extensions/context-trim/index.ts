@@ -20,13 +20,7 @@ import { storeForAgentDir } from "../shared/store/artifact-store.ts";
 import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
 import { estimateTokens } from "../shared/text/tokens.ts";
 import { messageBudget, TokenSizer, type TranscriptMessage, usageBasedTokens } from "../shared/transcript/plan.ts";
-import {
-	defaultProject,
-	OmissionMemo,
-	type ProjectFn,
-	plainProject,
-	storedProject,
-} from "../shared/transcript/view.ts";
+import { OmissionMemo, type ShortenOptions, storedShortening } from "../shared/transcript/view.ts";
 import { trimMessages } from "./trim.ts";
 
 /** Tokens charged per tool definition besides its JSON (function wrapper, type). */
@@ -37,7 +31,7 @@ type TrimConfig = HeadroomConfig["contextTrim"];
 export default function contextTrim(pi: ExtensionAPI): void {
 	const sizer = new TokenSizer();
 	const memo = new OmissionMemo(sizer);
-	let settings: { config: TrimConfig; project: ProjectFn } | undefined;
+	let settings: { config: TrimConfig; shorten: ShortenOptions } | undefined;
 	let tools = { key: "", tokens: 0 };
 	let system = { text: "", tokens: 0 };
 	let reportedError = false;
@@ -50,19 +44,19 @@ export default function contextTrim(pi: ExtensionAPI): void {
 	const setup = (ctx: ExtensionContext) => {
 		if (settings) return settings;
 		let config: TrimConfig = DEFAULT_CONFIG.contextTrim;
-		let project: ProjectFn = defaultProject;
+		let shorten: ShortenOptions = {};
 		try {
 			const loaded = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) });
 			config = loaded.config.contextTrim;
 			scheduleBackgroundPrune(getAgentDir(), loaded.config.store);
 			for (const warning of unseenConfigWarnings(loaded.warnings)) notify(ctx, `headroom config: ${warning}`);
 			const headShare = projectionHeadShare(loaded.config);
-			project = plainProject(headShare); // kept if the store cannot be set up below
-			project = storedProject(storeForAgentDir(getAgentDir()), headShare);
+			shorten = { headShare }; // kept if the store cannot be set up below
+			shorten = storedShortening(storeForAgentDir(getAgentDir()), headShare);
 		} catch (error) {
 			notify(ctx, `context-trim: using defaults without stored transcripts (${String(error)})`);
 		}
-		settings = { config, project };
+		settings = { config, shorten };
 		return settings;
 	};
 
@@ -87,7 +81,7 @@ export default function contextTrim(pi: ExtensionAPI): void {
 
 	pi.on("context", (event, ctx) => {
 		try {
-			const { config, project } = setup(ctx);
+			const { config, shorten } = setup(ctx);
 			if (!config.enabled) return undefined;
 			const contextWindow = ctx.model?.contextWindow ?? ctx.getContextUsage()?.contextWindow;
 			if (!contextWindow) return undefined;
@@ -107,7 +101,7 @@ export default function contextTrim(pi: ExtensionAPI): void {
 				cutStepTokens: config.cutStepTokens,
 				sessionFile: ctx.sessionManager.getSessionFile(),
 				sizer,
-				project,
+				shorten,
 				memo,
 			});
 			if (!result.trimmed) return undefined;

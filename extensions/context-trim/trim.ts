@@ -14,7 +14,7 @@ import {
 	type Sizer,
 	type TranscriptMessage,
 } from "../shared/transcript/plan.ts";
-import { buildView, defaultProject, type OmissionMemo, type ProjectFn } from "../shared/transcript/view.ts";
+import { buildView, type OmissionMemo, type ShortenOptions } from "../shared/transcript/view.ts";
 import { MARKER_CUSTOM_TYPE, renderTrimMarker } from "./prompt.ts";
 
 export interface TrimOptions extends RetentionOptions {
@@ -22,8 +22,8 @@ export interface TrimOptions extends RetentionOptions {
 	sessionFile?: string;
 	/** Sizes messages (a TokenSizer keeps estimates across calls). */
 	sizer?: Sizer;
-	/** Shortens oversized texts (default: the projection primitive without a stored copy). */
-	project?: ProjectFn;
+	/** How oversized texts are shortened (default: the projection without a stored copy). */
+	shorten?: ShortenOptions;
 	/** Reuses the omission index while the cut is stable (built on the same TokenSizer as `sizer`). */
 	memo?: OmissionMemo;
 }
@@ -43,7 +43,7 @@ export interface TrimResult {
 export function trimMessages(messages: TranscriptMessage[], options: TrimOptions): TrimResult {
 	const plan = planRetention(messages, options, options.sizer);
 	if (!plan.trimmed) return { messages, trimmed: false, plan };
-	const view = buildView(messages, plan, options.project ?? defaultProject, options.memo);
+	const view = buildView(messages, plan, options.shorten, options.memo);
 	const reserve = options.markerReserveTokens ?? DEFAULT_MARKER_RESERVE_TOKENS;
 	let marker = "";
 	const out: TranscriptMessage[] = [];

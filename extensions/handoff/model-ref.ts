@@ -8,7 +8,7 @@ import { SURFACES } from "../shared/surfaces.ts";
 import { LOG } from "./prompt.ts";
 
 /** At most this many available models are listed in the warning (a registry can hold hundreds). */
-export const MAX_LISTED_MODELS = SURFACES["handoff.modelList"].maxLines;
+export const MAX_LISTED_MODELS = SURFACES["handoff.modelList"].maxLines - 1;
 
 /** A model as far as the choice needs it. */
 export interface ModelLike {

@@ -8,9 +8,7 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import type { HeadroomConfig } from "../shared/host/config.ts";
-import { projectResultSync } from "../shared/projection/projection.ts";
 import { storeForAgentDir } from "../shared/store/artifact-store.ts";
-import { SURFACES } from "../shared/surfaces.ts";
 import { bytesForTokens, estimateTokens } from "../shared/text/tokens.ts";
 import { buildDetails, type HandoffDetails, summarizationIndex } from "./details.ts";
 import { type HandoffOutcome, runHandoff } from "./handoff.ts";
@@ -23,20 +21,12 @@ import {
 	currentState,
 	fitUserMessages,
 	type HistoryMessage,
-	type Projector,
 	serializeHistory,
 	userTexts,
 } from "./serialize.ts";
 import { buildTrajectories } from "./trajectory.ts";
 import { highestIndexIn, trajectoryDir, trajectoryTarget, writeTrajectories } from "./trajectory-files.ts";
 
-/** Budget of each long piece (tool result, long reply) in the transcript the handoff calls read. */
-const PIECE_LIMITS = { maxBytes: SURFACES["handoff.piece"].maxBytes, maxLines: SURFACES["handoff.piece"].maxLines };
-/** Budget of each excerpt of the current state. */
-const STATE_LIMITS = {
-	maxBytes: SURFACES["handoff.currentState"].maxBytes,
-	maxLines: SURFACES["handoff.currentState"].maxLines,
-};
 /** Output tokens asked of each handoff call, at most (further capped by the model). */
 const MAX_OUTPUT_TOKENS = 4096;
 /** Tokens kept free beyond the estimate, for provider framing. */
@@ -110,21 +100,21 @@ export async function computeHandoff(
 		Math.min(MAX_OUTPUT_TOKENS, model.maxTokens || MAX_OUTPUT_TOKENS, Math.floor(window / 8)),
 	);
 	const store = storeForAgentDir(getAgentDir());
-	const project: Projector = (text, limits) => projectResultSync(text, limits, { store, kind: "transcripts" });
+	const sink = store.sink("transcripts");
 	const users = userTexts(input.branch);
 	// The task goes into all three prompts and the handoff: bounded like the later user messages.
-	const task = boundTask(users[0] ?? NO_TASK, cfg.userMessagesBudgetBytes, headShare, project);
-	const later = fitUserMessages(users.slice(1), cfg.userMessagesBudgetBytes);
-	const state = currentState(branchContext(input.branch).messages, STATE_LIMITS, project);
+	const task = boundTask(users[0] ?? NO_TASK, cfg.userMessagesBudgetBytes, headShare, sink);
+	const later = fitUserMessages(users.slice(1), cfg.userMessagesBudgetBytes, sink);
+	const state = currentState(branchContext(input.branch).messages, {}, sink);
 	const instruction = summaryInstruction(task.text, input.previousSummary, input.focus);
 	// Room for the transcript: the window less three replies (the answers call carries the summary and
 	// the questions too) and the fixed parts of the prompts.
 	const fixed = estimateTokens(instruction + questionsPrompt(task.text, "", state) + later.kept.join("\n"));
 	const transcriptTokens = Math.max(MIN_TRANSCRIPT_TOKENS, window - 3 * maxTokens - fixed - SAFETY_TOKENS);
 	const history = serializeHistory(input.messages, {
-		pieceLimits: { ...PIECE_LIMITS, headShare },
+		pieceLimits: { headShare },
 		maxBytes: bytesForTokens(transcriptTokens),
-		project,
+		sink,
 	});
 	const outcome = await runHandoff(
 		{

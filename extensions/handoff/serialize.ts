@@ -4,8 +4,8 @@
  * shared projection primitive, so the errors and stack traces at the end of an output survive.
  * Pure: plain data in, plain data out.
  */
-import { type Projection, type ProjectionLimits, projectText } from "../shared/projection/projection.ts";
-import { SURFACES } from "../shared/surfaces.ts";
+import { type ArtifactSink, MIN_WINDOW_BYTES, project } from "../shared/projection/projection.ts";
+import { resolveSurface, SURFACES } from "../shared/surfaces.ts";
 import { utf8Length } from "../shared/text/tokens.ts";
 import { NO_TEXT, TRANSCRIPT_LABELS } from "./prompt.ts";
 
@@ -42,8 +42,6 @@ export interface BranchEntry {
 
 /** Share of a tool result's budget given to its head: outputs end in errors, so the tail gets more than usual. */
 export const TOOL_RESULT_HEAD_SHARE = SURFACES["handoff.toolResult"].headShare;
-/** Share of a current-state excerpt given to its head: the state is what the output ended with. */
-export const STATE_HEAD_SHARE = SURFACES["handoff.currentState"].headShare;
 /** How many of the latest tool results the current state shows. */
 export const STATE_TOOL_RESULTS = 3;
 
@@ -67,26 +65,33 @@ function partsOf(content: unknown, type: string): Array<Record<string, unknown>>
 }
 
 /**
- * Cuts one text head+tail (verbatim when it fits). The adapter passes one that stores the full text
- * as an artifact so the footer names a file the next agent can read; the default stores nothing.
+ * Limits of the pieces of one handoff, narrower than their surfaces' (handoff.piece, handoff.toolResult)
+ * when given; `headShare` is the configured projection.headShare.
  */
-export type Projector = (text: string, limits: ProjectionLimits) => Projection;
-
-/** A projector with no store: the footer says plainly that the full text was not saved. */
-export const pureProjector: Projector = (text, limits) => projectText(text, limits, undefined);
+export interface PieceLimits {
+	/** UTF-8 bytes of one piece. */
+	maxBytes?: number;
+	/** Lines of one piece. */
+	maxLines?: number;
+	/** Head share of every piece except tool and shell outputs. */
+	headShare?: number;
+}
 
 /**
  * One message as a transcript block, long parts cut head+tail; "" for messages the model never saw.
  * `pieceLimits.headShare` (the configured projection.headShare) applies to every piece except tool and
- * shell outputs, which always keep TOOL_RESULT_HEAD_SHARE: their errors come at the end.
+ * shell outputs, which always keep TOOL_RESULT_HEAD_SHARE: their errors come at the end. With a `sink`
+ * the full texts are stored, so footers name a file the next agent can read; without, they say not saved.
  */
-export function messageBlock(
-	message: HistoryMessage,
-	pieceLimits: ProjectionLimits,
-	project: Projector = pureProjector,
-): string {
+export function messageBlock(message: HistoryMessage, pieceLimits: PieceLimits = {}, sink?: ArtifactSink): string {
 	const L = TRANSCRIPT_LABELS;
-	const cut = (text: string, limits: ProjectionLimits) => project(text, limits).text;
+	const cut = (text: string, output = false) =>
+		project(text, output ? "handoff.toolResult" : "handoff.piece", {
+			maxBytes: pieceLimits.maxBytes,
+			maxLines: pieceLimits.maxLines,
+			headShare: output ? undefined : pieceLimits.headShare,
+			sink,
+		}).text;
 	switch (message.role) {
 		case "user":
 			return `${L.user}: ${contentText(message.content) || NO_TEXT}`;
@@ -96,11 +101,11 @@ export function messageBlock(
 				.map((p) => String(p.thinking ?? ""))
 				.filter(Boolean)
 				.join("\n");
-			if (thinking) lines.push(`${L.thinking}: ${cut(thinking, pieceLimits)}`);
+			if (thinking) lines.push(`${L.thinking}: ${cut(thinking)}`);
 			const text = contentText(message.content);
-			if (text) lines.push(`${L.assistant}: ${cut(text, pieceLimits)}`);
+			if (text) lines.push(`${L.assistant}: ${cut(text)}`);
 			const calls = partsOf(message.content, "toolCall").map(
-				(c) => `${String(c.name ?? "?")}(${cut(JSON.stringify(c.arguments ?? {}), pieceLimits)})`,
+				(c) => `${String(c.name ?? "?")}(${cut(JSON.stringify(c.arguments ?? {}))})`,
 			);
 			if (calls.length > 0) lines.push(`${L.toolCalls}: ${calls.join("; ")}`);
 			if (lines.length === 0) lines.push(`${L.assistant}: ${NO_TEXT}`);
@@ -108,17 +113,15 @@ export function messageBlock(
 		}
 		case "toolResult": {
 			const label = L.toolResult(message.toolName ?? "tool", Boolean(message.isError));
-			const limits = { ...pieceLimits, headShare: TOOL_RESULT_HEAD_SHARE };
-			return `${label}: ${cut(contentText(message.content) || NO_TEXT, limits)}`;
+			return `${label}: ${cut(contentText(message.content) || NO_TEXT, true)}`;
 		}
 		case "bashExecution": {
 			if (message.excludeFromContext) return "";
 			const exit = message.exitCode === undefined ? "" : ` (exit ${message.exitCode})`;
-			const limits = { ...pieceLimits, headShare: TOOL_RESULT_HEAD_SHARE };
-			return `${L.userShell}: ${message.command ?? ""}${exit}\n${cut(message.output ?? "", limits)}`;
+			return `${L.userShell}: ${message.command ?? ""}${exit}\n${cut(message.output ?? "", true)}`;
 		}
 		case "custom":
-			return `${L.note(message.customType ?? "extension")}: ${cut(contentText(message.content) || NO_TEXT, pieceLimits)}`;
+			return `${L.note(message.customType ?? "extension")}: ${cut(contentText(message.content) || NO_TEXT)}`;
 		case "compactionSummary":
 		case "branchSummary":
 			return `${L.earlierSummary}: ${message.summary ?? ""}`;
@@ -149,18 +152,17 @@ export const BLOCK_SEPARATOR = "\n\n";
  */
 export function serializeHistory(
 	messages: HistoryMessage[],
-	opts: { pieceLimits: ProjectionLimits; maxBytes: number; project?: Projector },
+	opts: { pieceLimits: PieceLimits; maxBytes: number; sink?: ArtifactSink },
 ): SerializedHistory {
-	const project = opts.project ?? pureProjector;
-	const blocks = messages.map((m) => messageBlock(m, opts.pieceLimits, project));
+	const blocks = messages.map((m) => messageBlock(m, opts.pieceLimits, opts.sink));
 	const joined = blocks.filter((b) => b.length > 0).join(BLOCK_SEPARATOR);
 	const fullBytes = utf8Length(joined);
 	if (fullBytes <= opts.maxBytes) return { text: joined, blocks, fullBytes, omittedBytes: 0 };
-	// Lines never bind here (a line is at least one byte), the byte budget does.
-	const projection = project(joined, {
+	// Lines never bind here (the surface gives a line per byte), the byte budget does.
+	const projection = project(joined, "handoff.transcript", {
 		maxBytes: opts.maxBytes,
-		maxLines: opts.maxBytes,
 		headShare: opts.pieceLimits.headShare,
+		sink: opts.sink,
 	});
 	return { text: projection.text, blocks, fullBytes, omittedBytes: projection.omittedBytes };
 }
@@ -169,23 +171,18 @@ export function serializeHistory(
  * Pi's analogue of a terminal screen: the end of the latest tool outputs and of the last assistant
  * message, each cut tail-heavy to `limits`.
  */
-export function currentState(
-	messages: HistoryMessage[],
-	limits: ProjectionLimits,
-	project: Projector = pureProjector,
-): string {
-	const cut = (text: string, l: ProjectionLimits) => project(text, l).text;
-	const stateLimits = { ...limits, headShare: limits.headShare ?? STATE_HEAD_SHARE };
+export function currentState(messages: HistoryMessage[], limits: PieceLimits = {}, sink?: ArtifactSink): string {
+	const cut = (text: string) => project(text, "handoff.currentState", { ...limits, sink }).text;
 	const results: string[] = [];
 	let assistant: string | undefined;
 	for (let i = messages.length - 1; i >= 0; i--) {
 		const m = messages[i];
 		if (m.role === "toolResult" && results.length < STATE_TOOL_RESULTS) {
 			const label = TRANSCRIPT_LABELS.toolResult(m.toolName ?? "tool", Boolean(m.isError));
-			results.unshift(`${label}: ${cut(contentText(m.content) || NO_TEXT, stateLimits)}`);
+			results.unshift(`${label}: ${cut(contentText(m.content) || NO_TEXT)}`);
 		} else if (m.role === "assistant" && assistant === undefined) {
 			const text = contentText(m.content);
-			if (text) assistant = `${TRANSCRIPT_LABELS.assistant}: ${cut(text, stateLimits)}`;
+			if (text) assistant = `${TRANSCRIPT_LABELS.assistant}: ${cut(text)}`;
 		}
 		if (assistant !== undefined && results.length >= STATE_TOOL_RESULTS) break;
 	}
@@ -211,10 +208,10 @@ export function boundTask(
 	task: string,
 	maxBytes: number,
 	headShare: number | undefined,
-	project: Projector = pureProjector,
+	sink?: ArtifactSink,
 ): BoundedTask {
-	// Lines never bind (a line is at least one byte): the byte budget does.
-	const p = project(task, { maxBytes, maxLines: maxBytes, headShare });
+	// The configured budget is the surface's; lines never bind (a line is at least one byte).
+	const p = project(task, resolveSurface("handoff.task", { maxBytes, maxLines: maxBytes }), { headShare, sink });
 	const stored = p.artifact?.ok ? { artifactPath: p.artifact.path } : {};
 	return { text: p.text, omittedBytes: p.omittedBytes, ...stored };
 }
@@ -228,16 +225,35 @@ export function userTexts(entries: BranchEntry[]): string[] {
 	return out;
 }
 
-/** Later user messages kept verbatim within a byte budget: the newest that fit, shown oldest first. */
-export function fitUserMessages(later: string[], budgetBytes: number): { kept: string[]; omitted: number } {
+/**
+ * Later user messages within a byte budget, shown oldest first: the newest verbatim while they fit; the
+ * first that does not fit keeps head + tail in what is left (when that is at least the minimum window,
+ * its full text stored through `sink`); the older ones are counted as omitted.
+ */
+export function fitUserMessages(
+	later: string[],
+	budgetBytes: number,
+	sink?: ArtifactSink,
+): { kept: string[]; omitted: number } {
 	const kept: string[] = [];
+	const surface = resolveSurface("handoff.userMessages", { maxBytes: budgetBytes, maxLines: budgetBytes });
 	let used = 0;
 	let i = later.length - 1;
 	for (; i >= 0; i--) {
 		const size = utf8Length(later[i]);
-		if (used + size > budgetBytes) break;
-		used += size;
-		kept.unshift(later[i]);
+		if (used + size <= budgetBytes) {
+			used += size;
+			kept.unshift(later[i]);
+			continue;
+		}
+		const room = budgetBytes - used;
+		const shown = room >= MIN_WINDOW_BYTES ? project(later[i], surface, { maxBytes: room, sink }).text : undefined;
+		// (A footer naming a very long store path could outgrow a small room: then the message is counted.)
+		if (shown !== undefined && utf8Length(shown) <= room) {
+			kept.unshift(shown);
+			i--;
+		}
+		break;
 	}
 	return { kept, omitted: i + 1 };
 }

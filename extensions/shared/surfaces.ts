@@ -23,6 +23,11 @@ export interface SurfaceBudget {
 	 * is then only the ceiling, and `maxLines` is derived from the call's bytes at this many bytes a line.
 	 */
 	readonly bytesPerLine?: number;
+	/**
+	 * A clipped surface (a title, a brief, a reason, a list): the text is cut to its longest prefix within
+	 * both limits and marked, with no omission marker line or footer; below the projection's minimum window.
+	 */
+	readonly clip?: boolean;
 	/** What the surface bounds, in one line (shown in the README's budget table). */
 	readonly doc: string;
 }
@@ -58,22 +63,30 @@ export const SURFACES = freezeEntries({
 		headShare: 0,
 		doc: "the preview of a running child's output in subagent_check (its recent end)",
 	},
-	"subagents.name": { maxBytes: 40, maxLines: 1, doc: "a child's title made from its task" },
-	"subagents.toolArgs": { maxBytes: 80, maxLines: 1, doc: "a child's recent tool call, arguments on one line" },
+	"subagents.name": { maxBytes: 40, maxLines: 1, clip: true, doc: "a child's title made from its task" },
+	"subagents.toolArgs": {
+		maxBytes: 80,
+		maxLines: 1,
+		clip: true,
+		doc: "a child's recent tool call, arguments on one line",
+	},
 	"subagents.settledPrompt": {
 		maxBytes: 500,
-		maxLines: 1,
+		maxLines: 500,
+		clip: true,
 		doc: "a settled child's task quoted in its completion entry",
 	},
 	"subagents.modelChoices": {
 		maxBytes: 4 * KIB,
-		maxLines: 20,
-		doc: "models listed in an unknown-model error, one a line-item (list cap: 20 items)",
+		maxLines: 21,
+		clip: true,
+		doc: "models named in a model error: 20 items, then a count of the rest",
 	},
 	"subagents.keylessProviders": {
 		maxBytes: 1 * KIB,
-		maxLines: 5,
-		doc: "providers without credentials listed in a model error (list cap: 5 items)",
+		maxLines: 6,
+		clip: true,
+		doc: "providers without credentials named in a model error: 5 items, then a count of the rest",
 	},
 
 	// tool-artifacts: stubs that replace oversized tool results, per kind of output
@@ -99,16 +112,24 @@ export const SURFACES = freezeEntries({
 		headShare: 0.5,
 		doc: "stub of any other tool output",
 	},
+	"toolArtifacts.summary": {
+		maxBytes: 4096,
+		maxLines: 100,
+		headShare: 0.75,
+		doc: "a model's summary cut to fit its stub (the summary itself is not stored)",
+	},
 	"toolArtifacts.indexRows": {
 		maxBytes: 2 * KIB,
-		maxLines: 12,
-		doc: "rows of a stub's index (files of a search, kinds of a listing) (list cap: 12 items)",
+		maxLines: 13,
+		clip: true,
+		doc: "rows of a stub's index (files of a search, kinds of a listing): 12, then a count of the rest",
 	},
 	"toolArtifacts.recall": { maxBytes: 24 * KIB, maxLines: 600, doc: "one recall_artifact answer" },
 	"toolArtifacts.recentIds": {
 		maxBytes: 1 * KIB,
 		maxLines: 5,
-		doc: "recent artifact ids listed when recall_artifact gets an unknown id (list cap: 5 items)",
+		clip: true,
+		doc: "recent artifact ids named when recall_artifact gets an unknown id (5 items)",
 	},
 	"toolArtifacts.summaryInput": {
 		maxBytes: 50_000,
@@ -158,8 +179,9 @@ export const SURFACES = freezeEntries({
 	},
 	"handoff.modelList": {
 		maxBytes: 4 * KIB,
-		maxLines: 30,
-		doc: "models named when the handoff model is unknown (list cap: 30 items)",
+		maxLines: 31,
+		clip: true,
+		doc: "models named when the handoff model is unknown: 30 items, then a count of the rest",
 	},
 
 	// transcripts: context-trim and forks
@@ -172,11 +194,13 @@ export const SURFACES = freezeEntries({
 	"transcript.briefArgs": {
 		maxBytes: 50,
 		maxLines: 1,
+		clip: true,
 		doc: "one brief argument of an omitted tool call in the omission index",
 	},
 	"transcript.briefsPerTool": {
 		maxBytes: 3 * 50,
 		maxLines: 3,
+		clip: true,
 		doc: "brief arguments kept per omitted tool in the omission index (3 items)",
 	},
 
@@ -184,6 +208,7 @@ export const SURFACES = freezeEntries({
 	"projection.reason": {
 		maxBytes: 200,
 		maxLines: 1,
+		clip: true,
 		doc: 'a store failure quoted in a "NOT saved" footer',
 	},
 } satisfies Record<string, SurfaceBudget>);
@@ -197,4 +222,17 @@ export const SURFACE_NAMES = Object.keys(SURFACES) as SurfaceName[];
 /** The table entry of `name` (typed as the general shape). */
 export function surface(name: SurfaceName): SurfaceBudget {
 	return SURFACES[name];
+}
+
+/** What a user (or a caller holding the user's configuration) may change in an entry. */
+export type SurfaceOverride = Partial<Pick<SurfaceBudget, "maxBytes" | "maxLines" | "headShare">>;
+
+/** The entry of `name` with `override`'s defined fields in place of the table's. */
+export function resolveSurface(name: SurfaceName, override: SurfaceOverride = {}): SurfaceBudget {
+	const entry: SurfaceBudget = SURFACES[name];
+	const out: { -readonly [K in keyof SurfaceBudget]: SurfaceBudget[K] } = { ...entry };
+	if (override.maxBytes !== undefined) out.maxBytes = override.maxBytes;
+	if (override.maxLines !== undefined) out.maxLines = override.maxLines;
+	if (override.headShare !== undefined) out.headShare = override.headShare;
+	return Object.freeze(out);
 }

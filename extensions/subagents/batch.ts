@@ -10,7 +10,7 @@ import {
 	type SurfaceCaps,
 	type UsageReading,
 } from "../shared/budget/batch.ts";
-import { type Projection, projectResult } from "../shared/projection/projection.ts";
+import { type Projection, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import { utf8Length } from "../shared/text/tokens.ts";
 
@@ -136,10 +136,9 @@ export async function projectBatch(inputs: BatchInput[], options: BatchOptions):
 			});
 			continue;
 		}
-		const limits = options.headShare === undefined ? slot.limits : { ...slot.limits, headShare: options.headShare };
-		const projection: Projection = await projectResult(input.text, limits, {
-			store: options.store,
-			kind: "subagent-results",
+		const projection: Projection = await project(input.text, slot.limits, {
+			headShare: options.headShare,
+			sink: options.store.asyncSink("subagent-results"),
 		});
 		const entry = `${input.header}\n${projection.text}`;
 		parts.push(entry);

@@ -6,9 +6,9 @@
  */
 import { readFileSync } from "node:fs";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { project } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
 import { utf8Length } from "../shared/text/tokens.ts";
-import { clipLine } from "../shared/text/utf8.ts";
 import { type BatchInput, type BatchItem, type BatchOutput, projectBatch } from "./batch.ts";
 import {
 	type ChildRecord,
@@ -105,7 +105,7 @@ export function persistSettled(env: Env, result: SettledResult, child: ChildReco
 		state: result.state,
 		name: child.name,
 		model: child.model,
-		prompt: clipLine(child.prompt, SETTLED_PROMPT_MAX_BYTES),
+		prompt: project(child.prompt, "subagents.settledPrompt").text,
 		turns: child.turns,
 		createdAt: child.createdAt,
 		startedAt: child.startedAt,

@@ -3,8 +3,8 @@
  * resolution, the queue rule and the delivery ledger. No Pi imports, no I/O.
  */
 
+import { project } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
-import { clipLine } from "../shared/text/utf8.ts";
 
 /** Lifecycle of one child. A settled child (completed/failed/cancelled) may run again via subagent_send. */
 export type ChildState = "queued" | "starting" | "running" | "completed" | "failed" | "cancelled";
@@ -99,7 +99,7 @@ export const TOOL_ARGS_BRIEF_BYTES = SURFACES["subagents.toolArgs"].maxBytes;
 /** Short title from the task when the caller gave none: its first line, at most NAME_MAX_BYTES. */
 export function deriveName(prompt: string, given?: string): string {
 	const source = (given?.trim() || prompt.trim().split("\n")[0] || "task").replace(/\s+/g, " ");
-	return clipLine(source, NAME_MAX_BYTES);
+	return project(source, "subagents.name").text;
 }
 
 /** A status glyph per state (one character, for compact rows). */
@@ -209,7 +209,7 @@ function uniqueModels(models: ModelChoice[]): ModelChoice[] {
 }
 
 /** Most choices an error names; the rest are counted, so the error stays short with any registry. */
-export const MODEL_CHOICES_SHOWN = SURFACES["subagents.modelChoices"].maxLines;
+export const MODEL_CHOICES_SHOWN = SURFACES["subagents.modelChoices"].maxLines - 1;
 
 /** The first `max` choices and how many were left out. */
 export function capChoices(choices: string[], max = MODEL_CHOICES_SHOWN): { shown: string[]; more: number } {
@@ -355,5 +355,5 @@ export function compactArgs(args: unknown, maxBytes = TOOL_ARGS_BRIEF_BYTES): st
 	} catch {
 		text = String(args);
 	}
-	return clipLine(String(text).replace(/\s+/g, " "), maxBytes);
+	return project(String(text).replace(/\s+/g, " "), "subagents.toolArgs", { maxBytes }).text;
 }

@@ -247,7 +247,7 @@ export function unknownIdsError(unknown: string[], known: string[]): string {
 }
 
 /** Most providers named when an id is known only without credentials. */
-const KEYLESS_PROVIDERS_SHOWN = SURFACES["subagents.keylessProviders"].maxLines;
+const KEYLESS_PROVIDERS_SHOWN = SURFACES["subagents.keylessProviders"].maxLines - 1;
 
 /** Choices capped at MODEL_CHOICES_SHOWN, then a count of the rest. */
 function choiceList(choices: string[], max?: number): string {

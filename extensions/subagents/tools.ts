@@ -10,7 +10,7 @@ import { SURFACES } from "../shared/surfaces.ts";
 import { renderForkContext } from "../shared/transcript/narrate.ts";
 import { messageBudget } from "../shared/transcript/plan.ts";
 import { ownerFraming } from "../shared/transcript/prompt.ts";
-import { storedProject } from "../shared/transcript/view.ts";
+import { storedShortening } from "../shared/transcript/view.ts";
 import { projectBatch } from "./batch.ts";
 import { batchDetails, batchInput, persistDelivered, recordArtifacts } from "./delivery.ts";
 import {
@@ -154,7 +154,7 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 				sessionFile: ctx.sessionManager.getSessionFile(),
 				task: params.prompt,
 				// The parent's own view stores oversized texts as transcript artifacts; the child gets the same.
-				project: storedProject(ensureStore(env), projectionHeadShare(env.config)),
+				shorten: storedShortening(ensureStore(env), projectionHeadShare(env.config)),
 			});
 		} catch (error) {
 			throw new Error(P.forkUnavailableError(error instanceof Error ? error.message : String(error)));

@@ -4,13 +4,20 @@
  */
 import { isAbsolute, relative, resolve } from "node:path";
 import type { HeadroomConfig } from "../shared/host/config.ts";
-import { type ArtifactRef, projectText } from "../shared/projection/projection.ts";
+import { type ArtifactRef, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
-import { SURFACES } from "../shared/surfaces.ts";
+import { resolveSurface, type SurfaceBudget } from "../shared/surfaces.ts";
 import { CLASS_HEAD_SHARE, classifyTool, type OutputClass } from "./classify.ts";
-import { buildExcerpt, projectSummary } from "./excerpt.ts";
+import { buildExcerpt } from "./excerpt.ts";
 import { locateFullOutput, readFullOutput, trailingStatus, wasTruncated } from "./full-output.ts";
-import { ARGS_NOT_STORED, EXCERPT_LABEL, partialOutputNote, summaryFailedNote, summaryLabel } from "./prompt.ts";
+import {
+	ARGS_NOT_STORED,
+	EXCERPT_LABEL,
+	partialOutputNote,
+	summaryCutMarker,
+	summaryFailedNote,
+	summaryLabel,
+} from "./prompt.ts";
 import { artifactId, isStub, renderStub, stubOverhead } from "./stub.ts";
 import type { SummaryOutcome, SummaryRequest } from "./summary.ts";
 
@@ -37,8 +44,10 @@ export interface HeadroomDetails {
 /** Artifact store kind of tool outputs. */
 export const TOOL_OUTPUT_KIND = "tool-outputs" as const;
 
-/** Lines per summary input: effectively unbounded; the byte cap (summary.maxInputChars) decides. */
-const SUMMARY_INPUT_MAX_LINES = SURFACES["toolArtifacts.summaryInput"].maxLines;
+/** The stub's surface for an output kind, with the user's stub limits (toolArtifacts.stubMaxBytes/Lines). */
+export function stubSurface(kind: OutputClass, config: ToolArtifactsConfig): SurfaceBudget {
+	return resolveSurface(`toolArtifacts.stub.${kind}`, { maxBytes: config.stubMaxBytes, maxLines: config.stubMaxLines });
+}
 
 /** Pure: the text parts of a tool result's content, joined. */
 export function contentText(content: unknown): string {
@@ -153,12 +162,9 @@ export async function buildStub(
 	let body: string | undefined;
 	const bodyNotes = [...notes];
 	if (deps.summarize) {
-		const cap = deps.config.summary.maxInputChars;
-		const input = projectText(
-			full,
-			{ maxBytes: cap, maxLines: SUMMARY_INPUT_MAX_LINES, headShare: CLASS_HEAD_SHARE[kind] },
-			ref,
-		);
+		// summary.maxInputChars is the surface's byte limit (the key keeps its old name).
+		const surface = resolveSurface("toolArtifacts.summaryInput", { maxBytes: deps.config.summary.maxInputChars });
+		const input = project(full, surface, { headShare: CLASS_HEAD_SHARE[kind], stored: ref });
 		const outcome = await deps.summarize({
 			kind,
 			tool: fact.toolName,
@@ -169,13 +175,19 @@ export async function buildStub(
 		if (outcome.ok) {
 			label = summaryLabel(outcome.model);
 			const room = budget(deps.config, { ...base, notes: bodyNotes, label });
-			body = projectSummary(outcome.text, room);
+			const surface = resolveSurface("toolArtifacts.summary", {
+				maxBytes: deps.config.stubMaxBytes,
+				maxLines: deps.config.stubMaxLines,
+			});
+			// The summary itself is not stored (the artifact holds the verbatim output): a marker, no footer.
+			body = project(outcome.text, surface, { ...room, marker: summaryCutMarker, footer: false }).text;
 		} else bodyNotes.push(summaryFailedNote(outcome.reason));
 	} else if (deps.summaryUnavailable) bodyNotes.push(summaryFailedNote(deps.summaryUnavailable));
 	if (body === undefined) {
 		const room = budget(deps.config, { ...base, notes: bodyNotes, label });
 		body = buildExcerpt({
 			kind,
+			surface: stubSurface(kind, deps.config),
 			text: full,
 			args: fact.input,
 			maxBytes: room.maxBytes,
@@ -220,5 +232,5 @@ export function describeArgs(input: Record<string, unknown>): string {
 	} catch {
 		json = "{}";
 	}
-	return projectText(json, SURFACES["toolArtifacts.args"], { ok: false, error: ARGS_NOT_STORED }).text;
+	return project(json, "toolArtifacts.args", { notSavedReason: ARGS_NOT_STORED }).text;
 }

@@ -5,26 +5,13 @@
  * (the requested range or the middle third) are the window the primitive then projects. Pure: the
  * only file a stub names is the stored output, and every read call in it addresses that file's lines.
  */
-import {
-	type ArtifactRef,
-	type ProjectionLimits,
-	projectParts,
-	projectText,
-	READ_PAGE_MAX_BYTES,
-} from "../shared/projection/projection.ts";
-import { type StoredFooterFacts, storedFooter } from "../shared/projection/prompt.ts";
+import { type ArtifactRef, project, type SurfaceLimits } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
-import { CLASS_HEAD_SHARE, type OutputClass } from "./classify.ts";
-import {
-	fileWindowContext,
-	listingIndexHeader,
-	readNoticeLine,
-	searchIndexHeader,
-	summaryCutMarker,
-} from "./prompt.ts";
+import type { OutputClass } from "./classify.ts";
+import { fileWindowContext, listingIndexHeader, readNoticeLine, searchIndexHeader } from "./prompt.ts";
 
 /** Most index rows (files or kinds) shown before "… and N more". */
-export const MAX_INDEX_ROWS = SURFACES["toolArtifacts.indexRows"].maxLines;
+export const MAX_INDEX_ROWS = SURFACES["toolArtifacts.indexRows"].maxLines - 1;
 
 /** A `grep`/`rg` match line: `path:line:text` (context lines, `path-line-text`, are not counted). */
 const GREP_LINE = /^(.+?):(\d+):/;
@@ -139,82 +126,6 @@ export function fileWindow(text: string, firstLine: number, rangeRequested: bool
 	return { numbered, firstOutputLine: from + 1, context, notice: notice ? notice[0].trim() : "" };
 }
 
-/** Times the window is re-cut when the footer, restated for the stored output, came out longer than reserved. */
-const WINDOW_FIT_ATTEMPTS = 4;
-
-/**
- * Pure: project a numbered window of the stored output (`full`) so that its footer speaks of the
- * stored output itself: its totals, and the omitted lines and read call in its own line numbers
- * (window line k is line `firstOutputLine + k - 1` of the stored output). No second file is made.
- */
-export function projectWindow(
-	numbered: string,
-	limits: ProjectionLimits,
-	full: string,
-	firstOutputLine: number,
-	artifact: ArtifactRef,
-): string {
-	if (!artifact.ok) return projectText(numbered, limits, artifact).text;
-	const totalBytes = Buffer.byteLength(full, "utf8");
-	const totalLines = lineStart(full, Number.POSITIVE_INFINITY).lines;
-	let maxBytes = limits.maxBytes;
-	let out = numbered;
-	for (let attempt = 0; attempt < WINDOW_FIT_ATTEMPTS; attempt++) {
-		const parts = projectParts(numbered, { ...limits, maxBytes }, artifact);
-		const p = parts.projection;
-		if (!p.truncated || p.firstOmittedLine === undefined || p.readLimit === undefined) return p.text;
-		const first = firstOutputLine + p.firstOmittedLine - 1;
-		const facts: StoredFooterFacts = {
-			totalBytes,
-			totalLines,
-			path: artifact.path,
-			firstOmittedLine: first,
-			lastOmittedLine: first + p.omittedLines - 1,
-			readOffset: first,
-			// Counted on numbered lines, which are longer than the stored ones: the same lines surely fit one read.
-			readLimit: p.readLimit,
-		};
-		const start = lineStart(full, first).index;
-		const end = full.indexOf("\n", start);
-		if (Buffer.byteLength(full.slice(start, end === -1 ? full.length : end), "utf8") > READ_PAGE_MAX_BYTES) {
-			facts.longLine = {
-				fromByte: Buffer.byteLength(full.slice(0, start), "utf8") + 1,
-				pageBytes: READ_PAGE_MAX_BYTES,
-			};
-		}
-		out = p.text.slice(0, p.text.length - parts.footer.length) + storedFooter(facts);
-		const over = Buffer.byteLength(out, "utf8") - limits.maxBytes;
-		if (over <= 0) return out;
-		maxBytes -= over;
-	}
-	return out;
-}
-
-/** UTF-16 index where 1-based `line` starts (capped at the last line), and how many lines were passed to get there. */
-function lineStart(text: string, line: number): { index: number; lines: number } {
-	let index = 0;
-	let lines = 1;
-	while (lines < line) {
-		const newline = text.indexOf("\n", index);
-		if (newline === -1) break;
-		index = newline + 1;
-		lines++;
-	}
-	return { index, lines };
-}
-
-/** Pure: a summary cut to fit the stub: head and tail with a marker; the summary itself is not stored. */
-export function projectSummary(text: string, limits: ProjectionLimits): string {
-	const parts = projectParts(text, limits, undefined);
-	const p = parts.projection;
-	if (!p.truncated) return p.text;
-	const head = parts.head.replace(/\n$/, "");
-	const tail = parts.tail.replace(/\n$/, "");
-	return [...(head ? [head] : []), summaryCutMarker(p.omittedLines, p.omittedBytes), ...(tail ? [tail] : [])].join(
-		"\n",
-	);
-}
-
 /** What the excerpt needs. */
 export interface ExcerptInput {
 	kind: OutputClass;
@@ -222,7 +133,9 @@ export interface ExcerptInput {
 	text: string;
 	/** The call's arguments (for file content: offset/limit). */
 	args: Record<string, unknown>;
-	/** Budget of the whole excerpt. */
+	/** The stub's surface for this kind (toolArtifacts.stub.<kind>, with the user's stub limits). */
+	surface: SurfaceLimits;
+	/** Budget of the whole excerpt: what the stub's header and notes leave of the surface. */
 	maxBytes: number;
 	maxLines: number;
 	/** Where the full output is. */
@@ -231,7 +144,6 @@ export interface ExcerptInput {
 
 /** Pure: the excerpt body. */
 export function buildExcerpt(input: ExcerptInput): string {
-	const headShare = CLASS_HEAD_SHARE[input.kind];
 	const prefix: string[] = [];
 	if (input.kind === "file") {
 		const offset = typeof input.args.offset === "number" && input.args.offset >= 1 ? Math.floor(input.args.offset) : 1;
@@ -239,22 +151,26 @@ export function buildExcerpt(input: ExcerptInput): string {
 		const window = fileWindow(input.text, offset, ranged);
 		prefix.push(window.context);
 		if (window.notice) prefix.push(readNoticeLine(window.notice));
-		const limits = remaining(input, prefix, headShare);
-		const shown = projectWindow(window.numbered, limits, input.text, window.firstOutputLine, input.artifact);
-		return [...prefix, shown].join("\n");
+		// The footer speaks of the stored output: its totals, and omitted lines and read call in its numbers.
+		const source = input.artifact.ok ? { text: input.text, firstLine: window.firstOutputLine } : undefined;
+		const shown = project(window.numbered, input.surface, {
+			...remaining(input, prefix),
+			stored: input.artifact,
+			source,
+		});
+		return [...prefix, shown.text].join("\n");
 	}
 	if (input.kind === "search") prefix.push(...renderSearchIndex(indexSearchResults(input.text)));
 	if (input.kind === "listing") prefix.push(...renderListingIndex(input.text));
-	const limits = remaining(input, prefix, headShare);
-	return [...prefix, projectText(input.text, limits, input.artifact).text].join("\n");
+	const shown = project(input.text, input.surface, { ...remaining(input, prefix), stored: input.artifact });
+	return [...prefix, shown.text].join("\n");
 }
 
 /** The budget left for the projected part after the prefix lines. */
-function remaining(input: ExcerptInput, prefix: readonly string[], headShare: number): ProjectionLimits {
+function remaining(input: ExcerptInput, prefix: readonly string[]): { maxBytes: number; maxLines: number } {
 	const prefixBytes = prefix.reduce((sum, line) => sum + Buffer.byteLength(line, "utf8") + 1, 0);
 	return {
 		maxBytes: Math.max(1, input.maxBytes - prefixBytes),
 		maxLines: Math.max(1, input.maxLines - prefix.length),
-		headShare,
 	};
 }

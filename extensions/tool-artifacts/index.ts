@@ -7,10 +7,9 @@ import { complete, type ImageContent, type TextContent } from "@mariozechner/pi-
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/host/config.ts";
-import { projectResult } from "../shared/projection/projection.ts";
+import { project } from "../shared/projection/projection.ts";
 import { type ArtifactStore, storeForAgentDir } from "../shared/store/artifact-store.ts";
 import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
-import { SURFACES } from "../shared/surfaces.ts";
 import {
 	buildStub,
 	contentText,
@@ -201,9 +200,8 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 				});
 			} else answer = pageStored(resolved.path, id, params.offset, params.limit);
 			if (!answer.ok) throw new Error(answer.error);
-			const projection = await projectResult(answer.text, SURFACES["toolArtifacts.recall"], {
-				store: st,
-				kind: TOOL_OUTPUT_KIND,
+			const projection = await project(answer.text, "toolArtifacts.recall", {
+				sink: st.asyncSink(TOOL_OUTPUT_KIND),
 			});
 			const artifacts = [resolved.path];
 			if (projection.artifact?.ok) artifacts.push(projection.artifact.path);

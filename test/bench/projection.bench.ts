@@ -31,16 +31,11 @@ import { PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { truncateHead } from "@mariozechner/pi-coding-agent";
-import {
-	type ProjectionLimits,
-	projectResult,
-	projectResultSync,
-	projectText,
-} from "../../extensions/shared/projection/projection.ts";
+import { type Projection, project, type SurfaceLimits } from "../../extensions/shared/projection/projection.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 
 const MiB = 1024 * 1024;
-const LIMITS: ProjectionLimits = { maxBytes: 16 * 1024, maxLines: 2000 };
+const LIMITS: SurfaceLimits = { maxBytes: 16 * 1024, maxLines: 2000 };
 const dir = mkdtempSync(join(tmpdir(), "headroom-bench-"));
 const store = new ArtifactStore({ agentDir: dir });
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
@@ -143,12 +138,13 @@ async function floorWriteAsync(text: string) {
 
 /** Projection with its artifact; the artifact is removed after each run so every run writes anew. */
 function projectStoring(text: string, sync: boolean) {
-	const sink = { store, kind: "tool-outputs" as const };
-	const done = (p: Awaited<ReturnType<typeof projectResult>>) => {
+	const done = (p: Projection) => {
 		if (!p.artifact?.ok) throw new Error(`artifact not stored: ${JSON.stringify(p.artifact)}`);
 		unlinkSync(p.artifact.path);
 	};
-	return sync ? done(projectResultSync(text, LIMITS, sink)) : projectResult(text, LIMITS, sink).then(done);
+	return sync
+		? done(project(text, LIMITS, { sink: store.sink("tool-outputs") }))
+		: project(text, LIMITS, { sink: store.asyncSink("tool-outputs") }).then(done);
 }
 
 const rows: string[][] = [];
@@ -249,7 +245,7 @@ async function main() {
 		const pure = await pair(
 			pureRounds,
 			reps,
-			() => projectText(text, LIMITS, undefined),
+			() => project(text, LIMITS),
 			() => truncateHead(text, LIMITS),
 		);
 		row(`${name}: projection, no artifact vs Pi truncateHead`, pure, 1.0);

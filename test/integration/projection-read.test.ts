@@ -11,15 +11,10 @@ import { fileURLToPath } from "node:url";
 import { createBashTool, createReadTool, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-	type ProjectionLimits,
-	projectParts,
-	projectResult,
-	READ_PAGE_MAX_BYTES,
-	READ_PAGE_MAX_LINES,
-} from "../../extensions/shared/projection/projection.ts";
+import { READ_PAGE_MAX_BYTES, READ_PAGE_MAX_LINES } from "../../extensions/shared/projection/projection.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { bytesOf, limitsArb, reconstruct, stored, textArb } from "../unit/projection-arbitraries.ts";
+import { type Limits, partsOf, projectStored } from "../unit/projection-calls.ts";
 
 const agentDir = mkdtempSync(join(tmpdir(), "headroom-read-"));
 afterAll(() => rmSync(agentDir, { recursive: true, force: true }));
@@ -69,8 +64,8 @@ async function bashLine(path: string, file: Buffer, lineIndex: number): Promise<
 	return Buffer.concat(pages).toString("utf8");
 }
 
-async function checkFooterPromise(text: string, limits: ProjectionLimits) {
-	const p = await projectResult(text, limits, { store, kind: "tool-outputs" });
+async function checkFooterPromise(text: string, limits: Limits) {
+	const p = await projectStored(text, limits, { store, kind: "tool-outputs" });
 	if (!p.truncated) return p;
 	if (!p.artifact?.ok) throw new Error(`store failed: ${JSON.stringify(p.artifact)}`);
 	const path = p.artifact.path;
@@ -85,7 +80,7 @@ async function checkFooterPromise(text: string, limits: ProjectionLimits) {
 	expect(JSON.parse(call![1])).toBe(path);
 	expect([offset, limit]).toEqual([p.readOffset, p.readLimit]);
 
-	const parts = projectParts(text, limits, p.artifact);
+	const parts = partsOf(text, limits, p.artifact);
 	expect(parts.projection).toEqual(p);
 	const lines = whole.split("\n");
 	const last = p.firstOmittedLine! + p.omittedLines - 1;
@@ -140,7 +135,7 @@ describe("the footer's read call, with Pi's own read tool", () => {
 	});
 
 	const log = Array.from({ length: 3000 }, (_, i) => `${i} INFO step ${i} done in ${i % 97}ms`).join("\n");
-	const shapes: Array<[string, string, ProjectionLimits]> = [
+	const shapes: Array<[string, string, Limits]> = [
 		["a log, lines cut at boundaries", log, { maxBytes: 16_384, maxLines: 200 }],
 		["a log with 40/60 share and a trailing newline", `${log}\n`, { maxBytes: 4096, maxLines: 60, headShare: 0.4 }],
 		["CRLF, NUL and ANSI", `\x1b[1mA\0\r\n`.repeat(5000), { maxBytes: 2048, maxLines: 30 }],

@@ -18,8 +18,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { projectResult, projectResultSync } from "../../extensions/shared/projection/projection.ts";
 import { ArtifactStore, type PutFailure, type PutResult } from "../../extensions/shared/store/artifact-store.ts";
+import { projectStored, projectStoredSync } from "./projection-calls.ts";
 
 /** Injected faults: fs function name → errno code, each used once. */
 const faults = vi.hoisted(() => ({ plan: new Map<string, string>() }));
@@ -136,8 +136,8 @@ describe("injected I/O faults", () => {
 	it("a projection over a failing store keeps head and tail and says NOT saved, with no path", async () => {
 		faults.plan.set("write", "ENOSPC");
 		faults.plan.set("writeSync", "ENOSPC");
-		const a = await projectResult(TEXT, LIMITS, { store, kind: "tool-outputs" });
-		const b = projectResultSync(TEXT, LIMITS, { store, kind: "tool-outputs" });
+		const a = await projectStored(TEXT, LIMITS, { store, kind: "tool-outputs" });
+		const b = projectStoredSync(TEXT, LIMITS, { store, kind: "tool-outputs" });
 		for (const p of [a, b]) {
 			expect(p.truncated).toBe(true);
 			expect(p.artifact).toMatchObject({ ok: false });

@@ -1,13 +1,19 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ASCII_METER, meterFor, UTF8_METER } from "../../extensions/shared/projection/cut.ts";
-import { MAX_REASON_BYTES, sanitizeReason } from "../../extensions/shared/projection/prompt.ts";
-import { CLIP_MARK, clipLine, splitsSurrogatePair, utf8ByteLength } from "../../extensions/shared/text/utf8.ts";
+import { MAX_REASON_BYTES, project, sanitizeReason } from "../../extensions/shared/projection/projection.ts";
+import { CLIP_MARK } from "../../extensions/shared/projection/prompt.ts";
+import { splitsSurrogatePair, utf8ByteLength } from "../../extensions/shared/text/utf8.ts";
 import { textArb } from "./projection-arbitraries.ts";
 
 const budgetArb = fc.integer({ min: -5, max: 400 });
 
-describe("clipLine", () => {
+/** A clipped surface of `maxBytes` bytes and no line limit, as titles, briefs and reasons are. */
+function clipLine(text: string, maxBytes: number): string {
+	return project(text, { maxBytes, maxLines: Number.MAX_SAFE_INTEGER, clip: true }).text;
+}
+
+describe("a clipped surface", () => {
 	it("returns the text itself when it fits, else a prefix plus the mark, never over the budget", () => {
 		fc.assert(
 			fc.property(textArb, budgetArb, (text, maxBytes) => {

@@ -11,17 +11,11 @@ import {
 	fitUserMessages,
 	type HistoryMessage,
 	messageBlock,
-	type Projector,
-	pureProjector,
 	serializeHistory,
 	TOOL_RESULT_HEAD_SHARE,
 	userTexts,
 } from "../../extensions/handoff/serialize.ts";
-import {
-	MIN_WINDOW_BYTES,
-	type ProjectionLimits,
-	projectResultSync,
-} from "../../extensions/shared/projection/projection.ts";
+import { MIN_WINDOW_BYTES, project } from "../../extensions/shared/projection/projection.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { utf8Length } from "../../extensions/shared/text/tokens.ts";
 import { REPO_ROOT } from "../fixtures/pi-runner.ts";
@@ -140,6 +134,31 @@ describe("user messages", () => {
 		);
 	});
 
+	it("an over-budget message keeps its head and tail through the projection instead of being dropped", () => {
+		fc.assert(
+			fc.property(
+				fc.array(fc.string({ maxLength: 300 }), { maxLength: 6 }),
+				fc.integer({ min: 10_000, max: 200_000 }), // always over the budget
+				fc.integer({ min: MIN_WINDOW_BYTES + 10, max: 8_000 }), // room for the newest and a window
+				(older, hugeBytes, budget) => {
+					const huge = `HUGE-HEAD\n${"x".repeat(hugeBytes)}\nHUGE-TAIL`;
+					const later = [...older, huge, "the newest"];
+					const { kept, omitted } = fitUserMessages(later, budget);
+					expect(kept.reduce((n, t) => n + utf8Length(t), 0)).toBeLessThanOrEqual(budget);
+					expect(kept.at(-1)).toBe("the newest");
+					// The huge one is there, cut head + tail with the marker, and everything older is counted.
+					const cut = kept.at(-2) ?? "";
+					expect(cut.startsWith("HUGE-HEAD")).toBe(true);
+					expect(cut).toContain("HUGE-TAIL");
+					expect(cut).toMatch(/omitted/);
+					expect(omitted).toBe(older.length);
+					expect(kept.length + omitted).toBe(later.length);
+				},
+			),
+			{ numRuns: 40 },
+		);
+	});
+
 	it("finds user texts in branch entries", () => {
 		const entries: BranchEntry[] = [
 			{ type: "message", id: "1", message: { role: "user", content: "first" } },
@@ -178,24 +197,29 @@ describe("head share from the configuration", () => {
 	it("generic pieces and the whole-transcript cut use projection.headShare; tool outputs keep their tail-heavy share", () => {
 		fc.assert(
 			fc.property(fc.double({ min: 0.05, max: 0.95, noNaN: true }), (headShare) => {
-				const seen: Array<{ text: string; limits: ProjectionLimits }> = [];
-				const recorder: Projector = (text, limits) => {
-					seen.push({ text, limits });
-					return pureProjector(text, limits);
-				};
+				const assistant = longOutput(2000, "ASSISTANT-END");
+				const bash = longOutput(2000, "BASH-END");
 				const msgs: HistoryMessage[] = [
-					{ role: "assistant", content: [{ type: "text", text: longOutput(2000, "ASSISTANT-END") }] },
+					{ role: "assistant", content: [{ type: "text", text: assistant }] },
 					history[2],
-					{ role: "bashExecution", command: "make", output: longOutput(2000, "BASH-END") },
+					{ role: "bashExecution", command: "make", output: bash },
 				];
-				const out = serializeHistory(msgs, { pieceLimits: { ...PIECE, headShare }, maxBytes: 1100, project: recorder });
+				const pieceLimits = { ...PIECE, headShare };
+				const out = serializeHistory(msgs, { pieceLimits, maxBytes: 1100 });
 				expect(out.omittedBytes).toBeGreaterThan(0);
-				const shareOf = (mark: string) => seen.find((s) => s.text.endsWith(mark))?.limits.headShare;
-				expect(shareOf("ASSISTANT-END")).toBe(headShare);
-				expect(shareOf("STACK-TRACE-AT-END")).toBe(TOOL_RESULT_HEAD_SHARE);
-				expect(shareOf("BASH-END")).toBe(TOOL_RESULT_HEAD_SHARE);
-				// The last projection is the whole-transcript cut.
-				expect(seen.at(-1)?.limits).toMatchObject({ maxBytes: 1100, headShare });
+				// Each block holds exactly the projection cut at the share its kind must use.
+				const cut = (text: string, share: number, surface: "handoff.piece" | "handoff.toolResult") =>
+					project(text, surface, { ...PIECE, headShare: share }).text;
+				expect(out.blocks[0]).toContain(cut(assistant, headShare, "handoff.piece"));
+				const toolText = (history[2].content as Array<{ text: string }>)[0].text;
+				expect(out.blocks[1]).toContain(cut(toolText, TOOL_RESULT_HEAD_SHARE, "handoff.toolResult"));
+				expect(out.blocks[2]).toContain(cut(bash, TOOL_RESULT_HEAD_SHARE, "handoff.toolResult"));
+				if (Math.abs(headShare - TOOL_RESULT_HEAD_SHARE) > 0.05) {
+					expect(out.blocks[1]).not.toContain(cut(toolText, headShare, "handoff.toolResult"));
+				}
+				// The whole-transcript cut uses the configured share too.
+				const joined = out.blocks.filter((b) => b.length > 0).join("\n\n");
+				expect(out.text).toBe(project(joined, "handoff.transcript", { maxBytes: 1100, headShare }).text);
 			}),
 			{ numRuns: 20 },
 		);
@@ -232,9 +256,8 @@ describe("boundTask", () => {
 		mkdirSync(join(REPO_ROOT, ".tmp"), { recursive: true });
 		const agentDir = mkdtempSync(join(REPO_ROOT, ".tmp", "task-bound-"));
 		const store = new ArtifactStore({ agentDir });
-		const project: Projector = (text, limits) => projectResultSync(text, limits, { store, kind: "transcripts" });
 		const task = taskOf(3 * 1024 * 1024);
-		const out = boundTask(task, 16_384, 0.75, project);
+		const out = boundTask(task, 16_384, 0.75, store.sink("transcripts"));
 		expect(utf8Length(out.text)).toBeLessThanOrEqual(16_384);
 		expect(out.omittedBytes).toBeGreaterThan(3_000_000);
 		const path = out.artifactPath as string;

@@ -3,23 +3,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { projectResult, projectResultSync, projectText } from "../../extensions/shared/projection/projection.ts";
 import { ArtifactStore, type PutFailure, type PutResult } from "../../extensions/shared/store/artifact-store.ts";
 import { limitsArb, textArb } from "./projection-arbitraries.ts";
+import { projectStored, projectStoredSync, projectWith } from "./projection-calls.ts";
 
 const agentDir = mkdtempSync(join(tmpdir(), "headroom-result-"));
 const store = new ArtifactStore({ agentDir });
 afterAll(() => rmSync(agentDir, { recursive: true, force: true }));
 
-describe("projectResult measures once and agrees with projectText", () => {
-	it("gives exactly projectText's answer for the artifact it stored (sync and async)", async () => {
+describe("projectStored measures once and agrees with projectWith", () => {
+	it("gives exactly projectWith's answer for the artifact it stored (sync and async)", async () => {
 		await fc.assert(
 			fc.asyncProperty(textArb, limitsArb, async (text, limits) => {
 				const sink = { store, kind: "tool-outputs" as const };
-				const sync = projectResultSync(text, limits, sink);
+				const sync = projectStoredSync(text, limits, sink);
 				const ref = sync.artifact?.ok ? sync.artifact : undefined;
-				expect(sync).toEqual(projectText(text, limits, ref));
-				expect(await projectResult(text, limits, sink)).toEqual(sync);
+				expect(sync).toEqual(projectWith(text, limits, ref));
+				expect(await projectStored(text, limits, sink)).toEqual(sync);
 			}),
 			{ numRuns: 150 },
 		);
@@ -45,9 +45,9 @@ describe("projectResult measures once and agrees with projectText", () => {
 		} as unknown as ArtifactStore;
 		const limits = { maxBytes: 2048, maxLines: 40 };
 		const sink = { store: lying, kind: "tool-outputs" as const };
-		const a = await projectResult(text, limits, sink);
+		const a = await projectStored(text, limits, sink);
 		expect(a.totalBytes).toBe(6000);
-		const b = projectResultSync(text, limits, sink);
+		const b = projectStoredSync(text, limits, sink);
 		expect(b.totalBytes).toBe(6000);
 		for (const p of [a, b]) expect(Buffer.byteLength(p.text)).toBeLessThanOrEqual(2048);
 	});

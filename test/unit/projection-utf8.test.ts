@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { formatCount, sanitizeReason, shellQuote } from "../../extensions/shared/projection/prompt.ts";
+import { sanitizeReason } from "../../extensions/shared/projection/projection.ts";
+import { formatCount, shellQuote } from "../../extensions/shared/projection/prompt.ts";
 import {
 	advanceByBytes,
 	afterNthNewline,

@@ -1,11 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-	effectiveLimits,
-	fitsVerbatim,
+	fitsSurface,
 	MIN_WINDOW_BYTES,
 	MIN_WINDOW_LINES,
-	projectParts,
 	READ_PAGE_MAX_BYTES,
 	READ_PAGE_MAX_LINES,
 } from "../../extensions/shared/projection/projection.ts";
@@ -20,6 +18,7 @@ import {
 	stored,
 	textArb,
 } from "./projection-arbitraries.ts";
+import { effectiveLimitsOf, partsOf } from "./projection-calls.ts";
 
 const RUNS = { numRuns: 400 };
 /** Paths up to this long never force the window above the documented minimum. */
@@ -29,11 +28,11 @@ function splitsPair(s: string, i: number): boolean {
 	return i > 0 && i < s.length && /[\uD800-\uDBFF]/.test(s[i - 1]) && /[\uDC00-\uDFFF]/.test(s[i]);
 }
 
-describe("projectText properties", () => {
+describe("projectWith properties", () => {
 	it("fits the whole output in the limits (raised only to the minimum window, or for a very long path)", () => {
 		fc.assert(
 			fc.property(textArb, limitsArb, artifactArb, (text, limits, artifact) => {
-				const parts = projectParts(text, limits, artifact);
+				const parts = partsOf(text, limits, artifact);
 				const out = parts.projection.text;
 				expect(bytesOf(out)).toBeLessThanOrEqual(parts.limits.maxBytes);
 				expect(linesOf(out)).toBeLessThanOrEqual(parts.limits.maxLines);
@@ -50,10 +49,10 @@ describe("projectText properties", () => {
 	it("returns the text verbatim exactly when it fits both limits", () => {
 		fc.assert(
 			fc.property(textArb, limitsArb, artifactArb, (text, limits, artifact) => {
-				const lim = effectiveLimits(limits);
+				const lim = effectiveLimitsOf(limits);
 				const fits = bytesOf(text) <= lim.maxBytes && linesOf(text) <= lim.maxLines;
-				const p = projectParts(text, limits, artifact).projection;
-				expect(fitsVerbatim(text, limits)).toBe(fits);
+				const p = partsOf(text, limits, artifact).projection;
+				expect(fitsSurface(text, limits)).toBe(fits);
 				expect(p.truncated).toBe(!fits);
 				expect(p.totalBytes).toBe(bytesOf(text));
 				expect(p.totalLines).toBe(linesOf(text));
@@ -70,7 +69,7 @@ describe("projectText properties", () => {
 	it("never breaks a character: cuts avoid surrogate pairs and the output is well-formed", () => {
 		fc.assert(
 			fc.property(textArb, limitsArb, artifactArb, (text, limits, artifact) => {
-				const parts = projectParts(text, limits, artifact);
+				const parts = partsOf(text, limits, artifact);
 				if (!parts.projection.truncated) return;
 				expect(splitsPair(text, parts.headEnd)).toBe(false);
 				expect(splitsPair(text, parts.tailStart)).toBe(false);
@@ -83,7 +82,7 @@ describe("projectText properties", () => {
 	it("lays out head + marker + tail + footer, head a prefix and tail a suffix of the stored text", () => {
 		fc.assert(
 			fc.property(textArb, limitsArb, artifactArb, (text, limits, artifact) => {
-				const parts = projectParts(text, limits, artifact);
+				const parts = partsOf(text, limits, artifact);
 				if (!parts.projection.truncated) return;
 				const { head, tail, marker, footer } = parts;
 				const whole = stored(text);
@@ -105,7 +104,7 @@ describe("projectText properties", () => {
 	it("keeps each side within its share and cuts at a line boundary when that keeps at least half", () => {
 		fc.assert(
 			fc.property(textArb, limitsArb, artifactArb, (text, limits, artifact) => {
-				const parts = projectParts(text, limits, artifact);
+				const parts = partsOf(text, limits, artifact);
 				if (!parts.projection.truncated) return;
 				const { head, tail, budget } = parts;
 				expect(bytesOf(head)).toBeLessThanOrEqual(budget.headBytes);
@@ -145,7 +144,7 @@ describe("projectText properties", () => {
 	it("counts what was omitted: bytes add up, lines match the text, and the read call starts at the first omitted line", () => {
 		fc.assert(
 			fc.property(textArb, limitsArb, artifactArb, (text, limits, artifact) => {
-				const parts = projectParts(text, limits, artifact);
+				const parts = partsOf(text, limits, artifact);
 				const p = parts.projection;
 				if (!p.truncated) return;
 				expect(p.omittedBytes).toBe(bytesOf(text) - bytesOf(parts.head) - bytesOf(parts.tail));
@@ -177,7 +176,7 @@ describe("projectText properties", () => {
 	it("picks a read limit that one read returns whole, within the omitted lines", () => {
 		fc.assert(
 			fc.property(textArb, limitsArb, artifactArb, (text, limits, artifact) => {
-				const p = projectParts(text, limits, artifact).projection;
+				const p = partsOf(text, limits, artifact).projection;
 				if (!p.truncated || !artifact?.ok) return;
 				const lines = stored(text).split("\n");
 				const offset = p.readOffset!;
@@ -201,7 +200,7 @@ describe("projectText properties", () => {
 	it("reconstructs the stored text from head, the omitted lines and tail", () => {
 		fc.assert(
 			fc.property(textArb, limitsArb, artifactArb, (text, limits, artifact) => {
-				const parts = projectParts(text, limits, artifact);
+				const parts = partsOf(text, limits, artifact);
 				const p = parts.projection;
 				if (!p.truncated) return;
 				const whole = stored(text);
@@ -218,7 +217,7 @@ describe("projectText properties", () => {
 	it("gives the head about headShare of the body", () => {
 		fc.assert(
 			fc.property(textArb, limitsArb, artifactArb, (text, limits, artifact) => {
-				const parts = projectParts(text, limits, artifact);
+				const parts = partsOf(text, limits, artifact);
 				if (!parts.projection.truncated) return;
 				const share = parts.limits.headShare;
 				const { headBytes, tailBytes, headLines, tailLines } = parts.budget;

@@ -5,18 +5,15 @@ import { truncateHead } from "@mariozechner/pi-coding-agent";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import {
 	type ArtifactRef,
-	fitsVerbatim,
+	fitsSurface,
 	MIN_BODY_BYTES,
 	MIN_WINDOW_BYTES,
 	MIN_WINDOW_LINES,
-	projectParts,
-	projectResult,
-	projectResultSync,
-	projectText,
 	READ_PAGE_MAX_BYTES,
 } from "../../extensions/shared/projection/projection.ts";
 import { ArtifactStore, type PutFailure, type PutResult } from "../../extensions/shared/store/artifact-store.ts";
 import { bytesOf, displayLines, linesOf, reconstruct, stored } from "./projection-arbitraries.ts";
+import { partsOf, projectStored, projectStoredSync, projectWith } from "./projection-calls.ts";
 
 const SHA = "ab".repeat(32);
 const ART: ArtifactRef = { ok: true, path: `/agent-dir/cache/headroom/tool-outputs/${SHA}.txt`, sha256: SHA };
@@ -25,7 +22,7 @@ const numbered = (count: number, width = 20) =>
 
 /** Whole-projection bounds plus the documented reconstruction, for any example. */
 function checkAll(text: string, limits: { maxBytes: number; maxLines: number; headShare?: number }, art = ART) {
-	const parts = projectParts(text, limits, art);
+	const parts = partsOf(text, limits, art);
 	const p = parts.projection;
 	expect(bytesOf(p.text)).toBeLessThanOrEqual(Math.max(limits.maxBytes, MIN_WINDOW_BYTES));
 	expect(linesOf(p.text)).toBeLessThanOrEqual(Math.max(limits.maxLines, MIN_WINDOW_LINES));
@@ -37,31 +34,45 @@ function checkAll(text: string, limits: { maxBytes: number; maxLines: number; he
 	return parts;
 }
 
-describe("projectText: verbatim", () => {
+describe("projectWith: verbatim", () => {
 	it("returns short text unchanged with its totals and no artifact", () => {
 		for (const text of ["", "one line", "a\nb\n", "\r\n\r\n", "😀 中文"]) {
-			const p = projectText(text, { maxBytes: 4096, maxLines: 50 }, ART);
+			const p = projectWith(text, { maxBytes: 4096, maxLines: 50 }, ART);
 			expect(p).toEqual({
 				text,
 				truncated: false,
+				clipped: false,
 				totalBytes: bytesOf(text),
 				totalLines: linesOf(text),
 				omittedBytes: 0,
 				omittedLines: 0,
+				headEnd: text.length,
+				tailStart: text.length,
+				head: text,
+				tail: "",
+				marker: "",
+				footer: "",
+				maxBytes: 4096,
+				maxLines: 50,
+				headShare: 0.75,
+				headBudgetBytes: 0,
+				headBudgetLines: 0,
+				tailBudgetBytes: 0,
+				tailBudgetLines: 0,
 			});
 		}
 	});
 
 	it("treats both limits as inclusive and truncates one byte or one line past them", () => {
 		const bytes = "x".repeat(2000);
-		expect(projectText(bytes, { maxBytes: 2000, maxLines: 50 }, ART).truncated).toBe(false);
-		expect(projectText(`${bytes}y`, { maxBytes: 2000, maxLines: 50 }, ART).truncated).toBe(true);
+		expect(projectWith(bytes, { maxBytes: 2000, maxLines: 50 }, ART).truncated).toBe(false);
+		expect(projectWith(`${bytes}y`, { maxBytes: 2000, maxLines: 50 }, ART).truncated).toBe(true);
 		const lines = "\n".repeat(49); // 50 lines as read counts
-		expect(projectText(lines, { maxBytes: 4096, maxLines: 50 }, ART).truncated).toBe(false);
-		expect(projectText(`${lines}\n`, { maxBytes: 4096, maxLines: 50 }, ART).truncated).toBe(true);
-		expect(fitsVerbatim(bytes, { maxBytes: 2000, maxLines: 50 })).toBe(true);
-		expect(fitsVerbatim(`${bytes}y`, { maxBytes: 2000, maxLines: 50 })).toBe(false);
-		expect(fitsVerbatim(`${lines}\n`, { maxBytes: 4096, maxLines: 50 })).toBe(false);
+		expect(projectWith(lines, { maxBytes: 4096, maxLines: 50 }, ART).truncated).toBe(false);
+		expect(projectWith(`${lines}\n`, { maxBytes: 4096, maxLines: 50 }, ART).truncated).toBe(true);
+		expect(fitsSurface(bytes, { maxBytes: 2000, maxLines: 50 })).toBe(true);
+		expect(fitsSurface(`${bytes}y`, { maxBytes: 2000, maxLines: 50 })).toBe(false);
+		expect(fitsSurface(`${lines}\n`, { maxBytes: 4096, maxLines: 50 })).toBe(false);
 	});
 
 	it("raises limits below the minimum window before deciding, and sanitises nonsense", () => {
@@ -71,25 +82,25 @@ describe("projectText: verbatim", () => {
 			{ maxBytes: -5, maxLines: -1 },
 			{ maxBytes: Number.NaN, maxLines: Number.NaN },
 		]) {
-			expect(projectText(text, limits, ART).truncated).toBe(false);
-			const long = projectText(numbered(400), limits, ART);
+			expect(projectWith(text, limits, ART).truncated).toBe(false);
+			const long = projectWith(numbered(400), limits, ART);
 			expect(long.truncated).toBe(true);
 			expect(bytesOf(long.text)).toBeLessThanOrEqual(MIN_WINDOW_BYTES);
 			expect(linesOf(long.text)).toBeLessThanOrEqual(MIN_WINDOW_LINES);
 		}
-		expect(projectText(numbered(400), { maxBytes: Number.POSITIVE_INFINITY, maxLines: 1e9 }, ART).truncated).toBe(
+		expect(projectWith(numbered(400), { maxBytes: Number.POSITIVE_INFINITY, maxLines: 1e9 }, ART).truncated).toBe(
 			false,
 		);
 	});
 
 	it("rejects a non-string with a clear TypeError", () => {
-		expect(() => projectText(undefined as unknown as string, { maxBytes: 10, maxLines: 1 }, ART)).toThrow(
+		expect(() => projectWith(undefined as unknown as string, { maxBytes: 10, maxLines: 1 }, ART)).toThrow(
 			/text must be a string/,
 		);
 	});
 });
 
-describe("projectText: shape of a projection", () => {
+describe("projectWith: shape of a projection", () => {
 	it("keeps head and tail lines around a marker and a footer with totals and the read call", () => {
 		const text = numbered(500);
 		const parts = checkAll(text, { maxBytes: 4096, maxLines: 60 });
@@ -115,8 +126,8 @@ describe("projectText: shape of a projection", () => {
 	it("splits the body by headShare (0.75 by default, 0.4 for command logs, 0 and 1 at the extremes)", () => {
 		const text = numbered(2000);
 		const limits = { maxBytes: 8000, maxLines: 2000 };
-		const def = projectParts(text, limits, ART);
-		const logs = projectParts(text, { ...limits, headShare: 0.4 }, ART);
+		const def = partsOf(text, limits, ART);
+		const logs = partsOf(text, { ...limits, headShare: 0.4 }, ART);
 		expect(bytesOf(def.head)).toBeGreaterThan(2.5 * bytesOf(def.tail));
 		expect(bytesOf(logs.head)).toBeLessThan(bytesOf(logs.tail));
 		const headOnly = checkAll(text, { ...limits, headShare: 1 });
@@ -128,12 +139,12 @@ describe("projectText: shape of a projection", () => {
 	});
 
 	it("says 1 line, not 1 lines", () => {
-		const parts = projectParts(`a\n${"x".repeat(5000)}\nb`, { maxBytes: 1500, maxLines: 10 }, ART);
+		const parts = partsOf(`a\n${"x".repeat(5000)}\nb`, { maxBytes: 1500, maxLines: 10 }, ART);
 		expect(parts.marker).toMatch(/^\[… 1 line \(/);
 	});
 });
 
-describe("projectText: texts of every shape", () => {
+describe("projectWith: texts of every shape", () => {
 	it("shows head and tail of one giant line where Pi's truncateHead shows nothing", () => {
 		const text = "0123456789".repeat(100_000); // 1,000,000 bytes, no newline
 		expect(truncateHead(text, { maxBytes: 16_384 }).content).toBe("");
@@ -183,8 +194,8 @@ describe("projectText: texts of every shape", () => {
 
 	it("counts a trailing newline as one more line, as read does", () => {
 		const base = numbered(300);
-		const withNewline = projectText(`${base}\n`, { maxBytes: 2048, maxLines: 40 }, ART);
-		const without = projectText(base, { maxBytes: 2048, maxLines: 40 }, ART);
+		const withNewline = projectWith(`${base}\n`, { maxBytes: 2048, maxLines: 40 }, ART);
+		const without = projectWith(base, { maxBytes: 2048, maxLines: 40 }, ART);
 		expect(withNewline.totalLines).toBe(without.totalLines + 1);
 		checkAll(`${base}\n`, { maxBytes: 2048, maxLines: 40 });
 	});
@@ -201,12 +212,12 @@ describe("projectText: texts of every shape", () => {
 	});
 });
 
-describe("projectText: read limit and footers", () => {
+describe("projectWith: read limit and footers", () => {
 	it("sizes the read limit so one read returns the page whole (exactly 50 KiB fits, one byte more does not)", () => {
 		// No head, so the page starts at line 1: (1023 + extra) + 49 × (1 + 1023) bytes for 50 lines.
 		const text = (extra: number) => ["a".repeat(1023 + extra), ...Array(60).fill("b".repeat(1023))].join("\n");
-		const exact = projectText(text(1), { maxBytes: 1024, maxLines: 8, headShare: 0 }, ART);
-		const over = projectText(text(2), { maxBytes: 1024, maxLines: 8, headShare: 0 }, ART);
+		const exact = projectWith(text(1), { maxBytes: 1024, maxLines: 8, headShare: 0 }, ART);
+		const over = projectWith(text(2), { maxBytes: 1024, maxLines: 8, headShare: 0 }, ART);
 		expect([exact.readOffset, over.readOffset]).toEqual([1, 1]);
 		const lines = stored(text(1)).split("\n");
 		const page = lines.slice(exact.readOffset! - 1, exact.readOffset! - 1 + exact.readLimit!).join("\n");
@@ -222,13 +233,13 @@ describe("projectText: read limit and footers", () => {
 		expect(parts.footer).not.toContain("read(");
 		expect(parts.footer.length).toBeLessThan(400);
 		expect(parts.projection.readOffset).toBeUndefined();
-		const none = projectParts(numbered(400), { maxBytes: 2048, maxLines: 40 }, undefined);
+		const none = partsOf(numbered(400), { maxBytes: 2048, maxLines: 40 }, undefined);
 		expect(none.footer).toContain("NOT saved (no artifact store was given)");
 	});
 
 	it("raises the window for a very long artifact path instead of overflowing or emptying the body", () => {
 		const path = `/${"deep/".repeat(400)}${SHA}.txt`;
-		const parts = projectParts(numbered(400), { maxBytes: 1024, maxLines: 20 }, { ok: true, path, sha256: SHA });
+		const parts = partsOf(numbered(400), { maxBytes: 1024, maxLines: 20 }, { ok: true, path, sha256: SHA });
 		expect(parts.limits.maxBytes).toBeGreaterThan(MIN_WINDOW_BYTES);
 		expect(bytesOf(parts.projection.text)).toBeLessThanOrEqual(parts.limits.maxBytes);
 		expect(bytesOf(parts.head) + bytesOf(parts.tail)).toBeGreaterThan(MIN_BODY_BYTES / 2);
@@ -237,20 +248,20 @@ describe("projectText: read limit and footers", () => {
 
 	it("quotes odd paths: JSON in the read call, single quotes for bash", () => {
 		const path = `/agent dir/it's "odd"\\/${SHA}.txt`;
-		const parts = projectParts("q".repeat(100_000), { maxBytes: 4096, maxLines: 20 }, { ok: true, path, sha256: SHA });
+		const parts = partsOf("q".repeat(100_000), { maxBytes: 4096, maxLines: 20 }, { ok: true, path, sha256: SHA });
 		const call = /read\(path=("(?:[^"\\]|\\.)*"), offset=(\d+), limit=(\d+)\)/.exec(parts.footer);
 		expect(JSON.parse(call![1])).toBe(path);
 		expect(parts.footer).toContain(`'/agent dir/it'\\''s "odd"\\/${SHA}.txt'`);
 	});
 });
 
-describe("projectText: linear, no line array", () => {
+describe("projectWith: linear, no line array", () => {
 	it("never splits the input text", () => {
 		const text = numbered(100_000);
 		const split = vi.spyOn(String.prototype, "split");
 		try {
-			projectText(text, { maxBytes: 16_384, maxLines: 2000 }, ART);
-			fitsVerbatim(text, { maxBytes: 16_384, maxLines: 2000 });
+			projectWith(text, { maxBytes: 16_384, maxLines: 2000 }, ART);
+			fitsSurface(text, { maxBytes: 16_384, maxLines: 2000 });
 			expect(split.mock.contexts.some((ctx) => String(ctx).length >= text.length / 2)).toBe(false);
 		} finally {
 			split.mockRestore();
@@ -258,13 +269,13 @@ describe("projectText: linear, no line array", () => {
 	});
 });
 
-describe("projectResult", () => {
+describe("projectStored", () => {
 	const agentDir = mkdtempSync(join(tmpdir(), "headroom-projection-"));
 	afterAll(() => rmSync(agentDir, { recursive: true, force: true }));
 	const store = new ArtifactStore({ agentDir });
 
 	it("writes nothing when the text fits", async () => {
-		const p = await projectResult("short", { maxBytes: 4096, maxLines: 50 }, { store, kind: "tool-outputs" });
+		const p = await projectStored("short", { maxBytes: 4096, maxLines: 50 }, { store, kind: "tool-outputs" });
 		expect(p.truncated).toBe(false);
 		expect((await store.stats()).count).toBe(0);
 	});
@@ -272,8 +283,8 @@ describe("projectResult", () => {
 	it("stores the exact full text and points the footer at it (async and sync)", async () => {
 		const text = `${numbered(1000)}\n\ud800 end`;
 		for (const p of [
-			await projectResult(text, { maxBytes: 4096, maxLines: 50 }, { store, kind: "subagent-results" }),
-			projectResultSync(text, { maxBytes: 4096, maxLines: 50 }, { store, kind: "subagent-results" }),
+			await projectStored(text, { maxBytes: 4096, maxLines: 50 }, { store, kind: "subagent-results" }),
+			projectStoredSync(text, { maxBytes: 4096, maxLines: 50 }, { store, kind: "subagent-results" }),
 		]) {
 			expect(p.artifact?.ok).toBe(true);
 			const path = p.artifact?.ok ? p.artifact.path : "";
@@ -290,12 +301,12 @@ describe("projectResult", () => {
 				throw new Error("disk on fire");
 			},
 		} as unknown as ArtifactStore;
-		const a = await projectResult(
+		const a = await projectStored(
 			numbered(500),
 			{ maxBytes: 2048, maxLines: 40 },
 			{ store: failing, kind: "tool-outputs" },
 		);
-		const b = projectResultSync(
+		const b = projectStoredSync(
 			numbered(500),
 			{ maxBytes: 2048, maxLines: 40 },
 			{ store: failing, kind: "tool-outputs" },

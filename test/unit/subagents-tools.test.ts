@@ -13,7 +13,7 @@ import { trimMessages } from "../../extensions/context-trim/trim.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig, projectionHeadShare } from "../../extensions/shared/host/config.ts";
 import { messageBudget, TokenSizer, type TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
 import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
-import { storedProject } from "../../extensions/shared/transcript/view.ts";
+import { storedShortening } from "../../extensions/shared/transcript/view.ts";
 import {
 	DELIVERED_ENTRY,
 	deliverPending,
@@ -127,7 +127,7 @@ describe("fork parity: an oversized parent tool result", () => {
 				budgetTokens,
 				cutStepTokens: 1,
 				sizer: new TokenSizer(),
-				project: storedProject(w.env.store!, projectionHeadShare(w.env.config)),
+				shorten: storedShortening(w.env.store!, projectionHeadShare(w.env.config)),
 			});
 			expect(view.trimmed).toBe(true);
 			const shownResult = view.messages

@@ -12,7 +12,12 @@ import {
 	TokenSizer,
 	type TranscriptMessage,
 } from "../../extensions/shared/transcript/plan.ts";
-import { type OmissionIndex, OmissionMemo, storedProject } from "../../extensions/shared/transcript/view.ts";
+import {
+	type OmissionIndex,
+	OmissionMemo,
+	shortenText,
+	storedShortening,
+} from "../../extensions/shared/transcript/view.ts";
 import { buildHistory, filler, HistoryBuilder, historyArb } from "./transcript-history.ts";
 
 function longSession(steps: number): HistoryBuilder {
@@ -202,19 +207,19 @@ describe("messageBudget", () => {
 	});
 });
 
-describe("storedProject", () => {
+describe("stored shortening", () => {
 	it("stores the full text as a transcripts artifact once and points the footer at it", () => {
 		const agentDir = mkdtempSync(join(process.cwd(), ".tmp", "ct-store-"));
 		const store = new ArtifactStore({ agentDir });
-		const project = storedProject(store);
+		const shorten = storedShortening(store);
 		const text = filler("log", 50_000);
-		const shown = project(text, 4000);
+		const shown = shortenText(text, 4000, shorten);
 		const path = /read\(path="([^"]+)"/.exec(shown)?.[1];
 		expect(path).toBeDefined();
 		expect(readFileSync(path as string, "utf8")).toBe(text);
 		expect(statSync(path as string).mode & 0o777).toBe(0o600);
 		expect(path).toContain("transcripts");
-		expect(project(text, 4000)).toBe(shown);
+		expect(shortenText(text, 4000, shorten)).toBe(shown);
 		expect(estimateMessageTokens({ role: "user", content: shown })).toBeLessThan(estimateTokens(text) / 5);
 		rmSync(agentDir, { recursive: true, force: true });
 	});

@@ -3,7 +3,7 @@
  * context. One allocator serves every surface (automatic completion delivery, subagent_wait,
  * check previews). Pure: plain data in, plain data out, deterministic.
  */
-import { MIN_WINDOW_BYTES, MIN_WINDOW_LINES, type ProjectionLimits } from "../projection/projection.ts";
+import { MIN_WINDOW_BYTES, MIN_WINDOW_LINES, type SurfaceLimits } from "../projection/projection.ts";
 import { SURFACES, type SurfaceBudget } from "../surfaces.ts";
 import { bytesForTokens } from "../text/tokens.ts";
 
@@ -48,8 +48,8 @@ export interface UsageReading {
 }
 
 export interface AllocationItem {
-	/** Budget for projectResult, or undefined when the item is a one-line entry. */
-	limits?: ProjectionLimits;
+	/** Budget for the projection, or undefined when the item is a one-line entry. */
+	limits?: SurfaceLimits;
 	/** True when the batch could not give this result the minimum readable window: show one line (id, status, size, path). */
 	oneLine: boolean;
 	/** Bytes this item is counted for: its full size when it fits verbatim, else limits.maxBytes; for a one-line entry, the entry's cost. */
@@ -200,7 +200,7 @@ export function allocateBatchBudgets(input: AllocationInput): Allocation {
 	const wrappers = nonNegative(input.wrapperBytesPerBatch) + n * nonNegative(input.wrapperBytesPerResult);
 	const body = batchBytes - wrappers;
 	const demands = results.map((r) => demandOf(r, caps));
-	const limitsFor = (charged: number): ProjectionLimits => ({
+	const limitsFor = (charged: number): SurfaceLimits => ({
 		maxBytes: Math.max(charged, MIN_WINDOW_BYTES),
 		maxLines: caps.perResultLines,
 	});

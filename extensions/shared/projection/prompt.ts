@@ -1,13 +1,10 @@
-import { SURFACES } from "../surfaces.ts";
-import { clipLine } from "../text/utf8.ts";
-
 /**
  * Model-facing wording of the projection: the omission marker between head and tail and the footer.
  * Each line here is one line of output (no "\n"), so the projection can count what it spends.
  */
 
-/** Longest store failure reason quoted in a footer, in UTF-8 bytes, "…" included (the rest is cut). */
-export const MAX_REASON_BYTES = SURFACES["projection.reason"].maxBytes;
+/** Marks where a short surface clipped a text: one character, 3 UTF-8 bytes. */
+export const CLIP_MARK = "…";
 
 /** 37212 → "37,212": separators without locale data, so output is the same on every machine. */
 export function formatCount(n: number): string {
@@ -74,19 +71,20 @@ export function storedFooter(f: StoredFooterFacts): string {
 	return `${text}]`;
 }
 
-/** A store error reduced to one short line (no control characters). */
-export function sanitizeReason(reason: string): string {
-	const oneLine = reason
+/** A store error on one line: control characters become spaces (the projection then bounds its length). */
+export function oneLineReason(reason: string): string {
+	return String(reason)
 		.replace(/[\u0000-\u001f\u007f]+/g, " ")
 		.replace(/ {2,}/g, " ")
 		.trim();
-	const cut = clipLine(oneLine, MAX_REASON_BYTES);
-	return cut.length > 0 ? cut : "unknown error";
 }
 
-/** Footer when the full text could not be stored: say so plainly, never print a path. */
+/** Said when a store failed without a reason. */
+export const UNKNOWN_REASON = "unknown error";
+
+/** Footer when the full text could not be stored: say so plainly, never print a path. `reason` is one short line. */
 export function notSavedFooter(totalBytes: number, totalLines: number, reason: string): string {
-	return `[Full text: ${plural(totalBytes, "byte", "bytes")}, ${plural(totalLines, "line", "lines")}, NOT saved (${sanitizeReason(reason)}) — only the head and tail above are available]`;
+	return `[Full text: ${plural(totalBytes, "byte", "bytes")}, ${plural(totalLines, "line", "lines")}, NOT saved (${reason}) — only the head and tail above are available]`;
 }
 
 /** Reason used when the caller gave no artifact at all. */

@@ -15,6 +15,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import type { ArtifactSink, AsyncArtifactSink } from "../projection/projection.ts";
 import { runAsync, runSync, type Step, type StepStats, fsStep as step } from "./fs-steps.ts";
 import {
 	ARTIFACT_NAME,
@@ -112,6 +113,16 @@ export class ArtifactStore {
 		} catch (error) {
 			return { ok: false, error: errorText(error) };
 		}
+	}
+
+	/** The projection's synchronous sink for texts of `kind` (for hooks that must not await). */
+	sink(kind: ArtifactKind): ArtifactSink {
+		return { put: (text) => this.putSync(kind, text) };
+	}
+
+	/** The projection's asynchronous sink for texts of `kind`. */
+	asyncSink(kind: ArtifactKind): AsyncArtifactSink {
+		return { putAsync: (text) => this.put(kind, text) };
 	}
 
 	/** id = sha256 hex (64) or a unique prefix of >= 8 hex chars; validated (no paths). */

@@ -156,23 +156,3 @@ export function replaceLoneSurrogates(text: string): string {
 export function toWellFormed(text: string): string {
 	return nativeToWellFormed ? nativeToWellFormed.call(text) : replaceLoneSurrogates(text);
 }
-
-/** Marks where clipLine cut a text: one character, 3 UTF-8 bytes. */
-export const CLIP_MARK = "…";
-/** UTF-8 bytes of CLIP_MARK. */
-const CLIP_MARK_BYTES = 3;
-
-/**
- * `text` within `maxBytes` UTF-8 bytes: unchanged when it fits, else its longest prefix that leaves room
- * for CLIP_MARK, followed by the mark (a budget under 3 bytes gets the prefix alone: no room for the
- * mark). Never ends inside a surrogate pair; lone surrogates count 3 bytes, as they encode. Newlines are
- * the caller's business (take the first line first). The one primitive for short one-line clips: tool
- * argument briefs, error reasons, names.
- */
-export function clipLine(text: string, maxBytes: number): string {
-	const budget = Number.isNaN(maxBytes) ? 0 : Math.max(0, Math.floor(Math.min(maxBytes, Number.MAX_SAFE_INTEGER)));
-	// Every UTF-16 unit is at least one byte: a text longer in units than the budget cannot fit.
-	if (text.length <= budget && (text.length * 3 <= budget || utf8ByteLength(text) <= budget)) return text;
-	if (budget < CLIP_MARK_BYTES) return text.slice(0, advanceByBytes(text, 0, budget).end);
-	return `${text.slice(0, advanceByBytes(text, 0, budget - CLIP_MARK_BYTES).end)}${CLIP_MARK}`;
-}

@@ -16,7 +16,7 @@ import {
 	type TranscriptMessage,
 } from "./plan.ts";
 import { FULL_DETAIL, forkIntro, forkTask, formatOmissionIndex, narration, transcriptWhere } from "./prompt.ts";
-import { buildView, type ProjectFn, plainProject } from "./view.ts";
+import { buildView, type ShortenOptions } from "./view.ts";
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
 
@@ -73,11 +73,11 @@ export interface ForkContextOptions extends Partial<Omit<RetentionOptions, "budg
 	sessionFile?: string;
 	/** The child's task, stated last. */
 	task: string;
-	/** Shortens oversized texts (default: the projection primitive without a stored copy, at `headShare`). */
-	project?: ProjectFn;
+	/** How oversized texts are shortened (default: the projection without a stored copy, at `headShare`). */
+	shorten?: ShortenOptions;
 	/**
-	 * Head share of the default projector: pass the configured one (projectionHeadShare(config) from
-	 * config.ts) so a child's view cuts like the parent's; default DEFAULT_HEAD_SHARE. Ignored with `project`.
+	 * Head share when `shorten` is not given: pass the configured one (projectionHeadShare(config) from
+	 * host/config.ts) so a child's view cuts like the parent's; default the primitive's.
 	 */
 	headShare?: number;
 	/** Sizes messages (pass a TokenSizer to reuse estimates). */
@@ -94,7 +94,7 @@ export function renderForkContext(messages: unknown[], opts: ForkContextOptions)
 	// No cut step: a child's start is sent once, so it needs no cache-stable cut, and the tightest cut
 	// makes the narration a superset of the parent's own view for any budget at least as large.
 	const plan = planRetention(list, { cutStepTokens: 1, ...opts, measuredTokens: undefined }, opts.sizer);
-	const view = buildView(list, plan, opts.project ?? plainProject(opts.headShare));
+	const view = buildView(list, plan, opts.shorten ?? { headShare: opts.headShare });
 	const blocks: string[] = [forkIntro(opts.sessionFile)];
 	for (const item of view.items) {
 		if (item.kind === "omission") {

@@ -5,78 +5,72 @@
  * the same view as third-person text, so both carry the same content.
  */
 
-import {
-	DEFAULT_HEAD_SHARE,
-	MIN_WINDOW_LINES,
-	type ProjectionLimits,
-	projectResultSync,
-	projectText,
-} from "../projection/projection.ts";
+import { type ArtifactSink, project } from "../projection/projection.ts";
 import type { ArtifactStore } from "../store/artifact-store.ts";
 import { SURFACES } from "../surfaces.ts";
 import { bytesForTokens, estimateTokens, utf8Length } from "../text/tokens.ts";
-import { clipLine } from "../text/utf8.ts";
-import { argumentsJson, type RetentionPlan, type TokenSizer, type TranscriptMessage, toolCallsOf } from "./plan.ts";
-
-/** Shortens `text` to at most `maxBytes` UTF-8 bytes with an explicit omission marker. */
-export type ProjectFn = (text: string, maxBytes: number) => string;
+import { type RetentionPlan, type TokenSizer, type TranscriptMessage, toolCallsOf } from "./plan.ts";
 
 /** Texts shorter than this (UTF-16 units) are never shortened: cutting them saves too little to matter. */
 const MIN_SHORTENABLE_CHARS = 512;
-/** Lines allowed per byte of a shortened transcript text: transcripts are bounded by bytes, not lines. */
-const BYTES_PER_LINE_ALLOWANCE = SURFACES["transcript.segment"].bytesPerLine;
-/** Longest brief argument kept per tool call in the index, in UTF-8 bytes, "…" included. */
-const BRIEF_MAX_BYTES = SURFACES["transcript.briefArgs"].maxBytes;
 /** Distinct brief arguments remembered per tool. */
 const BRIEFS_PER_TOOL = SURFACES["transcript.briefsPerTool"].maxLines;
 /** Argument names that carry a file path. */
 const PATH_KEYS = ["path", "file_path", "filePath", "file"];
 
-/** Shortened texts remembered per projector: the hook shortens the same texts on every call. */
-const PROJECTION_MEMO_ENTRIES = 256;
+/** Shortened texts remembered per memo: the hook shortens the same texts on every call. */
+const SHORTENED_MEMO_ENTRIES = 256;
 
-function limitsFor(maxBytes: number, headShare: number): ProjectionLimits {
-	const lines = Math.max(MIN_WINDOW_LINES, Math.ceil(maxBytes / BYTES_PER_LINE_ALLOWANCE));
-	return { maxBytes, maxLines: lines, headShare };
-}
+/** Shortened texts by (budget, text), so a long text is projected (and stored) once, not on every call. */
+export class ShortenedTexts {
+	private readonly byBudget = new Map<number, Map<string, string>>();
+	private entries = 0;
 
-/**
- * Pure: the projection primitive with no stored copy (its footer says so plainly). `headShare` is the
- * configured projection.headShare (see projectionHeadShare in config.ts); default DEFAULT_HEAD_SHARE.
- */
-export function plainProject(headShare: number = DEFAULT_HEAD_SHARE): ProjectFn {
-	return (text, maxBytes) => projectText(text, limitsFor(maxBytes, headShare), undefined).text;
-}
+	get(maxBytes: number, text: string): string | undefined {
+		return this.byBudget.get(maxBytes)?.get(text);
+	}
 
-/** plainProject with the default head share. */
-export const defaultProject: ProjectFn = plainProject();
-
-/**
- * The projection primitive with the full text stored as a "transcripts" artifact, so the footer
- * gives the exact read call. Results are memoised by (budget, text): the hook sees the same long
- * texts on every call, and an artifact is written once per content.
- */
-export function storedProject(store: ArtifactStore, headShare: number = DEFAULT_HEAD_SHARE): ProjectFn {
-	const memo = new Map<number, Map<string, string>>();
-	let entries = 0;
-	return (text, maxBytes) => {
-		let byText = memo.get(maxBytes);
-		const hit = byText?.get(text);
-		if (hit !== undefined) return hit;
-		const shown = projectResultSync(text, limitsFor(maxBytes, headShare), { store, kind: "transcripts" }).text;
-		if (entries >= PROJECTION_MEMO_ENTRIES) {
-			memo.clear();
-			entries = 0;
-			byText = undefined;
+	set(maxBytes: number, text: string, shown: string): void {
+		if (this.entries >= SHORTENED_MEMO_ENTRIES) {
+			this.byBudget.clear();
+			this.entries = 0;
 		}
+		let byText = this.byBudget.get(maxBytes);
 		if (!byText) {
 			byText = new Map();
-			memo.set(maxBytes, byText);
+			this.byBudget.set(maxBytes, byText);
 		}
 		byText.set(text, shown);
-		entries++;
-		return shown;
-	};
+		this.entries++;
+	}
+}
+
+/** How a view shortens its oversized texts (surface transcript.segment). */
+export interface ShortenOptions {
+	/** The configured projection.headShare (projectionHeadShare in host/config.ts); default the primitive's. */
+	headShare?: number;
+	/** Stores each shortened text in full, so its footer names the read call; absent: the footer says not saved. */
+	sink?: ArtifactSink;
+	/** Remembers shortened texts across calls. */
+	memo?: ShortenedTexts;
+}
+
+/** What the parent's own view uses: full texts stored as "transcripts" artifacts, shortened texts remembered. */
+export function storedShortening(store: ArtifactStore, headShare?: number): ShortenOptions {
+	return { headShare, sink: store.sink("transcripts"), memo: new ShortenedTexts() };
+}
+
+/** `text` within `maxBytes` UTF-8 bytes through the projection (surface transcript.segment). */
+export function shortenText(text: string, maxBytes: number, options: ShortenOptions = {}): string {
+	const hit = options.memo?.get(maxBytes, text);
+	if (hit !== undefined) return hit;
+	const shown = project(text, "transcript.segment", {
+		maxBytes,
+		headShare: options.headShare,
+		sink: options.sink,
+	}).text;
+	options.memo?.set(maxBytes, text, shown);
+	return shown;
 }
 
 /** One tool's share of the omitted calls. */
@@ -201,7 +195,7 @@ function shortenGroup(
 	indices: number[],
 	capTokens: number,
 	groupTokens: number,
-	project: ProjectFn,
+	shorten: ShortenOptions,
 	replaced: Map<number, TranscriptMessage>,
 	notes: ShortenedNote[],
 ): void {
@@ -216,7 +210,7 @@ function shortenGroup(
 	);
 	for (const slot of slots) {
 		if (slot.tokens <= level) continue;
-		const shown = project(slot.text, bytesForTokens(level));
+		const shown = shortenText(slot.text, bytesForTokens(level), shorten);
 		if (shown === slot.text) continue;
 		replaced.set(slot.msg, withText(replaced.get(slot.msg) ?? messages[slot.msg], slot, shown));
 		notes.push({
@@ -228,12 +222,12 @@ function shortenGroup(
 	}
 }
 
-/** First line of a value, clipped to BRIEF_MAX_BYTES. */
+/** First line of a value, clipped to its surface (transcript.briefArgs). */
 function brief(value: unknown): string | undefined {
 	if (typeof value !== "string" && typeof value !== "number") return undefined;
 	const line = String(value).trim().split("\n", 1)[0] ?? "";
 	if (line.length === 0) return undefined;
-	return clipLine(line, BRIEF_MAX_BYTES);
+	return project(line, "transcript.briefArgs").text;
 }
 
 /** Index what `omitted` segments hold: message counts, tools with brief arguments, files touched. */
@@ -308,7 +302,7 @@ export class OmissionMemo {
 export function buildView(
 	messages: readonly TranscriptMessage[],
 	plan: RetentionPlan,
-	project: ProjectFn = defaultProject,
+	shorten: ShortenOptions = {},
 	memo?: OmissionMemo,
 ): TranscriptView {
 	if (!plan.trimmed) return { trimmed: false, items: messages.map((message) => ({ kind: "message", message })), plan };
@@ -322,7 +316,7 @@ export function buildView(
 			groupTokens += seg.tokens;
 			for (let i = seg.start; i < seg.end; i++) indices.push(i);
 		}
-		shortenGroup(messages, indices, group.capTokens, groupTokens, project, replaced, notes);
+		shortenGroup(messages, indices, group.capTokens, groupTokens, shorten, replaced, notes);
 	}
 	const omission: OmissionIndex = {
 		...(memo ? memo.get(messages, plan) : indexOmitted(messages, plan)),
@@ -342,24 +336,4 @@ export function buildView(
 	}
 	if (!markerPlaced) items.push({ kind: "omission", omission, timestamp });
 	return { trimmed: true, items, plan };
-}
-
-/** Every text a view shows, for parity checks: user/assistant texts, tool names, arguments and results. */
-export function viewTexts(view: TranscriptView): string[] {
-	const out: string[] = [];
-	for (const item of view.items) {
-		if (item.kind !== "message") continue;
-		const m = item.message;
-		if (typeof m.content === "string") out.push(m.content);
-		else if (Array.isArray(m.content)) {
-			for (const part of m.content) {
-				if (!isObject(part)) continue;
-				if (part.type === "text" && typeof part.text === "string") out.push(part.text);
-				if (part.type === "toolCall") out.push(String(part.name), argumentsJson(part.arguments));
-			}
-		}
-		if (typeof m.summary === "string") out.push(m.summary);
-		if (m.role === "bashExecution") out.push(String(m.command ?? ""), String(m.output ?? ""));
-	}
-	return out;
 }
