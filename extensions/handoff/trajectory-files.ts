@@ -8,17 +8,16 @@
  * `<agentDir>/cache/headroom/handoffs/<session id>/`, whose kind folder the artifact store creates
  * through its checked, no-symlink steps.
  *
- * Safety: the per-session folder is created 0700 (never through a symlink, never someone else's);
+ * Safety: the per-session folder is the artifact store's private directory (ensurePrivateDir: created
+ * 0700, never through a symlink, never someone else's);
  * files are 0600, created exclusively (never overwriting) with O_NOFOLLOW; the folder is re-checked
  * after each create so a swap mid-write is caught. A failure is returned, never thrown.
  */
 import {
-	chmodSync,
 	closeSync,
 	constants,
 	fchmodSync,
 	lstatSync,
-	mkdirSync,
 	openSync,
 	readdirSync,
 	type Stats,
@@ -26,12 +25,12 @@ import {
 	writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { ensurePrivateDir } from "../shared/store/artifact-store.ts";
+import type { DirCheck } from "../shared/store/list.ts";
 import type { HandoffStep } from "./handoff.ts";
 import type { TrajectoryFile } from "./trajectory.ts";
 
-/** Folder mode: owner only. */
-export const TRAJECTORY_DIR_MODE = 0o700;
-/** File mode: owner read/write only. */
+/** File mode: owner read/write only (the folder is the store's private directory: 0700). */
 export const TRAJECTORY_FILE_MODE = 0o600;
 /** Suffix of the per-session folder beside the session file. */
 export const BESIDE_SESSION_SUFFIX = ".handoffs";
@@ -106,40 +105,6 @@ export function highestIndexIn(dir: string): number {
 	}
 }
 
-function myUid(): number | undefined {
-	return typeof process.getuid === "function" ? process.getuid() : undefined;
-}
-
-/** Refuse anything but a plain folder of ours. */
-function checkDir(dir: string, st: Stats | null): Stats {
-	if (!st) throw new Error(`${dir} does not exist`);
-	if (st.isSymbolicLink()) throw new Error(`${dir} is a symlink; refusing to follow it`);
-	if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
-	const uid = myUid();
-	if (uid !== undefined && st.uid !== uid) throw new Error(`${dir} is owned by another user`);
-	return st;
-}
-
-/** Create (or check) the per-session folder: one mkdir, no recursion, no symlink followed; 0700. */
-function ensureSessionDir(parent: string, name: string): { dir: string; st: Stats } {
-	const dir = join(parent, name);
-	let st = lstatOrNull(dir);
-	if (!st) {
-		try {
-			mkdirSync(dir, { mode: TRAJECTORY_DIR_MODE });
-		} catch (error) {
-			if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-		}
-		st = lstatOrNull(dir);
-	}
-	checkDir(dir, st);
-	if (((st as Stats).mode & 0o777) !== TRAJECTORY_DIR_MODE) {
-		chmodSync(dir, TRAJECTORY_DIR_MODE); // mkdir's mode is reduced by the umask
-		st = checkDir(dir, lstatOrNull(dir)); // a swap between the check and chmod shows here
-	}
-	return { dir, st: st as Stats };
-}
-
 /** A written file or why it was not written. */
 export type WriteResult = { ok: true; path: string; label: string; step: HandoffStep } | { ok: false; error: string };
 
@@ -149,16 +114,18 @@ function message(error: unknown): string {
 
 /** Write each file (0600, exclusive create, no symlink following); failures are returned, not thrown. */
 export function writeTrajectories(target: TrajectoryTarget, files: TrajectoryFile[]): WriteResult[] {
-	let dir: string;
-	let dirStat: Stats;
+	let checked: DirCheck;
 	try {
 		const parent = target.parent();
-		if (!parent.ok) throw new Error(parent.error);
-		({ dir, st: dirStat } = ensureSessionDir(parent.dir, target.name));
+		checked = parent.ok ? ensurePrivateDir(parent.dir, target.name) : parent;
 	} catch (error) {
-		const msg = message(error);
+		checked = { ok: false, error: message(error) };
+	}
+	if (!checked.ok) {
+		const msg = checked.error;
 		return files.map(() => ({ ok: false as const, error: msg }));
 	}
+	const { dir, dev, ino } = checked;
 	return files.map((file): WriteResult => {
 		const path = join(dir, file.fileName);
 		try {
@@ -167,7 +134,7 @@ export function writeTrajectories(target: TrajectoryTarget, files: TrajectoryFil
 			try {
 				fchmodSync(fd, TRAJECTORY_FILE_MODE); // open's mode is reduced by the umask
 				const now = lstatOrNull(dir);
-				if (!now || now.isSymbolicLink() || now.dev !== dirStat.dev || now.ino !== dirStat.ino) {
+				if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
 					unlinkSync(path);
 					throw new Error(`${dir} changed while writing; not storing`);
 				}

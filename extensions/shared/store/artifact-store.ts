@@ -16,20 +16,19 @@ import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { ArtifactSink, AsyncArtifactSink } from "../projection/projection.ts";
-import { runAsync, runSync, type Step, type StepStats, fsStep as step } from "./fs-steps.ts";
+import { runAsync, runSync, type Step, fsStep as step } from "./fs-steps.ts";
+import { ARTIFACT_KINDS, type ArtifactKind, FOLDER_NAME, isKind } from "./kinds.ts";
 import {
 	ARTIFACT_NAME,
 	type DirCheck,
 	listStore,
 	type PruneOptions,
 	pruneListing,
-	SESSION_FOLDER_NAME,
 	type StoreStats,
 	statsOf,
 } from "./list.ts";
 
-export type ArtifactKind = "subagent-results" | "tool-outputs" | "transcripts" | "handoffs";
-export const ARTIFACT_KINDS: readonly ArtifactKind[] = ["subagent-results", "tool-outputs", "transcripts", "handoffs"];
+export { ARTIFACT_KINDS, type ArtifactKind } from "./kinds.ts";
 
 export interface PutResult {
 	ok: true;
@@ -70,10 +69,6 @@ function errorText(error: unknown): string {
 	const e = error as NodeJS.ErrnoException;
 	if (e && typeof e === "object" && typeof e.message === "string") return e.message;
 	return String(error);
-}
-
-function isKind(kind: unknown): kind is ArtifactKind {
-	return typeof kind === "string" && (ARTIFACT_KINDS as readonly string[]).includes(kind);
 }
 
 function myUid(): number | undefined {
@@ -182,7 +177,7 @@ export class ArtifactStore {
 	 */
 	ensureKindDir(kind: ArtifactKind, subfolder?: string): { ok: true; dir: string } | { ok: false; error: string } {
 		if (!isKind(kind)) return { ok: false, error: `unknown artifact kind ${JSON.stringify(kind)}` };
-		if (subfolder !== undefined && !(typeof subfolder === "string" && SESSION_FOLDER_NAME.test(subfolder))) {
+		if (subfolder !== undefined && !(typeof subfolder === "string" && FOLDER_NAME.test(subfolder))) {
 			return { ok: false, error: `invalid folder name ${JSON.stringify(String(subfolder))}` };
 		}
 		try {
@@ -224,27 +219,14 @@ export class ArtifactStore {
 		const components = [...this.chain, ...below];
 		const ownFrom = this.chain.length - 1; // index of the root component
 		let dir = this.agentDir;
-		let last: StepStats | null = null;
+		let last: DirCheck | undefined;
 		for (let i = 0; i < components.length; i++) {
 			dir = join(dir, components[i]);
-			let st = yield* step.lstat(dir);
-			if (!st) {
-				if (!create) return { ok: false, error: `${dir} does not exist` };
-				if (yield* mkdirOnce(dir)) yield* step.chmod(dir, DIR_MODE); // mkdir's mode is reduced by the umask
-				st = yield* step.lstat(dir);
-				if (!st) return { ok: false, error: `${dir} vanished after mkdir` };
-			}
-			if (st.isSymbolicLink()) return { ok: false, error: `${dir} is a symlink; refusing to follow it` };
-			if (!st.isDirectory()) return { ok: false, error: `${dir} is not a directory` };
-			const uid = myUid();
-			if (uid !== undefined && st.uid !== uid) return { ok: false, error: `${dir} is owned by another user` };
-			if (i >= ownFrom && (st.mode & 0o777) !== DIR_MODE) {
-				if (!create) return { ok: false, error: `${dir} has mode ${(st.mode & 0o777).toString(8)}, not 700` };
-				yield* step.chmod(dir, DIR_MODE);
-			}
-			last = st;
+			const checked = yield* dirSteps(dir, create, i >= ownFrom);
+			if (!checked.ok) return checked;
+			last = checked;
 		}
-		return { ok: true, dir, dev: last!.dev, ino: last!.ino };
+		return last ?? { ok: false, error: `${dir} has no directory to check` };
 	}
 
 	private *putSteps(kind: ArtifactKind, text: string): Step<PutResult | PutFailure> {
@@ -305,6 +287,45 @@ export class ArtifactStore {
 const VANISHED = "vanished";
 
 /** mkdir that tolerates a concurrent put creating the same directory; true when this call created it. */
+/**
+ * One directory checked as the store checks its own, and with `create` made: never a symlink, never
+ * someone else's; with `own`, made or fixed to 0700 (without `create`, a wrong mode is refused).
+ */
+function* dirSteps(dir: string, create: boolean, own: boolean): Step<DirCheck> {
+	let st = yield* step.lstat(dir);
+	if (!st) {
+		if (!create) return { ok: false, error: `${dir} does not exist` };
+		if (yield* mkdirOnce(dir)) yield* step.chmod(dir, DIR_MODE); // mkdir's mode is reduced by the umask
+		st = yield* step.lstat(dir);
+		if (!st) return { ok: false, error: `${dir} vanished after mkdir` };
+	}
+	if (st.isSymbolicLink()) return { ok: false, error: `${dir} is a symlink; refusing to follow it` };
+	if (!st.isDirectory()) return { ok: false, error: `${dir} is not a directory` };
+	const uid = myUid();
+	if (uid !== undefined && st.uid !== uid) return { ok: false, error: `${dir} is owned by another user` };
+	if (own && (st.mode & 0o777) !== DIR_MODE) {
+		if (!create) return { ok: false, error: `${dir} has mode ${(st.mode & 0o777).toString(8)}, not 700` };
+		yield* step.chmod(dir, DIR_MODE);
+		st = yield* step.lstat(dir); // a swap between the check and chmod shows here
+		if (!st || st.isSymbolicLink() || !st.isDirectory()) return { ok: false, error: `${dir} changed while being made` };
+	}
+	return { ok: true, dir, dev: st.dev, ino: st.ino };
+}
+
+/**
+ * The store's private-directory routine for a folder outside the store (handoff trajectories beside a
+ * session file): `parent/name` made or checked with the same steps as the store's own directories (0700,
+ * ours, no symlink followed). The parent itself is the caller's trust boundary. Never throws.
+ */
+export function ensurePrivateDir(parent: string, name: string): DirCheck {
+	if (!FOLDER_NAME.test(name)) return { ok: false, error: `invalid folder name ${JSON.stringify(String(name))}` };
+	try {
+		return runSync(dirSteps(join(parent, name), true, true));
+	} catch (error) {
+		return { ok: false, error: errorText(error) };
+	}
+}
+
 function* mkdirOnce(dir: string): Step<boolean> {
 	try {
 		yield* step.mkdir(dir, DIR_MODE, false);

@@ -1,13 +1,13 @@
 /**
  * Listing, stats and pruning of the artifact store (artifact-store.ts owns the directory checks and
- * puts). Besides `<sha256>.txt` artifacts, the `handoffs` kind holds per-session trajectory folders
- * (`handoffs/<session-id>/*.json`, written by the handoff extension): they are counted and pruned as
- * one unit each, by the same age and size rules. Nothing is followed through a symlink; a folder
- * holding anything but regular *.json files is not ours to judge and is left alone.
+ * puts). Besides `<sha256>.txt` artifacts, a kind that holds per-session folders (KIND_FOLDERS in
+ * kinds.ts) has them counted and pruned as one unit each, by the same age and size rules. Nothing is
+ * followed through a symlink; a folder holding anything but the regular files its kind allows is not
+ * ours to judge and is left alone.
  */
 import { join } from "node:path";
-import type { ArtifactKind } from "./artifact-store.ts";
 import { type Step, type StepStats, fsStep as step } from "./fs-steps.ts";
+import { type ArtifactKind, FOLDER_NAME, KIND_FOLDERS } from "./kinds.ts";
 
 /** A temp file untouched this long (ms) belongs to a killed writer and may be removed by prune. */
 export const STALE_TEMP_MS = 60 * 60 * 1000;
@@ -16,14 +16,8 @@ export const DEFAULT_PRUNE_MAX_AGE_DAYS = 30;
 export const DEFAULT_PRUNE_MAX_TOTAL_BYTES = 1024 * 1024 * 1024;
 /** Files younger than this (hours) are never pruned: a footer may have just pointed at them. */
 export const DEFAULT_PRUNE_MIN_AGE_HOURS = 24;
-/** The artifact kind whose per-session trajectory folders are listed too. */
-export const TRAJECTORY_KIND: ArtifactKind = "handoffs";
 export const ARTIFACT_NAME = /^[0-9a-f]{64}\.txt$/;
 export const TEMP_NAME = /^\.tmp-[0-9]+-[0-9a-f]+\.part$/;
-/** A per-session folder name (the handoff writer's safe session id). */
-export const SESSION_FOLDER_NAME = /^(?!\.{1,2}$)[A-Za-z0-9._-]{1,128}$/;
-/** Files a trajectory folder may hold. */
-const TRAJECTORY_FILE_NAME = /\.json$/;
 const HOUR_MS = 60 * 60 * 1000;
 
 /** The checked kind directory (dev/ino as checked), or why it cannot be used. */
@@ -31,7 +25,7 @@ export type DirCheck = { ok: true; dir: string; dev: number; ino: number } | { o
 /** Checks one kind directory without creating it. */
 export type KindCheck = (kind: ArtifactKind) => Step<DirCheck>;
 
-/** One prunable unit: an artifact file, or a per-session trajectory folder. */
+/** One prunable unit: an artifact file, or a per-session folder. */
 export interface StoreEntry {
 	/** Absolute path of the file or folder. */
 	path: string;
@@ -41,7 +35,7 @@ export interface StoreEntry {
 	bytes: number;
 	/** Last change in ms: a folder's newest file or the folder itself, whichever is younger. */
 	mtimeMs: number;
-	/** Files it holds: 1 for an artifact, the trajectory files for a folder. */
+	/** Files it holds: 1 for an artifact, the files of a folder. */
 	files: number;
 	/** Set for a folder: its identity when listed, so a swapped-in folder or symlink is never touched. */
 	folder?: { dev: number; ino: number };
@@ -49,7 +43,7 @@ export interface StoreEntry {
 
 /** What a listing found. */
 export interface StoreListing {
-	/** Artifacts and trajectory folders. */
+	/** Artifacts and per-session folders. */
 	entries: StoreEntry[];
 	/** Temp files of writers (live or killed). */
 	temps: Array<{ path: string; bytes: number; mtimeMs: number }>;
@@ -63,25 +57,25 @@ function errorText(error: unknown): string {
 }
 
 /**
- * A trajectory folder as one entry, or undefined when it holds anything but regular *.json files
- * (symlinks and subfolders included): then it is not ours to count or remove.
+ * A per-session folder as one entry, or undefined when it holds anything but the regular files its kind
+ * allows (symlinks and subfolders included): then it is not ours to count or remove.
  */
-function* trajectoryFolder(path: string, st: StepStats): Step<StoreEntry | undefined> {
+function* sessionFolder(path: string, st: StepStats, kind: ArtifactKind, files: RegExp): Step<StoreEntry | undefined> {
 	const names = yield* step.quietly(step.readdir(path));
 	if (!names) return undefined;
 	let bytes = 0;
 	let mtimeMs = st.mtimeMs;
 	for (const name of names) {
-		if (!TRAJECTORY_FILE_NAME.test(name)) return undefined;
+		if (!files.test(name)) return undefined;
 		const file = yield* step.quietly(step.lstat(join(path, name)));
 		if (!file?.isFile()) return undefined;
 		bytes += file.size;
 		mtimeMs = Math.max(mtimeMs, file.mtimeMs);
 	}
-	return { path, kind: TRAJECTORY_KIND, bytes, mtimeMs, files: names.length, folder: { dev: st.dev, ino: st.ino } };
+	return { path, kind, bytes, mtimeMs, files: names.length, folder: { dev: st.dev, ino: st.ino } };
 }
 
-/** Every artifact, trajectory folder and temp file under the checked kind directories. */
+/** Every artifact, per-session folder and temp file under the checked kind directories. */
 export function* listStore(kinds: readonly ArtifactKind[], check: KindCheck, dirFor: (k: ArtifactKind) => string) {
 	const listing: StoreListing = { entries: [], temps: [], problems: [] };
 	for (const kind of kinds) {
@@ -94,17 +88,18 @@ export function* listStore(kinds: readonly ArtifactKind[], check: KindCheck, dir
 			if (!dir.error.endsWith("does not exist")) listing.problems.push(dir.error);
 			continue;
 		}
+		const folders = KIND_FOLDERS[kind];
 		try {
 			for (const name of yield* step.readdir(dir.dir)) {
 				const isArtifact = ARTIFACT_NAME.test(name);
 				const isTemp = !isArtifact && TEMP_NAME.test(name);
-				const isFolder = kind === TRAJECTORY_KIND && !isArtifact && !isTemp && SESSION_FOLDER_NAME.test(name);
+				const isFolder = folders !== undefined && !isArtifact && !isTemp && FOLDER_NAME.test(name);
 				if (!isArtifact && !isTemp && !isFolder) continue;
 				const path = join(dir.dir, name);
 				const st = yield* step.lstat(path);
 				if (!st || st.isSymbolicLink()) continue; // never follow or count a planted symlink
 				if (isFolder) {
-					const folder = st.isDirectory() ? yield* trajectoryFolder(path, st) : undefined;
+					const folder = st.isDirectory() && folders ? yield* sessionFolder(path, st, kind, folders.files) : undefined;
 					if (folder) listing.entries.push(folder);
 				} else if (!st.isFile()) continue;
 				else if (isArtifact) listing.entries.push({ path, kind, bytes: st.size, mtimeMs: st.mtimeMs, files: 1 });
@@ -119,11 +114,11 @@ export function* listStore(kinds: readonly ArtifactKind[], check: KindCheck, dir
 
 /** The store's size as /headroom shows it. */
 export interface StoreStats {
-	/** Artifact files, trajectory files included. */
+	/** Artifact files, the files of per-session folders included. */
 	count: number;
 	/** Their bytes. */
 	bytes: number;
-	/** The youngest entry (a trajectory folder stands for its files). */
+	/** The youngest entry (a per-session folder stands for its files). */
 	newest?: { path: string; mtimeMs: number };
 	/** Count and bytes per kind. */
 	byKind: Record<string, { count: number; bytes: number }>;
@@ -158,11 +153,12 @@ export interface PruneOptions {
 	minAgeHours?: number;
 }
 
-/** Remove a trajectory folder only if it is still the same folder holding only old *.json files. */
+/** Remove a per-session folder only if it is still the same folder holding only old files its kind allows. */
 function* removeFolder(e: StoreEntry): Step<boolean> {
 	const st = yield* step.quietly(step.lstat(e.path));
-	if (!st?.isDirectory() || st.dev !== e.folder?.dev || st.ino !== e.folder.ino) return false;
-	const again = yield* trajectoryFolder(e.path, st);
+	const files = KIND_FOLDERS[e.kind]?.files;
+	if (!files || !st?.isDirectory() || st.dev !== e.folder?.dev || st.ino !== e.folder.ino) return false;
+	const again = yield* sessionFolder(e.path, st, e.kind, files);
 	if (!again || again.mtimeMs > e.mtimeMs) return false; // written to since it was listed: keep it
 	for (const name of (yield* step.quietly(step.readdir(e.path))) ?? []) {
 		yield* step.quietly(step.unlink(join(e.path, name)));

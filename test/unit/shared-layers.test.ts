@@ -1,0 +1,140 @@
+/**
+ * The architecture of extensions/ as a test: no import cycle anywhere; extensions never import each other
+ * (only extensions/shared/); inside shared/ each folder imports only the layers below it; Pi's runtime is
+ * imported in shared/ only by host/.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../fixtures/pi-runner.ts";
+
+const EXTENSIONS = join(REPO_ROOT, "extensions");
+
+/** Layer of each part of shared/: a module may import its own part and lower layers only. */
+const SHARED_LAYERS: Record<string, number> = {
+	"surfaces.ts": 0,
+	text: 0,
+	projection: 1,
+	store: 2,
+	budget: 3,
+	transcript: 3,
+	host: 4,
+};
+
+function tsFiles(dir: string): string[] {
+	return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+		const path = join(dir, e.name);
+		if (e.isDirectory()) return tsFiles(path);
+		return e.name.endsWith(".ts") ? [path] : [];
+	});
+}
+
+interface Import {
+	target: string;
+	typeOnly: boolean;
+}
+
+/** Every relative import of a module, resolved to a file path; package imports with their specifier. */
+function importsOf(file: string): { local: Import[]; packages: Import[] } {
+	const source = readFileSync(file, "utf8");
+	const local: Import[] = [];
+	const packages: Import[] = [];
+	const pattern =
+		/(?:^|\n)\s*(import|export)\s+(type\s+)?(?:[^;'"]*?\sfrom\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+	for (const m of source.matchAll(pattern)) {
+		const spec = m[3] ?? m[4];
+		const entry = { target: spec, typeOnly: Boolean(m[2]) };
+		if (spec.startsWith(".")) local.push({ ...entry, target: resolve(dirname(file), spec) });
+		else packages.push(entry);
+	}
+	return { local, packages };
+}
+
+const files = tsFiles(EXTENSIONS);
+const graph = new Map(files.map((f) => [f, importsOf(f)]));
+const rel = (f: string) => relative(EXTENSIONS, f);
+
+function sharedPart(file: string): string | undefined {
+	const r = rel(file).split("/");
+	return r[0] === "shared" ? r[1] : undefined;
+}
+
+describe("the layout of extensions/", () => {
+	it("finds the modules it checks", () => {
+		expect(files.length).toBeGreaterThan(40);
+		for (const part of Object.keys(SHARED_LAYERS)) {
+			expect(
+				files.some((f) => sharedPart(f) === part),
+				part,
+			).toBe(true);
+		}
+	});
+
+	it("has no import cycle anywhere", () => {
+		const state = new Map<string, "active" | "done">();
+		const cycles: string[] = [];
+		const visit = (file: string, path: string[]) => {
+			if (state.get(file) === "done") return;
+			if (state.get(file) === "active") {
+				cycles.push([...path.slice(path.indexOf(file)), file].map(rel).join(" → "));
+				return;
+			}
+			state.set(file, "active");
+			for (const i of graph.get(file)?.local ?? []) if (graph.has(i.target)) visit(i.target, [...path, file]);
+			state.set(file, "done");
+		};
+		for (const f of files) visit(f, []);
+		expect(cycles).toEqual([]);
+	});
+
+	it("every relative import names a module that exists", () => {
+		const missing = files.flatMap((f) =>
+			(graph.get(f)?.local ?? []).filter((i) => !graph.has(i.target)).map((i) => `${rel(f)} → ${i.target}`),
+		);
+		expect(missing).toEqual([]);
+	});
+
+	it("extensions never import each other, only extensions/shared/", () => {
+		const wrong: string[] = [];
+		for (const f of files) {
+			const own = rel(f).split("/")[0];
+			for (const i of graph.get(f)?.local ?? []) {
+				const target = rel(i.target).split("/")[0];
+				if (target !== own && target !== "shared") wrong.push(`${rel(f)} → ${rel(i.target)}`);
+			}
+		}
+		expect(wrong).toEqual([]);
+	});
+
+	it("inside shared/, each folder imports only its own and lower layers", () => {
+		const wrong: string[] = [];
+		for (const f of files) {
+			const from = sharedPart(f);
+			if (from === undefined) continue;
+			expect(SHARED_LAYERS[from], `${rel(f)} is in no layer`).toBeDefined();
+			for (const i of graph.get(f)?.local ?? []) {
+				const to = sharedPart(i.target);
+				if (to === undefined) {
+					wrong.push(`${rel(f)} → ${rel(i.target)} (outside shared/)`);
+					continue;
+				}
+				// Parts of one layer do not import each other (budget and transcript), except at the ground.
+				const sideways = to !== from && SHARED_LAYERS[to] === SHARED_LAYERS[from] && SHARED_LAYERS[to] > 0;
+				if (SHARED_LAYERS[to] > SHARED_LAYERS[from] || sideways) wrong.push(`${rel(f)} → ${rel(i.target)}`);
+			}
+		}
+		expect(wrong).toEqual([]);
+	});
+
+	it("imports Pi's runtime in shared/ only from host/", () => {
+		const wrong: string[] = [];
+		for (const f of files) {
+			const part = sharedPart(f);
+			if (part === undefined || part === "host") continue;
+			for (const i of graph.get(f)?.packages ?? []) {
+				if (/^@(mariozechner|earendil-works)\//.test(i.target) && !i.typeOnly) wrong.push(`${rel(f)} → ${i.target}`);
+			}
+		}
+		expect(wrong).toEqual([]);
+	});
+});
