@@ -80,6 +80,8 @@ export interface SettledEntryData {
 	thinking?: string;
 	/** Fresh or forked start (decides its system-prompt framing on resume). */
 	context?: ContextMode;
+	/** The named agent it ran as, if any. */
+	agent?: string;
 	/** UTF-8 bytes of the result text. */
 	bytes: number;
 	/** The result text when small enough to keep inline. */
@@ -114,6 +116,7 @@ export function persistSettled(env: Env, result: SettledResult, child: ChildReco
 		cwd: child.cwd,
 		thinking: child.thinking,
 		context: child.context,
+		...(child.agent ? { agent: child.agent } : {}),
 		bytes,
 	};
 	if (bytes <= INLINE_ENTRY_MAX_BYTES) data.text = result.text;
@@ -167,6 +170,7 @@ export function restoreFromSession(env: Env, ctx: ExtensionContext): number {
 			cwd: typeof d.cwd === "string" && d.cwd.length > 0 ? d.cwd : ctx.cwd,
 			thinking: typeof d.thinking === "string" ? d.thinking : undefined,
 			context: d.context === "fork" ? "fork" : "fresh",
+			...(typeof d.agent === "string" && d.agent.length > 0 ? { agent: d.agent } : {}),
 			state: d.state,
 			run: d.run,
 			createdAt: d.createdAt ?? 0,
@@ -240,6 +244,7 @@ export function rowsOf(manager: SubagentManager, items: BatchItem[]): ChildRow[]
 			shownBytes: item.shownBytes,
 			artifactPath: item.artifactPath,
 			note: item.oneLine ? "no room: path only" : undefined,
+			...(child?.agent ? { agent: child.agent } : {}),
 		};
 	});
 }
