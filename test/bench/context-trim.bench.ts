@@ -8,12 +8,12 @@
  * The real extension runs: its default export is given a stand-in for Pi's extension API and the
  * handler it registers is called with a fresh deep copy of the history each time, as Pi does.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import contextTrim from "../../extensions/context-trim/index.ts";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
 import { estimateMessageTokens, type TranscriptMessage } from "../../extensions/shared/transcript.ts";
-import { REPO_ROOT } from "../fixtures/pi-runner.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 import { filler, HistoryBuilder } from "../unit/transcript-history.ts";
 
 /** Goals from the issue. */
@@ -31,7 +31,7 @@ type Handler = (event: { type: "context"; messages: TranscriptMessage[] }, ctx: 
 
 /** Loads the extension against a minimal stand-in of Pi's API and returns its context handler. */
 function loadHook(contextWindow: number, cutStepTokens?: number): { call: (m: TranscriptMessage[]) => unknown } {
-	const agentDir = mkdtempSync(join(REPO_ROOT, ".tmp", "bench-ct-"));
+	const agentDir = makeTestDir("bench-ct");
 	process.env.PI_CODING_AGENT_DIR = agentDir;
 	mkdirSync(join(agentDir, "cwd"), { recursive: true });
 	agentDirs.push(agentDir);

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, sep } from "node:path";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
@@ -17,10 +17,9 @@ import {
 import { locateFullOutput, readFullOutput, wasTruncated } from "../../extensions/tool-artifacts/full-output.ts";
 import { isStub, parseStubHeader } from "../../extensions/tool-artifacts/stub.ts";
 import { type CompleteFn, chooseSummaryModel, summarize } from "../../extensions/tool-artifacts/summary.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
-const root = join(process.cwd(), ".tmp");
-mkdirSync(root, { recursive: true });
-const dir = mkdtempSync(join(root, "ta-unit-"));
+const dir = makeTestDir("ta-unit");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const agentDir = join(dir, "agent");
 mkdirSync(agentDir, { recursive: true });
