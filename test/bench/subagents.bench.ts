@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { AuthStorage, ModelRegistry, truncateHead } from "@mariozechner/pi-coding-agent";
-import { storeForAgentDir } from "../../extensions/shared/artifact-store.ts";
+import { storeForAgentDir } from "../../extensions/shared/store/artifact-store.ts";
 import { createInProcessBackend } from "../../extensions/subagents/backend.ts";
 import { projectBatch } from "../../extensions/subagents/batch.ts";
 import { numberedAnswer, pairsKept, utf8Bytes } from "../e2e/subagents-support.ts";

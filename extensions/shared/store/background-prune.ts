@@ -10,7 +10,7 @@
 import { closeSync, constants, fchmodSync, fstatSync, futimesSync, lstatSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { ArtifactStore } from "./artifact-store.ts";
-import type { PruneOptions } from "./store-list.ts";
+import type { PruneOptions } from "./list.ts";
 
 /** Delay before the background prune, so it never competes with a session's first turn (ms). */
 export const BACKGROUND_PRUNE_DELAY_MS = 10_000;
