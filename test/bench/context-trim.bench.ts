@@ -13,7 +13,7 @@ import { join } from "node:path";
 import contextTrim from "../../extensions/context-trim/index.ts";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
 import { fingerprintReady, fingerprintText } from "../../extensions/shared/text/fingerprint.ts";
-import { estimateMessageTokens, type TranscriptMessage } from "../../extensions/shared/transcript.ts";
+import { estimateMessageTokens, type TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
 import { REPO_ROOT } from "../fixtures/pi-runner.ts";
 import { filler, HistoryBuilder } from "../unit/transcript-history.ts";
 

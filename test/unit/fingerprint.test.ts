@@ -7,7 +7,7 @@ import {
 	fingerprintReady,
 	fingerprintText,
 } from "../../extensions/shared/text/fingerprint.ts";
-import { messageKey, type TranscriptMessage } from "../../extensions/shared/transcript.ts";
+import { messageKey, type TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
 
 beforeAll(async () => {
 	expect(await fingerprintReady()).toBe(true);

@@ -10,8 +10,8 @@ import {
 	type TranscriptMessage,
 	toolCallsOf,
 	usageBasedTokens,
-} from "../../extensions/shared/transcript.ts";
-import { buildView, indexOmitted } from "../../extensions/shared/transcript-view.ts";
+} from "../../extensions/shared/transcript/plan.ts";
+import { buildView, indexOmitted } from "../../extensions/shared/transcript/view.ts";
 import { buildHistory, filler, HistoryBuilder, historyArb } from "./transcript-history.ts";
 
 // The sizer keys its cache by the xxHash fingerprint: start it so the cached path is the one tested.

@@ -3,8 +3,8 @@
  * a sizer that remembers estimates across calls (Pi's `context` hook sees the same history again
  * and again, each time as a deep copy). Pure; reads Pi's message shapes structurally.
  */
-import { type Fingerprint, FingerprintBuilder } from "./text/fingerprint.ts";
-import { estimateTokens } from "./tokens.ts";
+import { type Fingerprint, FingerprintBuilder } from "../text/fingerprint.ts";
+import { estimateTokens } from "../text/tokens.ts";
 
 /** Pi's AgentMessage as far as this module reads it (user, assistant, toolResult, custom, …). */
 export interface TranscriptMessage {
