@@ -8,8 +8,6 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import { storeForAgentDir } from "../shared/artifact-store.ts";
-import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
 import {
 	DEFAULT_CONFIG,
 	type HeadroomConfig,
@@ -17,16 +15,18 @@ import {
 	projectionHeadShare,
 	projectTrusted,
 	unseenConfigWarnings,
-} from "../shared/config.ts";
-import { estimateTokens } from "../shared/tokens.ts";
-import { messageBudget, TokenSizer, type TranscriptMessage, usageBasedTokens } from "../shared/transcript.ts";
+} from "../shared/host/config.ts";
+import { storeForAgentDir } from "../shared/store/artifact-store.ts";
+import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
+import { estimateTokens } from "../shared/text/tokens.ts";
+import { messageBudget, TokenSizer, type TranscriptMessage, usageBasedTokens } from "../shared/transcript/plan.ts";
 import {
 	defaultProject,
 	OmissionMemo,
 	type ProjectFn,
 	plainProject,
 	storedProject,
-} from "../shared/transcript-view.ts";
+} from "../shared/transcript/view.ts";
 import { trimMessages } from "./trim.ts";
 
 /** Tokens charged per tool definition besides its JSON (function wrapper, type). */

@@ -3,7 +3,7 @@
  * Pure: the adapter builds the details only when a handoff is applied (a staged handoff that is
  * discarded never takes an index and never leaves trajectory files).
  */
-import { addUsage, type CallUsage, NO_USAGE } from "../shared/model-usage.ts";
+import { addUsage, type CallUsage, NO_USAGE } from "../shared/host/model-usage.ts";
 import type { HandoffOutcome, HandoffStep } from "./handoff.ts";
 import type { QuestionCheck } from "./questions.ts";
 

@@ -6,9 +6,9 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import { DEFAULT_CONFIG, loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/config.ts";
-import { toPiUsage } from "../shared/model-usage.ts";
+import { DEFAULT_CONFIG, loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/host/config.ts";
+import { toPiUsage } from "../shared/host/model-usage.ts";
+import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
 import { isHandoffDetails } from "./details.ts";
 import { chooseModel } from "./model-ref.ts";
 import {

@@ -4,7 +4,7 @@
  * these one-off calls) and its reply back into a ModelReply.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { completeOneOff } from "../shared/pi-host.ts";
+import { completeOneOff } from "../shared/host/pi-host.ts";
 import type { CallModel } from "./handoff.ts";
 
 /** Retries of a failed handoff call (transient provider errors); the SDK default would be two. */

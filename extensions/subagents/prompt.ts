@@ -3,6 +3,8 @@
  * help, tool result texts, errors, delivery headers and the child's system-prompt addition.
  * Kept in one module so the wording is reviewed in one place and pinned by tests.
  */
+
+import { SURFACES } from "../shared/surfaces.ts";
 import {
 	type ChildRecord,
 	capChoices,
@@ -245,7 +247,7 @@ export function unknownIdsError(unknown: string[], known: string[]): string {
 }
 
 /** Most providers named when an id is known only without credentials. */
-const KEYLESS_PROVIDERS_SHOWN = 5;
+const KEYLESS_PROVIDERS_SHOWN = SURFACES["subagents.keylessProviders"].maxLines;
 
 /** Choices capped at MODEL_CHOICES_SHOWN, then a count of the rest. */
 function choiceList(choices: string[], max?: number): string {

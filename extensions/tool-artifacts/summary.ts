@@ -6,13 +6,13 @@
  * ("mini", "haiku", "flash", "nano", "lite", "small"); else the session's own model.
  *
  * Call: the host's one-off model call (Pi 1.x `ctx.modelRegistry.complete()`, 0.73 pi-ai's `complete()`,
- * prompt caching off; see shared/pi-host.ts) with temperature 0.3, at most 2,048 output tokens, no retries, an
+ * prompt caching off; see shared/host/pi-host.ts) with temperature 0.3, at most 2,048 output tokens, no retries, an
  * abort signal tied to both the turn's signal and a timeout, and a race against that timeout in
  * case a provider ignores the signal. Every failure comes back as a reason, never as a throw or a hang.
  */
 import type { Api, AssistantMessage, Context, Model, ProviderStreamOptions } from "@mariozechner/pi-ai";
-import { type CallUsage, usageOfReply } from "../shared/model-usage.ts";
-import { sanitizeReason } from "../shared/prompt.ts";
+import { type CallUsage, usageOfReply } from "../shared/host/model-usage.ts";
+import { sanitizeReason } from "../shared/projection/prompt.ts";
 import type { OutputClass } from "./classify.ts";
 import { SUMMARY_FAILURE, summarySystemPrompt, summaryUserPrompt } from "./prompt.ts";
 
@@ -103,7 +103,7 @@ export type SummaryOutcome =
 			reason: string;
 	  };
 
-/** A one-off `complete` (the host's, through shared/pi-host.ts; injected so tests can script it). */
+/** A one-off `complete` (the host's, through shared/host/pi-host.ts; injected so tests can script it). */
 export type CompleteFn = (
 	model: Model<Api>,
 	context: Context,

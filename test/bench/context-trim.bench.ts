@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import contextTrim from "../../extensions/context-trim/index.ts";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
-import { estimateMessageTokens, type TranscriptMessage } from "../../extensions/shared/transcript.ts";
+import { estimateMessageTokens, type TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
 import { REPO_ROOT } from "../fixtures/pi-runner.ts";
 import { filler, HistoryBuilder } from "../unit/transcript-history.ts";
 

@@ -8,7 +8,7 @@ import {
 	sessionCallUsage,
 	toPiUsage,
 	usageOfReply,
-} from "../../extensions/shared/model-usage.ts";
+} from "../../extensions/shared/host/model-usage.ts";
 
 const u = (calls: number, input: number, output: number, costUsd: number) => ({
 	calls,

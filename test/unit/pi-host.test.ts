@@ -10,7 +10,7 @@ import {
 	modelCallRoute,
 	PI_DEFAULT_COMPACTION,
 	readCompactionSettings,
-} from "../../extensions/shared/pi-host.ts";
+} from "../../extensions/shared/host/pi-host.ts";
 
 const made: string[] = [];
 afterEach(() => {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { join, sep } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
+import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { RECALL_ERRORS } from "../../extensions/tool-artifacts/prompt.ts";
 import {
 	compilePattern,

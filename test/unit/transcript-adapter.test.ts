@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import contextTrim from "../../extensions/context-trim/index.ts";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
-import type { TranscriptMessage } from "../../extensions/shared/transcript.ts";
+import type { TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
 import { filler, HistoryBuilder } from "./transcript-history.ts";
 
 type Handler = (event: { type: "context"; messages: TranscriptMessage[] }, ctx: unknown) => unknown;

@@ -9,8 +9,8 @@ import {
 	type TranscriptMessage,
 	toolCallsOf,
 	usageBasedTokens,
-} from "../../extensions/shared/transcript.ts";
-import { buildView, indexOmitted } from "../../extensions/shared/transcript-view.ts";
+} from "../../extensions/shared/transcript/plan.ts";
+import { buildView, indexOmitted } from "../../extensions/shared/transcript/view.ts";
 import { buildHistory, filler, HistoryBuilder, historyArb } from "./transcript-history.ts";
 
 const total = (messages: TranscriptMessage[]) => messages.reduce((sum, m) => sum + estimateMessageTokens(m), 0);

@@ -3,7 +3,7 @@
  * a sizer that remembers estimates across calls (Pi's `context` hook sees the same history again
  * and again, each time as a deep copy). Pure; reads Pi's message shapes structurally.
  */
-import { estimateTokens } from "./tokens.ts";
+import { estimateTokens } from "../text/tokens.ts";
 
 /** Pi's AgentMessage as far as this module reads it (user, assistant, toolResult, custom, …). */
 export interface TranscriptMessage {
