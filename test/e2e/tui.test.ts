@@ -83,7 +83,7 @@ describe.each(PI_LINES)("interactive TUI on $label", ({ line }) => {
 		// One spawn call row and one result row per child, each with its glyph; the queued one says so once.
 		for (const name of ["long-report", "slow-count", "quick-note"]) expect(busy).toContain(`subagent_spawn ${name}`);
 		expect(busy).toMatch(/● sa-1 long-report (starting|running)/);
-		expect(rows(busy)).toContain(" ◷ sa-3 quick-note queued");
+		expect(rows(busy)).toContain(" ◷ sa-3 quick-note queued #1");
 		expectClean(busy);
 
 		// The wait returns the long child's projection: one compact row, sizes, a short artifact name.
@@ -122,6 +122,12 @@ describe.each(PI_LINES)("interactive TUI on $label", ({ line }) => {
 		expect(delivered).not.toContain("● subagents:");
 		expect(delivered).not.toMatch(/· waiting|● sa-\d [a-z-]+ · \d/);
 		expectClean(delivered);
+		// Rows that stay true: every spawn row was redrawn with its child's final state.
+		const history = tui.scrollback();
+		for (const name of ["long-report", "slow-count", "quick-note"]) {
+			expect(history).toMatch(new RegExp(`✓ sa-\\d ${name} completed`));
+		}
+		expect(history).not.toMatch(/(● sa-\d [a-z-]+ (starting|running)|◷ sa-3 quick-note queued)$/m);
 
 		// Expanding tool output shows the full projected text: the tail of the long result (its middle stays
 		// omitted, with the footer's read call) and the delivered results' text.
