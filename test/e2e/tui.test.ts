@@ -112,7 +112,7 @@ describe.each(PI_LINES)("interactive TUI on $label", ({ line }) => {
 		// Both remaining results arrive by automatic delivery, each as a visible entry; then the widget is gone.
 		const delivered = await tui.waitFor(
 			"both automatic deliveries and the parent's replies",
-			(s) => repliedAfter(s, "✓ sa-2 slow-count completed", PARENT_AFTER_DELIVERY),
+			(s) => repliedAfter(s, "✓ sa-2 slow-count completed 35 B", PARENT_AFTER_DELIVERY),
 			{ timeoutMs: STEP_MS },
 		);
 		expect(delivered).toMatch(/✓ sa-3 quick-note completed 16 B/);
