@@ -8,6 +8,7 @@
  * warnings, the unknown-key check and the per-key fallback follow from the shape.
  */
 import { z } from "zod";
+import { stripControls } from "../shared/text/sanitize.ts";
 import type { ContextMode } from "./domain.ts";
 
 /** Where an agent definition came from, lowest priority first (see AGENT_SOURCE_ORDER). */
@@ -139,14 +140,9 @@ export function describePolicy(policy: ExtensionPolicy): string {
 	return not ? `all but ${not}` : "all";
 }
 
-/** One line of text, control characters and escape sequences removed, for descriptions. */
+/** One line of text, control characters and escape sequences removed (the shared sanitizer), for descriptions. */
 export function oneLineText(text: string): string {
-	return text
-		.replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, "")
-		.replace(/\x1b\][^\x07\x1b]*(\x07|\x1b\\)?/g, "")
-		.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ")
-		.replace(/\s+/g, " ")
-		.trim();
+	return stripControls(text).replace(/\s+/g, " ").trim();
 }
 
 /** The agent name a file gives when its frontmatter has none: the file name without `.md`. */

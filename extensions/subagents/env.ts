@@ -12,9 +12,7 @@ import {
 	getAgentDir,
 	parseFrontmatter,
 } from "@mariozechner/pi-coding-agent";
-import { type ArtifactStore, storeForAgentDir } from "../shared/artifact-store.ts";
-import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import type { Surface, UsageReading } from "../shared/budget.ts";
+import type { Surface, UsageReading } from "../shared/budget/batch.ts";
 import {
 	DEFAULT_CONFIG,
 	type HeadroomConfig,
@@ -22,7 +20,9 @@ import {
 	projectionHeadShare,
 	projectTrusted,
 	unseenConfigWarnings,
-} from "../shared/config.ts";
+} from "../shared/host/config.ts";
+import { type ArtifactStore, storeForAgentDir } from "../shared/store/artifact-store.ts";
+import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
 import { AgentCatalog, type AgentCatalogSnapshot } from "./agent-files.ts";
 import { type ExtensionPolicy, parseExtensionPolicy } from "./agents.ts";
 import { createInProcessBackend } from "./backend.ts";

@@ -4,7 +4,8 @@
  * Kept in one module so the wording is reviewed in one place and pinned by tests.
  */
 
-import { clipLine, utf8ByteLength } from "../shared/utf8.ts";
+import { SURFACES } from "../shared/surfaces.ts";
+import { clipLine, utf8ByteLength } from "../shared/text/utf8.ts";
 import {
 	type ChildRecord,
 	capChoices,
@@ -264,7 +265,7 @@ export function unknownIdsError(unknown: string[], known: string[]): string {
 }
 
 /** Most providers named when an id is known only without credentials. */
-const KEYLESS_PROVIDERS_SHOWN = 5;
+const KEYLESS_PROVIDERS_SHOWN = SURFACES["subagents.keylessProviders"].maxLines;
 
 /** Choices capped at MODEL_CHOICES_SHOWN, then a count of the rest. */
 function choiceList(choices: string[], max?: number): string {
@@ -376,7 +377,11 @@ export interface AgentSummary {
 }
 
 /** The budget of the agent list in subagent_spawn's description (UTF-8 bytes and lines of the whole list). */
-export const AGENT_LIST_BUDGET = { maxBytes: 2048, maxLines: 24, lineBytes: 200 } as const;
+export const AGENT_LIST_BUDGET = {
+	maxBytes: SURFACES["subagents.agentList"].maxBytes,
+	maxLines: SURFACES["subagents.agentList"].maxLines,
+	lineBytes: SURFACES["subagents.agentLine"].maxBytes,
+} as const;
 
 /**
  * subagent_spawn's description with the available agents: one "name — description" line each, within
@@ -417,13 +422,13 @@ export const SPAWN_EXTENSIONS_PARAM =
 	'Which of the user\'s extensions the child loads (optional): true = all that Pi would load (the default), false or [] = none, or a list of names; "!name" excludes one.';
 
 /** Most agent names an error lists. */
-export const AGENT_NAMES_SHOWN = 40;
+export const AGENT_NAMES_SHOWN = SURFACES["subagents.agentNames"].maxLines;
 
 export function unknownAgentError(name: string, known: readonly string[]): string {
 	const shown = known.slice(0, AGENT_NAMES_SHOWN);
 	const more = known.length - shown.length;
 	const list = shown.length > 0 ? shown.join(", ") + (more > 0 ? ` … and ${more} more` : "") : "none";
-	return `Unknown agent "${clipLine(oneLine(name), 80)}"; known agents: ${list}. No child was started; spawn again with one of these, or without agent.`;
+	return `Unknown agent "${clipLine(oneLine(name), SURFACES["subagents.name"].maxBytes)}"; known agents: ${clipLine(list, SURFACES["subagents.agentNames"].maxBytes)}. No child was started; spawn again with one of these, or without agent.`;
 }
 
 /** An agent file's model that the registry cannot resolve: the child runs on the parent's model. */
@@ -440,7 +445,7 @@ export function missingExtensionToolsError(unknown: string[]): string {
 }
 
 export function extensionLoadError(name: string, path: string, error: string): string {
-	return `the child could not start: extension "${name}" (${path}) failed: ${clipLine(oneLine(error), 400)}. Exclude it with extensions: ["!${name}"], or fix it.`;
+	return `the child could not start: extension "${name}" (${path}) failed: ${clipLine(oneLine(error), SURFACES["subagents.extensionError"].maxBytes)}. Exclude it with extensions: ["!${name}"], or fix it.`;
 }
 
 function oneLine(text: string): string {

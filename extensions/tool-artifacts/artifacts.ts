@@ -3,9 +3,11 @@
  * the event's fields, the store and (when summaries are on) a summarizer.
  */
 import { isAbsolute, relative, resolve } from "node:path";
-import type { ArtifactStore } from "../shared/artifact-store.ts";
-import type { HeadroomConfig } from "../shared/config.ts";
-import { type ArtifactRef, projectText } from "../shared/projection.ts";
+import type { HeadroomConfig } from "../shared/host/config.ts";
+import type { CallUsage } from "../shared/host/model-usage.ts";
+import { type ArtifactRef, projectText } from "../shared/projection/projection.ts";
+import type { ArtifactStore } from "../shared/store/artifact-store.ts";
+import { SURFACES } from "../shared/surfaces.ts";
 import { CLASS_HEAD_SHARE, classifyTool, type OutputClass } from "./classify.ts";
 import { buildExcerpt, projectSummary } from "./excerpt.ts";
 import { locateFullOutput, readFullOutput, trailingStatus, wasTruncated } from "./full-output.ts";
@@ -31,13 +33,15 @@ export interface HeadroomDetails {
 	projected: true;
 	/** Absolute paths of the artifacts it points to. */
 	artifacts?: string[];
+	/** Tokens and cost of the summary call that wrote the stub's body (absent for an excerpt). */
+	usage?: CallUsage;
 }
 
 /** Artifact store kind of tool outputs. */
 export const TOOL_OUTPUT_KIND = "tool-outputs" as const;
 
-/** Lines per summary input: effectively unbounded; the character cap decides. */
-const SUMMARY_INPUT_MAX_LINES = 1_000_000;
+/** Lines per summary input: effectively unbounded; the byte cap (summary.maxInputChars) decides. */
+const SUMMARY_INPUT_MAX_LINES = SURFACES["toolArtifacts.summaryInput"].maxLines;
 
 /** Pure: the text parts of a tool result's content, joined. */
 export function contentText(content: unknown): string {
@@ -149,6 +153,7 @@ export async function buildStub(
 	const base = { id, tool: fact.toolName, bytes, lines, lastLineEmpty: full.endsWith("\n"), path: put.path };
 
 	let label = EXCERPT_LABEL;
+	let usage: CallUsage | undefined;
 	let body: string | undefined;
 	const bodyNotes = [...notes];
 	if (deps.summarize) {
@@ -167,6 +172,7 @@ export async function buildStub(
 		});
 		if (outcome.ok) {
 			label = summaryLabel(outcome.model);
+			usage = outcome.usage;
 			const room = budget(deps.config, { ...base, notes: bodyNotes, label });
 			body = projectSummary(outcome.text, room);
 		} else bodyNotes.push(summaryFailedNote(outcome.reason));
@@ -187,7 +193,7 @@ export async function buildStub(
 	// "showing 2000 of N lines" under a stub that shows far fewer. The other fields stay.
 	const { truncation: _replaced, ...previous } =
 		fact.details && typeof fact.details === "object" ? (fact.details as Record<string, unknown>) : {};
-	const headroom: HeadroomDetails = { projected: true, artifacts: [put.path] };
+	const headroom: HeadroomDetails = { projected: true, artifacts: [put.path], ...(usage ? { usage } : {}) };
 	return {
 		text: stub,
 		content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
@@ -219,6 +225,5 @@ export function describeArgs(input: Record<string, unknown>): string {
 	} catch {
 		json = "{}";
 	}
-	return projectText(json, { maxBytes: 2048, maxLines: 8, headShare: 0.75 }, { ok: false, error: ARGS_NOT_STORED })
-		.text;
+	return projectText(json, SURFACES["toolArtifacts.args"], { ok: false, error: ARGS_NOT_STORED }).text;
 }

@@ -3,13 +3,15 @@
  * cheap-model summary or a type-aware excerpt), and `recall_artifact` pages or searches them.
  * Thin adapter: the decisions live in the sibling modules.
  */
-import { complete, type ImageContent, type TextContent } from "@mariozechner/pi-ai";
+import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { type ArtifactStore, storeForAgentDir } from "../shared/artifact-store.ts";
-import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import { loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/config.ts";
-import { projectResult } from "../shared/projection.ts";
+import { loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/host/config.ts";
+import { completeOneOff } from "../shared/host/pi-host.ts";
+import { projectResult } from "../shared/projection/projection.ts";
+import { type ArtifactStore, storeForAgentDir } from "../shared/store/artifact-store.ts";
+import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
+import { SURFACES } from "../shared/surfaces.ts";
 import {
 	buildStub,
 	contentText,
@@ -30,12 +32,8 @@ import {
 	searchStored,
 	validateRecall,
 } from "./recall.ts";
-import { type CompleteFn, chooseSummaryModel, summarize } from "./summary.ts";
+import { chooseSummaryModel, summarize } from "./summary.ts";
 import { TurnBatch } from "./turn.ts";
-
-/** Bounds of one recall answer (whole output, footer included). */
-const RECALL_MAX_BYTES = 24 * 1024;
-const RECALL_MAX_LINES = 600;
 
 interface ResultPatch {
 	content: Array<TextContent | ImageContent>;
@@ -159,17 +157,19 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 		if (!model) return { summaryUnavailable: SUMMARY_FAILURE.noModel };
 		return {
 			summarize: async (request) => {
-				const auth = await ctx.modelRegistry.getApiKeyAndHeaders(model);
-				if (!auth.ok) return { ok: false, reason: SUMMARY_FAILURE.http(auth.error) };
 				return summarize(request, {
 					model,
-					apiKey: auth.apiKey,
-					headers: auth.headers,
 					timeoutMs: cfg.summary.timeoutMs,
 					temperature: cfg.summary.temperature,
 					maxTokens: cfg.summary.maxOutputTokens,
 					signal: ctx.signal,
-					complete: complete as CompleteFn,
+					complete: (m, context, options) =>
+						completeOneOff(ctx.modelRegistry, m, context, {
+							maxTokens: options?.maxTokens,
+							temperature: options?.temperature,
+							signal: options?.signal,
+							maxRetries: options?.maxRetries,
+						}),
 				});
 			},
 		};
@@ -204,11 +204,10 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 				});
 			} else answer = pageStored(resolved.path, id, params.offset, params.limit);
 			if (!answer.ok) throw new Error(answer.error);
-			const projection = await projectResult(
-				answer.text,
-				{ maxBytes: RECALL_MAX_BYTES, maxLines: RECALL_MAX_LINES },
-				{ store: st, kind: TOOL_OUTPUT_KIND },
-			);
+			const projection = await projectResult(answer.text, SURFACES["toolArtifacts.recall"], {
+				store: st,
+				kind: TOOL_OUTPUT_KIND,
+			});
 			const artifacts = [resolved.path];
 			if (projection.artifact?.ok) artifacts.push(projection.artifact.path);
 			return {

@@ -1,8 +1,8 @@
 import { chmodSync, existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { storeForAgentDir } from "../../extensions/shared/artifact-store.ts";
-import { PRUNE_MARKER_NAME } from "../../extensions/shared/background-prune.ts";
+import { storeForAgentDir } from "../../extensions/shared/store/artifact-store.ts";
+import { PRUNE_MARKER_NAME } from "../../extensions/shared/store/background-prune.ts";
 import {
 	extensionPath,
 	listFiles,
@@ -85,6 +85,7 @@ describe.each(PI_LINES)("/headroom on $label", ({ line }) => {
 		});
 		expect(run.exitCode).toBe(0);
 		expect(run.stderr).toContain("headroom store:");
+		expect(run.stderr).toContain("headroom model calls in this session:");
 		expect(run.stderr).toContain("1 artifacts");
 		// stdout is json mode's event stream: only JSON lines, none of them the status.
 		for (const line of run.stdout.split("\n").filter((l) => l.trim() !== "")) expect(line.trim()).toMatch(/^\{/);

@@ -19,10 +19,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ArtifactStore, type PutResult, STALE_TEMP_MS } from "../../extensions/shared/artifact-store.ts";
+import { ArtifactStore, type PutResult, STALE_TEMP_MS } from "../../extensions/shared/store/artifact-store.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
-const STORE_MODULE = fileURLToPath(new URL("../../extensions/shared/artifact-store.ts", import.meta.url));
+const STORE_MODULE = fileURLToPath(new URL("../../extensions/shared/store/artifact-store.ts", import.meta.url));
 let agentDir: string;
 let store: ArtifactStore;
 
@@ -47,6 +47,7 @@ function runChild(source: string, args: string[], onStdout?: (chunk: string, chi
 	const child = spawn(process.execPath, ["--import", "jiti/register", script, ...args], {
 		cwd: REPO,
 		stdio: ["ignore", "pipe", "pipe"],
+		env: { ...process.env, TMPDIR: agentDir }, // the loader's cache goes with the test's folder
 	});
 	let out = "";
 	let err = "";

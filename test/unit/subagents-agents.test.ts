@@ -96,7 +96,7 @@ describe("parseAgentFile", () => {
 
 	it("cleans descriptions to one line without escape sequences", () => {
 		const { agent } = parse('---\ndescription: "a\\x1b[2Jb\\nc\\u0007d"\n---\n');
-		expect(agent?.description).toBe("ab c d");
+		expect(agent?.description).toBe("ab cd");
 	});
 
 	it("reads Claude Code agents: their tool names mapped to Pi's, other Claude keys ignored silently", () => {
