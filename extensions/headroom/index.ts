@@ -8,13 +8,14 @@
  */
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { loadConfig, projectTrusted } from "../shared/host/config.ts";
+import { sessionCallUsage } from "../shared/host/model-usage.ts";
 import { storeForAgentDir } from "../shared/store/artifact-store.ts";
 import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
 import { currentLedger } from "./collect.ts";
 import type { Ledger } from "./ledger.ts";
 import { formatLedger } from "./ledger-format.ts";
 import { LedgerPanel } from "./ledger-view.ts";
-import { COMMAND_DESCRIPTION, formatPrune, formatPruneLimits, formatStatus, USAGE } from "./prompt.ts";
+import { COMMAND_DESCRIPTION, formatCallUsage, formatPrune, formatPruneLimits, formatStatus, USAGE } from "./prompt.ts";
 
 /** Session entry type recording what /headroom showed when there was no UI (never sent to the model). */
 export const STATUS_ENTRY_TYPE = "headroom-status";
@@ -40,7 +41,9 @@ export default function headroom(pi: ExtensionAPI) {
 	/** The ledger and the store: a panel in the TUI; plain text (and the JSON entry) where custom UI is absent. */
 	const status = async (ctx: ExtensionContext) => {
 		const store = storeForAgentDir(getAgentDir());
-		const storeText = formatStatus({ root: store.root, ...(await store.stats()) }, Date.now());
+		const storeStatus = formatStatus({ root: store.root, ...(await store.stats()) }, Date.now());
+		const calls = formatCallUsage(sessionCallUsage(ctx.sessionManager.getEntries()));
+		const storeText = `${storeStatus}\n${calls}`;
 		const ledger = currentLedger(pi, ctx);
 		let shown = false;
 		if (ctx.hasUI) {

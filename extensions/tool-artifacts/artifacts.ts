@@ -4,6 +4,7 @@
  */
 import { isAbsolute, relative, resolve } from "node:path";
 import type { HeadroomConfig } from "../shared/host/config.ts";
+import type { CallUsage } from "../shared/host/model-usage.ts";
 import { type ArtifactRef, projectText } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import { SURFACES } from "../shared/surfaces.ts";
@@ -32,6 +33,8 @@ export interface HeadroomDetails {
 	projected: true;
 	/** Absolute paths of the artifacts it points to. */
 	artifacts?: string[];
+	/** Tokens and cost of the summary call that wrote the stub's body (absent for an excerpt). */
+	usage?: CallUsage;
 }
 
 /** Artifact store kind of tool outputs. */
@@ -150,6 +153,7 @@ export async function buildStub(
 	const base = { id, tool: fact.toolName, bytes, lines, lastLineEmpty: full.endsWith("\n"), path: put.path };
 
 	let label = EXCERPT_LABEL;
+	let usage: CallUsage | undefined;
 	let body: string | undefined;
 	const bodyNotes = [...notes];
 	if (deps.summarize) {
@@ -168,6 +172,7 @@ export async function buildStub(
 		});
 		if (outcome.ok) {
 			label = summaryLabel(outcome.model);
+			usage = outcome.usage;
 			const room = budget(deps.config, { ...base, notes: bodyNotes, label });
 			body = projectSummary(outcome.text, room);
 		} else bodyNotes.push(summaryFailedNote(outcome.reason));
@@ -188,7 +193,7 @@ export async function buildStub(
 	// "showing 2000 of N lines" under a stub that shows far fewer. The other fields stay.
 	const { truncation: _replaced, ...previous } =
 		fact.details && typeof fact.details === "object" ? (fact.details as Record<string, unknown>) : {};
-	const headroom: HeadroomDetails = { projected: true, artifacts: [put.path] };
+	const headroom: HeadroomDetails = { projected: true, artifacts: [put.path], ...(usage ? { usage } : {}) };
 	return {
 		text: stub,
 		content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],

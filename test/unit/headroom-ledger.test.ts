@@ -110,7 +110,12 @@ describe("kept out and artifacts", () => {
 
 	it("counts stubs, projected results and handoffs, each from its own details", () => {
 		const [tool, sub, hand] = keptOut(entries, facts);
-		expect(tool).toMatchObject({ extension: "tool-artifacts", count: 1, fullBytes: 1_000_000, shownBytes: stub.length });
+		expect(tool).toMatchObject({
+			extension: "tool-artifacts",
+			count: 1,
+			fullBytes: 1_000_000,
+			shownBytes: stub.length,
+		});
 		expect(sub).toMatchObject({ extension: "subagents", count: 2, fullBytes: 37_100, shownBytes: 15_100 });
 		expect(hand).toMatchObject({ extension: "handoff", count: 1, fullTokens: 40_000 });
 		expect(tool.keptOutTokens).toBeGreaterThan(390_000);
