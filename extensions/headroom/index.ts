@@ -5,9 +5,10 @@
  */
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { loadConfig, projectTrusted } from "../shared/host/config.ts";
+import { sessionCallUsage } from "../shared/host/model-usage.ts";
 import { storeForAgentDir } from "../shared/store/artifact-store.ts";
 import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
-import { COMMAND_DESCRIPTION, formatPrune, formatPruneLimits, formatStatus, USAGE } from "./prompt.ts";
+import { COMMAND_DESCRIPTION, formatCallUsage, formatPrune, formatPruneLimits, formatStatus, USAGE } from "./prompt.ts";
 
 /** Session entry type recording what /headroom showed when there was no UI (never sent to the model). */
 export const STATUS_ENTRY_TYPE = "headroom-status";
@@ -38,7 +39,9 @@ export default function headroom(pi: ExtensionAPI) {
 			try {
 				if (verb === "" || verb === "status") {
 					const store = storeForAgentDir(getAgentDir());
-					say(ctx, formatStatus({ root: store.root, ...(await store.stats()) }, Date.now()));
+					const status = formatStatus({ root: store.root, ...(await store.stats()) }, Date.now());
+					const calls = formatCallUsage(sessionCallUsage(ctx.sessionManager.getEntries()));
+					say(ctx, `${status}\n${calls}`);
 				} else if (verb === "prune") {
 					say(ctx, await prune(ctx));
 				} else {

@@ -81,6 +81,8 @@ export interface SettledEntryData {
 	thinking?: string;
 	/** Fresh or forked start (decides its system-prompt framing on resume). */
 	context?: ContextMode;
+	/** Why the run failed or was cancelled (its row shows it after a resume). */
+	error?: string;
 	/** UTF-8 bytes of the result text. */
 	bytes: number;
 	/** The result text when small enough to keep inline. */
@@ -115,6 +117,7 @@ export function persistSettled(env: Env, result: SettledResult, child: ChildReco
 		cwd: child.cwd,
 		thinking: child.thinking,
 		context: child.context,
+		error: child.error,
 		bytes,
 	};
 	if (bytes <= INLINE_ENTRY_MAX_BYTES) data.text = result.text;
@@ -178,6 +181,7 @@ export function restoreFromSession(env: Env, ctx: ExtensionContext): number {
 			outputTokens: 0,
 			partialText: "",
 			finalText: text,
+			error: typeof d.error === "string" ? d.error : undefined,
 			sessionFile: d.sessionFile,
 			recentTools: [],
 		};
@@ -241,6 +245,7 @@ export function rowsOf(manager: SubagentManager, items: BatchItem[]): ChildRow[]
 			shownBytes: item.shownBytes,
 			artifactPath: item.artifactPath,
 			note: item.oneLine ? "no room: path only" : undefined,
+			reason: (r?.state ?? child?.state) !== "completed" ? child?.error : undefined,
 		};
 	});
 }

@@ -26,14 +26,19 @@ export interface ChildRow {
 	shownBytes?: number;
 	/** Artifact path, when the full text was stored. */
 	artifactPath?: string;
-	/** Extra words (e.g. "queued #2", "already delivered"). */
+	/** Extra words (e.g. "#2" for a queue position, "already delivered"). */
 	note?: string;
+	/** Why a failed, cancelled or incomplete run stopped (shown in one line, collapsed too). */
+	reason?: string;
 }
+
+/** Columns of a failure's reason in a compact row. */
+export const REASON_COLUMNS = 100;
 
 function stateColor(state: ChildState): string {
 	if (state === "completed") return "success";
 	if (state === "failed") return "error";
-	if (state === "cancelled") return "warning";
+	if (state === "cancelled" || (state as string) === "incomplete") return "warning";
 	return "accent";
 }
 
@@ -49,6 +54,7 @@ export function rowText(row: ChildRow, paint: Paint = plain): string {
 	// A note that only repeats the state ("queued queued") says nothing new.
 	if (row.note && row.note !== row.state) parts.push(paint("dim", oneLine(row.note)));
 	if (row.artifactPath) parts.push(paint("dim", shortPath(row.artifactPath)));
+	if (row.reason) parts.push(paint("error", `— ${truncateToWidth(oneLine(row.reason).trim(), REASON_COLUMNS, "…")}`));
 	return parts.join(" ");
 }
 

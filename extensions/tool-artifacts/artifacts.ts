@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { isAbsolute, relative, resolve } from "node:path";
 import type { HeadroomConfig } from "../shared/host/config.ts";
+import type { CallUsage } from "../shared/host/model-usage.ts";
 import { type ArtifactRef, projectText } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import { SURFACES } from "../shared/surfaces.ts";
@@ -35,6 +36,8 @@ export interface HeadroomDetails {
 	artifacts?: string[];
 	/** Why the full text could not be stored, when it could not (the text says so too). */
 	notStored?: string;
+	/** Tokens and cost of the summary call that wrote the stub's body (absent for an excerpt). */
+	usage?: CallUsage;
 }
 
 /** Artifact store kind of tool outputs. */
@@ -176,6 +179,7 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	const base = { id, tool: fact.toolName, ...measure(full), path: put.path };
 
 	let label = EXCERPT_LABEL;
+	let usage: CallUsage | undefined;
 	let body: string | undefined;
 	const bodyNotes = [...notes];
 	if (deps.summarize) {
@@ -194,6 +198,7 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 		});
 		if (outcome.ok) {
 			label = summaryLabel(outcome.model);
+			usage = outcome.usage;
 			const room = budget(deps.config, { ...base, notes: bodyNotes, label });
 			body = projectSummary(outcome.text, room);
 		} else bodyNotes.push(summaryFailedNote(outcome.reason));
@@ -210,7 +215,7 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 		});
 	}
 	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
-	const headroom: HeadroomDetails = { projected: true, artifacts: [put.path] };
+	const headroom: HeadroomDetails = { projected: true, artifacts: [put.path], ...(usage ? { usage } : {}) };
 	return {
 		text: stub,
 		content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],

@@ -167,7 +167,12 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 
 	it("a scripted summary model writes the stub's body with temperature 0.3, 2,048 tokens, ≤ 50,000 chars", async () => {
 		server = await startScriptedServer((req): ScriptedReply => {
-			if (isSummaryRequest(req)) return { text: "SUMMARY-7f3: the numbers 1 to 200000, one per line; exit 0." };
+			if (isSummaryRequest(req))
+				return {
+					text: "SUMMARY-7f3: the numbers 1 to 200000, one per line; exit 0.",
+					promptTokens: 12_345,
+					completionTokens: 67,
+				};
 			if (toolMessages(req).length === 0)
 				return { toolCalls: [{ name: "bash", arguments: { command: "seq 1 200000" } }] };
 			return { text: "done" };
@@ -190,6 +195,12 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 		parseStub(seen);
 		expect(seen).toContain("SUMMARY-7f3: the numbers 1 to 200000");
 		expect(seen).toContain("Summary (by mock/mock-cheap");
+		// The call's usage is recorded with the stub (what /headroom totals).
+		const stored = run.events
+			.filter((e) => e.type === "message_end")
+			.map((e) => e.message as { role?: string; details?: { headroom?: { usage?: unknown } } })
+			.find((m) => m.role === "toolResult");
+		expect(stored?.details?.headroom?.usage).toMatchObject({ calls: 1, input: 12_345, output: 67 });
 	});
 
 	it.each([

@@ -1,15 +1,14 @@
 // Every file a stub names is the stored full output, and every read call in it addresses that file's lines.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { type BuiltStub, buildStub, type ToolResultFacts } from "../../extensions/tool-artifacts/artifacts.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
-const root = join(process.cwd(), ".tmp");
-mkdirSync(root, { recursive: true });
-const dir = mkdtempSync(join(root, "ta-paths-"));
+const dir = makeTestDir("ta-paths");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const agentDir = join(dir, "agent");
 mkdirSync(agentDir, { recursive: true });

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, sep } from "node:path";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
@@ -17,10 +17,9 @@ import {
 import { locateFullOutput, readFullOutput, wasTruncated } from "../../extensions/tool-artifacts/full-output.ts";
 import { isStub, parseStubHeader } from "../../extensions/tool-artifacts/stub.ts";
 import { type CompleteFn, chooseSummaryModel, summarize } from "../../extensions/tool-artifacts/summary.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
-const root = join(process.cwd(), ".tmp");
-mkdirSync(root, { recursive: true });
-const dir = mkdtempSync(join(root, "ta-unit-"));
+const dir = makeTestDir("ta-unit");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const agentDir = join(dir, "agent");
 mkdirSync(agentDir, { recursive: true });
@@ -285,16 +284,26 @@ describe("summary model", () => {
 	const request = { kind: "command" as const, tool: "bash", args: "{}", output: "out", cut: false };
 	const base = { model, timeoutMs: 1000, temperature: 0.3, maxTokens: 2048 };
 
-	it("passes temperature, max tokens and no retries; returns the text", async () => {
+	it("passes temperature, max tokens and no retries; returns the text and the call's usage", async () => {
 		let seen: Record<string, unknown> | undefined;
 		const complete: CompleteFn = async (_m, _c, options) => {
 			seen = options;
-			return reply({});
+			return reply({
+				usage: {
+					input: 300,
+					output: 20,
+					cacheRead: 0,
+					cacheWrite: 0,
+					totalTokens: 320,
+					cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.004 },
+				},
+			});
 		};
 		expect(await summarize(request, { ...base, complete })).toEqual({
 			ok: true,
 			text: "SUMMARY",
 			model: "mock/mock-cheap",
+			usage: { calls: 1, input: 300, output: 20, cacheRead: 0, cacheWrite: 0, costUsd: 0.004 },
 		});
 		expect(seen).toMatchObject({ temperature: 0.3, maxTokens: 2048, maxRetries: 0 });
 	});
@@ -359,5 +368,20 @@ describe("summary model", () => {
 		expect(seenOutput.length).toBeLessThanOrEqual(config.summary.maxInputChars);
 		expect(seenOutput).toContain("line 1\n");
 		expect(seenOutput).toContain("line 20000");
+	});
+
+	it("records the summary call's tokens and cost in details.headroom.usage; an excerpt records none", async () => {
+		const text = numbered(5000);
+		const usage = { calls: 1, input: 1200, output: 80, cacheRead: 0, cacheWrite: 0, costUsd: 0.0021 };
+		const built = await buildStub(fact({ text }), text, {
+			store,
+			config,
+			summarize: async () => ({ ok: true, text: "Short summary.", model: "mock/mock-cheap", usage }),
+		});
+		if ("notStored" in built) throw new Error(built.notStored);
+		expect((built.details.headroom as { usage?: unknown }).usage).toEqual(usage);
+		const plain = await buildStub(fact({ text }), text, { store, config });
+		if ("notStored" in plain) throw new Error(plain.notStored);
+		expect((plain.details.headroom as { usage?: unknown }).usage).toBeUndefined();
 	});
 });
