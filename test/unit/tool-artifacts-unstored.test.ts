@@ -2,17 +2,9 @@
  * A store that cannot write says so: an oversized tool result whose artifact cannot be stored gets a
  * stub that says NOT stored and why, with the type-aware excerpt (of Pi's full-output file when bash
  * saved one, naming it) — never a silent pass-through. The stores here fail for real: a planted
- * symlink in the cache path, and a cache folder without write permission.
+ * symlink in the cache path, and a plain file where the cache folder should be.
  */
-import {
-	existsSync,
-	mkdirSync,
-	mkdtempSync,
-	readdirSync,
-	rmSync,
-	symlinkSync,
-	writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
