@@ -98,7 +98,7 @@ async function main() {
 					pi.text,
 					{ store, config },
 				);
-				if ("error" in built) throw new Error(built.error);
+				if ("notStored" in built) throw new Error(built.notStored);
 				extText = built.text;
 				id = built.id;
 				artifactPath = built.path;
