@@ -25,7 +25,7 @@ function tsFiles(dir: string): string[] {
 	return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
 		const path = join(dir, e.name);
 		if (e.isDirectory()) return tsFiles(path);
-		return e.name.endsWith(".ts") ? [path] : [];
+		return /\.(ts|js)$/.test(e.name) ? [path] : [];
 	});
 }
 

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, sep } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
@@ -20,27 +20,15 @@ import {
 	parseWorkerMessage,
 	RECALL_SEARCH_TIMEOUT_MS,
 	runSearch,
-	SEARCH_ROUTINE_JS,
 	type SearchHit,
+	searchLines,
 } from "../../extensions/tool-artifacts/search-worker.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
-const root = join(process.cwd(), ".tmp");
-mkdirSync(root, { recursive: true });
-const dir = mkdtempSync(join(root, "ta-recall-"));
+const dir = makeTestDir("ta-recall");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const store = new ArtifactStore({ agentDir: join(dir, "agent") });
 mkdirSync(join(dir, "agent"), { recursive: true });
-
-/** The worker's routine, evaluated here so its logic can be checked without a thread. */
-const searchLines = new Function(`${SEARCH_ROUTINE_JS}\nreturn searchLines;`)() as (
-	text: string,
-	source: string,
-	flags: string,
-	context: number,
-	maxMatches: number,
-	separator: string,
-	start: number,
-) => SearchHit;
 
 /** A plain reference: grep -n semantics over text.split("\n") from line `start` on, written the obvious way. */
 function reference(text: string, regex: RegExp, context: number, maxMatches: number, start = 1): SearchHit {

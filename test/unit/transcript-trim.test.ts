@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, rmSync, statSync } from "node:fs";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { MARKER_CUSTOM_TYPE, renderTrimMarker } from "../../extensions/context-trim/prompt.ts";
 import { trimMessages } from "../../extensions/context-trim/trim.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { fingerprintReady } from "../../extensions/shared/text/fingerprint.ts";
 import { estimateTokens } from "../../extensions/shared/text/tokens.ts";
 import {
 	estimateMessageTokens,
@@ -18,7 +18,13 @@ import {
 	shortenText,
 	storedShortening,
 } from "../../extensions/shared/transcript/view.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 import { buildHistory, filler, HistoryBuilder, historyArb } from "./transcript-history.ts";
+
+// The sizer keys its cache by the xxHash fingerprint: start it so the cached path is the one tested.
+beforeAll(async () => {
+	await fingerprintReady();
+});
 
 function longSession(steps: number): HistoryBuilder {
 	const b = new HistoryBuilder().user("TASK: make the parser accept trailing commas");
@@ -209,7 +215,7 @@ describe("messageBudget", () => {
 
 describe("stored shortening", () => {
 	it("stores the full text as a transcripts artifact once and points the footer at it", () => {
-		const agentDir = mkdtempSync(join(process.cwd(), ".tmp", "ct-store-"));
+		const agentDir = makeTestDir("ct-store");
 		const store = new ArtifactStore({ agentDir });
 		const shorten = storedShortening(store);
 		const text = filler("log", 50_000);
