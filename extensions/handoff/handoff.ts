@@ -7,6 +7,8 @@
  * A questions reply with fewer than MIN_QUESTIONS questions is re-asked once with a corrective
  * prompt; if it is still short the handoff goes on, and the outcome records the shortfall.
  */
+
+import { errorText } from "../shared/text/format.ts";
 import {
 	ANSWERS_SYSTEM_PROMPT,
 	answersPrompt,
@@ -116,10 +118,6 @@ export interface HandoffOutcome {
 	errors: string[];
 	/** True when the abort signal ended the pipeline. */
 	aborted: boolean;
-}
-
-function errorText(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
 }
 
 /** Monotonic milliseconds (injectable for tests). */

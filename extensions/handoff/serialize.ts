@@ -6,6 +6,7 @@
  */
 import { type ArtifactSink, MIN_WINDOW_BYTES, project } from "../shared/projection/projection.ts";
 import { resolveSurface, SURFACES } from "../shared/surfaces.ts";
+import { contentText } from "../shared/text/content.ts";
 import { utf8Length } from "../shared/text/tokens.ts";
 import { NO_TEXT, TRANSCRIPT_LABELS } from "./prompt.ts";
 
@@ -44,20 +45,6 @@ export interface BranchEntry {
 export const TOOL_RESULT_HEAD_SHARE = SURFACES["handoff.toolResult"].headShare;
 /** How many of the latest tool results the current state shows. */
 export const STATE_TOOL_RESULTS = 3;
-
-/** Plain text of a message content (string or parts); images and unknown parts become a marker. */
-export function contentText(content: unknown): string {
-	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) return "";
-	const out: string[] = [];
-	for (const part of content) {
-		if (!part || typeof part !== "object") continue;
-		const p = part as { type?: string; text?: unknown };
-		if (p.type === "text" && typeof p.text === "string") out.push(p.text);
-		else if (p.type === "image") out.push("[image]");
-	}
-	return out.join("\n");
-}
 
 function partsOf(content: unknown, type: string): Array<Record<string, unknown>> {
 	if (!Array.isArray(content)) return [];

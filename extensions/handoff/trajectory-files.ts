@@ -27,6 +27,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { ensurePrivateDir } from "../shared/store/artifact-store.ts";
 import type { DirCheck } from "../shared/store/list.ts";
+import { errorText } from "../shared/text/format.ts";
 import type { HandoffStep } from "./handoff.ts";
 import type { TrajectoryFile } from "./trajectory.ts";
 
@@ -108,10 +109,6 @@ export function highestIndexIn(dir: string): number {
 /** A written file or why it was not written. */
 export type WriteResult = { ok: true; path: string; label: string; step: HandoffStep } | { ok: false; error: string };
 
-function message(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
-}
-
 /** Write each file (0600, exclusive create, no symlink following); failures are returned, not thrown. */
 export function writeTrajectories(target: TrajectoryTarget, files: TrajectoryFile[]): WriteResult[] {
 	let checked: DirCheck;
@@ -119,7 +116,7 @@ export function writeTrajectories(target: TrajectoryTarget, files: TrajectoryFil
 		const parent = target.parent();
 		checked = parent.ok ? ensurePrivateDir(parent.dir, target.name) : parent;
 	} catch (error) {
-		checked = { ok: false, error: message(error) };
+		checked = { ok: false, error: errorText(error) };
 	}
 	if (!checked.ok) {
 		const msg = checked.error;
@@ -144,7 +141,7 @@ export function writeTrajectories(target: TrajectoryTarget, files: TrajectoryFil
 			}
 			return { ok: true, path, label: file.label, step: file.step };
 		} catch (error) {
-			return { ok: false, error: `${path}: ${message(error)}` };
+			return { ok: false, error: `${path}: ${errorText(error)}` };
 		}
 	});
 }

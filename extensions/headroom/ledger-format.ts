@@ -3,7 +3,7 @@
  * extension kept out, and this session's artifacts with their read calls. Pure: plain lines, a
  * paint function for the TUI, block bars for the TUI and ASCII bars for print and rpc.
  */
-import { formatCount } from "../shared/projection/prompt.ts";
+import { formatCount, plural } from "../shared/text/format.ts";
 import type { KeptOut, Ledger } from "./ledger.ts";
 import { humanBytes } from "./prompt.ts";
 
@@ -42,7 +42,6 @@ export function age(ms: number): string {
 const percent = (n: number) => `${(n * 100).toFixed(1)}%`;
 
 function keptOutLine(k: KeptOut): string {
-	const plural = (n: number, one: string, many: string) => `${formatCount(n)} ${n === 1 ? one : many}`;
 	if (k.count === 0) return `${k.extension.padEnd(15)} nothing this session`;
 	const saved = `≈ ${formatCount(k.keptOutTokens)} tokens kept out`;
 	if (k.extension === "handoff") {

@@ -9,6 +9,8 @@
  * Kept out: results our extensions shortened carry `details.headroom.artifacts` (and subagent batches
  * their `items` with full and shown bytes); handoff compactions carry `details.kind = "headroom-handoff"`.
  */
+
+import { headroomOf } from "../shared/host/details.ts";
 import { estimateTokens, estimateTokensFromBytes, utf8Length } from "../shared/text/tokens.ts";
 
 /** Where a part of the context comes from. */
@@ -115,8 +117,8 @@ type Entry = {
 	tokensBefore?: number;
 };
 
-/** Text of a message's content (strings, text parts, thinking, tool calls as their JSON arguments). */
-function contentText(content: unknown): string {
+/** Everything of a message's content that takes room (strings, text parts, thinking, tool calls as JSON). */
+function sizedText(content: unknown): string {
 	if (typeof content === "string") return content;
 	if (!Array.isArray(content)) return "";
 	let out = "";
@@ -158,7 +160,7 @@ function messageText(message: unknown): string {
 	const m = (message ?? {}) as Msg & { command?: string; output?: string };
 	if (m.role === "compactionSummary" || m.role === "branchSummary") return String(m.summary ?? "");
 	if (m.role === "bashExecution") return `${m.command ?? ""}\n${m.output ?? ""}`;
-	return contentText(m.content);
+	return sizedText(m.content);
 }
 
 /** The composition of the current context, by source. */
@@ -199,7 +201,7 @@ export function composition(input: Pick<LedgerInput, "messages" | "systemPrompt"
 }
 
 function artifactsOf(details: unknown): string[] {
-	const h = (details as { headroom?: { artifacts?: unknown } } | undefined)?.headroom;
+	const h = headroomOf(details);
 	return Array.isArray(h?.artifacts) ? h.artifacts.filter((p): p is string => typeof p === "string") : [];
 }
 
@@ -260,7 +262,7 @@ export function keptOut(entries: readonly unknown[], artifacts: ReadonlyMap<stri
 			if (m.role === "toolResult" && stored.length > 0) {
 				tool.count++;
 				tool.fullBytes = (tool.fullBytes ?? 0) + stored.reduce((sum, p) => sum + (artifacts.get(p)?.bytes ?? 0), 0);
-				tool.shownBytes += utf8Length(contentText(m.content));
+				tool.shownBytes += utf8Length(sizedText(m.content));
 			}
 		} else if (e.type === "compaction") {
 			const d = e.details as { kind?: string } | undefined;

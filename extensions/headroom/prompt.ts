@@ -1,6 +1,6 @@
 /** Wording of the /headroom command (the artifact store's status and pruning). */
 import type { CallUsage, SessionCallUsage } from "../shared/host/model-usage.ts";
-import { formatCount } from "../shared/projection/prompt.ts";
+import { formatCount } from "../shared/text/format.ts";
 
 /** What the store looks like, as the command reports it. */
 export interface StoreStatus {

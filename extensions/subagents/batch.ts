@@ -13,6 +13,7 @@ import {
 import { type Projection, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import { utf8Length } from "../shared/text/tokens.ts";
+import { countLines } from "../shared/text/utf8.ts";
 
 /** Separator between entries of a batch. */
 export const ENTRY_SEPARATOR = "\n\n";
@@ -87,12 +88,7 @@ export interface BatchOptions {
 	headroomShare?: number;
 }
 
-/** Lines as Pi's read counts them. */
-export function countLines(text: string): number {
-	let n = 1;
-	for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
-	return n;
-}
+export { countLines } from "../shared/text/utf8.ts";
 
 export async function projectBatch(inputs: BatchInput[], options: BatchOptions): Promise<BatchOutput> {
 	const leading = options.leading?.filter((l) => l.length > 0) ?? [];

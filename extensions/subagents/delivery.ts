@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { headroomDetails } from "../shared/host/details.ts";
 import { project } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
 import { utf8Length } from "../shared/text/tokens.ts";
@@ -258,7 +259,7 @@ export function rowsOf(manager: SubagentManager, items: BatchItem[]): ChildRow[]
 /** Details every projected result carries. */
 export function batchDetails(manager: SubagentManager, batch: BatchOutput, extraRows: ChildRow[] = []) {
 	return {
-		headroom: { projected: true, artifacts: batch.artifacts },
+		headroom: headroomDetails({ artifacts: batch.artifacts }),
 		rows: [...rowsOf(manager, batch.items), ...extraRows],
 		items: batch.items,
 		allocation: {

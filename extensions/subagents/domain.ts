@@ -154,10 +154,7 @@ export function formatDuration(ms: number): string {
 	return `${minutes}m ${String(seconds).padStart(2, "0")}s`;
 }
 
-/** 37212 → "37,212". */
-export function formatCount(n: number): string {
-	return Math.round(n).toLocaleString("en-US");
-}
+export { formatCount, plural } from "../shared/text/format.ts";
 
 /** A model the registry knows. */
 export interface ModelChoice {
@@ -240,11 +237,6 @@ export const MODEL_CHOICES_SHOWN = SURFACES["subagents.modelChoices"].maxLines -
 export function capChoices(choices: string[], max = MODEL_CHOICES_SHOWN): { shown: string[]; more: number } {
 	const shown = choices.slice(0, Math.max(0, max));
 	return { shown, more: choices.length - shown.length };
-}
-
-/** "1 turn", "2 turns". */
-export function plural(n: number, singular: string, pluralForm = `${singular}s`): string {
-	return `${formatCount(n)} ${n === 1 ? singular : pluralForm}`;
 }
 
 /** Split requested ids into known ones (deduplicated, in request order) and unknown ones. */

@@ -5,10 +5,12 @@
 import { createHash } from "node:crypto";
 import { isAbsolute, relative, resolve } from "node:path";
 import type { HeadroomConfig } from "../shared/host/config.ts";
+import { headroomDetails, isProjected } from "../shared/host/details.ts";
 import type { CallUsage } from "../shared/host/model-usage.ts";
 import { type ArtifactRef, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import { resolveSurface, type SurfaceBudget } from "../shared/surfaces.ts";
+import { contentText } from "../shared/text/content.ts";
 import { CLASS_HEAD_SHARE, classifyTool, type OutputClass } from "./classify.ts";
 import { buildExcerpt } from "./excerpt.ts";
 import { locateFullOutput, readFullOutput, trailingStatus, wasTruncated } from "./full-output.ts";
@@ -35,17 +37,7 @@ export interface ToolResultFacts {
 	isError: boolean;
 }
 
-/** The shape `details.headroom` has on results our extensions made. */
-export interface HeadroomDetails {
-	/** The result went through the projection (or is a stub): never shorten it again. */
-	projected: true;
-	/** Absolute paths of the artifacts it points to. */
-	artifacts?: string[];
-	/** Why the full text could not be stored, when it could not (the text says so too). */
-	notStored?: string;
-	/** Tokens and cost of the summary call that wrote the stub's body (absent for an excerpt). */
-	usage?: CallUsage;
-}
+export type { HeadroomDetails } from "../shared/host/details.ts";
 
 /** Artifact store kind of tool outputs. */
 export const TOOL_OUTPUT_KIND = "tool-outputs" as const;
@@ -55,14 +47,9 @@ export function stubSurface(kind: OutputClass, config: ToolArtifactsConfig): Sur
 	return resolveSurface(`toolArtifacts.stub.${kind}`, { maxBytes: config.stubMaxBytes, maxLines: config.stubMaxLines });
 }
 
-/** Pure: the text parts of a tool result's content, joined. */
-export function contentText(content: unknown): string {
-	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) return "";
-	return content
-		.filter((part) => part && typeof part === "object" && part.type === "text" && typeof part.text === "string")
-		.map((part) => part.text as string)
-		.join("\n");
+/** Pure: the text parts of a tool result's content, joined (its images stay beside the stub, not in it). */
+export function resultText(content: unknown): string {
+	return contentText(content, "omitted");
 }
 
 /** Pure: the non-text parts (images), kept beside the stub. */
@@ -74,9 +61,7 @@ export function nonTextParts(content: unknown): unknown[] {
 
 /** Pure: true when the result must pass through untouched (already projected by us, or already a stub). */
 export function isPassThrough(text: string, details: unknown): boolean {
-	const headroom =
-		details && typeof details === "object" ? (details as { headroom?: { projected?: unknown } }).headroom : undefined;
-	return headroom?.projected === true || isStub(text);
+	return isProjected(details) || isStub(text);
 }
 
 /**
@@ -227,7 +212,7 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 		});
 	}
 	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
-	const headroom: HeadroomDetails = { projected: true, artifacts: [put.path], ...(usage ? { usage } : {}) };
+	const headroom = headroomDetails({ artifacts: [put.path], ...(usage ? { usage } : {}) });
 	return {
 		text: stub,
 		content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
@@ -269,11 +254,10 @@ function unstoredStub(
 		artifact: ref,
 	});
 	const stub = renderStub({ ...base, notes, label: EXCERPT_LABEL, body });
-	const headroom: HeadroomDetails = {
-		projected: true,
+	const headroom = headroomDetails({
 		artifacts: fullOutputFile ? [fullOutputFile] : [],
 		notStored: reason,
-	};
+	});
 	return {
 		text: stub,
 		content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],

@@ -7,15 +7,16 @@ import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/host/config.ts";
+import { headroomDetails } from "../shared/host/details.ts";
 import { completeOneOff } from "../shared/host/pi-host.ts";
 import { project } from "../shared/projection/projection.ts";
 import { type ArtifactStore, storeForAgentDir } from "../shared/store/artifact-store.ts";
 import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
 import {
 	buildStub,
-	contentText,
 	isPassThrough,
 	readsStoredArtifact,
+	resultText,
 	type StubDeps,
 	TOOL_OUTPUT_KIND,
 	type ToolArtifactsConfig,
@@ -91,7 +92,7 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 
 	pi.on("tool_execution_end", (event) => {
 		const owner = batchOf.get(event.toolCallId);
-		owner?.ended(event.toolCallId, contentText(event.result?.content).length);
+		owner?.ended(event.toolCallId, resultText(event.result?.content).length);
 	});
 
 	pi.on("tool_result", async (event, ctx) => {
@@ -99,7 +100,7 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 		if (!cfg.enabled || isNested(event)) return;
 		const cached = stubs.get(event.toolCallId);
 		if (cached) return cached;
-		const text = contentText(event.content);
+		const text = resultText(event.content);
 		const threshold = thresholdFor(event.toolName, cfg);
 		const passThrough =
 			isPassThrough(text, event.details) || readsStoredArtifact(event.toolName, event.input, ctx.cwd, st.root);
@@ -207,7 +208,7 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 			if (projection.artifact?.ok) artifacts.push(projection.artifact.path);
 			return {
 				content: [{ type: "text", text: projection.text }],
-				details: { headroom: { projected: true, artifacts }, id, sha256: resolved.sha256 },
+				details: { headroom: headroomDetails({ artifacts }), id, sha256: resolved.sha256 },
 			};
 		},
 	});

@@ -3,7 +3,7 @@
  * reviewed together and pinned by tests. Nothing here decides anything: callers pass the facts.
  */
 import { sanitizeReason } from "../shared/projection/projection.ts";
-import { formatCount } from "../shared/projection/prompt.ts";
+import { plural } from "../shared/text/format.ts";
 import type { OutputClass } from "./classify.ts";
 import type { FullOutputFailure } from "./full-output.ts";
 import { RECALL_SEARCH_TIMEOUT_MS } from "./search-worker.ts";
@@ -15,9 +15,7 @@ export const RECALL_TOOL_NAME = "recall_artifact";
 const LAST_LINE_EMPTY = "(the last one empty)";
 
 /** "1 line", "37,212 lines": counts in prose carry separators, as the projection's own footer prints them. */
-function counted(n: number, one: string, many: string): string {
-	return `${formatCount(n)} ${n === 1 ? one : many}`;
-}
+const counted = plural;
 
 /**
  * First line of every stub. It comes first because Pi's compaction keeps only a tool result's opening.

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { sanitizeReason } from "../../extensions/shared/projection/projection.ts";
-import { formatCount, shellQuote } from "../../extensions/shared/projection/prompt.ts";
+import { shellQuote } from "../../extensions/shared/projection/prompt.ts";
+import { formatCount } from "../../extensions/shared/text/format.ts";
 import {
 	advanceByBytes,
 	afterNthNewline,

@@ -5,8 +5,8 @@ import type { AssistantMessage } from "@mariozechner/pi-ai";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
-import { formatCount } from "../../extensions/shared/projection/prompt.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { formatCount } from "../../extensions/shared/text/format.ts";
 import {
 	buildStub,
 	isPassThrough,

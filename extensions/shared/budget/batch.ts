@@ -5,6 +5,7 @@
  */
 import { MIN_WINDOW_BYTES, MIN_WINDOW_LINES, type SurfaceLimits } from "../projection/projection.ts";
 import { SURFACES, type SurfaceBudget } from "../surfaces.ts";
+import { formatCount } from "../text/format.ts";
 import { bytesForTokens } from "../text/tokens.ts";
 
 export type Surface = "autoDelivery" | "wait" | "check";
@@ -114,7 +115,6 @@ export function readHeadroom(usage: UsageReading | null | undefined, reservedOut
 const isCount = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n) && n >= 0;
 const orDefault = (n: unknown, fallback: number): number => (isCount(n) && n > 0 ? Math.floor(n) : fallback);
 const nonNegative = (n: unknown): number => (isCount(n) ? Math.ceil(n) : 0);
-const formatInt = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
 /** The surface's caps with user overrides applied; per-result caps never below the minimum readable window. */
 export function resolveCaps(surface: Surface, overrides?: Partial<SurfaceCaps>): SurfaceCaps {
@@ -191,10 +191,10 @@ export function allocateBatchBudgets(input: AllocationInput): Allocation {
 		const headroomBytes = bytesForTokens(Math.floor(headroom.tokens * share));
 		batchBytes = Math.min(caps.batchBytes, headroomBytes);
 		reason =
-			`headroom ${formatInt(headroom.tokens)} tokens × ${share} → ${formatInt(headroomBytes)} bytes` +
-			(headroomBytes > caps.batchBytes ? ` (capped at ${formatInt(caps.batchBytes)})` : "");
+			`headroom ${formatCount(headroom.tokens)} tokens × ${share} → ${formatCount(headroomBytes)} bytes` +
+			(headroomBytes > caps.batchBytes ? ` (capped at ${formatCount(caps.batchBytes)})` : "");
 	} else {
-		reason = `static caps (${headroom.why}): batch ${formatInt(batchBytes)} bytes`;
+		reason = `static caps (${headroom.why}): batch ${formatCount(batchBytes)} bytes`;
 	}
 
 	const wrappers = nonNegative(input.wrapperBytesPerBatch) + n * nonNegative(input.wrapperBytesPerResult);

@@ -3,22 +3,9 @@
  * calls — and the one `details` field that records it, so `/headroom` can total it from the session.
  * Pure.
  */
+import { type CallUsage, headroomOf } from "./details.ts";
 
-/** Tokens and cost of one or more model calls. */
-export interface CallUsage {
-	/** How many calls (successful replies) this covers. */
-	calls: number;
-	/** Prompt tokens not served from the cache. */
-	input: number;
-	/** Completion tokens. */
-	output: number;
-	/** Prompt tokens served from the provider's cache. */
-	cacheRead: number;
-	/** Prompt tokens written to the provider's cache. */
-	cacheWrite: number;
-	/** Total cost in US dollars (0 when the model has no prices). */
-	costUsd: number;
-}
+export type { CallUsage } from "./details.ts";
 
 /** Key under `details` (tool results: `details.headroom.usage`; compaction entries: `details.usage`). */
 export const USAGE_FIELD = "usage";
@@ -113,7 +100,7 @@ export function sessionCallUsage(entries: readonly unknown[]): SessionCallUsage 
 			const u = d?.kind === "headroom-handoff" ? readUsage(d.usage) : undefined;
 			if (u) handoff = addUsage(handoff, u);
 		} else if (e?.type === "message" && e.message?.role === "toolResult") {
-			const h = (e.message.details as { headroom?: { usage?: unknown } } | undefined)?.headroom;
+			const h = headroomOf(e.message.details);
 			const u = readUsage(h?.usage);
 			if (u) toolSummaries = addUsage(toolSummaries, u);
 		}

@@ -28,8 +28,10 @@
  *   are measured on small windows, and the text is never split into an array.
  */
 import { SURFACES, type SurfaceName } from "../surfaces.ts";
+import { errorText } from "../text/format.ts";
 import {
 	advanceByBytes,
+	countLines,
 	countLinesUpTo,
 	countNewlines,
 	lineStats,
@@ -244,10 +246,6 @@ function limitsOf(entry: SurfaceLimits, options: ProjectOptions): Limits {
 	};
 }
 
-function lineCount(s: string): number {
-	return countNewlines(s) + 1;
-}
-
 interface Totals {
 	bytes: number;
 	lines: number;
@@ -297,7 +295,7 @@ function worstOverhead(w: Wording, projected: Totals, frame: Frame): Totals {
 	}
 	return {
 		bytes: utf8ByteLength(marker) + utf8ByteLength(footer),
-		lines: lineCount(marker) + (w.footer ? lineCount(footer) : 0),
+		lines: countLines(marker) + (w.footer ? countLines(footer) : 0),
 	};
 }
 
@@ -537,10 +535,6 @@ function prepare(text: string, lim: Limits, marker?: ProjectOptions["marker"]): 
 
 function toRef(result: SinkResult): ArtifactRef {
 	return result.ok ? { ok: true, path: result.path, sha256: result.sha256 } : { ok: false, error: result.error };
-}
-
-function errorText(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
 }
 
 function wordingOf(options: ProjectOptions, artifact: ArtifactRef | undefined): Wording {

@@ -2,22 +2,10 @@
  * Model-facing wording of the projection: the omission marker between head and tail and the footer.
  * Each line here is one line of output (no "\n"), so the projection can count what it spends.
  */
+import { formatCount, plural } from "../text/format.ts";
 
 /** Marks where a short surface clipped a text: one character, 3 UTF-8 bytes. */
 export const CLIP_MARK = "…";
-
-/** 37212 → "37,212": separators without locale data, so output is the same on every machine. */
-export function formatCount(n: number): string {
-	const digits = String(n);
-	if (digits.length <= 3 || !/^\d+$/.test(digits)) return digits;
-	let out = digits.slice(0, digits.length % 3 || 3);
-	for (let i = out.length; i < digits.length; i += 3) out += `,${digits.slice(i, i + 3)}`;
-	return out;
-}
-
-function plural(n: number, one: string, many: string): string {
-	return `${formatCount(n)} ${n === 1 ? one : many}`;
-}
 
 /** A path quoted for a POSIX shell. */
 export function shellQuote(path: string): string {
@@ -26,7 +14,7 @@ export function shellQuote(path: string): string {
 
 /** The line between head and tail: how much was left out. */
 export function omissionMarker(omittedLines: number, omittedBytes: number): string {
-	return `[… ${plural(omittedLines, "line", "lines")} (${formatCount(omittedBytes)} bytes) omitted — see the footer …]`;
+	return `[… ${plural(omittedLines, "line")} (${formatCount(omittedBytes)} bytes) omitted — see the footer …]`;
 }
 
 /** What the footer needs to say where the omitted part is and how to page it. */

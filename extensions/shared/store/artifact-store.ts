@@ -61,15 +61,11 @@ export {
 	type StoreStats,
 } from "./list.ts";
 
+import { errorText } from "../text/format.ts";
+
 /** Stateless; replaces lone surrogates with U+FFFD exactly as Buffer.from does. */
 const ENCODER = new TextEncoder();
 const ID_PATTERN = /^[0-9a-f]{8,64}$/;
-
-function errorText(error: unknown): string {
-	const e = error as NodeJS.ErrnoException;
-	if (e && typeof e === "object" && typeof e.message === "string") return e.message;
-	return String(error);
-}
 
 function myUid(): number | undefined {
 	return typeof process.getuid === "function" ? process.getuid() : undefined;

@@ -6,6 +6,7 @@
  * ours to judge and is left alone.
  */
 import { join } from "node:path";
+import { errorText } from "../text/format.ts";
 import { type Step, type StepStats, fsStep as step } from "./fs-steps.ts";
 import { type ArtifactKind, FOLDER_NAME, KIND_FOLDERS } from "./kinds.ts";
 
@@ -49,11 +50,6 @@ export interface StoreListing {
 	temps: Array<{ path: string; bytes: number; mtimeMs: number }>;
 	/** Directories skipped because they are unsafe or unreadable. */
 	problems: string[];
-}
-
-function errorText(error: unknown): string {
-	const e = error as { message?: unknown } | undefined;
-	return e && typeof e.message === "string" ? e.message : String(error);
 }
 
 /**

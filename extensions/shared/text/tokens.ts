@@ -166,29 +166,5 @@ export function bytesForTokens(tokens: number): number {
 	return Math.min(Number.MAX_SAFE_INTEGER, Math.floor(tokens * CONSERVATIVE_BYTES_PER_TOKEN));
 }
 
-/** Node's and Bun's native UTF-8 length (allocates nothing); absent in other runtimes. */
-const nativeByteLength: ((text: string) => number) | undefined =
-	typeof globalThis.Buffer?.byteLength === "function" ? (text) => Buffer.byteLength(text, "utf8") : undefined;
-
-/**
- * UTF-8 byte length of `text` without encoding it: native where the runtime has it, else a
- * loop over UTF-16 code units. A lone surrogate counts 3 bytes (it is encoded as U+FFFD).
- */
-export function utf8Length(text: string): number {
-	return nativeByteLength ? nativeByteLength(text) : utf8LengthPortable(text);
-}
-
-/** The portable loop behind utf8Length (exported so tests can compare it with the native count). */
-export function utf8LengthPortable(text: string): number {
-	let bytes = text.length;
-	for (let i = 0; i < text.length; i++) {
-		const c = text.charCodeAt(i);
-		if (c < 0x80) continue;
-		if (c < 0x800) bytes += 1;
-		else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-			bytes += 2; // the pair is 2 code units and 4 bytes
-			i++;
-		} else bytes += 2; // 3 bytes, lone surrogates included
-	}
-	return bytes;
-}
+/** UTF-8 byte length of a text (one implementation, in utf8.ts). */
+export { utf8ByteLength as utf8Length, utf8LengthPortable } from "./utf8.ts";

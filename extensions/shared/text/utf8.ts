@@ -22,9 +22,31 @@ export function isLowSurrogate(code: number): boolean {
 	return code >= 0xdc00 && code <= 0xdfff;
 }
 
-/** UTF-8 bytes of the whole text (native, no encoding buffer); lone surrogates count 3. */
+/** Node's and Bun's native UTF-8 length (allocates nothing); absent in other runtimes. */
+const nativeByteLength: ((text: string) => number) | undefined =
+	typeof globalThis.Buffer?.byteLength === "function" ? (text) => Buffer.byteLength(text, "utf8") : undefined;
+
+/**
+ * UTF-8 byte length of `text` without encoding it: native where the runtime has it, else a
+ * loop over UTF-16 code units. A lone surrogate counts 3 bytes (it is encoded as U+FFFD).
+ */
 export function utf8ByteLength(text: string): number {
-	return Buffer.byteLength(text, "utf8");
+	return nativeByteLength ? nativeByteLength(text) : utf8LengthPortable(text);
+}
+
+/** The portable loop behind utf8ByteLength (exported so tests can compare it with the native count). */
+export function utf8LengthPortable(text: string): number {
+	let bytes = text.length;
+	for (let i = 0; i < text.length; i++) {
+		const c = text.charCodeAt(i);
+		if (c < 0x80) continue;
+		if (c < 0x800) bytes += 1;
+		else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+			bytes += 2; // the pair is 2 code units and 4 bytes
+			i++;
+		} else bytes += 2; // 3 bytes, lone surrogates included
+	}
+	return bytes;
 }
 
 /** True when index `i` lies between the two halves of a valid surrogate pair. */
@@ -96,6 +118,11 @@ export function countNewlines(text: string, start = 0, end = text.length): numbe
 		at = s.indexOf(NEWLINE, at + 1);
 	}
 	return count;
+}
+
+/** Lines as Pi's read counts them: text.split("\n").length, without the split. */
+export function countLines(text: string): number {
+	return countNewlines(text) + 1;
 }
 
 /** Newlines in the whole text and the longest line in UTF-16 units, in one indexOf pass. */

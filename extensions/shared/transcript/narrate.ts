@@ -7,6 +7,7 @@
  * parent's own view gets (messageBudget in transcript.ts), never a smaller one.
  */
 
+import { contentText } from "../text/content.ts";
 import {
 	argumentsJson,
 	isTranscriptMessage,
@@ -19,19 +20,6 @@ import { FULL_DETAIL, forkIntro, forkTask, formatOmissionIndex, narration, trans
 import { buildView, type ShortenOptions } from "./view.ts";
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
-
-/** Text parts of a content value (string or parts array); images are named, not dropped silently. */
-function contentText(content: unknown): string {
-	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) return "";
-	const out: string[] = [];
-	for (const part of content) {
-		if (!isObject(part)) continue;
-		if (part.type === "text" && typeof part.text === "string") out.push(part.text);
-		else if (part.type === "image") out.push("[image]");
-	}
-	return out.join("\n");
-}
 
 /** One message as narration lines. Thinking is private reasoning the parent's own requests also omit for most providers. */
 function narrateMessage(message: TranscriptMessage): string[] {

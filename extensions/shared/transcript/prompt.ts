@@ -5,6 +5,8 @@
  * Framing follows the session's shape: hand-off wording appears only where a fork happened; a
  * child that starts fresh owns its work from its first turn and is never told otherwise.
  */
+
+import { formatCount } from "../text/format.ts";
 import type { OmissionIndex } from "./view.ts";
 
 /** How much of the index to print; the renderers step these down until the text fits. */
@@ -30,7 +32,7 @@ export const DETAIL_STEPS: IndexDetail[] = [
 	{ tools: 0, briefs: 0, files: 0, shortened: 0 },
 ];
 
-const n = (value: number) => value.toLocaleString("en-US");
+const n = formatCount;
 
 /** `bash ×12 (npm test; git status), read ×7` */
 function toolsLine(index: OmissionIndex, detail: IndexDetail): string | undefined {
