@@ -126,11 +126,8 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 			text,
 			deps,
 		);
-		if ("error" in built) {
-			warn(ctx, `could not store a ${event.toolName} result, left it as is: ${built.error}`);
-			owner.finalize(event.toolCallId, text.length);
-			return;
-		}
+		// The stub of an output the store could not keep says so itself; the person hears it once too.
+		if ("notStored" in built) warn(ctx, `could not store a ${event.toolName} result: ${built.notStored}`);
 		owner.finalize(event.toolCallId, built.text.length);
 		const patch: ResultPatch = { content: built.content as ResultPatch["content"], details: built.details };
 		stubs.set(event.toolCallId, patch);

@@ -71,6 +71,18 @@ export const headroomConfigSchema = z
 				defaultTools: z.array(z.string().min(1)).default(() => ["read", "bash", "edit", "write", "grep", "find", "ls"]),
 				/** Minimum milliseconds between two status polls of the same child. */
 				pollThrottleMs: nonNegativeInt().default(1000),
+				/**
+				 * Which of the user's extensions a child loads unless its agent file or spawn says otherwise:
+				 * true = what Pi would load for a new session in the child's cwd, false = none, or a list of
+				 * names ("!name" excludes one).
+				 */
+				childExtensions: z
+					.union([z.boolean(), z.array(z.string().min(1))], {
+						error: 'expected true, false or a list of extension names ("!name" excludes one)',
+					})
+					.default(true),
+				/** Whether `.claude/agents/*.md` (project and home) are read as agent files too. */
+				claudeAgents: z.boolean().default(true),
 			})
 			.prefault({}),
 		toolArtifacts: z
