@@ -80,6 +80,22 @@ export const SURFACES = freezeEntries({
 		maxLines: 5,
 		doc: "providers without credentials listed in a model error (list cap: 5 items)",
 	},
+	"subagents.agentList": {
+		maxBytes: 2 * KIB,
+		maxLines: 24,
+		doc: "the named agents listed in subagent_spawn's description (one line each, then the rest by name)",
+	},
+	"subagents.agentLine": { maxBytes: 200, maxLines: 1, doc: "one agent's name and description in that list" },
+	"subagents.agentNames": {
+		maxBytes: 2 * KIB,
+		maxLines: 40,
+		doc: "agents named in an unknown-agent error (list cap: 40 items)",
+	},
+	"subagents.extensionError": {
+		maxBytes: 400,
+		maxLines: 1,
+		doc: "an extension's error quoted when a child cannot start because of it",
+	},
 
 	// tool-artifacts: stubs that replace oversized tool results, per kind of output
 	"toolArtifacts.stub.command": {
