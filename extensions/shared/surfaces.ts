@@ -70,6 +70,11 @@ export const SURFACES = freezeEntries({
 		maxLines: 20,
 		doc: "models listed in an unknown-model error, one a line-item (list cap: 20 items)",
 	},
+	"subagents.viewToolResult": {
+		maxBytes: 2 * KIB,
+		maxLines: 12,
+		doc: "a child's tool result in the /subagents live view (display only; full text one read away)",
+	},
 	"subagents.keylessProviders": {
 		maxBytes: 1 * KIB,
 		maxLines: 5,

@@ -28,6 +28,7 @@ import {
 	widgetLines,
 } from "./render.ts";
 import { cancelTool, checkTool, listTool, sendTool, spawnTool, waitTool } from "./tools.ts";
+import { registerSubagentsView } from "./view/command.ts";
 import { LiveResultComponent } from "./view/live-rows.ts";
 
 /** How long shutdown waits for children to stop and record their partial output, in milliseconds. */
@@ -218,6 +219,8 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		renderResult: render.renderResult,
 	});
 
+	registerSubagentsView(pi, env);
+
 	pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, (message, options, theme) => {
 		const rows = ((message.details as { rows?: ChildRow[] } | undefined)?.rows ?? []) as ChildRow[];
 		const content = typeof message.content === "string" ? message.content : "";
@@ -248,6 +251,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		refreshAgents(ctx);
 		ensureManager(env, ctx).setLimits(limitsOf(env.config));
 		const owed = restoreFromSession(env, ctx);
+		refreshStatus(); // a redraw: rows of the resumed history show their children's final state
 		if (owed > 0) await deliverPending(env, "append");
 	});
 
