@@ -82,6 +82,12 @@ export const SURFACES = freezeEntries({
 		clip: true,
 		doc: "models named in a model error: 20 items, then a count of the rest",
 	},
+	"subagents.viewToolResult": {
+		maxBytes: 2 * KIB,
+		maxLines: 12,
+		headShare: 0.5,
+		doc: "a child's tool result in the /subagents live view (display only; full text one read away)",
+	},
 	"subagents.keylessProviders": {
 		maxBytes: 1 * KIB,
 		maxLines: 6,

@@ -165,11 +165,13 @@ export function applyEvent(child: ChildRecord, rt: Runtime, event: ChildEvent, n
 	switch (event.type) {
 		case "text":
 			child.partialText += event.delta;
+			child.streamingText = (child.streamingText ?? "") + event.delta;
 			return { visible: false };
 		case "assistant_end":
 			if (event.outputTokens) child.outputTokens += event.outputTokens;
 			// Separate the texts of consecutive assistant messages in the partial output.
 			if (child.partialText.length > 0 && !child.partialText.endsWith("\n\n")) child.partialText += "\n\n";
+			child.streamingText = undefined;
 			return { visible: false };
 		case "turn_end":
 			child.turns += 1;

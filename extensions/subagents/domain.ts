@@ -91,6 +91,8 @@ export interface ChildRecord {
 	outputTokens: number;
 	/** Text streamed so far in the current run (all assistant text, in order). */
 	partialText: string;
+	/** Text of the assistant message streaming now (the live view shows it before Pi writes the message). */
+	streamingText?: string;
 	/** Final answer of the last settled run (last assistant message's text). */
 	finalText?: string;
 	/** Error text when the last run failed or was cancelled. */

@@ -5,6 +5,7 @@
  */
 import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
+import { DEFERRED_EXPOSURE, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { BUILT_IN_AGENTS, describePolicy } from "./agents.ts";
 import {
 	cancelFlush,
@@ -27,6 +28,7 @@ import {
 	widgetLines,
 } from "./render.ts";
 import { cancelTool, checkTool, listTool, sendTool, spawnTool, waitTool } from "./tools.ts";
+import { registerSubagentsView } from "./view/command.ts";
 import { LiveResultComponent } from "./view/live-rows.ts";
 
 /** How long shutdown waits for children to stop and record their partial output, in milliseconds. */
@@ -51,6 +53,9 @@ function expandKey(): string {
 		return DEFAULT_EXPAND_KEY;
 	}
 }
+
+/** Tools a parent rarely needs in every request: deferred behind Pi 1.x's tool_search when it is active. */
+const RARE_TOOLS = ["subagent_check", "subagent_send", "subagent_cancel", "subagent_list"] as const;
 
 export default function subagents(pi: ExtensionAPI): void {
 	setupSubagents(pi, 0);
@@ -168,6 +173,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	});
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: "subagent_check",
 		label: TOOL_TEXT.check.label,
 		description: TOOL_TEXT.check.description,
@@ -178,6 +184,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	});
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: "subagent_send",
 		label: TOOL_TEXT.send.label,
 		description: TOOL_TEXT.send.description,
@@ -191,6 +198,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	});
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: "subagent_cancel",
 		label: TOOL_TEXT.cancel.label,
 		description: TOOL_TEXT.cancel.description,
@@ -201,6 +209,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	});
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: "subagent_list",
 		label: TOOL_TEXT.list.label,
 		description: TOOL_TEXT.list.description,
@@ -209,6 +218,8 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		renderCall: render.renderCall("subagent_list"),
 		renderResult: render.renderResult,
 	});
+
+	registerSubagentsView(pi, env);
 
 	pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, (message, options, theme) => {
 		const rows = ((message.details as { rows?: ChildRow[] } | undefined)?.rows ?? []) as ChildRow[];
@@ -235,9 +246,12 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	pi.on("session_start", async (_event, ctx) => {
 		env.closing = false;
 		ensureConfig(env, ctx);
+		// Pi 1.x: the rarely used tools stay behind tool_search when it is active; otherwise they are declared.
+		settleDeferredTools(pi, RARE_TOOLS, env.config.exposure.deferRareTools, "subagent_spawn");
 		refreshAgents(ctx);
 		ensureManager(env, ctx).setLimits(limitsOf(env.config));
 		const owed = restoreFromSession(env, ctx);
+		refreshStatus(); // a redraw: rows of the resumed history show their children's final state
 		if (owed > 0) await deliverPending(env, "append");
 	});
 

@@ -29,6 +29,7 @@ const ALLOWED: Record<string, string> = {
 	"subagents/agent-files.ts": "how many agent files are read per directory (not a text view)",
 	"subagents/render.ts": "TUI rows cut to terminal columns (drawn, not model-facing)",
 	"headroom/ledger-view.ts": "TUI rows cut to terminal columns (drawn, not model-facing)",
+	"subagents/view/screens.ts": "TUI rows of the /subagents view cut to terminal columns (drawn, not model-facing)",
 	"headroom/ledger-format.ts": "the /headroom ledger's artifact list (shown to the user, not the model)",
 	"tool-artifacts/stub.ts": "an artifact's short id from its SHA-256 (not a text view)",
 	"tool-artifacts/recall.ts": "artifact ids from file names; the recent-ids list cap (toolArtifacts.recentIds)",

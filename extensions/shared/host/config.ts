@@ -131,9 +131,25 @@ export const headroomConfigSchema = z
 				probe: z
 					.strictObject({
 						enabled: z.boolean().default(true),
-						freeTokensThreshold: positiveInt().default(8000),
+						/** Fixed threshold in free tokens; absent = Pi's reserve + the margin below. */
+						freeTokensThreshold: positiveInt().optional(),
+						/** Least margin above Pi's compaction reserve at which staging starts, in tokens. */
+						marginTokens: positiveInt().default(8192),
+						/** Turns of context growth the margin covers (raised when handoffs are measured slower). */
+						leadTurns: positiveInt().default(4),
+						/** Tokens of new history after which a staged handoff is stale; absent = max(keepRecentTokens, 60% of window − reserve). */
+						maxStaleTokens: positiveInt().optional(),
 					})
 					.prefault({}),
+			})
+			.prefault({}),
+		exposure: z
+			.strictObject({
+				/**
+				 * Pi 1.x with tool_search active: register the rarely used tools (subagent_check/send/cancel/list,
+				 * recall_artifact) deferred, so their schemas stay out of every request until tool_search loads them.
+				 */
+				deferRareTools: z.boolean().default(true),
 			})
 			.prefault({}),
 		contextTrim: z
