@@ -6,6 +6,7 @@
  */
 import { type ChildRecord, lastAssistant, RECENT_TOOL_CALLS } from "./domain.ts";
 import { ABORTED, emptyAnswerNote, maxRunTimeError, PROVIDER_ERROR, watchdogError } from "./prompt.ts";
+import type { RunSteps } from "./run-steps.ts";
 
 /** What a backend reports while a child runs (normalized from Pi's session events). */
 export type ChildEvent =
@@ -87,6 +88,10 @@ export interface Runtime {
 	settledRuns: number;
 	/** Resolves settledRun. */
 	runDone?: () => void;
+	/** Steps around each run (isolation, structured output), if any. */
+	steps?: RunSteps;
+	/** The run whose result is being concluded (its steps run once, whoever settles it). */
+	concluding?: { run: number; promise: Promise<void> };
 }
 
 /** Why a run is stopped from outside, and how it settles. */

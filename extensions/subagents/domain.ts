@@ -3,6 +3,8 @@
  * resolution, the queue rule and the delivery ledger. No Pi imports, no I/O.
  */
 import { clipLine } from "../shared/utf8.ts";
+import type { Worktree } from "./isolation.ts";
+import type { ResultExtras } from "./run-steps.ts";
 
 /** Lifecycle of one child. A settled child (completed/failed/cancelled) may run again via subagent_send. */
 export type ChildState = "queued" | "starting" | "running" | "completed" | "failed" | "cancelled";
@@ -74,6 +76,10 @@ export interface ChildRecord {
 	sessionFile?: string;
 	/** Last tool calls, newest last, bounded. */
 	recentTools: ToolCallNote[];
+	/** The git worktree it works in (isolation "worktree"); it may since have been removed. */
+	worktree?: Worktree;
+	/** True when its answers must end with JSON valid against an output_schema. */
+	structured?: boolean;
 }
 
 /** How many tool calls subagent_check keeps per child. */
@@ -272,6 +278,10 @@ export interface SettledResult {
 	delivery: DeliveryState;
 	/** Artifact path once a projection stored the full text. */
 	artifactPath?: string;
+	/** Shown after the state in the result's header (e.g. "output valid"), from the run's steps. */
+	verdict?: string;
+	/** Structured value and worktree changes, for tool-result details. */
+	extras?: ResultExtras;
 }
 
 /**

@@ -38,6 +38,7 @@ export const SUBAGENT_TOOL_NAMES = [
 	"subagent_send",
 	"subagent_cancel",
 	"subagent_list",
+	"subagent_cleanup",
 ] as const;
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;

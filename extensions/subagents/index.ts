@@ -1,10 +1,11 @@
 /**
- * Subagents: the thin Pi adapter. Registers the six tools with their renderers, a renderer for
+ * Subagents: the thin Pi adapter. Registers the seven tools with their renderers, a renderer for
  * delivered results, the status line, and the lifecycle hooks (restore on session start,
  * automatic delivery when the parent's run ends, persistence on shutdown).
  */
 import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
+import { cleanupTool } from "./cleanup.ts";
 import {
 	cancelFlush,
 	deliverPending,
@@ -122,6 +123,12 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 			context: Type.Optional(
 				Type.Union([Type.Literal("fresh"), Type.Literal("fork")], { description: TOOL_TEXT.spawn.context }),
 			),
+			isolation: Type.Optional(
+				Type.Union([Type.Literal("none"), Type.Literal("worktree")], { description: TOOL_TEXT.spawn.isolation }),
+			),
+			output_schema: Type.Optional(
+				Type.Object({}, { additionalProperties: true, description: TOOL_TEXT.spawn.outputSchema }),
+			),
 		}),
 		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => spawnTool(env, params, ctx)),
 		renderCall: render.renderCall("subagent_spawn"),
@@ -183,6 +190,19 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		parameters: Type.Object({}),
 		execute: async (_id, _params, _signal, _onUpdate, ctx) => withCtx(ctx, () => listTool(env, ctx)),
 		renderCall: render.renderCall("subagent_list"),
+		renderResult: render.renderResult,
+	});
+
+	pi.registerTool({
+		name: "subagent_cleanup",
+		label: TOOL_TEXT.cleanup.label,
+		description: TOOL_TEXT.cleanup.description,
+		parameters: Type.Object({
+			ids: Type.Array(Type.String(), { description: TOOL_TEXT.cleanup.ids }),
+			discard: Type.Optional(Type.Boolean({ description: TOOL_TEXT.cleanup.discard })),
+		}),
+		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cleanupTool(env, params, ctx)),
+		renderCall: render.renderCall("subagent_cleanup"),
 		renderResult: render.renderResult,
 	});
 
