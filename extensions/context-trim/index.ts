@@ -6,10 +6,8 @@
  *
  * Thin adapter: the decisions live in ./trim.ts and ../shared/transcript*.ts.
  */
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import { storeForAgentDir } from "../shared/artifact-store.ts";
-import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
 import {
 	DEFAULT_CONFIG,
 	type HeadroomConfig,
@@ -17,16 +15,19 @@ import {
 	projectionHeadShare,
 	projectTrusted,
 	unseenConfigWarnings,
-} from "../shared/config.ts";
-import { estimateTokens } from "../shared/tokens.ts";
-import { messageBudget, TokenSizer, type TranscriptMessage, usageBasedTokens } from "../shared/transcript.ts";
+} from "../shared/host/config.ts";
+import { storeForAgentDir } from "../shared/store/artifact-store.ts";
+import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
+import { fingerprintAvailable, fingerprintError, fingerprintReady } from "../shared/text/fingerprint.ts";
+import { estimateTokens } from "../shared/text/tokens.ts";
+import { messageBudget, TokenSizer, type TranscriptMessage, usageBasedTokens } from "../shared/transcript/plan.ts";
 import {
 	defaultProject,
 	OmissionMemo,
 	type ProjectFn,
 	plainProject,
 	storedProject,
-} from "../shared/transcript-view.ts";
+} from "../shared/transcript/view.ts";
 import { trimMessages } from "./trim.ts";
 
 /** Tokens charged per tool definition besides its JSON (function wrapper, type). */
@@ -35,6 +36,8 @@ const TOOL_DEFINITION_OVERHEAD_TOKENS = 8;
 type TrimConfig = HeadroomConfig["contextTrim"];
 
 export default function contextTrim(pi: ExtensionAPI): void {
+	// The sizer's cache keys are xxHash fingerprints (WebAssembly, started asynchronously).
+	void fingerprintReady();
 	const sizer = new TokenSizer();
 	const memo = new OmissionMemo(sizer);
 	let settings: { config: TrimConfig; project: ProjectFn } | undefined;
@@ -85,7 +88,19 @@ export default function contextTrim(pi: ExtensionAPI): void {
 		return system.tokens + tools.tokens;
 	};
 
+	/** Synchronous once the fingerprint runs; the first call of a process may wait for it to start. */
 	pi.on("context", (event, ctx) => {
+		if (fingerprintAvailable()) return trim(event, ctx);
+		return fingerprintReady().then((ok) => {
+			if (!ok && !reportedError) {
+				reportedError = true;
+				notify(ctx, `context-trim: message sizes are recomputed on every call (${fingerprintError()})`);
+			}
+			return trim(event, ctx);
+		});
+	});
+
+	const trim = (event: ContextEvent, ctx: ExtensionContext) => {
 		try {
 			const { config, project } = setup(ctx);
 			if (!config.enabled) return undefined;
@@ -118,5 +133,5 @@ export default function contextTrim(pi: ExtensionAPI): void {
 			reportedError = true;
 			return undefined;
 		}
-	});
+	};
 }

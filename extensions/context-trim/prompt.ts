@@ -3,9 +3,10 @@
  * of a trimmed history. The index lines come from the shared transcript wording, so a forked
  * child's narration names the same things. Pinned by test/unit/transcript-trim.test.ts.
  */
-import { DETAIL_STEPS, formatOmissionIndex, transcriptWhere } from "../shared/prompt-transcript.ts";
-import { estimateTokens } from "../shared/tokens.ts";
-import type { OmissionIndex } from "../shared/transcript-view.ts";
+
+import { estimateTokens } from "../shared/text/tokens.ts";
+import { DETAIL_STEPS, formatOmissionIndex, transcriptWhere } from "../shared/transcript/prompt.ts";
+import type { OmissionIndex } from "../shared/transcript/view.ts";
 
 /** customType of the marker message (Pi sends custom messages to the model as user messages). */
 export const MARKER_CUSTOM_TYPE = "context-trim";

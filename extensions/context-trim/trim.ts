@@ -13,8 +13,8 @@ import {
 	type RetentionPlan,
 	type Sizer,
 	type TranscriptMessage,
-} from "../shared/transcript.ts";
-import { buildView, defaultProject, type OmissionMemo, type ProjectFn } from "../shared/transcript-view.ts";
+} from "../shared/transcript/plan.ts";
+import { buildView, defaultProject, type OmissionMemo, type ProjectFn } from "../shared/transcript/view.ts";
 import { MARKER_CUSTOM_TYPE, renderTrimMarker } from "./prompt.ts";
 
 export interface TrimOptions extends RetentionOptions {

@@ -6,8 +6,8 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import { DEFAULT_CONFIG, loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/config.ts";
+import { DEFAULT_CONFIG, loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/host/config.ts";
+import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
 import { isHandoffDetails } from "./details.ts";
 import { withAuth } from "./model-call.ts";
 import { chooseModel } from "./model-ref.ts";

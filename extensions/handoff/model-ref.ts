@@ -3,10 +3,12 @@
  * knows it, else the session's own. A configured model that is not found is not silent: the caller
  * gets a warning naming the configured value and the models that are available. Pure.
  */
+
+import { SURFACES } from "../shared/surfaces.ts";
 import { LOG } from "./prompt.ts";
 
 /** At most this many available models are listed in the warning (a registry can hold hundreds). */
-export const MAX_LISTED_MODELS = 30;
+export const MAX_LISTED_MODELS = SURFACES["handoff.modelList"].maxLines;
 
 /** A model as far as the choice needs it. */
 export interface ModelLike {

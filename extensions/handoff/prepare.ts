@@ -7,10 +7,11 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import { storeForAgentDir } from "../shared/artifact-store.ts";
-import type { HeadroomConfig } from "../shared/config.ts";
-import { projectResultSync } from "../shared/projection.ts";
-import { bytesForTokens, estimateTokens } from "../shared/tokens.ts";
+import type { HeadroomConfig } from "../shared/host/config.ts";
+import { projectResultSync } from "../shared/projection/projection.ts";
+import { storeForAgentDir } from "../shared/store/artifact-store.ts";
+import { SURFACES } from "../shared/surfaces.ts";
+import { bytesForTokens, estimateTokens } from "../shared/text/tokens.ts";
 import { buildDetails, type HandoffDetails, summarizationIndex } from "./details.ts";
 import { type HandoffOutcome, runHandoff } from "./handoff.ts";
 import { type AnyModel, modelCaller, type ResolvedModel } from "./model-call.ts";
@@ -30,9 +31,12 @@ import { buildTrajectories } from "./trajectory.ts";
 import { highestIndexIn, trajectoryDir, trajectoryTarget, writeTrajectories } from "./trajectory-files.ts";
 
 /** Budget of each long piece (tool result, long reply) in the transcript the handoff calls read. */
-const PIECE_LIMITS = { maxBytes: 8 * 1024, maxLines: 160 };
+const PIECE_LIMITS = { maxBytes: SURFACES["handoff.piece"].maxBytes, maxLines: SURFACES["handoff.piece"].maxLines };
 /** Budget of each excerpt of the current state. */
-const STATE_LIMITS = { maxBytes: 2 * 1024, maxLines: 40 };
+const STATE_LIMITS = {
+	maxBytes: SURFACES["handoff.currentState"].maxBytes,
+	maxLines: SURFACES["handoff.currentState"].maxLines,
+};
 /** Output tokens asked of each handoff call, at most (further capped by the model). */
 const MAX_OUTPUT_TOKENS = 4096;
 /** Tokens kept free beyond the estimate, for provider framing. */

@@ -4,8 +4,9 @@
  * shared projection primitive, so the errors and stack traces at the end of an output survive.
  * Pure: plain data in, plain data out.
  */
-import { type Projection, type ProjectionLimits, projectText } from "../shared/projection.ts";
-import { utf8Length } from "../shared/tokens.ts";
+import { type Projection, type ProjectionLimits, projectText } from "../shared/projection/projection.ts";
+import { SURFACES } from "../shared/surfaces.ts";
+import { utf8Length } from "../shared/text/tokens.ts";
 import { NO_TEXT, TRANSCRIPT_LABELS } from "./prompt.ts";
 
 /** A Pi message as the session stores it (AgentMessage); only the fields read here are typed. */
@@ -40,9 +41,9 @@ export interface BranchEntry {
 }
 
 /** Share of a tool result's budget given to its head: outputs end in errors, so the tail gets more than usual. */
-export const TOOL_RESULT_HEAD_SHARE = 0.6;
+export const TOOL_RESULT_HEAD_SHARE = SURFACES["handoff.toolResult"].headShare;
 /** Share of a current-state excerpt given to its head: the state is what the output ended with. */
-export const STATE_HEAD_SHARE = 0.2;
+export const STATE_HEAD_SHARE = SURFACES["handoff.currentState"].headShare;
 /** How many of the latest tool results the current state shows. */
 export const STATE_TOOL_RESULTS = 3;
 

@@ -16,9 +16,9 @@ import type { QuestionCheck } from "./questions.ts";
 import type { HistoryMessage } from "./serialize.ts";
 
 /** Format tag of the files, bumped when a field changes meaning. */
-export const TRAJECTORY_FORMAT = "pi-headroom.handoff-trajectory/1";
+export const TRAJECTORY_FORMAT = "pi-context-headroom.handoff-trajectory/1";
 /** Agent name prefix; the step is appended. */
-export const AGENT_NAME = "pi-headroom-handoff";
+export const AGENT_NAME = "pi-context-headroom-handoff";
 
 /** Token and cost figures of one step. */
 export interface StepMetrics {

@@ -1,12 +1,12 @@
 /**
- * pi-headroom's store command: `/headroom` shows the artifact store, `/headroom prune` prunes it.
+ * pi-context-headroom's store command: `/headroom` shows the artifact store, `/headroom prune` prunes it.
  * Pruning also runs in the background shortly after a session starts, off the hot path, at most once per
  * process and once per six hours across processes (../shared/background-prune.ts).
  */
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
-import { storeForAgentDir } from "../shared/artifact-store.ts";
-import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import { loadConfig, projectTrusted } from "../shared/config.ts";
+import { loadConfig, projectTrusted } from "../shared/host/config.ts";
+import { storeForAgentDir } from "../shared/store/artifact-store.ts";
+import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
 import { COMMAND_DESCRIPTION, formatPrune, formatPruneLimits, formatStatus, USAGE } from "./prompt.ts";
 
 /** Session entry type recording what /headroom showed when there was no UI (never sent to the model). */

@@ -1,5 +1,5 @@
 /** Wording of the /headroom command (the artifact store's status and pruning). */
-import { formatCount } from "../shared/prompt.ts";
+import { formatCount } from "../shared/projection/prompt.ts";
 
 /** What the store looks like, as the command reports it. */
 export interface StoreStatus {

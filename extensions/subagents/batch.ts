@@ -2,16 +2,17 @@
  * One batch of child results through the shared allocator and projection primitive: every place
  * the parent receives child output (wait, automatic delivery, check, cancel) comes through here.
  */
-import type { ArtifactStore } from "../shared/artifact-store.ts";
+
 import {
 	type Allocation,
 	allocateBatchBudgets,
 	type Surface,
 	type SurfaceCaps,
 	type UsageReading,
-} from "../shared/budget.ts";
-import { type Projection, projectResult } from "../shared/projection.ts";
-import { utf8Length } from "../shared/tokens.ts";
+} from "../shared/budget/batch.ts";
+import { type Projection, projectResult } from "../shared/projection/projection.ts";
+import type { ArtifactStore } from "../shared/store/artifact-store.ts";
+import { utf8Length } from "../shared/text/tokens.ts";
 
 /** Separator between entries of a batch. */
 export const ENTRY_SEPARATOR = "\n\n";

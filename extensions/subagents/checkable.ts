@@ -3,7 +3,7 @@
  * after it, what changed leads the result and the patch goes to the artifact store; an unchanged worktree is
  * removed. Structured: the answer is checked against output_schema, with exactly one correction turn.
  */
-import type { ArtifactStore } from "../shared/artifact-store.ts";
+import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import {
 	captureChanges,
 	createWorktree,

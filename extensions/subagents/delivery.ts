@@ -6,8 +6,9 @@
  */
 import { readFileSync } from "node:fs";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { utf8Length } from "../shared/tokens.ts";
-import { clipLine } from "../shared/utf8.ts";
+import { SURFACES } from "../shared/surfaces.ts";
+import { utf8Length } from "../shared/text/tokens.ts";
+import { clipLine } from "../shared/text/utf8.ts";
 import { type BatchInput, type BatchItem, type BatchOutput, projectBatch } from "./batch.ts";
 import {
 	type ChildRecord,
@@ -38,7 +39,7 @@ export const DELIVERED_ENTRY = "subagent-delivered";
 /** Results up to this many UTF-8 bytes are kept inline in the session entry; longer ones go to the store. */
 export const INLINE_ENTRY_MAX_BYTES = 64 * 1024;
 /** Longest task text kept in a settled entry, in UTF-8 bytes (the child's session file has all of it). */
-export const SETTLED_PROMPT_MAX_BYTES = 500;
+export const SETTLED_PROMPT_MAX_BYTES = SURFACES["subagents.settledPrompt"].maxBytes;
 /** Delay before an automatic delivery, in milliseconds, so children finishing together arrive together. */
 export const FLUSH_DEBOUNCE_MS = 50;
 /** Interval of idle polls after the parent's run ended, in milliseconds. */
@@ -80,6 +81,8 @@ export interface SettledEntryData {
 	thinking?: string;
 	/** Fresh or forked start (decides its system-prompt framing on resume). */
 	context?: ContextMode;
+	/** Why the run failed or was cancelled (its row shows it after a resume). */
+	error?: string;
 	/** UTF-8 bytes of the result text. */
 	bytes: number;
 	/** The result text when small enough to keep inline. */
@@ -116,6 +119,7 @@ export function persistSettled(env: Env, result: SettledResult, child: ChildReco
 		cwd: child.cwd,
 		thinking: child.thinking,
 		context: child.context,
+		error: child.error,
 		bytes,
 		...(child.worktree ? { worktree: child.worktree } : {}),
 	};
@@ -180,6 +184,7 @@ export function restoreFromSession(env: Env, ctx: ExtensionContext): number {
 			outputTokens: 0,
 			partialText: "",
 			finalText: text,
+			error: typeof d.error === "string" ? d.error : undefined,
 			sessionFile: d.sessionFile,
 			recentTools: [],
 			...(validWorktree(d.worktree) ? { worktree: d.worktree } : {}),
@@ -254,6 +259,7 @@ export function rowsOf(manager: SubagentManager, items: BatchItem[]): ChildRow[]
 			shownBytes: item.shownBytes,
 			artifactPath: item.artifactPath,
 			note: item.oneLine ? "no room: path only" : undefined,
+			reason: (r?.state ?? child?.state) !== "completed" ? child?.error : undefined,
 		};
 	});
 }

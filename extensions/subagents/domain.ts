@@ -2,7 +2,8 @@
  * Pure state and decisions of the subagents extension: child records, ids, model and id
  * resolution, the queue rule and the delivery ledger. No Pi imports, no I/O.
  */
-import { clipLine } from "../shared/utf8.ts";
+import { SURFACES } from "../shared/surfaces.ts";
+import { clipLine } from "../shared/text/utf8.ts";
 import type { Worktree } from "./isolation.ts";
 import type { ResultExtras } from "./run-steps.ts";
 
@@ -96,9 +97,9 @@ export function childId(sequence: number): string {
 }
 
 /** Longest child title, in UTF-8 bytes (mark included). */
-export const NAME_MAX_BYTES = 40;
+export const NAME_MAX_BYTES = SURFACES["subagents.name"].maxBytes;
 /** Longest one-line brief of a tool call's arguments, in UTF-8 bytes (mark included). */
-export const TOOL_ARGS_BRIEF_BYTES = 80;
+export const TOOL_ARGS_BRIEF_BYTES = SURFACES["subagents.toolArgs"].maxBytes;
 
 /** Short title from the task when the caller gave none: its first line, at most NAME_MAX_BYTES. */
 export function deriveName(prompt: string, given?: string): string {
@@ -213,7 +214,7 @@ function uniqueModels(models: ModelChoice[]): ModelChoice[] {
 }
 
 /** Most choices an error names; the rest are counted, so the error stays short with any registry. */
-export const MODEL_CHOICES_SHOWN = 20;
+export const MODEL_CHOICES_SHOWN = SURFACES["subagents.modelChoices"].maxLines;
 
 /** The first `max` choices and how many were left out. */
 export function capChoices(choices: string[], max = MODEL_CHOICES_SHOWN): { shown: string[]; more: number } {

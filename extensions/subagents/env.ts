@@ -10,9 +10,7 @@ import {
 	type ExtensionContext,
 	getAgentDir,
 } from "@mariozechner/pi-coding-agent";
-import { type ArtifactStore, storeForAgentDir } from "../shared/artifact-store.ts";
-import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import type { Surface, UsageReading } from "../shared/budget.ts";
+import type { Surface, UsageReading } from "../shared/budget/batch.ts";
 import {
 	DEFAULT_CONFIG,
 	type HeadroomConfig,
@@ -20,7 +18,9 @@ import {
 	projectionHeadShare,
 	projectTrusted,
 	unseenConfigWarnings,
-} from "../shared/config.ts";
+} from "../shared/host/config.ts";
+import { type ArtifactStore, storeForAgentDir } from "../shared/store/artifact-store.ts";
+import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
 import { createInProcessBackend } from "./backend.ts";
 import type { BatchOptions } from "./batch.ts";
 import type { ChildRecord, SettledResult } from "./domain.ts";

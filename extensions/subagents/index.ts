@@ -22,12 +22,12 @@ import {
 	callText,
 	deliveredComponent,
 	paintFor,
-	resultText,
 	statusText,
 	textComponent,
 	widgetLines,
 } from "./render.ts";
 import { cancelTool, checkTool, listTool, sendTool, spawnTool, waitTool } from "./tools.ts";
+import { LiveResultComponent } from "./view/live-rows.ts";
 
 /** How long shutdown waits for children to stop and record their partial output, in milliseconds. */
 export const SHUTDOWN_WAIT_MS = 8_000;
@@ -99,7 +99,10 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		) {
 			const text = (result.content ?? []).map((c) => c.text ?? "").join("");
 			const rows = ((result.details as { rows?: ChildRow[] } | undefined)?.rows ?? []) as ChildRow[];
-			return textComponent(resultText(rows, text, Boolean(options?.expanded), paintFor(theme)));
+			// Drawn from the children's current state on every frame: rows never keep saying "starting".
+			return new LiveResultComponent(rows, text, Boolean(options?.expanded), paintFor(theme), () =>
+				env.manager?.list(),
+			);
 		},
 	};
 

@@ -3,6 +3,11 @@
  * help, tool result texts, errors, delivery headers and the child's system-prompt addition.
  * Kept in one module so the wording is reviewed in one place and pinned by tests.
  */
+
+import { SURFACES } from "../shared/surfaces.ts";
+import { stripControls } from "../shared/text/sanitize.ts";
+import { utf8Length } from "../shared/text/tokens.ts";
+import { clipLine } from "../shared/text/utf8.ts";
 import {
 	type ChildRecord,
 	capChoices,
@@ -261,7 +266,7 @@ export function unknownIdsError(unknown: string[], known: string[]): string {
 }
 
 /** Most providers named when an id is known only without credentials. */
-const KEYLESS_PROVIDERS_SHOWN = 5;
+const KEYLESS_PROVIDERS_SHOWN = SURFACES["subagents.keylessProviders"].maxLines;
 
 /** Choices capped at MODEL_CHOICES_SHOWN, then a count of the rest. */
 function choiceList(choices: string[], max?: number): string {
@@ -457,12 +462,15 @@ export function correctionFailed(error: string): string {
 type ChangedFile = { path: string; status: "added" | "modified" | "deleted"; added?: number; removed?: number };
 
 /** Most changed files listed in a result; the patch has them all. */
-export const CHANGED_FILES_SHOWN = 50;
+export const CHANGED_FILES_SHOWN = SURFACES["subagents.changedFiles"].maxLines;
+/** Longest line of one changed file, in UTF-8 bytes (a very long path is clipped; the patch has it whole). */
+const CHANGED_FILE_LINE_BYTES = Math.floor(SURFACES["subagents.changedFiles"].maxBytes / CHANGED_FILES_SHOWN);
 
 function fileLine(f: ChangedFile): string {
 	const mark = f.status === "added" ? "A" : f.status === "deleted" ? "D" : "M";
 	const counts = f.added === undefined ? "binary" : `+${formatCount(f.added)} −${formatCount(f.removed ?? 0)}`;
-	return `  ${mark} ${f.path} (${counts})`;
+	const tail = ` (${counts})`;
+	return `  ${mark} ${clipLine(stripControls(f.path).replace(/[\n\t]/g, " "), CHANGED_FILE_LINE_BYTES - 4 - utf8Length(tail))}${tail}`;
 }
 
 /** First lines of an isolated child's result: what changed, where, and how to take it. */

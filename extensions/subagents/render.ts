@@ -3,7 +3,8 @@
  * results (full projected text when expanded), and the status line / widget. The row builders
  * are pure (plain strings, a colour function) so they are tested without a terminal.
  */
-import { Box, type Component, Text } from "@mariozechner/pi-tui";
+import { Box, type Component, Text, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
+import { sanitizeLine, sanitizeTerminalText } from "../shared/text/sanitize.ts";
 import { type ChildRecord, type ChildState, formatCount, formatDuration, statusGlyph } from "./domain.ts";
 
 /** Colour function: Pi's theme.fg, or identity in tests. */
@@ -25,14 +26,19 @@ export interface ChildRow {
 	shownBytes?: number;
 	/** Artifact path, when the full text was stored. */
 	artifactPath?: string;
-	/** Extra words (e.g. "queued #2", "already delivered"). */
+	/** Extra words (e.g. "#2" for a queue position, "already delivered"). */
 	note?: string;
+	/** Why a failed, cancelled or incomplete run stopped (shown in one line, collapsed too). */
+	reason?: string;
 }
+
+/** Columns of a failure's reason in a compact row. */
+export const REASON_COLUMNS = 100;
 
 function stateColor(state: ChildState): string {
 	if (state === "completed") return "success";
 	if (state === "failed") return "error";
-	if (state === "cancelled") return "warning";
+	if (state === "cancelled" || (state as string) === "incomplete") return "warning";
 	return "accent";
 }
 
@@ -48,6 +54,7 @@ export function rowText(row: ChildRow, paint: Paint = plain): string {
 	// A note that only repeats the state ("queued queued") says nothing new.
 	if (row.note && row.note !== row.state) parts.push(paint("dim", oneLine(row.note)));
 	if (row.artifactPath) parts.push(paint("dim", shortPath(row.artifactPath)));
+	if (row.reason) parts.push(paint("error", `— ${truncateToWidth(oneLine(row.reason).trim(), REASON_COLUMNS, "…")}`));
 	return parts.join(" ");
 }
 
@@ -63,13 +70,16 @@ export function shortPath(path: string): string {
 	return segments.length <= 2 ? segments.join("/") || path : `…/${segments.slice(-2).join("/")}`;
 }
 
+/** Columns of a spawn call's title in its row. */
+export const CALL_NAME_COLUMNS = 60;
+
 /** Text of a tool call: name and the gist of its arguments. */
 export function callText(tool: string, args: Record<string, unknown>, paint: Paint = plain): string {
 	const title = paint("toolTitle", tool);
 	if (tool === "subagent_spawn") {
 		const given = typeof args.name === "string" && args.name ? args.name : String(args.prompt ?? "").split("\n")[0];
 		const name = oneLine(given);
-		const short = name.length > 60 ? `${name.slice(0, 59)}…` : name;
+		const short = truncateToWidth(name, CALL_NAME_COLUMNS, "…");
 		const model = typeof args.model === "string" ? oneLine(args.model) : undefined;
 		const extras = [model, args.context === "fork" ? "fork" : undefined].filter(Boolean).join(", ");
 		return `${title} ${short}${extras ? paint("dim", ` (${extras})`) : ""}`;
@@ -89,33 +99,25 @@ export function resultText(rows: ChildRow[], fullText: string, expanded: boolean
 	return lines.length > 0 ? `${lines.join("\n")}\n\n${shown}` : shown;
 }
 
+/** Columns of the one-line fallback of a result without rows. */
+const FIRST_LINE_COLUMNS = 160;
+
 function firstLine(text: string): string {
-	const line = oneLine(text.split("\n")[0] ?? "");
-	return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+	return truncateToWidth(oneLine(text.split("\n")[0] ?? ""), FIRST_LINE_COLUMNS, "…");
 }
 
-/** Spaces a tab becomes on screen (Pi's own tool output uses three). */
-const TAB_SPACES = "   ";
-
 /**
- * Text from the model or a child, made safe to draw: control characters (escape sequences could move
- * the cursor or clear the screen) are dropped, tabs become spaces, CR LF becomes LF. Display only:
- * what the model sees is untouched.
+ * Text from the model or a child, made safe to draw by the one shared sanitizer: control sequences
+ * removed whole, control characters dropped, tabs to tab stops in pi-tui's columns, CR LF as LF.
+ * Display only: what the model sees is untouched.
  */
 export function displayText(text: string): string {
-	let out = "";
-	for (const ch of text.replace(/\r\n?/g, "\n")) {
-		const code = ch.codePointAt(0) ?? 0;
-		if (ch === "\n") out += ch;
-		else if (ch === "\t") out += TAB_SPACES;
-		else if (code >= 0x20 && (code < 0x7f || code > 0x9f)) out += ch;
-	}
-	return out;
+	return sanitizeTerminalText(text, { widthOf: visibleWidth });
 }
 
 /** displayText on one line: line breaks become spaces (names, ids and notes in compact rows). */
 export function oneLine(text: string): string {
-	return displayText(text).replace(/\n+/g, " ");
+	return sanitizeLine(text, { widthOf: visibleWidth });
 }
 
 /** Footer status: counts of running and queued children, or undefined when there is nothing to show. */

@@ -7,15 +7,16 @@
  * accepts anything.
  */
 import { Compile } from "typebox/compile";
-import { utf8Length } from "../shared/tokens.ts";
-import { clipLine } from "../shared/utf8.ts";
+import { SURFACES } from "../shared/surfaces.ts";
+import { utf8Length } from "../shared/text/tokens.ts";
+import { clipLine } from "../shared/text/utf8.ts";
 
 /** Largest output_schema accepted, in UTF-8 bytes of its JSON (it is shown to the child in full). */
-export const OUTPUT_SCHEMA_MAX_BYTES = 16 * 1024;
+export const OUTPUT_SCHEMA_MAX_BYTES = SURFACES["subagents.outputSchema"].maxBytes;
 /** Validator errors quoted to the child and to the parent. */
-export const SCHEMA_ERRORS_SHOWN = 5;
+export const SCHEMA_ERRORS_SHOWN = SURFACES["subagents.schemaErrors"].maxLines;
 /** Longest quoted validator error, in UTF-8 bytes (mark included). */
-export const SCHEMA_ERROR_MAX_BYTES = 200;
+export const SCHEMA_ERROR_MAX_BYTES = Math.floor(SURFACES["subagents.schemaErrors"].maxBytes / SCHEMA_ERRORS_SHOWN);
 /** Tail of an answer searched for a trailing JSON value, in UTF-16 code units. */
 export const JSON_SEARCH_MAX_CHARS = 1024 * 1024;
 /** Most start positions tried when looking for the trailing JSON value. */

@@ -5,11 +5,12 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { projectionHeadShare } from "../shared/config.ts";
-import { renderForkContext } from "../shared/narrate.ts";
-import { ownerFraming } from "../shared/prompt-transcript.ts";
-import { messageBudget } from "../shared/transcript.ts";
-import { storedProject } from "../shared/transcript-view.ts";
+import { projectionHeadShare } from "../shared/host/config.ts";
+import { SURFACES } from "../shared/surfaces.ts";
+import { renderForkContext } from "../shared/transcript/narrate.ts";
+import { messageBudget } from "../shared/transcript/plan.ts";
+import { ownerFraming } from "../shared/transcript/prompt.ts";
+import { storedProject } from "../shared/transcript/view.ts";
 import { projectBatch } from "./batch.ts";
 import { batchDetails, batchInput, persistDelivered, recordArtifacts } from "./delivery.ts";
 import {
@@ -353,7 +354,7 @@ export async function checkTool(env: Env, params: { id: string }, ctx: Extension
 	if (recent.length > 0) {
 		const batch = await projectBatch(
 			[{ id, run: child.run, header: "", text: recent, noRoom: () => "" }],
-			batchOptions(env, ctx, "check", { headShare: 0 }), // the recent end of the output
+			batchOptions(env, ctx, "check", { headShare: SURFACES["subagents.check"].headShare }), // the recent end
 		);
 		output = batch.text.replace(/^\n/, "");
 		details = { ...batchDetails(manager, batch), rows: [row(child)] };

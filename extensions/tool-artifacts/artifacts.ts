@@ -3,9 +3,10 @@
  * the event's fields, the store and (when summaries are on) a summarizer.
  */
 import { isAbsolute, relative, resolve } from "node:path";
-import type { ArtifactStore } from "../shared/artifact-store.ts";
-import type { HeadroomConfig } from "../shared/config.ts";
-import { type ArtifactRef, projectText } from "../shared/projection.ts";
+import type { HeadroomConfig } from "../shared/host/config.ts";
+import { type ArtifactRef, projectText } from "../shared/projection/projection.ts";
+import type { ArtifactStore } from "../shared/store/artifact-store.ts";
+import { SURFACES } from "../shared/surfaces.ts";
 import { CLASS_HEAD_SHARE, classifyTool, type OutputClass } from "./classify.ts";
 import { buildExcerpt, projectSummary } from "./excerpt.ts";
 import { locateFullOutput, readFullOutput, trailingStatus, wasTruncated } from "./full-output.ts";
@@ -36,8 +37,8 @@ export interface HeadroomDetails {
 /** Artifact store kind of tool outputs. */
 export const TOOL_OUTPUT_KIND = "tool-outputs" as const;
 
-/** Lines per summary input: effectively unbounded; the character cap decides. */
-const SUMMARY_INPUT_MAX_LINES = 1_000_000;
+/** Lines per summary input: effectively unbounded; the byte cap (summary.maxInputChars) decides. */
+const SUMMARY_INPUT_MAX_LINES = SURFACES["toolArtifacts.summaryInput"].maxLines;
 
 /** Pure: the text parts of a tool result's content, joined. */
 export function contentText(content: unknown): string {
@@ -219,6 +220,5 @@ export function describeArgs(input: Record<string, unknown>): string {
 	} catch {
 		json = "{}";
 	}
-	return projectText(json, { maxBytes: 2048, maxLines: 8, headShare: 0.75 }, { ok: false, error: ARGS_NOT_STORED })
-		.text;
+	return projectText(json, SURFACES["toolArtifacts.args"], { ok: false, error: ARGS_NOT_STORED }).text;
 }

@@ -3,6 +3,7 @@
  * say nothing, whether the text is JSON). The kind picks the summary prompt and the fallback
  * excerpt's head share. Pure.
  */
+import { SURFACES } from "../shared/surfaces.ts";
 
 export type OutputClass = "command" | "search" | "listing" | "structured" | "web" | "file" | "unknown";
 
@@ -21,13 +22,13 @@ export const OUTPUT_CLASSES: readonly OutputClass[] = [
  * errors, summaries and exit codes come last; web pages and structured data lead with what matters.
  */
 export const CLASS_HEAD_SHARE: Record<OutputClass, number> = {
-	command: 0.4,
-	search: 0.6,
-	listing: 0.6,
-	structured: 0.7,
-	web: 0.75,
-	file: 0.5,
-	unknown: 0.5,
+	command: SURFACES["toolArtifacts.stub.command"].headShare,
+	search: SURFACES["toolArtifacts.stub.search"].headShare,
+	listing: SURFACES["toolArtifacts.stub.listing"].headShare,
+	structured: SURFACES["toolArtifacts.stub.structured"].headShare,
+	web: SURFACES["toolArtifacts.stub.web"].headShare,
+	file: SURFACES["toolArtifacts.stub.file"].headShare,
+	unknown: SURFACES["toolArtifacts.stub.unknown"].headShare,
 };
 
 /** Name tokens per kind, checked in this order (the first kind with a matching token wins). */

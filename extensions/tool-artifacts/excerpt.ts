@@ -11,8 +11,9 @@ import {
 	projectParts,
 	projectText,
 	READ_PAGE_MAX_BYTES,
-} from "../shared/projection.ts";
-import { type StoredFooterFacts, storedFooter } from "../shared/prompt.ts";
+} from "../shared/projection/projection.ts";
+import { type StoredFooterFacts, storedFooter } from "../shared/projection/prompt.ts";
+import { SURFACES } from "../shared/surfaces.ts";
 import { CLASS_HEAD_SHARE, type OutputClass } from "./classify.ts";
 import {
 	fileWindowContext,
@@ -23,7 +24,7 @@ import {
 } from "./prompt.ts";
 
 /** Most index rows (files or kinds) shown before "… and N more". */
-export const MAX_INDEX_ROWS = 12;
+export const MAX_INDEX_ROWS = SURFACES["toolArtifacts.indexRows"].maxLines;
 
 /** A `grep`/`rg` match line: `path:line:text` (context lines, `path-line-text`, are not counted). */
 const GREP_LINE = /^(.+?):(\d+):/;

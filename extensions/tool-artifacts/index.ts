@@ -6,10 +6,11 @@
 import { complete, type ImageContent, type TextContent } from "@mariozechner/pi-ai";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { type ArtifactStore, storeForAgentDir } from "../shared/artifact-store.ts";
-import { scheduleBackgroundPrune } from "../shared/background-prune.ts";
-import { loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/config.ts";
-import { projectResult } from "../shared/projection.ts";
+import { loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/host/config.ts";
+import { projectResult } from "../shared/projection/projection.ts";
+import { type ArtifactStore, storeForAgentDir } from "../shared/store/artifact-store.ts";
+import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
+import { SURFACES } from "../shared/surfaces.ts";
 import {
 	buildStub,
 	contentText,
@@ -32,10 +33,6 @@ import {
 } from "./recall.ts";
 import { type CompleteFn, chooseSummaryModel, summarize } from "./summary.ts";
 import { TurnBatch } from "./turn.ts";
-
-/** Bounds of one recall answer (whole output, footer included). */
-const RECALL_MAX_BYTES = 24 * 1024;
-const RECALL_MAX_LINES = 600;
 
 interface ResultPatch {
 	content: Array<TextContent | ImageContent>;
@@ -204,11 +201,10 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 				});
 			} else answer = pageStored(resolved.path, id, params.offset, params.limit);
 			if (!answer.ok) throw new Error(answer.error);
-			const projection = await projectResult(
-				answer.text,
-				{ maxBytes: RECALL_MAX_BYTES, maxLines: RECALL_MAX_LINES },
-				{ store: st, kind: TOOL_OUTPUT_KIND },
-			);
+			const projection = await projectResult(answer.text, SURFACES["toolArtifacts.recall"], {
+				store: st,
+				kind: TOOL_OUTPUT_KIND,
+			});
 			const artifacts = [resolved.path];
 			if (projection.artifact?.ok) artifacts.push(projection.artifact.path);
 			return {

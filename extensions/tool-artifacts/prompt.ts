@@ -2,7 +2,7 @@
  * Every piece of model-facing wording of the tool-artifacts extension, in one place so it is
  * reviewed together and pinned by tests. Nothing here decides anything: callers pass the facts.
  */
-import { formatCount } from "../shared/prompt.ts";
+import { formatCount } from "../shared/projection/prompt.ts";
 import type { OutputClass } from "./classify.ts";
 import type { FullOutputFailure } from "./full-output.ts";
 import { RECALL_SEARCH_TIMEOUT_MS } from "./search-worker.ts";

@@ -5,7 +5,8 @@
  */
 import { closeSync, constants, lstatSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ArtifactStore } from "../shared/artifact-store.ts";
+import type { ArtifactStore } from "../shared/store/artifact-store.ts";
+import { SURFACES } from "../shared/surfaces.ts";
 import { TOOL_OUTPUT_KIND } from "./artifacts.ts";
 import {
 	RECALL_ERRORS,
@@ -157,7 +158,7 @@ export function pageStored(path: string, id: string, offset?: number, limit?: nu
 }
 
 /** Most recent ids listed when an id is unknown. */
-export const RECENT_IDS_SHOWN = 5;
+export const RECENT_IDS_SHOWN = SURFACES["toolArtifacts.recentIds"].maxLines;
 /** Store entries whose age is looked up for that list at most (an error path: a huge store is not stat-ed in full). */
 export const RECENT_IDS_SCAN_LIMIT = 2000;
 /** A stored artifact's file name. */

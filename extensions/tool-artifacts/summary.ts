@@ -10,7 +10,7 @@
  * case a provider ignores the signal. Every failure comes back as a reason, never as a throw or a hang.
  */
 import type { Api, AssistantMessage, Context, Model, ProviderStreamOptions } from "@mariozechner/pi-ai";
-import { sanitizeReason } from "../shared/prompt.ts";
+import { sanitizeReason } from "../shared/projection/prompt.ts";
 import type { OutputClass } from "./classify.ts";
 import { SUMMARY_FAILURE, summarySystemPrompt, summaryUserPrompt } from "./prompt.ts";
 

@@ -8,7 +8,7 @@
  * - the size of the next agent request's messages (the resulting context).
  * Run: node --import jiti/register test/bench/handoff.bench.ts   (or npm run bench -- handoff)
  */
-import { estimateTokens } from "../../extensions/shared/tokens.ts";
+import { estimateTokens } from "../../extensions/shared/text/tokens.ts";
 import { kindOf, longOutputCommand, transcriptOf } from "../e2e/handoff-helpers.ts";
 import { extensionPath, makeSandbox, startPiRpc } from "../fixtures/pi-runner.ts";
 import { type ChatRequest, type ScriptedReply, startScriptedServer } from "../fixtures/scripted-server.ts";

@@ -31,13 +31,13 @@ import { PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { truncateHead } from "@mariozechner/pi-coding-agent";
-import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
 import {
 	type ProjectionLimits,
 	projectResult,
 	projectResultSync,
 	projectText,
-} from "../../extensions/shared/projection.ts";
+} from "../../extensions/shared/projection/projection.ts";
+import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 
 const MiB = 1024 * 1024;
 const LIMITS: ProjectionLimits = { maxBytes: 16 * 1024, maxLines: 2000 };

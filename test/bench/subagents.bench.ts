@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { AuthStorage, ModelRegistry, truncateHead } from "@mariozechner/pi-coding-agent";
-import { storeForAgentDir } from "../../extensions/shared/artifact-store.ts";
+import { storeForAgentDir } from "../../extensions/shared/store/artifact-store.ts";
 import { createInProcessBackend } from "../../extensions/subagents/backend.ts";
 import { projectBatch } from "../../extensions/subagents/batch.ts";
 import { numberedAnswer, pairsKept, utf8Bytes } from "../e2e/subagents-support.ts";
@@ -126,13 +126,13 @@ async function contextBytes(): Promise<void> {
 			["full injection", full],
 			[`head-only, whole batch cut at ${batchCap.toLocaleString("en-US")} B (truncateHead)`, headBatch],
 			[`head-only, each result cut at ${perResult.toLocaleString("en-US")} B (truncateHead)`, headEach],
-			["pi-headroom projection (subagent_wait)", ours.text],
+			["pi-context-headroom projection (subagent_wait)", ours.text],
 		];
 		console.log("\n### Parent-context bytes, scenario 2 (4 × 21,333 B / 262 lines, one subagent_wait)\n");
 		console.log("| strategy | bytes in parent context | BEGIN/END pairs kept | full text recoverable |");
 		console.log("|---|---:|---:|---|");
 		for (const [name, text] of rows) {
-			const recoverable = name.startsWith("pi-headroom")
+			const recoverable = name.startsWith("pi-context-headroom")
 				? `yes (${ours.artifacts.length} artifacts)`
 				: name === "full injection"
 					? "n/a"

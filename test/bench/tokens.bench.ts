@@ -9,7 +9,7 @@ import {
 	estimateTokens,
 	utf8Length,
 	utf8LengthPortable,
-} from "../../extensions/shared/tokens.ts";
+} from "../../extensions/shared/text/tokens.ts";
 import { makeRng } from "../fixtures/corpora/generate.ts";
 import { loadCorpora } from "../fixtures/corpora/index.ts";
 

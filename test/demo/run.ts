@@ -101,7 +101,7 @@ async function main(): Promise<void> {
 	const sandbox = makeSandbox({ server });
 	try {
 		console.log(
-			"pi-headroom demo — subagents whose long answers reach the parent as head + tail, full text one read away",
+			"pi-context-headroom demo — subagents whose long answers reach the parent as head + tail, full text one read away",
 		);
 		console.log(`model: scripted, offline on ${server.baseUrl}; pi 0.73.1 on node ${process.version}`);
 		console.log(`sandbox agent dir: ${sandbox.agentDir}`);

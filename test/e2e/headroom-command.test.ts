@@ -1,8 +1,8 @@
 import { chmodSync, existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { storeForAgentDir } from "../../extensions/shared/artifact-store.ts";
-import { PRUNE_MARKER_NAME } from "../../extensions/shared/background-prune.ts";
+import { storeForAgentDir } from "../../extensions/shared/store/artifact-store.ts";
+import { PRUNE_MARKER_NAME } from "../../extensions/shared/store/background-prune.ts";
 import {
 	extensionPath,
 	listFiles,

@@ -6,7 +6,7 @@
  */
 import { readdirSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { ownerFraming } from "../../extensions/shared/prompt-transcript.ts";
+import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, startPiRpc, toolResults } from "../fixtures/pi-runner.ts";
 import {
 	type ChatRequest,

@@ -83,7 +83,7 @@ describe.each(PI_LINES)("interactive TUI on $label", ({ line }) => {
 		// One spawn call row and one result row per child, each with its glyph; the queued one says so once.
 		for (const name of ["long-report", "slow-count", "quick-note"]) expect(busy).toContain(`subagent_spawn ${name}`);
 		expect(busy).toMatch(/● sa-1 long-report (starting|running)/);
-		expect(rows(busy)).toContain(" ◷ sa-3 quick-note queued");
+		expect(rows(busy)).toContain(" ◷ sa-3 quick-note queued #1");
 		expectClean(busy);
 
 		// The wait returns the long child's projection: one compact row, sizes, a short artifact name.
@@ -112,7 +112,7 @@ describe.each(PI_LINES)("interactive TUI on $label", ({ line }) => {
 		// Both remaining results arrive by automatic delivery, each as a visible entry; then the widget is gone.
 		const delivered = await tui.waitFor(
 			"both automatic deliveries and the parent's replies",
-			(s) => repliedAfter(s, "✓ sa-2 slow-count completed", PARENT_AFTER_DELIVERY),
+			(s) => repliedAfter(s, "✓ sa-2 slow-count completed 35 B", PARENT_AFTER_DELIVERY),
 			{ timeoutMs: STEP_MS },
 		);
 		expect(delivered).toMatch(/✓ sa-3 quick-note completed 16 B/);
@@ -122,6 +122,12 @@ describe.each(PI_LINES)("interactive TUI on $label", ({ line }) => {
 		expect(delivered).not.toContain("● subagents:");
 		expect(delivered).not.toMatch(/· waiting|● sa-\d [a-z-]+ · \d/);
 		expectClean(delivered);
+		// Rows that stay true: every spawn row was redrawn with its child's final state.
+		const history = tui.scrollback();
+		for (const name of ["long-report", "slow-count", "quick-note"]) {
+			expect(history).toMatch(new RegExp(`✓ sa-\\d ${name} completed`));
+		}
+		expect(history).not.toMatch(/(● sa-\d [a-z-]+ (starting|running)|◷ sa-3 quick-note queued)$/m);
 
 		// Expanding tool output shows the full projected text: the tail of the long result (its middle stays
 		// omitted, with the footer's read call) and the delivered results' text.

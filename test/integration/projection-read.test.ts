@@ -11,14 +11,14 @@ import { fileURLToPath } from "node:url";
 import { createBashTool, createReadTool, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
 import {
 	type ProjectionLimits,
 	projectParts,
 	projectResult,
 	READ_PAGE_MAX_BYTES,
 	READ_PAGE_MAX_LINES,
-} from "../../extensions/shared/projection.ts";
+} from "../../extensions/shared/projection/projection.ts";
+import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { bytesOf, limitsArb, reconstruct, stored, textArb } from "../unit/projection-arbitraries.ts";
 
 const agentDir = mkdtempSync(join(tmpdir(), "headroom-read-"));

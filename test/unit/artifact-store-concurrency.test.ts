@@ -19,10 +19,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ArtifactStore, type PutResult, STALE_TEMP_MS } from "../../extensions/shared/artifact-store.ts";
+import { ArtifactStore, type PutResult, STALE_TEMP_MS } from "../../extensions/shared/store/artifact-store.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
-const STORE_MODULE = fileURLToPath(new URL("../../extensions/shared/artifact-store.ts", import.meta.url));
+const STORE_MODULE = fileURLToPath(new URL("../../extensions/shared/store/artifact-store.ts", import.meta.url));
 let agentDir: string;
 let store: ArtifactStore;
 

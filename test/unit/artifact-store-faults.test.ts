@@ -18,8 +18,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ArtifactStore, type PutFailure, type PutResult } from "../../extensions/shared/artifact-store.ts";
-import { projectResult, projectResultSync } from "../../extensions/shared/projection.ts";
+import { projectResult, projectResultSync } from "../../extensions/shared/projection/projection.ts";
+import { ArtifactStore, type PutFailure, type PutResult } from "../../extensions/shared/store/artifact-store.ts";
 
 /** Injected faults: fs function name → errno code, each used once. */
 const faults = vi.hoisted(() => ({ plan: new Map<string, string>() }));

@@ -13,7 +13,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
+import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 let agentDir: string;

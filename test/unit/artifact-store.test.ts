@@ -22,7 +22,7 @@ import {
 	STALE_TEMP_MS,
 	storeForAgentDir,
 	WRITE_CHUNK_BYTES,
-} from "../../extensions/shared/artifact-store.ts";
+} from "../../extensions/shared/store/artifact-store.ts";
 import { textArb } from "./projection-arbitraries.ts";
 
 const HOUR_MS = 60 * 60 * 1000;

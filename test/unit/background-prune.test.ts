@@ -2,7 +2,7 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, sy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ArtifactStore, type PutResult } from "../../extensions/shared/artifact-store.ts";
+import { ArtifactStore, type PutResult } from "../../extensions/shared/store/artifact-store.ts";
 import {
 	claimPruneSlot,
 	PRUNE_INTERVAL_MS,
@@ -10,7 +10,7 @@ import {
 	resetBackgroundPruneForTests,
 	runBackgroundPrune,
 	scheduleBackgroundPrune,
-} from "../../extensions/shared/background-prune.ts";
+} from "../../extensions/shared/store/background-prune.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 let agentDir: string;
@@ -115,8 +115,8 @@ describe("scheduleBackgroundPrune", () => {
 		expect(existsSync(ancient.path)).toBe(true); // nothing happens synchronously
 		expect(scheduleBackgroundPrune(agentDir, {}, 20)).toBe(false);
 		const copy = (await import(
-			/* @vite-ignore */ `../../extensions/shared/background-prune.ts?copy=${Date.now()}`
-		)) as typeof import("../../extensions/shared/background-prune.ts");
+			/* @vite-ignore */ `../../extensions/shared/store/background-prune.ts?copy=${Date.now()}`
+		)) as typeof import("../../extensions/shared/store/background-prune.ts");
 		expect(copy.scheduleBackgroundPrune).not.toBe(scheduleBackgroundPrune);
 		expect(copy.scheduleBackgroundPrune(agentDir, {}, 20)).toBe(false);
 		for (let i = 0; i < 100 && existsSync(ancient.path); i++) await new Promise((r) => setTimeout(r, 20));

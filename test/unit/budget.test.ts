@@ -11,9 +11,9 @@ import {
 	STATIC_CAPS,
 	type Surface,
 	type UsageReading,
-} from "../../extensions/shared/budget.ts";
-import { MIN_WINDOW_BYTES, MIN_WINDOW_LINES } from "../../extensions/shared/projection.ts";
-import { bytesForTokens, estimateTokensFromBytes } from "../../extensions/shared/tokens.ts";
+} from "../../extensions/shared/budget/batch.ts";
+import { MIN_WINDOW_BYTES, MIN_WINDOW_LINES } from "../../extensions/shared/projection/projection.ts";
+import { bytesForTokens, estimateTokensFromBytes } from "../../extensions/shared/text/tokens.ts";
 
 const KIB = 1024;
 const surfaces: Surface[] = ["autoDelivery", "wait", "check"];

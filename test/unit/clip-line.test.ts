@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ASCII_METER, meterFor, UTF8_METER } from "../../extensions/shared/projection-cut.ts";
-import { MAX_REASON_BYTES, sanitizeReason } from "../../extensions/shared/prompt.ts";
-import { CLIP_MARK, clipLine, splitsSurrogatePair, utf8ByteLength } from "../../extensions/shared/utf8.ts";
+import { ASCII_METER, meterFor, UTF8_METER } from "../../extensions/shared/projection/cut.ts";
+import { MAX_REASON_BYTES, sanitizeReason } from "../../extensions/shared/projection/prompt.ts";
+import { CLIP_MARK, clipLine, splitsSurrogatePair, utf8ByteLength } from "../../extensions/shared/text/utf8.ts";
 import { textArb } from "./projection-arbitraries.ts";
 
 const budgetArb = fc.integer({ min: -5, max: 400 });

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { STATIC_CAPS } from "../../extensions/shared/budget.ts";
+import { STATIC_CAPS } from "../../extensions/shared/budget/batch.ts";
 import {
 	CONFIG_FILE_NAME,
 	DEFAULT_CONFIG,
@@ -14,8 +14,8 @@ import {
 	projectionHeadShare,
 	projectTrusted,
 	unseenConfigWarnings,
-} from "../../extensions/shared/config.ts";
-import { DEFAULT_HEAD_SHARE } from "../../extensions/shared/projection.ts";
+} from "../../extensions/shared/host/config.ts";
+import { DEFAULT_HEAD_SHARE } from "../../extensions/shared/projection/projection.ts";
 
 let root: string;
 let agentDir: string;

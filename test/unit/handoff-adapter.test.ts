@@ -17,7 +17,7 @@ import {
 	trajectoriesLine,
 	transcriptLine,
 } from "../../extensions/handoff/prompt.ts";
-import { utf8Length } from "../../extensions/shared/tokens.ts";
+import { utf8Length } from "../../extensions/shared/text/tokens.ts";
 import { REPO_ROOT } from "../fixtures/pi-runner.ts";
 
 /** Every provider call the handoff made: which model, which system prompt, the user texts. */

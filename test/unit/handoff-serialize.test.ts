@@ -17,9 +17,13 @@ import {
 	TOOL_RESULT_HEAD_SHARE,
 	userTexts,
 } from "../../extensions/handoff/serialize.ts";
-import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
-import { MIN_WINDOW_BYTES, type ProjectionLimits, projectResultSync } from "../../extensions/shared/projection.ts";
-import { utf8Length } from "../../extensions/shared/tokens.ts";
+import {
+	MIN_WINDOW_BYTES,
+	type ProjectionLimits,
+	projectResultSync,
+} from "../../extensions/shared/projection/projection.ts";
+import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { utf8Length } from "../../extensions/shared/text/tokens.ts";
 import { REPO_ROOT } from "../fixtures/pi-runner.ts";
 
 const PIECE = { maxBytes: 2048, maxLines: 60 };

@@ -79,7 +79,7 @@ describe("buildTrajectories", () => {
 			expect(t.session_id).toBe(`sess-1-summarization-2-${f.step}`);
 			expect(t.parent_session_id).toBe("sess-1");
 			expect(t.summarization_index).toBe(2);
-			expect(t.agent).toEqual({ name: `pi-headroom-handoff-${f.step}`, model_name: "mock/mock-model" });
+			expect(t.agent).toEqual({ name: `pi-context-headroom-handoff-${f.step}`, model_name: "mock/mock-model" });
 			expect(t.steps.map((s) => s.step_id)).toEqual(t.steps.map((_, i) => i + 1));
 			// Only this call's own reply counts.
 			expect(t.final_metrics).toEqual({

@@ -2,9 +2,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
 import { trimMessages } from "../../extensions/context-trim/trim.ts";
-import { renderForkContext } from "../../extensions/shared/narrate.ts";
-import { forkIntro, ownerFraming } from "../../extensions/shared/prompt-transcript.ts";
-import { argumentsJson, type TranscriptMessage } from "../../extensions/shared/transcript.ts";
+import { renderForkContext } from "../../extensions/shared/transcript/narrate.ts";
+import { argumentsJson, type TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
+import { forkIntro, ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
 import { buildHistory, filler, HistoryBuilder, historyArb } from "./transcript-history.ts";
 
 /** Hand-off wording that must never reach a child that was not forked. */

@@ -3,7 +3,7 @@
  * (split-based, deliberately naive) re-derivations of what the projection promises.
  */
 import fc from "fast-check";
-import type { ArtifactRef } from "../../extensions/shared/projection.ts";
+import type { ArtifactRef } from "../../extensions/shared/projection/projection.ts";
 
 /** Pieces that break naive cutters: line endings, control bytes, escapes, wide and combining characters. */
 export const NASTY_PIECES = [

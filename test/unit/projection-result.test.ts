@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { ArtifactStore, type PutFailure, type PutResult } from "../../extensions/shared/artifact-store.ts";
-import { projectResult, projectResultSync, projectText } from "../../extensions/shared/projection.ts";
+import { projectResult, projectResultSync, projectText } from "../../extensions/shared/projection/projection.ts";
+import { ArtifactStore, type PutFailure, type PutResult } from "../../extensions/shared/store/artifact-store.ts";
 import { limitsArb, textArb } from "./projection-arbitraries.ts";
 
 const agentDir = mkdtempSync(join(tmpdir(), "headroom-result-"));

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { formatCount, sanitizeReason, shellQuote } from "../../extensions/shared/prompt.ts";
+import { formatCount, sanitizeReason, shellQuote } from "../../extensions/shared/projection/prompt.ts";
 import {
 	advanceByBytes,
 	afterNthNewline,
@@ -13,7 +13,7 @@ import {
 	splitsSurrogatePair,
 	toWellFormed,
 	utf8ByteLength,
-} from "../../extensions/shared/utf8.ts";
+} from "../../extensions/shared/text/utf8.ts";
 import { bytesOf, stored, textArb } from "./projection-arbitraries.ts";
 
 const withRange = textArb.chain((text) =>

@@ -8,7 +8,7 @@ import {
 	projectParts,
 	READ_PAGE_MAX_BYTES,
 	READ_PAGE_MAX_LINES,
-} from "../../extensions/shared/projection.ts";
+} from "../../extensions/shared/projection/projection.ts";
 import {
 	artifactArb,
 	bytesOf,

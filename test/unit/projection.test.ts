@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { truncateHead } from "@mariozechner/pi-coding-agent";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { ArtifactStore, type PutFailure, type PutResult } from "../../extensions/shared/artifact-store.ts";
 import {
 	type ArtifactRef,
 	fitsVerbatim,
@@ -15,7 +14,8 @@ import {
 	projectResultSync,
 	projectText,
 	READ_PAGE_MAX_BYTES,
-} from "../../extensions/shared/projection.ts";
+} from "../../extensions/shared/projection/projection.ts";
+import { ArtifactStore, type PutFailure, type PutResult } from "../../extensions/shared/store/artifact-store.ts";
 import { bytesOf, displayLines, linesOf, reconstruct, stored } from "./projection-arbitraries.ts";
 
 const SHA = "ab".repeat(32);

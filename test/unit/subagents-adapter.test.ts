@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ownerFraming } from "../../extensions/shared/prompt-transcript.ts";
+import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
 import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import subagents, { setupSubagents } from "../../extensions/subagents/index.ts";
 import * as P from "../../extensions/subagents/prompt.ts";

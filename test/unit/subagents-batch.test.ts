@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { storeForAgentDir } from "../../extensions/shared/artifact-store.ts";
-import { STATIC_CAPS } from "../../extensions/shared/budget.ts";
-import { MIN_WINDOW_BYTES } from "../../extensions/shared/projection.ts";
+import { STATIC_CAPS } from "../../extensions/shared/budget/batch.ts";
+import { MIN_WINDOW_BYTES } from "../../extensions/shared/projection/projection.ts";
+import { storeForAgentDir } from "../../extensions/shared/store/artifact-store.ts";
 import { type BatchInput, countLines, projectBatch } from "../../extensions/subagents/batch.ts";
 
 const base = join(process.cwd(), ".tmp");

@@ -5,8 +5,8 @@
  */
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
-import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
-import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/config.ts";
+import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
+import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import { createEnv, type Env } from "../../extensions/subagents/env.ts";
 import {

@@ -10,10 +10,10 @@ import { basename, join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterEach, describe, expect, it } from "vitest";
 import { trimMessages } from "../../extensions/context-trim/trim.ts";
-import { DEFAULT_CONFIG, type HeadroomConfig, projectionHeadShare } from "../../extensions/shared/config.ts";
-import { ownerFraming } from "../../extensions/shared/prompt-transcript.ts";
-import { messageBudget, TokenSizer, type TranscriptMessage } from "../../extensions/shared/transcript.ts";
-import { storedProject } from "../../extensions/shared/transcript-view.ts";
+import { DEFAULT_CONFIG, type HeadroomConfig, projectionHeadShare } from "../../extensions/shared/host/config.ts";
+import { messageBudget, TokenSizer, type TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
+import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
+import { storedProject } from "../../extensions/shared/transcript/view.ts";
 import {
 	DELIVERED_ENTRY,
 	deliverPending,

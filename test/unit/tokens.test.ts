@@ -8,7 +8,7 @@ import {
 	estimateTokensFromBytes,
 	utf8Length,
 	utf8LengthPortable,
-} from "../../extensions/shared/tokens.ts";
+} from "../../extensions/shared/text/tokens.ts";
 import { loadCorpora } from "../fixtures/corpora/index.ts";
 
 /** The contract: the estimate never under-counts o200k_base by more than this share. */

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
-import { DEFAULT_CONFIG } from "../../extensions/shared/config.ts";
+import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
+import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { type BuiltStub, buildStub, type ToolResultFacts } from "../../extensions/tool-artifacts/artifacts.ts";
 
 const root = join(process.cwd(), ".tmp");

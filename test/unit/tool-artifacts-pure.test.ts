@@ -1,7 +1,7 @@
 import { join, sep } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { formatCount } from "../../extensions/shared/prompt.ts";
+import { formatCount } from "../../extensions/shared/projection/prompt.ts";
 import {
 	CLASS_HEAD_SHARE,
 	classifyTool,

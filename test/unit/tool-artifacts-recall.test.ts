@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { join, sep } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
+import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { RECALL_ERRORS } from "../../extensions/tool-artifacts/prompt.ts";
 import {
 	compilePattern,
@@ -20,8 +20,8 @@ import {
 	parseWorkerMessage,
 	RECALL_SEARCH_TIMEOUT_MS,
 	runSearch,
-	SEARCH_ROUTINE_JS,
 	type SearchHit,
+	searchLines,
 } from "../../extensions/tool-artifacts/search-worker.ts";
 
 const root = join(process.cwd(), ".tmp");
@@ -30,17 +30,6 @@ const dir = mkdtempSync(join(root, "ta-recall-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const store = new ArtifactStore({ agentDir: join(dir, "agent") });
 mkdirSync(join(dir, "agent"), { recursive: true });
-
-/** The worker's routine, evaluated here so its logic can be checked without a thread. */
-const searchLines = new Function(`${SEARCH_ROUTINE_JS}\nreturn searchLines;`)() as (
-	text: string,
-	source: string,
-	flags: string,
-	context: number,
-	maxMatches: number,
-	separator: string,
-	start: number,
-) => SearchHit;
 
 /** A plain reference: grep -n semantics over text.split("\n") from line `start` on, written the obvious way. */
 function reference(text: string, regex: RegExp, context: number, maxMatches: number, start = 1): SearchHit {

@@ -4,9 +4,9 @@ import { join, sep } from "node:path";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
-import { DEFAULT_CONFIG } from "../../extensions/shared/config.ts";
-import { formatCount } from "../../extensions/shared/prompt.ts";
+import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
+import { formatCount } from "../../extensions/shared/projection/prompt.ts";
+import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import {
 	buildStub,
 	isPassThrough,

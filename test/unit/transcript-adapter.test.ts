@@ -4,13 +4,19 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import contextTrim from "../../extensions/context-trim/index.ts";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
-import type { TranscriptMessage } from "../../extensions/shared/transcript.ts";
+import { fingerprintReady } from "../../extensions/shared/text/fingerprint.ts";
+import type { TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
 import { filler, HistoryBuilder } from "./transcript-history.ts";
 
 type Handler = (event: { type: "context"; messages: TranscriptMessage[] }, ctx: unknown) => unknown;
+
+// The hook answers synchronously once the xxHash fingerprint runs (Pi awaits it either way).
+beforeAll(async () => {
+	await fingerprintReady();
+});
 
 const savedAgentDir = process.env.PI_CODING_AGENT_DIR;
 const created: string[] = [];

@@ -4,7 +4,7 @@
  * compactionSummary) on both Pi lines.
  */
 import fc from "fast-check";
-import type { TranscriptMessage } from "../../extensions/shared/transcript.ts";
+import type { TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
 
 export interface CallSpec {
 	name: string;

@@ -1,19 +1,25 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { MARKER_CUSTOM_TYPE, renderTrimMarker } from "../../extensions/context-trim/prompt.ts";
 import { trimMessages } from "../../extensions/context-trim/trim.ts";
-import { ArtifactStore } from "../../extensions/shared/artifact-store.ts";
-import { estimateTokens } from "../../extensions/shared/tokens.ts";
+import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { fingerprintReady } from "../../extensions/shared/text/fingerprint.ts";
+import { estimateTokens } from "../../extensions/shared/text/tokens.ts";
 import {
 	estimateMessageTokens,
 	messageBudget,
 	TokenSizer,
 	type TranscriptMessage,
-} from "../../extensions/shared/transcript.ts";
-import { type OmissionIndex, OmissionMemo, storedProject } from "../../extensions/shared/transcript-view.ts";
+} from "../../extensions/shared/transcript/plan.ts";
+import { type OmissionIndex, OmissionMemo, storedProject } from "../../extensions/shared/transcript/view.ts";
 import { buildHistory, filler, HistoryBuilder, historyArb } from "./transcript-history.ts";
+
+// The sizer keys its cache by the xxHash fingerprint: start it so the cached path is the one tested.
+beforeAll(async () => {
+	await fingerprintReady();
+});
 
 function longSession(steps: number): HistoryBuilder {
 	const b = new HistoryBuilder().user("TASK: make the parser accept trailing commas");

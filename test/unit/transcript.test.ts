@@ -1,5 +1,6 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { fingerprintReady } from "../../extensions/shared/text/fingerprint.ts";
 import {
 	estimateMessageTokens,
 	headSegments,
@@ -9,9 +10,14 @@ import {
 	type TranscriptMessage,
 	toolCallsOf,
 	usageBasedTokens,
-} from "../../extensions/shared/transcript.ts";
-import { buildView, indexOmitted } from "../../extensions/shared/transcript-view.ts";
+} from "../../extensions/shared/transcript/plan.ts";
+import { buildView, indexOmitted } from "../../extensions/shared/transcript/view.ts";
 import { buildHistory, filler, HistoryBuilder, historyArb } from "./transcript-history.ts";
+
+// The sizer keys its cache by the xxHash fingerprint: start it so the cached path is the one tested.
+beforeAll(async () => {
+	await fingerprintReady();
+});
 
 const total = (messages: TranscriptMessage[]) => messages.reduce((sum, m) => sum + estimateMessageTokens(m), 0);
 

@@ -10,7 +10,7 @@
 import { closeSync, constants, fchmodSync, fstatSync, futimesSync, lstatSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { ArtifactStore } from "./artifact-store.ts";
-import type { PruneOptions } from "./store-list.ts";
+import type { PruneOptions } from "./list.ts";
 
 /** Delay before the background prune, so it never competes with a session's first turn (ms). */
 export const BACKGROUND_PRUNE_DELAY_MS = 10_000;
@@ -21,7 +21,7 @@ export const PRUNE_MARKER_NAME = ".last-prune";
 /** Marker file mode: owner read/write only. */
 const MARKER_MODE = 0o600;
 /** One flag per process, shared by every module copy of this file. */
-const SCHEDULED = Symbol.for("pi-headroom.background-prune.scheduled");
+const SCHEDULED = Symbol.for("pi-context-headroom.background-prune.scheduled");
 
 /** What a background prune did (for tests and logs). */
 export type BackgroundPruneOutcome =

@@ -3,7 +3,8 @@
  * a sizer that remembers estimates across calls (Pi's `context` hook sees the same history again
  * and again, each time as a deep copy). Pure; reads Pi's message shapes structurally.
  */
-import { estimateTokens } from "./tokens.ts";
+import { type Fingerprint, FingerprintBuilder } from "../text/fingerprint.ts";
+import { estimateTokens } from "../text/tokens.ts";
 
 /** Pi's AgentMessage as far as this module reads it (user, assistant, toolResult, custom, …). */
 export interface TranscriptMessage {
@@ -56,84 +57,43 @@ export function estimateMessageTokens(message: TranscriptMessage): number {
 	return tokens;
 }
 
-/** Characters sampled from a long text for its size key, besides its length and both ends. */
-const KEY_SAMPLES = 8;
-/** Texts up to this many characters are hashed whole. */
-const KEY_WHOLE_TEXT_CHARS = 32;
+/** Separates the small fields of a message in its size key. */
+const FIELD_SEPARATOR = "\u0000";
 
-/** Running 2×32-bit hash for size keys (FNV-1a and a murmur-style mix side by side). */
-class KeyHash {
-	private a = 0;
-	private b = 0;
-
-	reset(): void {
-		this.a = 0x811c9dc5;
-		this.b = 0x9747b28c;
-	}
-
-	mix(x: number): void {
-		this.a = Math.imul(this.a ^ x, 0x01000193);
-		const b = Math.imul(this.b ^ x, 0x5bd1e995);
-		this.b = b ^ (b >>> 13);
-	}
-
-	text(text: string): void {
-		const n = text.length;
-		this.mix(n);
-		if (n <= KEY_WHOLE_TEXT_CHARS) {
-			for (let i = 0; i < n; i++) this.mix(text.charCodeAt(i));
-			return;
-		}
-		for (let i = 0; i < 4; i++) this.mix(text.charCodeAt(i) ^ (text.charCodeAt(n - 1 - i) << 16));
-		const stride = Math.floor(n / (KEY_SAMPLES + 1));
-		for (let k = 1; k <= KEY_SAMPLES; k++) this.mix(text.charCodeAt(k * stride));
-	}
-
-	value(value: unknown): void {
-		if (typeof value === "string") this.text(value);
-		else if (typeof value === "number") {
-			this.mix(value | 0);
-			this.mix((value / 4294967296) | 0);
-		} else this.mix(value === true ? 1 : value === undefined ? 2 : 3);
-	}
-
-	/** 53 bits: safe as a Map key. */
-	digest(): number {
-		return (this.a >>> 0) * 0x200000 + ((this.b >>> 0) & 0x1fffff);
-	}
-}
+/** The small fields of a value in a size key (a text as is; others by type, so 5 and "5" differ). */
+const field = (value: unknown): string => (typeof value === "string" ? value : `${typeof value}:${String(value)}`);
 
 /**
- * A 53-bit size key for a message, computed without reading its whole text. Pi hands the hook a
- * deep copy on every call, so identity cannot be used; role, timestamp, tool-call ids, and the
- * length, ends and a few sampled characters of every text identify a message for sizing. A
- * collision could only return the estimate of another message of the same shape.
+ * A 53-bit size key for a message (the package's xxHash fingerprint over its role, timestamp, ids and
+ * every text), or undefined while the hasher is not running. Pi hands the hook a deep copy on every
+ * call, so identity cannot be used. A collision could only return the estimate of another message.
  */
-export function messageKey(message: TranscriptMessage, hash = new KeyHash()): number {
-	hash.reset();
-	hash.text(message.role);
-	hash.value(message.timestamp);
-	hash.value(message.toolCallId);
+export function messageKey(message: TranscriptMessage, builder = new FingerprintBuilder()): Fingerprint | undefined {
+	if (!builder.begin()) return undefined;
 	const content = message.content;
-	if (message.role === "bashExecution") {
-		hash.value(message.command);
-		hash.value(message.output);
-		hash.value(message.excludeFromContext);
-	} else if (typeof message.summary === "string") hash.text(message.summary);
-	if (typeof content === "string") hash.text(content);
+	let fields = `${message.role}${FIELD_SEPARATOR}${field(message.timestamp)}${FIELD_SEPARATOR}${field(message.toolCallId)}`;
+	if (message.role === "bashExecution") fields += `${FIELD_SEPARATOR}${field(message.excludeFromContext)}`;
+	if (Array.isArray(content)) {
+		for (const part of content) {
+			if (!isObject(part)) continue;
+			fields += `${FIELD_SEPARATOR}${field(part.type)}`;
+			if (part.type === "toolCall")
+				fields += `${FIELD_SEPARATOR}${field(part.id)}${FIELD_SEPARATOR}${field(part.name)}`;
+		}
+	}
+	builder.add(fields);
+	if (message.role === "bashExecution") builder.add(field(message.command)).add(field(message.output));
+	else if (typeof message.summary === "string") builder.add(message.summary);
+	if (typeof content === "string") builder.add(content);
 	else if (Array.isArray(content)) {
 		for (const part of content) {
 			if (!isObject(part)) continue;
-			hash.value(part.type);
-			if (typeof part.text === "string") hash.text(part.text);
-			else if (typeof part.thinking === "string") hash.text(part.thinking);
-			else if (part.type === "toolCall") {
-				hash.value(part.id);
-				hash.value(part.name);
-			}
+			if (typeof part.text === "string") builder.add(part.text);
+			else if (typeof part.thinking === "string") builder.add(part.thinking);
+			else if (part.type === "toolCall") builder.add(argumentsJson(part.arguments));
 		}
 	}
-	return hash.digest();
+	return builder.digest();
 }
 
 /** A cheap shape of a message: lengths and part count only (no text is read). */
@@ -162,8 +122,8 @@ function shapeOf(message: TranscriptMessage): number {
  * are looked up by messageKey, and only new content is estimated.
  */
 export class TokenSizer {
-	private readonly cache = new Map<number, number>();
-	private readonly hash = new KeyHash();
+	private readonly cache = new Map<Fingerprint, number>();
+	private readonly fingerprint = new FingerprintBuilder();
 	private readonly roles: string[] = [];
 	private readonly times: unknown[] = [];
 	private readonly shapes: number[] = [];
@@ -198,7 +158,9 @@ export class TokenSizer {
 	}
 
 	private keyed(message: TranscriptMessage): number {
-		const key = messageKey(message, this.hash);
+		const key = messageKey(message, this.fingerprint);
+		// No fingerprint yet (the hasher still starting, or unavailable): estimate, remember nothing by key.
+		if (key === undefined) return estimateMessageTokens(message);
 		const hit = this.cache.get(key);
 		if (hit !== undefined) return hit;
 		const tokens = estimateMessageTokens(message);

@@ -9,8 +9,9 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { DEFAULT_HEADROOM_SHARE, STATIC_CAPS, type Surface } from "./budget.ts";
-import { DEFAULT_HEAD_SHARE, MIN_WINDOW_BYTES, MIN_WINDOW_LINES } from "./projection.ts";
+import { DEFAULT_HEADROOM_SHARE, STATIC_CAPS, type Surface } from "../budget/batch.ts";
+import { DEFAULT_HEAD_SHARE, MIN_WINDOW_BYTES, MIN_WINDOW_LINES } from "../projection/projection.ts";
+import { SURFACES } from "../surfaces.ts";
 
 /** File name of the configuration, in the agent dir and in <cwd>/.pi/. */
 export const CONFIG_FILE_NAME = "headroom.json";
@@ -89,9 +90,9 @@ export const headroomConfigSchema = z
 				/** UTF-8 bytes of a whole stub (header, body, footer line). */
 				stubMaxBytes: positiveInt()
 					.min(2 * MIN_WINDOW_BYTES)
-					.default(4096),
+					.default(SURFACES["toolArtifacts.stub.unknown"].maxBytes),
 				/** Lines of a whole stub. */
-				stubMaxLines: positiveInt().min(MIN_WINDOW_LINES).default(100),
+				stubMaxLines: positiveInt().min(MIN_WINDOW_LINES).default(SURFACES["toolArtifacts.stub.unknown"].maxLines),
 				/** Tool name → output kind, for tools whose names do not say what they return. */
 				toolClasses: z
 					.record(z.string(), z.enum(["command", "search", "listing", "structured", "web", "file", "unknown"]))
@@ -101,7 +102,7 @@ export const headroomConfigSchema = z
 						enabled: z.boolean().default(true),
 						model: modelRef(),
 						timeoutMs: positiveInt().default(30_000),
-						maxInputChars: positiveInt().default(50_000),
+						maxInputChars: positiveInt().default(SURFACES["toolArtifacts.summaryInput"].maxBytes),
 						maxOutputTokens: positiveInt().default(2048),
 						temperature: z.number().min(0).max(2).default(0.3),
 					})
@@ -112,7 +113,7 @@ export const headroomConfigSchema = z
 			.strictObject({
 				enabled: z.boolean().default(true),
 				model: modelRef(),
-				userMessagesBudgetBytes: positiveInt().default(16_384),
+				userMessagesBudgetBytes: positiveInt().default(SURFACES["handoff.userMessages"].maxBytes),
 				/** After a staged handoff: "auto" resumes the task when the run ended mid-task. */
 				resume: z.enum(["auto", "always", "never"]).default("auto"),
 				probe: z
@@ -312,7 +313,7 @@ export function projectionHeadShare(config?: { projection?: { headShare?: number
 }
 
 /** Shared across module copies: Pi may load each extension with its own instance of this module. */
-const SEEN_WARNINGS = Symbol.for("pi-headroom.config-warnings-seen");
+const SEEN_WARNINGS = Symbol.for("pi-context-headroom.config-warnings-seen");
 
 /**
  * The warnings not yet shown by this process. Every extension reads the same files, so without this one bad key

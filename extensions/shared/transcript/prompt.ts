@@ -5,7 +5,7 @@
  * Framing follows the session's shape: hand-off wording appears only where a fork happened; a
  * child that starts fresh owns its work from its first turn and is never told otherwise.
  */
-import type { OmissionIndex } from "./transcript-view.ts";
+import type { OmissionIndex } from "./view.ts";
 
 /** How much of the index to print; the renderers step these down until the text fits. */
 export interface IndexDetail {

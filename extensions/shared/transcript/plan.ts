@@ -9,7 +9,7 @@
  * the tail is the newest segments that fit; the cut between them moves in quantised steps so
  * consecutive calls share the same prefix (the provider's prompt cache survives).
  */
-import { estimateMessageTokens, type Sizer, type TranscriptMessage } from "./transcript-size.ts";
+import { estimateMessageTokens, type Sizer, type TranscriptMessage } from "./size.ts";
 
 export {
 	argumentsJson,
@@ -21,7 +21,7 @@ export {
 	TOOL_CALL_OVERHEAD_TOKENS,
 	TokenSizer,
 	type TranscriptMessage,
-} from "./transcript-size.ts";
+} from "./size.ts";
 
 /** The sizing function used when none is given: no cache. */
 const uncached: Sizer = { tokens: estimateMessageTokens };

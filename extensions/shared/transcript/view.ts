@@ -4,23 +4,19 @@
  * was left out. context-trim renders the omission item as a marker message; narrate.ts renders
  * the same view as third-person text, so both carry the same content.
  */
-import type { ArtifactStore } from "./artifact-store.ts";
+
 import {
 	DEFAULT_HEAD_SHARE,
 	MIN_WINDOW_LINES,
 	type ProjectionLimits,
 	projectResultSync,
 	projectText,
-} from "./projection.ts";
-import { bytesForTokens, estimateTokens, utf8Length } from "./tokens.ts";
-import {
-	argumentsJson,
-	type RetentionPlan,
-	type TokenSizer,
-	type TranscriptMessage,
-	toolCallsOf,
-} from "./transcript.ts";
-import { clipLine } from "./utf8.ts";
+} from "../projection/projection.ts";
+import type { ArtifactStore } from "../store/artifact-store.ts";
+import { SURFACES } from "../surfaces.ts";
+import { bytesForTokens, estimateTokens, utf8Length } from "../text/tokens.ts";
+import { clipLine } from "../text/utf8.ts";
+import { argumentsJson, type RetentionPlan, type TokenSizer, type TranscriptMessage, toolCallsOf } from "./plan.ts";
 
 /** Shortens `text` to at most `maxBytes` UTF-8 bytes with an explicit omission marker. */
 export type ProjectFn = (text: string, maxBytes: number) => string;
@@ -28,11 +24,11 @@ export type ProjectFn = (text: string, maxBytes: number) => string;
 /** Texts shorter than this (UTF-16 units) are never shortened: cutting them saves too little to matter. */
 const MIN_SHORTENABLE_CHARS = 512;
 /** Lines allowed per byte of a shortened transcript text: transcripts are bounded by bytes, not lines. */
-const BYTES_PER_LINE_ALLOWANCE = 8;
+const BYTES_PER_LINE_ALLOWANCE = SURFACES["transcript.segment"].bytesPerLine;
 /** Longest brief argument kept per tool call in the index, in UTF-8 bytes, "…" included. */
-const BRIEF_MAX_BYTES = 50;
+const BRIEF_MAX_BYTES = SURFACES["transcript.briefArgs"].maxBytes;
 /** Distinct brief arguments remembered per tool. */
-const BRIEFS_PER_TOOL = 3;
+const BRIEFS_PER_TOOL = SURFACES["transcript.briefsPerTool"].maxLines;
 /** Argument names that carry a file path. */
 const PATH_KEYS = ["path", "file_path", "filePath", "file"];
 

@@ -6,14 +6,7 @@
  * budget — and at least as much for any larger one. Callers should give the child the budget the
  * parent's own view gets (messageBudget in transcript.ts), never a smaller one.
  */
-import {
-	FULL_DETAIL,
-	forkIntro,
-	forkTask,
-	formatOmissionIndex,
-	narration,
-	transcriptWhere,
-} from "./prompt-transcript.ts";
+
 import {
 	argumentsJson,
 	isTranscriptMessage,
@@ -21,8 +14,9 @@ import {
 	type RetentionOptions,
 	type Sizer,
 	type TranscriptMessage,
-} from "./transcript.ts";
-import { buildView, type ProjectFn, plainProject } from "./transcript-view.ts";
+} from "./plan.ts";
+import { FULL_DETAIL, forkIntro, forkTask, formatOmissionIndex, narration, transcriptWhere } from "./prompt.ts";
+import { buildView, type ProjectFn, plainProject } from "./view.ts";
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
 

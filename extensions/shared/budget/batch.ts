@@ -3,8 +3,9 @@
  * context. One allocator serves every surface (automatic completion delivery, subagent_wait,
  * check previews). Pure: plain data in, plain data out, deterministic.
  */
-import { MIN_WINDOW_BYTES, MIN_WINDOW_LINES, type ProjectionLimits } from "./projection.ts";
-import { bytesForTokens } from "./tokens.ts";
+import { MIN_WINDOW_BYTES, MIN_WINDOW_LINES, type ProjectionLimits } from "../projection/projection.ts";
+import { SURFACES, type SurfaceBudget } from "../surfaces.ts";
+import { bytesForTokens } from "../text/tokens.ts";
 
 export type Surface = "autoDelivery" | "wait" | "check";
 
@@ -17,7 +18,10 @@ export interface SurfaceCaps {
 	perResultLines: number;
 }
 
-const KIB = 1024;
+function capsOf(entry: SurfaceBudget): SurfaceCaps {
+	const batchBytes = entry.batchBytes ?? entry.maxBytes;
+	return Object.freeze({ batchBytes, perResultBytes: entry.maxBytes, perResultLines: entry.maxLines });
+}
 
 /**
  * The caps that apply without a usable context reading, and the ceiling with one.
@@ -25,9 +29,9 @@ const KIB = 1024;
  * by bytes, not lines, while a flood of blank lines still stops early.
  */
 export const STATIC_CAPS: Record<Surface, SurfaceCaps> = Object.freeze({
-	autoDelivery: Object.freeze({ batchBytes: 48 * KIB, perResultBytes: 24 * KIB, perResultLines: 600 }),
-	wait: Object.freeze({ batchBytes: 48 * KIB, perResultBytes: 16 * KIB, perResultLines: 400 }),
-	check: Object.freeze({ batchBytes: 2 * KIB, perResultBytes: 2 * KIB, perResultLines: 20 }),
+	autoDelivery: capsOf(SURFACES["subagents.autoDelivery"]),
+	wait: capsOf(SURFACES["subagents.wait"]),
+	check: capsOf(SURFACES["subagents.check"]),
 });
 
 /** Share of the remaining headroom (window − used − reserved output) one batch may use. */

@@ -1,4 +1,5 @@
-import { clipLine } from "./utf8.ts";
+import { SURFACES } from "../surfaces.ts";
+import { clipLine } from "../text/utf8.ts";
 
 /**
  * Model-facing wording of the projection: the omission marker between head and tail and the footer.
@@ -6,7 +7,7 @@ import { clipLine } from "./utf8.ts";
  */
 
 /** Longest store failure reason quoted in a footer, in UTF-8 bytes, "…" included (the rest is cut). */
-export const MAX_REASON_BYTES = 200;
+export const MAX_REASON_BYTES = SURFACES["projection.reason"].maxBytes;
 
 /** 37212 → "37,212": separators without locale data, so output is the same on every machine. */
 export function formatCount(n: number): string {

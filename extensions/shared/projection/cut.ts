@@ -3,7 +3,7 @@
  * starts, and how many lines one read of the artifact returns whole. Forward searches only, on windows
  * of the text: V8's indexOf is fast, lastIndexOf crawls, and nothing here scans the whole text.
  */
-import { advanceByBytes, afterNthNewlineFromEnd, rangeByteLength, retreatByBytes } from "./utf8.ts";
+import { advanceByBytes, afterNthNewlineFromEnd, rangeByteLength, retreatByBytes } from "../text/utf8.ts";
 
 /** What one call of Pi's read returns at most (its DEFAULT_MAX_BYTES, 50 KiB); a drift test pins it. */
 export const READ_PAGE_MAX_BYTES = 50 * 1024;

@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import type { ArtifactKind } from "./artifact-store.ts";
-import { type Step, type StepStats, fsStep as step } from "./store-fs.ts";
+import { type Step, type StepStats, fsStep as step } from "./fs-steps.ts";
 
 /** A temp file untouched this long (ms) belongs to a killed writer and may be removed by prune. */
 export const STALE_TEMP_MS = 60 * 60 * 1000;

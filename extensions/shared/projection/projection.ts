@@ -23,12 +23,12 @@
  * - Linear time, and extra memory bounded by the output size: lines are counted with indexOf, byte sizes
  *   are measured on small windows, and the text is never split into an array.
  */
-import { type ArtifactKind, ArtifactStore, type PutFailure, type PutResult } from "./artifact-store.ts";
-import { cutHead, cutTail, meterFor, READ_PAGE_MAX_BYTES, READ_PAGE_MAX_LINES, readPage } from "./projection-cut.ts";
+import { type ArtifactKind, ArtifactStore, type PutFailure, type PutResult } from "../store/artifact-store.ts";
+import { countLinesUpTo, countNewlines, lineStats, toWellFormed, utf8ByteLength } from "../text/utf8.ts";
+import { cutHead, cutTail, meterFor, READ_PAGE_MAX_BYTES, READ_PAGE_MAX_LINES, readPage } from "./cut.ts";
 import { NO_STORE_REASON, notSavedFooter, omissionMarker, type StoredFooterFacts, storedFooter } from "./prompt.ts";
-import { countLinesUpTo, countNewlines, lineStats, toWellFormed, utf8ByteLength } from "./utf8.ts";
 
-export { READ_PAGE_MAX_BYTES, READ_PAGE_MAX_LINES } from "./projection-cut.ts";
+export { READ_PAGE_MAX_BYTES, READ_PAGE_MAX_LINES } from "./cut.ts";
 
 export const DEFAULT_HEAD_SHARE = 0.75;
 /** Smallest view that is still readable, in UTF-8 bytes; smaller maxBytes are raised to it. */

@@ -15,7 +15,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import { runAsync, runSync, type Step, type StepStats, fsStep as step } from "./store-fs.ts";
+import { runAsync, runSync, type Step, type StepStats, fsStep as step } from "./fs-steps.ts";
 import {
 	ARTIFACT_NAME,
 	type DirCheck,
@@ -25,7 +25,7 @@ import {
 	SESSION_FOLDER_NAME,
 	type StoreStats,
 	statsOf,
-} from "./store-list.ts";
+} from "./list.ts";
 
 export type ArtifactKind = "subagent-results" | "tool-outputs" | "transcripts" | "handoffs";
 export const ARTIFACT_KINDS: readonly ArtifactKind[] = ["subagent-results", "tool-outputs", "transcripts", "handoffs"];
@@ -59,7 +59,7 @@ export {
 	DEFAULT_PRUNE_MIN_AGE_HOURS,
 	STALE_TEMP_MS,
 	type StoreStats,
-} from "./store-list.ts";
+} from "./list.ts";
 
 /** Stateless; replaces lone surrogates with U+FFFD exactly as Buffer.from does. */
 const ENCODER = new TextEncoder();

@@ -1,0 +1,215 @@
+/**
+ * The one table of budgets: every place that bounds text the model sees is a named surface here, with its
+ * limits in UTF-8 bytes and lines of the WHOLE text that place shows (body, omission marker, footer,
+ * headers) and the share of the body kept at the head. Change a budget here and nowhere else; a new
+ * place that bounds model-facing text adds its entry here (test/unit/surfaces.test.ts keeps the README's
+ * table and the code in step with it).
+ *
+ * Pure data at the ground of `extensions/shared/`: this module imports nothing.
+ */
+
+/** One named surface. */
+export interface SurfaceBudget {
+	/** UTF-8 bytes of everything the model sees on this surface; for a batch surface, of one result in it. */
+	readonly maxBytes: number;
+	/** Lines (as Pi's read counts them: `text.split("\n").length`) of everything the model sees there. */
+	readonly maxLines: number;
+	/** Share of the body budget kept at the head, 0..1; absent: the configured `projection.headShare`. */
+	readonly headShare?: number;
+	/** UTF-8 bytes of a whole batch of results (batch surfaces only: results, headers, separators). */
+	readonly batchBytes?: number;
+	/**
+	 * Set when the byte limit is decided per call (from the context window or a water level): `maxBytes`
+	 * is then only the ceiling, and `maxLines` is derived from the call's bytes at this many bytes a line.
+	 */
+	readonly bytesPerLine?: number;
+	/** What the surface bounds, in one line (shown in the README's budget table). */
+	readonly doc: string;
+}
+
+const KIB = 1024;
+/** Ceiling of a surface whose byte limit is decided per call. */
+const PER_CALL = Number.MAX_SAFE_INTEGER;
+
+function freezeEntries<T extends Record<string, SurfaceBudget>>(table: T): Readonly<T> {
+	for (const entry of Object.values(table)) Object.freeze(entry);
+	return Object.freeze(table);
+}
+
+/** Every budget of the package, by name. */
+export const SURFACES = freezeEntries({
+	// subagents: results of children, batched (see budget/batch.ts)
+	"subagents.autoDelivery": {
+		maxBytes: 24 * KIB,
+		maxLines: 600,
+		batchBytes: 48 * KIB,
+		doc: "one finished child's result delivered automatically; the batch of them",
+	},
+	"subagents.wait": {
+		maxBytes: 16 * KIB,
+		maxLines: 400,
+		batchBytes: 48 * KIB,
+		doc: "one child's result returned by subagent_wait; the batch of them",
+	},
+	"subagents.check": {
+		maxBytes: 2 * KIB,
+		maxLines: 20,
+		batchBytes: 2 * KIB,
+		headShare: 0,
+		doc: "the preview of a running child's output in subagent_check (its recent end)",
+	},
+	"subagents.name": { maxBytes: 40, maxLines: 1, doc: "a child's title made from its task" },
+	"subagents.toolArgs": { maxBytes: 80, maxLines: 1, doc: "a child's recent tool call, arguments on one line" },
+	"subagents.settledPrompt": {
+		maxBytes: 500,
+		maxLines: 1,
+		doc: "a settled child's task quoted in its completion entry",
+	},
+	"subagents.modelChoices": {
+		maxBytes: 4 * KIB,
+		maxLines: 20,
+		doc: "models listed in an unknown-model error, one a line-item (list cap: 20 items)",
+	},
+	"subagents.keylessProviders": {
+		maxBytes: 1 * KIB,
+		maxLines: 5,
+		doc: "providers without credentials listed in a model error (list cap: 5 items)",
+	},
+	"subagents.outputSchema": {
+		maxBytes: 16 * KIB,
+		maxLines: 16 * KIB,
+		doc: "an output_schema as the child is shown it (a larger schema is refused at spawn)",
+	},
+	"subagents.schemaErrors": {
+		maxBytes: 5 * 200,
+		maxLines: 5,
+		doc: "validator errors quoted to a structured child and its parent (list cap: 5 items of 200 bytes)",
+	},
+	"subagents.changedFiles": {
+		maxBytes: 50 * 240,
+		maxLines: 50,
+		doc: "changed files listed first in an isolated child's result (list cap: 50 items; the patch has all)",
+	},
+
+	// tool-artifacts: stubs that replace oversized tool results, per kind of output
+	"toolArtifacts.stub.command": {
+		maxBytes: 4096,
+		maxLines: 100,
+		headShare: 0.4,
+		doc: "stub of a command log (errors and exit codes come last)",
+	},
+	"toolArtifacts.stub.search": { maxBytes: 4096, maxLines: 100, headShare: 0.6, doc: "stub of search results" },
+	"toolArtifacts.stub.listing": { maxBytes: 4096, maxLines: 100, headShare: 0.6, doc: "stub of a file listing" },
+	"toolArtifacts.stub.structured": {
+		maxBytes: 4096,
+		maxLines: 100,
+		headShare: 0.7,
+		doc: "stub of structured data (JSON)",
+	},
+	"toolArtifacts.stub.web": { maxBytes: 4096, maxLines: 100, headShare: 0.75, doc: "stub of a web page" },
+	"toolArtifacts.stub.file": { maxBytes: 4096, maxLines: 100, headShare: 0.5, doc: "stub of file content" },
+	"toolArtifacts.stub.unknown": {
+		maxBytes: 4096,
+		maxLines: 100,
+		headShare: 0.5,
+		doc: "stub of any other tool output",
+	},
+	"toolArtifacts.indexRows": {
+		maxBytes: 2 * KIB,
+		maxLines: 12,
+		doc: "rows of a stub's index (files of a search, kinds of a listing) (list cap: 12 items)",
+	},
+	"toolArtifacts.recall": { maxBytes: 24 * KIB, maxLines: 600, doc: "one recall_artifact answer" },
+	"toolArtifacts.recentIds": {
+		maxBytes: 1 * KIB,
+		maxLines: 5,
+		doc: "recent artifact ids listed when recall_artifact gets an unknown id (list cap: 5 items)",
+	},
+	"toolArtifacts.summaryInput": {
+		maxBytes: 50_000,
+		maxLines: 1_000_000,
+		doc: "the output sent to the summary model (head share: the kind's stub share)",
+	},
+	"toolArtifacts.args": {
+		maxBytes: 2 * KIB,
+		maxLines: 8,
+		headShare: 0.75,
+		doc: "a tool call's arguments quoted to the summary model",
+	},
+
+	// handoff: what the three handoff calls read
+	"handoff.toolResult": {
+		maxBytes: 8 * KIB,
+		maxLines: 160,
+		headShare: 0.6,
+		doc: "one tool or shell output in the handoff transcript (errors come at the end)",
+	},
+	"handoff.piece": {
+		maxBytes: 8 * KIB,
+		maxLines: 160,
+		doc: "one other long piece (reply, thinking, arguments, note) in the handoff transcript",
+	},
+	"handoff.currentState": {
+		maxBytes: 2 * KIB,
+		maxLines: 40,
+		headShare: 0.2,
+		doc: "each excerpt of the current state (latest tool outputs, last reply)",
+	},
+	"handoff.task": {
+		maxBytes: 16 * KIB,
+		maxLines: 16 * KIB,
+		doc: "the original task as the handoff prompts show it",
+	},
+	"handoff.userMessages": {
+		maxBytes: 16 * KIB,
+		maxLines: 16 * KIB,
+		doc: "the later user messages the handoff keeps, together",
+	},
+	"handoff.transcript": {
+		maxBytes: PER_CALL,
+		maxLines: PER_CALL,
+		bytesPerLine: 1,
+		doc: "the whole handoff transcript (bytes from the summarizing model's window)",
+	},
+	"handoff.modelList": {
+		maxBytes: 4 * KIB,
+		maxLines: 30,
+		doc: "models named when the handoff model is unknown (list cap: 30 items)",
+	},
+
+	// transcripts: context-trim and forks
+	"transcript.segment": {
+		maxBytes: PER_CALL,
+		maxLines: PER_CALL,
+		bytesPerLine: 8,
+		doc: "one long text of a kept message (bytes from the trim's water level)",
+	},
+	"transcript.briefArgs": {
+		maxBytes: 50,
+		maxLines: 1,
+		doc: "one brief argument of an omitted tool call in the omission index",
+	},
+	"transcript.briefsPerTool": {
+		maxBytes: 3 * 50,
+		maxLines: 3,
+		doc: "brief arguments kept per omitted tool in the omission index (3 items)",
+	},
+
+	// the projection's own footer
+	"projection.reason": {
+		maxBytes: 200,
+		maxLines: 1,
+		doc: 'a store failure quoted in a "NOT saved" footer',
+	},
+} satisfies Record<string, SurfaceBudget>);
+
+/** Name of a surface. */
+export type SurfaceName = keyof typeof SURFACES;
+
+/** Every surface name, in table order. */
+export const SURFACE_NAMES = Object.keys(SURFACES) as SurfaceName[];
+
+/** The table entry of `name` (typed as the general shape). */
+export function surface(name: SurfaceName): SurfaceBudget {
+	return SURFACES[name];
+}
