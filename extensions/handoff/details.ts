@@ -3,6 +3,7 @@
  * Pure: the adapter builds the details only when a handoff is applied (a staged handoff that is
  * discarded never takes an index and never leaves trajectory files).
  */
+import { addUsage, type CallUsage, NO_USAGE } from "../shared/host/model-usage.ts";
 import type { HandoffOutcome, HandoffStep } from "./handoff.ts";
 import type { QuestionCheck } from "./questions.ts";
 
@@ -37,6 +38,8 @@ export interface HandoffDetails {
 		ok: boolean;
 		reask?: boolean;
 	}>;
+	/** Tokens and cost of all the calls together (also handed to Pi 1.x as the compaction's usage). */
+	usage: CallUsage;
 	/** The question count check (absent when the questions call failed); `shortfall` when fewer than required. */
 	questions?: QuestionCheck;
 	/** Bytes of the transcript left out to fit the model's window (0 when it fit). */
@@ -98,8 +101,27 @@ export function buildDetails(
 			ok: Boolean(r.reply),
 			...(r.reask ? { reask: true } : {}),
 		})),
+		usage: outcomeUsage(outcome),
 		...(outcome.questionCheck ? { questions: outcome.questionCheck } : {}),
 		transcriptOmittedBytes: applied.transcriptOmittedBytes,
 		taskOmittedBytes: applied.taskOmittedBytes,
 	};
+}
+
+/** The summed usage of every successful call of a handoff. */
+export function outcomeUsage(outcome: HandoffOutcome): CallUsage {
+	let total: CallUsage = { ...NO_USAGE };
+	for (const r of outcome.records) {
+		if (!r.reply) continue;
+		const u = r.reply.usage;
+		total = addUsage(total, {
+			calls: 1,
+			input: u.input,
+			output: u.output,
+			cacheRead: u.cacheRead,
+			cacheWrite: u.cacheWrite,
+			costUsd: u.costUsd,
+		});
+	}
+	return total;
 }

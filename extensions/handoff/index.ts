@@ -7,9 +7,9 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_CONFIG, loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/host/config.ts";
+import { toPiUsage } from "../shared/host/model-usage.ts";
 import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
 import { isHandoffDetails } from "./details.ts";
-import { withAuth } from "./model-call.ts";
 import { chooseModel } from "./model-ref.ts";
 import {
 	type AppliedHandoff,
@@ -82,7 +82,7 @@ export default function handoffExtension(pi: ExtensionAPI) {
 			warnedModel = configured;
 			log(ctx, choice.warning);
 		}
-		return choice.model ? withAuth(ctx, choice.model) : undefined;
+		return choice.model ? { model: choice.model, registry } : undefined;
 	}
 
 	/** Compute a handoff (no index, no files); undefined when there is no model or the summary failed. */
@@ -125,6 +125,7 @@ export default function handoffExtension(pi: ExtensionAPI) {
 						firstKeptEntryId: keep.firstKeptEntryId,
 						tokensBefore: preparation.tokensBefore,
 						details: applied.details,
+						usage: toPiUsage(applied.details.usage),
 					},
 				};
 			}
@@ -149,6 +150,7 @@ export default function handoffExtension(pi: ExtensionAPI) {
 				firstKeptEntryId: preparation.firstKeptEntryId,
 				tokensBefore: preparation.tokensBefore,
 				details: applied.details,
+				usage: toPiUsage(applied.details.usage),
 			},
 		};
 	});

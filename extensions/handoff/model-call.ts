@@ -1,10 +1,10 @@
 /**
- * The handoff's model calls through Pi's provider layer (adapter): turns a ModelCall into pi-ai's
- * complete() and its reply back into a ModelReply, and resolves the model's API key and headers the
- * way each Pi line offers them.
+ * The handoff's model calls through the host (adapter): turns a ModelCall into one call of the Pi-line
+ * shim (`ctx.modelRegistry.complete()` on Pi 1.x, pi-ai's `complete` on 0.73; prompt caching off for
+ * these one-off calls) and its reply back into a ModelReply.
  */
-import { complete } from "@mariozechner/pi-ai";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { completeOneOff } from "../shared/host/pi-host.ts";
 import type { CallModel } from "./handoff.ts";
 
 /** Retries of a failed handoff call (transient provider errors); the SDK default would be two. */
@@ -12,11 +12,10 @@ const HANDOFF_MAX_RETRIES = 1;
 
 export type AnyModel = NonNullable<ExtensionContext["model"]>;
 
-/** A model ready to call: where to send it and with which credentials. */
+/** A model ready to call, and the host registry that reaches it (with its credentials). */
 export interface ResolvedModel {
 	model: AnyModel;
-	apiKey: string | undefined;
-	headers: unknown;
+	registry: unknown;
 }
 
 function textOf(content: unknown, type: "text" | "thinking"): string {
@@ -27,26 +26,8 @@ function textOf(content: unknown, type: "text" | "thinking"): string {
 		.join("\n");
 }
 
-/** Credentials of `model` (Pi 1.x: getApiKeyAndHeaders, which may also re-route; 0.73: getApiKey). */
-export async function withAuth(ctx: ExtensionContext, model: AnyModel): Promise<ResolvedModel | undefined> {
-	const registry = ctx.modelRegistry as unknown as {
-		getApiKeyAndHeaders?: (
-			m: AnyModel,
-		) => Promise<{ ok: boolean; apiKey?: string; headers?: unknown; baseUrl?: string }>;
-		getApiKey?: (m: AnyModel) => Promise<string | undefined>;
-	};
-	if (registry.getApiKeyAndHeaders) {
-		const auth = await registry.getApiKeyAndHeaders(model);
-		if (!auth.ok) return undefined;
-		const routed = auth.baseUrl ? { ...model, baseUrl: auth.baseUrl } : model;
-		return { model: routed, apiKey: auth.apiKey, headers: auth.headers };
-	}
-	if (registry.getApiKey) return { model, apiKey: await registry.getApiKey(model), headers: undefined };
-	return undefined;
-}
-
 export function modelCaller(resolved: ResolvedModel, maxTokens: number): CallModel {
-	const { model, apiKey, headers } = resolved;
+	const { model, registry } = resolved;
 	return async (call, signal) => {
 		const now = Date.now();
 		const usage0 = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
@@ -65,16 +46,11 @@ export function modelCaller(resolved: ResolvedModel, maxTokens: number): CallMod
 						timestamp: now,
 					},
 		);
-		const response = await complete(
+		const response = await completeOneOff(
+			registry,
 			model,
 			{ systemPrompt: call.systemPrompt, messages },
-			{
-				apiKey,
-				headers: headers as Record<string, string> | undefined,
-				maxTokens,
-				signal,
-				maxRetries: HANDOFF_MAX_RETRIES,
-			},
+			{ maxTokens, signal, maxRetries: HANDOFF_MAX_RETRIES },
 		);
 		if (response.stopReason === "error" || response.stopReason === "aborted") {
 			throw new Error(response.errorMessage || response.stopReason);

@@ -1,4 +1,5 @@
 /** Wording of the /headroom command (the artifact store's status and pruning). */
+import type { CallUsage, SessionCallUsage } from "../shared/host/model-usage.ts";
 import { formatCount } from "../shared/projection/prompt.ts";
 
 /** What the store looks like, as the command reports it. */
@@ -55,4 +56,19 @@ export function formatPrune(removed: number, freedBytes: number, limits: string)
 
 export function formatPruneLimits(maxAgeDays: number, maxTotalBytes: number, minAgeHours: number): string {
 	return `older than ${maxAgeDays} days, or oldest first above ${humanBytes(maxTotalBytes)}; never younger than ${minAgeHours} h`;
+}
+
+function usageLine(label: string, u: CallUsage): string {
+	const tokens = `${formatCount(u.input + u.cacheRead)} in / ${formatCount(u.output)} out tokens`;
+	const calls = `${formatCount(u.calls)} call${u.calls === 1 ? "" : "s"}`;
+	return `  ${label}: ${calls}, ${tokens}, $${u.costUsd.toFixed(4)}`;
+}
+
+/** The package's own model calls in this session (handoffs, tool-output summaries). */
+export function formatCallUsage(usage: SessionCallUsage): string {
+	return [
+		"headroom model calls in this session:",
+		usageLine("handoff compactions", usage.handoff),
+		usageLine("tool-output summaries", usage.toolSummaries),
+	].join("\n");
 }

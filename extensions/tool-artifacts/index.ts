@@ -3,10 +3,11 @@
  * cheap-model summary or a type-aware excerpt), and `recall_artifact` pages or searches them.
  * Thin adapter: the decisions live in the sibling modules.
  */
-import { complete, type ImageContent, type TextContent } from "@mariozechner/pi-ai";
+import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/host/config.ts";
+import { completeOneOff } from "../shared/host/pi-host.ts";
 import { projectResult } from "../shared/projection/projection.ts";
 import { type ArtifactStore, storeForAgentDir } from "../shared/store/artifact-store.ts";
 import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
@@ -31,7 +32,7 @@ import {
 	searchStored,
 	validateRecall,
 } from "./recall.ts";
-import { type CompleteFn, chooseSummaryModel, summarize } from "./summary.ts";
+import { chooseSummaryModel, summarize } from "./summary.ts";
 import { TurnBatch } from "./turn.ts";
 
 interface ResultPatch {
@@ -125,11 +126,8 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 			text,
 			deps,
 		);
-		if ("error" in built) {
-			warn(ctx, `could not store a ${event.toolName} result, left it as is: ${built.error}`);
-			owner.finalize(event.toolCallId, text.length);
-			return;
-		}
+		// The stub of an output the store could not keep says so itself; the person hears it once too.
+		if ("notStored" in built) warn(ctx, `could not store a ${event.toolName} result: ${built.notStored}`);
 		owner.finalize(event.toolCallId, built.text.length);
 		const patch: ResultPatch = { content: built.content as ResultPatch["content"], details: built.details };
 		stubs.set(event.toolCallId, patch);
@@ -156,17 +154,19 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 		if (!model) return { summaryUnavailable: SUMMARY_FAILURE.noModel };
 		return {
 			summarize: async (request) => {
-				const auth = await ctx.modelRegistry.getApiKeyAndHeaders(model);
-				if (!auth.ok) return { ok: false, reason: SUMMARY_FAILURE.http(auth.error) };
 				return summarize(request, {
 					model,
-					apiKey: auth.apiKey,
-					headers: auth.headers,
 					timeoutMs: cfg.summary.timeoutMs,
 					temperature: cfg.summary.temperature,
 					maxTokens: cfg.summary.maxOutputTokens,
 					signal: ctx.signal,
-					complete: complete as CompleteFn,
+					complete: (m, context, options) =>
+						completeOneOff(ctx.modelRegistry, m, context, {
+							maxTokens: options?.maxTokens,
+							temperature: options?.temperature,
+							signal: options?.signal,
+							maxRetries: options?.maxRetries,
+						}),
 				});
 			},
 		};

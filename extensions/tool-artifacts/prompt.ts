@@ -2,7 +2,7 @@
  * Every piece of model-facing wording of the tool-artifacts extension, in one place so it is
  * reviewed together and pinned by tests. Nothing here decides anything: callers pass the facts.
  */
-import { formatCount } from "../shared/projection/prompt.ts";
+import { formatCount, sanitizeReason } from "../shared/projection/prompt.ts";
 import type { OutputClass } from "./classify.ts";
 import type { FullOutputFailure } from "./full-output.ts";
 import { RECALL_SEARCH_TIMEOUT_MS } from "./search-worker.ts";
@@ -42,6 +42,34 @@ export const STUB_HEADER_PATTERN =
 /** Matches a stub's last line. */
 export const STUB_FOOTER_PATTERN =
 	/^\[Full output stored: .+ — page it with read \(offset\/limit\) or search it with recall_artifact\("[0-9a-f]{8,64}"\)\]$/;
+
+/**
+ * First line of a stub whose output the store could not keep. It says so first (compaction keeps a
+ * result's opening), with the size of what was not stored.
+ */
+export function unstoredStubHeader(tool: string, bytes: number, lines: number, lastLineEmpty: boolean): string {
+	const empty = lastLineEmpty ? ` ${LAST_LINE_EMPTY}` : "";
+	return `[Tool output NOT stored | ${tool} | ${counted(bytes, "byte", "bytes")}, ${counted(lines, "line", "lines")}${empty}]`;
+}
+
+/**
+ * Last line of a stub whose output the store could not keep: why, and what the model can do. With
+ * Pi's full-output file (bash saved one) the omitted part is still one read away there; without it
+ * only the excerpt is left, and re-running the command narrower is the way to the rest.
+ */
+export function unstoredStubFooter(reason: string, fullOutputFile?: string): string {
+	const why = `[Full output NOT stored (the artifact store failed: ${sanitizeReason(reason)})`;
+	if (fullOutputFile) {
+		return `${why} — Pi's full-output file still holds it: ${fullOutputFile} — page it with read (offset/limit) while it exists]`;
+	}
+	return `${why} — only the excerpt above is left; re-run the tool with narrower output (a filter, a range) to see more]`;
+}
+
+/** Matches the first line of a stub whose output was not stored. */
+export const UNSTORED_STUB_HEADER_PATTERN =
+	/^\[Tool output NOT stored \| ([^|\n]+) \| (\d{1,3}(?:,\d{3})*) bytes?, (\d{1,3}(?:,\d{3})*) lines?( \(the last one empty\))?\]$/;
+/** Matches the last line of a stub whose output was not stored. */
+export const UNSTORED_STUB_FOOTER_PATTERN = /^\[Full output NOT stored \(the artifact store failed: .+\) — .+\]$/;
 
 /** Why bash's complete output is gone, in words (the facts come from full-output.ts). */
 export function fullOutputFailureText(failure: FullOutputFailure): string {

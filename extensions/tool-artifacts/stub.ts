@@ -1,7 +1,16 @@
 /**
  * Stub text: the pieces in their fixed order and the check that a text already is a stub. Pure.
  */
-import { STUB_FOOTER_PATTERN, STUB_HEADER_PATTERN, stubFooter, stubHeader } from "./prompt.ts";
+import {
+	STUB_FOOTER_PATTERN,
+	STUB_HEADER_PATTERN,
+	stubFooter,
+	stubHeader,
+	UNSTORED_STUB_FOOTER_PATTERN,
+	UNSTORED_STUB_HEADER_PATTERN,
+	unstoredStubFooter,
+	unstoredStubHeader,
+} from "./prompt.ts";
 
 /** Hex characters of the sha256 used as a stub's id: short, and unambiguous for any realistic store. */
 export const ARTIFACT_ID_HEX = 12;
@@ -28,39 +37,54 @@ export interface StubParts {
 	label: string;
 	/** The summary or the excerpt. */
 	body: string;
+	/**
+	 * Set when the store could not keep the output: the stub then says NOT stored and why (`id` and
+	 * `path` are unused), and names Pi's full-output file when bash saved one.
+	 */
+	notStored?: { reason: string; fullOutputFile?: string };
+}
+
+/** Pure: a stub's first and last lines. */
+function stubEnds(parts: Omit<StubParts, "body">): { header: string; footer: string } {
+	if (parts.notStored) {
+		return {
+			header: unstoredStubHeader(parts.tool, parts.bytes, parts.lines, parts.lastLineEmpty),
+			footer: unstoredStubFooter(parts.notStored.reason, parts.notStored.fullOutputFile),
+		};
+	}
+	return {
+		header: stubHeader(parts.id, parts.tool, parts.bytes, parts.lines, parts.lastLineEmpty),
+		footer: stubFooter(parts.path, parts.id),
+	};
 }
 
 /** Pure: the stub text. First line header, last line footer, always. */
 export function renderStub(parts: StubParts): string {
-	return [
-		stubHeader(parts.id, parts.tool, parts.bytes, parts.lines, parts.lastLineEmpty),
-		...parts.notes,
-		parts.label,
-		parts.body,
-		stubFooter(parts.path, parts.id),
-	].join("\n");
+	const { header, footer } = stubEnds(parts);
+	return [header, ...parts.notes, parts.label, parts.body, footer].join("\n");
 }
 
 /** Pure: bytes and lines the fixed parts of a stub take (everything but the body), for the body's budget. */
 export function stubOverhead(parts: Omit<StubParts, "body">): { bytes: number; lines: number } {
-	const fixed = [
-		stubHeader(parts.id, parts.tool, parts.bytes, parts.lines, parts.lastLineEmpty),
-		...parts.notes,
-		parts.label,
-		stubFooter(parts.path, parts.id),
-	];
+	const { header, footer } = stubEnds(parts);
+	const fixed = [header, ...parts.notes, parts.label, footer];
 	return {
 		bytes: fixed.reduce((sum, line) => sum + Buffer.byteLength(line, "utf8") + 1, 0),
 		lines: fixed.length,
 	};
 }
 
-/** Pure: true when `text` is a stub this extension made (first and last lines both match). */
+/** Pure: true when `text` is a stub this extension made, stored or not (first and last lines both match). */
 export function isStub(text: string): boolean {
 	const firstNewline = text.indexOf("\n");
 	const lastNewline = text.lastIndexOf("\n");
 	if (firstNewline < 0 || lastNewline < 0) return false;
-	return STUB_HEADER_PATTERN.test(text.slice(0, firstNewline)) && STUB_FOOTER_PATTERN.test(text.slice(lastNewline + 1));
+	const first = text.slice(0, firstNewline);
+	const last = text.slice(lastNewline + 1);
+	return (
+		(STUB_HEADER_PATTERN.test(first) && STUB_FOOTER_PATTERN.test(last)) ||
+		(UNSTORED_STUB_HEADER_PATTERN.test(first) && UNSTORED_STUB_FOOTER_PATTERN.test(last))
+	);
 }
 
 /** The facts a stub's first line states. */

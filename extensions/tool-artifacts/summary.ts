@@ -5,11 +5,13 @@
  * that the registry has with auth; else a model of that provider whose id reads as a cheap tier
  * ("mini", "haiku", "flash", "nano", "lite", "small"); else the session's own model.
  *
- * Call: pi-ai's `complete()` with temperature 0.3, at most 2,048 output tokens, no retries, an
+ * Call: the host's one-off model call (Pi 1.x `ctx.modelRegistry.complete()`, 0.73 pi-ai's `complete()`,
+ * prompt caching off; see shared/host/pi-host.ts) with temperature 0.3, at most 2,048 output tokens, no retries, an
  * abort signal tied to both the turn's signal and a timeout, and a race against that timeout in
  * case a provider ignores the signal. Every failure comes back as a reason, never as a throw or a hang.
  */
 import type { Api, AssistantMessage, Context, Model, ProviderStreamOptions } from "@mariozechner/pi-ai";
+import { type CallUsage, usageOfReply } from "../shared/host/model-usage.ts";
 import { sanitizeReason } from "../shared/projection/prompt.ts";
 import type { OutputClass } from "./classify.ts";
 import { SUMMARY_FAILURE, summarySystemPrompt, summaryUserPrompt } from "./prompt.ts";
@@ -92,6 +94,8 @@ export type SummaryOutcome =
 			text: string;
 			/** "provider/id" of the model that wrote it. */
 			model: string;
+			/** Tokens and cost of the call (recorded in the stub's `details.headroom.usage`). */
+			usage?: CallUsage;
 	  }
 	| {
 			ok: false;
@@ -99,7 +103,7 @@ export type SummaryOutcome =
 			reason: string;
 	  };
 
-/** The `complete` function of pi-ai (injected so tests can script it). */
+/** A one-off `complete` (the host's, through shared/host/pi-host.ts; injected so tests can script it). */
 export type CompleteFn = (
 	model: Model<Api>,
 	context: Context,
@@ -185,7 +189,12 @@ export async function summarize(request: SummaryRequest, options: SummaryCallOpt
 			.join("")
 			.trim();
 		if (text.length === 0) return { ok: false, reason: SUMMARY_FAILURE.empty };
-		return { ok: true, text, model: `${options.model.provider}/${options.model.id}` };
+		return {
+			ok: true,
+			text,
+			model: `${options.model.provider}/${options.model.id}`,
+			usage: usageOfReply(message.usage),
+		};
 	} finally {
 		if (timer) clearTimeout(timer);
 		options.signal?.removeEventListener("abort", onAbort);

@@ -8,13 +8,13 @@
  * The real extension runs: its default export is given a stand-in for Pi's extension API and the
  * handler it registers is called with a fresh deep copy of the history each time, as Pi does.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import contextTrim from "../../extensions/context-trim/index.ts";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
 import { fingerprintReady, fingerprintText } from "../../extensions/shared/text/fingerprint.ts";
 import { estimateMessageTokens, type TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
-import { REPO_ROOT } from "../fixtures/pi-runner.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 import { filler, HistoryBuilder } from "../unit/transcript-history.ts";
 
 /** Goals from the issue. */
@@ -32,10 +32,7 @@ type Handler = (event: { type: "context"; messages: TranscriptMessage[] }, ctx: 
 
 /** Loads the extension against a minimal stand-in of Pi's API and returns its context handler. */
 function loadHook(contextWindow: number, cutStepTokens?: number): { call: (m: TranscriptMessage[]) => unknown } {
-	// .tmp/ exists only after a test run; a fresh clone benchmarks first just as well.
-	const base = join(REPO_ROOT, ".tmp");
-	mkdirSync(base, { recursive: true });
-	const agentDir = mkdtempSync(join(base, "bench-ct-"));
+	const agentDir = makeTestDir("bench-ct");
 	process.env.PI_CODING_AGENT_DIR = agentDir;
 	mkdirSync(join(agentDir, "cwd"), { recursive: true });
 	agentDirs.push(agentDir);

@@ -12,13 +12,14 @@
  * Run: node --import jiti/register test/bench/tool-artifacts.bench.ts   (or: npm run bench -- tool-artifacts)
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { truncateHead, truncateTail } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { buildStub, thresholdFor } from "../../extensions/tool-artifacts/artifacts.ts";
 import { compilePattern, searchStored } from "../../extensions/tool-artifacts/recall.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 import { generateSession, type SessionOutput } from "../fixtures/tool-outputs/session.ts";
 
 /** Pi's grep, find and ls result limits (their DEFAULT_LIMIT); the model in this session asked grep for 5000. */
@@ -68,9 +69,7 @@ const bytes = (s: string) => Buffer.byteLength(s, "utf8");
 const fmt = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
 async function main() {
-	const base = join(process.cwd(), ".tmp");
-	mkdirSync(base, { recursive: true });
-	const tmp = mkdtempSync(join(base, "ta-bench-"));
+	const tmp = makeTestDir("ta-bench");
 	const store = new ArtifactStore({ agentDir: join(tmp, "agent") });
 	const config = {
 		...DEFAULT_CONFIG.toolArtifacts,
@@ -99,7 +98,7 @@ async function main() {
 					pi.text,
 					{ store, config },
 				);
-				if ("error" in built) throw new Error(built.error);
+				if ("notStored" in built) throw new Error(built.notStored);
 				extText = built.text;
 				id = built.id;
 				artifactPath = built.path;

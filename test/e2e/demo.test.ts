@@ -2,11 +2,13 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../fixtures/pi-runner.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 describe("npm run demo", () => {
 	it("runs the real pi CLI end to end, prints per-child sizes, artifacts and read calls, and exits 0", () => {
 		const result = spawnSync(process.execPath, ["--import", "jiti/register", join(REPO_ROOT, "test/demo/run.ts")], {
 			cwd: REPO_ROOT,
+			env: { ...process.env, TMPDIR: makeTestDir("demo-tmp") }, // the TypeScript loader's cache
 			encoding: "utf8",
 			timeout: 90_000,
 		});

@@ -153,6 +153,9 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 		expect(compaction.details.kind).toBe("headroom-handoff");
 		expect(compaction.details.outcome).toBe("full");
 		expect(compaction.details.trajectories).toHaveLength(3);
+		// The calls' usage: totalled in details (both lines); Pi 1.x counts it in the session's totals.
+		expect(compaction.details.usage).toMatchObject({ calls: 3, input: 900 + 300 + 1000, output: 40 + 30 + 35 });
+		if (line === "1.x") expect(compaction.usage).toMatchObject({ input: 2200, output: 105 });
 		// The per-session folder beside the session file (sessions of one cwd share a folder).
 		expect(compaction.details.trajectoryDir).toBe(sessionFile.replace(/\.jsonl$/, ".handoffs"));
 		for (const ref of compaction.details.trajectories) {

@@ -85,6 +85,7 @@ describe.each(PI_LINES)("/headroom on $label", ({ line }) => {
 		});
 		expect(run.exitCode).toBe(0);
 		expect(run.stderr).toContain("headroom store:");
+		expect(run.stderr).toContain("headroom model calls in this session:");
 		expect(run.stderr).toContain("1 artifacts");
 		// stdout is json mode's event stream: only JSON lines, none of them the status.
 		for (const line of run.stdout.split("\n").filter((l) => l.trim() !== "")) expect(line.trim()).toMatch(/^\{/);

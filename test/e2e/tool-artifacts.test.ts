@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
 import {
@@ -116,9 +117,62 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 		expect(read.text.length).toBeGreaterThan(12_000);
 	});
 
+	it("a cache folder planted as a symlink: the stub says NOT stored, why, and pages Pi's full-output file", async () => {
+		server = await startScriptedServer((req): ScriptedReply => {
+			const tools = toolMessages(req);
+			if (tools.length === 0) return { toolCalls: [{ name: "bash", arguments: { command: "seq 1 200000" } }] };
+			if (tools.length === 1) {
+				// The model follows the stub's own read call into Pi's file, a short page of it.
+				const call = /read\(path=("(?:[^"\\]|\\.)*"), offset=(\d+), limit=\d+\)/.exec(messageText(tools[0]));
+				if (!call) return { text: "no read call in the stub" };
+				return {
+					toolCalls: [{ name: "read", arguments: { path: JSON.parse(call[1]), offset: Number(call[2]), limit: 50 } }],
+				};
+			}
+			return { text: "done" };
+		});
+		const sandbox = makeSandbox({ server, headroomConfig: { toolArtifacts: { summary: { enabled: false } } } });
+		const elsewhere = join(sandbox.root, "elsewhere");
+		mkdirSync(elsewhere);
+		symlinkSync(elsewhere, join(sandbox.agentDir, "cache"));
+		const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "count", args: ["--no-session"] });
+		expect(run.exitCode, run.stderr).toBe(0);
+		expect(server.requests.length).toBe(3);
+
+		const seen = messageText(toolMessages(server.requests[1])[0]);
+		const lines = seen.split("\n");
+		expect(lines[0]).toBe("[Tool output NOT stored | bash | 1,288,895 bytes, 200,001 lines (the last one empty)]");
+		const foot =
+			/^\[Full output NOT stored \(the artifact store failed: (.+)\) — Pi's full-output file still holds it: (.+) — page it with read \(offset\/limit\) while it exists\]$/.exec(
+				lines.at(-1) ?? "",
+			);
+		expect(foot?.[1]).toContain("symlink");
+		const piFile = foot?.[2] ?? "";
+		expect(piFile.startsWith(sandbox.tmpDir)).toBe(true);
+		expect(readFileSync(piFile, "utf8")).toBe(SEQ_OUTPUT);
+		// The excerpt is of the complete output (bash itself returned only its last 2,000 lines), both ends.
+		expect(lines).toContain("1");
+		expect(lines).toContain("200000");
+		expect(Buffer.byteLength(seen)).toBeLessThanOrEqual(4096);
+		expect(readdirSync(elsewhere)).toEqual([]);
+		// The person hears it too, once.
+		expect(run.stderr.match(/could not store a bash result/g)).toHaveLength(1);
+
+		const read = toolResults(run.events, "read")[0];
+		expect(read.isError).toBe(false);
+		const offset = Number(/offset=(\d+)/.exec(seen)?.[1]);
+		expect(read.text.startsWith(`${offset}\n${offset + 1}\n`)).toBe(true);
+		expect(lines).not.toContain(String(offset));
+	});
+
 	it("a scripted summary model writes the stub's body with temperature 0.3, 2,048 tokens, ≤ 50,000 chars", async () => {
 		server = await startScriptedServer((req): ScriptedReply => {
-			if (isSummaryRequest(req)) return { text: "SUMMARY-7f3: the numbers 1 to 200000, one per line; exit 0." };
+			if (isSummaryRequest(req))
+				return {
+					text: "SUMMARY-7f3: the numbers 1 to 200000, one per line; exit 0.",
+					promptTokens: 12_345,
+					completionTokens: 67,
+				};
 			if (toolMessages(req).length === 0)
 				return { toolCalls: [{ name: "bash", arguments: { command: "seq 1 200000" } }] };
 			return { text: "done" };
@@ -141,6 +195,12 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 		parseStub(seen);
 		expect(seen).toContain("SUMMARY-7f3: the numbers 1 to 200000");
 		expect(seen).toContain("Summary (by mock/mock-cheap");
+		// The call's usage is recorded with the stub (what /headroom totals).
+		const stored = run.events
+			.filter((e) => e.type === "message_end")
+			.map((e) => e.message as { role?: string; details?: { headroom?: { usage?: unknown } } })
+			.find((m) => m.role === "toolResult");
+		expect(stored?.details?.headroom?.usage).toMatchObject({ calls: 1, input: 12_345, output: 67 });
 	});
 
 	it.each([

@@ -4,8 +4,7 @@
  * A line too long for one read is paged with the footer's bash command, run through Pi's bash tool.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createBashTool, createReadTool, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from "@mariozechner/pi-coding-agent";
@@ -19,10 +18,19 @@ import {
 	READ_PAGE_MAX_LINES,
 } from "../../extensions/shared/projection/projection.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 import { bytesOf, limitsArb, reconstruct, stored, textArb } from "../unit/projection-arbitraries.ts";
 
-const agentDir = mkdtempSync(join(tmpdir(), "headroom-read-"));
-afterAll(() => rmSync(agentDir, { recursive: true, force: true }));
+const agentDir = makeTestDir("projection-read");
+// Pi's bash tool writes a full-output log into the temp folder and never deletes it: keep it in ours.
+const outerTmpDir = process.env.TMPDIR;
+process.env.TMPDIR = join(agentDir, "tmp");
+mkdirSync(process.env.TMPDIR);
+afterAll(() => {
+	if (outerTmpDir === undefined) delete process.env.TMPDIR;
+	else process.env.TMPDIR = outerTmpDir;
+	rmSync(agentDir, { recursive: true, force: true });
+});
 const store = new ArtifactStore({ agentDir });
 const read = createReadTool(agentDir);
 const bash = createBashTool(agentDir);

@@ -47,6 +47,7 @@ function runChild(source: string, args: string[], onStdout?: (chunk: string, chi
 	const child = spawn(process.execPath, ["--import", "jiti/register", script, ...args], {
 		cwd: REPO,
 		stdio: ["ignore", "pipe", "pipe"],
+		env: { ...process.env, TMPDIR: agentDir }, // the loader's cache goes with the test's folder
 	});
 	let out = "";
 	let err = "";

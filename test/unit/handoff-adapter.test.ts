@@ -4,7 +4,7 @@
  * cache does (nothing written through it, the handoff still succeeds), the warning for an unknown
  * configured model, and the bound on a huge original task.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { HandoffDetails } from "../../extensions/handoff/details.ts";
@@ -18,7 +18,7 @@ import {
 	transcriptLine,
 } from "../../extensions/handoff/prompt.ts";
 import { utf8Length } from "../../extensions/shared/text/tokens.ts";
-import { REPO_ROOT } from "../fixtures/pi-runner.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 /** Every provider call the handoff made: which model, which system prompt, the user texts. */
 const calls: Array<{ model: string; system: string; texts: string[] }> = [];
@@ -78,15 +78,13 @@ function branchWithTask(task: string) {
 	];
 }
 
-const base = join(REPO_ROOT, ".tmp");
-mkdirSync(base, { recursive: true });
 const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
 let root: string;
 let agentDir: string;
 let errors: string[];
 
 beforeEach(() => {
-	root = mkdtempSync(join(base, "handoff-adapter-"));
+	root = makeTestDir("handoff-adapter");
 	agentDir = join(root, "agent");
 	mkdirSync(agentDir);
 	process.env.PI_CODING_AGENT_DIR = agentDir;

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -24,7 +24,7 @@ import {
 } from "../../extensions/shared/projection/projection.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { utf8Length } from "../../extensions/shared/text/tokens.ts";
-import { REPO_ROOT } from "../fixtures/pi-runner.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 const PIECE = { maxBytes: 2048, maxLines: 60 };
 
@@ -229,8 +229,7 @@ describe("boundTask", () => {
 	});
 
 	it("a multi-MB first message becomes a bounded view whose footer names an artifact holding it exactly", () => {
-		mkdirSync(join(REPO_ROOT, ".tmp"), { recursive: true });
-		const agentDir = mkdtempSync(join(REPO_ROOT, ".tmp", "task-bound-"));
+		const agentDir = makeTestDir("task-bound");
 		const store = new ArtifactStore({ agentDir });
 		const project: Projector = (text, limits) => projectResultSync(text, limits, { store, kind: "transcripts" });
 		const task = taskOf(3 * 1024 * 1024);

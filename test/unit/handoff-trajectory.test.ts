@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { HandoffOutcome, ModelCall } from "../../extensions/handoff/handoff.ts";
@@ -13,7 +13,7 @@ import {
 	trajectoryTarget,
 	writeTrajectories,
 } from "../../extensions/handoff/trajectory-files.ts";
-import { REPO_ROOT } from "../fixtures/pi-runner.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 const usage = { input: 100, output: 20, cacheRead: 10, cacheWrite: 0, costUsd: 0.5 };
 const call = (text: string): ModelCall => ({ systemPrompt: "SYS", messages: [{ role: "user", text }] });
@@ -129,10 +129,7 @@ describe("buildTrajectories", () => {
 });
 
 describe("files", () => {
-	const base = () => {
-		mkdirSync(join(REPO_ROOT, ".tmp"), { recursive: true });
-		return mkdtempSync(join(REPO_ROOT, ".tmp", "traj-"));
-	};
+	const base = () => makeTestDir("traj");
 
 	/** The per-session folder `name` inside an existing `parent`. */
 	const inside = (parent: string, name: string): TrajectoryTarget => ({

@@ -2,7 +2,7 @@
  * The adapter's contract without a model: what it registers (drift guards), its validation
  * errors (which must list the valid choices), the wording pins and the renderers.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
@@ -10,6 +10,7 @@ import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import subagents, { setupSubagents } from "../../extensions/subagents/index.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { callText, resultText, rowText, statusText, widgetLines } from "../../extensions/subagents/render.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 import { childRecord } from "./subagents-fakes.ts";
 
 type Tool = {
@@ -33,9 +34,7 @@ const fakePi = {
 	getThinkingLevel: () => "off",
 };
 
-const base = join(process.cwd(), ".tmp");
-mkdirSync(base, { recursive: true });
-const root = mkdtempSync(join(base, "subagents-adapter-"));
+const root = makeTestDir("subagents-adapter");
 const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
 
 const models = [

@@ -1,15 +1,13 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, rmSync } from "node:fs";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { STATIC_CAPS } from "../../extensions/shared/budget/batch.ts";
 import { MIN_WINDOW_BYTES } from "../../extensions/shared/projection/projection.ts";
 import { storeForAgentDir } from "../../extensions/shared/store/artifact-store.ts";
 import { type BatchInput, countLines, projectBatch } from "../../extensions/subagents/batch.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
-const base = join(process.cwd(), ".tmp");
-mkdirSync(base, { recursive: true });
-const agentDir = mkdtempSync(join(base, "subagents-batch-"));
+const agentDir = makeTestDir("subagents-batch");
 const store = storeForAgentDir(agentDir);
 afterAll(() => rmSync(agentDir, { recursive: true, force: true }));
 

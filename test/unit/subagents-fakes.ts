@@ -3,7 +3,7 @@
  * sends and appends, a context without UI, a backend whose runs end when the test says so, and an
  * Env wired to a real artifact store in a private folder.
  */
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
@@ -16,6 +16,7 @@ import {
 	type ManagerLimits,
 	SubagentManager,
 } from "../../extensions/subagents/manager.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 export const FAKE_LIMITS: ManagerLimits = {
 	maxConcurrent: 4,
@@ -73,11 +74,9 @@ export interface FakeWorld {
 	root: string;
 }
 
-/** A private folder under <repo>/.tmp. */
+/** A private folder under <repo>/.tmp, removed when the test file ends (makeTestDir). */
 export function tempRoot(prefix: string): string {
-	const base = join(process.cwd(), ".tmp");
-	mkdirSync(base, { recursive: true });
-	return mkdtempSync(join(base, prefix));
+	return makeTestDir(prefix.replace(/-$/, ""));
 }
 
 export function fakeWorld(

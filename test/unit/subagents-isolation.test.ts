@@ -26,12 +26,9 @@ import {
 	removeWorktree,
 } from "../../extensions/subagents/isolation.ts";
 import { git, gitTestEnv, makeGitRepo } from "../fixtures/git-repo.ts";
-import { REPO_ROOT } from "../fixtures/sandbox.ts";
-import { removeAtExit } from "../fixtures/test-dirs.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
-mkdirSync(join(REPO_ROOT, ".tmp"), { recursive: true });
-const base = mkdtempSync(join(REPO_ROOT, ".tmp", `pi-${process.pid}-iso-`));
-removeAtExit(base);
+const base = makeTestDir("subagents-isolation");
 const savedEnv = { ...process.env };
 
 beforeAll(() => {

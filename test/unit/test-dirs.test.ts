@@ -1,13 +1,19 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { leftovers } from "../fixtures/global-setup.ts";
 import { REPO_ROOT } from "../fixtures/pi-runner.ts";
-import { creatorPid, isAlive, KEEP_SANDBOX_ENV, sweepStale } from "../fixtures/test-dirs.ts";
+import {
+	creatorPid,
+	isAlive,
+	KEEP_SANDBOX_ENV,
+	makeTestDir,
+	sweepStale,
+	TEST_TMP_BASE,
+} from "../fixtures/test-dirs.ts";
 
-mkdirSync(join(REPO_ROOT, ".tmp"), { recursive: true });
-const base = mkdtempSync(join(REPO_ROOT, ".tmp", "test-dirs-"));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+const base = makeTestDir("test-dirs");
 
 /** The pid of a process that has already exited. */
 function deadPid(): number {
@@ -29,6 +35,8 @@ describe("test folder cleanup", () => {
 		expect(creatorPid("handoff-adapter-Avk08F")).toBeUndefined();
 		expect(creatorPid("installed-")).toBeUndefined();
 		expect(creatorPid("pi-abc")).toBeUndefined();
+		expect(creatorPid("handoff-adapter-789-Xy12ab")).toBe(789);
+		expect(creatorPid("tmpdir-42-AbCdEf")).toBe(42);
 	});
 
 	it("sweeps folders of dead processes, keeps live ones, its own and foreign names", () => {
@@ -81,7 +89,10 @@ removeAtExit(${JSON.stringify(target)});
 console.log("ready");
 ${ending === "exit" ? "" : "setTimeout(() => {}, 30000);"}`,
 			);
-			const child = spawn(process.execPath, ["--import", "jiti/register", script], { cwd: REPO_ROOT });
+			const child = spawn(process.execPath, ["--import", "jiti/register", script], {
+				cwd: REPO_ROOT,
+				env: { ...process.env, TMPDIR: base }, // the loader's cache stays in this test's folder
+			});
 			await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
 			if (ending === "SIGTERM") child.kill("SIGTERM");
 			const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
@@ -92,4 +103,45 @@ ${ending === "exit" ? "" : "setTimeout(() => {}, 30000);"}`,
 			else expect(code).toBe(0);
 		});
 	}
+
+	it("makeTestDir gives a fresh folder under .tmp/ named with its label and pid, gone when its process ends", async () => {
+		expect(() => makeTestDir("Bad_label")).toThrow(/lower-case letters and hyphens/);
+		expect(() => makeTestDir("../escape")).toThrow();
+		const script = join(base, "child-make.ts");
+		writeFileSync(
+			script,
+			`import { makeTestDir } from ${JSON.stringify(join(REPO_ROOT, "test/fixtures/test-dirs.ts"))};
+console.log(makeTestDir("child-made"));`,
+		);
+		const child = spawnSync(process.execPath, ["--import", "jiti/register", script], {
+			cwd: REPO_ROOT,
+			env: { ...process.env, TMPDIR: base },
+			encoding: "utf8",
+		});
+		const made = child.stdout.trim();
+		expect(dirname(made)).toBe(TEST_TMP_BASE);
+		expect(creatorPid(basename(made))).toBe(child.pid);
+		expect(basename(made)).toMatch(/^child-made-\d+-[A-Za-z0-9]{6}$/);
+		expect(existsSync(made)).toBe(false);
+	});
+
+	it("the check after the suite names what the run left, but not other live runs' folders or older ones", () => {
+		const checked = makeTestDir("leftover-check");
+		const dead = deadPid();
+		const sleeper = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"]);
+		try {
+			mkdirSync(join(checked, "tmpdir-1-RunTmp", "jiti"), { recursive: true });
+			for (const name of ["older", `pi-${sleeper.pid}-Live01`, `traj-${dead}-Dead01`, "handoff-adapter-Avk08F"]) {
+				mkdirSync(join(checked, name));
+			}
+			expect(leftovers(checked, new Set(["older"]), "tmpdir-1-RunTmp")).toEqual([
+				"handoff-adapter-Avk08F",
+				"tmpdir-1-RunTmp/jiti",
+				`traj-${dead}-Dead01`,
+			]);
+			expect(leftovers(join(checked, "missing"), new Set(), "x")).toEqual([]);
+		} finally {
+			sleeper.kill("SIGKILL");
+		}
+	});
 });

@@ -1,11 +1,10 @@
 // The adapter (index.ts) driven by a fake `pi`: event order as Pi produces it, no model, no CLI.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
-const root = join(process.cwd(), ".tmp");
-mkdirSync(root, { recursive: true });
-const dir = mkdtempSync(join(root, "ta-adapter-"));
+const dir = makeTestDir("ta-adapter");
 const agentDir = join(dir, "agent");
 mkdirSync(agentDir, { recursive: true });
 writeFileSync(

@@ -1,15 +1,14 @@
 // Every file a stub names is the stored full output, and every read call in it addresses that file's lines.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { type BuiltStub, buildStub, type ToolResultFacts } from "../../extensions/tool-artifacts/artifacts.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
-const root = join(process.cwd(), ".tmp");
-mkdirSync(root, { recursive: true });
-const dir = mkdtempSync(join(root, "ta-paths-"));
+const dir = makeTestDir("ta-paths");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const agentDir = join(dir, "agent");
 mkdirSync(agentDir, { recursive: true });
@@ -38,6 +37,7 @@ const READ_CALL = /read\(path=("(?:[^"\\]|\\.)*"), offset=(\d+), limit=(\d+)\)/g
 
 /** The checks, for one stub of `full`; `shift` = file line number minus stored line number of numbered rows. */
 function checkStub(built: BuiltStub, full: string, shift: number): void {
+	if ("notStored" in built) throw new Error(built.notStored);
 	const lines = full.split("\n");
 	// Paths: every mention of the store is the stored full output.
 	const mentions = built.text.match(new RegExp(`${escapeRegExp(store.root)}[^\\s"'\\]]*`, "g")) ?? [];
@@ -87,7 +87,7 @@ describe("stub paths and read offsets", () => {
 					const full = rows.join("\n").padEnd(12_500, "y");
 					const before = storedFiles();
 					const built = await buildStub(fact(toolName, full), full, { store, config: { ...config, stubMaxBytes } });
-					if ("error" in built) throw new Error(built.error);
+					if ("notStored" in built) throw new Error(built.notStored);
 					expect(storedFiles() - before).toBeLessThanOrEqual(1);
 					checkStub(built, full, 0);
 				},
@@ -103,7 +103,7 @@ describe("stub paths and read offsets", () => {
 				const notice = `[Showing lines ${offset}-${last} of ${last + 400}. Use offset=${last + 1} to continue.]`;
 				const full = `${rows.join("\n")}\n\n${notice}`;
 				const built = await buildStub(fact("read", full, { path: "src/big.ts", offset }), full, { store, config });
-				if ("error" in built) throw new Error(built.error);
+				if ("notStored" in built) throw new Error(built.notStored);
 				checkStub(built, full, offset - 1);
 				expect(built.text).toContain(`File line N is line N-${offset - 1} of the stored output.`);
 				expect(built.text).toContain(`(not the stored output): ${notice}`);
@@ -117,7 +117,7 @@ describe("stub paths and read offsets", () => {
 		rows[14] = `row15 ${"z".repeat(60_000)}`;
 		const full = rows.join("\n");
 		const built = await buildStub(fact("read", full), full, { store, config });
-		if ("error" in built) throw new Error(built.error);
+		if ("notStored" in built) throw new Error(built.notStored);
 		checkStub(built, full, 0);
 		const hint = /tail -c \+(\d+) '([^']+)' \| head -c (\d+)/.exec(built.text);
 		expect(hint?.[2]).toBe(built.path);
@@ -139,7 +139,7 @@ describe("stub paths and read offsets", () => {
 			config,
 			summarize: async () => ({ ok: true, text: summary, model: "acme/acme-mini" }),
 		});
-		if ("error" in built) throw new Error(built.error);
+		if ("notStored" in built) throw new Error(built.notStored);
 		expect(built.summarized).toBe(true);
 		expect(storedFiles() - before).toBe(1);
 		expect(built.text).toContain("- point 0:");

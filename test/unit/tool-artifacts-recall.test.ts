@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, sep } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
@@ -23,10 +23,9 @@ import {
 	type SearchHit,
 	searchLines,
 } from "../../extensions/tool-artifacts/search-worker.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
-const root = join(process.cwd(), ".tmp");
-mkdirSync(root, { recursive: true });
-const dir = mkdtempSync(join(root, "ta-recall-"));
+const dir = makeTestDir("ta-recall");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const store = new ArtifactStore({ agentDir: join(dir, "agent") });
 mkdirSync(join(dir, "agent"), { recursive: true });

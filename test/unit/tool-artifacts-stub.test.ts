@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, sep } from "node:path";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
@@ -17,10 +17,9 @@ import {
 import { locateFullOutput, readFullOutput, wasTruncated } from "../../extensions/tool-artifacts/full-output.ts";
 import { isStub, parseStubHeader } from "../../extensions/tool-artifacts/stub.ts";
 import { type CompleteFn, chooseSummaryModel, summarize } from "../../extensions/tool-artifacts/summary.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
-const root = join(process.cwd(), ".tmp");
-mkdirSync(root, { recursive: true });
-const dir = mkdtempSync(join(root, "ta-unit-"));
+const dir = makeTestDir("ta-unit");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const agentDir = join(dir, "agent");
 mkdirSync(agentDir, { recursive: true });
@@ -43,7 +42,7 @@ describe("buildStub (fallback excerpt)", () => {
 	it("states the same totals as the excerpt's footer, in the same format; a trailing newline is named", async () => {
 		const text = `${Array.from({ length: 20_000 }, (_, i) => String(i + 1)).join("\n")}\n`;
 		const built = await buildStub(fact({ text }), text, { store, config });
-		if ("error" in built) throw new Error(built.error);
+		if ("notStored" in built) throw new Error(built.notStored);
 		const head = built.text.split("\n")[0];
 		expect(parseStubHeader(head)).toMatchObject({ bytes: Buffer.byteLength(text), lines: 20_001, lastLineEmpty: true });
 		const bytes = formatCount(Buffer.byteLength(text));
@@ -52,14 +51,14 @@ describe("buildStub (fallback excerpt)", () => {
 		expect(built.text).toContain(`[Full text: ${bytes} bytes, 20,001 lines.`);
 		const bare = "x".repeat(20_000);
 		const plain = await buildStub(fact({ text: bare }), bare, { store, config });
-		if ("error" in plain) throw new Error(plain.error);
+		if ("notStored" in plain) throw new Error(plain.notStored);
 		expect(plain.text.split("\n")[0]).toBe(`[Artifact ${plain.id} | bash | 20,000 bytes, 1 line]`);
 	});
 
 	it("stores the exact output and returns a bounded stub: header first, footer last", async () => {
 		const text = `${numbered(3000)}\nerror: build failed`;
 		const built = await buildStub(fact({ text }), text, { store, config });
-		if ("error" in built) throw new Error(built.error);
+		if ("notStored" in built) throw new Error(built.notStored);
 		expect(readFileSync(built.path, "utf8")).toBe(text);
 		const lines = built.text.split("\n");
 		expect(lines[0]).toBe(`[Artifact ${built.id} | bash | ${formatCount(Buffer.byteLength(text))} bytes, 3,001 lines]`);
@@ -83,7 +82,7 @@ describe("buildStub (fallback excerpt)", () => {
 		const text = numbered(4000, "row");
 		const a = await buildStub(fact({ text, toolName: "mystery" }), text, { store, config });
 		const b = await buildStub(fact({ text, toolName: "mystery" }), text, { store, config });
-		if ("error" in a || "error" in b) throw new Error("store failed");
+		if ("notStored" in a || "notStored" in b) throw new Error("store failed");
 		expect(a.text).toBe(b.text);
 	});
 
@@ -97,7 +96,7 @@ describe("buildStub (fallback excerpt)", () => {
 				async (text, stubMaxBytes, toolName) => {
 					const cfg = { ...config, stubMaxBytes };
 					const built = await buildStub(fact({ text, toolName }), text, { store, config: cfg });
-					if ("error" in built) throw new Error(built.error);
+					if ("notStored" in built) throw new Error(built.notStored);
 					expect(Buffer.byteLength(built.text)).toBeLessThanOrEqual(stubMaxBytes);
 					expect(built.text.split("\n").length).toBeLessThanOrEqual(cfg.stubMaxLines);
 					expect(built.text.split("\n")[0]).toMatch(/^\[Artifact [0-9a-f]{12} \|/);
@@ -114,7 +113,7 @@ describe("buildStub (fallback excerpt)", () => {
 			store,
 			config,
 		});
-		if ("error" in built) throw new Error(built.error);
+		if ("notStored" in built) throw new Error(built.notStored);
 		expect(built.kind).toBe("file");
 		expect(built.text).toContain("Showing file lines 501-1000");
 		expect(built.text).toContain("501\tline 501");
@@ -125,7 +124,7 @@ describe("buildStub (fallback excerpt)", () => {
 			"\n",
 		);
 		const built = await buildStub(fact({ text, toolName: "grep" }), text, { store, config });
-		if ("error" in built) throw new Error(built.error);
+		if ("notStored" in built) throw new Error(built.notStored);
 		expect(built.text).toContain("800 matching lines in 7 files");
 	});
 
@@ -136,13 +135,13 @@ describe("buildStub (fallback excerpt)", () => {
 		const shown = numbered(5000).split("\n").slice(-2000).join("\n");
 		const text = `${shown}\n\n[Showing lines 3001-5000 of 5000. Full output: ${tempFile}]`;
 		const built = await buildStub(fact({ text, details: { fullOutputPath: tempFile } }), text, { store, config });
-		if ("error" in built) throw new Error(built.error);
+		if ("notStored" in built) throw new Error(built.notStored);
 		expect(readFileSync(built.path, "utf8")).toBe(full);
 		expect(built.text.split("\n")[0]).toContain("5,000 lines]");
 		// Pi 0.73 turns a non-zero exit into an error without details: the notice still finds the file.
 		const errText = `${text}\n\nCommand exited with code 2`;
 		const fromNotice = await buildStub(fact({ text: errText, isError: true }), errText, { store, config });
-		if ("error" in fromNotice) throw new Error(fromNotice.error);
+		if ("notStored" in fromNotice) throw new Error(fromNotice.notStored);
 		expect(readFileSync(fromNotice.path, "utf8")).toBe(full);
 		expect(fromNotice.text).toContain("\nCommand exited with code 2\n");
 	});
@@ -157,7 +156,7 @@ describe("buildStub (fallback excerpt)", () => {
 			text,
 			{ store, config },
 		);
-		if ("error" in built) throw new Error(built.error);
+		if ("notStored" in built) throw new Error(built.notStored);
 		expect(built.text).toContain("the complete output no longer exists (its temp file was deleted)");
 		expect(readFileSync(built.path, "utf8")).toBe(text);
 	});
@@ -285,16 +284,26 @@ describe("summary model", () => {
 	const request = { kind: "command" as const, tool: "bash", args: "{}", output: "out", cut: false };
 	const base = { model, timeoutMs: 1000, temperature: 0.3, maxTokens: 2048 };
 
-	it("passes temperature, max tokens and no retries; returns the text", async () => {
+	it("passes temperature, max tokens and no retries; returns the text and the call's usage", async () => {
 		let seen: Record<string, unknown> | undefined;
 		const complete: CompleteFn = async (_m, _c, options) => {
 			seen = options;
-			return reply({});
+			return reply({
+				usage: {
+					input: 300,
+					output: 20,
+					cacheRead: 0,
+					cacheWrite: 0,
+					totalTokens: 320,
+					cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.004 },
+				},
+			});
 		};
 		expect(await summarize(request, { ...base, complete })).toEqual({
 			ok: true,
 			text: "SUMMARY",
 			model: "mock/mock-cheap",
+			usage: { calls: 1, input: 300, output: 20, cacheRead: 0, cacheWrite: 0, costUsd: 0.004 },
 		});
 		expect(seen).toMatchObject({ temperature: 0.3, maxTokens: 2048, maxRetries: 0 });
 	});
@@ -336,7 +345,7 @@ describe("summary model", () => {
 			config,
 			summarize: async () => ({ ok: false, reason: "no answer within 30 s" }),
 		});
-		if ("error" in built) throw new Error(built.error);
+		if ("notStored" in built) throw new Error(built.notStored);
 		expect(built.summarized).toBe(false);
 		expect(built.text).toContain("[Summary unavailable (no answer within 30 s); excerpt of the output follows.]");
 		expect(built.text).toMatch(/omitted/);
@@ -353,11 +362,26 @@ describe("summary model", () => {
 				return { ok: true, text: "Built 3 targets; 0 errors.", model: "mock/mock-cheap" };
 			},
 		});
-		if ("error" in built) throw new Error(built.error);
+		if ("notStored" in built) throw new Error(built.notStored);
 		expect(built.summarized).toBe(true);
 		expect(built.text).toContain("Built 3 targets; 0 errors.");
 		expect(seenOutput.length).toBeLessThanOrEqual(config.summary.maxInputChars);
 		expect(seenOutput).toContain("line 1\n");
 		expect(seenOutput).toContain("line 20000");
+	});
+
+	it("records the summary call's tokens and cost in details.headroom.usage; an excerpt records none", async () => {
+		const text = numbered(5000);
+		const usage = { calls: 1, input: 1200, output: 80, cacheRead: 0, cacheWrite: 0, costUsd: 0.0021 };
+		const built = await buildStub(fact({ text }), text, {
+			store,
+			config,
+			summarize: async () => ({ ok: true, text: "Short summary.", model: "mock/mock-cheap", usage }),
+		});
+		if ("notStored" in built) throw new Error(built.notStored);
+		expect((built.details.headroom as { usage?: unknown }).usage).toEqual(usage);
+		const plain = await buildStub(fact({ text }), text, { store, config });
+		if ("notStored" in plain) throw new Error(plain.notStored);
+		expect((plain.details.headroom as { usage?: unknown }).usage).toBeUndefined();
 	});
 });

@@ -2,13 +2,14 @@
  * The context-trim adapter against a stand-in of Pi's extension API: configuration, the budget it
  * derives from the model, and its safe failure (untrimmed, reported once).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import contextTrim from "../../extensions/context-trim/index.ts";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
 import { fingerprintReady } from "../../extensions/shared/text/fingerprint.ts";
 import type { TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 import { filler, HistoryBuilder } from "./transcript-history.ts";
 
 type Handler = (event: { type: "context"; messages: TranscriptMessage[] }, ctx: unknown) => unknown;
@@ -31,7 +32,7 @@ function setup(options: {
 	model?: { contextWindow: number; maxTokens: number };
 	prompt?: () => string;
 }) {
-	const agentDir = mkdtempSync(join(process.cwd(), ".tmp", "ct-adapter-"));
+	const agentDir = makeTestDir("ct-adapter");
 	created.push(agentDir);
 	const cwd = join(agentDir, "cwd");
 	mkdirSync(cwd);

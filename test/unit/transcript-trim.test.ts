@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, rmSync, statSync } from "node:fs";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { MARKER_CUSTOM_TYPE, renderTrimMarker } from "../../extensions/context-trim/prompt.ts";
@@ -14,6 +13,7 @@ import {
 	type TranscriptMessage,
 } from "../../extensions/shared/transcript/plan.ts";
 import { type OmissionIndex, OmissionMemo, storedProject } from "../../extensions/shared/transcript/view.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 import { buildHistory, filler, HistoryBuilder, historyArb } from "./transcript-history.ts";
 
 // The sizer keys its cache by the xxHash fingerprint: start it so the cached path is the one tested.
@@ -210,7 +210,7 @@ describe("messageBudget", () => {
 
 describe("storedProject", () => {
 	it("stores the full text as a transcripts artifact once and points the footer at it", () => {
-		const agentDir = mkdtempSync(join(process.cwd(), ".tmp", "ct-store-"));
+		const agentDir = makeTestDir("ct-store");
 		const store = new ArtifactStore({ agentDir });
 		const project = storedProject(store);
 		const text = filler("log", 50_000);

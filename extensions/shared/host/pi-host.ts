@@ -1,0 +1,153 @@
+/**
+ * Pi-line shims: every difference between Pi 0.73 (`@mariozechner/pi-coding-agent`) and Pi 1.x
+ * (`@earendil-works/pi-coding-agent`) that an extension needs at run time, behind one typed face.
+ * Each function feature-detects the 1.x seam and falls back to the 0.73 way, so one source serves
+ * both lines (the 1.x loader maps the old import names to its own modules).
+ *
+ * - one-off model calls: 1.x `ctx.modelRegistry.complete()` (request-time auth, sees providers other
+ *   extensions registered); 0.73 pi-ai's global `complete` with the registry's credentials. Prompt
+ *   caching is off for these calls (`cacheRetention: "none"`), as Pi does for its own summaries.
+ * - Pi's effective compaction settings (global, project when trusted, per-model overrides on 1.x).
+ * - tool exposure (1.x `exposure` / `defaultActive`; 0.73 has neither).
+ */
+
+import type { Api, AssistantMessage, Context, Model } from "@mariozechner/pi-ai";
+import * as piAi from "@mariozechner/pi-ai";
+import { SettingsManager } from "@mariozechner/pi-coding-agent";
+
+/** Options of a one-off call (a summary, a handoff step): never cached, never the session's turn. */
+export interface OneOffCallOptions {
+	maxTokens?: number;
+	temperature?: number;
+	signal?: AbortSignal;
+	/** Provider-level retries of a failed request. */
+	maxRetries?: number;
+}
+
+/** The part of Pi's model registry the shims use, as either line has it. */
+interface RegistryLike {
+	complete?: (model: Model<Api>, context: Context, options?: Record<string, unknown>) => Promise<AssistantMessage>;
+	getApiKeyAndHeaders?: (
+		model: Model<Api>,
+	) => Promise<{ ok: boolean; apiKey?: string; headers?: Record<string, string>; error?: string }>;
+	getApiKey?: (model: Model<Api>) => Promise<string | undefined>;
+}
+
+/** Which way a one-off call goes on this Pi line. */
+export function modelCallRoute(registry: unknown): "registry" | "pi-ai" {
+	return typeof (registry as RegistryLike | undefined)?.complete === "function" ? "registry" : "pi-ai";
+}
+
+/** pi-ai's global `complete` (0.73; on 1.x a compat alias slated for removal), or undefined once it is gone. */
+function globalComplete(): RegistryLike["complete"] {
+	const fn = (piAi as unknown as { complete?: unknown }).complete;
+	return typeof fn === "function" ? (fn as RegistryLike["complete"]) : undefined;
+}
+
+/**
+ * One model call through the host: the registry's `complete` on 1.x, pi-ai's `complete` with the
+ * registry's credentials on 0.73. Rejects only where the provider layer does (a reply with
+ * stopReason "error"/"aborted" comes back as a message, as from pi-ai).
+ */
+export async function completeOneOff(
+	registry: unknown,
+	model: Model<Api>,
+	context: Context,
+	options: OneOffCallOptions,
+): Promise<AssistantMessage> {
+	const r = registry as RegistryLike;
+	const base = {
+		maxTokens: options.maxTokens,
+		temperature: options.temperature,
+		signal: options.signal,
+		maxRetries: options.maxRetries,
+		cacheRetention: "none" as const,
+	};
+	if (typeof r.complete === "function") return r.complete.call(registry, model, context, base);
+	const complete = globalComplete();
+	if (!complete) throw new Error("this Pi has neither modelRegistry.complete nor pi-ai's complete");
+	let apiKey: string | undefined;
+	let headers: Record<string, string> | undefined;
+	let routed = model;
+	if (typeof r.getApiKeyAndHeaders === "function") {
+		const auth = (await r.getApiKeyAndHeaders.call(registry, model)) as {
+			ok: boolean;
+			apiKey?: string;
+			headers?: Record<string, string>;
+			error?: string;
+			baseUrl?: string;
+		};
+		if (!auth.ok) throw new Error(auth.error ?? `no credentials for ${model.provider}/${model.id}`);
+		apiKey = auth.apiKey;
+		headers = auth.headers;
+		if (auth.baseUrl) routed = { ...model, baseUrl: auth.baseUrl };
+	} else if (typeof r.getApiKey === "function") {
+		apiKey = await r.getApiKey.call(registry, model);
+	}
+	return complete(routed, context, { ...base, apiKey, headers });
+}
+
+/** Pi's compaction settings as they apply to one model. */
+export interface CompactionSettingsReading {
+	enabled: boolean;
+	/** Pi compacts when fewer than this many tokens of the window are free. */
+	reserveTokens: number;
+	/** Recent tokens Pi keeps verbatim. */
+	keepRecentTokens: number;
+}
+
+/** Pi's built-in compaction defaults (both lines). */
+export const PI_DEFAULT_COMPACTION: Readonly<CompactionSettingsReading> = Object.freeze({
+	enabled: true,
+	reserveTokens: 16_384,
+	keepRecentTokens: 20_000,
+});
+
+function validReading(value: unknown): CompactionSettingsReading | undefined {
+	const v = value as Partial<CompactionSettingsReading> | undefined;
+	if (!v || typeof v !== "object") return undefined;
+	const ok = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n) && n >= 0;
+	if (!ok(v.reserveTokens) || !ok(v.keepRecentTokens)) return undefined;
+	return { enabled: v.enabled !== false, reserveTokens: v.reserveTokens, keepRecentTokens: v.keepRecentTokens };
+}
+
+/** `preparation.settings` of a session_before_compact event, when well-formed (both lines carry it). */
+export function compactionSettingsOf(preparation: unknown): CompactionSettingsReading | undefined {
+	return validReading((preparation as { settings?: unknown } | undefined)?.settings);
+}
+
+/**
+ * Pi's effective compaction settings for `model`, read the way Pi reads them: the agent dir's
+ * settings.json, the project's `.pi/settings.json` (on 1.x only when the project is trusted), and on
+ * 1.x `compaction.modelOverrides["provider/id"]`. Pi's defaults when anything fails.
+ */
+export function readCompactionSettings(
+	cwd: string,
+	agentDir: string,
+	model: { provider: string; id: string } | undefined,
+	projectTrusted: boolean,
+): CompactionSettingsReading {
+	try {
+		const create = SettingsManager.create as unknown as (
+			cwd: string,
+			agentDir: string,
+			options?: { projectTrusted?: boolean },
+		) => { getCompactionSettings(model?: { provider: string; id: string }): unknown };
+		const manager = create(cwd, agentDir, { projectTrusted });
+		return validReading(manager.getCompactionSettings(model)) ?? { ...PI_DEFAULT_COMPACTION };
+	} catch {
+		return { ...PI_DEFAULT_COMPACTION };
+	}
+}
+
+/** Pi 1.x tool exposure fields; 0.73 ignores unknown registration fields. */
+export type ToolExposureFields = { exposure?: "direct" | "deferred" };
+
+/**
+ * Registration fields that keep a rarely used tool's schema out of every request until Pi 1.x's
+ * `tool_search` finds it: `exposure: "deferred"` when `defer` is set and the host has tool search.
+ * Nothing on 0.73 (no exposure there) or when tool search is not available.
+ */
+export function deferredExposure(defer: boolean, toolSearchAvailable: boolean): ToolExposureFields {
+	return defer && toolSearchAvailable ? { exposure: "deferred" } : {};
+}
