@@ -4,10 +4,12 @@
  * watchdog verdict, outcome) is in child-run.ts. No Pi imports: the backend is an interface, so
  * this runs in unit tests with a fake backend.
  */
+import type { ExtensionPolicy } from "./agents.ts";
 import {
 	applyEvent,
 	type ChildBackend,
 	type ManagerLimits,
+	maxTurnsVerdict,
 	type Runtime,
 	runOutcome,
 	type StopReason,
@@ -70,6 +72,14 @@ export interface SpawnRequest {
 	worktree?: ChildRecord["worktree"];
 	/** Whether its answers are checked against an output_schema. */
 	structured?: boolean;
+	/** The named agent it runs as, if any. */
+	agent?: string;
+	/** Most turns a run may take. */
+	maxTurns?: number;
+	/** Whether `tools` is the whole set (an explicit list); otherwise the child's extension tools join it. */
+	exactTools?: boolean;
+	/** Which of the user's extensions the child loads. */
+	extensions?: ExtensionPolicy;
 }
 
 /** How to run a child restored from an earlier process again: its session file is reopened with these. */
@@ -166,6 +176,8 @@ export class SubagentManager {
 			prompt: request.prompt,
 			model: request.modelLabel,
 			tools: request.tools,
+			...(request.agent ? { agent: request.agent } : {}),
+			...(request.maxTurns ? { maxTurns: request.maxTurns } : {}),
 			cwd: request.cwd,
 			thinking: request.thinking,
 			context: request.context,
@@ -182,7 +194,10 @@ export class SubagentManager {
 			...(request.structured ? { structured: true } : {}),
 		};
 		this.records.set(id, record);
-		this.runtimes.set(id, this.newRuntime(request.model, request.systemAppend, request.steps));
+		const rt = this.newRuntime(request.model, request.systemAppend, request.steps);
+		rt.exactTools = request.exactTools;
+		rt.extensions = request.extensions;
+		this.runtimes.set(id, rt);
 		this.runtimes.get(id)!.pendingPrompt = request.firstMessage ?? request.prompt;
 		this.pump();
 		return record;
@@ -362,7 +377,12 @@ export class SubagentManager {
 	}
 
 	/** Settle with an error text first and whatever the child had produced. */
-	private settleFailed(child: ChildRecord, run: number, state: "failed" | "cancelled", error: string): Promise<void> {
+	private settleFailed(
+		child: ChildRecord,
+		run: number,
+		state: "failed" | "cancelled" | "incomplete",
+		error: string,
+	): Promise<void> {
 		return this.conclude(child, run, state, { text: failedResultText(state, error, child.partialText) }, error);
 	}
 
@@ -392,9 +412,13 @@ export class SubagentManager {
 				model: rt.model,
 				systemAppend: rt.systemAppend,
 				sessionFile: rt.resumeFile,
+				exactTools: rt.exactTools,
+				extensions: rt.extensions,
 			};
 			rt.handle ??= await this.backend.create(spec, (event) => {
 				if (applyEvent(child, rt, event, this.now()).visible) this.changed();
+				const cut = event.type === "turn_end" ? maxTurnsVerdict(child, rt) : undefined;
+				if (cut) void this.stop(child.id, cut);
 			});
 			child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
 			if (rt.stopReason) return stopped(STOPPED_BEFORE_START);

@@ -151,3 +151,49 @@ export type ToolExposureFields = { exposure?: "direct" | "deferred" };
 export function deferredExposure(defer: boolean, toolSearchAvailable: boolean): ToolExposureFields {
 	return defer && toolSearchAvailable ? { exposure: "deferred" } : {};
 }
+
+/** What triggered a compaction, as Pi 1.x's session_before_compact / session_compact_failed say it. */
+export type HostCompactionReason = "manual" | "threshold" | "overflow";
+
+/** `reason` of a compaction event (Pi 1.x); undefined on 0.73, which does not say. */
+export function compactionReasonOf(event: unknown): HostCompactionReason | undefined {
+	const r = (event as { reason?: unknown } | undefined)?.reason;
+	return r === "manual" || r === "threshold" || r === "overflow" ? r : undefined;
+}
+
+/** Pi 1.x's session_compact_failed event. */
+export interface CompactFailedEvent {
+	reason?: HostCompactionReason;
+	/** Error text when compaction failed for a non-abort reason. */
+	errorMessage?: string;
+	/** True when compaction was cancelled or aborted. */
+	aborted?: boolean;
+	willRetry?: boolean;
+	/** True when the failing compaction content came from a session_before_compact handler. */
+	fromExtension?: boolean;
+}
+
+/** Pi 1.x's agent_before_settle event (the part the package uses). */
+export interface BeforeSettleEvent {
+	entries: unknown[];
+	continue: boolean;
+	outcome?: "completed" | "aborted" | "error";
+}
+
+/** Events only Pi 1.x emits; on 0.73 a handler for them is registered and never called. */
+export interface Pi1Events {
+	agent_settled: { aborted?: boolean };
+	agent_before_settle: BeforeSettleEvent;
+	session_compact_failed: CompactFailedEvent;
+}
+
+/** Subscribe to a Pi 1.x-only event with its 1.x shape (the 0.73 types do not know these names). */
+export function onPi1Event<K extends keyof Pi1Events, C>(
+	pi: { on: unknown },
+	name: K,
+	handler: (event: Pi1Events[K], ctx: C) => unknown,
+): void {
+	(pi.on as (event: string, handler: (event: unknown, ctx: unknown) => unknown) => void).call(pi, name, (e, c) =>
+		handler(e as Pi1Events[K], c as C),
+	);
+}
