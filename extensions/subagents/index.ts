@@ -5,6 +5,7 @@
  */
 import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
+import { DEFERRED_EXPOSURE, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { BUILT_IN_AGENTS, describePolicy } from "./agents.ts";
 import { cleanupTool } from "./cleanup.ts";
 import {
@@ -53,6 +54,9 @@ function expandKey(): string {
 		return DEFAULT_EXPAND_KEY;
 	}
 }
+
+/** Tools a parent rarely needs in every request: deferred behind Pi 1.x's tool_search when it is active. */
+const RARE_TOOLS = ["subagent_check", "subagent_send", "subagent_cancel", "subagent_list"] as const;
 
 export default function subagents(pi: ExtensionAPI): void {
 	setupSubagents(pi, 0);
@@ -176,6 +180,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	});
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: "subagent_check",
 		label: TOOL_TEXT.check.label,
 		description: TOOL_TEXT.check.description,
@@ -186,6 +191,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	});
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: "subagent_send",
 		label: TOOL_TEXT.send.label,
 		description: TOOL_TEXT.send.description,
@@ -199,6 +205,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	});
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: "subagent_cancel",
 		label: TOOL_TEXT.cancel.label,
 		description: TOOL_TEXT.cancel.description,
@@ -209,6 +216,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	});
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: "subagent_list",
 		label: TOOL_TEXT.list.label,
 		description: TOOL_TEXT.list.description,
@@ -258,6 +266,8 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	pi.on("session_start", async (_event, ctx) => {
 		env.closing = false;
 		ensureConfig(env, ctx);
+		// Pi 1.x: the rarely used tools stay behind tool_search when it is active; otherwise they are declared.
+		settleDeferredTools(pi, RARE_TOOLS, env.config.exposure.deferRareTools, "subagent_spawn");
 		refreshAgents(ctx);
 		ensureManager(env, ctx).setLimits(limitsOf(env.config));
 		const owed = restoreFromSession(env, ctx);
