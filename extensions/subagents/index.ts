@@ -1,5 +1,5 @@
 /**
- * Subagents: the thin Pi adapter. Registers the six tools with their renderers, a renderer for
+ * Subagents: the thin Pi adapter. Registers the seven tools with their renderers, a renderer for
  * delivered results, the status line, and the lifecycle hooks (restore on session start,
  * automatic delivery when the parent's run ends, persistence on shutdown).
  */
@@ -7,6 +7,7 @@ import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner
 import { Type } from "typebox";
 import { DEFERRED_EXPOSURE, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { BUILT_IN_AGENTS, describePolicy } from "./agents.ts";
+import { cleanupTool } from "./cleanup.ts";
 import {
 	cancelFlush,
 	deliverPending,
@@ -130,6 +131,12 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		extensions: Type.Optional(
 			Type.Union([Type.Boolean(), Type.Array(Type.String())], { description: SPAWN_EXTENSIONS_PARAM }),
 		),
+		isolation: Type.Optional(
+			Type.Union([Type.Literal("none"), Type.Literal("worktree")], { description: TOOL_TEXT.spawn.isolation }),
+		),
+		output_schema: Type.Optional(
+			Type.Object({}, { additionalProperties: true, description: TOOL_TEXT.spawn.outputSchema }),
+		),
 	});
 	// The description lists the agents; it is registered again only when that list changed, so the
 	// parent's prompt (and its provider cache) stays the same from one request to the next.
@@ -216,6 +223,19 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		parameters: Type.Object({}),
 		execute: async (_id, _params, _signal, _onUpdate, ctx) => withCtx(ctx, () => listTool(env, ctx)),
 		renderCall: render.renderCall("subagent_list"),
+		renderResult: render.renderResult,
+	});
+
+	pi.registerTool({
+		name: "subagent_cleanup",
+		label: TOOL_TEXT.cleanup.label,
+		description: TOOL_TEXT.cleanup.description,
+		parameters: Type.Object({
+			ids: Type.Array(Type.String(), { description: TOOL_TEXT.cleanup.ids }),
+			discard: Type.Optional(Type.Boolean({ description: TOOL_TEXT.cleanup.discard })),
+		}),
+		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cleanupTool(env, params, ctx)),
+		renderCall: render.renderCall("subagent_cleanup"),
 		renderResult: render.renderResult,
 	});
 

@@ -36,6 +36,7 @@ const ALLOWED: Record<string, string> = {
 	// List caps still written by hand: each reads its cap from the surfaces table.
 	"subagents/domain.ts": "model choices list cap (subagents.modelChoices)",
 	"subagents/prompt.ts": "model choices and agent names list caps (subagents.modelChoices, subagents.agentNames)",
+	"subagents/schema.ts": "validator errors list cap (subagents.schemaErrors)",
 	"subagents/agents.ts": "an agent file's load error quoted in a warning",
 	"tool-artifacts/excerpt.ts": "index rows list cap (toolArtifacts.indexRows)",
 	"handoff/model-ref.ts": "model list cap in a warning (handoff.modelList)",
