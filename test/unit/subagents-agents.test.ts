@@ -300,3 +300,23 @@ describe("the agent list in the spawn description", () => {
 		);
 	});
 });
+
+describe("rows and texts show the agent and the incomplete state", () => {
+	it("list, check and result headers name the agent; incomplete has its own glyph", async () => {
+		const { childRecord } = await import("./subagents-fakes.ts");
+		const { rowText } = await import("../../extensions/subagents/render.ts");
+		const { statusGlyph } = await import("../../extensions/subagents/domain.ts");
+		const child = childRecord({ id: "sa-3", name: "look around", agent: "scout", state: "incomplete" });
+		expect(P.listLine(child, Date.now(), statusGlyph(child.state))).toMatch(
+			/^◐ sa-3 "look around" incomplete .* agent scout/,
+		);
+		expect(P.checkText(child, Date.now(), "")).toContain("agent scout · model");
+		expect(P.resultHeader(child, "incomplete", 1)).toContain('sa-3 "look around" as scout incomplete');
+		expect(rowText({ id: "sa-3", name: "look around", state: "incomplete", agent: "scout" })).toBe(
+			"◐ sa-3 look around (scout) incomplete",
+		);
+		expect(new Set(["completed", "incomplete", "failed", "cancelled"].map((s) => statusGlyph(s as never))).size).toBe(
+			4,
+		);
+	});
+});
