@@ -20,7 +20,9 @@ describe("npm run demo", () => {
 		expect(out).toMatch(/ran as agent: +reviewer \(built-in;/);
 		expect(out).toMatch(/ran as agent: +scout \(built-in;/);
 		expect(out).toMatch(/ran as agent: +db-surveyor \(agent file;/);
-		expect(out.match(/✓ the child's requests carried that agent's system prompt and exactly its tools/g)?.length).toBe(3);
+		expect(out.match(/✓ the child's requests carried that agent's system prompt and exactly its tools/g)?.length).toBe(
+			3,
+		);
 		expect(out.match(/artifact: +\/\S+\/subagent-results\/[0-9a-f]{64}\.txt/g)?.length).toBe(3);
 		expect(out.match(/read call: +read\(path="[^"]+", offset=\d+, limit=\d+\)/g)?.length).toBe(3);
 		expect(out.match(/✓ read returned lines \d+–\d+, the first omitted ones/g)?.length).toBe(3);
