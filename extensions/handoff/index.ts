@@ -5,10 +5,9 @@
  * The pipeline, the serializer, the trajectories and the probe are plain modules beside this file.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import { DEFAULT_CONFIG, loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/host/config.ts";
+import { bootExtension, tellPerson } from "../shared/host/bootstrap.ts";
 import { toPiUsage } from "../shared/host/model-usage.ts";
-import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
+import { onAgentSettled } from "../shared/host/pi-host.ts";
 import { isHandoffDetails } from "./details.ts";
 import { chooseModel } from "./model-ref.ts";
 import {
@@ -32,17 +31,11 @@ const APPLY_TRIES = 50;
 /** customType of the follow-up that resumes the task after a staged handoff. */
 export const RESUME_CUSTOM_TYPE = "headroom-handoff-resume";
 
-function log(ctx: ExtensionContext, message: string): void {
-	if (ctx.hasUI) ctx.ui.notify(message, "warning");
-	else console.error(message);
-}
+/** Handoff's messages carry their own "headroom handoff:" prefix (prompt.ts). */
+const log = (ctx: ExtensionContext, message: string): void => tellPerson(ctx, message);
 
 export default function handoffExtension(pi: ExtensionAPI) {
-	let loaded: HandoffSettings = {
-		handoff: DEFAULT_CONFIG.handoff,
-		headShare: DEFAULT_CONFIG.projection.headShare,
-	};
-	let configLoaded = false;
+	const host = bootExtension(pi, "handoff");
 	/** Holds a computed (not yet applied) handoff: applying it is what takes an index and writes files. */
 	const stager = new HandoffStager<ComputedHandoff>();
 	/** Highest summarization index applied in this process (files and entries are checked too). */
@@ -55,18 +48,8 @@ export default function handoffExtension(pi: ExtensionAPI) {
 	let compactionsStarted = 0;
 
 	const settings = (ctx: ExtensionContext): HandoffSettings => {
-		if (!configLoaded) {
-			configLoaded = true;
-			const { config, warnings } = loadConfig({
-				agentDir: getAgentDir(),
-				cwd: ctx.cwd,
-				projectTrusted: projectTrusted(ctx),
-			});
-			loaded = { handoff: config.handoff, headShare: config.projection.headShare };
-			scheduleBackgroundPrune(getAgentDir(), config.store);
-			for (const w of unseenConfigWarnings(warnings)) log(ctx, `headroom config: ${w}`);
-		}
-		return loaded;
+		const config = host.config(ctx);
+		return { handoff: config.handoff, headShare: config.projection.headShare };
 	};
 
 	async function resolveModel(ctx: ExtensionContext) {
@@ -231,7 +214,7 @@ export default function handoffExtension(pi: ExtensionAPI) {
 	});
 
 	// Pi 1.x: the run, its retries and Pi's own compaction are all over. A tick later, out of the handler.
-	pi.on("agent_settled" as "agent_end", (_event, ctx) => {
+	onAgentSettled(pi, (ctx) => {
 		if (stager.phase !== "idle") setTimeout(() => applyStaged(ctx), 0);
 	});
 

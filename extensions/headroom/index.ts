@@ -1,21 +1,21 @@
 /**
  * pi-context-headroom's store command: `/headroom` shows the artifact store, `/headroom prune` prunes it.
  * Pruning also runs in the background shortly after a session starts, off the hot path, at most once per
- * process and once per six hours across processes (../shared/background-prune.ts).
+ * process and once per six hours across processes (the bootstrap schedules it: ../shared/host/bootstrap.ts).
  */
-import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
-import { loadConfig, projectTrusted } from "../shared/host/config.ts";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { bootExtension } from "../shared/host/bootstrap.ts";
 import { sessionCallUsage } from "../shared/host/model-usage.ts";
-import { storeForAgentDir } from "../shared/store/artifact-store.ts";
-import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
+import { hasUI } from "../shared/host/pi-host.ts";
 import { COMMAND_DESCRIPTION, formatCallUsage, formatPrune, formatPruneLimits, formatStatus, USAGE } from "./prompt.ts";
 
 /** Session entry type recording what /headroom showed when there was no UI (never sent to the model). */
 export const STATUS_ENTRY_TYPE = "headroom-status";
 
 export default function headroom(pi: ExtensionAPI) {
+	const host = bootExtension(pi, "headroom");
 	const say = (ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info") => {
-		if (ctx.hasUI) {
+		if (hasUI(ctx)) {
 			ctx.ui.notify(text, level); // the TUI, and rpc's UI bridge (an extension_ui_request event)
 			return;
 		}
@@ -26,9 +26,8 @@ export default function headroom(pi: ExtensionAPI) {
 	};
 
 	const prune = async (ctx: ExtensionContext) => {
-		const { config } = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) });
-		const { maxAgeDays, maxTotalBytes, minAgeHours } = config.store;
-		const result = await storeForAgentDir(getAgentDir()).prune({ maxAgeDays, maxTotalBytes, minAgeHours });
+		const { maxAgeDays, maxTotalBytes, minAgeHours } = host.config(ctx).store;
+		const result = await host.store().prune({ maxAgeDays, maxTotalBytes, minAgeHours });
 		return formatPrune(result.removed, result.freedBytes, formatPruneLimits(maxAgeDays, maxTotalBytes, minAgeHours));
 	};
 
@@ -38,7 +37,7 @@ export default function headroom(pi: ExtensionAPI) {
 			const verb = args.trim();
 			try {
 				if (verb === "" || verb === "status") {
-					const store = storeForAgentDir(getAgentDir());
+					const store = host.store();
 					const status = formatStatus({ root: store.root, ...(await store.stats()) }, Date.now());
 					const calls = formatCallUsage(sessionCallUsage(ctx.sessionManager.getEntries()));
 					say(ctx, `${status}\n${calls}`);
@@ -51,12 +50,5 @@ export default function headroom(pi: ExtensionAPI) {
 				say(ctx, `headroom: ${error instanceof Error ? error.message : String(error)}`, "error");
 			}
 		},
-	});
-
-	pi.on("session_start", (_event, ctx) => {
-		scheduleBackgroundPrune(
-			getAgentDir(),
-			loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) }).config.store,
-		);
 	});
 }

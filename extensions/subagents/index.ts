@@ -5,6 +5,8 @@
  */
 import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
+import { bootExtension } from "../shared/host/bootstrap.ts";
+import { onAgentSettled } from "../shared/host/pi-host.ts";
 import {
 	cancelFlush,
 	deliverPending,
@@ -57,6 +59,12 @@ export default function subagents(pi: ExtensionAPI): void {
 
 export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	const env = createEnv(pi, depth, (d) => (childPi) => setupSubagents(childPi, d));
+	env.host = bootExtension(pi, "subagents");
+	env.host.onConfig((config) => {
+		env.config = config;
+		env.configLoaded = true;
+		env.agentDir = env.host?.agentDir() ?? env.agentDir;
+	});
 	let statusTimer: ReturnType<typeof setInterval> | undefined;
 
 	const refreshStatus = () => {
@@ -210,13 +218,10 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		scheduleFlush(env, FLUSH_POLL_ATTEMPTS);
 	});
 	// 1.x: agent_settled fires once the agent is really idle.
-	(pi.on as (event: string, handler: (event: unknown, ctx: ExtensionContext) => void) => void)(
-		"agent_settled",
-		(_event, ctx) => {
-			env.ctx = ctx;
-			void deliverPending(env, "trigger");
-		},
-	);
+	onAgentSettled(pi, (ctx) => {
+		env.ctx = ctx;
+		void deliverPending(env, "trigger");
+	});
 	pi.on("turn_start", (_event, ctx) => {
 		env.ctx = ctx;
 	});

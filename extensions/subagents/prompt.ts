@@ -346,7 +346,3 @@ export function checkText(c: ChildRecord, now: number, recentOutput: string): st
 export function restoredNote(count: number): string {
 	return `[${plural(count, "subagent result")} from before the session was reloaded or resumed]`;
 }
-
-export function configWarning(warning: string): string {
-	return `subagents: ${warning}`;
-}

@@ -9,11 +9,46 @@
  *   caching is off for these calls (`cacheRetention: "none"`), as Pi does for its own summaries.
  * - Pi's effective compaction settings (global, project when trusted, per-model overrides on 1.x).
  * - tool exposure (1.x `exposure` / `defaultActive`; 0.73 has neither).
+ * - project trust (1.x `ctx.isProjectTrusted()`; 0.73 has no project trust and loads project files).
+ * - UI presence (`ctx.hasUI` with a `ui` to draw on; print and json modes have none).
+ * - the "agent is really idle" event (1.x `agent_settled`; 0.73 has none: callers poll after agent_end).
  */
 
 import type { Api, AssistantMessage, Context, Model } from "@mariozechner/pi-ai";
 import * as piAi from "@mariozechner/pi-ai";
-import { SettingsManager } from "@mariozechner/pi-coding-agent";
+import { type ExtensionAPI, type ExtensionContext, SettingsManager } from "@mariozechner/pi-coding-agent";
+
+/**
+ * Whether Pi trusts the project's own files: Pi 1.x asks the user (ctx.isProjectTrusted()); Pi 0.73 has no
+ * project trust and loads project resources anyway, so an absent check counts as trusted. A check that
+ * throws counts as untrusted.
+ */
+export function projectTrusted(ctx: unknown): boolean {
+	const check = (ctx as { isProjectTrusted?: unknown } | undefined)?.isProjectTrusted;
+	if (typeof check !== "function") return true;
+	try {
+		return check.call(ctx) !== false;
+	} catch {
+		return false;
+	}
+}
+
+/** Whether this context can draw and notify (the TUI, or rpc's UI bridge); print and json modes cannot. */
+export function hasUI(ctx: ExtensionContext | undefined): boolean {
+	return ctx?.hasUI === true && typeof ctx.ui === "object" && ctx.ui !== null;
+}
+
+/**
+ * Pi 1.x's `agent_settled`: fires once the run, its retries and Pi's own compaction are all over, when a
+ * follow-up may start a turn. Pi 0.73 has no such event and never calls `handler`: pair this with an
+ * `agent_end` handler that polls `ctx.isIdle()` on later ticks.
+ */
+export function onAgentSettled(pi: ExtensionAPI, handler: (ctx: ExtensionContext) => void): void {
+	(pi.on as (event: string, listener: (event: unknown, ctx: ExtensionContext) => void) => void)(
+		"agent_settled",
+		(_event, ctx) => handler(ctx),
+	);
+}
 
 /** Options of a one-off call (a summary, a handoff step): never cached, never the session's turn. */
 export interface OneOffCallOptions {
