@@ -1,5 +1,8 @@
 /**
- * pi-context-headroom's store command: `/headroom` shows the artifact store, `/headroom prune` prunes it.
+ * pi-context-headroom's command: `/headroom` shows the context ledger (what the context holds by source,
+ * what this package kept out of it, this session's artifacts) and the artifact store; `/headroom prune`
+ * prunes the store. In the TUI the ledger is a panel with bar charts; print and rpc modes get plain text,
+ * and a session entry (never sent to the model) whose `details.ledger` is the ledger as JSON.
  * Pruning also runs in the background shortly after a session starts, off the hot path, at most once per
  * process and once per six hours across processes (the bootstrap schedules it: ../shared/host/bootstrap.ts).
  */
@@ -7,6 +10,10 @@ import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-age
 import { bootExtension } from "../shared/host/bootstrap.ts";
 import { sessionCallUsage } from "../shared/host/model-usage.ts";
 import { hasUI } from "../shared/host/pi-host.ts";
+import { currentLedger } from "./collect.ts";
+import type { Ledger } from "./ledger.ts";
+import { formatLedger } from "./ledger-format.ts";
+import { LedgerPanel } from "./ledger-view.ts";
 import { COMMAND_DESCRIPTION, formatCallUsage, formatPrune, formatPruneLimits, formatStatus, USAGE } from "./prompt.ts";
 
 /** Session entry type recording what /headroom showed when there was no UI (never sent to the model). */
@@ -14,15 +21,53 @@ export const STATUS_ENTRY_TYPE = "headroom-status";
 
 export default function headroom(pi: ExtensionAPI) {
 	const host = bootExtension(pi, "headroom");
-	const say = (ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info") => {
+	const say = (
+		ctx: ExtensionContext,
+		text: string,
+		level: "info" | "warning" | "error" = "info",
+		details?: { ledger: Ledger },
+	) => {
 		if (hasUI(ctx)) {
 			ctx.ui.notify(text, level); // the TUI, and rpc's UI bridge (an extension_ui_request event)
+			if (details) pi.appendEntry(STATUS_ENTRY_TYPE, { text, level, details }); // rpc clients read the JSON
 			return;
 		}
 		// Print and json modes: stdout is the answer or a protocol stream, and a custom message would reach
 		// the model as a user message. So: stderr for the person, a session entry (never sent) for the record.
 		process.stderr.write(`${text}\n`);
-		pi.appendEntry(STATUS_ENTRY_TYPE, { text, level });
+		pi.appendEntry(STATUS_ENTRY_TYPE, details ? { text, level, details } : { text, level });
+	};
+
+	/** The ledger and the store: a panel in the TUI; plain text (and the JSON entry) where custom UI is absent. */
+	const status = async (ctx: ExtensionContext) => {
+		const store = host.store();
+		const storeStatus = formatStatus({ root: store.root, ...(await store.stats()) }, Date.now());
+		const calls = formatCallUsage(sessionCallUsage(ctx.sessionManager.getEntries()));
+		const storeText = `${storeStatus}\n${calls}`;
+		const ledger = currentLedger(pi, ctx);
+		let shown = false;
+		if (hasUI(ctx)) {
+			// rpc mode answers custom() with undefined without calling the factory: then the text goes out instead.
+			await ctx.ui.custom<void>((tui, theme, _keys, done) => {
+				shown = true;
+				const paint = (color: string, text: string) => theme.fg(color as never, text);
+				const lines = () => [
+					...formatLedger(currentLedger(pi, ctx), Date.now(), { bars: "blocks", paint }),
+					...storeText.split("\n"),
+				];
+				return new LedgerPanel(
+					"headroom: context ledger",
+					lines,
+					() => tui.terminal.rows,
+					paint,
+					() => done(),
+				);
+			});
+		}
+		if (!shown) {
+			const text = [...formatLedger(ledger, Date.now(), { bars: "ascii" }), storeText].join("\n");
+			say(ctx, text, "info", { ledger });
+		}
 	};
 
 	const prune = async (ctx: ExtensionContext) => {
@@ -37,10 +82,7 @@ export default function headroom(pi: ExtensionAPI) {
 			const verb = args.trim();
 			try {
 				if (verb === "" || verb === "status") {
-					const store = host.store();
-					const status = formatStatus({ root: store.root, ...(await store.stats()) }, Date.now());
-					const calls = formatCallUsage(sessionCallUsage(ctx.sessionManager.getEntries()));
-					say(ctx, `${status}\n${calls}`);
+					await status(ctx);
 				} else if (verb === "prune") {
 					say(ctx, await prune(ctx));
 				} else {

@@ -166,7 +166,15 @@ describe.each(PI_LINES)("interactive TUI on $label", ({ line }) => {
 		expect(store).toMatch(/2 artifacts/);
 		expect(store).toMatch(/subagent-results: 1 /);
 		expect(store).toMatch(/tool-outputs: 1 /);
+		// The ledger above it: each source with a bar, what was kept out, the session's artifacts.
+		expect(store).toMatch(/context: [\d,]+ of [\d,]+ tokens/);
+		expect(store).toMatch(/tool outputs +[\d,]+ +█/);
+		expect(store).toMatch(/subagent results +[\d,]+ +█/);
+		expect(store).toMatch(/tool-artifacts +1 stub: [\d.]+ KiB stored as artifacts/);
+		expect(store).toMatch(/read\(path="[^"]*tool-outputs\//);
 		expectClean(store);
+		tui.press("Escape");
+		await tui.waitFor("the ledger closed", (s) => !s.includes("headroom store:"), { timeoutMs: STEP_MS });
 		// pi-tui writes this log (under HOME, the sandbox's) when a rendered line overflows the terminal.
 		expect(existsSync(join(sandbox.env.HOME ?? sandbox.root, ".pi", "agent", "pi-crash.log"))).toBe(false);
 	}, 240_000);
