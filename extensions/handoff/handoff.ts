@@ -185,12 +185,16 @@ export function answersCall(summaryRequest: ModelCall, summary: string, question
 	};
 }
 
-/** Run summary → questions → answers, degrading as the module comment says. */
+/**
+ * Run summary → questions → answers, degrading as the module comment says. `summaryOnly` stops after
+ * the summary (one call: an overflow retry is waiting and a staged handoff is not there).
+ */
 export async function runHandoff(
 	input: HandoffInput,
 	callModel: CallModel,
 	signal: AbortSignal | undefined,
 	clock: Clock = () => performance.now(),
+	summaryOnlyMode = false,
 ): Promise<HandoffOutcome> {
 	const records: StepRecord[] = [];
 	const errors: string[] = [];
@@ -219,6 +223,7 @@ export async function runHandoff(
 		errors,
 		aborted: Boolean(signal?.aborted),
 	});
+	if (summaryOnlyMode) return summaryOnly();
 	const qCall = questionsCall(input, summary);
 	const q = await run("questions", qCall, callModel, signal, clock);
 	records.push(q);

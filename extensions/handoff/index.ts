@@ -1,13 +1,22 @@
 /**
  * Handoff compaction (thin Pi adapter). Compaction becomes summary → questions → answers
- * (session_before_compact); a probe at each turn end stages the handoff when free context runs low
- * and applies it once the run is over (ctx.compact() aborts a running agent, so only when idle).
- * The pipeline, the serializer, the trajectories and the probe are plain modules beside this file.
+ * (session_before_compact); a probe at each turn end stages the handoff when free context falls
+ * toward Pi's own compaction threshold (Pi's reserve, read from its settings, plus a margin), so that
+ * Pi's compaction — mid-run on 1.x, at the run's end or on overflow on 0.73 — finds it ready. A staged
+ * handoff Pi did not use is applied once the run is over (ctx.compact() aborts a running agent, so
+ * only when idle). The pipeline, the serializer, the trajectories and the probe are plain modules.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { bootExtension, tellPerson } from "../shared/host/bootstrap.ts";
 import { toPiUsage } from "../shared/host/model-usage.ts";
-import { onAgentSettled } from "../shared/host/pi-host.ts";
+import {
+	type CompactionSettingsReading,
+	compactionReasonOf,
+	compactionSettingsOf,
+	onPi1Event,
+	projectTrusted,
+	readCompactionSettings,
+} from "../shared/host/pi-host.ts";
 import { isHandoffDetails } from "./details.ts";
 import { chooseModel } from "./model-ref.ts";
 import {
@@ -19,7 +28,18 @@ import {
 	type HandoffSettings,
 	transcriptLocation,
 } from "./prepare.ts";
-import { HandoffStager, keepAfterStaging, type ResumeMode, shouldResume, shouldStage } from "./probe.ts";
+import {
+	compactionPlan,
+	HandoffStager,
+	isStale,
+	keepAfterStaging,
+	ProbeObserver,
+	type ResumeMode,
+	shouldResume,
+	shouldStage,
+	stagingThreshold,
+	staleBound,
+} from "./probe.ts";
 import { LOG, RESUME_MESSAGE } from "./prompt.ts";
 import { type BranchEntry, branchContext, type HistoryMessage } from "./serialize.ts";
 
@@ -46,6 +66,26 @@ export default function handoffExtension(pi: ExtensionAPI) {
 	let runActive = false;
 	let agentEnds = 0;
 	let compactionsStarted = 0;
+	/** True from ctx.compact() until it completes or fails: one application at a time. */
+	let applying = false;
+	/** Context growth, turn times and handoff durations that size the probe's margin. */
+	const observer = new ProbeObserver();
+	let turnStartedAt: number | undefined;
+	/** Pi's effective compaction settings per "provider/id": its settings files, then each compaction's own. */
+	const piSettings = new Map<string, CompactionSettingsReading>();
+	const modelKey = (ctx: ExtensionContext) => (ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "");
+	const piCompaction = (ctx: ExtensionContext): CompactionSettingsReading => {
+		const key = modelKey(ctx);
+		let found = piSettings.get(key);
+		if (!found) {
+			found = readCompactionSettings(ctx.cwd, host.agentDir(), ctx.model, projectTrusted(ctx));
+			piSettings.set(key, found);
+		}
+		return found;
+	};
+	/** Tokens of new history past which a staged handoff is stale. */
+	const staleAfter = (ctx: ExtensionContext, window: number | undefined) =>
+		staleBound(settings(ctx).handoff.probe, piCompaction(ctx), window ?? ctx.model?.contextWindow ?? 0);
 
 	const settings = (ctx: ExtensionContext): HandoffSettings => {
 		const config = host.config(ctx);
@@ -75,8 +115,11 @@ export default function handoffExtension(pi: ExtensionAPI) {
 			log(ctx, LOG.noModel);
 			return undefined;
 		}
+		const t0 = Date.now();
 		try {
-			return await computeHandoff(resolved, settings(ctx), input, signal, (m) => log(ctx, m));
+			const computed = await computeHandoff(resolved, settings(ctx), input, signal, (m) => log(ctx, m));
+			if (computed && !input.summaryOnly) observer.handoffTook(Date.now() - t0);
+			return computed;
 		} catch (error) {
 			// Degrade, never break: Pi's default compaction runs instead.
 			log(ctx, LOG.summaryFailed(error instanceof Error ? error.message : String(error)));
@@ -93,24 +136,39 @@ export default function handoffExtension(pi: ExtensionAPI) {
 
 	pi.on("session_before_compact", async (event, ctx) => {
 		compactionsStarted++;
-		if (!settings(ctx).handoff.enabled) return;
 		const { preparation, branchEntries, signal } = event;
+		const effective = compactionSettingsOf(preparation);
+		if (effective) piSettings.set(modelKey(ctx), effective);
+		observer.compacted();
+		if (!settings(ctx).handoff.enabled) {
+			stager.reset();
+			return;
+		}
 		const branch = branchEntries as unknown as BranchEntry[];
-		const staged = await stager.take(signal);
-		if (signal.aborted) return;
-		if (staged) {
-			const keep = keepAfterStaging(branch, staged.leafId, preparation.firstKeptEntryId);
-			if (keep.usable) {
-				const applied = apply(ctx, staged.result);
-				return {
-					compaction: {
-						summary: applied.text,
-						firstKeptEntryId: keep.firstKeptEntryId,
-						tokensBefore: preparation.tokensBefore,
-						details: applied.details,
-						usage: toPiUsage(applied.details.usage),
-					},
-				};
+		const reason = compactionReasonOf(event);
+		const focus = event.customInstructions?.trim() ? event.customInstructions : undefined;
+		const plan = compactionPlan(reason, stager.phase, focus !== undefined);
+		if (plan !== "use-staged") stager.reset();
+		if (plan === "use-staged") {
+			const staged = await stager.take(signal);
+			if (signal.aborted) return;
+			if (staged) {
+				const bound = staleAfter(ctx, ctx.getContextUsage()?.contextWindow);
+				const arrived = preparation.tokensBefore - staged.tokens;
+				const keep = keepAfterStaging(branch, staged.leafId, preparation.firstKeptEntryId);
+				if (arrived > bound) log(ctx, LOG.staleDropped(arrived, bound));
+				else if (keep.usable) {
+					const applied = apply(ctx, staged.result);
+					return {
+						compaction: {
+							summary: applied.text,
+							firstKeptEntryId: keep.firstKeptEntryId,
+							tokensBefore: preparation.tokensBefore,
+							details: applied.details,
+							usage: toPiUsage(applied.details.usage),
+						},
+					};
+				}
 			}
 		}
 		const computed = await compute(
@@ -120,7 +178,9 @@ export default function handoffExtension(pi: ExtensionAPI) {
 				previousSummary: preparation.previousSummary,
 				branch,
 				staged: false,
-				focus: event.customInstructions,
+				// An overflow retry is waiting: one call, not three (see compactionPlan).
+				summaryOnly: reason === "overflow" && focus === undefined,
+				focus,
 				location: transcriptLocation(ctx),
 			},
 			signal,
@@ -138,33 +198,56 @@ export default function handoffExtension(pi: ExtensionAPI) {
 		};
 	});
 
+	// Pi 1.x: a compaction failed or was aborted. Nothing half-staged may survive it.
+	onPi1Event<"session_compact_failed", ExtensionContext>(pi, "session_compact_failed", (event, ctx) => {
+		stager.reset();
+		applying = false;
+		log(ctx, LOG.piCompactFailed(event.reason ?? "automatic", event.errorMessage, event.aborted === true));
+	});
+
+	pi.on("turn_start", () => {
+		turnStartedAt = Date.now();
+	});
+
 	pi.on("turn_end", (_event, ctx) => {
 		const cfg = settings(ctx).handoff;
-		if (!cfg.enabled || !shouldStage(ctx.getContextUsage(), cfg.probe, stager.phase)) return;
+		const usage = ctx.getContextUsage();
+		observer.turnEnded(usage?.tokens, turnStartedAt === undefined ? undefined : Date.now() - turnStartedAt);
+		if (!cfg.enabled || !cfg.probe.enabled || !usage) return;
+		const state = stager.state();
+		// The history outgrew the staged handoff: drop it, and stage afresh below if still due.
+		if (state.phase !== "idle" && isStale(state.tokens, usage.tokens, staleAfter(ctx, usage.contextWindow)))
+			stager.reset();
+		const pic = piCompaction(ctx);
+		// Pi never compacts on its own here: nothing to stage for (unless a fixed threshold says otherwise).
+		if (!pic.enabled && cfg.probe.freeTokensThreshold === undefined) return;
+		const threshold = stagingThreshold(cfg.probe, pic, usage.contextWindow, observer.observations());
+		if (!shouldStage(usage, threshold, stager.phase)) return;
 		const leafId = ctx.sessionManager.getLeafId();
-		if (!leafId) return;
+		if (!leafId || usage.tokens === null) return;
 		const branch = ctx.sessionManager.getBranch() as unknown as BranchEntry[];
 		const context = branchContext(branch);
-		stager.start(leafId, (signal) =>
-			compute(
-				ctx,
-				{
-					messages: context.messages,
-					previousSummary: context.previousSummary,
-					branch,
-					staged: true,
-					location: transcriptLocation(ctx),
-				},
-				signal,
-			).catch((error) => {
-				log(ctx, LOG.stageFailed(error instanceof Error ? error.message : String(error)));
-				return undefined;
-			}),
+		stager.start(
+			leafId,
+			(signal) =>
+				compute(
+					ctx,
+					{
+						messages: context.messages,
+						previousSummary: context.previousSummary,
+						branch,
+						staged: true,
+						location: transcriptLocation(ctx),
+					},
+					signal,
+				).catch((error) => {
+					log(ctx, LOG.stageFailed(error instanceof Error ? error.message : String(error)));
+					return undefined;
+				}),
+			usage.tokens,
 		);
 	});
 
-	/** True from ctx.compact() until it completes or fails: one application at a time. */
-	let applying = false;
 	const applyStaged = (ctx: ExtensionContext) => {
 		if (applying || stager.phase === "idle") return;
 		applying = true;
@@ -214,11 +297,12 @@ export default function handoffExtension(pi: ExtensionAPI) {
 	});
 
 	// Pi 1.x: the run, its retries and Pi's own compaction are all over. A tick later, out of the handler.
-	onAgentSettled(pi, (ctx) => {
+	onPi1Event<"agent_settled", ExtensionContext>(pi, "agent_settled", (_event, ctx) => {
 		if (stager.phase !== "idle") setTimeout(() => applyStaged(ctx), 0);
 	});
 
 	pi.on("session_shutdown", () => {
 		stager.reset();
+		piSettings.clear();
 	});
 }

@@ -61,6 +61,8 @@ export interface HandoffRequest {
 	previousSummary?: string;
 	branch: BranchEntry[];
 	staged: boolean;
+	/** One call only (summary, no questions or answers): an overflow retry is waiting. */
+	summaryOnly?: boolean;
 	focus?: string;
 	/** The session file and trajectory folder the handoff text names (see `transcriptLocation`). */
 	location: TranscriptLocation;
@@ -140,6 +142,8 @@ export async function computeHandoff(
 		},
 		modelCaller(resolved, maxTokens),
 		signal,
+		undefined,
+		input.summaryOnly === true,
 	);
 	if (outcome.kind === "failed" || !outcome.text) {
 		if (!outcome.aborted) log(LOG.summaryFailed(outcome.errors.join("; ")));

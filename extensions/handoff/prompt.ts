@@ -202,6 +202,10 @@ export const LOG = {
 	noModel: "headroom handoff: no model or no API key for the handoff; Pi's default compaction runs",
 	stageFailed: (error: string) => `headroom handoff: staging failed (${error}); compaction will run the handoff afresh`,
 	compactFailed: (error: string) => `headroom handoff: applying the staged handoff failed (${error})`,
+	piCompactFailed: (reason: string, error: string | undefined, aborted: boolean) =>
+		`headroom handoff: Pi's ${reason} compaction ${aborted ? "was aborted" : `failed (${error ?? "no reason given"})`}; nothing is staged now, the next compaction starts afresh`,
+	staleDropped: (arrived: number, bound: number) =>
+		`headroom handoff: the staged handoff is ${arrived} tokens behind the history (bound ${bound}); it was dropped, not applied`,
 	questionsShortfall: (count: number, required: number) =>
 		`headroom handoff: the questions call asked ${count} question(s) even after a re-ask (${required} required); the handoff goes on with them`,
 	modelNotFound: (configured: string, available: string[]) =>

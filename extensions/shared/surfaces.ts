@@ -70,10 +70,31 @@ export const SURFACES = freezeEntries({
 		maxLines: 20,
 		doc: "models listed in an unknown-model error, one a line-item (list cap: 20 items)",
 	},
+	"subagents.viewToolResult": {
+		maxBytes: 2 * KIB,
+		maxLines: 12,
+		doc: "a child's tool result in the /subagents live view (display only; full text one read away)",
+	},
 	"subagents.keylessProviders": {
 		maxBytes: 1 * KIB,
 		maxLines: 5,
 		doc: "providers without credentials listed in a model error (list cap: 5 items)",
+	},
+	"subagents.agentList": {
+		maxBytes: 2 * KIB,
+		maxLines: 24,
+		doc: "the named agents listed in subagent_spawn's description (one line each, then the rest by name)",
+	},
+	"subagents.agentLine": { maxBytes: 200, maxLines: 1, doc: "one agent's name and description in that list" },
+	"subagents.agentNames": {
+		maxBytes: 2 * KIB,
+		maxLines: 40,
+		doc: "agents named in an unknown-agent error (list cap: 40 items)",
+	},
+	"subagents.extensionError": {
+		maxBytes: 400,
+		maxLines: 1,
+		doc: "an extension's error quoted when a child cannot start because of it",
 	},
 
 	// tool-artifacts: stubs that replace oversized tool results, per kind of output

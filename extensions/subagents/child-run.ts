@@ -4,15 +4,24 @@
  * run's last messages turn into its outcome. Pure functions over plain data (no timers, no I/O),
  * so the manager keeps only the lifecycle: queue, start, stop, settle, wait.
  */
+import type { ExtensionPolicy } from "./agents.ts";
 import { type ChildRecord, lastAssistant, RECENT_TOOL_CALLS } from "./domain.ts";
-import { ABORTED, emptyAnswerNote, maxRunTimeError, PROVIDER_ERROR, watchdogError } from "./prompt.ts";
+import {
+	ABORTED,
+	emptyAnswerNote,
+	maxRunTimeError,
+	maxTurnsReason,
+	outputLimitReason,
+	PROVIDER_ERROR,
+	watchdogError,
+} from "./prompt.ts";
 
 /** What a backend reports while a child runs (normalized from Pi's session events). */
 export type ChildEvent =
 	| { type: "activity" }
 	| { type: "text"; delta: string }
 	| { type: "assistant_end"; outputTokens?: number }
-	| { type: "turn_end"; contextTokens?: number; contextWindow?: number }
+	| { type: "turn_end"; contextTokens?: number; contextWindow?: number; continues?: boolean }
 	| { type: "tool_start"; name: string; args: string }
 	| { type: "tool_end"; name: string; isError: boolean };
 
@@ -44,6 +53,10 @@ export interface ChildSpec {
 	systemAppend: string[];
 	/** Session file to reopen (a child from an earlier process); absent starts a new session. */
 	sessionFile?: string;
+	/** Whether the listed tools are the whole set (an explicit list) or extension tools join them. */
+	exactTools?: boolean;
+	/** Which of the user's extensions the child loads. */
+	extensions?: ExtensionPolicy;
 }
 
 export interface ChildBackend {
@@ -87,12 +100,32 @@ export interface Runtime {
 	settledRuns: number;
 	/** Resolves settledRun. */
 	runDone?: () => void;
+	/** Whether the child's tool list is exact (no extension tools added). */
+	exactTools?: boolean;
+	/** Which of the user's extensions the child loads. */
+	extensions?: ExtensionPolicy;
+	/** Set when a turn ended with tool calls, so another turn follows (for maxTurns). */
+	continuing?: boolean;
+}
+
+/**
+ * Whether a run must stop at this turn's end: it has used its maxTurns and the model asked for more
+ * (a turn that ended with tool calls). A final answer in the last allowed turn completes normally.
+ */
+export function maxTurnsVerdict(
+	child: Pick<ChildRecord, "turns" | "maxTurns" | "state">,
+	rt: Pick<Runtime, "stopReason" | "continuing">,
+): StopReason | undefined {
+	if (!child.maxTurns || rt.stopReason || child.state !== "running") return undefined;
+	if (child.turns >= child.maxTurns && rt.continuing)
+		return { state: "incomplete", error: maxTurnsReason(child.maxTurns) };
+	return undefined;
 }
 
 /** Why a run is stopped from outside, and how it settles. */
 export interface StopReason {
-	/** State the run settles in. */
-	state: "failed" | "cancelled";
+	/** State the run settles in ("incomplete": cut short by a limit, its partial output is the result). */
+	state: "failed" | "cancelled" | "incomplete";
 	/** Error text the parent reads first. */
 	error: string;
 }
@@ -118,7 +151,7 @@ export function watchdogVerdict(
 ): StopReason | undefined {
 	if (child.state !== "running" || rt.stopReason) return undefined;
 	if (now - (child.startedAt ?? now) > limits.maxRunTimeMs) {
-		return { state: "failed", error: maxRunTimeError(Math.round(limits.maxRunTimeMs / 1000)) };
+		return { state: "incomplete", error: maxRunTimeError(Math.round(limits.maxRunTimeMs / 1000)) };
 	}
 	if (rt.toolsInFlight === 0 && now - rt.lastActivity > limits.inactivityTimeoutMs) {
 		return { state: "failed", error: watchdogError(child.model, Math.round(limits.inactivityTimeoutMs / 1000)) };
@@ -132,14 +165,17 @@ export function applyEvent(child: ChildRecord, rt: Runtime, event: ChildEvent, n
 	switch (event.type) {
 		case "text":
 			child.partialText += event.delta;
+			child.streamingText = (child.streamingText ?? "") + event.delta;
 			return { visible: false };
 		case "assistant_end":
 			if (event.outputTokens) child.outputTokens += event.outputTokens;
 			// Separate the texts of consecutive assistant messages in the partial output.
 			if (child.partialText.length > 0 && !child.partialText.endsWith("\n\n")) child.partialText += "\n\n";
+			child.streamingText = undefined;
 			return { visible: false };
 		case "turn_end":
 			child.turns += 1;
+			rt.continuing = Boolean(event.continues);
 			if (event.contextTokens !== undefined) child.contextTokens = event.contextTokens;
 			if (event.contextWindow !== undefined) child.contextWindow = event.contextWindow;
 			return { visible: true };
@@ -160,11 +196,15 @@ export function applyEvent(child: ChildRecord, rt: Runtime, event: ChildEvent, n
 }
 
 /** How a run that returned (did not throw) ends, from its last assistant message. */
-export type RunOutcome = { state: "completed"; text: string } | { state: "failed" | "cancelled"; error: string };
+export type RunOutcome =
+	| { state: "completed"; text: string }
+	| { state: "failed" | "cancelled" | "incomplete"; error: string };
 
 export function runOutcome(messages: unknown[], partialText: string): RunOutcome {
 	const last = lastAssistant(messages);
 	if (last.stopReason === "error") return { state: "failed", error: last.errorMessage ?? PROVIDER_ERROR };
 	if (last.stopReason === "aborted") return { state: "cancelled", error: last.errorMessage ?? ABORTED };
+	// The reply was cut at the output limit: what it wrote is a partial answer, never a whole one.
+	if (last.stopReason === "length") return { state: "incomplete", error: outputLimitReason() };
 	return { state: "completed", text: last.text || partialText.trimEnd() || emptyAnswerNote() };
 }

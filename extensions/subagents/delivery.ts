@@ -81,6 +81,8 @@ export interface SettledEntryData {
 	thinking?: string;
 	/** Fresh or forked start (decides its system-prompt framing on resume). */
 	context?: ContextMode;
+	/** The named agent it ran as, if any. */
+	agent?: string;
 	/** Why the run failed or was cancelled (its row shows it after a resume). */
 	error?: string;
 	/** UTF-8 bytes of the result text. */
@@ -117,6 +119,7 @@ export function persistSettled(env: Env, result: SettledResult, child: ChildReco
 		cwd: child.cwd,
 		thinking: child.thinking,
 		context: child.context,
+		...(child.agent ? { agent: child.agent } : {}),
 		error: child.error,
 		bytes,
 	};
@@ -171,6 +174,7 @@ export function restoreFromSession(env: Env, ctx: ExtensionContext): number {
 			cwd: typeof d.cwd === "string" && d.cwd.length > 0 ? d.cwd : ctx.cwd,
 			thinking: typeof d.thinking === "string" ? d.thinking : undefined,
 			context: d.context === "fork" ? "fork" : "fresh",
+			...(typeof d.agent === "string" && d.agent.length > 0 ? { agent: d.agent } : {}),
 			state: d.state,
 			run: d.run,
 			createdAt: d.createdAt ?? 0,
@@ -245,6 +249,7 @@ export function rowsOf(manager: SubagentManager, items: BatchItem[]): ChildRow[]
 			shownBytes: item.shownBytes,
 			artifactPath: item.artifactPath,
 			note: item.oneLine ? "no room: path only" : undefined,
+			...(child?.agent ? { agent: child.agent } : {}),
 			reason: (r?.state ?? child?.state) !== "completed" ? child?.error : undefined,
 		};
 	});

@@ -6,14 +6,33 @@
 import { SURFACES } from "../shared/surfaces.ts";
 import { clipLine } from "../shared/text/utf8.ts";
 
-/** Lifecycle of one child. A settled child (completed/failed/cancelled) may run again via subagent_send. */
-export type ChildState = "queued" | "starting" | "running" | "completed" | "failed" | "cancelled";
+/**
+ * Lifecycle of one child. A settled child (completed/incomplete/failed/cancelled) may run again via
+ * subagent_send. "incomplete": the run ended early but honestly — its last reply hit the output limit,
+ * it reached its maxTurns, or subagents.maxRunSeconds cut it — so its answer is partial.
+ */
+export type ChildState = "queued" | "starting" | "running" | "completed" | "incomplete" | "failed" | "cancelled";
 
-export const SETTLED_STATES: readonly ChildState[] = ["completed", "failed", "cancelled"];
+export const SETTLED_STATES: readonly ChildState[] = ["completed", "incomplete", "failed", "cancelled"];
 
 export function isSettled(state: ChildState): boolean {
 	return SETTLED_STATES.includes(state);
 }
+
+/** Built-in tools a child may be given. */
+export const CHILD_TOOL_NAMES = ["read", "bash", "edit", "write", "grep", "find", "ls"] as const;
+
+/** This extension's tools, enabled in a child only when the depth limit allows it to spawn. */
+export const SUBAGENT_TOOL_NAMES = [
+	"subagent_spawn",
+	"subagent_wait",
+	"subagent_check",
+	"subagent_send",
+	"subagent_cancel",
+	"subagent_list",
+] as const;
+
+export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 
 /** How a child's conversation starts. */
 export type ContextMode = "fresh" | "fork";
@@ -40,6 +59,10 @@ export interface ChildRecord {
 	model: string;
 	/** Tool names enabled in the child. */
 	tools: string[];
+	/** The named agent it runs as, if any. */
+	agent?: string;
+	/** Most turns a run may take (the agent's maxTurns), if bounded. */
+	maxTurns?: number;
 	/** Working directory of the child. */
 	cwd: string;
 	/** Thinking level passed to the child, if any. */
@@ -68,6 +91,8 @@ export interface ChildRecord {
 	outputTokens: number;
 	/** Text streamed so far in the current run (all assistant text, in order). */
 	partialText: string;
+	/** Text of the assistant message streaming now (the live view shows it before Pi writes the message). */
+	streamingText?: string;
 	/** Final answer of the last settled run (last assistant message's text). */
 	finalText?: string;
 	/** Error text when the last run failed or was cancelled. */
@@ -112,6 +137,8 @@ export function statusGlyph(state: ChildState): string {
 			return "●";
 		case "completed":
 			return "✓";
+		case "incomplete":
+			return "◐";
 		case "failed":
 			return "✗";
 		case "cancelled":

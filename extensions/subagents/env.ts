@@ -4,35 +4,33 @@
  * it needs the parent's model registry and session folder).
  */
 import { join } from "node:path";
+import * as PiSdk from "@mariozechner/pi-coding-agent";
 import {
 	buildSessionContext,
 	type ExtensionAPI,
 	type ExtensionContext,
 	getAgentDir,
+	parseFrontmatter,
 } from "@mariozechner/pi-coding-agent";
 import type { Surface, UsageReading } from "../shared/budget/batch.ts";
-import type { ExtensionHost } from "../shared/host/bootstrap.ts";
-import { DEFAULT_CONFIG, type HeadroomConfig, projectionHeadShare } from "../shared/host/config.ts";
+import { type ExtensionHost, tellPerson } from "../shared/host/bootstrap.ts";
+import {
+	DEFAULT_CONFIG,
+	type HeadroomConfig,
+	projectionHeadShare,
+	unseenConfigWarnings,
+} from "../shared/host/config.ts";
+import { projectTrusted } from "../shared/host/pi-host.ts";
 import { type ArtifactStore, storeForAgentDir } from "../shared/store/artifact-store.ts";
+import { AgentCatalog, type AgentCatalogSnapshot } from "./agent-files.ts";
+import { type ExtensionPolicy, parseExtensionPolicy } from "./agents.ts";
 import { createInProcessBackend } from "./backend.ts";
 import type { BatchOptions } from "./batch.ts";
 import type { ChildRecord, SettledResult } from "./domain.ts";
 import { type ManagerLimits, SubagentManager } from "./manager.ts";
+import { configWarning } from "./prompt.ts";
 
-/** Built-in tools a child may be given. */
-export const CHILD_TOOL_NAMES = ["read", "bash", "edit", "write", "grep", "find", "ls"] as const;
-
-/** This extension's tools, enabled in a child only when the depth limit allows it to spawn. */
-export const SUBAGENT_TOOL_NAMES = [
-	"subagent_spawn",
-	"subagent_wait",
-	"subagent_check",
-	"subagent_send",
-	"subagent_cancel",
-	"subagent_list",
-] as const;
-
-export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+export { CHILD_TOOL_NAMES, SUBAGENT_TOOL_NAMES, THINKING_LEVELS } from "./domain.ts";
 
 export interface Env {
 	/** Pi's extension API of this instance. */
@@ -65,6 +63,10 @@ export interface Env {
 	flushAttempts: number;
 	/** Set once the session shuts down: no more deliveries from this instance. */
 	closing?: boolean;
+	/** Agent files, read with a per-file cache. */
+	agents?: AgentCatalog;
+	/** The agents as last read. */
+	agentSnapshot?: AgentCatalogSnapshot;
 }
 
 export function createEnv(pi: ExtensionAPI, depth: number, nested: Env["nested"]): Env {
@@ -116,6 +118,8 @@ export function ensureManager(env: Env, ctx: ExtensionContext): SubagentManager 
 		modelRegistry: ctx.modelRegistry,
 		sessionDir: childSessionDir(ctx, env.agentDir),
 		extensionFactories: nextDepth < env.config.subagents.maxDepth ? [env.nested(nextDepth)] : undefined,
+		projectTrusted: projectTrusted(ctx),
+		packageDir: safePackageDir(),
 	});
 	env.manager = new SubagentManager(backend, limitsOf(env.config), {
 		onSettled: (result, child) => env.onSettled?.(result, child),
@@ -157,4 +161,40 @@ export function batchOptions(
 export function parentMessages(ctx: ExtensionContext): unknown[] {
 	const sm = ctx.sessionManager;
 	return buildSessionContext(sm.getEntries(), sm.getLeafId()).messages as unknown[];
+}
+
+/**
+ * Pi's package folder, where Pi 1.x keeps its built-in extensions: only when the SDK this extension runs
+ * children with exports getPackageDir (1.x), since only that SDK's resource loader takes them. Pi 0.73 has
+ * neither, and no built-in extensions.
+ */
+function safePackageDir(): string | undefined {
+	const get = (PiSdk as Record<string, unknown>).getPackageDir;
+	try {
+		return typeof get === "function" ? String(get()) : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** The global default of which extensions children load (subagents.childExtensions). */
+export function globalExtensionPolicy(config: HeadroomConfig): ExtensionPolicy {
+	return parseExtensionPolicy(config.subagents.childExtensions);
+}
+
+/**
+ * The agents on disk now (cheap: unchanged files are not re-read). New warnings are shown once, to the UI
+ * or stderr; they never stop anything.
+ */
+export function loadAgents(env: Env, ctx: ExtensionContext | undefined): AgentCatalogSnapshot {
+	env.agents ??= new AgentCatalog(parseFrontmatter);
+	const snapshot = env.agents.load({
+		agentDir: env.agentDir || getAgentDir(),
+		cwd: ctx?.cwd ?? process.cwd(),
+		projectTrusted: ctx ? projectTrusted(ctx) : false,
+		claudeAgents: env.config.subagents.claudeAgents,
+	});
+	env.agentSnapshot = snapshot;
+	for (const warning of unseenConfigWarnings(snapshot.warnings)) tellPerson(ctx, configWarning(warning));
+	return snapshot;
 }

@@ -6,7 +6,8 @@
 import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { bootExtension } from "../shared/host/bootstrap.ts";
-import { onAgentSettled } from "../shared/host/pi-host.ts";
+import { onPi1Event } from "../shared/host/pi-host.ts";
+import { BUILT_IN_AGENTS, describePolicy } from "./agents.ts";
 import {
 	cancelFlush,
 	deliverPending,
@@ -16,8 +17,8 @@ import {
 	restoreFromSession,
 	scheduleFlush,
 } from "./delivery.ts";
-import { createEnv, ensureConfig, ensureManager, limitsOf } from "./env.ts";
-import { TOOL_TEXT } from "./prompt.ts";
+import { createEnv, ensureConfig, ensureManager, limitsOf, loadAgents } from "./env.ts";
+import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription, TOOL_TEXT } from "./prompt.ts";
 import {
 	type ChildRow,
 	callText,
@@ -28,6 +29,7 @@ import {
 	widgetLines,
 } from "./render.ts";
 import { cancelTool, checkTool, listTool, sendTool, spawnTool, waitTool } from "./tools.ts";
+import { registerSubagentsView } from "./view/command.ts";
 import { LiveResultComponent } from "./view/live-rows.ts";
 
 /** How long shutdown waits for children to stop and record their partial output, in milliseconds. */
@@ -118,26 +120,46 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		return fn();
 	};
 
-	pi.registerTool({
-		name: "subagent_spawn",
-		label: TOOL_TEXT.spawn.label,
-		description: TOOL_TEXT.spawn.description,
-		promptSnippet: TOOL_TEXT.spawn.snippet,
-		parameters: Type.Object({
-			prompt: Type.String({ description: TOOL_TEXT.spawn.prompt }),
-			name: Type.Optional(Type.String({ description: TOOL_TEXT.spawn.name })),
-			model: Type.Optional(Type.String({ description: TOOL_TEXT.spawn.model })),
-			tools: Type.Optional(Type.Array(Type.String(), { description: TOOL_TEXT.spawn.tools })),
-			cwd: Type.Optional(Type.String({ description: TOOL_TEXT.spawn.cwd })),
-			thinking: Type.Optional(Type.String({ description: TOOL_TEXT.spawn.thinking })),
-			context: Type.Optional(
-				Type.Union([Type.Literal("fresh"), Type.Literal("fork")], { description: TOOL_TEXT.spawn.context }),
-			),
-		}),
-		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => spawnTool(env, params, ctx)),
-		renderCall: render.renderCall("subagent_spawn"),
-		renderResult: render.renderResult,
+	const spawnParameters = Type.Object({
+		prompt: Type.String({ description: TOOL_TEXT.spawn.prompt }),
+		agent: Type.Optional(Type.String({ description: SPAWN_AGENT_PARAM })),
+		name: Type.Optional(Type.String({ description: TOOL_TEXT.spawn.name })),
+		model: Type.Optional(Type.String({ description: TOOL_TEXT.spawn.model })),
+		tools: Type.Optional(Type.Array(Type.String(), { description: TOOL_TEXT.spawn.tools })),
+		cwd: Type.Optional(Type.String({ description: TOOL_TEXT.spawn.cwd })),
+		thinking: Type.Optional(Type.String({ description: TOOL_TEXT.spawn.thinking })),
+		context: Type.Optional(
+			Type.Union([Type.Literal("fresh"), Type.Literal("fork")], { description: TOOL_TEXT.spawn.context }),
+		),
+		extensions: Type.Optional(
+			Type.Union([Type.Boolean(), Type.Array(Type.String())], { description: SPAWN_EXTENSIONS_PARAM }),
+		),
 	});
+	// The description lists the agents; it is registered again only when that list changed, so the
+	// parent's prompt (and its provider cache) stays the same from one request to the next.
+	let spawnDescriptionText = "";
+	const registerSpawn = (description: string) => {
+		if (description === spawnDescriptionText) return;
+		spawnDescriptionText = description;
+		pi.registerTool({
+			name: "subagent_spawn",
+			label: TOOL_TEXT.spawn.label,
+			description,
+			promptSnippet: TOOL_TEXT.spawn.snippet,
+			parameters: spawnParameters,
+			execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => spawnTool(env, params, ctx)),
+			renderCall: render.renderCall("subagent_spawn"),
+			renderResult: render.renderResult,
+		});
+	};
+	const refreshAgents = (ctx: ExtensionContext) => {
+		try {
+			registerSpawn(spawnDescription(loadAgents(env, ctx).agents));
+		} catch (error) {
+			console.error(`subagents: agent files could not be read (${String(error)})`);
+		}
+	};
+	registerSpawn(spawnDescription(BUILT_IN_AGENTS));
 
 	pi.registerTool({
 		name: "subagent_wait",
@@ -197,17 +219,37 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		renderResult: render.renderResult,
 	});
 
+	registerSubagentsView(pi, env);
+
 	pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, (message, options, theme) => {
 		const rows = ((message.details as { rows?: ChildRow[] } | undefined)?.rows ?? []) as ChildRow[];
 		const content = typeof message.content === "string" ? message.content : "";
 		return deliveredComponent(rows, content, { expanded: options.expanded, expandKey: expandKey() }, theme);
 	});
 
+	pi.registerCommand("agents", {
+		description: "List the named agents for subagent_spawn: source file, tools, model, and any warnings",
+		handler: async (_args, ctx) => {
+			ensureConfig(env, ctx);
+			const snapshot = loadAgents(env, ctx);
+			refreshAgents(ctx);
+			const text = agentsCommandText(
+				snapshot.agents.map((a) => ({ ...a, extensions: a.extensions ? describePolicy(a.extensions) : undefined })),
+				snapshot.warnings,
+				env.config.subagents.defaultTools,
+			);
+			if (ctx.hasUI) ctx.ui.notify(text, "info");
+			else console.log(text);
+		},
+	});
+
 	pi.on("session_start", async (_event, ctx) => {
 		env.closing = false;
 		ensureConfig(env, ctx);
+		refreshAgents(ctx);
 		ensureManager(env, ctx).setLimits(limitsOf(env.config));
 		const owed = restoreFromSession(env, ctx);
+		refreshStatus(); // a redraw: rows of the resumed history show their children's final state
 		if (owed > 0) await deliverPending(env, "append");
 	});
 
@@ -218,12 +260,17 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		scheduleFlush(env, FLUSH_POLL_ATTEMPTS);
 	});
 	// 1.x: agent_settled fires once the agent is really idle.
-	onAgentSettled(pi, (ctx) => {
+	onPi1Event<"agent_settled", ExtensionContext>(pi, "agent_settled", (_event, ctx) => {
 		env.ctx = ctx;
 		void deliverPending(env, "trigger");
 	});
 	pi.on("turn_start", (_event, ctx) => {
 		env.ctx = ctx;
+	});
+	// Agent files changed since the last prompt: the next request lists them (unchanged files cost a stat).
+	pi.on("before_agent_start", (_event, ctx) => {
+		ensureConfig(env, ctx);
+		refreshAgents(ctx);
 	});
 
 	pi.on("session_shutdown", async () => {

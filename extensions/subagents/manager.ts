@@ -4,10 +4,12 @@
  * watchdog verdict, outcome) is in child-run.ts. No Pi imports: the backend is an interface, so
  * this runs in unit tests with a fake backend.
  */
+import type { ExtensionPolicy } from "./agents.ts";
 import {
 	applyEvent,
 	type ChildBackend,
 	type ManagerLimits,
+	maxTurnsVerdict,
 	type Runtime,
 	runOutcome,
 	type StopReason,
@@ -60,6 +62,14 @@ export interface SpawnRequest {
 	context: ContextMode;
 	/** Paragraphs added to the child's system prompt. */
 	systemAppend: string[];
+	/** The named agent it runs as, if any. */
+	agent?: string;
+	/** Most turns a run may take. */
+	maxTurns?: number;
+	/** Whether `tools` is the whole set (an explicit list); otherwise the child's extension tools join it. */
+	exactTools?: boolean;
+	/** Which of the user's extensions the child loads. */
+	extensions?: ExtensionPolicy;
 }
 
 /** How to run a child restored from an earlier process again: its session file is reopened with these. */
@@ -148,6 +158,8 @@ export class SubagentManager {
 			prompt: request.prompt,
 			model: request.modelLabel,
 			tools: request.tools,
+			...(request.agent ? { agent: request.agent } : {}),
+			...(request.maxTurns ? { maxTurns: request.maxTurns } : {}),
 			cwd: request.cwd,
 			thinking: request.thinking,
 			context: request.context,
@@ -162,7 +174,10 @@ export class SubagentManager {
 			recentTools: [],
 		};
 		this.records.set(id, record);
-		this.runtimes.set(id, this.newRuntime(request.model, request.systemAppend));
+		const rt = this.newRuntime(request.model, request.systemAppend);
+		rt.exactTools = request.exactTools;
+		rt.extensions = request.extensions;
+		this.runtimes.set(id, rt);
 		this.runtimes.get(id)!.pendingPrompt = request.firstMessage ?? request.prompt;
 		this.pump();
 		return record;
@@ -306,7 +321,12 @@ export class SubagentManager {
 	}
 
 	/** Settle with an error text first and whatever the child had produced. */
-	private settleFailed(child: ChildRecord, run: number, state: "failed" | "cancelled", error: string): void {
+	private settleFailed(
+		child: ChildRecord,
+		run: number,
+		state: "failed" | "cancelled" | "incomplete",
+		error: string,
+	): void {
 		this.settle(child, run, state, failedResultText(state, error, child.partialText), error);
 	}
 
@@ -334,9 +354,13 @@ export class SubagentManager {
 				model: rt.model,
 				systemAppend: rt.systemAppend,
 				sessionFile: rt.resumeFile,
+				exactTools: rt.exactTools,
+				extensions: rt.extensions,
 			};
 			rt.handle ??= await this.backend.create(spec, (event) => {
 				if (applyEvent(child, rt, event, this.now()).visible) this.changed();
+				const cut = event.type === "turn_end" ? maxTurnsVerdict(child, rt) : undefined;
+				if (cut) void this.stop(child.id, cut);
 			});
 			child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
 			if (rt.stopReason) return stopped(STOPPED_BEFORE_START);

@@ -5,6 +5,7 @@
  */
 
 import { SURFACES } from "../shared/surfaces.ts";
+import { clipLine, utf8ByteLength } from "../shared/text/utf8.ts";
 import {
 	type ChildRecord,
 	capChoices,
@@ -77,6 +78,11 @@ export function label(c: Pick<ChildRecord, "id" | "name">): string {
 	return `${c.id} "${c.name}"`;
 }
 
+/** " as scout" for a child spawned through a named agent, "" otherwise. */
+function asAgent(c: Pick<ChildRecord, "agent">): string {
+	return c.agent ? ` as ${c.agent}` : "";
+}
+
 /**
  * How a result reaches the parent. "auto": with a UI the session outlives the run, so results arrive on their
  * own. Without one (print/json mode) the process ends with the parent's run, and Pi 0.73 does not await
@@ -100,7 +106,7 @@ function arrival(c: ChildRecord, how: Arrival): string {
 
 export function spawnedText(c: ChildRecord, how: Arrival = "auto"): string {
 	return (
-		`Spawned ${label(c)} on ${c.model} (tools: ${c.tools.join(", ")}; cwd: ${c.cwd}; context: ${c.context}). ` +
+		`Spawned ${label(c)}${asAgent(c)} on ${c.model} (tools: ${c.tools.join(", ")}; cwd: ${c.cwd}; context: ${c.context}). ` +
 		`It runs in the background. ${arrival(c, how)}`
 	);
 }
@@ -108,7 +114,7 @@ export function spawnedText(c: ChildRecord, how: Arrival = "auto"): string {
 export function queuedText(c: ChildRecord, all: ChildRecord[], maxConcurrent: number, how: Arrival = "auto"): string {
 	const busy = all.filter((o) => o.state === "running" || o.state === "starting").length;
 	return (
-		`Queued ${label(c)}: ${busy} of ${maxConcurrent} slots busy; position ${queuePosition(all, c.id)} in the queue. ` +
+		`Queued ${label(c)}${asAgent(c)}: ${busy} of ${maxConcurrent} slots busy; position ${queuePosition(all, c.id)} in the queue. ` +
 		`It starts on ${c.model} when a slot frees. ${arrival(c, how)}`
 	);
 }
@@ -127,7 +133,7 @@ export function statusLine(c: ChildRecord, now: number): string {
 export function resultHeader(c: ChildRecord, state: string, run: number): string {
 	const took = c.startedAt && c.endedAt ? ` in ${formatDuration(c.endedAt - c.startedAt)}` : "";
 	const runNote = run > 1 ? `, run ${run}` : "";
-	return `── ${label(c)} ${state}${took} (${plural(c.turns, "turn")}${runNote}, ${c.model}) ──`;
+	return `── ${label(c)}${asAgent(c)} ${state}${took} (${plural(c.turns, "turn")}${runNote}, ${c.model}) ──`;
 }
 
 /** A result the parent already received in full elsewhere: status and where the full text is. */
@@ -179,9 +185,13 @@ export function autoDeliveryHeader(count: number): string {
 		: `[${count} subagent results — delivered automatically, together, after your run ended]`;
 }
 
-/** Body of a result that failed or was cancelled: the error first, then what it produced before. */
-export function failedResultText(state: "failed" | "cancelled", error: string, partial: string): string {
-	const head = state === "cancelled" ? `Cancelled: ${error}` : `Error: ${error}`;
+/**
+ * Body of a result that failed, was cancelled or is incomplete: why, in one line, first; then what it
+ * produced before it stopped.
+ */
+export function failedResultText(state: "failed" | "cancelled" | "incomplete", error: string, partial: string): string {
+	const head =
+		state === "cancelled" ? `Cancelled: ${error}` : state === "incomplete" ? `Incomplete: ${error}` : `Error: ${error}`;
 	partial = partial.trimEnd();
 	return partial.length > 0
 		? `${head}\n\nPartial output before it stopped:\n${partial}`
@@ -232,6 +242,14 @@ export function watchdogError(model: string, seconds: number): string {
 
 export function maxRunTimeError(seconds: number): string {
 	return `stopped after the maximum run time of ${seconds} s (subagents.maxRunSeconds); use subagent_send to continue it.`;
+}
+
+export function maxTurnsReason(maxTurns: number): string {
+	return `stopped after its maxTurns of ${maxTurns} while it still had work to do; use subagent_send to continue it.`;
+}
+
+export function outputLimitReason(): string {
+	return "its last reply stopped at the model's output limit (stopReason length), so the answer is cut off; use subagent_send to ask for the rest.";
 }
 
 export function emptyAnswerNote(): string {
@@ -321,14 +339,15 @@ export function listLine(c: ChildRecord, now: number, glyph: string): string {
 	const since = c.startedAt ?? c.createdAt;
 	const elapsed = formatDuration((c.endedAt ?? now) - since);
 	const ctx = c.contextTokens !== undefined ? ` · ctx ${formatCount(c.contextTokens)} tok` : "";
-	return `${glyph} ${label(c)} ${c.state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${ctx}`;
+	const agent = c.agent ? ` · agent ${c.agent}` : "";
+	return `${glyph} ${label(c)} ${c.state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${agent}${ctx}`;
 }
 
 export function checkText(c: ChildRecord, now: number, recentOutput: string): string {
 	const since = c.startedAt ?? c.createdAt;
 	const lines = [
 		`${label(c)} — ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
-		`model ${c.model} · run ${c.run} · ${plural(c.turns, "turn")} · ${plural(c.outputTokens, "output token")}` +
+		`${c.agent ? `agent ${c.agent} · ` : ""}model ${c.model} · run ${c.run} · ${plural(c.turns, "turn")} · ${plural(c.outputTokens, "output token")}` +
 			(c.contextTokens !== undefined && c.contextWindow
 				? ` · context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens`
 				: ""),
@@ -345,4 +364,118 @@ export function checkText(c: ChildRecord, now: number, recentOutput: string): st
 
 export function restoredNote(count: number): string {
 	return `[${plural(count, "subagent result")} from before the session was reloaded or resumed]`;
+}
+
+export function configWarning(warning: string): string {
+	return `subagents: ${warning}`;
+}
+
+/** What the spawn description and the errors need of an agent. */
+export interface AgentSummary {
+	name: string;
+	description: string;
+}
+
+/** The budget of the agent list in subagent_spawn's description (UTF-8 bytes and lines of the whole list). */
+export const AGENT_LIST_BUDGET = {
+	maxBytes: SURFACES["subagents.agentList"].maxBytes,
+	maxLines: SURFACES["subagents.agentList"].maxLines,
+	lineBytes: SURFACES["subagents.agentLine"].maxBytes,
+} as const;
+
+/**
+ * subagent_spawn's description with the available agents: one "name — description" line each, within
+ * AGENT_LIST_BUDGET; agents past it are named on one last line (or counted, when even that is too long).
+ */
+export function spawnDescription(agents: readonly AgentSummary[]): string {
+	const base = TOOL_TEXT.spawn.description;
+	if (agents.length === 0) return base;
+	const heading = 'Named agents (pass agent="<name>"; its settings apply and your explicit parameters override them):';
+	const lines = [heading];
+	let bytes = utf8ByteLength(heading);
+	let shown = 0;
+	for (const a of agents) {
+		const line = clipLine(`- ${a.name}${a.description ? ` — ${a.description}` : ""}`, AGENT_LIST_BUDGET.lineBytes);
+		const reserve = shown + 1 < agents.length ? 2 : 1; // keep a line for "… and N more"
+		if (lines.length + reserve > AGENT_LIST_BUDGET.maxLines) break;
+		if (bytes + 1 + utf8ByteLength(line) + (reserve > 1 ? 96 : 0) > AGENT_LIST_BUDGET.maxBytes) break;
+		lines.push(line);
+		bytes += 1 + utf8ByteLength(line);
+		shown++;
+	}
+	if (shown < agents.length) {
+		const rest = agents.slice(shown).map((a) => a.name);
+		const named = `- … and ${rest.length} more: ${rest.join(", ")}`;
+		const room = AGENT_LIST_BUDGET.maxBytes - bytes - 1;
+		lines.push(
+			utf8ByteLength(named) <= Math.min(room, AGENT_LIST_BUDGET.lineBytes)
+				? named
+				: clipLine(`- … and ${rest.length} more agents`, room),
+		);
+	}
+	return `${base}\n\n${lines.join("\n")}`;
+}
+
+export const SPAWN_AGENT_PARAM =
+	"Name of an agent to run as (see the list in this tool's description; optional). Its system prompt, tools, model and other settings apply; parameters you pass explicitly override them.";
+export const SPAWN_EXTENSIONS_PARAM =
+	'Which of the user\'s extensions the child loads (optional): true = all that Pi would load (the default), false or [] = none, or a list of names; "!name" excludes one.';
+
+/** Most agent names an error lists. */
+export const AGENT_NAMES_SHOWN = SURFACES["subagents.agentNames"].maxLines;
+
+export function unknownAgentError(name: string, known: readonly string[]): string {
+	const shown = known.slice(0, AGENT_NAMES_SHOWN);
+	const more = known.length - shown.length;
+	const list = shown.length > 0 ? shown.join(", ") + (more > 0 ? ` … and ${more} more` : "") : "none";
+	return `Unknown agent "${clipLine(oneLine(name), SURFACES["subagents.name"].maxBytes)}"; known agents: ${clipLine(list, SURFACES["subagents.agentNames"].maxBytes)}. No child was started; spawn again with one of these, or without agent.`;
+}
+
+/** An agent file's model that the registry cannot resolve: the child runs on the parent's model. */
+export function agentModelFallbackWarning(agent: string, model: string, fallback: string): string {
+	return `subagents: agent "${agent}" asks for model "${model}", which is not available here; it runs on ${fallback} instead.`;
+}
+
+export function agentToolsError(agent: string, unknown: string[], available: string[]): string {
+	return `Agent "${agent}" lists ${unknown.length === 1 ? "a tool" : "tools"} no child can have: ${unknown.join(", ")}; available: ${available.join(", ")}. Fix the agent file, or pass tools explicitly.`;
+}
+
+export function missingExtensionToolsError(unknown: string[]): string {
+	return `the child's tools ${unknown.join(", ")} come from no extension it loaded; check the agent file's tools and extensions, or pass tools explicitly.`;
+}
+
+export function extensionLoadError(name: string, path: string, error: string): string {
+	return `the child could not start: extension "${name}" (${path}) failed: ${clipLine(oneLine(error), SURFACES["subagents.extensionError"].maxBytes)}. Exclude it with extensions: ["!${name}"], or fix it.`;
+}
+
+function oneLine(text: string): string {
+	return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+}
+
+/** Where an agent was defined, for /agents. */
+export function agentSourceLabel(source: string, file?: string): string {
+	return file ? `${source}: ${file}` : source;
+}
+
+/** The /agents listing: each agent with its source, tools and model, then the warnings. */
+export function agentsCommandText(
+	agents: ReadonlyArray<
+		AgentSummary & { source: string; file?: string; tools?: string[]; model?: string; extensions?: string }
+	>,
+	warnings: readonly string[],
+	defaultTools: readonly string[],
+): string {
+	const lines: string[] = [`${plural(agents.length, "agent")} (later sources override earlier ones by name):`];
+	for (const a of agents) {
+		lines.push(`${a.name} — ${a.description || "(no description)"}`);
+		lines.push(`  source ${agentSourceLabel(a.source, a.file)}`);
+		lines.push(
+			`  tools ${a.tools ? a.tools.join(", ") : `${defaultTools.join(", ")} + extension tools`} · model ${a.model ?? "(the parent's)"}${a.extensions ? ` · extensions ${a.extensions}` : ""}`,
+		);
+	}
+	if (warnings.length > 0) {
+		lines.push("", `${plural(warnings.length, "warning")}:`);
+		for (const w of warnings) lines.push(`  ${w}`);
+	}
+	return lines.join("\n");
 }

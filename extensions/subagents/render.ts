@@ -28,6 +28,8 @@ export interface ChildRow {
 	artifactPath?: string;
 	/** Extra words (e.g. "#2" for a queue position, "already delivered"). */
 	note?: string;
+	/** The named agent the child runs as, if any. */
+	agent?: string;
 	/** Why a failed, cancelled or incomplete run stopped (shown in one line, collapsed too). */
 	reason?: string;
 }
@@ -38,13 +40,14 @@ export const REASON_COLUMNS = 100;
 function stateColor(state: ChildState): string {
 	if (state === "completed") return "success";
 	if (state === "failed") return "error";
-	if (state === "cancelled" || (state as string) === "incomplete") return "warning";
+	if (state === "cancelled" || state === "incomplete") return "warning";
 	return "accent";
 }
 
 /** "✓ sa-1 title  completed  37,212 B → 15,980 B  …/ab12cd34.txt". */
 export function rowText(row: ChildRow, paint: Paint = plain): string {
 	const parts = [paint(stateColor(row.state), statusGlyph(row.state)), paint("accent", row.id), oneLine(row.name)];
+	if (row.agent) parts.push(paint("dim", `(${oneLine(row.agent)})`));
 	parts.push(paint("muted", row.state));
 	if (row.fullBytes !== undefined) {
 		const shown =
@@ -81,7 +84,8 @@ export function callText(tool: string, args: Record<string, unknown>, paint: Pai
 		const name = oneLine(given);
 		const short = truncateToWidth(name, CALL_NAME_COLUMNS, "…");
 		const model = typeof args.model === "string" ? oneLine(args.model) : undefined;
-		const extras = [model, args.context === "fork" ? "fork" : undefined].filter(Boolean).join(", ");
+		const agent = typeof args.agent === "string" ? `as ${oneLine(args.agent).slice(0, 64)}` : undefined;
+		const extras = [agent, model, args.context === "fork" ? "fork" : undefined].filter(Boolean).join(", ");
 		return `${title} ${short}${extras ? paint("dim", ` (${extras})`) : ""}`;
 	}
 	const ids = oneLine(
@@ -139,7 +143,8 @@ export function widgetLines(children: ChildRecord[], now: number, paint: Paint =
 	const lines = shown.map((c) => {
 		const elapsed = c.startedAt ? formatDuration(now - c.startedAt) : "waiting";
 		const tokens = c.contextTokens !== undefined ? ` · ${formatCount(c.contextTokens)} tok` : "";
-		return `${paint(stateColor(c.state), statusGlyph(c.state))} ${c.id} ${oneLine(c.name)} · ${elapsed}${tokens}`;
+		const agent = c.agent ? paint("dim", ` (${oneLine(c.agent)})`) : "";
+		return `${paint(stateColor(c.state), statusGlyph(c.state))} ${c.id} ${oneLine(c.name)}${agent} · ${elapsed}${tokens}`;
 	});
 	const hidden = active.length - shown.length;
 	if (hidden > 0) lines.push(paint("muted", `+${hidden} more`));

@@ -11,6 +11,7 @@ import { renderForkContext } from "../shared/transcript/narrate.ts";
 import { messageBudget } from "../shared/transcript/plan.ts";
 import { ownerFraming } from "../shared/transcript/prompt.ts";
 import { storedProject } from "../shared/transcript/view.ts";
+import { type AgentDefinition, parseExtensionPolicy } from "./agents.ts";
 import { projectBatch } from "./batch.ts";
 import { batchDetails, batchInput, persistDelivered, recordArtifacts } from "./delivery.ts";
 import {
@@ -31,6 +32,8 @@ import {
 	type Env,
 	ensureManager,
 	ensureStore,
+	globalExtensionPolicy,
+	loadAgents,
 	parentMessages,
 	SUBAGENT_TOOL_NAMES,
 	THINKING_LEVELS,
@@ -48,7 +51,7 @@ const reply = (text: string, details: Record<string, unknown> = {}): ToolReturn 
 });
 
 function row(c: ChildRecord, note?: string): ChildRow {
-	return { id: c.id, name: c.name, state: c.state, note };
+	return { id: c.id, name: c.name, state: c.state, note, ...(c.agent ? { agent: c.agent } : {}) };
 }
 
 /** Whether `path` exists and is a regular file or a directory (symlinks followed, as Pi opens them). */
@@ -97,6 +100,8 @@ function arrivalOf(ctx: ExtensionContext): P.Arrival {
 /** subagent_spawn's parameters (described to the model in TOOL_TEXT.spawn). */
 export interface SpawnParams {
 	prompt: string;
+	agent?: string;
+	extensions?: boolean | string[];
 	name?: string;
 	model?: string;
 	tools?: string[];
@@ -105,11 +110,43 @@ export interface SpawnParams {
 	context?: ContextMode;
 }
 
+/** The named agent a spawn asks for; an unknown name is refused before anything starts. */
+function agentFor(env: Env, name: string | undefined, ctx: ExtensionContext): AgentDefinition | undefined {
+	if (name === undefined) return undefined;
+	const agents = loadAgents(env, ctx).agents;
+	const wanted = typeof name === "string" ? name.trim() : "";
+	const found = agents.find((a) => a.name === wanted);
+	if (!found)
+		throw new Error(
+			P.unknownAgentError(
+				String(name),
+				agents.map((a) => a.name),
+			),
+		);
+	return found;
+}
+
+/** Tool names a spawn may list: Pi's built-in ones and the extension tools this session knows of. */
+function listableTools(env: Env): string[] {
+	const names = new Set<string>(CHILD_TOOL_NAMES);
+	try {
+		for (const t of env.pi.getAllTools()) {
+			const name = (t as { name?: unknown }).name;
+			if (typeof name === "string" && !(SUBAGENT_TOOL_NAMES as readonly string[]).includes(name)) names.add(name);
+		}
+	} catch {
+		// No tool list (a fake or an old host): the built-in names stand.
+	}
+	return [...names];
+}
+
 export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
 	const manager = ensureManager(env, ctx);
 	const cfg = env.config.subagents;
 	if (env.depth >= cfg.maxDepth) throw new Error(P.depthLimitError(cfg.maxDepth));
 	if (typeof params.prompt !== "string" || params.prompt.trim().length === 0) throw new Error(P.EMPTY_PROMPT_ERROR);
+	const agent = agentFor(env, params.agent, ctx);
+	const notes: string[] = [];
 	const registry = ctx.modelRegistry as unknown as RegistryView;
 	let model: unknown = ctx.model;
 	let modelLabel = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "";
@@ -118,20 +155,42 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 		if (!found.ok) throw new Error(P.badModelError(params.model, found.failure));
 		model = registry.find(found.value.provider, found.value.id);
 		modelLabel = `${found.value.provider}/${found.value.id}`;
+	} else if (agent?.model) {
+		// An agent file's model that is not available here (a Claude alias, a provider without a key) is
+		// not the caller's mistake: the child runs on the parent's model, and both are told.
+		const found = resolveModelSpec(agent.model, modelPools(ctx));
+		const picked = found.ok ? registry.find(found.value.provider, found.value.id) : undefined;
+		if (found.ok && picked) {
+			model = picked;
+			modelLabel = `${found.value.provider}/${found.value.id}`;
+		} else {
+			const warning = P.agentModelFallbackWarning(agent.name, agent.model, modelLabel || "the parent's model");
+			notes.push(warning);
+			if (ctx.hasUI) ctx.ui.notify(warning, "warning");
+			else console.error(warning);
+		}
 	}
 	if (!model) throw new Error(P.noModelError());
-	const tools = params.tools ?? cfg.defaultTools;
-	const allowed: readonly string[] = CHILD_TOOL_NAMES;
+	const exactTools = params.tools !== undefined || agent?.tools !== undefined;
+	const tools = params.tools ?? agent?.tools ?? cfg.defaultTools;
+	const allowed = listableTools(env);
 	const unknownTools = tools.filter((t) => !allowed.includes(t));
-	if (unknownTools.length > 0) throw new Error(P.badToolsError(unknownTools, [...allowed]));
+	if (unknownTools.length > 0) {
+		if (params.tools !== undefined) throw new Error(P.badToolsError(unknownTools, allowed));
+		// An agent file may name tools of extensions only the child loads; the child's start checks them.
+	}
+	const extensions =
+		params.extensions !== undefined
+			? parseExtensionPolicy(params.extensions)
+			: (agent?.extensions ?? globalExtensionPolicy(env.config));
 	const cwd = params.cwd ? resolve(ctx.cwd, params.cwd) : ctx.cwd;
 	if (!isKind(cwd, "directory")) throw new Error(P.badCwdError(params.cwd ?? cwd, ctx.cwd));
 	const levels: readonly string[] = THINKING_LEVELS;
 	if (params.thinking !== undefined && !levels.includes(params.thinking)) {
 		throw new Error(P.badThinkingError(params.thinking, THINKING_LEVELS));
 	}
-	const thinking = params.thinking ?? safeThinking(env);
-	const context: ContextMode = params.context === "fork" ? "fork" : "fresh";
+	const thinking = params.thinking ?? agent?.thinking ?? safeThinking(env);
+	const context: ContextMode = (params.context ?? agent?.context) === "fork" ? "fork" : "fresh";
 	let firstMessage: string | undefined;
 	if (context === "fork") {
 		try {
@@ -171,12 +230,28 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 		cwd,
 		thinking,
 		context,
-		systemAppend: [P.CHILD_SYSTEM_APPEND, ownerFraming({ forked: context === "fork" })],
+		systemAppend: childSystemAppend(agent, context),
+		agent: agent?.name,
+		maxTurns: agent?.maxTurns,
+		exactTools,
+		extensions,
 	});
 	const queued = child.state === "queued";
 	const how = arrivalOf(ctx);
 	const text = queued ? P.queuedText(child, manager.list(), manager.maxConcurrent, how) : P.spawnedText(child, how);
-	return reply(text, { rows: [row(child, queued ? "queued" : undefined)], id: child.id, queued });
+	const shown = [text, ...notes.map((n) => n.replace(/^subagents: /, "Note: "))].join("\n");
+	return reply(shown, {
+		rows: [row(child, queued ? "queued" : undefined)],
+		id: child.id,
+		queued,
+		...(agent ? { agent: agent.name } : {}),
+	});
+}
+
+/** The child's system-prompt additions: ours, the agent's own prompt, then the ownership framing. */
+function childSystemAppend(agent: AgentDefinition | undefined, context: ContextMode): string[] {
+	const own = agent?.systemPrompt ? [agent.systemPrompt] : [];
+	return [P.CHILD_SYSTEM_APPEND, ...own, ownerFraming({ forked: context === "fork" })];
 }
 
 function safeThinking(env: Env): string | undefined {
@@ -371,7 +446,8 @@ function resumeSettings(env: Env, child: ChildRecord, ctx: ExtensionContext): Re
 		throw new Error(P.resumeModelError(child, failure));
 	}
 	if (child.tools.length === 0) child.tools = [...env.config.subagents.defaultTools];
-	return { model, systemAppend: [P.CHILD_SYSTEM_APPEND, ownerFraming({ forked: child.context === "fork" })] };
+	const agent = child.agent ? loadAgents(env, ctx).agents.find((a) => a.name === child.agent) : undefined;
+	return { model, systemAppend: childSystemAppend(agent, child.context) };
 }
 
 export async function cancelTool(env: Env, params: { ids: string[] }, ctx: ExtensionContext): Promise<ToolReturn> {

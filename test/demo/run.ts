@@ -3,14 +3,17 @@
  *
  * Starts the bundled scripted model, makes a sandbox agent dir, and runs the real pi CLI
  * (0.73.1 on this Node) with every extension of this package. The scripted parent spawns three
- * children whose answers are long, waits for them, then pages each stored answer with Pi's own
- * `read` using the call printed in the projection footer. The demo prints, per child, the full
- * size, what reached the parent, the artifact and the read call, checks every claim, and exits
+ * children through named agents — the built-in `reviewer` and `scout`, and `db-surveyor` from an
+ * agent file the demo writes — whose answers are long, waits for them, then pages each stored answer
+ * with Pi's own `read` using the call printed in the projection footer. The demo prints, per child,
+ * the agent it ran as (checked against the system prompt and tools the child's requests carried), the
+ * full size, what reached the parent, the artifact and the read call, checks every claim, and exits
  * non-zero if one fails.
  */
 import { createHash } from "node:crypto";
-import { readFileSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
+import { BUILT_IN_AGENTS } from "../../extensions/subagents/agents.ts";
 import { CHILD_SYSTEM_APPEND } from "../../extensions/subagents/prompt.ts";
 import { extensionPath, makeSandbox, REPO_ROOT, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
 import { type ChatRequest, messageText, startScriptedServer } from "../fixtures/scripted-server.ts";
@@ -21,13 +24,34 @@ interface ChildPlan {
 	tag: string;
 	title: string;
 	lines: number;
+	/** The named agent the parent spawns it as. */
+	agent: string;
 }
 
 const CHILDREN: ChildPlan[] = [
-	{ tag: "AUTH", title: "audit the auth module", lines: 420 },
-	{ tag: "DB", title: "survey the database layer", lines: 700 },
-	{ tag: "UI", title: "list UI components", lines: 260 },
+	{ tag: "AUTH", title: "audit the auth module", lines: 420, agent: "reviewer" },
+	{ tag: "DB", title: "survey the database layer", lines: 700, agent: "db-surveyor" },
+	{ tag: "UI", title: "list UI components", lines: 260, agent: "scout" },
 ];
+
+/** The agent file the demo writes into the sandbox's `<agentDir>/agents/`, as a user would. */
+const DB_SURVEYOR_PROMPT =
+	"You survey database layers: schemas, migrations, queries. Report every finding on its own line.";
+const DB_SURVEYOR_FILE = `---
+name: db-surveyor
+description: Surveys a database layer (schemas, migrations, queries); read-only.
+tools: read, grep, ls
+---
+${DB_SURVEYOR_PROMPT}
+`;
+
+/** What each agent's child must have carried in its requests: its prompt and exactly its tools. */
+function expectedAgent(name: string): { prompt: string; tools: string[]; source: string } {
+	if (name === "db-surveyor")
+		return { prompt: DB_SURVEYOR_PROMPT, tools: ["read", "grep", "ls"], source: "agent file" };
+	const builtIn = BUILT_IN_AGENTS.find((a) => a.name === name)!;
+	return { prompt: builtIn.systemPrompt, tools: builtIn.tools ?? [], source: "built-in" };
+}
 
 /** A long, line-numbered report: what a diligent child might return. */
 function answerFor(plan: ChildPlan): string {
@@ -60,7 +84,7 @@ function script(req: ChatRequest) {
 		return {
 			toolCalls: CHILDREN.map((c) => ({
 				name: "subagent_spawn",
-				arguments: { prompt: `DEMO-TASK ${c.tag}: ${c.title}`, name: c.title },
+				arguments: { prompt: `DEMO-TASK ${c.tag}: ${c.title}`, name: c.title, agent: c.agent },
 			})),
 		};
 	}
@@ -101,16 +125,20 @@ async function main(): Promise<void> {
 	const sandbox = makeSandbox({ server });
 	try {
 		console.log(
-			"pi-context-headroom demo — subagents whose long answers reach the parent as head + tail, full text one read away",
+			"pi-context-headroom demo — subagents run as named agents; their long answers reach the parent as head + tail, full text one read away",
 		);
 		console.log(`model: scripted, offline on ${server.baseUrl}; pi 0.73.1 on node ${process.version}`);
 		console.log(`sandbox agent dir: ${sandbox.agentDir}`);
+		const agentFile = join(sandbox.agentDir, "agents", "db-surveyor.md");
+		mkdirSync(join(sandbox.agentDir, "agents"), { recursive: true });
+		writeFileSync(agentFile, DB_SURVEYOR_FILE);
+		console.log(`agent file written: ${agentFile}`);
 		const run = await runPiPrint({
 			line: "0.73",
 			sandbox,
 			extensions: packageExtensions(),
 			prompt:
-				"Spawn three subagents to audit auth, the database layer and the UI; wait for all; page what was omitted.",
+				"Spawn a reviewer, a db-surveyor and a scout to audit auth, the database layer and the UI; wait for all; page what was omitted.",
 			args: ["--no-session"],
 			timeoutMs: 50_000,
 		});
@@ -136,6 +164,23 @@ async function main(): Promise<void> {
 			const plan = CHILDREN[index];
 			const answer = ANSWERS.get(plan.tag)!;
 			rule(`3.${index + 1} ${item.id} "${plan.title}"`);
+			const row = (wait.details as { rows?: Array<{ id: string; agent?: string }> }).rows?.find(
+				(r) => r.id === item.id,
+			);
+			const expected = expectedAgent(plan.agent);
+			const childRequest = server.requests.find(
+				(r) => r.system.includes(CHILD_SYSTEM_APPEND) && r.firstUser.includes(`DEMO-TASK ${plan.tag}`),
+			);
+			console.log(
+				`   ran as agent:   ${row?.agent ?? "(none)"} (${expected.source}; tools ${expected.tools.join(", ")})`,
+			);
+			check(row?.agent === plan.agent, `spawned as the "${plan.agent}" agent`);
+			check(
+				!!childRequest &&
+					childRequest.system.includes(expected.prompt) &&
+					[...childRequest.toolNames].sort().join() === [...expected.tools].sort().join(),
+				"the child's requests carried that agent's system prompt and exactly its tools",
+			);
 			console.log(`   full answer:    ${item.fullBytes.toLocaleString("en-US")} bytes, ${item.fullLines} lines`);
 			console.log(
 				`   parent saw:     ${item.projectedBytes.toLocaleString("en-US")} bytes (head + omission marker + tail + footer)`,
@@ -163,12 +208,12 @@ async function main(): Promise<void> {
 				`mode ${mode.toString(8)}, named by its SHA-256`,
 			);
 			const result = reads.find((r) => r.text.includes(`${plan.tag}-${String(item.read!.offset).padStart(4, "0")}`));
-			const expected = answer.split("\n").slice(item.read.offset - 1, item.read.offset - 1 + item.read.limit);
+			const omitted = answer.split("\n").slice(item.read.offset - 1, item.read.offset - 1 + item.read.limit);
 			console.log(`   the parent's read returned ${result ? result.text.split("\n").length : 0} lines:`);
 			for (const l of (result?.text ?? "").split("\n").slice(0, 3)) console.log(`      │ ${l}`);
 			console.log("      │ …");
 			check(
-				!!result && result.text.startsWith(expected.join("\n")),
+				!!result && result.text.startsWith(omitted.join("\n")),
 				`read returned lines ${item.read.offset}–${item.read.offset + item.read.limit - 1}, the first omitted ones`,
 			);
 		}

@@ -350,3 +350,62 @@ describe.each(PI_LINES)("the installed package on $label", ({ line }) => {
 		expect(run.stderr).toMatch(/no-such-module/);
 	});
 });
+
+describe("the README's pi commands for a checkout", () => {
+	let server: ScriptedServer | undefined;
+	afterEach(async () => {
+		await server?.close();
+		server = undefined;
+	});
+
+	/** `npm run --silent <script> -- <args>` in the repo, as the README shows it, in a sandbox's Pi dirs. */
+	function npmRun(
+		sandbox: Sandbox,
+		script: string,
+		args: string[],
+	): Promise<{ code: number | null; out: string; err: string }> {
+		const child = spawn("npm", ["run", "--silent", script, "--", ...args], {
+			cwd: REPO_ROOT,
+			env: sandbox.env,
+			stdio: ["ignore", "pipe", "pipe"],
+		});
+		let out = "";
+		let err = "";
+		child.stdout.on("data", (d) => {
+			out += d;
+		});
+		child.stderr.on("data", (d) => {
+			err += d;
+		});
+		return new Promise((resolve) => child.on("close", (code) => resolve({ code, out, err })));
+	}
+
+	const cases = [
+		{ script: "pi:073", what: "Pi 0.73.1 with this checkout", source: () => REPO_ROOT },
+		{ script: "pi:1x", what: "Pi 1.x with a production copy", source: () => checkout },
+	];
+	for (const { script, what, source } of cases) {
+		it(`npm run ${script} runs ${what}: every extension loads, empty stderr`, async () => {
+			server = await startScriptedServer(() => ({ text: "done" }));
+			const sandbox = makeSandbox({ server });
+			const run = await npmRun(sandbox, script, [
+				"--offline",
+				"--mode",
+				"json",
+				"-p",
+				"--no-session",
+				"--provider",
+				"mock",
+				"--model",
+				"mock-model",
+				"-e",
+				source(),
+				"hi",
+			]);
+			expect(run.code, run.err).toBe(0);
+			expect(run.err).toBe("");
+			expect(run.out).toContain('"type":"agent_end"');
+			for (const tool of ["subagent_spawn", "recall_artifact"]) expect(server.requests[0].toolNames).toContain(tool);
+		});
+	}
+});

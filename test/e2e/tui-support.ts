@@ -57,11 +57,13 @@ export class TmuxPi {
 		socket: string;
 		/** Terminal width in columns (default TUI_COLUMNS). */
 		columns?: number;
+		/** More CLI arguments (e.g. `-c` to continue the last session). */
+		args?: string[];
 	}): TmuxPi {
 		const info = PI_LINES.find((l) => l.line === opts.line);
 		if (!info) throw new Error(`unknown Pi line ${opts.line}`);
 		const argv = [info.command, ...info.prefix, "--offline", "--provider", "mock", "--model", "mock-model"];
-		argv.push("--no-extensions", ...opts.extensions.flatMap((e) => ["-e", e]));
+		argv.push("--no-extensions", ...opts.extensions.flatMap((e) => ["-e", e]), ...(opts.args ?? []));
 		// Keep the pane after pi exits so a crash stays on screen for the assertion message.
 		const shell = `${argv.map(shellQuote).join(" ")}; echo "[pi exited $?]"; sleep 600`;
 		const env = { ...opts.sandbox.env, TERM: "xterm-256color", COLORTERM: "truecolor" };
@@ -114,6 +116,11 @@ export class TmuxPi {
 	/** The visible screen, one string per row (trailing blanks trimmed). */
 	screen(): string {
 		return this.run(["capture-pane", "-p", "-t", "pi"]);
+	}
+
+	/** The visible screen with its escape sequences (`capture-pane -e`): colours and attributes as tmux keeps them. */
+	screenWithEscapes(): string {
+		return this.run(["capture-pane", "-p", "-e", "-t", "pi"]);
 	}
 
 	/** The screen plus the history above it (what scrolled off). */

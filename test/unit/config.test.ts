@@ -68,7 +68,7 @@ describe("defaults", () => {
 		expect(d.handoff).toMatchObject({
 			enabled: true,
 			userMessagesBudgetBytes: 16_384,
-			probe: { enabled: true, freeTokensThreshold: 8000 },
+			probe: { enabled: true, marginTokens: 8192, leadTurns: 4 },
 		});
 		expect(d.contextTrim).toMatchObject({ enabled: true, safetyMarginTokens: 2048, cutStepTokens: 16_384 });
 	});

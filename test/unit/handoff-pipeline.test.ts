@@ -53,6 +53,16 @@ function fakeModel(fail: Partial<Record<"summary" | "questions" | "answers", str
 }
 
 describe("runHandoff", () => {
+	it("in summary-only mode (an overflow retry is waiting) makes one call and hands over the summary alone", async () => {
+		const m = fakeModel();
+		const out = await runHandoff(INPUT, m.call, undefined, undefined, true);
+		expect(m.calls.map((c) => c.systemPrompt)).toEqual([SUMMARY_SYSTEM_PROMPT]);
+		expect(out.kind).toBe("summary-only");
+		expect(out.text).toContain("SUMMARY-REPLY");
+		expect(out.text).toContain("TASK-1");
+		expect(out.errors).toEqual([]);
+	});
+
 	it("makes the three calls in order; questions see no history, answers carry the summary exchange", async () => {
 		const m = fakeModel();
 		const out = await runHandoff(INPUT, m.call, undefined);

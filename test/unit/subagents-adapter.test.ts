@@ -25,8 +25,10 @@ type Tool = {
 const tools = new Map<string, Tool>();
 const events = new Set<string>();
 const renderers = new Set<string>();
+const commands = new Set<string>();
 const fakePi = {
 	registerTool: (t: Tool) => tools.set(t.name, t),
+	registerCommand: (name: string) => commands.add(name),
 	registerMessageRenderer: (type: string) => renderers.add(type),
 	on: (event: string) => events.add(event),
 	sendMessage: () => undefined,
@@ -74,7 +76,9 @@ describe("registration drift guards", () => {
 		expect([...tools.keys()].sort()).toEqual(expected.map((k) => `subagent_${k}`).sort());
 		for (const key of expected) {
 			const tool = tools.get(`subagent_${key}`)!;
-			expect(tool.description).toBe(P.TOOL_TEXT[key].description);
+			// The spawn description lists the named agents after the fixed text.
+			if (key === "spawn") expect(tool.description.startsWith(P.TOOL_TEXT.spawn.description)).toBe(true);
+			else expect(tool.description).toBe(P.TOOL_TEXT[key].description);
 			expect(tool.label).toBe(P.TOOL_TEXT[key].label);
 			expect(typeof tool.renderCall).toBe("function");
 			expect(typeof tool.renderResult).toBe("function");
@@ -85,6 +89,17 @@ describe("registration drift guards", () => {
 		for (const e of ["session_start", "agent_end", "agent_settled", "session_shutdown"])
 			expect(events.has(e)).toBe(true);
 		expect(renderers.has("subagent-result")).toBe(true);
+		expect(commands.has("agents")).toBe(true);
+	});
+
+	it("lists the built-in agents in the spawn description, and refuses an unknown agent by listing the known ones", async () => {
+		const description = tools.get("subagent_spawn")!.description;
+		for (const name of ["scout", "planner", "worker", "reviewer"]) expect(description).toContain(`- ${name} — `);
+		await expect(run("subagent_spawn", { prompt: "x", agent: "nope" })).rejects.toThrow(
+			'Unknown agent "nope"; known agents: planner, reviewer, scout, worker. No child was started',
+		);
+		const list = await run("subagent_list", {});
+		expect(list.content[0].text).toBe(P.NO_CHILDREN);
 	});
 });
 

@@ -71,6 +71,18 @@ export const headroomConfigSchema = z
 				defaultTools: z.array(z.string().min(1)).default(() => ["read", "bash", "edit", "write", "grep", "find", "ls"]),
 				/** Minimum milliseconds between two status polls of the same child. */
 				pollThrottleMs: nonNegativeInt().default(1000),
+				/**
+				 * Which of the user's extensions a child loads unless its agent file or spawn says otherwise:
+				 * true = what Pi would load for a new session in the child's cwd, false = none, or a list of
+				 * names ("!name" excludes one).
+				 */
+				childExtensions: z
+					.union([z.boolean(), z.array(z.string().min(1))], {
+						error: 'expected true, false or a list of extension names ("!name" excludes one)',
+					})
+					.default(true),
+				/** Whether `.claude/agents/*.md` (project and home) are read as agent files too. */
+				claudeAgents: z.boolean().default(true),
 			})
 			.prefault({}),
 		toolArtifacts: z
@@ -119,7 +131,14 @@ export const headroomConfigSchema = z
 				probe: z
 					.strictObject({
 						enabled: z.boolean().default(true),
-						freeTokensThreshold: positiveInt().default(8000),
+						/** Fixed threshold in free tokens; absent = Pi's reserve + the margin below. */
+						freeTokensThreshold: positiveInt().optional(),
+						/** Least margin above Pi's compaction reserve at which staging starts, in tokens. */
+						marginTokens: positiveInt().default(8192),
+						/** Turns of context growth the margin covers (raised when handoffs are measured slower). */
+						leadTurns: positiveInt().default(4),
+						/** Tokens of new history after which a staged handoff is stale; absent = max(keepRecentTokens, 60% of window − reserve). */
+						maxStaleTokens: positiveInt().optional(),
 					})
 					.prefault({}),
 			})

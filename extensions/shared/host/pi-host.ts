@@ -11,12 +11,13 @@
  * - tool exposure (1.x `exposure` / `defaultActive`; 0.73 has neither).
  * - project trust (1.x `ctx.isProjectTrusted()`; 0.73 has no project trust and loads project files).
  * - UI presence (`ctx.hasUI` with a `ui` to draw on; print and json modes have none).
- * - the "agent is really idle" event (1.x `agent_settled`; 0.73 has none: callers poll after agent_end).
+ * - 1.x-only events (`agent_settled`, `agent_before_settle`, …) with their 1.x shapes (onPi1Event); on
+ *   0.73 they never fire, so callers pair `agent_settled` with agent_end polling.
  */
 
 import type { Api, AssistantMessage, Context, Model } from "@mariozechner/pi-ai";
 import * as piAi from "@mariozechner/pi-ai";
-import { type ExtensionAPI, type ExtensionContext, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { type ExtensionContext, SettingsManager } from "@mariozechner/pi-coding-agent";
 
 /**
  * Whether Pi trusts the project's own files: Pi 1.x asks the user (ctx.isProjectTrusted()); Pi 0.73 has no
@@ -36,18 +37,6 @@ export function projectTrusted(ctx: unknown): boolean {
 /** Whether this context can draw and notify (the TUI, or rpc's UI bridge); print and json modes cannot. */
 export function hasUI(ctx: ExtensionContext | undefined): boolean {
 	return ctx?.hasUI === true && typeof ctx.ui === "object" && ctx.ui !== null;
-}
-
-/**
- * Pi 1.x's `agent_settled`: fires once the run, its retries and Pi's own compaction are all over, when a
- * follow-up may start a turn. Pi 0.73 has no such event and never calls `handler`: pair this with an
- * `agent_end` handler that polls `ctx.isIdle()` on later ticks.
- */
-export function onAgentSettled(pi: ExtensionAPI, handler: (ctx: ExtensionContext) => void): void {
-	(pi.on as (event: string, listener: (event: unknown, ctx: ExtensionContext) => void) => void)(
-		"agent_settled",
-		(_event, ctx) => handler(ctx),
-	);
 }
 
 /** Options of a one-off call (a summary, a handoff step): never cached, never the session's turn. */
@@ -185,4 +174,50 @@ export type ToolExposureFields = { exposure?: "direct" | "deferred" };
  */
 export function deferredExposure(defer: boolean, toolSearchAvailable: boolean): ToolExposureFields {
 	return defer && toolSearchAvailable ? { exposure: "deferred" } : {};
+}
+
+/** What triggered a compaction, as Pi 1.x's session_before_compact / session_compact_failed say it. */
+export type HostCompactionReason = "manual" | "threshold" | "overflow";
+
+/** `reason` of a compaction event (Pi 1.x); undefined on 0.73, which does not say. */
+export function compactionReasonOf(event: unknown): HostCompactionReason | undefined {
+	const r = (event as { reason?: unknown } | undefined)?.reason;
+	return r === "manual" || r === "threshold" || r === "overflow" ? r : undefined;
+}
+
+/** Pi 1.x's session_compact_failed event. */
+export interface CompactFailedEvent {
+	reason?: HostCompactionReason;
+	/** Error text when compaction failed for a non-abort reason. */
+	errorMessage?: string;
+	/** True when compaction was cancelled or aborted. */
+	aborted?: boolean;
+	willRetry?: boolean;
+	/** True when the failing compaction content came from a session_before_compact handler. */
+	fromExtension?: boolean;
+}
+
+/** Pi 1.x's agent_before_settle event (the part the package uses). */
+export interface BeforeSettleEvent {
+	entries: unknown[];
+	continue: boolean;
+	outcome?: "completed" | "aborted" | "error";
+}
+
+/** Events only Pi 1.x emits; on 0.73 a handler for them is registered and never called. */
+export interface Pi1Events {
+	agent_settled: { aborted?: boolean };
+	agent_before_settle: BeforeSettleEvent;
+	session_compact_failed: CompactFailedEvent;
+}
+
+/** Subscribe to a Pi 1.x-only event with its 1.x shape (the 0.73 types do not know these names). */
+export function onPi1Event<K extends keyof Pi1Events, C>(
+	pi: { on: unknown },
+	name: K,
+	handler: (event: Pi1Events[K], ctx: C) => unknown,
+): void {
+	(pi.on as (event: string, handler: (event: unknown, ctx: unknown) => unknown) => void).call(pi, name, (e, c) =>
+		handler(e as Pi1Events[K], c as C),
+	);
 }

@@ -1,0 +1,102 @@
+/**
+ * The /subagents command: the picker and live view in the TUI (ctx.ui.custom, both Pi lines), a plain
+ * list where there is no custom UI (print, json and rpc modes). Nothing here reaches the parent's model
+ * context: steering goes to the child through subagent_send's own handler, cancelling through the
+ * manager (the cancelled result then reaches the parent as any settled result does), and the view
+ * writes no message and no entry.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { projectResultSync } from "../../shared/projection/projection.ts";
+import { surface } from "../../shared/surfaces.ts";
+import type { ChildRecord } from "../domain.ts";
+import { type Env, ensureConfig, ensureManager, ensureStore } from "../env.ts";
+import { paintFor } from "../render.ts";
+import { sendTool } from "../tools.ts";
+import { newestFirst, pickerHeader, pickerRow, SubagentsScreen } from "./screens.ts";
+import { TranscriptReader } from "./transcript.ts";
+
+/** How often an open view re-reads transcripts and redraws, in milliseconds. */
+export const VIEW_REFRESH_MS = 250;
+/** Projected tool results kept per open view (each is computed once). */
+const PROJECTION_CACHE_ENTRIES = 500;
+
+export const VIEW_COMMAND_DESCRIPTION =
+	"Watch and steer this session's subagents: a live list, a child's transcript, a line to steer it";
+
+/** The plain list (no custom UI): header and one row per child, newest first. */
+export function plainList(children: readonly ChildRecord[], now: number): string {
+	if (children.length === 0) return "subagents: none in this session yet";
+	const rows = newestFirst(children).map((c) => pickerRow(c, children, now).trimEnd());
+	return [`subagents of this session: ${children.length} (newest first)`, pickerHeader().trimEnd(), ...rows].join("\n");
+}
+
+export function registerSubagentsView(pi: ExtensionAPI, env: Env): void {
+	pi.registerCommand("subagents", {
+		description: VIEW_COMMAND_DESCRIPTION,
+		handler: async (_args, ctx) => {
+			ensureConfig(env, ctx);
+			const manager = ensureManager(env, ctx);
+			let shown = false;
+			if (ctx.hasUI) {
+				await ctx.ui.custom<void>((tui, theme, _keys, done) => {
+					shown = true;
+					const readers = new Map<string, TranscriptReader>();
+					const projected = new Map<string, string>();
+					const limits = surface("subagents.viewToolResult");
+					let timer: ReturnType<typeof setInterval> | undefined;
+					const close = () => {
+						if (timer) clearInterval(timer);
+						timer = undefined;
+						done();
+					};
+					const screen = new SubagentsScreen({
+						children: () => env.manager?.list() ?? manager.list(),
+						transcript: (c) => {
+							let reader = readers.get(c.id);
+							if (!reader || reader.path !== c.sessionFile) {
+								reader = new TranscriptReader(c.sessionFile);
+								readers.set(c.id, reader);
+							}
+							reader.poll();
+							return { items: reader.items, state: reader.state };
+						},
+						project: (text) => {
+							const known = projected.get(text);
+							if (known !== undefined) return known;
+							const view = projectResultSync(
+								text,
+								{ maxBytes: limits.maxBytes, maxLines: limits.maxLines, headShare: 0.5 },
+								{ store: ensureStore(env), kind: "transcripts" },
+							).text;
+							if (projected.size >= PROJECTION_CACHE_ENTRIES) projected.clear();
+							projected.set(text, view);
+							return view;
+						},
+						send: async (id, text) => {
+							const reply = await sendTool(env, { id, text }, ctx as ExtensionContext);
+							return (
+								reply.content
+									.map((c) => c.text)
+									.join("\n")
+									.split("\n")[0] ?? ""
+							);
+						},
+						cancel: (id) => manager.cancel([id]),
+						rows: () => tui.terminal.rows,
+						requestRender: () => tui.requestRender(),
+						paint: paintFor(theme),
+						close,
+					});
+					timer = setInterval(() => tui.requestRender(), VIEW_REFRESH_MS);
+					timer.unref?.();
+					return screen;
+				});
+			}
+			if (shown) return;
+			// No custom UI (print, json, rpc): the list as text, where the person reads it; never to the model.
+			const text = plainList(manager.list(), Date.now());
+			if (ctx.hasUI) ctx.ui.notify(text, "info");
+			else process.stderr.write(`${text}\n`);
+		},
+	});
+}

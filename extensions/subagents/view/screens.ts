@@ -1,0 +1,376 @@
+/**
+ * /subagents in Pi's TUI: a picker of this session's children (newest first, live) and a live view of
+ * one child (state line on top, its transcript as it streams, scrollable, a line to steer it, a key to
+ * cancel it with a confirmation). Pure row builders plus two small pi-tui components; every line is
+ * sanitized (shared/text/sanitize) and cut to the terminal's width with pi-tui's helpers.
+ */
+import {
+	type Component,
+	Input,
+	Key,
+	matchesKey,
+	truncateToWidth,
+	visibleWidth,
+	wrapTextWithAnsi,
+} from "@mariozechner/pi-tui";
+import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
+import { type ChildRecord, formatCount, formatDuration, isSettled, queuePosition, statusGlyph } from "../domain.ts";
+import type { Paint } from "../render.ts";
+import type { TranscriptItem, TranscriptState } from "./transcript.ts";
+
+const clean = (text: string) => sanitizeLine(text, { widthOf: visibleWidth });
+const cleanBlock = (text: string) => sanitizeTerminalText(text, { widthOf: visibleWidth });
+
+/** Glyph of any state (a state this module does not know yet gets a neutral dot). */
+function glyph(state: string): string {
+	try {
+		return statusGlyph(state as ChildRecord["state"]) ?? "·";
+	} catch {
+		return "·";
+	}
+}
+
+function stateColor(state: string): string {
+	if (state === "completed") return "success";
+	if (state === "failed") return "error";
+	if (state === "cancelled" || state === "incomplete") return "warning";
+	return "accent";
+}
+
+/** The agent a child was defined by, when the named-agents feature recorded one. */
+function agentOf(c: ChildRecord): string {
+	const agent = (c as { agent?: unknown }).agent;
+	return typeof agent === "string" ? agent : "";
+}
+
+/** Elapsed time of the current (or last) run. */
+export function elapsedOf(c: ChildRecord, now: number): string {
+	if (!c.startedAt) return c.state === "queued" ? "waiting" : "—";
+	return formatDuration((c.endedAt ?? now) - c.startedAt);
+}
+
+/** Context use: "12,345 / 128,000 (9.6%)", or "—". */
+export function contextOf(c: ChildRecord): string {
+	if (c.contextTokens === undefined) return "—";
+	if (!c.contextWindow) return `${formatCount(c.contextTokens)} tok`;
+	return `${formatCount(c.contextTokens)} (${((c.contextTokens / c.contextWindow) * 100).toFixed(1)}%)`;
+}
+
+/** State words: "running", "queued #2", "failed". */
+export function stateWords(c: ChildRecord, all: readonly ChildRecord[]): string {
+	return c.state === "queued" ? `queued #${queuePosition([...all], c.id)}` : c.state;
+}
+
+/** Picker columns: header and widths (in columns). */
+const COLUMNS = [
+	["", 2],
+	["id", 6],
+	["name", 22],
+	["agent", 12],
+	["model", 22],
+	["state", 12],
+	["elapsed", 9],
+	["turns", 6],
+	["tokens", 8],
+	["context", 16],
+] as const;
+
+function cell(text: string, width: number): string {
+	const cut = truncateToWidth(text, width, "…");
+	return cut + " ".repeat(Math.max(0, width - visibleWidth(cut)));
+}
+
+/** The picker's header line. */
+export function pickerHeader(): string {
+	return COLUMNS.map(([h, w]) => cell(h, w)).join(" ");
+}
+
+/** One child as a picker row (plain text; the caller paints). */
+export function pickerRow(c: ChildRecord, all: readonly ChildRecord[], now: number): string {
+	const values = [
+		glyph(c.state),
+		c.id,
+		clean(c.name),
+		clean(agentOf(c)),
+		clean(c.model),
+		stateWords(c, all),
+		elapsedOf(c, now),
+		formatCount(c.turns),
+		formatCount(c.outputTokens),
+		contextOf(c),
+	];
+	return values.map((v, i) => cell(v, COLUMNS[i][1])).join(" ");
+}
+
+/** Children newest first (the picker's order). */
+export function newestFirst(children: readonly ChildRecord[]): ChildRecord[] {
+	const n = (id: string) => Number(id.replace(/^sa-/, "")) || 0;
+	return [...children].sort((a, b) => b.createdAt - a.createdAt || n(b.id) - n(a.id));
+}
+
+/** The live view's state line. */
+export function stateLine(c: ChildRecord, all: readonly ChildRecord[], now: number): string {
+	const parts = [
+		`${glyph(c.state)} ${c.id} ${clean(c.name)}`,
+		agentOf(c) ? clean(agentOf(c)) : undefined,
+		clean(c.model),
+		`${stateWords(c, all)} ${elapsedOf(c, now)}`,
+		`${formatCount(c.turns)} ${c.turns === 1 ? "turn" : "turns"}`,
+		`${formatCount(c.outputTokens)} tok out`,
+		`context ${contextOf(c)}`,
+		c.run > 1 ? `run ${c.run}` : undefined,
+	];
+	return parts.filter(Boolean).join(" · ");
+}
+
+/** How a transcript that cannot be read is said. */
+export function transcriptProblem(state: TranscriptState, c: ChildRecord): string | undefined {
+	if (state.ok) return undefined;
+	if (state.reason === "no-file") {
+		return isSettled(c.state)
+			? "No transcript: this child never wrote a session file."
+			: "Waiting for the child's first reply (Pi writes its session file then).";
+	}
+	if (state.reason === "gone") return `Transcript gone: ${clean(state.detail)} no longer exists.`;
+	return `Transcript unreadable: ${clean(state.detail)}`;
+}
+
+/** Transcript items as display lines, each prefixed by what it is; tool results as `project` shortens them. */
+export function transcriptLines(
+	items: readonly TranscriptItem[],
+	project: (text: string) => string,
+	paint: Paint,
+): string[] {
+	const lines: string[] = [];
+	for (const item of items) {
+		switch (item.kind) {
+			case "task":
+				lines.push(paint("accent", "task ›"), ...cleanBlock(item.text).split("\n"));
+				break;
+			case "message":
+				lines.push(paint("accent", "message ›"), ...cleanBlock(item.text).split("\n"));
+				break;
+			case "assistant":
+				lines.push(...cleanBlock(item.text).split("\n"));
+				break;
+			case "toolCall":
+				lines.push(`${paint("toolTitle", `→ ${clean(item.name)}`)} ${paint("dim", clean(item.args))}`);
+				break;
+			case "toolResult": {
+				const mark = item.isError ? paint("error", "✗") : paint("success", "←");
+				lines.push(`${mark} ${paint("muted", clean(item.name))}`);
+				for (const l of cleanBlock(project(item.text)).split("\n")) lines.push(paint("toolOutput", `  ${l}`));
+				break;
+			}
+		}
+		lines.push("");
+	}
+	return lines;
+}
+
+/** What the controller asks of the outside world. */
+export interface ViewHost {
+	/** The children now. */
+	children(): readonly ChildRecord[];
+	/** The transcript of one child (polled). */
+	transcript(c: ChildRecord): { items: readonly TranscriptItem[]; state: TranscriptState };
+	/** Shorten one tool result for display (through the projection). */
+	project(text: string): string;
+	/** Steer or re-run a child, as subagent_send does; resolves with what happened, rejects with why not. */
+	send(id: string, text: string): Promise<string>;
+	/** Cancel a running or queued child. */
+	cancel(id: string): Promise<void>;
+	/** Terminal rows. */
+	rows(): number;
+	/** Redraw. */
+	requestRender(): void;
+	paint: Paint;
+	/** Close /subagents. */
+	close(): void;
+}
+
+/** Rows the panel leaves to Pi's chrome (widget, footer, status lines). */
+const RESERVED_ROWS = 10;
+const MIN_ROWS = 10;
+
+/** The picker and the live view in one focused component (Esc in the view returns to the picker). */
+export class SubagentsScreen implements Component {
+	private selected = 0;
+	private open: string | undefined;
+	private scroll = 0; // lines up from the bottom of the transcript
+	private confirmCancel = false;
+	private notice: { text: string; color: string } | undefined;
+	private readonly input = new Input();
+	private _focused = false;
+
+	constructor(private readonly host: ViewHost) {
+		this.input.onSubmit = (value) => this.submit(value);
+	}
+
+	get focused(): boolean {
+		return this._focused;
+	}
+	set focused(value: boolean) {
+		this._focused = value;
+		this.input.focused = value;
+	}
+
+	private height(): number {
+		return Math.max(MIN_ROWS, this.host.rows() - RESERVED_ROWS);
+	}
+
+	private list(): ChildRecord[] {
+		return newestFirst(this.host.children());
+	}
+
+	private current(): ChildRecord | undefined {
+		return this.open ? this.host.children().find((c) => c.id === this.open) : undefined;
+	}
+
+	private submit(value: string): void {
+		const child = this.current();
+		const text = value.trim();
+		if (!child || !text) return;
+		this.input.setValue("");
+		this.notice = { text: `sending to ${child.id}…`, color: "dim" };
+		this.host
+			.send(child.id, value)
+			.then((what) => {
+				this.notice = { text: clean(what), color: "success" };
+			})
+			.catch((error) => {
+				this.notice = { text: clean(error instanceof Error ? error.message : String(error)), color: "error" };
+			})
+			.finally(() => this.host.requestRender());
+	}
+
+	handleInput(data: string): void {
+		if (!this.open) {
+			this.pickerInput(data);
+			return;
+		}
+		const child = this.current();
+		if (this.confirmCancel) {
+			this.confirmCancel = false;
+			if (child && (data === "y" || data === "Y")) {
+				this.notice = { text: `cancelling ${child.id}…`, color: "warning" };
+				void this.host
+					.cancel(child.id)
+					.then(() => {
+						this.notice = { text: `${child.id} cancelled`, color: "warning" };
+					})
+					.catch((error) => {
+						this.notice = { text: clean(String(error)), color: "error" };
+					})
+					.finally(() => this.host.requestRender());
+			} else this.notice = { text: "not cancelled", color: "dim" };
+			this.host.requestRender();
+			return;
+		}
+		const page = Math.max(1, this.height() - 6);
+		if (matchesKey(data, Key.escape)) {
+			this.open = undefined;
+			this.notice = undefined;
+			this.input.setValue("");
+		} else if (matchesKey(data, Key.ctrl("x"))) {
+			if (child && !isSettled(child.state)) this.confirmCancel = true;
+			else this.notice = { text: "nothing to cancel: the child is not running", color: "dim" };
+		} else if (matchesKey(data, Key.up)) this.scroll += 1;
+		else if (matchesKey(data, Key.down)) this.scroll = Math.max(0, this.scroll - 1);
+		else if (matchesKey(data, Key.pageUp)) this.scroll += page;
+		else if (matchesKey(data, Key.pageDown)) this.scroll = Math.max(0, this.scroll - page);
+		else if (matchesKey(data, Key.end)) this.scroll = 0;
+		else this.input.handleInput(data);
+		this.host.requestRender();
+	}
+
+	private pickerInput(data: string): void {
+		const count = this.list().length;
+		if (matchesKey(data, Key.escape) || data === "q") {
+			this.host.close();
+			return;
+		}
+		if (matchesKey(data, Key.up)) this.selected = Math.max(0, this.selected - 1);
+		else if (matchesKey(data, Key.down)) this.selected = Math.min(Math.max(0, count - 1), this.selected + 1);
+		else if (matchesKey(data, Key.enter) && count > 0) {
+			this.open = this.list()[Math.min(this.selected, count - 1)].id;
+			this.scroll = 0;
+			this.notice = undefined;
+		}
+		this.host.requestRender();
+	}
+
+	render(width: number): string[] {
+		const lines = this.open ? this.renderView(width) : this.renderPicker(width);
+		return lines.map((l) => truncateToWidth(l, width));
+	}
+
+	private renderPicker(width: number): string[] {
+		const { paint } = this.host;
+		const children = this.list();
+		const now = Date.now();
+		this.selected = Math.min(this.selected, Math.max(0, children.length - 1));
+		const rule = paint("borderMuted", "─".repeat(width));
+		const out = [rule, paint("accent", `subagents of this session: ${children.length} (newest first)`)];
+		if (children.length === 0) out.push(paint("dim", "  no subagents in this session yet"));
+		else {
+			out.push(paint("muted", `  ${pickerHeader()}`));
+			const room = Math.max(1, this.height() - 5);
+			const start = Math.max(0, Math.min(this.selected - room + 1, children.length - room));
+			for (const [i, c] of children.slice(start, start + room).entries()) {
+				const row = pickerRow(c, children, now);
+				const isSelected = start + i === this.selected;
+				const styled = `${isSelected ? paint("accent", "›") : " "} ${paint(stateColor(c.state), row)}`;
+				out.push(styled);
+			}
+		}
+		out.push(paint("dim", "↑↓ select · enter open · esc close"), rule);
+		return out;
+	}
+
+	private renderView(width: number): string[] {
+		const { paint } = this.host;
+		const child = this.current();
+		const rule = paint("borderMuted", "─".repeat(width));
+		if (!child) return [rule, paint("error", `${this.open} is no longer known`), paint("dim", "esc back"), rule];
+		const all = this.host.children();
+		const { items, state } = this.host.transcript(child);
+		const body: string[] = [];
+		for (const line of transcriptLines(items, (t) => this.host.project(t), paint)) {
+			body.push(...(line === "" ? [""] : wrapTextWithAnsi(line, Math.max(10, width - 1))));
+		}
+		const problem = transcriptProblem(state, child);
+		if (problem) body.push(paint(state.ok ? "dim" : "warning", problem));
+		if (child.streamingText && !isSettled(child.state)) {
+			for (const l of cleanBlock(child.streamingText).split("\n"))
+				body.push(...wrapTextWithAnsi(l, Math.max(10, width - 1)));
+		}
+		if (isSettled(child.state) && child.error) body.push(paint("error", `${child.state}: ${clean(child.error)}`));
+		const room = Math.max(1, this.height() - 6);
+		const maxScroll = Math.max(0, body.length - room);
+		this.scroll = Math.min(this.scroll, maxScroll);
+		const end = body.length - this.scroll;
+		const shown = body.slice(Math.max(0, end - room), end);
+		while (shown.length < room) shown.push("");
+		const where = maxScroll > 0 ? ` · lines ${Math.max(1, end - room + 1)}–${end} of ${body.length}` : "";
+		const hint = this.confirmCancel
+			? paint("warning", `cancel ${child.id}? press y to cancel it, any other key keeps it running`)
+			: paint("dim", `enter steer · ctrl+x cancel · ↑↓ pgup pgdn scroll · end follow · esc back${where}`);
+		const status = this.notice ? paint(this.notice.color, this.notice.text) : "";
+		// Hints on top and the input last: a Pi line that clips a tall component keeps both in sight.
+		return [
+			rule,
+			paint(stateColor(child.state), stateLine(child, all, Date.now())),
+			hint,
+			rule,
+			...shown,
+			rule,
+			status,
+			...this.input.render(width),
+		];
+	}
+
+	invalidate(): void {
+		this.input.invalidate();
+	}
+}

@@ -1,0 +1,269 @@
+/**
+ * Named agents and capable children, end to end: the real pi CLI (both lines) with the subagents
+ * extension, agent files on disk, the user's own extensions in `<agentDir>/extensions/`, and the
+ * scripted model playing parent and children. Honest outcomes: output-limit and maxTurns cuts.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { extensionPath, makeSandbox, PI_LINES, runPiPrint, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
+import { type ChatRequest, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import { calledTools, isChild, lastToolText, toolTexts } from "./subagents-support.ts";
+
+const EXT = [extensionPath("subagents")];
+
+function write(path: string, content: string): void {
+	mkdirSync(dirname(path), { recursive: true });
+	writeFileSync(path, content);
+}
+
+function agentFile(fields: Record<string, string>, body: string): string {
+	const lines = Object.entries(fields).map(([k, v]) => `${k}: ${v}`);
+	return `---\n${lines.join("\n")}\n---\n${body}\n`;
+}
+
+/** The task marker a child's first user message carries. */
+function taskOf(req: ChatRequest): string {
+	return /CHILD-TASK (\S+)/.exec(req.firstUser)?.[1] ?? "";
+}
+
+function childRequests(server: ScriptedServer, task: string): ChatRequest[] {
+	return server.requests.filter((r) => isChild(r) && taskOf(r) === task);
+}
+
+function spawnDescriptionOf(req: ChatRequest): string {
+	const tool = (req.body.tools ?? []).find((t) => t.function.name === "subagent_spawn") as
+		| { function: { description?: string } }
+		| undefined;
+	return tool?.function.description ?? "";
+}
+
+/** Parent script: spawn these, wait for all, then (optionally) list, then finish. */
+function parentScript(spawns: Array<Record<string, unknown>>, options: { list?: boolean } = {}) {
+	return (req: ChatRequest) => {
+		const called = calledTools(req);
+		if (called.length === 0) return { toolCalls: spawns.map((s) => ({ name: "subagent_spawn", arguments: s })) };
+		if (!called.includes("subagent_wait")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
+		if (options.list && !called.includes("subagent_list"))
+			return { toolCalls: [{ name: "subagent_list", arguments: {} }] };
+		return { text: "done" };
+	};
+}
+
+/** A user extension with one tool, as a user would put it in <agentDir>/extensions/. */
+const PROBE_EXTENSION = `import { Type } from "typebox";
+export default function (pi) {
+	pi.registerTool({
+		name: "probe_echo",
+		label: "Probe echo",
+		description: "Echoes its text with a PROBE: prefix.",
+		parameters: Type.Object({ text: Type.String() }),
+		async execute(_id, params) {
+			return { content: [{ type: "text", text: "PROBE:" + params.text }], details: {} };
+		},
+	});
+}
+`;
+
+const BROKEN_EXTENSION = `export default function () {
+	throw new Error("broken on purpose");
+}
+`;
+
+describe.each(PI_LINES)("named agents on $label", ({ line }) => {
+	let server: ScriptedServer | undefined;
+	afterEach(async () => {
+		await server?.close();
+		server = undefined;
+	});
+
+	/** User and project agents of the same name, and a Claude Code agent in the project. */
+	function writeAgents(sandbox: Sandbox) {
+		write(
+			join(sandbox.agentDir, "agents", "auditor.md"),
+			agentFile(
+				{ name: "auditor", description: "Audits code (user file)", tools: "read, grep" },
+				"AUDITOR-USER-PROMPT",
+			),
+		);
+		write(
+			join(sandbox.cwd, ".pi", "agents", "auditor.md"),
+			agentFile({ description: "Audits code (project file)", tools: "[ls]" }, "AUDITOR-PROJECT-PROMPT"),
+		);
+		write(
+			join(sandbox.cwd, ".claude", "agents", "claudebot.md"),
+			agentFile(
+				{ name: "claudebot", description: "A Claude Code agent", tools: "Read, Glob", model: "sonnet", color: "blue" },
+				"CLAUDEBOT-PROMPT",
+			),
+		);
+	}
+
+	const trustArgs = line === "1.x" ? ["--approve"] : [];
+
+	it("agent files set the child's system prompt and exact tools; project beats user; .claude agents work; the first request lists them", async () => {
+		server = await startScriptedServer((req) => {
+			if (isChild(req)) return { text: `answer of ${taskOf(req)}` };
+			return parentScript(
+				[
+					{ prompt: "CHILD-TASK audit", agent: "auditor" },
+					{ prompt: "CHILD-TASK claude", agent: "claudebot" },
+				],
+				{ list: true },
+			)(req);
+		});
+		const sandbox = makeSandbox({ server });
+		writeAgents(sandbox);
+		const run = await runPiPrint({
+			line,
+			sandbox,
+			extensions: EXT,
+			prompt: "delegate",
+			args: ["--no-session", ...trustArgs],
+		});
+		expect(run.exitCode, run.stderr).toBe(0);
+		const description = spawnDescriptionOf(server.requests[0]);
+		expect(description).toContain("- auditor — Audits code (project file)");
+		expect(description).toContain("- claudebot — A Claude Code agent");
+		expect(description).toContain("- scout — ");
+		const [audit] = childRequests(server, "audit");
+		expect(audit.system).toContain("AUDITOR-PROJECT-PROMPT");
+		expect(audit.system).not.toContain("AUDITOR-USER-PROMPT");
+		expect(audit.toolNames).toEqual(["ls"]);
+		const [claude] = childRequests(server, "claude");
+		expect(claude.system).toContain("CLAUDEBOT-PROMPT");
+		expect([...claude.toolNames].sort()).toEqual(["find", "read"]);
+		// "sonnet" is no model here: the child runs on the parent's, with a warning.
+		expect(claude.body.model).toBe("mock-model");
+		expect(run.stderr).toContain('agent "claudebot" asks for model "sonnet"');
+		const [wait] = toolResults(run.events, "subagent_wait");
+		expect(wait.text).toMatch(/sa-1 "[^"]*" as auditor completed/);
+		expect(wait.text).toContain("answer of audit");
+		const [list] = toolResults(run.events, "subagent_list");
+		expect(list.text).toContain("agent auditor");
+		expect(list.text).toContain("agent claudebot");
+	});
+
+	if (line === "1.x") {
+		it("an untrusted project's agent files are ignored with a warning (Pi 1.x project trust)", async () => {
+			server = await startScriptedServer((req) => {
+				if (isChild(req)) return { text: "ok" };
+				return parentScript([{ prompt: "CHILD-TASK audit", agent: "auditor" }])(req);
+			});
+			const sandbox = makeSandbox({ server });
+			writeAgents(sandbox);
+			const run = await runPiPrint({
+				line,
+				sandbox,
+				extensions: EXT,
+				prompt: "delegate",
+				args: ["--no-session", "--no-approve"],
+			});
+			expect(run.exitCode, run.stderr).toBe(0);
+			expect(run.stderr).toContain(
+				`${join(sandbox.cwd, ".pi", "agents")}: ignored because Pi does not trust this project`,
+			);
+			expect(spawnDescriptionOf(server.requests[0])).not.toContain("claudebot");
+			const [audit] = childRequests(server, "audit");
+			expect(audit.system).toContain("AUDITOR-USER-PROMPT");
+			expect(audit.system).not.toContain("AUDITOR-PROJECT-PROMPT");
+			expect([...audit.toolNames].sort()).toEqual(["grep", "read"]);
+		});
+	}
+
+	it("an unknown agent is an error that lists the agents, and no child starts", async () => {
+		server = await startScriptedServer((req) => {
+			if (isChild(req)) return { text: "should not run" };
+			const called = calledTools(req);
+			if (called.length === 0)
+				return { toolCalls: [{ name: "subagent_spawn", arguments: { prompt: "CHILD-TASK x", agent: "nope" } }] };
+			if (!called.includes("subagent_list")) return { toolCalls: [{ name: "subagent_list", arguments: {} }] };
+			return { text: "done" };
+		});
+		const sandbox = makeSandbox({ server });
+		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
+		expect(run.exitCode, run.stderr).toBe(0);
+		const [spawn] = toolResults(run.events, "subagent_spawn");
+		expect(spawn.isError).toBe(true);
+		expect(spawn.text).toContain('Unknown agent "nope"; known agents: planner, reviewer, scout, worker.');
+		expect(server.requests.filter(isChild)).toHaveLength(0);
+		expect(toolResults(run.events, "subagent_list")[0].text).toContain("No subagents");
+	});
+
+	it("a default child can call a tool of an extension in <agentDir>/extensions/; one with extensions: [] cannot; neither can spawn", async () => {
+		server = await startScriptedServer((req) => {
+			if (isChild(req)) {
+				if (taskOf(req) === "with-ext" && !calledTools(req).includes("probe_echo"))
+					return { toolCalls: [{ name: "probe_echo", arguments: { text: "hi" } }] };
+				if (taskOf(req) === "with-ext") return { text: `tool said ${lastToolText(req)}` };
+				return { text: `tools: ${[...req.toolNames].sort().join(",")}` };
+			}
+			return parentScript([{ prompt: "CHILD-TASK with-ext" }, { prompt: "CHILD-TASK no-ext", extensions: [] }])(req);
+		});
+		const sandbox = makeSandbox({ server });
+		write(join(sandbox.agentDir, "extensions", "probe.ts"), PROBE_EXTENSION);
+		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
+		expect(run.exitCode, run.stderr).toBe(0);
+		const withExt = childRequests(server, "with-ext");
+		expect(withExt[0].toolNames).toContain("probe_echo");
+		expect(withExt[0].toolNames).toContain("read");
+		expect(withExt[0].toolNames).not.toContain("subagent_spawn");
+		expect(toolTexts(withExt[withExt.length - 1])).toContain("PROBE:hi");
+		const noExt = childRequests(server, "no-ext");
+		expect(noExt[0].toolNames).not.toContain("probe_echo");
+		expect(noExt[0].toolNames).not.toContain("subagent_spawn");
+		const [wait] = toolResults(run.events, "subagent_wait");
+		expect(wait.text).toContain("tool said PROBE:hi");
+	});
+
+	it("a failing extension fails that child's start with an error naming it; the parent and an excluding child go on", async () => {
+		server = await startScriptedServer((req) => {
+			if (isChild(req)) return { text: `ran ${taskOf(req)}` };
+			return parentScript([
+				{ prompt: "CHILD-TASK default" },
+				{ prompt: "CHILD-TASK excluding", extensions: ["!broken"] },
+			])(req);
+		});
+		const sandbox = makeSandbox({ server });
+		write(join(sandbox.agentDir, "extensions", "broken.ts"), BROKEN_EXTENSION);
+		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
+		expect(run.exitCode, run.stderr).toBe(0);
+		const [wait] = toolResults(run.events, "subagent_wait");
+		expect(wait.text).toMatch(/sa-1 "[^"]*" failed/);
+		expect(wait.text).toContain('extension "broken"');
+		expect(wait.text).toContain("broken on purpose");
+		expect(childRequests(server, "default")).toHaveLength(0);
+		expect(wait.text).toMatch(/sa-2 "[^"]*" completed/);
+		expect(wait.text).toContain("ran excluding");
+	});
+
+	it("a reply cut at the output limit, and a run past its maxTurns, are incomplete with their partial output", async () => {
+		server = await startScriptedServer((req) => {
+			if (isChild(req)) {
+				if (taskOf(req) === "long") return { text: "PARTIAL-ANSWER the first half of", finishReason: "length" };
+				return { text: `step ${calledTools(req).length + 1}`, toolCalls: [{ name: "ls", arguments: {} }] };
+			}
+			return parentScript([{ prompt: "CHILD-TASK long" }, { prompt: "CHILD-TASK steps", agent: "stepper" }], {
+				list: true,
+			})(req);
+		});
+		const sandbox = makeSandbox({ server });
+		write(
+			join(sandbox.agentDir, "agents", "stepper.md"),
+			agentFile({ description: "Takes steps", tools: "ls", maxTurns: "2" }, "STEPPER"),
+		);
+		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
+		expect(run.exitCode, run.stderr).toBe(0);
+		const [wait] = toolResults(run.events, "subagent_wait");
+		expect(wait.text).toMatch(/sa-1 "[^"]*" incomplete/);
+		expect(wait.text).toContain("Incomplete: its last reply stopped at the model's output limit");
+		expect(wait.text).toContain("PARTIAL-ANSWER the first half of");
+		expect(wait.text).toMatch(/sa-2 "[^"]*" as stepper incomplete/);
+		expect(wait.text).toContain("Incomplete: stopped after its maxTurns of 2");
+		expect(wait.text).toContain("step 1");
+		expect(childRequests(server, "steps")).toHaveLength(2);
+		const [list] = toolResults(run.events, "subagent_list");
+		expect(list.text).toMatch(/◐ sa-1 .* incomplete/);
+		expect(list.text).toMatch(/◐ sa-2 .* incomplete/);
+	});
+});
