@@ -7,7 +7,7 @@ import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { bootExtension } from "../shared/host/bootstrap.ts";
-import { completeOneOff } from "../shared/host/pi-host.ts";
+import { completeOneOff, DEFERRED_EXPOSURE, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { projectResult } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import { SURFACES } from "../shared/surfaces.ts";
@@ -54,8 +54,10 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 	const newBatch = (cfg: ToolArtifactsConfig) => new TurnBatch(cfg.turnCapChars, cfg.stubMaxBytes);
 
 	// A new session (the bootstrap has re-read the configuration): stubs of another session do not apply.
-	pi.on("session_start", () => {
+	pi.on("session_start", (_event, ctx) => {
 		stubs.clear();
+		// Pi 1.x: recall_artifact stays behind tool_search when it is active; otherwise it is declared.
+		settleDeferredTools(pi, [RECALL_TOOL_NAME], host.config(ctx).exposure.deferRareTools);
 	});
 
 	pi.on("turn_start", (_event, ctx) => {
@@ -155,6 +157,7 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 	};
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: RECALL_TOOL_NAME,
 		label: "Recall artifact",
 		description: RECALL_DESCRIPTION,
