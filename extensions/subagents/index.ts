@@ -1,12 +1,14 @@
 /**
- * Subagents: the thin Pi adapter. Registers the six tools with their renderers, a renderer for
+ * Subagents: the thin Pi adapter. Registers the seven tools with their renderers, a renderer for
  * delivered results, the status line, and the lifecycle hooks (restore on session start,
  * automatic delivery when the parent's run ends, persistence on shutdown).
  */
 import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { DEFERRED_EXPOSURE, settleDeferredTools } from "../shared/host/pi-host.ts";
+import { bootExtension } from "../shared/host/bootstrap.ts";
+import { DEFERRED_EXPOSURE, onPi1Event, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { BUILT_IN_AGENTS, describePolicy } from "./agents.ts";
+import { cleanupTool } from "./cleanup.ts";
 import {
 	cancelFlush,
 	deliverPending,
@@ -63,6 +65,12 @@ export default function subagents(pi: ExtensionAPI): void {
 
 export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	const env = createEnv(pi, depth, (d) => (childPi) => setupSubagents(childPi, d));
+	env.host = bootExtension(pi, "subagents");
+	env.host.onConfig((config) => {
+		env.config = config;
+		env.configLoaded = true;
+		env.agentDir = env.host?.agentDir() ?? env.agentDir;
+	});
 	let statusTimer: ReturnType<typeof setInterval> | undefined;
 
 	const refreshStatus = () => {
@@ -129,6 +137,12 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		),
 		extensions: Type.Optional(
 			Type.Union([Type.Boolean(), Type.Array(Type.String())], { description: SPAWN_EXTENSIONS_PARAM }),
+		),
+		isolation: Type.Optional(
+			Type.Union([Type.Literal("none"), Type.Literal("worktree")], { description: TOOL_TEXT.spawn.isolation }),
+		),
+		output_schema: Type.Optional(
+			Type.Object({}, { additionalProperties: true, description: TOOL_TEXT.spawn.outputSchema }),
 		),
 	});
 	// The description lists the agents; it is registered again only when that list changed, so the
@@ -219,6 +233,19 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		renderResult: render.renderResult,
 	});
 
+	pi.registerTool({
+		name: "subagent_cleanup",
+		label: TOOL_TEXT.cleanup.label,
+		description: TOOL_TEXT.cleanup.description,
+		parameters: Type.Object({
+			ids: Type.Array(Type.String(), { description: TOOL_TEXT.cleanup.ids }),
+			discard: Type.Optional(Type.Boolean({ description: TOOL_TEXT.cleanup.discard })),
+		}),
+		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cleanupTool(env, params, ctx)),
+		renderCall: render.renderCall("subagent_cleanup"),
+		renderResult: render.renderResult,
+	});
+
 	registerSubagentsView(pi, env);
 
 	pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, (message, options, theme) => {
@@ -262,13 +289,10 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		scheduleFlush(env, FLUSH_POLL_ATTEMPTS);
 	});
 	// 1.x: agent_settled fires once the agent is really idle.
-	(pi.on as (event: string, handler: (event: unknown, ctx: ExtensionContext) => void) => void)(
-		"agent_settled",
-		(_event, ctx) => {
-			env.ctx = ctx;
-			void deliverPending(env, "trigger");
-		},
-	);
+	onPi1Event<"agent_settled", ExtensionContext>(pi, "agent_settled", (_event, ctx) => {
+		env.ctx = ctx;
+		void deliverPending(env, "trigger");
+	});
 	pi.on("turn_start", (_event, ctx) => {
 		env.ctx = ctx;
 	});

@@ -3,7 +3,7 @@
  * precedence, the on-disk catalog (trust, .claude, caching), extension policies, the child's tool
  * allowlist, maxTurns, and the bounded agent list in the spawn description.
  */
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
@@ -27,10 +27,9 @@ import {
 import { maxTurnsVerdict, runOutcome } from "../../extensions/subagents/child-run.ts";
 import { SUBAGENT_TOOL_NAMES } from "../../extensions/subagents/domain.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
-const base = join(process.cwd(), ".tmp");
-mkdirSync(base, { recursive: true });
-const root = mkdtempSync(join(base, "agents-unit-"));
+const root = makeTestDir("agents-unit");
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const parse = (content: string, file = "/a/agents/thing.md", source: AgentDefinition["source"] = "user") =>
@@ -69,6 +68,36 @@ describe("parseAgentFile", () => {
 		expect(warnings[0]).toContain('/a/agents/thing.md: unknown key "colour" ignored');
 		expect(warnings.some((w) => w.includes('"maxTurns"'))).toBe(true);
 		expect(warnings.some((w) => w.includes('"thinking"'))).toBe(true);
+	});
+
+	it("reads isolation and output_schema (a YAML mapping or JSON text), refusing a broken schema with a warning", () => {
+		const yaml = parse(
+			"---\nname: rev\ndescription: Reviews\nisolation: worktree\noutput_schema:\n  type: object\n  properties:\n    verdict:\n      enum: [pass, fail]\n  required: [verdict]\n---\nbody",
+		);
+		expect(yaml.warnings).toEqual([]);
+		expect(yaml.agent).toMatchObject({
+			isolation: "worktree",
+			outputSchema: { type: "object", properties: { verdict: { enum: ["pass", "fail"] } }, required: ["verdict"] },
+		});
+		const json = parse(
+			'---\nname: j\ndescription: d\noutput_schema: \'{"type":"array","items":{"type":"string"}}\'\n---\nb',
+		);
+		expect(json.agent?.outputSchema).toEqual({ type: "array", items: { type: "string" } });
+		const bad = parse(
+			"---\nname: b\ndescription: d\nisolation: container\noutput_schema:\n  type: object\n  requried: [x]\n---\nb",
+		);
+		expect(bad.agent?.isolation).toBeUndefined();
+		expect(bad.agent?.outputSchema).toBeUndefined();
+		expect(bad.warnings.some((w) => w.includes('"isolation"'))).toBe(true);
+		expect(bad.warnings.find((w) => w.includes('"output_schema"'))).toMatch(
+			/not a usable JSON Schema: unsupported keyword "requried"; supported: .*; ignored$/,
+		);
+		const claude = parse(
+			"---\nname: c\ndescription: d\nisolation: worktree\n---\nb",
+			"/p/.claude/agents/c.md",
+			"claude-project",
+		);
+		expect(claude.agent?.isolation).toBe("worktree");
 	});
 
 	it("skips a file whose frontmatter does not parse or whose name is unusable, with a warning naming it", () => {
