@@ -7,7 +7,6 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { project } from "../../shared/projection/projection.ts";
-import { surface } from "../../shared/surfaces.ts";
 import type { ChildRecord } from "../domain.ts";
 import { type Env, ensureConfig, ensureManager, ensureStore } from "../env.ts";
 import { paintFor } from "../render.ts";
@@ -42,7 +41,6 @@ export function registerSubagentsView(pi: ExtensionAPI, env: Env): void {
 					shown = true;
 					const readers = new Map<string, TranscriptReader>();
 					const projected = new Map<string, string>();
-					const limits = surface("subagents.viewToolResult");
 					let timer: ReturnType<typeof setInterval> | undefined;
 					const close = () => {
 						if (timer) clearInterval(timer);
