@@ -10,7 +10,17 @@
  * user diff settings that would change the patch's format.
  */
 import { execFile } from "node:child_process";
-import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
+import {
+	copyFileSync,
+	lstatSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	rmdirSync,
+	rmSync,
+	statSync,
+	utimesSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 
@@ -302,7 +312,12 @@ export async function captureChanges(worktree: Worktree, options: GitOptions = {
 	try {
 		const index = join(scratch, "index");
 		try {
-			copyFileSync(indexPath.stdout.trim(), index);
+			const original = indexPath.stdout.trim();
+			copyFileSync(original, index);
+			// Keep the index's own mtime: git's racy-clean check compares it with each file's, so a file edited in
+			// the second of its checkout, to the same size, is still re-read (a fresh mtime would hide that edit).
+			const st = statSync(original);
+			utimesSync(index, st.atime, st.mtime);
 		} catch {
 			// No index yet (nothing checked out): git add builds one from scratch.
 		}
