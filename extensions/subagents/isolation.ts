@@ -67,7 +67,14 @@ const FIXED_CONFIG = [
 
 /** The environment git runs with: no inherited repository overrides, no prompts, no pager. */
 function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-	const env: NodeJS.ProcessEnv = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", LC_ALL: "C" };
+	// GIT_OPTIONAL_LOCKS=0: `git status` in the parent's repository must not refresh (rewrite) its index.
+	const env: NodeJS.ProcessEnv = {
+		...process.env,
+		GIT_TERMINAL_PROMPT: "0",
+		GIT_PAGER: "cat",
+		GIT_OPTIONAL_LOCKS: "0",
+		LC_ALL: "C",
+	};
 	for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
 	return { ...env, ...extra };
 }

@@ -79,7 +79,11 @@ describe("probeRepository", () => {
 		const t = fresh();
 		writeFileSync(join(t.repoDir, "a.txt"), "changed\n");
 		writeFileSync(join(t.repoDir, "new.txt"), "untracked\n");
+		// A clean file with a new mtime: a plain `git status` would refresh its stat data and rewrite the index.
+		utimesSync(join(t.repoDir, "src", "b.ts"), new Date(), new Date(Date.now() + 5_000));
+		const index = indexBytes(t.repoDir);
 		const repo = await probeOk(join(t.repoDir, "src"));
+		expect(indexBytes(t.repoDir).equals(index)).toBe(true);
 		expect(repo.toplevel).toBe(t.repoDir);
 		expect(repo.relCwd).toBe("src");
 		expect(repo.head).toBe(git(t.repoDir, ["rev-parse", "HEAD"], gitTestEnv(base)).trim());
