@@ -38,21 +38,31 @@ function spawnDescriptionOf(req: ChatRequest): string {
 	return tool?.function.description ?? "";
 }
 
-/** Parent script: spawn these, wait for all, then (optionally) list, then finish. */
-function parentScript(spawns: Array<Record<string, unknown>>, options: { list?: boolean } = {}) {
+/** Parent script: spawn these, wait for all, then (optionally) list and check one, then finish. */
+function parentScript(spawns: Array<Record<string, unknown>>, options: { list?: boolean; check?: string } = {}) {
 	return (req: ChatRequest) => {
 		const called = calledTools(req);
 		if (called.length === 0) return { toolCalls: spawns.map((s) => ({ name: "subagent_spawn", arguments: s })) };
 		if (!called.includes("subagent_wait")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
 		if (options.list && !called.includes("subagent_list"))
 			return { toolCalls: [{ name: "subagent_list", arguments: {} }] };
+		if (options.check && !called.includes("subagent_check"))
+			return { toolCalls: [{ name: "subagent_check", arguments: { id: options.check } }] };
 		return { text: "done" };
 	};
 }
 
-/** A user extension with one tool, as a user would put it in <agentDir>/extensions/. */
+/**
+ * A user extension with one tool, as a user would put it in <agentDir>/extensions/. It asks the UI
+ * something at start, as UI-minded extensions do: in a child there is none, so that must not hang or fail.
+ */
 const PROBE_EXTENSION = `import { Type } from "typebox";
 export default function (pi) {
+	pi.on("session_start", async (_event, ctx) => {
+		if (ctx.hasUI) throw new Error("a child must have no UI");
+		await ctx.ui.select("pick one", ["a", "b"]);
+		ctx.ui.notify("probe loaded", "info");
+	});
 	pi.registerTool({
 		name: "probe_echo",
 		label: "Probe echo",
@@ -67,6 +77,14 @@ export default function (pi) {
 
 const BROKEN_EXTENSION = `export default function () {
 	throw new Error("broken on purpose");
+}
+`;
+
+/** Loads fine, then fails when its session starts. */
+const SOUR_EXTENSION = `export default function (pi) {
+	pi.on("session_start", () => {
+		throw new Error("sour at start");
+	});
 }
 `;
 
@@ -221,20 +239,46 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 			if (isChild(req)) return { text: `ran ${taskOf(req)}` };
 			return parentScript([
 				{ prompt: "CHILD-TASK default" },
-				{ prompt: "CHILD-TASK excluding", extensions: ["!broken"] },
+				{ prompt: "CHILD-TASK not-broken", extensions: ["!broken"] },
+				{ prompt: "CHILD-TASK excluding", extensions: ["!broken", "!sour"] },
 			])(req);
 		});
 		const sandbox = makeSandbox({ server });
 		write(join(sandbox.agentDir, "extensions", "broken.ts"), BROKEN_EXTENSION);
+		write(join(sandbox.agentDir, "extensions", "sour.ts"), SOUR_EXTENSION);
 		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
 		expect(run.exitCode, run.stderr).toBe(0);
 		const [wait] = toolResults(run.events, "subagent_wait");
-		expect(wait.text).toMatch(/sa-1 "[^"]*" failed/);
-		expect(wait.text).toContain('extension "broken"');
-		expect(wait.text).toContain("broken on purpose");
+		// Failing to load: named, with its error.
+		expect(wait.text).toMatch(/sa-1 "[^"]*" failed[^]*extension "broken"[^]*broken on purpose/);
+		// Loading, then throwing at session_start: named too.
+		expect(wait.text).toMatch(/sa-2 "[^"]*" failed[^]*extension "sour"[^]*sour at start/);
 		expect(childRequests(server, "default")).toHaveLength(0);
-		expect(wait.text).toMatch(/sa-2 "[^"]*" completed/);
+		expect(childRequests(server, "not-broken")).toHaveLength(0);
+		expect(wait.text).toMatch(/sa-3 "[^"]*" completed/);
 		expect(wait.text).toContain("ran excluding");
+	});
+
+	it("/agents lists each agent with its source file, tools and model, and the warnings", async () => {
+		server = await startScriptedServer(() => ({ text: "unused" }));
+		const sandbox = makeSandbox({ server });
+		const file = join(sandbox.agentDir, "agents", "auditor.md");
+		write(
+			file,
+			agentFile({ description: "Audits code", tools: "read, grep", model: "mock/mock-cheap", colour: "red" }, "BODY"),
+		);
+		write(join(sandbox.agentDir, "agents", "broken.md"), "---\nname: [\n---\n");
+		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "/agents", args: ["--no-session"] });
+		expect(run.exitCode, run.stderr).toBe(0);
+		const out = `${run.stdout}\n${run.stderr}`;
+		expect(out).toContain("auditor — Audits code");
+		expect(out).toContain(`source user: ${file}`);
+		expect(out).toContain("tools read, grep · model mock/mock-cheap");
+		expect(out).toContain("scout — Read-only reconnaissance");
+		expect(out).toContain("source built-in");
+		expect(out).toContain(`${file}: unknown key "colour" ignored`);
+		expect(out).toContain(`${join(sandbox.agentDir, "agents", "broken.md")}: the frontmatter is not valid YAML`);
+		expect(server.requests).toHaveLength(0); // a command, not a prompt
 	});
 
 	it("a reply cut at the output limit, and a run past its maxTurns, are incomplete with their partial output", async () => {
@@ -245,6 +289,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 			}
 			return parentScript([{ prompt: "CHILD-TASK long" }, { prompt: "CHILD-TASK steps", agent: "stepper" }], {
 				list: true,
+				check: "sa-2",
 			})(req);
 		});
 		const sandbox = makeSandbox({ server });
@@ -265,5 +310,9 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 		const [list] = toolResults(run.events, "subagent_list");
 		expect(list.text).toMatch(/◐ sa-1 .* incomplete/);
 		expect(list.text).toMatch(/◐ sa-2 .* incomplete/);
+		const [check] = toolResults(run.events, "subagent_check");
+		expect(check.text).toMatch(/^sa-2 "[^"]*" — incomplete/);
+		expect(check.text).toContain("agent stepper · model mock/mock-model");
+		expect(check.text).toContain("error: stopped after its maxTurns of 2");
 	});
 });
