@@ -65,8 +65,9 @@ export function formatLedger(ledger: Ledger, now: number, style: LedgerStyle): s
 			? `context: ${formatCount(used)}${window ? ` of ${formatCount(window)}` : ""} tokens${window ? ` (${percent(used / window)})` : ""} — Pi's reading, split by this package's estimate`
 			: `context: ≈ ${formatCount(total)} tokens${window ? ` of ${formatCount(window)}` : ""} — this package's estimate (Pi has no reading yet)`;
 	lines.push(paint("accent", head));
-	const labelWidth = Math.max(...ledger.sources.map((s) => s.label.length), "free".length);
-	const denominator = window && window > 0 ? window : Math.max(1, total);
+	const labelWidth = Math.max(...ledger.sources.map((s) => s.label.length), "window used".length);
+	// The composition: each source's share of what the context holds now.
+	const denominator = Math.max(1, total);
 	for (const s of ledger.sources) {
 		const share = s.tokens / denominator;
 		lines.push(
@@ -74,9 +75,9 @@ export function formatLedger(ledger: Ledger, now: number, style: LedgerStyle): s
 		);
 	}
 	if (window && window > 0) {
-		const free = Math.max(0, window - used);
+		const share = Math.min(1, used / window);
 		lines.push(
-			`  ${"free".padEnd(labelWidth)} ${formatCount(free).padStart(9)}  ${paint("dim", bar(free / window, BAR_COLUMNS, style.bars))} ${percent(free / window).padStart(6)}`,
+			`  ${"window used".padEnd(labelWidth)} ${formatCount(used).padStart(9)}  ${paint("warning", bar(share, BAR_COLUMNS, style.bars))} ${percent(share).padStart(6)}  (${formatCount(Math.max(0, window - used))} free)`,
 		);
 	}
 	lines.push(paint("accent", "kept out of the context this session"));
@@ -87,7 +88,8 @@ export function formatLedger(ledger: Ledger, now: number, style: LedgerStyle): s
 	for (const a of ledger.artifacts.slice(0, LEDGER_ARTIFACTS_SHOWN)) {
 		const size = a.bytes === undefined ? "gone" : humanBytes(a.bytes);
 		const when = a.mtimeMs === undefined ? "" : `${age(now - a.mtimeMs)} ago`;
-		lines.push(`  ${size.padStart(10)}  ${when.padStart(10)}  ${a.kind.padEnd(16)}  ${paint("dim", a.readCall)}`);
+		lines.push(`  ${size.padStart(10)}  ${when.padStart(10)}  ${a.kind}`);
+		lines.push(`      ${paint("dim", a.readCall)}`);
 	}
 	if (n > LEDGER_ARTIFACTS_SHOWN) lines.push(paint("dim", `  … ${formatCount(n - LEDGER_ARTIFACTS_SHOWN)} more`));
 	return lines;

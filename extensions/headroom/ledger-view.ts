@@ -2,7 +2,7 @@
  * The ledger in Pi's TUI: a bordered, scrollable panel (↑↓ PgUp PgDn scroll, Esc/q/Enter close).
  * Every line is cut to the terminal's width with pi-tui's width-aware helper.
  */
-import { type Component, Key, matchesKey, truncateToWidth } from "@mariozechner/pi-tui";
+import { type Component, Key, matchesKey, truncateToWidth, wrapTextWithAnsi } from "@mariozechner/pi-tui";
 
 /** Rows the panel leaves to Pi's own chrome (editor, footer). */
 const RESERVED_ROWS = 6;
@@ -23,8 +23,15 @@ export class LedgerPanel implements Component {
 		return Math.max(MIN_ROWS, this.rows() - RESERVED_ROWS);
 	}
 
+	/** The lines wrapped to the width last drawn (long read calls wrap, never lose their end). */
+	private wrapped(width: number): string[] {
+		return this.lines().flatMap((l) => (l === "" ? [""] : wrapTextWithAnsi(l, Math.max(10, width))));
+	}
+
+	private width = 80;
+
 	handleInput(data: string): void {
-		const body = this.lines().length;
+		const body = this.wrapped(this.width).length;
 		const page = Math.max(1, this.height() - 3);
 		if (matchesKey(data, Key.escape) || matchesKey(data, Key.enter) || data === "q") {
 			this.close();
@@ -38,7 +45,8 @@ export class LedgerPanel implements Component {
 	}
 
 	render(width: number): string[] {
-		const all = this.lines();
+		this.width = width;
+		const all = this.wrapped(width);
 		const page = Math.max(1, this.height() - 3);
 		const shown = all.slice(this.offset, this.offset + page);
 		const rule = this.paint("borderMuted", "─".repeat(Math.max(0, width)));

@@ -213,7 +213,10 @@ function itemsOf(details: unknown): Item[] {
 /** The artifact kind from its folder name (…/<kind>/<sha>.txt). */
 export function kindOf(path: string): string {
 	const parts = path.split("/");
-	return parts.length >= 2 ? parts[parts.length - 2] : "";
+	const folder = parts.length >= 2 ? parts[parts.length - 2] : "";
+	// Handoff trajectories live in `<session>.handoffs/` beside the session file, or under the store's handoffs/<id>/.
+	if (folder.endsWith(".handoffs") || parts.includes("handoffs")) return "handoffs";
+	return folder;
 }
 
 /** The read call that shows an artifact from its start. */

@@ -96,6 +96,21 @@ export const SURFACES = freezeEntries({
 		maxLines: 1,
 		doc: "an extension's error quoted when a child cannot start because of it",
 	},
+	"subagents.outputSchema": {
+		maxBytes: 16 * KIB,
+		maxLines: 16 * KIB,
+		doc: "an output_schema as the child is shown it (a larger schema is refused at spawn)",
+	},
+	"subagents.schemaErrors": {
+		maxBytes: 5 * 200,
+		maxLines: 5,
+		doc: "validator errors quoted to a structured child and its parent (list cap: 5 items of 200 bytes)",
+	},
+	"subagents.changedFiles": {
+		maxBytes: 50 * 240,
+		maxLines: 50,
+		doc: "changed files listed first in an isolated child's result (list cap: 50 items; the patch has all)",
+	},
 
 	// tool-artifacts: stubs that replace oversized tool results, per kind of output
 	"toolArtifacts.stub.command": {

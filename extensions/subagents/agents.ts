@@ -10,6 +10,7 @@
 import { z } from "zod";
 import { stripControls } from "../shared/text/sanitize.ts";
 import type { ContextMode } from "./domain.ts";
+import { compileOutputSchema } from "./schema.ts";
 
 /** Where an agent definition came from, lowest priority first (see AGENT_SOURCE_ORDER). */
 export type AgentSource = "built-in" | "user" | "claude-user" | "claude-project" | "project";
@@ -56,6 +57,10 @@ export interface AgentDefinition {
 	maxTurns?: number;
 	/** Fresh start or narrated fork. */
 	context?: ContextMode;
+	/** "worktree": each child of this agent works in its own git worktree (see isolation.ts). */
+	isolation?: "none" | "worktree";
+	/** A JSON Schema the child's answer must end with a matching JSON value for (checked when the file is read). */
+	outputSchema?: Record<string, unknown>;
 	/** Where it was defined. */
 	source: AgentSource;
 	/** Its file (absent for built-in agents). */
@@ -85,6 +90,17 @@ const extensionsField = z
 	})
 	.transform((v): ExtensionPolicy => parseExtensionPolicy(v));
 
+/**
+ * `output_schema`: a JSON Schema as a YAML mapping or as JSON text, accepted only when subagent_spawn would
+ * accept it (the same check), so a broken schema is a warning when the file is read, not a failed spawn later.
+ */
+const outputSchemaField = z.unknown().transform((value, ctx) => {
+	const compiled = compileOutputSchema(value);
+	if (compiled.ok) return compiled.schema.schema;
+	ctx.addIssue({ code: "custom", message: `not a usable JSON Schema: ${compiled.error}` });
+	return z.NEVER;
+});
+
 /** The frontmatter keys of a Pi agent file and their types (every key optional). */
 export const AGENT_FIELDS = {
 	name: z.string().trim().min(1).max(AGENT_NAME_MAX_CHARS).regex(AGENT_NAME_PATTERN, {
@@ -97,10 +113,12 @@ export const AGENT_FIELDS = {
 	extensions: extensionsField,
 	maxTurns: z.number().int().positive().max(MAX_TURNS_LIMIT),
 	context: z.enum(["fresh", "fork"]),
+	isolation: z.enum(["none", "worktree"]),
+	output_schema: outputSchemaField,
 } satisfies Record<string, z.ZodType>;
 
 /** Keys a `.claude/agents` file contributes; its other keys belong to Claude Code and are ignored. */
-export const CLAUDE_FIELDS = ["name", "description", "tools", "model"] as const;
+export const CLAUDE_FIELDS = ["name", "description", "tools", "model", "isolation"] as const;
 
 /** Claude Code's tool names → Pi's built-in tools. */
 export const CLAUDE_TOOL_NAMES: Readonly<Record<string, string>> = {
@@ -225,6 +243,8 @@ export function parseAgentFile(
 		...(values.extensions !== undefined ? { extensions: values.extensions as ExtensionPolicy } : {}),
 		...(values.maxTurns !== undefined ? { maxTurns: values.maxTurns as number } : {}),
 		...(values.context !== undefined ? { context: values.context as ContextMode } : {}),
+		...(values.isolation !== undefined ? { isolation: values.isolation as "none" | "worktree" } : {}),
+		...(values.output_schema !== undefined ? { outputSchema: values.output_schema as Record<string, unknown> } : {}),
 	};
 	return { agent, warnings };
 }

@@ -15,6 +15,7 @@ import {
 	PROVIDER_ERROR,
 	watchdogError,
 } from "./prompt.ts";
+import type { RunSteps } from "./run-steps.ts";
 
 /** What a backend reports while a child runs (normalized from Pi's session events). */
 export type ChildEvent =
@@ -100,6 +101,10 @@ export interface Runtime {
 	settledRuns: number;
 	/** Resolves settledRun. */
 	runDone?: () => void;
+	/** Steps around each run (isolation, structured output), if any. */
+	steps?: RunSteps;
+	/** The run whose result is being concluded (its steps run once, whoever settles it). */
+	concluding?: { run: number; promise: Promise<void> };
 	/** Whether the child's tool list is exact (no extension tools added). */
 	exactTools?: boolean;
 	/** Which of the user's extensions the child loads. */

@@ -91,6 +91,8 @@ export interface SettledEntryData {
 	text?: string;
 	/** SHA-256 of the stored text when not inline. */
 	sha256?: string;
+	/** The git worktree of an isolated child (so it can be cleaned up or resumed after a reload). */
+	worktree?: ChildRecord["worktree"];
 }
 
 export interface DeliveredEntryData {
@@ -122,6 +124,7 @@ export function persistSettled(env: Env, result: SettledResult, child: ChildReco
 		...(child.agent ? { agent: child.agent } : {}),
 		error: child.error,
 		bytes,
+		...(child.worktree ? { worktree: child.worktree } : {}),
 	};
 	if (bytes <= INLINE_ENTRY_MAX_BYTES) data.text = result.text;
 	else {
@@ -188,6 +191,7 @@ export function restoreFromSession(env: Env, ctx: ExtensionContext): number {
 			error: typeof d.error === "string" ? d.error : undefined,
 			sessionFile: d.sessionFile,
 			recentTools: [],
+			...(validWorktree(d.worktree) ? { worktree: d.worktree } : {}),
 		};
 		const delivery = delivered.get(d.key) ?? "pending";
 		if (delivery === "pending") owed++;
@@ -202,6 +206,16 @@ export function restoreFromSession(env: Env, ctx: ExtensionContext): number {
 		});
 	}
 	return owed;
+}
+
+/** A worktree record from a session entry: every field present with the right type. */
+function validWorktree(w: unknown): w is NonNullable<ChildRecord["worktree"]> {
+	if (!w || typeof w !== "object") return false;
+	const o = w as Record<string, unknown>;
+	return (
+		["path", "branch", "base", "repoTop", "cwd"].every((k) => typeof o[k] === "string") &&
+		typeof o.parentUncommitted === "number"
+	);
 }
 
 function readStored(env: Env, sha256: string | undefined): string | undefined {
@@ -222,7 +236,7 @@ export function batchInput(manager: SubagentManager, result: SettledResult): Bat
 	return {
 		id: result.id,
 		run: result.run,
-		header: resultHeader(child, result.state, result.run),
+		header: resultHeader(child, result.verdict ? `${result.state}, ${result.verdict}` : result.state, result.run),
 		text: result.text,
 		noRoom: (stored, bytes, lines) =>
 			stored.ok ? noRoomLine(child, bytes, lines, stored.path) : noRoomUnsavedLine(child, bytes, stored.error),
@@ -255,9 +269,19 @@ export function rowsOf(manager: SubagentManager, items: BatchItem[]): ChildRow[]
 	});
 }
 
+/** Structured values and worktree changes of the batch's results (for other extensions), when any has them. */
+function extrasOf(manager: SubagentManager, items: BatchItem[]) {
+	const results = items.flatMap((item) => {
+		const extras = manager.ledger.get(resultKey(item.id, item.run))?.extras;
+		return extras && (extras.structured || extras.changes) ? [{ id: item.id, run: item.run, ...extras }] : [];
+	});
+	return results.length > 0 ? { results } : {};
+}
+
 /** Details every projected result carries. */
 export function batchDetails(manager: SubagentManager, batch: BatchOutput, extraRows: ChildRow[] = []) {
 	return {
+		...extrasOf(manager, batch.items),
 		headroom: { projected: true, artifacts: batch.artifacts },
 		rows: [...rowsOf(manager, batch.items), ...extraRows],
 		items: batch.items,

@@ -2,9 +2,10 @@
  * Pure state and decisions of the subagents extension: child records, ids, model and id
  * resolution, the queue rule and the delivery ledger. No Pi imports, no I/O.
  */
-
 import { SURFACES } from "../shared/surfaces.ts";
 import { clipLine } from "../shared/text/utf8.ts";
+import type { Worktree } from "./isolation.ts";
+import type { ResultExtras } from "./run-steps.ts";
 
 /**
  * Lifecycle of one child. A settled child (completed/incomplete/failed/cancelled) may run again via
@@ -30,6 +31,7 @@ export const SUBAGENT_TOOL_NAMES = [
 	"subagent_send",
 	"subagent_cancel",
 	"subagent_list",
+	"subagent_cleanup",
 ] as const;
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
@@ -101,6 +103,10 @@ export interface ChildRecord {
 	sessionFile?: string;
 	/** Last tool calls, newest last, bounded. */
 	recentTools: ToolCallNote[];
+	/** The git worktree it works in (isolation "worktree"); it may since have been removed. */
+	worktree?: Worktree;
+	/** True when its answers must end with JSON valid against an output_schema. */
+	structured?: boolean;
 }
 
 /** How many tool calls subagent_check keeps per child. */
@@ -301,6 +307,10 @@ export interface SettledResult {
 	delivery: DeliveryState;
 	/** Artifact path once a projection stored the full text. */
 	artifactPath?: string;
+	/** Shown after the state in the result's header (e.g. "output valid"), from the run's steps. */
+	verdict?: string;
+	/** Structured value and worktree changes, for tool-result details. */
+	extras?: ResultExtras;
 }
 
 /**

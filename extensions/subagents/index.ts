@@ -1,11 +1,13 @@
 /**
- * Subagents: the thin Pi adapter. Registers the six tools with their renderers, a renderer for
+ * Subagents: the thin Pi adapter. Registers the seven tools with their renderers, a renderer for
  * delivered results, the status line, and the lifecycle hooks (restore on session start,
  * automatic delivery when the parent's run ends, persistence on shutdown).
  */
 import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
+import { DEFERRED_EXPOSURE, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { BUILT_IN_AGENTS, describePolicy } from "./agents.ts";
+import { cleanupTool } from "./cleanup.ts";
 import {
 	cancelFlush,
 	deliverPending,
@@ -52,6 +54,9 @@ function expandKey(): string {
 		return DEFAULT_EXPAND_KEY;
 	}
 }
+
+/** Tools a parent rarely needs in every request: deferred behind Pi 1.x's tool_search when it is active. */
+const RARE_TOOLS = ["subagent_check", "subagent_send", "subagent_cancel", "subagent_list"] as const;
 
 export default function subagents(pi: ExtensionAPI): void {
 	setupSubagents(pi, 0);
@@ -126,6 +131,12 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		extensions: Type.Optional(
 			Type.Union([Type.Boolean(), Type.Array(Type.String())], { description: SPAWN_EXTENSIONS_PARAM }),
 		),
+		isolation: Type.Optional(
+			Type.Union([Type.Literal("none"), Type.Literal("worktree")], { description: TOOL_TEXT.spawn.isolation }),
+		),
+		output_schema: Type.Optional(
+			Type.Object({}, { additionalProperties: true, description: TOOL_TEXT.spawn.outputSchema }),
+		),
 	});
 	// The description lists the agents; it is registered again only when that list changed, so the
 	// parent's prompt (and its provider cache) stays the same from one request to the next.
@@ -169,6 +180,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	});
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: "subagent_check",
 		label: TOOL_TEXT.check.label,
 		description: TOOL_TEXT.check.description,
@@ -179,6 +191,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	});
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: "subagent_send",
 		label: TOOL_TEXT.send.label,
 		description: TOOL_TEXT.send.description,
@@ -192,6 +205,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	});
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: "subagent_cancel",
 		label: TOOL_TEXT.cancel.label,
 		description: TOOL_TEXT.cancel.description,
@@ -202,12 +216,26 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	});
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: "subagent_list",
 		label: TOOL_TEXT.list.label,
 		description: TOOL_TEXT.list.description,
 		parameters: Type.Object({}),
 		execute: async (_id, _params, _signal, _onUpdate, ctx) => withCtx(ctx, () => listTool(env, ctx)),
 		renderCall: render.renderCall("subagent_list"),
+		renderResult: render.renderResult,
+	});
+
+	pi.registerTool({
+		name: "subagent_cleanup",
+		label: TOOL_TEXT.cleanup.label,
+		description: TOOL_TEXT.cleanup.description,
+		parameters: Type.Object({
+			ids: Type.Array(Type.String(), { description: TOOL_TEXT.cleanup.ids }),
+			discard: Type.Optional(Type.Boolean({ description: TOOL_TEXT.cleanup.discard })),
+		}),
+		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cleanupTool(env, params, ctx)),
+		renderCall: render.renderCall("subagent_cleanup"),
 		renderResult: render.renderResult,
 	});
 
@@ -238,6 +266,8 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	pi.on("session_start", async (_event, ctx) => {
 		env.closing = false;
 		ensureConfig(env, ctx);
+		// Pi 1.x: the rarely used tools stay behind tool_search when it is active; otherwise they are declared.
+		settleDeferredTools(pi, RARE_TOOLS, env.config.exposure.deferRareTools, "subagent_spawn");
 		refreshAgents(ctx);
 		ensureManager(env, ctx).setLimits(limitsOf(env.config));
 		const owed = restoreFromSession(env, ctx);

@@ -31,6 +31,7 @@ import {
 import {
 	ABORTED,
 	CANCELLED_BY_PARENT,
+	concludeFailedNote,
 	EMPTY_SEND_TEXT_ERROR,
 	failedResultText,
 	INTERRUPTED_BY_SHUTDOWN,
@@ -38,6 +39,7 @@ import {
 	SHUT_DOWN_ERROR,
 	STOPPED_BEFORE_START,
 } from "./prompt.ts";
+import type { Reviewed, RunSteps } from "./run-steps.ts";
 
 export type { ChildBackend, ChildEvent, ChildHandle, ChildSpec, ManagerLimits } from "./child-run.ts";
 
@@ -62,6 +64,14 @@ export interface SpawnRequest {
 	context: ContextMode;
 	/** Paragraphs added to the child's system prompt. */
 	systemAppend: string[];
+	/** Steps around each run (worktree isolation, structured output). */
+	steps?: RunSteps;
+	/** An id taken with reserveId() (an isolated child's worktree is named after it before it spawns). */
+	id?: string;
+	/** Its worktree, when isolated. */
+	worktree?: ChildRecord["worktree"];
+	/** Whether its answers are checked against an output_schema. */
+	structured?: boolean;
 	/** The named agent it runs as, if any. */
 	agent?: string;
 	/** Most turns a run may take. */
@@ -78,6 +88,8 @@ export interface ResumeSettings {
 	model: unknown;
 	/** Paragraphs added to the child's system prompt. */
 	systemAppend: string[];
+	/** Steps around its runs (an isolated child's worktree report). */
+	steps?: RunSteps;
 }
 
 /** Grace period after abort() before a run that does not end is settled anyway, in milliseconds. */
@@ -148,10 +160,16 @@ export class SubagentManager {
 		return this.records.has(id) && !this.runtimes.has(id);
 	}
 
+	/** Take the next child id now (for a spawn that prepares something named after it first). */
+	reserveId(): string {
+		if (this.closed) throw new Error(SHUT_DOWN_ERROR);
+		return childId(++this.sequence);
+	}
+
 	/** Register a child and start it, or queue it past the concurrency limit. */
 	spawn(request: SpawnRequest): ChildRecord {
 		if (this.closed) throw new Error(SHUT_DOWN_ERROR);
-		const id = childId(++this.sequence);
+		const id = request.id && !this.records.has(request.id) ? request.id : childId(++this.sequence);
 		const record: ChildRecord = {
 			id,
 			name: deriveName(request.prompt, request.name),
@@ -172,9 +190,11 @@ export class SubagentManager {
 			outputTokens: 0,
 			partialText: "",
 			recentTools: [],
+			...(request.worktree ? { worktree: request.worktree } : {}),
+			...(request.structured ? { structured: true } : {}),
 		};
 		this.records.set(id, record);
-		const rt = this.newRuntime(request.model, request.systemAppend);
+		const rt = this.newRuntime(request.model, request.systemAppend, request.steps);
 		rt.exactTools = request.exactTools;
 		rt.extensions = request.extensions;
 		this.runtimes.set(id, rt);
@@ -200,7 +220,7 @@ export class SubagentManager {
 		if (!rt) {
 			// A restored child: its session lived in an earlier process; its file is the way back.
 			if (!record.sessionFile) throw new Error(restoredSendError(record));
-			rt = this.newRuntime(resume?.model, resume?.systemAppend ?? []);
+			rt = this.newRuntime(resume?.model, resume?.systemAppend ?? [], resume?.steps);
 			rt.resumeFile = record.sessionFile;
 			rt.settledRuns = record.run;
 			this.runtimes.set(id, rt);
@@ -271,8 +291,8 @@ export class SubagentManager {
 		});
 	}
 
-	private newRuntime(model: unknown, systemAppend: string[]): Runtime {
-		return { model, systemAppend, lastActivity: this.now(), toolsInFlight: 0, settledRuns: 0 };
+	private newRuntime(model: unknown, systemAppend: string[], steps?: RunSteps): Runtime {
+		return { model, systemAppend, steps, lastActivity: this.now(), toolsInFlight: 0, settledRuns: 0 };
 	}
 
 	private mustGet(id: string): ChildRecord {
@@ -295,10 +315,37 @@ export class SubagentManager {
 		this.changed();
 	}
 
+	/**
+	 * Settle a run once, after its conclude step (what an isolated child changed) when it has one; whoever
+	 * settles the run first, the step runs once and the others wait for it.
+	 */
+	private conclude(
+		child: ChildRecord,
+		run: number,
+		state: ChildState,
+		result: Reviewed,
+		error?: string,
+	): Promise<void> {
+		const rt = this.runtimes.get(child.id);
+		if (!rt || rt.settledRuns >= run) return Promise.resolve();
+		if (rt.concluding?.run === run) return rt.concluding.promise;
+		const step = rt.steps?.conclude;
+		if (!step) {
+			this.settle(child, run, state, result, error);
+			return Promise.resolve();
+		}
+		const promise = step(state, result)
+			.catch((failure) => ({ ...result, text: `${concludeFailedNote(failure)}\n\n${result.text}` }))
+			.then((final) => this.settle(child, run, state, final, error));
+		rt.concluding = { run, promise };
+		return promise;
+	}
+
 	/** Record a run's outcome once: ledger, hooks, waiters, and the next queued child. */
-	private settle(child: ChildRecord, run: number, state: ChildState, text: string, error?: string): void {
+	private settle(child: ChildRecord, run: number, state: ChildState, result: Reviewed, error?: string): void {
 		const rt = this.runtimes.get(child.id);
 		if (!rt || rt.settledRuns >= run) return;
+		const text = result.text;
 		rt.settledRuns = run;
 		if (rt.watchdog) clearInterval(rt.watchdog);
 		rt.watchdog = undefined;
@@ -308,10 +355,19 @@ export class SubagentManager {
 		child.finalText = text;
 		if (rt.handle?.sessionFile) child.sessionFile = rt.handle.sessionFile;
 		const key = resultKey(child.id, run);
-		const result = this.ledger.add({ key, id: child.id, run, text, state, settledAt: child.endedAt });
+		const settled = this.ledger.add({
+			key,
+			id: child.id,
+			run,
+			text,
+			state,
+			settledAt: child.endedAt,
+			verdict: result.verdict,
+			extras: result.extras,
+		});
 		rt.runDone?.();
 		try {
-			this.hooks.onSettled?.(result, child);
+			this.hooks.onSettled?.(settled, child);
 		} catch (error) {
 			// The result is in the ledger either way; waiters and the queue must not stall on a hook's failure.
 			console.error(`subagents: after ${key} settled: ${String(error)}`);
@@ -326,8 +382,8 @@ export class SubagentManager {
 		run: number,
 		state: "failed" | "cancelled" | "incomplete",
 		error: string,
-	): void {
-		this.settle(child, run, state, failedResultText(state, error, child.partialText), error);
+	): Promise<void> {
+		return this.conclude(child, run, state, { text: failedResultText(state, error, child.partialText) }, error);
 	}
 
 	private async run(child: ChildRecord): Promise<void> {
@@ -343,9 +399,11 @@ export class SubagentManager {
 		const run = child.run;
 		const stopped = (fallback: string) => {
 			const reason = rt.stopReason ?? { state: "failed" as const, error: fallback };
-			this.settleFailed(child, run, reason.state, reason.error);
+			void this.settleFailed(child, run, reason.state, reason.error);
 		};
 		try {
+			await rt.steps?.beforeRun?.();
+			if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
 			const spec = {
 				id: child.id,
 				cwd: child.cwd,
@@ -367,11 +425,20 @@ export class SubagentManager {
 			child.state = "running";
 			this.changed();
 			this.armWatchdog(child, rt);
-			const messages = await rt.handle.prompt(prompt);
+			const handle = rt.handle;
+			const messages = await handle.prompt(prompt);
 			if (rt.stopReason) return stopped(ABORTED);
 			const outcome = runOutcome(messages, child.partialText);
-			if (outcome.state === "completed") this.settle(child, run, "completed", outcome.text);
-			else this.settleFailed(child, run, outcome.state, outcome.error);
+			if (outcome.state !== "completed") return void this.settleFailed(child, run, outcome.state, outcome.error);
+			let result: Reviewed = { text: outcome.text };
+			if (rt.steps?.review) {
+				result = await rt.steps.review(outcome.text, async (text) => {
+					const more = runOutcome(await handle.prompt(text), "");
+					return more.state === "completed" ? { ok: true, text: more.text } : { ok: false, error: more.error };
+				});
+				if (rt.stopReason) return stopped(ABORTED);
+			}
+			await this.conclude(child, run, "completed", result);
 		} catch (error) {
 			if (rt.stopReason) return stopped(String(error));
 			this.settleFailed(child, run, "failed", error instanceof Error ? error.message : String(error));
@@ -382,13 +449,13 @@ export class SubagentManager {
 		const child = this.mustGet(id);
 		const rt = this.runtimes.get(id);
 		if (isSettled(child.state) || !rt) return;
-		if (child.state === "queued") return this.settleFailed(child, child.run, "cancelled", reason.error);
+		if (child.state === "queued") return await this.settleFailed(child, child.run, "cancelled", reason.error);
 		rt.stopReason ??= reason;
 		const done = rt.settledRun;
 		await rt.handle?.abort().catch(() => undefined);
 		// A run that ignores abort is settled anyway after a grace period; nothing waits forever.
 		await Promise.race([done, new Promise((r) => setTimeout(r, ABORT_GRACE_MS).unref?.())]);
-		this.settleFailed(child, child.run, reason.state, reason.error);
+		await this.settleFailed(child, child.run, reason.state, reason.error);
 	}
 
 	private armWatchdog(child: ChildRecord, rt: Runtime): void {

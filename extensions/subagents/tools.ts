@@ -41,6 +41,7 @@ import {
 import type { ResumeSettings } from "./manager.ts";
 import * as P from "./prompt.ts";
 import type { ChildRow } from "./render.ts";
+import { isolationFor, prepareCheckable } from "./spawn-checkable.ts";
 
 type ToolReturn = { content: Array<{ type: "text"; text: string }>; details: Record<string, unknown> };
 type OnUpdate = ((partial: ToolReturn) => void) | undefined;
@@ -108,6 +109,10 @@ export interface SpawnParams {
 	cwd?: string;
 	thinking?: string;
 	context?: ContextMode;
+	/** "worktree": its own git worktree of the parent's repository; "none" (default): the parent's tree. */
+	isolation?: string;
+	/** A JSON Schema its answer must end with a valid JSON value for. */
+	output_schema?: unknown;
 }
 
 /** The named agent a spawn asks for; an unknown name is refused before anything starts. */
@@ -219,32 +224,52 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 			throw new Error(P.forkUnavailableError(error instanceof Error ? error.message : String(error)));
 		}
 	}
-	const child = manager.spawn({
-		prompt: params.prompt,
-		firstMessage,
-		name: params.name,
-		modelLabel,
-		model,
-		// Pi's allowlist would hide the nested extension's tools; add them where the depth limit allows.
-		tools: env.depth + 1 < cfg.maxDepth ? [...tools, ...SUBAGENT_TOOL_NAMES] : [...tools],
+	// Checked before anything starts: a broken schema, no repository or a failing worktree fails this spawn only.
+	const checkable = await prepareCheckable(env, manager, {
+		isolation: params.isolation ?? agent?.isolation,
+		outputSchema: params.output_schema ?? agent?.outputSchema,
 		cwd,
-		thinking,
-		context,
-		systemAppend: childSystemAppend(agent, context),
-		agent: agent?.name,
-		maxTurns: agent?.maxTurns,
-		exactTools,
-		extensions,
+		firstMessage: firstMessage ?? params.prompt,
 	});
+	let child: ChildRecord;
+	try {
+		child = manager.spawn({
+			prompt: params.prompt,
+			firstMessage: checkable.firstMessage,
+			name: params.name,
+			modelLabel,
+			model,
+			// Pi's allowlist would hide the nested extension's tools; add them where the depth limit allows.
+			tools: env.depth + 1 < cfg.maxDepth ? [...tools, ...SUBAGENT_TOOL_NAMES] : [...tools],
+			cwd: checkable.cwd,
+			thinking,
+			context,
+			systemAppend: childSystemAppend(agent, context),
+			agent: agent?.name,
+			maxTurns: agent?.maxTurns,
+			exactTools,
+			extensions,
+			id: checkable.id,
+			steps: checkable.steps,
+			worktree: checkable.worktree,
+			structured: checkable.structured,
+		});
+	} catch (error) {
+		await checkable.abandon();
+		throw error;
+	}
 	const queued = child.state === "queued";
 	const how = arrivalOf(ctx);
 	const text = queued ? P.queuedText(child, manager.list(), manager.maxConcurrent, how) : P.spawnedText(child, how);
-	const shown = [text, ...notes.map((n) => n.replace(/^subagents: /, "Note: "))].join("\n");
+	const shown = [[text, ...checkable.notes].join(" "), ...notes.map((n) => n.replace(/^subagents: /, "Note: "))].join(
+		"\n",
+	);
 	return reply(shown, {
 		rows: [row(child, queued ? "queued" : undefined)],
 		id: child.id,
 		queued,
 		...(agent ? { agent: agent.name } : {}),
+		...checkable.details,
 	});
 }
 
@@ -420,7 +445,9 @@ export async function sendTool(
 	if (typeof params.text !== "string" || params.text.trim().length === 0) throw new Error(P.EMPTY_SEND_TEXT_ERROR);
 	const child = manager.get(id)!;
 	const resume = manager.isRestored(id) ? resumeSettings(env, child, ctx) : undefined;
-	const outcome = await manager.send(id, params.text, resume);
+	// A structured child's new run must end with the JSON again; a steer joins the run that already must.
+	const text = child.structured && isSettled(child.state) ? params.text + P.OUTPUT_SCHEMA_REMINDER : params.text;
+	const outcome = await manager.send(id, text, resume);
 	if (outcome === "queued-child") throw new Error(P.queuedSendError(child));
 	return reply(outcome === "steered" ? P.steeredText(child) : P.rerunText(child, arrivalOf(ctx)), {
 		rows: [row(child)],
@@ -447,7 +474,7 @@ function resumeSettings(env: Env, child: ChildRecord, ctx: ExtensionContext): Re
 	}
 	if (child.tools.length === 0) child.tools = [...env.config.subagents.defaultTools];
 	const agent = child.agent ? loadAgents(env, ctx).agents.find((a) => a.name === child.agent) : undefined;
-	return { model, systemAppend: childSystemAppend(agent, child.context) };
+	return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(env, child) };
 }
 
 export async function cancelTool(env: Env, params: { ids: string[] }, ctx: ExtensionContext): Promise<ToolReturn> {

@@ -7,7 +7,7 @@ import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/host/config.ts";
-import { completeOneOff } from "../shared/host/pi-host.ts";
+import { completeOneOff, DEFERRED_EXPOSURE, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { projectResult } from "../shared/projection/projection.ts";
 import { type ArtifactStore, storeForAgentDir } from "../shared/store/artifact-store.ts";
 import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
@@ -56,11 +56,14 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 		else console.error(`[tool-artifacts] ${message}`);
 	};
 
+	/** exposure.deferRareTools of the loaded configuration. */
+	let deferRecall = true;
 	const setup = (ctx: ExtensionContext): { config: ToolArtifactsConfig; store: ArtifactStore } => {
 		if (!config || !store) {
 			const loaded = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) });
 			for (const w of unseenConfigWarnings(loaded.warnings)) warn(ctx, w);
 			config = loaded.config.toolArtifacts;
+			deferRecall = loaded.config.exposure.deferRareTools;
 			store = storeForAgentDir(getAgentDir());
 			scheduleBackgroundPrune(getAgentDir(), loaded.config.store);
 		}
@@ -74,6 +77,8 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 		store = undefined;
 		stubs.clear();
 		setup(ctx);
+		// Pi 1.x: recall_artifact stays behind tool_search when it is active; otherwise it is declared.
+		settleDeferredTools(pi, [RECALL_TOOL_NAME], deferRecall);
 	});
 
 	pi.on("turn_start", (_event, ctx) => {
@@ -173,6 +178,7 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 	};
 
 	pi.registerTool({
+		...DEFERRED_EXPOSURE,
 		name: RECALL_TOOL_NAME,
 		label: "Recall artifact",
 		description: RECALL_DESCRIPTION,

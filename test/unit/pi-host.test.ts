@@ -6,10 +6,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
 	compactionSettingsOf,
 	completeOneOff,
-	deferredExposure,
+	DEFERRED_EXPOSURE,
 	modelCallRoute,
 	PI_DEFAULT_COMPACTION,
 	readCompactionSettings,
+	settleDeferredTools,
 } from "../../extensions/shared/host/pi-host.ts";
 
 const made: string[] = [];
@@ -83,9 +84,33 @@ describe("Pi's compaction settings", () => {
 });
 
 describe("deferred exposure", () => {
-	it("is asked for only when wanted and the host has tool search", () => {
-		expect(deferredExposure(true, true)).toEqual({ exposure: "deferred" });
-		expect(deferredExposure(true, false)).toEqual({});
-		expect(deferredExposure(false, true)).toEqual({});
+	const api = (active: string[]) => ({
+		active,
+		getActiveTools() {
+			return [...this.active];
+		},
+		setActiveTools(names: string[]) {
+			this.active = names;
+		},
+	});
+	const RARE = ["subagent_check", "subagent_list"];
+
+	it("leaves rare tools to tool_search only when wanted and tool_search is active", () => {
+		const withSearch = api(["read", "subagent_spawn", "tool_search"]);
+		expect(settleDeferredTools(withSearch, RARE, true, "subagent_spawn")).toBe("deferred");
+		expect(withSearch.active).toEqual(["read", "subagent_spawn", "tool_search"]);
+		const off = api(["read", "subagent_spawn", "tool_search"]);
+		expect(settleDeferredTools(off, RARE, false, "subagent_spawn")).toBe("direct");
+		expect(off.active).toEqual(["read", "subagent_spawn", "tool_search", ...RARE]);
+	});
+
+	it("declares them directly without tool_search, never twice, and not when the extension is left out", () => {
+		const plain = api(["read", "subagent_spawn", "subagent_check"]);
+		expect(settleDeferredTools(plain, RARE, true, "subagent_spawn")).toBe("direct");
+		expect(plain.active).toEqual(["read", "subagent_spawn", "subagent_check", "subagent_list"]);
+		const leftOut = api(["read"]);
+		expect(settleDeferredTools(leftOut, RARE, true, "subagent_spawn")).toBe("inactive");
+		expect(leftOut.active).toEqual(["read"]);
+		expect(DEFERRED_EXPOSURE).toEqual({ exposure: "deferred" });
 	});
 });

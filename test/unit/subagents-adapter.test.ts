@@ -71,8 +71,8 @@ afterAll(() => {
 const run = (name: string, params: unknown) => tools.get(name)!.execute("call-1", params, undefined, undefined, ctx);
 
 describe("registration drift guards", () => {
-	it("registers exactly the six tools, each worded in prompt.ts and with both renderers", () => {
-		const expected = ["spawn", "wait", "check", "send", "cancel", "list"] as const;
+	it("registers exactly the seven tools, each worded in prompt.ts and with both renderers", () => {
+		const expected = ["spawn", "wait", "check", "send", "cancel", "list", "cleanup"] as const;
 		expect([...tools.keys()].sort()).toEqual(expected.map((k) => `subagent_${k}`).sort());
 		for (const key of expected) {
 			const tool = tools.get(`subagent_${key}`)!;

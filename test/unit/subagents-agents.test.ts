@@ -71,6 +71,36 @@ describe("parseAgentFile", () => {
 		expect(warnings.some((w) => w.includes('"thinking"'))).toBe(true);
 	});
 
+	it("reads isolation and output_schema (a YAML mapping or JSON text), refusing a broken schema with a warning", () => {
+		const yaml = parse(
+			"---\nname: rev\ndescription: Reviews\nisolation: worktree\noutput_schema:\n  type: object\n  properties:\n    verdict:\n      enum: [pass, fail]\n  required: [verdict]\n---\nbody",
+		);
+		expect(yaml.warnings).toEqual([]);
+		expect(yaml.agent).toMatchObject({
+			isolation: "worktree",
+			outputSchema: { type: "object", properties: { verdict: { enum: ["pass", "fail"] } }, required: ["verdict"] },
+		});
+		const json = parse(
+			'---\nname: j\ndescription: d\noutput_schema: \'{"type":"array","items":{"type":"string"}}\'\n---\nb',
+		);
+		expect(json.agent?.outputSchema).toEqual({ type: "array", items: { type: "string" } });
+		const bad = parse(
+			"---\nname: b\ndescription: d\nisolation: container\noutput_schema:\n  type: object\n  requried: [x]\n---\nb",
+		);
+		expect(bad.agent?.isolation).toBeUndefined();
+		expect(bad.agent?.outputSchema).toBeUndefined();
+		expect(bad.warnings.some((w) => w.includes('"isolation"'))).toBe(true);
+		expect(bad.warnings.find((w) => w.includes('"output_schema"'))).toMatch(
+			/not a usable JSON Schema: unsupported keyword "requried"; supported: .*; ignored$/,
+		);
+		const claude = parse(
+			"---\nname: c\ndescription: d\nisolation: worktree\n---\nb",
+			"/p/.claude/agents/c.md",
+			"claude-project",
+		);
+		expect(claude.agent?.isolation).toBe("worktree");
+	});
+
 	it("skips a file whose frontmatter does not parse or whose name is unusable, with a warning naming it", () => {
 		const broken = parse("---\nname: [unclosed\n---\nbody");
 		expect(broken.agent).toBeUndefined();

@@ -143,6 +143,15 @@ export const headroomConfigSchema = z
 					.prefault({}),
 			})
 			.prefault({}),
+		exposure: z
+			.strictObject({
+				/**
+				 * Pi 1.x with tool_search active: register the rarely used tools (subagent_check/send/cancel/list,
+				 * recall_artifact) deferred, so their schemas stay out of every request until tool_search loads them.
+				 */
+				deferRareTools: z.boolean().default(true),
+			})
+			.prefault({}),
 		contextTrim: z
 			.strictObject({
 				enabled: z.boolean().default(true),

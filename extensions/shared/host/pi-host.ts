@@ -8,7 +8,8 @@
  *   extensions registered); 0.73 pi-ai's global `complete` with the registry's credentials. Prompt
  *   caching is off for these calls (`cacheRetention: "none"`), as Pi does for its own summaries.
  * - Pi's effective compaction settings (global, project when trusted, per-model overrides on 1.x).
- * - tool exposure (1.x `exposure` / `defaultActive`; 0.73 has neither).
+ * - tool exposure (1.x `exposure: "deferred"` found through `tool_search`; 0.73 has neither).
+ * - events only 1.x emits (agent_settled, agent_before_settle, session_compact_failed).
  */
 
 import type { Api, AssistantMessage, Context, Model } from "@mariozechner/pi-ai";
@@ -140,16 +141,38 @@ export function readCompactionSettings(
 	}
 }
 
-/** Pi 1.x tool exposure fields; 0.73 ignores unknown registration fields. */
-export type ToolExposureFields = { exposure?: "direct" | "deferred" };
+/** Registration fields of a rarely used tool: deferred on Pi 1.x (0.73 ignores the field; the tool stays direct). */
+export const DEFERRED_EXPOSURE = Object.freeze({ exposure: "deferred" as const });
+
+/** The tool-set calls the settling needs (both Pi lines have them). */
+export interface ToolSetApi {
+	getActiveTools(): string[];
+	setActiveTools(names: string[]): void;
+}
 
 /**
- * Registration fields that keep a rarely used tool's schema out of every request until Pi 1.x's
- * `tool_search` finds it: `exposure: "deferred"` when `defer` is set and the host has tool search.
- * Nothing on 0.73 (no exposure there) or when tool search is not available.
+ * Decide, once a session starts, how the tools registered with DEFERRED_EXPOSURE reach the model:
+ * left to Pi 1.x's `tool_search` when deferral is wanted and tool_search is active; otherwise declared
+ * directly (activated), as on 0.73 — but only alongside `anchor` (the extension's main tool) when it
+ * is active, so a `--tools` list that leaves the extension out keeps it out. Returns what it chose.
  */
-export function deferredExposure(defer: boolean, toolSearchAvailable: boolean): ToolExposureFields {
-	return defer && toolSearchAvailable ? { exposure: "deferred" } : {};
+export function settleDeferredTools(
+	pi: ToolSetApi,
+	names: readonly string[],
+	defer: boolean,
+	anchor?: string,
+): "deferred" | "direct" | "inactive" {
+	let active: string[];
+	try {
+		active = pi.getActiveTools();
+	} catch {
+		return "inactive";
+	}
+	if (defer && active.includes("tool_search")) return "deferred";
+	if (anchor !== undefined && !active.includes(anchor)) return "inactive";
+	const missing = names.filter((n) => !active.includes(n));
+	if (missing.length > 0) pi.setActiveTools([...active, ...missing]);
+	return "direct";
 }
 
 /** What triggered a compaction, as Pi 1.x's session_before_compact / session_compact_failed say it. */

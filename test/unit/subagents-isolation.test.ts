@@ -1,0 +1,235 @@
+/**
+ * Worktree isolation against real git: probing (no git, no repository, no commit), creation outside the
+ * parent's tree with 0700 folders, capture of every kind of change as one patch that applies in the
+ * parent, removal, and the parent's working tree and index left exactly as they were.
+ */
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+	captureChanges,
+	createWorktree,
+	parseNameStatus,
+	parseNumstat,
+	patchContainedIn,
+	probeRepository,
+	type RepoFacts,
+	removeWorktree,
+} from "../../extensions/subagents/isolation.ts";
+import { git, gitTestEnv, makeGitRepo } from "../fixtures/git-repo.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
+
+const base = makeTestDir("subagents-isolation");
+const savedEnv = { ...process.env };
+
+beforeAll(() => {
+	Object.assign(process.env, gitTestEnv(base));
+});
+afterAll(() => {
+	for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
+	Object.assign(process.env, savedEnv);
+});
+
+let n = 0;
+function fresh(files: Record<string, string> = { "a.txt": "one\ntwo\nthree\n", "src/b.ts": "export const b = 1;\n" }) {
+	const root = join(base, `case-${++n}`);
+	const repoDir = join(root, "repo");
+	makeGitRepo(repoDir, files, gitTestEnv(base));
+	const agentDir = join(root, "agent");
+	mkdirSync(agentDir);
+	return { root, repoDir, agentDir, worktrees: join(agentDir, "cache", "headroom", "worktrees") };
+}
+
+async function probeOk(cwd: string): Promise<RepoFacts> {
+	const probe = await probeRepository(cwd);
+	if (!probe.ok) throw new Error(probe.reason);
+	return probe.repo;
+}
+
+const status = (dir: string) => git(dir, ["status", "--porcelain", "--untracked-files=all"], gitTestEnv(base));
+const indexBytes = (dir: string) => readFileSync(join(dir, ".git", "index"));
+
+describe("probeRepository", () => {
+	it("names the reason: git missing, not a repository, no commit yet", async () => {
+		const t = fresh();
+		const missing = await probeRepository(t.repoDir, { git: join(t.root, "no-such-git") });
+		expect(missing).toEqual({ ok: false, reason: "git is not installed (not found on PATH)" });
+		const plain = join(t.root, "plain");
+		mkdirSync(plain);
+		const outside = await probeRepository(plain);
+		expect(outside.ok).toBe(false);
+		expect(!outside.ok && outside.reason).toMatch(/is not inside a git repository/);
+		const unborn = join(t.root, "unborn");
+		mkdirSync(unborn);
+		git(unborn, ["init", "--quiet"], gitTestEnv(base));
+		const empty = await probeRepository(unborn);
+		expect(!empty.ok && empty.reason).toMatch(/has no commit yet \(HEAD is unborn\); commit first/);
+	});
+
+	it("reports HEAD, the cwd relative to the top level, and how many uncommitted entries are not carried", async () => {
+		const t = fresh();
+		writeFileSync(join(t.repoDir, "a.txt"), "changed\n");
+		writeFileSync(join(t.repoDir, "new.txt"), "untracked\n");
+		const repo = await probeOk(join(t.repoDir, "src"));
+		expect(repo.toplevel).toBe(t.repoDir);
+		expect(repo.relCwd).toBe("src");
+		expect(repo.head).toBe(git(t.repoDir, ["rev-parse", "HEAD"], gitTestEnv(base)).trim());
+		expect(repo.uncommitted).toBe(2);
+	});
+});
+
+describe("a child's worktree", () => {
+	it("is created from HEAD outside the parent's tree, 0700, on its own branch, mirroring the cwd", async () => {
+		const t = fresh();
+		writeFileSync(join(t.repoDir, "a.txt"), "parent's uncommitted edit\n");
+		const before = { status: status(t.repoDir), index: indexBytes(t.repoDir) };
+		const repo = await probeOk(join(t.repoDir, "src"));
+		const wt = await createWorktree({ repo, root: t.worktrees, trustedRoot: t.agentDir, name: "sa-1-abc" });
+		expect(wt.path).toBe(join(t.worktrees, "sa-1-abc"));
+		expect(wt.cwd).toBe(join(wt.path, "src"));
+		expect(wt.branch).toBe("headroom/sa-1-abc");
+		expect(statSync(wt.path).mode & 0o777).toBe(0o700);
+		expect(statSync(t.worktrees).mode & 0o777).toBe(0o700);
+		// From HEAD: the parent's uncommitted edit is not carried.
+		expect(readFileSync(join(wt.path, "a.txt"), "utf8")).toBe("one\ntwo\nthree\n");
+		expect(wt.parentUncommitted).toBe(1);
+		expect(git(t.repoDir, ["branch", "--list", wt.branch], gitTestEnv(base))).toContain(wt.branch);
+		expect(status(t.repoDir)).toBe(before.status);
+		expect(indexBytes(t.repoDir).equals(before.index)).toBe(true);
+	});
+
+	it("captures edits, deletions, untracked and binary files and commits as one patch that applies in the parent", async () => {
+		const t = fresh({ "a.txt": "one\ntwo\nthree\n", "gone.txt": "bye\n", "src/b.ts": "export const b = 1;\n" });
+		const before = { status: status(t.repoDir), index: indexBytes(t.repoDir) };
+		const wt = await createWorktree({
+			repo: await probeOk(t.repoDir),
+			root: t.worktrees,
+			trustedRoot: t.agentDir,
+			name: "sa-2-abc",
+		});
+		writeFileSync(join(wt.path, "a.txt"), "one\nTWO\nthree\nfour\n");
+		unlinkSync(join(wt.path, "gone.txt"));
+		writeFileSync(join(wt.path, "fresh dir-ü.txt"), "new\nfile\n");
+		writeFileSync(join(wt.path, "blob.bin"), Buffer.from([0, 1, 2, 255, 0, 7]));
+		writeFileSync(join(wt.path, ".gitignore"), "ignored.log\n");
+		writeFileSync(join(wt.path, "ignored.log"), "not part of the work\n");
+		mkdirSync(join(wt.path, "src", "deep"), { recursive: true });
+		writeFileSync(join(wt.path, "src", "deep", "c.ts"), "export const c = 2;\n");
+		git(wt.path, ["add", "src/deep/c.ts"], gitTestEnv(base));
+		git(wt.path, ["commit", "--quiet", "--no-gpg-sign", "-m", "child commit"], gitTestEnv(base));
+		const childStatus = status(wt.path);
+		const changes = await captureChanges(wt);
+		expect(changes.commits).toBe(1);
+		expect(changes.files).toEqual([
+			{ path: ".gitignore", status: "added", added: 1, removed: 0 },
+			{ path: "a.txt", status: "modified", added: 2, removed: 1 },
+			{ path: "blob.bin", status: "added", added: undefined, removed: undefined },
+			{ path: "fresh dir-ü.txt", status: "added", added: 2, removed: 0 },
+			{ path: "gone.txt", status: "deleted", added: 0, removed: 1 },
+			{ path: "src/deep/c.ts", status: "added", added: 1, removed: 0 },
+		]);
+		expect(changes.patch).not.toContain("not part of the work");
+		expect(changes.patchIsUtf8).toBe(true);
+		// The capture staged into a scratch index: the child's own status is what it left.
+		expect(status(wt.path)).toBe(childStatus);
+		// The parent's tree and index are exactly as before.
+		expect(status(t.repoDir)).toBe(before.status);
+		expect(indexBytes(t.repoDir).equals(before.index)).toBe(true);
+		const patchFile = join(t.root, "child.patch");
+		writeFileSync(patchFile, changes.patch);
+		git(t.repoDir, ["apply", "--check", patchFile], gitTestEnv(base));
+		expect(await patchContainedIn(patchFile, t.repoDir)).toBe(false);
+		git(t.repoDir, ["apply", patchFile], gitTestEnv(base));
+		expect(readFileSync(join(t.repoDir, "blob.bin")).equals(Buffer.from([0, 1, 2, 255, 0, 7]))).toBe(true);
+		expect(await patchContainedIn(patchFile, t.repoDir)).toBe(true);
+	});
+
+	it("reports no change for an untouched worktree, and removal takes the folder and the branch", async () => {
+		const t = fresh();
+		const wt = await createWorktree({
+			repo: await probeOk(t.repoDir),
+			root: t.worktrees,
+			trustedRoot: t.agentDir,
+			name: "sa-3-abc",
+		});
+		expect(await captureChanges(wt)).toEqual({ files: [], patch: "", patchIsUtf8: true, commits: 0 });
+		await removeWorktree(wt);
+		expect(existsSync(wt.path)).toBe(false);
+		expect(git(t.repoDir, ["branch", "--list", wt.branch], gitTestEnv(base)).trim()).toBe("");
+		expect(git(t.repoDir, ["worktree", "list", "--porcelain"], gitTestEnv(base))).not.toContain(wt.path);
+	});
+
+	it("a change in another encoding is reported as a patch that is not UTF-8, never mangled", async () => {
+		const t = fresh();
+		const wt = await createWorktree({
+			repo: await probeOk(t.repoDir),
+			root: t.worktrees,
+			trustedRoot: t.agentDir,
+			name: "sa-8-abc",
+		});
+		writeFileSync(join(wt.path, "latin1.txt"), Buffer.from("caf\xe9\n", "latin1"));
+		const changes = await captureChanges(wt);
+		expect(changes.files).toEqual([{ path: "latin1.txt", status: "added", added: 1, removed: 0 }]);
+		expect(changes.patchIsUtf8).toBe(false);
+		expect(changes.patch).toBe("");
+	});
+
+	it("parallel worktrees never see each other's edits", async () => {
+		const t = fresh();
+		const repo = await probeOk(t.repoDir);
+		const [one, two] = await Promise.all(
+			["sa-4-abc", "sa-5-abc"].map((name) =>
+				createWorktree({ repo, root: t.worktrees, trustedRoot: t.agentDir, name }),
+			),
+		);
+		writeFileSync(join(one.path, "one.txt"), "1\n");
+		writeFileSync(join(two.path, "a.txt"), "rewritten\n");
+		const [c1, c2] = await Promise.all([captureChanges(one), captureChanges(two)]);
+		expect(c1.files.map((f) => f.path)).toEqual(["one.txt"]);
+		expect(c2.files.map((f) => f.path)).toEqual(["a.txt"]);
+		expect(existsSync(join(two.path, "one.txt"))).toBe(false);
+		expect(status(t.repoDir)).toBe("");
+	});
+
+	it("a failing git worktree add (branch taken) throws git's reason and leaves no folder", async () => {
+		const t = fresh();
+		git(t.repoDir, ["branch", "headroom/sa-6-abc"], gitTestEnv(base));
+		const repo = await probeOk(t.repoDir);
+		await expect(
+			createWorktree({ repo, root: t.worktrees, trustedRoot: t.agentDir, name: "sa-6-abc" }),
+		).rejects.toThrow(/git worktree add failed: .*already exists/);
+		expect(existsSync(join(t.worktrees, "sa-6-abc"))).toBe(false);
+	});
+
+	it("refuses a symlink on the way to the worktrees folder, and a name that is not plain", async () => {
+		const t = fresh();
+		const elsewhere = join(t.root, "elsewhere");
+		mkdirSync(elsewhere);
+		mkdirSync(join(t.agentDir, "cache"));
+		symlinkSync(elsewhere, join(t.agentDir, "cache", "headroom"));
+		const repo = await probeOk(t.repoDir);
+		await expect(createWorktree({ repo, root: t.worktrees, trustedRoot: t.agentDir, name: "sa-7" })).rejects.toThrow(
+			/is a symlink; refusing to follow it/,
+		);
+		await expect(
+			createWorktree({ repo, root: join(t.root, "w"), trustedRoot: t.root, name: "../escape" }),
+		).rejects.toThrow(/invalid worktree name/);
+	});
+});
+
+describe("git output parsers", () => {
+	it("numstat marks binary files, name-status maps A/M/D/T", () => {
+		expect(parseNumstat("3\t1\ta.txt\0-\t-\tb.bin\0")).toEqual(
+			new Map([
+				["a.txt", { added: 3, removed: 1 }],
+				["b.bin", { added: undefined, removed: undefined }],
+			]),
+		);
+		expect(parseNameStatus("A\0x\0M\0y\0D\0z\0T\0w\0")).toEqual([
+			{ path: "x", status: "added" },
+			{ path: "y", status: "modified" },
+			{ path: "z", status: "deleted" },
+			{ path: "w", status: "modified" },
+		]);
+	});
+});
