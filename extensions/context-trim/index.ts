@@ -7,27 +7,12 @@
  * Thin adapter: the decisions live in ./trim.ts and ../shared/transcript*.ts.
  */
 import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import {
-	DEFAULT_CONFIG,
-	type HeadroomConfig,
-	loadConfig,
-	projectionHeadShare,
-	projectTrusted,
-	unseenConfigWarnings,
-} from "../shared/host/config.ts";
-import { storeForAgentDir } from "../shared/store/artifact-store.ts";
-import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
+import { bootExtension } from "../shared/host/bootstrap.ts";
+import { type HeadroomConfig, projectionHeadShare } from "../shared/host/config.ts";
 import { fingerprintAvailable, fingerprintError, fingerprintReady } from "../shared/text/fingerprint.ts";
 import { estimateTokens } from "../shared/text/tokens.ts";
 import { messageBudget, TokenSizer, type TranscriptMessage, usageBasedTokens } from "../shared/transcript/plan.ts";
-import {
-	defaultProject,
-	OmissionMemo,
-	type ProjectFn,
-	plainProject,
-	storedProject,
-} from "../shared/transcript/view.ts";
+import { OmissionMemo, type ProjectFn, plainProject, storedProject } from "../shared/transcript/view.ts";
 import { trimMessages } from "./trim.ts";
 
 /** Tokens charged per tool definition besides its JSON (function wrapper, type). */
@@ -36,36 +21,31 @@ const TOOL_DEFINITION_OVERHEAD_TOKENS = 8;
 type TrimConfig = HeadroomConfig["contextTrim"];
 
 export default function contextTrim(pi: ExtensionAPI): void {
-	// The sizer's cache keys are xxHash fingerprints (WebAssembly, started asynchronously).
-	void fingerprintReady();
+	const host = bootExtension(pi, "context-trim");
 	const sizer = new TokenSizer();
 	const memo = new OmissionMemo(sizer);
+	/** Settings of the current configuration; made again after each reload (session_start). */
 	let settings: { config: TrimConfig; project: ProjectFn } | undefined;
+	host.onConfig(() => {
+		settings = undefined;
+	});
 	let tools = { key: "", tokens: 0 };
 	let system = { text: "", tokens: 0 };
 	let reportedError = false;
 
-	const notify = (ctx: ExtensionContext, text: string) => {
-		if (ctx.hasUI) ctx.ui.notify(text, "warning");
-		else console.error(text);
-	};
-
 	const setup = (ctx: ExtensionContext) => {
 		if (settings) return settings;
-		let config: TrimConfig = DEFAULT_CONFIG.contextTrim;
-		let project: ProjectFn = defaultProject;
+		const config = host.config(ctx);
+		const headShare = projectionHeadShare(config);
+		let project: ProjectFn;
 		try {
-			const loaded = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) });
-			config = loaded.config.contextTrim;
-			scheduleBackgroundPrune(getAgentDir(), loaded.config.store);
-			for (const warning of unseenConfigWarnings(loaded.warnings)) notify(ctx, `headroom config: ${warning}`);
-			const headShare = projectionHeadShare(loaded.config);
-			project = plainProject(headShare); // kept if the store cannot be set up below
-			project = storedProject(storeForAgentDir(getAgentDir()), headShare);
+			project = storedProject(host.store(), headShare);
 		} catch (error) {
-			notify(ctx, `context-trim: using defaults without stored transcripts (${String(error)})`);
+			// The configuration still applies; shortened texts then say they were not saved.
+			project = plainProject(headShare);
+			host.notifyOnce(ctx, `shortened texts cannot be stored (${String(error)}); they say so`);
 		}
-		settings = { config, project };
+		settings = { config: config.contextTrim, project };
 		return settings;
 	};
 
@@ -94,7 +74,7 @@ export default function contextTrim(pi: ExtensionAPI): void {
 		return fingerprintReady().then((ok) => {
 			if (!ok && !reportedError) {
 				reportedError = true;
-				notify(ctx, `context-trim: message sizes are recomputed on every call (${fingerprintError()})`);
+				host.notify(ctx, `message sizes are recomputed on every call (${fingerprintError()})`);
 			}
 			return trim(event, ctx);
 		});
@@ -129,7 +109,7 @@ export default function contextTrim(pi: ExtensionAPI): void {
 			return { messages: result.messages as unknown as typeof event.messages };
 		} catch (error) {
 			// Sending the untrimmed history is the safe failure: the provider reports an overflow plainly.
-			if (!reportedError) notify(ctx, `context-trim: left this request untrimmed (${String(error)})`);
+			if (!reportedError) host.notify(ctx, `left this request untrimmed (${String(error)})`);
 			reportedError = true;
 			return undefined;
 		}

@@ -7,17 +7,16 @@
  * only when idle). The pipeline, the serializer, the trajectories and the probe are plain modules.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import { DEFAULT_CONFIG, loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/host/config.ts";
+import { bootExtension, tellPerson } from "../shared/host/bootstrap.ts";
 import { toPiUsage } from "../shared/host/model-usage.ts";
 import {
 	type CompactionSettingsReading,
 	compactionReasonOf,
 	compactionSettingsOf,
 	onPi1Event,
+	projectTrusted,
 	readCompactionSettings,
 } from "../shared/host/pi-host.ts";
-import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
 import { isHandoffDetails } from "./details.ts";
 import { chooseModel } from "./model-ref.ts";
 import {
@@ -52,17 +51,11 @@ const APPLY_TRIES = 50;
 /** customType of the follow-up that resumes the task after a staged handoff. */
 export const RESUME_CUSTOM_TYPE = "headroom-handoff-resume";
 
-function log(ctx: ExtensionContext, message: string): void {
-	if (ctx.hasUI) ctx.ui.notify(message, "warning");
-	else console.error(message);
-}
+/** Handoff's messages carry their own "headroom handoff:" prefix (prompt.ts). */
+const log = (ctx: ExtensionContext, message: string): void => tellPerson(ctx, message);
 
 export default function handoffExtension(pi: ExtensionAPI) {
-	let loaded: HandoffSettings = {
-		handoff: DEFAULT_CONFIG.handoff,
-		headShare: DEFAULT_CONFIG.projection.headShare,
-	};
-	let configLoaded = false;
+	const host = bootExtension(pi, "handoff");
 	/** Holds a computed (not yet applied) handoff: applying it is what takes an index and writes files. */
 	const stager = new HandoffStager<ComputedHandoff>();
 	/** Highest summarization index applied in this process (files and entries are checked too). */
@@ -85,7 +78,7 @@ export default function handoffExtension(pi: ExtensionAPI) {
 		const key = modelKey(ctx);
 		let found = piSettings.get(key);
 		if (!found) {
-			found = readCompactionSettings(ctx.cwd, getAgentDir(), ctx.model, projectTrusted(ctx));
+			found = readCompactionSettings(ctx.cwd, host.agentDir(), ctx.model, projectTrusted(ctx));
 			piSettings.set(key, found);
 		}
 		return found;
@@ -95,18 +88,8 @@ export default function handoffExtension(pi: ExtensionAPI) {
 		staleBound(settings(ctx).handoff.probe, piCompaction(ctx), window ?? ctx.model?.contextWindow ?? 0);
 
 	const settings = (ctx: ExtensionContext): HandoffSettings => {
-		if (!configLoaded) {
-			configLoaded = true;
-			const { config, warnings } = loadConfig({
-				agentDir: getAgentDir(),
-				cwd: ctx.cwd,
-				projectTrusted: projectTrusted(ctx),
-			});
-			loaded = { handoff: config.handoff, headShare: config.projection.headShare };
-			scheduleBackgroundPrune(getAgentDir(), config.store);
-			for (const w of unseenConfigWarnings(warnings)) log(ctx, `headroom config: ${w}`);
-		}
-		return loaded;
+		const config = host.config(ctx);
+		return { handoff: config.handoff, headShare: config.projection.headShare };
 	};
 
 	async function resolveModel(ctx: ExtensionContext) {

@@ -4,13 +4,12 @@
  * prunes the store. In the TUI the ledger is a panel with bar charts; print and rpc modes get plain text,
  * and a session entry (never sent to the model) whose `details.ledger` is the ledger as JSON.
  * Pruning also runs in the background shortly after a session starts, off the hot path, at most once per
- * process and once per six hours across processes (../shared/background-prune.ts).
+ * process and once per six hours across processes (the bootstrap schedules it: ../shared/host/bootstrap.ts).
  */
-import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
-import { loadConfig, projectTrusted } from "../shared/host/config.ts";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { bootExtension } from "../shared/host/bootstrap.ts";
 import { sessionCallUsage } from "../shared/host/model-usage.ts";
-import { storeForAgentDir } from "../shared/store/artifact-store.ts";
-import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
+import { hasUI } from "../shared/host/pi-host.ts";
 import { currentLedger } from "./collect.ts";
 import type { Ledger } from "./ledger.ts";
 import { formatLedger } from "./ledger-format.ts";
@@ -21,13 +20,14 @@ import { COMMAND_DESCRIPTION, formatCallUsage, formatPrune, formatPruneLimits, f
 export const STATUS_ENTRY_TYPE = "headroom-status";
 
 export default function headroom(pi: ExtensionAPI) {
+	const host = bootExtension(pi, "headroom");
 	const say = (
 		ctx: ExtensionContext,
 		text: string,
 		level: "info" | "warning" | "error" = "info",
 		details?: { ledger: Ledger },
 	) => {
-		if (ctx.hasUI) {
+		if (hasUI(ctx)) {
 			ctx.ui.notify(text, level); // the TUI, and rpc's UI bridge (an extension_ui_request event)
 			if (details) pi.appendEntry(STATUS_ENTRY_TYPE, { text, level, details }); // rpc clients read the JSON
 			return;
@@ -40,13 +40,13 @@ export default function headroom(pi: ExtensionAPI) {
 
 	/** The ledger and the store: a panel in the TUI; plain text (and the JSON entry) where custom UI is absent. */
 	const status = async (ctx: ExtensionContext) => {
-		const store = storeForAgentDir(getAgentDir());
+		const store = host.store();
 		const storeStatus = formatStatus({ root: store.root, ...(await store.stats()) }, Date.now());
 		const calls = formatCallUsage(sessionCallUsage(ctx.sessionManager.getEntries()));
 		const storeText = `${storeStatus}\n${calls}`;
 		const ledger = currentLedger(pi, ctx);
 		let shown = false;
-		if (ctx.hasUI) {
+		if (hasUI(ctx)) {
 			// rpc mode answers custom() with undefined without calling the factory: then the text goes out instead.
 			await ctx.ui.custom<void>((tui, theme, _keys, done) => {
 				shown = true;
@@ -71,9 +71,8 @@ export default function headroom(pi: ExtensionAPI) {
 	};
 
 	const prune = async (ctx: ExtensionContext) => {
-		const { config } = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) });
-		const { maxAgeDays, maxTotalBytes, minAgeHours } = config.store;
-		const result = await storeForAgentDir(getAgentDir()).prune({ maxAgeDays, maxTotalBytes, minAgeHours });
+		const { maxAgeDays, maxTotalBytes, minAgeHours } = host.config(ctx).store;
+		const result = await host.store().prune({ maxAgeDays, maxTotalBytes, minAgeHours });
 		return formatPrune(result.removed, result.freedBytes, formatPruneLimits(maxAgeDays, maxTotalBytes, minAgeHours));
 	};
 
@@ -93,12 +92,5 @@ export default function headroom(pi: ExtensionAPI) {
 				say(ctx, `headroom: ${error instanceof Error ? error.message : String(error)}`, "error");
 			}
 		},
-	});
-
-	pi.on("session_start", (_event, ctx) => {
-		scheduleBackgroundPrune(
-			getAgentDir(),
-			loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) }).config.store,
-		);
 	});
 }

@@ -13,16 +13,15 @@ import {
 	parseFrontmatter,
 } from "@mariozechner/pi-coding-agent";
 import type { Surface, UsageReading } from "../shared/budget/batch.ts";
+import { type ExtensionHost, tellPerson } from "../shared/host/bootstrap.ts";
 import {
 	DEFAULT_CONFIG,
 	type HeadroomConfig,
-	loadConfig,
 	projectionHeadShare,
-	projectTrusted,
 	unseenConfigWarnings,
 } from "../shared/host/config.ts";
+import { projectTrusted } from "../shared/host/pi-host.ts";
 import { type ArtifactStore, storeForAgentDir } from "../shared/store/artifact-store.ts";
-import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
 import { AgentCatalog, type AgentCatalogSnapshot } from "./agent-files.ts";
 import { type ExtensionPolicy, parseExtensionPolicy } from "./agents.ts";
 import { createInProcessBackend } from "./backend.ts";
@@ -42,6 +41,8 @@ export interface Env {
 	nested: (depth: number) => (pi: ExtensionAPI) => void;
 	/** The latest context Pi handed us (tools and events refresh it). */
 	ctx?: ExtensionContext;
+	/** The shared bootstrap's services (configuration, store); absent in tests that set config and store. */
+	host?: ExtensionHost;
 	/** Loaded configuration (defaults until the first event). */
 	config: HeadroomConfig;
 	/** Pi's agent dir. */
@@ -80,27 +81,20 @@ export function limitsOf(config: HeadroomConfig): ManagerLimits {
 	};
 }
 
-/** Load configuration once per instance; warnings go to the UI or stderr, once. */
+/**
+ * The configuration of this session, through the shared bootstrap (read at session_start, which keeps
+ * `env.config` current through its onConfig listener; on first use before that).
+ */
 export function ensureConfig(env: Env, ctx: ExtensionContext): void {
 	env.ctx = ctx;
 	if (env.configLoaded) return;
 	env.configLoaded = true;
 	env.agentDir = getAgentDir();
-	const { config, warnings } = loadConfig({
-		agentDir: env.agentDir,
-		cwd: ctx.cwd,
-		projectTrusted: projectTrusted(ctx),
-	});
-	env.config = config;
-	scheduleBackgroundPrune(env.agentDir, config.store);
-	for (const warning of unseenConfigWarnings(warnings)) {
-		if (ctx.hasUI) ctx.ui.notify(configWarning(warning), "warning");
-		else console.error(configWarning(warning));
-	}
+	if (env.host) env.config = env.host.config(ctx);
 }
 
 export function ensureStore(env: Env): ArtifactStore {
-	env.store ??= storeForAgentDir(env.agentDir || getAgentDir());
+	env.store ??= env.host?.store() ?? storeForAgentDir(env.agentDir || getAgentDir());
 	return env.store;
 }
 
@@ -201,9 +195,6 @@ export function loadAgents(env: Env, ctx: ExtensionContext | undefined): AgentCa
 		claudeAgents: env.config.subagents.claudeAgents,
 	});
 	env.agentSnapshot = snapshot;
-	for (const warning of unseenConfigWarnings(snapshot.warnings)) {
-		if (ctx?.hasUI) ctx.ui.notify(configWarning(warning), "warning");
-		else console.error(configWarning(warning));
-	}
+	for (const warning of unseenConfigWarnings(snapshot.warnings)) tellPerson(ctx, configWarning(warning));
 	return snapshot;
 }

@@ -5,7 +5,8 @@
  */
 import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { DEFERRED_EXPOSURE, settleDeferredTools } from "../shared/host/pi-host.ts";
+import { bootExtension } from "../shared/host/bootstrap.ts";
+import { DEFERRED_EXPOSURE, onPi1Event, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { BUILT_IN_AGENTS, describePolicy } from "./agents.ts";
 import { cleanupTool } from "./cleanup.ts";
 import {
@@ -64,6 +65,12 @@ export default function subagents(pi: ExtensionAPI): void {
 
 export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	const env = createEnv(pi, depth, (d) => (childPi) => setupSubagents(childPi, d));
+	env.host = bootExtension(pi, "subagents");
+	env.host.onConfig((config) => {
+		env.config = config;
+		env.configLoaded = true;
+		env.agentDir = env.host?.agentDir() ?? env.agentDir;
+	});
 	let statusTimer: ReturnType<typeof setInterval> | undefined;
 
 	const refreshStatus = () => {
@@ -282,13 +289,10 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		scheduleFlush(env, FLUSH_POLL_ATTEMPTS);
 	});
 	// 1.x: agent_settled fires once the agent is really idle.
-	(pi.on as (event: string, handler: (event: unknown, ctx: ExtensionContext) => void) => void)(
-		"agent_settled",
-		(_event, ctx) => {
-			env.ctx = ctx;
-			void deliverPending(env, "trigger");
-		},
-	);
+	onPi1Event<"agent_settled", ExtensionContext>(pi, "agent_settled", (_event, ctx) => {
+		env.ctx = ctx;
+		void deliverPending(env, "trigger");
+	});
 	pi.on("turn_start", (_event, ctx) => {
 		env.ctx = ctx;
 	});

@@ -4,13 +4,12 @@
  * Thin adapter: the decisions live in the sibling modules.
  */
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
-import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { loadConfig, projectTrusted, unseenConfigWarnings } from "../shared/host/config.ts";
+import { bootExtension } from "../shared/host/bootstrap.ts";
 import { completeOneOff, DEFERRED_EXPOSURE, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { projectResult } from "../shared/projection/projection.ts";
-import { type ArtifactStore, storeForAgentDir } from "../shared/store/artifact-store.ts";
-import { scheduleBackgroundPrune } from "../shared/store/background-prune.ts";
+import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import { SURFACES } from "../shared/surfaces.ts";
 import {
 	buildStub,
@@ -41,44 +40,24 @@ interface ResultPatch {
 }
 
 export default function toolArtifacts(pi: ExtensionAPI) {
-	let config: ToolArtifactsConfig | undefined;
-	let store: ArtifactStore | undefined;
+	const host = bootExtension(pi, "tool-artifacts");
 	let batch: TurnBatch | undefined;
 	const batchOf = new Map<string, TurnBatch>();
 	/** Stubs already made, by tool call id: a stub once sent never changes. */
 	const stubs = new Map<string, ResultPatch>();
-	const warned = new Set<string>();
-
-	const warn = (ctx: ExtensionContext, message: string) => {
-		if (warned.has(message)) return;
-		warned.add(message);
-		if (ctx.hasUI) ctx.ui.notify(`tool-artifacts: ${message}`, "warning");
-		else console.error(`[tool-artifacts] ${message}`);
-	};
-
-	/** exposure.deferRareTools of the loaded configuration. */
-	let deferRecall = true;
-	const setup = (ctx: ExtensionContext): { config: ToolArtifactsConfig; store: ArtifactStore } => {
-		if (!config || !store) {
-			const loaded = loadConfig({ agentDir: getAgentDir(), cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) });
-			for (const w of unseenConfigWarnings(loaded.warnings)) warn(ctx, w);
-			config = loaded.config.toolArtifacts;
-			deferRecall = loaded.config.exposure.deferRareTools;
-			store = storeForAgentDir(getAgentDir());
-			scheduleBackgroundPrune(getAgentDir(), loaded.config.store);
-		}
-		return { config, store };
-	};
+	const warn = (ctx: ExtensionContext, message: string) => host.notifyOnce(ctx, message);
+	const setup = (ctx: ExtensionContext): { config: ToolArtifactsConfig; store: ArtifactStore } => ({
+		config: host.config(ctx).toolArtifacts,
+		store: host.store(),
+	});
 
 	const newBatch = (cfg: ToolArtifactsConfig) => new TurnBatch(cfg.turnCapChars, cfg.stubMaxBytes);
 
+	// A new session (the bootstrap has re-read the configuration): stubs of another session do not apply.
 	pi.on("session_start", (_event, ctx) => {
-		config = undefined;
-		store = undefined;
 		stubs.clear();
-		setup(ctx);
 		// Pi 1.x: recall_artifact stays behind tool_search when it is active; otherwise it is declared.
-		settleDeferredTools(pi, [RECALL_TOOL_NAME], deferRecall);
+		settleDeferredTools(pi, [RECALL_TOOL_NAME], host.config(ctx).exposure.deferRareTools);
 	});
 
 	pi.on("turn_start", (_event, ctx) => {

@@ -68,7 +68,7 @@ function cleanNpmEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 
 /** The user's npm cache, so installs work from the tarballs `npm install` already fetched. */
 const NPM_CACHE = execFileSync("npm", ["config", "get", "cache"], { env: cleanNpmEnv(), encoding: "utf8" }).trim();
-const NPM_ENV = { npm_config_cache: NPM_CACHE, npm_config_prefer_offline: "true", npm_config_update_notifier: "false" };
+const NPM_ENV = { npm_config_cache: NPM_CACHE, npm_config_offline: "true", npm_config_update_notifier: "false" };
 
 /** The working tree's files as a clone has them: tracked and new ones, nothing git ignores. */
 function copyWorkingTree(target: string): void {

@@ -3,7 +3,7 @@
  * precedence, the on-disk catalog (trust, .claude, caching), extension policies, the child's tool
  * allowlist, maxTurns, and the bounded agent list in the spawn description.
  */
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
@@ -27,10 +27,9 @@ import {
 import { maxTurnsVerdict, runOutcome } from "../../extensions/subagents/child-run.ts";
 import { SUBAGENT_TOOL_NAMES } from "../../extensions/subagents/domain.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
-const base = join(process.cwd(), ".tmp");
-mkdirSync(base, { recursive: true });
-const root = mkdtempSync(join(base, "agents-unit-"));
+const root = makeTestDir("agents-unit");
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const parse = (content: string, file = "/a/agents/thing.md", source: AgentDefinition["source"] = "user") =>

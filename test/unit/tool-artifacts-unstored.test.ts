@@ -4,7 +4,7 @@
  * saved one, naming it) — never a silent pass-through. The stores here fail for real: a planted
  * symlink in the cache path, and a plain file where the cache folder should be.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
@@ -12,10 +12,9 @@ import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { buildStub, isPassThrough, type ToolResultFacts } from "../../extensions/tool-artifacts/artifacts.ts";
 import { isStub } from "../../extensions/tool-artifacts/stub.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
-const root = join(process.cwd(), ".tmp");
-mkdirSync(root, { recursive: true });
-const dir = mkdtempSync(join(root, "ta-unstored-"));
+const dir = makeTestDir("ta-unstored");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const config = DEFAULT_CONFIG.toolArtifacts;
 

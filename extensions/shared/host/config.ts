@@ -284,19 +284,8 @@ export function configFilePaths(opts: { agentDir: string; cwd: string }): { user
 	return { user: join(opts.agentDir, CONFIG_FILE_NAME), project: join(opts.cwd, ".pi", CONFIG_FILE_NAME) };
 }
 
-/**
- * Whether Pi trusts the project's own files: Pi 1.x asks the user (ctx.isProjectTrusted()); Pi 0.73 has no
- * project trust and loads project resources anyway, so an absent check counts as trusted.
- */
-export function projectTrusted(ctx: unknown): boolean {
-	const check = (ctx as { isProjectTrusted?: unknown } | undefined)?.isProjectTrusted;
-	if (typeof check !== "function") return true;
-	try {
-		return check.call(ctx) !== false;
-	} catch {
-		return false;
-	}
-}
+/** Whether Pi trusts the project's own files: a Pi-line shim, defined with the others in ./pi-host.ts. */
+export { projectTrusted } from "./pi-host.ts";
 
 /**
  * The effective configuration and every problem found on the way; never throws. An untrusted project's

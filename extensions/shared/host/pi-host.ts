@@ -9,12 +9,35 @@
  *   caching is off for these calls (`cacheRetention: "none"`), as Pi does for its own summaries.
  * - Pi's effective compaction settings (global, project when trusted, per-model overrides on 1.x).
  * - tool exposure (1.x `exposure: "deferred"` found through `tool_search`; 0.73 has neither).
- * - events only 1.x emits (agent_settled, agent_before_settle, session_compact_failed).
+ * - events only 1.x emits (agent_settled, agent_before_settle, session_compact_failed), with their 1.x
+ *   shapes (onPi1Event); on 0.73 they never fire, so callers pair agent_settled with agent_end polling.
+ * - project trust (1.x `ctx.isProjectTrusted()`; 0.73 has no project trust and loads project files).
+ * - UI presence (`ctx.hasUI` with a `ui` to draw on; print and json modes have none).
  */
 
 import type { Api, AssistantMessage, Context, Model } from "@mariozechner/pi-ai";
 import * as piAi from "@mariozechner/pi-ai";
-import { SettingsManager } from "@mariozechner/pi-coding-agent";
+import { type ExtensionContext, SettingsManager } from "@mariozechner/pi-coding-agent";
+
+/**
+ * Whether Pi trusts the project's own files: Pi 1.x asks the user (ctx.isProjectTrusted()); Pi 0.73 has no
+ * project trust and loads project resources anyway, so an absent check counts as trusted. A check that
+ * throws counts as untrusted.
+ */
+export function projectTrusted(ctx: unknown): boolean {
+	const check = (ctx as { isProjectTrusted?: unknown } | undefined)?.isProjectTrusted;
+	if (typeof check !== "function") return true;
+	try {
+		return check.call(ctx) !== false;
+	} catch {
+		return false;
+	}
+}
+
+/** Whether this context can draw and notify (the TUI, or rpc's UI bridge); print and json modes cannot. */
+export function hasUI(ctx: ExtensionContext | undefined): boolean {
+	return ctx?.hasUI === true && typeof ctx.ui === "object" && ctx.ui !== null;
+}
 
 /** Options of a one-off call (a summary, a handoff step): never cached, never the session's turn. */
 export interface OneOffCallOptions {

@@ -1,0 +1,113 @@
+/**
+ * The one extension bootstrap. Every extension of the package starts with `bootExtension(pi, name)`
+ * and gets the same services, set up the same way:
+ *
+ * - **Configuration, one reload policy**: `<agentDir>/headroom.json` and (when Pi trusts the project)
+ *   `<project>/.pi/headroom.json` are read at every `session_start` — a new, resumed or forked session,
+ *   and after `/reload` — and on first use when an event comes before any session_start. Between two
+ *   session starts the configuration is fixed, so one session runs under one configuration.
+ * - **Warnings once**: each configuration warning names its file and key and is shown once per
+ *   process, however many of the package's extensions are loaded (they share the seen set).
+ * - **The artifact store** under `<agentDir>/cache/headroom/`, and its background prune, scheduled at
+ *   most once per process after a session starts.
+ * - **The notifier**: the UI when there is one (TUI, rpc's UI bridge), else stderr — print and json
+ *   modes keep stdout for the answer.
+ * - **The fingerprint** (xxhash-wasm) started, and awaited at session start, so hooks that key caches
+ *   by it run synchronously from the first call.
+ *
+ * Pi-line differences live in ./pi-host.ts; this module only composes them.
+ */
+import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
+import { type ArtifactStore, storeForAgentDir } from "../store/artifact-store.ts";
+import { scheduleBackgroundPrune } from "../store/background-prune.ts";
+import { fingerprintReady } from "../text/fingerprint.ts";
+import { DEFAULT_CONFIG, type HeadroomConfig, loadConfig, unseenConfigWarnings } from "./config.ts";
+import { hasUI, projectTrusted } from "./pi-host.ts";
+
+/** How loud a notice is (Pi's notify levels). */
+export type NoticeLevel = "info" | "warning" | "error";
+
+/** The services one extension gets from the bootstrap. */
+export interface ExtensionHost {
+	/** The extension's name, as notices are prefixed with it ("context-trim"). */
+	readonly name: string;
+	/**
+	 * The configuration of the current session: read at session_start, or now when nothing was read yet
+	 * and `ctx` is given; the defaults before that.
+	 */
+	config(ctx?: ExtensionContext): HeadroomConfig;
+	/** Re-read the configuration now (what session_start does); warnings not shown yet are shown. */
+	reload(ctx: ExtensionContext): HeadroomConfig;
+	/** Called with every configuration read (session_start, or first use), after warnings were shown. */
+	onConfig(listener: (config: HeadroomConfig, ctx: ExtensionContext) => void): void;
+	/** Pi's agent dir (`PI_CODING_AGENT_DIR` or ~/.pi/agent), as Pi resolves it now. */
+	agentDir(): string;
+	/** The artifact store of the agent dir (one object per agent dir; never throws: failures surface on use). */
+	store(): ArtifactStore;
+	/** Tell the person `<name>: text`: in the UI when there is one, else on stderr. */
+	notify(ctx: ExtensionContext | undefined, text: string, level?: NoticeLevel): void;
+	/** notify, at most once per distinct text in this extension instance. */
+	notifyOnce(ctx: ExtensionContext | undefined, text: string, level?: NoticeLevel): void;
+}
+
+/** Where a notice goes: the UI when there is one, else stderr (never stdout: print/json modes own it). */
+export function tellPerson(ctx: ExtensionContext | undefined, text: string, level: NoticeLevel = "warning"): void {
+	if (ctx && hasUI(ctx)) {
+		try {
+			ctx.ui.notify(text, level);
+			return;
+		} catch {
+			// A UI that went away (session replaced): fall through to stderr.
+		}
+	}
+	console.error(text);
+}
+
+/** Prefix of configuration warnings, whichever extension shows them. */
+export const CONFIG_WARNING_PREFIX = "headroom config: ";
+
+/** Boot one extension: register the session_start reload and return its services. */
+export function bootExtension(pi: ExtensionAPI, name: string): ExtensionHost {
+	let config: HeadroomConfig | undefined;
+	let store: { agentDir: string; store: ArtifactStore } | undefined;
+	const listeners: Array<(config: HeadroomConfig, ctx: ExtensionContext) => void> = [];
+	const told = new Set<string>();
+	void fingerprintReady();
+
+	const host: ExtensionHost = {
+		name,
+		config: (ctx) => config ?? (ctx ? host.reload(ctx) : DEFAULT_CONFIG),
+		reload(ctx) {
+			const agentDir = getAgentDir();
+			const loaded = loadConfig({ agentDir, cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) });
+			config = loaded.config;
+			for (const warning of unseenConfigWarnings(loaded.warnings))
+				tellPerson(ctx, `${CONFIG_WARNING_PREFIX}${warning}`);
+			scheduleBackgroundPrune(agentDir, loaded.config.store);
+			for (const listener of listeners) listener(loaded.config, ctx);
+			return loaded.config;
+		},
+		onConfig: (listener) => {
+			listeners.push(listener);
+		},
+		agentDir: () => getAgentDir(),
+		store() {
+			const agentDir = getAgentDir();
+			if (store?.agentDir !== agentDir) store = { agentDir, store: storeForAgentDir(agentDir) };
+			return store.store;
+		},
+		notify: (ctx, text, level) => tellPerson(ctx, `${name}: ${text}`, level),
+		notifyOnce(ctx, text, level) {
+			if (told.has(text)) return;
+			told.add(text);
+			host.notify(ctx, text, level);
+		},
+	};
+
+	// The one reload policy. Registered first, so it runs before the extension's own session_start handlers.
+	pi.on("session_start", async (_event, ctx) => {
+		host.reload(ctx);
+		await fingerprintReady();
+	});
+	return host;
+}

@@ -1,0 +1,149 @@
+/**
+ * The one extension bootstrap against a stand-in of Pi's extension API: the reload policy (re-read at
+ * session_start, fixed in between), warnings once per process across extensions, project trust, the
+ * notifier's routing, and the store.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { bootExtension, CONFIG_WARNING_PREFIX } from "../../extensions/shared/host/bootstrap.ts";
+import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
+import { hasUI, projectTrusted } from "../../extensions/shared/host/pi-host.ts";
+
+type Handler = (event: unknown, ctx: unknown) => unknown;
+
+const savedAgentDir = process.env.PI_CODING_AGENT_DIR;
+const created: string[] = [];
+afterEach(() => {
+	process.env.PI_CODING_AGENT_DIR = savedAgentDir;
+	vi.restoreAllMocks();
+	for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** An agent dir with a project folder, PI_CODING_AGENT_DIR pointing at it. */
+function world(userConfig?: unknown) {
+	mkdirSync(join(process.cwd(), ".tmp"), { recursive: true });
+	const agentDir = mkdtempSync(join(process.cwd(), ".tmp", "bootstrap-"));
+	created.push(agentDir);
+	const cwd = join(agentDir, "project");
+	mkdirSync(join(cwd, ".pi"), { recursive: true });
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+	const writeUser = (config: unknown) => writeFileSync(join(agentDir, "headroom.json"), JSON.stringify(config));
+	if (userConfig !== undefined) writeUser(userConfig);
+	return { agentDir, cwd, writeUser };
+}
+
+/** A stand-in pi that records handlers, and a context without UI unless given one. */
+function standIn() {
+	const handlers = new Map<string, Handler[]>();
+	const pi = {
+		on: (name: string, handler: Handler) => handlers.set(name, [...(handlers.get(name) ?? []), handler]),
+	};
+	const fire = async (name: string, ctx: unknown) => {
+		for (const handler of handlers.get(name) ?? []) await handler({ type: name }, ctx);
+	};
+	return { pi: pi as never, handlers, fire };
+}
+
+describe("bootExtension", () => {
+	it("re-reads the configuration at each session_start and keeps it fixed in between", async () => {
+		const w = world({ subagents: { maxConcurrent: 2 } });
+		const { pi, fire } = standIn();
+		const host = bootExtension(pi, "test-ext");
+		const ctx = { cwd: w.cwd, hasUI: false };
+		await fire("session_start", ctx);
+		expect(host.config(ctx as never).subagents.maxConcurrent).toBe(2);
+		w.writeUser({ subagents: { maxConcurrent: 7 } });
+		expect(host.config(ctx as never).subagents.maxConcurrent).toBe(2); // same session, same configuration
+		const seen: number[] = [];
+		host.onConfig((config) => seen.push(config.subagents.maxConcurrent));
+		await fire("session_start", ctx);
+		expect(host.config(ctx as never).subagents.maxConcurrent).toBe(7);
+		expect(seen).toEqual([7]);
+	});
+
+	it("reads on first use when an event comes before any session_start; defaults without a context", () => {
+		const w = world({ toolArtifacts: { thresholdChars: 999 } });
+		const host = bootExtension(standIn().pi, "test-ext");
+		expect(host.config()).toBe(DEFAULT_CONFIG);
+		expect(host.config({ cwd: w.cwd, hasUI: false } as never).toolArtifacts.thresholdChars).toBe(999);
+	});
+
+	it("shows each configuration warning once per process, however many extensions boot", async () => {
+		const w = world({ subagents: { maxConcurrent: -3 }, bogusSection: true });
+		const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+		const a = standIn();
+		const b = standIn();
+		bootExtension(a.pi, "one");
+		bootExtension(b.pi, "two");
+		const ctx = { cwd: w.cwd, hasUI: false };
+		await a.fire("session_start", ctx);
+		await b.fire("session_start", ctx);
+		await a.fire("session_start", ctx);
+		const printed = errors.mock.calls.map((call) => String(call[0]));
+		expect(printed.filter((line) => line.includes("subagents.maxConcurrent"))).toHaveLength(1);
+		expect(printed.filter((line) => line.includes("bogusSection"))).toHaveLength(1);
+		for (const line of printed) expect(line.startsWith(CONFIG_WARNING_PREFIX)).toBe(true);
+	});
+
+	it("reads the project's file only when Pi trusts the project", async () => {
+		const w = world();
+		writeFileSync(join(w.cwd, ".pi", "headroom.json"), JSON.stringify({ subagents: { maxConcurrent: 9 } }));
+		vi.spyOn(console, "error").mockImplementation(() => {});
+		const trusted = bootExtension(standIn().pi, "t");
+		const untrusted = bootExtension(standIn().pi, "u");
+		expect(
+			trusted.config({ cwd: w.cwd, hasUI: false, isProjectTrusted: () => true } as never).subagents.maxConcurrent,
+		).toBe(9);
+		const other = untrusted.config({ cwd: w.cwd, hasUI: false, isProjectTrusted: () => false } as never);
+		expect(other.subagents.maxConcurrent).toBe(DEFAULT_CONFIG.subagents.maxConcurrent);
+	});
+
+	it("notifies in the UI when there is one, else on stderr, prefixed with the extension; notifyOnce once", () => {
+		world();
+		const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+		const host = bootExtension(standIn().pi, "tool-artifacts");
+		const notes: Array<[string, string]> = [];
+		const withUI = { hasUI: true, ui: { notify: (text: string, level: string) => notes.push([text, level]) } };
+		host.notify(withUI as never, "store is read-only");
+		host.notify({ hasUI: false } as never, "store is read-only", "error");
+		host.notifyOnce(undefined, "said once");
+		host.notifyOnce(undefined, "said once");
+		expect(notes).toEqual([["tool-artifacts: store is read-only", "warning"]]);
+		expect(errors.mock.calls.map((call) => String(call[0]))).toEqual([
+			"tool-artifacts: store is read-only",
+			"tool-artifacts: said once",
+		]);
+	});
+
+	it("gives one store per agent dir, under that agent dir", () => {
+		const w = world();
+		const host = bootExtension(standIn().pi, "x");
+		expect(host.store()).toBe(host.store());
+		expect(host.store().root.startsWith(w.agentDir)).toBe(true);
+		const next = world();
+		expect(host.store().root.startsWith(next.agentDir)).toBe(true);
+	});
+});
+
+describe("Pi-line shims", () => {
+	it("projectTrusted: trusted without a check (0.73), as the check says on 1.x, untrusted when it throws", () => {
+		expect(projectTrusted({})).toBe(true);
+		expect(projectTrusted({ isProjectTrusted: () => false })).toBe(false);
+		expect(projectTrusted({ isProjectTrusted: () => true })).toBe(true);
+		expect(
+			projectTrusted({
+				isProjectTrusted: () => {
+					throw new Error("no");
+				},
+			}),
+		).toBe(false);
+	});
+
+	it("hasUI: only with hasUI set and a ui to draw on", () => {
+		expect(hasUI({ hasUI: true, ui: {} } as never)).toBe(true);
+		expect(hasUI({ hasUI: false, ui: {} } as never)).toBe(false);
+		expect(hasUI({ hasUI: true } as never)).toBe(false);
+		expect(hasUI(undefined)).toBe(false);
+	});
+});
