@@ -301,9 +301,9 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 		expect(run.exitCode, run.stderr).toBe(0);
 		const [wait] = toolResults(run.events, "subagent_wait");
 		// Failing to load: named, with its error.
-		expect(wait.text).toMatch(/sa-1 "[^"]*" failed[^]*extension "broken"[^]*broken on purpose/);
+		expect(wait.text).toMatch(/sa-1 "[^"]*" failed[\s\S]*extension "broken"[\s\S]*broken on purpose/);
 		// Loading, then throwing at session_start: named too.
-		expect(wait.text).toMatch(/sa-2 "[^"]*" failed[^]*extension "sour"[^]*sour at start/);
+		expect(wait.text).toMatch(/sa-2 "[^"]*" failed[\s\S]*extension "sour"[\s\S]*sour at start/);
 		expect(childRequests(server, "default")).toHaveLength(0);
 		expect(childRequests(server, "not-broken")).toHaveLength(0);
 		expect(wait.text).toMatch(/sa-3 "[^"]*" completed/);
