@@ -1,5 +1,6 @@
 /**
- * Recovering bash's complete output. Pi's bash keeps only the last 50 KB (or 2,000 lines) in the
+ * Recovering a tool's complete output (bash; on Pi 1.x also MCP and codemode, which cut head + tail and
+ * name the file in `details.fullOutputPath` and a last `[Full output: <path> (read it with offset/limit)]` line). Pi's bash keeps only the last 50 KB (or 2,000 lines) in the
  * result and, when it cut, streams everything to a temp file named in `details.fullOutputPath`
  * (and, in the text, in a last `[Showing … Full output: <path>]` notice — the only place it survives
  * when Pi 0.73 turns a non-zero exit into an error result without details).
@@ -21,6 +22,14 @@ const TEMP_NAME = /^pi-bash-[0-9a-f]{16}\.log$/;
 /** The last-line notice Pi's bash appends when it cut the output. */
 const NOTICE =
 	/\n\n\[Showing (?:lines \d+-\d+ of \d+(?: \([^)\]]*\))?|last [^\]]* of line \d+ \(line is [^)]*\))\. Full output: ([^\]\n]+)\]$/;
+
+/**
+ * The notice of tools that cut head+tail and name the file (Pi 1.x's MCP and codemode):
+ * `[Full output: <path> (read it with offset/limit)]` on the last line.
+ */
+const HEAD_TAIL_NOTICE = /\n\n\[Full output: [^\]\n]+ \(read it with offset\/limit\)\]$/;
+/** Characters of the shown tail a file named in `details` must end with (head+tail cuts show only a tail of it). */
+const DETAILS_TAIL_CHECK_CHARS = 256;
 
 /** Statuses Pi appends after the notice (error results): "Command exited with code N" and friends. */
 const STATUS =
@@ -47,7 +56,8 @@ export function locateFullOutput(text: string, details: unknown): FullOutputLoca
 	const statusMatch = STATUS.exec(text);
 	const body = statusMatch ? text.slice(0, statusMatch.index) : text;
 	const notice = NOTICE.exec(body);
-	const shownTail = notice ? body.slice(0, notice.index) : body;
+	const headTail = notice ? undefined : HEAD_TAIL_NOTICE.exec(body);
+	const shownTail = notice ? body.slice(0, notice.index) : headTail ? body.slice(0, headTail.index) : body;
 	const fromDetails =
 		details && typeof details === "object" ? (details as { fullOutputPath?: unknown }).fullOutputPath : undefined;
 	if (typeof fromDetails === "string" && isAbsolute(fromDetails)) {
@@ -116,7 +126,13 @@ export function readFullOutput(location: FullOutputLocation): FullOutputRead {
 			read += n;
 		}
 		const text = buffer.subarray(0, read).toString("utf8");
-		if (!endsWithShown(text, location.shownTail)) return { ok: false, failure: { code: "mismatch" } };
+		// A path from the text must hold exactly what was shown at its end; one the tool put in its details
+		// (bash, or MCP/codemode, which show head + tail) must end with the end of what was shown.
+		const expected =
+			location.source === "details"
+				? location.shownTail.replace(/\n$/, "").slice(-DETAILS_TAIL_CHECK_CHARS)
+				: location.shownTail;
+		if (!endsWithShown(text, expected)) return { ok: false, failure: { code: "mismatch" } };
 		return { ok: true, text };
 	} catch (error) {
 		return { ok: false, failure: { code: "unreadable", errno: errnoOf(error) } };

@@ -1,0 +1,117 @@
+/**
+ * A tool of another extension that cuts its result head + tail and names the complete text in
+ * `details.fullOutputPath` — what Pi 1.x's built-in MCP and codemode tools do — gets an artifact that
+ * holds the COMPLETE output, not the head + tail it showed. Runs on both Pi lines; the second test runs
+ * Pi 1.x's built-in MCP against a tiny stdio MCP server written here (1.x only: 0.73 has no MCP).
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { bigReport } from "../fixtures/extensions/head-tail-tool.ts";
+import { extensionPath, makeSandbox, PI_LINES, REPO_ROOT, runPiPrint } from "../fixtures/pi-runner.ts";
+import { messageText, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+
+const TOOL = join(REPO_ROOT, "test/fixtures/extensions/head-tail-tool.ts");
+const ROWS = 20_000;
+const STORED = /\[Full output stored: (.+) — page it with read/;
+
+describe.each(PI_LINES)("tool outputs saved by another tool's full-output file on $label", ({ line }) => {
+	let server: ScriptedServer | undefined;
+	afterEach(async () => {
+		await server?.close();
+		server = undefined;
+	});
+
+	it("stores the complete output named in details.fullOutputPath, not the head + tail shown", async () => {
+		server = await startScriptedServer((req) => {
+			if (!req.body.messages.some((m) => m.role === "tool"))
+				return { toolCalls: [{ name: "big_report", arguments: { rows: ROWS } }] };
+			return { text: "done" };
+		});
+		const sandbox = makeSandbox({ server, headroomConfig: { toolArtifacts: { summary: { enabled: false } } } });
+		const run = await runPiPrint({
+			line,
+			sandbox,
+			extensions: [extensionPath("tool-artifacts"), TOOL],
+			prompt: "report",
+			args: ["--no-session"],
+		});
+		expect(run.exitCode, run.stderr).toBe(0);
+		const tool = server.requests.at(-1)?.body.messages.find((m) => m.role === "tool");
+		const stub = messageText(tool);
+		const path = STORED.exec(stub)?.[1];
+		expect(path, stub).toBeDefined();
+		const stored = readFileSync(path as string, "utf8");
+		expect(stored).toBe(bigReport(ROWS));
+		// The middle the tool cut out is in the artifact, and the stub does not call the output partial.
+		expect(stored).toContain(`row ${ROWS / 2}: `);
+		expect(stub).not.toMatch(/partial|NOT saved/i);
+		expect(stub.split("\n")[0]).toMatch(/big_report \| [\d,]+ bytes, 20,003 lines/);
+	});
+});
+
+/** A minimal MCP server over stdio (newline-delimited JSON-RPC): one tool, `big`, with a large answer. */
+const TINY_MCP_SERVER = `
+const rows = [];
+for (let i = 1; i <= ${ROWS}; i++) rows.push("row " + i + ": value=" + ((i * 7919) % 10007));
+const full = "REPORT-BEGIN\\n" + rows.join("\\n") + "\\nREPORT-END-MARK\\n";
+let buffer = "";
+const send = (msg) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\\n");
+process.stdin.setEncoding("utf8");
+process.stdin.on("data", (data) => {
+	buffer += data;
+	let nl;
+	while ((nl = buffer.indexOf("\\n")) >= 0) {
+		const line = buffer.slice(0, nl).trim();
+		buffer = buffer.slice(nl + 1);
+		if (!line) continue;
+		const req = JSON.parse(line);
+		if (req.id === undefined) continue;
+		if (req.method === "initialize")
+			send({ id: req.id, result: { protocolVersion: req.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "tiny", version: "1.0.0" } } });
+		else if (req.method === "tools/list")
+			send({ id: req.id, result: { tools: [{ name: "big", description: "A big report", inputSchema: { type: "object", properties: {} } }] } });
+		else if (req.method === "tools/call") send({ id: req.id, result: { content: [{ type: "text", text: full }] } });
+		else if (req.method === "ping") send({ id: req.id, result: {} });
+		else send({ id: req.id, error: { code: -32601, message: "no method " + req.method } });
+	}
+});
+`;
+
+describe("Pi 1.x's built-in MCP against a local stdio server (1.x only)", () => {
+	let server: ScriptedServer | undefined;
+	afterEach(async () => {
+		await server?.close();
+		server = undefined;
+	});
+
+	it("stores the MCP tool's complete output, which Pi's MCP cut head + tail and saved", async () => {
+		const MCP_TOOL = "mcp__tiny__big";
+		server = await startScriptedServer((req) => {
+			if (!req.body.messages.some((m) => m.role === "tool")) return { toolCalls: [{ name: MCP_TOOL, arguments: {} }] };
+			return { text: "done" };
+		});
+		const sandbox = makeSandbox({ server, headroomConfig: { toolArtifacts: { summary: { enabled: false } } } });
+		const script = join(sandbox.root, "tiny-mcp.cjs");
+		writeFileSync(script, TINY_MCP_SERVER);
+		writeFileSync(
+			join(sandbox.agentDir, "mcp.json"),
+			JSON.stringify({ mcpServers: { tiny: { command: process.execPath, args: [script], exposure: "direct" } } }),
+		);
+		const run = await runPiPrint({
+			line: "1.x",
+			sandbox,
+			extensions: [extensionPath("tool-artifacts"), "builtin:mcp"],
+			prompt: "report",
+			args: ["--no-session"],
+		});
+		expect(run.exitCode, run.stderr).toBe(0);
+		expect(server.requests[0].toolNames).toContain(MCP_TOOL);
+		const tool = server.requests.at(-1)?.body.messages.find((m) => m.role === "tool");
+		const stub = messageText(tool);
+		const path = STORED.exec(stub)?.[1];
+		expect(path, stub).toBeDefined();
+		expect(readFileSync(path as string, "utf8")).toBe(bigReport(ROWS));
+		expect(stub).not.toMatch(/partial|NOT saved/i);
+	});
+});
