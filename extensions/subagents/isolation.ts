@@ -10,7 +10,17 @@
  * user diff settings that would change the patch's format.
  */
 import { execFile } from "node:child_process";
-import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
+import {
+	copyFileSync,
+	lstatSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	rmdirSync,
+	rmSync,
+	statSync,
+	utimesSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 
@@ -57,7 +67,14 @@ const FIXED_CONFIG = [
 
 /** The environment git runs with: no inherited repository overrides, no prompts, no pager. */
 function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-	const env: NodeJS.ProcessEnv = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", LC_ALL: "C" };
+	// GIT_OPTIONAL_LOCKS=0: `git status` in the parent's repository must not refresh (rewrite) its index.
+	const env: NodeJS.ProcessEnv = {
+		...process.env,
+		GIT_TERMINAL_PROMPT: "0",
+		GIT_PAGER: "cat",
+		GIT_OPTIONAL_LOCKS: "0",
+		LC_ALL: "C",
+	};
 	for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
 	return { ...env, ...extra };
 }
@@ -302,7 +319,12 @@ export async function captureChanges(worktree: Worktree, options: GitOptions = {
 	try {
 		const index = join(scratch, "index");
 		try {
-			copyFileSync(indexPath.stdout.trim(), index);
+			const original = indexPath.stdout.trim();
+			copyFileSync(original, index);
+			// Keep the index's own mtime: git's racy-clean check compares it with each file's, so a file edited in
+			// the second of its checkout, to the same size, is still re-read (a fresh mtime would hide that edit).
+			const st = statSync(original);
+			utimesSync(index, st.atime, st.mtime);
 		} catch {
 			// No index yet (nothing checked out): git add builds one from scratch.
 		}

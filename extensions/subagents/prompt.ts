@@ -683,7 +683,7 @@ export function cleanupLine(
 		}
 		case "kept":
 			return (
-				`${label(c)}: kept — its ${plural(outcome.files, "changed file")} are not in your working tree yet. ` +
+				`${label(c)}: kept — its changes (${plural(outcome.files, "file")}) are not in your working tree yet. ` +
 				(outcome.patchPath
 					? `Apply ${outcome.patchPath} with git -C ${outcome.repoTop} apply, `
 					: "Merge its branch ") +

@@ -6,11 +6,16 @@
  * - wall time from the run's end to compaction_end (the mock answers after a fixed simulated
  *   latency per call, so this is that latency times the calls plus the extension's own overhead),
  * - the size of the next agent request's messages (the resulting context).
+ * A second table, under Pi's DEFAULT compaction settings on both Pi lines, times what the user (or the
+ * agent) waits at the compaction, with the proactive probe and without: from the end of the last
+ * agent request before the compaction to the start of the first one after it. On 0.73 the run ends
+ * above Pi's threshold and the next prompt is sent at agent_end (run end → next prompt accepted); on
+ * 1.x Pi compacts mid-run, so it is the agent's pause.
  * Run: node --import jiti/register test/bench/handoff.bench.ts   (or npm run bench -- handoff)
  */
 import { estimateTokens } from "../../extensions/shared/text/tokens.ts";
 import { kindOf, longOutputCommand, transcriptOf } from "../e2e/handoff-helpers.ts";
-import { extensionPath, makeSandbox, startPiRpc } from "../fixtures/pi-runner.ts";
+import { extensionPath, makeSandbox, type PiLine, startPiRpc } from "../fixtures/pi-runner.ts";
 import { type ChatRequest, type ScriptedReply, startScriptedServer } from "../fixtures/scripted-server.ts";
 
 /** Simulated model latency per compaction call, in ms (the agent's own calls answer at once). */
@@ -76,6 +81,56 @@ async function runOnce(turns: number, withHandoff: boolean) {
 	}
 }
 
+/** Tool output per step in the default-settings sessions: about 3k tokens, as Pi estimates them. */
+const STEP_CHARS = 12_000;
+/** Steps before the final answer: the run ends at ~50k tokens, past Pi's threshold (64,000 − 16,384). */
+const DEFAULT_STEPS = 16;
+
+/** The start of the handoff summary reply: a request that carries it comes after the compaction. */
+const SUMMARY_MARK = REPLY("SUMMARY").slice(0, 40);
+
+async function waitAtCompaction(line: PiLine, probe: boolean) {
+	const script = (req: ChatRequest): ScriptedReply => {
+		const kind = kindOf(req);
+		if (kind !== "agent") return { text: replyOf(kind), delayMs: LATENCY_MS };
+		const results = req.body.messages.filter((m) => m.role === "tool").length;
+		const compacted = req.raw.includes(SUMMARY_MARK);
+		const tokens = Math.ceil(req.raw.length / 4);
+		if (compacted || req.lastUser === "NEXT") return { text: "next", promptTokens: tokens, delayMs: LATENCY_MS };
+		if (results < DEFAULT_STEPS) {
+			const command = `head -c ${STEP_CHARS} /dev/zero | tr '\\0' x; echo; echo step-${results + 1}`;
+			return { toolCalls: [{ name: "bash", arguments: { command } }], promptTokens: tokens, delayMs: LATENCY_MS };
+		}
+		return { text: "Done with the steps.", promptTokens: tokens, delayMs: LATENCY_MS };
+	};
+	const server = await startScriptedServer(script);
+	const sandbox = makeSandbox({
+		server,
+		contextWindow: CONTEXT_WINDOW,
+		settings: { compaction: { enabled: true } },
+		headroomConfig: { handoff: { probe: { enabled: probe } } },
+	});
+	const rpc = startPiRpc({ line, sandbox, extensions: [extensionPath("handoff")] });
+	try {
+		await rpc.prompt("TASK: run the scripted steps and report", 180_000);
+		rpc.send({ type: "prompt", message: "NEXT" });
+		const deadline = Date.now() + 120_000;
+		while (!server.requests.some((r) => kindOf(r) === "agent" && r.raw.includes(SUMMARY_MARK))) {
+			if (Date.now() > deadline) throw new Error("no request after the compaction");
+			await new Promise((r) => setTimeout(r, 50));
+		}
+		const agents = server.requests.filter((r) => kindOf(r) === "agent");
+		const after = agents.findIndex((r) => r.raw.includes(SUMMARY_MARK));
+		const before = agents[after - 1];
+		const calls = server.requests.filter((r) => kindOf(r) !== "agent");
+		const blocking = calls.filter((c) => (c.finishedAt ?? Number.POSITIVE_INFINITY) > (before.finishedAt ?? 0)).length;
+		return { waitMs: agents[after].receivedAt - (before.finishedAt ?? 0), calls: calls.length, blocking };
+	} finally {
+		await rpc.stop();
+		await server.close();
+	}
+}
+
 async function main() {
 	const rows: string[] = [];
 	rows.push("| session | compaction | calls | input tok | output tok | wall ms | next context tok |");
@@ -89,6 +144,18 @@ async function main() {
 		}
 	}
 	console.log(rows.join("\n"));
+	const waits: string[] = [];
+	waits.push(
+		"| Pi line | probe | handoff calls | calls after the agent's last request before compaction | wait at compaction ms |",
+	);
+	waits.push("|---|---|---|---|---|");
+	for (const line of ["0.73", "1.x"] as const) {
+		for (const probe of [false, true]) {
+			const w = await waitAtCompaction(line, probe);
+			waits.push(`| ${line} | ${probe ? "on" : "off"} | ${w.calls} | ${w.blocking} | ${w.waitMs} |`);
+		}
+	}
+	console.log(`\nUnder Pi's default compaction settings (${LATENCY_MS} ms per model call):\n${waits.join("\n")}`);
 }
 
 await main();

@@ -3,12 +3,34 @@
  * extension, agent files on disk, the user's own extensions in `<agentDir>/extensions/`, and the
  * scripted model playing parent and children. Honest outcomes: output-limit and maxTurns cuts.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
+import { stagedPackageRoot } from "../fixtures/sandbox.ts";
 import { type ChatRequest, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import { removeAtExit } from "../fixtures/test-dirs.ts";
 import { calledTools, isChild, lastToolText, toolTexts } from "./subagents-support.ts";
+
+/**
+ * The installed-layout copy placed outside this repository. Under Bun, an extension inside the repo's
+ * tree resolves `@mariozechner/pi-coding-agent` natively from the repo's node_modules (the 0.73.1 dev
+ * dependency) before Pi 1.x's loader aliases apply, so only a copy outside it runs on 1.x's own SDK —
+ * which is what a test of Pi 1.x's built-in extensions in children needs.
+ */
+function packageOutsideRepo(): string {
+	// The test run points TMPDIR into the repo's .tmp/; the system's own temporary folder is outside it.
+	const runTmp = process.env.TMPDIR;
+	delete process.env.TMPDIR;
+	const systemTmp = tmpdir();
+	if (runTmp !== undefined) process.env.TMPDIR = runTmp;
+	const folder = mkdtempSync(join(systemTmp, "headroom-installed-"));
+	removeAtExit(folder);
+	const root = join(folder, "pi-headroom");
+	cpSync(stagedPackageRoot(), root, { recursive: true, dereference: true });
+	return root;
+}
 
 const EXT = [extensionPath("subagents")];
 
@@ -38,21 +60,31 @@ function spawnDescriptionOf(req: ChatRequest): string {
 	return tool?.function.description ?? "";
 }
 
-/** Parent script: spawn these, wait for all, then (optionally) list, then finish. */
-function parentScript(spawns: Array<Record<string, unknown>>, options: { list?: boolean } = {}) {
+/** Parent script: spawn these, wait for all, then (optionally) list and check one, then finish. */
+function parentScript(spawns: Array<Record<string, unknown>>, options: { list?: boolean; check?: string } = {}) {
 	return (req: ChatRequest) => {
 		const called = calledTools(req);
 		if (called.length === 0) return { toolCalls: spawns.map((s) => ({ name: "subagent_spawn", arguments: s })) };
 		if (!called.includes("subagent_wait")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
 		if (options.list && !called.includes("subagent_list"))
 			return { toolCalls: [{ name: "subagent_list", arguments: {} }] };
+		if (options.check && !called.includes("subagent_check"))
+			return { toolCalls: [{ name: "subagent_check", arguments: { id: options.check } }] };
 		return { text: "done" };
 	};
 }
 
-/** A user extension with one tool, as a user would put it in <agentDir>/extensions/. */
+/**
+ * A user extension with one tool, as a user would put it in <agentDir>/extensions/. It asks the UI
+ * something at start, as UI-minded extensions do: in a child there is none, so that must not hang or fail.
+ */
 const PROBE_EXTENSION = `import { Type } from "typebox";
 export default function (pi) {
+	pi.on("session_start", async (_event, ctx) => {
+		if (ctx.hasUI) throw new Error("a child must have no UI");
+		await ctx.ui.select("pick one", ["a", "b"]);
+		ctx.ui.notify("probe loaded", "info");
+	});
 	pi.registerTool({
 		name: "probe_echo",
 		label: "Probe echo",
@@ -67,6 +99,14 @@ export default function (pi) {
 
 const BROKEN_EXTENSION = `export default function () {
 	throw new Error("broken on purpose");
+}
+`;
+
+/** Loads fine, then fails when its session starts. */
+const SOUR_EXTENSION = `export default function (pi) {
+	pi.on("session_start", () => {
+		throw new Error("sour at start");
+	});
 }
 `;
 
@@ -216,25 +256,80 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 		expect(wait.text).toContain("tool said PROBE:hi");
 	});
 
+	if (line === "1.x") {
+		it('on Pi 1.x a default child also gets the enabled built-in extensions (codemode, tool search); extensions: ["!codemode"] drops one', async () => {
+			server = await startScriptedServer((req) => {
+				if (isChild(req)) return { text: `tools: ${[...req.toolNames].sort().join(",")}` };
+				return parentScript([
+					{ prompt: "CHILD-TASK builtins" },
+					{ prompt: "CHILD-TASK no-codemode", extensions: ["!codemode"] },
+				])(req);
+			});
+			const sandbox = makeSandbox({ server });
+			write(join(sandbox.agentDir, "extensions", "probe.ts"), PROBE_EXTENSION);
+			const outside = join(packageOutsideRepo(), "extensions", "subagents");
+			const run = await runPiPrint({
+				line,
+				sandbox,
+				extensions: [outside],
+				prompt: "delegate",
+				args: ["--no-session"],
+			});
+			expect(run.exitCode, run.stderr).toBe(0);
+			const [all] = childRequests(server, "builtins");
+			expect(all.toolNames).toEqual(expect.arrayContaining(["read", "probe_echo", "codemode", "tool_search"]));
+			expect(all.toolNames).not.toContain("subagent_spawn");
+			const [some] = childRequests(server, "no-codemode");
+			expect(some.toolNames).toEqual(expect.arrayContaining(["probe_echo", "tool_search"]));
+			expect(some.toolNames).not.toContain("codemode");
+		});
+	}
+
 	it("a failing extension fails that child's start with an error naming it; the parent and an excluding child go on", async () => {
 		server = await startScriptedServer((req) => {
 			if (isChild(req)) return { text: `ran ${taskOf(req)}` };
 			return parentScript([
 				{ prompt: "CHILD-TASK default" },
-				{ prompt: "CHILD-TASK excluding", extensions: ["!broken"] },
+				{ prompt: "CHILD-TASK not-broken", extensions: ["!broken"] },
+				{ prompt: "CHILD-TASK excluding", extensions: ["!broken", "!sour"] },
 			])(req);
 		});
 		const sandbox = makeSandbox({ server });
 		write(join(sandbox.agentDir, "extensions", "broken.ts"), BROKEN_EXTENSION);
+		write(join(sandbox.agentDir, "extensions", "sour.ts"), SOUR_EXTENSION);
 		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
 		expect(run.exitCode, run.stderr).toBe(0);
 		const [wait] = toolResults(run.events, "subagent_wait");
-		expect(wait.text).toMatch(/sa-1 "[^"]*" failed/);
-		expect(wait.text).toContain('extension "broken"');
-		expect(wait.text).toContain("broken on purpose");
+		// Failing to load: named, with its error.
+		expect(wait.text).toMatch(/sa-1 "[^"]*" failed[\s\S]*extension "broken"[\s\S]*broken on purpose/);
+		// Loading, then throwing at session_start: named too.
+		expect(wait.text).toMatch(/sa-2 "[^"]*" failed[\s\S]*extension "sour"[\s\S]*sour at start/);
 		expect(childRequests(server, "default")).toHaveLength(0);
-		expect(wait.text).toMatch(/sa-2 "[^"]*" completed/);
+		expect(childRequests(server, "not-broken")).toHaveLength(0);
+		expect(wait.text).toMatch(/sa-3 "[^"]*" completed/);
 		expect(wait.text).toContain("ran excluding");
+	});
+
+	it("/agents lists each agent with its source file, tools and model, and the warnings", async () => {
+		server = await startScriptedServer(() => ({ text: "unused" }));
+		const sandbox = makeSandbox({ server });
+		const file = join(sandbox.agentDir, "agents", "auditor.md");
+		write(
+			file,
+			agentFile({ description: "Audits code", tools: "read, grep", model: "mock/mock-cheap", colour: "red" }, "BODY"),
+		);
+		write(join(sandbox.agentDir, "agents", "broken.md"), "---\nname: [\n---\n");
+		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "/agents", args: ["--no-session"] });
+		expect(run.exitCode, run.stderr).toBe(0);
+		const out = `${run.stdout}\n${run.stderr}`;
+		expect(out).toContain("auditor — Audits code");
+		expect(out).toContain(`source user: ${file}`);
+		expect(out).toContain("tools read, grep · model mock/mock-cheap");
+		expect(out).toContain("scout — Read-only reconnaissance");
+		expect(out).toContain("source built-in");
+		expect(out).toContain(`${file}: unknown key "colour" ignored`);
+		expect(out).toContain(`${join(sandbox.agentDir, "agents", "broken.md")}: the frontmatter is not valid YAML`);
+		expect(server.requests).toHaveLength(0); // a command, not a prompt
 	});
 
 	it("a reply cut at the output limit, and a run past its maxTurns, are incomplete with their partial output", async () => {
@@ -245,6 +340,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 			}
 			return parentScript([{ prompt: "CHILD-TASK long" }, { prompt: "CHILD-TASK steps", agent: "stepper" }], {
 				list: true,
+				check: "sa-2",
 			})(req);
 		});
 		const sandbox = makeSandbox({ server });
@@ -265,5 +361,9 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 		const [list] = toolResults(run.events, "subagent_list");
 		expect(list.text).toMatch(/◐ sa-1 .* incomplete/);
 		expect(list.text).toMatch(/◐ sa-2 .* incomplete/);
+		const [check] = toolResults(run.events, "subagent_check");
+		expect(check.text).toMatch(/^sa-2 "[^"]*" — incomplete/);
+		expect(check.text).toContain("agent stepper · model mock/mock-model");
+		expect(check.text).toContain("error: stopped after its maxTurns of 2");
 	});
 });

@@ -5,7 +5,8 @@
  * an unchanged worktree is removed; outside a repository no child starts. A schema'd child gets exactly
  * one correction turn: prose then JSON arrives as the JSON, a child that never complies is reported invalid.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { git, gitTestEnv, makeGitRepo } from "../fixtures/git-repo.ts";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
@@ -245,5 +246,49 @@ describe.each(PI_LINES)("isolated and structured subagents on $label", ({ line }
 				structured: expect.objectContaining({ status: "invalid", value: { verdict: "maybe" }, corrections: 1 }),
 			},
 		]);
+	});
+
+	it("an agent file's isolation and output_schema apply: the result starts with the changes and ends with the valid JSON", async () => {
+		server = await startScriptedServer((req) => {
+			if (isChild(req)) {
+				if (req.last?.role === "tool") return { text: 'Fixed it.\n```json\n{"fixed": ["a.txt"]}\n```' };
+				return { toolCalls: [{ name: "bash", arguments: { command: "printf 'fixed\\n' > a.txt" } }] };
+			}
+			const called = calledTools(req);
+			if (called.length === 0) {
+				return { toolCalls: [{ name: "subagent_spawn", arguments: { agent: "fixer", prompt: "CHILD-TASK fix" } }] };
+			}
+			if (!called.includes("subagent_wait")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
+			return { text: "done" };
+		});
+		const sandbox = gitSandbox(server, true);
+		mkdirSync(join(sandbox.agentDir, "agents"), { recursive: true });
+		writeFileSync(
+			join(sandbox.agentDir, "agents", "fixer.md"),
+			"---\nname: fixer\ndescription: Fixes files in its own worktree and reports as JSON\nisolation: worktree\n" +
+				"output_schema:\n  type: object\n  properties:\n    fixed:\n      type: array\n      items: { type: string }\n" +
+				"  required: [fixed]\n---\nYou fix files.\n",
+		);
+		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "fix it", args: ["--no-session"] });
+		expect(run.exitCode, run.stderr).toBe(0);
+		const [spawn] = toolResults(run.events, "subagent_spawn");
+		expect(spawn.isError, spawn.text).toBe(false);
+		expect(spawn.text).toContain("Isolated: it works in a new git worktree");
+		expect(spawn.text).toContain("Its answer must end with JSON valid against output_schema");
+		const child = server.requests.filter(isChild);
+		expect(child[0].firstUser).toContain('"fixed"');
+		expect(child.some((r) => r.lastUser.includes(CORRECTION))).toBe(false);
+		const [wait] = toolResults(run.events, "subagent_wait");
+		const part = section(wait.text, "sa-1");
+		expect(part).toContain("completed, output valid");
+		expect(part).toContain("  M a.txt (+1 −1)");
+		expect(part.trimEnd().endsWith('{"fixed": ["a.txt"]}')).toBe(true);
+		expect(part.indexOf("Changes in worktree")).toBeLessThan(part.indexOf('{"fixed"'));
+		expect(git(sandbox.cwd, ["status", "--porcelain", "--untracked-files=all"], sandbox.env)).toBe("");
+		git(sandbox.cwd, ["apply", "--check", patchPath(part)], sandbox.env);
+		type Results = { results: Array<{ structured: { status: string; value: unknown }; changes: { kept: boolean } }> };
+		const [result] = (wait.details as Results).results;
+		expect(result.structured).toMatchObject({ status: "valid", value: { fixed: ["a.txt"] } });
+		expect(result.changes.kept).toBe(true);
 	});
 });

@@ -14,7 +14,7 @@ import {
 } from "../fixtures/scripted-server.ts";
 import { handoffScript } from "./handoff-helpers.ts";
 import { isChild, numberedAnswer } from "./subagents-support.ts";
-import { TmuxPi, uniqueSocket } from "./tui-support.ts";
+import { keepCapture, TmuxPi, uniqueSocket } from "./tui-support.ts";
 
 const STEP_MS = 45_000;
 const LONG_ANSWER = numberedAnswer("R", 400, 36_000);
@@ -88,6 +88,7 @@ describe.each(PI_LINES)("/headroom ledger in the TUI on $label", ({ line }) => {
 				timeoutMs: STEP_MS,
 			},
 		);
+		keepCapture(`headroom-ledger-${line}`, ledger);
 		const used = Number((/context: ([\d,]+) of/.exec(ledger)?.[1] ?? "0").replaceAll(",", ""));
 		expect(used).toBeGreaterThan(0);
 		const sources = {

@@ -15,7 +15,7 @@ import {
 	startScriptedServer,
 } from "../fixtures/scripted-server.ts";
 import { isChild } from "./subagents-support.ts";
-import { TmuxPi, tuiExtensions, uniqueSocket } from "./tui-support.ts";
+import { keepCapture, TmuxPi, tuiExtensions, uniqueSocket } from "./tui-support.ts";
 
 /** Upper bound for one screen state to appear, in milliseconds (two shared cores). */
 const STEP_MS = 45_000;
@@ -106,6 +106,7 @@ describe.each(PI_LINES)("/subagents in the TUI on $label", ({ line }) => {
 				s.includes("subagents of this session: 2") && /sa-2 +beta.+running/.test(s) && /sa-1 +alpha.+running/.test(s),
 			{ timeoutMs: STEP_MS },
 		);
+		keepCapture(`subagents-picker-${line}`, picker);
 		const list = picker.slice(picker.indexOf("subagents of this session"));
 		expect(list.indexOf("sa-2")).toBeLessThan(list.indexOf("sa-1"));
 		expect(picker).toMatch(/name +agent +model +state +elapsed +turns +tokens +context/);
@@ -118,6 +119,7 @@ describe.each(PI_LINES)("/subagents in the TUI on $label", ({ line }) => {
 			(s) => s.includes("MARK-beta-") && /● sa-2 beta · mock\/mock-model · running/.test(s),
 			{ timeoutMs: STEP_MS },
 		);
+		keepCapture(`subagents-view-${line}`, view);
 		expect(view).toContain("task ›");
 		expect(view).toMatch(/→ bash command="echo MARK-beta-\d; sleep 2"/);
 		expect(view).toContain("enter steer · ctrl+x cancel");

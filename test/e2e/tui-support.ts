@@ -157,6 +157,15 @@ export class TmuxPi {
 	}
 }
 
+/**
+ * With HEADROOM_TUI_CAPTURES=<folder>, keep a screen as `<folder>/<name>.txt` (the README's screenshots
+ * come from these); without it, nothing is written.
+ */
+export function keepCapture(name: string, screen: string): void {
+	const folder = process.env.HEADROOM_TUI_CAPTURES;
+	if (folder) writeFileSync(join(folder, `${name}.txt`), screen);
+}
+
 /** A unique tmux socket name per test (pid + counter), so parallel workers never share a server. */
 let sockets = 0;
 export function uniqueSocket(tag: string): string {

@@ -3,7 +3,16 @@
  * parent's tree with 0700 folders, capture of every kind of change as one patch that applies in the
  * parent, removal, and the parent's working tree and index left exactly as they were.
  */
-import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+	existsSync,
+	mkdirSync,
+	readFileSync,
+	statSync,
+	symlinkSync,
+	unlinkSync,
+	utimesSync,
+	writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -70,7 +79,11 @@ describe("probeRepository", () => {
 		const t = fresh();
 		writeFileSync(join(t.repoDir, "a.txt"), "changed\n");
 		writeFileSync(join(t.repoDir, "new.txt"), "untracked\n");
+		// A clean file with a new mtime: a plain `git status` would refresh its stat data and rewrite the index.
+		utimesSync(join(t.repoDir, "src", "b.ts"), new Date(), new Date(Date.now() + 5_000));
+		const index = indexBytes(t.repoDir);
 		const repo = await probeOk(join(t.repoDir, "src"));
+		expect(indexBytes(t.repoDir).equals(index)).toBe(true);
 		expect(repo.toplevel).toBe(t.repoDir);
 		expect(repo.relCwd).toBe("src");
 		expect(repo.head).toBe(git(t.repoDir, ["rev-parse", "HEAD"], gitTestEnv(base)).trim());
@@ -157,6 +170,24 @@ describe("a child's worktree", () => {
 		expect(existsSync(wt.path)).toBe(false);
 		expect(git(t.repoDir, ["branch", "--list", wt.branch], gitTestEnv(base)).trim()).toBe("");
 		expect(git(t.repoDir, ["worktree", "list", "--porcelain"], gitTestEnv(base))).not.toContain(wt.path);
+	});
+
+	it("an edit right after checkout that keeps the file's size is still seen (git's racy-clean check)", async () => {
+		const t = fresh({ "a.txt": "alpha\n" });
+		const wt = await createWorktree({
+			repo: await probeOk(t.repoDir),
+			root: t.worktrees,
+			trustedRoot: t.agentDir,
+			name: "sa-9-abc",
+		});
+		// Same size, and the same mtime (to the second) git recorded at checkout: only the racy-clean check sees it,
+		// which needs the index's own mtime; a second later, a fresh copy of the index would hide the edit.
+		const recorded = /mtime: (\d+):/.exec(git(wt.path, ["ls-files", "--debug", "a.txt"], gitTestEnv(base)))![1];
+		writeFileSync(join(wt.path, "a.txt"), "fixed\n");
+		utimesSync(join(wt.path, "a.txt"), Number(recorded), Number(recorded));
+		await new Promise((r) => setTimeout(r, 1100));
+		const changes = await captureChanges(wt);
+		expect(changes.files).toEqual([{ path: "a.txt", status: "modified", added: 1, removed: 1 }]);
 	});
 
 	it("a change in another encoding is reported as a patch that is not UTF-8, never mangled", async () => {

@@ -37,10 +37,9 @@ function stateColor(state: string): string {
 	return "accent";
 }
 
-/** The agent a child was defined by, when the named-agents feature recorded one. */
+/** The named agent a child runs as ("" for an ad-hoc child). */
 function agentOf(c: ChildRecord): string {
-	const agent = (c as { agent?: unknown }).agent;
-	return typeof agent === "string" ? agent : "";
+	return typeof c.agent === "string" ? c.agent : "";
 }
 
 /** Elapsed time of the current (or last) run. */
