@@ -216,8 +216,26 @@ export interface CreateOptions extends GitOptions {
 	name: string;
 }
 
+/** Worktree changes per repository, one at a time: parallel `git worktree add` calls contend for git's locks. */
+const repoQueues = new Map<string, Promise<unknown>>();
+
+function oneAtATime<T>(repoTop: string, task: () => Promise<T>): Promise<T> {
+	const previous = repoQueues.get(repoTop) ?? Promise.resolve();
+	const next = previous.then(task, task);
+	const settled = next.catch(() => undefined);
+	repoQueues.set(repoTop, settled);
+	void settled.then(() => {
+		if (repoQueues.get(repoTop) === settled) repoQueues.delete(repoTop);
+	});
+	return next;
+}
+
 /** Create the worktree; throws an Error worded for the model when git refuses (nothing is left behind). */
-export async function createWorktree(options: CreateOptions): Promise<Worktree> {
+export function createWorktree(options: CreateOptions): Promise<Worktree> {
+	return oneAtATime(options.repo.toplevel, () => createWorktreeNow(options));
+}
+
+async function createWorktreeNow(options: CreateOptions): Promise<Worktree> {
 	const { repo, root, name } = options;
 	if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
 	const path = join(root, name);
@@ -365,7 +383,11 @@ export async function captureChanges(worktree: Worktree, options: GitOptions = {
 }
 
 /** Remove the worktree and its branch. Throws an Error worded for the model when git refuses. */
-export async function removeWorktree(worktree: Worktree, options: GitOptions = {}): Promise<void> {
+export function removeWorktree(worktree: Worktree, options: GitOptions = {}): Promise<void> {
+	return oneAtATime(worktree.repoTop, () => removeWorktreeNow(worktree, options));
+}
+
+async function removeWorktreeNow(worktree: Worktree, options: GitOptions): Promise<void> {
 	const removed = await runGit(["worktree", "remove", "--force", worktree.path], {
 		...options,
 		cwd: worktree.repoTop,
