@@ -4,12 +4,12 @@
  */
 import { createHash } from "node:crypto";
 import { isAbsolute, relative, resolve } from "node:path";
-import type { HeadroomConfig } from "../shared/host/config.ts";
+import { configuredSurface, type HeadroomConfig, type SurfaceOverrides } from "../shared/host/config.ts";
 import { headroomDetails, isProjected } from "../shared/host/details.ts";
 import type { CallUsage } from "../shared/host/model-usage.ts";
 import { type ArtifactRef, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
-import { resolveSurface, type SurfaceBudget } from "../shared/surfaces.ts";
+import type { SurfaceBudget } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
 import { CLASS_HEAD_SHARE, classifyTool, type OutputClass } from "./classify.ts";
 import { buildExcerpt } from "./excerpt.ts";
@@ -25,7 +25,10 @@ import {
 import { artifactId, isStub, renderStub, stubOverhead } from "./stub.ts";
 import type { SummaryOutcome, SummaryRequest } from "./summary.ts";
 
-export type ToolArtifactsConfig = HeadroomConfig["toolArtifacts"];
+export type ToolArtifactsConfig = HeadroomConfig["toolArtifacts"] & {
+	/** The user's by-name surface overrides (the top-level `surfaces` section); they win over the alias keys. */
+	surfaces?: SurfaceOverrides;
+};
 
 /** The parts of a `tool_result` event this module reads. */
 export interface ToolResultFacts {
@@ -42,9 +45,12 @@ export type { HeadroomDetails } from "../shared/host/details.ts";
 /** Artifact store kind of tool outputs. */
 export const TOOL_OUTPUT_KIND = "tool-outputs" as const;
 
-/** The stub's surface for an output kind, with the user's stub limits (toolArtifacts.stubMaxBytes/Lines). */
+/** The user's stub limits: the alias keys toolArtifacts.stubMaxBytes/Lines, under by-name `surfaces` entries. */
+const stubAlias = (config: ToolArtifactsConfig) => ({ maxBytes: config.stubMaxBytes, maxLines: config.stubMaxLines });
+
+/** The stub's surface for an output kind, with the user's limits. */
 export function stubSurface(kind: OutputClass, config: ToolArtifactsConfig): SurfaceBudget {
-	return resolveSurface(`toolArtifacts.stub.${kind}`, { maxBytes: config.stubMaxBytes, maxLines: config.stubMaxLines });
+	return configuredSurface(`toolArtifacts.stub.${kind}`, stubAlias(config), config.surfaces);
 }
 
 /** Pure: the text parts of a tool result's content, joined (its images stay beside the stub, not in it). */
@@ -178,8 +184,12 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	const bodyNotes = [...notes];
 	if (deps.summarize) {
 		// summary.maxInputChars is the surface's byte limit (the key keeps its old name).
-		const surface = resolveSurface("toolArtifacts.summaryInput", { maxBytes: deps.config.summary.maxInputChars });
-		const input = project(full, surface, { headShare: CLASS_HEAD_SHARE[kind], stored: ref });
+		const surface = configuredSurface(
+			"toolArtifacts.summaryInput",
+			{ maxBytes: deps.config.summary.maxInputChars },
+			deps.config.surfaces,
+		);
+		const input = project(full, surface, { headShare: surface.headShare ?? CLASS_HEAD_SHARE[kind], stored: ref });
 		const outcome = await deps.summarize({
 			kind,
 			tool: fact.toolName,
@@ -190,20 +200,18 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 		if (outcome.ok) {
 			label = summaryLabel(outcome.model);
 			usage = outcome.usage;
-			const room = budget(deps.config, { ...base, notes: bodyNotes, label });
-			const surface = resolveSurface("toolArtifacts.summary", {
-				maxBytes: deps.config.stubMaxBytes,
-				maxLines: deps.config.stubMaxLines,
-			});
+			const surface = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
+			const room = budget(surface, { ...base, notes: bodyNotes, label });
 			// The summary itself is not stored (the artifact holds the verbatim output): a marker, no footer.
 			body = project(outcome.text, surface, { ...room, marker: summaryCutMarker, footer: false }).text;
 		} else bodyNotes.push(summaryFailedNote(outcome.reason));
 	} else if (deps.summaryUnavailable) bodyNotes.push(summaryFailedNote(deps.summaryUnavailable));
 	if (body === undefined) {
-		const room = budget(deps.config, { ...base, notes: bodyNotes, label });
+		const surface = stubSurface(kind, deps.config);
+		const room = budget(surface, { ...base, notes: bodyNotes, label });
 		body = buildExcerpt({
 			kind,
-			surface: stubSurface(kind, deps.config),
+			surface,
 			text: full,
 			args: fact.input,
 			maxBytes: room.maxBytes,
@@ -239,14 +247,15 @@ function unstoredStub(
 	const kind = classifyTool(fact.toolName, full, config.toolClasses);
 	const notStored = { reason, fullOutputFile };
 	const base = { id: "", tool: fact.toolName, ...measure(full), path: "", notStored };
-	const room = budget(config, { ...base, notes, label: EXCERPT_LABEL });
+	const surface = stubSurface(kind, config);
+	const room = budget(surface, { ...base, notes, label: EXCERPT_LABEL });
 	// The excerpt's own footer points at Pi's file when there is one (its text is `full`), else says not saved.
 	const ref: ArtifactRef = fullOutputFile
 		? { ok: true, path: fullOutputFile, sha256: createHash("sha256").update(full).digest("hex") }
 		: { ok: false, error: reason };
 	const body = buildExcerpt({
 		kind,
-		surface: stubSurface(kind, config),
+		surface,
 		text: full,
 		args: fact.input,
 		maxBytes: room.maxBytes,
@@ -285,13 +294,13 @@ function previousDetails(fact: ToolResultFacts): Record<string, unknown> {
 
 /** The body's budget: the stub's limits minus its fixed lines. */
 function budget(
-	config: ToolArtifactsConfig,
+	surface: SurfaceBudget,
 	parts: Parameters<typeof stubOverhead>[0],
 ): { maxBytes: number; maxLines: number } {
 	const overhead = stubOverhead(parts);
 	return {
-		maxBytes: Math.max(1, config.stubMaxBytes - overhead.bytes),
-		maxLines: Math.max(1, config.stubMaxLines - overhead.lines),
+		maxBytes: Math.max(1, surface.maxBytes - overhead.bytes),
+		maxLines: Math.max(1, surface.maxLines - overhead.lines),
 	};
 }
 

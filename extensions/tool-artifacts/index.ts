@@ -47,7 +47,7 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 	const stubs = new Map<string, ResultPatch>();
 	const warn = (ctx: ExtensionContext, message: string) => host.notifyOnce(ctx, message);
 	const setup = (ctx: ExtensionContext): { config: ToolArtifactsConfig; store: ArtifactStore } => ({
-		config: host.config(ctx).toolArtifacts,
+		config: { ...host.config(ctx).toolArtifacts, surfaces: host.config(ctx).surfaces },
 		store: host.store(),
 	});
 

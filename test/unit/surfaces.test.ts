@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { SURFACE_NAMES, SURFACES, surface } from "../../extensions/shared/surfaces.ts";
 
@@ -23,5 +24,24 @@ describe("the table of named surfaces", () => {
 	it("is frozen: a budget changes in the table's source, never at run time", () => {
 		expect(Object.isFrozen(SURFACES)).toBe(true);
 		for (const name of SURFACE_NAMES) expect(Object.isFrozen(SURFACES[name]), name).toBe(true);
+	});
+
+	it("is the README's budget table: every surface with its default figures, and no other", () => {
+		const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+		const fig = (v: number) => (v === Number.MAX_SAFE_INTEGER ? "per call" : String(v));
+		const rows = new Map<string, string[]>();
+		for (const line of readme.split("\n")) {
+			const m = /^\| `([a-z][A-Za-z]*(?:\.[A-Za-z]+)+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \|/.exec(line);
+			if (m && Object.hasOwn(SURFACES, m[1])) rows.set(m[1], [m[2].trim(), m[3].trim(), m[4].trim()]);
+		}
+		for (const name of SURFACE_NAMES) {
+			const s = surface(name);
+			expect(rows.get(name), `README row of ${name}`).toEqual([
+				fig(s.maxBytes),
+				fig(s.maxLines),
+				s.headShare === undefined ? "—" : String(s.headShare),
+			]);
+		}
+		expect(rows.size).toBe(SURFACE_NAMES.length);
 	});
 });

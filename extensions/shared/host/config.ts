@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { DEFAULT_HEADROOM_SHARE, STATIC_CAPS, type Surface } from "../budget/batch.ts";
 import { DEFAULT_HEAD_SHARE, MIN_WINDOW_BYTES, MIN_WINDOW_LINES } from "../projection/projection.ts";
-import { SURFACES } from "../surfaces.ts";
+import { resolveSurface, SURFACES, type SurfaceBudget, type SurfaceName, type SurfaceOverride } from "../surfaces.ts";
 
 /** File name of the configuration, in the agent dir and in <cwd>/.pi/. */
 export const CONFIG_FILE_NAME = "headroom.json";
@@ -34,8 +34,42 @@ const surfaceCaps = (surface: Surface) =>
 		})
 		.prefault({});
 
+/**
+ * Surfaces a user may override by name in the `surfaces` section: the ones resolved per call from the
+ * configuration. Other entries of the table are fixed (module constants, list caps); naming one warns.
+ */
+export const CONFIGURABLE_SURFACES = [
+	"toolArtifacts.stub.command",
+	"toolArtifacts.stub.search",
+	"toolArtifacts.stub.listing",
+	"toolArtifacts.stub.structured",
+	"toolArtifacts.stub.web",
+	"toolArtifacts.stub.file",
+	"toolArtifacts.stub.unknown",
+	"toolArtifacts.summary",
+	"toolArtifacts.summaryInput",
+] as const satisfies readonly SurfaceName[];
+export type ConfigurableSurface = (typeof CONFIGURABLE_SURFACES)[number];
+/** The validated `surfaces` section: per surface name, the limits the user set. */
+export type SurfaceOverrides = Partial<Record<ConfigurableSurface, SurfaceOverride>>;
+
+const surfaceOverride = z.strictObject({
+	/** UTF-8 bytes of the whole text of the surface (at least two minimum windows: a stub has a header and footer). */
+	maxBytes: positiveInt()
+		.min(2 * MIN_WINDOW_BYTES)
+		.optional(),
+	/** Lines of the whole text of the surface. */
+	maxLines: positiveInt().min(MIN_WINDOW_LINES).optional(),
+	/** Share of the body kept at the head, 0..1. */
+	headShare: z.number().min(0).max(1).optional(),
+});
+
 export const headroomConfigSchema = z
 	.strictObject({
+		/** By-name overrides of the table of budgets; an entry here wins over the older alias keys. */
+		surfaces: z
+			.partialRecord(z.enum(CONFIGURABLE_SURFACES, { error: "not a configurable surface name" }), surfaceOverride)
+			.default(() => ({})),
 		projection: z
 			.strictObject({
 				/** Share of a projection's body given to the head, 0..1. */
@@ -206,9 +240,24 @@ function deepMerge(base: Json, over: Json): Json {
 }
 
 function describeDefault(path: readonly PropertyKey[]): string {
+	if (path[0] === "surfaces") {
+		const entry = SURFACES[path[1] as SurfaceName] as SurfaceBudget | undefined;
+		const field = path[2] as keyof SurfaceOverride | undefined;
+		if (entry && field) return `using the alias key or the table's ${JSON.stringify(entry[field] ?? "default")}`;
+		return "ignored";
+	}
 	const fallback = valueAt(DEFAULT_CONFIG, path);
 	if (fallback === undefined) return "ignored";
 	return isObject(fallback) ? "using the defaults of that section" : `using the default ${JSON.stringify(fallback)}`;
+}
+
+function knownKeysHint(path: readonly PropertyKey[]): string {
+	if (path[0] === "surfaces") {
+		const keys = path.length === 1 ? CONFIGURABLE_SURFACES : Object.keys(surfaceOverride.shape);
+		return ` (known ${path.length === 1 ? "surfaces" : "keys"}: ${keys.join(", ")})`;
+	}
+	const known = valueAt(DEFAULT_CONFIG, path);
+	return isObject(known) ? ` (known keys: ${Object.keys(known).join(", ")})` : "";
 }
 
 /**
@@ -223,8 +272,7 @@ function keepValidKeys(raw: Json, file: string, warnings: string[]): Json {
 		if (parsed.success) return candidate;
 		for (const issue of parsed.error.issues) {
 			if (issue.code === "unrecognized_keys") {
-				const known = valueAt(DEFAULT_CONFIG, issue.path);
-				const hint = isObject(known) ? ` (known keys: ${Object.keys(known).join(", ")})` : "";
+				const hint = knownKeysHint(issue.path);
 				for (const key of issue.keys) {
 					warnings.push(`${file}: unknown key "${keyPath([...issue.path, key])}" ignored${hint}`);
 					deleteAt(candidate, [...issue.path, key]);
@@ -313,6 +361,23 @@ export function loadConfig(opts: { agentDir: string; cwd: string; projectTrusted
 		warnings.push(`configuration could not be loaded (${String(error)}); using defaults`);
 	}
 	return { config: headroomConfigSchema.parse({}), warnings };
+}
+
+/**
+ * The budget of a configurable surface: the table's entry, under the older alias keys (`alias`, e.g.
+ * toolArtifacts.stubMaxBytes), under the user's by-name `surfaces` entry, which wins field by field.
+ */
+export function configuredSurface(
+	name: ConfigurableSurface,
+	alias: SurfaceOverride,
+	overrides: SurfaceOverrides | undefined,
+): SurfaceBudget {
+	const own = overrides?.[name] ?? {};
+	return resolveSurface(name, {
+		maxBytes: own.maxBytes ?? alias.maxBytes,
+		maxLines: own.maxLines ?? alias.maxLines,
+		headShare: own.headShare ?? alias.headShare,
+	});
 }
 
 function isShare(value: unknown): value is number {

@@ -84,9 +84,11 @@ export function segmentMessages(messages: readonly TranscriptMessage[], sizer: S
 		let kind: SegmentKind;
 		if (message.role === "assistant") {
 			kind = "turn";
-			const pending = new Set(toolCallsOf(message).map((c) => c.id));
-			while (end < n && messages[end].role === "toolResult") pending.delete(String(messages[end++].toolCallId));
-			if (pending.size > 0) end = lastPendingResult(messages, end, pending) ?? end;
+			const pending = pendingCallIds(message);
+			if (pending !== undefined) {
+				while (end < n && messages[end].role === "toolResult") pending.delete(String(messages[end++].toolCallId));
+				if (pending.size > 0) end = lastPendingResult(messages, end, pending) ?? end;
+			} else while (end < n && messages[end].role === "toolResult") end++;
 		} else if (message.role === "user") kind = "user";
 		else if (message.role === "compactionSummary") kind = "summary";
 		else if (message.role === "custom" || message.role === "bashExecution" || message.role === "branchSummary") {
@@ -98,6 +100,19 @@ export function segmentMessages(messages: readonly TranscriptMessage[], sizer: S
 		i = end;
 	}
 	return segments;
+}
+
+/** Ids of an assistant message's tool calls (as toolCallsOf names them), or undefined when it has none. */
+function pendingCallIds(message: TranscriptMessage): Set<string> | undefined {
+	const content = message.content;
+	if (!Array.isArray(content)) return undefined;
+	let ids: Set<string> | undefined;
+	for (const part of content) {
+		if (!isObject(part) || part.type !== "toolCall") continue;
+		ids ??= new Set();
+		ids.add(String(part.id ?? ""));
+	}
+	return ids;
 }
 
 /** Index one past the last result for a pending call before the next assistant message, if any. */
