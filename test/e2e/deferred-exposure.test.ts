@@ -68,22 +68,24 @@ describe.each(PI_LINES)("deferred exposure of rarely used tools on $label", ({ l
 		);
 	});
 
-	it.runIf(line === "1.x")("tool_search finds a deferred tool and the next request declares it", async () => {
-		server = await startScriptedServer((req) => {
-			if (!req.body.messages.some((m) => m.role === "tool"))
-				return { toolCalls: [{ name: "tool_search", arguments: { query: "subagent_list" } }] };
-			return { text: "found it" };
+	// 1.x only: Pi 0.73 has no tool_search, so there the test is not defined (rather than skipped).
+	if (line === "1.x")
+		it("tool_search finds a deferred tool and the next request declares it", async () => {
+			server = await startScriptedServer((req) => {
+				if (!req.body.messages.some((m) => m.role === "tool"))
+					return { toolCalls: [{ name: "tool_search", arguments: { query: "subagent_list" } }] };
+				return { text: "found it" };
+			});
+			const sandbox = makeSandbox({ server, settings: WITH_TOOL_SEARCH });
+			const run = await runPiPrint({
+				line,
+				sandbox,
+				extensions: extensionsFor(line, true),
+				prompt: "hi",
+				args: ["--no-session"],
+			});
+			expect(run.exitCode, run.stderr).toBe(0);
+			expect(server.requests[0].toolNames).not.toContain("subagent_list");
+			expect(server.requests.at(-1)?.toolNames).toContain("subagent_list");
 		});
-		const sandbox = makeSandbox({ server, settings: WITH_TOOL_SEARCH });
-		const run = await runPiPrint({
-			line,
-			sandbox,
-			extensions: extensionsFor(line, true),
-			prompt: "hi",
-			args: ["--no-session"],
-		});
-		expect(run.exitCode, run.stderr).toBe(0);
-		expect(server.requests[0].toolNames).not.toContain("subagent_list");
-		expect(server.requests.at(-1)?.toolNames).toContain("subagent_list");
-	});
 });
