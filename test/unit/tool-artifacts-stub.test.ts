@@ -11,13 +11,13 @@ import {
 	buildStub,
 	isPassThrough,
 	readsStoredArtifact,
-	type ToolResultFacts,
 	thresholdFor,
 } from "../../extensions/tool-artifacts/artifacts.ts";
 import { locateFullOutput, readFullOutput, wasTruncated } from "../../extensions/tool-artifacts/full-output.ts";
 import { isStub, parseStubHeader } from "../../extensions/tool-artifacts/stub.ts";
 import { type CompleteFn, chooseSummaryModel, summarize } from "../../extensions/tool-artifacts/summary.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
+import { fact, numbered } from "./tool-artifacts-facts.ts";
 
 const dir = makeTestDir("ta-unit");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,18 +25,6 @@ const agentDir = join(dir, "agent");
 mkdirSync(agentDir, { recursive: true });
 const store = new ArtifactStore({ agentDir });
 const config = DEFAULT_CONFIG.toolArtifacts;
-
-const fact = (over: Partial<ToolResultFacts> & { text: string }): ToolResultFacts => ({
-	toolName: "bash",
-	toolCallId: "call_1",
-	input: { command: "make" },
-	content: [{ type: "text", text: over.text }],
-	details: undefined,
-	isError: false,
-	...over,
-});
-
-const numbered = (n: number, prefix = "line") => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join("\n");
 
 describe("buildStub (fallback excerpt)", () => {
 	it("states the same totals as the excerpt's footer, in the same format; a trailing newline is named", async () => {

@@ -10,9 +10,10 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
-import { buildStub, isPassThrough, type ToolResultFacts } from "../../extensions/tool-artifacts/artifacts.ts";
+import { buildStub, isPassThrough } from "../../extensions/tool-artifacts/artifacts.ts";
 import { isStub } from "../../extensions/tool-artifacts/stub.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
+import { fact, numbered } from "./tool-artifacts-facts.ts";
 
 const dir = makeTestDir("ta-unstored");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,16 +31,6 @@ mkdirSync(join(dir, "blocked"));
 writeFileSync(join(dir, "blocked", "cache"), "not a folder");
 const blocked = new ArtifactStore({ agentDir: join(dir, "blocked") });
 
-const fact = (over: Partial<ToolResultFacts> & { text: string }): ToolResultFacts => ({
-	toolName: "bash",
-	toolCallId: "call_u",
-	input: { command: "make" },
-	content: [{ type: "text", text: over.text }],
-	details: undefined,
-	isError: false,
-	...over,
-});
-const numbered = (n: number, prefix = "line") => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join("\n");
 const READ_CALL = /read\(path=("(?:[^"\\]|\\.)*"), offset=(\d+), limit=(\d+)\)/g;
 
 describe("an oversized result the store cannot keep", () => {
