@@ -5,17 +5,10 @@
  * must be staged and ready by then: no handoff call is in flight while the agent waits for the
  * compaction, none runs after the run's last request, and the task goes on after the compaction.
  */
-import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { extensionPath, listFiles, makeSandbox, PI_LINES, type PiRpc, startPiRpc } from "../fixtures/pi-runner.ts";
-import {
-	type ChatRequest,
-	messageText,
-	type ScriptedReply,
-	type ScriptedServer,
-	startScriptedServer,
-} from "../fixtures/scripted-server.ts";
-import { handoffScript, kindOf, SUMMARY_REPLY } from "./handoff-helpers.ts";
+import { PI_LINES } from "../fixtures/pi-runner.ts";
+import { type ChatRequest, messageText, type ScriptedReply } from "../fixtures/scripted-server.ts";
+import { HandoffRuns, handoffScript, kindOf, SUMMARY_REPLY, sessionEntries, sessionFileOf } from "./handoff-helpers.ts";
 
 const WINDOW = 64_000;
 /** Every model call — the agent's and the handoff's — takes this long: the handoff gets no head start. */
@@ -38,13 +31,8 @@ function stepsDone(req: ChatRequest): number {
 const compactedRequest = (req: ChatRequest) => req.raw.includes(SUMMARY_REPLY);
 
 describe.each(PI_LINES)("handoff probe under Pi's default compaction settings on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	let rpc: PiRpc | undefined;
-	afterEach(async () => {
-		await rpc?.stop();
-		rpc = undefined;
-		await server?.close();
-	});
+	const runs = new HandoffRuns(line);
+	afterEach(() => runs.stop());
 
 	it("stages early enough: 0 handoff calls block the agent, 0 run after its last request, the task goes on", async () => {
 		const agent = (_n: number, req: ChatRequest): ScriptedReply => {
@@ -74,13 +62,14 @@ describe.each(PI_LINES)("handoff probe under Pi's default compaction settings on
 		};
 		const slow = (reply: ScriptedReply): ScriptedReply => ({ ...reply, delayMs: LATENCY_MS });
 		const base = handoffScript(agent);
-		server = await startScriptedServer((req) => {
-			const reply = base(req);
-			return kindOf(req) === "agent" ? reply : slow(reply);
-		});
 		// Pi's defaults: only `enabled` is set (the sandbox switches compaction off unless told).
-		const sandbox = makeSandbox({ server, contextWindow: WINDOW, settings: { compaction: { enabled: true } } });
-		rpc = startPiRpc({ line, sandbox, extensions: [extensionPath("handoff")] });
+		const { server, sandbox, rpc } = await runs.start(
+			(req) => {
+				const reply = base(req);
+				return kindOf(req) === "agent" ? reply : slow(reply);
+			},
+			{ contextWindow: WINDOW, settings: { compaction: { enabled: true } } },
+		);
 		rpc.send({ type: "prompt", message: `TASK-ORIGINAL: run steps 1 to ${LAST_STEP}, one bash call each` });
 		await rpc.waitFor(
 			(e) =>
@@ -113,14 +102,7 @@ describe.each(PI_LINES)("handoff probe under Pi's default compaction settings on
 		expect(stepsDone(last)).toBe(LAST_STEP);
 		expect(after.receivedAt).toBeGreaterThanOrEqual(before.finishedAt as number);
 
-		const sessionFile = listFiles(sandbox.agentDir).find(
-			(f) => f.path.endsWith(".jsonl") && f.path.includes("sessions/"),
-		);
-		expect(sessionFile).toBeDefined();
-		const entries = readFileSync(`${sandbox.agentDir}/${sessionFile?.path}`, "utf8")
-			.split("\n")
-			.filter(Boolean)
-			.map((l) => JSON.parse(l));
+		const entries = sessionEntries(sessionFileOf(sandbox.agentDir));
 		const compactions = entries.filter((e) => e.type === "compaction");
 		expect(compactions).toHaveLength(1);
 		expect(compactions[0].details.staged).toBe(true);

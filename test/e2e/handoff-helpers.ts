@@ -1,16 +1,33 @@
 /**
  * Shared script pieces of the handoff e2e tests and benchmark: recognise the three handoff calls and
  * Pi's default summary call by their system prompts, and play a scripted agent that runs bash twice
- * (the second output ends in an error line) before answering.
+ * (the second output ends in an error line) before answering. Also the runs' set-up: the scripted server and
+ * pi in rpc mode with the handoff extension (HandoffRuns), and the session file's entries.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
 	ANSWERS_SYSTEM_PROMPT,
 	QUESTIONS_SYSTEM_PROMPT,
 	SUMMARY_SYSTEM_PROMPT,
 } from "../../extensions/handoff/prompt.ts";
-import { listFiles } from "../fixtures/pi-runner.ts";
-import type { ChatRequest, ScriptedReply } from "../fixtures/scripted-server.ts";
+import {
+	extensionPath,
+	listFiles,
+	makeSandbox,
+	type PiLine,
+	type PiRpc,
+	type Sandbox,
+	type SandboxOptions,
+	startPiRpc,
+} from "../fixtures/pi-runner.ts";
+import {
+	type ChatRequest,
+	type Script,
+	type ScriptedReply,
+	type ScriptedServer,
+	startScriptedServer,
+} from "../fixtures/scripted-server.ts";
 
 export type CallKind = "summary" | "questions" | "answers" | "pi-default" | "agent";
 
@@ -82,4 +99,49 @@ export function transcriptOf(req: ChatRequest): Array<{ role: string; text: stri
 					? m.content.map((p) => (p && typeof p === "object" && "text" in p ? String(p.text) : "")).join("")
 					: "",
 	}));
+}
+
+/** The session file (JSON lines) under the agent dir, as an absolute path. */
+export function sessionFileOf(agentDir: string): string {
+	const file = listFiles(agentDir).find((f) => f.path.endsWith(".jsonl") && f.path.includes("sessions/"));
+	if (!file) throw new Error(`no session file under ${agentDir}`);
+	return abs(agentDir, file.path);
+}
+
+/** A session file's entries, in order (each line parsed). */
+export function sessionEntries(file: string) {
+	return readFileSync(file, "utf8")
+		.split("\n")
+		.filter(Boolean)
+		.map((l) => JSON.parse(l));
+}
+
+/**
+ * One handoff test's scripted model and pi (rpc mode, the handoff extension) on one Pi line. `start` brings both
+ * up; `stop` (call it in afterEach) ends pi and closes the server, passed or failed.
+ */
+export class HandoffRuns {
+	private server?: ScriptedServer;
+	private rpc?: PiRpc;
+	constructor(private readonly line: PiLine) {}
+
+	async start(
+		script: Script,
+		sandbox: Omit<SandboxOptions, "server">,
+		args: string[] = [],
+	): Promise<{ server: ScriptedServer; sandbox: Sandbox; rpc: PiRpc }> {
+		const server = await startScriptedServer(script);
+		this.server = server;
+		const made = makeSandbox({ server, ...sandbox });
+		const rpc = startPiRpc({ line: this.line, sandbox: made, extensions: [extensionPath("handoff")], args });
+		this.rpc = rpc;
+		return { server, sandbox: made, rpc };
+	}
+
+	async stop(): Promise<void> {
+		await this.rpc?.stop();
+		this.rpc = undefined;
+		await this.server?.close();
+		this.server = undefined;
+	}
 }

@@ -9,24 +9,20 @@ import {
 	transcriptLine,
 } from "../../extensions/handoff/prompt.ts";
 import { MIN_QUESTIONS } from "../../extensions/handoff/questions.ts";
-import { extensionPath, listFiles, makeSandbox, PI_LINES, type PiRpc, startPiRpc } from "../fixtures/pi-runner.ts";
-import {
-	type ChatRequest,
-	messageText,
-	type Script,
-	type ScriptedReply,
-	type ScriptedServer,
-	startScriptedServer,
-} from "../fixtures/scripted-server.ts";
+import { listFiles, PI_LINES } from "../fixtures/pi-runner.ts";
+import { type ChatRequest, messageText, type Script, type ScriptedReply } from "../fixtures/scripted-server.ts";
 import {
 	ANSWERS_REPLY,
 	abs,
+	HandoffRuns,
 	handoffScript,
 	kindOf,
 	longOutputCommand,
 	PI_DEFAULT_REPLY,
 	QUESTIONS_REPLY,
 	SUMMARY_REPLY,
+	sessionEntries,
+	sessionFileOf,
 	TAIL_MARK,
 	trajectoryFiles,
 	transcriptOf,
@@ -48,29 +44,19 @@ function firstRun(n: number) {
 }
 
 describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	let rpc: PiRpc | undefined;
-	afterEach(async () => {
-		await rpc?.stop();
-		rpc = undefined;
-		await server?.close();
-	});
+	const runs = new HandoffRuns(line);
+	afterEach(() => runs.stop());
 
 	/** The scripted model and pi (rpc) with the handoff extension; the first prompt runs until Pi's compaction ends. */
 	async function compactOnce(script: Script, args: string[] = []) {
-		const started = await startScriptedServer(script);
-		server = started;
-		const sandbox = makeSandbox({
-			server: started,
-			contextWindow: CONTEXT_WINDOW,
-			settings: { compaction: COMPACTION },
-			headroomConfig: NO_PROBE,
-		});
-		const live = startPiRpc({ line, sandbox, extensions: [extensionPath("handoff")], args });
-		rpc = live;
-		await live.prompt("TASK-ORIGINAL: run the two seq commands and report");
-		await live.waitFor((e) => e.type === "compaction_end" || e.type === "auto_compaction_end", 60_000);
-		return { server: started, sandbox, rpc: live };
+		const started = await runs.start(
+			script,
+			{ contextWindow: CONTEXT_WINDOW, settings: { compaction: COMPACTION }, headroomConfig: NO_PROBE },
+			args,
+		);
+		await started.rpc.prompt("TASK-ORIGINAL: run the two seq commands and report");
+		await started.rpc.waitFor((e) => e.type === "compaction_end" || e.type === "auto_compaction_end", 60_000);
+		return started;
 	}
 
 	it("replaces Pi's summary with summary → questions → answers and hands the next turn the handoff", async () => {
@@ -102,7 +88,7 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 		}
 		expect(next.lastUser).toContain("SECOND-PROMPT");
 		// It names the real session file (which exists) and the trajectory folder beside it.
-		const sessionFile = listSessionFile(sandbox.agentDir);
+		const sessionFile = sessionFileOf(sandbox.agentDir);
 		const named = /^Full transcript: (.+?) \(JSON lines/m.exec(firstNonSystem?.text ?? "")?.[1];
 		expect(named).toBe(sessionFile);
 		expect(existsSync(named as string)).toBe(true);
@@ -145,10 +131,7 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 		expect(summaryCopy?.metrics).toBeUndefined();
 
 		// The compaction entry's details carry the three references.
-		const entries = readFileSync(sessionFile, "utf8")
-			.split("\n")
-			.filter(Boolean)
-			.map((l) => JSON.parse(l));
+		const entries = sessionEntries(sessionFile);
 		const compaction = entries.find((e) => e.type === "compaction");
 		expect(compaction.details.kind).toBe("headroom-handoff");
 		expect(compaction.details.outcome).toBe("full");
@@ -216,10 +199,7 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 		// Still short: the better reply (three questions) is what the answers call gets.
 		expect(answers.lastUser).toContain(THREE);
 
-		const entries = readFileSync(listSessionFile(sandbox.agentDir), "utf8")
-			.split("\n")
-			.filter(Boolean)
-			.map((l) => JSON.parse(l));
+		const entries = sessionEntries(sessionFileOf(sandbox.agentDir));
 		const details = entries.find((e) => e.type === "compaction").details;
 		expect(details.questions).toEqual({ firstCount: 2, count: 3, required: 5, reasked: true, shortfall: true });
 		const questionsFile = trajectoryFiles(sandbox.agentDir).find((f) => f.endsWith("-questions.json"));
@@ -248,20 +228,9 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 	});
 });
 
-function listSessionFile(agentDir: string): string {
-	const file = listFiles(agentDir).find((f) => f.path.endsWith(".jsonl"));
-	if (!file) throw new Error("no session file");
-	return abs(agentDir, file.path);
-}
-
 describe.each(PI_LINES)("handoff probe on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	let rpc: PiRpc | undefined;
-	afterEach(async () => {
-		await rpc?.stop();
-		rpc = undefined;
-		await server?.close();
-	});
+	const runs = new HandoffRuns(line);
+	afterEach(() => runs.stop());
 
 	it("stages the handoff mid-run without stopping the agent, applies it at the end and resumes the task", async () => {
 		const AFTER = "AFTER-STAGING-MARK";
@@ -281,13 +250,10 @@ describe.each(PI_LINES)("handoff probe on $label", ({ line }) => {
 				};
 			return { toolCalls: [{ name: "bash", arguments: { command: `echo ${AFTER}` } }], promptTokens: 10_000 };
 		};
-		server = await startScriptedServer(handoffScript(agent));
-		const sandbox = makeSandbox({
-			server,
+		const { server, sandbox, rpc } = await runs.start(handoffScript(agent), {
 			contextWindow: CONTEXT_WINDOW,
 			settings: { compaction: { enabled: true, reserveTokens: 1000, keepRecentTokens: 400 } },
 		});
-		rpc = startPiRpc({ line, sandbox, extensions: [extensionPath("handoff")] });
 		await rpc.prompt("TASK-ORIGINAL: a long task in several steps");
 		const from = rpc.events.length;
 		// The task resumes on its own: a second run starts and ends without another prompt.
@@ -315,17 +281,14 @@ describe.each(PI_LINES)("handoff probe on $label", ({ line }) => {
 		expect(msgs[0].text).toContain(SUMMARY_REPLY);
 		expect(msgs[0].text).toContain(ANSWERS_REPLY);
 		// The staged handoff names the session file and trajectory folder like a fresh one.
-		const sessionFile = listSessionFile(sandbox.agentDir);
+		const sessionFile = sessionFileOf(sandbox.agentDir);
 		expect(msgs[0].text).toContain(transcriptLine(sessionFile));
 		expect(msgs[0].text).toContain(trajectoriesLine(sessionFile.replace(/\.jsonl$/, ".handoffs")));
 		expect(msgs.some((m) => m.text.includes(AFTER))).toBe(true);
 		expect(msgs.some((m) => m.text.includes("TASK-ORIGINAL") && m !== msgs[0])).toBe(false);
 		expect(resumed.lastUser).toContain(RESUME_MESSAGE);
 
-		const entries = readFileSync(sessionFile, "utf8")
-			.split("\n")
-			.filter(Boolean)
-			.map((l) => JSON.parse(l));
+		const entries = sessionEntries(sessionFile);
 		const compactions = entries.filter((e) => e.type === "compaction");
 		expect(compactions).toHaveLength(1);
 		expect(compactions[0].details.staged).toBe(true);

@@ -24,6 +24,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join, normalize, relative, sep } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Manifest, readManifest, runtimeClosure } from "../fixtures/package-layout.ts";
 import {
 	makeSandbox,
 	PI_LINES,
@@ -32,31 +33,13 @@ import {
 	REPO_ROOT,
 	runPiPrint,
 	type Sandbox,
-	toolResults,
 } from "../fixtures/pi-runner.ts";
 import { type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
 import { makeOutsideDir } from "../fixtures/test-dirs.ts";
-import {
-	calledTools,
-	footerReads,
-	isChild,
-	lastToolText,
-	linesOf,
-	numberedAnswer,
-	utf8Bytes,
-} from "./subagents-support.ts";
+import { expectWaitThenRead, spawnWaitReadScript } from "./long-answer-scenario.ts";
+import { numberedAnswer } from "./subagents-support.ts";
 
-interface Manifest {
-	name: string;
-	dependencies?: Record<string, string>;
-	optionalDependencies?: Record<string, string>;
-	devDependencies?: Record<string, string>;
-	peerDependencies?: Record<string, string>;
-	peerDependenciesMeta?: Record<string, { optional?: boolean }>;
-	pi: { extensions: string[] };
-}
-
-const PKG = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as Manifest;
+const PKG = readManifest(REPO_ROOT) as Manifest & { pi: { extensions: string[] } };
 const LONG = numberedAnswer("", 420, 37_000);
 
 /** npm's own settings from an enclosing `npm test` (npm_config_*, …) would override the copy's .npmrc. */
@@ -104,38 +87,11 @@ function installedPackages(root: string): string[] {
 	return found.sort();
 }
 
-/** Node's lookup: the nearest node_modules/<name> from the folder `from` up to the package root. */
-function resolvePackage(root: string, from: string, name: string): string | undefined {
-	for (let dir = from; dir.startsWith(root); dir = dirname(dir)) {
-		const candidate = join(dir, "node_modules", name);
-		if (existsSync(join(candidate, "package.json"))) return candidate;
-		if (dir === root) break;
-	}
-	return undefined;
-}
-
 /** The package folders the declared runtime dependencies pull in, transitively (installed optional ones too). */
-function runtimeClosure(root: string): string[] {
-	const seen = new Set<string>();
-	const visit = (from: string, manifest: Manifest, optionalOk: boolean) => {
-		const wanted = [
-			...Object.keys(manifest.dependencies ?? {}).map((n) => [n, false] as const),
-			...Object.keys(manifest.optionalDependencies ?? {}).map((n) => [n, true] as const),
-		];
-		for (const [name, optional] of wanted) {
-			const found = resolvePackage(root, from, name);
-			if (!found) {
-				if (!optional && !optionalOk) throw new Error(`runtime dependency ${name} is not installed`);
-				continue;
-			}
-			const rel = relative(root, found);
-			if (seen.has(rel)) continue;
-			seen.add(rel);
-			visit(found, JSON.parse(readFileSync(join(found, "package.json"), "utf8")) as Manifest, false);
-		}
-	};
-	visit(root, JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Manifest, false);
-	return [...seen].sort();
+function runtimeFolders(root: string): string[] {
+	return runtimeClosure(root)
+		.map((d) => relative(root, d.folder))
+		.sort();
 }
 
 function sizeOf(path: string): number {
@@ -155,7 +111,7 @@ function readmeClaim(): number {
 /** Asserts a production install: exactly the runtime closure, none of Pi's packages, typebox or dev tools. */
 function expectLean(root: string): void {
 	const installed = installedPackages(root);
-	expect(installed).toEqual(runtimeClosure(root));
+	expect(installed).toEqual(runtimeFolders(root));
 	const runtime = new Set([...Object.keys(PKG.dependencies ?? {}), ...Object.keys(PKG.optionalDependencies ?? {})]);
 	const hostOrDev = [...Object.keys(PKG.peerDependencies ?? {}), ...Object.keys(PKG.devDependencies ?? {})];
 	for (const name of hostOrDev.filter((n) => !runtime.has(n))) {
@@ -277,19 +233,7 @@ describe.each(PI_LINES)("the installed package on $label", ({ line }) => {
 
 	for (const kind of ["checkout", "git"] as const) {
 		it(`from ${kind === "git" ? "a git URL" : "a local checkout"}: lean install, every extension loads with an empty stderr, subagents work`, async () => {
-			server = await startScriptedServer((req) => {
-				if (isChild(req)) return { text: LONG };
-				const called = calledTools(req);
-				if (called.length === 0)
-					return { toolCalls: [{ name: "subagent_spawn", arguments: { prompt: "CHILD-TASK long" } }] };
-				if (!called.includes("subagent_wait"))
-					return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-1"] } }] };
-				if (!called.includes("read")) {
-					const [read] = footerReads(lastToolText(req));
-					return { toolCalls: [{ name: "read", arguments: { ...read } }] };
-				}
-				return { text: "done" };
-			});
+			server = await startScriptedServer(spawnWaitReadScript(() => LONG));
 			const sandbox = makeSandbox({ server });
 			const installed = await piInstall(line, sandbox, kind === "git" ? gitUrl : checkout);
 			expect(installed.status, installed.output).toBe(0);
@@ -313,15 +257,7 @@ describe.each(PI_LINES)("the installed package on $label", ({ line }) => {
 			expect(run.stderr).toBe("");
 			const tools = server.requests[0].toolNames;
 			for (const tool of ["subagent_spawn", "subagent_wait", "recall_artifact"]) expect(tools).toContain(tool);
-			const [wait] = toolResults(run.events, "subagent_wait");
-			expect(wait.isError).toBe(false);
-			expect(utf8Bytes(wait.text)).toBeLessThanOrEqual(16 * 1024);
-			expect(wait.text).toContain("BEGIN");
-			expect(wait.text).toContain("END");
-			const [read] = footerReads(wait.text);
-			expect(readFileSync(read.path, "utf8")).toBe(LONG);
-			const [readResult] = toolResults(run.events, "read");
-			expect(readResult.text.startsWith(linesOf(LONG, read.offset, read.limit).join("\n"))).toBe(true);
+			expectWaitThenRead(run.events, LONG);
 		});
 	}
 

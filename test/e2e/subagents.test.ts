@@ -7,12 +7,12 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, startPiRpc, toolResults } from "../fixtures/pi-runner.ts";
 import { type ChatRequest, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import { expectWaitThenRead, spawnWaitReadScript } from "./long-answer-scenario.ts";
 import {
 	artifactFacts,
 	calledTools,
 	footerReads,
 	isChild,
-	lastToolText,
 	linesOf,
 	numberedAnswer,
 	pairsKept,
@@ -66,31 +66,16 @@ describe.each(PI_LINES)("subagents on $label", ({ line }) => {
 	});
 
 	it("1a: a 37 KB answer via subagent_wait is ≤ 16 KiB head+tail, and the footer's read returns the omitted lines", async () => {
-		server = await startScriptedServer((req) => {
-			if (isChild(req)) return { text: childAnswer(req) };
-			const called = calledTools(req);
-			if (called.length === 0) return spawnAll(["long"]);
-			if (!called.includes("subagent_wait"))
-				return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-1"] } }] };
-			if (!called.includes("read")) {
-				const [read] = footerReads(lastToolText(req));
-				return { toolCalls: [{ name: "read", arguments: { ...read } }] };
-			}
-			return { text: "done" };
-		});
+		server = await startScriptedServer(spawnWaitReadScript(childAnswer, spawnAll(["long"]).toolCalls[0].arguments));
 		const sandbox = makeSandbox({ server });
 		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
 		expect(run.exitCode, run.stderr).toBe(0);
-		const [wait] = toolResults(run.events, "subagent_wait");
-		expect(wait.isError).toBe(false);
-		expect(utf8Bytes(wait.text)).toBeLessThanOrEqual(16 * KIB);
-		const read = expectProjected(wait.text, LONG, "BEGIN", "END");
-		// The first omitted lines are not in the view, and the read call brings exactly them.
+		// Within the wait budget, BEGIN and END kept; the read call brings exactly the omitted lines.
+		const { wait, read } = expectWaitThenRead(run.events, LONG);
+		expectProjected(wait.text, LONG, "BEGIN", "END");
+		// The first omitted lines are not in the view.
 		const firstOmitted = linesOf(LONG, read.offset, 1)[0];
 		expect(wait.text).not.toContain(firstOmitted.slice(0, 5) + "x");
-		const [readResult] = toolResults(run.events, "read");
-		expect(readResult.isError).toBe(false);
-		expect(readResult.text.startsWith(linesOf(LONG, read.offset, read.limit).join("\n"))).toBe(true);
 		expect((wait.details as { headroom?: { projected: boolean; artifacts: string[] } }).headroom).toEqual({
 			projected: true,
 			artifacts: [read.path],

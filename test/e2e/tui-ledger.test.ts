@@ -4,19 +4,13 @@
  * output (a tool-artifacts stub) and a subagent whose long result is projected. `/headroom` shows every
  * source with a bar and plausible figures, what each extension kept out, and the session's artifacts.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { extensionPath, makeSandbox, PI_LINES } from "../fixtures/pi-runner.ts";
-import {
-	type ChatRequest,
-	type ScriptedReply,
-	type ScriptedServer,
-	startScriptedServer,
-} from "../fixtures/scripted-server.ts";
+import { describe, expect, it } from "vitest";
+import { extensionPath, PI_LINES } from "../fixtures/pi-runner.ts";
+import type { ChatRequest, ScriptedReply } from "../fixtures/scripted-server.ts";
 import { handoffScript } from "./handoff-helpers.ts";
 import { isChild, numberedAnswer } from "./subagents-support.ts";
-import { keepCapture, TmuxPi, uniqueSocket } from "./tui-support.ts";
+import { keepCapture, STEP_MS, useTuiRuns } from "./tui-support.ts";
 
-const STEP_MS = 45_000;
 const LONG_ANSWER = numberedAnswer("R", 400, 36_000);
 const PARENT_CHATTED = "PARENT-CHATTED about the plan";
 const PARENT_WORKED = "PARENT-WORKED stub and result seen";
@@ -53,26 +47,18 @@ function agent(_n: number, req: ChatRequest): ScriptedReply {
 }
 
 describe.each(PI_LINES)("/headroom ledger in the TUI on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	let pi: TmuxPi | undefined;
-	afterEach(async () => {
-		pi?.kill();
-		pi = undefined;
-		await server?.close();
-		server = undefined;
-	});
+	const runs = useTuiRuns(line);
 
 	it("shows each source, what was kept out and the artifacts after a handoff, a stub and a subagent result", async () => {
-		server = await startScriptedServer(handoffScript(agent));
-		const sandbox = makeSandbox({
-			server,
-			settings: { compaction: { enabled: true, keepRecentTokens: 200 } },
-			headroomConfig: { toolArtifacts: { summary: { enabled: false } }, handoff: { probe: { enabled: false } } },
+		const { tui } = await runs.start({
+			script: handoffScript(agent),
+			sandbox: {
+				settings: { compaction: { enabled: true, keepRecentTokens: 200 } },
+				headroomConfig: { toolArtifacts: { summary: { enabled: false } }, handoff: { probe: { enabled: false } } },
+			},
+			extensions: ["subagents", "tool-artifacts", "handoff", "headroom"].map(extensionPath),
+			tag: "ledger",
 		});
-		const extensions = ["subagents", "tool-artifacts", "handoff", "headroom"].map(extensionPath);
-		pi = TmuxPi.start({ line, sandbox, extensions, socket: uniqueSocket(`ledger${line.replace(".", "")}`) });
-		const tui = pi;
-		await tui.waitFor("the editor", (s) => s.includes("mock-model"), { timeoutMs: STEP_MS });
 		await tui.submit("LEDGER-CHAT plan the work");
 		await tui.waitFor("the first reply", (s) => s.includes(PARENT_CHATTED), { timeoutMs: STEP_MS });
 		await tui.submit("/compact");

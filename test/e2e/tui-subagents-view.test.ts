@@ -6,19 +6,12 @@
  * state, also after `pi -c` in a new process. Hostile names and output leave no fragment of an escape
  * sequence on screen (captured with and without tmux's `-e`).
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { makeSandbox, PI_LINES } from "../fixtures/pi-runner.ts";
-import {
-	type ChatRequest,
-	type ScriptedReply,
-	type ScriptedServer,
-	startScriptedServer,
-} from "../fixtures/scripted-server.ts";
+import { describe, expect, it } from "vitest";
+import { PI_LINES } from "../fixtures/pi-runner.ts";
+import type { ChatRequest, ScriptedReply } from "../fixtures/scripted-server.ts";
 import { isChild } from "./subagents-support.ts";
-import { keepCapture, TmuxPi, tuiExtensions, uniqueSocket } from "./tui-support.ts";
+import { keepCapture, STEP_MS, useTuiRuns } from "./tui-support.ts";
 
-/** Upper bound for one screen state to appear, in milliseconds (two shared cores). */
-const STEP_MS = 45_000;
 const PROMPT_SPAWN = "VIEW-SPAWN start two helpers";
 const PROMPT_HOSTILE = "VIEW-HOSTILE start a hostile helper";
 const PARENT_SPAWNED = "PARENT-SPAWNED both are running";
@@ -79,22 +72,11 @@ function expectNoDebris(plain: string, withEscapes: string) {
 }
 
 describe.each(PI_LINES)("/subagents in the TUI on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	let pi: TmuxPi | undefined;
-	afterEach(async () => {
-		pi?.kill();
-		pi = undefined;
-		await server?.close();
-		server = undefined;
-	});
+	const runs = useTuiRuns(line);
+	const sandbox = { headroomConfig: { toolArtifacts: { summary: { enabled: false } } } };
 
 	it("lists running children, opens one live, steers it, goes back; rows end true, also after pi -c", async () => {
-		server = await startScriptedServer(script);
-		const sandbox = makeSandbox({ server, headroomConfig: { toolArtifacts: { summary: { enabled: false } } } });
-		const socket = uniqueSocket(`view${line.replace(".", "")}`);
-		pi = TmuxPi.start({ line, sandbox, extensions: tuiExtensions(), socket });
-		const tui = pi;
-		await tui.waitFor("the editor", (s) => s.includes("mock-model"), { timeoutMs: STEP_MS });
+		const { server, tui } = await runs.start({ script, sandbox, tag: "view" });
 		await tui.submit(PROMPT_SPAWN);
 		await tui.waitFor("the parent's reply after spawning", (s) => s.includes(PARENT_SPAWNED), { timeoutMs: STEP_MS });
 
@@ -154,27 +136,18 @@ describe.each(PI_LINES)("/subagents in the TUI on $label", ({ line }) => {
 		}
 
 		// A new process on the same session (`pi -c`): the spawn rows come back with their final state.
-		tui.kill();
-		pi = TmuxPi.start({ line, sandbox, extensions: tuiExtensions(), socket: `${socket}-c`, args: ["-c"] });
-		const resumed = await pi.waitFor(
-			"the resumed session's spawn rows",
-			(s) => /✓ sa-1 alpha completed/.test(s) && /✓ sa-2 beta completed/.test(s),
-			{ timeoutMs: STEP_MS, whole: true },
-		);
+		const resumed = await runs
+			.restart(["-c"])
+			.waitFor(
+				"the resumed session's spawn rows",
+				(s) => /✓ sa-1 alpha completed/.test(s) && /✓ sa-2 beta completed/.test(s),
+				{ timeoutMs: STEP_MS, whole: true },
+			);
 		expect(resumed).not.toMatch(/[●◷] sa-\d (alpha|beta) (starting|running|queued)/);
 	}, 240_000);
 
 	it("hostile names and output leave no fragment of an escape sequence on screen", async () => {
-		server = await startScriptedServer(script);
-		const sandbox = makeSandbox({ server, headroomConfig: { toolArtifacts: { summary: { enabled: false } } } });
-		pi = TmuxPi.start({
-			line,
-			sandbox,
-			extensions: tuiExtensions(),
-			socket: uniqueSocket(`evil${line.replace(".", "")}`),
-		});
-		const tui = pi;
-		await tui.waitFor("the editor", (s) => s.includes("mock-model"), { timeoutMs: STEP_MS });
+		const { tui } = await runs.start({ script, sandbox, tag: "evil" });
 		await tui.submit(PROMPT_HOSTILE);
 		const rows = await tui.waitFor(
 			"the hostile child's rows after delivery",

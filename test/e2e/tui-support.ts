@@ -6,10 +6,26 @@
 import { execFileSync } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { extensionPath, PI_LINES, type PiLine, REPO_ROOT, type Sandbox } from "../fixtures/pi-runner.ts";
-import type { ChatRequest, ScriptedReply } from "../fixtures/scripted-server.ts";
+import { afterEach } from "vitest";
+import {
+	extensionPath,
+	makeSandbox,
+	PI_LINES,
+	type PiLine,
+	REPO_ROOT,
+	type Sandbox,
+	type SandboxOptions,
+} from "../fixtures/pi-runner.ts";
+import {
+	type ChatRequest,
+	type ScriptedReply,
+	type ScriptedServer,
+	startScriptedServer,
+} from "../fixtures/scripted-server.ts";
 import { isChild, numberedAnswer } from "./subagents-support.ts";
 
+/** Upper bound for any one screen state to appear, in milliseconds (generous: two shared cores, other tests). */
+export const STEP_MS = 45_000;
 /** Terminal size of the test session, in columns and rows. */
 export const TUI_COLUMNS = 160;
 export const TUI_ROWS = 50;
@@ -175,6 +191,66 @@ export function uniqueSocket(tag: string): string {
 /** The extensions a user of this package would have loaded in the TUI. */
 export function tuiExtensions(): string[] {
 	return ["subagents", "tool-artifacts", "headroom"].map(extensionPath);
+}
+
+/** One TUI test's start: the scripted model, the sandbox around it and Pi's interactive CLI under tmux. */
+export interface TuiStartOptions {
+	/** The scripted model's replies. */
+	script: Parameters<typeof startScriptedServer>[0];
+	/** Sandbox options besides the server (headroom.json, settings). */
+	sandbox?: Omit<SandboxOptions, "server">;
+	/** Extension paths (default: tuiExtensions()). */
+	extensions?: string[];
+	/** Tag in the private tmux server's socket name. */
+	tag: string;
+	/** What the first screen shows before the test types (default: the editor, with the footer's model). */
+	ready?: { what: string; test: (screen: string) => boolean };
+}
+
+/** A started TUI test: its server (requests), its sandbox and the pi in tmux. */
+export interface TuiRun {
+	server: ScriptedServer;
+	sandbox: Sandbox;
+	tui: TmuxPi;
+}
+
+/**
+ * The set-up every TUI test of one Pi line shares, for one describe block: `start` brings up the scripted
+ * server, a sandbox and pi under tmux and waits for its first screen; `restart` starts a new pi process on
+ * the same sandbox (e.g. `-c`) after stopping the running one. After each test the pi (and its private tmux
+ * server) is killed and the model server closed, passed or failed.
+ */
+export function useTuiRuns(line: PiLine) {
+	let server: ScriptedServer | undefined;
+	let pi: TmuxPi | undefined;
+	let last: { sandbox: Sandbox; extensions: string[]; socket: string } | undefined;
+	afterEach(async () => {
+		pi?.kill();
+		pi = undefined;
+		await server?.close();
+		server = undefined;
+		last = undefined;
+	});
+	return {
+		async start(opts: TuiStartOptions): Promise<TuiRun> {
+			server = await startScriptedServer(opts.script);
+			const sandbox = makeSandbox({ server, ...opts.sandbox });
+			const extensions = opts.extensions ?? tuiExtensions();
+			const socket = uniqueSocket(`${opts.tag}${line.replace(".", "")}`);
+			last = { sandbox, extensions, socket };
+			pi = TmuxPi.start({ line, sandbox, extensions, socket });
+			const ready = opts.ready ?? { what: "the editor", test: (s: string) => s.includes("mock-model") };
+			await pi.waitFor(ready.what, ready.test, { timeoutMs: STEP_MS });
+			return { server, sandbox, tui: pi };
+		},
+		/** Kill the running pi and start another on the same sandbox and extensions with `args`. */
+		restart(args: string[]): TmuxPi {
+			if (!last) throw new Error("restart before start");
+			pi?.kill();
+			pi = TmuxPi.start({ line, ...last, socket: `${last.socket}-${args.join("").replace(/[^a-z]/g, "")}`, args });
+			return pi;
+		},
+	};
 }
 
 // ---- The scripted conversation -------------------------------------------------------------

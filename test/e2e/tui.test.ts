@@ -7,9 +7,8 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { makeSandbox, PI_LINES } from "../fixtures/pi-runner.ts";
-import { type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import { describe, expect, it } from "vitest";
+import { PI_LINES } from "../fixtures/pi-runner.ts";
 import {
 	PARENT_AFTER_BASH,
 	PARENT_AFTER_DELIVERY,
@@ -17,18 +16,15 @@ import {
 	PROMPT_BASH,
 	PROMPT_SPAWN,
 	SLOW_ANSWER,
-	TmuxPi,
+	STEP_MS,
 	TUI_HEADROOM_CONFIG,
 	tmuxBinary,
-	tuiExtensions,
 	tuiScript,
-	uniqueSocket,
+	useTuiRuns,
 } from "./tui-support.ts";
 
 /** Long enough that the third child is seen queued, short enough for a quick test (milliseconds). */
 const PACING = { longMs: 3_000, slowMs: 9_000 };
-/** Upper bound for any one screen state to appear, in milliseconds (generous: two cores, other tests). */
-const STEP_MS = 45_000;
 
 /** Lines of a capture, so assertions can name the row they mean. */
 const rows = (screen: string) => screen.split("\n");
@@ -49,26 +45,18 @@ function expectClean(screen: string) {
 }
 
 describe.each(PI_LINES)("interactive TUI on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	let pi: TmuxPi | undefined;
-	afterEach(async () => {
-		pi?.kill();
-		pi = undefined;
-		await server?.close();
-		server = undefined;
-	});
+	const runs = useTuiRuns(line);
 
 	it("tmux is installed (the TUI tests fail loudly without it)", () => {
 		expect(tmuxBinary()).toMatch(/tmux$/);
 	});
 
 	it("shows spawn rows, the running/queued widget, delivered results, the expanded projection, a stub and /headroom", async () => {
-		server = await startScriptedServer(tuiScript(PACING));
-		const sandbox = makeSandbox({ server, headroomConfig: TUI_HEADROOM_CONFIG });
-		pi = TmuxPi.start({ line, sandbox, extensions: tuiExtensions(), socket: uniqueSocket(line.replace(".", "")) });
-		const tui = pi;
-		await tui.waitFor("the editor and footer", (s) => s.includes("mock-model") && s.includes("subagents"), {
-			timeoutMs: STEP_MS,
+		const { sandbox, tui } = await runs.start({
+			script: tuiScript(PACING),
+			sandbox: { headroomConfig: TUI_HEADROOM_CONFIG },
+			tag: "main",
+			ready: { what: "the editor and footer", test: (s) => s.includes("mock-model") && s.includes("subagents") },
 		});
 
 		await tui.submit(PROMPT_SPAWN);
