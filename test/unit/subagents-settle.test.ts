@@ -162,7 +162,11 @@ describe("settleSingleShot", () => {
 		expect(String(message.content)).toContain(P.settleDeliveryHeader(2));
 		expect(String(message.content)).toContain("RESULT-A");
 		expect(String(message.content)).toContain("RESULT-B");
-		expect(record).toEqual({ type: "custom", customType: DELIVERED_ENTRY, data: { keys: ["sa-1#1", "sa-2#1"], by: "auto" } });
+		expect(record).toEqual({
+			type: "custom",
+			customType: DELIVERED_ENTRY,
+			data: { keys: ["sa-1#1", "sa-2#1"], by: "auto" },
+		});
 		expect(state.rounds).toBe(1);
 		expect(world.manager.ledger.pending()).toEqual([]);
 		// Exactly once: nothing left for a second boundary, the automatic path, or a wait.
