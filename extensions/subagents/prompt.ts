@@ -1,22 +1,11 @@
 /**
- * Every sentence of the subagents extension that a model reads: tool descriptions, parameter
- * help, tool result texts, errors, delivery headers and the child's system-prompt addition.
- * Kept in one module so the wording is reviewed in one place and pinned by tests.
+ * The sentences of the subagents extension that a model reads and every tool shares: tool descriptions,
+ * parameter help, tool result texts, run errors, delivery headers and the child's system-prompt addition.
+ * subagent_spawn's own description and errors are in prompt-spawn.ts, the wording of isolated and
+ * structured children in prompt-checkable.ts. Pinned by tests.
  */
 
-import { project } from "../shared/projection/projection.ts";
-import { SURFACES } from "../shared/surfaces.ts";
-import { stripControls } from "../shared/text/sanitize.ts";
-import { utf8ByteLength } from "../shared/text/utf8.ts";
-import {
-	type ChildRecord,
-	capChoices,
-	formatCount,
-	formatDuration,
-	type ModelFailure,
-	plural,
-	queuePosition,
-} from "./domain.ts";
+import { type ChildRecord, formatCount, formatDuration, plural, queuePosition } from "./domain.ts";
 
 export const TOOL_TEXT = {
 	spawn: {
@@ -24,8 +13,8 @@ export const TOOL_TEXT = {
 		description:
 			"Start a subagent: a separate Pi agent with its own context that works on `prompt` in the background. " +
 			"Returns at once with the child's id. Its final answer reaches you automatically when it finishes " +
-			"(or call subagent_wait). In a single-shot run without UI (print or json mode) call subagent_wait before you " +
-			"finish: children still running when your run ends are stopped. " +
+			"(or call subagent_wait). In a single-shot run without UI (print or json mode), its result says whether your " +
+			"run waits for it or you must call subagent_wait before you finish. " +
 			"Long answers arrive as head + tail with the full text stored in a file you can read.",
 		snippet: "Start a background subagent on a self-contained task; its result comes back to you",
 		prompt: 'The complete task for the child. It sees nothing of your conversation unless context is "fork".',
@@ -106,12 +95,20 @@ function asAgent(c: Pick<ChildRecord, "agent">): string {
  * own. Without one (print/json mode) the process ends with the parent's run, and Pi 0.73 does not await
  * extension handlers at a run's end before it exits: only subagent_wait gets a result into this run.
  * "single-shot-ephemeral": no session file either (--no-session), so nothing is kept for later.
+ * "settle": Pi 1.x's print/json mode, where a run that would end while children run waits for them
+ * (agent_before_settle) and gets their results for one more turn; `maxRunSeconds` bounds that wait.
  */
-export type Arrival = "auto" | "single-shot" | "single-shot-ephemeral";
+export type Arrival = "auto" | "single-shot" | "single-shot-ephemeral" | { settle: number };
 
 function arrival(c: ChildRecord, how: Arrival): string {
 	const wait = `subagent_wait(ids=["${c.id}"])`;
 	if (how === "auto") return `Its result arrives automatically when it finishes, or call ${wait}.`;
+	if (typeof how === "object")
+		return (
+			`This is a single-shot run (no UI): if your run would end while it still runs, the run waits for it ` +
+			`(at most ${formatDuration(how.settle * 1000)}, subagents.maxRunSeconds) and its result arrives as a ` +
+			`message you answer in one more turn. Call ${wait} to use it sooner.`
+		);
 	const after =
 		how === "single-shot"
 			? "its partial output is kept and delivered when this session is continued (pi -c)."
@@ -229,13 +226,6 @@ export function restoredSendError(c: Pick<ChildRecord, "id" | "name">): string {
 	return `${label(c)} ran in an earlier process and left no session file to continue from; spawn a new child with what it needs.`;
 }
 
-export function resumeModelError(c: Pick<ChildRecord, "id" | "name" | "model">, failure: ModelFailure): string {
-	return (
-		`${label(c)} ran on ${c.model}, which this session cannot run now (models you can use: ` +
-		`${choiceList(failure.choices)}); spawn a new child on one of those with what it needs.`
-	);
-}
-
 export function missingCwdError(c: Pick<ChildRecord, "id" | "name" | "cwd">): string {
 	return `${label(c)} cannot continue: its working directory ${c.cwd} is gone; spawn a new child with what it needs.`;
 }
@@ -280,54 +270,6 @@ export function unknownIdsError(unknown: string[], known: string[]): string {
 	return known.length > 0
 		? `${which}; known: ${known.join(", ")}.`
 		: `${which}; no subagents were spawned in this session.`;
-}
-
-/** Most providers named when an id is known only without credentials. */
-const KEYLESS_PROVIDERS_SHOWN = SURFACES["subagents.keylessProviders"].maxLines - 1;
-
-/** Choices capped at MODEL_CHOICES_SHOWN, then a count of the rest. */
-function choiceList(choices: string[], max?: number): string {
-	const { shown, more } = capChoices(choices, max);
-	if (shown.length === 0) return "none have credentials configured";
-	return more > 0 ? `${shown.join(", ")} … and ${formatCount(more)} more` : shown.join(", ");
-}
-
-export function badModelError(spec: string, failure: ModelFailure): string {
-	switch (failure.reason) {
-		case "ambiguous":
-			return `Model "${spec}" is ambiguous among the models you can use; pass provider/id, one of: ${choiceList(failure.choices)}.`;
-		case "no-credentials":
-			return (
-				`Model "${spec}" is known only to providers with no credentials configured here ` +
-				`(${choiceList(failure.providers ?? [], KEYLESS_PROVIDERS_SHOWN)}); models you can use: ${choiceList(failure.choices)}.`
-			);
-		default:
-			return `Unknown model "${spec}"; models you can use: ${choiceList(failure.choices)}.`;
-	}
-}
-
-export function noModelError(): string {
-	return "No model to run the child on: pass model as provider/id.";
-}
-
-export function badCwdError(cwd: string, parentCwd: string): string {
-	return `cwd "${cwd}" does not exist or is not a directory; pass an existing directory (default: ${parentCwd}).`;
-}
-
-export function badToolsError(unknown: string[], available: string[]): string {
-	return `Unknown ${unknown.length === 1 ? "tool" : "tools"} ${unknown.join(", ")}; available to children: ${available.join(", ")}.`;
-}
-
-export function badThinkingError(level: string, levels: readonly string[]): string {
-	return `Unknown thinking level "${level}"; use one of: ${levels.join(", ")}.`;
-}
-
-export function depthLimitError(maxDepth: number): string {
-	return `This agent is a subagent at the depth limit (${maxDepth}); it cannot spawn further subagents. Do the work yourself.`;
-}
-
-export function forkUnavailableError(reason: string): string {
-	return `context "fork" is not available (${reason}); spawn with context "fresh" and put what the child needs in prompt.`;
 }
 
 export function queuedSendError(c: ChildRecord): string {
@@ -380,322 +322,28 @@ export function checkText(c: ChildRecord, now: number, recentOutput: string): st
 	return lines.join("\n");
 }
 
+/** Header of the results a print-mode run (Pi 1.x) waited for before ending. */
+export function settleDeliveryHeader(count: number): string {
+	return count === 1
+		? "[Subagent result — your run waited for the child before ending; answer with it now]"
+		: `[${count} subagent results — your run waited for the children before ending; answer with them now]`;
+}
+
+/** Why a child was stopped when Ctrl-C interrupted a print-mode run that waited for it. */
+export const SETTLE_INTERRUPTED = "the single-shot run was interrupted (Ctrl-C) while it waited for the child";
+
+/** Why a child was stopped when a print-mode run's wait for it reached its bound. */
+export function settleCutError(seconds: number): string {
+	return (
+		`the single-shot run stopped waiting after ${seconds} s (subagents.maxRunSeconds); ` +
+		"use subagent_send to continue it."
+	);
+}
+
 export function restoredNote(count: number): string {
 	return `[${plural(count, "subagent result")} from before the session was reloaded or resumed]`;
 }
 
 export function configWarning(warning: string): string {
 	return `subagents: ${warning}`;
-}
-
-/** What the spawn description and the errors need of an agent. */
-export interface AgentSummary {
-	name: string;
-	description: string;
-}
-
-/** The budget of the agent list in subagent_spawn's description (UTF-8 bytes and lines of the whole list). */
-export const AGENT_LIST_BUDGET = {
-	maxBytes: SURFACES["subagents.agentList"].maxBytes,
-	maxLines: SURFACES["subagents.agentList"].maxLines,
-	lineBytes: SURFACES["subagents.agentLine"].maxBytes,
-} as const;
-
-/**
- * subagent_spawn's description with the available agents: one "name — description" line each, within
- * AGENT_LIST_BUDGET; agents past it are named on one last line (or counted, when even that is too long).
- */
-export function spawnDescription(agents: readonly AgentSummary[]): string {
-	const base = TOOL_TEXT.spawn.description;
-	if (agents.length === 0) return base;
-	const heading = 'Named agents (pass agent="<name>"; its settings apply and your explicit parameters override them):';
-	const lines = [heading];
-	let bytes = utf8ByteLength(heading);
-	let shown = 0;
-	for (const a of agents) {
-		const line = project(`- ${a.name}${a.description ? ` — ${a.description}` : ""}`, "subagents.agentLine").text;
-		const reserve = shown + 1 < agents.length ? 2 : 1; // keep a line for "… and N more"
-		if (lines.length + reserve > AGENT_LIST_BUDGET.maxLines) break;
-		if (bytes + 1 + utf8ByteLength(line) + (reserve > 1 ? 96 : 0) > AGENT_LIST_BUDGET.maxBytes) break;
-		lines.push(line);
-		bytes += 1 + utf8ByteLength(line);
-		shown++;
-	}
-	if (shown < agents.length) {
-		const rest = agents.slice(shown).map((a) => a.name);
-		const named = `- … and ${rest.length} more: ${rest.join(", ")}`;
-		const room = AGENT_LIST_BUDGET.maxBytes - bytes - 1;
-		lines.push(
-			utf8ByteLength(named) <= Math.min(room, AGENT_LIST_BUDGET.lineBytes)
-				? named
-				: project(`- … and ${rest.length} more agents`, "subagents.agentLine", { maxBytes: room }).text,
-		);
-	}
-	return `${base}\n\n${lines.join("\n")}`;
-}
-
-export const SPAWN_AGENT_PARAM =
-	"Name of an agent to run as (see the list in this tool's description; optional). Its system prompt, tools, model and other settings apply; parameters you pass explicitly override them.";
-export const SPAWN_EXTENSIONS_PARAM =
-	'Which of the user\'s extensions the child loads (optional): true = all that Pi would load (the default), false or [] = none, or a list of names; "!name" excludes one.';
-
-/** Most agent names an error lists. */
-export const AGENT_NAMES_SHOWN = SURFACES["subagents.agentNames"].maxLines;
-
-export function unknownAgentError(name: string, known: readonly string[]): string {
-	const shown = known.slice(0, AGENT_NAMES_SHOWN);
-	const more = known.length - shown.length;
-	const list = shown.length > 0 ? shown.join(", ") + (more > 0 ? ` … and ${more} more` : "") : "none";
-	return `Unknown agent "${project(oneLine(name), "subagents.name").text}"; known agents: ${project(list, "subagents.agentNames").text}. No child was started; spawn again with one of these, or without agent.`;
-}
-
-/** An agent file's model that the registry cannot resolve: the child runs on the parent's model. */
-export function agentModelFallbackWarning(agent: string, model: string, fallback: string): string {
-	return `subagents: agent "${agent}" asks for model "${model}", which is not available here; it runs on ${fallback} instead.`;
-}
-
-export function agentToolsError(agent: string, unknown: string[], available: string[]): string {
-	return `Agent "${agent}" lists ${unknown.length === 1 ? "a tool" : "tools"} no child can have: ${unknown.join(", ")}; available: ${available.join(", ")}. Fix the agent file, or pass tools explicitly.`;
-}
-
-export function missingExtensionToolsError(unknown: string[]): string {
-	return `the child's tools ${unknown.join(", ")} come from no extension it loaded; check the agent file's tools and extensions, or pass tools explicitly.`;
-}
-
-export function extensionLoadError(name: string, path: string, error: string): string {
-	return `the child could not start: extension "${name}" (${path}) failed: ${project(oneLine(error), "subagents.extensionError").text}. Exclude it with extensions: ["!${name}"], or fix it.`;
-}
-
-function oneLine(text: string): string {
-	return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
-}
-
-/** Where an agent was defined, for /agents. */
-export function agentSourceLabel(source: string, file?: string): string {
-	return file ? `${source}: ${file}` : source;
-}
-
-/** The /agents listing: each agent with its source, tools and model, then the warnings. */
-export function agentsCommandText(
-	agents: ReadonlyArray<
-		AgentSummary & { source: string; file?: string; tools?: string[]; model?: string; extensions?: string }
-	>,
-	warnings: readonly string[],
-	defaultTools: readonly string[],
-): string {
-	const lines: string[] = [`${plural(agents.length, "agent")} (later sources override earlier ones by name):`];
-	for (const a of agents) {
-		lines.push(`${a.name} — ${a.description || "(no description)"}`);
-		lines.push(`  source ${agentSourceLabel(a.source, a.file)}`);
-		lines.push(
-			`  tools ${a.tools ? a.tools.join(", ") : `${defaultTools.join(", ")} + extension tools`} · model ${a.model ?? "(the parent's)"}${a.extensions ? ` · extensions ${a.extensions}` : ""}`,
-		);
-	}
-	if (warnings.length > 0) {
-		lines.push("", `${plural(warnings.length, "warning")}:`);
-		for (const w of warnings) lines.push(`  ${w}`);
-	}
-	return lines.join("\n");
-}
-
-// ── Isolated and structured children ─────────────────────────────────────────────────────────────
-
-export function notARepositoryError(reason: string): string {
-	return (
-		`isolation "worktree" is not possible: ${reason}. No child was started. ` +
-		"Spawn without isolation (it then works in your tree), or run git init and commit first."
-	);
-}
-
-export function worktreeFailedError(reason: string): string {
-	return `isolation "worktree" failed: ${reason}. No child was started; fix that or spawn without isolation.`;
-}
-
-export function badIsolationError(value: string): string {
-	return `Unknown isolation ${JSON.stringify(value)}; use "worktree" or "none".`;
-}
-
-export function badOutputSchemaError(reason: string): string {
-	return `output_schema cannot be used: ${reason}. No child was started; pass a JSON Schema object.`;
-}
-
-/** Spawn-result sentence of an isolated child: where it works and what it does not see. */
-export function isolationNote(w: {
-	path: string;
-	branch: string;
-	base: string;
-	repoTop: string;
-	parentUncommitted: number;
-}): string {
-	const carried =
-		w.parentUncommitted > 0
-			? `Your ${plural(w.parentUncommitted, "uncommitted change")} (staged, unstaged or untracked) are NOT in it: commit first if the child needs them.`
-			: "Your working tree had no uncommitted changes, so the child sees exactly your files.";
-	return (
-		`Isolated: it works in a new git worktree ${w.path} on branch ${w.branch}, created from HEAD ${w.base.slice(0, 12)} ` +
-		`of ${w.repoTop}. ${carried} Your tree and index are not touched; its result starts with what it changed.`
-	);
-}
-
-export function structuredNote(): string {
-	return "Its answer must end with JSON valid against output_schema (one correction turn); you get the validated JSON.";
-}
-
-/** Appended to a structured child's task: the schema it must answer with. */
-export function outputSchemaInstruction(schemaText: string): string {
-	return (
-		"\n\n---\nAnswer format (required): end your final message with one JSON value that validates against this " +
-		"JSON Schema — as a ```json fenced block or bare JSON, as the very last thing in the message, nothing after it:\n" +
-		"```json\n" +
-		schemaText +
-		"\n```"
-	);
-}
-
-/** The one correction turn: what failed, and the schema again. */
-export function outputSchemaCorrection(found: boolean, errors: string[], schemaText: string): string {
-	const what = found
-		? `Your final JSON does not validate against the required JSON Schema:\n${errors.map((e) => `- ${e}`).join("\n")}`
-		: "Your final message does not end with a JSON value.";
-	return (
-		`${what}\nReply now with only the corrected JSON value (no prose), valid against this schema:\n` +
-		"```json\n" +
-		schemaText +
-		"\n```"
-	);
-}
-
-/** Reminder added to subagent_send's text for a structured child starting another run. */
-export const OUTPUT_SCHEMA_REMINDER =
-	"\n\n(As before: end your final message with one JSON value valid against the output schema of your task.)";
-
-export const VERDICT_VALID = "output valid";
-export const VERDICT_INVALID = "output INVALID";
-
-/** Body of a structured result that never complied: the errors, then the raw answer. */
-export function invalidOutputText(reasons: string[], corrections: number, raw: string): string {
-	const after = corrections > 0 ? "after one correction turn" : "and the correction turn could not run";
-	return (
-		`Invalid structured output: the answer does not end with JSON valid against output_schema ${after}.\n` +
-		`Errors:\n${reasons.map((e) => `- ${e}`).join("\n")}\n\nRaw answer:\n${raw}`
-	);
-}
-
-export const NO_JSON_FOUND = "the answer does not end with a JSON value";
-
-export function correctionFailed(error: string): string {
-	return `the correction turn failed: ${error}`;
-}
-
-type ChangedFile = { path: string; status: "added" | "modified" | "deleted"; added?: number; removed?: number };
-
-/** Most changed files listed in a result; the patch has them all. */
-export const CHANGED_FILES_SHOWN = SURFACES["subagents.changedFiles"].maxLines;
-/** Longest line of one changed file, in UTF-8 bytes (a very long path is clipped; the patch has it whole). */
-const CHANGED_FILE_LINE_BYTES = Math.floor(SURFACES["subagents.changedFiles"].maxBytes / CHANGED_FILES_SHOWN);
-
-function fileLine(f: ChangedFile): string {
-	const mark = f.status === "added" ? "A" : f.status === "deleted" ? "D" : "M";
-	const counts = f.added === undefined ? "binary" : `+${formatCount(f.added)} −${formatCount(f.removed ?? 0)}`;
-	const tail = ` (${counts})`;
-	return `  ${mark} ${project(stripControls(f.path).replace(/[\n\t]/g, " "), "subagents.changedFiles", { maxBytes: CHANGED_FILE_LINE_BYTES - 4 - utf8ByteLength(tail), maxLines: 1 }).text}${tail}`;
-}
-
-/** First lines of an isolated child's result: what changed, where, and how to take it. */
-export function changesText(o: {
-	id: string;
-	worktree: string;
-	branch: string;
-	base: string;
-	repoTop: string;
-	files: ChangedFile[];
-	commits: number;
-	patch: { ok: true; path: string } | { ok: false; error: string } | undefined;
-}): string {
-	const added = o.files.reduce((n, f) => n + (f.added ?? 0), 0);
-	const removed = o.files.reduce((n, f) => n + (f.removed ?? 0), 0);
-	const lines = [
-		`Changes in worktree ${o.worktree} (branch ${o.branch}, from ${o.base.slice(0, 12)}): ` +
-			`${plural(o.files.length, "file")} changed, +${formatCount(added)} −${formatCount(removed)}` +
-			(o.commits > 0 ? `, ${plural(o.commits, "commit")} on the branch` : "") +
-			".",
-		...o.files.slice(0, CHANGED_FILES_SHOWN).map(fileLine),
-	];
-	if (o.files.length > CHANGED_FILES_SHOWN) {
-		lines.push(`  … and ${formatCount(o.files.length - CHANGED_FILES_SHOWN)} more files (all in the patch)`);
-	}
-	if (o.patch?.ok) {
-		lines.push(
-			`Patch of everything it changed (untracked files included): ${o.patch.path} — read it, or take it with ` +
-				`git -C ${o.repoTop} apply ${o.patch.path} (add --check to try first).`,
-		);
-	} else {
-		const why = o.patch ? `the patch could not be stored (${o.patch.error})` : "no patch was stored";
-		lines.push(
-			`${why}; see the changes with git -C ${o.worktree} status and git -C ${o.worktree} diff ${o.base.slice(0, 12)}.`,
-		);
-	}
-	lines.push(`The worktree is kept until you remove it: subagent_cleanup(ids=["${o.id}"]).`);
-	return lines.join("\n");
-}
-
-export function noChangesText(worktree: string, removed: { ok: true } | { ok: false; error: string }): string {
-	return removed.ok
-		? `No changes in its worktree; the worktree ${worktree} and its branch were removed.`
-		: `No changes in its worktree, but removing ${worktree} failed (${removed.error}); it is kept.`;
-}
-
-export function changesUnknownText(worktree: string, error: string): string {
-	return `Could not determine what it changed (${error}); its worktree ${worktree} is kept. Inspect it with git -C ${worktree} status.`;
-}
-
-export const PATCH_NOT_UTF8 =
-	"it holds bytes that are not UTF-8 (a file in another encoding), and the artifact store keeps text only";
-
-export function concludeFailedNote(error: unknown): string {
-	return `[could not summarise this child's changes: ${error instanceof Error ? error.message : String(error)}]`;
-}
-
-export function recreatedWorktreeNote(path: string, base: string): string {
-	return `its worktree ${path} was re-created from HEAD ${base.slice(0, 12)}`;
-}
-
-export const CLEANUP_NOTHING = "No ids given: pass the ids of isolated children to remove their worktrees.";
-
-export function cleanupLine(
-	c: Pick<ChildRecord, "id" | "name">,
-	outcome:
-		| { kind: "removed"; why: "no-changes" | "in-tree" | "discarded"; files: number; patchPath?: string }
-		| { kind: "kept"; files: number; patchPath?: string; repoTop: string }
-		| { kind: "not-isolated" | "already-removed" | "running" }
-		| { kind: "failed"; error: string },
-): string {
-	switch (outcome.kind) {
-		case "removed": {
-			const why =
-				outcome.why === "no-changes"
-					? "it had no changes"
-					: outcome.why === "in-tree"
-						? "its changes are in your working tree"
-						: `discarded ${plural(outcome.files, "changed file")} as asked`;
-			const patch = outcome.patchPath ? `; its patch stays at ${outcome.patchPath}` : "";
-			return `${label(c)}: worktree and branch removed (${why})${patch}.`;
-		}
-		case "kept":
-			return (
-				`${label(c)}: kept — its changes (${plural(outcome.files, "file")}) are not in your working tree yet. ` +
-				(outcome.patchPath
-					? `Apply ${outcome.patchPath} with git -C ${outcome.repoTop} apply, `
-					: "Merge its branch ") +
-				"then clean up again, or pass discard: true to remove it anyway."
-			);
-		case "not-isolated":
-			return `${label(c)}: not isolated; nothing to remove.`;
-		case "already-removed":
-			return `${label(c)}: its worktree was already removed.`;
-		case "running":
-			return `${label(c)}: still running; cancel it or wait for it first.`;
-		case "failed":
-			return `${label(c)}: could not clean up: ${outcome.error}`;
-	}
 }
