@@ -8,7 +8,7 @@
  */
 import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { bootExtension } from "../shared/host/bootstrap.ts";
-import { type HeadroomConfig, projectionHeadShare } from "../shared/host/config.ts";
+import { type HeadroomConfig, surfaceFor } from "../shared/host/config.ts";
 import { fingerprintAvailable, fingerprintError, fingerprintReady } from "../shared/text/fingerprint.ts";
 import { estimateTokens } from "../shared/text/tokens.ts";
 import { messageBudget, TokenSizer, type TranscriptMessage, usageBasedTokens } from "../shared/transcript/plan.ts";
@@ -36,13 +36,14 @@ export default function contextTrim(pi: ExtensionAPI): void {
 	const setup = (ctx: ExtensionContext) => {
 		if (settings) return settings;
 		const config = host.config(ctx);
-		const headShare = projectionHeadShare(config);
+		const segment = surfaceFor(config, "transcript.segment");
+		const headShare = segment.headShare;
 		let shorten: ShortenOptions;
 		try {
-			shorten = storedShortening(host.store(), headShare);
+			shorten = storedShortening(host.store(), headShare, segment);
 		} catch (error) {
 			// The configuration still applies; shortened texts then say they were not saved.
-			shorten = { headShare };
+			shorten = { headShare, surface: segment };
 			host.notifyOnce(ctx, `shortened texts cannot be stored (${String(error)}); they say so`);
 		}
 		settings = { config: config.contextTrim, shorten };
