@@ -14,7 +14,8 @@ import {
 	worktreeExists,
 } from "./isolation.ts";
 import * as P from "./prompt.ts";
-import type { ChangesOutcome, Reviewed, RunSteps } from "./run-steps.ts";
+import type { ChangesOutcome } from "./result-extras.ts";
+import type { Reviewed, RunSteps } from "./run-steps.ts";
 import { checkAnswer, type OutputSchema } from "./schema.ts";
 
 export interface IsolationStepOptions extends GitOptions {

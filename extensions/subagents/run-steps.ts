@@ -5,53 +5,7 @@
  * calls them; the steps themselves know git, the schema and the store. Several step sets compose in order.
  */
 import type { ChildState } from "./domain.ts";
-
-/** What a result carries besides its text, for tool-result details (other extensions read these). */
-export interface ResultExtras {
-	/** The structured-output verdict (children spawned with output_schema). */
-	structured?: StructuredOutcome;
-	/** What an isolated child changed in its worktree. */
-	changes?: ChangesOutcome;
-}
-
-export type StructuredOutcome =
-	| {
-			/** The answer ended with JSON that validates against output_schema. */
-			status: "valid";
-			/** The parsed JSON value. */
-			value: unknown;
-			/** Correction turns it took (0 or 1). */
-			corrections: number;
-	  }
-	| {
-			/** Still not valid after the one correction turn (or the run could not be checked). */
-			status: "invalid";
-			/** The validator's first errors (or why no JSON was found). */
-			errors: string[];
-			/** The parsed JSON value when there was one. */
-			value?: unknown;
-			/** Correction turns it took (0 or 1). */
-			corrections: number;
-	  };
-
-export interface ChangesOutcome {
-	/** Worktree root (still there when kept). */
-	worktree: string;
-	/** The child's branch. */
-	branch: string;
-	/** The commit it started from. */
-	base: string;
-	/** Whether the worktree was kept (it has changes) or removed (none). */
-	kept: boolean;
-	/** Changed files with +/− counts (binary files have none). */
-	files: Array<{ path: string; status: "added" | "modified" | "deleted"; added?: number; removed?: number }>;
-	/** Commits the child made on its branch. */
-	commits: number;
-	/** Artifact holding the whole patch, when stored. */
-	patchPath?: string;
-	/** Why the changes could not be captured or stored, when that failed. */
-	error?: string;
-}
+import type { ResultExtras } from "./result-extras.ts";
 
 /** A run's answer after a review step: the text the parent receives, a label for its header, extras. */
 export interface Reviewed {
