@@ -41,7 +41,10 @@ export interface BranchEntry {
 	timestamp?: string | number;
 }
 
-/** Share of a tool result's budget given to its head: outputs end in errors, so the tail gets more than usual. */
+/**
+ * Share of a tool result's budget given to its head, as the table has it (a `handoff.toolResult` override
+ * reaches the cut through `PieceLimits.surfaces`): outputs end in errors, so the tail gets more than usual.
+ */
 export const TOOL_RESULT_HEAD_SHARE = SURFACES["handoff.toolResult"].headShare;
 /** How many of the latest tool results the current state shows. */
 export const STATE_TOOL_RESULTS = 3;
