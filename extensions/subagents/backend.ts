@@ -27,7 +27,8 @@ import {
 } from "./child-extensions.ts";
 import type { ChildBackend, ChildEvent, ChildHandle, ChildSpec } from "./child-run.ts";
 import { CHILD_TOOL_NAMES, compactArgs, SUBAGENT_TOOL_NAMES } from "./domain.ts";
-import { extensionLoadError, missingExtensionToolsError, missingSessionFileError } from "./prompt.ts";
+import { missingSessionFileError } from "./prompt.ts";
+import { extensionLoadError, missingExtensionToolsError } from "./prompt-spawn.ts";
 
 export interface InProcessBackendOptions {
 	/** Pi's agent dir (settings, models, auth, resources). */

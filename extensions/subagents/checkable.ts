@@ -13,7 +13,20 @@ import {
 	type Worktree,
 	worktreeExists,
 } from "./isolation.ts";
-import * as P from "./prompt.ts";
+import {
+	changesText,
+	changesUnknownText,
+	correctionFailed,
+	invalidOutputText,
+	NO_JSON_FOUND,
+	noChangesText,
+	notARepositoryError,
+	outputSchemaCorrection,
+	PATCH_NOT_UTF8,
+	recreatedWorktreeNote,
+	VERDICT_INVALID,
+	VERDICT_VALID,
+} from "./prompt-checkable.ts";
 import type { ChangesOutcome } from "./result-extras.ts";
 import type { Reviewed, RunSteps } from "./run-steps.ts";
 import { checkAnswer, type OutputSchema } from "./schema.ts";
@@ -43,22 +56,22 @@ export async function reportChanges(
 		changes = await captureChanges(w, o);
 	} catch (error) {
 		const message = (error as Error).message;
-		return { text: P.changesUnknownText(w.path, message), outcome: { ...base, kept: true, error: message } };
+		return { text: changesUnknownText(w.path, message), outcome: { ...base, kept: true, error: message } };
 	}
 	if (changes.files.length === 0 && changes.commits === 0) {
 		try {
 			await removeWorktree(w, o);
-			return { text: P.noChangesText(w.path, { ok: true }), outcome: { ...base, kept: false } };
+			return { text: noChangesText(w.path, { ok: true }), outcome: { ...base, kept: false } };
 		} catch (error) {
 			const message = (error as Error).message;
 			return {
-				text: P.noChangesText(w.path, { ok: false, error: message }),
+				text: noChangesText(w.path, { ok: false, error: message }),
 				outcome: { ...base, kept: true, error: message },
 			};
 		}
 	}
 	let patch: { ok: true; path: string } | { ok: false; error: string } | undefined;
-	if (!changes.patchIsUtf8) patch = { ok: false, error: P.PATCH_NOT_UTF8 };
+	if (!changes.patchIsUtf8) patch = { ok: false, error: PATCH_NOT_UTF8 };
 	else if (changes.patch.length > 0) {
 		const put = await o.store.put("subagent-results", changes.patch);
 		patch = put.ok ? { ok: true, path: put.path } : { ok: false, error: put.error };
@@ -71,7 +84,7 @@ export async function reportChanges(
 		patchPath: patch?.ok ? patch.path : undefined,
 		error: patch && !patch.ok ? patch.error : undefined,
 	};
-	const text = P.changesText({
+	const text = changesText({
 		id: o.id,
 		worktree: w.path,
 		branch: w.branch,
@@ -91,10 +104,10 @@ export function isolationSteps(o: IsolationStepOptions): RunSteps {
 			if (worktreeExists(o.worktree)) return;
 			// Removed after an earlier run that changed nothing (or by subagent_cleanup): start again from HEAD.
 			const probe = await probeRepository(o.worktree.repoTop, o);
-			if (!probe.ok) throw new Error(P.notARepositoryError(probe.reason));
+			if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
 			const fresh = await createWorktree({ ...o, repo: { ...probe.repo, relCwd: "" } });
 			Object.assign(o.worktree, { ...fresh, cwd: o.worktree.cwd });
-			recreated = P.recreatedWorktreeNote(fresh.path, fresh.base);
+			recreated = recreatedWorktreeNote(fresh.path, fresh.base);
 		},
 		async conclude(_state, result): Promise<Reviewed> {
 			const report = await reportChanges(o);
@@ -113,25 +126,25 @@ export function structuredSteps(schema: OutputSchema): RunSteps {
 			if (first.ok) {
 				return {
 					text: first.raw,
-					verdict: P.VERDICT_VALID,
+					verdict: VERDICT_VALID,
 					extras: { structured: { status: "valid", value: first.value, corrections: 0 } },
 				};
 			}
-			const firstReasons = first.found ? first.errors : [P.NO_JSON_FOUND];
-			const again = await ask(P.outputSchemaCorrection(first.found, first.errors, schema.text));
+			const firstReasons = first.found ? first.errors : [NO_JSON_FOUND];
+			const again = await ask(outputSchemaCorrection(first.found, first.errors, schema.text));
 			if (!again.ok) {
-				const reasons = [...firstReasons, P.correctionFailed(again.error)];
+				const reasons = [...firstReasons, correctionFailed(again.error)];
 				return invalid(reasons, 0, answer, first.found ? first.value : undefined);
 			}
 			const second = checkAnswer(schema, again.text);
 			if (second.ok) {
 				return {
 					text: second.raw,
-					verdict: P.VERDICT_VALID,
+					verdict: VERDICT_VALID,
 					extras: { structured: { status: "valid", value: second.value, corrections: 1 } },
 				};
 			}
-			const reasons = second.found ? second.errors : [P.NO_JSON_FOUND];
+			const reasons = second.found ? second.errors : [NO_JSON_FOUND];
 			return invalid(reasons, 1, again.text, second.found ? second.value : undefined);
 		},
 	};
@@ -139,8 +152,8 @@ export function structuredSteps(schema: OutputSchema): RunSteps {
 
 function invalid(errors: string[], corrections: number, raw: string, value: unknown): Reviewed {
 	return {
-		text: P.invalidOutputText(errors, corrections, raw),
-		verdict: P.VERDICT_INVALID,
+		text: invalidOutputText(errors, corrections, raw),
+		verdict: VERDICT_INVALID,
 		extras: {
 			structured: { status: "invalid", errors, corrections, ...(value !== undefined ? { value } : {}) },
 		},

@@ -8,13 +8,14 @@ import { type ChildRecord, isSettled, partitionIds } from "./domain.ts";
 import { type Env, ensureManager, ensureStore } from "./env.ts";
 import { captureChanges, patchContainedIn, removeWorktree, worktreeExists } from "./isolation.ts";
 import * as P from "./prompt.ts";
+import { CLEANUP_NOTHING, cleanupLine } from "./prompt-checkable.ts";
 
 export interface CleanupParams {
 	ids: string[];
 	discard?: boolean;
 }
 
-type Outcome = Parameters<typeof P.cleanupLine>[1];
+type Outcome = Parameters<typeof cleanupLine>[1];
 
 async function cleanOne(env: Env, child: ChildRecord, discard: boolean): Promise<Outcome> {
 	const w = child.worktree;
@@ -53,9 +54,9 @@ export async function cleanupTool(
 	const results: Array<{ id: string; outcome: Outcome }> = [];
 	// One at a time: git serialises worktree changes of one repository anyway.
 	for (const id of ids) results.push({ id, outcome: await cleanOne(env, manager.get(id)!, params.discard === true) });
-	const text = results.map((r) => P.cleanupLine(manager.get(r.id)!, r.outcome)).join("\n");
+	const text = results.map((r) => cleanupLine(manager.get(r.id)!, r.outcome)).join("\n");
 	return {
-		content: [{ type: "text", text: text || P.CLEANUP_NOTHING }],
+		content: [{ type: "text", text: text || CLEANUP_NOTHING }],
 		details: {
 			rows: results.map((r) => ({ ...rowOf(manager.get(r.id)!), note: r.outcome.kind })),
 			cleanup: results,

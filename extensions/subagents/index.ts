@@ -19,7 +19,8 @@ import {
 	scheduleFlush,
 } from "./delivery.ts";
 import { createEnv, ensureConfig, ensureManager, limitsOf, loadAgents } from "./env.ts";
-import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription, TOOL_TEXT } from "./prompt.ts";
+import { TOOL_TEXT } from "./prompt.ts";
+import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription } from "./prompt-spawn.ts";
 import {
 	type ChildRow,
 	callText,

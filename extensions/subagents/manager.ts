@@ -31,7 +31,6 @@ import {
 import {
 	ABORTED,
 	CANCELLED_BY_PARENT,
-	concludeFailedNote,
 	EMPTY_SEND_TEXT_ERROR,
 	failedResultText,
 	INTERRUPTED_BY_SHUTDOWN,
@@ -39,6 +38,7 @@ import {
 	SHUT_DOWN_ERROR,
 	STOPPED_BEFORE_START,
 } from "./prompt.ts";
+import { concludeFailedNote } from "./prompt-checkable.ts";
 import type { Reviewed, RunSteps } from "./run-steps.ts";
 
 export type { ChildBackend, ChildEvent, ChildHandle, ChildSpec, ManagerLimits } from "./child-run.ts";

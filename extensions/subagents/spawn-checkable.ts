@@ -10,7 +10,15 @@ import type { ChildRecord } from "./domain.ts";
 import { type Env, ensureStore } from "./env.ts";
 import { BRANCH_PREFIX, createWorktree, probeRepository, removeWorktree, type Worktree } from "./isolation.ts";
 import type { SubagentManager } from "./manager.ts";
-import * as P from "./prompt.ts";
+import {
+	badIsolationError,
+	badOutputSchemaError,
+	isolationNote,
+	notARepositoryError,
+	outputSchemaInstruction,
+	structuredNote,
+	worktreeFailedError,
+} from "./prompt-checkable.ts";
 import { composeSteps, type RunSteps } from "./run-steps.ts";
 import { compileOutputSchema } from "./schema.ts";
 
@@ -60,7 +68,7 @@ export async function prepareCheckable(
 	request: CheckableRequest,
 ): Promise<Checkable> {
 	const mode = request.isolation ?? "none";
-	if (!(ISOLATION_MODES as readonly string[]).includes(mode)) throw new Error(P.badIsolationError(mode));
+	if (!(ISOLATION_MODES as readonly string[]).includes(mode)) throw new Error(badIsolationError(mode));
 	const parts: RunSteps[] = [];
 	const notes: string[] = [];
 	const details: Record<string, unknown> = {};
@@ -68,10 +76,10 @@ export async function prepareCheckable(
 	let structured = false;
 	if (request.outputSchema !== undefined && request.outputSchema !== null) {
 		const compiled = compileOutputSchema(request.outputSchema);
-		if (!compiled.ok) throw new Error(P.badOutputSchemaError(compiled.error));
+		if (!compiled.ok) throw new Error(badOutputSchemaError(compiled.error));
 		parts.push(structuredSteps(compiled.schema));
-		firstMessage += P.outputSchemaInstruction(compiled.schema.text);
-		notes.push(P.structuredNote());
+		firstMessage += outputSchemaInstruction(compiled.schema.text);
+		notes.push(structuredNote());
 		details.outputSchema = compiled.schema.schema;
 		structured = true;
 	}
@@ -87,7 +95,7 @@ export async function prepareCheckable(
 		};
 	}
 	const probe = await probeRepository(request.cwd);
-	if (!probe.ok) throw new Error(P.notARepositoryError(probe.reason));
+	if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
 	const id = manager.reserveId();
 	const name = `${id}-${randomBytes(4).toString("hex")}`;
 	const where = worktreesRoot(env);
@@ -95,10 +103,10 @@ export async function prepareCheckable(
 	try {
 		worktree = await createWorktree({ repo: probe.repo, name, ...where });
 	} catch (error) {
-		throw new Error(P.worktreeFailedError((error as Error).message));
+		throw new Error(worktreeFailedError((error as Error).message));
 	}
 	parts.push(isolationSteps({ id, worktree, store: ensureStore(env), name, ...where }));
-	notes.push(P.isolationNote(worktree));
+	notes.push(isolationNote(worktree));
 	details.isolation = { ...worktree, carriesUncommitted: false };
 	return {
 		id,

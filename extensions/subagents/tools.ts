@@ -39,6 +39,19 @@ import {
 } from "./env.ts";
 import type { ResumeSettings } from "./manager.ts";
 import * as P from "./prompt.ts";
+import { OUTPUT_SCHEMA_REMINDER } from "./prompt-checkable.ts";
+import {
+	agentModelFallbackWarning,
+	badCwdError,
+	badModelError,
+	badThinkingError,
+	badToolsError,
+	depthLimitError,
+	forkUnavailableError,
+	noModelError,
+	resumeModelError,
+	unknownAgentError,
+} from "./prompt-spawn.ts";
 import type { ChildRow } from "./render.ts";
 import { isolationFor, prepareCheckable } from "./spawn-checkable.ts";
 
@@ -128,7 +141,7 @@ function agentFor(env: Env, name: string | undefined, ctx: ExtensionContext): Ag
 	const found = agents.find((a) => a.name === wanted);
 	if (!found)
 		throw new Error(
-			P.unknownAgentError(
+			unknownAgentError(
 				String(name),
 				agents.map((a) => a.name),
 			),
@@ -153,7 +166,7 @@ function listableTools(env: Env): string[] {
 export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
 	const manager = ensureManager(env, ctx);
 	const cfg = env.config.subagents;
-	if (env.depth >= cfg.maxDepth) throw new Error(P.depthLimitError(cfg.maxDepth));
+	if (env.depth >= cfg.maxDepth) throw new Error(depthLimitError(cfg.maxDepth));
 	if (typeof params.prompt !== "string" || params.prompt.trim().length === 0) throw new Error(P.EMPTY_PROMPT_ERROR);
 	const agent = agentFor(env, params.agent, ctx);
 	const notes: string[] = [];
@@ -162,7 +175,7 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 	let modelLabel = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "";
 	if (params.model) {
 		const found = resolveModelSpec(params.model, modelPools(ctx));
-		if (!found.ok) throw new Error(P.badModelError(params.model, found.failure));
+		if (!found.ok) throw new Error(badModelError(params.model, found.failure));
 		model = registry.find(found.value.provider, found.value.id);
 		modelLabel = `${found.value.provider}/${found.value.id}`;
 	} else if (agent?.model) {
@@ -174,19 +187,19 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 			model = picked;
 			modelLabel = `${found.value.provider}/${found.value.id}`;
 		} else {
-			const warning = P.agentModelFallbackWarning(agent.name, agent.model, modelLabel || "the parent's model");
+			const warning = agentModelFallbackWarning(agent.name, agent.model, modelLabel || "the parent's model");
 			notes.push(warning);
 			if (ctx.hasUI) ctx.ui.notify(warning, "warning");
 			else console.error(warning);
 		}
 	}
-	if (!model) throw new Error(P.noModelError());
+	if (!model) throw new Error(noModelError());
 	const exactTools = params.tools !== undefined || agent?.tools !== undefined;
 	const tools = params.tools ?? agent?.tools ?? cfg.defaultTools;
 	const allowed = listableTools(env);
 	const unknownTools = tools.filter((t) => !allowed.includes(t));
 	if (unknownTools.length > 0) {
-		if (params.tools !== undefined) throw new Error(P.badToolsError(unknownTools, allowed));
+		if (params.tools !== undefined) throw new Error(badToolsError(unknownTools, allowed));
 		// An agent file may name tools of extensions only the child loads; the child's start checks them.
 	}
 	const extensions =
@@ -194,10 +207,10 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 			? parseExtensionPolicy(params.extensions)
 			: (agent?.extensions ?? globalExtensionPolicy(env.config));
 	const cwd = params.cwd ? resolve(ctx.cwd, params.cwd) : ctx.cwd;
-	if (!isKind(cwd, "directory")) throw new Error(P.badCwdError(params.cwd ?? cwd, ctx.cwd));
+	if (!isKind(cwd, "directory")) throw new Error(badCwdError(params.cwd ?? cwd, ctx.cwd));
 	const levels: readonly string[] = THINKING_LEVELS;
 	if (params.thinking !== undefined && !levels.includes(params.thinking)) {
-		throw new Error(P.badThinkingError(params.thinking, THINKING_LEVELS));
+		throw new Error(badThinkingError(params.thinking, THINKING_LEVELS));
 	}
 	const thinking = params.thinking ?? agent?.thinking ?? safeThinking(env);
 	const context: ContextMode = (params.context ?? agent?.context) === "fork" ? "fork" : "fresh";
@@ -226,7 +239,7 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 				shorten: forkShortening(env),
 			});
 		} catch (error) {
-			throw new Error(P.forkUnavailableError(error instanceof Error ? error.message : String(error)));
+			throw new Error(forkUnavailableError(error instanceof Error ? error.message : String(error)));
 		}
 	}
 	// Checked before anything starts: a broken schema, no repository or a failing worktree fails this spawn only.
@@ -451,7 +464,7 @@ export async function sendTool(
 	const child = manager.get(id)!;
 	const resume = manager.isRestored(id) ? resumeSettings(env, child, ctx) : undefined;
 	// A structured child's new run must end with the JSON again; a steer joins the run that already must.
-	const text = child.structured && isSettled(child.state) ? params.text + P.OUTPUT_SCHEMA_REMINDER : params.text;
+	const text = child.structured && isSettled(child.state) ? params.text + OUTPUT_SCHEMA_REMINDER : params.text;
 	const outcome = await manager.send(id, text, resume);
 	if (outcome === "queued-child") throw new Error(P.queuedSendError(child));
 	return reply(outcome === "steered" ? P.steeredText(child) : P.rerunText(child, arrivalOf(ctx)), {
@@ -475,7 +488,7 @@ function resumeSettings(env: Env, child: ChildRecord, ctx: ExtensionContext): Re
 		const failure = found.ok
 			? { reason: "unknown" as const, choices: orderChoices(pools.available, pools.preferProvider) }
 			: found.failure;
-		throw new Error(P.resumeModelError(child, failure));
+		throw new Error(resumeModelError(child, failure));
 	}
 	if (child.tools.length === 0) child.tools = [...env.config.subagents.defaultTools];
 	const agent = child.agent ? loadAgents(env, ctx).agents.find((a) => a.name === child.agent) : undefined;

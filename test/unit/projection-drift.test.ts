@@ -35,7 +35,8 @@ const ALLOWED: Record<string, string> = {
 	"tool-artifacts/recall.ts": "artifact ids from file names; the recent-ids list cap (toolArtifacts.recentIds)",
 	// List caps still written by hand: each reads its cap from the surfaces table.
 	"subagents/domain.ts": "model choices list cap (subagents.modelChoices)",
-	"subagents/prompt.ts": "model choices and agent names list caps (subagents.modelChoices, subagents.agentNames)",
+	"subagents/prompt-spawn.ts": "model choices and agent names list caps (subagents.modelChoices, subagents.agentNames)",
+	"subagents/prompt-checkable.ts": "changed files list cap (subagents.changedFiles); a commit's short id",
 	"subagents/schema.ts": "validator errors list cap (subagents.schemaErrors)",
 	"subagents/agents.ts": "an agent file's load error quoted in a warning",
 	"tool-artifacts/excerpt.ts": "index rows list cap (toolArtifacts.indexRows)",

@@ -9,6 +9,7 @@ import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
 import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import subagents, { setupSubagents } from "../../extensions/subagents/index.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
+import { depthLimitError } from "../../extensions/subagents/prompt-spawn.ts";
 import { callText, resultText, rowText, statusText, widgetLines } from "../../extensions/subagents/render.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 import { childRecord } from "./subagents-fakes.ts";
@@ -140,7 +141,7 @@ describe("depth limit", () => {
 		setupSubagents({ ...fakePi, registerTool: (t: Tool) => nested.set(t.name, t) } as never, 1);
 		await expect(
 			nested.get("subagent_spawn")!.execute("c", { prompt: "x" }, undefined, undefined, ctx),
-		).rejects.toThrow(P.depthLimitError(1));
+		).rejects.toThrow(depthLimitError(1));
 	});
 });
 

@@ -27,6 +27,7 @@ import {
 import { maxTurnsVerdict, runOutcome } from "../../extensions/subagents/child-run.ts";
 import { SUBAGENT_TOOL_NAMES } from "../../extensions/subagents/domain.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
+import { AGENT_LIST_BUDGET, spawnDescription } from "../../extensions/subagents/prompt-spawn.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 const root = makeTestDir("agents-unit");
@@ -316,11 +317,11 @@ describe("the agent list in the spawn description", () => {
 					maxLength: 80,
 				}),
 				(agents) => {
-					const text = P.spawnDescription(agents);
+					const text = spawnDescription(agents);
 					const list = text.slice(P.TOOL_TEXT.spawn.description.length);
-					expect(Buffer.byteLength(list.trim(), "utf8")).toBeLessThanOrEqual(P.AGENT_LIST_BUDGET.maxBytes);
+					expect(Buffer.byteLength(list.trim(), "utf8")).toBeLessThanOrEqual(AGENT_LIST_BUDGET.maxBytes);
 					expect(list.trim().split("\n").length).toBeLessThanOrEqual(
-						agents.length === 0 ? 1 : P.AGENT_LIST_BUDGET.maxLines,
+						agents.length === 0 ? 1 : AGENT_LIST_BUDGET.maxLines,
 					);
 					const described = agents.filter((a) => list.includes(`- ${a.name}`)).length;
 					if (described < agents.length) expect(list).toMatch(/… and \d+ more/);

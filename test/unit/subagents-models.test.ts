@@ -11,6 +11,7 @@ import { DELIVERED_ENTRY, restoreFromSession, SETTLED_ENTRY } from "../../extens
 import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import { MODEL_CHOICES_SHOWN } from "../../extensions/subagents/domain.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
+import { badToolsError } from "../../extensions/subagents/prompt-spawn.ts";
 import { cancelTool, sendTool, spawnTool } from "../../extensions/subagents/tools.ts";
 import { childRecord, type FakeWorld, fakeWorld, tempRoot, until } from "./subagents-fakes.ts";
 
@@ -224,7 +225,7 @@ describe("singular and plural", () => {
 		expect(P.cancelHeader(2)).toBe("Cancelled 2 subagents. Partial output of each:");
 		expect(P.restoredNote(1)).toBe("[1 subagent result from before the session was reloaded or resumed]");
 		expect(P.waitProgress([child(1)], 5000)).toBe("Waiting for 1 subagent: sa-1 completed");
-		expect(P.badToolsError(["a", "b"], ["read"])).toBe("Unknown tools a, b; available to children: read.");
+		expect(badToolsError(["a", "b"], ["read"])).toBe("Unknown tools a, b; available to children: read.");
 	});
 
 	it("subagent_cancel of one running child says 1 subagent", async () => {

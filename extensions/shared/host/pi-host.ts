@@ -13,6 +13,9 @@
  *   shapes (onPi1Event); on 0.73 they never fire, so callers pair agent_settled with agent_end polling.
  * - project trust (1.x `ctx.isProjectTrusted()`; 0.73 has no project trust and loads project files).
  * - UI presence (`ctx.hasUI` with a `ui` to draw on; print and json modes have none).
+ * - where the system prompt and tool declarations are in the request: since Pi 0.87 the transcript carries
+ *   them as system messages, which `context` handlers no longer see and `context_with_system` handlers do
+ *   (hostSeesSystemMessages); before, Pi sent `ctx.getSystemPrompt()` and the active tools beside the list.
  */
 
 import type { Api, AssistantMessage, Context, Model } from "@mariozechner/pi-ai";
@@ -241,5 +244,35 @@ export function onPi1Event<K extends keyof Pi1Events, C>(
 ): void {
 	(pi.on as (event: string, handler: (event: unknown, ctx: unknown) => unknown) => void).call(pi, name, (e, c) =>
 		handler(e as Pi1Events[K], c as C),
+	);
+}
+
+/**
+ * Whether this Pi hands `context_with_system` handlers the whole request (system messages with the prompt,
+ * its section patches and the tool declarations, then the conversation) and sends what they return as is:
+ * Pi 0.87 and later (the 1.x line). Detected on the host's own session manager, which gained
+ * `appendContextEdit` in the same release (0.87), so the answer holds however this package's imports
+ * resolve. On 0.73 the `context` hook is the one to use, with `ctx.getSystemPrompt()` and the active
+ * tools beside the list.
+ */
+export function hostSeesSystemMessages(ctx: unknown): boolean {
+	const sm = (ctx as { sessionManager?: { appendContextEdit?: unknown } } | undefined)?.sessionManager;
+	return typeof sm?.appendContextEdit === "function";
+}
+
+/** Pi 1.x's `context_with_system` event: the full transcript, system messages included. */
+export interface ContextWithSystemEvent {
+	messages: unknown[];
+}
+
+/** Subscribe to `context_with_system` (the 0.73 types do not know it; 0.73 never emits it). */
+export function onContextWithSystem<C>(
+	pi: { on: unknown },
+	handler: (event: ContextWithSystemEvent, ctx: C) => unknown,
+): void {
+	(pi.on as (event: string, handler: (event: unknown, ctx: unknown) => unknown) => void).call(
+		pi,
+		"context_with_system",
+		(e, c) => handler(e as ContextWithSystemEvent, c as C),
 	);
 }

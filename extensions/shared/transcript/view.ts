@@ -116,7 +116,13 @@ export interface OmissionIndex {
 }
 
 export type ViewItem =
-	| { kind: "message"; message: TranscriptMessage }
+	| {
+			kind: "message";
+			/** The message shown: the input's own object, or a copy with shortened texts. */
+			message: TranscriptMessage;
+			/** Its position in the input list. */
+			index: number;
+	  }
 	| { kind: "omission"; omission: OmissionIndex; timestamp: number };
 
 export interface TranscriptView {
@@ -307,7 +313,8 @@ export function buildView(
 	shorten: ShortenOptions = {},
 	memo?: OmissionMemo,
 ): TranscriptView {
-	if (!plan.trimmed) return { trimmed: false, items: messages.map((message) => ({ kind: "message", message })), plan };
+	if (!plan.trimmed)
+		return { trimmed: false, items: messages.map((message, index) => ({ kind: "message", message, index })), plan };
 	const replaced = new Map<number, TranscriptMessage>();
 	const notes: ShortenedNote[] = [];
 	for (const group of plan.shorten) {
@@ -334,7 +341,8 @@ export function buildView(
 			markerPlaced = true;
 		}
 		const seg = plan.segments[s];
-		for (let i = seg.start; i < seg.end; i++) items.push({ kind: "message", message: replaced.get(i) ?? messages[i] });
+		for (let i = seg.start; i < seg.end; i++)
+			items.push({ kind: "message", message: replaced.get(i) ?? messages[i], index: i });
 	}
 	if (!markerPlaced) items.push({ kind: "omission", omission, timestamp });
 	return { trimmed: true, items, plan };
