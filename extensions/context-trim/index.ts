@@ -1,22 +1,35 @@
 /**
  * context-trim: before each model call, an over-budget history is sent as head + marker + tail
  * at segment boundaries (a tool call never without its results), with an index of what was left
- * out and where the full transcript is. Pi's `context` event hands a deep copy and uses what we
- * return for this one call only; the stored session is never changed.
+ * out and where the full transcript is. Pi hands a deep copy and uses what we return for this one
+ * call only; the stored session is never changed.
+ *
+ * The whole request counts: system prompt + tool declarations + messages. On Pi 0.87+ (1.x) the hook is
+ * `context_with_system`, whose list holds the system messages that carry the prompt, its patches and the
+ * tool declarations, so they are counted as sent and kept in place; on 0.73 it is `context`, with the
+ * prompt (`ctx.getSystemPrompt()`) and the active tools' schemas counted beside the list.
  *
  * Thin adapter: the decisions live in ./trim.ts and ../shared/transcript*.ts.
  */
-import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { bootExtension } from "../shared/host/bootstrap.ts";
-import { type HeadroomConfig, projectionHeadShare } from "../shared/host/config.ts";
+import { type HeadroomConfig, surfaceFor } from "../shared/host/config.ts";
+import { hostSeesSystemMessages, onContextWithSystem } from "../shared/host/pi-host.ts";
 import { fingerprintAvailable, fingerprintError, fingerprintReady } from "../shared/text/fingerprint.ts";
 import { estimateTokens } from "../shared/text/tokens.ts";
-import { messageBudget, TokenSizer, type TranscriptMessage, usageBasedTokens } from "../shared/transcript/plan.ts";
+import {
+	messageBudget,
+	type Sizer,
+	TokenSizer,
+	type TranscriptMessage,
+	usageBasedTokens,
+} from "../shared/transcript/plan.ts";
+import { argumentsJson, systemMessageTokens, toolDeclarationTokens } from "../shared/transcript/size.ts";
 import { OmissionMemo, type ShortenOptions, storedShortening } from "../shared/transcript/view.ts";
-import { trimMessages } from "./trim.ts";
+import { type TrimResult, trimMessages, trimTranscript } from "./trim.ts";
 
-/** Tokens charged per tool definition besides its JSON (function wrapper, type). */
-const TOOL_DEFINITION_OVERHEAD_TOKENS = 8;
+/** System messages whose estimates are remembered (by their JSON): the prompt and its few patches. */
+const SYSTEM_MEMO_ENTRIES = 64;
 
 type TrimConfig = HeadroomConfig["contextTrim"];
 
@@ -32,17 +45,35 @@ export default function contextTrim(pi: ExtensionAPI): void {
 	let tools = { key: "", tokens: 0 };
 	let system = { text: "", tokens: 0 };
 	let reportedError = false;
+	/** Set once `context_with_system` ran: from then on it alone trims (Pi 0.87+). */
+	let withSystemSeen = false;
+	/** Estimates of system messages by their JSON: Pi hands a fresh copy on every call. */
+	const systemMemo = new Map<string, number>();
+	const systemTokens = (message: TranscriptMessage): number => {
+		const key = argumentsJson(message);
+		const hit = systemMemo.get(key);
+		if (hit !== undefined) return hit;
+		const tokens = systemMessageTokens(message);
+		if (systemMemo.size >= SYSTEM_MEMO_ENTRIES) systemMemo.clear();
+		systemMemo.set(key, tokens);
+		return tokens;
+	};
+	/** The sizer for Pi's usage reading on a full transcript: system messages counted with their tools. */
+	const fullSizer: Sizer = {
+		tokens: (message, index) => (message.role === "system" ? systemTokens(message) : sizer.tokens(message, index)),
+	};
 
 	const setup = (ctx: ExtensionContext) => {
 		if (settings) return settings;
 		const config = host.config(ctx);
-		const headShare = projectionHeadShare(config);
+		const segment = surfaceFor(config, "transcript.segment");
+		const headShare = segment.headShare;
 		let shorten: ShortenOptions;
 		try {
-			shorten = storedShortening(host.store(), headShare);
+			shorten = storedShortening(host.store(), headShare, segment);
 		} catch (error) {
 			// The configuration still applies; shortened texts then say they were not saved.
-			shorten = { headShare };
+			shorten = { headShare, surface: segment };
 			host.notifyOnce(ctx, `shortened texts cannot be stored (${String(error)}); they say so`);
 		}
 		settings = { config: config.contextTrim, shorten };
@@ -60,8 +91,7 @@ export default function contextTrim(pi: ExtensionAPI): void {
 			let tokens = 0;
 			for (const tool of pi.getAllTools()) {
 				if (!wanted.has(tool.name)) continue;
-				const definition = { name: tool.name, description: tool.description, parameters: tool.parameters };
-				tokens += TOOL_DEFINITION_OVERHEAD_TOKENS + estimateTokens(JSON.stringify(definition));
+				tokens += toolDeclarationTokens(tool);
 			}
 			tools = { key, tokens };
 		}
@@ -69,42 +99,68 @@ export default function contextTrim(pi: ExtensionAPI): void {
 	};
 
 	/** Synchronous once the fingerprint runs; the first call of a process may wait for it to start. */
-	pi.on("context", (event, ctx) => {
-		if (fingerprintAvailable()) return trim(event, ctx);
+	const whenSized = (event: { messages: unknown[] }, ctx: ExtensionContext, seesSystem: boolean) => {
+		if (fingerprintAvailable()) return trim(event, ctx, seesSystem);
 		return fingerprintReady().then((ok) => {
 			if (!ok && !reportedError) {
 				reportedError = true;
 				host.notify(ctx, `message sizes are recomputed on every call (${fingerprintError()})`);
 			}
-			return trim(event, ctx);
+			return trim(event, ctx, seesSystem);
 		});
+	};
+	// One hook trims per Pi line: 0.87+ runs `context` without the system messages, then
+	// `context_with_system` with them (0.73 never emits it).
+	onContextWithSystem<ExtensionContext>(pi, (event, ctx) => {
+		withSystemSeen = true;
+		return whenSized(event, ctx, true);
+	});
+	pi.on("context", (event, ctx) => {
+		if (withSystemSeen || hostSeesSystemMessages(ctx)) return undefined;
+		type Result = { messages: typeof event.messages } | undefined;
+		return whenSized(event, ctx, false) as Result | Promise<Result>;
 	});
 
-	const trim = (event: ContextEvent, ctx: ExtensionContext) => {
+	/** `seesSystem`: the list is the whole transcript, system messages included (context_with_system). */
+	const trim = (event: { messages: unknown[] }, ctx: ExtensionContext, seesSystem: boolean) => {
 		try {
 			const { config, shorten } = setup(ctx);
 			if (!config.enabled) return undefined;
 			const contextWindow = ctx.model?.contextWindow ?? ctx.getContextUsage()?.contextWindow;
 			if (!contextWindow) return undefined;
-			const overhead = overheadTokens(ctx);
-			const budgetTokens = messageBudget({
-				contextWindow,
-				maxTokens: ctx.model?.maxTokens,
-				reserveTokens: config.reserveTokens,
-				safetyMarginTokens: config.safetyMarginTokens,
-				overheadTokens: overhead,
-			});
+			const budget = (overheadTokens: number) =>
+				messageBudget({
+					contextWindow,
+					maxTokens: ctx.model?.maxTokens,
+					reserveTokens: config.reserveTokens,
+					safetyMarginTokens: config.safetyMarginTokens,
+					overheadTokens,
+				});
 			const messages = event.messages as unknown as TranscriptMessage[];
-			const used = usageBasedTokens(messages, sizer);
-			const result = trimMessages(messages, {
-				budgetTokens,
-				measuredTokens: used === undefined ? undefined : used - overhead,
+			const common = {
 				cutStepTokens: config.cutStepTokens,
 				sessionFile: ctx.sessionManager.getSessionFile(),
 				sizer,
 				shorten,
 				memo,
-			});
+			};
+			let result: TrimResult;
+			if (seesSystem) {
+				result = trimTranscript(messages, {
+					...common,
+					requestBudgetTokens: budget(0),
+					measuredTokens: usageBasedTokens(messages, fullSizer),
+					systemTokens,
+				});
+			} else {
+				const overhead = overheadTokens(ctx);
+				const used = usageBasedTokens(messages, sizer);
+				result = trimMessages(messages, {
+					...common,
+					budgetTokens: budget(overhead),
+					measuredTokens: used === undefined ? undefined : used - overhead,
+				});
+			}
 			if (!result.trimmed) return undefined;
 			return { messages: result.messages as unknown as typeof event.messages };
 		} catch (error) {

@@ -37,6 +37,8 @@ export interface TrimResult {
 	plan: RetentionPlan;
 	/** The marker text, when trimmed. */
 	marker?: string;
+	/** For each message of `messages`: its index in the input, -1 for the marker, -2 for a system message (set when trimmed). */
+	sources?: number[];
 }
 
 /** Trim `messages` to the budget; never mutates the input. */
@@ -47,7 +49,9 @@ export function trimMessages(messages: TranscriptMessage[], options: TrimOptions
 	const reserve = options.markerReserveTokens ?? DEFAULT_MARKER_RESERVE_TOKENS;
 	let marker = "";
 	const out: TranscriptMessage[] = [];
+	const sources: number[] = [];
 	for (const item of view.items) {
+		sources.push(item.kind === "message" ? item.index : -1);
 		if (item.kind === "message") {
 			out.push(item.message);
 			continue;
@@ -61,5 +65,81 @@ export function trimMessages(messages: TranscriptMessage[], options: TrimOptions
 			timestamp: item.timestamp,
 		});
 	}
-	return { messages: out, trimmed: true, plan, marker };
+	return { messages: out, trimmed: true, plan, marker, sources };
+}
+
+export interface TranscriptTrimOptions extends Omit<TrimOptions, "budgetTokens" | "measuredTokens"> {
+	/** Tokens the whole request may take besides the reserved output: context window − output reserve − margin. */
+	requestBudgetTokens: number;
+	/** Tokens of the whole request as last measured (Pi's usage reading plus what came after), if known. */
+	measuredTokens?: number;
+	/** Tokens of each system message (prompt, section patches, tool declarations); see systemMessageTokens. */
+	systemTokens: (message: TranscriptMessage) => number;
+}
+
+export interface TranscriptTrimResult extends TrimResult {
+	/** Estimated tokens of the system messages: the prompt and the tool declarations the request carries. */
+	systemTokens: number;
+}
+
+/**
+ * Trim a full transcript as Pi 0.87+ hands it to `context_with_system`: system messages (the prompt,
+ * its patches and the tool declarations) are counted and always sent, the conversation between them is
+ * trimmed to what is left of the budget. Every system message keeps its place relative to the messages
+ * shown: before the next message kept, or just before the marker when that message was left out (its
+ * prompt or tool change still applies to what follows). The leading system messages stay first.
+ * Never mutates the input; returns the input array itself when nothing was trimmed.
+ */
+export function trimTranscript(messages: TranscriptMessage[], options: TranscriptTrimOptions): TranscriptTrimResult {
+	const rest: TranscriptMessage[] = [];
+	/** System messages and the count of conversation messages before each. */
+	const system: Array<{ message: TranscriptMessage; before: number }> = [];
+	let systemTokens = 0;
+	for (const message of messages) {
+		if (message.role === "system") {
+			system.push({ message, before: rest.length });
+			systemTokens += options.systemTokens(message);
+		} else rest.push(message);
+	}
+	const budgetTokens = Math.max(0, options.requestBudgetTokens - systemTokens);
+	const measuredTokens = options.measuredTokens === undefined ? undefined : options.measuredTokens - systemTokens;
+	const result = trimMessages(system.length === 0 ? messages : rest, { ...options, budgetTokens, measuredTokens });
+	if (!result.trimmed || system.length === 0)
+		return { ...result, messages: result.trimmed ? result.messages : messages, systemTokens };
+	const sources = result.sources ?? [];
+	const marker = sources.indexOf(-1);
+	/** Where in the trimmed list each conversation message sits (-1 when left out). */
+	const placed = new Array<number>(rest.length).fill(-1);
+	sources.forEach((source, at) => {
+		if (source >= 0) placed[source] = at;
+	});
+	/** Trimmed-list position each system message goes before (result.messages.length: at the end). */
+	const target = (before: number): number => {
+		if (before >= rest.length) return result.messages.length;
+		if (placed[before] >= 0) return placed[before];
+		return marker >= 0 ? marker : result.messages.length;
+	};
+	const out: TranscriptMessage[] = [];
+	const outSources: number[] = [];
+	let s = 0;
+	// The leading run of system messages opens the request whatever follows it.
+	while (s < system.length && system[s].before === 0) {
+		out.push(system[s].message);
+		outSources.push(-2);
+		s++;
+	}
+	const pending = system.slice(s).map((entry) => ({ ...entry, at: target(entry.before) }));
+	let p = 0;
+	for (let at = 0; at <= result.messages.length; at++) {
+		while (p < pending.length && pending[p].at <= at) {
+			out.push(pending[p].message);
+			outSources.push(-2);
+			p++;
+		}
+		if (at < result.messages.length) {
+			out.push(result.messages[at]);
+			outSources.push(sources[at]);
+		}
+	}
+	return { ...result, messages: out, sources: outSources, systemTokens };
 }

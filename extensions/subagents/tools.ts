@@ -5,12 +5,12 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { projectionHeadShare } from "../shared/host/config.ts";
-import { SURFACES } from "../shared/surfaces.ts";
+import { surfaceFor } from "../shared/host/config.ts";
+import { singleShotMode } from "../shared/host/pi-host.ts";
 import { renderForkContext } from "../shared/transcript/narrate.ts";
 import { messageBudget } from "../shared/transcript/plan.ts";
 import { ownerFraming } from "../shared/transcript/prompt.ts";
-import { storedShortening } from "../shared/transcript/view.ts";
+import { type ShortenOptions, storedShortening } from "../shared/transcript/view.ts";
 import { type AgentDefinition, parseExtensionPolicy } from "./agents.ts";
 import { projectBatch } from "./batch.ts";
 import { batchDetails, batchInput, persistDelivered, recordArtifacts } from "./delivery.ts";
@@ -101,10 +101,14 @@ function modelPools(ctx: ExtensionContext): ModelPools {
 	return { available, all, preferProvider: own?.provider };
 }
 
-/** How results reach the parent: without a UI (print/json mode) the process ends with the parent's run. */
-function arrivalOf(ctx: ExtensionContext): P.Arrival {
+/**
+ * How results reach the parent: without a UI (print/json mode) the process ends with the parent's run;
+ * on Pi 1.x the top-level run waits for its children first (settle.ts).
+ */
+function arrivalOf(env: Env, ctx: ExtensionContext): P.Arrival {
 	try {
 		if (ctx.hasUI) return "auto";
+		if (env.depth === 0 && singleShotMode(ctx)) return { settle: env.config.subagents.maxRunSeconds };
 		return ctx.sessionManager.getSessionFile() ? "single-shot" : "single-shot-ephemeral";
 	} catch {
 		return "auto";
@@ -112,6 +116,12 @@ function arrivalOf(ctx: ExtensionContext): P.Arrival {
 }
 
 /** subagent_spawn's parameters (described to the model in TOOL_TEXT.spawn). */
+/** How a fork shortens the parent's long texts: surface transcript.segment as configured, stored in full. */
+function forkShortening(env: Env): ShortenOptions {
+	const segment = surfaceFor(env.config, "transcript.segment");
+	return storedShortening(ensureStore(env), segment.headShare, segment);
+}
+
 export interface SpawnParams {
 	prompt: string;
 	agent?: string;
@@ -231,7 +241,7 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 				sessionFile: ctx.sessionManager.getSessionFile(),
 				task: params.prompt,
 				// The parent's own view stores oversized texts as transcript artifacts; the child gets the same.
-				shorten: storedShortening(ensureStore(env), projectionHeadShare(env.config)),
+				shorten: forkShortening(env),
 			});
 		} catch (error) {
 			throw new Error(forkUnavailableError(error instanceof Error ? error.message : String(error)));
@@ -272,7 +282,7 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 		throw error;
 	}
 	const queued = child.state === "queued";
-	const how = arrivalOf(ctx);
+	const how = arrivalOf(env, ctx);
 	const text = queued ? P.queuedText(child, manager.list(), manager.maxConcurrent, how) : P.spawnedText(child, how);
 	const shown = [[text, ...checkable.notes].join(" "), ...notes.map((n) => n.replace(/^subagents: /, "Note: "))].join(
 		"\n",
@@ -440,7 +450,7 @@ export async function checkTool(env: Env, params: { id: string }, ctx: Extension
 	if (recent.length > 0) {
 		const batch = await projectBatch(
 			[{ id, run: child.run, header: "", text: recent, noRoom: () => "" }],
-			batchOptions(env, ctx, "check", { headShare: SURFACES["subagents.check"].headShare }), // the recent end
+			batchOptions(env, ctx, "check"), // its head share (0 in the table): the recent end
 		);
 		output = batch.text.replace(/^\n/, "");
 		details = { ...batchDetails(manager, batch), rows: [row(child)] };
@@ -462,7 +472,7 @@ export async function sendTool(
 	const text = child.structured && isSettled(child.state) ? params.text + OUTPUT_SCHEMA_REMINDER : params.text;
 	const outcome = await manager.send(id, text, resume);
 	if (outcome === "queued-child") throw new Error(P.queuedSendError(child));
-	return reply(outcome === "steered" ? P.steeredText(child) : P.rerunText(child, arrivalOf(ctx)), {
+	return reply(outcome === "steered" ? P.steeredText(child) : P.rerunText(child, arrivalOf(env, ctx)), {
 		rows: [row(child)],
 	});
 }

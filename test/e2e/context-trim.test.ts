@@ -1,6 +1,8 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { extensionPath, listFiles, makeSandbox, PI_LINES, runPiPrint } from "../fixtures/pi-runner.ts";
+import { BULK_TOOLS } from "../fixtures/extensions/many-tools.ts";
+import { extensionPath, listFiles, makeSandbox, PI_LINES, REPO_ROOT, runPiPrint } from "../fixtures/pi-runner.ts";
 import {
 	type ChatMessage,
 	type ChatRequest,
@@ -10,6 +12,12 @@ import {
 } from "../fixtures/scripted-server.ts";
 
 const MARKER = "[context-trim]";
+const MANY_TOOLS = join(REPO_ROOT, "test/fixtures/extensions/many-tools.ts");
+/** ~12 KB of standing instructions for APPEND_SYSTEM.md: a large system prompt. */
+const APPEND_SYSTEM = Array.from(
+	{ length: 160 },
+	(_, i) => `Rule ${i}: keep the build green, name every file you touch, and prefer small reversible steps.`,
+).join("\n");
 const TURNS = 30;
 
 /** A note file of ~3 KB whose every line names it. */
@@ -133,4 +141,120 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 		expect(result).toContain(stored[0].path);
 		expect(readFileSync(`${sandbox.agentDir}/${stored[0].path}`, "utf8")).toContain("MIDDLE-LINE 0201");
 	});
+
+	it("keeps the whole request (system prompt + tool schemas + messages) within the window", async () => {
+		const window = 24_000;
+		const maxTokens = 1000;
+		server = await startScriptedServer((req) => {
+			if (req.index >= TURNS) return { text: "ALL-DONE" };
+			const i = req.index;
+			return {
+				text: i === 0 ? "FIRST-PLAN: read every note." : `step ${i}`,
+				toolCalls: [{ name: "read", arguments: { path: `notes/n${i}.txt` } }],
+			};
+		});
+		const files = Object.fromEntries(Array.from({ length: TURNS }, (_, i) => [`notes/n${i}.txt`, note(i)]));
+		const sandbox = makeSandbox({ server, contextWindow: window, maxTokens, files });
+		writeFileSync(join(sandbox.agentDir, "APPEND_SYSTEM.md"), APPEND_SYSTEM);
+		const run = await runPiPrint({
+			line,
+			sandbox,
+			extensions: [extensionPath("context-trim"), MANY_TOOLS],
+			prompt: "TASK-GAMMA: read the notes and report",
+		});
+		expect(run.exitCode, run.stderr).toBe(0);
+		const requests = server.requests;
+		expect(requests).toHaveLength(TURNS + 1);
+		// the overhead is real: the appended prompt and every bulk tool's schema are in each request
+		for (const req of requests) {
+			expect(req.system).toContain("Rule 159:");
+			expect(req.toolNames.filter((n) => n.startsWith("bulk_tool_"))).toHaveLength(BULK_TOOLS);
+		}
+		const overhead = requests[0].tokens.system + requests[0].tokens.tools;
+		expect(overhead).toBeGreaterThan(window / 3);
+		// trimming happened, and was needed: the untrimmed history alone would not fit beside the overhead
+		const trimmed = requests.filter((r) => markerMessages(r).length === 1);
+		expect(trimmed.length).toBeGreaterThanOrEqual(10);
+		const untrimmedNotes = TURNS * Math.ceil(note(0).length / 4);
+		expect(overhead + untrimmedNotes + maxTokens).toBeGreaterThan(window);
+		for (const req of requests) {
+			// every request fits the window with the answer's reserve: by the package's estimate of
+			// system + tools + messages, and by the server's plain count (bytes ÷ 4)
+			expect(req.tokens.total + maxTokens, `request ${req.index}: ${JSON.stringify(req.tokens)}`).toBeLessThanOrEqual(
+				window,
+			);
+			expect(Math.ceil(req.raw.length / 4) + maxTokens, `request ${req.index} bytes`).toBeLessThanOrEqual(window);
+			expect(unpaired(req.body.messages)).toEqual([]);
+		}
+		console.log(
+			`[context-trim] pi ${line}: overhead ${overhead}, largest request ${Math.max(...requests.map((r) => r.tokens.total))} of ${window}, bytes/4 ${Math.max(...requests.map((r) => Math.ceil(r.raw.length / 4)))}, trimmed ${trimmed.length}`,
+		);
+		// the task and the newest result are still there
+		const last = requests[requests.length - 1];
+		expect(last.firstUser).toContain("TASK-GAMMA");
+		expect(messageText(last.body.messages[last.body.messages.length - 1])).toContain(`note ${TURNS - 1} line 0`);
+	});
+
+	// 1.x only: since Pi 0.87 the transcript carries the prompt and the tool declarations as system messages,
+	// and a provider that accepts mid-conversation system messages gets a tool-set change in place. On 0.73
+	// the test is not defined (there are no system messages in the transcript).
+	if (line === "1.x")
+		it("counts and keeps in place a mid-session tool change the request carries as a system message", async () => {
+			const window = 24_000;
+			const maxTokens = 1000;
+			const ENABLE_AT = 4;
+			server = await startScriptedServer((req) => {
+				if (req.index >= TURNS) return { text: "ALL-DONE" };
+				const i = req.index;
+				if (i === ENABLE_AT) return { text: "enabling", toolCalls: [{ name: "enable_late_tools", arguments: {} }] };
+				return {
+					text: i === 0 ? "FIRST-PLAN: read every note." : `step ${i}`,
+					toolCalls: [{ name: "read", arguments: { path: `notes/n${i}.txt` } }],
+				};
+			});
+			const files = Object.fromEntries(Array.from({ length: TURNS }, (_, i) => [`notes/n${i}.txt`, note(i)]));
+			const sandbox = makeSandbox({ server, contextWindow: window, maxTokens, files });
+			writeFileSync(join(sandbox.agentDir, "APPEND_SYSTEM.md"), APPEND_SYSTEM);
+			// The mock provider accepts system messages and tool additions mid-conversation (as Kimi's API does).
+			const modelsFile = join(sandbox.agentDir, "models.json");
+			const models = JSON.parse(readFileSync(modelsFile, "utf8"));
+			Object.assign(models.providers.mock.compat, {
+				supportsMidConvoSystemMessages: true,
+				supportsMidConvoToolAdditions: true,
+			});
+			writeFileSync(modelsFile, JSON.stringify(models));
+			const run = await runPiPrint({
+				line,
+				sandbox,
+				extensions: [extensionPath("context-trim"), MANY_TOOLS],
+				prompt: "TASK-DELTA: read the notes and report",
+			});
+			expect(run.exitCode, run.stderr).toBe(0);
+			const requests = server.requests;
+			expect(requests).toHaveLength(TURNS + 1);
+			const declared = (req: ChatRequest) => [
+				...req.toolNames,
+				...req.body.messages.flatMap((m) => (m.tools ?? []).map((t) => t.function.name)),
+			];
+			const systemMessages = (req: ChatRequest) => req.body.messages.filter((m) => m.role === "system");
+			for (const req of requests) {
+				expect(req.tokens.total + maxTokens, `request ${req.index}: ${JSON.stringify(req.tokens)}`).toBeLessThanOrEqual(
+					window,
+				);
+				expect(unpaired(req.body.messages)).toEqual([]);
+				expect(req.body.messages[0].role).toBe("system");
+				// after the change, every request still declares the late tools, trimmed or not
+				if (req.index > ENABLE_AT) expect(declared(req)).toContain("late_tool_07");
+				else expect(declared(req)).not.toContain("late_tool_07");
+			}
+			const trimmed = requests.filter((r) => markerMessages(r).length === 1);
+			expect(trimmed.length).toBeGreaterThanOrEqual(10);
+			// the change travels in place, in the conversation, also when the history around it is trimmed
+			const after = requests.filter((r) => r.index > ENABLE_AT);
+			for (const req of after) expect(systemMessages(req).length).toBeGreaterThanOrEqual(2);
+			expect(trimmed.some((r) => r.index > ENABLE_AT)).toBe(true);
+			console.log(
+				`[context-trim] pi ${line} mid-session tools: largest request ${Math.max(...requests.map((r) => r.tokens.total))} of ${window}, system ${Math.max(...requests.map((r) => r.tokens.system))}, trimmed ${trimmed.length}`,
+			);
+		});
 });

@@ -57,6 +57,43 @@ export function estimateMessageTokens(message: TranscriptMessage): number {
 	return tokens;
 }
 
+/** Tokens charged per tool declaration besides its JSON (function wrapper, type). */
+export const TOOL_DEFINITION_OVERHEAD_TOKENS = 8;
+
+/** Estimated tokens of one tool declaration as the provider receives it ({name, description, parameters}). */
+export function toolDeclarationTokens(tool: unknown): number {
+	const t = isObject(tool) ? tool : {};
+	const definition = { name: t.name, description: t.description, parameters: t.parameters };
+	return TOOL_DEFINITION_OVERHEAD_TOKENS + estimateTokens(argumentsJson(definition));
+}
+
+/**
+ * Estimated tokens of a Pi 0.87+ system message (role "system"): its text, its prompt sections (a later
+ * message patches them by name), the tools it declares and the names it removes. Counted in full for
+ * every system message, although a provider without mid-conversation system messages folds them into
+ * one: the count never falls short of what is sent.
+ */
+export function systemMessageTokens(message: TranscriptMessage): number {
+	let tokens = MESSAGE_OVERHEAD_TOKENS;
+	const content = message.content;
+	if (typeof content === "string") tokens += estimateTokens(content);
+	else if (Array.isArray(content)) {
+		for (const part of content)
+			if (isObject(part) && typeof part.text === "string") tokens += estimateTokens(part.text);
+	}
+	if (isObject(message.sections)) {
+		for (const [name, value] of Object.entries(message.sections)) {
+			tokens += estimateTokens(name) + (typeof value === "string" ? estimateTokens(value) : 1);
+		}
+	}
+	if (Array.isArray(message.toolsAdded)) for (const tool of message.toolsAdded) tokens += toolDeclarationTokens(tool);
+	if (Array.isArray(message.toolsRemoved)) {
+		for (const tool of message.toolsRemoved)
+			tokens += MESSAGE_OVERHEAD_TOKENS + estimateTokens(String(isObject(tool) ? tool.name : tool));
+	}
+	return tokens;
+}
+
 /** Separates the small fields of a message in its size key. */
 const FIELD_SEPARATOR = "\u0000";
 
