@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { headroomDetails } from "../shared/host/details.ts";
+import { singleShotMode } from "../shared/host/pi-host.ts";
 import { project } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
 import { utf8Length } from "../shared/text/tokens.ts";
@@ -309,6 +310,9 @@ export async function deliverPending(env: Env, how: "trigger" | "append"): Promi
 		return true; // a context from a replaced session: the new instance delivers
 	}
 	if (how === "trigger" && !idle) return false;
+	// A top-level single-shot run on Pi 1.x delivers before it settles (settle.ts); a turn started after
+	// that would race the exit. What is still owed then goes to `pi -c`.
+	if (how === "trigger" && env.depth === 0 && singleShotMode(ctx)) return true;
 	const pending = manager.ledger.pending();
 	if (pending.length === 0) return true;
 	const keys = pending.map((r) => r.key);

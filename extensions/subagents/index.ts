@@ -1,7 +1,8 @@
 /**
  * Subagents: the thin Pi adapter. Registers the seven tools with their renderers, a renderer for
  * delivered results, the status line, and the lifecycle hooks (restore on session start,
- * automatic delivery when the parent's run ends, persistence on shutdown).
+ * automatic delivery when the parent's run ends, the wait for children before a single-shot run on
+ * Pi 1.x ends, persistence on shutdown).
  */
 import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
@@ -30,6 +31,7 @@ import {
 	textComponent,
 	widgetLines,
 } from "./render.ts";
+import { type SettleState, settleSingleShot } from "./settle.ts";
 import { cancelTool, checkTool, listTool, sendTool, spawnTool, waitTool } from "./tools.ts";
 import { registerSubagentsView } from "./view/command.ts";
 import { LiveResultComponent } from "./view/live-rows.ts";
@@ -294,17 +296,25 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		env.ctx = ctx;
 		void deliverPending(env, "trigger");
 	});
+	// 1.x single-shot runs (print/json mode): a run that would settle while children run waits for them
+	// and takes their results into one more turn before Pi exits (settle.ts). Acts on nothing with a UI.
+	const settle: SettleState = { rounds: 0 };
+	onPi1Event<"agent_before_settle", ExtensionContext>(pi, "agent_before_settle", (event, ctx) =>
+		settleSingleShot(env, settle, event, ctx),
+	);
 	pi.on("turn_start", (_event, ctx) => {
 		env.ctx = ctx;
 	});
 	// Agent files changed since the last prompt: the next request lists them (unchanged files cost a stat).
 	pi.on("before_agent_start", (_event, ctx) => {
+		settle.rounds = 0;
 		ensureConfig(env, ctx);
 		refreshAgents(ctx);
 	});
 
 	pi.on("session_shutdown", async () => {
 		env.closing = true;
+		settle.abort?.abort();
 		cancelFlush(env);
 		if (statusTimer) clearInterval(statusTimer);
 		statusTimer = undefined;

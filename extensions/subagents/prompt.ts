@@ -13,8 +13,8 @@ export const TOOL_TEXT = {
 		description:
 			"Start a subagent: a separate Pi agent with its own context that works on `prompt` in the background. " +
 			"Returns at once with the child's id. Its final answer reaches you automatically when it finishes " +
-			"(or call subagent_wait). In a single-shot run without UI (print or json mode) call subagent_wait before you " +
-			"finish: children still running when your run ends are stopped. " +
+			"(or call subagent_wait). In a single-shot run without UI (print or json mode), its result says whether your " +
+			"run waits for it or you must call subagent_wait before you finish. " +
 			"Long answers arrive as head + tail with the full text stored in a file you can read.",
 		snippet: "Start a background subagent on a self-contained task; its result comes back to you",
 		prompt: 'The complete task for the child. It sees nothing of your conversation unless context is "fork".',
@@ -95,12 +95,20 @@ function asAgent(c: Pick<ChildRecord, "agent">): string {
  * own. Without one (print/json mode) the process ends with the parent's run, and Pi 0.73 does not await
  * extension handlers at a run's end before it exits: only subagent_wait gets a result into this run.
  * "single-shot-ephemeral": no session file either (--no-session), so nothing is kept for later.
+ * "settle": Pi 1.x's print/json mode, where a run that would end while children run waits for them
+ * (agent_before_settle) and gets their results for one more turn; `maxRunSeconds` bounds that wait.
  */
-export type Arrival = "auto" | "single-shot" | "single-shot-ephemeral";
+export type Arrival = "auto" | "single-shot" | "single-shot-ephemeral" | { settle: number };
 
 function arrival(c: ChildRecord, how: Arrival): string {
 	const wait = `subagent_wait(ids=["${c.id}"])`;
 	if (how === "auto") return `Its result arrives automatically when it finishes, or call ${wait}.`;
+	if (typeof how === "object")
+		return (
+			`This is a single-shot run (no UI): if your run would end while it still runs, the run waits for it ` +
+			`(at most ${formatDuration(how.settle * 1000)}, subagents.maxRunSeconds) and its result arrives as a ` +
+			`message you answer in one more turn. Call ${wait} to use it sooner.`
+		);
 	const after =
 		how === "single-shot"
 			? "its partial output is kept and delivered when this session is continued (pi -c)."
@@ -312,6 +320,24 @@ export function checkText(c: ChildRecord, now: number, recentOutput: string): st
 	}
 	lines.push(recentOutput.length > 0 ? `recent output:\n${recentOutput}` : "recent output: (none yet)");
 	return lines.join("\n");
+}
+
+/** Header of the results a print-mode run (Pi 1.x) waited for before ending. */
+export function settleDeliveryHeader(count: number): string {
+	return count === 1
+		? "[Subagent result — your run waited for the child before ending; answer with it now]"
+		: `[${count} subagent results — your run waited for the children before ending; answer with them now]`;
+}
+
+/** Why a child was stopped when Ctrl-C interrupted a print-mode run that waited for it. */
+export const SETTLE_INTERRUPTED = "the single-shot run was interrupted (Ctrl-C) while it waited for the child";
+
+/** Why a child was stopped when a print-mode run's wait for it reached its bound. */
+export function settleCutError(seconds: number): string {
+	return (
+		`the single-shot run stopped waiting after ${seconds} s (subagents.maxRunSeconds); ` +
+		"use subagent_send to continue it."
+	);
 }
 
 export function restoredNote(count: number): string {

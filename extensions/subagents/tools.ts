@@ -6,6 +6,7 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { projectionHeadShare } from "../shared/host/config.ts";
+import { singleShotMode } from "../shared/host/pi-host.ts";
 import { SURFACES } from "../shared/surfaces.ts";
 import { renderForkContext } from "../shared/transcript/narrate.ts";
 import { messageBudget } from "../shared/transcript/plan.ts";
@@ -101,10 +102,14 @@ function modelPools(ctx: ExtensionContext): ModelPools {
 	return { available, all, preferProvider: own?.provider };
 }
 
-/** How results reach the parent: without a UI (print/json mode) the process ends with the parent's run. */
-function arrivalOf(ctx: ExtensionContext): P.Arrival {
+/**
+ * How results reach the parent: without a UI (print/json mode) the process ends with the parent's run;
+ * on Pi 1.x the top-level run waits for its children first (settle.ts).
+ */
+function arrivalOf(env: Env, ctx: ExtensionContext): P.Arrival {
 	try {
 		if (ctx.hasUI) return "auto";
+		if (env.depth === 0 && singleShotMode(ctx)) return { settle: env.config.subagents.maxRunSeconds };
 		return ctx.sessionManager.getSessionFile() ? "single-shot" : "single-shot-ephemeral";
 	} catch {
 		return "auto";
@@ -272,7 +277,7 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 		throw error;
 	}
 	const queued = child.state === "queued";
-	const how = arrivalOf(ctx);
+	const how = arrivalOf(env, ctx);
 	const text = queued ? P.queuedText(child, manager.list(), manager.maxConcurrent, how) : P.spawnedText(child, how);
 	const shown = [[text, ...checkable.notes].join(" "), ...notes.map((n) => n.replace(/^subagents: /, "Note: "))].join(
 		"\n",
@@ -462,7 +467,7 @@ export async function sendTool(
 	const text = child.structured && isSettled(child.state) ? params.text + OUTPUT_SCHEMA_REMINDER : params.text;
 	const outcome = await manager.send(id, text, resume);
 	if (outcome === "queued-child") throw new Error(P.queuedSendError(child));
-	return reply(outcome === "steered" ? P.steeredText(child) : P.rerunText(child, arrivalOf(ctx)), {
+	return reply(outcome === "steered" ? P.steeredText(child) : P.rerunText(child, arrivalOf(env, ctx)), {
 		rows: [row(child)],
 	});
 }

@@ -55,11 +55,17 @@ describe.each(PI_LINES)("subagents resume on $label", ({ line }) => {
 		expect(second.exitCode, second.stderr).toBe(0);
 		const [send] = toolResults(second.events, "subagent_send");
 		expect(send.isError, send.text).toBe(false);
-		// Print mode is single-shot: the re-run's text asks for subagent_wait instead of promising automatic delivery.
+		// Print mode is single-shot: on 0.73 the re-run's text asks for subagent_wait instead of promising automatic
+		// delivery; on 1.x the run waits for the child before it ends, and the text says so.
 		expect(send.text).toBe(
-			'sa-1 "keeper" started run 2 on its transcript. This is a single-shot run (no UI): call ' +
-				'subagent_wait(ids=["sa-1"]) before you finish. A child still running when your run ends is stopped; ' +
-				"its partial output is kept and delivered when this session is continued (pi -c).",
+			line === "0.73"
+				? 'sa-1 "keeper" started run 2 on its transcript. This is a single-shot run (no UI): call ' +
+						'subagent_wait(ids=["sa-1"]) before you finish. A child still running when your run ends is stopped; ' +
+						"its partial output is kept and delivered when this session is continued (pi -c)."
+				: 'sa-1 "keeper" started run 2 on its transcript. This is a single-shot run (no UI): if your run would ' +
+						"end while it still runs, the run waits for it (at most 30m 00s, subagents.maxRunSeconds) and its " +
+						'result arrives as a message you answer in one more turn. Call subagent_wait(ids=["sa-1"]) to use ' +
+						"it sooner.",
 		);
 
 		// The resumed child's request: its own earlier task and answer, then the new text, last.

@@ -12,7 +12,8 @@
  * - events only 1.x emits (agent_settled, agent_before_settle, session_compact_failed), with their 1.x
  *   shapes (onPi1Event); on 0.73 they never fire, so callers pair agent_settled with agent_end polling.
  * - project trust (1.x `ctx.isProjectTrusted()`; 0.73 has no project trust and loads project files).
- * - UI presence (`ctx.hasUI` with a `ui` to draw on; print and json modes have none).
+ * - UI presence (`ctx.hasUI` with a `ui` to draw on; print and json modes have none), and Pi 1.x's
+ *   `ctx.mode`, which tells a single-shot run (print/json: the process ends with the run) apart.
  * - where the system prompt and tool declarations are in the request: since Pi 0.87 the transcript carries
  *   them as system messages, which `context` handlers no longer see and `context_with_system` handlers do
  *   (hostSeesSystemMessages); before, Pi sent `ctx.getSystemPrompt()` and the active tools beside the list.
@@ -40,6 +41,20 @@ export function projectTrusted(ctx: unknown): boolean {
 /** Whether this context can draw and notify (the TUI, or rpc's UI bridge); print and json modes cannot. */
 export function hasUI(ctx: ExtensionContext | undefined): boolean {
 	return ctx?.hasUI === true && typeof ctx.ui === "object" && ctx.ui !== null;
+}
+
+/**
+ * Pi 1.x's single-shot run modes ("print": `pi -p` text output; "json": `--mode json`), where the process
+ * exits once the run settles and no UI is bound. Undefined with a UI (tui, rpc) and on Pi 0.73, whose
+ * context has no `mode` (and whose runs have no agent_before_settle boundary to hold them open).
+ */
+export function singleShotMode(ctx: unknown): "print" | "json" | undefined {
+	try {
+		const mode = (ctx as { mode?: unknown } | undefined)?.mode;
+		return mode === "print" || mode === "json" ? mode : undefined;
+	} catch {
+		return undefined;
+	}
 }
 
 /** Options of a one-off call (a summary, a handoff step): never cached, never the session's turn. */
@@ -222,11 +237,26 @@ export interface CompactFailedEvent {
 	fromExtension?: boolean;
 }
 
+/** A session entry a Pi 1.x boundary handler proposes (the kinds this package writes). */
+export type BoundaryDraft =
+	| { type: "custom"; customType: string; data?: unknown }
+	| { type: "custom_message"; customType: string; content: string; display: boolean; details?: unknown };
+
 /** Pi 1.x's agent_before_settle event (the part the package uses). */
 export interface BeforeSettleEvent {
+	/** Drafts proposed so far by earlier handlers; a handler returns them with its own appended. */
 	entries: unknown[];
 	continue: boolean;
 	outcome?: "completed" | "aborted" | "error";
+}
+
+/**
+ * What an agent_before_settle (or turn_end) handler returns on Pi 1.x: `entries` replaces the proposal
+ * (so it carries the earlier ones), `continue: true` asks for one more provider request.
+ */
+export interface BoundaryResult {
+	entries?: unknown[];
+	continue?: boolean;
 }
 
 /** Events only Pi 1.x emits; on 0.73 a handler for them is registered and never called. */
