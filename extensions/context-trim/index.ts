@@ -132,7 +132,8 @@ export default function contextTrim(pi: ExtensionAPI): void {
 		budgetTokens: number,
 	) => {
 		const key = trimKey(result);
-		if (key === recordedKey) return;
+		// A host without appendEntry (a stand-in of Pi's API) has no session to record in.
+		if (key === recordedKey || typeof pi.appendEntry !== "function") return;
 		recordedKey = key;
 		const conversation = messages.some((m) => m.role === "system")
 			? messages.filter((m) => m.role !== "system")
