@@ -13,7 +13,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { bootExtension } from "../shared/host/bootstrap.ts";
-import { type HeadroomConfig, projectionHeadShare } from "../shared/host/config.ts";
+import { type HeadroomConfig, surfaceFor } from "../shared/host/config.ts";
 import { CONTEXT_TRIM_ENTRY } from "../shared/host/details.ts";
 import { hostSeesSystemMessages, onContextWithSystem } from "../shared/host/pi-host.ts";
 import { fingerprintAvailable, fingerprintError, fingerprintReady } from "../shared/text/fingerprint.ts";
@@ -67,13 +67,14 @@ export default function contextTrim(pi: ExtensionAPI): void {
 	const setup = (ctx: ExtensionContext) => {
 		if (settings) return settings;
 		const config = host.config(ctx);
-		const headShare = projectionHeadShare(config);
+		const segment = surfaceFor(config, "transcript.segment");
+		const headShare = segment.headShare;
 		let shorten: ShortenOptions;
 		try {
-			shorten = storedShortening(host.store(), headShare);
+			shorten = storedShortening(host.store(), headShare, segment);
 		} catch (error) {
 			// The configuration still applies; shortened texts then say they were not saved.
-			shorten = { headShare };
+			shorten = { headShare, surface: segment };
 			host.notifyOnce(ctx, `shortened texts cannot be stored (${String(error)}); they say so`);
 		}
 		settings = { config: config.contextTrim, shorten };

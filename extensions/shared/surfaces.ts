@@ -28,6 +28,11 @@ export interface SurfaceBudget {
 	 * both limits and marked, with no omission marker line or footer; below the projection's minimum window.
 	 */
 	readonly clip?: boolean;
+	/**
+	 * Not overridable by name, though not clipped: a list cap laid out by its caller, a limit that refuses
+	 * input, or a display-only view. Clipped surfaces are fixed too (see `overridableFields`).
+	 */
+	readonly fixed?: boolean;
 	/** What the surface bounds, in one line (shown in the README's budget table). */
 	readonly doc: string;
 }
@@ -86,6 +91,7 @@ export const SURFACES = freezeEntries({
 		maxBytes: 2 * KIB,
 		maxLines: 12,
 		headShare: 0.5,
+		fixed: true,
 		doc: "a child's tool result in the /subagents live view (display only; full text one read away)",
 	},
 	"subagents.keylessProviders": {
@@ -97,6 +103,7 @@ export const SURFACES = freezeEntries({
 	"subagents.agentList": {
 		maxBytes: 2 * KIB,
 		maxLines: 24,
+		fixed: true,
 		doc: "the named agents listed in subagent_spawn's description (one line each, then the rest by name)",
 	},
 	"subagents.agentLine": {
@@ -120,6 +127,7 @@ export const SURFACES = freezeEntries({
 	"subagents.outputSchema": {
 		maxBytes: 16 * KIB,
 		maxLines: 16 * KIB,
+		fixed: true,
 		doc: "an output_schema as the child is shown it (a larger schema is refused at spawn)",
 	},
 	"subagents.schemaErrors": {
@@ -270,8 +278,23 @@ export function surface(name: SurfaceName): SurfaceBudget {
 	return SURFACES[name];
 }
 
+/** A field of an entry that a user (or a caller holding the user's configuration) may change. */
+export type OverridableField = "maxBytes" | "maxLines" | "headShare" | "batchBytes";
+
 /** What a user (or a caller holding the user's configuration) may change in an entry. */
-export type SurfaceOverride = Partial<Pick<SurfaceBudget, "maxBytes" | "maxLines" | "headShare">>;
+export type SurfaceOverride = Partial<Pick<SurfaceBudget, OverridableField>>;
+
+/**
+ * The fields of `name` a user may override by name: none for a clipped or fixed surface (their sizes are
+ * part of the wording around them), `batchBytes` too for a batch surface, else bytes, lines and head share.
+ * For a surface sized per call, `maxBytes` and `maxLines` are ceilings over the call's own figures.
+ */
+export function overridableFields(name: SurfaceName): readonly OverridableField[] {
+	const entry: SurfaceBudget = SURFACES[name];
+	if (entry.clip || entry.fixed) return [];
+	if (entry.batchBytes !== undefined) return ["maxBytes", "maxLines", "headShare", "batchBytes"];
+	return ["maxBytes", "maxLines", "headShare"];
+}
 
 /** The entry of `name` with `override`'s defined fields in place of the table's. */
 export function resolveSurface(name: SurfaceName, override: SurfaceOverride = {}): SurfaceBudget {
@@ -280,5 +303,6 @@ export function resolveSurface(name: SurfaceName, override: SurfaceOverride = {}
 	if (override.maxBytes !== undefined) out.maxBytes = override.maxBytes;
 	if (override.maxLines !== undefined) out.maxLines = override.maxLines;
 	if (override.headShare !== undefined) out.headShare = override.headShare;
+	if (override.batchBytes !== undefined) out.batchBytes = override.batchBytes;
 	return Object.freeze(out);
 }
