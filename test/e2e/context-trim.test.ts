@@ -225,6 +225,43 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 		const last = requests[requests.length - 1];
 		expect(last.firstUser).toContain("TASK-GAMMA");
 		expect(messageText(last.body.messages[last.body.messages.length - 1])).toContain(`note ${TURNS - 1} line 0`);
+		// each change of the cut is recorded in the session, outside the model's context, with its figures
+		const sessionFile = /session file (\S+\.jsonl)/.exec(messageText(markerMessages(last)[0]))?.[1] as string;
+		const records = readFileSync(sessionFile, "utf8")
+			.split("\n")
+			.filter((l) => l.includes('"customType":"context-trim"'))
+			.map((l) => JSON.parse(l).data);
+		const distinctMarkers = new Set(trimmed.map((r) => messageText(markerMessages(r)[0]))).size;
+		expect(records.length).toBeGreaterThanOrEqual(1);
+		expect(records.length).toBeLessThanOrEqual(distinctMarkers);
+		expect(records.length).toBeLessThan(trimmed.length);
+		for (const req of requests) expect(req.raw).not.toContain("headroom-context-trim");
+		const latest = records[records.length - 1];
+		expect(latest.kind).toBe("headroom-context-trim");
+		expect(latest.messagesOmitted).toBeGreaterThan(0);
+		expect(latest.messagesAfter).toBeLessThan(latest.messagesBefore);
+		expect(latest.tokensAfter).toBeLessThan(latest.tokensBefore);
+		expect(latest.tokensAfter).toBeLessThanOrEqual(latest.budgetTokens);
+		expect(latest.tokensBefore).toBeGreaterThan(window);
+		expect(latest.systemTokens).toBeGreaterThan(overhead * 0.8);
+		// /headroom's ledger (json mode: on stderr) names the latest trim with its figures
+		const ledgerRun = await runPiPrint({
+			line,
+			sandbox,
+			extensions: [extensionPath("headroom")],
+			args: ["--session", sessionFile, "/headroom"],
+			prompt: "carry on",
+		});
+		expect(ledgerRun.exitCode, ledgerRun.stderr).toBe(0);
+		const trimLine = ledgerRun.stderr.split("\n").find((l) => l.trim().startsWith("context-trim")) ?? "";
+		expect(trimLine).toContain(`latest trim: ${latest.messagesBefore} → ${latest.messagesAfter} messages`);
+		expect(trimLine).toContain(
+			`${latest.tokensBefore.toLocaleString("en-US")} → ${latest.tokensAfter.toLocaleString("en-US")} tokens`,
+		);
+		expect(trimLine).toContain(`the cut changed ${records.length} times`);
+		console.log(
+			`[context-trim] pi ${line}: ${records.length} records for ${trimmed.length} trimmed requests (${distinctMarkers} distinct markers); latest ${JSON.stringify(latest)}`,
+		);
 	});
 
 	// 1.x only: since Pi 0.87 the transcript carries the prompt and the tool declarations as system messages,
