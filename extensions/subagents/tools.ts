@@ -5,13 +5,12 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { projectionHeadShare } from "../shared/host/config.ts";
+import { surfaceFor } from "../shared/host/config.ts";
 import { singleShotMode } from "../shared/host/pi-host.ts";
-import { SURFACES } from "../shared/surfaces.ts";
 import { renderForkContext } from "../shared/transcript/narrate.ts";
 import { messageBudget } from "../shared/transcript/plan.ts";
 import { ownerFraming } from "../shared/transcript/prompt.ts";
-import { storedShortening } from "../shared/transcript/view.ts";
+import { type ShortenOptions, storedShortening } from "../shared/transcript/view.ts";
 import { type AgentDefinition, parseExtensionPolicy } from "./agents.ts";
 import { projectBatch } from "./batch.ts";
 import { batchDetails, batchInput, persistDelivered, recordArtifacts } from "./delivery.ts";
@@ -117,6 +116,12 @@ function arrivalOf(env: Env, ctx: ExtensionContext): P.Arrival {
 }
 
 /** subagent_spawn's parameters (described to the model in TOOL_TEXT.spawn). */
+/** How a fork shortens the parent's long texts: surface transcript.segment as configured, stored in full. */
+function forkShortening(env: Env): ShortenOptions {
+	const segment = surfaceFor(env.config, "transcript.segment");
+	return storedShortening(ensureStore(env), segment.headShare, segment);
+}
+
 export interface SpawnParams {
 	prompt: string;
 	agent?: string;
@@ -236,7 +241,7 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 				sessionFile: ctx.sessionManager.getSessionFile(),
 				task: params.prompt,
 				// The parent's own view stores oversized texts as transcript artifacts; the child gets the same.
-				shorten: storedShortening(ensureStore(env), projectionHeadShare(env.config)),
+				shorten: forkShortening(env),
 			});
 		} catch (error) {
 			throw new Error(forkUnavailableError(error instanceof Error ? error.message : String(error)));
@@ -445,7 +450,7 @@ export async function checkTool(env: Env, params: { id: string }, ctx: Extension
 	if (recent.length > 0) {
 		const batch = await projectBatch(
 			[{ id, run: child.run, header: "", text: recent, noRoom: () => "" }],
-			batchOptions(env, ctx, "check", { headShare: SURFACES["subagents.check"].headShare }), // the recent end
+			batchOptions(env, ctx, "check"), // its head share (0 in the table): the recent end
 		);
 		output = batch.text.replace(/^\n/, "");
 		details = { ...batchDetails(manager, batch), rows: [row(child)] };
