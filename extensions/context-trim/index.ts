@@ -13,7 +13,8 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { bootExtension } from "../shared/host/bootstrap.ts";
-import { type HeadroomConfig, projectionHeadShare } from "../shared/host/config.ts";
+import { type HeadroomConfig, surfaceFor } from "../shared/host/config.ts";
+import { CONTEXT_TRIM_ENTRY } from "../shared/host/details.ts";
 import { hostSeesSystemMessages, onContextWithSystem } from "../shared/host/pi-host.ts";
 import { fingerprintAvailable, fingerprintError, fingerprintReady } from "../shared/text/fingerprint.ts";
 import { estimateTokens } from "../shared/text/tokens.ts";
@@ -26,7 +27,7 @@ import {
 } from "../shared/transcript/plan.ts";
 import { argumentsJson, systemMessageTokens, toolDeclarationTokens } from "../shared/transcript/size.ts";
 import { OmissionMemo, type ShortenOptions, storedShortening } from "../shared/transcript/view.ts";
-import { type TrimResult, trimMessages, trimTranscript } from "./trim.ts";
+import { type TrimResult, trimKey, trimMessages, trimRecord, trimTranscript } from "./trim.ts";
 
 /** System messages whose estimates are remembered (by their JSON): the prompt and its few patches. */
 const SYSTEM_MEMO_ENTRIES = 64;
@@ -66,13 +67,14 @@ export default function contextTrim(pi: ExtensionAPI): void {
 	const setup = (ctx: ExtensionContext) => {
 		if (settings) return settings;
 		const config = host.config(ctx);
-		const headShare = projectionHeadShare(config);
+		const segment = surfaceFor(config, "transcript.segment");
+		const headShare = segment.headShare;
 		let shorten: ShortenOptions;
 		try {
-			shorten = storedShortening(host.store(), headShare);
+			shorten = storedShortening(host.store(), headShare, segment);
 		} catch (error) {
 			// The configuration still applies; shortened texts then say they were not saved.
-			shorten = { headShare };
+			shorten = { headShare, surface: segment };
 			host.notifyOnce(ctx, `shortened texts cannot be stored (${String(error)}); they say so`);
 		}
 		settings = { config: config.contextTrim, shorten };
@@ -120,6 +122,31 @@ export default function contextTrim(pi: ExtensionAPI): void {
 		return whenSized(event, ctx, false) as Result | Promise<Result>;
 	});
 
+	/** The last cut recorded in the session (trimKey): a record is appended only when it changes. */
+	let recordedKey = "";
+	/** Record what the trim did, in a session entry the model never sees (the /headroom ledger reads it). */
+	const record = (
+		ctx: ExtensionContext,
+		result: TrimResult,
+		messages: TranscriptMessage[],
+		systemTokens: number,
+		budgetTokens: number,
+	) => {
+		const key = trimKey(result);
+		// A host without appendEntry (a stand-in of Pi's API) has no session to record in.
+		if (key === recordedKey || typeof pi.appendEntry !== "function") return;
+		recordedKey = key;
+		const conversation = messages.some((m) => m.role === "system")
+			? messages.filter((m) => m.role !== "system")
+			: messages;
+		const data = trimRecord(result, conversation, { systemTokens, budgetTokens });
+		try {
+			pi.appendEntry(CONTEXT_TRIM_ENTRY, data);
+		} catch (error) {
+			host.notifyOnce(ctx, `could not record a trim in the session (${String(error)})`);
+		}
+	};
+
 	/** `seesSystem`: the list is the whole transcript, system messages included (context_with_system). */
 	const trim = (event: { messages: unknown[] }, ctx: ExtensionContext, seesSystem: boolean) => {
 		try {
@@ -144,23 +171,27 @@ export default function contextTrim(pi: ExtensionAPI): void {
 				memo,
 			};
 			let result: TrimResult;
+			let system: number;
 			if (seesSystem) {
-				result = trimTranscript(messages, {
+				const full = trimTranscript(messages, {
 					...common,
 					requestBudgetTokens: budget(0),
 					measuredTokens: usageBasedTokens(messages, fullSizer),
 					systemTokens,
 				});
+				result = full;
+				system = full.systemTokens;
 			} else {
-				const overhead = overheadTokens(ctx);
+				system = overheadTokens(ctx);
 				const used = usageBasedTokens(messages, sizer);
 				result = trimMessages(messages, {
 					...common,
-					budgetTokens: budget(overhead),
-					measuredTokens: used === undefined ? undefined : used - overhead,
+					budgetTokens: budget(system),
+					measuredTokens: used === undefined ? undefined : used - system,
 				});
 			}
 			if (!result.trimmed) return undefined;
+			record(ctx, result, messages, system, budget(0));
 			return { messages: result.messages as unknown as typeof event.messages };
 		} catch (error) {
 			// Sending the untrimmed history is the safe failure: the provider reports an overflow plainly.

@@ -5,8 +5,11 @@
  * The message budget formula (messageBudget) lives in the shared transcript module so a forked
  * child's budget can be computed the same way.
  */
+
+import type { ContextTrimRecord } from "../shared/host/details.ts";
 import {
 	DEFAULT_MARKER_RESERVE_TOKENS,
+	estimateMessageTokens,
 	MESSAGE_OVERHEAD_TOKENS,
 	planRetention,
 	type RetentionOptions,
@@ -14,7 +17,7 @@ import {
 	type Sizer,
 	type TranscriptMessage,
 } from "../shared/transcript/plan.ts";
-import { buildView, type OmissionMemo, type ShortenOptions } from "../shared/transcript/view.ts";
+import { buildView, type OmissionIndex, type OmissionMemo, type ShortenOptions } from "../shared/transcript/view.ts";
 import { MARKER_CUSTOM_TYPE, renderTrimMarker } from "./prompt.ts";
 
 export interface TrimOptions extends RetentionOptions {
@@ -37,6 +40,8 @@ export interface TrimResult {
 	plan: RetentionPlan;
 	/** The marker text, when trimmed. */
 	marker?: string;
+	/** What was left out and shortened, when trimmed. */
+	omission?: OmissionIndex;
 	/** For each message of `messages`: its index in the input, -1 for the marker, -2 for a system message (set when trimmed). */
 	sources?: number[];
 }
@@ -48,6 +53,7 @@ export function trimMessages(messages: TranscriptMessage[], options: TrimOptions
 	const view = buildView(messages, plan, options.shorten, options.memo);
 	const reserve = options.markerReserveTokens ?? DEFAULT_MARKER_RESERVE_TOKENS;
 	let marker = "";
+	let omission: OmissionIndex | undefined;
 	const out: TranscriptMessage[] = [];
 	const sources: number[] = [];
 	for (const item of view.items) {
@@ -56,6 +62,7 @@ export function trimMessages(messages: TranscriptMessage[], options: TrimOptions
 			out.push(item.message);
 			continue;
 		}
+		omission = item.omission;
 		marker = renderTrimMarker(item.omission, options.sessionFile, reserve - MESSAGE_OVERHEAD_TOKENS);
 		out.push({
 			role: "custom",
@@ -65,7 +72,7 @@ export function trimMessages(messages: TranscriptMessage[], options: TrimOptions
 			timestamp: item.timestamp,
 		});
 	}
-	return { messages: out, trimmed: true, plan, marker, sources };
+	return { messages: out, trimmed: true, plan, marker, sources, omission };
 }
 
 export interface TranscriptTrimOptions extends Omit<TrimOptions, "budgetTokens" | "measuredTokens"> {
@@ -142,4 +149,61 @@ export function trimTranscript(messages: TranscriptMessage[], options: Transcrip
 		}
 	}
 	return { ...result, messages: out, sources: outSources, systemTokens };
+}
+
+/** What a trim left out and shortened, in a few numbers: equal keys mean the same cut (nothing to record). */
+export function trimKey(result: TrimResult): string {
+	const o = result.omission;
+	if (!result.trimmed || !o) return "";
+	const first = result.plan.omitted.length > 0 ? result.plan.segments[result.plan.omitted[0]].start : -1;
+	let shortened = 0;
+	for (const note of o.shortened) shortened += note.originalBytes * 31 + note.keptBytes;
+	return `${first}:${o.messages}:${o.shortened.length}:${shortened}`;
+}
+
+/**
+ * The record of a trim (ContextTrimRecord). `conversation` is the list the trim planned over (system
+ * messages excluded). Cheap: kept messages are counted by their segments' sizes; only the marker and the
+ * messages whose texts were shortened are estimated again.
+ */
+export function trimRecord(
+	result: TrimResult,
+	conversation: readonly TranscriptMessage[],
+	figures: { systemTokens: number; budgetTokens: number },
+): ContextTrimRecord {
+	const { plan } = result;
+	const o = result.omission;
+	const sources = result.sources ?? [];
+	let keptTokens = 0;
+	for (const s of plan.kept) keptTokens += plan.segments[s].tokens;
+	let after = 0;
+	let changed = 0;
+	result.messages.forEach((m, k) => {
+		if (m.role === "system" && sources[k] === -2) return;
+		after++;
+		const source = sources[k];
+		if (source === -1) changed += estimateMessageTokens(m);
+		else if (source >= 0 && conversation[source] !== m)
+			changed += estimateMessageTokens(m) - estimateMessageTokens(conversation[source]);
+	});
+	let from = 0;
+	let to = 0;
+	for (const note of o?.shortened ?? []) {
+		from += note.originalBytes;
+		to += note.keptBytes;
+	}
+	return {
+		kind: "headroom-context-trim",
+		messagesBefore: conversation.length,
+		messagesAfter: after,
+		messagesOmitted: o?.messages ?? 0,
+		tokensBefore: figures.systemTokens + plan.totalTokens,
+		tokensAfter: Math.max(0, figures.systemTokens + keptTokens + changed),
+		tokensOmitted: o?.tokens ?? 0,
+		textsShortened: o?.shortened.length ?? 0,
+		shortenedFromBytes: from,
+		shortenedToBytes: to,
+		systemTokens: figures.systemTokens,
+		budgetTokens: figures.budgetTokens,
+	};
 }

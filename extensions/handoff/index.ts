@@ -26,6 +26,7 @@ import {
 	computeHandoff,
 	type HandoffRequest,
 	type HandoffSettings,
+	handoffSurfaces,
 	transcriptLocation,
 } from "./prepare.ts";
 import {
@@ -89,7 +90,7 @@ export default function handoffExtension(pi: ExtensionAPI) {
 
 	const settings = (ctx: ExtensionContext): HandoffSettings => {
 		const config = host.config(ctx);
-		return { handoff: config.handoff, headShare: config.projection.headShare };
+		return { handoff: config.handoff, headShare: config.projection.headShare, surfaces: handoffSurfaces(config) };
 	};
 
 	async function resolveModel(ctx: ExtensionContext) {

@@ -7,7 +7,7 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import type { HeadroomConfig } from "../shared/host/config.ts";
+import { type HeadroomConfig, type SurfaceSource, surfaceFor } from "../shared/host/config.ts";
 import { storeForAgentDir } from "../shared/store/artifact-store.ts";
 import { bytesForTokens, estimateTokens } from "../shared/text/tokens.ts";
 import { buildDetails, type HandoffDetails, summarizationIndex } from "./details.ts";
@@ -20,6 +20,7 @@ import {
 	branchContext,
 	currentState,
 	fitUserMessages,
+	type HandoffSurfaces,
 	type HistoryMessage,
 	serializeHistory,
 	userTexts,
@@ -43,6 +44,20 @@ export interface HandoffSettings {
 	handoff: HeadroomConfig["handoff"];
 	/** projection.headShare: head share of every cut that does not have its own reason for another. */
 	headShare: number;
+	/** The handoff's surfaces as configured (`handoffSurfaces`); absent: the table's with `headShare`. */
+	surfaces?: HandoffSurfaces;
+}
+
+/** The handoff's surfaces resolved from `config`, per call (table ← alias keys ← `surfaces.<name>`). */
+export function handoffSurfaces(config: SurfaceSource): HandoffSurfaces {
+	return {
+		toolResult: surfaceFor(config, "handoff.toolResult"),
+		piece: surfaceFor(config, "handoff.piece"),
+		currentState: surfaceFor(config, "handoff.currentState"),
+		task: surfaceFor(config, "handoff.task"),
+		userMessages: surfaceFor(config, "handoff.userMessages"),
+		transcript: surfaceFor(config, "handoff.transcript"),
+	};
 }
 
 /** What a handoff is computed from. */
@@ -96,6 +111,7 @@ export async function computeHandoff(
 	const model: AnyModel = resolved.model;
 	const cfg = settings.handoff;
 	const headShare = settings.headShare;
+	const surfaces = settings.surfaces ?? handoffSurfaces({ handoff: cfg, projection: { headShare } });
 	const window = model.contextWindow > 0 ? model.contextWindow : DEFAULT_WINDOW_TOKENS;
 	const maxTokens = Math.max(
 		256,
@@ -105,18 +121,19 @@ export async function computeHandoff(
 	const sink = store.sink("transcripts");
 	const users = userTexts(input.branch);
 	// The task goes into all three prompts and the handoff: bounded like the later user messages.
-	const task = boundTask(users[0] ?? NO_TASK, cfg.userMessagesBudgetBytes, headShare, sink);
-	const later = fitUserMessages(users.slice(1), cfg.userMessagesBudgetBytes, sink);
-	const state = currentState(branchContext(input.branch).messages, {}, sink);
+	const task = boundTask(users[0] ?? NO_TASK, surfaces.task, undefined, sink);
+	const later = fitUserMessages(users.slice(1), surfaces.userMessages, sink);
+	const state = currentState(branchContext(input.branch).messages, {}, sink, surfaces.currentState);
 	const instruction = summaryInstruction(task.text, input.previousSummary, input.focus);
 	// Room for the transcript: the window less three replies (the answers call carries the summary and
 	// the questions too) and the fixed parts of the prompts.
 	const fixed = estimateTokens(instruction + questionsPrompt(task.text, "", state) + later.kept.join("\n"));
 	const transcriptTokens = Math.max(MIN_TRANSCRIPT_TOKENS, window - 3 * maxTokens - fixed - SAFETY_TOKENS);
 	const history = serializeHistory(input.messages, {
-		pieceLimits: { headShare },
+		pieceLimits: { surfaces },
 		maxBytes: bytesForTokens(transcriptTokens),
 		sink,
+		surface: surfaces.transcript,
 	});
 	const outcome = await runHandoff(
 		{

@@ -4,7 +4,7 @@
  * shared projection primitive, so the errors and stack traces at the end of an output survive.
  * Pure: plain data in, plain data out.
  */
-import { type ArtifactSink, MIN_WINDOW_BYTES, project } from "../shared/projection/projection.ts";
+import { type ArtifactSink, MIN_WINDOW_BYTES, project, type SurfaceLimits } from "../shared/projection/projection.ts";
 import { resolveSurface, SURFACES } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
 import { utf8Length } from "../shared/text/tokens.ts";
@@ -41,7 +41,10 @@ export interface BranchEntry {
 	timestamp?: string | number;
 }
 
-/** Share of a tool result's budget given to its head: outputs end in errors, so the tail gets more than usual. */
+/**
+ * Share of a tool result's budget given to its head, as the table has it (a `handoff.toolResult` override
+ * reaches the cut through `PieceLimits.surfaces`): outputs end in errors, so the tail gets more than usual.
+ */
 export const TOOL_RESULT_HEAD_SHARE = SURFACES["handoff.toolResult"].headShare;
 /** How many of the latest tool results the current state shows. */
 export const STATE_TOOL_RESULTS = 3;
@@ -62,6 +65,24 @@ export interface PieceLimits {
 	maxLines?: number;
 	/** Head share of every piece except tool and shell outputs. */
 	headShare?: number;
+	/** The surfaces as configured (surfaceFor); absent: the table's handoff.toolResult and handoff.piece. */
+	surfaces?: Partial<Pick<HandoffSurfaces, "toolResult" | "piece">>;
+}
+
+/** The handoff's surfaces resolved from the configuration (each absent: the table's entry). */
+export interface HandoffSurfaces {
+	/** handoff.toolResult: one tool or shell output in the transcript. */
+	toolResult: SurfaceLimits;
+	/** handoff.piece: any other long piece of the transcript. */
+	piece: SurfaceLimits;
+	/** handoff.currentState: each excerpt of the current state. */
+	currentState: SurfaceLimits;
+	/** handoff.task: the original task. */
+	task: SurfaceLimits;
+	/** handoff.userMessages: the later user messages, together. */
+	userMessages: SurfaceLimits;
+	/** handoff.transcript: the whole transcript (its bytes decided per call). */
+	transcript: SurfaceLimits;
 }
 
 /**
@@ -72,11 +93,12 @@ export interface PieceLimits {
  */
 export function messageBlock(message: HistoryMessage, pieceLimits: PieceLimits = {}, sink?: ArtifactSink): string {
 	const L = TRANSCRIPT_LABELS;
+	const own = pieceLimits.surfaces ?? {};
 	const cut = (text: string, output = false) =>
-		project(text, output ? "handoff.toolResult" : "handoff.piece", {
+		project(text, output ? (own.toolResult ?? "handoff.toolResult") : (own.piece ?? "handoff.piece"), {
 			maxBytes: pieceLimits.maxBytes,
 			maxLines: pieceLimits.maxLines,
-			headShare: output ? undefined : pieceLimits.headShare,
+			headShare: output ? undefined : (pieceLimits.headShare ?? own.piece?.headShare),
 			sink,
 		}).text;
 	switch (message.role) {
@@ -139,16 +161,16 @@ export const BLOCK_SEPARATOR = "\n\n";
  */
 export function serializeHistory(
 	messages: HistoryMessage[],
-	opts: { pieceLimits: PieceLimits; maxBytes: number; sink?: ArtifactSink },
+	opts: { pieceLimits: PieceLimits; maxBytes: number; sink?: ArtifactSink; surface?: SurfaceLimits },
 ): SerializedHistory {
 	const blocks = messages.map((m) => messageBlock(m, opts.pieceLimits, opts.sink));
 	const joined = blocks.filter((b) => b.length > 0).join(BLOCK_SEPARATOR);
 	const fullBytes = utf8Length(joined);
 	if (fullBytes <= opts.maxBytes) return { text: joined, blocks, fullBytes, omittedBytes: 0 };
 	// Lines never bind here (the surface gives a line per byte), the byte budget does.
-	const projection = project(joined, "handoff.transcript", {
+	const projection = project(joined, opts.surface ?? "handoff.transcript", {
 		maxBytes: opts.maxBytes,
-		headShare: opts.pieceLimits.headShare,
+		headShare: opts.pieceLimits.headShare ?? opts.surface?.headShare,
 		sink: opts.sink,
 	});
 	return { text: projection.text, blocks, fullBytes, omittedBytes: projection.omittedBytes };
@@ -156,10 +178,16 @@ export function serializeHistory(
 
 /**
  * Pi's analogue of a terminal screen: the end of the latest tool outputs and of the last assistant
- * message, each cut tail-heavy to `limits`.
+ * message, each cut tail-heavy to `limits` within `surface` (default: the table's handoff.currentState).
  */
-export function currentState(messages: HistoryMessage[], limits: PieceLimits = {}, sink?: ArtifactSink): string {
-	const cut = (text: string) => project(text, "handoff.currentState", { ...limits, sink }).text;
+export function currentState(
+	messages: HistoryMessage[],
+	limits: PieceLimits = {},
+	sink?: ArtifactSink,
+	surface: SurfaceLimits | "handoff.currentState" = "handoff.currentState",
+): string {
+	const { maxBytes, maxLines, headShare } = limits;
+	const cut = (text: string) => project(text, surface, { maxBytes, maxLines, headShare, sink }).text;
 	const results: string[] = [];
 	let assistant: string | undefined;
 	for (let i = messages.length - 1; i >= 0; i--) {
@@ -188,17 +216,20 @@ export interface BoundedTask {
 }
 
 /**
- * The original task within `maxBytes`, cut head+tail through the projection (which stores the full
- * text when a store-backed projector is passed), so a huge first message cannot overflow the window.
+ * The original task within `budget` (a byte count, or the handoff.task surface as configured), cut
+ * head+tail through the projection (which stores the full text when a sink is passed), so a huge first
+ * message cannot overflow the window.
  */
 export function boundTask(
 	task: string,
-	maxBytes: number,
+	budget: number | SurfaceLimits,
 	headShare: number | undefined,
 	sink?: ArtifactSink,
 ): BoundedTask {
-	// The configured budget is the surface's; lines never bind (a line is at least one byte).
-	const p = project(task, resolveSurface("handoff.task", { maxBytes, maxLines: maxBytes }), { headShare, sink });
+	// A byte count is the surface's budget; lines never bind then (a line is at least one byte).
+	const surface =
+		typeof budget === "number" ? resolveSurface("handoff.task", { maxBytes: budget, maxLines: budget }) : budget;
+	const p = project(task, surface, { headShare: headShare ?? surface.headShare, sink });
 	const stored = p.artifact?.ok ? { artifactPath: p.artifact.path } : {};
 	return { text: p.text, omittedBytes: p.omittedBytes, ...stored };
 }
@@ -213,17 +244,22 @@ export function userTexts(entries: BranchEntry[]): string[] {
 }
 
 /**
- * Later user messages within a byte budget, shown oldest first: the newest verbatim while they fit; the
- * first that does not fit keeps head + tail in what is left (when that is at least the minimum window,
- * its full text stored through `sink`); the older ones are counted as omitted.
+ * Later user messages within a budget (bytes, or the handoff.userMessages surface as configured), shown
+ * oldest first: the newest verbatim while they fit; the first that does not fit keeps head + tail in what
+ * is left (when that is at least the minimum window, its full text stored through `sink`); the older ones
+ * are counted as omitted.
  */
 export function fitUserMessages(
 	later: string[],
-	budgetBytes: number,
+	budget: number | SurfaceLimits,
 	sink?: ArtifactSink,
 ): { kept: string[]; omitted: number } {
 	const kept: string[] = [];
-	const surface = resolveSurface("handoff.userMessages", { maxBytes: budgetBytes, maxLines: budgetBytes });
+	const surface =
+		typeof budget === "number"
+			? resolveSurface("handoff.userMessages", { maxBytes: budget, maxLines: budget })
+			: budget;
+	const budgetBytes = surface.maxBytes;
 	let used = 0;
 	let i = later.length - 1;
 	for (; i >= 0; i--) {
@@ -234,7 +270,10 @@ export function fitUserMessages(
 			continue;
 		}
 		const room = budgetBytes - used;
-		const shown = room >= MIN_WINDOW_BYTES ? project(later[i], surface, { maxBytes: room, sink }).text : undefined;
+		const shown =
+			room >= MIN_WINDOW_BYTES
+				? project(later[i], surface, { maxBytes: room, headShare: surface.headShare, sink }).text
+				: undefined;
 		// (A footer naming a very long store path could outgrow a small room: then the message is counted.)
 		if (shown !== undefined && utf8Length(shown) <= room) {
 			kept.unshift(shown);

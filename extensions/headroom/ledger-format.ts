@@ -41,7 +41,19 @@ export function age(ms: number): string {
 
 const percent = (n: number) => `${(n * 100).toFixed(1)}%`;
 
+/** context-trim's line: the latest trim's figures (each request is trimmed on its own), and how often the cut changed. */
+function trimLine(k: KeptOut): string {
+	const t = k.latestTrim;
+	if (k.count === 0 || !t) return `${k.extension.padEnd(15)} no request trimmed this session`;
+	const shortened =
+		t.textsShortened > 0
+			? `, ${plural(t.textsShortened, "text", "texts")} as head+tail (${humanBytes(t.shortenedFromBytes)} → ${humanBytes(t.shortenedToBytes)})`
+			: "";
+	return `${k.extension.padEnd(15)} latest trim: ${formatCount(t.messagesBefore)} → ${formatCount(t.messagesAfter)} messages, ≈ ${formatCount(t.tokensBefore)} → ${formatCount(t.tokensAfter)} tokens per request (≈ ${formatCount(k.keptOutTokens)} kept out, ${formatCount(t.messagesOmitted)} messages left out${shortened}); the cut changed ${plural(k.count, "time", "times")}`;
+}
+
 function keptOutLine(k: KeptOut): string {
+	if (k.extension === "context-trim") return trimLine(k);
 	if (k.count === 0) return `${k.extension.padEnd(15)} nothing this session`;
 	const saved = `≈ ${formatCount(k.keptOutTokens)} tokens kept out`;
 	if (k.extension === "handoff") {
@@ -81,7 +93,6 @@ export function formatLedger(ledger: Ledger, now: number, style: LedgerStyle): s
 	}
 	lines.push(paint("accent", "kept out of the context this session"));
 	for (const k of ledger.keptOut) lines.push(`  ${keptOutLine(k)}`);
-	lines.push(`  ${"context-trim".padEnd(15)} trims each request on its own (see the omission marker in the request)`);
 	const n = ledger.artifacts.length;
 	lines.push(paint("accent", `artifacts of this session: ${formatCount(n)}${n > 0 ? " (newest first)" : ""}`));
 	for (const a of ledger.artifacts.slice(0, LEDGER_ARTIFACTS_SHOWN)) {

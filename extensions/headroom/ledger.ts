@@ -7,10 +7,11 @@
  * source; the system prompt and the active tools' schemas are one more. When Pi has a usage reading, the
  * sources are scaled to it (Pi's number is the truth for the total; ours says how it splits).
  * Kept out: results our extensions shortened carry `details.headroom.artifacts` (and subagent batches
- * their `items` with full and shown bytes); handoff compactions carry `details.kind = "headroom-handoff"`.
+ * their `items` with full and shown bytes); handoff compactions carry `details.kind = "headroom-handoff"`;
+ * context-trim records each change of its cut in a custom session entry (ContextTrimRecord).
  */
 
-import { headroomOf } from "../shared/host/details.ts";
+import { type ContextTrimRecord, contextTrimRecordOf, headroomOf } from "../shared/host/details.ts";
 import { estimateTokens, estimateTokensFromBytes, utf8Length } from "../shared/text/tokens.ts";
 
 /** Where a part of the context comes from. */
@@ -77,8 +78,8 @@ export interface SourceFigure {
 
 /** What one extension kept out of the context this session. */
 export interface KeptOut {
-	extension: "tool-artifacts" | "subagents" | "handoff";
-	/** Results shortened (stubs, projected results) or compactions done. */
+	extension: "tool-artifacts" | "subagents" | "handoff" | "context-trim";
+	/** Results shortened (stubs, projected results), compactions done, or trims recorded (changes of the cut). */
 	count: number;
 	/** Bytes of the full texts stored as artifacts (undefined for handoffs: they are counted in tokens). */
 	fullBytes?: number;
@@ -90,6 +91,11 @@ export interface KeptOut {
 	shownTokens: number;
 	/** fullTokens − shownTokens, never negative. */
 	keptOutTokens: number;
+	/**
+	 * context-trim only: the latest recorded trim. Each request is trimmed on its own, so its figures are
+	 * per request (fullTokens/shownTokens are that request's before and after), not a session total.
+	 */
+	latestTrim?: ContextTrimRecord;
 }
 
 /** The ledger as the command shows it and rpc clients read it (`details.ledger`). */
@@ -248,8 +254,15 @@ export function keptOut(entries: readonly unknown[], artifacts: ReadonlyMap<stri
 	const tool: KeptOut = { extension: "tool-artifacts", ...zero };
 	const sub: KeptOut = { extension: "subagents", ...zero };
 	const hand: KeptOut = { extension: "handoff", ...zero, fullBytes: undefined };
+	const trim: KeptOut = { extension: "context-trim", ...zero, fullBytes: undefined };
 	for (const raw of entries) {
 		const e = (raw ?? {}) as Entry;
+		const record = contextTrimRecordOf(raw);
+		if (record) {
+			trim.count++;
+			trim.latestTrim = record;
+			continue;
+		}
 		if (e.type === "message") {
 			const m = (e.message ?? {}) as Msg & { details?: unknown };
 			const items = itemsOf(m.details).filter((i) => typeof i.fullBytes === "number");
@@ -282,8 +295,13 @@ export function keptOut(entries: readonly unknown[], artifacts: ReadonlyMap<stri
 		k.fullTokens = estimateTokensFromBytes(k.fullBytes ?? 0);
 		k.shownTokens = estimateTokensFromBytes(k.shownBytes);
 	}
-	for (const k of [tool, sub, hand]) k.keptOutTokens = Math.max(0, k.fullTokens - k.shownTokens);
-	return [tool, sub, hand];
+	if (trim.latestTrim) {
+		trim.fullTokens = trim.latestTrim.tokensBefore;
+		trim.shownTokens = trim.latestTrim.tokensAfter;
+		trim.shownBytes = trim.latestTrim.shortenedToBytes;
+	}
+	for (const k of [tool, sub, hand, trim]) k.keptOutTokens = Math.max(0, k.fullTokens - k.shownTokens);
+	return [tool, sub, hand, trim];
 }
 
 /** The whole ledger. */

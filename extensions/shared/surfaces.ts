@@ -26,8 +26,15 @@ export interface SurfaceBudget {
 	/**
 	 * A clipped surface (a title, a brief, a reason, a list): the text is cut to its longest prefix within
 	 * both limits and marked, with no omission marker line or footer; below the projection's minimum window.
+	 * A list (`project(items, …)`) on it shows whole items and then "… and N more"; every entry, items and
+	 * that marker, counts against maxLines, so "20 items, then a count of the rest" is maxLines 21.
 	 */
 	readonly clip?: boolean;
+	/**
+	 * Not overridable by name, though not clipped: a list cap laid out by its caller, a limit that refuses
+	 * input, or a display-only view. Clipped surfaces are fixed too (see `overridableFields`).
+	 */
+	readonly fixed?: boolean;
 	/** What the surface bounds, in one line (shown in the README's budget table). */
 	readonly doc: string;
 }
@@ -86,6 +93,7 @@ export const SURFACES = freezeEntries({
 		maxBytes: 2 * KIB,
 		maxLines: 12,
 		headShare: 0.5,
+		fixed: true,
 		doc: "a child's tool result in the /subagents live view (display only; full text one read away)",
 	},
 	"subagents.keylessProviders": {
@@ -97,6 +105,7 @@ export const SURFACES = freezeEntries({
 	"subagents.agentList": {
 		maxBytes: 2 * KIB,
 		maxLines: 24,
+		fixed: true,
 		doc: "the named agents listed in subagent_spawn's description (one line each, then the rest by name)",
 	},
 	"subagents.agentLine": {
@@ -107,9 +116,9 @@ export const SURFACES = freezeEntries({
 	},
 	"subagents.agentNames": {
 		maxBytes: 2 * KIB,
-		maxLines: 40,
+		maxLines: 41,
 		clip: true,
-		doc: "agents named in an unknown-agent error (list cap: 40 items)",
+		doc: "agents named in an unknown-agent error: 40 items, then a count of the rest",
 	},
 	"subagents.extensionError": {
 		maxBytes: 400,
@@ -117,22 +126,29 @@ export const SURFACES = freezeEntries({
 		clip: true,
 		doc: "an extension's error quoted when a child cannot start because of it",
 	},
+	"subagents.agentFileError": {
+		maxBytes: 200,
+		maxLines: 1,
+		clip: true,
+		doc: "why an agent file's frontmatter could not be read, quoted in its warning",
+	},
 	"subagents.outputSchema": {
 		maxBytes: 16 * KIB,
 		maxLines: 16 * KIB,
+		fixed: true,
 		doc: "an output_schema as the child is shown it (a larger schema is refused at spawn)",
 	},
 	"subagents.schemaErrors": {
-		maxBytes: 5 * 200,
-		maxLines: 5,
+		maxBytes: 6 * 200,
+		maxLines: 6,
 		clip: true,
-		doc: "validator errors quoted to a structured child and its parent (list cap: 5 items of 200 bytes)",
+		doc: "validator errors quoted to a structured child and its parent: 5 items of 200 bytes, then a count of the rest",
 	},
 	"subagents.changedFiles": {
-		maxBytes: 50 * 240,
-		maxLines: 50,
+		maxBytes: 51 * 240,
+		maxLines: 51,
 		clip: true,
-		doc: "changed files listed first in an isolated child's result (list cap: 50 items; the patch has all)",
+		doc: "changed files listed first in an isolated child's result: 50 items, then a count (the patch has all)",
 	},
 
 	// tool-artifacts: stubs that replace oversized tool results, per kind of output
@@ -175,7 +191,7 @@ export const SURFACES = freezeEntries({
 		maxBytes: 1 * KIB,
 		maxLines: 5,
 		clip: true,
-		doc: "recent artifact ids named when recall_artifact gets an unknown id (5 items)",
+		doc: "recent artifact ids named when recall_artifact gets an unknown id: a sample of 5 items, the rest not counted",
 	},
 	"toolArtifacts.summaryInput": {
 		maxBytes: 50_000,
@@ -244,10 +260,28 @@ export const SURFACES = freezeEntries({
 		doc: "one brief argument of an omitted tool call in the omission index",
 	},
 	"transcript.briefsPerTool": {
-		maxBytes: 3 * 50,
+		maxBytes: 3 * 50 + 2 * 2,
 		maxLines: 3,
 		clip: true,
-		doc: "brief arguments kept per omitted tool in the omission index (3 items)",
+		doc: "brief arguments kept per omitted tool in the omission index: 3 items with their separators",
+	},
+	"transcript.indexTools": {
+		maxBytes: 4 * KIB,
+		maxLines: 13,
+		clip: true,
+		doc: "omitted tools named in the omission index: 12 items, then a count of the rest",
+	},
+	"transcript.indexFiles": {
+		maxBytes: 4 * KIB,
+		maxLines: 21,
+		clip: true,
+		doc: "files touched by omitted calls, named in the omission index: 20 items, then a count of the rest",
+	},
+	"transcript.indexShortened": {
+		maxBytes: 1 * KIB,
+		maxLines: 9,
+		clip: true,
+		doc: "texts shown only as head and tail, named in the omission index: 8 items, then a count of the rest",
 	},
 
 	// the projection's own footer
@@ -270,8 +304,23 @@ export function surface(name: SurfaceName): SurfaceBudget {
 	return SURFACES[name];
 }
 
+/** A field of an entry that a user (or a caller holding the user's configuration) may change. */
+export type OverridableField = "maxBytes" | "maxLines" | "headShare" | "batchBytes";
+
 /** What a user (or a caller holding the user's configuration) may change in an entry. */
-export type SurfaceOverride = Partial<Pick<SurfaceBudget, "maxBytes" | "maxLines" | "headShare">>;
+export type SurfaceOverride = Partial<Pick<SurfaceBudget, OverridableField>>;
+
+/**
+ * The fields of `name` a user may override by name: none for a clipped or fixed surface (their sizes are
+ * part of the wording around them), `batchBytes` too for a batch surface, else bytes, lines and head share.
+ * For a surface sized per call, `maxBytes` and `maxLines` are ceilings over the call's own figures.
+ */
+export function overridableFields(name: SurfaceName): readonly OverridableField[] {
+	const entry: SurfaceBudget = SURFACES[name];
+	if (entry.clip || entry.fixed) return [];
+	if (entry.batchBytes !== undefined) return ["maxBytes", "maxLines", "headShare", "batchBytes"];
+	return ["maxBytes", "maxLines", "headShare"];
+}
 
 /** The entry of `name` with `override`'s defined fields in place of the table's. */
 export function resolveSurface(name: SurfaceName, override: SurfaceOverride = {}): SurfaceBudget {
@@ -280,5 +329,6 @@ export function resolveSurface(name: SurfaceName, override: SurfaceOverride = {}
 	if (override.maxBytes !== undefined) out.maxBytes = override.maxBytes;
 	if (override.maxLines !== undefined) out.maxLines = override.maxLines;
 	if (override.headShare !== undefined) out.headShare = override.headShare;
+	if (override.batchBytes !== undefined) out.batchBytes = override.batchBytes;
 	return Object.freeze(out);
 }

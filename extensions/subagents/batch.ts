@@ -12,6 +12,7 @@ import {
 } from "../shared/budget/batch.ts";
 import { type Projection, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
+import type { SurfaceBudget } from "../shared/surfaces.ts";
 import { utf8Length } from "../shared/text/tokens.ts";
 import { countLines } from "../shared/text/utf8.ts";
 
@@ -82,7 +83,9 @@ export interface BatchOptions {
 	leading?: string[];
 	/** Head share for the projection (check previews use 0: the recent end). */
 	headShare?: number;
-	/** User overrides of the surface's caps (config budgets.<surface>). */
+	/** The surface's budget resolved from the configuration (surfaceFor); absent: the table's entry. */
+	budget?: SurfaceBudget;
+	/** Overrides of the budget's caps. */
 	caps?: Partial<SurfaceCaps>;
 	/** Share of the headroom a batch may use (config budgets.headroomShare). */
 	headroomShare?: number;
@@ -102,6 +105,7 @@ export async function projectBatch(inputs: BatchInput[], options: BatchOptions):
 		reservedOutputTokens: options.reservedOutputTokens,
 		wrapperBytesPerResult: headerBytes + 1 + ENTRY_SEPARATOR.length,
 		wrapperBytesPerBatch: leadingText.length > 0 ? utf8Length(leadingText) + ENTRY_SEPARATOR.length : 0,
+		budget: options.budget,
 		caps: options.caps,
 		headroomShare: options.headroomShare,
 	});

@@ -14,12 +14,7 @@ import {
 } from "@mariozechner/pi-coding-agent";
 import type { Surface, UsageReading } from "../shared/budget/batch.ts";
 import { type ExtensionHost, tellPerson } from "../shared/host/bootstrap.ts";
-import {
-	DEFAULT_CONFIG,
-	type HeadroomConfig,
-	projectionHeadShare,
-	unseenConfigWarnings,
-} from "../shared/host/config.ts";
+import { DEFAULT_CONFIG, type HeadroomConfig, surfaceFor, unseenConfigWarnings } from "../shared/host/config.ts";
 import { projectTrusted } from "../shared/host/pi-host.ts";
 import { type ArtifactStore, storeForAgentDir } from "../shared/store/artifact-store.ts";
 import { AgentCatalog, type AgentCatalogSnapshot } from "./agent-files.ts";
@@ -139,19 +134,23 @@ export function usageOf(ctx: ExtensionContext | undefined): { usage?: UsageReadi
 	return { usage, reservedOutputTokens: ctx?.model?.maxTokens };
 }
 
-/** Options every projected batch shares: the surface's caps from config, the store, the parent's usage reading. */
+/**
+ * Options every projected batch shares: the surface `subagents.<surface>` resolved from the configuration
+ * (its caps and head share), the store, the parent's usage reading.
+ */
 export function batchOptions(
 	env: Env,
 	ctx: ExtensionContext | undefined,
 	surface: Surface,
-	extra: { leading?: string[]; headShare?: number } = {},
+	extra: { leading?: string[] } = {},
 ): BatchOptions {
+	const budget = surfaceFor(env.config, `subagents.${surface}`);
 	return {
 		surface,
 		store: ensureStore(env),
 		leading: extra.leading,
-		headShare: extra.headShare ?? projectionHeadShare(env.config),
-		caps: env.config.budgets[surface],
+		headShare: budget.headShare,
+		budget,
 		headroomShare: env.config.budgets.headroomShare,
 		...usageOf(ctx),
 	};

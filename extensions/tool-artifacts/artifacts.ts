@@ -9,9 +9,9 @@ import { headroomDetails, isProjected } from "../shared/host/details.ts";
 import type { CallUsage } from "../shared/host/model-usage.ts";
 import { type ArtifactRef, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
-import type { SurfaceBudget } from "../shared/surfaces.ts";
+import { SURFACES, type SurfaceBudget } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
-import { CLASS_HEAD_SHARE, classifyTool, type OutputClass } from "./classify.ts";
+import { classifyTool, type OutputClass } from "./classify.ts";
 import { buildExcerpt } from "./excerpt.ts";
 import { locateFullOutput, readFullOutput, trailingStatus, wasTruncated } from "./full-output.ts";
 import {
@@ -51,6 +51,17 @@ const stubAlias = (config: ToolArtifactsConfig) => ({ maxBytes: config.stubMaxBy
 /** The stub's surface for an output kind, with the user's limits. */
 export function stubSurface(kind: OutputClass, config: ToolArtifactsConfig): SurfaceBudget {
 	return configuredSurface(`toolArtifacts.stub.${kind}`, stubAlias(config), config.surfaces);
+}
+
+/** Every output kind, in the table's order. */
+const OUTPUT_KINDS: readonly OutputClass[] = ["command", "search", "listing", "structured", "web", "file", "unknown"];
+
+/**
+ * Characters the per-turn cap assumes one stub takes: the largest stub surface's byte limit, as the user
+ * configured it (a stub's UTF-16 length never exceeds its UTF-8 bytes, so the figure is an upper bound).
+ */
+export function turnStubChars(config: ToolArtifactsConfig): number {
+	return Math.max(...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes));
 }
 
 /** Pure: the text parts of a tool result's content, joined (its images stay beside the stub, not in it). */
@@ -189,11 +200,13 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 			{ maxBytes: deps.config.summary.maxInputChars },
 			deps.config.surfaces,
 		);
-		const input = project(full, surface, { headShare: surface.headShare ?? CLASS_HEAD_SHARE[kind], stored: ref });
+		// No head share of its own: the kind's stub share, as configured.
+		const headShare = surface.headShare ?? stubSurface(kind, deps.config).headShare;
+		const input = project(full, surface, { headShare, stored: ref });
 		const outcome = await deps.summarize({
 			kind,
 			tool: fact.toolName,
-			args: describeArgs(fact.input),
+			args: describeArgs(fact.input, configuredSurface("toolArtifacts.args", {}, deps.config.surfaces)),
 			output: input.text,
 			cut: input.truncated,
 		});
@@ -304,13 +317,16 @@ function budget(
 	};
 }
 
-/** Pure: the call's arguments as one JSON line for the summary prompt (bounded by the primitive). */
-export function describeArgs(input: Record<string, unknown>): string {
+/** Pure: the call's arguments as one JSON line for the summary prompt (bounded by `surface`, as configured). */
+export function describeArgs(
+	input: Record<string, unknown>,
+	surface: SurfaceBudget = SURFACES["toolArtifacts.args"],
+): string {
 	let json: string;
 	try {
 		json = JSON.stringify(input ?? {});
 	} catch {
 		json = "{}";
 	}
-	return project(json, "toolArtifacts.args", { notSavedReason: ARGS_NOT_STORED }).text;
+	return project(json, surface, { notSavedReason: ARGS_NOT_STORED }).text;
 }

@@ -18,8 +18,9 @@ export const OUTPUT_CLASSES: readonly OutputClass[] = [
 ];
 
 /**
- * Head share (0..1) of the fallback excerpt's body per kind. Command logs keep more tail because
- * errors, summaries and exit codes come last; web pages and structured data lead with what matters.
+ * Head share (0..1) of the fallback excerpt's body per kind, as the table has it (the configured share is
+ * the stub surface's: `stubSurface` in artifacts.ts). Command logs keep more tail because errors, summaries
+ * and exit codes come last; web pages and structured data lead with what matters.
  */
 export const CLASS_HEAD_SHARE: Record<OutputClass, number> = {
 	command: SURFACES["toolArtifacts.stub.command"].headShare,

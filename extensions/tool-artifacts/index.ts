@@ -7,6 +7,7 @@ import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { bootExtension } from "../shared/host/bootstrap.ts";
+import { surfaceFor } from "../shared/host/config.ts";
 import { headroomDetails } from "../shared/host/details.ts";
 import { completeOneOff, DEFERRED_EXPOSURE, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { project } from "../shared/projection/projection.ts";
@@ -20,6 +21,7 @@ import {
 	TOOL_OUTPUT_KIND,
 	type ToolArtifactsConfig,
 	thresholdFor,
+	turnStubChars,
 } from "./artifacts.ts";
 import { RECALL_DESCRIPTION, RECALL_PARAMS, RECALL_TOOL_NAME, SUMMARY_FAILURE } from "./prompt.ts";
 import {
@@ -51,7 +53,7 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 		store: host.store(),
 	});
 
-	const newBatch = (cfg: ToolArtifactsConfig) => new TurnBatch(cfg.turnCapChars, cfg.stubMaxBytes);
+	const newBatch = (cfg: ToolArtifactsConfig) => new TurnBatch(cfg.turnCapChars, turnStubChars(cfg));
 
 	// A new session (the bootstrap has re-read the configuration): stubs of another session do not apply.
 	pi.on("session_start", (_event, ctx) => {
@@ -186,7 +188,7 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 				});
 			} else answer = pageStored(resolved.path, id, params.offset, params.limit);
 			if (!answer.ok) throw new Error(answer.error);
-			const projection = await project(answer.text, "toolArtifacts.recall", {
+			const projection = await project(answer.text, surfaceFor(host.config(ctx), "toolArtifacts.recall"), {
 				sink: st.asyncSink(TOOL_OUTPUT_KIND),
 			});
 			const artifacts = [resolved.path];

@@ -51,6 +51,7 @@ function loadHook(contextWindow: number, cutStepTokens?: number): { call: (m: Tr
 		on: (name: string, h: Handler) => {
 			if (name === "context") handler = h;
 		},
+		appendEntry: () => undefined,
 		getActiveTools: () => ["read", "bash"],
 		getAllTools: () => [
 			{

@@ -105,7 +105,8 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 		expect(readFileSync(sessionFile as string, "utf8")).toContain(`note ${TURNS - 1} line 0`);
 	});
 
-	it("shows one tool result larger than the whole budget as head and tail with a marker", async () => {
+	/** One 400-line read result larger than the whole budget; the tool result of the second request as sent. */
+	async function readBigFile(headroomConfig?: Record<string, unknown>) {
 		const lines = Array.from({ length: 400 }, (_, l) => {
 			const tag = l === 0 ? "HEAD-LINE" : l === 399 ? "TAIL-LINE" : l === 200 ? "MIDDLE-LINE" : "line";
 			return `${tag} ${String(l + 1).padStart(4, "0")} ${"abcdefghij ".repeat(9)}`;
@@ -116,7 +117,13 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 				return { text: "FIRST-PLAN: read it", toolCalls: [{ name: "read", arguments: { path: "big.txt" } }] };
 			return { text: "ALL-DONE" };
 		});
-		const sandbox = makeSandbox({ server, contextWindow: 8000, maxTokens: 500, files: { "big.txt": big } });
+		const sandbox = makeSandbox({
+			server,
+			contextWindow: 8000,
+			maxTokens: 500,
+			files: { "big.txt": big },
+			headroomConfig,
+		});
 		const run = await runPiPrint({
 			line,
 			sandbox,
@@ -127,6 +134,18 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 		expect(server.requests).toHaveLength(2);
 		const req = server.requests[1];
 		const result = messageText(req.body.messages.find((m) => m.role === "tool"));
+		return { big, sandbox, req, result };
+	}
+
+	/** Lines of the big file a shortened view shows before and after its omission marker. */
+	function headAndTail(result: string): { head: number; tail: number } {
+		const marker = result.search(/omitted/);
+		const count = (text: string) => (text.match(/^(?:HEAD-LINE|TAIL-LINE|line) \d{4}/gm) ?? []).length;
+		return { head: count(result.slice(0, marker)), tail: count(result.slice(marker)) };
+	}
+
+	it("shows one tool result larger than the whole budget as head and tail with a marker", async () => {
+		const { big, sandbox, req, result } = await readBigFile();
 		expect(result).toContain("HEAD-LINE 0001");
 		expect(result).toContain("TAIL-LINE 0400");
 		expect(result).not.toContain("MIDDLE-LINE");
@@ -140,6 +159,19 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 		expect(stored[0].mode).toBe(0o600);
 		expect(result).toContain(stored[0].path);
 		expect(readFileSync(`${sandbox.agentDir}/${stored[0].path}`, "utf8")).toContain("MIDDLE-LINE 0201");
+		// projection.headShare 0.75 by default: more of the head than of the tail.
+		const { head, tail } = headAndTail(result);
+		expect(head).toBeGreaterThan(tail);
+	});
+
+	it("shortens that result to a by-name transcript.segment override (head share and byte ceiling)", async () => {
+		const { result } = await readBigFile({ surfaces: { "transcript.segment": { maxBytes: 2048, headShare: 0.2 } } });
+		expect(result).toContain("HEAD-LINE 0001");
+		expect(result).toContain("TAIL-LINE 0400");
+		expect(Buffer.byteLength(result)).toBeLessThanOrEqual(2048);
+		const { head, tail } = headAndTail(result);
+		expect(head).toBeGreaterThan(0);
+		expect(head).toBeLessThan(tail);
 	});
 
 	it("keeps the whole request (system prompt + tool schemas + messages) within the window", async () => {
@@ -193,6 +225,43 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 		const last = requests[requests.length - 1];
 		expect(last.firstUser).toContain("TASK-GAMMA");
 		expect(messageText(last.body.messages[last.body.messages.length - 1])).toContain(`note ${TURNS - 1} line 0`);
+		// each change of the cut is recorded in the session, outside the model's context, with its figures
+		const sessionFile = /session file (\S+\.jsonl)/.exec(messageText(markerMessages(last)[0]))?.[1] as string;
+		const records = readFileSync(sessionFile, "utf8")
+			.split("\n")
+			.filter((l) => l.includes('"customType":"context-trim"'))
+			.map((l) => JSON.parse(l).data);
+		const distinctMarkers = new Set(trimmed.map((r) => messageText(markerMessages(r)[0]))).size;
+		expect(records.length).toBeGreaterThanOrEqual(1);
+		expect(records.length).toBeLessThanOrEqual(distinctMarkers);
+		expect(records.length).toBeLessThan(trimmed.length);
+		for (const req of requests) expect(req.raw).not.toContain("headroom-context-trim");
+		const latest = records[records.length - 1];
+		expect(latest.kind).toBe("headroom-context-trim");
+		expect(latest.messagesOmitted).toBeGreaterThan(0);
+		expect(latest.messagesAfter).toBeLessThan(latest.messagesBefore);
+		expect(latest.tokensAfter).toBeLessThan(latest.tokensBefore);
+		expect(latest.tokensAfter).toBeLessThanOrEqual(latest.budgetTokens);
+		expect(latest.tokensBefore).toBeGreaterThan(window);
+		expect(latest.systemTokens).toBeGreaterThan(overhead * 0.8);
+		// /headroom's ledger (json mode: on stderr) names the latest trim with its figures
+		const ledgerRun = await runPiPrint({
+			line,
+			sandbox,
+			extensions: [extensionPath("headroom")],
+			args: ["--session", sessionFile, "/headroom"],
+			prompt: "carry on",
+		});
+		expect(ledgerRun.exitCode, ledgerRun.stderr).toBe(0);
+		const trimLine = ledgerRun.stderr.split("\n").find((l) => l.trim().startsWith("context-trim")) ?? "";
+		expect(trimLine).toContain(`latest trim: ${latest.messagesBefore} → ${latest.messagesAfter} messages`);
+		expect(trimLine).toContain(
+			`${latest.tokensBefore.toLocaleString("en-US")} → ${latest.tokensAfter.toLocaleString("en-US")} tokens`,
+		);
+		expect(trimLine).toContain(`the cut changed ${records.length} times`);
+		console.log(
+			`[context-trim] pi ${line}: ${records.length} records for ${trimmed.length} trimmed requests (${distinctMarkers} distinct markers); latest ${JSON.stringify(latest)}`,
+		);
 	});
 
 	// 1.x only: since Pi 0.87 the transcript carries the prompt and the tool declarations as system messages,

@@ -48,10 +48,10 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 	afterEach(() => runs.stop());
 
 	/** The scripted model and pi (rpc) with the handoff extension; the first prompt runs until Pi's compaction ends. */
-	async function compactOnce(script: Script, args: string[] = []) {
+	async function compactOnce(script: Script, args: string[] = [], headroomConfig: Record<string, unknown> = NO_PROBE) {
 		const started = await runs.start(
 			script,
-			{ contextWindow: CONTEXT_WINDOW, settings: { compaction: COMPACTION }, headroomConfig: NO_PROBE },
+			{ contextWindow: CONTEXT_WINDOW, settings: { compaction: COMPACTION }, headroomConfig },
 			args,
 		);
 		await started.rpc.prompt("TASK-ORIGINAL: run the two seq commands and report");
@@ -145,6 +145,22 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 			expect(ref.label).toMatch(/^Handoff 1: /);
 			expect(files.map((f) => abs(sandbox.agentDir, f))).toContain(ref.path);
 		}
+	});
+
+	it("cuts each tool output of the transcript to a by-name handoff.toolResult override, tail kept", async () => {
+		const surfaces = { "handoff.toolResult": { maxBytes: 2048, maxLines: 12, headShare: 0.25 } };
+		const { server } = await compactOnce(handoffScript(firstRun), [], { ...NO_PROBE, surfaces });
+		const summary = server.requests.find((r) => kindOf(r) === "summary");
+		const text = summary?.lastUser ?? "";
+		expect(text).toContain("TASK-ORIGINAL");
+		expect(text).toContain(TAIL_MARK);
+		// Two outputs of 1,500 numbered lines each: at most 12 lines of each reach the summary call (the
+		// table's 160 would show about 300), fewer from the head than from the tail (head share 0.25).
+		const seqLines = text.split("\n").filter((l) => /^\d+$/.test(l));
+		expect(seqLines.length).toBeGreaterThan(0);
+		expect(seqLines.length).toBeLessThanOrEqual(2 * 12);
+		const low = seqLines.filter((l) => Number(l) < 750).length;
+		expect(low).toBeLessThan(seqLines.length - low);
 	});
 
 	it("writes the trajectories under the package cache when the session has no file", async () => {

@@ -82,14 +82,15 @@ describe.each(PI_LINES)("subagents on $label", ({ line }) => {
 		});
 	});
 
-	it("1b: the same answer delivered automatically is ≤ 24 KiB per result with the same guarantees", async () => {
+	/** Scenario 1b's run: one long child answer delivered automatically; its message as the parent's model got it. */
+	async function deliverLongAutomatically(headroomConfig?: Record<string, unknown>) {
 		server = await startScriptedServer((req) => {
 			if (isChild(req)) return { text: childAnswer(req), delayMs: 600 };
 			const called = calledTools(req);
 			if (called.length === 0) return spawnAll(["long"]);
 			return { text: "ok" };
 		});
-		const sandbox = makeSandbox({ server });
+		const sandbox = makeSandbox({ server, headroomConfig });
 		const rpc = startPiRpc({ line, sandbox, extensions: EXT, args: ["--no-session"] });
 		try {
 			await rpc.prompt("delegate");
@@ -98,22 +99,40 @@ describe.each(PI_LINES)("subagents on $label", ({ line }) => {
 		} finally {
 			await rpc.stop();
 		}
-		// The user sees it too: a displayed custom message in the transcript.
-		const shown = rpc.events.filter((e) => {
-			const m = e.message as { role?: string; customType?: string; display?: boolean } | undefined;
-			return e.type === "message_end" && m?.customType === "subagent-result" && m.display === true;
-		});
-		expect(shown.length).toBe(1);
 		const delivered = server.requests
 			.filter((r) => !isChild(r))
 			.flatMap((r) => userTexts(r))
 			.filter((t) => t.includes(AUTO_HEADER));
 		expect(new Set(delivered).size).toBe(1);
 		const message = delivered[0];
-		const body = message.slice(message.indexOf("\nBEGIN") + 1);
+		return { rpc, message, body: message.slice(message.indexOf("\nBEGIN") + 1) };
+	}
+
+	it("1b: the same answer delivered automatically is ≤ 24 KiB per result with the same guarantees", async () => {
+		const { rpc, message, body } = await deliverLongAutomatically();
+		// The user sees it too: a displayed custom message in the transcript.
+		const shown = rpc.events.filter((e) => {
+			const m = e.message as { role?: string; customType?: string; display?: boolean } | undefined;
+			return e.type === "message_end" && m?.customType === "subagent-result" && m.display === true;
+		});
+		expect(shown.length).toBe(1);
 		expect(utf8Bytes(body)).toBeLessThanOrEqual(24 * KIB);
 		expect(utf8Bytes(body)).toBeGreaterThan(16 * KIB); // the automatic budget, not the wait one
 		expectProjected(message, LONG, "BEGIN", "END");
+	});
+
+	it("1c: a by-name override of subagents.autoDelivery (bytes, lines, head share) is what the model is delivered", async () => {
+		const { message, body } = await deliverLongAutomatically({
+			surfaces: { "subagents.autoDelivery": { maxBytes: 6 * KIB, maxLines: 60, headShare: 0.25 } },
+		});
+		expect(utf8Bytes(body)).toBeLessThanOrEqual(6 * KIB);
+		expect(body.split("\n").length).toBeLessThanOrEqual(60);
+		expectProjected(message, LONG, "BEGIN", "END");
+		// Head share 0.25: fewer numbered lines before the omission marker than after it.
+		const marker = body.search(/omitted/);
+		const numbered = (text: string) => (text.match(/^\d{4}/gm) ?? []).length;
+		expect(numbered(body.slice(0, marker))).toBeGreaterThan(0);
+		expect(numbered(body.slice(0, marker))).toBeLessThan(numbered(body.slice(marker)));
 	});
 
 	it("2: four 21,333-byte answers in one wait: ≤ 48 KiB, 4/4 BEGIN+END, 4/4 omission marks, 4/4 own artifacts", async () => {

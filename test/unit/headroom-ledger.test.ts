@@ -140,6 +140,55 @@ describe("kept out and artifacts", () => {
 	});
 });
 
+describe("context-trim in the ledger", () => {
+	const record = (over: Record<string, number>) => ({
+		type: "custom",
+		customType: "context-trim",
+		data: {
+			kind: "headroom-context-trim",
+			messagesBefore: 800,
+			messagesAfter: 120,
+			messagesOmitted: 681,
+			tokensBefore: 180_000,
+			tokensAfter: 90_500,
+			tokensOmitted: 88_000,
+			textsShortened: 0,
+			shortenedFromBytes: 0,
+			shortenedToBytes: 0,
+			systemTokens: 9000,
+			budgetTokens: 100_000,
+			...over,
+		},
+	});
+
+	it("shows the latest recorded trim's figures and how often the cut changed", () => {
+		const entries = [
+			record({ messagesBefore: 500, tokensBefore: 120_000 }),
+			{ type: "custom", customType: "context-trim", data: { kind: "something-else" } },
+			{ type: "custom", customType: "other", data: { kind: "headroom-context-trim" } },
+			record({ textsShortened: 2, shortenedFromBytes: 200_000, shortenedToBytes: 8192 }),
+		];
+		const trim = keptOut(entries, new Map()).find((k) => k.extension === "context-trim");
+		expect(trim).toMatchObject({ count: 2, fullTokens: 180_000, shownTokens: 90_500, keptOutTokens: 89_500 });
+		const ledger = buildLedger({ messages: [], entries, systemPrompt: "", tools: [], artifacts: new Map() });
+		const line = formatLedger(ledger, 0, { bars: "ascii" }).find((l) => l.trim().startsWith("context-trim")) ?? "";
+		expect(line).toContain("latest trim: 800 → 120 messages, ≈ 180,000 → 90,500 tokens per request");
+		expect(line).toContain("≈ 89,500 kept out, 681 messages left out");
+		expect(line).toContain("2 texts as head+tail (195.3 KiB → 8.0 KiB)");
+		expect(line).toContain("the cut changed 2 times");
+	});
+
+	it("says so when no request was trimmed, and tolerates broken figures", () => {
+		const ledger = buildLedger({ messages: [], entries: [], systemPrompt: "", tools: [], artifacts: new Map() });
+		expect(formatLedger(ledger, 0, { bars: "ascii" }).join("\n")).toContain(
+			"context-trim    no request trimmed this session",
+		);
+		const broken = record({ tokensBefore: Number.NaN, tokensAfter: -5 });
+		const trim = keptOut([broken], new Map()).find((k) => k.extension === "context-trim");
+		expect(trim).toMatchObject({ count: 1, fullTokens: 0, shownTokens: 0, keptOutTokens: 0 });
+	});
+});
+
 describe("bar", () => {
 	it("is always `columns` wide and never empty for a non-zero share", () => {
 		fc.assert(

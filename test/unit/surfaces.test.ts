@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { SURFACE_NAMES, SURFACES, surface } from "../../extensions/shared/surfaces.ts";
+import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
+import { CONFIGURABLE_SURFACES, SURFACE_ALIASES } from "../../extensions/shared/host/config-surfaces.ts";
+import { overridableFields, SURFACE_NAMES, SURFACES, surface } from "../../extensions/shared/surfaces.ts";
 
 describe("the table of named surfaces", () => {
 	it("gives every surface whole positive limits, a head share within 0..1 and a one-line doc", () => {
@@ -43,5 +45,53 @@ describe("the table of named surfaces", () => {
 			]);
 		}
 		expect(rows.size).toBe(SURFACE_NAMES.length);
+	});
+
+	it("is the README's table in full: per surface its batch cap, what may be overridden, its aliases and what it bounds", () => {
+		const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+		const fig = (v: number) => (v === Number.MAX_SAFE_INTEGER ? "per call" : String(v));
+		const rows = new Map<string, string>();
+		for (const line of readme.split("\n")) {
+			const m = /^\| `([a-z][A-Za-z]*(?:\.[A-Za-z]+)+)` \|/.exec(line);
+			if (m && Object.hasOwn(SURFACES, m[1])) rows.set(m[1], line);
+		}
+		for (const name of SURFACE_NAMES) {
+			const s = surface(name);
+			const fields = overridableFields(name);
+			const byKey = new Map<string, string[]>();
+			for (const [field, key] of Object.entries(SURFACE_ALIASES[name] ?? {}))
+				byKey.set(key, [...(byKey.get(key) ?? []), field]);
+			const aliases = [...byKey].map(([key, fs]) => `\`${key}\` (${fs.join(", ")})`).join(", ") || "—";
+			const cells = [
+				`\`${name}\``,
+				fig(s.maxBytes),
+				fig(s.maxLines),
+				s.headShare === undefined ? "—" : String(s.headShare),
+				s.batchBytes === undefined ? "—" : String(s.batchBytes),
+				fields.length === 0 ? "fixed" : fields.join(", "),
+				aliases,
+				s.doc,
+			];
+			expect(rows.get(name), `README row of ${name}`).toBe(`| ${cells.join(" | ")} |`);
+		}
+	});
+
+	it("lets every surface with a budget of its own be overridden; clipped and fixed ones stay as they are", () => {
+		for (const name of SURFACE_NAMES) {
+			const s = surface(name);
+			const configurable = CONFIGURABLE_SURFACES.includes(name);
+			expect(configurable, name).toBe(!s.clip && !s.fixed);
+			if (configurable) expect(overridableFields(name).includes("batchBytes"), name).toBe(s.batchBytes !== undefined);
+		}
+		// Every alias names a field the surface may override, and a key the configuration has.
+		for (const [name, aliases] of Object.entries(SURFACE_ALIASES)) {
+			for (const [field, key] of Object.entries(aliases ?? {})) {
+				expect(overridableFields(name as keyof typeof SURFACES), `${name}.${field}`).toContain(field);
+				const value = key
+					.split(".")
+					.reduce<unknown>((node, k) => (node as Record<string, unknown>)?.[k], DEFAULT_CONFIG);
+				expect(typeof value, key).toBe("number");
+			}
+		}
 	});
 });

@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
-import { trimMessages, trimTranscript } from "../../extensions/context-trim/trim.ts";
+import { trimKey, trimMessages, trimRecord, trimTranscript } from "../../extensions/context-trim/trim.ts";
 import { hostSeesSystemMessages } from "../../extensions/shared/host/pi-host.ts";
 import { estimateTokens } from "../../extensions/shared/text/tokens.ts";
 import {
@@ -165,6 +165,48 @@ describe("trimTranscript", () => {
 			),
 			{ numRuns: 150 },
 		);
+	});
+});
+
+describe("trimRecord and trimKey", () => {
+	const history = buildHistory(
+		Array.from({ length: 40 }, (_, i) => ({
+			kind: "assistant" as const,
+			chars: 100,
+			calls: [{ tool: i % 3, resultChars: i === 39 ? 120_000 : 3000 }],
+		})),
+	);
+	const sent = (messages: TranscriptMessage[]) =>
+		messages.reduce((n, m) => n + (m.role === "system" ? systemMessageTokens(m) : estimateMessageTokens(m)), 0);
+
+	it("states what a trim left out and shortened, with before and after figures that add up", () => {
+		const messages = withSystem(history, [5]);
+		const result = trimTranscript(messages, {
+			requestBudgetTokens: 20_000,
+			cutStepTokens: 1000,
+			systemTokens: systemMessageTokens,
+		});
+		expect(result.trimmed).toBe(true);
+		const conversation = messages.filter((m) => m.role !== "system");
+		const r = trimRecord(result, conversation, { systemTokens: result.systemTokens, budgetTokens: 20_000 });
+		expect(r.messagesBefore).toBe(conversation.length);
+		expect(r.messagesAfter).toBe(result.messages.filter((m) => m.role !== "system").length);
+		expect(r.messagesBefore - r.messagesOmitted + 1).toBe(r.messagesAfter);
+		expect(r.tokensBefore).toBe(sent(messages));
+		expect(r.tokensAfter).toBe(sent(result.messages));
+		expect(r.tokensAfter).toBeLessThanOrEqual(20_000);
+		// the newest result (120,000 characters) was shown as head + tail
+		expect(r.textsShortened).toBe(1);
+		expect(r.shortenedFromBytes).toBeGreaterThan(119_000);
+		expect(r.shortenedToBytes).toBeLessThan(r.shortenedFromBytes);
+	});
+
+	it("keys a trim by its cut: the same history gives the same key, a moved cut another, no trim none", () => {
+		const plan = (m: TranscriptMessage[], budget: number) =>
+			trimMessages(m, { budgetTokens: budget, cutStepTokens: 1000 });
+		expect(trimKey(plan(history, 1_000_000))).toBe("");
+		expect(trimKey(plan(history, 12_000))).toBe(trimKey(plan(structuredClone(history), 12_000)));
+		expect(trimKey(plan(history, 12_000))).not.toBe(trimKey(plan(history, 30_000)));
 	});
 });
 

@@ -19,14 +19,15 @@ export interface SurfaceCaps {
 	perResultLines: number;
 }
 
-function capsOf(entry: SurfaceBudget): SurfaceCaps {
+/** The caps of a batch surface's budget (as resolved from the configuration, or the table's entry). */
+export function capsOf(entry: SurfaceBudget): SurfaceCaps {
 	const batchBytes = entry.batchBytes ?? entry.maxBytes;
 	return Object.freeze({ batchBytes, perResultBytes: entry.maxBytes, perResultLines: entry.maxLines });
 }
 
 /**
- * The caps that apply without a usable context reading, and the ceiling with one.
- * Line caps are about 40 bytes per line of the byte cap, so a report of short lines is cut
+ * The caps of the table's entries, unconfigured: what applies without a usable context reading, and the
+ * ceiling with one, when the caller passes no resolved `budget`. Line caps are about 40 bytes per line of the byte cap, so a report of short lines is cut
  * by bytes, not lines, while a flood of blank lines still stops early.
  */
 export const STATIC_CAPS: Record<Surface, SurfaceCaps> = Object.freeze({
@@ -81,7 +82,9 @@ export interface AllocationInput {
 	wrapperBytesPerResult?: number;
 	/** Fixed bytes the caller adds once per batch (title, closing notes). */
 	wrapperBytesPerBatch?: number;
-	/** User overrides of the surface's static caps; per-result caps below the minimum window are raised to it. */
+	/** The surface's budget resolved from the configuration (host/config-surfaces.ts); absent: the table's entry. */
+	budget?: SurfaceBudget;
+	/** Overrides of those caps; per-result caps below the minimum window are raised to it. */
 	caps?: Partial<SurfaceCaps>;
 	/** Share of the headroom the batch may use, in (0, 1]; default 0.5. */
 	headroomShare?: number;
@@ -116,9 +119,12 @@ const isCount = (n: unknown): n is number => typeof n === "number" && Number.isF
 const orDefault = (n: unknown, fallback: number): number => (isCount(n) && n > 0 ? Math.floor(n) : fallback);
 const nonNegative = (n: unknown): number => (isCount(n) ? Math.ceil(n) : 0);
 
-/** The surface's caps with user overrides applied; per-result caps never below the minimum readable window. */
-export function resolveCaps(surface: Surface, overrides?: Partial<SurfaceCaps>): SurfaceCaps {
-	const base = STATIC_CAPS[surface];
+/**
+ * The surface's caps (from its resolved `budget`, else the table's) with overrides applied; per-result caps
+ * never below the minimum readable window.
+ */
+export function resolveCaps(surface: Surface, overrides?: Partial<SurfaceCaps>, budget?: SurfaceBudget): SurfaceCaps {
+	const base = budget ? capsOf(budget) : STATIC_CAPS[surface];
 	return {
 		batchBytes: orDefault(overrides?.batchBytes, base.batchBytes),
 		perResultBytes: Math.max(MIN_WINDOW_BYTES, orDefault(overrides?.perResultBytes, base.perResultBytes)),
@@ -173,7 +179,7 @@ function waterLevel(demands: Demand[], budget: number): number {
  * - Monotone: less headroom never gives any item or the batch a larger budget.
  */
 export function allocateBatchBudgets(input: AllocationInput): Allocation {
-	const caps = resolveCaps(input.surface, input.caps);
+	const caps = resolveCaps(input.surface, input.caps, input.budget);
 	const share =
 		isCount(input.headroomShare) && input.headroomShare > 0 && input.headroomShare <= 1
 			? input.headroomShare

@@ -1,5 +1,6 @@
 /**
- * User configuration: one zod schema with defaults, one section per extension.
+ * User configuration: loading. The schema (one zod object with defaults, one section per extension) is
+ * ./config-schema.ts; the `surfaces` section and surface resolution are ./config-surfaces.ts.
  *
  * Read from <agentDir>/headroom.json, then <cwd>/.pi/headroom.json (deep-merged, the project file
  * wins; arrays are replaced, not merged). A bad value or an unknown key produces a warning that
@@ -8,209 +9,32 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { z } from "zod";
-import { DEFAULT_HEADROOM_SHARE, STATIC_CAPS, type Surface } from "../budget/batch.ts";
-import { DEFAULT_HEAD_SHARE, MIN_WINDOW_BYTES, MIN_WINDOW_LINES } from "../projection/projection.ts";
-import { resolveSurface, SURFACES, type SurfaceBudget, type SurfaceName, type SurfaceOverride } from "../surfaces.ts";
+import {
+	CONFIG_FILE_NAME,
+	DEFAULT_CONFIG,
+	type HeadroomConfig,
+	headroomConfigSchema,
+	MAX_CONFIG_FILE_BYTES,
+} from "./config-schema.ts";
+import { surfaceFallback, surfaceKeysHint } from "./config-surfaces.ts";
 
-/** File name of the configuration, in the agent dir and in <cwd>/.pi/. */
-export const CONFIG_FILE_NAME = "headroom.json";
-/** Larger files are not read: a configuration is a few hundred bytes. */
-export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
-
-const GIB = 1024 * 1024 * 1024;
-const MODEL_REF = /^[^/\s]+\/\S+$/;
-
-const positiveInt = () => z.number().int().positive();
-const nonNegativeInt = () => z.number().int().nonnegative();
-const modelRef = () => z.string().regex(MODEL_REF, { error: 'expected "provider/model-id"' }).optional();
-
-const surfaceCaps = (surface: Surface) =>
-	z
-		.strictObject({
-			batchBytes: positiveInt().default(STATIC_CAPS[surface].batchBytes),
-			perResultBytes: positiveInt().min(MIN_WINDOW_BYTES).default(STATIC_CAPS[surface].perResultBytes),
-			perResultLines: positiveInt().min(MIN_WINDOW_LINES).default(STATIC_CAPS[surface].perResultLines),
-		})
-		.prefault({});
-
-/**
- * Surfaces a user may override by name in the `surfaces` section: the ones resolved per call from the
- * configuration. Other entries of the table are fixed (module constants, list caps); naming one warns.
- */
-export const CONFIGURABLE_SURFACES = [
-	"toolArtifacts.stub.command",
-	"toolArtifacts.stub.search",
-	"toolArtifacts.stub.listing",
-	"toolArtifacts.stub.structured",
-	"toolArtifacts.stub.web",
-	"toolArtifacts.stub.file",
-	"toolArtifacts.stub.unknown",
-	"toolArtifacts.summary",
-	"toolArtifacts.summaryInput",
-] as const satisfies readonly SurfaceName[];
-export type ConfigurableSurface = (typeof CONFIGURABLE_SURFACES)[number];
-/** The validated `surfaces` section: per surface name, the limits the user set. */
-export type SurfaceOverrides = Partial<Record<ConfigurableSurface, SurfaceOverride>>;
-
-const surfaceOverride = z.strictObject({
-	/** UTF-8 bytes of the whole text of the surface (at least two minimum windows: a stub has a header and footer). */
-	maxBytes: positiveInt()
-		.min(2 * MIN_WINDOW_BYTES)
-		.optional(),
-	/** Lines of the whole text of the surface. */
-	maxLines: positiveInt().min(MIN_WINDOW_LINES).optional(),
-	/** Share of the body kept at the head, 0..1. */
-	headShare: z.number().min(0).max(1).optional(),
-});
-
-export const headroomConfigSchema = z
-	.strictObject({
-		/** By-name overrides of the table of budgets; an entry here wins over the older alias keys. */
-		surfaces: z
-			.partialRecord(z.enum(CONFIGURABLE_SURFACES, { error: "not a configurable surface name" }), surfaceOverride)
-			.default(() => ({})),
-		projection: z
-			.strictObject({
-				/** Share of a projection's body given to the head, 0..1. */
-				headShare: z.number().min(0).max(1).default(DEFAULT_HEAD_SHARE),
-			})
-			.prefault({}),
-		store: z
-			.strictObject({
-				/** Artifacts older than this many days are pruned. */
-				maxAgeDays: z.number().positive().default(30),
-				/** Pruning removes the oldest artifacts until the store is at most this many bytes. */
-				maxTotalBytes: positiveInt().default(GIB),
-				/** Artifacts younger than this many hours are never pruned. */
-				minAgeHours: z.number().nonnegative().default(24),
-			})
-			.prefault({}),
-		budgets: z
-			.strictObject({
-				/** Share of the context headroom one batch of results may use, (0, 1]. */
-				headroomShare: z.number().gt(0).max(1).default(DEFAULT_HEADROOM_SHARE),
-				autoDelivery: surfaceCaps("autoDelivery"),
-				wait: surfaceCaps("wait"),
-				check: surfaceCaps("check"),
-			})
-			.prefault({}),
-		subagents: z
-			.strictObject({
-				maxConcurrent: positiveInt().default(4),
-				/** How deep subagents may nest (1 = children cannot spawn). */
-				maxDepth: nonNegativeInt().default(1),
-				idleTimeoutSeconds: z.number().positive().default(120),
-				maxRunSeconds: z.number().positive().default(1800),
-				defaultTools: z.array(z.string().min(1)).default(() => ["read", "bash", "edit", "write", "grep", "find", "ls"]),
-				/** Minimum milliseconds between two status polls of the same child. */
-				pollThrottleMs: nonNegativeInt().default(1000),
-				/**
-				 * Which of the user's extensions a child loads unless its agent file or spawn says otherwise:
-				 * true = what Pi would load for a new session in the child's cwd, false = none, or a list of
-				 * names ("!name" excludes one).
-				 */
-				childExtensions: z
-					.union([z.boolean(), z.array(z.string().min(1))], {
-						error: 'expected true, false or a list of extension names ("!name" excludes one)',
-					})
-					.default(true),
-				/** Whether `.claude/agents/*.md` (project and home) are read as agent files too. */
-				claudeAgents: z.boolean().default(true),
-			})
-			.prefault({}),
-		toolArtifacts: z
-			.strictObject({
-				enabled: z.boolean().default(true),
-				/** Tool results longer than this many characters become artifacts. */
-				thresholdChars: positiveInt().default(12_000),
-				/** Per-tool threshold in characters, or false to leave that tool's results alone. */
-				perTool: z
-					.record(
-						z.string(),
-						z.union([positiveInt(), z.literal(false)], { error: "expected a positive integer or false" }),
-					)
-					.default(() => ({})),
-				/** Characters of tool output one turn may add before further results are stored. */
-				turnCapChars: positiveInt().default(100_000),
-				/** UTF-8 bytes of a whole stub (header, body, footer line). */
-				stubMaxBytes: positiveInt()
-					.min(2 * MIN_WINDOW_BYTES)
-					.default(SURFACES["toolArtifacts.stub.unknown"].maxBytes),
-				/** Lines of a whole stub. */
-				stubMaxLines: positiveInt().min(MIN_WINDOW_LINES).default(SURFACES["toolArtifacts.stub.unknown"].maxLines),
-				/** Tool name → output kind, for tools whose names do not say what they return. */
-				toolClasses: z
-					.record(z.string(), z.enum(["command", "search", "listing", "structured", "web", "file", "unknown"]))
-					.default(() => ({})),
-				summary: z
-					.strictObject({
-						enabled: z.boolean().default(true),
-						model: modelRef(),
-						timeoutMs: positiveInt().default(30_000),
-						maxInputChars: positiveInt().default(SURFACES["toolArtifacts.summaryInput"].maxBytes),
-						maxOutputTokens: positiveInt().default(2048),
-						temperature: z.number().min(0).max(2).default(0.3),
-					})
-					.prefault({}),
-			})
-			.prefault({}),
-		handoff: z
-			.strictObject({
-				enabled: z.boolean().default(true),
-				model: modelRef(),
-				userMessagesBudgetBytes: positiveInt().default(SURFACES["handoff.userMessages"].maxBytes),
-				/** After a staged handoff: "auto" resumes the task when the run ended mid-task. */
-				resume: z.enum(["auto", "always", "never"]).default("auto"),
-				probe: z
-					.strictObject({
-						enabled: z.boolean().default(true),
-						/** Fixed threshold in free tokens; absent = Pi's reserve + the margin below. */
-						freeTokensThreshold: positiveInt().optional(),
-						/** Least margin above Pi's compaction reserve at which staging starts, in tokens. */
-						marginTokens: positiveInt().default(8192),
-						/** Turns of context growth the margin covers (raised when handoffs are measured slower). */
-						leadTurns: positiveInt().default(4),
-						/** Tokens of new history after which a staged handoff is stale; absent = max(keepRecentTokens, 60% of window − reserve). */
-						maxStaleTokens: positiveInt().optional(),
-					})
-					.prefault({}),
-			})
-			.prefault({}),
-		exposure: z
-			.strictObject({
-				/**
-				 * Pi 1.x with tool_search active: register the rarely used tools (subagent_check/send/cancel/list,
-				 * recall_artifact) deferred, so their schemas stay out of every request until tool_search loads them.
-				 */
-				deferRareTools: z.boolean().default(true),
-			})
-			.prefault({}),
-		contextTrim: z
-			.strictObject({
-				enabled: z.boolean().default(true),
-				safetyMarginTokens: nonNegativeInt().default(2048),
-				/** Tokens kept free for the answer; absent = the model's maxTokens. */
-				reserveTokens: positiveInt().optional(),
-				/** The trim cut moves in steps of about this many tokens (at most a quarter of the tail budget). */
-				cutStepTokens: positiveInt().default(16_384),
-			})
-			.prefault({}),
-	})
-	.prefault({});
-
-export type HeadroomConfig = z.output<typeof headroomConfigSchema>;
-
-function deepFreeze<T>(value: T): T {
-	if (value && typeof value === "object") {
-		for (const v of Object.values(value)) deepFreeze(v);
-		Object.freeze(value);
-	}
-	return value;
-}
-
-/** Every default, frozen. loadConfig returns a fresh, unfrozen object. */
-export const DEFAULT_CONFIG: HeadroomConfig = deepFreeze(headroomConfigSchema.parse({}));
+export {
+	CONFIG_FILE_NAME,
+	DEFAULT_CONFIG,
+	type HeadroomConfig,
+	headroomConfigSchema,
+	MAX_CONFIG_FILE_BYTES,
+} from "./config-schema.ts";
+export {
+	CONFIGURABLE_SURFACES,
+	type ConfigurableSurface,
+	configuredSurface,
+	projectionHeadShare,
+	SURFACE_ALIASES,
+	type SurfaceOverrides,
+	type SurfaceSource,
+	surfaceFor,
+} from "./config-surfaces.ts";
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -240,22 +64,14 @@ function deepMerge(base: Json, over: Json): Json {
 }
 
 function describeDefault(path: readonly PropertyKey[]): string {
-	if (path[0] === "surfaces") {
-		const entry = SURFACES[path[1] as SurfaceName] as SurfaceBudget | undefined;
-		const field = path[2] as keyof SurfaceOverride | undefined;
-		if (entry && field) return `using the alias key or the table's ${JSON.stringify(entry[field] ?? "default")}`;
-		return "ignored";
-	}
+	if (path[0] === "surfaces") return path.length === 3 ? surfaceFallback(String(path[1]), String(path[2])) : "ignored";
 	const fallback = valueAt(DEFAULT_CONFIG, path);
 	if (fallback === undefined) return "ignored";
 	return isObject(fallback) ? "using the defaults of that section" : `using the default ${JSON.stringify(fallback)}`;
 }
 
-function knownKeysHint(path: readonly PropertyKey[]): string {
-	if (path[0] === "surfaces") {
-		const keys = path.length === 1 ? CONFIGURABLE_SURFACES : Object.keys(surfaceOverride.shape);
-		return ` (known ${path.length === 1 ? "surfaces" : "keys"}: ${keys.join(", ")})`;
-	}
+function knownKeysHint(path: readonly PropertyKey[], key: string): string {
+	if (path[0] === "surfaces") return surfaceKeysHint(path, key);
 	const known = valueAt(DEFAULT_CONFIG, path);
 	return isObject(known) ? ` (known keys: ${Object.keys(known).join(", ")})` : "";
 }
@@ -272,8 +88,8 @@ function keepValidKeys(raw: Json, file: string, warnings: string[]): Json {
 		if (parsed.success) return candidate;
 		for (const issue of parsed.error.issues) {
 			if (issue.code === "unrecognized_keys") {
-				const hint = knownKeysHint(issue.path);
 				for (const key of issue.keys) {
+					const hint = knownKeysHint(issue.path, key);
 					warnings.push(`${file}: unknown key "${keyPath([...issue.path, key])}" ignored${hint}`);
 					deleteAt(candidate, [...issue.path, key]);
 				}
@@ -361,37 +177,6 @@ export function loadConfig(opts: { agentDir: string; cwd: string; projectTrusted
 		warnings.push(`configuration could not be loaded (${String(error)}); using defaults`);
 	}
 	return { config: headroomConfigSchema.parse({}), warnings };
-}
-
-/**
- * The budget of a configurable surface: the table's entry, under the older alias keys (`alias`, e.g.
- * toolArtifacts.stubMaxBytes), under the user's by-name `surfaces` entry, which wins field by field.
- */
-export function configuredSurface(
-	name: ConfigurableSurface,
-	alias: SurfaceOverride,
-	overrides: SurfaceOverrides | undefined,
-): SurfaceBudget {
-	const own = overrides?.[name] ?? {};
-	return resolveSurface(name, {
-		maxBytes: own.maxBytes ?? alias.maxBytes,
-		maxLines: own.maxLines ?? alias.maxLines,
-		headShare: own.headShare ?? alias.headShare,
-	});
-}
-
-function isShare(value: unknown): value is number {
-	return typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= 1;
-}
-
-/**
- * The head share a projection uses: an explicit share (0..1) wins, else the configured
- * projection.headShare, else DEFAULT_HEAD_SHARE. Callers with no share of their own pass only the config.
- */
-export function projectionHeadShare(config?: { projection?: { headShare?: number } }, explicit?: number): number {
-	if (isShare(explicit)) return explicit;
-	const configured = config?.projection?.headShare;
-	return isShare(configured) ? configured : DEFAULT_HEAD_SHARE;
 }
 
 /** Shared across module copies: Pi may load each extension with its own instance of this module. */

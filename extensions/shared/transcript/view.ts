@@ -5,7 +5,7 @@
  * the same view as third-person text, so both carry the same content.
  */
 
-import { type ArtifactSink, project } from "../projection/projection.ts";
+import { type ArtifactSink, project, type SurfaceLimits } from "../projection/projection.ts";
 import type { ArtifactStore } from "../store/artifact-store.ts";
 import { SURFACES } from "../surfaces.ts";
 import { bytesForTokens, estimateTokens, utf8Length } from "../text/tokens.ts";
@@ -49,6 +49,8 @@ export class ShortenedTexts {
 export interface ShortenOptions {
 	/** The configured projection.headShare (projectionHeadShare in host/config.ts); default the primitive's. */
 	headShare?: number;
+	/** The transcript.segment surface as configured (surfaceFor in host/config-surfaces.ts); absent: the table's. */
+	surface?: SurfaceLimits;
 	/** Stores each shortened text in full, so its footer names the read call; absent: the footer says not saved. */
 	sink?: ArtifactSink;
 	/** Remembers shortened texts across calls. */
@@ -56,15 +58,15 @@ export interface ShortenOptions {
 }
 
 /** What the parent's own view uses: full texts stored as "transcripts" artifacts, shortened texts remembered. */
-export function storedShortening(store: ArtifactStore, headShare?: number): ShortenOptions {
-	return { headShare, sink: store.sink("transcripts"), memo: new ShortenedTexts() };
+export function storedShortening(store: ArtifactStore, headShare?: number, surface?: SurfaceLimits): ShortenOptions {
+	return { headShare, surface, sink: store.sink("transcripts"), memo: new ShortenedTexts() };
 }
 
 /** `text` within `maxBytes` UTF-8 bytes through the projection (surface transcript.segment). */
 export function shortenText(text: string, maxBytes: number, options: ShortenOptions = {}): string {
 	const hit = options.memo?.get(maxBytes, text);
 	if (hit !== undefined) return hit;
-	const shown = project(text, "transcript.segment", {
+	const shown = project(text, options.surface ?? "transcript.segment", {
 		maxBytes,
 		headShare: options.headShare,
 		sink: options.sink,
