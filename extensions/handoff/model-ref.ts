@@ -4,10 +4,11 @@
  * gets a warning naming the configured value and the models that are available. Pure.
  */
 
+import { project } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
 import { LOG } from "./prompt.ts";
 
-/** At most this many available models are listed in the warning (a registry can hold hundreds). */
+/** At most this many available models are listed in the warning before the rest are counted (a registry can hold hundreds). */
 export const MAX_LISTED_MODELS = SURFACES["handoff.modelList"].maxLines - 1;
 
 /** A model as far as the choice needs it. */
@@ -24,11 +25,10 @@ export interface ModelChoice<M> {
 	warning?: string;
 }
 
-/** "provider/id" of each model, capped at MAX_LISTED_MODELS with a count of the rest. */
+/** "provider/id" of each model within the list surface handoff.modelList, the last entry counting the rest. */
 export function modelNames(models: ModelLike[]): string[] {
 	const names = models.map((m) => `${m.provider}/${m.id}`);
-	if (names.length <= MAX_LISTED_MODELS) return names;
-	return [...names.slice(0, MAX_LISTED_MODELS), `… and ${names.length - MAX_LISTED_MODELS} more`];
+	return [...project(names, "handoff.modelList", { separator: ", " }).entries];
 }
 
 export function chooseModel<M extends ModelLike>(

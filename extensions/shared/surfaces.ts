@@ -26,6 +26,8 @@ export interface SurfaceBudget {
 	/**
 	 * A clipped surface (a title, a brief, a reason, a list): the text is cut to its longest prefix within
 	 * both limits and marked, with no omission marker line or footer; below the projection's minimum window.
+	 * A list (`project(items, …)`) on it shows whole items and then "… and N more"; every entry, items and
+	 * that marker, counts against maxLines, so "20 items, then a count of the rest" is maxLines 21.
 	 */
 	readonly clip?: boolean;
 	/**
@@ -114,15 +116,21 @@ export const SURFACES = freezeEntries({
 	},
 	"subagents.agentNames": {
 		maxBytes: 2 * KIB,
-		maxLines: 40,
+		maxLines: 41,
 		clip: true,
-		doc: "agents named in an unknown-agent error (list cap: 40 items)",
+		doc: "agents named in an unknown-agent error: 40 items, then a count of the rest",
 	},
 	"subagents.extensionError": {
 		maxBytes: 400,
 		maxLines: 1,
 		clip: true,
 		doc: "an extension's error quoted when a child cannot start because of it",
+	},
+	"subagents.agentFileError": {
+		maxBytes: 200,
+		maxLines: 1,
+		clip: true,
+		doc: "why an agent file's frontmatter could not be read, quoted in its warning",
 	},
 	"subagents.outputSchema": {
 		maxBytes: 16 * KIB,
@@ -131,16 +139,16 @@ export const SURFACES = freezeEntries({
 		doc: "an output_schema as the child is shown it (a larger schema is refused at spawn)",
 	},
 	"subagents.schemaErrors": {
-		maxBytes: 5 * 200,
-		maxLines: 5,
+		maxBytes: 6 * 200,
+		maxLines: 6,
 		clip: true,
-		doc: "validator errors quoted to a structured child and its parent (list cap: 5 items of 200 bytes)",
+		doc: "validator errors quoted to a structured child and its parent: 5 items of 200 bytes, then a count of the rest",
 	},
 	"subagents.changedFiles": {
-		maxBytes: 50 * 240,
-		maxLines: 50,
+		maxBytes: 51 * 240,
+		maxLines: 51,
 		clip: true,
-		doc: "changed files listed first in an isolated child's result (list cap: 50 items; the patch has all)",
+		doc: "changed files listed first in an isolated child's result: 50 items, then a count (the patch has all)",
 	},
 
 	// tool-artifacts: stubs that replace oversized tool results, per kind of output
@@ -183,7 +191,7 @@ export const SURFACES = freezeEntries({
 		maxBytes: 1 * KIB,
 		maxLines: 5,
 		clip: true,
-		doc: "recent artifact ids named when recall_artifact gets an unknown id (5 items)",
+		doc: "recent artifact ids named when recall_artifact gets an unknown id: a sample of 5 items, the rest not counted",
 	},
 	"toolArtifacts.summaryInput": {
 		maxBytes: 50_000,
@@ -252,10 +260,28 @@ export const SURFACES = freezeEntries({
 		doc: "one brief argument of an omitted tool call in the omission index",
 	},
 	"transcript.briefsPerTool": {
-		maxBytes: 3 * 50,
+		maxBytes: 3 * 50 + 2 * 2,
 		maxLines: 3,
 		clip: true,
-		doc: "brief arguments kept per omitted tool in the omission index (3 items)",
+		doc: "brief arguments kept per omitted tool in the omission index: 3 items with their separators",
+	},
+	"transcript.indexTools": {
+		maxBytes: 4 * KIB,
+		maxLines: 13,
+		clip: true,
+		doc: "omitted tools named in the omission index: 12 items, then a count of the rest",
+	},
+	"transcript.indexFiles": {
+		maxBytes: 4 * KIB,
+		maxLines: 21,
+		clip: true,
+		doc: "files touched by omitted calls, named in the omission index: 20 items, then a count of the rest",
+	},
+	"transcript.indexShortened": {
+		maxBytes: 1 * KIB,
+		maxLines: 9,
+		clip: true,
+		doc: "texts shown only as head and tail, named in the omission index: 8 items, then a count of the rest",
 	},
 
 	// the projection's own footer

@@ -8,6 +8,7 @@
  * warnings, the unknown-key check and the per-key fallback follow from the shape.
  */
 import { z } from "zod";
+import { project } from "../shared/projection/projection.ts";
 import { stripControls } from "../shared/text/sanitize.ts";
 import type { ContextMode } from "./domain.ts";
 import { compileOutputSchema } from "./schema.ts";
@@ -197,7 +198,10 @@ export function parseAgentFile(
 		frontmatter = parsed.frontmatter;
 		body = parsed.body;
 	} catch (error) {
-		const reason = oneLineText(error instanceof Error ? error.message : String(error)).slice(0, 200);
+		const reason = project(
+			oneLineText(error instanceof Error ? error.message : String(error)),
+			"subagents.agentFileError",
+		).text;
 		return { warnings: [`${file}: the frontmatter is not valid YAML (${reason}); the agent is skipped`] };
 	}
 	if (!isRecord(frontmatter)) {

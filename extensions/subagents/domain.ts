@@ -239,14 +239,8 @@ function uniqueModels(models: ModelChoice[]): ModelChoice[] {
 	return models.filter((m) => !seen.has(keyOf(m)) && seen.add(keyOf(m)));
 }
 
-/** Most choices an error names; the rest are counted, so the error stays short with any registry. */
+/** Most choices an error names before it counts the rest, so the error stays short with any registry. */
 export const MODEL_CHOICES_SHOWN = SURFACES["subagents.modelChoices"].maxLines - 1;
-
-/** The first `max` choices and how many were left out. */
-export function capChoices(choices: string[], max = MODEL_CHOICES_SHOWN): { shown: string[]; more: number } {
-	const shown = choices.slice(0, Math.max(0, max));
-	return { shown, more: choices.length - shown.length };
-}
 
 /** Split requested ids into known ones (deduplicated, in request order) and unknown ones. */
 export function partitionIds(requested: string[], known: string[]): { known: string[]; unknown: string[] } {

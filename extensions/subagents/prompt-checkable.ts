@@ -6,10 +6,14 @@
 
 import { project } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
+import { shortHash } from "../shared/text/format.ts";
 import { stripControls } from "../shared/text/sanitize.ts";
 import { utf8ByteLength } from "../shared/text/utf8.ts";
 import { type ChildRecord, formatCount, plural } from "./domain.ts";
 import { label } from "./prompt.ts";
+
+/** Hex digits of a commit id as the results show it (as git log --abbrev=12 would). */
+const COMMIT_ID_HEX = 12;
 
 export function notARepositoryError(reason: string): string {
 	return (
@@ -43,7 +47,7 @@ export function isolationNote(w: {
 			? `Your ${plural(w.parentUncommitted, "uncommitted change")} (staged, unstaged or untracked) are NOT in it: commit first if the child needs them.`
 			: "Your working tree had no uncommitted changes, so the child sees exactly your files.";
 	return (
-		`Isolated: it works in a new git worktree ${w.path} on branch ${w.branch}, created from HEAD ${w.base.slice(0, 12)} ` +
+		`Isolated: it works in a new git worktree ${w.path} on branch ${w.branch}, created from HEAD ${shortHash(w.base, COMMIT_ID_HEX)} ` +
 		`of ${w.repoTop}. ${carried} Your tree and index are not touched; its result starts with what it changed.`
 	);
 }
@@ -100,10 +104,17 @@ export function correctionFailed(error: string): string {
 
 type ChangedFile = { path: string; status: "added" | "modified" | "deleted"; added?: number; removed?: number };
 
-/** Most changed files listed in a result; the patch has them all. */
-export const CHANGED_FILES_SHOWN = SURFACES["subagents.changedFiles"].maxLines;
+/** Most changed files listed in a result before the rest are counted; the patch has them all. */
+export const CHANGED_FILES_SHOWN = SURFACES["subagents.changedFiles"].maxLines - 1;
 /** Longest line of one changed file, in UTF-8 bytes (a very long path is clipped; the patch has it whole). */
-const CHANGED_FILE_LINE_BYTES = Math.floor(SURFACES["subagents.changedFiles"].maxBytes / CHANGED_FILES_SHOWN);
+const CHANGED_FILE_LINE_BYTES = Math.floor(
+	SURFACES["subagents.changedFiles"].maxBytes / SURFACES["subagents.changedFiles"].maxLines,
+);
+
+/** The last line of the changed files when some are not listed. */
+function moreChangedFiles(omitted: number): string {
+	return `  … and ${plural(omitted, "more file")} (all in the patch)`;
+}
 
 function fileLine(f: ChangedFile): string {
 	const mark = f.status === "added" ? "A" : f.status === "deleted" ? "D" : "M";
@@ -126,14 +137,13 @@ export function changesText(o: {
 	const added = o.files.reduce((n, f) => n + (f.added ?? 0), 0);
 	const removed = o.files.reduce((n, f) => n + (f.removed ?? 0), 0);
 	const lines = [
-		`Changes in worktree ${o.worktree} (branch ${o.branch}, from ${o.base.slice(0, 12)}): ` +
+		`Changes in worktree ${o.worktree} (branch ${o.branch}, from ${shortHash(o.base, COMMIT_ID_HEX)}): ` +
 			`${plural(o.files.length, "file")} changed, +${formatCount(added)} −${formatCount(removed)}` +
 			(o.commits > 0 ? `, ${plural(o.commits, "commit")} on the branch` : "") +
 			".",
-		...o.files.slice(0, CHANGED_FILES_SHOWN).map(fileLine),
 	];
-	if (o.files.length > CHANGED_FILES_SHOWN) {
-		lines.push(`  … and ${formatCount(o.files.length - CHANGED_FILES_SHOWN)} more files (all in the patch)`);
+	if (o.files.length > 0) {
+		lines.push(project(o.files.map(fileLine), "subagents.changedFiles", { more: moreChangedFiles }).text);
 	}
 	if (o.patch?.ok) {
 		lines.push(
@@ -143,7 +153,7 @@ export function changesText(o: {
 	} else {
 		const why = o.patch ? `the patch could not be stored (${o.patch.error})` : "no patch was stored";
 		lines.push(
-			`${why}; see the changes with git -C ${o.worktree} status and git -C ${o.worktree} diff ${o.base.slice(0, 12)}.`,
+			`${why}; see the changes with git -C ${o.worktree} status and git -C ${o.worktree} diff ${shortHash(o.base, COMMIT_ID_HEX)}.`,
 		);
 	}
 	lines.push(`The worktree is kept until you remove it: subagent_cleanup(ids=["${o.id}"]).`);
@@ -168,7 +178,7 @@ export function concludeFailedNote(error: unknown): string {
 }
 
 export function recreatedWorktreeNote(path: string, base: string): string {
-	return `its worktree ${path} was re-created from HEAD ${base.slice(0, 12)}`;
+	return `its worktree ${path} was re-created from HEAD ${shortHash(base, COMMIT_ID_HEX)}`;
 }
 
 export const CLEANUP_NOTHING = "No ids given: pass the ids of isolated children to remove their worktrees.";

@@ -7,17 +7,19 @@
 import { project } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
 import { utf8ByteLength } from "../shared/text/utf8.ts";
-import { type ChildRecord, capChoices, formatCount, type ModelFailure, plural } from "./domain.ts";
+import { type ChildRecord, formatCount, type ModelFailure, plural } from "./domain.ts";
 import { label, TOOL_TEXT } from "./prompt.ts";
 
-/** Most providers named when an id is known only without credentials. */
-const KEYLESS_PROVIDERS_SHOWN = SURFACES["subagents.keylessProviders"].maxLines - 1;
+/** An inline list: items joined by commas, then "… and N more" (the projection's list mode). */
+const INLINE_LIST = { separator: ", ", markerSeparator: " " } as const;
 
-/** Choices capped at MODEL_CHOICES_SHOWN, then a count of the rest. */
-function choiceList(choices: string[], max?: number): string {
-	const { shown, more } = capChoices(choices, max);
-	if (shown.length === 0) return "none have credentials configured";
-	return more > 0 ? `${shown.join(", ")} … and ${formatCount(more)} more` : shown.join(", ");
+/** Choices within their list surface (at most 20 named, then a count of the rest). */
+function choiceList(
+	choices: readonly string[],
+	surface: "subagents.modelChoices" | "subagents.keylessProviders" = "subagents.modelChoices",
+): string {
+	if (choices.length === 0) return "none have credentials configured";
+	return project(choices, surface, INLINE_LIST).text;
 }
 
 export function resumeModelError(c: Pick<ChildRecord, "id" | "name" | "model">, failure: ModelFailure): string {
@@ -34,7 +36,7 @@ export function badModelError(spec: string, failure: ModelFailure): string {
 		case "no-credentials":
 			return (
 				`Model "${spec}" is known only to providers with no credentials configured here ` +
-				`(${choiceList(failure.providers ?? [], KEYLESS_PROVIDERS_SHOWN)}); models you can use: ${choiceList(failure.choices)}.`
+				`(${choiceList(failure.providers ?? [], "subagents.keylessProviders")}); models you can use: ${choiceList(failure.choices)}.`
 			);
 		default:
 			return `Unknown model "${spec}"; models you can use: ${choiceList(failure.choices)}.`;
@@ -80,35 +82,32 @@ export const AGENT_LIST_BUDGET = {
 
 /**
  * subagent_spawn's description with the available agents: one "name — description" line each, within
- * AGENT_LIST_BUDGET; agents past it are named on one last line (or counted, when even that is too long).
+ * AGENT_LIST_BUDGET (the projection's list mode); the agents past it are named on one last line, or
+ * counted when their names do not fit that line.
  */
 export function spawnDescription(agents: readonly AgentSummary[]): string {
 	const base = TOOL_TEXT.spawn.description;
 	if (agents.length === 0) return base;
 	const heading = 'Named agents (pass agent="<name>"; its settings apply and your explicit parameters override them):';
-	const lines = [heading];
-	let bytes = utf8ByteLength(heading);
-	let shown = 0;
-	for (const a of agents) {
-		const line = project(`- ${a.name}${a.description ? ` — ${a.description}` : ""}`, "subagents.agentLine").text;
-		const reserve = shown + 1 < agents.length ? 2 : 1; // keep a line for "… and N more"
-		if (lines.length + reserve > AGENT_LIST_BUDGET.maxLines) break;
-		if (bytes + 1 + utf8ByteLength(line) + (reserve > 1 ? 96 : 0) > AGENT_LIST_BUDGET.maxBytes) break;
-		lines.push(line);
-		bytes += 1 + utf8ByteLength(line);
-		shown++;
+	const lines = agents.map(
+		(a) => project(`- ${a.name}${a.description ? ` — ${a.description}` : ""}`, "subagents.agentLine").text,
+	);
+	const list = project(lines, "subagents.agentList", {
+		maxBytes: AGENT_LIST_BUDGET.maxBytes - utf8ByteLength(heading) - 1,
+		maxLines: AGENT_LIST_BUDGET.maxLines - 1,
+		more: (omitted) => moreAgentsLine(omitted, agents.slice(-omitted)),
+	});
+	return `${base}\n\n${heading}\n${list.text}`;
+}
+
+/** The last line of the agent list: the agents it has no room to describe, by name (or counted). */
+function moreAgentsLine(omitted: number, rest: readonly AgentSummary[]): string {
+	// Each name takes at least 3 bytes with its comma: more than that many never fit one line.
+	if (omitted * 3 < AGENT_LIST_BUDGET.lineBytes) {
+		const named = `- … and ${omitted} more: ${rest.map((a) => a.name).join(", ")}`;
+		if (utf8ByteLength(named) <= AGENT_LIST_BUDGET.lineBytes) return named;
 	}
-	if (shown < agents.length) {
-		const rest = agents.slice(shown).map((a) => a.name);
-		const named = `- … and ${rest.length} more: ${rest.join(", ")}`;
-		const room = AGENT_LIST_BUDGET.maxBytes - bytes - 1;
-		lines.push(
-			utf8ByteLength(named) <= Math.min(room, AGENT_LIST_BUDGET.lineBytes)
-				? named
-				: project(`- … and ${rest.length} more agents`, "subagents.agentLine", { maxBytes: room }).text,
-		);
-	}
-	return `${base}\n\n${lines.join("\n")}`;
+	return `- … and ${formatCount(omitted)} more agents`;
 }
 
 export const SPAWN_AGENT_PARAM =
@@ -116,14 +115,12 @@ export const SPAWN_AGENT_PARAM =
 export const SPAWN_EXTENSIONS_PARAM =
 	'Which of the user\'s extensions the child loads (optional): true = all that Pi would load (the default), false or [] = none, or a list of names; "!name" excludes one.';
 
-/** Most agent names an error lists. */
-export const AGENT_NAMES_SHOWN = SURFACES["subagents.agentNames"].maxLines;
+/** Most agent names an error lists before it counts the rest. */
+export const AGENT_NAMES_SHOWN = SURFACES["subagents.agentNames"].maxLines - 1;
 
 export function unknownAgentError(name: string, known: readonly string[]): string {
-	const shown = known.slice(0, AGENT_NAMES_SHOWN);
-	const more = known.length - shown.length;
-	const list = shown.length > 0 ? shown.join(", ") + (more > 0 ? ` … and ${more} more` : "") : "none";
-	return `Unknown agent "${project(oneLine(name), "subagents.name").text}"; known agents: ${project(list, "subagents.agentNames").text}. No child was started; spawn again with one of these, or without agent.`;
+	const list = known.length > 0 ? project(known, "subagents.agentNames", INLINE_LIST).text : "none";
+	return `Unknown agent "${project(oneLine(name), "subagents.name").text}"; known agents: ${list}. No child was started; spawn again with one of these, or without agent.`;
 }
 
 /** An agent file's model that the registry cannot resolve: the child runs on the parent's model. */

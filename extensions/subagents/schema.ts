@@ -13,7 +13,7 @@ import { utf8Length } from "../shared/text/tokens.ts";
 
 /** Largest output_schema accepted, in UTF-8 bytes of its JSON (it is shown to the child in full). */
 export const OUTPUT_SCHEMA_MAX_BYTES = SURFACES["subagents.outputSchema"].maxBytes;
-/** Validator errors quoted to the child and to the parent. */
+/** Entries of the validator errors quoted to the child and to the parent: the first errors, then a count of the rest. */
 export const SCHEMA_ERRORS_SHOWN = SURFACES["subagents.schemaErrors"].maxLines;
 /** Longest quoted validator error, in UTF-8 bytes (mark included). */
 export const SCHEMA_ERROR_MAX_BYTES = Math.floor(SURFACES["subagents.schemaErrors"].maxBytes / SCHEMA_ERRORS_SHOWN);
@@ -132,11 +132,15 @@ export function formatError(e: ValidatorError): string {
 	return project(line, "subagents.schemaErrors", { maxBytes: SCHEMA_ERROR_MAX_BYTES, maxLines: 1 }).text;
 }
 
-/** The first errors, most specific first (TypeBox lists a parent's summary errors before its children's). */
-export function firstErrors(errors: ValidatorError[], max = SCHEMA_ERRORS_SHOWN): string[] {
+/** The errors worth quoting, formatted and deduplicated, most specific first (TypeBox lists a parent's summary errors before its children's). */
+function quotedErrors(errors: ValidatorError[]): string[] {
 	const meaningful = errors.filter((e) => e.keyword !== "boolean");
-	const chosen = (meaningful.length > 0 ? meaningful : errors).map(formatError);
-	return [...new Set(chosen)].slice(0, max);
+	return [...new Set((meaningful.length > 0 ? meaningful : errors).map(formatError))];
+}
+
+/** The first errors within their list surface (subagents.schemaErrors), then "… and N more" for the rest. */
+export function firstErrors(errors: ValidatorError[]): string[] {
+	return [...project(quotedErrors(errors), "subagents.schemaErrors").entries];
 }
 
 /** Why a schema was refused, from the meta-schema's errors: unknown keywords named, else the first error. */
@@ -150,7 +154,7 @@ function metaComplaint(errors: ValidatorError[]): string {
 			`supported: ${SUPPORTED_KEYWORDS.join(", ")}`
 		);
 	}
-	return firstErrors(errors, 1)[0] ?? "not a JSON Schema";
+	return quotedErrors(errors)[0] ?? "not a JSON Schema";
 }
 
 /** Every local $ref must name a definition the schema has (TypeBox would otherwise fail every value). */

@@ -8,9 +8,9 @@
 import { type ArtifactRef, project, type SurfaceLimits } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
 import type { OutputClass } from "./classify.ts";
-import { fileWindowContext, listingIndexHeader, readNoticeLine, searchIndexHeader } from "./prompt.ts";
+import { fileWindowContext, listingIndexHeader, moreIndexRows, readNoticeLine, searchIndexHeader } from "./prompt.ts";
 
-/** Most index rows (files or kinds) shown before "… and N more". */
+/** Most index rows (files or kinds) shown before "… and N more" (when more than one row would be left out). */
 export const MAX_INDEX_ROWS = SURFACES["toolArtifacts.indexRows"].maxLines - 1;
 
 /** A `grep`/`rg` match line: `path:line:text` (context lines, `path-line-text`, are not counted). */
@@ -44,16 +44,14 @@ export function indexSearchResults(text: string): SearchFileRow[] {
 	return [...rows.values()];
 }
 
-/** Pure: the search index as lines (largest files first, at most MAX_INDEX_ROWS). Empty when nothing parsed. */
+/** Pure: the search index as lines (largest files first, within toolArtifacts.indexRows). Empty when nothing parsed. */
 export function renderSearchIndex(rows: readonly SearchFileRow[]): string[] {
 	if (rows.length === 0) return [];
 	const total = rows.reduce((sum, r) => sum + r.matches, 0);
 	const sorted = [...rows].sort((a, b) => b.matches - a.matches || (a.file < b.file ? -1 : 1));
-	const shown = sorted
-		.slice(0, MAX_INDEX_ROWS)
-		.map((r) => `  ${r.file}: ${r.matches} (lines ${r.firstLine}-${r.lastLine})`);
-	const more = sorted.length > MAX_INDEX_ROWS ? [`  … and ${sorted.length - MAX_INDEX_ROWS} more files`] : [];
-	return [searchIndexHeader(rows.length, total), ...shown, ...more];
+	const all = sorted.map((r) => `  ${r.file}: ${r.matches} (lines ${r.firstLine}-${r.lastLine})`);
+	const shown = project(all, "toolArtifacts.indexRows", { more: (n) => moreIndexRows(n, "file") });
+	return [searchIndexHeader(rows.length, total), ...shown.entries];
 }
 
 /** Pure: the kind of one listing entry: "directory", an extension like ".ts", or "no extension". */
@@ -65,7 +63,7 @@ export function entryKind(entry: string): string {
 	return dot > 0 ? base.slice(dot).toLowerCase() : "no extension";
 }
 
-/** Pure: a listing's entries counted by kind (most common first, at most MAX_INDEX_ROWS). */
+/** Pure: a listing's entries counted by kind (most common first, within toolArtifacts.indexRows). */
 export function renderListingIndex(text: string): string[] {
 	const counts = new Map<string, number>();
 	let entries = 0;
@@ -77,9 +75,9 @@ export function renderListingIndex(text: string): string[] {
 	}
 	if (entries === 0) return [];
 	const sorted = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-	const shown = sorted.slice(0, MAX_INDEX_ROWS).map(([kind, n]) => `  ${kind}: ${n}`);
-	const more = sorted.length > MAX_INDEX_ROWS ? [`  … and ${sorted.length - MAX_INDEX_ROWS} more kinds`] : [];
-	return [listingIndexHeader(entries), ...shown, ...more];
+	const all = sorted.map(([kind, n]) => `  ${kind}: ${n}`);
+	const shown = project(all, "toolArtifacts.indexRows", { more: (n) => moreIndexRows(n, "kind") });
+	return [listingIndexHeader(entries), ...shown.entries];
 }
 
 /** Pi's read appends one of these notices after a blank line; it is not file content. */

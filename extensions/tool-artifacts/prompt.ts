@@ -156,6 +156,11 @@ export function listingIndexHeader(entries: number): string {
 	return `Entries by kind (${counted(entries, "entry", "entries")}):`;
 }
 
+/** Last row of an index that lists only some of its rows: how many files (or kinds) are not listed. */
+export function moreIndexRows(omitted: number, noun: "file" | "kind"): string {
+	return `  … and ${plural(omitted, `more ${noun}`)}`;
+}
+
 /** What each kind of output asks of the summary model. */
 const CLASS_INSTRUCTIONS: Record<OutputClass, string> = {
 	command:

@@ -5,6 +5,7 @@
  */
 import { closeSync, constants, lstatSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import { SURFACES } from "../shared/surfaces.ts";
 import { TOOL_OUTPUT_KIND } from "./artifacts.ts";
@@ -159,6 +160,8 @@ export function pageStored(path: string, id: string, offset?: number, limit?: nu
 
 /** Most recent ids listed when an id is unknown. */
 export const RECENT_IDS_SHOWN = SURFACES["toolArtifacts.recentIds"].maxLines;
+/** The recent ids are a sample (newest first): the list mode shows what fits and counts nothing. */
+const RECENT_SAMPLE = { separator: ", ", more: () => "" } as const;
 /** Store entries whose age is looked up for that list at most (an error path: a huge store is not stat-ed in full). */
 export const RECENT_IDS_SCAN_LIMIT = 2000;
 /** A stored artifact's file name. */
@@ -187,9 +190,9 @@ export function explainResolveFailure(id: string, entries: readonly StoreEntry[]
 	const recent = stored
 		.filter((e): e is Required<StoreEntry> => typeof e.mtimeMs === "number")
 		.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.name < b.name ? -1 : 1))
-		.slice(0, RECENT_IDS_SHOWN)
 		.map((e) => artifactId(e.name.slice(0, 64)));
-	return { code: "unknown", recent };
+	// A sample of the newest ids within their surface; the rest are not counted.
+	return { code: "unknown", recent: [...project(recent, "toolArtifacts.recentIds", RECENT_SAMPLE).entries] };
 }
 
 /** Pure: a resolve failure in words. */

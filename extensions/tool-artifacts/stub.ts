@@ -1,6 +1,7 @@
 /**
  * Stub text: the pieces in their fixed order and the check that a text already is a stub. Pure.
  */
+import { shortHash } from "../shared/text/format.ts";
 import {
 	STUB_FOOTER_PATTERN,
 	STUB_HEADER_PATTERN,
@@ -17,7 +18,7 @@ export const ARTIFACT_ID_HEX = 12;
 
 /** The id of an artifact as stubs show it. */
 export function artifactId(sha256: string): string {
-	return sha256.slice(0, ARTIFACT_ID_HEX);
+	return shortHash(sha256, ARTIFACT_ID_HEX);
 }
 
 /** The facts a stub states. */

@@ -105,7 +105,8 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 		expect(readFileSync(sessionFile as string, "utf8")).toContain(`note ${TURNS - 1} line 0`);
 	});
 
-	it("shows one tool result larger than the whole budget as head and tail with a marker", async () => {
+	/** One 400-line read result larger than the whole budget; the tool result of the second request as sent. */
+	async function readBigFile(headroomConfig?: Record<string, unknown>) {
 		const lines = Array.from({ length: 400 }, (_, l) => {
 			const tag = l === 0 ? "HEAD-LINE" : l === 399 ? "TAIL-LINE" : l === 200 ? "MIDDLE-LINE" : "line";
 			return `${tag} ${String(l + 1).padStart(4, "0")} ${"abcdefghij ".repeat(9)}`;
@@ -116,7 +117,13 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 				return { text: "FIRST-PLAN: read it", toolCalls: [{ name: "read", arguments: { path: "big.txt" } }] };
 			return { text: "ALL-DONE" };
 		});
-		const sandbox = makeSandbox({ server, contextWindow: 8000, maxTokens: 500, files: { "big.txt": big } });
+		const sandbox = makeSandbox({
+			server,
+			contextWindow: 8000,
+			maxTokens: 500,
+			files: { "big.txt": big },
+			headroomConfig,
+		});
 		const run = await runPiPrint({
 			line,
 			sandbox,
@@ -127,6 +134,18 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 		expect(server.requests).toHaveLength(2);
 		const req = server.requests[1];
 		const result = messageText(req.body.messages.find((m) => m.role === "tool"));
+		return { big, sandbox, req, result };
+	}
+
+	/** Lines of the big file a shortened view shows before and after its omission marker. */
+	function headAndTail(result: string): { head: number; tail: number } {
+		const marker = result.search(/omitted/);
+		const count = (text: string) => (text.match(/^(?:HEAD-LINE|TAIL-LINE|line) \d{4}/gm) ?? []).length;
+		return { head: count(result.slice(0, marker)), tail: count(result.slice(marker)) };
+	}
+
+	it("shows one tool result larger than the whole budget as head and tail with a marker", async () => {
+		const { big, sandbox, req, result } = await readBigFile();
 		expect(result).toContain("HEAD-LINE 0001");
 		expect(result).toContain("TAIL-LINE 0400");
 		expect(result).not.toContain("MIDDLE-LINE");
@@ -140,6 +159,19 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 		expect(stored[0].mode).toBe(0o600);
 		expect(result).toContain(stored[0].path);
 		expect(readFileSync(`${sandbox.agentDir}/${stored[0].path}`, "utf8")).toContain("MIDDLE-LINE 0201");
+		// projection.headShare 0.75 by default: more of the head than of the tail.
+		const { head, tail } = headAndTail(result);
+		expect(head).toBeGreaterThan(tail);
+	});
+
+	it("shortens that result to a by-name transcript.segment override (head share and byte ceiling)", async () => {
+		const { result } = await readBigFile({ surfaces: { "transcript.segment": { maxBytes: 2048, headShare: 0.2 } } });
+		expect(result).toContain("HEAD-LINE 0001");
+		expect(result).toContain("TAIL-LINE 0400");
+		expect(Buffer.byteLength(result)).toBeLessThanOrEqual(2048);
+		const { head, tail } = headAndTail(result);
+		expect(head).toBeGreaterThan(0);
+		expect(head).toBeLessThan(tail);
 	});
 
 	it("keeps the whole request (system prompt + tool schemas + messages) within the window", async () => {

@@ -117,6 +117,36 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 		expect(read.text.length).toBeGreaterThan(12_000);
 	});
 
+	it("a by-name toolArtifacts.stub.command override (bytes, lines, head share) is the stub the model sees", async () => {
+		server = await startScriptedServer((req): ScriptedReply => {
+			if (toolMessages(req).length === 0)
+				return { toolCalls: [{ name: "bash", arguments: { command: "seq 1 20000" } }] };
+			return { text: "done" };
+		});
+		const surfaces = { "toolArtifacts.stub.command": { maxBytes: 2048, maxLines: 40, headShare: 0.2 } };
+		const sandbox = makeSandbox({
+			server,
+			headroomConfig: { toolArtifacts: { summary: { enabled: false } }, surfaces },
+		});
+		const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "count", args: ["--no-session"] });
+		expect(run.exitCode, run.stderr).toBe(0);
+		const seen = messageText(toolMessages(server.requests[1])[0]);
+		const stub = parseStub(seen);
+		expect(stub.lines).toBe(20_001);
+		// Within the override, not the table's 4,096 bytes and 100 lines; the tail keeps the last number.
+		expect(Buffer.byteLength(seen)).toBeLessThanOrEqual(2048);
+		expect(seen.split("\n").length).toBeLessThanOrEqual(40);
+		expect(seen).toContain("\n20000");
+		// Head share 0.2: fewer numbers from the start of the output than from its end.
+		const numbers = seen
+			.split("\n")
+			.filter((l) => /^\d+$/.test(l))
+			.map(Number);
+		const early = numbers.filter((v) => v < 10_000).length;
+		expect(early).toBeGreaterThan(0);
+		expect(early).toBeLessThan(numbers.length - early);
+	});
+
 	it("a cache folder planted as a symlink: the stub says NOT stored, why, and pages Pi's full-output file", async () => {
 		server = await startScriptedServer((req): ScriptedReply => {
 			const tools = toolMessages(req);

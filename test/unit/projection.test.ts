@@ -59,6 +59,9 @@ describe("projectWith: verbatim", () => {
 				headBudgetLines: 0,
 				tailBudgetBytes: 0,
 				tailBudgetLines: 0,
+				shownItems: 0,
+				omittedItems: 0,
+				entries: [],
 			});
 		}
 	});

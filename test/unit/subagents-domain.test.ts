@@ -2,7 +2,6 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
 	type ChildRecord,
-	capChoices,
 	childrenToStart,
 	compactArgs,
 	DeliveryLedger,
@@ -18,6 +17,7 @@ import {
 	statusGlyph,
 	TOOL_ARGS_BRIEF_BYTES,
 } from "../../extensions/subagents/domain.ts";
+import { badModelError } from "../../extensions/subagents/prompt-spawn.ts";
 import { childRecord } from "./subagents-fakes.ts";
 
 const bytes = (text: string) => Buffer.byteLength(text, "utf8");
@@ -103,16 +103,21 @@ describe("resolveModelSpec", () => {
 	});
 });
 
-describe("capChoices and plural", () => {
-	it("shows at most the cap and counts the rest", () => {
+describe("model choices and plural", () => {
+	it("an error names the choices in order up to the cap and counts the rest exactly", () => {
+		const choice = fc.stringMatching(/^[a-z]{1,6}\/[a-z0-9]{1,10}$/);
 		fc.assert(
-			fc.property(fc.array(fc.string(), { maxLength: 60 }), fc.nat(30), (choices, max) => {
-				const { shown, more } = capChoices(choices, max);
-				expect(shown).toEqual(choices.slice(0, max));
-				expect(shown.length + more).toBe(choices.length);
+			fc.property(fc.uniqueArray(choice, { minLength: 1, maxLength: 60 }), (choices) => {
+				const text = badModelError("x", { reason: "unknown", choices });
+				const listed = text.slice(text.indexOf(": ") + 2, -1);
+				const more = /… and (\d+) more$/.exec(listed);
+				const named = (more ? listed.slice(0, more.index).trim() : listed).split(", ");
+				expect(named).toEqual(choices.slice(0, named.length));
+				expect(named.length + Number(more?.[1] ?? 0)).toBe(choices.length);
+				// All of them when they fit the cap's entries (the count would take the last one's place).
+				expect(named.length).toBe(choices.length <= MODEL_CHOICES_SHOWN + 1 ? choices.length : MODEL_CHOICES_SHOWN);
 			}),
 		);
-		expect(capChoices(Array.from({ length: 50 }, String)).shown.length).toBe(MODEL_CHOICES_SHOWN);
 	});
 
 	it("uses the singular for exactly one", () => {

@@ -4,6 +4,10 @@
  * was left out. Every place in the package that shortens model-facing text calls it with a named surface
  * from the table in ../surfaces.ts (a drift test, test/unit/projection-drift.test.ts, keeps it so).
  *
+ * Given a list instead of a text, `project(items, surface, options)` caps the list: whole items as many as fit,
+ * then "… and N more" with the exact count (list.ts has its one rule). Types are in types.ts, the limits in
+ * limits.ts, the verbatim and clipped answers in clip.ts, the cuts in cut.ts, all wording in prompt.ts.
+ *
  * Rules (pinned by test/unit/projection*.test.ts and test/integration/projection-read.test.ts):
  * - Text within both limits (UTF-8 bytes and lines as Pi's read counts them) comes back verbatim, as given.
  * - Otherwise the output is head + omission marker + tail + footer, and the WHOLE output fits both limits.
@@ -27,20 +31,14 @@
  * - Linear time, and extra memory bounded by the output size: lines are counted with indexOf, byte sizes
  *   are measured on small windows, and the text is never split into an array.
  */
-import { SURFACES, type SurfaceName } from "../surfaces.ts";
+import type { SurfaceName } from "../surfaces.ts";
 import { errorText } from "../text/format.ts";
-import {
-	advanceByBytes,
-	countLines,
-	countLinesUpTo,
-	countNewlines,
-	lineStats,
-	toWellFormed,
-	utf8ByteLength,
-} from "../text/utf8.ts";
+import { countLines, countLinesUpTo, countNewlines, lineStats, toWellFormed, utf8ByteLength } from "../text/utf8.ts";
+import { clip, type Totals, verbatim } from "./clip.ts";
 import { cutHead, cutTail, meterFor, READ_PAGE_MAX_BYTES, READ_PAGE_MAX_LINES, readPage } from "./cut.ts";
+import { type Limits, limitsOf, MIN_BODY_BYTES, surfaceOf } from "./limits.ts";
+import { projectList } from "./list.ts";
 import {
-	CLIP_MARK,
 	NO_STORE_REASON,
 	notSavedFooter,
 	omissionMarker,
@@ -49,207 +47,33 @@ import {
 	storedFooter,
 	UNKNOWN_REASON,
 } from "./prompt.ts";
+import type {
+	ArtifactRef,
+	ArtifactSink,
+	AsyncArtifactSink,
+	ListOptions,
+	Projection,
+	ProjectOptions,
+	SinkResult,
+	SurfaceLimits,
+} from "./types.ts";
 
 export { READ_PAGE_MAX_BYTES, READ_PAGE_MAX_LINES } from "./cut.ts";
+export { DEFAULT_HEAD_SHARE, MIN_BODY_BYTES, MIN_WINDOW_BYTES, MIN_WINDOW_LINES } from "./limits.ts";
+export type {
+	ArtifactRef,
+	ArtifactSink,
+	AsyncArtifactSink,
+	ListOptions,
+	Projection,
+	ProjectOptions,
+	SinkResult,
+	StoredSource,
+	SurfaceLimits,
+} from "./types.ts";
 
-/** Share of the body kept at the head when neither the call nor the surface says otherwise. */
-export const DEFAULT_HEAD_SHARE = 0.75;
-/** Smallest view that is still readable, in UTF-8 bytes; smaller maxBytes are raised to it. */
-export const MIN_WINDOW_BYTES = 1024;
-/** Smallest view in lines (marker + footer + 3 head + 3 tail); smaller maxLines are raised to it. */
-export const MIN_WINDOW_LINES = 8;
-/** Body bytes kept at least, even when a very long artifact path makes the footer large. */
-export const MIN_BODY_BYTES = 256;
 /** Bytes of the "\n" after the marker plus the ones after a partial head line and a partial tail line. */
 const SEPARATOR_BYTES = 3;
-/** Stand-in for an unlimited budget, so shares of it stay finite. */
-const UNLIMITED = Number.MAX_SAFE_INTEGER;
-/** UTF-8 bytes of CLIP_MARK. */
-const CLIP_MARK_BYTES = 3;
-
-/** The limits of a surface: a table entry (../surfaces.ts) or one resolved with the user's overrides. */
-export interface SurfaceLimits {
-	/** UTF-8 bytes of the WHOLE output (head + marker + tail + footer). */
-	readonly maxBytes: number;
-	/** Lines of the whole output. */
-	readonly maxLines: number;
-	/** Share of the body budget for the head, 0..1 (absent: DEFAULT_HEAD_SHARE unless the call gives one). */
-	readonly headShare?: number;
-	/** When set, a call that gives only maxBytes gets ceil(maxBytes / bytesPerLine) lines. */
-	readonly bytesPerLine?: number;
-	/** A clipped surface: cut to a prefix + mark (or + the caller's marker line), never raised to the window. */
-	readonly clip?: boolean;
-}
-
-/** Where the full text was (or was not) stored. */
-export type ArtifactRef = { ok: true; path: string; sha256: string } | { ok: false; error: string };
-
-/** What a sink says after storing a text. */
-export type SinkResult =
-	| {
-			ok: true;
-			/** Absolute path of the stored copy (the footer names it). */
-			path: string;
-			/** SHA-256 hex of the stored bytes. */
-			sha256: string;
-	  }
-	| {
-			ok: false;
-			/** One line: why nothing was stored (quoted in the "NOT saved" footer). */
-			error: string;
-	  };
-
-/** Stores a full text synchronously (for hooks that must not await). The artifact store implements it. */
-export interface ArtifactSink {
-	/** Store `text` exactly (UTF-8); never throws for storage failures, reports them. */
-	put(text: string): SinkResult;
-}
-
-/** Stores a full text asynchronously. With such a sink, `project` returns a promise. */
-export interface AsyncArtifactSink {
-	/** Store `text` exactly (UTF-8); reports failures instead of rejecting. */
-	putAsync(text: string): Promise<SinkResult>;
-}
-
-/** The projected text is lines of a longer stored text: the footer speaks of that text and its line numbers. */
-export interface StoredSource {
-	/** The exact text the artifact holds. */
-	text: string;
-	/** 1-based line of `text` (as Pi's read counts) that the projected text's first line is. */
-	firstLine: number;
-}
-
-/** What a caller needs beyond a plain view; every field is optional. */
-export interface ProjectOptions {
-	/** UTF-8 bytes for this call (a batch allocation, a water level, the room a header leaves), at most the surface's. */
-	maxBytes?: number;
-	/** Lines for this call, at most the surface's (default: from maxBytes by the surface's bytesPerLine, else the surface's). */
-	maxLines?: number;
-	/** Head share for this call, 0..1 (default: the surface's, else DEFAULT_HEAD_SHARE). */
-	headShare?: number;
-	/** Stores the full text when it does not fit (called only then). An async sink makes the call return a promise. */
-	sink?: ArtifactSink | AsyncArtifactSink;
-	/** The full text is already stored (or failed to be): the footer names it. Ignored when `sink` is given. */
-	stored?: ArtifactRef;
-	/** Why nothing is stored, for the "NOT saved" footer when neither sink nor stored is given. */
-	notSavedReason?: string;
-	/** The text is a window of a longer stored text (a file read that starts at line 4,001): footer in its numbers. */
-	source?: StoredSource;
-	/** Own omission marker wording (one line); default omissionMarker. */
-	marker?: (omittedLines: number, omittedBytes: number) => string;
-	/** False: no footer (the caller says elsewhere where the full text is). Default true. */
-	footer?: boolean;
-}
-
-/** The one result type of the projection. */
-export interface Projection {
-	/** What the model sees. */
-	text: string;
-	/** False when the text came back verbatim (and no artifact was written). */
-	truncated: boolean;
-	/** True when a short surface clipped the text to a prefix + CLIP_MARK (no marker, no footer). */
-	clipped: boolean;
-	/** UTF-8 bytes of the full text (a lone surrogate counts 3, as stored). */
-	totalBytes: number;
-	/** Lines of the full text as Pi's read counts them: text.split("\n").length. */
-	totalLines: number;
-	/** UTF-8 bytes of the full text shown in neither head nor tail. */
-	omittedBytes: number;
-	/** Lines wholly or partly omitted (firstOmittedLine..last omitted line); 0 when verbatim. */
-	omittedLines: number;
-	/** 1-based line (as Pi's read counts) of the first omitted line; undefined if not truncated. */
-	firstOmittedLine?: number;
-	/** The read call's offset printed in the footer (undefined when nothing was stored). */
-	readOffset?: number;
-	/** The read call's limit printed in the footer: lines that one read returns whole. */
-	readLimit?: number;
-	/** The artifact when a store was asked (absent when verbatim or when nothing was stored). */
-	artifact?: ArtifactRef;
-	/** The head is text[0, headEnd) (UTF-16 index); text.length when verbatim. */
-	headEnd: number;
-	/** The tail is text[tailStart, text.length); text.length when verbatim. */
-	tailStart: number;
-	/** Head as shown (lone surrogates as U+FFFD); the whole text when verbatim. */
-	head: string;
-	/** Tail as shown; "" when verbatim or clipped. */
-	tail: string;
-	/** Omission marker line; "" when verbatim or clipped. */
-	marker: string;
-	/** Footer line; "" when verbatim, clipped, or asked for none. */
-	footer: string;
-	/** UTF-8 bytes the whole output was fitted to (raised for the minimum window and very long paths). */
-	maxBytes: number;
-	/** Lines the whole output was fitted to. */
-	maxLines: number;
-	/** Share of the body given to the head, as applied (0..1). */
-	headShare: number;
-	/** Body bytes the head cut worked to (0 when verbatim). */
-	headBudgetBytes: number;
-	/** Body lines the head cut worked to (0 when verbatim). */
-	headBudgetLines: number;
-	/** Body bytes the tail cut worked to (0 when verbatim). */
-	tailBudgetBytes: number;
-	/** Body lines the tail cut worked to (0 when verbatim). */
-	tailBudgetLines: number;
-}
-
-/** Limits after sanitising and combining the surface with the call. */
-interface Limits {
-	maxBytes: number;
-	maxLines: number;
-	headShare: number;
-	/** The surface is below the minimum window: clip instead of projecting. */
-	short: boolean;
-}
-
-function count(value: unknown): number | undefined {
-	if (typeof value !== "number" || Number.isNaN(value)) return undefined;
-	return Math.max(0, Math.floor(Math.min(value, UNLIMITED)));
-}
-
-function isShare(value: unknown): value is number {
-	return typeof value === "number" && Number.isFinite(value);
-}
-
-/** The surface's entry: a name from the table, or limits given as an object. */
-function surfaceOf(surface: SurfaceName | SurfaceLimits): SurfaceLimits {
-	if (typeof surface === "string") {
-		const entry: SurfaceLimits | undefined = Object.hasOwn(SURFACES, surface) ? SURFACES[surface] : undefined;
-		if (!entry) throw new TypeError(`project: unknown surface ${JSON.stringify(surface)}`);
-		return entry;
-	}
-	if (!surface || typeof surface !== "object") throw new TypeError("project: a surface name or limits is required");
-	return surface;
-}
-
-/** The limits one call works to: the call narrows the surface; NaN or missing → the minimum window. */
-function limitsOf(entry: SurfaceLimits, options: ProjectOptions): Limits {
-	// A clipped surface with no usable limit shows nothing; any other is raised to the minimum window.
-	const short = entry.clip === true;
-	const surfaceBytes = count(entry.maxBytes) ?? (short ? 0 : MIN_WINDOW_BYTES);
-	const surfaceLines = count(entry.maxLines) ?? (short ? 1 : MIN_WINDOW_LINES);
-	const callBytes = count(options.maxBytes);
-	let callLines = count(options.maxLines);
-	if (callLines === undefined && callBytes !== undefined && entry.bytesPerLine && entry.bytesPerLine > 0) {
-		callLines = Math.ceil(callBytes / entry.bytesPerLine);
-	}
-	const share = isShare(options.headShare) ? options.headShare : entry.headShare;
-	const headShare = isShare(share) ? Math.min(1, Math.max(0, share)) : DEFAULT_HEAD_SHARE;
-	const maxBytes = Math.min(surfaceBytes, callBytes ?? surfaceBytes);
-	const maxLines = Math.min(surfaceLines, callLines ?? surfaceLines);
-	if (short) return { maxBytes, maxLines: Math.max(1, maxLines), headShare, short };
-	return {
-		maxBytes: Math.max(MIN_WINDOW_BYTES, maxBytes),
-		maxLines: Math.max(MIN_WINDOW_LINES, maxLines),
-		headShare,
-		short,
-	};
-}
-
-interface Totals {
-	bytes: number;
-	lines: number;
-}
 
 /** How the footer speaks: of the projected text itself, or of the longer stored text it is a window of. */
 interface Frame {
@@ -402,6 +226,9 @@ function cut(text: string, lim: Limits, totals: Totals, w: Wording, frame: Frame
 		headBudgetLines: headLines,
 		tailBudgetBytes: bodyBytes - headBytes,
 		tailBudgetLines: bodyLines - headLines,
+		shownItems: 0,
+		omittedItems: 0,
+		entries: [],
 	};
 }
 
@@ -422,91 +249,6 @@ function lineFacts(text: string): LineFacts {
 /** A UTF-16 unit is at most 3 UTF-8 bytes, so shorter lines surely fit one read. */
 function mayBeLong(longestLineUnits: number): boolean {
 	return longestLineUnits * 3 > READ_PAGE_MAX_BYTES;
-}
-
-function verbatim(text: string, lim: Limits, totals: Totals): Projection {
-	return {
-		text,
-		truncated: false,
-		clipped: false,
-		totalBytes: totals.bytes,
-		totalLines: totals.lines,
-		omittedBytes: 0,
-		omittedLines: 0,
-		headEnd: text.length,
-		tailStart: text.length,
-		head: text,
-		tail: "",
-		marker: "",
-		footer: "",
-		maxBytes: lim.maxBytes,
-		maxLines: lim.maxLines,
-		headShare: lim.headShare,
-		headBudgetBytes: 0,
-		headBudgetLines: 0,
-		tailBudgetBytes: 0,
-		tailBudgetLines: 0,
-	};
-}
-
-/** End of the longest prefix of `text` within `maxBytes` and `maxLines` whole lines (a cut line stays partial). */
-function prefixEnd(text: string, maxBytes: number, maxLines: number): number {
-	if (maxLines <= 0) return 0;
-	let end = advanceByBytes(text, 0, Math.max(0, maxBytes)).end;
-	let at = -1;
-	for (let k = 0; k < maxLines; k++) {
-		at = text.indexOf("\n", at + 1);
-		if (at === -1) break;
-	}
-	if (at !== -1 && at < end) end = at;
-	return end;
-}
-
-/**
- * A clipped surface: the longest prefix within both limits that leaves room for CLIP_MARK, then the mark (a
- * budget under 3 bytes gets the prefix alone); with the caller's `marker`, the prefix keeps whole lines and
- * the marker takes its own last line ("… and 5 more"). The prefix never ends inside a surrogate pair; it is
- * shown as the text has it (a clipped surface quotes names, reasons and lists, which no artifact matches).
- */
-function clip(text: string, lim: Limits, totals: Totals, marker?: ProjectOptions["marker"]): Projection {
-	let end: number;
-	let budgetBytes: number;
-	let budgetLines: number;
-	if (marker) {
-		const worst = utf8ByteLength(marker(totals.lines, totals.bytes)) + 1;
-		budgetBytes = Math.max(0, lim.maxBytes - worst);
-		budgetLines = lim.maxLines - 1;
-		end = prefixEnd(text, budgetBytes, budgetLines);
-	} else {
-		budgetBytes = lim.maxBytes >= CLIP_MARK_BYTES ? lim.maxBytes - CLIP_MARK_BYTES : lim.maxBytes;
-		budgetLines = lim.maxLines;
-		end = prefixEnd(text, budgetBytes, budgetLines);
-	}
-	const kept = text.slice(0, end);
-	const keptLines = end === 0 ? 0 : countNewlines(kept) + 1;
-	const partial = end < text.length && text.charCodeAt(end) !== 10;
-	const omittedLines = totals.lines - keptLines + (partial && keptLines > 0 ? 1 : 0);
-	const omittedBytes = totals.bytes - utf8ByteLength(kept);
-	let out: string;
-	let shownMarker = "";
-	if (marker) {
-		shownMarker = marker(omittedLines, omittedBytes);
-		out = kept.length > 0 ? `${kept}\n${shownMarker}` : shownMarker;
-	} else out = lim.maxBytes >= CLIP_MARK_BYTES ? `${kept}${CLIP_MARK}` : kept;
-	return {
-		...verbatim(text, lim, totals),
-		text: out,
-		truncated: true,
-		clipped: true,
-		omittedBytes,
-		omittedLines,
-		firstOmittedLine: keptLines + (partial && keptLines > 0 ? 0 : 1),
-		headEnd: end,
-		head: kept,
-		marker: shownMarker,
-		headBudgetBytes: budgetBytes,
-		headBudgetLines: budgetLines,
-	};
 }
 
 /** A text measured for projecting: its verbatim projection when it fits, else what the cut needs. */
@@ -549,7 +291,7 @@ function wordingOf(options: ProjectOptions, artifact: ArtifactRef | undefined): 
 }
 
 /** Longest store failure reason quoted in a footer, in UTF-8 bytes, "…" included (the rest is cut). */
-export const MAX_REASON_BYTES = SURFACES["projection.reason"].maxBytes;
+export const MAX_REASON_BYTES = surfaceOf("projection.reason").maxBytes;
 
 /** A store error reduced to one short line (no control characters), bounded by its surface. */
 export function sanitizeReason(reason: string): string {
@@ -578,6 +320,10 @@ function finish(text: string, p: Prepared, options: ProjectOptions, artifact: Ar
 	return cut(text, p.lim, totals, wordingOf(options, artifact), frameOf(options, totals, p.facts), artifact);
 }
 
+function isList(value: unknown): value is readonly string[] {
+	return Array.isArray(value);
+}
+
 function isAsync(sink: ArtifactSink | AsyncArtifactSink | undefined): sink is AsyncArtifactSink {
 	return typeof (sink as AsyncArtifactSink | undefined)?.putAsync === "function";
 }
@@ -588,16 +334,22 @@ function isAsync(sink: ArtifactSink | AsyncArtifactSink | undefined): sink is As
  * failure never throws: the footer then says plainly the full text was NOT saved, and why.
  */
 export function project(
+	items: readonly string[],
+	surface: SurfaceName | SurfaceLimits,
+	options?: ListOptions,
+): Projection;
+export function project(
 	text: string,
 	surface: SurfaceName | SurfaceLimits,
 	options: ProjectOptions & { sink: AsyncArtifactSink },
 ): Promise<Projection>;
 export function project(text: string, surface: SurfaceName | SurfaceLimits, options?: ProjectOptions): Projection;
 export function project(
-	text: string,
+	text: string | readonly string[],
 	surface: SurfaceName | SurfaceLimits,
-	options: ProjectOptions = {},
+	options: ProjectOptions & ListOptions = {},
 ): Projection | Promise<Projection> {
+	if (isList(text)) return projectList(text, limitsOf({ ...surfaceOf(surface), clip: true }, options), options);
 	const p = prepare(text, limitsOf(surfaceOf(surface), options), options.marker);
 	const sink = options.sink;
 	if (isAsync(sink)) {

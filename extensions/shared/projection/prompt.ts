@@ -77,3 +77,8 @@ export function notSavedFooter(totalBytes: number, totalLines: number, reason: s
 
 /** Reason used when the caller gave no artifact at all. */
 export const NO_STORE_REASON = "no artifact store was given";
+
+/** Default marker of a list that shows only some of its items: how many are not shown. */
+export function listMore(omitted: number): string {
+	return `… and ${formatCount(omitted)} more`;
+}

@@ -23,3 +23,8 @@ export function errorText(error: unknown): string {
 	const message = (error as { message?: unknown } | null | undefined)?.message;
 	return typeof message === "string" ? message : String(error);
 }
+
+/** A hash as ids are shown: its first `hexDigits` hex digits (a commit's, an artifact's). An id, not a text view. */
+export function shortHash(hex: string, hexDigits: number): string {
+	return hex.slice(0, hexDigits);
+}

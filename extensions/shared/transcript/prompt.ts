@@ -6,22 +6,33 @@
  * child that starts fresh owns its work from its first turn and is never told otherwise.
  */
 
-import { formatCount } from "../text/format.ts";
+import { project } from "../projection/projection.ts";
+import { SURFACES } from "../surfaces.ts";
+import { formatCount, plural } from "../text/format.ts";
 import type { OmissionIndex } from "./view.ts";
 
-/** How much of the index to print; the renderers step these down until the text fits. */
+/**
+ * How much of the index to print; the renderers step these down until the text fits. Each list goes
+ * through the projection's list mode within its surface (transcript.index*), these counts narrowing it.
+ */
 export interface IndexDetail {
-	/** Tools listed by name (the rest counted). */
+	/** Tools listed by name before the rest are counted. */
 	tools: number;
 	/** Brief arguments per listed tool. */
 	briefs: number;
-	/** Files listed (the rest counted). */
+	/** Files listed before the rest are counted. */
 	files: number;
-	/** Shortened texts listed (the rest counted). */
+	/** Shortened texts listed before the rest are counted. */
 	shortened: number;
 }
 
-export const FULL_DETAIL: IndexDetail = { tools: 12, briefs: 3, files: 20, shortened: 8 };
+/** Full detail: what each list's surface holds before it counts the rest. */
+export const FULL_DETAIL: IndexDetail = {
+	tools: SURFACES["transcript.indexTools"].maxLines - 1,
+	briefs: SURFACES["transcript.briefsPerTool"].maxLines,
+	files: SURFACES["transcript.indexFiles"].maxLines - 1,
+	shortened: SURFACES["transcript.indexShortened"].maxLines - 1,
+};
 
 /** Progressively smaller details, for fitting a marker into its token reserve. */
 export const DETAIL_STEPS: IndexDetail[] = [
@@ -34,35 +45,51 @@ export const DETAIL_STEPS: IndexDetail[] = [
 
 const n = formatCount;
 
+/** An inline list of the index: items joined by commas, then the count of the rest after one more comma. */
+const INDEX_LIST = { separator: ", ", markerSeparator: ", " } as const;
+
 /** `bash ×12 (npm test; git status), read ×7` */
 function toolsLine(index: OmissionIndex, detail: IndexDetail): string | undefined {
 	if (index.tools.length === 0) return undefined;
-	const listed = index.tools.slice(0, detail.tools).map((t) => {
-		const briefs = t.briefs.slice(0, detail.briefs);
-		return `${t.name} ×${t.count}${briefs.length > 0 ? ` (${briefs.join("; ")})` : ""}`;
+	const named = index.tools.map((t) => {
+		const briefs =
+			detail.briefs > 0
+				? project(t.briefs, "transcript.briefsPerTool", { maxLines: detail.briefs, separator: "; ", more: () => "" })
+						.text
+				: "";
+		return `${t.name} ×${t.count}${briefs.length > 0 ? ` (${briefs})` : ""}`;
 	});
-	const rest = index.tools.length - listed.length;
-	if (rest > 0) listed.push(`${rest} more tool${rest === 1 ? "" : "s"}`);
-	return `Tool calls left out: ${listed.join(", ")}`;
+	const listed = project(named, "transcript.indexTools", {
+		...INDEX_LIST,
+		maxLines: detail.tools + 1,
+		more: (rest) => plural(rest, "more tool"),
+	});
+	return `Tool calls left out: ${listed.text}`;
 }
 
 function filesLine(index: OmissionIndex, detail: IndexDetail): string | undefined {
 	if (index.files.length === 0) return undefined;
-	const listed = index.files.slice(0, detail.files);
-	const rest = index.files.length - listed.length;
-	return `Files those calls touched: ${listed.join(", ")}${rest > 0 ? `, and ${rest} more` : ""}`;
+	const listed = project(index.files, "transcript.indexFiles", {
+		...INDEX_LIST,
+		maxLines: detail.files + 1,
+		more: (rest) => `and ${n(rest)} more`,
+	});
+	return `Files those calls touched: ${listed.text}`;
 }
 
 function shortenedLine(index: OmissionIndex, detail: IndexDetail): string | undefined {
 	if (index.shortened.length === 0) return undefined;
-	const listed = index.shortened.slice(0, detail.shortened).map((s) => {
+	const named = index.shortened.map((s) => {
 		const what =
 			s.role === "toolResult" ? `${s.toolName ?? "tool"} result` : s.toolName ? `${s.toolName} call` : s.role;
 		return `${what} (${n(s.originalBytes)} → ${n(s.keptBytes)} bytes)`;
 	});
-	const rest = index.shortened.length - listed.length;
-	if (rest > 0) listed.push(`${rest} more`);
-	return `Shown only as head and tail (the cut is marked inside each): ${listed.join(", ")}`;
+	const listed = project(named, "transcript.indexShortened", {
+		...INDEX_LIST,
+		maxLines: detail.shortened + 1,
+		more: (rest) => `${n(rest)} more`,
+	});
+	return `Shown only as head and tail (the cut is marked inside each): ${listed.text}`;
 }
 
 /** The index lines: what was left out, which tools with brief arguments, files touched, what was shortened. */
