@@ -4,7 +4,6 @@
  * watchdog verdict, outcome) is in child-run.ts. No Pi imports: the backend is an interface, so
  * this runs in unit tests with a fake backend.
  */
-import type { ExtensionPolicy } from "./agents.ts";
 import {
 	applyEvent,
 	type ChildBackend,
@@ -19,7 +18,6 @@ import {
 import {
 	type ChildRecord,
 	type ChildState,
-	type ContextMode,
 	childId,
 	childrenToStart,
 	DeliveryLedger,
@@ -39,58 +37,12 @@ import {
 	STOPPED_BEFORE_START,
 } from "./prompt.ts";
 import { concludeFailedNote } from "./prompt-checkable.ts";
+import type { ResumeSettings, SpawnRequest } from "./requests.ts";
 import type { Reviewed, RunSteps } from "./run-steps.ts";
+import { type WaitOptions, waitUntil } from "./wait-until.ts";
 
 export type { ChildBackend, ChildEvent, ChildHandle, ChildSpec, ManagerLimits } from "./child-run.ts";
-
-export interface SpawnRequest {
-	/** The task as the caller gave it. */
-	prompt: string;
-	/** The first message the child receives (the prompt, or the narrated fork plus the prompt). */
-	firstMessage?: string;
-	/** Short title, if given. */
-	name?: string;
-	/** "provider/id" label. */
-	modelLabel: string;
-	/** Pi's Model object. */
-	model: unknown;
-	/** Tool names to enable. */
-	tools: string[];
-	/** Working directory (exists). */
-	cwd: string;
-	/** Thinking level, if set. */
-	thinking?: string;
-	/** Fresh or forked start. */
-	context: ContextMode;
-	/** Paragraphs added to the child's system prompt. */
-	systemAppend: string[];
-	/** Steps around each run (worktree isolation, structured output). */
-	steps?: RunSteps;
-	/** An id taken with reserveId() (an isolated child's worktree is named after it before it spawns). */
-	id?: string;
-	/** Its worktree, when isolated. */
-	worktree?: ChildRecord["worktree"];
-	/** Whether its answers are checked against an output_schema. */
-	structured?: boolean;
-	/** The named agent it runs as, if any. */
-	agent?: string;
-	/** Most turns a run may take. */
-	maxTurns?: number;
-	/** Whether `tools` is the whole set (an explicit list); otherwise the child's extension tools join it. */
-	exactTools?: boolean;
-	/** Which of the user's extensions the child loads. */
-	extensions?: ExtensionPolicy;
-}
-
-/** How to run a child restored from an earlier process again: its session file is reopened with these. */
-export interface ResumeSettings {
-	/** Pi's Model object (undefined lets the reopened session restore its own). */
-	model: unknown;
-	/** Paragraphs added to the child's system prompt. */
-	systemAppend: string[];
-	/** Steps around its runs (an isolated child's worktree report). */
-	steps?: RunSteps;
-}
+export type { ResumeSettings, SpawnRequest } from "./requests.ts";
 
 /** Grace period after abort() before a run that does not end is settled anyway, in milliseconds. */
 export const ABORT_GRACE_MS = 5_000;
@@ -261,34 +213,13 @@ export class SubagentManager {
 	/** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
 	async waitFor(
 		ids: string[],
-		options: { mode: "all" | "any"; timeoutMs?: number; signal?: AbortSignal; onTick?: () => void; tickMs?: number },
+		options: WaitOptions & { mode: "all" | "any" },
 	): Promise<{ timedOut: boolean; aborted: boolean }> {
 		const done = () => {
 			const settled = ids.filter((id) => isSettled(this.mustGet(id).state)).length;
 			return options.mode === "any" ? settled > 0 || ids.length === 0 : settled === ids.length;
 		};
-		if (done()) return { timedOut: false, aborted: false };
-		return new Promise((resolve) => {
-			let timer: ReturnType<typeof setTimeout> | undefined;
-			let ticker: ReturnType<typeof setInterval> | undefined;
-			const finish = (outcome: { timedOut: boolean; aborted: boolean }) => {
-				if (timer) clearTimeout(timer);
-				if (ticker) clearInterval(ticker);
-				this.listeners.delete(check);
-				options.signal?.removeEventListener("abort", onAbort);
-				resolve(outcome);
-			};
-			const check = () => {
-				if (done()) finish({ timedOut: false, aborted: false });
-			};
-			const onAbort = () => finish({ timedOut: false, aborted: true });
-			this.listeners.add(check);
-			if (options.signal?.aborted) return onAbort();
-			options.signal?.addEventListener("abort", onAbort, { once: true });
-			if (options.timeoutMs !== undefined)
-				timer = setTimeout(() => finish({ timedOut: true, aborted: false }), options.timeoutMs);
-			if (options.onTick) ticker = setInterval(options.onTick, options.tickMs ?? 1000);
-		});
+		return waitUntil(this.listeners, done, options);
 	}
 
 	private newRuntime(model: unknown, systemAppend: string[], steps?: RunSteps): Runtime {

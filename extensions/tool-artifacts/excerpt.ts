@@ -1,11 +1,11 @@
 /**
- * The fallback body of a stub: a type-aware excerpt of the output. Every cut goes through the
- * projection primitive with the kind's head share; what is added here is only a small index chosen
- * by rule (files with match counts, entry kinds) or, for file content, the choice of which lines
- * (the requested range or the middle third) are the window the primitive then projects. Pure: the
- * only file a stub names is the stored output, and every read call in it addresses that file's lines.
+ * The fallback body of a stub: a type-aware excerpt of the output. Every cut and every layout goes
+ * through the projection primitive with the kind's head share: the small index chosen by rule (files
+ * with match counts, entry kinds) is a list of it, and file content its window option (the requested
+ * range or the middle third, numbered with the file's lines). Pure: the only file a stub names is the
+ * stored output, and every read call in it addresses that file's lines.
  */
-import { type ArtifactRef, project, type SurfaceLimits } from "../shared/projection/projection.ts";
+import { type ArtifactRef, project, type SurfaceLimits, type WindowPlace } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
 import type { OutputClass } from "./classify.ts";
 import { fileWindowContext, listingIndexHeader, moreIndexRows, readNoticeLine, searchIndexHeader } from "./prompt.ts";
@@ -83,45 +83,10 @@ export function renderListingIndex(text: string): string[] {
 /** Pi's read appends one of these notices after a blank line; it is not file content. */
 const READ_NOTICE = /\n\n\[(?:Showing lines \d+-\d+ of \d+|\d+ more lines in file|Line \d+ is )[^\n]*\]$/;
 
-/** The verbatim window of a file result. */
-export interface FileWindow {
-	/** The window's lines prefixed with their file line numbers. */
-	numbered: string;
-	/** 1-based line of the result text (= of the stored output) where the window starts. */
-	firstOutputLine: number;
-	/** One sentence on what lies before and after. */
-	context: string;
-	/** Pi's trailing read notice, if any (kept as is). */
-	notice: string;
-}
-
-/**
- * Pure: the window of file content to show. `firstLine` is the file line number of the result's
- * first line (the read's offset, default 1). With a requested range the window is all of it (the
- * result is that range); without one, its middle third.
- */
-export function fileWindow(text: string, firstLine: number, rangeRequested: boolean): FileWindow {
+/** A file result split into its content and Pi's trailing read notice (kept as is; not file content). */
+export function splitReadNotice(text: string): { body: string; notice: string } {
 	const notice = READ_NOTICE.exec(text);
-	const body = notice ? text.slice(0, notice.index) : text;
-	const lines = body.split("\n");
-	const n = lines.length;
-	const from = rangeRequested ? 0 : Math.floor(n / 3);
-	const to = rangeRequested ? n : Math.max(from + 1, Math.ceil((2 * n) / 3));
-	const width = String(firstLine + n - 1).length;
-	const numbered = lines
-		.slice(from, to)
-		.map((line, i) => `${String(firstLine + from + i).padStart(width, " ")}\t${line}`)
-		.join("\n");
-	const byteLen = (parts: string[]) => (parts.length === 0 ? 0 : Buffer.byteLength(parts.join("\n"), "utf8"));
-	const context = fileWindowContext({
-		firstShown: firstLine + from,
-		lastShown: firstLine + to - 1,
-		firstLine,
-		lastLine: firstLine + n - 1,
-		beforeBytes: byteLen(lines.slice(0, from)),
-		afterBytes: byteLen(lines.slice(to)),
-	});
-	return { numbered, firstOutputLine: from + 1, context, notice: notice ? notice[0].trim() : "" };
+	return notice ? { body: text.slice(0, notice.index), notice: notice[0].trim() } : { body: text, notice: "" };
 }
 
 /** What the excerpt needs. */
@@ -144,19 +109,20 @@ export interface ExcerptInput {
 export function buildExcerpt(input: ExcerptInput): string {
 	const prefix: string[] = [];
 	if (input.kind === "file") {
+		// The window (the requested range, else the middle third) is the projection's window option; the
+		// footer speaks of the stored output: its totals, and omitted lines and read call in its numbers.
 		const offset = typeof input.args.offset === "number" && input.args.offset >= 1 ? Math.floor(input.args.offset) : 1;
 		const ranged = typeof input.args.offset === "number" || typeof input.args.limit === "number";
-		const window = fileWindow(input.text, offset, ranged);
-		prefix.push(window.context);
-		if (window.notice) prefix.push(readNoticeLine(window.notice));
-		// The footer speaks of the stored output: its totals, and omitted lines and read call in its numbers.
-		const source = input.artifact.ok ? { text: input.text, firstLine: window.firstOutputLine } : undefined;
-		const shown = project(window.numbered, input.surface, {
-			...remaining(input, prefix),
+		const { body, notice } = splitReadNotice(input.text);
+		const heading = (place: WindowPlace) =>
+			[fileWindowContext(place), ...(notice ? [readNoticeLine(notice)] : [])].join("\n");
+		return project(body, input.surface, {
+			maxBytes: input.maxBytes,
+			maxLines: input.maxLines,
 			stored: input.artifact,
-			source,
-		});
-		return [...prefix, shown.text].join("\n");
+			source: input.artifact.ok ? { text: input.text, firstLine: 1 } : undefined,
+			window: { firstNumber: offset, span: ranged ? "all" : "middle", heading },
+		}).text;
 	}
 	if (input.kind === "search") prefix.push(...renderSearchIndex(indexSearchResults(input.text)));
 	if (input.kind === "listing") prefix.push(...renderListingIndex(input.text));

@@ -13,6 +13,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { SETTLE_MAX_ROUNDS } from "../../extensions/subagents/settle.ts";
 import {
 	extensionPath,
 	makeSandbox,
@@ -204,6 +205,30 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 			// Each result reached the model once: the last request holds every one exactly once.
 			const last = parentRequests().at(-1)!;
 			for (const t of ["a", "b", "c", "d"]) expect(countIn(last, `RESULT-${t}`)).toBe(1);
+		});
+
+	if (line === "1.x")
+		it("a parent that spawns again in every extra turn still ends: the rounds are bounded, the last child kept for -c", async () => {
+			server = await startScriptedServer((req) => {
+				if (isChild(req)) {
+					const n = Number(/CHILD-TASK (\d+)/.exec(req.lastUser)?.[1] ?? 0);
+					return n > SETTLE_MAX_ROUNDS ? { text: SLOW_TEXT, chunkChars: 12, chunkDelayMs: 150 } : { text: `R-${n}` };
+				}
+				if (req.last?.role === "tool") return { text: "spawned, ending" };
+				const n = parentRequests().filter((r) => r.last?.role !== "tool").length;
+				return { toolCalls: [{ name: "subagent_spawn", arguments: { prompt: `CHILD-TASK ${n}`, name: `c${n}` } }] };
+			});
+			const sandbox = makeSandbox({ server });
+			const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "go" });
+			expect(run.exitCode, run.stderr).toBe(0);
+			const entries = parentEntries(sandbox);
+			expect(resultMessages(entries).length).toBe(SETTLE_MAX_ROUNDS);
+			const delivered = deliveredKeys(entries);
+			expect(delivered.length).toBe(SETTLE_MAX_ROUNDS);
+			const last = `sa-${SETTLE_MAX_ROUNDS + 1}`;
+			expect(delivered).not.toContain(`${last}#1`);
+			const settled = entries.filter((e) => e.type === "custom" && e.customType === "subagent-settled");
+			expect(settled.find((e) => e.data?.key === `${last}#1`)?.data?.state).toBe("cancelled");
 		});
 
 	if (line === "1.x")

@@ -1,6 +1,7 @@
 import { join, sep } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { project, type WindowOption } from "../../extensions/shared/projection/projection.ts";
 import { formatCount } from "../../extensions/shared/text/format.ts";
 import {
 	CLASS_HEAD_SHARE,
@@ -11,12 +12,12 @@ import {
 } from "../../extensions/tool-artifacts/classify.ts";
 import {
 	entryKind,
-	fileWindow,
 	indexSearchResults,
 	renderListingIndex,
 	renderSearchIndex,
+	splitReadNotice,
 } from "../../extensions/tool-artifacts/excerpt.ts";
-import { STUB_FOOTER_PATTERN } from "../../extensions/tool-artifacts/prompt.ts";
+import { fileWindowContext, STUB_FOOTER_PATTERN } from "../../extensions/tool-artifacts/prompt.ts";
 import { artifactId, isStub, parseStubHeader, renderStub, stubOverhead } from "../../extensions/tool-artifacts/stub.ts";
 import { planTurnCap, TurnBatch, type TurnItem } from "../../extensions/tool-artifacts/turn.ts";
 
@@ -264,22 +265,49 @@ describe("excerpt helpers", () => {
 	});
 
 	it("file window: the middle third, numbered from the read's offset, with what lies around it", () => {
+		const window = (firstNumber: number, span: WindowOption["span"]): WindowOption => ({
+			firstNumber,
+			span,
+			heading: fileWindowContext,
+		});
 		const text = Array.from({ length: 30 }, (_, i) => `L${i + 1}`).join("\n");
-		const w = fileWindow(text, 1, false);
-		const shown = w.numbered.split("\n");
+		const [context, ...shown] = project(text, "toolArtifacts.stub.file", { window: window(1, "middle") }).text.split(
+			"\n",
+		);
 		expect(shown[0]).toBe("11\tL11");
 		expect(shown[shown.length - 1]).toBe("20\tL20");
-		expect(w.context).toContain("Showing file lines 11-20");
-		expect(w.firstOutputLine).toBe(11);
-		expect(w.context).not.toContain("stored output");
-		expect(w.context).toContain("lines 1-10");
-		expect(w.context).toContain("lines 21-30");
-		const ranged = fileWindow(`${text}\n\n[Showing lines 101-130 of 500. Use offset=131 to continue.]`, 101, true);
-		expect(ranged.numbered.split("\n")[0]).toBe("101\tL1");
-		expect(ranged.notice).toContain("Use offset=131");
-		expect(ranged.context).toContain("nothing comes before");
-		expect(ranged.firstOutputLine).toBe(1);
+		expect(context).toContain("Showing file lines 11-20");
+		expect(context).not.toContain("stored output");
+		expect(context).toContain("lines 1-10");
+		expect(context).toContain("lines 21-30");
+		const read = splitReadNotice(`${text}\n\n[Showing lines 101-130 of 500. Use offset=131 to continue.]`);
+		expect(read.body).toBe(text);
+		expect(read.notice).toContain("Use offset=131");
+		const ranged = project(read.body, "toolArtifacts.stub.file", { window: window(101, "all") }).text.split("\n");
+		expect(ranged[1]).toBe("101\tL1");
+		expect(ranged[0]).toContain("nothing comes before");
 		// File line 101 is the stored output's line 1.
-		expect(ranged.context).toContain("File line N is line N-100 of the stored output.");
+		expect(ranged[0]).toContain("File line N is line N-100 of the stored output.");
+	});
+
+	it("file window: a window too long for the stub is projected, its footer in the stored output's lines", () => {
+		const text = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} ${"x".repeat(20)}`).join("\n");
+		const artifact = { ok: true as const, path: "/store/a.txt", sha256: "a".repeat(64) };
+		const p = project(text, "toolArtifacts.stub.file", {
+			stored: artifact,
+			source: { text, firstLine: 1 },
+			window: { firstNumber: 1, span: "middle", heading: fileWindowContext },
+		});
+		expect(Buffer.byteLength(p.text)).toBeLessThanOrEqual(4096);
+		expect(p.text.split("\n").length).toBeLessThanOrEqual(100);
+		expect(p.text.split("\n")[0]).toContain("Showing file lines 1001-2000");
+		expect(p.truncated).toBe(true);
+		// The read call names the stored output's line of the first omitted window line (file line = output line here).
+		const offset = p.readOffset ?? 0;
+		expect(offset).toBeGreaterThan(1001);
+		expect(offset).toBeLessThan(2000);
+		expect(p.footer).toContain(`offset=${offset},`);
+		expect(p.text).toContain(`${offset - 1}\tline ${offset - 1} `);
+		expect(p.text).not.toContain(`${offset}\tline ${offset} `);
 	});
 });

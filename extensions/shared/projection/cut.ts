@@ -137,3 +137,14 @@ export function readPage(
 	}
 	return { limit: Math.max(1, lines), longLine: lines === 0 };
 }
+
+/** UTF-16 index where 1-based `line` of `text` starts (the last line's start when there are fewer). */
+export function lineStartIndex(text: string, line: number): number {
+	let index = 0;
+	for (let k = 1; k < line; k++) {
+		const newline = text.indexOf("\n", index);
+		if (newline === -1) break;
+		index = newline + 1;
+	}
+	return index;
+}

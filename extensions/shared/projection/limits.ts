@@ -4,6 +4,7 @@
  * the minimum window unless the surface clips.
  */
 import { SURFACES, type SurfaceName } from "../surfaces.ts";
+import { countLinesUpTo, utf8ByteLength } from "../text/utf8.ts";
 import type { ProjectOptions, SurfaceLimits } from "./types.ts";
 
 /** Share of the body kept at the head when neither the call nor the surface says otherwise. */
@@ -68,4 +69,12 @@ export function limitsOf(entry: SurfaceLimits, options: ProjectOptions): Limits 
 		headShare,
 		short,
 	};
+}
+
+/** True when `text` fits the surface (and the call's limits) verbatim. Cheap: exits early on a long text. */
+export function fitsSurface(text: string, surface: SurfaceName | SurfaceLimits, options: ProjectOptions = {}): boolean {
+	const lim = limitsOf(surfaceOf(surface), options);
+	if (text.length > lim.maxBytes) return false; // every UTF-16 unit is at least one UTF-8 byte
+	if (countLinesUpTo(text, lim.maxLines) > lim.maxLines) return false;
+	return text.length * 3 <= lim.maxBytes || utf8ByteLength(text) <= lim.maxBytes;
 }

@@ -33,9 +33,17 @@
  */
 import type { SurfaceName } from "../surfaces.ts";
 import { errorText } from "../text/format.ts";
-import { countLines, countLinesUpTo, countNewlines, lineStats, toWellFormed, utf8ByteLength } from "../text/utf8.ts";
+import { countLines, countNewlines, lineStats, toWellFormed, utf8ByteLength } from "../text/utf8.ts";
 import { clip, type Totals, verbatim } from "./clip.ts";
-import { cutHead, cutTail, meterFor, READ_PAGE_MAX_BYTES, READ_PAGE_MAX_LINES, readPage } from "./cut.ts";
+import {
+	cutHead,
+	cutTail,
+	lineStartIndex,
+	meterFor,
+	READ_PAGE_MAX_BYTES,
+	READ_PAGE_MAX_LINES,
+	readPage,
+} from "./cut.ts";
 import { type Limits, limitsOf, MIN_BODY_BYTES, surfaceOf } from "./limits.ts";
 import { projectList } from "./list.ts";
 import {
@@ -57,9 +65,10 @@ import type {
 	SinkResult,
 	SurfaceLimits,
 } from "./types.ts";
+import { layoutWindow, type WindowOption } from "./window.ts";
 
 export { READ_PAGE_MAX_BYTES, READ_PAGE_MAX_LINES } from "./cut.ts";
-export { DEFAULT_HEAD_SHARE, MIN_BODY_BYTES, MIN_WINDOW_BYTES, MIN_WINDOW_LINES } from "./limits.ts";
+export { DEFAULT_HEAD_SHARE, fitsSurface, MIN_BODY_BYTES, MIN_WINDOW_BYTES, MIN_WINDOW_LINES } from "./limits.ts";
 export type {
 	ArtifactRef,
 	ArtifactSink,
@@ -71,6 +80,7 @@ export type {
 	StoredSource,
 	SurfaceLimits,
 } from "./types.ts";
+export type { WindowOption, WindowPlace } from "./window.ts";
 
 /** Bytes of the "\n" after the marker plus the ones after a partial head line and a partial tail line. */
 const SEPARATOR_BYTES = 3;
@@ -121,17 +131,6 @@ function worstOverhead(w: Wording, projected: Totals, frame: Frame): Totals {
 		bytes: utf8ByteLength(marker) + utf8ByteLength(footer),
 		lines: countLines(marker) + (w.footer ? countLines(footer) : 0),
 	};
-}
-
-/** UTF-16 index where 1-based `line` of `text` starts (the last line's start when there are fewer). */
-function lineStartIndex(text: string, line: number): number {
-	let index = 0;
-	for (let k = 1; k < line; k++) {
-		const newline = text.indexOf("\n", index);
-		if (newline === -1) break;
-		index = newline + 1;
-	}
-	return index;
 }
 
 /** Byte paging for the footer when the stored line `line` is longer than one read returns. */
@@ -350,6 +349,7 @@ export function project(
 	options: ProjectOptions & ListOptions = {},
 ): Projection | Promise<Projection> {
 	if (isList(text)) return projectList(text, limitsOf({ ...surfaceOf(surface), clip: true }, options), options);
+	if (options.window) return windowed(text, surface, options, options.window);
 	const p = prepare(text, limitsOf(surfaceOf(surface), options), options.marker);
 	const sink = options.sink;
 	if (isAsync(sink)) {
@@ -372,10 +372,26 @@ export function project(
 	return finish(text, p, options, options.stored);
 }
 
-/** True when `text` fits the surface (and the call's limits) verbatim. Cheap: exits early on a long text. */
-export function fitsSurface(text: string, surface: SurfaceName | SurfaceLimits, options: ProjectOptions = {}): boolean {
+/** The window option: the numbered window projected within what its heading leaves, the heading on top. */
+function windowed(
+	text: string,
+	surface: SurfaceName | SurfaceLimits,
+	options: ProjectOptions,
+	option: WindowOption,
+): Projection | Promise<Projection> {
+	const w = layoutWindow(text, option);
+	const heading = option.heading ? option.heading(w.place) : "";
 	const lim = limitsOf(surfaceOf(surface), options);
-	if (text.length > lim.maxBytes) return false; // every UTF-16 unit is at least one UTF-8 byte
-	if (countLinesUpTo(text, lim.maxLines) > lim.maxLines) return false;
-	return text.length * 3 <= lim.maxBytes || utf8ByteLength(text) <= lim.maxBytes;
+	const spent =
+		heading === "" ? { bytes: 0, lines: 0 } : { bytes: utf8ByteLength(heading) + 1, lines: countLines(heading) };
+	const source = options.source && { ...options.source, firstLine: options.source.firstLine + w.firstTextLine - 1 };
+	const inner = project(w.numbered, surface, {
+		...options,
+		window: undefined,
+		maxBytes: Math.max(1, (options.maxBytes ?? lim.maxBytes) - spent.bytes),
+		maxLines: Math.max(1, (options.maxLines ?? lim.maxLines) - spent.lines),
+		source,
+	});
+	const framed = (p: Projection): Projection => (heading === "" ? p : { ...p, text: `${heading}\n${p.text}` });
+	return inner instanceof Promise ? inner.then(framed) : framed(inner);
 }

@@ -2,6 +2,7 @@
  * The types of the projection's one entry point (projection.ts): the limits a call works to, the artifact
  * sinks it stores through, its options and its one flat result. Types only.
  */
+import type { WindowOption } from "./window.ts";
 
 /** The limits of a surface: a table entry (../surfaces.ts) or one resolved with the user's overrides. */
 export interface SurfaceLimits {
@@ -75,6 +76,11 @@ export interface ProjectOptions {
 	marker?: (omittedLines: number, omittedBytes: number) => string;
 	/** False: no footer (the caller says elsewhere where the full text is). Default true. */
 	footer?: boolean;
+	/**
+	 * Show a numbered window of the text's lines under a heading (a file read's result) instead of the whole
+	 * text; with `source`, the footer speaks of the stored text's lines. The result's fields are the window's.
+	 */
+	window?: WindowOption;
 }
 
 /** What a list needs beyond its items (list mode: `project(items, surface, options)`); every field optional. */
