@@ -1,3 +1,4 @@
+import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { NO_CHILDREN } from "../../extensions/subagents/prompt.ts";
@@ -7,12 +8,31 @@ import {
 	PI_LINES,
 	REPO_ROOT,
 	runPiPrint,
+	stagedPackageRoot,
 	startPiRpc,
 	toolResults,
 } from "../fixtures/pi-runner.ts";
+import { assertNoPiSdkAbove } from "../fixtures/sandbox.ts";
 import { messageText, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
 
 const ECHO = join(REPO_ROOT, "test/fixtures/extensions/echo.ts");
+
+describe("the installed-layout copy every e2e loads", () => {
+	it("lies outside the repository with real copies of its runtime dependencies and no Pi SDK in reach", () => {
+		const root = stagedPackageRoot();
+		expect(root.startsWith(`${REPO_ROOT}/`)).toBe(false);
+		expect(existsSync(join(root, "extensions", "subagents", "index.ts"))).toBe(true);
+		const manifest = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
+			dependencies: Record<string, string>;
+		};
+		for (const dep of Object.keys(manifest.dependencies)) {
+			const installed = join(root, "..", dep);
+			expect(lstatSync(installed).isDirectory(), dep).toBe(true); // a copy, not a link into the repo
+		}
+		expect(() => assertNoPiSdkAbove(root)).not.toThrow();
+		expect(() => assertNoPiSdkAbove(join(REPO_ROOT, "extensions"))).toThrow(/pi-coding-agent/);
+	});
+});
 
 describe.each(PI_LINES)("harness on $label", ({ line }) => {
 	let server: ScriptedServer | undefined;

@@ -35,7 +35,7 @@ import {
 	toolResults,
 } from "../fixtures/pi-runner.ts";
 import { type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
-import { makeTestDir } from "../fixtures/test-dirs.ts";
+import { makeOutsideDir } from "../fixtures/test-dirs.ts";
 import {
 	calledTools,
 	footerReads,
@@ -209,7 +209,7 @@ let gitUrl = "";
 let git: Server | undefined;
 
 beforeAll(async () => {
-	const root = makeTestDir("install");
+	const root = makeOutsideDir("install"); // outside the repo, so its node_modules never lends Pi a dev SDK
 	// From a checkout: the README's command in a fresh copy.
 	checkout = join(root, "checkout", PKG.name);
 	copyWorkingTree(checkout);
@@ -328,7 +328,7 @@ describe.each(PI_LINES)("the installed package on $label", ({ line }) => {
 	it("a copy with one broken extension is reported on stderr (so an empty stderr means every one loaded)", async () => {
 		server = await startScriptedServer(() => ({ text: "done" }));
 		const sandbox = makeSandbox({ server });
-		const broken = join(makeTestDir("install-broken"), PKG.name);
+		const broken = join(makeOutsideDir("install-broken"), PKG.name);
 		copyWorkingTree(broken);
 		rmSync(join(broken, "node_modules"), { recursive: true, force: true });
 		execFileSync("npm", ["ci", "--omit=dev", "--no-audit", "--no-fund"], {

@@ -3,34 +3,12 @@
  * extension, agent files on disk, the user's own extensions in `<agentDir>/extensions/`, and the
  * scripted model playing parent and children. Honest outcomes: output-limit and maxTurns cuts.
  */
-import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
-import { stagedPackageRoot } from "../fixtures/sandbox.ts";
 import { type ChatRequest, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
-import { removeAtExit } from "../fixtures/test-dirs.ts";
 import { calledTools, isChild, lastToolText, toolTexts } from "./subagents-support.ts";
-
-/**
- * The installed-layout copy placed outside this repository. Under Bun, an extension inside the repo's
- * tree resolves `@mariozechner/pi-coding-agent` natively from the repo's node_modules (the 0.73.1 dev
- * dependency) before Pi 1.x's loader aliases apply, so only a copy outside it runs on 1.x's own SDK —
- * which is what a test of Pi 1.x's built-in extensions in children needs.
- */
-function packageOutsideRepo(): string {
-	// The test run points TMPDIR into the repo's .tmp/; the system's own temporary folder is outside it.
-	const runTmp = process.env.TMPDIR;
-	delete process.env.TMPDIR;
-	const systemTmp = tmpdir();
-	if (runTmp !== undefined) process.env.TMPDIR = runTmp;
-	const folder = mkdtempSync(join(systemTmp, "headroom-installed-"));
-	removeAtExit(folder);
-	const root = join(folder, "pi-headroom");
-	cpSync(stagedPackageRoot(), root, { recursive: true, dereference: true });
-	return root;
-}
 
 const EXT = [extensionPath("subagents")];
 
@@ -267,11 +245,10 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 			});
 			const sandbox = makeSandbox({ server });
 			write(join(sandbox.agentDir, "extensions", "probe.ts"), PROBE_EXTENSION);
-			const outside = join(packageOutsideRepo(), "extensions", "subagents");
 			const run = await runPiPrint({
 				line,
 				sandbox,
-				extensions: [outside],
+				extensions: EXT,
 				prompt: "delegate",
 				args: ["--no-session"],
 			});

@@ -1,15 +1,19 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { leftovers } from "../fixtures/global-setup.ts";
+import { leftovers, outsideLeftovers } from "../fixtures/global-setup.ts";
 import { REPO_ROOT } from "../fixtures/pi-runner.ts";
 import {
 	creatorPid,
 	isAlive,
 	KEEP_SANDBOX_ENV,
+	makeOutsideBase,
+	makeOutsideDir,
 	makeTestDir,
+	OUTSIDE_DIR_ENV,
 	sweepStale,
+	sweepStaleOutside,
 	TEST_TMP_BASE,
 } from "../fixtures/test-dirs.ts";
 
@@ -143,5 +147,49 @@ console.log(makeTestDir("child-made"));`,
 		} finally {
 			sleeper.kill("SIGKILL");
 		}
+	});
+
+	it("outside the repository: a private 0700 folder per run, sweeping only dead ones of its own name", () => {
+		const systemTmp = makeTestDir("outside-sweep"); // stands in for the system's temporary folder
+		const made = makeOutsideBase(systemTmp);
+		expect(dirname(made)).toBe(systemTmp);
+		expect(basename(made)).toMatch(new RegExp(`^pi-headroom-${process.pid}-[A-Za-z0-9]+$`));
+		expect(statSync(made).mode & 0o777).toBe(0o700);
+		const dead = deadPid();
+		const sleeper = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"]);
+		try {
+			mkdirSync(join(systemTmp, `pi-headroom-${dead}-Old123`, "installed-1-Abc"), { recursive: true });
+			for (const name of [
+				`pi-headroom-${sleeper.pid}-Live01`,
+				`pi-${dead}-Other1`,
+				`npm-${dead}-Cache1`,
+				"pi-headroom",
+			])
+				mkdirSync(join(systemTmp, name));
+			expect(sweepStaleOutside(systemTmp)).toEqual([`pi-headroom-${dead}-Old123`]);
+			for (const name of [
+				basename(made),
+				`pi-headroom-${sleeper.pid}-Live01`,
+				`pi-${dead}-Other1`,
+				`npm-${dead}-Cache1`,
+			])
+				expect(existsSync(join(systemTmp, name)), name).toBe(true);
+		} finally {
+			sleeper.kill("SIGKILL");
+		}
+		mkdirSync(join(made, "pi-1-Sandbx"));
+		mkdirSync(join(made, "installed-1-Stage1"));
+		expect(outsideLeftovers(made)).toEqual(["installed-1-Stage1", "pi-1-Sandbx"]);
+		expect(outsideLeftovers(join(made, "missing"))).toEqual([]);
+	});
+
+	it("makeOutsideDir puts a labelled folder in the run's private folder, outside the repository", () => {
+		const run = process.env[OUTSIDE_DIR_ENV];
+		expect(run, "the global setup names the run's folder outside the repository").toBeTruthy();
+		const made = makeOutsideDir("outside-check");
+		expect(dirname(made)).toBe(run);
+		expect(made.startsWith(`${REPO_ROOT}/`)).toBe(false);
+		expect(basename(made)).toMatch(/^outside-check-\d+-[A-Za-z0-9]{6}$/);
+		expect(() => makeOutsideDir("Bad_label")).toThrow(/lower-case letters and hyphens/);
 	});
 });
