@@ -84,10 +84,18 @@ export function segmentMessages(messages: readonly TranscriptMessage[], sizer: S
 		let kind: SegmentKind;
 		if (message.role === "assistant") {
 			kind = "turn";
-			const pending = pendingCallIds(message);
-			if (pending !== undefined) {
-				while (end < n && messages[end].role === "toolResult") pending.delete(String(messages[end++].toolCallId));
-				if (pending.size > 0) end = lastPendingResult(messages, end, pending) ?? end;
+			const calls = callIdsInto(message, pendingIds);
+			if (calls > 0) {
+				let open = calls;
+				while (end < n && messages[end].role === "toolResult") {
+					if (open > 0) open -= resolveCall(pendingIds, String(messages[end].toolCallId));
+					end++;
+				}
+				if (open > 0) {
+					const pending = new Set<string>();
+					for (const id of pendingIds) if (id !== undefined) pending.add(id);
+					end = lastPendingResult(messages, end, pending) ?? end;
+				}
 			} else while (end < n && messages[end].role === "toolResult") end++;
 		} else if (message.role === "user") kind = "user";
 		else if (message.role === "compactionSummary") kind = "summary";
@@ -102,17 +110,32 @@ export function segmentMessages(messages: readonly TranscriptMessage[], sizer: S
 	return segments;
 }
 
-/** Ids of an assistant message's tool calls (as toolCallsOf names them), or undefined when it has none. */
-function pendingCallIds(message: TranscriptMessage): Set<string> | undefined {
+/** Reused across segmentMessages calls: the open tool-call ids of the assistant message being segmented. */
+const pendingIds: Array<string | undefined> = [];
+
+/**
+ * The distinct ids of an assistant message's tool calls (as toolCallsOf names them) into `out`, replacing
+ * its contents; returns how many (0 when it has none). A reused array instead of a Set per message: the
+ * hook segments thousands of messages on every call.
+ */
+function callIdsInto(message: TranscriptMessage, out: Array<string | undefined>): number {
+	out.length = 0;
 	const content = message.content;
-	if (!Array.isArray(content)) return undefined;
-	let ids: Set<string> | undefined;
+	if (!Array.isArray(content)) return 0;
 	for (const part of content) {
 		if (!isObject(part) || part.type !== "toolCall") continue;
-		ids ??= new Set();
-		ids.add(String(part.id ?? ""));
+		const id = String(part.id ?? "");
+		if (!out.includes(id)) out.push(id);
 	}
-	return ids;
+	return out.length;
+}
+
+/** Mark `id` answered among the open ids: 1 when it was open, else 0. */
+function resolveCall(open: Array<string | undefined>, id: string): number {
+	const at = open.indexOf(id);
+	if (at < 0) return 0;
+	open[at] = undefined;
+	return 1;
 }
 
 /** Index one past the last result for a pending call before the next assistant message, if any. */

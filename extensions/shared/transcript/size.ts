@@ -133,21 +133,32 @@ export function messageKey(message: TranscriptMessage, builder = new Fingerprint
 	return builder.digest();
 }
 
-/** A cheap shape of a message: lengths and part count only (no text is read). */
+/**
+ * A cheap shape of a message: lengths and part count only (no text is read), mixed in 32-bit integer
+ * arithmetic (the hook shapes every message on every call, so no floating-point modulo per part).
+ */
 function shapeOf(message: TranscriptMessage): number {
 	const content = message.content;
-	let shape = typeof message.toolCallId === "string" ? message.toolCallId.length : 0;
-	if (typeof content === "string") return shape + content.length;
-	if (typeof message.output === "string") shape += message.output.length;
-	if (typeof message.summary === "string") shape += message.summary.length;
+	const id = message.toolCallId;
+	let shape = typeof id === "string" ? id.length : 0;
+	if (typeof content === "string") return (shape + content.length) | 0;
+	const output = message.output;
+	if (typeof output === "string") shape = (shape + output.length) | 0;
+	const summary = message.summary;
+	if (typeof summary === "string") shape = (shape + summary.length) | 0;
 	if (!Array.isArray(content)) return shape;
-	for (const part of content) {
-		if (!isObject(part)) continue;
-		shape = shape * 31 + 7;
-		if (typeof part.text === "string") shape += part.text.length;
-		else if (typeof part.thinking === "string") shape += part.thinking.length;
-		else if (typeof part.id === "string") shape += part.id.length;
-		shape %= 0x20000000000000;
+	for (let i = 0; i < content.length; i++) {
+		const part = content[i];
+		if (typeof part !== "object" || part === null) continue;
+		shape = (Math.imul(shape, 31) + 7) | 0;
+		const text = part.text;
+		if (typeof text === "string") {
+			shape = (shape + text.length) | 0;
+			continue;
+		}
+		const thinking = part.thinking;
+		if (typeof thinking === "string") shape = (shape + thinking.length) | 0;
+		else if (typeof part.id === "string") shape = (shape + part.id.length) | 0;
 	}
 	return shape;
 }
