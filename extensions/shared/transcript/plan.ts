@@ -72,12 +72,19 @@ export function toolCallsOf(message: TranscriptMessage): Array<{ id: string; nam
  * Cut a message list into segments. An assistant message owns the tool results that follow it,
  * including results separated from it by other messages before the next assistant message.
  * A tool result with no call before it (already orphaned in the input) stands alone.
+ *
+ * With a positional sizer (a TokenSizer) the segments of its previous pass are reused up to the
+ * last assistant message before the first change: a segment's bounds depend only on the messages
+ * from its start up to the next assistant message, so those segments are the same again and the
+ * hook re-cuts only the newest few of a long history.
  */
 export function segmentMessages(messages: readonly TranscriptMessage[], sizer: Sizer = uncached): Segment[] {
-	const segments: Segment[] = [];
 	const n = messages.length;
 	sizer.beginPass?.();
-	let i = 0;
+	const sizes = new Array<number>(n);
+	for (let k = 0; k < n; k++) sizes[k] = sizer.tokens(messages[k], k);
+	const segments: Segment[] = [];
+	let i = reusedPrefix(sizer, n, segments);
 	while (i < n) {
 		const message = messages[i];
 		let end = i + 1;
@@ -103,11 +110,33 @@ export function segmentMessages(messages: readonly TranscriptMessage[], sizer: S
 			kind = "custom";
 		} else kind = "other";
 		let tokens = 0;
-		for (let k = i; k < end; k++) tokens += sizer.tokens(messages[k], k);
+		for (let k = i; k < end; k++) tokens += sizes[k];
 		segments.push({ kind, start: i, end, tokens });
 		i = end;
 	}
+	if (sizer.passes !== undefined) lastSegments.set(sizer, { pass: sizer.passes, segments });
 	return segments;
+}
+
+/** The segments of each positional sizer's latest pass (segmentMessages reuses their unchanged prefix). */
+const lastSegments = new WeakMap<Sizer, { pass: number; segments: readonly Segment[] }>();
+
+/**
+ * Push onto `out` the segments of the sizer's previous pass that hold again in the pass just sized, and
+ * return the index to go on cutting from (0: nothing reused). They hold up to the last turn that starts
+ * before the first changed message: each earlier segment ends, and its search for late tool results
+ * stops, at or before that assistant message, and every message up to it is unchanged.
+ */
+function reusedPrefix(sizer: Sizer, n: number, out: Segment[]): number {
+	const previous = sizer.passes === undefined ? undefined : lastSegments.get(sizer);
+	if (!previous || previous.pass !== (sizer.passes ?? 0) - 1) return 0;
+	const changed = Math.min(sizer.firstChange ?? 0, n);
+	const segments = previous.segments;
+	let turn = segments.length - 1;
+	while (turn > 0 && (segments[turn].kind !== "turn" || segments[turn].start >= changed)) turn--;
+	if (turn <= 0) return 0;
+	for (let s = 0; s < turn; s++) out.push(segments[s]);
+	return segments[turn].start;
 }
 
 /** Reused across segmentMessages calls: the open tool-call ids of the assistant message being segmented. */
@@ -226,7 +255,7 @@ export function planRetention(
 	for (const s of segments) total += s.tokens;
 	const requested = Math.max(0, Math.floor(Number.isFinite(options.budgetTokens) ? options.budgetTokens : 0));
 	const measured = Number.isFinite(options.measuredTokens) ? (options.measuredTokens as number) : 0;
-	const untouched: RetentionPlan = {
+	const untouched = (): RetentionPlan => ({
 		trimmed: false,
 		segments,
 		head: [],
@@ -236,12 +265,11 @@ export function planRetention(
 		shorten: [],
 		totalTokens: total,
 		budgetTokens: requested,
-	};
-	if (segments.length === 0 || Math.max(total, measured) <= requested) return untouched;
+	});
+	if (segments.length === 0 || Math.max(total, measured) <= requested) return untouched();
 
 	const budget = measured > total ? Math.floor((requested * total) / measured) : requested;
 	const head = headSegments(segments);
-	const headSet = new Set(head);
 	const bodyStart = head[head.length - 1] + 1;
 	const hasBody = bodyStart < segments.length;
 	const reserve = Math.max(0, options.markerReserveTokens ?? DEFAULT_MARKER_RESERVE_TOKENS);
@@ -277,10 +305,17 @@ export function planRetention(
 			shorten.push({ segments: tail, capTokens: tailBudget });
 		}
 	}
+	// Head segments all come before bodyStart, in order: walk them beside the index.
 	const kept: number[] = [];
 	const omitted: number[] = [];
-	for (let i = 0; i < segments.length; i++) (headSet.has(i) || i >= cut ? kept : omitted).push(i);
-	if (omitted.length === 0 && shorten.length === 0) return untouched;
+	let h = 0;
+	for (let i = 0; i < segments.length; i++) {
+		if (h < head.length && head[h] === i) {
+			kept.push(i);
+			h++;
+		} else (i >= cut ? kept : omitted).push(i);
+	}
+	if (omitted.length === 0 && shorten.length === 0) return untouched();
 	return { trimmed: true, segments, head, kept, omitted, cut, shorten, totalTokens: total, budgetTokens: budget };
 }
 

@@ -163,6 +163,16 @@ function shapeOf(message: TranscriptMessage): number {
 	return shape;
 }
 
+/** Pi's roles as string literals: kept per position, they compare without reading another copy's string. */
+const ROLES = new Map(
+	["user", "assistant", "toolResult", "custom", "bashExecution", "compactionSummary", "branchSummary", "system"].map(
+		(role) => [role, role],
+	),
+);
+const internedRole = (role: string): string => ROLES.get(role) ?? role;
+/** Stands for a timestamp that is not a number (any such message then matches on role and shape alone). */
+const NO_TIMESTAMP = Number.NEGATIVE_INFINITY;
+
 /**
  * Estimates message sizes, remembering them across calls: the hook sees the same history again
  * and again, each time as a fresh deep copy. A message at the same position with the same role,
@@ -173,7 +183,8 @@ export class TokenSizer {
 	private readonly cache = new Map<Fingerprint, number>();
 	private readonly fingerprint = new FingerprintBuilder();
 	private readonly roles: string[] = [];
-	private readonly times: unknown[] = [];
+	/** Timestamps as plain doubles (an unboxed array: no pointer to chase per message); NO_TIMESTAMP when not a number. */
+	private readonly times: number[] = [];
 	private readonly shapes: number[] = [];
 	private readonly sizes: number[] = [];
 	/** Index of the first message of the current pass that differed from the previous pass (Infinity: none). */
@@ -193,13 +204,14 @@ export class TokenSizer {
 	tokens(message: TranscriptMessage, index?: number): number {
 		if (index === undefined) return this.keyed(message);
 		const shape = shapeOf(message);
-		if (this.roles[index] === message.role && this.times[index] === message.timestamp && this.shapes[index] === shape) {
+		const time = typeof message.timestamp === "number" ? message.timestamp : NO_TIMESTAMP;
+		if (this.shapes[index] === shape && this.times[index] === time && this.roles[index] === message.role) {
 			return this.sizes[index];
 		}
 		if (index < this.firstChange) this.firstChange = index;
 		const tokens = this.keyed(message);
-		this.roles[index] = message.role;
-		this.times[index] = message.timestamp;
+		this.roles[index] = internedRole(message.role);
+		this.times[index] = time;
 		this.shapes[index] = shape;
 		this.sizes[index] = tokens;
 		return tokens;
@@ -218,5 +230,16 @@ export class TokenSizer {
 	}
 }
 
-/** Anything that sizes a message; `index` is its position in the list being sized, when known. */
-export type Sizer = { tokens(message: TranscriptMessage, index?: number): number; beginPass?(): void };
+/**
+ * Anything that sizes a message; `index` is its position in the list being sized, when known. A
+ * positional sizer (TokenSizer) also counts its passes and says where the current pass first differed
+ * from the previous one, which lets segmentMessages reuse the segments before that point.
+ */
+export type Sizer = {
+	tokens(message: TranscriptMessage, index?: number): number;
+	beginPass?(): void;
+	/** Passes begun so far. */
+	readonly passes?: number;
+	/** Index of the first message of the current pass that differs from the previous pass (Infinity: none). */
+	readonly firstChange?: number;
+};

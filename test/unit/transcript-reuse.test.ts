@@ -1,0 +1,115 @@
+/**
+ * The hook's steady state: a long-lived TokenSizer re-cuts only what changed (segmentMessages reuses the
+ * segments of its previous pass up to the last turn before the first changed message). Whatever happens
+ * between two calls — growth, truncation, a message removed or inserted anywhere, a tool result that
+ * arrives late behind another message, a text that changed — the segments must equal a fresh cut.
+ */
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { fingerprintReady } from "../../extensions/shared/text/fingerprint.ts";
+import { segmentMessages, TokenSizer, type TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
+import { buildHistory, filler, historyArb } from "./transcript-history.ts";
+
+beforeAll(async () => {
+	await fingerprintReady();
+});
+
+type Edit =
+	| { kind: "grow"; count: number }
+	| { kind: "truncate"; at: number }
+	| { kind: "remove"; at: number }
+	| { kind: "insert"; at: number; chars: number }
+	| { kind: "delay"; at: number }
+	| { kind: "rewrite"; at: number; chars: number }
+	| { kind: "same" };
+
+const editArb: fc.Arbitrary<Edit> = fc.oneof(
+	fc.record({ kind: fc.constant("grow" as const), count: fc.integer({ min: 1, max: 12 }) }),
+	fc.record({ kind: fc.constant("truncate" as const), at: fc.nat() }),
+	fc.record({ kind: fc.constant("remove" as const), at: fc.nat() }),
+	fc.record({ kind: fc.constant("insert" as const), at: fc.nat(), chars: fc.integer({ min: 1, max: 900 }) }),
+	fc.record({ kind: fc.constant("delay" as const), at: fc.nat() }),
+	fc.record({ kind: fc.constant("rewrite" as const), at: fc.nat(), chars: fc.integer({ min: 1, max: 900 }) }),
+	fc.constant({ kind: "same" as const }),
+);
+
+/** Apply one edit to `list`, drawing new messages from `source` (the longer history it grows into). */
+function apply(list: TranscriptMessage[], edit: Edit, source: TranscriptMessage[], serial: number) {
+	const next = [...list];
+	const at = list.length === 0 ? 0 : ("at" in edit ? edit.at : 0) % list.length;
+	switch (edit.kind) {
+		case "grow":
+			return [...next, ...source.slice(next.length, next.length + edit.count)];
+		case "truncate":
+			return next.slice(0, at);
+		case "remove":
+			next.splice(at, 1);
+			return next;
+		case "insert":
+			next.splice(at, 0, {
+				role: "user",
+				content: [{ type: "text", text: filler(`inserted ${serial}`, edit.chars) }],
+				timestamp: 2_000_000_000_000 + serial,
+			});
+			return next;
+		case "delay": {
+			// a tool result moved behind the next message: its turn must reach over that message
+			const from = next.findIndex((m, i) => i >= at && m.role === "toolResult");
+			if (from < 0 || from + 1 >= next.length || next[from + 1].role === "assistant") return next;
+			const [result] = next.splice(from, 1);
+			next.splice(from + 1, 0, result);
+			return next;
+		}
+		case "rewrite": {
+			const m = next[at];
+			if (!m) return next;
+			next[at] = { ...m, content: [{ type: "text", text: filler(`rewritten ${serial}`, edit.chars) }] };
+			return next;
+		}
+		case "same":
+			return next;
+	}
+}
+
+describe("segment reuse across calls", () => {
+	it("cuts every call's deep copy exactly as a fresh, uncached cut does (property)", () => {
+		fc.assert(
+			fc.property(
+				historyArb,
+				fc.array(fc.nat(), { maxLength: 4 }),
+				fc.array(editArb, { minLength: 1, maxLength: 12 }),
+				(h, late, edits) => {
+					// results that arrive behind a later message, so growth can stop between a call and its result
+					let source = buildHistory(h.steps, { summary: h.summary });
+					for (const at of late) source = apply(source, { kind: "delay", at }, source, 0);
+					const sizer = new TokenSizer();
+					let list = source.slice(0, Math.ceil(source.length / 2));
+					let serial = 0;
+					for (const edit of [{ kind: "same" as const }, ...edits]) {
+						list = apply(list, edit, source, serial++);
+						const cached = segmentMessages(structuredClone(list), sizer);
+						expect(cached).toEqual(segmentMessages(list));
+					}
+				},
+			),
+			{ numRuns: 300 },
+		);
+	});
+
+	it("re-cuts only the newest segments of a long history that grew", () => {
+		const source = buildHistory(
+			Array.from({ length: 300 }, (_, i) => ({
+				kind: "assistant" as const,
+				chars: 50,
+				calls: [{ tool: i % 5, resultChars: 100 }],
+			})),
+		);
+		const sizer = new TokenSizer();
+		const first = segmentMessages(structuredClone(source.slice(0, 500)), sizer);
+		const second = segmentMessages(structuredClone(source), sizer);
+		expect(second).toEqual(segmentMessages(source));
+		// the unchanged segments before the last turn of the first call are the very same objects
+		const reused = second.filter((s, i) => first[i] === s).length;
+		expect(reused).toBe(first.length - 1);
+	});
+});
