@@ -46,32 +46,37 @@ export interface TrimResult {
 	sources?: number[];
 }
 
+/** The last marker rendered for each omission index (an OmissionMemo hands the same index back while the cut holds). */
+const renderedMarkers = new WeakMap<OmissionIndex, { sessionFile?: string; maxTokens: number; text: string }>();
+
+/** renderTrimMarker, remembered for the same index object, session file and reserve. */
+function markerFor(omission: OmissionIndex, sessionFile: string | undefined, maxTokens: number): string {
+	const hit = renderedMarkers.get(omission);
+	if (hit && hit.sessionFile === sessionFile && hit.maxTokens === maxTokens) return hit.text;
+	const text = renderTrimMarker(omission, sessionFile, maxTokens);
+	renderedMarkers.set(omission, { sessionFile, maxTokens, text });
+	return text;
+}
+
 /** Trim `messages` to the budget; never mutates the input. */
 export function trimMessages(messages: TranscriptMessage[], options: TrimOptions): TrimResult {
 	const plan = planRetention(messages, options, options.sizer);
 	if (!plan.trimmed) return { messages, trimmed: false, plan };
 	const view = buildView(messages, plan, options.shorten, options.memo);
 	const reserve = options.markerReserveTokens ?? DEFAULT_MARKER_RESERVE_TOKENS;
-	let marker = "";
-	let omission: OmissionIndex | undefined;
-	const out: TranscriptMessage[] = [];
-	const sources: number[] = [];
-	for (const item of view.items) {
-		sources.push(item.kind === "message" ? item.index : -1);
-		if (item.kind === "message") {
-			out.push(item.message);
-			continue;
-		}
-		omission = item.omission;
-		marker = renderTrimMarker(item.omission, options.sessionFile, reserve - MESSAGE_OVERHEAD_TOKENS);
-		out.push({
-			role: "custom",
-			customType: MARKER_CUSTOM_TYPE,
-			content: marker,
-			display: false,
-			timestamp: item.timestamp,
-		});
-	}
+	const omission = view.omission as OmissionIndex;
+	const marker = markerFor(omission, options.sessionFile, reserve - MESSAGE_OVERHEAD_TOKENS);
+	const at = view.omissionAt;
+	const markerMessage: TranscriptMessage = {
+		role: "custom",
+		customType: MARKER_CUSTOM_TYPE,
+		content: marker,
+		display: false,
+		timestamp: view.timestamp,
+	};
+	// Whole-array copies, not a push per message: the list holds thousands of messages on every call.
+	const out = view.messages.slice(0, at).concat([markerMessage], view.messages.slice(at));
+	const sources = view.indices.slice(0, at).concat([-1], view.indices.slice(at));
 	return { messages: out, trimmed: true, plan, marker, sources, omission };
 }
 

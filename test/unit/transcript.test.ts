@@ -11,7 +11,7 @@ import {
 	toolCallsOf,
 	usageBasedTokens,
 } from "../../extensions/shared/transcript/plan.ts";
-import { buildView, indexOmitted } from "../../extensions/shared/transcript/view.ts";
+import { buildView, indexOmitted, viewItems } from "../../extensions/shared/transcript/view.ts";
 import { buildHistory, filler, HistoryBuilder, historyArb } from "./transcript-history.ts";
 
 // The sizer keys its cache by the xxHash fingerprint: start it so the cached path is the one tested.
@@ -137,8 +137,9 @@ function unpaired(messages: TranscriptMessage[]): { calls: string[]; results: st
 function viewMessages(messages: TranscriptMessage[], budgetTokens: number, cutStepTokens = 2000) {
 	const plan = planRetention(messages, { budgetTokens, cutStepTokens });
 	const view = buildView(messages, plan);
-	const out = view.items.flatMap((i) => (i.kind === "message" ? [i.message] : []));
-	return { plan, view, out, markers: view.items.filter((i) => i.kind === "omission").length };
+	const items = viewItems(view);
+	const out = items.flatMap((i) => (i.kind === "message" ? [i.message] : []));
+	return { plan, view, items, out, markers: items.filter((i) => i.kind === "omission").length };
 }
 
 describe("retention properties", () => {
@@ -226,7 +227,7 @@ describe("retention properties", () => {
 				const tailShortened = before.plan.shorten.some((g) => g.segments.includes(before.plan.segments.length - 1));
 				if (after.plan.cut === before.plan.cut && !tailShortened) {
 					// same cut: the earlier request is a prefix of the later one, marker and all
-					const marker = (v: typeof before) => v.view.items.find((i) => i.kind === "omission");
+					const marker = (v: typeof before) => v.items.find((i) => i.kind === "omission");
 					expect(after.out.slice(0, before.out.length)).toEqual(before.out);
 					expect(marker(after)).toEqual(marker(before));
 				}

@@ -17,7 +17,7 @@ import {
 	type TranscriptMessage,
 } from "./plan.ts";
 import { FULL_DETAIL, forkIntro, forkTask, formatOmissionIndex, narration, transcriptWhere } from "./prompt.ts";
-import { buildView, type ShortenOptions } from "./view.ts";
+import { buildView, type ShortenOptions, viewItems } from "./view.ts";
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
 
@@ -84,7 +84,7 @@ export function renderForkContext(messages: unknown[], opts: ForkContextOptions)
 	const plan = planRetention(list, { cutStepTokens: 1, ...opts, measuredTokens: undefined }, opts.sizer);
 	const view = buildView(list, plan, opts.shorten ?? { headShare: opts.headShare });
 	const blocks: string[] = [forkIntro(opts.sessionFile)];
-	for (const item of view.items) {
+	for (const item of viewItems(view)) {
 		if (item.kind === "omission") {
 			blocks.push(
 				narration.omission(formatOmissionIndex(item.omission, FULL_DETAIL), transcriptWhere(opts.sessionFile)),

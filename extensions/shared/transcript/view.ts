@@ -126,12 +126,28 @@ export type ViewItem =
 	| { kind: "omission"; omission: OmissionIndex; timestamp: number };
 
 export interface TranscriptView {
-	/** True when something is left out or shortened (then exactly one omission item is present). */
+	/** True when something is left out or shortened (then the omission is placed at `omissionAt`). */
 	trimmed: boolean;
-	/** What the model is shown, in order. */
-	items: ViewItem[];
+	/** The messages shown, in order, without the omission: the input's own objects, or copies with shortened texts. */
+	messages: TranscriptMessage[];
+	/** For each of `messages`: its position in the input list. */
+	indices: number[];
+	/** Where the omission goes: before `messages[omissionAt]` (`messages.length`: after the last); -1 when not trimmed. */
+	omissionAt: number;
+	/** What was left out and shortened, when trimmed. */
+	omission?: OmissionIndex;
+	/** Timestamp of the first message left out (0 when none): the omission's place in time. */
+	timestamp: number;
 	/** The plan the view follows. */
 	plan: RetentionPlan;
+}
+
+/** The view as one ordered list of items: the messages shown, with the omission item in its place. */
+export function viewItems(view: TranscriptView): ViewItem[] {
+	const items: ViewItem[] = view.messages.map((message, k) => ({ kind: "message", message, index: view.indices[k] }));
+	if (view.trimmed && view.omission)
+		items.splice(view.omissionAt, 0, { kind: "omission", omission: view.omission, timestamp: view.timestamp });
+	return items;
 }
 
 /** A shortenable text inside a message: where it lives and how big it is. */
@@ -283,38 +299,72 @@ export function indexOmitted(
 	return index;
 }
 
+/** True when two lists of shortened-text notes say the same. */
+function sameNotes(a: readonly ShortenedNote[], b: readonly ShortenedNote[]): boolean {
+	if (a.length !== b.length) return false;
+	for (let k = 0; k < a.length; k++) {
+		const x = a[k];
+		const y = b[k];
+		if (x.role !== y.role || x.toolName !== y.toolName || x.originalBytes !== y.originalBytes) return false;
+		if (x.keptBytes !== y.keptBytes) return false;
+	}
+	return true;
+}
+
 /**
  * Remembers the last omission index. It is reused only when the sizer's previous pass built it,
  * the left-out range is the same, and no message up to the range's end changed since — the
  * common case of a stable cut, where re-indexing hundreds of messages would be the hook's main cost.
+ * When the shortened texts say the same too, the very same object comes back, so what is rendered
+ * from it (context-trim's marker) can be remembered by identity.
  */
 export class OmissionMemo {
 	private pass = -1;
-	private signature = "";
+	/** Start and end of each left-out segment the index was built for, in turn. */
+	private ranges: number[] = [];
 	private index: OmissionIndex | undefined;
 
 	constructor(private readonly sizer: TokenSizer) {}
 
-	get(messages: readonly TranscriptMessage[], plan: RetentionPlan): Omit<OmissionIndex, "shortened"> {
-		const ranges = plan.omitted.map((s) => `${plan.segments[s].start}-${plan.segments[s].end}`).join(",");
+	get(messages: readonly TranscriptMessage[], plan: RetentionPlan, shortened: ShortenedNote[]): OmissionIndex {
 		const end = plan.omitted.length > 0 ? plan.segments[plan.omitted[plan.omitted.length - 1]].end : 0;
-		const fresh = this.pass === this.sizer.passes - 1 && this.sizer.firstChange >= end && ranges === this.signature;
-		if (!fresh || !this.index) this.index = indexOmitted(messages, plan);
+		const sameRanges = this.sameRanges(plan);
+		const fresh = this.pass === this.sizer.passes - 1 && this.sizer.firstChange >= end && sameRanges;
+		if (!fresh || !this.index) this.index = indexOmitted(messages, plan, shortened);
+		else if (!sameNotes(this.index.shortened, shortened)) this.index = { ...this.index, shortened };
 		this.pass = this.sizer.passes;
-		this.signature = ranges;
+		if (!sameRanges) {
+			this.ranges = [];
+			for (const s of plan.omitted) this.ranges.push(plan.segments[s].start, plan.segments[s].end);
+		}
 		return this.index;
+	}
+
+	private sameRanges(plan: RetentionPlan): boolean {
+		if (this.ranges.length !== plan.omitted.length * 2) return false;
+		for (let k = 0; k < plan.omitted.length; k++) {
+			const segment = plan.segments[plan.omitted[k]];
+			if (this.ranges[2 * k] !== segment.start || this.ranges[2 * k + 1] !== segment.end) return false;
+		}
+		return true;
 	}
 }
 
-/** Build the view a plan describes. `memo` (with the sizer that planned it) skips re-indexing a stable cut. */
+/**
+ * Build the view a plan describes. `memo` (with the sizer that planned it) skips re-indexing a stable cut.
+ * Kept segments are the head plus one contiguous tail, so the tail is copied in one slice: the hook builds
+ * this view of a history of thousands of messages on every call.
+ */
 export function buildView(
 	messages: readonly TranscriptMessage[],
 	plan: RetentionPlan,
 	shorten: ShortenOptions = {},
 	memo?: OmissionMemo,
 ): TranscriptView {
-	if (!plan.trimmed)
-		return { trimmed: false, items: messages.map((message, index) => ({ kind: "message", message, index })), plan };
+	if (!plan.trimmed) {
+		const indices = messages.map((_, index) => index);
+		return { trimmed: false, messages: [...messages], indices, omissionAt: -1, timestamp: 0, plan };
+	}
 	const replaced = new Map<number, TranscriptMessage>();
 	const notes: ShortenedNote[] = [];
 	for (const group of plan.shorten) {
@@ -327,23 +377,29 @@ export function buildView(
 		}
 		shortenGroup(messages, indices, group.capTokens, groupTokens, shorten, replaced, notes);
 	}
-	const omission: OmissionIndex = {
-		...(memo ? memo.get(messages, plan) : indexOmitted(messages, plan)),
-		shortened: notes,
-	};
+	const omission = memo ? memo.get(messages, plan, notes) : indexOmitted(messages, plan, notes);
 	const firstOmitted = plan.omitted.length > 0 ? messages[plan.segments[plan.omitted[0]].start] : undefined;
 	const timestamp = typeof firstOmitted?.timestamp === "number" ? firstOmitted.timestamp : 0;
-	const items: ViewItem[] = [];
-	let markerPlaced = false;
+	const shown: TranscriptMessage[] = [];
+	const indices: number[] = [];
+	// The head: kept segments before the cut.
 	for (const s of plan.kept) {
-		if (!markerPlaced && s >= plan.cut) {
-			items.push({ kind: "omission", omission, timestamp });
-			markerPlaced = true;
-		}
+		if (s >= plan.cut) break;
 		const seg = plan.segments[s];
-		for (let i = seg.start; i < seg.end; i++)
-			items.push({ kind: "message", message: replaced.get(i) ?? messages[i], index: i });
+		for (let i = seg.start; i < seg.end; i++) {
+			shown.push(messages[i]);
+			indices.push(i);
+		}
 	}
-	if (!markerPlaced) items.push({ kind: "omission", omission, timestamp });
-	return { trimmed: true, items, plan };
+	const omissionAt = shown.length;
+	const tailStart = plan.cut < plan.segments.length ? plan.segments[plan.cut].start : messages.length;
+	const view = shown.concat(messages.slice(tailStart));
+	for (let i = tailStart; i < messages.length; i++) indices.push(i);
+	if (replaced.size > 0) {
+		for (let k = 0; k < indices.length; k++) {
+			const copy = replaced.get(indices[k]);
+			if (copy) view[k] = copy;
+		}
+	}
+	return { trimmed: true, messages: view, indices, omissionAt, omission, timestamp, plan };
 }
