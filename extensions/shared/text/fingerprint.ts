@@ -57,31 +57,33 @@ export function fingerprintText(text: string): Fingerprint | undefined {
 
 /**
  * A fingerprint built from several parts in turn (texts, numbers, booleans, undefined). Each part is
- * hashed on its own with the digest so far as its seed, so part boundaries and order count: ("ab", "c")
- * and ("a", "bc") differ. Reusable: `begin` starts over. Does nothing until the hasher runs.
+ * framed by its length, so part boundaries and order count: ("ab", "c") and ("a", "bc") differ. The
+ * parts are hashed in one call at `digest`, not one call each: the transcript sizer keys thousands of
+ * messages of several parts on a session's first call. Reusable: `begin` starts over. Does nothing
+ * until the hasher runs.
  */
 export class FingerprintBuilder {
-	private digestSoFar: bigint | undefined;
+	private parts: string[] | undefined;
 
 	/** Start a new fingerprint; false when the hasher is not running (the builder then does nothing). */
 	begin(): boolean {
-		this.digestSoFar = api ? 0n : undefined;
-		return this.digestSoFar !== undefined;
+		this.parts = api ? [] : undefined;
+		return this.parts !== undefined;
 	}
 
 	/** Add one part. */
 	add(part: unknown): this {
-		if (api === undefined || this.digestSoFar === undefined) return this;
+		if (api === undefined || this.parts === undefined) return this;
 		// Parts that are not texts get a tag no real text starts with, so 5 and "5" differ.
 		const text = typeof part === "string" ? part : `${PART_TAG}${typeof part}:${String(part)}`;
-		this.digestSoFar = api.h64(text, this.digestSoFar);
+		this.parts.push(`${text.length}${PART_TAG}`, text);
 		return this;
 	}
 
 	/** The fingerprint of the parts added since `begin`; undefined when the hasher is not running. */
 	digest(): Fingerprint | undefined {
-		const digest = this.digestSoFar;
-		this.digestSoFar = undefined;
-		return digest === undefined ? undefined : to53(digest);
+		const parts = this.parts;
+		this.parts = undefined;
+		return parts === undefined || api === undefined ? undefined : to53(api.h64(parts.join("")));
 	}
 }
