@@ -103,16 +103,24 @@ export interface TranscriptTrimResult extends TrimResult {
  * Never mutates the input; returns the input array itself when nothing was trimmed.
  */
 export function trimTranscript(messages: TranscriptMessage[], options: TranscriptTrimOptions): TranscriptTrimResult {
-	const rest: TranscriptMessage[] = [];
 	/** System messages and the count of conversation messages before each. */
 	const system: Array<{ message: TranscriptMessage; before: number }> = [];
 	let systemTokens = 0;
-	for (const message of messages) {
-		if (message.role === "system") {
-			system.push({ message, before: rest.length });
-			systemTokens += options.systemTokens(message);
-		} else rest.push(message);
+	for (let i = 0; i < messages.length; i++) {
+		const message = messages[i];
+		if (message.role !== "system") continue;
+		system.push({ message, before: i - system.length });
+		systemTokens += options.systemTokens(message);
 	}
+	// The conversation: the runs between system messages, copied whole.
+	const runs: TranscriptMessage[][] = [];
+	let start = 0;
+	for (const { before } of system) {
+		const at = before + runs.length;
+		runs.push(messages.slice(start, at));
+		start = at + 1;
+	}
+	const rest = ([] as TranscriptMessage[]).concat(...runs, messages.slice(start));
 	const budgetTokens = Math.max(0, options.requestBudgetTokens - systemTokens);
 	const measuredTokens = options.measuredTokens === undefined ? undefined : options.measuredTokens - systemTokens;
 	const result = trimMessages(system.length === 0 ? messages : rest, { ...options, budgetTokens, measuredTokens });
@@ -131,28 +139,28 @@ export function trimTranscript(messages: TranscriptMessage[], options: Transcrip
 		if (placed[before] >= 0) return placed[before];
 		return marker >= 0 ? marker : result.messages.length;
 	};
-	const out: TranscriptMessage[] = [];
-	const outSources: number[] = [];
+	// The trimmed list cut where system messages go, glued back in whole slices (it holds thousands of messages).
+	const chunks: TranscriptMessage[][] = [];
+	const sourceChunks: number[][] = [];
 	let s = 0;
 	// The leading run of system messages opens the request whatever follows it.
 	while (s < system.length && system[s].before === 0) {
-		out.push(system[s].message);
-		outSources.push(-2);
+		chunks.push([system[s].message]);
+		sourceChunks.push([-2]);
 		s++;
 	}
-	const pending = system.slice(s).map((entry) => ({ ...entry, at: target(entry.before) }));
-	let p = 0;
-	for (let at = 0; at <= result.messages.length; at++) {
-		while (p < pending.length && pending[p].at <= at) {
-			out.push(pending[p].message);
-			outSources.push(-2);
-			p++;
-		}
-		if (at < result.messages.length) {
-			out.push(result.messages[at]);
-			outSources.push(sources[at]);
-		}
+	let from = 0;
+	for (const entry of system.slice(s)) {
+		// targets rise (head positions, the marker, tail positions); never step back over what is placed
+		const at = Math.max(from, target(entry.before));
+		chunks.push(result.messages.slice(from, at), [entry.message]);
+		sourceChunks.push(sources.slice(from, at), [-2]);
+		from = at;
 	}
+	chunks.push(result.messages.slice(from));
+	sourceChunks.push(sources.slice(from));
+	const out = ([] as TranscriptMessage[]).concat(...chunks);
+	const outSources = ([] as number[]).concat(...sourceChunks);
 	return { ...result, messages: out, sources: outSources, systemTokens };
 }
 
