@@ -130,16 +130,22 @@ export function estimateTokens(text: string): number {
 	let c = n > 0 ? text.charCodeAt(0) : END; // always the code unit at i
 	while (i < n) {
 		if (c >= 0x800) {
+			// Characters of three or four UTF-8 bytes, each charged on its own; they close any run.
 			do {
-				const pair = c <= 0xdbff && c >= 0xd800 && i + 1 < n && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
-				tokens += wideCharCost(c, pair);
-				i += pair ? 2 : 1;
-				c = i < n ? text.charCodeAt(i) : END;
+				if (c >= 0x4e00 && c <= 0x9fff) {
+					tokens += TOKENS_PER_CJK_CHAR; // the unified ideographs, most of any CJK text
+				} else {
+					const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < n && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+					tokens += wideCharCost(c, pair);
+					if (pair) i++;
+				}
+				c = ++i < n ? text.charCodeAt(i) : END;
 			} while (c >= 0x800 && i < n);
 			continue;
 		}
 		const cls = CLASS[c];
 		if (cls !== LETTER) {
+			// Digits, blanks, newlines or punctuation: one loop to the run's end, one charge.
 			const start = i;
 			do c = ++i < n ? text.charCodeAt(i) : END;
 			while (c < 0x800 && CLASS[c] === cls);
