@@ -3,8 +3,9 @@
  * sends and appends, a context without UI, a backend whose runs end when the test says so, and an
  * Env wired to a real artifact store in a private folder.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { afterEach } from "vitest";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import type { ChildRecord } from "../../extensions/subagents/domain.ts";
@@ -79,18 +80,38 @@ export function tempRoot(prefix: string): string {
 	return makeTestDir(prefix.replace(/-$/, ""));
 }
 
-export function fakeWorld(
-	options: {
-		config?: HeadroomConfig;
-		models?: Array<{ provider: string; id: string; contextWindow?: number; maxTokens?: number }>;
-		/** Models with credentials (default: all of them); the session runs on models[0] either way. */
-		available?: Array<{ provider: string; id: string }>;
-		/** Whether the parent has a UI (default false, as in print mode). */
-		hasUI?: boolean;
-		sessionManager?: unknown;
-		root?: string;
-	} = {},
-): FakeWorld {
+export interface FakeWorldOptions {
+	config?: HeadroomConfig;
+	models?: Array<{ provider: string; id: string; contextWindow?: number; maxTokens?: number }>;
+	/** Models with credentials (default: all of them); the session runs on models[0] either way. */
+	available?: Array<{ provider: string; id: string }>;
+	/** Whether the parent has a UI (default false, as in print mode). */
+	hasUI?: boolean;
+	sessionManager?: unknown;
+	root?: string;
+}
+
+/**
+ * Fake worlds for one test file (call once, at its top level): the returned function makes one like fakeWorld,
+ * `defaults` under its own options, and after each test every world it made has its manager shut down and its
+ * folder removed, passed or failed.
+ */
+export function useFakeWorlds(defaults: FakeWorldOptions = {}): (options?: FakeWorldOptions) => FakeWorld {
+	const worlds: FakeWorld[] = [];
+	afterEach(async () => {
+		for (const w of worlds.splice(0)) {
+			await w.manager.shutdown();
+			rmSync(w.root, { recursive: true, force: true });
+		}
+	});
+	return (options = {}) => {
+		const w = fakeWorld({ ...defaults, ...options });
+		worlds.push(w);
+		return w;
+	};
+}
+
+export function fakeWorld(options: FakeWorldOptions = {}): FakeWorld {
 	const root = options.root ?? tempRoot("subagents-fake-");
 	const sent: FakeWorld["sent"] = [];
 	const entries: FakeWorld["entries"] = [];

@@ -5,10 +5,10 @@
  * from an earlier process on their own session files.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { trimMessages } from "../../extensions/context-trim/trim.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig, projectionHeadShare } from "../../extensions/shared/host/config.ts";
 import { messageBudget, TokenSizer, type TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
@@ -25,20 +25,9 @@ import {
 import { parentMessages } from "../../extensions/subagents/env.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { consumeResults, sendTool, spawnTool } from "../../extensions/subagents/tools.ts";
-import { type FakeWorld, fakeWorld, tempRoot, until } from "./subagents-fakes.ts";
+import { type FakeWorld, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
 
-const worlds: FakeWorld[] = [];
-function world(options: Parameters<typeof fakeWorld>[0] = {}): FakeWorld {
-	const w = fakeWorld(options);
-	worlds.push(w);
-	return w;
-}
-afterEach(async () => {
-	for (const w of worlds.splice(0)) {
-		await w.manager.shutdown();
-		rmSync(w.root, { recursive: true, force: true });
-	}
-});
+const world = useFakeWorlds();
 
 const READ_PATH = /read\(path="([^"]+)"/g;
 const paths = (text: string) => [...text.matchAll(READ_PATH)].map((m) => m[1]);
