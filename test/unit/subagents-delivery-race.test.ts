@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { DELIVERED_ENTRY, deliverPending } from "../../extensions/subagents/delivery.ts";
 import { consumeResults, waitTool } from "../../extensions/subagents/tools.ts";
-import { type FakeWorld, until, useFakeWorlds } from "./subagents-fakes.ts";
+import { type FakeWorld, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 /** About 40 KB: over every per-result cap, so whoever delivers it stores an artifact. */
 const LONG = [
@@ -23,15 +23,7 @@ const newWorld = useFakeWorlds();
 
 async function spawnedWorld(): Promise<{ world: FakeWorld; id: string }> {
 	const world = newWorld();
-	const child = world.manager.spawn({
-		prompt: "long task",
-		modelLabel: "mock/mock-model",
-		model: {},
-		tools: ["read"],
-		cwd: world.root,
-		context: "fresh",
-		systemAppend: [],
-	});
+	const child = spawnChild(world, { prompt: "long task", tools: ["read"] });
 	await until(() => world.backend.started(child.id));
 	return { world, id: child.id };
 }

@@ -17,6 +17,7 @@ import {
 	type ManagerLimits,
 	SubagentManager,
 } from "../../extensions/subagents/manager.ts";
+import type { SpawnRequest } from "../../extensions/subagents/requests.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 export const FAKE_LIMITS: ManagerLimits = {
@@ -156,6 +157,22 @@ export function fakeWorld(options: FakeWorldOptions = {}): FakeWorld {
 }
 
 /** Resolve once `check` holds, polling on timers (children start on later ticks). */
+/**
+ * Spawn a child in the world's manager: a plain request (the mock model, no tools, a fresh context in the world's
+ * root, no system addition) with `request`'s fields over it.
+ */
+export function spawnChild(w: FakeWorld, request: Partial<SpawnRequest> & { prompt: string }): ChildRecord {
+	return w.manager.spawn({
+		modelLabel: "mock/mock-model",
+		model: {},
+		tools: [],
+		cwd: w.root,
+		context: "fresh",
+		systemAppend: [],
+		...request,
+	});
+}
+
 export async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
 	const start = Date.now();
 	while (!check()) {

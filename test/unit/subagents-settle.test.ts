@@ -18,7 +18,7 @@ import {
 	type SettleState,
 	settleSingleShot,
 } from "../../extensions/subagents/settle.ts";
-import { childRecord, type FakeWorld, until, useFakeWorlds } from "./subagents-fakes.ts";
+import { childRecord, type FakeWorld, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const STATES: ChildState[] = ["queued", "starting", "running", "completed", "incomplete", "failed", "cancelled"];
 
@@ -116,15 +116,7 @@ function printWorld(): FakeWorld {
 }
 
 function spawn(world: FakeWorld, prompt: string) {
-	return world.manager.spawn({
-		prompt,
-		modelLabel: "mock/mock-model",
-		model: {},
-		tools: ["read"],
-		cwd: world.root,
-		context: "fresh",
-		systemAppend: [],
-	});
+	return spawnChild(world, { prompt, tools: ["read"] });
 }
 
 const event = (entries: unknown[] = []) => ({ entries, continue: false, outcome: "completed" as const });

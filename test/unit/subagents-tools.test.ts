@@ -25,7 +25,7 @@ import {
 import { parentMessages } from "../../extensions/subagents/env.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { consumeResults, sendTool, spawnTool } from "../../extensions/subagents/tools.ts";
-import { type FakeWorld, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
+import { type FakeWorld, spawnChild, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const world = useFakeWorlds();
 
@@ -154,15 +154,7 @@ describe("projection.headShare from the configuration", () => {
 		const shapes: Array<{ head: number; tail: number }> = [];
 		for (const surface of ["wait", "auto"] as const) {
 			const w = world({ config: withHeadShare(share) });
-			const child = w.manager.spawn({
-				prompt: "numbers",
-				modelLabel: "mock/mock-model",
-				model: {},
-				tools: [],
-				cwd: w.root,
-				context: "fresh",
-				systemAppend: [],
-			});
+			const child = spawnChild(w, { prompt: "numbers" });
 			await until(() => w.backend.started(child.id));
 			w.backend.finish(child.id, NUMBERED);
 			await w.manager.waitFor([child.id], { mode: "all" });
@@ -293,16 +285,7 @@ describe("the settled entry", () => {
 		const w = world();
 		w.env.onSettled = (result, child) => persistSettled(w.env, result, child);
 		const prompt = `x${"😀".repeat(400)}`;
-		const child = w.manager.spawn({
-			prompt,
-			modelLabel: "mock/mock-model",
-			model: {},
-			tools: ["read"],
-			cwd: w.root,
-			thinking: "low",
-			context: "fork",
-			systemAppend: [],
-		});
+		const child = spawnChild(w, { prompt, tools: ["read"], thinking: "low", context: "fork" });
 		await until(() => w.backend.started(child.id));
 		w.backend.finish(child.id, "ok");
 		await w.manager.waitFor([child.id], { mode: "all" });
