@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BULK_TOOLS } from "../fixtures/extensions/many-tools.ts";
 import {
 	extensionPath,
@@ -11,14 +11,8 @@ import {
 	runPiPrint,
 	type Sandbox,
 } from "../fixtures/pi-runner.ts";
-import {
-	type ChatMessage,
-	type ChatRequest,
-	messageText,
-	type ScriptedReply,
-	type ScriptedServer,
-	startScriptedServer,
-} from "../fixtures/scripted-server.ts";
+import { type ChatMessage, type ChatRequest, messageText, type ScriptedReply } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 
 const MARKER = "[context-trim]";
 const MANY_TOOLS = join(REPO_ROOT, "test/fixtures/extensions/many-tools.ts");
@@ -52,13 +46,10 @@ function unpaired(messages: ChatMessage[]): string[] {
 }
 
 describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-	});
+	const startServer = useScriptedServers();
 
 	it("keeps task, first plan and recent work with one marker naming the left-out tools, and never splits a call from its result", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (req.index >= TURNS) return { text: "ALL-DONE" };
 			const i = req.index;
 			const call =
@@ -125,7 +116,7 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 			return `${tag} ${String(l + 1).padStart(4, "0")} ${"abcdefghij ".repeat(9)}`;
 		});
 		const big = lines.join("\n");
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (req.index === 0)
 				return { text: "FIRST-PLAN: read it", toolCalls: [{ name: "read", arguments: { path: "big.txt" } }] };
 			return { text: "ALL-DONE" };
@@ -197,7 +188,7 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 		reply?: (i: number) => ScriptedReply | undefined;
 		prepare?: (sandbox: Sandbox) => void;
 	}) {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (req.index >= TURNS) return { text: "ALL-DONE" };
 			const i = req.index;
 			return (

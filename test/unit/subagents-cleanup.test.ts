@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cleanupTool } from "../../extensions/subagents/cleanup.ts";
 import { createWorktree, type Worktree } from "../../extensions/subagents/isolation.ts";
-import { fakeWorld, until } from "./subagents-fakes.ts";
+import { fakeWorld, spawnChild, until } from "./subagents-fakes.ts";
 import { probeOk, useGitCases } from "./subagents-git.ts";
 
 const cases = useGitCases("subagents-cleanup");
@@ -20,16 +20,7 @@ async function world() {
 	const make = async (name: string): Promise<Worktree> =>
 		createWorktree({ repo: facts, root: join(w.env.agentDir, "worktrees"), trustedRoot: w.env.agentDir, name });
 	const settledChild = async (worktree?: Worktree) => {
-		const child = w.manager.spawn({
-			prompt: "t",
-			modelLabel: "mock/mock-model",
-			model: {},
-			tools: [],
-			cwd: worktree?.cwd ?? root,
-			context: "fresh",
-			systemAppend: [],
-			worktree,
-		});
+		const child = spawnChild(w, { prompt: "t", cwd: worktree?.cwd ?? root, worktree });
 		await until(() => w.backend.started(child.id));
 		w.backend.finish(child.id, "done");
 		await until(() => child.state === "completed");
@@ -81,16 +72,7 @@ describe("subagent_cleanup", () => {
 	it("names children that are not isolated or still running, and refuses unknown ids", async () => {
 		const w = await world();
 		const plain = await w.settledChild();
-		const running = w.manager.spawn({
-			prompt: "t",
-			modelLabel: "m",
-			model: {},
-			tools: [],
-			cwd: w.root,
-			context: "fresh",
-			systemAppend: [],
-			worktree: await w.make("sa-9-cccc"),
-		});
+		const running = spawnChild(w, { prompt: "t", modelLabel: "m", worktree: await w.make("sa-9-cccc") });
 		const text = (await w.cleanup([plain.id, running.id])).content[0].text;
 		expect(text).toContain(`${plain.id} "t": not isolated; nothing to remove.`);
 		expect(text).toContain(`${running.id} "t": still running; cancel it or wait for it first.`);
