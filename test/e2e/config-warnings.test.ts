@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { extensionPath, makeSandbox, PI_LINES, REPO_ROOT, runPiPrint } from "../fixtures/pi-runner.ts";
-import { type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 
 /** Every extension the package ships, as `pi install` loads them. */
 function packageExtensions(): string[] {
@@ -11,13 +11,10 @@ function packageExtensions(): string[] {
 }
 
 describe.each(PI_LINES)("a bad headroom.json on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-	});
+	const startServer = useScriptedServers();
 
 	it("names each bad key once across all extensions, and the session still runs", async () => {
-		server = await startScriptedServer(() => ({ text: "still answering" }));
+		const server = await startServer(() => ({ text: "still answering" }));
 		const sandbox = makeSandbox({
 			server,
 			headroomConfig: { subagents: { maxConcurrent: -3 }, bogusSection: true },

@@ -4,14 +4,10 @@
  * with owner framing, under the same retention policy — at least everything the parent's own
  * last request carried.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
-import {
-	type ChatRequest,
-	messageText,
-	type ScriptedServer,
-	startScriptedServer,
-} from "../fixtures/scripted-server.ts";
+import { type ChatRequest, messageText } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { isChild } from "./subagents-support.ts";
 
 const TURNS = 22;
@@ -26,14 +22,11 @@ const hasMarker = (req: ChatRequest) =>
 	req.body.messages.some((m) => m.role === "user" && messageText(m).startsWith("[context-trim]"));
 
 describe.each(PI_LINES)("context-trim fork parity on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-	});
+	const startServer = useScriptedServers();
 
 	it("a forked child's first request narrates the trimmed parent history with owner framing", async () => {
 		let parentCalls = 0;
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) return { text: "CHILD-DONE" };
 			const p = parentCalls++;
 			if (p < TURNS) {

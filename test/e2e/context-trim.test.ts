@@ -1,15 +1,18 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BULK_TOOLS } from "../fixtures/extensions/many-tools.ts";
-import { extensionPath, listFiles, makeSandbox, PI_LINES, REPO_ROOT, runPiPrint } from "../fixtures/pi-runner.ts";
 import {
-	type ChatMessage,
-	type ChatRequest,
-	messageText,
-	type ScriptedServer,
-	startScriptedServer,
-} from "../fixtures/scripted-server.ts";
+	extensionPath,
+	listFiles,
+	makeSandbox,
+	PI_LINES,
+	REPO_ROOT,
+	runPiPrint,
+	type Sandbox,
+} from "../fixtures/pi-runner.ts";
+import { type ChatMessage, type ChatRequest, messageText, type ScriptedReply } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 
 const MARKER = "[context-trim]";
 const MANY_TOOLS = join(REPO_ROOT, "test/fixtures/extensions/many-tools.ts");
@@ -26,6 +29,11 @@ function note(i: number): string {
 		"\n",
 	);
 }
+/** notes/n0.txt … one note per turn. */
+const NOTES = Object.fromEntries(Array.from({ length: TURNS }, (_, i) => [`notes/n${i}.txt`, note(i)]));
+/** The window and answer reserve of the sessions with a large fixed overhead (system prompt + bulk tools). */
+const OVERHEAD_WINDOW = 24_000;
+const OVERHEAD_MAX_TOKENS = 1000;
 
 const markerMessages = (req: ChatRequest) =>
 	req.body.messages.filter((m) => m.role === "user" && messageText(m).startsWith(MARKER));
@@ -38,13 +46,10 @@ function unpaired(messages: ChatMessage[]): string[] {
 }
 
 describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-	});
+	const startServer = useScriptedServers();
 
 	it("keeps task, first plan and recent work with one marker naming the left-out tools, and never splits a call from its result", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (req.index >= TURNS) return { text: "ALL-DONE" };
 			const i = req.index;
 			const call =
@@ -53,8 +58,7 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 					: { name: "read", arguments: { path: `notes/n${i}.txt` } };
 			return { text: i === 0 ? "FIRST-PLAN: read every note in order." : `step ${i}`, toolCalls: [call] };
 		});
-		const files = Object.fromEntries(Array.from({ length: TURNS }, (_, i) => [`notes/n${i}.txt`, note(i)]));
-		const sandbox = makeSandbox({ server, contextWindow: 12_000, maxTokens: 1000, files });
+		const sandbox = makeSandbox({ server, contextWindow: 12_000, maxTokens: 1000, files: NOTES });
 		const run = await runPiPrint({
 			line,
 			sandbox,
@@ -112,7 +116,7 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 			return `${tag} ${String(l + 1).padStart(4, "0")} ${"abcdefghij ".repeat(9)}`;
 		});
 		const big = lines.join("\n");
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (req.index === 0)
 				return { text: "FIRST-PLAN: read it", toolCalls: [{ name: "read", arguments: { path: "big.txt" } }] };
 			return { text: "ALL-DONE" };
@@ -174,29 +178,50 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 		expect(head).toBeLessThan(tail);
 	});
 
-	it("keeps the whole request (system prompt + tool schemas + messages) within the window", async () => {
-		const window = 24_000;
-		const maxTokens = 1000;
-		server = await startScriptedServer((req) => {
+	/**
+	 * TURNS turns that each read the next note, under ~12 KB of APPEND_SYSTEM.md and the bulk tools' schemas,
+	 * in an OVERHEAD_WINDOW-token model; `reply(i)` may answer turn i instead (undefined: the plain read),
+	 * `prepare` adjusts the sandbox before pi starts. Returns the sandbox and every request as sent.
+	 */
+	async function readNotesUnderOverhead(options: {
+		prompt: string;
+		reply?: (i: number) => ScriptedReply | undefined;
+		prepare?: (sandbox: Sandbox) => void;
+	}) {
+		const server = await startServer((req) => {
 			if (req.index >= TURNS) return { text: "ALL-DONE" };
 			const i = req.index;
-			return {
-				text: i === 0 ? "FIRST-PLAN: read every note." : `step ${i}`,
-				toolCalls: [{ name: "read", arguments: { path: `notes/n${i}.txt` } }],
-			};
+			return (
+				options.reply?.(i) ?? {
+					text: i === 0 ? "FIRST-PLAN: read every note." : `step ${i}`,
+					toolCalls: [{ name: "read", arguments: { path: `notes/n${i}.txt` } }],
+				}
+			);
 		});
-		const files = Object.fromEntries(Array.from({ length: TURNS }, (_, i) => [`notes/n${i}.txt`, note(i)]));
-		const sandbox = makeSandbox({ server, contextWindow: window, maxTokens, files });
+		const sandbox = makeSandbox({
+			server,
+			contextWindow: OVERHEAD_WINDOW,
+			maxTokens: OVERHEAD_MAX_TOKENS,
+			files: NOTES,
+		});
 		writeFileSync(join(sandbox.agentDir, "APPEND_SYSTEM.md"), APPEND_SYSTEM);
+		options.prepare?.(sandbox);
 		const run = await runPiPrint({
 			line,
 			sandbox,
 			extensions: [extensionPath("context-trim"), MANY_TOOLS],
-			prompt: "TASK-GAMMA: read the notes and report",
+			prompt: options.prompt,
 		});
 		expect(run.exitCode, run.stderr).toBe(0);
 		const requests = server.requests;
 		expect(requests).toHaveLength(TURNS + 1);
+		return { sandbox, requests };
+	}
+
+	it("keeps the whole request (system prompt + tool schemas + messages) within the window", async () => {
+		const window = OVERHEAD_WINDOW;
+		const maxTokens = OVERHEAD_MAX_TOKENS;
+		const { sandbox, requests } = await readNotesUnderOverhead({ prompt: "TASK-GAMMA: read the notes and report" });
 		// the overhead is real: the appended prompt and every bulk tool's schema are in each request
 		for (const req of requests) {
 			expect(req.system).toContain("Rule 159:");
@@ -269,38 +294,24 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 	// the test is not defined (there are no system messages in the transcript).
 	if (line === "1.x")
 		it("counts and keeps in place a mid-session tool change the request carries as a system message", async () => {
-			const window = 24_000;
-			const maxTokens = 1000;
+			const window = OVERHEAD_WINDOW;
+			const maxTokens = OVERHEAD_MAX_TOKENS;
 			const ENABLE_AT = 4;
-			server = await startScriptedServer((req) => {
-				if (req.index >= TURNS) return { text: "ALL-DONE" };
-				const i = req.index;
-				if (i === ENABLE_AT) return { text: "enabling", toolCalls: [{ name: "enable_late_tools", arguments: {} }] };
-				return {
-					text: i === 0 ? "FIRST-PLAN: read every note." : `step ${i}`,
-					toolCalls: [{ name: "read", arguments: { path: `notes/n${i}.txt` } }],
-				};
-			});
-			const files = Object.fromEntries(Array.from({ length: TURNS }, (_, i) => [`notes/n${i}.txt`, note(i)]));
-			const sandbox = makeSandbox({ server, contextWindow: window, maxTokens, files });
-			writeFileSync(join(sandbox.agentDir, "APPEND_SYSTEM.md"), APPEND_SYSTEM);
-			// The mock provider accepts system messages and tool additions mid-conversation (as Kimi's API does).
-			const modelsFile = join(sandbox.agentDir, "models.json");
-			const models = JSON.parse(readFileSync(modelsFile, "utf8"));
-			Object.assign(models.providers.mock.compat, {
-				supportsMidConvoSystemMessages: true,
-				supportsMidConvoToolAdditions: true,
-			});
-			writeFileSync(modelsFile, JSON.stringify(models));
-			const run = await runPiPrint({
-				line,
-				sandbox,
-				extensions: [extensionPath("context-trim"), MANY_TOOLS],
+			const { requests } = await readNotesUnderOverhead({
 				prompt: "TASK-DELTA: read the notes and report",
+				reply: (i) =>
+					i === ENABLE_AT ? { text: "enabling", toolCalls: [{ name: "enable_late_tools", arguments: {} }] } : undefined,
+				// The mock provider accepts system messages and tool additions mid-conversation (as Kimi's API does).
+				prepare: (sandbox) => {
+					const modelsFile = join(sandbox.agentDir, "models.json");
+					const models = JSON.parse(readFileSync(modelsFile, "utf8"));
+					Object.assign(models.providers.mock.compat, {
+						supportsMidConvoSystemMessages: true,
+						supportsMidConvoToolAdditions: true,
+					});
+					writeFileSync(modelsFile, JSON.stringify(models));
+				},
 			});
-			expect(run.exitCode, run.stderr).toBe(0);
-			const requests = server.requests;
-			expect(requests).toHaveLength(TURNS + 1);
 			const declared = (req: ChatRequest) => [
 				...req.toolNames,
 				...req.body.messages.flatMap((m) => (m.tools ?? []).map((t) => t.function.name)),

@@ -4,9 +4,10 @@
  * tool schemas until tool_search loads them; without tool_search, or with `exposure.deferRareTools`
  * false, they are declared as before. Also measures the tool-schema bytes of the first request.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint } from "../fixtures/pi-runner.ts";
-import { type ChatRequest, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import type { ChatRequest } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 
 const RARE = ["subagent_check", "subagent_send", "subagent_cancel", "subagent_list", "recall_artifact"];
 const EXTENSIONS = [extensionPath("subagents"), extensionPath("tool-artifacts")];
@@ -19,15 +20,10 @@ const WITH_TOOL_SEARCH = { defaultTools: ["+tool_search"] };
 const schemaBytes = (req: ChatRequest) => Buffer.byteLength(JSON.stringify(req.body.tools ?? []), "utf8");
 
 describe.each(PI_LINES)("deferred exposure of rarely used tools on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-		server = undefined;
-	});
+	const startServer = useScriptedServers();
 
 	async function firstRequest(settings: Record<string, unknown>, headroomConfig?: Record<string, unknown>) {
-		const s = await startScriptedServer(() => ({ text: "ok" }));
-		server = s;
+		const s = await startServer(() => ({ text: "ok" }));
 		const sandbox = makeSandbox({ server: s, settings, headroomConfig });
 		const withSearch = Boolean(settings.defaultTools);
 		const run = await runPiPrint({
@@ -40,7 +36,6 @@ describe.each(PI_LINES)("deferred exposure of rarely used tools on $label", ({ l
 		expect(run.exitCode, run.stderr).toBe(0);
 		const req = s.requests[0];
 		await s.close();
-		server = undefined;
 		return req;
 	}
 
@@ -71,7 +66,7 @@ describe.each(PI_LINES)("deferred exposure of rarely used tools on $label", ({ l
 	// 1.x only: Pi 0.73 has no tool_search, so there the test is not defined (rather than skipped).
 	if (line === "1.x")
 		it("tool_search finds a deferred tool and the next request declares it", async () => {
-			server = await startScriptedServer((req) => {
+			const server = await startServer((req) => {
 				if (!req.body.messages.some((m) => m.role === "tool"))
 					return { toolCalls: [{ name: "tool_search", arguments: { query: "subagent_list" } }] };
 				return { text: "found it" };

@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NO_CHILDREN } from "../../extensions/subagents/prompt.ts";
 import {
 	extensionPath,
@@ -13,7 +13,8 @@ import {
 	toolResults,
 } from "../fixtures/pi-runner.ts";
 import { assertNoPiSdkAbove } from "../fixtures/sandbox.ts";
-import { messageText, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import { messageText } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 
 const ECHO = join(REPO_ROOT, "test/fixtures/extensions/echo.ts");
 
@@ -35,13 +36,10 @@ describe("the installed-layout copy every e2e loads", () => {
 });
 
 describe.each(PI_LINES)("harness on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-	});
+	const startServer = useScriptedServers();
 
 	it("routes a scripted tool call to an extension tool and shows its result in the next request", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			const last = req.last;
 			if (last?.role === "tool") return { text: `done: ${messageText(last)}` };
 			return { toolCalls: [{ name: "echo_marker", arguments: { text: "hello-42" } }] };
@@ -59,7 +57,7 @@ describe.each(PI_LINES)("harness on $label", ({ line }) => {
 	});
 
 	it("loads an extension of this package: the model's call reaches our subagent_list, its result comes back", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (req.last?.role === "tool") return { text: "nothing running" };
 			return { toolCalls: [{ name: "subagent_list", arguments: {} }] };
 		});
@@ -85,7 +83,7 @@ describe.each(PI_LINES)("harness on $label", ({ line }) => {
 	});
 
 	it("drives several prompts over rpc and reports the scripted usage", async () => {
-		server = await startScriptedServer((req) => ({ text: `answer ${req.index}`, promptTokens: 1234 }));
+		const server = await startServer((req) => ({ text: `answer ${req.index}`, promptTokens: 1234 }));
 		const sandbox = makeSandbox({ server });
 		const rpc = startPiRpc({ line, sandbox, extensions: [ECHO], args: ["--no-session"] });
 		try {

@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { storeForAgentDir } from "../../extensions/shared/store/artifact-store.ts";
 import { PRUNE_MARKER_NAME } from "../../extensions/shared/store/background-prune.ts";
 import {
@@ -12,7 +12,7 @@ import {
 	runPiPrint,
 	startPiRpc,
 } from "../fixtures/pi-runner.ts";
-import { type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 
 /** The text a /headroom call showed through rpc's UI bridge (ctx.ui.notify becomes an extension_ui_request). */
 function shown(events: PiEvent[]): string {
@@ -22,13 +22,10 @@ function shown(events: PiEvent[]): string {
 }
 
 describe.each(PI_LINES)("/headroom on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-	});
+	const startServer = useScriptedServers();
 
 	it("shows the store and prunes only what is old enough", async () => {
-		server = await startScriptedServer(() => ({ text: "unused" }));
+		const server = await startServer(() => ({ text: "unused" }));
 		const sandbox = makeSandbox({ server, headroomConfig: { store: { maxAgeDays: 2 } } });
 		const store = storeForAgentDir(sandbox.agentDir);
 		const old = store.putSync("tool-outputs", "old output\n".repeat(100));
@@ -71,7 +68,7 @@ describe.each(PI_LINES)("/headroom on $label", ({ line }) => {
 	});
 
 	it("without a UI (json mode) prints the status on stderr, records it, and never sends it to the model", async () => {
-		server = await startScriptedServer(() => ({ text: "noted" }));
+		const server = await startServer(() => ({ text: "noted" }));
 		const sandbox = makeSandbox({ server });
 		const planted = storeForAgentDir(sandbox.agentDir).putSync("tool-outputs", "some output\n".repeat(20));
 		if (!planted.ok) throw new Error("could not plant an artifact");

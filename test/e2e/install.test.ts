@@ -23,7 +23,7 @@ import {
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join, normalize, relative, sep } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Manifest, readManifest, runtimeClosure } from "../fixtures/package-layout.ts";
 import {
 	makeSandbox,
@@ -34,7 +34,7 @@ import {
 	runPiPrint,
 	type Sandbox,
 } from "../fixtures/pi-runner.ts";
-import { type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { makeOutsideDir } from "../fixtures/test-dirs.ts";
 import { expectWaitThenRead, spawnWaitReadScript } from "./long-answer-scenario.ts";
 import { numberedAnswer } from "./subagents-support.ts";
@@ -225,15 +225,11 @@ describe("a production install of the package", () => {
 });
 
 describe.each(PI_LINES)("the installed package on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-		server = undefined;
-	});
+	const startServer = useScriptedServers();
 
 	for (const kind of ["checkout", "git"] as const) {
 		it(`from ${kind === "git" ? "a git URL" : "a local checkout"}: lean install, every extension loads with an empty stderr, subagents work`, async () => {
-			server = await startScriptedServer(spawnWaitReadScript(() => LONG));
+			const server = await startServer(spawnWaitReadScript(() => LONG));
 			const sandbox = makeSandbox({ server });
 			const installed = await piInstall(line, sandbox, kind === "git" ? gitUrl : checkout);
 			expect(installed.status, installed.output).toBe(0);
@@ -262,7 +258,7 @@ describe.each(PI_LINES)("the installed package on $label", ({ line }) => {
 	}
 
 	it("a copy with one broken extension is reported on stderr (so an empty stderr means every one loaded)", async () => {
-		server = await startScriptedServer(() => ({ text: "done" }));
+		const server = await startServer(() => ({ text: "done" }));
 		const sandbox = makeSandbox({ server });
 		const broken = join(makeOutsideDir("install-broken"), PKG.name);
 		copyWorkingTree(broken);
@@ -288,11 +284,7 @@ describe.each(PI_LINES)("the installed package on $label", ({ line }) => {
 });
 
 describe("the README's pi commands for a checkout", () => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-		server = undefined;
-	});
+	const startServer = useScriptedServers();
 
 	/** `npm run --silent <script> -- <args>` in the repo, as the README shows it, in a sandbox's Pi dirs. */
 	function npmRun(
@@ -322,7 +314,7 @@ describe("the README's pi commands for a checkout", () => {
 	];
 	for (const { script, what, source } of cases) {
 		it(`npm run ${script} runs ${what}: every extension loads, empty stderr`, async () => {
-			server = await startScriptedServer(() => ({ text: "done" }));
+			const server = await startServer(() => ({ text: "done" }));
 			const sandbox = makeSandbox({ server });
 			const run = await npmRun(sandbox, script, [
 				"--offline",

@@ -5,9 +5,10 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
-import { type ChatRequest, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import type { ChatRequest, ScriptedServer } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { calledTools, isChild, lastToolText, toolTexts } from "./subagents-support.ts";
 
 const EXT = [extensionPath("subagents")];
@@ -89,11 +90,7 @@ const SOUR_EXTENSION = `export default function (pi) {
 `;
 
 describe.each(PI_LINES)("named agents on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-		server = undefined;
-	});
+	const startServer = useScriptedServers();
 
 	/** User and project agents of the same name, and a Claude Code agent in the project. */
 	function writeAgents(sandbox: Sandbox) {
@@ -120,7 +117,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 	const trustArgs = line === "1.x" ? ["--approve"] : [];
 
 	it("agent files set the child's system prompt and exact tools; project beats user; .claude agents work; the first request lists them", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) return { text: `answer of ${taskOf(req)}` };
 			return parentScript(
 				[
@@ -164,7 +161,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 
 	if (line === "1.x") {
 		it("an untrusted project's agent files are ignored with a warning (Pi 1.x project trust)", async () => {
-			server = await startScriptedServer((req) => {
+			const server = await startServer((req) => {
 				if (isChild(req)) return { text: "ok" };
 				return parentScript([{ prompt: "CHILD-TASK audit", agent: "auditor" }])(req);
 			});
@@ -190,7 +187,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 	}
 
 	it("an unknown agent is an error that lists the agents, and no child starts", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) return { text: "should not run" };
 			const called = calledTools(req);
 			if (called.length === 0)
@@ -209,7 +206,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 	});
 
 	it("a default child can call a tool of an extension in <agentDir>/extensions/; one with extensions: [] cannot; neither can spawn", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) {
 				if (taskOf(req) === "with-ext" && !calledTools(req).includes("probe_echo"))
 					return { toolCalls: [{ name: "probe_echo", arguments: { text: "hi" } }] };
@@ -236,7 +233,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 
 	if (line === "1.x") {
 		it('on Pi 1.x a default child also gets the enabled built-in extensions (codemode, tool search); extensions: ["!codemode"] drops one', async () => {
-			server = await startScriptedServer((req) => {
+			const server = await startServer((req) => {
 				if (isChild(req)) return { text: `tools: ${[...req.toolNames].sort().join(",")}` };
 				return parentScript([
 					{ prompt: "CHILD-TASK builtins" },
@@ -263,7 +260,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 	}
 
 	it("a failing extension fails that child's start with an error naming it; the parent and an excluding child go on", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) return { text: `ran ${taskOf(req)}` };
 			return parentScript([
 				{ prompt: "CHILD-TASK default" },
@@ -288,7 +285,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 	});
 
 	it("/agents lists each agent with its source file, tools and model, and the warnings", async () => {
-		server = await startScriptedServer(() => ({ text: "unused" }));
+		const server = await startServer(() => ({ text: "unused" }));
 		const sandbox = makeSandbox({ server });
 		const file = join(sandbox.agentDir, "agents", "auditor.md");
 		write(
@@ -310,7 +307,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 	});
 
 	it("a reply cut at the output limit, and a run past its maxTurns, are incomplete with their partial output", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) {
 				if (taskOf(req) === "long") return { text: "PARTIAL-ANSWER the first half of", finishReason: "length" };
 				return { text: `step ${calledTools(req).length + 1}`, toolCalls: [{ name: "ls", arguments: {} }] };

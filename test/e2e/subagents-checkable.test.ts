@@ -7,10 +7,11 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { git, gitTestEnv, makeGitRepo } from "../fixtures/git-repo.ts";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
-import { type ChatRequest, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import type { ChatRequest, ScriptedServer } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { calledTools, isChild } from "./subagents-support.ts";
 
 const EXT = [extensionPath("subagents")];
@@ -48,18 +49,14 @@ function section(text: string, who: string): string {
 const patchPath = (text: string) => /untracked files included\): (\S+) —/.exec(text)?.[1] ?? "";
 
 describe.each(PI_LINES)("isolated and structured subagents on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-		server = undefined;
-	});
+	const startServer = useScriptedServers();
 
 	it("two isolated children edit in parallel: the parent's tree stays clean, each result names its own files and a patch that applies", async () => {
 		const edits: Record<string, string> = {
 			"edit-a": "printf 'more\\n' >> a.txt && printf 'new\\n' > only-a.txt",
 			"edit-b": "rm gone.txt && printf 'one\\n2\\nthree\\n' > b.txt",
 		};
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) {
 				if (req.last?.role === "tool") return { text: `finished ${task(req)}` };
 				return { toolCalls: [{ name: "bash", arguments: { command: edits[task(req)] } }] };
@@ -125,7 +122,7 @@ describe.each(PI_LINES)("isolated and structured subagents on $label", ({ line }
 	});
 
 	it("an unchanged worktree is removed with its branch; outside a repository the spawn fails and no child starts", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) return { text: "looked, changed nothing" };
 			const called = calledTools(req);
 			if (called.length === 0) {
@@ -175,7 +172,7 @@ describe.each(PI_LINES)("isolated and structured subagents on $label", ({ line }
 	});
 
 	it("output_schema: prose then JSON takes exactly one correction and arrives as the JSON; a child that never complies is invalid", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) {
 				const corrected = req.lastUser.includes(CORRECTION);
 				if (task(req) === "late") {
@@ -249,7 +246,7 @@ describe.each(PI_LINES)("isolated and structured subagents on $label", ({ line }
 	});
 
 	it("an agent file's isolation and output_schema apply: the result starts with the changes and ends with the valid JSON", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) {
 				if (req.last?.role === "tool") return { text: 'Fixed it.\n```json\n{"fixed": ["a.txt"]}\n```' };
 				return { toolCalls: [{ name: "bash", arguments: { command: "printf 'fixed\\n' > a.txt" } }] };

@@ -5,15 +5,11 @@
  * shutdown, and narrated forks (the transcript-parity issue's fork test).
  */
 import { readdirSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, startPiRpc, toolResults } from "../fixtures/pi-runner.ts";
-import {
-	type ChatRequest,
-	messageText,
-	type ScriptedServer,
-	startScriptedServer,
-} from "../fixtures/scripted-server.ts";
+import { type ChatRequest, messageText } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import {
 	artifactFacts,
 	calledTools,
@@ -33,14 +29,10 @@ const SLOW_TEXT = Array.from({ length: 200 }, (_, i) => `PARTIAL-${String(i + 1)
 const task = (req: ChatRequest) => [...req.firstUser.matchAll(/CHILD-TASK (\w+)/g)].pop()?.[1] ?? "";
 
 describe.each(PI_LINES)("subagents lifecycle on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-		server = undefined;
-	});
+	const startServer = useScriptedServers();
 
 	it("6a: queues past the cap, reports a failing child, stops a stalled one by watchdog, cancels with partial output", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) {
 				const t = task(req);
 				if (t === "fail") return { error: { status: 400, message: "boom-provider" } };
@@ -87,7 +79,7 @@ describe.each(PI_LINES)("subagents lifecycle on $label", ({ line }) => {
 	});
 
 	it("6b: a result consumed by wait is not delivered again; one delivered automatically is not repeated in full by wait", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req))
 				return task(req) === "quick" ? { text: "quick answer", delayMs: 300 } : { text: LONG, delayMs: 300 };
 			const lastUser = req.last?.role === "user" ? messageText(req.last) : "";
@@ -130,7 +122,7 @@ describe.each(PI_LINES)("subagents lifecycle on $label", ({ line }) => {
 	});
 
 	it("keeps a result across shutdown: a child interrupted by exit is reported when the session resumes", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) return { hang: true };
 			const lastUser = req.last?.role === "user" ? messageText(req.last) : "";
 			if (lastUser.includes("start"))
@@ -164,7 +156,7 @@ describe.each(PI_LINES)("subagents lifecycle on $label", ({ line }) => {
 	});
 
 	it("the depth limit is configurable: with maxDepth 2 a child may spawn, its own child may not", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			const called = calledTools(req);
 			if (isChild(req) && task(req) === "grandchild") return { text: "grandchild result G-7" };
 			if (isChild(req)) {
@@ -190,7 +182,7 @@ describe.each(PI_LINES)("subagents lifecycle on $label", ({ line }) => {
 	});
 
 	it("forks narrate the parent's history with owner framing; fresh children get only their prompt and no subagent tools", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) return { text: `child ${task(req)} done` };
 			const called = calledTools(req);
 			if (called.length === 0) return { toolCalls: [{ name: "bash", arguments: { command: "echo parent-did-this" } }] };

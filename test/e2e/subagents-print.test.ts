@@ -12,7 +12,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SETTLE_MAX_ROUNDS } from "../../extensions/subagents/settle.ts";
 import {
 	extensionPath,
@@ -23,7 +23,8 @@ import {
 	type Sandbox,
 	toolResults,
 } from "../fixtures/pi-runner.ts";
-import { type ChatRequest, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import type { ChatRequest, ScriptedServer } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { calledTools, isChild, userTexts } from "./subagents-support.ts";
 
 const EXT = [extensionPath("subagents")];
@@ -80,16 +81,12 @@ function finalAssistantText(events: PiEvent[]): string {
 const countIn = (req: ChatRequest, needle: string) => userTexts(req).filter((t) => t.includes(needle)).length;
 
 describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-		server = undefined;
-	});
-	const parentRequests = () => server!.requests.filter((r) => !isChild(r));
+	const startServer = useScriptedServers();
+	const parentRequests = (server: ScriptedServer) => server.requests.filter((r) => !isChild(r));
 
 	if (line === "0.73")
 		it("says single-shot at spawn; a child running at the end is stopped, its partial output delivered on -c", async () => {
-			server = await startScriptedServer((req) => {
+			const server = await startServer((req) => {
 				if (isChild(req)) return { text: SLOW_TEXT, chunkChars: 12, chunkDelayMs: 150 };
 				if (req.lastUser.includes("phase two")) return { text: "resumed" };
 				if (calledTools(req).length === 0)
@@ -108,12 +105,12 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 			);
 			expect(spawn.text).not.toContain("arrives automatically");
 			// No automatic delivery turn after the run: the parent model was asked exactly twice.
-			expect(parentRequests().length).toBe(2);
-			expect(parentRequests().some((r) => userTexts(r).some((t) => t.includes("sa-1")))).toBe(false);
+			expect(parentRequests(server).length).toBe(2);
+			expect(parentRequests(server).some((r) => userTexts(r).some((t) => t.includes("sa-1")))).toBe(false);
 
 			const second = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase two", args: ["-c"] });
 			expect(second.exitCode, second.stderr).toBe(0);
-			const resumed = parentRequests().at(-1)!;
+			const resumed = parentRequests(server).at(-1)!;
 			expect(resumed.lastUser).toContain("phase two");
 			const restored = userTexts(resumed).find((t) => t.includes("before the session was reloaded or resumed"));
 			expect(restored, userTexts(resumed).join("\n---\n")).toBeDefined();
@@ -127,7 +124,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 	if (line === "1.x")
 		for (const output of ["json", "text"] as const)
 			it(`${output} output: the run waits for a slow child, answers with its result, delivered exactly once`, async () => {
-				server = await startScriptedServer((req) => {
+				const server = await startServer((req) => {
 					if (isChild(req)) return { text: "CHILD-RESULT 42 END-OF-CHILD", chunkChars: 4, chunkDelayMs: 120 };
 					if (req.lastUser.includes("phase two")) return { text: "resumed" };
 					if (req.lastUser.includes(WAITED)) return { text: "FINAL-ANSWER: the child says 42" };
@@ -148,8 +145,8 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 					expect(first.stdout.trim()).toBe("FINAL-ANSWER: the child says 42");
 				}
 				// Spawn, end of turn, then one more request carrying the result.
-				expect(parentRequests().length).toBe(3);
-				const extra = parentRequests()[2];
+				expect(parentRequests(server).length).toBe(3);
+				const extra = parentRequests(server)[2];
 				expect(countIn(extra, "CHILD-RESULT 42 END-OF-CHILD")).toBe(1);
 				expect(extra.lastUser).toContain('sa-1 "slow" completed');
 				const entries = parentEntries(sandbox);
@@ -160,7 +157,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 				// Continued: nothing is owed, so nothing is delivered again (the one message stays in history).
 				const second = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase two", args: ["-c"], output });
 				expect(second.exitCode, second.stderr).toBe(0);
-				const resumed = parentRequests().at(-1)!;
+				const resumed = parentRequests(server).at(-1)!;
 				expect(resumed.lastUser).toContain("phase two");
 				expect(countIn(resumed, "CHILD-RESULT 42 END-OF-CHILD")).toBe(1);
 				expect(userTexts(resumed).some((t) => t.includes("before the session was reloaded or resumed"))).toBe(false);
@@ -170,7 +167,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 
 	if (line === "1.x")
 		it("several children arrive as one batch; children spawned in the extra turn are waited for the same way", async () => {
-			server = await startScriptedServer((req) => {
+			const server = await startServer((req) => {
 				if (isChild(req)) {
 					const tag = /CHILD-TASK (\w+)/.exec(req.lastUser)?.[1] ?? "?";
 					return { text: `RESULT-${tag}`, delayMs: tag === "c" ? 1_500 : 400 };
@@ -203,19 +200,19 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 			expect(later).not.toContain("RESULT-a");
 			expect(deliveredKeys(entries).sort()).toEqual(["sa-1#1", "sa-2#1", "sa-3#1", "sa-4#1"]);
 			// Each result reached the model once: the last request holds every one exactly once.
-			const last = parentRequests().at(-1)!;
+			const last = parentRequests(server).at(-1)!;
 			for (const t of ["a", "b", "c", "d"]) expect(countIn(last, `RESULT-${t}`)).toBe(1);
 		});
 
 	if (line === "1.x")
 		it("a parent that spawns again in every extra turn still ends: the rounds are bounded, the last child kept for -c", async () => {
-			server = await startScriptedServer((req) => {
+			const server = await startServer((req) => {
 				if (isChild(req)) {
 					const n = Number(/CHILD-TASK (\d+)/.exec(req.lastUser)?.[1] ?? 0);
 					return n > SETTLE_MAX_ROUNDS ? { text: SLOW_TEXT, chunkChars: 12, chunkDelayMs: 150 } : { text: `R-${n}` };
 				}
 				if (req.last?.role === "tool") return { text: "spawned, ending" };
-				const n = parentRequests().filter((r) => r.last?.role !== "tool").length;
+				const n = parentRequests(server).filter((r) => r.last?.role !== "tool").length;
 				return { toolCalls: [{ name: "subagent_spawn", arguments: { prompt: `CHILD-TASK ${n}`, name: `c${n}` } }] };
 			});
 			const sandbox = makeSandbox({ server });
@@ -233,7 +230,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 
 	if (line === "1.x")
 		it("a child that never ends is cut at subagents.maxRunSeconds and reported incomplete; Pi exits", async () => {
-			server = await startScriptedServer((req) => {
+			const server = await startServer((req) => {
 				if (isChild(req)) return { hang: true };
 				if (req.lastUser.includes(WAITED)) return { text: "FINAL: the child was cut" };
 				if (calledTools(req).length === 0)
@@ -255,7 +252,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 	if (line === "1.x")
 		it("Ctrl-C while the run waits stops the child with its partial output kept; pi -c delivers it", async () => {
 			let childChunksSent = false;
-			server = await startScriptedServer((req) => {
+			const server = await startServer((req) => {
 				if (isChild(req)) {
 					childChunksSent = true;
 					return { text: SLOW_TEXT, chunkChars: 12, chunkDelayMs: 150 };
@@ -274,7 +271,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 				onStart: (child) => {
 					// Once the parent has ended its turn (its second request answered) and the child streamed a while.
 					const timer = setInterval(() => {
-						if (parentRequests().length >= 2 && childChunksSent) {
+						if (parentRequests(server).length >= 2 && childChunksSent) {
 							clearInterval(timer);
 							setTimeout(() => child.kill("SIGINT"), 1_500);
 						}
@@ -283,7 +280,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 				},
 			});
 			expect(first.exitCode, first.stderr).toBe(130);
-			expect(parentRequests().length).toBe(2);
+			expect(parentRequests(server).length).toBe(2);
 			const entries = parentEntries(sandbox);
 			expect(resultMessages(entries).length).toBe(0);
 			const settled = entries.find((e) => e.type === "custom" && e.customType === "subagent-settled");
@@ -293,7 +290,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 
 			const second = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase two", args: ["-c"] });
 			expect(second.exitCode, second.stderr).toBe(0);
-			const resumed = parentRequests().at(-1)!;
+			const resumed = parentRequests(server).at(-1)!;
 			const restored = userTexts(resumed).find((t) => t.includes("before the session was reloaded or resumed"));
 			expect(restored, userTexts(resumed).join("\n---\n")).toBeDefined();
 			expect(restored).toMatch(/sa-1 "slow" cancelled/);

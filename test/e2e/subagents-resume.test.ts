@@ -6,9 +6,10 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
-import { messageText, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import { messageText } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { calledTools, footerReads, isChild, lastToolText } from "./subagents-support.ts";
 
 const EXT = [extensionPath("subagents")];
@@ -16,14 +17,10 @@ const FIRST_ANSWER = "CHILD-FIRST-ANSWER secret=42";
 const FOLLOW_UP = "FOLLOW-UP which secret did you report?";
 
 describe.each(PI_LINES)("subagents resume on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-		server = undefined;
-	});
+	const startServer = useScriptedServers();
 
 	it("a parent resumed with -c continues a child of the earlier process on the child's own transcript", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req))
 				return req.lastUser.includes("FOLLOW-UP") ? { text: "CHILD-SECOND-ANSWER 42" } : { text: FIRST_ANSWER };
 			const lastUser = req.lastUser;
@@ -93,7 +90,7 @@ describe.each(PI_LINES)("subagents resume on $label", ({ line }) => {
 	it("a fork sees an oversized parent tool result as head + tail with a stored artifact holding all of it", async () => {
 		const big = ["BIG-FIRST", ...Array.from({ length: 1200 }, (_, i) => `entry ${i} ${"w".repeat(30)}`), "BIG-LAST"];
 		const bigText = big.join("\n");
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) return { text: "child read it" };
 			const called = calledTools(req);
 			if (called.length === 0) return { toolCalls: [{ name: "read", arguments: { path: "big.txt" } }] };

@@ -4,9 +4,10 @@
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, startPiRpc, toolResults } from "../fixtures/pi-runner.ts";
-import { type ChatRequest, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import type { ChatRequest } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { expectWaitThenRead, spawnWaitReadScript } from "./long-answer-scenario.ts";
 import {
 	artifactFacts,
@@ -59,14 +60,10 @@ function expectProjected(text: string, answer: string, begin: string, end: strin
 }
 
 describe.each(PI_LINES)("subagents on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-		server = undefined;
-	});
+	const startServer = useScriptedServers();
 
 	it("1a: a 37 KB answer via subagent_wait is ≤ 16 KiB head+tail, and the footer's read returns the omitted lines", async () => {
-		server = await startScriptedServer(spawnWaitReadScript(childAnswer, spawnAll(["long"]).toolCalls[0].arguments));
+		const server = await startServer(spawnWaitReadScript(childAnswer, spawnAll(["long"]).toolCalls[0].arguments));
 		const sandbox = makeSandbox({ server });
 		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
 		expect(run.exitCode, run.stderr).toBe(0);
@@ -84,7 +81,7 @@ describe.each(PI_LINES)("subagents on $label", ({ line }) => {
 
 	/** Scenario 1b's run: one long child answer delivered automatically; its message as the parent's model got it. */
 	async function deliverLongAutomatically(headroomConfig?: Record<string, unknown>) {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) return { text: childAnswer(req), delayMs: 600 };
 			const called = calledTools(req);
 			if (called.length === 0) return spawnAll(["long"]);
@@ -136,7 +133,7 @@ describe.each(PI_LINES)("subagents on $label", ({ line }) => {
 	});
 
 	it("2: four 21,333-byte answers in one wait: ≤ 48 KiB, 4/4 BEGIN+END, 4/4 omission marks, 4/4 own artifacts", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) return { text: childAnswer(req) };
 			const called = calledTools(req);
 			if (called.length === 0) return spawnAll(TAGS.map((t) => `quarter-${t}`));
@@ -162,7 +159,7 @@ describe.each(PI_LINES)("subagents on $label", ({ line }) => {
 	});
 
 	it("3: four children finishing while the parent works arrive as one automatic batch ≤ 48 KiB", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) return { text: childAnswer(req) };
 			const called = calledTools(req);
 			if (called.length === 0) return spawnAll(TAGS.map((t) => `quarter-${t}`));
@@ -190,7 +187,7 @@ describe.each(PI_LINES)("subagents on $label", ({ line }) => {
 	it("4: low headroom shrinks per-result budgets (never below the minimum window); an unusable reading falls back to static caps", async () => {
 		const windowTokens = 128_000;
 		let promptTokens = 0;
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) return { text: childAnswer(req) };
 			const called = calledTools(req);
 			if (called.length === 0) return spawnAll(TAGS.map((t) => `quarter-${t}`));
@@ -222,7 +219,7 @@ describe.each(PI_LINES)("subagents on $label", ({ line }) => {
 	});
 
 	it("5: a short answer arrives verbatim and writes no artifact", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (isChild(req)) return { text: childAnswer(req) };
 			const called = calledTools(req);
 			if (called.length === 0) return spawnAll(["short"]);

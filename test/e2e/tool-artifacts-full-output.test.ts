@@ -6,24 +6,21 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { bigReport } from "../fixtures/extensions/head-tail-tool.ts";
 import { extensionPath, makeSandbox, PI_LINES, REPO_ROOT, runPiPrint } from "../fixtures/pi-runner.ts";
-import { messageText, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import { messageText } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 
 const TOOL = join(REPO_ROOT, "test/fixtures/extensions/head-tail-tool.ts");
 const ROWS = 20_000;
 const STORED = /\[Full output stored: (.+) — page it with read/;
 
 describe.each(PI_LINES)("tool outputs saved by another tool's full-output file on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-		server = undefined;
-	});
+	const startServer = useScriptedServers();
 
 	it("stores the complete output named in details.fullOutputPath, not the head + tail shown", async () => {
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (!req.body.messages.some((m) => m.role === "tool"))
 				return { toolCalls: [{ name: "big_report", arguments: { rows: ROWS } }] };
 			return { text: "done" };
@@ -79,15 +76,11 @@ process.stdin.on("data", (data) => {
 `;
 
 describe("Pi 1.x's built-in MCP against a local stdio server (1.x only)", () => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-		server = undefined;
-	});
+	const startServer = useScriptedServers();
 
 	it("stores the MCP tool's complete output, which Pi's MCP cut head + tail and saved", async () => {
 		const MCP_TOOL = "mcp__tiny__big";
-		server = await startScriptedServer((req) => {
+		const server = await startServer((req) => {
 			if (!req.body.messages.some((m) => m.role === "tool")) return { toolCalls: [{ name: MCP_TOOL, arguments: {} }] };
 			return { text: "done" };
 		});

@@ -1,14 +1,9 @@
 import { mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
-import {
-	type ChatRequest,
-	messageText,
-	type ScriptedReply,
-	type ScriptedServer,
-	startScriptedServer,
-} from "../fixtures/scripted-server.ts";
+import { type ChatRequest, messageText, type ScriptedReply } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 
 const EXTENSION = extensionPath("tool-artifacts");
 const REDOS_COMMAND = "for i in 1 2 3 4 5 6 7 8 9 10; do head -c 30000 /dev/zero | tr '\\0' a; echo b; done";
@@ -45,13 +40,10 @@ const summaryInput = (req: ChatRequest) => {
 };
 
 describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
-	let server: ScriptedServer | undefined;
-	afterEach(async () => {
-		await server?.close();
-	});
+	const startServer = useScriptedServers();
 
 	it("bash seq 1 200000: stub, exact artifact, recall by pattern, read by offset", async () => {
-		server = await startScriptedServer((req): ScriptedReply => {
+		const server = await startServer((req): ScriptedReply => {
 			const tools = toolMessages(req);
 			if (tools.length === 0) return { toolCalls: [{ name: "bash", arguments: { command: "seq 1 200000" } }] };
 			if (tools.length === 1) {
@@ -118,7 +110,7 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 	});
 
 	it("a by-name toolArtifacts.stub.command override (bytes, lines, head share) is the stub the model sees", async () => {
-		server = await startScriptedServer((req): ScriptedReply => {
+		const server = await startServer((req): ScriptedReply => {
 			if (toolMessages(req).length === 0)
 				return { toolCalls: [{ name: "bash", arguments: { command: "seq 1 20000" } }] };
 			return { text: "done" };
@@ -148,7 +140,7 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 	});
 
 	it("a cache folder planted as a symlink: the stub says NOT stored, why, and pages Pi's full-output file", async () => {
-		server = await startScriptedServer((req): ScriptedReply => {
+		const server = await startServer((req): ScriptedReply => {
 			const tools = toolMessages(req);
 			if (tools.length === 0) return { toolCalls: [{ name: "bash", arguments: { command: "seq 1 200000" } }] };
 			if (tools.length === 1) {
@@ -196,7 +188,7 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 	});
 
 	it("a scripted summary model writes the stub's body with temperature 0.3, 2,048 tokens, ≤ 50,000 chars", async () => {
-		server = await startScriptedServer((req): ScriptedReply => {
+		const server = await startServer((req): ScriptedReply => {
 			if (isSummaryRequest(req))
 				return {
 					text: "SUMMARY-7f3: the numbers 1 to 200000, one per line; exit 0.",
@@ -239,7 +231,7 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 	] as Array<[string, ScriptedReply, string]>)(
 		"summary model %s → the type's head/tail excerpt with an omission marker",
 		async (_label, failure, reason) => {
-			server = await startScriptedServer((req): ScriptedReply => {
+			const server = await startServer((req): ScriptedReply => {
 				if (isSummaryRequest(req)) return failure;
 				if (toolMessages(req).length === 0) {
 					return {
@@ -270,7 +262,7 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 	);
 
 	it("a recall pattern that backtracks without end is stopped with advice; the run goes on", async () => {
-		server = await startScriptedServer((req): ScriptedReply => {
+		const server = await startServer((req): ScriptedReply => {
 			const tools = toolMessages(req);
 			if (tools.length === 0) {
 				return {
@@ -300,7 +292,7 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 			{ name: "bash", id: "call_large", arguments: { command: "head -c 20000 /dev/zero | tr '\\0' b" } },
 			{ name: "bash", id: "call_mid", arguments: { command: "head -c 14000 /dev/zero | tr '\\0' c" } },
 		];
-		server = await startScriptedServer((req): ScriptedReply => {
+		const server = await startServer((req): ScriptedReply => {
 			if (toolMessages(req).length === 0) return { toolCalls: calls };
 			return { text: "done" };
 		});

@@ -16,12 +16,8 @@ import {
 	type Sandbox,
 	type SandboxOptions,
 } from "../fixtures/pi-runner.ts";
-import {
-	type ChatRequest,
-	type ScriptedReply,
-	type ScriptedServer,
-	startScriptedServer,
-} from "../fixtures/scripted-server.ts";
+import type { ChatRequest, Script, ScriptedReply, ScriptedServer } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { isChild, numberedAnswer } from "./subagents-support.ts";
 
 /** Upper bound for any one screen state to appear, in milliseconds (generous: two shared cores, other tests). */
@@ -196,7 +192,7 @@ export function tuiExtensions(): string[] {
 /** One TUI test's start: the scripted model, the sandbox around it and Pi's interactive CLI under tmux. */
 export interface TuiStartOptions {
 	/** The scripted model's replies. */
-	script: Parameters<typeof startScriptedServer>[0];
+	script: Script;
 	/** Sandbox options besides the server (headroom.json, settings). */
 	sandbox?: Omit<SandboxOptions, "server">;
 	/** Extension paths (default: tuiExtensions()). */
@@ -221,19 +217,18 @@ export interface TuiRun {
  * server) is killed and the model server closed, passed or failed.
  */
 export function useTuiRuns(line: PiLine) {
-	let server: ScriptedServer | undefined;
+	// Registered first, so it runs last (vitest runs afterEach hooks in reverse): pi goes before its model server.
+	const startServer = useScriptedServers();
 	let pi: TmuxPi | undefined;
 	let last: { sandbox: Sandbox; extensions: string[]; socket: string } | undefined;
-	afterEach(async () => {
+	afterEach(() => {
 		pi?.kill();
 		pi = undefined;
-		await server?.close();
-		server = undefined;
 		last = undefined;
 	});
 	return {
 		async start(opts: TuiStartOptions): Promise<TuiRun> {
-			server = await startScriptedServer(opts.script);
+			const server = await startServer(opts.script);
 			const sandbox = makeSandbox({ server, ...opts.sandbox });
 			const extensions = opts.extensions ?? tuiExtensions();
 			const socket = uniqueSocket(`${opts.tag}${line.replace(".", "")}`);

@@ -6,22 +6,19 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { AuthStorage, ModelRegistry, SessionManager } from "@mariozechner/pi-coding-agent";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createInProcessBackend } from "../../extensions/subagents/backend.ts";
 import type { ChildEvent } from "../../extensions/subagents/manager.ts";
 import { missingSessionFileError } from "../../extensions/subagents/prompt.ts";
 import { makeSandbox } from "../fixtures/pi-runner.ts";
-import { messageText, type ScriptedServer, startScriptedServer } from "../fixtures/scripted-server.ts";
+import { messageText, type Script } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 
 const TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
-let server: ScriptedServer | undefined;
-afterEach(async () => {
-	await server?.close();
-	server = undefined;
-});
+const startServer = useScriptedServers();
 
-async function setup(script: Parameters<typeof startScriptedServer>[0]) {
-	server = await startScriptedServer(script);
+async function setup(script: Script) {
+	const server = await startServer(script);
 	const sandbox = makeSandbox({ server });
 	const registry = ModelRegistry.create(
 		AuthStorage.create(join(sandbox.agentDir, "auth.json")),
@@ -30,12 +27,12 @@ async function setup(script: Parameters<typeof startScriptedServer>[0]) {
 	const model = registry.find("mock", "mock-model");
 	const sessionDir = join(sandbox.agentDir, "sessions", "parent", "subagents");
 	const backend = createInProcessBackend({ agentDir: sandbox.agentDir, modelRegistry: registry, sessionDir });
-	return { sandbox, model, backend, sessionDir };
+	return { server, sandbox, model, backend, sessionDir };
 }
 
 describe("in-process backend (Pi 0.73 SDK)", () => {
 	it("runs a real session: tools, system addition, normalized events, a resumable session file", async () => {
-		const { sandbox, model, backend, sessionDir } = await setup((req) =>
+		const { server, sandbox, model, backend, sessionDir } = await setup((req) =>
 			req.last?.role === "tool"
 				? { text: "listing seen; ANSWER-42", promptTokens: 777 }
 				: { toolCalls: [{ name: "ls", arguments: {} }] },
@@ -49,8 +46,8 @@ describe("in-process backend (Pi 0.73 SDK)", () => {
 		const last = messages[messages.length - 1] as { role: string; content: Array<{ text?: string }> };
 		expect(last.role).toBe("assistant");
 		expect(last.content.map((c) => c.text ?? "").join("")).toBe("listing seen; ANSWER-42");
-		expect([...server!.requests[0].toolNames].sort()).toEqual([...TOOLS].sort());
-		expect(server!.requests[0].system).toContain("SYSTEM-ADDITION-X");
+		expect([...server.requests[0].toolNames].sort()).toEqual([...TOOLS].sort());
+		expect(server.requests[0].system).toContain("SYSTEM-ADDITION-X");
 		expect(events.filter((e) => e.type === "tool_start").map((e) => (e as { name: string }).name)).toEqual(["ls"]);
 		expect(events.filter((e) => e.type === "tool_end")).toEqual([{ type: "tool_end", name: "ls", isError: false }]);
 		expect(events.filter((e) => e.type === "turn_end").length).toBe(2);
@@ -95,7 +92,7 @@ describe("in-process backend (Pi 0.73 SDK)", () => {
 	});
 
 	it("reopens a child's session file: the next run's request carries its transcript, appended to the same file", async () => {
-		const { sandbox, model, backend } = await setup((req) =>
+		const { server, sandbox, model, backend } = await setup((req) =>
 			req.lastUser.includes("SECOND") ? { text: "second reply" } : { text: "first reply R-1" },
 		);
 		const first = await backend.create(
@@ -112,7 +109,7 @@ describe("in-process backend (Pi 0.73 SDK)", () => {
 		expect(again.sessionFile).toBe(file);
 		await again.prompt("SECOND task");
 		again.dispose();
-		const req = server!.requests[1];
+		const req = server.requests[1];
 		expect(req.system).toContain("BACK-AGAIN");
 		const convo = req.body.messages.filter((m) => m.role !== "system").map((m) => [m.role, messageText(m)]);
 		expect(convo).toEqual([
@@ -124,7 +121,7 @@ describe("in-process backend (Pi 0.73 SDK)", () => {
 	});
 
 	it("refuses a session file that is gone instead of starting an empty session", async () => {
-		const { sandbox, model, backend } = await setup(() => ({ text: "never" }));
+		const { server, sandbox, model, backend } = await setup(() => ({ text: "never" }));
 		const gone = join(sandbox.root, "no-such-session.jsonl");
 		await expect(
 			backend.create(
@@ -133,6 +130,6 @@ describe("in-process backend (Pi 0.73 SDK)", () => {
 			),
 		).rejects.toThrow(missingSessionFileError({ id: "sa-4", name: "sa-4" }, gone));
 		expect(existsSync(gone)).toBe(false);
-		expect(server!.requests.length).toBe(0);
+		expect(server.requests.length).toBe(0);
 	});
 });

@@ -3,47 +3,24 @@
  * discard is set (the patch stays in the store either way); once the patch is applied in the parent's tree
  * the worktree and branch go; children that are not isolated or still run are named, unknown ids refused.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cleanupTool } from "../../extensions/subagents/cleanup.ts";
-import { createWorktree, probeRepository, type Worktree } from "../../extensions/subagents/isolation.ts";
-import { git, gitTestEnv, makeGitRepo } from "../fixtures/git-repo.ts";
-import { makeTestDir } from "../fixtures/test-dirs.ts";
-import { fakeWorld, until } from "./subagents-fakes.ts";
+import { createWorktree, type Worktree } from "../../extensions/subagents/isolation.ts";
+import { fakeWorld, spawnChild, until } from "./subagents-fakes.ts";
+import { probeOk, useGitCases } from "./subagents-git.ts";
 
-const base = makeTestDir("subagents-cleanup");
-const savedEnv = { ...process.env };
-beforeAll(() => {
-	Object.assign(process.env, gitTestEnv(base));
-});
-afterAll(() => {
-	for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
-	Object.assign(process.env, savedEnv);
-});
+const cases = useGitCases("subagents-cleanup");
 
-let n = 0;
 async function world() {
-	const root = join(base, `case-${++n}`);
-	mkdirSync(root);
-	const repo = join(root, "repo");
-	makeGitRepo(repo, { "a.txt": "one\n" }, gitTestEnv(base));
+	const { root, repoDir: repo } = cases.repo({ "a.txt": "one\n" });
 	const w = fakeWorld({ root });
-	const probe = await probeRepository(repo);
-	if (!probe.ok) throw new Error(probe.reason);
+	const facts = await probeOk(repo);
 	const make = async (name: string): Promise<Worktree> =>
-		createWorktree({ repo: probe.repo, root: join(w.env.agentDir, "worktrees"), trustedRoot: w.env.agentDir, name });
+		createWorktree({ repo: facts, root: join(w.env.agentDir, "worktrees"), trustedRoot: w.env.agentDir, name });
 	const settledChild = async (worktree?: Worktree) => {
-		const child = w.manager.spawn({
-			prompt: "t",
-			modelLabel: "mock/mock-model",
-			model: {},
-			tools: [],
-			cwd: worktree?.cwd ?? root,
-			context: "fresh",
-			systemAppend: [],
-			worktree,
-		});
+		const child = spawnChild(w, { prompt: "t", cwd: worktree?.cwd ?? root, worktree });
 		await until(() => w.backend.started(child.id));
 		w.backend.finish(child.id, "done");
 		await until(() => child.state === "completed");
@@ -71,7 +48,7 @@ describe("subagent_cleanup", () => {
 		);
 		expect(existsSync(wt.path)).toBe(false);
 		expect(existsSync(patch)).toBe(true);
-		expect(git(w.repo, ["branch", "--list", wt.branch], gitTestEnv(base)).trim()).toBe("");
+		expect(cases.git(w.repo, ["branch", "--list", wt.branch]).trim()).toBe("");
 		expect((await w.cleanup([child.id])).content[0].text).toContain("its worktree was already removed");
 	});
 
@@ -83,7 +60,7 @@ describe("subagent_cleanup", () => {
 		const [a, b] = [await w.settledChild(merged), await w.settledChild(idle)];
 		const kept = await w.cleanup([a.id]);
 		const patch = /Apply (\S+) with/.exec(kept.content[0].text)![1];
-		git(w.repo, ["apply", patch], gitTestEnv(base));
+		cases.git(w.repo, ["apply", patch]);
 		const result = await w.cleanup([a.id, b.id]);
 		expect(result.content[0].text.split("\n")).toEqual([
 			`${a.id} "t": worktree and branch removed (its changes are in your working tree); its patch stays at ${patch}.`,
@@ -95,16 +72,7 @@ describe("subagent_cleanup", () => {
 	it("names children that are not isolated or still running, and refuses unknown ids", async () => {
 		const w = await world();
 		const plain = await w.settledChild();
-		const running = w.manager.spawn({
-			prompt: "t",
-			modelLabel: "m",
-			model: {},
-			tools: [],
-			cwd: w.root,
-			context: "fresh",
-			systemAppend: [],
-			worktree: await w.make("sa-9-cccc"),
-		});
+		const running = spawnChild(w, { prompt: "t", modelLabel: "m", worktree: await w.make("sa-9-cccc") });
 		const text = (await w.cleanup([plain.id, running.id])).content[0].text;
 		expect(text).toContain(`${plain.id} "t": not isolated; nothing to remove.`);
 		expect(text).toContain(`${running.id} "t": still running; cancel it or wait for it first.`);

@@ -4,11 +4,11 @@
  * must reach the parent once; the other path must say it was already delivered and name an
  * artifact that exists and holds the full text.
  */
-import { existsSync, readFileSync, rmSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { existsSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
 import { DELIVERED_ENTRY, deliverPending } from "../../extensions/subagents/delivery.ts";
 import { consumeResults, waitTool } from "../../extensions/subagents/tools.ts";
-import { type FakeWorld, fakeWorld, until } from "./subagents-fakes.ts";
+import { type FakeWorld, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 /** About 40 KB: over every per-result cap, so whoever delivers it stores an artifact. */
 const LONG = [
@@ -19,26 +19,11 @@ const LONG = [
 const FOOTER_PATH = /read\(path="([^"]+)"/;
 const ALREADY_PATH = /full text: (\S+)\.$/m;
 
-const worlds: FakeWorld[] = [];
-afterEach(async () => {
-	for (const w of worlds.splice(0)) {
-		await w.manager.shutdown();
-		rmSync(w.root, { recursive: true, force: true });
-	}
-});
+const newWorld = useFakeWorlds();
 
 async function spawnedWorld(): Promise<{ world: FakeWorld; id: string }> {
-	const world = fakeWorld();
-	worlds.push(world);
-	const child = world.manager.spawn({
-		prompt: "long task",
-		modelLabel: "mock/mock-model",
-		model: {},
-		tools: ["read"],
-		cwd: world.root,
-		context: "fresh",
-		systemAppend: [],
-	});
+	const world = newWorld();
+	const child = spawnChild(world, { prompt: "long task", tools: ["read"] });
 	await until(() => world.backend.started(child.id));
 	return { world, id: child.id };
 }

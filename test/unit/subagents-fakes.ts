@@ -3,8 +3,9 @@
  * sends and appends, a context without UI, a backend whose runs end when the test says so, and an
  * Env wired to a real artifact store in a private folder.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { afterEach } from "vitest";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import type { ChildRecord } from "../../extensions/subagents/domain.ts";
@@ -16,6 +17,7 @@ import {
 	type ManagerLimits,
 	SubagentManager,
 } from "../../extensions/subagents/manager.ts";
+import type { SpawnRequest } from "../../extensions/subagents/requests.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 export const FAKE_LIMITS: ManagerLimits = {
@@ -79,18 +81,38 @@ export function tempRoot(prefix: string): string {
 	return makeTestDir(prefix.replace(/-$/, ""));
 }
 
-export function fakeWorld(
-	options: {
-		config?: HeadroomConfig;
-		models?: Array<{ provider: string; id: string; contextWindow?: number; maxTokens?: number }>;
-		/** Models with credentials (default: all of them); the session runs on models[0] either way. */
-		available?: Array<{ provider: string; id: string }>;
-		/** Whether the parent has a UI (default false, as in print mode). */
-		hasUI?: boolean;
-		sessionManager?: unknown;
-		root?: string;
-	} = {},
-): FakeWorld {
+export interface FakeWorldOptions {
+	config?: HeadroomConfig;
+	models?: Array<{ provider: string; id: string; contextWindow?: number; maxTokens?: number }>;
+	/** Models with credentials (default: all of them); the session runs on models[0] either way. */
+	available?: Array<{ provider: string; id: string }>;
+	/** Whether the parent has a UI (default false, as in print mode). */
+	hasUI?: boolean;
+	sessionManager?: unknown;
+	root?: string;
+}
+
+/**
+ * Fake worlds for one test file (call once, at its top level): the returned function makes one like fakeWorld,
+ * `defaults` under its own options, and after each test every world it made has its manager shut down and its
+ * folder removed, passed or failed.
+ */
+export function useFakeWorlds(defaults: FakeWorldOptions = {}): (options?: FakeWorldOptions) => FakeWorld {
+	const worlds: FakeWorld[] = [];
+	afterEach(async () => {
+		for (const w of worlds.splice(0)) {
+			await w.manager.shutdown();
+			rmSync(w.root, { recursive: true, force: true });
+		}
+	});
+	return (options = {}) => {
+		const w = fakeWorld({ ...defaults, ...options });
+		worlds.push(w);
+		return w;
+	};
+}
+
+export function fakeWorld(options: FakeWorldOptions = {}): FakeWorld {
 	const root = options.root ?? tempRoot("subagents-fake-");
 	const sent: FakeWorld["sent"] = [];
 	const entries: FakeWorld["entries"] = [];
@@ -135,6 +157,22 @@ export function fakeWorld(
 }
 
 /** Resolve once `check` holds, polling on timers (children start on later ticks). */
+/**
+ * Spawn a child in the world's manager: a plain request (the mock model, no tools, a fresh context in the world's
+ * root, no system addition) with `request`'s fields over it.
+ */
+export function spawnChild(w: FakeWorld, request: Partial<SpawnRequest> & { prompt: string }): ChildRecord {
+	return w.manager.spawn({
+		modelLabel: "mock/mock-model",
+		model: {},
+		tools: [],
+		cwd: w.root,
+		context: "fresh",
+		systemAppend: [],
+		...request,
+	});
+}
+
 export async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
 	const start = Date.now();
 	while (!check()) {

@@ -14,7 +14,7 @@ import {
 	writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
 	captureChanges,
 	createWorktree,
@@ -22,40 +22,27 @@ import {
 	parseNumstat,
 	patchContainedIn,
 	probeRepository,
-	type RepoFacts,
 	removeWorktree,
 } from "../../extensions/subagents/isolation.ts";
-import { git, gitTestEnv, makeGitRepo } from "../fixtures/git-repo.ts";
-import { makeTestDir } from "../fixtures/test-dirs.ts";
+import { probeOk, useGitCases } from "./subagents-git.ts";
 
-const base = makeTestDir("subagents-isolation");
-const savedEnv = { ...process.env };
+const cases = useGitCases("subagents-isolation");
+const git = cases.git;
 
-beforeAll(() => {
-	Object.assign(process.env, gitTestEnv(base));
-});
-afterAll(() => {
-	for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
-	Object.assign(process.env, savedEnv);
-});
-
-let n = 0;
+type Case = ReturnType<typeof fresh>;
 function fresh(files: Record<string, string> = { "a.txt": "one\ntwo\nthree\n", "src/b.ts": "export const b = 1;\n" }) {
-	const root = join(base, `case-${++n}`);
-	const repoDir = join(root, "repo");
-	makeGitRepo(repoDir, files, gitTestEnv(base));
+	const { root, repoDir } = cases.repo(files);
 	const agentDir = join(root, "agent");
 	mkdirSync(agentDir);
 	return { root, repoDir, agentDir, worktrees: join(agentDir, "cache", "headroom", "worktrees") };
 }
 
-async function probeOk(cwd: string): Promise<RepoFacts> {
-	const probe = await probeRepository(cwd);
-	if (!probe.ok) throw new Error(probe.reason);
-	return probe.repo;
+/** A child's worktree `name` of the case's repository at HEAD, in the case's worktrees folder. */
+async function worktreeOf(t: Case, name: string) {
+	return createWorktree({ repo: await probeOk(t.repoDir), root: t.worktrees, trustedRoot: t.agentDir, name });
 }
 
-const status = (dir: string) => git(dir, ["status", "--porcelain", "--untracked-files=all"], gitTestEnv(base));
+const status = (dir: string) => git(dir, ["status", "--porcelain", "--untracked-files=all"]);
 const indexBytes = (dir: string) => readFileSync(join(dir, ".git", "index"));
 
 describe("probeRepository", () => {
@@ -70,7 +57,7 @@ describe("probeRepository", () => {
 		expect(!outside.ok && outside.reason).toMatch(/is not inside a git repository/);
 		const unborn = join(t.root, "unborn");
 		mkdirSync(unborn);
-		git(unborn, ["init", "--quiet"], gitTestEnv(base));
+		git(unborn, ["init", "--quiet"]);
 		const empty = await probeRepository(unborn);
 		expect(!empty.ok && empty.reason).toMatch(/has no commit yet \(HEAD is unborn\); commit first/);
 	});
@@ -86,7 +73,7 @@ describe("probeRepository", () => {
 		expect(indexBytes(t.repoDir).equals(index)).toBe(true);
 		expect(repo.toplevel).toBe(t.repoDir);
 		expect(repo.relCwd).toBe("src");
-		expect(repo.head).toBe(git(t.repoDir, ["rev-parse", "HEAD"], gitTestEnv(base)).trim());
+		expect(repo.head).toBe(git(t.repoDir, ["rev-parse", "HEAD"]).trim());
 		expect(repo.uncommitted).toBe(2);
 	});
 });
@@ -106,7 +93,7 @@ describe("a child's worktree", () => {
 		// From HEAD: the parent's uncommitted edit is not carried.
 		expect(readFileSync(join(wt.path, "a.txt"), "utf8")).toBe("one\ntwo\nthree\n");
 		expect(wt.parentUncommitted).toBe(1);
-		expect(git(t.repoDir, ["branch", "--list", wt.branch], gitTestEnv(base))).toContain(wt.branch);
+		expect(git(t.repoDir, ["branch", "--list", wt.branch])).toContain(wt.branch);
 		expect(status(t.repoDir)).toBe(before.status);
 		expect(indexBytes(t.repoDir).equals(before.index)).toBe(true);
 	});
@@ -114,12 +101,7 @@ describe("a child's worktree", () => {
 	it("captures edits, deletions, untracked and binary files and commits as one patch that applies in the parent", async () => {
 		const t = fresh({ "a.txt": "one\ntwo\nthree\n", "gone.txt": "bye\n", "src/b.ts": "export const b = 1;\n" });
 		const before = { status: status(t.repoDir), index: indexBytes(t.repoDir) };
-		const wt = await createWorktree({
-			repo: await probeOk(t.repoDir),
-			root: t.worktrees,
-			trustedRoot: t.agentDir,
-			name: "sa-2-abc",
-		});
+		const wt = await worktreeOf(t, "sa-2-abc");
 		writeFileSync(join(wt.path, "a.txt"), "one\nTWO\nthree\nfour\n");
 		unlinkSync(join(wt.path, "gone.txt"));
 		writeFileSync(join(wt.path, "fresh dir-ü.txt"), "new\nfile\n");
@@ -128,8 +110,8 @@ describe("a child's worktree", () => {
 		writeFileSync(join(wt.path, "ignored.log"), "not part of the work\n");
 		mkdirSync(join(wt.path, "src", "deep"), { recursive: true });
 		writeFileSync(join(wt.path, "src", "deep", "c.ts"), "export const c = 2;\n");
-		git(wt.path, ["add", "src/deep/c.ts"], gitTestEnv(base));
-		git(wt.path, ["commit", "--quiet", "--no-gpg-sign", "-m", "child commit"], gitTestEnv(base));
+		git(wt.path, ["add", "src/deep/c.ts"]);
+		git(wt.path, ["commit", "--quiet", "--no-gpg-sign", "-m", "child commit"]);
 		const childStatus = status(wt.path);
 		const changes = await captureChanges(wt);
 		expect(changes.commits).toBe(1);
@@ -150,39 +132,29 @@ describe("a child's worktree", () => {
 		expect(indexBytes(t.repoDir).equals(before.index)).toBe(true);
 		const patchFile = join(t.root, "child.patch");
 		writeFileSync(patchFile, changes.patch);
-		git(t.repoDir, ["apply", "--check", patchFile], gitTestEnv(base));
+		git(t.repoDir, ["apply", "--check", patchFile]);
 		expect(await patchContainedIn(patchFile, t.repoDir)).toBe(false);
-		git(t.repoDir, ["apply", patchFile], gitTestEnv(base));
+		git(t.repoDir, ["apply", patchFile]);
 		expect(readFileSync(join(t.repoDir, "blob.bin")).equals(Buffer.from([0, 1, 2, 255, 0, 7]))).toBe(true);
 		expect(await patchContainedIn(patchFile, t.repoDir)).toBe(true);
 	});
 
 	it("reports no change for an untouched worktree, and removal takes the folder and the branch", async () => {
 		const t = fresh();
-		const wt = await createWorktree({
-			repo: await probeOk(t.repoDir),
-			root: t.worktrees,
-			trustedRoot: t.agentDir,
-			name: "sa-3-abc",
-		});
+		const wt = await worktreeOf(t, "sa-3-abc");
 		expect(await captureChanges(wt)).toEqual({ files: [], patch: "", patchIsUtf8: true, commits: 0 });
 		await removeWorktree(wt);
 		expect(existsSync(wt.path)).toBe(false);
-		expect(git(t.repoDir, ["branch", "--list", wt.branch], gitTestEnv(base)).trim()).toBe("");
-		expect(git(t.repoDir, ["worktree", "list", "--porcelain"], gitTestEnv(base))).not.toContain(wt.path);
+		expect(git(t.repoDir, ["branch", "--list", wt.branch]).trim()).toBe("");
+		expect(git(t.repoDir, ["worktree", "list", "--porcelain"])).not.toContain(wt.path);
 	});
 
 	it("an edit right after checkout that keeps the file's size is still seen (git's racy-clean check)", async () => {
 		const t = fresh({ "a.txt": "alpha\n" });
-		const wt = await createWorktree({
-			repo: await probeOk(t.repoDir),
-			root: t.worktrees,
-			trustedRoot: t.agentDir,
-			name: "sa-9-abc",
-		});
+		const wt = await worktreeOf(t, "sa-9-abc");
 		// Same size, and the same mtime (to the second) git recorded at checkout: only the racy-clean check sees it,
 		// which needs the index's own mtime; a second later, a fresh copy of the index would hide the edit.
-		const recorded = /mtime: (\d+):/.exec(git(wt.path, ["ls-files", "--debug", "a.txt"], gitTestEnv(base)))![1];
+		const recorded = /mtime: (\d+):/.exec(git(wt.path, ["ls-files", "--debug", "a.txt"]))![1];
 		writeFileSync(join(wt.path, "a.txt"), "fixed\n");
 		utimesSync(join(wt.path, "a.txt"), Number(recorded), Number(recorded));
 		await new Promise((r) => setTimeout(r, 1100));
@@ -192,12 +164,7 @@ describe("a child's worktree", () => {
 
 	it("a change in another encoding is reported as a patch that is not UTF-8, never mangled", async () => {
 		const t = fresh();
-		const wt = await createWorktree({
-			repo: await probeOk(t.repoDir),
-			root: t.worktrees,
-			trustedRoot: t.agentDir,
-			name: "sa-8-abc",
-		});
+		const wt = await worktreeOf(t, "sa-8-abc");
 		writeFileSync(join(wt.path, "latin1.txt"), Buffer.from("caf\xe9\n", "latin1"));
 		const changes = await captureChanges(wt);
 		expect(changes.files).toEqual([{ path: "latin1.txt", status: "added", added: 1, removed: 0 }]);
@@ -224,7 +191,7 @@ describe("a child's worktree", () => {
 
 	it("a failing git worktree add (branch taken) throws git's reason and leaves no folder", async () => {
 		const t = fresh();
-		git(t.repoDir, ["branch", "headroom/sa-6-abc"], gitTestEnv(base));
+		git(t.repoDir, ["branch", "headroom/sa-6-abc"]);
 		const repo = await probeOk(t.repoDir);
 		await expect(
 			createWorktree({ repo, root: t.worktrees, trustedRoot: t.agentDir, name: "sa-6-abc" }),

@@ -4,16 +4,16 @@
  * resumed child gets the same bounded list. Also the wording of spawn/queue/re-run texts in print mode
  * (no UI: single-shot, call subagent_wait) versus with a UI, and singular/plural in result texts.
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DELIVERED_ENTRY, restoreFromSession, SETTLED_ENTRY } from "../../extensions/subagents/delivery.ts";
 import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import { MODEL_CHOICES_SHOWN } from "../../extensions/subagents/domain.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { badToolsError } from "../../extensions/subagents/prompt-spawn.ts";
 import { cancelTool, sendTool, spawnTool } from "../../extensions/subagents/tools.ts";
-import { childRecord, type FakeWorld, fakeWorld, tempRoot, until } from "./subagents-fakes.ts";
+import { childRecord, type FakeWorld, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 type Model = { provider: string; id: string; contextWindow: number; maxTokens: number };
 const model = (provider: string, id: string): Model => ({ provider, id, contextWindow: 128_000, maxTokens: 4096 });
@@ -36,18 +36,7 @@ const USABLE_KEYS = new Set(USABLE.map((m) => `${m.provider}/${m.id}`));
 /** A generous bound: 20 choices of about 20 bytes plus the sentence around them. */
 const ERROR_MAX_BYTES = 1024;
 
-const worlds: FakeWorld[] = [];
-function world(options: Parameters<typeof fakeWorld>[0] = {}): FakeWorld {
-	const w = fakeWorld({ models: ALL, available: USABLE, ...options });
-	worlds.push(w);
-	return w;
-}
-afterEach(async () => {
-	for (const w of worlds.splice(0)) {
-		await w.manager.shutdown();
-		rmSync(w.root, { recursive: true, force: true });
-	}
-});
+const world = useFakeWorlds({ models: ALL, available: USABLE });
 
 async function spawnError(w: FakeWorld, spec: string): Promise<string> {
 	try {

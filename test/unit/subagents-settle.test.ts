@@ -4,9 +4,8 @@
  * returns ONE message draft plus its delivery record with `continue`, exactly once, and the automatic
  * `trigger` path stays out of such runs.
  */
-import { rmSync } from "node:fs";
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { singleShotMode } from "../../extensions/shared/host/pi-host.ts";
 import { DELIVERED_ENTRY, deliverPending, RESULT_MESSAGE_TYPE } from "../../extensions/subagents/delivery.ts";
 import { type ChildState, isSettled } from "../../extensions/subagents/domain.ts";
@@ -19,7 +18,7 @@ import {
 	type SettleState,
 	settleSingleShot,
 } from "../../extensions/subagents/settle.ts";
-import { childRecord, type FakeWorld, fakeWorld, until } from "./subagents-fakes.ts";
+import { childRecord, type FakeWorld, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const STATES: ChildState[] = ["queued", "starting", "running", "completed", "incomplete", "failed", "cancelled"];
 
@@ -108,31 +107,16 @@ describe("spawn text in a 1.x single-shot run", () => {
 	});
 });
 
-const worlds: FakeWorld[] = [];
-afterEach(async () => {
-	for (const w of worlds.splice(0)) {
-		await w.manager.shutdown();
-		rmSync(w.root, { recursive: true, force: true });
-	}
-});
+const newWorld = useFakeWorlds();
 
 function printWorld(): FakeWorld {
-	const world = fakeWorld();
-	worlds.push(world);
+	const world = newWorld();
 	(world.ctx as { mode?: string }).mode = "print";
 	return world;
 }
 
 function spawn(world: FakeWorld, prompt: string) {
-	return world.manager.spawn({
-		prompt,
-		modelLabel: "mock/mock-model",
-		model: {},
-		tools: ["read"],
-		cwd: world.root,
-		context: "fresh",
-		systemAppend: [],
-	});
+	return spawnChild(world, { prompt, tools: ["read"] });
 }
 
 const event = (entries: unknown[] = []) => ({ entries, continue: false, outcome: "completed" as const });
@@ -175,8 +159,7 @@ describe("settleSingleShot", () => {
 	});
 
 	it("does nothing with a UI or on Pi 0.73 (no ctx.mode): the automatic path delivers as before", async () => {
-		const world = fakeWorld();
-		worlds.push(world);
+		const world = newWorld();
 		const a = spawn(world, "task a");
 		await until(() => world.backend.started(a.id));
 		world.backend.finish(a.id, "RESULT-A");

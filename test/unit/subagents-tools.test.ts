@@ -5,10 +5,10 @@
  * from an earlier process on their own session files.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { trimMessages } from "../../extensions/context-trim/trim.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig, projectionHeadShare } from "../../extensions/shared/host/config.ts";
 import { messageBudget, TokenSizer, type TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
@@ -25,20 +25,9 @@ import {
 import { parentMessages } from "../../extensions/subagents/env.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { consumeResults, sendTool, spawnTool } from "../../extensions/subagents/tools.ts";
-import { type FakeWorld, fakeWorld, tempRoot, until } from "./subagents-fakes.ts";
+import { type FakeWorld, spawnChild, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
 
-const worlds: FakeWorld[] = [];
-function world(options: Parameters<typeof fakeWorld>[0] = {}): FakeWorld {
-	const w = fakeWorld(options);
-	worlds.push(w);
-	return w;
-}
-afterEach(async () => {
-	for (const w of worlds.splice(0)) {
-		await w.manager.shutdown();
-		rmSync(w.root, { recursive: true, force: true });
-	}
-});
+const world = useFakeWorlds();
 
 const READ_PATH = /read\(path="([^"]+)"/g;
 const paths = (text: string) => [...text.matchAll(READ_PATH)].map((m) => m[1]);
@@ -165,15 +154,7 @@ describe("projection.headShare from the configuration", () => {
 		const shapes: Array<{ head: number; tail: number }> = [];
 		for (const surface of ["wait", "auto"] as const) {
 			const w = world({ config: withHeadShare(share) });
-			const child = w.manager.spawn({
-				prompt: "numbers",
-				modelLabel: "mock/mock-model",
-				model: {},
-				tools: [],
-				cwd: w.root,
-				context: "fresh",
-				systemAppend: [],
-			});
+			const child = spawnChild(w, { prompt: "numbers" });
 			await until(() => w.backend.started(child.id));
 			w.backend.finish(child.id, NUMBERED);
 			await w.manager.waitFor([child.id], { mode: "all" });
@@ -304,16 +285,7 @@ describe("the settled entry", () => {
 		const w = world();
 		w.env.onSettled = (result, child) => persistSettled(w.env, result, child);
 		const prompt = `x${"😀".repeat(400)}`;
-		const child = w.manager.spawn({
-			prompt,
-			modelLabel: "mock/mock-model",
-			model: {},
-			tools: ["read"],
-			cwd: w.root,
-			thinking: "low",
-			context: "fork",
-			systemAppend: [],
-		});
+		const child = spawnChild(w, { prompt, tools: ["read"], thinking: "low", context: "fork" });
 		await until(() => w.backend.started(child.id));
 		w.backend.finish(child.id, "ok");
 		await w.manager.waitFor([child.id], { mode: "all" });

@@ -33,7 +33,8 @@ const TOKENS_PER_OTHER_BYTE = 0.4;
  */
 export const CONSERVATIVE_BYTES_PER_TOKEN = 2.5;
 
-// Character classes of the pre-tokenizer split. NONE closes any open run.
+// Character classes of the pre-tokenizer split. NONE is what follows a run at the end of the text
+// or before a code unit from U+0800 (those are charged one character at a time and close any run).
 const NONE = 0;
 const LETTER = 1;
 const DIGIT = 2;
@@ -41,11 +42,15 @@ const SPACE = 3;
 const NEWLINE = 4;
 const PUNCT = 5;
 
-/** Class of each ASCII code unit. */
-const ASCII_CLASS = (() => {
-	const table = new Uint8Array(128).fill(PUNCT);
+/**
+ * Class of each code unit below U+0800. Two-byte code points from U+00C0 are letters (Latin,
+ * Greek, Cyrillic, Hebrew, Arabic, …); U+0080–U+00BF, controls and NUL count as punctuation.
+ */
+const CLASS = (() => {
+	const table = new Uint8Array(0x800).fill(PUNCT);
 	for (let c = 65; c <= 90; c++) table[c] = LETTER;
 	for (let c = 97; c <= 122; c++) table[c] = LETTER;
+	for (let c = 0xc0; c < 0x800; c++) table[c] = LETTER;
 	for (let c = 48; c <= 57; c++) table[c] = DIGIT;
 	table[32] = SPACE;
 	table[9] = SPACE;
@@ -53,6 +58,17 @@ const ASCII_CLASS = (() => {
 	table[13] = NEWLINE;
 	return table;
 })();
+
+/**
+ * Stands for the code unit past the end of the text. It is read as a code unit from U+0800: in no
+ * run's class, so every scanning loop stops at it, and NONE to the run before it, as the end is.
+ */
+const END = 0x800;
+
+/** Class of code unit `c` as the run before it sees it. */
+function classOf(c: number): number {
+	return c < 0x800 ? CLASS[c] : NONE;
+}
 
 function isCjk(c: number): boolean {
 	return (
@@ -64,14 +80,18 @@ function isCjk(c: number): boolean {
 	);
 }
 
+/** Tokens for one letter piece of `bytes` UTF-8 bytes (a word, or one part of a camelCase word). */
+function letterCost(bytes: number): number {
+	return Math.ceil(bytes / LETTER_BYTES_PER_TOKEN);
+}
+
 /**
- * Tokens for one run of a single class. `next` is the class that follows it, since a single
- * leading space or punctuation character joins the next word in the tokenizer's split.
+ * Tokens for one run of `length` code units of DIGIT, SPACE, NEWLINE or PUNCT. `next` is the class
+ * that follows it, since a single leading space or punctuation character joins the next word in
+ * the tokenizer's split.
  */
-function runCost(cls: number, length: number, bytes: number, next: number): number {
+function runCost(cls: number, length: number, next: number): number {
 	switch (cls) {
-		case LETTER:
-			return Math.ceil(bytes / LETTER_BYTES_PER_TOKEN);
 		case DIGIT:
 			return Math.ceil(length / DIGITS_PER_TOKEN);
 		case PUNCT: {
@@ -97,56 +117,72 @@ function wideCharCost(c: number, pair: boolean): number {
 /**
  * Estimated o200k-style token count of `text`, rounded up. Linear time, no allocation.
  * Never more than the text's UTF-8 byte length (a byte-level BPE token holds at least one byte).
+ *
+ * The text is read one run at a time: a tight loop per run reads each code unit once, the run is
+ * charged once from where its loop stopped, and the code unit that stopped it starts the next
+ * run. Costs are added in text order, so the sum (which holds fractions for wide characters) is
+ * the one a character-at-a-time reading gives.
  */
 export function estimateTokens(text: string): number {
 	let tokens = 0;
-	let runClass = NONE;
-	let runLength = 0; // code units in the open run
-	let runBytes = 0; // UTF-8 bytes in the open run
-	let upperRun = 0; // consecutive capitals at the end of the open letter run
-	let prevLower = false;
 	const n = text.length;
-
-	for (let i = 0; i < n; i++) {
-		const c = text.charCodeAt(i);
-		let cls: number;
-		// Two-byte code points from U+00C0 are letters (Latin, Greek, Cyrillic, Hebrew, Arabic, …).
-		if (c < 0x80) cls = ASCII_CLASS[c];
-		else if (c < 0x800) cls = c >= 0xc0 ? LETTER : PUNCT;
-		else {
-			if (runLength > 0) tokens += runCost(runClass, runLength, runBytes, NONE);
-			runClass = NONE;
-			runLength = 0;
-			runBytes = 0;
-			upperRun = 0;
-			prevLower = false;
-			const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < n && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
-			tokens += wideCharCost(c, pair);
-			if (pair) i++;
+	let i = 0;
+	let c = n > 0 ? text.charCodeAt(0) : END; // always the code unit at i
+	while (i < n) {
+		if (c >= 0x800) {
+			// Characters of three or four UTF-8 bytes, each charged on its own; they close any run.
+			do {
+				if (c >= 0x4e00 && c <= 0x9fff) {
+					tokens += TOKENS_PER_CJK_CHAR; // the unified ideographs, most of any CJK text
+				} else {
+					const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < n && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+					tokens += wideCharCost(c, pair);
+					if (pair) i++;
+				}
+				c = ++i < n ? text.charCodeAt(i) : END;
+			} while (c >= 0x800 && i < n);
 			continue;
 		}
-
-		// camelCase and ACRONYMWord boundaries start a new piece, as the tokenizer's split does.
-		const upper = c >= 65 && c <= 90;
-		let boundary = cls !== runClass;
-		if (!boundary && cls === LETTER) boundary = upper ? prevLower : upperRun >= 2;
-		if (boundary) {
-			if (runLength > 0) tokens += runCost(runClass, runLength, runBytes, cls);
-			runClass = cls;
-			runLength = 0;
-			runBytes = 0;
+		const cls = CLASS[c];
+		if (cls !== LETTER) {
+			// Digits, blanks, newlines or punctuation: one loop to the run's end, one charge.
+			const start = i;
+			do c = ++i < n ? text.charCodeAt(i) : END;
+			while (c < 0x800 && CLASS[c] === cls);
+			tokens += runCost(cls, i - start, classOf(c));
+			continue;
 		}
-		runLength++;
-		runBytes += c < 0x80 ? 1 : 2;
-		if (cls === LETTER) {
-			upperRun = upper ? upperRun + 1 : 0;
-			prevLower = !upper;
-		} else {
-			upperRun = 0;
-			prevLower = false;
+		// A word, split into pieces at camelCase (`fooBar` → foo|Bar) as the tokenizer's split does,
+		// and before a lowercase letter that follows two or more capitals (`HTMLParser` →
+		// HTMLP|arser, the split the estimate is calibrated with). So a piece is a run of capitals,
+		// then the other letters after it unless two or more capitals came first.
+		for (;;) {
+			let bytes = 0;
+			while (c >= 65 && c <= 90) {
+				bytes++;
+				c = ++i < n ? text.charCodeAt(i) : END;
+			}
+			if (bytes >= 2 && ((c >= 97 && c <= 122) || (c >= 0xc0 && c < 0x800))) {
+				tokens += letterCost(bytes);
+				bytes = 0;
+			}
+			for (;;) {
+				if (c >= 97 && c <= 122) bytes += 1;
+				else if (c >= 0xc0 && c < 0x800) bytes += 2;
+				else break;
+				c = ++i < n ? text.charCodeAt(i) : END;
+			}
+			tokens += letterCost(bytes);
+			if (c >= 65 && c <= 90) continue; // a capital starts the word's next piece
+			// Prose: a single space before a lowercase word joins it and costs nothing, so step over
+			// it and go on with that word here.
+			if (c !== 32 || i + 1 >= n) break;
+			const d = text.charCodeAt(i + 1);
+			if (d < 97 || d > 122) break;
+			i++;
+			c = d;
 		}
 	}
-	if (runLength > 0) tokens += runCost(runClass, runLength, runBytes, NONE);
 	return Math.ceil(tokens);
 }
 
