@@ -15,8 +15,13 @@ export interface CallSpec {
 
 export class HistoryBuilder {
 	readonly messages: TranscriptMessage[] = [];
-	private clock = 1_700_000_000_000;
+	private clock: number;
 	private callId = 0;
+
+	/** @param startAt the clock of the first message (ms): histories of different sessions never share timestamps. */
+	constructor(startAt = 1_700_000_000_000) {
+		this.clock = startAt;
+	}
 
 	private tick(): number {
 		this.clock += 1000;
@@ -119,8 +124,11 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
 );
 
 /** Build a history from steps; the first step is always a user message (a task). */
-export function buildHistory(steps: Step[], options: { summary?: boolean } = {}): TranscriptMessage[] {
-	const b = new HistoryBuilder();
+export function buildHistory(
+	steps: Step[],
+	options: { summary?: boolean; startAt?: number } = {},
+): TranscriptMessage[] {
+	const b = new HistoryBuilder(options.startAt);
 	if (options.summary) b.compactionSummary(filler("summary", 600));
 	b.user(filler("TASK the original task statement", 300));
 	steps.forEach((step, i) => {

@@ -2,12 +2,14 @@
  * The hook's steady state: a long-lived TokenSizer re-cuts only what changed (segmentMessages reuses the
  * segments of its previous pass up to the last turn before the first changed message). Whatever happens
  * between two calls — growth, truncation, a message removed or inserted anywhere, a tool result that
- * arrives late behind another message, a text that changed — the segments must equal a fresh cut.
+ * arrives late behind another message — the segments must equal a fresh cut; after an old message is
+ * rewritten in place (same role and timestamp), within SHAPE_CHECK_STRIDE calls.
  */
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { fingerprintReady } from "../../extensions/shared/text/fingerprint.ts";
 import { segmentMessages, TokenSizer, type TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
+import { SHAPE_CHECK_STRIDE } from "../../extensions/shared/transcript/size.ts";
 import { buildHistory, filler, historyArb } from "./transcript-history.ts";
 
 beforeAll(async () => {
@@ -87,13 +89,38 @@ describe("segment reuse across calls", () => {
 					let serial = 0;
 					for (const edit of [{ kind: "same" as const }, ...edits]) {
 						list = apply(list, edit, source, serial++);
-						const cached = segmentMessages(structuredClone(list), sizer);
-						expect(cached).toEqual(segmentMessages(list));
+						const fresh = segmentMessages(list);
+						// an old message rewritten in place (same role and timestamp) is noticed within the stride
+						let cached = segmentMessages(structuredClone(list), sizer);
+						for (let pass = 1; edit.kind === "rewrite" && pass < SHAPE_CHECK_STRIDE; pass++)
+							cached = segmentMessages(structuredClone(list), sizer);
+						expect(cached).toEqual(fresh);
 					}
 				},
 			),
 			{ numRuns: 300 },
 		);
+	});
+
+	it("notices an old message rewritten in place within SHAPE_CHECK_STRIDE calls, and the newest at once", () => {
+		const source = buildHistory(Array.from({ length: 60 }, () => ({ kind: "user" as const, chars: 400 })));
+		const rewrite = (list: TranscriptMessage[], at: number, chars: number) =>
+			list.map((m, i) => (i === at ? { ...m, content: [{ type: "text", text: filler("rewritten", chars) }] } : m));
+		const sizer = new TokenSizer();
+		segmentMessages(structuredClone(source), sizer);
+		// the newest messages are verified on every call
+		const newest = rewrite(source, source.length - 1, 3000);
+		expect(segmentMessages(structuredClone(newest), sizer)).toEqual(segmentMessages(newest));
+		// an old one within the stride: every position is verified once in SHAPE_CHECK_STRIDE passes
+		const old = rewrite(newest, 5, 3000);
+		const right: boolean[] = [];
+		for (let pass = 1; pass <= SHAPE_CHECK_STRIDE; pass++) {
+			const cut = segmentMessages(structuredClone(old), sizer);
+			right.push(JSON.stringify(cut) === JSON.stringify(segmentMessages(old)));
+		}
+		// noticed at some pass, and right from then on
+		expect(right.at(-1)).toBe(true);
+		expect(right.slice(right.indexOf(true)).every(Boolean)).toBe(true);
 	});
 
 	it("re-cuts only the newest segments of a long history that grew", () => {

@@ -100,9 +100,10 @@ describe("trimMessages", () => {
 				(rounds, budget) => {
 					const sizer = new TokenSizer();
 					const memo = new OmissionMemo(sizer);
-					for (const [history, keep] of rounds) {
-						// a prefix of a history, as after appends (growing keep) or a switch of session
-						const messages = buildHistory(history.steps, { summary: history.summary }).slice(0, keep + 1);
+					for (const [round, [history, keep]] of rounds.entries()) {
+						// a prefix of a history, as after appends (growing keep) or a switch of session (its own clock)
+						const startAt = 1_700_000_000_000 + round * 1_000_000_000;
+						const messages = buildHistory(history.steps, { summary: history.summary, startAt }).slice(0, keep + 1);
 						const cached = trimMessages(structuredClone(messages), { budgetTokens: budget, sizer, memo });
 						const plain = trimMessages(messages, { budgetTokens: budget });
 						expect(cached.messages).toEqual(plain.messages);

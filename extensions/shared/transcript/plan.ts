@@ -79,12 +79,24 @@ export function toolCallsOf(message: TranscriptMessage): Array<{ id: string; nam
  * hook re-cuts only the newest few of a long history.
  */
 export function segmentMessages(messages: readonly TranscriptMessage[], sizer: Sizer = uncached): Segment[] {
+	return cutSegments(messages, sizer).segments;
+}
+
+/** Segments and their running token sums: `sums[k]` is the tokens of segments 0 … k−1 (`sums[length]`: all). */
+interface SegmentCut {
+	segments: Segment[];
+	sums: number[];
+}
+
+/** segmentMessages with the running sums, which let planRetention find its cut without reading each segment. */
+function cutSegments(messages: readonly TranscriptMessage[], sizer: Sizer): SegmentCut {
 	const n = messages.length;
-	sizer.beginPass?.();
+	sizer.beginPass?.(n);
 	const sizes = new Array<number>(n);
 	for (let k = 0; k < n; k++) sizes[k] = sizer.tokens(messages[k], k);
-	const segments: Segment[] = [];
-	let i = reusedPrefix(sizer, n, segments);
+	const cut: SegmentCut = { segments: [], sums: [0] };
+	let i = reusedPrefix(sizer, n, cut);
+	const segments = cut.segments;
 	while (i < n) {
 		const message = messages[i];
 		let end = i + 1;
@@ -112,14 +124,15 @@ export function segmentMessages(messages: readonly TranscriptMessage[], sizer: S
 		let tokens = 0;
 		for (let k = i; k < end; k++) tokens += sizes[k];
 		segments.push({ kind, start: i, end, tokens });
+		cut.sums.push(cut.sums[cut.sums.length - 1] + tokens);
 		i = end;
 	}
-	if (sizer.passes !== undefined) lastSegments.set(sizer, { pass: sizer.passes, segments });
-	return segments;
+	if (sizer.passes !== undefined) lastSegments.set(sizer, { pass: sizer.passes, cut });
+	return cut;
 }
 
 /** The segments of each positional sizer's latest pass (segmentMessages reuses their unchanged prefix). */
-const lastSegments = new WeakMap<Sizer, { pass: number; segments: readonly Segment[] }>();
+const lastSegments = new WeakMap<Sizer, { pass: number; cut: SegmentCut }>();
 
 /**
  * Push onto `out` the segments of the sizer's previous pass that hold again in the pass just sized, and
@@ -127,15 +140,16 @@ const lastSegments = new WeakMap<Sizer, { pass: number; segments: readonly Segme
  * before the first changed message: each earlier segment ends, and its search for late tool results
  * stops, at or before that assistant message, and every message up to it is unchanged.
  */
-function reusedPrefix(sizer: Sizer, n: number, out: Segment[]): number {
+function reusedPrefix(sizer: Sizer, n: number, out: SegmentCut): number {
 	const previous = sizer.passes === undefined ? undefined : lastSegments.get(sizer);
 	if (!previous || previous.pass !== (sizer.passes ?? 0) - 1) return 0;
 	const changed = Math.min(sizer.firstChange ?? 0, n);
-	const segments = previous.segments;
+	const segments = previous.cut.segments;
 	let turn = segments.length - 1;
 	while (turn > 0 && (segments[turn].kind !== "turn" || segments[turn].start >= changed)) turn--;
 	if (turn <= 0) return 0;
-	for (let s = 0; s < turn; s++) out.push(segments[s]);
+	out.segments = segments.slice(0, turn);
+	out.sums = previous.cut.sums.slice(0, turn + 1);
 	return segments[turn].start;
 }
 
@@ -250,9 +264,8 @@ export function planRetention(
 	options: RetentionOptions,
 	sizer: Sizer = uncached,
 ): RetentionPlan {
-	const segments = segmentMessages(messages, sizer);
-	let total = 0;
-	for (const s of segments) total += s.tokens;
+	const { segments, sums } = cutSegments(messages, sizer);
+	const total = sums[segments.length];
 	const requested = Math.max(0, Math.floor(Number.isFinite(options.budgetTokens) ? options.budgetTokens : 0));
 	const measured = Number.isFinite(options.measuredTokens) ? (options.measuredTokens as number) : 0;
 	const untouched = (): RetentionPlan => ({
@@ -288,17 +301,14 @@ export function planRetention(
 		const tailBudget = Math.max(0, budget - headTokens - reserve);
 		const stepCap = Math.floor(tailBudget * MAX_STEP_SHARE_OF_TAIL);
 		const step = Math.max(1, Math.min(options.cutStepTokens ?? DEFAULT_CUT_STEP_TOKENS, stepCap));
-		let bodyTokens = 0;
-		for (let i = bodyStart; i < segments.length; i++) bodyTokens += segments[i].tokens;
+		const bodyTokens = total - sums[bodyStart];
 		const threshold = Math.ceil(Math.max(0, bodyTokens - tailBudget) / step) * step;
-		let before = 0;
+		// The first boundary at or past the threshold (the running sums, not the segments, are read).
 		cut = bodyStart;
-		while (cut < segments.length && before < threshold) before += segments[cut++].tokens;
+		while (cut < segments.length && sums[cut] - sums[bodyStart] < threshold) cut++;
 		// The newest segment is always shown: shortened when it alone is larger than the tail budget.
-		if (cut >= segments.length) {
-			cut = segments.length - 1;
-			before -= segments[cut].tokens;
-		}
+		if (cut >= segments.length) cut = segments.length - 1;
+		const before = sums[cut] - sums[bodyStart];
 		if (bodyTokens - before > tailBudget) {
 			const tail: number[] = [];
 			for (let i = cut; i < segments.length; i++) tail.push(i);
@@ -306,15 +316,18 @@ export function planRetention(
 		}
 	}
 	// Head segments all come before bodyStart, in order: walk them beside the index.
-	const kept: number[] = [];
-	const omitted: number[] = [];
+	const kept = new Array<number>(head.length + segments.length - cut);
+	const omitted = new Array<number>(cut - head.length);
+	let k = 0;
+	let o = 0;
 	let h = 0;
-	for (let i = 0; i < segments.length; i++) {
+	for (let i = 0; i < cut; i++) {
 		if (h < head.length && head[h] === i) {
-			kept.push(i);
+			kept[k++] = i;
 			h++;
-		} else (i >= cut ? kept : omitted).push(i);
+		} else omitted[o++] = i;
 	}
+	for (let i = cut; i < segments.length; i++) kept[k++] = i;
 	if (omitted.length === 0 && shorten.length === 0) return untouched();
 	return { trimmed: true, segments, head, kept, omitted, cut, shorten, totalTokens: total, budgetTokens: budget };
 }

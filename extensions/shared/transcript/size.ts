@@ -173,11 +173,24 @@ const internedRole = (role: string): string => ROLES.get(role) ?? role;
 /** Stands for a timestamp that is not a number (any such message then matches on role and shape alone). */
 const NO_TIMESTAMP = Number.NEGATIVE_INFINITY;
 
+/** Every how many positions, in turn, a pass verifies the shape of a message it recognised (see TokenSizer). */
+export const SHAPE_CHECK_STRIDE = 8;
+/** The newest messages of a list, whose shapes every pass verifies. */
+const SHAPE_CHECK_NEWEST = 16;
+
 /**
  * Estimates message sizes, remembering them across calls: the hook sees the same history again
- * and again, each time as a fresh deep copy. A message at the same position with the same role,
- * timestamp and shape as in the previous pass reuses its size without reading any text; others
- * are looked up by messageKey, and only new content is estimated.
+ * and again, each time as a fresh deep copy. A message is recognised at its position by its role and
+ * timestamp and then reuses its size without reading any text; others are looked up by messageKey,
+ * and only new content is estimated.
+ *
+ * Pi never changes a message once it is in the session, so role and timestamp identify it. An
+ * extension's context handler could still rewrite an old message in place: each pass therefore also
+ * verifies the shape (text lengths, part count, tool-call id lengths) of every SHAPE_CHECK_STRIDE-th
+ * position in turn and of the newest SHAPE_CHECK_NEWEST messages, so such a rewrite is noticed within
+ * SHAPE_CHECK_STRIDE calls. Reading every part of thousands of messages on every call would be most of
+ * the hook's cost; until a rewrite is noticed, the trim still takes the larger of this estimate and the
+ * size Pi measured (usageBasedTokens).
  */
 export class TokenSizer {
 	private readonly cache = new Map<Fingerprint, number>();
@@ -187,6 +200,8 @@ export class TokenSizer {
 	private readonly times: number[] = [];
 	private readonly shapes: number[] = [];
 	private readonly sizes: number[] = [];
+	/** Positions from here on have their shapes verified in this pass. */
+	private verifyFrom = 0;
 	/** Index of the first message of the current pass that differed from the previous pass (Infinity: none). */
 	firstChange = Number.POSITIVE_INFINITY;
 	/** Passes begun so far. */
@@ -195,19 +210,27 @@ export class TokenSizer {
 	/** @param maxEntries cached messages kept before the cache starts over (bounds memory). */
 	constructor(private readonly maxEntries = 50_000) {}
 
-	/** Start a pass over a whole list (segmentMessages calls it). */
-	beginPass(): void {
+	/** Start a pass over a whole list of `count` messages (segmentMessages calls it; positional sizing belongs to passes). */
+	beginPass(count = 0): void {
 		this.firstChange = Number.POSITIVE_INFINITY;
 		this.passes++;
+		this.verifyFrom = count - SHAPE_CHECK_NEWEST;
 	}
 
 	tokens(message: TranscriptMessage, index?: number): number {
 		if (index === undefined) return this.keyed(message);
-		const shape = shapeOf(message);
 		const time = typeof message.timestamp === "number" ? message.timestamp : NO_TIMESTAMP;
-		if (this.shapes[index] === shape && this.times[index] === time && this.roles[index] === message.role) {
-			return this.sizes[index];
+		if (this.times[index] === time && this.roles[index] === message.role) {
+			if (index < this.verifyFrom && (index + this.passes) % SHAPE_CHECK_STRIDE !== 0) return this.sizes[index];
+			const shape = shapeOf(message);
+			if (this.shapes[index] === shape) return this.sizes[index];
+			return this.remember(message, index, time, shape);
 		}
+		return this.remember(message, index, time, shapeOf(message));
+	}
+
+	/** Size a message not recognised at `index` and remember it there. */
+	private remember(message: TranscriptMessage, index: number, time: number, shape: number): number {
 		if (index < this.firstChange) this.firstChange = index;
 		const tokens = this.keyed(message);
 		this.roles[index] = internedRole(message.role);
@@ -237,7 +260,8 @@ export class TokenSizer {
  */
 export type Sizer = {
 	tokens(message: TranscriptMessage, index?: number): number;
-	beginPass?(): void;
+	/** Start a pass over a whole list of `count` messages. */
+	beginPass?(count: number): void;
 	/** Passes begun so far. */
 	readonly passes?: number;
 	/** Index of the first message of the current pass that differs from the previous pass (Infinity: none). */
