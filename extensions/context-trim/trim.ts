@@ -128,15 +128,17 @@ export function trimTranscript(messages: TranscriptMessage[], options: Transcrip
 		return { ...result, messages: result.trimmed ? result.messages : messages, systemTokens };
 	const sources = result.sources ?? [];
 	const marker = sources.indexOf(-1);
-	/** Where in the trimmed list each conversation message sits (-1 when left out). */
-	const placed = new Array<number>(rest.length).fill(-1);
-	sources.forEach((source, at) => {
-		if (source >= 0) placed[source] = at;
-	});
 	/** Trimmed-list position each system message goes before (result.messages.length: at the end). */
 	const target = (before: number): number => {
 		if (before >= rest.length) return result.messages.length;
-		if (placed[before] >= 0) return placed[before];
+		// sources rise on each side of the marker: look the message up where it would be
+		const at =
+			marker < 0
+				? find(sources, before, 0, sources.length)
+				: before < (sources[marker + 1] ?? Infinity)
+					? find(sources, before, 0, marker)
+					: find(sources, before, marker + 1, sources.length);
+		if (at >= 0) return at;
 		return marker >= 0 ? marker : result.messages.length;
 	};
 	// The trimmed list cut where system messages go, glued back in whole slices (it holds thousands of messages).
@@ -162,6 +164,18 @@ export function trimTranscript(messages: TranscriptMessage[], options: Transcrip
 	const out = ([] as TranscriptMessage[]).concat(...chunks);
 	const outSources = ([] as number[]).concat(...sourceChunks);
 	return { ...result, messages: out, sources: outSources, systemTokens };
+}
+
+/** Index of `value` in the rising run `list[from, to)`, or -1 (binary search). */
+function find(list: readonly number[], value: number, from: number, to: number): number {
+	let lo = from;
+	let hi = to;
+	while (lo < hi) {
+		const mid = (lo + hi) >>> 1;
+		if (list[mid] < value) lo = mid + 1;
+		else hi = mid;
+	}
+	return lo < to && list[lo] === value ? lo : -1;
 }
 
 /** What a trim left out and shortened, in a few numbers: equal keys mean the same cut (nothing to record). */

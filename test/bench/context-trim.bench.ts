@@ -38,15 +38,25 @@ const agentDirs: string[] = [];
 
 type Handler = (event: { type: string; messages: TranscriptMessage[] }, ctx: unknown) => unknown;
 
+/** A loaded extension, called the way one Pi line calls it before a model request. */
+interface Hook {
+	/** What Pi itself does first, untimed: on 1.x, the `context` phase's list without system messages. */
+	prepare: (messages: TranscriptMessage[]) => TranscriptMessage[] | undefined;
+	/** The extension's handlers for one request: on 1.x `context` (on the prepared list), then `context_with_system`. */
+	call: (messages: TranscriptMessage[], prepared?: TranscriptMessage[]) => unknown;
+}
+
 /**
- * Loads the extension against a minimal stand-in of Pi's API and returns one of its handlers: `context`
- * (Pi 0.73, the list without system messages) or `context_with_system` (Pi 1.x, the whole transcript).
+ * Loads the extension against a minimal stand-in of Pi's API. `context`: Pi 0.73, which calls the
+ * `context` handler with the list. `context_with_system`: Pi 1.x, which first filters the system
+ * messages out for every `context` handler (ours then leaves the trim to the second phase) and then
+ * calls `context_with_system` with the whole transcript.
  */
 function loadHook(
 	contextWindow: number,
 	cutStepTokens?: number,
 	event: "context" | "context_with_system" = "context",
-): { call: (m: TranscriptMessage[]) => unknown } {
+): Hook {
 	const agentDir = makeTestDir("bench-ct");
 	process.env.PI_CODING_AGENT_DIR = agentDir;
 	mkdirSync(join(agentDir, "cwd"), { recursive: true });
@@ -54,10 +64,10 @@ function loadHook(
 	if (cutStepTokens) {
 		writeFileSync(join(agentDir, "headroom.json"), JSON.stringify({ contextTrim: { cutStepTokens } }));
 	}
-	let handler: Handler | undefined;
+	const handlers = new Map<string, Handler>();
 	const pi = {
 		on: (name: string, h: Handler) => {
-			if (name === event) handler = h;
+			handlers.set(name, h);
 		},
 		appendEntry: () => undefined,
 		getActiveTools: () => ["read", "bash"],
@@ -75,17 +85,29 @@ function loadHook(
 		],
 	};
 	contextTrim(pi as never);
+	const onePointX = event === "context_with_system";
 	const ctx = {
 		cwd: join(agentDir, "cwd"),
 		hasUI: false,
 		model: { contextWindow, maxTokens: 16_000 },
 		getSystemPrompt: () => "You are a coding agent. ".repeat(100),
 		getContextUsage: () => undefined,
-		sessionManager: { getSessionFile: () => "/sessions/bench.jsonl" },
+		// Pi 1.x's session manager records context edits (how the extension tells the lines apart)
+		sessionManager: onePointX
+			? { getSessionFile: () => "/sessions/bench.jsonl", appendContextEdit: () => undefined }
+			: { getSessionFile: () => "/sessions/bench.jsonl" },
 	};
-	if (!handler) throw new Error("the extension registered no context handler");
-	const h = handler;
-	return { call: (messages) => h({ type: event, messages }, ctx) };
+	const context = handlers.get("context");
+	const withSystem = handlers.get("context_with_system");
+	if (!context || !withSystem) throw new Error("the extension registered no context handlers");
+	if (!onePointX) return { prepare: () => undefined, call: (messages) => context({ type: "context", messages }, ctx) };
+	return {
+		prepare: (messages) => messages.filter((m) => m.role !== "system"),
+		call: (messages, prepared) => {
+			context({ type: "context", messages: prepared ?? [] }, ctx);
+			return withSystem({ type: "context_with_system", messages }, ctx);
+		},
+	};
 }
 
 /** ~1,000 messages, ~200k tokens: a task, a plan, then turns of reads, test runs and edits. */
@@ -139,16 +161,18 @@ function timeScenario(
 		return structuredClone(history);
 	};
 	const cold = fresh();
+	const coldPrepared = hook.prepare(cold);
 	const t0 = performance.now();
-	const first = hook.call(cold) as { messages?: TranscriptMessage[] } | undefined;
+	const first = hook.call(cold, coldPrepared) as { messages?: TranscriptMessage[] } | undefined;
 	const coldMs = performance.now() - t0;
 	const hookMs: number[] = [];
 	const jsonMs: number[] = [];
 	let sink = 0;
 	for (let k = 1; k <= calls + WARMUP_CALLS; k++) {
 		const copy = fresh();
+		const prepared = hook.prepare(copy);
 		const a = performance.now();
-		const out = hook.call(copy) as { messages?: TranscriptMessage[] } | undefined;
+		const out = hook.call(copy, prepared) as { messages?: TranscriptMessage[] } | undefined;
 		const b = performance.now();
 		sink += out?.messages?.length ?? 0;
 		const other = fresh();
