@@ -100,24 +100,38 @@ export default function contextTrim(pi: ExtensionAPI): void {
 	};
 
 	/** Synchronous once the fingerprint runs; the first call of a process may wait for it to start. */
-	const whenSized = (event: { messages: unknown[] }, ctx: ExtensionContext, seesSystem: boolean) => {
-		if (fingerprintAvailable()) return trim(event, ctx, seesSystem);
+	const whenSized = (
+		event: { messages: unknown[] },
+		ctx: ExtensionContext,
+		seesSystem: boolean,
+		seen?: TranscriptMessage[],
+	) => {
+		if (fingerprintAvailable()) return trim(event, ctx, seesSystem, seen);
 		return fingerprintReady().then((ok) => {
 			if (!ok && !reportedError) {
 				reportedError = true;
 				host.notify(ctx, `message sizes are recomputed on every call (${fingerprintError()})`);
 			}
-			return trim(event, ctx, seesSystem);
+			return trim(event, ctx, seesSystem, seen);
 		});
 	};
 	// One hook trims per Pi line: 0.87+ runs `context` without the system messages, then
 	// `context_with_system` with them (0.73 never emits it).
+	/** The list the `context` phase of this request saw (0.87+): lets the split skip reading every role. */
+	let conversation: TranscriptMessage[] | undefined;
 	onContextWithSystem<ExtensionContext>(pi, (event, ctx) => {
 		withSystemSeen = true;
-		return whenSized(event, ctx, true);
+		// used for this request only, and not kept: it holds Pi's copy of the whole history
+		const seen = conversation;
+		conversation = undefined;
+		return whenSized(event, ctx, true, seen);
 	});
 	pi.on("context", (event, ctx) => {
-		if (withSystemSeen || hostSeesSystemMessages(ctx)) return undefined;
+		if (withSystemSeen || hostSeesSystemMessages(ctx)) {
+			// Pi 0.87+ calls context_with_system next with the same message objects plus the system ones.
+			conversation = event.messages as unknown as TranscriptMessage[];
+			return undefined;
+		}
 		type Result = { messages: typeof event.messages } | undefined;
 		return whenSized(event, ctx, false) as Result | Promise<Result>;
 	});
@@ -147,8 +161,16 @@ export default function contextTrim(pi: ExtensionAPI): void {
 		}
 	};
 
-	/** `seesSystem`: the list is the whole transcript, system messages included (context_with_system). */
-	const trim = (event: { messages: unknown[] }, ctx: ExtensionContext, seesSystem: boolean) => {
+	/**
+	 * `seesSystem`: the list is the whole transcript, system messages included (context_with_system);
+	 * `seen`: the conversation the `context` phase of the same request saw.
+	 */
+	const trim = (
+		event: { messages: unknown[] },
+		ctx: ExtensionContext,
+		seesSystem: boolean,
+		seen?: TranscriptMessage[],
+	) => {
 		try {
 			const { config, shorten } = setup(ctx);
 			if (!config.enabled) return undefined;
@@ -178,6 +200,7 @@ export default function contextTrim(pi: ExtensionAPI): void {
 					requestBudgetTokens: budget(0),
 					measuredTokens: usageBasedTokens(messages, fullSizer),
 					systemTokens,
+					conversation: seen,
 				});
 				result = full;
 				system = full.systemTokens;

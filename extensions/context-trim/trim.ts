@@ -87,6 +87,8 @@ export interface TranscriptTrimOptions extends Omit<TrimOptions, "budgetTokens" 
 	measuredTokens?: number;
 	/** Tokens of each system message (prompt, section patches, tool declarations); see systemMessageTokens. */
 	systemTokens: (message: TranscriptMessage) => number;
+	/** The conversation as Pi's `context` phase had it, if seen: used when it matches (splitTranscript). */
+	conversation?: readonly TranscriptMessage[];
 }
 
 export interface TranscriptTrimResult extends TrimResult {
@@ -103,24 +105,9 @@ export interface TranscriptTrimResult extends TrimResult {
  * Never mutates the input; returns the input array itself when nothing was trimmed.
  */
 export function trimTranscript(messages: TranscriptMessage[], options: TranscriptTrimOptions): TranscriptTrimResult {
-	/** System messages and the count of conversation messages before each. */
-	const system: Array<{ message: TranscriptMessage; before: number }> = [];
+	const { rest, system } = splitTranscript(messages, options.conversation);
 	let systemTokens = 0;
-	for (let i = 0; i < messages.length; i++) {
-		const message = messages[i];
-		if (message.role !== "system") continue;
-		system.push({ message, before: i - system.length });
-		systemTokens += options.systemTokens(message);
-	}
-	// The conversation: the runs between system messages, copied whole.
-	const runs: TranscriptMessage[][] = [];
-	let start = 0;
-	for (const { before } of system) {
-		const at = before + runs.length;
-		runs.push(messages.slice(start, at));
-		start = at + 1;
-	}
-	const rest = ([] as TranscriptMessage[]).concat(...runs, messages.slice(start));
+	for (const { message } of system) systemTokens += options.systemTokens(message);
 	const budgetTokens = Math.max(0, options.requestBudgetTokens - systemTokens);
 	const measuredTokens = options.measuredTokens === undefined ? undefined : options.measuredTokens - systemTokens;
 	const result = trimMessages(system.length === 0 ? messages : rest, { ...options, budgetTokens, measuredTokens });
@@ -176,6 +163,47 @@ function find(list: readonly number[], value: number, from: number, to: number):
 		else hi = mid;
 	}
 	return lo < to && list[lo] === value ? lo : -1;
+}
+
+/** A transcript taken apart: the conversation, and each system message with the count of conversation messages before it. */
+interface SplitTranscript {
+	rest: TranscriptMessage[];
+	system: Array<{ message: TranscriptMessage; before: number }>;
+}
+
+/**
+ * Split `messages` into conversation and system messages. `conversation` is a candidate for the
+ * conversation (Pi 1.x hands the `context` phase the same message objects without the system ones): it is
+ * taken when the transcript is exactly its messages, in order, with only system messages between them,
+ * which is checked by identity without reading a message. Otherwise each message's role is read.
+ */
+function splitTranscript(messages: TranscriptMessage[], conversation?: readonly TranscriptMessage[]): SplitTranscript {
+	if (conversation) {
+		const system: SplitTranscript["system"] = [];
+		let j = 0;
+		let i = 0;
+		for (; i < messages.length; i++) {
+			const message = messages[i];
+			if (j < conversation.length && message === conversation[j]) j++;
+			else if (message.role === "system") system.push({ message, before: j });
+			else break;
+		}
+		if (i === messages.length && j === conversation.length) return { rest: [...conversation], system };
+	}
+	const system: SplitTranscript["system"] = [];
+	for (let i = 0; i < messages.length; i++) {
+		const message = messages[i];
+		if (message.role === "system") system.push({ message, before: i - system.length });
+	}
+	// The conversation: the runs between system messages, copied whole.
+	const runs: TranscriptMessage[][] = [];
+	let start = 0;
+	for (const { before } of system) {
+		const at = before + runs.length;
+		runs.push(messages.slice(start, at));
+		start = at + 1;
+	}
+	return { rest: ([] as TranscriptMessage[]).concat(...runs, messages.slice(start)), system };
 }
 
 /** What a trim left out and shortened, in a few numbers: equal keys mean the same cut (nothing to record). */

@@ -166,6 +166,32 @@ describe("trimTranscript", () => {
 			{ numRuns: 150 },
 		);
 	});
+
+	it("property: the context phase's conversation, when it matches, gives the same trim; when not, it is ignored", () => {
+		fc.assert(
+			fc.property(
+				historyArb,
+				fc.array(fc.nat(80), { maxLength: 4 }),
+				fc.integer({ min: 500, max: 40_000 }),
+				fc.nat(),
+				({ steps, summary }, after, budget, drop) => {
+					const messages = withSystem(buildHistory(steps, { summary }), after);
+					const options = { requestBudgetTokens: budget, cutStepTokens: 2000, systemTokens: systemMessageTokens };
+					const expected = trimTranscript(messages, options).messages;
+					const conversation = messages.filter((m) => m.role !== "system");
+					expect(trimTranscript(messages, { ...options, conversation }).messages).toEqual(expected);
+					// a list that is not this transcript's conversation (a copy, one message short) changes nothing
+					const copy = structuredClone(conversation);
+					expect(trimTranscript(messages, { ...options, conversation: copy }).messages).toEqual(expected);
+					const short = conversation.filter((_, i) => i !== drop % conversation.length);
+					expect(trimTranscript(messages, { ...options, conversation: short }).messages).toEqual(expected);
+					// and the caller's list is never changed
+					expect(conversation).toEqual(messages.filter((m) => m.role !== "system"));
+				},
+			),
+			{ numRuns: 100 },
+		);
+	});
 });
 
 describe("trimRecord and trimKey", () => {
