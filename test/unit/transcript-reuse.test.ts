@@ -123,6 +123,20 @@ describe("segment reuse across calls", () => {
 		expect(right.slice(right.indexOf(true)).every(Boolean)).toBe(true);
 	});
 
+	it("keys a session's first sighting after the call, so a later shift finds every size by key", async () => {
+		const source = buildHistory(Array.from({ length: 80 }, () => ({ kind: "user" as const, chars: 300 })));
+		const sizer = new TokenSizer();
+		segmentMessages(structuredClone(source), sizer);
+		expect(sizer.estimated).toBe(source.length);
+		// nothing was hashed during the call: the keys are made after it, off the request's path
+		expect(sizer.pendingKeys).toBe(source.length);
+		while (sizer.pendingKeys > 0) await new Promise((resolve) => setImmediate(resolve));
+		// the oldest message dropped: every later one moves down a position and is found by its key
+		const shifted = source.slice(1);
+		expect(segmentMessages(structuredClone(shifted), sizer)).toEqual(segmentMessages(shifted));
+		expect(sizer.estimated).toBe(source.length);
+	});
+
 	it("re-cuts only the newest segments of a long history that grew", () => {
 		const source = buildHistory(
 			Array.from({ length: 300 }, (_, i) => ({

@@ -3,7 +3,7 @@
  * a sizer that remembers estimates across calls (Pi's `context` hook sees the same history again
  * and again, each time as a deep copy). Pure; reads Pi's message shapes structurally.
  */
-import { type Fingerprint, FingerprintBuilder } from "../text/fingerprint.ts";
+import { type Fingerprint, FingerprintBuilder, fingerprintAvailable } from "../text/fingerprint.ts";
 import { estimateTokens } from "../text/tokens.ts";
 
 /** Pi's AgentMessage as far as this module reads it (user, assistant, toolResult, custom, …). */
@@ -173,6 +173,15 @@ const internedRole = (role: string): string => ROLES.get(role) ?? role;
 /** Stands for a timestamp that is not a number (any such message then matches on role and shape alone). */
 const NO_TIMESTAMP = Number.NEGATIVE_INFINITY;
 
+/** Messages keyed per turn of the event loop after a call (a few milliseconds of hashing at most). */
+const KEYS_PER_TICK = 256;
+
+/** setImmediate that does not keep the process alive for it (a `pi -p` run exits when it is done). */
+function unrefImmediate(run: () => void): void {
+	const handle = setImmediate(run) as { unref?: () => void };
+	handle.unref?.();
+}
+
 /** Every how many positions, in turn, a pass verifies the shape of a message it recognised (see TokenSizer). */
 export const SHAPE_CHECK_STRIDE = 8;
 /** The newest messages of a list, whose shapes every pass verifies. */
@@ -202,6 +211,11 @@ export class TokenSizer {
 	private readonly sizes: number[] = [];
 	/** Positions from here on have their shapes verified in this pass. */
 	private verifyFrom = 0;
+	/** Messages first seen at a new position, sized but not yet keyed (keyed after the call: drainKeys). */
+	private unkeyed: Array<{ message: TranscriptMessage; tokens: number }> = [];
+	private draining = false;
+	/** Messages whose tokens were estimated so far (what the caches spare shows as estimates not made). */
+	estimated = 0;
 	/** Index of the first message of the current pass that differed from the previous pass (Infinity: none). */
 	firstChange = Number.POSITIVE_INFINITY;
 	/** Passes begun so far. */
@@ -229,10 +243,20 @@ export class TokenSizer {
 		return this.remember(message, index, time, shapeOf(message));
 	}
 
-	/** Size a message not recognised at `index` and remember it there. */
+	/** Messages sized but not keyed yet. */
+	get pendingKeys(): number {
+		return this.unkeyed.length;
+	}
+
+	/**
+	 * Size a message not recognised at `index` and remember it there. At a position no list had before
+	 * (a session's first call, new messages at the end) the message is new, so there is no size to find
+	 * by key: it is estimated now and keyed after the call, off the model request's path, so that a later
+	 * shift of the history still finds it. A session's first call thus hashes nothing.
+	 */
 	private remember(message: TranscriptMessage, index: number, time: number, shape: number): number {
 		if (index < this.firstChange) this.firstChange = index;
-		const tokens = this.keyed(message);
+		const tokens = index >= this.sizes.length && fingerprintAvailable() ? this.keyLater(message) : this.keyed(message);
 		this.roles[index] = internedRole(message.role);
 		this.times[index] = time;
 		this.shapes[index] = shape;
@@ -243,13 +267,44 @@ export class TokenSizer {
 	private keyed(message: TranscriptMessage): number {
 		const key = messageKey(message, this.fingerprint);
 		// No fingerprint yet (the hasher still starting, or unavailable): estimate, remember nothing by key.
-		if (key === undefined) return estimateMessageTokens(message);
+		if (key === undefined) return this.estimate(message);
 		const hit = this.cache.get(key);
 		if (hit !== undefined) return hit;
-		const tokens = estimateMessageTokens(message);
+		const tokens = this.estimate(message);
+		this.store(key, tokens);
+		return tokens;
+	}
+
+	private estimate(message: TranscriptMessage): number {
+		this.estimated++;
+		return estimateMessageTokens(message);
+	}
+
+	private store(key: Fingerprint, tokens: number): void {
 		if (this.cache.size >= this.maxEntries) this.cache.clear();
 		this.cache.set(key, tokens);
+	}
+
+	/** Estimate now, key after the call (the queue holds the message until then). */
+	private keyLater(message: TranscriptMessage): number {
+		const tokens = this.estimate(message);
+		this.unkeyed.push({ message, tokens });
+		if (!this.draining) {
+			this.draining = true;
+			unrefImmediate(() => this.drainKeys());
+		}
 		return tokens;
+	}
+
+	/** Key queued messages a chunk at a time, yielding to the event loop between chunks. */
+	private drainKeys(): void {
+		const chunk = this.unkeyed.splice(0, KEYS_PER_TICK);
+		for (const { message, tokens } of chunk) {
+			const key = messageKey(message, this.fingerprint);
+			if (key !== undefined) this.store(key, tokens);
+		}
+		if (this.unkeyed.length > 0) unrefImmediate(() => this.drainKeys());
+		else this.draining = false;
 	}
 }
 
