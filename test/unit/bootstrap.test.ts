@@ -15,7 +15,9 @@ type Handler = (event: unknown, ctx: unknown) => unknown;
 const savedAgentDir = process.env.PI_CODING_AGENT_DIR;
 const created: string[] = [];
 afterEach(() => {
-	process.env.PI_CODING_AGENT_DIR = savedAgentDir;
+	// an unset variable stays unset (assigning undefined would set the text "undefined")
+	if (savedAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
+	else process.env.PI_CODING_AGENT_DIR = savedAgentDir;
 	vi.restoreAllMocks();
 	for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
