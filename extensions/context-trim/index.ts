@@ -18,6 +18,7 @@ import { CONTEXT_TRIM_ENTRY } from "../shared/host/details.ts";
 import { hostSeesSystemMessages, onContextWithSystem } from "../shared/host/pi-host.ts";
 import { fingerprintAvailable, fingerprintError, fingerprintReady } from "../shared/text/fingerprint.ts";
 import { estimateTokens } from "../shared/text/tokens.ts";
+import { OmissionMemo } from "../shared/transcript/omission.ts";
 import {
 	messageBudget,
 	type Sizer,
@@ -26,7 +27,7 @@ import {
 	usageBasedTokens,
 } from "../shared/transcript/plan.ts";
 import { argumentsJson, systemMessageTokens, toolDeclarationTokens } from "../shared/transcript/size.ts";
-import { OmissionMemo, type ShortenOptions, storedShortening } from "../shared/transcript/view.ts";
+import { type ShortenOptions, storedShortening } from "../shared/transcript/view.ts";
 import { type TrimResult, trimKey, trimMessages, trimRecord, trimTranscript } from "./trim.ts";
 
 /** System messages whose estimates are remembered (by their JSON): the prompt and its few patches. */

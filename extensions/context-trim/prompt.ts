@@ -5,8 +5,8 @@
  */
 
 import { estimateTokens } from "../shared/text/tokens.ts";
+import type { OmissionIndex } from "../shared/transcript/omission.ts";
 import { DETAIL_STEPS, formatOmissionIndex, transcriptWhere } from "../shared/transcript/prompt.ts";
-import type { OmissionIndex } from "../shared/transcript/view.ts";
 
 /** customType of the marker message (Pi sends custom messages to the model as user messages). */
 export const MARKER_CUSTOM_TYPE = "context-trim";

@@ -7,6 +7,7 @@
  */
 
 import type { ContextTrimRecord } from "../shared/host/details.ts";
+import type { OmissionIndex, OmissionMemo } from "../shared/transcript/omission.ts";
 import {
 	DEFAULT_MARKER_RESERVE_TOKENS,
 	estimateMessageTokens,
@@ -17,7 +18,7 @@ import {
 	type Sizer,
 	type TranscriptMessage,
 } from "../shared/transcript/plan.ts";
-import { buildView, type OmissionIndex, type OmissionMemo, type ShortenOptions } from "../shared/transcript/view.ts";
+import { buildView, type ShortenOptions } from "../shared/transcript/view.ts";
 import { MARKER_CUSTOM_TYPE, renderTrimMarker } from "./prompt.ts";
 
 export interface TrimOptions extends RetentionOptions {

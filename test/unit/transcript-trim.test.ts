@@ -6,18 +6,14 @@ import { trimMessages } from "../../extensions/context-trim/trim.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { fingerprintReady } from "../../extensions/shared/text/fingerprint.ts";
 import { estimateTokens } from "../../extensions/shared/text/tokens.ts";
+import { type OmissionIndex, OmissionMemo } from "../../extensions/shared/transcript/omission.ts";
 import {
 	estimateMessageTokens,
 	messageBudget,
 	TokenSizer,
 	type TranscriptMessage,
 } from "../../extensions/shared/transcript/plan.ts";
-import {
-	type OmissionIndex,
-	OmissionMemo,
-	shortenText,
-	storedShortening,
-} from "../../extensions/shared/transcript/view.ts";
+import { shortenText, storedShortening } from "../../extensions/shared/transcript/view.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 import { buildHistory, filler, HistoryBuilder, historyArb } from "./transcript-history.ts";
 

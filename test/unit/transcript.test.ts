@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { fingerprintReady } from "../../extensions/shared/text/fingerprint.ts";
+import { indexOmitted } from "../../extensions/shared/transcript/omission.ts";
 import {
 	estimateMessageTokens,
 	headSegments,
@@ -11,7 +12,7 @@ import {
 	toolCallsOf,
 	usageBasedTokens,
 } from "../../extensions/shared/transcript/plan.ts";
-import { buildView, indexOmitted, viewItems } from "../../extensions/shared/transcript/view.ts";
+import { buildView, viewItems } from "../../extensions/shared/transcript/view.ts";
 import { buildHistory, filler, HistoryBuilder, historyArb } from "./transcript-history.ts";
 
 // The sizer keys its cache by the xxHash fingerprint: start it so the cached path is the one tested.

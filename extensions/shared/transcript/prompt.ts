@@ -9,7 +9,7 @@
 import { project } from "../projection/projection.ts";
 import { SURFACES } from "../surfaces.ts";
 import { formatCount, plural } from "../text/format.ts";
-import type { OmissionIndex } from "./view.ts";
+import type { OmissionIndex } from "./omission.ts";
 
 /**
  * How much of the index to print; the renderers step these down until the text fits. Each list goes
