@@ -63,9 +63,20 @@ function apply(list: TranscriptMessage[], edit: Edit, source: TranscriptMessage[
 			return next;
 		}
 		case "rewrite": {
+			// in place: same role and timestamp, a text grown by `chars` (the shape the sizer verifies is lengths;
+			// a rewrite that keeps every length is outside what it can notice, and says so)
 			const m = next[at];
 			if (!m) return next;
-			next[at] = { ...m, content: [{ type: "text", text: filler(`rewritten ${serial}`, edit.chars) }] };
+			const extra = filler(`rewritten ${serial}`, edit.chars);
+			if (typeof m.summary === "string") next[at] = { ...m, summary: m.summary + extra };
+			else if (typeof m.content === "string") next[at] = { ...m, content: m.content + extra };
+			else if (Array.isArray(m.content)) {
+				const parts = [...m.content] as Array<Record<string, unknown>>;
+				const k = parts.findIndex((part) => typeof part.text === "string");
+				if (k < 0) return next;
+				parts[k] = { ...parts[k], text: String(parts[k].text) + extra };
+				next[at] = { ...m, content: parts };
+			}
 			return next;
 		}
 		case "same":
