@@ -17,12 +17,12 @@ import { type ExtensionHost, tellPerson } from "../shared/host/bootstrap.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig, surfaceFor, unseenConfigWarnings } from "../shared/host/config.ts";
 import { projectTrusted } from "../shared/host/pi-host.ts";
 import { type ArtifactStore, storeForAgentDir } from "../shared/store/artifact-store.ts";
-import { AgentCatalog, type AgentCatalogSnapshot } from "./agent-files.ts";
-import { type ExtensionPolicy, parseExtensionPolicy } from "./agents.ts";
-import { createInProcessBackend } from "./backend.ts";
-import type { BatchOptions } from "./batch.ts";
+import { AgentCatalog, type AgentCatalogSnapshot } from "./agents/agent-files.ts";
+import { type ExtensionPolicy, parseExtensionPolicy } from "./agents/agents.ts";
+import { createInProcessBackend } from "./children/backend.ts";
+import { type ManagerLimits, SubagentManager } from "./children/manager.ts";
+import type { BatchOptions } from "./delivery/batch.ts";
 import type { ChildRecord, SettledResult } from "./domain.ts";
-import { type ManagerLimits, SubagentManager } from "./manager.ts";
 import { configWarning } from "./prompt.ts";
 
 export { CHILD_TOOL_NAMES, SUBAGENT_TOOL_NAMES, THINKING_LEVELS } from "./domain.ts";

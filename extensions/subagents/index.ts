@@ -8,8 +8,7 @@ import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner
 import { Type } from "typebox";
 import { bootExtension } from "../shared/host/bootstrap.ts";
 import { DEFERRED_EXPOSURE, onPi1Event, settleDeferredTools } from "../shared/host/pi-host.ts";
-import { BUILT_IN_AGENTS, describePolicy } from "./agents.ts";
-import { cleanupTool } from "./cleanup.ts";
+import { BUILT_IN_AGENTS, describePolicy } from "./agents/agents.ts";
 import {
 	cancelFlush,
 	deliverPending,
@@ -18,10 +17,15 @@ import {
 	RESULT_MESSAGE_TYPE,
 	restoreFromSession,
 	scheduleFlush,
-} from "./delivery.ts";
+} from "./delivery/delivery.ts";
+import { type SettleState, settleSingleShot } from "./delivery/settle.ts";
 import { createEnv, ensureConfig, ensureManager, limitsOf, loadAgents } from "./env.ts";
 import { TOOL_TEXT } from "./prompt.ts";
 import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription } from "./prompt-spawn.ts";
+import { cleanupTool } from "./tools/cleanup.ts";
+import { cancelTool, checkTool, listTool, sendTool, spawnTool, waitTool } from "./tools/tools.ts";
+import { registerSubagentsView } from "./view/command.ts";
+import { LiveResultComponent } from "./view/live-rows.ts";
 import {
 	type ChildRow,
 	callText,
@@ -30,11 +34,7 @@ import {
 	statusText,
 	textComponent,
 	widgetLines,
-} from "./render.ts";
-import { type SettleState, settleSingleShot } from "./settle.ts";
-import { cancelTool, checkTool, listTool, sendTool, spawnTool, waitTool } from "./tools.ts";
-import { registerSubagentsView } from "./view/command.ts";
-import { LiveResultComponent } from "./view/live-rows.ts";
+} from "./view/render.ts";
 
 /** How long shutdown waits for children to stop and record their partial output, in milliseconds. */
 export const SHUTDOWN_WAIT_MS = 8_000;

@@ -6,8 +6,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cleanupTool } from "../../extensions/subagents/cleanup.ts";
-import { createWorktree, type Worktree } from "../../extensions/subagents/isolation.ts";
+import { createWorktree, type Worktree } from "../../extensions/subagents/checkable/isolation.ts";
+import { cleanupTool } from "../../extensions/subagents/tools/cleanup.ts";
 import { fakeWorld, spawnChild, until } from "./subagents-fakes.ts";
 import { probeOk, useGitCases } from "./subagents-git.ts";
 

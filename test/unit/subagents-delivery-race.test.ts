@@ -6,8 +6,8 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { DELIVERED_ENTRY, deliverPending } from "../../extensions/subagents/delivery.ts";
-import { consumeResults, waitTool } from "../../extensions/subagents/tools.ts";
+import { DELIVERED_ENTRY, deliverPending } from "../../extensions/subagents/delivery/delivery.ts";
+import { consumeResults, waitTool } from "../../extensions/subagents/tools/tools.ts";
 import { type FakeWorld, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 /** About 40 KB: over every per-result cap, so whoever delivers it stores an artifact. */

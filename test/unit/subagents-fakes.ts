@@ -8,16 +8,16 @@ import { join } from "node:path";
 import { afterEach } from "vitest";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
-import type { ChildRecord } from "../../extensions/subagents/domain.ts";
-import { createEnv, type Env } from "../../extensions/subagents/env.ts";
 import {
 	type ChildBackend,
 	type ChildHandle,
 	type ChildSpec,
 	type ManagerLimits,
 	SubagentManager,
-} from "../../extensions/subagents/manager.ts";
-import type { SpawnRequest } from "../../extensions/subagents/requests.ts";
+} from "../../extensions/subagents/children/manager.ts";
+import type { SpawnRequest } from "../../extensions/subagents/children/requests.ts";
+import type { ChildRecord } from "../../extensions/subagents/domain.ts";
+import { createEnv, type Env } from "../../extensions/subagents/env.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 export const FAKE_LIMITS: ManagerLimits = {

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type ChildRecord, isSettled } from "../../extensions/subagents/domain.ts";
 import {
 	type ChildBackend,
 	type ChildEvent,
@@ -7,7 +6,8 @@ import {
 	type ChildSpec,
 	type ManagerLimits,
 	SubagentManager,
-} from "../../extensions/subagents/manager.ts";
+} from "../../extensions/subagents/children/manager.ts";
+import { type ChildRecord, isSettled } from "../../extensions/subagents/domain.ts";
 import { EMPTY_SEND_TEXT_ERROR, restoredSendError } from "../../extensions/subagents/prompt.ts";
 
 /** A scripted child: emits events, then ends its run as told; abort ends it as aborted. */

@@ -7,12 +7,12 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DELIVERED_ENTRY, restoreFromSession, SETTLED_ENTRY } from "../../extensions/subagents/delivery.ts";
+import { DELIVERED_ENTRY, restoreFromSession, SETTLED_ENTRY } from "../../extensions/subagents/delivery/delivery.ts";
 import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import { MODEL_CHOICES_SHOWN } from "../../extensions/subagents/domain.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { badToolsError } from "../../extensions/subagents/prompt-spawn.ts";
-import { cancelTool, sendTool, spawnTool } from "../../extensions/subagents/tools.ts";
+import { cancelTool, sendTool, spawnTool } from "../../extensions/subagents/tools/tools.ts";
 import { childRecord, type FakeWorld, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 type Model = { provider: string; id: string; contextWindow: number; maxTokens: number };

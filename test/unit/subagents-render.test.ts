@@ -17,7 +17,7 @@ import {
 	shortPath,
 	WIDGET_MAX_ROWS,
 	widgetLines,
-} from "../../extensions/subagents/render.ts";
+} from "../../extensions/subagents/view/render.ts";
 import { childRecord } from "./subagents-fakes.ts";
 
 const ACTIVE: ChildState[] = ["queued", "starting", "running"];

@@ -7,9 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { singleShotMode } from "../../extensions/shared/host/pi-host.ts";
-import { DELIVERED_ENTRY, deliverPending, RESULT_MESSAGE_TYPE } from "../../extensions/subagents/delivery.ts";
-import { type ChildState, isSettled } from "../../extensions/subagents/domain.ts";
-import * as P from "../../extensions/subagents/prompt.ts";
+import { DELIVERED_ENTRY, deliverPending, RESULT_MESSAGE_TYPE } from "../../extensions/subagents/delivery/delivery.ts";
 import {
 	planSettle,
 	SETTLE_MAX_ROUNDS,
@@ -17,7 +15,9 @@ import {
 	type SettleInput,
 	type SettleState,
 	settleSingleShot,
-} from "../../extensions/subagents/settle.ts";
+} from "../../extensions/subagents/delivery/settle.ts";
+import { type ChildState, isSettled } from "../../extensions/subagents/domain.ts";
+import * as P from "../../extensions/subagents/prompt.ts";
 import { childRecord, type FakeWorld, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const STATES: ChildState[] = ["queued", "starting", "running", "completed", "incomplete", "failed", "cancelled"];

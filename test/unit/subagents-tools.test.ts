@@ -21,10 +21,10 @@ import {
 	restoreFromSession,
 	SETTLED_ENTRY,
 	SETTLED_PROMPT_MAX_BYTES,
-} from "../../extensions/subagents/delivery.ts";
+} from "../../extensions/subagents/delivery/delivery.ts";
 import { parentMessages } from "../../extensions/subagents/env.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
-import { consumeResults, sendTool, spawnTool } from "../../extensions/subagents/tools.ts";
+import { consumeResults, sendTool, spawnTool } from "../../extensions/subagents/tools/tools.ts";
 import { type FakeWorld, spawnChild, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const world = useFakeWorlds();

@@ -9,8 +9,8 @@ import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-age
 import { project } from "../../shared/projection/projection.ts";
 import type { ChildRecord } from "../domain.ts";
 import { type Env, ensureConfig, ensureManager, ensureStore } from "../env.ts";
-import { paintFor } from "../render.ts";
-import { sendTool } from "../tools.ts";
+import { sendTool } from "../tools/tools.ts";
+import { paintFor } from "./render.ts";
 import { newestFirst, pickerHeader, pickerRow, SubagentsScreen } from "./screens.ts";
 import { TranscriptReader } from "./transcript.ts";
 

@@ -4,8 +4,9 @@
  * run's last messages turn into its outcome. Pure functions over plain data (no timers, no I/O),
  * so the manager keeps only the lifecycle: queue, start, stop, settle, wait.
  */
-import type { ExtensionPolicy } from "./agents.ts";
-import { type ChildRecord, lastAssistant, RECENT_TOOL_CALLS } from "./domain.ts";
+import type { ExtensionPolicy } from "../agents/agents.ts";
+import type { RunSteps } from "../checkable/run-steps.ts";
+import { type ChildRecord, lastAssistant, RECENT_TOOL_CALLS } from "../domain.ts";
 import {
 	ABORTED,
 	emptyAnswerNote,
@@ -14,8 +15,7 @@ import {
 	outputLimitReason,
 	PROVIDER_ERROR,
 	watchdogError,
-} from "./prompt.ts";
-import type { RunSteps } from "./run-steps.ts";
+} from "../prompt.ts";
 
 /** What a backend reports while a child runs (normalized from Pi's session events). */
 export type ChildEvent =

@@ -4,8 +4,8 @@
  * are pure (plain strings, a colour function) so they are tested without a terminal.
  */
 import { Box, type Component, Text, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
-import { sanitizeLine, sanitizeTerminalText } from "../shared/text/sanitize.ts";
-import { type ChildRecord, type ChildState, formatCount, formatDuration, statusGlyph } from "./domain.ts";
+import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
+import { type ChildRecord, type ChildState, formatCount, formatDuration, statusGlyph } from "../domain.ts";
 
 /** Colour function: Pi's theme.fg, or identity in tests. */
 export type Paint = (color: string, text: string) => string;

@@ -9,12 +9,12 @@ import {
 	type Surface,
 	type SurfaceCaps,
 	type UsageReading,
-} from "../shared/budget/batch.ts";
-import { type Projection, project } from "../shared/projection/projection.ts";
-import type { ArtifactStore } from "../shared/store/artifact-store.ts";
-import type { SurfaceBudget } from "../shared/surfaces.ts";
-import { utf8Length } from "../shared/text/tokens.ts";
-import { countLines } from "../shared/text/utf8.ts";
+} from "../../shared/budget/batch.ts";
+import { type Projection, project } from "../../shared/projection/projection.ts";
+import type { ArtifactStore } from "../../shared/store/artifact-store.ts";
+import type { SurfaceBudget } from "../../shared/surfaces.ts";
+import { utf8Length } from "../../shared/text/tokens.ts";
+import { countLines } from "../../shared/text/utf8.ts";
 
 /** Separator between entries of a batch. */
 export const ENTRY_SEPARATOR = "\n\n";
@@ -91,7 +91,7 @@ export interface BatchOptions {
 	headroomShare?: number;
 }
 
-export { countLines } from "../shared/text/utf8.ts";
+export { countLines } from "../../shared/text/utf8.ts";
 
 export async function projectBatch(inputs: BatchInput[], options: BatchOptions): Promise<BatchOutput> {
 	const leading = options.leading?.filter((l) => l.length > 0) ?? [];

@@ -1,20 +1,20 @@
 /**
  * The handlers of subagent_wait, check, send, cancel and list: validate, call the manager, and pass every
- * child output through the batch projection. subagent_spawn's handler is in tool-spawn.ts. Errors are
+ * child output through the batch projection. subagent_spawn's handler is in spawn.ts. Errors are
  * thrown with text that lists the valid choices.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { projectBatch } from "./batch.ts";
-import { batchDetails, batchInput, persistDelivered, recordArtifacts } from "./delivery.ts";
-import { isSettled, partitionIds, type SettledResult, statusGlyph } from "./domain.ts";
-import { batchOptions, type Env, ensureManager, ensureStore } from "./env.ts";
-import * as P from "./prompt.ts";
-import { OUTPUT_SCHEMA_REMINDER } from "./prompt-checkable.ts";
-import type { ChildRow } from "./render.ts";
-import { type OnUpdate, reply, row, type ToolReturn } from "./tool-reply.ts";
-import { arrivalOf, resumeSettings } from "./tool-spawn.ts";
+import { projectBatch } from "../delivery/batch.ts";
+import { batchDetails, batchInput, persistDelivered, recordArtifacts } from "../delivery/delivery.ts";
+import { isSettled, partitionIds, type SettledResult, statusGlyph } from "../domain.ts";
+import { batchOptions, type Env, ensureManager, ensureStore } from "../env.ts";
+import * as P from "../prompt.ts";
+import { OUTPUT_SCHEMA_REMINDER } from "../prompt-checkable.ts";
+import type { ChildRow } from "../view/render.ts";
+import { type OnUpdate, reply, row, type ToolReturn } from "./reply.ts";
+import { arrivalOf, resumeSettings } from "./spawn.ts";
 
-export { type SpawnParams, spawnTool } from "./tool-spawn.ts";
+export { type SpawnParams, spawnTool } from "./spawn.ts";
 
 function requireIds(env: Env, requested: string[]): string[] {
 	const known = env.manager?.ids() ?? [];

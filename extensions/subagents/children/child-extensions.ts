@@ -6,7 +6,7 @@
  * `websearch`), its folder for an `index.*` entry (`extensions/mcp-tools/index.ts` → `mcp-tools`),
  * a Pi 1.x built-in's own name (`builtin:mcp` → `mcp`), and the folder of the package it came from.
  */
-import type { ExtensionPolicy } from "./agents.ts";
+import type { ExtensionPolicy } from "../agents/agents.ts";
 
 /** What the backend knows of one loaded extension. */
 export interface LoadedExtension {

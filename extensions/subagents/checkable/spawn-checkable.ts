@@ -5,11 +5,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { isolationSteps, structuredSteps } from "./checkable.ts";
-import type { ChildRecord } from "./domain.ts";
-import { type Env, ensureStore } from "./env.ts";
-import { BRANCH_PREFIX, createWorktree, probeRepository, removeWorktree, type Worktree } from "./isolation.ts";
-import type { SubagentManager } from "./manager.ts";
+import type { SubagentManager } from "../children/manager.ts";
+import type { ChildRecord } from "../domain.ts";
+import { type Env, ensureStore } from "../env.ts";
 import {
 	badIsolationError,
 	badOutputSchemaError,
@@ -18,7 +16,9 @@ import {
 	outputSchemaInstruction,
 	structuredNote,
 	worktreeFailedError,
-} from "./prompt-checkable.ts";
+} from "../prompt-checkable.ts";
+import { isolationSteps, structuredSteps } from "./checkable.ts";
+import { BRANCH_PREFIX, createWorktree, probeRepository, removeWorktree, type Worktree } from "./isolation.ts";
 import { composeSteps, type RunSteps } from "./run-steps.ts";
 import { compileOutputSchema } from "./schema.ts";
 

@@ -3,16 +3,7 @@
  * after it, what changed leads the result and the patch goes to the artifact store; an unchanged worktree is
  * removed. Structured: the answer is checked against output_schema, with exactly one correction turn.
  */
-import type { ArtifactStore } from "../shared/store/artifact-store.ts";
-import {
-	captureChanges,
-	createWorktree,
-	type GitOptions,
-	probeRepository,
-	removeWorktree,
-	type Worktree,
-	worktreeExists,
-} from "./isolation.ts";
+import type { ArtifactStore } from "../../shared/store/artifact-store.ts";
 import {
 	changesText,
 	changesUnknownText,
@@ -26,7 +17,16 @@ import {
 	recreatedWorktreeNote,
 	VERDICT_INVALID,
 	VERDICT_VALID,
-} from "./prompt-checkable.ts";
+} from "../prompt-checkable.ts";
+import {
+	captureChanges,
+	createWorktree,
+	type GitOptions,
+	probeRepository,
+	removeWorktree,
+	type Worktree,
+	worktreeExists,
+} from "./isolation.ts";
 import type { ChangesOutcome } from "./result-extras.ts";
 import type { Reviewed, RunSteps } from "./run-steps.ts";
 import { checkAnswer, type OutputSchema } from "./schema.ts";

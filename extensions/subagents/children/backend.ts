@@ -17,6 +17,9 @@ import {
 	SessionManager,
 	SettingsManager,
 } from "@mariozechner/pi-coding-agent";
+import { CHILD_TOOL_NAMES, compactArgs, SUBAGENT_TOOL_NAMES } from "../domain.ts";
+import { missingSessionFileError } from "../prompt.ts";
+import { extensionLoadError, missingExtensionToolsError } from "../prompt-spawn.ts";
 import {
 	ALL_EXTENSIONS,
 	childToolAllowlist,
@@ -26,9 +29,6 @@ import {
 	type LoadedExtension,
 } from "./child-extensions.ts";
 import type { ChildBackend, ChildEvent, ChildHandle, ChildSpec } from "./child-run.ts";
-import { CHILD_TOOL_NAMES, compactArgs, SUBAGENT_TOOL_NAMES } from "./domain.ts";
-import { missingSessionFileError } from "./prompt.ts";
-import { extensionLoadError, missingExtensionToolsError } from "./prompt-spawn.ts";
 
 export interface InProcessBackendOptions {
 	/** Pi's agent dir (settings, models, auth, resources). */

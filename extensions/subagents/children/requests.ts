@@ -2,9 +2,9 @@
  * What the manager is asked to do: spawn a child (everything the tools resolved for it) or run a child
  * restored from an earlier process again. Plain data; the manager owns what happens next.
  */
-import type { ExtensionPolicy } from "./agents.ts";
-import type { ChildRecord, ContextMode } from "./domain.ts";
-import type { RunSteps } from "./run-steps.ts";
+import type { ExtensionPolicy } from "../agents/agents.ts";
+import type { RunSteps } from "../checkable/run-steps.ts";
+import type { ChildRecord, ContextMode } from "../domain.ts";
 
 /** A child to spawn, as the tools resolved it. */
 export interface SpawnRequest {

@@ -7,9 +7,9 @@
  * accepts anything.
  */
 import { Compile } from "typebox/compile";
-import { project } from "../shared/projection/projection.ts";
-import { SURFACES } from "../shared/surfaces.ts";
-import { utf8Length } from "../shared/text/tokens.ts";
+import { project } from "../../shared/projection/projection.ts";
+import { SURFACES } from "../../shared/surfaces.ts";
+import { utf8Length } from "../../shared/text/tokens.ts";
 
 /** Largest output_schema accepted, in UTF-8 bytes of its JSON (it is shown to the child in full). */
 export const OUTPUT_SCHEMA_MAX_BYTES = SURFACES["subagents.outputSchema"].maxBytes;

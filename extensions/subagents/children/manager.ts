@@ -4,6 +4,30 @@
  * watchdog verdict, outcome) is in child-run.ts. No Pi imports: the backend is an interface, so
  * this runs in unit tests with a fake backend.
  */
+
+import type { Reviewed, RunSteps } from "../checkable/run-steps.ts";
+import {
+	type ChildRecord,
+	type ChildState,
+	childId,
+	childrenToStart,
+	DeliveryLedger,
+	deriveName,
+	isSettled,
+	resultKey,
+	type SettledResult,
+} from "../domain.ts";
+import {
+	ABORTED,
+	CANCELLED_BY_PARENT,
+	EMPTY_SEND_TEXT_ERROR,
+	failedResultText,
+	INTERRUPTED_BY_SHUTDOWN,
+	restoredSendError,
+	SHUT_DOWN_ERROR,
+	STOPPED_BEFORE_START,
+} from "../prompt.ts";
+import { concludeFailedNote } from "../prompt-checkable.ts";
 import {
 	applyEvent,
 	type ChildBackend,
@@ -15,30 +39,7 @@ import {
 	watchdogTickMs,
 	watchdogVerdict,
 } from "./child-run.ts";
-import {
-	type ChildRecord,
-	type ChildState,
-	childId,
-	childrenToStart,
-	DeliveryLedger,
-	deriveName,
-	isSettled,
-	resultKey,
-	type SettledResult,
-} from "./domain.ts";
-import {
-	ABORTED,
-	CANCELLED_BY_PARENT,
-	EMPTY_SEND_TEXT_ERROR,
-	failedResultText,
-	INTERRUPTED_BY_SHUTDOWN,
-	restoredSendError,
-	SHUT_DOWN_ERROR,
-	STOPPED_BEFORE_START,
-} from "./prompt.ts";
-import { concludeFailedNote } from "./prompt-checkable.ts";
 import type { ResumeSettings, SpawnRequest } from "./requests.ts";
-import type { Reviewed, RunSteps } from "./run-steps.ts";
 import { type WaitOptions, waitUntil } from "./wait-until.ts";
 
 export type { ChildBackend, ChildEvent, ChildHandle, ChildSpec, ManagerLimits } from "./child-run.ts";

@@ -5,13 +5,15 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { surfaceFor } from "../shared/host/config.ts";
-import { singleShotMode } from "../shared/host/pi-host.ts";
-import { renderForkContext } from "../shared/transcript/narrate.ts";
-import { messageBudget } from "../shared/transcript/plan.ts";
-import { ownerFraming } from "../shared/transcript/prompt.ts";
-import { type ShortenOptions, storedShortening } from "../shared/transcript/view.ts";
-import { type AgentDefinition, parseExtensionPolicy } from "./agents.ts";
+import { surfaceFor } from "../../shared/host/config.ts";
+import { singleShotMode } from "../../shared/host/pi-host.ts";
+import { renderForkContext } from "../../shared/transcript/narrate.ts";
+import { messageBudget } from "../../shared/transcript/plan.ts";
+import { ownerFraming } from "../../shared/transcript/prompt.ts";
+import { type ShortenOptions, storedShortening } from "../../shared/transcript/view.ts";
+import { type AgentDefinition, parseExtensionPolicy } from "../agents/agents.ts";
+import { isolationFor, prepareCheckable } from "../checkable/spawn-checkable.ts";
+import type { ResumeSettings } from "../children/requests.ts";
 import {
 	type ChildRecord,
 	type ContextMode,
@@ -19,7 +21,7 @@ import {
 	type ModelPools,
 	orderChoices,
 	resolveModelSpec,
-} from "./domain.ts";
+} from "../domain.ts";
 import {
 	CHILD_TOOL_NAMES,
 	type Env,
@@ -30,8 +32,8 @@ import {
 	parentMessages,
 	SUBAGENT_TOOL_NAMES,
 	THINKING_LEVELS,
-} from "./env.ts";
-import * as P from "./prompt.ts";
+} from "../env.ts";
+import * as P from "../prompt.ts";
 import {
 	agentModelFallbackWarning,
 	badCwdError,
@@ -43,11 +45,9 @@ import {
 	noModelError,
 	resumeModelError,
 	unknownAgentError,
-} from "./prompt-spawn.ts";
-import type { ResumeSettings } from "./requests.ts";
-import { isolationFor, prepareCheckable } from "./spawn-checkable.ts";
+} from "../prompt-spawn.ts";
 
-import { reply, row, type ToolReturn } from "./tool-reply.ts";
+import { reply, row, type ToolReturn } from "./reply.ts";
 
 /** Whether `path` exists and is a regular file or a directory (symlinks followed, as Pi opens them). */
 function isKind(path: string, kind: "file" | "directory"): boolean {

@@ -15,7 +15,11 @@ import {
 	type BoundaryDraft,
 	type BoundaryResult,
 	singleShotMode,
-} from "../shared/host/pi-host.ts";
+} from "../../shared/host/pi-host.ts";
+import { ABORT_GRACE_MS } from "../children/manager.ts";
+import { type ChildState, isSettled } from "../domain.ts";
+import { batchOptions, type Env, ensureConfig } from "../env.ts";
+import { SETTLE_INTERRUPTED, settleCutError, settleDeliveryHeader } from "../prompt.ts";
 import { projectBatch } from "./batch.ts";
 import {
 	batchDetails,
@@ -25,10 +29,6 @@ import {
 	RESULT_MESSAGE_TYPE,
 	recordArtifacts,
 } from "./delivery.ts";
-import { type ChildState, isSettled } from "./domain.ts";
-import { batchOptions, type Env, ensureConfig } from "./env.ts";
-import { ABORT_GRACE_MS } from "./manager.ts";
-import { SETTLE_INTERRUPTED, settleCutError, settleDeliveryHeader } from "./prompt.ts";
 
 /**
  * Most extra turns one prompt gets for results in a single-shot run. Children spawned in an extra turn are

@@ -1,8 +1,8 @@
 /**
  * What a subagent tool returns: its text and details, and a child's row in them. Shared by the tool modules.
  */
-import type { ChildRecord } from "./domain.ts";
-import type { ChildRow } from "./render.ts";
+import type { ChildRecord } from "../domain.ts";
+import type { ChildRow } from "../view/render.ts";
 
 export type ToolReturn = { content: Array<{ type: "text"; text: string }>; details: Record<string, unknown> };
 export type OnUpdate = ((partial: ToolReturn) => void) | undefined;

@@ -4,11 +4,11 @@
  * reverse there) is kept unless `discard` is set; the patch artifact stays in the store either way.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { type ChildRecord, isSettled, partitionIds } from "./domain.ts";
-import { type Env, ensureManager, ensureStore } from "./env.ts";
-import { captureChanges, patchContainedIn, removeWorktree, worktreeExists } from "./isolation.ts";
-import * as P from "./prompt.ts";
-import { CLEANUP_NOTHING, cleanupLine } from "./prompt-checkable.ts";
+import { captureChanges, patchContainedIn, removeWorktree, worktreeExists } from "../checkable/isolation.ts";
+import { type ChildRecord, isSettled, partitionIds } from "../domain.ts";
+import { type Env, ensureManager, ensureStore } from "../env.ts";
+import * as P from "../prompt.ts";
+import { CLEANUP_NOTHING, cleanupLine } from "../prompt-checkable.ts";
 
 export interface CleanupParams {
 	ids: string[];

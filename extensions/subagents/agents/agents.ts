@@ -8,10 +8,10 @@
  * warnings, the unknown-key check and the per-key fallback follow from the shape.
  */
 import { z } from "zod";
-import { project } from "../shared/projection/projection.ts";
-import { stripControls } from "../shared/text/sanitize.ts";
-import type { ContextMode } from "./domain.ts";
-import { compileOutputSchema } from "./schema.ts";
+import { project } from "../../shared/projection/projection.ts";
+import { stripControls } from "../../shared/text/sanitize.ts";
+import { compileOutputSchema } from "../checkable/schema.ts";
+import type { ContextMode } from "../domain.ts";
 
 /** Where an agent definition came from, lowest priority first (see AGENT_SOURCE_ORDER). */
 export type AgentSource = "built-in" | "user" | "claude-user" | "claude-project" | "project";

@@ -6,12 +6,12 @@
  */
 import { readFileSync } from "node:fs";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { headroomDetails } from "../shared/host/details.ts";
-import { singleShotMode } from "../shared/host/pi-host.ts";
-import { project } from "../shared/projection/projection.ts";
-import { SURFACES } from "../shared/surfaces.ts";
-import { utf8Length } from "../shared/text/tokens.ts";
-import { type BatchInput, type BatchItem, type BatchOutput, projectBatch } from "./batch.ts";
+import { headroomDetails } from "../../shared/host/details.ts";
+import { singleShotMode } from "../../shared/host/pi-host.ts";
+import { project } from "../../shared/projection/projection.ts";
+import { SURFACES } from "../../shared/surfaces.ts";
+import { utf8Length } from "../../shared/text/tokens.ts";
+import type { SubagentManager } from "../children/manager.ts";
 import {
 	type ChildRecord,
 	type ChildState,
@@ -19,9 +19,8 @@ import {
 	type DeliveryState,
 	resultKey,
 	type SettledResult,
-} from "./domain.ts";
-import { batchOptions, type Env, ensureManager, ensureStore } from "./env.ts";
-import type { SubagentManager } from "./manager.ts";
+} from "../domain.ts";
+import { batchOptions, type Env, ensureManager, ensureStore } from "../env.ts";
 import {
 	autoDeliveryHeader,
 	missingStoredText,
@@ -29,8 +28,9 @@ import {
 	noRoomUnsavedLine,
 	restoredNote,
 	resultHeader,
-} from "./prompt.ts";
-import type { ChildRow } from "./render.ts";
+} from "../prompt.ts";
+import type { ChildRow } from "../view/render.ts";
+import { type BatchInput, type BatchItem, type BatchOutput, projectBatch } from "./batch.ts";
 
 /** customType of the messages that carry results to the parent. */
 export const RESULT_MESSAGE_TYPE = "subagent-result";
