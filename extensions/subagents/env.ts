@@ -116,11 +116,12 @@ export function ensureManager(env: Env, ctx: ExtensionContext): SubagentManager 
 		projectTrusted: projectTrusted(ctx),
 		packageDir: safePackageDir(),
 	});
-	env.manager = new SubagentManager(backend, limitsOf(env.config), {
-		onSettled: (result, child) => env.onSettled?.(result, child),
-		onChange: () => env.onChange?.(),
-	});
-	return env.manager;
+	const manager = new SubagentManager(backend, limitsOf(env.config));
+	manager.subscribe((event) =>
+		event.type === "settled" ? env.onSettled?.(event.result, event.child) : env.onChange?.(),
+	);
+	env.manager = manager;
+	return manager;
 }
 
 /** The parent's context reading and reserved output, for the allocator. */

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { DELIVERED_ENTRY, deliverPending } from "../../extensions/subagents/delivery/delivery.ts";
 import { consumeResults, waitTool } from "../../extensions/subagents/tools/tools.ts";
-import { type FakeWorld, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
+import { type FakeWorld, onSettled, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 /** About 40 KB: over every per-result cap, so whoever delivers it stores an artifact. */
 const LONG = [
@@ -44,7 +44,7 @@ describe.each(["flush first", "wait first"] as const)("settle while wait and flu
 		let waitRun: Promise<{ content: Array<{ text: string }> }> | undefined;
 		let flushRun: Promise<boolean> | undefined;
 		// Both paths start inside the settle itself, in one tick, in the order under test.
-		env.onSettled = () => {
+		onSettled(world, () => {
 			const startWait = () => {
 				waitRun = consumeResults(env, ctx, [id], { timedOut: false, aborted: false }, "wait");
 			};
@@ -58,7 +58,7 @@ describe.each(["flush first", "wait first"] as const)("settle while wait and flu
 				startFlush();
 				startWait();
 			}
-		};
+		});
 		world.backend.finish(id, LONG);
 		await until(() => waitRun !== undefined && flushRun !== undefined);
 		const waitText = (await waitRun!).content[0].text;
@@ -99,9 +99,9 @@ describe("a wait blocked on the child while the flush runs from the settle hook"
 		const { world, id } = await spawnedWorld();
 		const { env, ctx } = world;
 		let flushRun: Promise<boolean> | undefined;
-		env.onSettled = () => {
+		onSettled(world, () => {
 			flushRun = deliverPending(env, "trigger");
-		};
+		});
 		const waiting = waitTool(env, { ids: [id] }, undefined, undefined, ctx);
 		world.backend.finish(id, LONG);
 		const waitText = (await waiting).content[0].text;

@@ -16,7 +16,7 @@ import {
 	SubagentManager,
 } from "../../extensions/subagents/children/manager.ts";
 import type { SpawnRequest } from "../../extensions/subagents/children/requests.ts";
-import type { ChildRecord } from "../../extensions/subagents/domain.ts";
+import type { ChildRecord, SettledResult } from "../../extensions/subagents/domain.ts";
 import { createEnv, type Env } from "../../extensions/subagents/env.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
@@ -149,14 +149,18 @@ export function fakeWorld(options: FakeWorldOptions = {}): FakeWorld {
 	env.store = new ArtifactStore({ agentDir: env.agentDir });
 	env.ctx = ctx as never;
 	const backend = new ControlledBackend();
-	const manager = new SubagentManager(backend, FAKE_LIMITS, {
-		onSettled: (result, child) => env.onSettled?.(result, child),
-	});
+	const manager = new SubagentManager(backend, FAKE_LIMITS);
 	env.manager = manager;
 	return { env, ctx: ctx as never, backend, manager, sent, entries, root };
 }
 
-/** Resolve once `check` holds, polling on timers (children start on later ticks). */
+/** Call `fn` after every run that settles in the world's manager (as the adapter's persistence and delivery do). */
+export function onSettled(w: FakeWorld, fn: (result: SettledResult, child: ChildRecord) => void): () => void {
+	return w.manager.subscribe((event) => {
+		if (event.type === "settled") fn(event.result, event.child);
+	});
+}
+
 /**
  * Spawn a child in the world's manager: a plain request (the mock model, no tools, a fresh context in the world's
  * root, no system addition) with `request`'s fields over it.
@@ -173,6 +177,7 @@ export function spawnChild(w: FakeWorld, request: Partial<SpawnRequest> & { prom
 	});
 }
 
+/** Resolve once `check` holds, polling on timers (children start on later ticks). */
 export async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
 	const start = Date.now();
 	while (!check()) {

@@ -25,7 +25,7 @@ import {
 import { parentMessages } from "../../extensions/subagents/env.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { consumeResults, sendTool, spawnTool } from "../../extensions/subagents/tools/tools.ts";
-import { type FakeWorld, spawnChild, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
+import { type FakeWorld, onSettled, spawnChild, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const world = useFakeWorlds();
 
@@ -202,7 +202,7 @@ describe("subagent_send", () => {
 			},
 		});
 		expect(restoreFromSession(w.env, w.ctx)).toBe(0);
-		w.env.onSettled = (result, child) => persistSettled(w.env, result, child);
+		onSettled(w, (result, child) => persistSettled(w.env, result, child));
 		return w;
 	}
 
@@ -283,7 +283,7 @@ describe("subagent_send", () => {
 describe("the settled entry", () => {
 	it("keeps the task clipped by UTF-8 bytes with whole characters, and what a resume needs", async () => {
 		const w = world();
-		w.env.onSettled = (result, child) => persistSettled(w.env, result, child);
+		onSettled(w, (result, child) => persistSettled(w.env, result, child));
 		const prompt = `x${"😀".repeat(400)}`;
 		const child = spawnChild(w, { prompt, tools: ["read"], thinking: "low", context: "fork" });
 		await until(() => w.backend.started(child.id));

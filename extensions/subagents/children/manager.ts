@@ -1,8 +1,10 @@
 /**
- * Lifecycle of children: spawn or queue, run through a backend, stop, settle exactly once, keep
- * the delivery ledger, and let waits block on settlements. What happens inside one run (events,
- * watchdog verdict, outcome) is in child-run.ts. No Pi imports: the backend is an interface, so
- * this runs in unit tests with a fake backend.
+ * The owner of this session's children: spawn or queue, run through a backend, stop, settle exactly
+ * once, keep the delivery ledger, and let waits block on settlements. Its read model is `list()`/`get()`
+ * plus `subscribe()`: every visible change and every settled run is published to the subscribers (status
+ * line, persistence, delivery), who never write back into it. What happens inside one run (events,
+ * watchdog verdict, outcome) is in child-run.ts. No Pi imports: the backend is an interface, so this runs
+ * in unit tests with a fake backend.
  */
 
 import type { Reviewed, RunSteps } from "../checkable/run-steps.ts";
@@ -39,10 +41,12 @@ import {
 	watchdogTickMs,
 	watchdogVerdict,
 } from "./child-run.ts";
+import { type ChildrenListener, Subscribers } from "./read-model.ts";
 import type { ResumeSettings, SpawnRequest } from "./requests.ts";
 import { type WaitOptions, waitUntil } from "./wait-until.ts";
 
 export type { ChildBackend, ChildEvent, ChildHandle, ChildSpec, ManagerLimits } from "./child-run.ts";
+export type { ChildrenEvent, ChildrenListener } from "./read-model.ts";
 export type { ResumeSettings, SpawnRequest } from "./requests.ts";
 
 /** Grace period after abort() before a run that does not end is settled anyway, in milliseconds. */
@@ -57,23 +61,28 @@ export class SubagentManager {
 	private readonly records = new Map<string, ChildRecord>();
 	private readonly runtimes = new Map<string, Runtime>();
 	private sequence = 0;
-	private listeners = new Set<() => void>();
+	/** Waits in progress (waitFor): checked after every settled run, after the subscribers heard of it. */
+	private readonly waiters = new Set<() => void>();
+	private readonly subscribers = new Subscribers();
 	private closed = false;
 
 	constructor(
 		private readonly backend: ChildBackend,
 		private limits: ManagerLimits,
-		private readonly hooks: {
-			/** A run settled; its result is in the ledger as pending. */
-			onSettled?: (result: SettledResult, child: ChildRecord) => void;
-			/** Something visible changed (for status lines). */
-			onChange?: () => void;
-			now?: () => number;
-		} = {},
+		private readonly clock: { now?: () => number } = {},
 	) {}
 
 	private now(): number {
-		return this.hooks.now?.() ?? Date.now();
+		return this.clock.now?.() ?? Date.now();
+	}
+
+	/**
+	 * Hear of every visible change ("changed") and every settled run ("settled": its result is in the ledger
+	 * as pending). Returns the unsubscribe. A listener that throws is logged; the others, the waits and the
+	 * queue go on.
+	 */
+	subscribe(listener: ChildrenListener): () => void {
+		return this.subscribers.add(listener);
 	}
 
 	setLimits(limits: ManagerLimits): void {
@@ -220,7 +229,7 @@ export class SubagentManager {
 			const settled = ids.filter((id) => isSettled(this.mustGet(id).state)).length;
 			return options.mode === "any" ? settled > 0 || ids.length === 0 : settled === ids.length;
 		};
-		return waitUntil(this.listeners, done, options);
+		return waitUntil(this.waiters, done, options);
 	}
 
 	private newRuntime(model: unknown, systemAppend: string[], steps?: RunSteps): Runtime {
@@ -234,7 +243,7 @@ export class SubagentManager {
 	}
 
 	private changed(): void {
-		this.hooks.onChange?.();
+		this.subscribers.publish({ type: "changed" });
 	}
 
 	/** Start queued children while slots are free. */
@@ -273,7 +282,7 @@ export class SubagentManager {
 		return promise;
 	}
 
-	/** Record a run's outcome once: ledger, hooks, waiters, and the next queued child. */
+	/** Record a run's outcome once: ledger, subscribers, waiters, and the next queued child. */
 	private settle(child: ChildRecord, run: number, state: ChildState, result: Reviewed, error?: string): void {
 		const rt = this.runtimes.get(child.id);
 		if (!rt || rt.settledRuns >= run) return;
@@ -298,13 +307,9 @@ export class SubagentManager {
 			extras: result.extras,
 		});
 		rt.runDone?.();
-		try {
-			this.hooks.onSettled?.(settled, child);
-		} catch (error) {
-			// The result is in the ledger either way; waiters and the queue must not stall on a hook's failure.
-			console.error(`subagents: after ${key} settled: ${String(error)}`);
-		}
-		for (const listener of [...this.listeners]) listener();
+		// The result is in the ledger either way; waiters and the queue never stall on a subscriber's failure.
+		this.subscribers.publish({ type: "settled", result: settled, child });
+		for (const waiter of [...this.waiters]) waiter();
 		this.pump();
 	}
 
