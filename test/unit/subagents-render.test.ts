@@ -5,9 +5,8 @@
 import { visibleWidth } from "@mariozechner/pi-tui";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { ChildRecord, ChildState } from "../../extensions/subagents/domain.ts";
+import type { ChildRecord, ChildRow, ChildState } from "../../extensions/subagents/domain.ts";
 import {
-	type ChildRow,
 	deliveredComponent,
 	deliveredLabel,
 	displayText,

@@ -5,9 +5,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import type { SubagentManager } from "../children/manager.ts";
+import type { ArtifactStore } from "../../shared/store/artifact-store.ts";
 import type { ChildRecord } from "../domain.ts";
-import { type Env, ensureStore } from "../env.ts";
 import {
 	badIsolationError,
 	badOutputSchemaError,
@@ -56,15 +55,20 @@ export interface Checkable {
 	abandon(): Promise<void>;
 }
 
-function worktreesRoot(env: Env): { root: string; trustedRoot: string } {
-	const store = ensureStore(env);
-	return { root: join(store.root, WORKTREES_FOLDER), trustedRoot: env.agentDir };
+/** Where worktrees go: a folder of the artifact store, under Pi's agent dir (which Pi trusts). */
+export interface WorktreeHome {
+	store(): ArtifactStore;
+	agentDir(): string;
+}
+
+function worktreesRoot(home: WorktreeHome): { root: string; trustedRoot: string } {
+	return { root: join(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
 }
 
 /** Validate and prepare; throws an Error worded for the model, with nothing left behind. */
 export async function prepareCheckable(
-	env: Env,
-	manager: SubagentManager,
+	home: WorktreeHome,
+	reserveId: () => string,
 	request: CheckableRequest,
 ): Promise<Checkable> {
 	const mode = request.isolation ?? "none";
@@ -96,16 +100,16 @@ export async function prepareCheckable(
 	}
 	const probe = await probeRepository(request.cwd);
 	if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
-	const id = manager.reserveId();
+	const id = reserveId();
 	const name = `${id}-${randomBytes(4).toString("hex")}`;
-	const where = worktreesRoot(env);
+	const where = worktreesRoot(home);
 	let worktree: Worktree;
 	try {
 		worktree = await createWorktree({ repo: probe.repo, name, ...where });
 	} catch (error) {
 		throw new Error(worktreeFailedError((error as Error).message));
 	}
-	parts.push(isolationSteps({ id, worktree, store: ensureStore(env), name, ...where }));
+	parts.push(isolationSteps({ id, worktree, store: home.store(), name, ...where }));
 	notes.push(isolationNote(worktree));
 	details.isolation = { ...worktree, carriesUncommitted: false };
 	return {
@@ -122,9 +126,9 @@ export async function prepareCheckable(
 }
 
 /** Run steps for a restored isolated child run again: its worktree report, as in the first process. */
-export function isolationFor(env: Env, child: ChildRecord): RunSteps | undefined {
+export function isolationFor(home: WorktreeHome, child: ChildRecord): RunSteps | undefined {
 	const worktree = child.worktree;
 	if (!worktree) return undefined;
 	const name = worktree.branch.startsWith(BRANCH_PREFIX) ? worktree.branch.slice(BRANCH_PREFIX.length) : child.id;
-	return isolationSteps({ id: child.id, worktree, store: ensureStore(env), name, ...worktreesRoot(env) });
+	return isolationSteps({ id: child.id, worktree, store: home.store(), name, ...worktreesRoot(home) });
 }

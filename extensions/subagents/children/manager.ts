@@ -1,12 +1,10 @@
 /**
- * The owner of this session's children: spawn or queue, run through a backend, stop, settle exactly
- * once, keep the delivery ledger, and let waits block on settlements. Its read model is `list()`/`get()`
- * plus `subscribe()`: every visible change and every settled run is published to the subscribers (status
- * line, persistence, delivery), who never write back into it. What happens inside one run (events,
- * watchdog verdict, outcome) is in child-run.ts. No Pi imports: the backend is an interface, so this runs
- * in unit tests with a fake backend.
+ * The owner of this session's children: spawn or queue, run through a backend, stop, settle exactly once,
+ * keep the delivery ledger, let waits block on settlements. Its read model is list()/get() and subscribe():
+ * every visible change and settled run goes to the subscribers (status line, persistence, delivery). One
+ * run's inside (events, watchdog verdict, outcome) is in child-run.ts. No Pi imports: the backend is an
+ * interface, so this runs in unit tests with a fake backend.
  */
-
 import type { Reviewed, RunSteps } from "../checkable/run-steps.ts";
 import {
 	type ChildRecord,
@@ -76,11 +74,7 @@ export class SubagentManager {
 		return this.clock.now?.() ?? Date.now();
 	}
 
-	/**
-	 * Hear of every visible change ("changed") and every settled run ("settled": its result is in the ledger
-	 * as pending). Returns the unsubscribe. A listener that throws is logged; the others, the waits and the
-	 * queue go on.
-	 */
+	/** Hear of every visible change and every settled run (its result pending in the ledger); returns the unsubscribe. */
 	subscribe(listener: ChildrenListener): () => void {
 		return this.subscribers.add(listener);
 	}

@@ -16,19 +16,14 @@ import {
 	type BoundaryResult,
 	singleShotMode,
 } from "../../shared/host/pi-host.ts";
-import { ABORT_GRACE_MS } from "../children/manager.ts";
+import { ABORT_GRACE_MS, type SubagentManager } from "../children/manager.ts";
 import { type ChildState, isSettled } from "../domain.ts";
-import { batchOptions, type Env, ensureConfig } from "../env.ts";
 import { SETTLE_INTERRUPTED, settleCutError, settleDeliveryHeader } from "../prompt.ts";
+import type { SubagentServices } from "../services.ts";
 import { projectBatch } from "./batch.ts";
-import {
-	batchDetails,
-	batchInput,
-	DELIVERED_ENTRY,
-	type DeliveredEntryData,
-	RESULT_MESSAGE_TYPE,
-	recordArtifacts,
-} from "./delivery.ts";
+import { batchOptions } from "./batch-options.ts";
+import { batchDetails, batchInput, RESULT_MESSAGE_TYPE, recordArtifacts } from "./delivery.ts";
+import { DELIVERED_ENTRY, type DeliveredEntryData } from "./persistence.ts";
 
 /**
  * Most extra turns one prompt gets for results in a single-shot run. Children spawned in an extra turn are
@@ -90,34 +85,36 @@ export interface SettleState {
 	abort?: AbortController;
 }
 
+/** What the boundary handler reads: the children if any, whether the session closes, config and store. */
+export type SettleDeps = Pick<SubagentServices, "depth" | "existingChildren" | "closing" | "config" | "store">;
+
 /** Wait for the children it plans to (unless stopped), then hand every unclaimed result over. */
 export async function settleSingleShot(
-	env: Env,
+	deps: SettleDeps,
 	state: SettleState,
 	event: BeforeSettleEvent,
 	ctx: ExtensionContext,
 ): Promise<BoundaryResult | undefined> {
-	ensureConfig(env, ctx);
-	const manager = env.manager;
+	const manager = deps.existingChildren();
 	if (!manager) return undefined;
 	const input = (): SettleInput => ({
 		mode: singleShotMode(ctx),
-		depth: env.depth,
+		depth: deps.depth,
 		outcome: event.outcome,
-		closing: env.closing === true,
+		closing: deps.closing(),
 		rounds: state.rounds,
 		children: manager.list(),
 		pending: manager.ledger.pending().length,
-		maxRunSeconds: env.config.subagents.maxRunSeconds,
+		maxRunSeconds: deps.config().subagents.maxRunSeconds,
 	});
 	let plan = planSettle(input());
 	if (plan.act === "wait") {
-		const stopped = await waitForChildren(env, state, plan.ids, plan.timeoutMs);
+		const stopped = await waitForChildren(manager, deps, state, plan.ids, plan.timeoutMs);
 		if (stopped === "interrupted") return undefined; // their partial output is owed to `pi -c`
 		plan = planSettle(input());
 	}
 	if (plan.act !== "deliver") return undefined;
-	const drafts = await deliveryDrafts(env, ctx);
+	const drafts = await deliveryDrafts(manager, deps, ctx);
 	if (!drafts) return undefined;
 	state.rounds++;
 	return { entries: [...(Array.isArray(event.entries) ? event.entries : []), ...drafts], continue: true };
@@ -128,12 +125,12 @@ export async function settleSingleShot(
  * result) or the run is interrupted (Ctrl-C while waiting, or a shutdown: the children are stopped).
  */
 async function waitForChildren(
-	env: Env,
+	manager: SubagentManager,
+	deps: Pick<SubagentServices, "config">,
 	state: SettleState,
 	ids: string[],
 	timeoutMs: number,
 ): Promise<"settled" | "cut" | "interrupted"> {
-	const manager = env.manager!;
 	const abort = new AbortController();
 	state.abort = abort;
 	let interrupted = false;
@@ -156,7 +153,7 @@ async function waitForChildren(
 			return "interrupted";
 		}
 		if (outcome.timedOut) {
-			await manager.cancel(running(), settleCutError(env.config.subagents.maxRunSeconds));
+			await manager.cancel(running(), settleCutError(deps.config().subagents.maxRunSeconds));
 			return "cut";
 		}
 		return "settled";
@@ -170,8 +167,11 @@ async function waitForChildren(
  * Every unclaimed result as one message draft plus the record that it was delivered, both in Pi's one
  * proposal (committed together, in order). Claims happen before any await; a failure releases them.
  */
-async function deliveryDrafts(env: Env, ctx: ExtensionContext): Promise<BoundaryDraft[] | undefined> {
-	const manager = env.manager!;
+async function deliveryDrafts(
+	manager: SubagentManager,
+	deps: Pick<SubagentServices, "config" | "store">,
+	ctx: ExtensionContext,
+): Promise<BoundaryDraft[] | undefined> {
 	const pending = manager.ledger.pending();
 	if (pending.length === 0) return undefined;
 	const keys = pending.map((r) => r.key);
@@ -179,7 +179,7 @@ async function deliveryDrafts(env: Env, ctx: ExtensionContext): Promise<Boundary
 	try {
 		const batch = await projectBatch(
 			pending.map((r) => batchInput(manager, r)),
-			batchOptions(env, ctx, "autoDelivery", { leading: [settleDeliveryHeader(pending.length)] }),
+			batchOptions(deps, ctx, "autoDelivery", { leading: [settleDeliveryHeader(pending.length)] }),
 		);
 		recordArtifacts(manager, batch.items);
 		return [

@@ -6,9 +6,9 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { captureChanges, patchContainedIn, removeWorktree, worktreeExists } from "../checkable/isolation.ts";
 import { type ChildRecord, isSettled, partitionIds } from "../domain.ts";
-import { type Env, ensureManager, ensureStore } from "../env.ts";
 import * as P from "../prompt.ts";
 import { CLEANUP_NOTHING, cleanupLine } from "../prompt-checkable.ts";
+import type { SubagentServices } from "../services.ts";
 
 export interface CleanupParams {
 	ids: string[];
@@ -17,7 +17,7 @@ export interface CleanupParams {
 
 type Outcome = Parameters<typeof cleanupLine>[1];
 
-async function cleanOne(env: Env, child: ChildRecord, discard: boolean): Promise<Outcome> {
+async function cleanOne(deps: Pick<SubagentServices, "store">, child: ChildRecord, discard: boolean): Promise<Outcome> {
 	const w = child.worktree;
 	if (!w) return { kind: "not-isolated" };
 	if (!isSettled(child.state)) return { kind: "running" };
@@ -30,7 +30,7 @@ async function cleanOne(env: Env, child: ChildRecord, discard: boolean): Promise
 		}
 		let patchPath: string | undefined;
 		if (changes.patchIsUtf8 && changes.patch.length > 0) {
-			const put = await ensureStore(env).put("subagent-results", changes.patch);
+			const put = await deps.store().put("subagent-results", changes.patch);
 			if (put.ok) patchPath = put.path;
 		}
 		const inTree = patchPath !== undefined && (await patchContainedIn(patchPath, w.repoTop));
@@ -43,17 +43,17 @@ async function cleanOne(env: Env, child: ChildRecord, discard: boolean): Promise
 }
 
 export async function cleanupTool(
-	env: Env,
+	deps: Pick<SubagentServices, "children" | "store">,
 	params: CleanupParams,
 	ctx: ExtensionContext,
 ): Promise<{ content: Array<{ type: "text"; text: string }>; details: Record<string, unknown> }> {
-	const manager = ensureManager(env, ctx);
+	const manager = deps.children(ctx);
 	const known = manager.ids();
 	const { known: ids, unknown } = partitionIds(params.ids ?? [], known);
 	if (unknown.length > 0) throw new Error(P.unknownIdsError(unknown, known));
 	const results: Array<{ id: string; outcome: Outcome }> = [];
 	// One at a time: git serialises worktree changes of one repository anyway.
-	for (const id of ids) results.push({ id, outcome: await cleanOne(env, manager.get(id)!, params.discard === true) });
+	for (const id of ids) results.push({ id, outcome: await cleanOne(deps, manager.get(id)!, params.discard === true) });
 	const text = results.map((r) => cleanupLine(manager.get(r.id)!, r.outcome)).join("\n");
 	return {
 		content: [{ type: "text", text: text || CLEANUP_NOTHING }],

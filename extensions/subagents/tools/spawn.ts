@@ -4,7 +4,7 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { buildSessionContext, type ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { surfaceFor } from "../../shared/host/config.ts";
 import { singleShotMode } from "../../shared/host/pi-host.ts";
 import { renderForkContext } from "../../shared/transcript/narrate.ts";
@@ -15,24 +15,16 @@ import { type AgentDefinition, parseExtensionPolicy } from "../agents/agents.ts"
 import { isolationFor, prepareCheckable } from "../checkable/spawn-checkable.ts";
 import type { ResumeSettings } from "../children/requests.ts";
 import {
+	CHILD_TOOL_NAMES,
 	type ChildRecord,
 	type ContextMode,
 	type ModelChoice,
 	type ModelPools,
 	orderChoices,
 	resolveModelSpec,
-} from "../domain.ts";
-import {
-	CHILD_TOOL_NAMES,
-	type Env,
-	ensureManager,
-	ensureStore,
-	globalExtensionPolicy,
-	loadAgents,
-	parentMessages,
 	SUBAGENT_TOOL_NAMES,
 	THINKING_LEVELS,
-} from "../env.ts";
+} from "../domain.ts";
 import * as P from "../prompt.ts";
 import {
 	agentModelFallbackWarning,
@@ -46,6 +38,7 @@ import {
 	resumeModelError,
 	unknownAgentError,
 } from "../prompt-spawn.ts";
+import type { SubagentServices } from "../services.ts";
 
 import { reply, row, type ToolReturn } from "./reply.ts";
 
@@ -86,23 +79,29 @@ function modelPools(ctx: ExtensionContext): ModelPools {
  * How results reach the parent: without a UI (print/json mode) the process ends with the parent's run;
  * on Pi 1.x the top-level run waits for its children first (settle.ts).
  */
-export function arrivalOf(env: Env, ctx: ExtensionContext): P.Arrival {
+export function arrivalOf(deps: Pick<SubagentServices, "depth" | "config">, ctx: ExtensionContext): P.Arrival {
 	try {
 		if (ctx.hasUI) return "auto";
-		if (env.depth === 0 && singleShotMode(ctx)) return { settle: env.config.subagents.maxRunSeconds };
+		if (deps.depth === 0 && singleShotMode(ctx)) return { settle: deps.config().subagents.maxRunSeconds };
 		return ctx.sessionManager.getSessionFile() ? "single-shot" : "single-shot-ephemeral";
 	} catch {
 		return "auto";
 	}
 }
 
-/** subagent_spawn's parameters (described to the model in TOOL_TEXT.spawn). */
 /** How a fork shortens the parent's long texts: surface transcript.segment as configured, stored in full. */
-function forkShortening(env: Env): ShortenOptions {
-	const segment = surfaceFor(env.config, "transcript.segment");
-	return storedShortening(ensureStore(env), segment.headShare, segment);
+function forkShortening(deps: Pick<SubagentServices, "config" | "store">): ShortenOptions {
+	const segment = surfaceFor(deps.config(), "transcript.segment");
+	return storedShortening(deps.store(), segment.headShare, segment);
 }
 
+/** The parent's current message list, as the model sees it (for forks). */
+export function parentMessages(ctx: ExtensionContext): unknown[] {
+	const sm = ctx.sessionManager;
+	return buildSessionContext(sm.getEntries(), sm.getLeafId()).messages as unknown[];
+}
+
+/** subagent_spawn's parameters (described to the model in TOOL_TEXT.spawn). */
 export interface SpawnParams {
 	prompt: string;
 	agent?: string;
@@ -120,9 +119,13 @@ export interface SpawnParams {
 }
 
 /** The named agent a spawn asks for; an unknown name is refused before anything starts. */
-function agentFor(env: Env, name: string | undefined, ctx: ExtensionContext): AgentDefinition | undefined {
+function agentFor(
+	deps: Pick<SubagentServices, "agents">,
+	name: string | undefined,
+	ctx: ExtensionContext,
+): AgentDefinition | undefined {
 	if (name === undefined) return undefined;
-	const agents = loadAgents(env, ctx).agents;
+	const agents = deps.agents(ctx).agents;
 	const wanted = typeof name === "string" ? name.trim() : "";
 	const found = agents.find((a) => a.name === wanted);
 	if (!found)
@@ -136,10 +139,10 @@ function agentFor(env: Env, name: string | undefined, ctx: ExtensionContext): Ag
 }
 
 /** Tool names a spawn may list: Pi's built-in ones and the extension tools this session knows of. */
-function listableTools(env: Env): string[] {
+function listableTools(deps: Pick<SubagentServices, "parent">): string[] {
 	const names = new Set<string>(CHILD_TOOL_NAMES);
 	try {
-		for (const t of env.pi.getAllTools()) {
+		for (const t of deps.parent.getAllTools()) {
 			const name = (t as { name?: unknown }).name;
 			if (typeof name === "string" && !(SUBAGENT_TOOL_NAMES as readonly string[]).includes(name)) names.add(name);
 		}
@@ -149,12 +152,19 @@ function listableTools(env: Env): string[] {
 	return [...names];
 }
 
-export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
-	const manager = ensureManager(env, ctx);
-	const cfg = env.config.subagents;
-	if (env.depth >= cfg.maxDepth) throw new Error(depthLimitError(cfg.maxDepth));
+/** What a spawn uses: the children, the configuration, store and agents, and the parent's tools and thinking. */
+export type SpawnDeps = Pick<
+	SubagentServices,
+	"children" | "depth" | "config" | "store" | "agentDir" | "agents" | "parent"
+>;
+
+export async function spawnTool(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
+	const manager = deps.children(ctx);
+	const config = deps.config();
+	const cfg = config.subagents;
+	if (deps.depth >= cfg.maxDepth) throw new Error(depthLimitError(cfg.maxDepth));
 	if (typeof params.prompt !== "string" || params.prompt.trim().length === 0) throw new Error(P.EMPTY_PROMPT_ERROR);
-	const agent = agentFor(env, params.agent, ctx);
+	const agent = agentFor(deps, params.agent, ctx);
 	const notes: string[] = [];
 	const registry = ctx.modelRegistry as unknown as RegistryView;
 	let model: unknown = ctx.model;
@@ -182,7 +192,7 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 	if (!model) throw new Error(noModelError());
 	const exactTools = params.tools !== undefined || agent?.tools !== undefined;
 	const tools = params.tools ?? agent?.tools ?? cfg.defaultTools;
-	const allowed = listableTools(env);
+	const allowed = listableTools(deps);
 	const unknownTools = tools.filter((t) => !allowed.includes(t));
 	if (unknownTools.length > 0) {
 		if (params.tools !== undefined) throw new Error(badToolsError(unknownTools, allowed));
@@ -191,14 +201,14 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 	const extensions =
 		params.extensions !== undefined
 			? parseExtensionPolicy(params.extensions)
-			: (agent?.extensions ?? globalExtensionPolicy(env.config));
+			: (agent?.extensions ?? parseExtensionPolicy(cfg.childExtensions));
 	const cwd = params.cwd ? resolve(ctx.cwd, params.cwd) : ctx.cwd;
 	if (!isKind(cwd, "directory")) throw new Error(badCwdError(params.cwd ?? cwd, ctx.cwd));
 	const levels: readonly string[] = THINKING_LEVELS;
 	if (params.thinking !== undefined && !levels.includes(params.thinking)) {
 		throw new Error(badThinkingError(params.thinking, THINKING_LEVELS));
 	}
-	const thinking = params.thinking ?? agent?.thinking ?? safeThinking(env);
+	const thinking = params.thinking ?? agent?.thinking ?? safeThinking(deps);
 	const context: ContextMode = (params.context ?? agent?.context) === "fork" ? "fork" : "fresh";
 	let firstMessage: string | undefined;
 	if (context === "fork") {
@@ -212,8 +222,8 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 				messageBudget({
 					contextWindow: window,
 					maxTokens: m.maxTokens,
-					reserveTokens: env.config.contextTrim.reserveTokens,
-					safetyMarginTokens: env.config.contextTrim.safetyMarginTokens,
+					reserveTokens: config.contextTrim.reserveTokens,
+					safetyMarginTokens: config.contextTrim.safetyMarginTokens,
 					overheadTokens: 0,
 				}),
 			);
@@ -222,14 +232,14 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 				sessionFile: ctx.sessionManager.getSessionFile(),
 				task: params.prompt,
 				// The parent's own view stores oversized texts as transcript artifacts; the child gets the same.
-				shorten: forkShortening(env),
+				shorten: forkShortening(deps),
 			});
 		} catch (error) {
 			throw new Error(forkUnavailableError(error instanceof Error ? error.message : String(error)));
 		}
 	}
 	// Checked before anything starts: a broken schema, no repository or a failing worktree fails this spawn only.
-	const checkable = await prepareCheckable(env, manager, {
+	const checkable = await prepareCheckable(deps, () => manager.reserveId(), {
 		isolation: params.isolation ?? agent?.isolation,
 		outputSchema: params.output_schema ?? agent?.outputSchema,
 		cwd,
@@ -244,7 +254,7 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 			modelLabel,
 			model,
 			// Pi's allowlist would hide the nested extension's tools; add them where the depth limit allows.
-			tools: env.depth + 1 < cfg.maxDepth ? [...tools, ...SUBAGENT_TOOL_NAMES] : [...tools],
+			tools: deps.depth + 1 < cfg.maxDepth ? [...tools, ...SUBAGENT_TOOL_NAMES] : [...tools],
 			cwd: checkable.cwd,
 			thinking,
 			context,
@@ -263,7 +273,7 @@ export async function spawnTool(env: Env, params: SpawnParams, ctx: ExtensionCon
 		throw error;
 	}
 	const queued = child.state === "queued";
-	const how = arrivalOf(env, ctx);
+	const how = arrivalOf(deps, ctx);
 	const text = queued ? P.queuedText(child, manager.list(), manager.maxConcurrent, how) : P.spawnedText(child, how);
 	const shown = [[text, ...checkable.notes].join(" "), ...notes.map((n) => n.replace(/^subagents: /, "Note: "))].join(
 		"\n",
@@ -283,9 +293,9 @@ function childSystemAppend(agent: AgentDefinition | undefined, context: ContextM
 	return [P.CHILD_SYSTEM_APPEND, ...own, ownerFraming({ forked: context === "fork" })];
 }
 
-function safeThinking(env: Env): string | undefined {
+function safeThinking(deps: Pick<SubagentServices, "parent">): string | undefined {
 	try {
-		return env.pi.getThinkingLevel();
+		return deps.parent.getThinkingLevel();
 	} catch {
 		return undefined;
 	}
@@ -295,7 +305,11 @@ function safeThinking(env: Env): string | undefined {
  * How a child from an earlier process runs again: its own model, tools and framing, on its reopened
  * session file. Refused plainly when that file or that model is no longer there.
  */
-export function resumeSettings(env: Env, child: ChildRecord, ctx: ExtensionContext): ResumeSettings {
+export function resumeSettings(
+	deps: Pick<SubagentServices, "config" | "store" | "agentDir" | "agents">,
+	child: ChildRecord,
+	ctx: ExtensionContext,
+): ResumeSettings {
 	if (!child.sessionFile) throw new Error(P.restoredSendError(child));
 	if (!isKind(child.sessionFile, "file")) throw new Error(P.missingSessionFileError(child, child.sessionFile));
 	if (!isKind(child.cwd, "directory")) throw new Error(P.missingCwdError(child));
@@ -309,7 +323,7 @@ export function resumeSettings(env: Env, child: ChildRecord, ctx: ExtensionConte
 			: found.failure;
 		throw new Error(resumeModelError(child, failure));
 	}
-	if (child.tools.length === 0) child.tools = [...env.config.subagents.defaultTools];
-	const agent = child.agent ? loadAgents(env, ctx).agents.find((a) => a.name === child.agent) : undefined;
-	return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(env, child) };
+	if (child.tools.length === 0) child.tools = [...deps.config().subagents.defaultTools];
+	const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : undefined;
+	return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
 }

@@ -5,34 +5,19 @@
  */
 import { Box, type Component, Text, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
 import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
-import { type ChildRecord, type ChildState, formatCount, formatDuration, statusGlyph } from "../domain.ts";
+import {
+	type ChildRecord,
+	type ChildRow,
+	type ChildState,
+	formatCount,
+	formatDuration,
+	statusGlyph,
+} from "../domain.ts";
 
 /** Colour function: Pi's theme.fg, or identity in tests. */
 export type Paint = (color: string, text: string) => string;
 
 const plain: Paint = (_c, t) => t;
-
-/** One child as the renderers receive it in tool result details. */
-export interface ChildRow {
-	/** Child id. */
-	id: string;
-	/** Short title. */
-	name: string;
-	/** State at the time of the result. */
-	state: ChildState;
-	/** UTF-8 bytes of the full result, when there is one. */
-	fullBytes?: number;
-	/** UTF-8 bytes shown to the model for it. */
-	shownBytes?: number;
-	/** Artifact path, when the full text was stored. */
-	artifactPath?: string;
-	/** Extra words (e.g. "#2" for a queue position, "already delivered"). */
-	note?: string;
-	/** The named agent the child runs as, if any. */
-	agent?: string;
-	/** Why a failed, cancelled or incomplete run stopped (shown in one line, collapsed too). */
-	reason?: string;
-}
 
 /** Columns of a failure's reason in a compact row. */
 export const REASON_COLUMNS = 100;
