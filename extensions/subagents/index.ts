@@ -2,7 +2,7 @@
  * Subagents: the thin Pi adapter. Registers the seven tools with their renderers, a renderer for
  * delivered results, the status line, and the lifecycle hooks (restore on session start,
  * automatic delivery when the parent's run ends, the wait for children before a single-shot run on
- * Pi 1.x ends, persistence on shutdown). It owns the session's state (services.ts) and hands each
+ * Pi 1.x ends, persistence on shutdown). It owns the session's state (session-state.ts) and hands each
  * handler the services it names; the parts live in agents/, children/, checkable/, delivery/, tools/
  * and view/.
  */
@@ -18,7 +18,7 @@ import { type SettleState, settleSingleShot } from "./delivery/settle.ts";
 import type { ChildRow } from "./domain.ts";
 import { TOOL_TEXT } from "./prompt.ts";
 import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription } from "./prompt-spawn.ts";
-import { createSessionState } from "./services.ts";
+import { createSessionState } from "./session-state.ts";
 import { cancelTool } from "./tools/cancel.ts";
 import { checkTool } from "./tools/check.ts";
 import { cleanupTool } from "./tools/cleanup.ts";
