@@ -4,8 +4,7 @@
  */
 import { project } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
-import type { Worktree } from "./checkable/isolation.ts";
-import type { ResultExtras } from "./checkable/result-extras.ts";
+import type { ResultExtras, Worktree } from "./result-extras.ts";
 
 /**
  * Lifecycle of one child. A settled child (completed/incomplete/failed/cancelled) may run again via

@@ -23,15 +23,16 @@ const SHARED_LAYERS: Record<string, number> = {
 };
 
 /**
- * Parts of subagents/, lowest first: the shared base (domain, wording, the services' types), then each
- * folder, then the adapter. At run time a module imports its own part and lower ones only; `import type`
- * is erased, so domain.ts may name a checkable type (the cycle tests still see type imports).
+ * Parts of subagents/, lowest first: the shared base (domain, wording, plain result types, the services'
+ * types), then each folder, then the adapter. At run time a module imports its own part and lower ones
+ * only; `import type` is erased (services.ts names the manager's type; the cycle tests see type imports).
  */
 const SUBAGENT_PARTS: Record<string, number> = {
 	"domain.ts": 0,
 	"prompt.ts": 0,
 	"prompt-spawn.ts": 0,
 	"prompt-checkable.ts": 0,
+	"result-extras.ts": 0,
 	"services.ts": 0,
 	checkable: 1,
 	agents: 2,

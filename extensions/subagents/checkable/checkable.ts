@@ -18,6 +18,7 @@ import {
 	VERDICT_INVALID,
 	VERDICT_VALID,
 } from "../prompt-checkable.ts";
+import type { ChangesOutcome } from "../result-extras.ts";
 import {
 	captureChanges,
 	createWorktree,
@@ -27,7 +28,6 @@ import {
 	type Worktree,
 	worktreeExists,
 } from "./isolation.ts";
-import type { ChangesOutcome } from "./result-extras.ts";
 import type { Reviewed, RunSteps } from "./run-steps.ts";
 import { checkAnswer, type OutputSchema } from "./schema.ts";
 

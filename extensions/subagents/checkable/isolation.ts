@@ -22,8 +22,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import type { Worktree } from "../result-extras.ts";
 import { type GitOptions, gitComplaint, runGit } from "./git.ts";
 
+export type { Worktree } from "../result-extras.ts";
 export type { GitOptions } from "./git.ts";
 
 /** Decodes a patch only when it is valid UTF-8 (the store keeps text). */
@@ -70,22 +72,6 @@ export async function probeRepository(cwd: string, options: GitOptions = {}): Pr
 		ok: true,
 		repo: { toplevel, head: head.stdout.trim(), relCwd: relative(toplevel, resolve(cwd)), uncommitted },
 	};
-}
-
-/** One isolated child's worktree. */
-export interface Worktree {
-	/** Absolute path of the worktree's root. */
-	path: string;
-	/** Its branch (created from `base`). */
-	branch: string;
-	/** The commit it started from (the parent's HEAD at spawn). */
-	base: string;
-	/** The parent repository's top level (where the patch applies). */
-	repoTop: string;
-	/** The child's working directory inside the worktree (the parent's relative cwd, mirrored). */
-	cwd: string;
-	/** Uncommitted entries the parent had at spawn, which the worktree does not contain. */
-	parentUncommitted: number;
 }
 
 /**

@@ -5,7 +5,7 @@
  * calls them; the steps themselves know git, the schema and the store. Several step sets compose in order.
  */
 import type { ChildState } from "../domain.ts";
-import type { ResultExtras } from "./result-extras.ts";
+import type { ResultExtras } from "../result-extras.ts";
 
 /** A run's answer after a review step: the text the parent receives, a label for its header, extras. */
 export interface Reviewed {
