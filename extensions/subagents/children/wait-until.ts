@@ -1,6 +1,7 @@
 /**
- * A wait on the manager's read model: resolve when a condition over it holds (checked on every change),
- * when a timeout passes, or when a signal aborts, whichever comes first, and leave no listener or timer behind.
+ * A wait on the manager's read model: resolve when a condition over it holds (checked after every settled
+ * run), when a timeout passes, or when a signal aborts, whichever comes first, and leave no listener or
+ * timer behind.
  */
 
 /** How long to wait and what to do meanwhile. */
@@ -21,8 +22,8 @@ export interface WaitOutcome {
 	aborted: boolean;
 }
 
-/** Wait until `done()` is true; `listeners` is the set the read model calls on every change. */
-export function waitUntil(listeners: Set<() => void>, done: () => boolean, options: WaitOptions): Promise<WaitOutcome> {
+/** Wait until `done()` is true; `waiters` is the set the manager calls after every settled run. */
+export function waitUntil(waiters: Set<() => void>, done: () => boolean, options: WaitOptions): Promise<WaitOutcome> {
 	if (done()) return Promise.resolve({ timedOut: false, aborted: false });
 	return new Promise((resolve) => {
 		let timer: ReturnType<typeof setTimeout> | undefined;
@@ -30,7 +31,7 @@ export function waitUntil(listeners: Set<() => void>, done: () => boolean, optio
 		const finish = (outcome: WaitOutcome) => {
 			if (timer) clearTimeout(timer);
 			if (ticker) clearInterval(ticker);
-			listeners.delete(check);
+			waiters.delete(check);
 			options.signal?.removeEventListener("abort", onAbort);
 			resolve(outcome);
 		};
@@ -38,7 +39,7 @@ export function waitUntil(listeners: Set<() => void>, done: () => boolean, optio
 			if (done()) finish({ timedOut: false, aborted: false });
 		};
 		const onAbort = () => finish({ timedOut: false, aborted: true });
-		listeners.add(check);
+		waiters.add(check);
 		if (options.signal?.aborted) return onAbort();
 		options.signal?.addEventListener("abort", onAbort, { once: true });
 		if (options.timeoutMs !== undefined)
