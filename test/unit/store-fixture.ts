@@ -2,8 +2,9 @@
  * The set-up the artifact-store tests share: a fresh agent dir and store per test, removed after it,
  * and the small helpers they all use (file ages, successful puts).
  */
-import { rmSync, utimesSync } from "node:fs";
-import { afterEach, beforeEach, expect } from "vitest";
+import { mkdirSync, rmSync, utimesSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeEach, expect } from "vitest";
 import { ArtifactStore, type PutResult } from "../../extensions/shared/store/artifact-store.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
@@ -56,4 +57,16 @@ export function ageFile(path: string, ms: number): void {
 export function mustPut(result: unknown): PutResult {
 	expect(result).toMatchObject({ ok: true });
 	return result as PutResult;
+}
+
+/**
+ * One folder and store for a whole test file: `makeTestDir(label)` with the store's agent dir `agent/` in it,
+ * removed after the file's tests. The folder itself is free for the test's other files.
+ */
+export function fileStore(label: string): { dir: string; agentDir: string; store: ArtifactStore } {
+	const dir = makeTestDir(label);
+	afterAll(() => rmSync(dir, { recursive: true, force: true }));
+	const agentDir = join(dir, "agent");
+	mkdirSync(agentDir, { recursive: true });
+	return { dir, agentDir, store: new ArtifactStore({ agentDir }) };
 }
