@@ -31,16 +31,13 @@ vi.mock("@mariozechner/pi-ai", async (importOriginal) => {
 			model: { id: string },
 			context: { systemPrompt: string; messages: Array<{ content: Array<{ text: string }> }> },
 		) => {
+			const { FIVE_QUESTIONS, handoffStep } = await import("../fixtures/handoff-steps.ts");
 			const texts = context.messages.map((m) => m.content.map((p) => p.text).join(""));
 			calls.push({ model: model.id, system: context.systemPrompt, texts });
-			const text =
-				context.systemPrompt === SUMMARY_SYSTEM_PROMPT
-					? "SUMMARY-TEXT"
-					: context.systemPrompt === QUESTIONS_SYSTEM_PROMPT
-						? "1. a?\n2. b?\n3. c?\n4. d?\n5. e?"
-						: context.systemPrompt === ANSWERS_SYSTEM_PROMPT
-							? "ANSWERS-TEXT"
-							: "unexpected";
+			const step = handoffStep(context.systemPrompt);
+			const text = step
+				? { summary: "SUMMARY-TEXT", questions: FIVE_QUESTIONS, answers: "ANSWERS-TEXT" }[step]
+				: "unexpected";
 			return {
 				content: [{ type: "text", text }],
 				stopReason: "stop",
