@@ -7,8 +7,10 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { codeSpans, type DocPage, docPage, docPages, shownCommands } from "../fixtures/docs.ts";
 import { REPO_ROOT } from "../fixtures/sandbox.ts";
+import { configLoader } from "./config-fixture.ts";
 
 /** The README's limit, in lines: what a reader deciding whether to install reads. */
 const README_MAX_LINES = 250;
@@ -134,6 +136,57 @@ describe.each(pages.map((p) => ({ ...p, name: p.path })))("$name", (page) => {
 			(s) => /^(test|extensions|docs|\.ci)\/[\w./-]*$/.test(s) && !s.includes("*"),
 		);
 		for (const path of paths) expect(existsSync(join(REPO_ROOT, path)), `${page.path}: ${path}`).toBe(true);
+	});
+});
+
+describe("the keys table of docs/configuration.md", () => {
+	/** The documented keys: `a.b.c` / `d` in a row's first cell name a.b.c and a.b.d; `a.b.*` and `a.b.<x>` name a.b. */
+	function documentedKeys(): { exact: Set<string>; open: Set<string> } {
+		const exact = new Set<string>();
+		const open = new Set<string>();
+		const table = docPage("docs/configuration.md").text.split("\n## Keys\n")[1]?.split("\n## ")[0] ?? "";
+		for (const row of table.split("\n").filter((l) => l.startsWith("| `"))) {
+			const spans = [...row.split(" | ")[0].matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+			const parent = spans[0].split(".").slice(0, -1).join(".");
+			for (const [i, span] of spans.entries()) {
+				const key = i === 0 ? span : `${parent}.${span}`;
+				const wild = /\.(\*|<[a-z]+>)$/.exec(key);
+				if (wild) open.add(key.slice(0, wild.index));
+				else exact.add(key);
+			}
+		}
+		return { exact, open };
+	}
+
+	/** Every setting of the defaults: objects are walked, arrays and empty objects are settings. */
+	function defaultKeys(value: unknown, prefix = ""): string[] {
+		if (typeof value !== "object" || value === null || Array.isArray(value) || Object.keys(value).length === 0)
+			return [prefix];
+		return Object.entries(value).flatMap(([k, v]) => defaultKeys(v, prefix ? `${prefix}.${k}` : k));
+	}
+
+	it("documents every setting that has a default", () => {
+		const { exact, open } = documentedKeys();
+		expect(exact.size).toBeGreaterThan(30);
+		for (const key of defaultKeys(DEFAULT_CONFIG)) {
+			const parts = key.split(".");
+			const ancestors = parts.map((_, i) => parts.slice(0, i + 1).join("."));
+			const covered = ancestors.some((a) => exact.has(a) || open.has(a));
+			expect(covered, `headroom.json key ${key} is not in the keys table`).toBe(true);
+		}
+	});
+
+	it("documents only keys the configuration accepts", () => {
+		const load = configLoader("docs-config-keys");
+		for (const key of documentedKeys().exact) {
+			const value: Record<string, unknown> = {};
+			let node = value;
+			const parts = key.split(".");
+			for (const part of parts.slice(0, -1)) node = node[part] = {} as Record<string, unknown>;
+			node[parts[parts.length - 1]] = 1;
+			const { warnings } = load(value);
+			expect(warnings.join("\n"), key).not.toMatch(/unknown key/);
+		}
 	});
 });
 
