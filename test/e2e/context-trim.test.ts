@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BULK_TOOLS } from "../fixtures/extensions/many-tools.ts";
-import { extensionPath, listFiles, PI_LINES, REPO_ROOT, runPiPrint, type Sandbox } from "../fixtures/pi-runner.ts";
+import { extensionPath, listFiles, PI_LINES, REPO_ROOT, type Sandbox } from "../fixtures/pi-runner.ts";
 import { usePrintRuns } from "../fixtures/print-runs.ts";
 import { type ChatMessage, type ChatRequest, messageText, type ScriptedReply } from "../fixtures/scripted-server.ts";
 
@@ -243,14 +243,11 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 		expect(latest.tokensBefore).toBeGreaterThan(window);
 		expect(latest.systemTokens).toBeGreaterThan(overhead * 0.8);
 		// /headroom's ledger (json mode: on stderr) names the latest trim with its figures
-		const ledgerRun = await runPiPrint({
-			line,
-			sandbox,
-			extensions: [extensionPath("headroom")],
-			args: ["--session", sessionFile, "/headroom"],
+		const ledgerRun = await runs.printIn(sandbox, {
 			prompt: "carry on",
+			args: ["--session", sessionFile, "/headroom"],
+			extensions: [extensionPath("headroom")],
 		});
-		expect(ledgerRun.exitCode, ledgerRun.stderr).toBe(0);
 		const trimLine = ledgerRun.stderr.split("\n").find((l) => l.trim().startsWith("context-trim")) ?? "";
 		expect(trimLine).toContain(`latest trim: ${latest.messagesBefore} → ${latest.messagesAfter} messages`);
 		expect(trimLine).toContain(

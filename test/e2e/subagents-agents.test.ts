@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { extensionPath, makeSandbox, PI_LINES, runPiPrint, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
+import { extensionPath, makeSandbox, PI_LINES, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
 import { usePrintRuns } from "../fixtures/print-runs.ts";
 import type { ChatRequest, ScriptedServer } from "../fixtures/scripted-server.ts";
 import { calledTools, isChild, lastToolText, toolTexts } from "./subagents-support.ts";
@@ -282,8 +282,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 			agentFile({ description: "Audits code", tools: "read, grep", model: "mock/mock-cheap", colour: "red" }, "BODY"),
 		);
 		write(join(sandbox.agentDir, "agents", "broken.md"), "---\nname: [\n---\n");
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "/agents", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const run = await runs.printIn(sandbox, { prompt: "/agents" });
 		const out = `${run.stdout}\n${run.stderr}`;
 		expect(out).toContain("auditor — Audits code");
 		expect(out).toContain(`source user: ${file}`);

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { extensionPath, makeSandbox, PI_LINES, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
+import { extensionPath, makeSandbox, PI_LINES, toolResults } from "../fixtures/pi-runner.ts";
 import { usePrintRuns } from "../fixtures/print-runs.ts";
 import { type ChatRequest, messageText, type ScriptedReply } from "../fixtures/scripted-server.ts";
 
@@ -157,8 +157,7 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 		const elsewhere = join(sandbox.root, "elsewhere");
 		mkdirSync(elsewhere);
 		symlinkSync(elsewhere, join(sandbox.agentDir, "cache"));
-		const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "count", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const run = await runs.printIn(sandbox, { prompt: "count" });
 		expect(server.requests.length).toBe(3);
 
 		const seen = messageText(toolMessages(server.requests[1])[0]);
