@@ -46,6 +46,8 @@ export interface NotableRule {
 	readonly failing?: RegExp;
 	/** Weak evidence (a bare "Error:" line, a maven [ERROR]): ranked after strong hits, dropped in a run that passed. */
 	readonly weak?: boolean;
+	/** A runner's or a build's own verdict on a test or a step (`--- FAIL`, `TEST-UNEXPECTED-FAIL`): ranked first. */
+	readonly verdict?: boolean;
 	/** Lines after the hit that carry its message. Lines that still match `while` past the count are skipped. */
 	readonly after?: NotableContext;
 	/** Lines before the hit that carry its message (the last frames above a Python exception). */
@@ -69,6 +71,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	// Mozilla harnesses (mochitest, reftest, xpcshell, mozharness)
 	{
 		id: "mozilla.unexpected",
+		verdict: true,
 		keys: ["test-unexpected-", "process-crash"],
 		ecosystem: "mozilla",
 		kind: "failure",
@@ -88,6 +91,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	// GitHub Actions, Azure Pipelines, make, generic exit codes
 	{
 		id: "ci.error-marker",
+		verdict: true,
 		keys: ["##[error]", "::error", "[taskcluster:error]"],
 		ecosystem: "ci",
 		kind: "failure",
@@ -113,6 +117,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	// Test runners
 	{
 		id: "jest.fail-file",
+		verdict: true,
 		keys: ["fail"],
 		ecosystem: "jest",
 		kind: "failure",
@@ -121,6 +126,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "jest.test-failure",
+		verdict: true,
 		keys: ["●"],
 		ecosystem: "jest",
 		kind: "failure",
@@ -138,6 +144,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "tests.cross-mark",
+		verdict: true,
 		keys: ["×", "✕", "✖", "✗"],
 		ecosystem: "vitest/jest/node:test",
 		kind: "failure",
@@ -154,6 +161,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "tap.not-ok",
+		verdict: true,
 		keys: ["not ok"],
 		ecosystem: "tap",
 		kind: "failure",
@@ -163,6 +171,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "tap.bail-out",
+		verdict: true,
 		keys: ["bail out!"],
 		ecosystem: "tap",
 		kind: "failure",
@@ -186,6 +195,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "unittest.failure",
+		verdict: true,
 		keys: ["fail: ", "error: "],
 		ecosystem: "unittest",
 		kind: "failure",
@@ -193,6 +203,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "pytest.failed",
+		verdict: true,
 		keys: ["failed ", "error "],
 		ecosystem: "pytest",
 		kind: "failure",
@@ -224,6 +235,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "go.fail-test",
+		verdict: true,
 		keys: ["--- fail"],
 		ecosystem: "go test",
 		kind: "failure",
@@ -232,6 +244,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "go.fail-package",
+		verdict: true,
 		keys: ["fail"],
 		ecosystem: "go test",
 		kind: "failure",
@@ -239,6 +252,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "gotest-json.fail",
+		verdict: true,
 		keys: ['"fail"'],
 		ecosystem: "go test -json",
 		kind: "failure",
@@ -246,6 +260,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "cargo.test-failed",
+		verdict: true,
 		keys: ["... failed"],
 		ecosystem: "cargo test",
 		kind: "failure",
@@ -261,6 +276,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "junit.failure",
+		verdict: true,
 		keys: ["<failure", "<error"],
 		ecosystem: "junit",
 		kind: "failure",
@@ -303,6 +319,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	// Compilers and type checkers
 	{
 		id: "tsc.error",
+		verdict: true,
 		keys: ["error ts"],
 		ecosystem: "tsc",
 		kind: "failure",
@@ -318,6 +335,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "msbuild.error",
+		verdict: true,
 		keys: ["error "],
 		ecosystem: "msbuild",
 		kind: "failure",
@@ -341,6 +359,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "rustc.error",
+		verdict: true,
 		keys: ["error["],
 		ecosystem: "rustc",
 		kind: "failure",
@@ -349,6 +368,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "cc.error",
+		verdict: true,
 		keys: ["error: "],
 		ecosystem: "gcc/clang",
 		kind: "failure",
@@ -363,6 +383,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "javac.error",
+		verdict: true,
 		keys: ["error: "],
 		ecosystem: "javac",
 		kind: "failure",
@@ -379,6 +400,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "go.build-error",
+		verdict: true,
 		keys: [".go:"],
 		ecosystem: "go build",
 		kind: "failure",
@@ -437,6 +459,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	// Runtimes and tools
 	{
 		id: "sanitizer.report",
+		verdict: true,
 		keys: ["sanitizer", "runtime error: "],
 		ecosystem: "sanitizers",
 		kind: "failure",
@@ -463,7 +486,8 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["assert"],
 		ecosystem: "runtime",
 		kind: "failure",
-		pattern: /AssertionError\b|\bassertion (`[^`]*` )?failed\b|\bAssertion [`'].*['`] failed|\bAssertion failed\b/i,
+		pattern: /AssertionError\b|\bassertion (`[^`]*` )?failed\b|\bAssertion [`'].*['`] failed|\b[Aa]ssertion failed\b/,
+		not: [/-CRITICAL \*\*|\bWARNING: g_\w+: assertion/],
 		after: { lines: 3, while: INDENTED },
 	},
 	{

@@ -40,6 +40,8 @@ export interface NotableLine {
 	count: number;
 	/** A summary that reports failures (ranked with the failures); false otherwise. */
 	failing: boolean;
+	/** Its place in the scan's priority order (0 first): what a shorter view keeps first. */
+	rank: number;
 	/** For context: the line it belongs to. */
 	of?: number;
 }
@@ -175,6 +177,7 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	const search = new RegExp(KEY_SOURCE, "gi");
 
 	const folded = new Map<string, Entry>();
+	const verdicts: Entry[] = []; // verdict failures and failing summaries
 	const strong: Entry[] = [];
 	const weak: Entry[] = [];
 	const ring: Entry[] = []; // the last `cap` summaries (plus LAST_SUMMARIES), in order
@@ -203,13 +206,13 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		if (isSummary) {
 			ring.push(entry);
 			folded.set(key, entry);
-			if (failing && strong.length < cap) strong.push(entry);
+			if (failing && verdicts.length < cap) verdicts.push(entry);
 			if (ring.length > cap + LAST_SUMMARIES) {
 				const old = ring.shift() as Entry;
-				if (!strong.includes(old)) folded.delete(old.key);
+				if (!verdicts.includes(old)) folded.delete(old.key);
 			}
 		} else {
-			const pool = rule.weak ? weak : strong;
+			const pool = rule.weak ? weak : rule.verdict ? verdicts : strong;
 			if (pool.length >= cap) return; // counted, not kept: `dropped` says so
 			pool.push(entry);
 			folded.set(key, entry);
@@ -299,10 +302,11 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		pos = lineEnd + 1;
 		line++;
 	}
-	return rank({ strong, weak, ring, failures, summaries, cap });
+	return rank({ verdicts, strong, weak, ring, failures, summaries, cap });
 }
 
 interface Found {
+	verdicts: Entry[];
 	strong: Entry[];
 	weak: Entry[];
 	ring: Entry[];
@@ -324,15 +328,17 @@ function rank(f: Found): NotableScan {
 	};
 	const summaries = f.ring.slice(-f.cap);
 	for (const e of summaries.slice(-LAST_SUMMARIES)) take(e);
+	for (const e of f.verdicts) take(e);
 	for (const e of f.strong) take(e);
-	const passed = f.strong.length === 0 && summaries.length > 0;
+	const passed = f.verdicts.length === 0 && f.strong.length === 0 && summaries.length > 0;
 	if (!passed) for (const e of f.weak) take(e);
 	for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
 
 	const out: NotableLine[] = [];
 	for (const e of chosen) {
 		const kind = e.rule.kind;
-		out.push({ line: e.line, text: e.text, rule: e.rule.id, kind, count: e.count, failing: e.failing });
+		const rank = out.length;
+		out.push({ line: e.line, text: e.text, rule: e.rule.id, kind, count: e.count, failing: e.failing, rank });
 	}
 	let represented = 0;
 	for (const e of chosen) represented += e.count;
@@ -342,7 +348,17 @@ function rank(f: Found): NotableScan {
 			if (room <= 0) break;
 			if (seen.has(c.line)) continue;
 			seen.add(c.line);
-			out.push({ line: c.line, text: c.text, rule: e.rule.id, kind: "context", count: 1, failing: false, of: e.line });
+			const rank = out.length;
+			out.push({
+				line: c.line,
+				text: c.text,
+				rule: e.rule.id,
+				kind: "context",
+				count: 1,
+				failing: false,
+				rank,
+				of: e.line,
+			});
 			room--;
 		}
 	}
