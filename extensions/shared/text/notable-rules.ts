@@ -211,7 +211,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "pytest.summary",
-		keys: ["passed", "failed", "error"],
+		keys: ["passed", "failed", " error"],
 		ecosystem: "pytest",
 		kind: "summary",
 		pattern:
@@ -223,12 +223,12 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["error", "exception", "assert", "fail"],
 		ecosystem: "pytest",
 		kind: "failure",
-		pattern: /^E {2,}.*(Error|Exception|assert|fail)/i,
+		pattern: /^E {2,}\S.*(Error|Exception|assert|[Ff]ail)/,
 		after: { lines: 3, while: /^E\s/ },
 	},
 	{
 		id: "pytest.location",
-		keys: ["error", "exception", "failed"],
+		keys: [".py:"],
 		ecosystem: "pytest",
 		kind: "failure",
 		pattern: /^[\w./\\-]+\.py:\d+: \w*(Error|Exception|Failed)\b/,
@@ -327,7 +327,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "tsc.found",
-		keys: ["error"],
+		keys: ["found "],
 		ecosystem: "tsc",
 		kind: "summary",
 		pattern: /^Found \d+ errors?\b/,
@@ -336,7 +336,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	{
 		id: "msbuild.error",
 		verdict: true,
-		keys: ["error "],
+		keys: [": error ", ": fatal error "],
 		ecosystem: "msbuild",
 		kind: "failure",
 		pattern: /: (fatal )?error [A-Z]+\d+\s*:/,
@@ -369,14 +369,14 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	{
 		id: "cc.error",
 		verdict: true,
-		keys: ["error: "],
+		keys: [": error: ", ": fatal error: "],
 		ecosystem: "gcc/clang",
 		kind: "failure",
 		pattern: /^[^\s:][^:]*:\d+(:\d+)?: (fatal )?error: /,
 	},
 	{
 		id: "cc.link",
-		keys: ["undefined reference", "ld returned", "error:"],
+		keys: ["undefined reference", "ld returned", "ld: error:"],
 		ecosystem: "gcc/clang",
 		kind: "failure",
 		pattern: /undefined reference to|\bld returned \d+ exit status|^ld(\.\w+)?: error:/,
@@ -384,7 +384,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	{
 		id: "javac.error",
 		verdict: true,
-		keys: ["error: "],
+		keys: [": error: "],
 		ecosystem: "javac",
 		kind: "failure",
 		pattern: /^\S+\.java:\d+: error: /,
@@ -392,7 +392,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "javac.count",
-		keys: ["error"],
+		keys: [" error"],
 		ecosystem: "javac",
 		kind: "summary",
 		pattern: /^\d+ errors?\s*$/,
@@ -425,7 +425,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "yarn.error",
-		keys: ["error", "failed"],
+		keys: ["command failed", "unexpected error", "exit code", "yn0"],
 		ecosystem: "yarn",
 		kind: "failure",
 		pattern: /^error (Command failed|An unexpected error|.*\bexit code)|➤ YN\d{4}: .*\b(failed|error)\b/i,

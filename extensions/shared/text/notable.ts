@@ -23,6 +23,7 @@ import {
 	type NotableRule,
 } from "./notable-rules.ts";
 import { countNewlines, isHighSurrogate, toWellFormed } from "./utf8.ts";
+import { buildWordAutomaton } from "./word-automaton.ts";
 
 export { NOTABLE_RULES, type NotableRule } from "./notable-rules.ts";
 
@@ -71,7 +72,7 @@ export const DEFAULT_NOTABLE_LINES = 100;
 /** UTF-16 units a kept line's text has at most by default. */
 export const DEFAULT_NOTABLE_LINE_CHARS = 500;
 /** UTF-16 units of a line matched against the rules (the start of a giant line only). */
-export const MATCH_UNITS = 4096;
+export const MATCH_UNITS = 1024;
 /** Summary lines at the end that are always kept: they say how the run ended. */
 const LAST_SUMMARIES = 2;
 /** Marks a kept line that was clipped. */
@@ -102,31 +103,21 @@ interface Entry {
 	context: { line: number; text: string }[];
 }
 
-/**
- * The search words: each rule's keys, minus those that hold a shorter key (the shorter one finds the line),
- * and per word the rules whose keys hold it, in table order.
- */
+/** Every rule's keys, and per key the rules that hold it, in table order. */
 function compileKeys(rules: readonly NotableRule[]): { words: string[]; rulesOf: Map<string, number[]> } {
-	const all = [...new Set(rules.flatMap((r) => r.keys.map((k) => k.toLowerCase())))];
-	const words = all.filter((k) => !all.some((other) => other !== k && k.includes(other)));
+	const words = [...new Set(rules.flatMap((r) => r.keys.map((k) => k.toLowerCase())))];
 	const rulesOf = new Map<string, number[]>(words.map((w) => [w, []]));
 	rules.forEach((rule, index) => {
-		for (const w of words) {
-			if (rule.keys.some((k) => k.toLowerCase().includes(w))) rulesOf.get(w)?.push(index);
-		}
+		for (const k of new Set(rule.keys.map((key) => key.toLowerCase()))) rulesOf.get(k)?.push(index);
 	});
 	return { words, rulesOf };
 }
 
 const COMPILED = compileKeys(NOTABLE_RULES);
-const escapeWord = (w: string) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-/** Every search word, longest first (an alternation takes the first alternative that matches). */
-const KEY_SOURCE = [...COMPILED.words]
-	.sort((a, b) => b.length - a.length)
-	.map(escapeWord)
-	.join("|");
+/** Finds every rule's keys at once, case-insensitively. */
+const KEYS = buildWordAutomaton(COMPILED.words);
 
-/** The search words of the scan, for tests and the docs. */
+/** The search words of the scan (every rule's keys), for tests and the docs. */
 export const NOTABLE_KEYS: readonly string[] = COMPILED.words;
 
 /** Indices of the rules worth trying on a line whose search words are `found` (lower case), in table order. */
@@ -139,9 +130,7 @@ function candidates(found: ReadonlySet<string>): number[] {
 
 /** The search words in a (cleaned) line. */
 function wordsIn(clean: string): Set<string> {
-	const found = new Set<string>();
-	for (const m of clean.matchAll(new RegExp(KEY_SOURCE, "gi"))) found.add(m[0].toLowerCase());
-	return found;
+	return KEYS.wordsIn(clean);
 }
 
 /** The rule that decides a cleaned line, or undefined; `found` (its search words) narrows the rules tried. */
@@ -174,7 +163,6 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	const cap = whole(options.maxLines, DEFAULT_NOTABLE_LINES, 0);
 	const maxChars = Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2));
 	const n = text.length;
-	const search = new RegExp(KEY_SOURCE, "gi");
 
 	const folded = new Map<string, Entry>();
 	const verdicts: Entry[] = []; // verdict failures and failing summaries
@@ -255,21 +243,15 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		let lineEnd: number;
 		found = undefined;
 		if (!carrying) {
-			search.lastIndex = pos;
-			let m = search.exec(text);
-			if (!m) break;
-			lineStart = m.index === 0 ? 0 : text.lastIndexOf("\n", m.index - 1) + 1;
+			const first = KEYS.next(text, pos);
+			if (first === -1) break;
+			lineStart = first === 0 ? 0 : text.lastIndexOf("\n", first) + 1;
 			if (lineStart < pos) lineStart = pos;
 			line += countNewlines(text, pos, lineStart);
-			lineEnd = text.indexOf("\n", m.index);
+			lineEnd = text.indexOf("\n", first);
 			if (lineEnd === -1) lineEnd = n;
-			// Every search word of this line (within the matched window), so only their rules are tried.
-			const windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
-			found = new Set<string>();
-			while (m && m.index < windowEnd) {
-				found.add(m[0].toLowerCase());
-				m = search.exec(text);
-			}
+			// Every key of this line (within the matched window), so only their rules are tried.
+			found = KEYS.wordsIn(text, lineStart, Math.min(lineEnd, lineStart + MATCH_UNITS));
 		} else {
 			lineEnd = text.indexOf("\n", lineStart);
 			if (lineEnd === -1) lineEnd = n;
