@@ -80,9 +80,12 @@ const CLIPPED = "…";
 
 /** ANSI escape sequences (colours, cursor moves) and OSC titles. */
 const ANSI = /\u001b(\[[0-9;?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)|[@-Z\\-_])/g;
-/** A CI prefix: GitHub Actions' ISO timestamp, taskcluster's [task …], mozharness' "HH:MM:SS  INFO - ". */
+/**
+ * A CI prefix: GitHub Actions' ISO timestamp, taskcluster's [task …], mozharness' "HH:MM:SS  INFO - ", and a
+ * Mozilla harness' "PID 123 | " or "GECKO(123) | " before a child process's output.
+ */
 const CI_PREFIX =
-	/^(\uFEFF)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z? ?|\[(task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(\[\d+\] )?(\d\d:\d\d:\d\d(\.\d+)?\s+(INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?/;
+	/^(\uFEFF)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z? ?|\[(task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(\[\d+\] )?(\d\d:\d\d:\d\d(\.\d+)?\s+(INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?(\s*(PID \d+|GECKO\(\d+\)) \| )?/;
 
 /** The line as the rules see it (and the scan shows it): no ANSI, no CI prefix, no trailing "\r". */
 export function cleanLogLine(raw: string): string {
@@ -316,34 +319,51 @@ function rank(f: Found): NotableScan {
 	if (!passed) for (const e of f.weak) take(e);
 	for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
 
-	const out: NotableLine[] = [];
-	for (const e of chosen) {
-		const kind = e.rule.kind;
-		const rank = out.length;
-		out.push({ line: e.line, text: e.text, rule: e.rule.id, kind, count: e.count, failing: e.failing, rank });
-	}
-	let represented = 0;
-	for (const e of chosen) represented += e.count;
-	const seen = new Set(out.map((l) => l.line));
-	for (const e of chosen) {
-		for (const c of e.context) {
-			if (room <= 0) break;
-			if (seen.has(c.line)) continue;
-			seen.add(c.line);
-			const rank = out.length;
-			out.push({
-				line: c.line,
-				text: c.text,
-				rule: e.rule.id,
-				kind: "context",
-				count: 1,
-				failing: false,
-				rank,
-				of: e.line,
-			});
-			room--;
+	// Context fills what the entries leave: each kept entry's first context line, then the rest. Ranks put
+	// an entry's first context line right after it (its message is worth more than another header).
+	const firstContext = new Map<Entry, NotableLine>();
+	const restContext: NotableLine[] = [];
+	const seen = new Set(chosen.map((e) => e.line));
+	const contextLine = (e: Entry, c: { line: number; text: string }): NotableLine => ({
+		line: c.line,
+		text: c.text,
+		rule: e.rule.id,
+		kind: "context",
+		count: 1,
+		failing: false,
+		rank: 0,
+		of: e.line,
+	});
+	for (const pass of [0, 1]) {
+		for (const e of chosen) {
+			const candidates = pass === 0 ? e.context.slice(0, 1) : e.context.slice(1);
+			for (const c of candidates) {
+				if (room <= 0 || seen.has(c.line)) continue;
+				seen.add(c.line);
+				room--;
+				if (pass === 0) firstContext.set(e, contextLine(e, c));
+				else restContext.push(contextLine(e, c));
+			}
 		}
 	}
+	const out: NotableLine[] = [];
+	let represented = 0;
+	for (const e of chosen) {
+		represented += e.count;
+		const kind = e.rule.kind;
+		out.push({
+			line: e.line,
+			text: e.text,
+			rule: e.rule.id,
+			kind,
+			count: e.count,
+			failing: e.failing,
+			rank: out.length,
+		});
+		const first = firstContext.get(e);
+		if (first) out.push({ ...first, rank: out.length });
+	}
+	for (const c of restContext) out.push({ ...c, rank: out.length });
 	out.sort((a, b) => a.line - b.line);
 	return {
 		lines: out,
