@@ -105,23 +105,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "failure",
 		pattern: /^(##\[error\]|::error\b|\[taskcluster:error\])/,
 	},
-	{
-		id: "ci.exit-code",
-		keys: ["exit", "return code"],
-		ecosystem: "ci",
-		kind: "summary",
-		pattern:
-			/\b(exit code|exit status|exited with( exit)? code|exit_code[=:]|returned exit code|Return code:)\s*\(?-?[1-9]\d*\b|\bexited with status [1-9]/i,
-		not: [/\bWARNING: process \d+ exited\b/],
-		failing: /./,
-	},
-	{
-		id: "ci.exit-zero",
-		keys: ["exit code", "exit status", "return code"],
-		ecosystem: "ci",
-		kind: "summary",
-		pattern: /\b(exit code|exit status|return code)\b:?\s*0\b/i,
-	},
+
 	{
 		id: "make.error",
 		keys: ["***", "build stopped"],
@@ -214,8 +198,8 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["fail", "pass"],
 		ecosystem: "tap",
 		kind: "summary",
-		pattern: /^[#ℹ] (fail|pass|tests|failed|passed) \d+\s*$/,
-		failing: /^[#ℹ] fail(ed)? [1-9]/,
+		pattern: /^[#ℹ] (fail|pass|tests|failed|passed)\s+\d+\s*$/,
+		failing: /^[#ℹ] fail(ed)?\s+[1-9]/,
 	},
 	{
 		id: "unittest.summary",
@@ -255,7 +239,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["error", "exception", "assert", "fail"],
 		ecosystem: "pytest",
 		kind: "failure",
-		pattern: /^E {2,}\S.*(Error|Exception|assert|[Ff]ail)/,
+		pattern: /^E {2,}(\S.*)?(Error|Exception|assert|[Ff]ail)/,
 		after: { lines: 3, while: /^E\s/ },
 	},
 	{
@@ -416,6 +400,15 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		after: { lines: 3, while: /^\s*(-->|\d+\s*\||\|)/ },
 	},
 	{
+		id: "javac.error",
+		verdict: true,
+		keys: [": error: "],
+		ecosystem: "javac",
+		kind: "failure",
+		pattern: /^\S+\.java:\d+: error: /,
+		after: { lines: 2 },
+	},
+	{
 		id: "cc.error",
 		verdict: true,
 		keys: [": error: ", ": fatal error: "],
@@ -430,15 +423,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "failure",
 		pattern: /undefined reference to|\bld returned \d+ exit status|^ld(\.\w+)?: error:/,
 	},
-	{
-		id: "javac.error",
-		verdict: true,
-		keys: [": error: "],
-		ecosystem: "javac",
-		kind: "failure",
-		pattern: /^\S+\.java:\d+: error: /,
-		after: { lines: 2 },
-	},
+
 	{
 		id: "javac.count",
 		keys: [" error"],
@@ -488,7 +473,23 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 			/^ERROR: (Could not|No matching|Failed|Cannot|pip's dependency resolver)|^error: subprocess-exited-with-error/,
 	},
 
-	// Security scanners
+	{
+		id: "ci.exit-code",
+		keys: ["exit", "return code"],
+		ecosystem: "ci",
+		kind: "summary",
+		pattern:
+			/\b(exit code|exit status|exited with( exit)? code|exit_code|returned exit code|return code)\s*[=:]?\s*\(?[1-9]\d*\b|\bexited with status [1-9]/i,
+		not: [/\bWARNING: process \d+ exited\b/],
+		failing: /./,
+	},
+	{
+		id: "ci.exit-zero",
+		keys: ["exit code", "exit status", "return code"],
+		ecosystem: "ci",
+		kind: "summary",
+		pattern: /\b(exit code|exit status|return code)\b:?\s*0\b/i,
+	}, // Security scanners
 	{
 		id: "audit.count",
 		keys: ["vulnerab", "total: "],

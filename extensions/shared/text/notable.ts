@@ -168,7 +168,8 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	const n = text.length;
 
 	const folded = new Map<string, Entry>();
-	const verdicts: Entry[] = []; // verdict failures and failing summaries
+	const verdicts: Entry[] = []; // a runner's own verdicts on a test or a step
+	const failingRing: Entry[] = []; // the last `cap` failing summaries
 	const strong: Entry[] = [];
 	const weak: Entry[] = [];
 	const ring: Entry[] = []; // the last `cap` summaries (plus LAST_SUMMARIES), in order
@@ -197,10 +198,14 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		if (isSummary) {
 			ring.push(entry);
 			folded.set(key, entry);
-			if (failing && verdicts.length < cap) verdicts.push(entry);
+			if (failing) failingRing.push(entry);
 			if (ring.length > cap + LAST_SUMMARIES) {
 				const old = ring.shift() as Entry;
-				if (!verdicts.includes(old)) folded.delete(old.key);
+				if (!failingRing.includes(old)) folded.delete(old.key);
+			}
+			if (failingRing.length > cap) {
+				const old = failingRing.shift() as Entry;
+				if (!ring.includes(old)) folded.delete(old.key);
 			}
 		} else {
 			const pool = rule.weak ? weak : rule.verdict ? verdicts : strong;
@@ -287,11 +292,12 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		pos = lineEnd + 1;
 		line++;
 	}
-	return rank({ verdicts, strong, weak, ring, failures, summaries, cap });
+	return rank({ verdicts, failingRing, strong, weak, ring, failures, summaries, cap });
 }
 
 interface Found {
 	verdicts: Entry[];
+	failingRing: Entry[];
 	strong: Entry[];
 	weak: Entry[];
 	ring: Entry[];
@@ -313,9 +319,11 @@ function rank(f: Found): NotableScan {
 	};
 	const summaries = f.ring.slice(-f.cap);
 	for (const e of summaries.slice(-LAST_SUMMARIES)) take(e);
+	// Failing summaries next, the latest first (few, and each says how a run ended), up to half the cap.
+	for (const e of f.failingRing.slice(-Math.ceil(f.cap / 2)).reverse()) take(e);
 	for (const e of f.verdicts) take(e);
 	for (const e of f.strong) take(e);
-	const passed = f.verdicts.length === 0 && f.strong.length === 0 && summaries.length > 0;
+	const passed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0 && summaries.length > 0;
 	if (!passed) for (const e of f.weak) take(e);
 	for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
 
