@@ -6,6 +6,7 @@ import {
 	criticalVisible,
 	loadRealLogs,
 	REAL_LOGS_DIR,
+	sameLine,
 	VISIBLE_PREFIX_CHARS,
 	visibleNeedle,
 } from "../fixtures/real-logs.ts";
@@ -52,7 +53,7 @@ describe("the real-log corpus index", () => {
 		}
 	});
 
-	it("puts each critical and decoy text on the line it names; a critical text on no other kind of line", () => {
+	it("puts each critical and decoy text on the line it names; a critical text on no line that says otherwise", () => {
 		for (const log of logs) {
 			const lines = log.text.split("\n");
 			expect(log.critical.length, log.id).toBeGreaterThan(0);
@@ -61,10 +62,23 @@ describe("the real-log corpus index", () => {
 				expect(lines[marked.line - 1], `${log.id}:${marked.line}`).toContain(marked.text);
 			}
 			for (const marked of log.critical) {
-				const holders = new Set(lines.filter((line) => line.includes(marked.text)).map((line) => line.trim()));
+				const holders = new Set(lines.filter((line) => line.includes(marked.text)).map(sameLine));
 				expect(holders.size, `${log.id}:${marked.line}`).toBe(1);
 			}
 		}
+	});
+});
+
+describe("sameLine", () => {
+	it("sets aside the CI prefixes that differ between repeats of one line", () => {
+		expect(sameLine("2024-07-08T16:59:08.1747875Z ##[error]Process completed with exit code 1.")).toBe(
+			"##[error]Process completed with exit code 1.",
+		);
+		expect(sameLine("[task 2025-02-13T11:53:22.117Z] 11:53:22     INFO - TEST-UNEXPECTED-TIMEOUT | a")).toBe(
+			"TEST-UNEXPECTED-TIMEOUT | a",
+		);
+		expect(sameLine("FAIL: b\r")).toBe("FAIL: b");
+		expect(sameLine("FAIL: a")).not.toBe(sameLine("FAIL: b"));
 	});
 });
 
