@@ -10,6 +10,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { type NotableLine, scanNotable } from "../../extensions/shared/text/notable.ts";
 import {
 	headPreview,
 	isStubbed,
@@ -25,6 +26,8 @@ const VIEWS = ["Pi alone", "stub before", "stub now", "2 KB head"] as const;
 type View = (typeof VIEWS)[number];
 
 const bytes = (s: string) => Buffer.byteLength(s, "utf8");
+/** A notable line that says something went wrong: a failure, or a summary that reports failures. */
+const claimsFailure = (n: NotableLine) => n.kind === "failure" || n.failing;
 const fmt = (n: number) => n.toLocaleString("en-US");
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
@@ -37,6 +40,11 @@ async function main(): Promise<void> {
 		{ visible: number; bytes: number }
 	>;
 	let critical = 0;
+	let scanFound = 0;
+	const scanMisses: string[] = [];
+	const alarmLines: string[] = [];
+	const alarms: string[] = [];
+	const promotedDecoys: string[] = [];
 	let identicalBefore = 0;
 	let stubbed = 0;
 	const rows: string[] = [];
@@ -54,6 +62,19 @@ async function main(): Promise<void> {
 			if (isStubbed(pi, deps)) stubbed++;
 			if (views["stub before"] === views["stub now"]) identicalBefore++;
 			critical += log.critical.length;
+			// The scan alone, before any budget: which critical lines it finds, and what it claims went wrong.
+			const scan = scanNotable(log.text);
+			const byScan = criticalVisible(scan.lines.map((n) => n.text).join("\n"), log);
+			scanFound += byScan.visible.length;
+			for (const m of byScan.missing) scanMisses.push(`${log.id}:${m.line} ${JSON.stringify(m.text.slice(0, 90))}`);
+			const claims = scan.lines.filter(claimsFailure);
+			if (log.outcome === "pass") {
+				alarms.push(`${log.id}: ${claims.length}`);
+				for (const n of claims)
+					alarmLines.push(`${log.id}:${n.line} [${n.rule}] ${JSON.stringify(n.text.slice(0, 90))}`);
+			}
+			for (const d of log.decoys)
+				if (claims.some((n) => n.line === d.line)) promotedDecoys.push(`${log.id}:${d.line} ${JSON.stringify(d.text)}`);
 			const cells = VIEWS.map((v) => {
 				const seen = criticalVisible(views[v], log);
 				totals[v].visible += seen.visible.length;
@@ -82,8 +103,13 @@ async function main(): Promise<void> {
 				`${v}: ${totals[v].visible}/${critical} critical lines visible (${pct}%), ${fmt(totals[v].bytes)} bytes shown`,
 			);
 		}
+		console.log(`the scan alone (no budget) finds ${scanFound}/${critical} critical lines`);
+		console.log(`false alarms (notable lines claiming a failure) on passing runs: ${alarms.join(", ")}`);
+		console.log(`decoys promoted as failures: ${promotedDecoys.length === 0 ? "none" : promotedDecoys.join("; ")}`);
 		console.log(`stub now is byte-identical to stub before on ${identicalBefore} of ${logs.length} logs`);
 		if (misses.length > 0) console.log(`\ncritical lines the stub now misses:\n  ${misses.join("\n  ")}`);
+		if (scanMisses.length > 0) console.log(`\ncritical lines the scan misses:\n  ${scanMisses.join("\n  ")}`);
+		if (alarmLines.length > 0) console.log(`\nfalse alarms on passing runs:\n  ${alarmLines.join("\n  ")}`);
 	} finally {
 		rmSync(tmp, { recursive: true, force: true });
 	}

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
 	criticalVisible,
+	jsonUnescaped,
 	loadRealLogs,
 	REAL_LOGS_DIR,
 	sameLine,
@@ -99,6 +100,14 @@ describe("criticalVisible", () => {
 	it("misses a line the view does not show, or shows only in part", () => {
 		const view = `FAIL: test_\nE   ${"x".repeat(VISIBLE_PREFIX_CHARS - 10)}`;
 		expect(criticalVisible(view, entry)).toEqual({ visible: [], missing: entry.critical });
+	});
+
+	it("counts a line of a JSON event shown as the string's value", () => {
+		const json = { critical: [{ line: 1, text: "FAIL\\tpkg/a\\t0.01s" }] };
+		expect(jsonUnescaped(json.critical[0].text)).toBe("FAIL\tpkg/a\t0.01s");
+		expect(criticalVisible("12: FAIL\tpkg/a\t0.01s", json).visible).toEqual(json.critical);
+		expect(criticalVisible('{"Output":"FAIL\\tpkg/a\\t0.01s\\n"}', json).visible).toEqual(json.critical);
+		expect(criticalVisible("FAIL pkg/a 0.01s", json).missing).toEqual(json.critical);
 	});
 
 	it("finds every critical line of every log in the whole log", () => {
