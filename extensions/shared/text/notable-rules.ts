@@ -118,7 +118,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	{
 		id: "jest.fail-file",
 		verdict: true,
-		keys: ["fail"],
+		keys: ["fail "],
 		ecosystem: "jest",
 		kind: "failure",
 		pattern: /^\s*FAIL\s+\S+\.(test|spec)\.\w+|^ FAIL {2}\S/,
@@ -195,7 +195,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "tap.summary",
-		keys: ["fail", "pass"],
+		keys: ["# fail", "# pass", "ℹ fail", "ℹ pass", "# tests", "ℹ tests"],
 		ecosystem: "tap",
 		kind: "summary",
 		pattern: /^[#ℹ] (fail|pass|tests|failed|passed)\s+\d+\s*$/,
@@ -236,7 +236,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "pytest.e-line",
-		keys: ["error", "exception", "assert", "fail"],
+		keys: ["e    "],
 		ecosystem: "pytest",
 		kind: "failure",
 		pattern: /^E {2,}(\S.*)?(Error|Exception|assert|[Ff]ail)/,
@@ -514,7 +514,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 
 	{
 		id: "ci.exit-code",
-		keys: ["exit", "return code"],
+		keys: ["exit code", "exit status", "exited with", "exit_code", "return code"],
 		ecosystem: "ci",
 		kind: "summary",
 		pattern:
@@ -581,7 +581,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "runtime.panic",
-		keys: ["panic", "fatal error: "],
+		keys: ["panic: ", "panicked at", "fatal error: "],
 		ecosystem: "runtime",
 		kind: "failure",
 		pattern: /^panic: |^thread '[^']*' panicked at|^fatal error: (all goroutines|concurrent map)/,
@@ -589,7 +589,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "runtime.assertion",
-		keys: ["assert"],
+		keys: ["assertion"],
 		ecosystem: "runtime",
 		kind: "failure",
 		pattern: /AssertionError\b|\bassertion (`[^`]*` )?failed\b|\bAssertion [`'].*['`] failed|\b[Aa]ssertion failed\b/,
@@ -632,7 +632,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "runtime.exception",
-		keys: ["error", "exception"],
+		keys: ["error:", "exception", "error ["],
 		ecosystem: "runtime",
 		kind: "failure",
 		pattern:
@@ -659,7 +659,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "cli.error",
-		keys: ["error"],
+		keys: ["error:", "error["],
 		ecosystem: "cli",
 		kind: "failure",
 		pattern: /^(error|ERROR|Error)(\[\w+\])?: \S/,
