@@ -109,7 +109,6 @@ const REAL: Example[] = [
 		text: "E       AssertionError: assert b'<!-- superh... {}\\n}\\n```\\n' == b'<!-- superh...  }\\n}\\n```\\n'",
 		from: "public",
 	},
-	{ rule: "pytest.location", text: "tests/test_phase16_prereg.py:123: AssertionError", from: "public" },
 	{ rule: "go.fail-test", text: "--- FAIL: TestRace (0.00s)", from: "corpus go-test-race:40" },
 	{ rule: "go.fail-package", text: "FAIL\tpackage/race\t0.005s", from: "corpus go-test-race:45" },
 	{ rule: "go.race", text: "WARNING: DATA RACE", from: "corpus go-test-race:4" },
@@ -464,7 +463,7 @@ describe("without crying wolf", () => {
 });
 
 describe("context that carries the message", () => {
-	it("keeps the pytest E lines above the location and the frames under a Go test failure", () => {
+	it("keeps the pytest E lines with their location and the frames under a Go test failure", () => {
 		const text = [
 			"    def test_answer():",
 			">       assert inc(3) == 5",
@@ -481,7 +480,7 @@ describe("context that carries the message", () => {
 		const byLine = new Map(scan.lines.map((l) => [l.line, l]));
 		expect(byLine.get(3)?.kind).toBe("failure");
 		expect(byLine.get(4)).toMatchObject({ kind: "context", of: 3 });
-		expect(byLine.get(6)).toMatchObject({ kind: "failure", rule: "pytest.location" });
+		expect(byLine.get(6)).toMatchObject({ kind: "context", of: 3 });
 		expect(byLine.get(7)).toMatchObject({ kind: "failure", rule: "go.fail-test" });
 		expect(byLine.get(8)).toMatchObject({ kind: "context", of: 7 });
 		expect(byLine.has(10)).toBe(false);
@@ -513,9 +512,9 @@ describe("line numbers as Pi's read counts them", () => {
 	});
 
 	it("finds a hit on the last line with and without a trailing newline, and nothing in empty text", () => {
-		expect(scanNotable("a\nb\nFAIL").lines[0]?.line).toBe(3);
-		expect(scanNotable("a\nb\nFAIL\n").lines[0]?.line).toBe(3);
-		expect(scanNotable("FAIL").lines[0]?.line).toBe(1);
+		expect(scanNotable("a\nb\n--- FAIL: TestX (0.00s)").lines[0]?.line).toBe(3);
+		expect(scanNotable("a\nb\n--- FAIL: TestX (0.00s)\n").lines[0]?.line).toBe(3);
+		expect(scanNotable("--- FAIL: TestX (0.00s)").lines[0]?.line).toBe(1);
 		expect(scanNotable("")).toEqual({ lines: [], failures: 0, summaries: 0, dropped: 0 });
 		expect(scanNotable("\n\n\n").lines).toEqual([]);
 	});

@@ -136,7 +136,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "jest.summary",
-		keys: ["failed", "passed"],
+		keys: ["tests:", "test suites:", "test files ", "tests ", "snapshots:"],
 		ecosystem: "jest",
 		kind: "summary",
 		pattern: /^\s*(Tests|Test Suites|Test Files|Snapshots):?\s+\d+ (failed|passed|skipped|todo|total)\b/,
@@ -220,14 +220,28 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	{
 		id: "pytest.failed",
 		verdict: true,
-		keys: ["failed", "error"],
+		keys: ["failed ", "error ", " failed", " error"],
 		ecosystem: "pytest",
 		kind: "failure",
 		pattern: /^(FAILED|ERROR) (\[[\d.]+m?s\] )?[\w./\\-]+\.py(::\S+)?( - |\s*$)|^[\w./\\-]+\.py::\S+ (FAILED|ERROR)\b/,
 	},
 	{
 		id: "pytest.summary",
-		keys: ["passed", "failed", " error"],
+		keys: [
+			" passed in ",
+			" failed in ",
+			" error in ",
+			" errors in ",
+			" skipped in ",
+			" xfailed in ",
+			" xpassed in ",
+			" deselected in ",
+			" rerun in ",
+			" warning in ",
+			" warnings in ",
+			" passed, ",
+			" failed, ",
+		],
 		ecosystem: "pytest",
 		kind: "summary",
 		pattern:
@@ -240,15 +254,9 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "pytest",
 		kind: "failure",
 		pattern: /^E {2,}(\S.*)?(Error|Exception|assert|[Ff]ail)/,
-		after: { lines: 3, while: /^E\s/ },
+		after: { lines: 4, while: /^E\s|^[\w./\\-]+\.py:\d+: / },
 	},
-	{
-		id: "pytest.location",
-		keys: [".py:"],
-		ecosystem: "pytest",
-		kind: "failure",
-		pattern: /^[\w./\\-]+\.py:\d+: \w*(Error|Exception|Failed)\b/,
-	},
+
 	{
 		id: "go.fail-test",
 		verdict: true,
@@ -269,7 +277,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	{
 		id: "go.fail-package",
 		verdict: true,
-		keys: ["fail"],
+		keys: ["fail\t", "fail "],
 		ecosystem: "go test",
 		kind: "failure",
 		pattern: /^FAIL(\s+\S+\s+([\d.]+s|\[[\w ]+\]))?\s*$/,
@@ -391,7 +399,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "tsc.found",
-		keys: ["found "],
+		keys: [" error.", " errors.", " errors in ", " error in "],
 		ecosystem: "tsc",
 		kind: "summary",
 		pattern: /^Found \d+ errors?\b/,

@@ -15,6 +15,22 @@ const ACCEPT = 0x80000000 | 0;
 /** The row offset of a table entry. */
 const ROW = 0x7fffffff;
 
+/** The escape character that starts an ANSI sequence. */
+const ESC = 0x1b;
+
+/** Index of the last unit of the ANSI sequence starting at `i` (a CSI "ESC [ … final", else ESC and one unit). */
+function ansiEnd(text: string, i: number, stop: number): number {
+	if (text.charCodeAt(i + 1) !== 0x5b) return Math.min(i + 1, stop - 1);
+	let j = i + 2;
+	while (j < stop) {
+		const c = text.charCodeAt(j);
+		if (c >= 0x40 && c <= 0x7e) return j; // the final byte
+		if (c < 0x20 || c > 0x3f) return j - 1; // not a CSI parameter: stop before it
+		j++;
+	}
+	return stop - 1;
+}
+
 /** A built automaton for a fixed list of words. */
 export interface WordAutomaton {
 	/** The words, lower case, in the order given (duplicates removed). */
@@ -42,13 +58,17 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 		for (let i = 0; i < w.length; i++)
 			if (!classOf.has(w.charCodeAt(i))) classOf.set(w.charCodeAt(i), classOf.size + 1);
 	}
-	const k = classOf.size + 1;
+	// The escape character gets a class of its own: an ANSI sequence (colours) is stepped over, so a word
+	// split by one ("FAILED\u001b[0m tests") is still found.
+	const escClass = classOf.size + 1;
+	const k = classOf.size + 2;
 	const fold = new Uint8Array(UNITS);
 	if (k > 255) throw new RangeError("buildWordAutomaton: too many distinct characters");
 	for (let c = 0; c < UNITS; c++) {
 		const lower = String.fromCharCode(c).toLowerCase();
 		fold[c] = lower.length === 1 ? (classOf.get(lower.charCodeAt(0)) ?? 0) : 0;
 	}
+	fold[ESC] = escClass;
 	// The trie.
 	const children: number[][] = [new Array(k).fill(-1)];
 	const ends: number[][] = [[]];
@@ -102,7 +122,12 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 	const collect = (text: string, from: number, stop: number, row: number, found: number[]): void => {
 		let r = row;
 		for (let i = from; i < stop; i++) {
-			r = table[(r & ROW) + fold[text.charCodeAt(i)]];
+			const a = fold[text.charCodeAt(i)];
+			if (a === escClass) {
+				i = ansiEnd(text, i, stop);
+				continue;
+			}
+			r = table[(r & ROW) + a];
 			if (r < 0) for (const w of output[(r & ROW) / k]) if (!found.includes(w)) found.push(w);
 		}
 	};
@@ -113,7 +138,12 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 			let r = 0;
 			const stop = Math.min(end, text.length);
 			for (let i = Math.max(0, from); i < stop; i++) {
-				r = table[(r & ROW) + fold[text.charCodeAt(i)]];
+				const a = fold[text.charCodeAt(i)];
+				if (a === escClass) {
+					i = ansiEnd(text, i, stop);
+					continue;
+				}
+				r = table[(r & ROW) + a];
 				if (r < 0) {
 					lastRow = r;
 					return i;
