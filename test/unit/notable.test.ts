@@ -112,6 +112,12 @@ const REAL: Example[] = [
 	{ rule: "pytest.location", text: "tests/test_phase16_prereg.py:123: AssertionError", from: "public" },
 	{ rule: "go.fail-test", text: "--- FAIL: TestRace (0.00s)", from: "corpus go-test-race:40" },
 	{ rule: "go.fail-package", text: "FAIL\tpackage/race\t0.005s", from: "corpus go-test-race:45" },
+	{ rule: "go.race", text: "WARNING: DATA RACE", from: "corpus go-test-race:4" },
+	{
+		rule: "gotest-json.output-fail",
+		text: '{"Time":"2022-12-14T09:49:02.572963923Z","Action":"output","Package":"github.com/mafredri/test","Test":"TestHello","Output":"panic: test timed out after 1s\\n"}',
+		from: "corpus go-test-json-panic-race:6",
+	},
 	{
 		rule: "go.fail-package",
 		text: "FAIL    github.com/gypsydave5/learn-go-with-tests/concurrency/v1 [build failed]",
@@ -149,6 +155,29 @@ const REAL: Example[] = [
 		rule: "nunit.failed",
 		text: '                  <test-case id="1-1163" name="UI_MyTask_MR_Grid_GridViewValidation(True,&quot;chrome&quot;)" result="Failed" label="Error">',
 		from: "corpus nunit-jenkins:55 (shortened attributes)",
+	},
+	{
+		rule: "nunit.message",
+		text: "                      <message><![CDATA[OpenQA.Selenium.WebDriverTimeoutException : Timed out after 30 seconds",
+		from: "corpus nunit-jenkins:57",
+	},
+	{
+		rule: "nunit.summary",
+		text: '<test-run id="2" testcasecount="150" result="Failed" total="150" passed="6" failed="144" inconclusive="0">',
+		from: "corpus nunit-jenkins:2 (attributes shortened)",
+		failing: true,
+	},
+	{
+		rule: "trx.summary",
+		text: '  <ResultSummary outcome="Completed">',
+		from: "corpus dotnet-trx-large:4645",
+		failing: false,
+	},
+	{
+		rule: "trx.summary",
+		text: '    <Counters total="804" executed="803" passed="803" failed="0" error="0" timeout="0" aborted="0">',
+		from: "corpus dotnet-trx-large:4646 (attributes shortened)",
+		failing: false,
 	},
 	{
 		rule: "junit.suite",
@@ -216,6 +245,7 @@ const REAL: Example[] = [
 		from: "public",
 	},
 	{ rule: "yarn.error", text: "error Command failed with exit code 1.", from: "public" },
+	{ rule: "yarn.trace", text: "Trace: ", from: "corpus yarn-error:4486" },
 	{
 		rule: "pip.error",
 		text: "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.",
@@ -224,6 +254,8 @@ const REAL: Example[] = [
 	// Security scanners
 	{ rule: "audit.count", text: "8 vulnerabilities (2 moderate, 6 high)", from: "public", failing: true },
 	{ rule: "audit.count", text: "found 0 vulnerabilities", from: "public", failing: false },
+	{ rule: "audit.json-counts", text: '      "critical": 1,', from: "corpus npm-audit-critical:37", failing: true },
+	{ rule: "audit.severity", text: '          "Severity": "CRITICAL",', from: "corpus trivy-alpine:414" },
 	{ rule: "audit.advisory", text: '          "VulnerabilityID": "CVE-2019-1549",', from: "corpus trivy-alpine:75" },
 	{
 		rule: "audit.advisory",
@@ -306,6 +338,7 @@ const DECOYS: Array<{ text: string; from: string }> = [
 		from: "corpus java-junit-pulsar:30",
 	},
 	{ text: "found 0 vulnerabilities", from: "public" },
+	{ text: "    <failure>", from: "corpus nunit-jenkins:22 (the message follows on its own line)" },
 	{
 		text: "[task 2025-02-13T21:27:11.586Z] 21:27:11     INFO - Return code: 0",
 		from: "corpus mozilla-xpcshell-crash:371",
