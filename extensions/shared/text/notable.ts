@@ -264,14 +264,12 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		if (!carrying) {
 			const first = KEYS.next(text, pos);
 			if (first === -1) break;
-			// Forward to the key's line with indexOf (fast), counting lines; lastIndexOf is far slower in V8.
-			let nl = text.indexOf("\n", pos);
-			while (nl !== -1 && nl < first) {
-				line++;
-				lineStart = nl + 1;
-				nl = text.indexOf("\n", lineStart);
-			}
-			lineEnd = nl === -1 ? n : nl;
+			// The automaton counted the lines it passed on the way: no second pass over them.
+			const passed = KEYS.passed();
+			line += passed.newlines;
+			if (passed.lastNewline !== -1) lineStart = passed.lastNewline + 1;
+			lineEnd = text.indexOf("\n", first);
+			if (lineEnd === -1) lineEnd = n;
 			// Every key of this line (within the matched window), so only their rules are tried: the search goes
 			// on from the first key, which no earlier part of the line holds.
 			const windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);

@@ -17,6 +17,8 @@ const ROW = 0x7fffffff;
 
 /** The escape character that starts an ANSI sequence. */
 const ESC = 0x1b;
+/** Pi's read splits lines on this unit. */
+const NEWLINE = 0x0a;
 
 /** Index of the last unit of the ANSI sequence starting at `i` (a CSI "ESC [ … final", else ESC and one unit). */
 function ansiEnd(text: string, i: number, stop: number): number {
@@ -37,6 +39,8 @@ export interface WordAutomaton {
 	readonly words: readonly string[];
 	/** Index of the last unit of the first match that ends at or after `from`, before `end`; -1 when none. */
 	next(text: string, from: number, end?: number): number;
+	/** The "\n" units the last `next` passed before its match (or the end): how many, and the index of the last (-1: none). */
+	passed(): { newlines: number; lastNewline: number };
 	/**
 	 * Indices of the words ending at `at` (the index the last `next` returned) or after it, before `end`: the
 	 * search goes on from where `next` stopped, so a line's words cost no second pass over its start.
@@ -52,6 +56,7 @@ export interface WordAutomaton {
 export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 	const words = [...new Set(input.map((w) => w.toLowerCase()).filter((w) => w.length > 0))];
 	let lastRow = 0;
+	let passed = { newlines: 0, lastNewline: -1 };
 	// Character classes: 0 for every unit no word holds, then one per distinct (lower-case) unit.
 	const classOf = new Map<number, number>();
 	for (const w of words) {
@@ -61,7 +66,9 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 	// The escape character gets a class of its own: an ANSI sequence (colours) is stepped over, so a word
 	// split by one ("FAILED\u001b[0m tests") is still found.
 	const escClass = classOf.size + 1;
-	const k = classOf.size + 2;
+	// "\n" too: it sends the automaton back to its start, and `next` counts the lines it passes.
+	const nlClass = classOf.size + 2;
+	const k = classOf.size + 3;
 	const fold = new Uint8Array(UNITS);
 	if (k > 255) throw new RangeError("buildWordAutomaton: too many distinct characters");
 	for (let c = 0; c < UNITS; c++) {
@@ -69,6 +76,7 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 		fold[c] = lower.length === 1 ? (classOf.get(lower.charCodeAt(0)) ?? 0) : 0;
 	}
 	fold[ESC] = escClass;
+	fold[NEWLINE] = nlClass;
 	// The trie.
 	const children: number[][] = [new Array(k).fill(-1)];
 	const ends: number[][] = [[]];
@@ -123,8 +131,9 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 		let r = row;
 		for (let i = from; i < stop; i++) {
 			const a = fold[text.charCodeAt(i)];
-			if (a === escClass) {
-				i = ansiEnd(text, i, stop);
+			if (a >= escClass) {
+				if (a === nlClass) r = 0;
+				else i = ansiEnd(text, i, stop);
 				continue;
 			}
 			r = table[(r & ROW) + a];
@@ -136,20 +145,31 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 		words,
 		next(text, from, end = text.length) {
 			let r = 0;
+			let newlines = 0;
+			let lastNewline = -1;
 			const stop = Math.min(end, text.length);
 			for (let i = Math.max(0, from); i < stop; i++) {
 				const a = fold[text.charCodeAt(i)];
-				if (a === escClass) {
-					i = ansiEnd(text, i, stop);
+				if (a >= escClass) {
+					if (a === nlClass) {
+						r = 0;
+						newlines++;
+						lastNewline = i;
+					} else i = ansiEnd(text, i, stop);
 					continue;
 				}
 				r = table[(r & ROW) + a];
 				if (r < 0) {
 					lastRow = r;
+					passed = { newlines, lastNewline };
 					return i;
 				}
 			}
+			passed = { newlines, lastNewline };
 			return -1;
+		},
+		passed() {
+			return passed;
 		},
 		wordsAfter(text, at, end) {
 			const found = [...output[(lastRow & ROW) / k]];
