@@ -16,6 +16,9 @@ import type { SurfaceBudget } from "../shared/surfaces.ts";
 import { utf8Length } from "../shared/text/tokens.ts";
 import { countLines } from "../shared/text/utf8.ts";
 
+// PLACEHOLDER until the shared notable projection is merged.
+const projectLog = project;
+
 /** Separator between entries of a batch. */
 export const ENTRY_SEPARATOR = "\n\n";
 
@@ -83,6 +86,8 @@ export interface BatchOptions {
 	leading?: string[];
 	/** Head share for the projection (check previews use 0: the recent end). */
 	headShare?: number;
+	/** Lead each projected text with its notable lines (a running child's output; never a final report, which is prose). */
+	notable?: boolean;
 	/** The surface's budget resolved from the configuration (surfaceFor); absent: the table's entry. */
 	budget?: SurfaceBudget;
 	/** Overrides of the budget's caps. */
@@ -136,7 +141,7 @@ export async function projectBatch(inputs: BatchInput[], options: BatchOptions):
 			});
 			continue;
 		}
-		const projection: Projection = await project(input.text, slot.limits, {
+		const projection: Projection = await (options.notable ? projectLog : project)(input.text, slot.limits, {
 			headShare: options.headShare,
 			sink: options.store.asyncSink("subagent-results"),
 		});
