@@ -10,6 +10,7 @@ import {
 } from "../../extensions/handoff/prompt.ts";
 import { MIN_QUESTIONS } from "../../extensions/handoff/questions.ts";
 import { listFiles, PI_LINES } from "../fixtures/pi-runner.ts";
+import { GO_TEST_JSON, realLog, realLogPath, shownLinesAmong } from "../fixtures/real-logs-in-use/index.ts";
 import { type ChatRequest, messageText, type Script, type ScriptedReply } from "../fixtures/scripted-server.ts";
 import {
 	ANSWERS_REPLY,
@@ -161,6 +162,28 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 		expect(seqLines.length).toBeLessThanOrEqual(2 * 12);
 		const low = seqLines.filter((l) => Number(l) < 750).length;
 		expect(low).toBeLessThan(seqLines.length - low);
+	});
+
+	it("carries the failures from the middle of a real log into the summary call and the current state", async () => {
+		// A real `go test -json` run (60 KB): its failures sit in the middle, far from the head and the tail.
+		const log = realLog(GO_TEST_JSON);
+		const middle = { from: 161, to: 188 };
+		const agent = (n: number) => {
+			if (n === 0) return { toolCalls: [{ name: "bash", arguments: { command: `cat ${realLogPath(GO_TEST_JSON)}` } }] };
+			if (n === 1) return { text: "The go tests ran; some failed.", promptTokens: OVER_THRESHOLD };
+			return { text: `agent reply ${n}`, promptTokens: 2000 };
+		};
+		const { server, rpc } = await compactOnce(handoffScript(agent));
+		await rpc.prompt("SECOND-PROMPT: what next?");
+		const [summary, questions] = ["summary", "questions"].map((k) => server.requests.find((r) => kindOf(r) === k)!);
+		// The summary model reads the transcript: the log's notable lines are in it.
+		expect(shownLinesAmong(summary.lastUser, log, middle).length).toBeGreaterThan(0);
+		// The current state (in the questions call and in the handoff itself) shows them too.
+		const state = /<current-state>\n([\s\S]*)\n<\/current-state>/.exec(questions.lastUser)?.[1] ?? "";
+		expect(shownLinesAmong(state, log, middle).length).toBeGreaterThan(0);
+		const handoff = transcriptOf(server.requests.at(-1)!).find((m) => m.role !== "system")?.text ?? "";
+		const stateSection = handoff.split("## Current state\n")[1]?.split("\n## ")[0] ?? "";
+		expect(shownLinesAmong(stateSection, log, middle).length).toBeGreaterThan(0);
 	});
 
 	it("writes the trajectories under the package cache when the session has no file", async () => {
