@@ -284,6 +284,21 @@ export const SURFACES = freezeEntries({
 		doc: "texts shown only as head and tail, named in the omission index: 8 items, then a count of the rest",
 	},
 
+	// logs: the notable lines a shortened log shows first (see projection/log.ts)
+	"notable.lines": {
+		maxBytes: 2 * KIB,
+		maxLines: 24,
+		headShare: 0.5,
+		clip: true,
+		doc: "notable lines listed first in a shortened log, heading included: at most this and this share (head share) of the log's own surface",
+	},
+	"notable.line": {
+		maxBytes: 240,
+		maxLines: 1,
+		clip: true,
+		doc: "one notable line in that list, its line number included",
+	},
+
 	// the projection's own footer
 	"projection.reason": {
 		maxBytes: 200,

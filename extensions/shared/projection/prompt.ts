@@ -82,3 +82,19 @@ export const NO_STORE_REASON = "no artifact store was given";
 export function listMore(omitted: number): string {
 	return `… and ${formatCount(omitted)} more`;
 }
+
+/** Heading of the notable lines a shortened log shows first. */
+export const NOTABLE_HEADING = "Notable lines (L<n> is line n of the full text: read it with offset=n):";
+
+/** The same heading when the full text is not stored (no shorter than one line, no longer than the other). */
+export const NOTABLE_HEADING_UNSAVED = "Notable lines (L<n> is line n of the full text):";
+
+/** One notable line: its line number, its text, and how many identical lines it stands for. */
+export function notableItem(line: number, text: string, count: number): string {
+	return `L${line}: ${text}${count > 1 ? ` (×${formatCount(count)})` : ""}`;
+}
+
+/** Closes the notable lines when some are not listed. */
+export function notableMore(omitted: number): string {
+	return `… and ${plural(omitted, "more notable line", "more notable lines")} (search the full text for them)`;
+}
