@@ -5,6 +5,8 @@
  * (a command's output, a user's shell command, any tool's error) leads with its notable lines, so a
  * failure in the middle of a long output survives too. Pure: plain data in, plain data out.
  */
+
+import { projectLog } from "../shared/projection/log.ts";
 import {
 	type ArtifactSink,
 	MIN_WINDOW_BYTES,
@@ -18,10 +20,6 @@ import { contentText } from "../shared/text/content.ts";
 import { utf8Length } from "../shared/text/tokens.ts";
 import { isLogOutput, type OutputClass } from "../shared/text/tool-kind.ts";
 import { NO_TEXT, TRANSCRIPT_LABELS } from "./prompt.ts";
-
-// PLACEHOLDER until the shared notable projection is merged.
-const projectLog = (text: string, surface: SurfaceName | SurfaceLimits, options: ProjectOptions) =>
-	project(text, surface, options);
 
 /** A Pi message as the session stores it (AgentMessage); only the fields read here are typed. */
 export interface HistoryMessage {

@@ -10,14 +10,12 @@ import {
 	type SurfaceCaps,
 	type UsageReading,
 } from "../shared/budget/batch.ts";
+import { projectLog } from "../shared/projection/log.ts";
 import { type Projection, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import type { SurfaceBudget } from "../shared/surfaces.ts";
 import { utf8Length } from "../shared/text/tokens.ts";
 import { countLines } from "../shared/text/utf8.ts";
-
-// PLACEHOLDER until the shared notable projection is merged.
-const projectLog = project;
 
 /** Separator between entries of a batch. */
 export const ENTRY_SEPARATOR = "\n\n";

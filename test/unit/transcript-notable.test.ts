@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { trimMessages } from "../../extensions/context-trim/trim.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { fingerprintReady } from "../../extensions/shared/text/fingerprint.ts";
+import { scanNotable } from "../../extensions/shared/text/notable.ts";
 import { TokenSizer, type TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
 import { ShortenedTexts, shortenText, storedShortening } from "../../extensions/shared/transcript/view.ts";
 import {
@@ -114,7 +115,9 @@ function toolResultText(messages: TranscriptMessage[]): string {
 
 /** A long run in which everything passed: the -v run's passing package, repeated as a CI loop would print it. */
 function passingLog(): string {
-	const good = linesOf(realLog(GO_TEST_VERBOSE)).slice(5, 53).join("\n");
+	const good = linesOf(realLog(GO_TEST_VERBOSE)).slice(5, 55).join("\n"); // package `good` (lines 6–55)
 	expect(good).not.toMatch(/FAIL/);
-	return Array.from({ length: 40 }, () => good).join("\n");
+	const log = Array.from({ length: 40 }, () => good).join("\n");
+	expect(scanNotable(log).lines).toEqual([]); // nothing notable: the case this log stands for
+	return log;
 }

@@ -5,16 +5,13 @@
  * the same view as third-person text, so both carry the same content.
  */
 
-import { type ArtifactSink, type ProjectOptions, project, type SurfaceLimits } from "../projection/projection.ts";
+import { projectLog } from "../projection/log.ts";
+import { type ArtifactSink, project, type SurfaceLimits } from "../projection/projection.ts";
 import type { ArtifactStore } from "../store/artifact-store.ts";
 import { bytesForTokens, estimateTokens, utf8Length } from "../text/tokens.ts";
 import { isLogOutput, type OutputClass } from "../text/tool-kind.ts";
 import { indexOmitted, type OmissionIndex, type OmissionMemo, type ShortenedNote } from "./omission.ts";
 import type { RetentionPlan, TranscriptMessage } from "./plan.ts";
-
-// PLACEHOLDER until the shared notable projection is merged.
-const projectLog = (text: string, surface: SurfaceLimits | "transcript.segment", options: ProjectOptions) =>
-	project(text, surface, options);
 
 /** Texts shorter than this (UTF-16 units) are never shortened: cutting them saves too little to matter. */
 const MIN_SHORTENABLE_CHARS = 512;
