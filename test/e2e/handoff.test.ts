@@ -165,16 +165,27 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 	});
 
 	it("carries the failures from the middle of a real log into the summary call and the current state", async () => {
-		// A real `go test -json` run (60 KB): its failures sit in the middle, far from the head and the tail.
+		// A real `go test -json` run (60 KB, about 15,000 tokens): its failures sit in the middle, far from the head
+		// and the tail. A window that holds it, so that only the scripted usage triggers the compaction (Pi 1.x also
+		// measures the content itself), after the agent's reply.
 		const log = realLog(GO_TEST_JSON);
 		const middle = { from: 161, to: 188 };
+		const window = 64_000;
 		const agent = (n: number) => {
 			if (n === 0) return { toolCalls: [{ name: "bash", arguments: { command: `cat ${realLogPath(GO_TEST_JSON)}` } }] };
-			if (n === 1) return { text: "The go tests ran; some failed.", promptTokens: OVER_THRESHOLD };
-			return { text: `agent reply ${n}`, promptTokens: 2000 };
+			if (n === 1) return { text: "The go tests ran; some failed.", promptTokens: window - 3000 };
+			return { text: `agent reply ${n}`, promptTokens: 20_000 };
 		};
-		const { server, rpc } = await compactOnce(handoffScript(agent));
+		const { server, rpc } = await runs.start(handoffScript(agent), {
+			contextWindow: window,
+			settings: { compaction: COMPACTION },
+			headroomConfig: NO_PROBE,
+		});
+		await rpc.prompt("TASK-ORIGINAL: run the go tests and report");
+		await rpc.waitFor((e) => e.type === "compaction_end" || e.type === "auto_compaction_end", 60_000);
 		await rpc.prompt("SECOND-PROMPT: what next?");
+		const kinds = server.requests.map(kindOf);
+		expect(kinds).toEqual(["agent", "agent", "summary", "questions", "answers", "agent"]);
 		const [summary, questions] = ["summary", "questions"].map((k) => server.requests.find((r) => kindOf(r) === k)!);
 		// The summary model reads the transcript: the log's notable lines are in it.
 		expect(shownLinesAmong(summary.lastUser, log, middle).length).toBeGreaterThan(0);
