@@ -80,12 +80,20 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "mozilla.summary",
-		keys: ["successful:", "unexpected:", "passed:", "failed:", "unexpected results:"],
+		keys: [
+			"successful:",
+			"unexpected:",
+			"passed:",
+			"failed:",
+			"unexpected results:",
+			" unexpected statuses",
+			" unexpected results",
+		],
 		ecosystem: "mozilla",
 		kind: "summary",
 		pattern:
-			/\bREFTEST INFO \| (Successful|Unexpected|Known problems): \d+|\b(Passed|Failed|Todo|Unexpected results):\s+\d+\s*$/,
-		failing: /\b(Unexpected|Failed|Unexpected results):\s+[1-9]/,
+			/\bREFTEST INFO \| (Successful|Unexpected|Known problems): \d+|\b(Passed|Failed|Todo|Unexpected results):\s+\d+\s*$|^Got \d+ unexpected (statuses|results)\b/,
+		failing: /\b(Unexpected|Failed|Unexpected results):\s+[1-9]|^Got [1-9]\d* unexpected/,
 	},
 
 	// GitHub Actions, Azure Pipelines, make, generic exit codes
@@ -104,7 +112,15 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "summary",
 		pattern:
 			/\b(exit code|exit status|exited with( exit)? code|exit_code[=:]|returned exit code|Return code:)\s*\(?-?[1-9]\d*\b|\bexited with status [1-9]/i,
+		not: [/\bWARNING: process \d+ exited\b/],
 		failing: /./,
+	},
+	{
+		id: "ci.exit-zero",
+		keys: ["exit code", "exit status", "return code"],
+		ecosystem: "ci",
+		kind: "summary",
+		pattern: /\b(exit code|exit status|return code)\b:?\s*0\b/i,
 	},
 	{
 		id: "make.error",
@@ -150,6 +166,22 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "failure",
 		pattern: /^\s*[×✕✖✗]\s+\S/,
 		not: [/^\s*✖ \d+ problems?\b/],
+	},
+	{
+		id: "bazel.summary",
+		keys: ["executed "],
+		ecosystem: "bazel",
+		kind: "summary",
+		pattern: /^Executed \d+ out of \d+ tests?: /,
+		failing: /\bfail/i,
+	},
+	{
+		id: "json.counts",
+		keys: ['"failures":', '"failed":', '"errors":'],
+		ecosystem: "json reports",
+		kind: "summary",
+		pattern: /^\s*"(failures|failed|errors)":\s*(\d+|\[\s*\]?)\s*,?\s*$/,
+		failing: /:\s*([1-9]|\[\s*$)/,
 	},
 	{
 		id: "mocha.summary",
@@ -204,14 +236,14 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	{
 		id: "pytest.failed",
 		verdict: true,
-		keys: ["failed ", "error "],
+		keys: ["failed", "error"],
 		ecosystem: "pytest",
 		kind: "failure",
-		pattern: /^(FAILED|ERROR) \S+/,
+		pattern: /^(FAILED|ERROR) (\[[\d.]+m?s\] )?[\w./\\-]+\.py(::\S+)?( - |\s*$)|^[\w./\\-]+\.py::\S+ (FAILED|ERROR)\b/,
 	},
 	{
 		id: "pytest.summary",
-		keys: ["passed", "failed", "error"],
+		keys: ["passed", "failed", " error"],
 		ecosystem: "pytest",
 		kind: "summary",
 		pattern:
@@ -223,12 +255,12 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["error", "exception", "assert", "fail"],
 		ecosystem: "pytest",
 		kind: "failure",
-		pattern: /^E {2,}.*(Error|Exception|assert|fail)/i,
+		pattern: /^E {2,}\S.*(Error|Exception|assert|[Ff]ail)/,
 		after: { lines: 3, while: /^E\s/ },
 	},
 	{
 		id: "pytest.location",
-		keys: ["error", "exception", "failed"],
+		keys: [".py:"],
 		ecosystem: "pytest",
 		kind: "failure",
 		pattern: /^[\w./\\-]+\.py:\d+: \w*(Error|Exception|Failed)\b/,
@@ -251,8 +283,15 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		pattern: /^FAIL(\s+\S+\s+([\d.]+s|\[[\w ]+\]))?\s*$/,
 	},
 	{
-		id: "gotest-json.fail",
+		id: "gotest-json.output-fail",
 		verdict: true,
+		keys: ["--- fail"],
+		ecosystem: "go test -json",
+		kind: "failure",
+		pattern: /"Output":\s*"\s*--- FAIL: /,
+	},
+	{
+		id: "gotest-json.fail",
 		keys: ['"fail"'],
 		ecosystem: "go test -json",
 		kind: "failure",
@@ -281,14 +320,24 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "junit",
 		kind: "failure",
 		pattern: /<(failure|error)\b[^>]*(>|$)/,
+		before: { lines: 1, while: /<testcase\b/ },
 		after: { lines: 2 },
+	},
+	{
+		id: "nunit.failed",
+		verdict: true,
+		keys: ['result="failed"'],
+		ecosystem: "nunit",
+		kind: "failure",
+		pattern: /<test-case\b[^>]*\bresult="Failed"/,
+		after: { lines: 3, while: /^\s*<(failure|message|!\[CDATA)/ },
 	},
 	{
 		id: "junit.suite",
 		keys: ['failures="', 'errors="'],
 		ecosystem: "junit",
 		kind: "summary",
-		pattern: /<testsuites?\b[^>]*\b(failures|errors)="\d+"/,
+		pattern: /<testsuites\b[^>]*\b(failures|errors)="\d+"|<testsuite\b[^>]*\b(failures|errors)="[1-9]/,
 		failing: /\b(failures|errors)="[1-9]/,
 	},
 	{
@@ -327,7 +376,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "tsc.found",
-		keys: ["error"],
+		keys: ["found "],
 		ecosystem: "tsc",
 		kind: "summary",
 		pattern: /^Found \d+ errors?\b/,
@@ -336,7 +385,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	{
 		id: "msbuild.error",
 		verdict: true,
-		keys: ["error "],
+		keys: [": error ", ": fatal error "],
 		ecosystem: "msbuild",
 		kind: "failure",
 		pattern: /: (fatal )?error [A-Z]+\d+\s*:/,
@@ -369,14 +418,14 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	{
 		id: "cc.error",
 		verdict: true,
-		keys: ["error: "],
+		keys: [": error: ", ": fatal error: "],
 		ecosystem: "gcc/clang",
 		kind: "failure",
 		pattern: /^[^\s:][^:]*:\d+(:\d+)?: (fatal )?error: /,
 	},
 	{
 		id: "cc.link",
-		keys: ["undefined reference", "ld returned", "error:"],
+		keys: ["undefined reference", "ld returned", "ld: error:"],
 		ecosystem: "gcc/clang",
 		kind: "failure",
 		pattern: /undefined reference to|\bld returned \d+ exit status|^ld(\.\w+)?: error:/,
@@ -384,7 +433,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	{
 		id: "javac.error",
 		verdict: true,
-		keys: ["error: "],
+		keys: [": error: "],
 		ecosystem: "javac",
 		kind: "failure",
 		pattern: /^\S+\.java:\d+: error: /,
@@ -392,7 +441,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "javac.count",
-		keys: ["error"],
+		keys: [" error"],
 		ecosystem: "javac",
 		kind: "summary",
 		pattern: /^\d+ errors?\s*$/,
@@ -425,7 +474,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "yarn.error",
-		keys: ["error", "failed"],
+		keys: ["command failed", "unexpected error", "exit code", "yn0"],
 		ecosystem: "yarn",
 		kind: "failure",
 		pattern: /^error (Command failed|An unexpected error|.*\bexit code)|➤ YN\d{4}: .*\b(failed|error)\b/i,
@@ -454,6 +503,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "npm audit/dependency-check/trivy",
 		kind: "failure",
 		pattern: /\bCVE-\d{4}-\d{4,}\b|\bGHSA(-[23456789cfghjmpqrvwx]{4}){3}\b/,
+		not: [/^\s*"https?:\/\/[^"\s]*",?\s*$/],
 	},
 
 	// Runtimes and tools
@@ -463,7 +513,8 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["sanitizer", "runtime error: "],
 		ecosystem: "sanitizers",
 		kind: "failure",
-		pattern: /==\d+==\s*ERROR: \w+Sanitizer|^(WARNING: )?ThreadSanitizer:|^SUMMARY: \w+Sanitizer:|: runtime error: /,
+		pattern:
+			/==\d+==\s*ERROR: \w+Sanitizer|^(WARNING: )?ThreadSanitizer:|^SUMMARY: \w+Sanitizer:|^\S+:\d+:\d+: runtime error: /,
 		after: { lines: 3, while: /^\s*(#\d+ |READ|WRITE|Direct leak)/ },
 	},
 	{
@@ -492,12 +543,21 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "runtime.uncaught",
+		weak: true,
 		keys: ["uncaught", "unhandled", "exception in thread"],
 		ecosystem: "runtime",
 		kind: "failure",
 		pattern:
 			/\bUncaught (exception|\w*Error)\b|\bUnhandled(PromiseRejection| promise rejection| exception| rejection)|^Exception in thread /i,
 		after: { lines: 3, while: /^\s+at / },
+	},
+	{
+		id: "chromium.check",
+		verdict: true,
+		keys: ["check failed: "],
+		ecosystem: "chromium",
+		kind: "failure",
+		pattern: /\bCheck failed: /,
 	},
 	{
 		id: "runtime.fatal",

@@ -23,6 +23,7 @@ import {
 	type NotableRule,
 } from "./notable-rules.ts";
 import { countNewlines, isHighSurrogate, toWellFormed } from "./utf8.ts";
+import { buildWordAutomaton } from "./word-automaton.ts";
 
 export { NOTABLE_RULES, type NotableRule } from "./notable-rules.ts";
 
@@ -71,7 +72,7 @@ export const DEFAULT_NOTABLE_LINES = 100;
 /** UTF-16 units a kept line's text has at most by default. */
 export const DEFAULT_NOTABLE_LINE_CHARS = 500;
 /** UTF-16 units of a line matched against the rules (the start of a giant line only). */
-export const MATCH_UNITS = 4096;
+export const MATCH_UNITS = 1024;
 /** Summary lines at the end that are always kept: they say how the run ended. */
 const LAST_SUMMARIES = 2;
 /** Marks a kept line that was clipped. */
@@ -79,9 +80,12 @@ const CLIPPED = "…";
 
 /** ANSI escape sequences (colours, cursor moves) and OSC titles. */
 const ANSI = /\u001b(\[[0-9;?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)|[@-Z\\-_])/g;
-/** A CI prefix: GitHub Actions' ISO timestamp, taskcluster's [task …], mozharness' "HH:MM:SS  INFO - ". */
+/**
+ * A CI prefix: GitHub Actions' ISO timestamp, taskcluster's [task …], mozharness' "HH:MM:SS  INFO - ", and a
+ * Mozilla harness' "PID 123 | " or "GECKO(123) | " before a child process's output.
+ */
 const CI_PREFIX =
-	/^(\uFEFF)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z? ?|\[(task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(\[\d+\] )?(\d\d:\d\d:\d\d(\.\d+)?\s+(INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?/;
+	/^(\uFEFF)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z? ?|\[(task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(\[\d+\] )?(\d\d:\d\d:\d\d(\.\d+)?\s+(INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?(\s*(PID \d+|GECKO\(\d+\)) \| )?/;
 
 /** The line as the rules see it (and the scan shows it): no ANSI, no CI prefix, no trailing "\r". */
 export function cleanLogLine(raw: string): string {
@@ -102,31 +106,21 @@ interface Entry {
 	context: { line: number; text: string }[];
 }
 
-/**
- * The search words: each rule's keys, minus those that hold a shorter key (the shorter one finds the line),
- * and per word the rules whose keys hold it, in table order.
- */
+/** Every rule's keys, and per key the rules that hold it, in table order. */
 function compileKeys(rules: readonly NotableRule[]): { words: string[]; rulesOf: Map<string, number[]> } {
-	const all = [...new Set(rules.flatMap((r) => r.keys.map((k) => k.toLowerCase())))];
-	const words = all.filter((k) => !all.some((other) => other !== k && k.includes(other)));
+	const words = [...new Set(rules.flatMap((r) => r.keys.map((k) => k.toLowerCase())))];
 	const rulesOf = new Map<string, number[]>(words.map((w) => [w, []]));
 	rules.forEach((rule, index) => {
-		for (const w of words) {
-			if (rule.keys.some((k) => k.toLowerCase().includes(w))) rulesOf.get(w)?.push(index);
-		}
+		for (const k of new Set(rule.keys.map((key) => key.toLowerCase()))) rulesOf.get(k)?.push(index);
 	});
 	return { words, rulesOf };
 }
 
 const COMPILED = compileKeys(NOTABLE_RULES);
-const escapeWord = (w: string) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-/** Every search word, longest first (an alternation takes the first alternative that matches). */
-const KEY_SOURCE = [...COMPILED.words]
-	.sort((a, b) => b.length - a.length)
-	.map(escapeWord)
-	.join("|");
+/** Finds every rule's keys at once, case-insensitively. */
+const KEYS = buildWordAutomaton(COMPILED.words);
 
-/** The search words of the scan, for tests and the docs. */
+/** The search words of the scan (every rule's keys), for tests and the docs. */
 export const NOTABLE_KEYS: readonly string[] = COMPILED.words;
 
 /** Indices of the rules worth trying on a line whose search words are `found` (lower case), in table order. */
@@ -139,9 +133,7 @@ function candidates(found: ReadonlySet<string>): number[] {
 
 /** The search words in a (cleaned) line. */
 function wordsIn(clean: string): Set<string> {
-	const found = new Set<string>();
-	for (const m of clean.matchAll(new RegExp(KEY_SOURCE, "gi"))) found.add(m[0].toLowerCase());
-	return found;
+	return KEYS.wordsIn(clean);
 }
 
 /** The rule that decides a cleaned line, or undefined; `found` (its search words) narrows the rules tried. */
@@ -174,7 +166,6 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	const cap = whole(options.maxLines, DEFAULT_NOTABLE_LINES, 0);
 	const maxChars = Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2));
 	const n = text.length;
-	const search = new RegExp(KEY_SOURCE, "gi");
 
 	const folded = new Map<string, Entry>();
 	const verdicts: Entry[] = []; // verdict failures and failing summaries
@@ -255,21 +246,15 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		let lineEnd: number;
 		found = undefined;
 		if (!carrying) {
-			search.lastIndex = pos;
-			let m = search.exec(text);
-			if (!m) break;
-			lineStart = m.index === 0 ? 0 : text.lastIndexOf("\n", m.index - 1) + 1;
+			const first = KEYS.next(text, pos);
+			if (first === -1) break;
+			lineStart = first === 0 ? 0 : text.lastIndexOf("\n", first) + 1;
 			if (lineStart < pos) lineStart = pos;
 			line += countNewlines(text, pos, lineStart);
-			lineEnd = text.indexOf("\n", m.index);
+			lineEnd = text.indexOf("\n", first);
 			if (lineEnd === -1) lineEnd = n;
-			// Every search word of this line (within the matched window), so only their rules are tried.
-			const windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
-			found = new Set<string>();
-			while (m && m.index < windowEnd) {
-				found.add(m[0].toLowerCase());
-				m = search.exec(text);
-			}
+			// Every key of this line (within the matched window), so only their rules are tried.
+			found = KEYS.wordsIn(text, lineStart, Math.min(lineEnd, lineStart + MATCH_UNITS));
 		} else {
 			lineEnd = text.indexOf("\n", lineStart);
 			if (lineEnd === -1) lineEnd = n;
@@ -334,34 +319,51 @@ function rank(f: Found): NotableScan {
 	if (!passed) for (const e of f.weak) take(e);
 	for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
 
-	const out: NotableLine[] = [];
-	for (const e of chosen) {
-		const kind = e.rule.kind;
-		const rank = out.length;
-		out.push({ line: e.line, text: e.text, rule: e.rule.id, kind, count: e.count, failing: e.failing, rank });
-	}
-	let represented = 0;
-	for (const e of chosen) represented += e.count;
-	const seen = new Set(out.map((l) => l.line));
-	for (const e of chosen) {
-		for (const c of e.context) {
-			if (room <= 0) break;
-			if (seen.has(c.line)) continue;
-			seen.add(c.line);
-			const rank = out.length;
-			out.push({
-				line: c.line,
-				text: c.text,
-				rule: e.rule.id,
-				kind: "context",
-				count: 1,
-				failing: false,
-				rank,
-				of: e.line,
-			});
-			room--;
+	// Context fills what the entries leave: each kept entry's first context line, then the rest. Ranks put
+	// an entry's first context line right after it (its message is worth more than another header).
+	const firstContext = new Map<Entry, NotableLine>();
+	const restContext: NotableLine[] = [];
+	const seen = new Set(chosen.map((e) => e.line));
+	const contextLine = (e: Entry, c: { line: number; text: string }): NotableLine => ({
+		line: c.line,
+		text: c.text,
+		rule: e.rule.id,
+		kind: "context",
+		count: 1,
+		failing: false,
+		rank: 0,
+		of: e.line,
+	});
+	for (const pass of [0, 1]) {
+		for (const e of chosen) {
+			const candidates = pass === 0 ? e.context.slice(0, 1) : e.context.slice(1);
+			for (const c of candidates) {
+				if (room <= 0 || seen.has(c.line)) continue;
+				seen.add(c.line);
+				room--;
+				if (pass === 0) firstContext.set(e, contextLine(e, c));
+				else restContext.push(contextLine(e, c));
+			}
 		}
 	}
+	const out: NotableLine[] = [];
+	let represented = 0;
+	for (const e of chosen) {
+		represented += e.count;
+		const kind = e.rule.kind;
+		out.push({
+			line: e.line,
+			text: e.text,
+			rule: e.rule.id,
+			kind,
+			count: e.count,
+			failing: e.failing,
+			rank: out.length,
+		});
+		const first = firstContext.get(e);
+		if (first) out.push({ ...first, rank: out.length });
+	}
+	for (const c of restContext) out.push({ ...c, rank: out.length });
 	out.sort((a, b) => a.line - b.line);
 	return {
 		lines: out,

@@ -1,0 +1,107 @@
+/**
+ * A case-insensitive search for many words at once (an Aho–Corasick automaton over UTF-16 units): one pass,
+ * one table lookup per character, whatever the number of words. The notable-line scan (notable.ts) uses it
+ * to jump between lines that hold a rule's key; a regular expression alternation of as many words costs
+ * time in proportion to the number of words at every position.
+ *
+ * Case folding is per UTF-16 unit (`toLowerCase` of one unit); a unit that no word holds, "\n" included,
+ * sends the automaton back to its start, so a match never spans lines.
+ */
+
+/** Units whose class is looked up in a table; every unit fits (UTF-16). */
+const UNITS = 0x10000;
+
+/** A built automaton for a fixed list of words. */
+export interface WordAutomaton {
+	/** The words, lower case, in the order given (duplicates removed). */
+	readonly words: readonly string[];
+	/** Index of the last unit of the first match that ends at or after `from`, before `end`; -1 when none. */
+	next(text: string, from: number, end?: number): number;
+	/** The words that occur in text[start, end). */
+	wordsIn(text: string, start?: number, end?: number): Set<string>;
+}
+
+/** Build the automaton of `words` (matched case-insensitively). */
+export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
+	const words = [...new Set(input.map((w) => w.toLowerCase()).filter((w) => w.length > 0))];
+	// Character classes: 0 for every unit no word holds, then one per distinct (lower-case) unit.
+	const classOf = new Map<number, number>();
+	for (const w of words) {
+		for (let i = 0; i < w.length; i++)
+			if (!classOf.has(w.charCodeAt(i))) classOf.set(w.charCodeAt(i), classOf.size + 1);
+	}
+	const k = classOf.size + 1;
+	const fold = new Uint8Array(UNITS);
+	if (k > 255) throw new RangeError("buildWordAutomaton: too many distinct characters");
+	for (let c = 0; c < UNITS; c++) {
+		const lower = String.fromCharCode(c).toLowerCase();
+		fold[c] = lower.length === 1 ? (classOf.get(lower.charCodeAt(0)) ?? 0) : 0;
+	}
+	// The trie.
+	const children: number[][] = [new Array(k).fill(-1)];
+	const ends: number[][] = [[]];
+	words.forEach((w, index) => {
+		let s = 0;
+		for (let i = 0; i < w.length; i++) {
+			const a = classOf.get(w.charCodeAt(i)) as number;
+			if (children[s][a] === -1) {
+				children[s][a] = children.length;
+				children.push(new Array(k).fill(-1));
+				ends.push([]);
+			}
+			s = children[s][a];
+		}
+		ends[s].push(index);
+	});
+	// Failure links, breadth first, turning the trie into a full transition table.
+	const states = children.length;
+	const delta = new Uint32Array(states * k);
+	const fail = new Int32Array(states);
+	const output: number[][] = ends.map((e) => [...e]);
+	const queue: number[] = [];
+	for (let a = 0; a < k; a++) {
+		const t = children[0][a];
+		if (a !== 0 && t !== -1) {
+			delta[a] = t;
+			fail[t] = 0;
+			queue.push(t);
+		} else delta[a] = 0;
+	}
+	for (let qi = 0; qi < queue.length; qi++) {
+		const s = queue[qi];
+		output[s].push(...output[fail[s]]);
+		for (let a = 0; a < k; a++) {
+			const t = children[s][a];
+			if (a !== 0 && t !== -1) {
+				fail[t] = delta[fail[s] * k + a];
+				delta[s * k + a] = t;
+				queue.push(t);
+			} else delta[s * k + a] = a === 0 ? 0 : delta[fail[s] * k + a];
+		}
+	}
+	const accepting = new Uint8Array(states);
+	for (let s = 0; s < states; s++) accepting[s] = output[s].length > 0 ? 1 : 0;
+
+	return {
+		words,
+		next(text, from, end = text.length) {
+			let state = 0;
+			const stop = Math.min(end, text.length);
+			for (let i = Math.max(0, from); i < stop; i++) {
+				state = delta[state * k + fold[text.charCodeAt(i)]];
+				if (accepting[state] === 1) return i;
+			}
+			return -1;
+		},
+		wordsIn(text, start = 0, end = text.length) {
+			const found = new Set<string>();
+			let state = 0;
+			const stop = Math.min(end, text.length);
+			for (let i = Math.max(0, start); i < stop; i++) {
+				state = delta[state * k + fold[text.charCodeAt(i)]];
+				if (accepting[state] === 1) for (const w of output[state]) found.add(words[w]);
+			}
+			return found;
+		},
+	};
+}
