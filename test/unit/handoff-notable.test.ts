@@ -53,7 +53,8 @@ describe("the handoff's serialization of a tool result", () => {
 		expect(shownLinesAmong(plain, JSON_LOG, JSON_MIDDLE_FAILURES)).toEqual([]);
 		const shown = shownLinesAmong(block, JSON_LOG, JSON_MIDDLE_FAILURES);
 		expect(shown.length).toBeGreaterThan(0);
-		expect(shown.some((n) => linesOf(JSON_LOG)[n - 1].includes('"Action":"fail"'))).toBe(true);
+		// …and what it shows of the middle is the failures: a failing test's output or its fail event.
+		expect(shown.some((n) => /--- FAIL: |"Action":"fail"/.test(linesOf(JSON_LOG)[n - 1]))).toBe(true);
 		// Still within the surface (label aside).
 		const body = block.slice(`${TRANSCRIPT_LABELS.toolResult("bash", false)}: `.length);
 		expect(utf8Length(body)).toBeLessThanOrEqual(SURFACES["handoff.toolResult"].maxBytes);
