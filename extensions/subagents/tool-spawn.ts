@@ -97,10 +97,13 @@ export function arrivalOf(env: Env, ctx: ExtensionContext): P.Arrival {
 }
 
 /** subagent_spawn's parameters (described to the model in TOOL_TEXT.spawn). */
-/** How a fork shortens the parent's long texts: surface transcript.segment as configured, stored in full. */
+/**
+ * How a fork shortens the parent's long texts: surface transcript.segment as configured, stored in full, a log
+ * (by the configured tool kinds too) with its notable lines first, as the parent's own trimmed view does.
+ */
 function forkShortening(env: Env): ShortenOptions {
 	const segment = surfaceFor(env.config, "transcript.segment");
-	return storedShortening(ensureStore(env), segment.headShare, segment);
+	return storedShortening(ensureStore(env), segment.headShare, segment, env.config.toolArtifacts.toolClasses);
 }
 
 export interface SpawnParams {
