@@ -292,6 +292,13 @@ export const SURFACES = freezeEntries({
 		clip: true,
 		doc: "notable lines listed first in a shortened log, heading included: at most this and this share (head share) of the log's own surface",
 	},
+	"notable.summaryInput": {
+		maxBytes: 8 * KIB,
+		maxLines: 100,
+		headShare: 0.25,
+		clip: true,
+		doc: "notable lines listed first in the output sent to the summary model: at most this and this share (head share) of its input",
+	},
 	"notable.line": {
 		maxBytes: 240,
 		maxLines: 1,

@@ -7,6 +7,7 @@ import { isAbsolute, relative, resolve } from "node:path";
 import { configuredSurface, type HeadroomConfig, type SurfaceOverrides } from "../shared/host/config.ts";
 import { headroomDetails, isProjected } from "../shared/host/details.ts";
 import type { CallUsage } from "../shared/host/model-usage.ts";
+import { projectLog } from "../shared/projection/log.ts";
 import { type ArtifactRef, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import { SURFACES, type SurfaceBudget } from "../shared/surfaces.ts";
@@ -202,13 +203,15 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 		);
 		// No head share of its own: the kind's stub share, as configured.
 		const headShare = surface.headShare ?? stubSurface(kind, deps.config).headShare;
-		const input = project(full, surface, { headShare, stored: ref });
+		// Head + the notable lines of the WHOLE output + tail, so the cheap model sees what failed wherever it is.
+		const input = projectLog(full, surface, { headShare, stored: ref, section: "notable.summaryInput" });
 		const outcome = await deps.summarize({
 			kind,
 			tool: fact.toolName,
 			args: describeArgs(fact.input, configuredSurface("toolArtifacts.args", {}, deps.config.surfaces)),
 			output: input.text,
 			cut: input.truncated,
+			notable: input.notable.length > 0,
 		});
 		if (outcome.ok) {
 			label = summaryLabel(outcome.model);

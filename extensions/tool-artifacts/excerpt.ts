@@ -1,10 +1,12 @@
 /**
  * The fallback body of a stub: a type-aware excerpt of the output. Every cut and every layout goes
  * through the projection primitive with the kind's head share: the small index chosen by rule (files
- * with match counts, entry kinds) is a list of it, and file content its window option (the requested
- * range or the middle third, numbered with the file's lines). Pure: the only file a stub names is the
+ * with match counts, entry kinds) is a list of it, file content its window option (the requested
+ * range or the middle third, numbered with the file's lines), and a command's log leads with its
+ * notable lines (projectLog: the failures and summaries from anywhere in it, with their line numbers). Pure: the only file a stub names is the
  * stored output, and every read call in it addresses that file's lines.
  */
+import { projectLog } from "../shared/projection/log.ts";
 import { type ArtifactRef, project, type SurfaceLimits, type WindowPlace } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
 import type { OutputClass } from "./classify.ts";
@@ -126,7 +128,12 @@ export function buildExcerpt(input: ExcerptInput): string {
 	}
 	if (input.kind === "search") prefix.push(...renderSearchIndex(indexSearchResults(input.text)));
 	if (input.kind === "listing") prefix.push(...renderListingIndex(input.text));
-	const shown = project(input.text, input.surface, { ...remaining(input, prefix), stored: input.artifact });
+	// A command's log leads with its notable lines (what failed, how the run ended), then head and tail.
+	const options = { ...remaining(input, prefix), stored: input.artifact };
+	const shown =
+		input.kind === "command"
+			? projectLog(input.text, input.surface, options)
+			: project(input.text, input.surface, options);
 	return [...prefix, shown.text].join("\n");
 }
 

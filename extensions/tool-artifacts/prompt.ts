@@ -196,15 +196,19 @@ export function summarySystemPrompt(kind: OutputClass): string {
 }
 
 /** User message of the summary call: the call and its (possibly head+tail) output. */
-export function summaryUserPrompt(info: { tool: string; args: string; output: string; cut: boolean }): string {
-	return [
-		`Tool: ${info.tool}`,
-		`Arguments: ${info.args}`,
-		info.cut ? "Output (head and tail; the middle was cut to fit):" : "Output:",
-		"<output>",
-		info.output,
-		"</output>",
-	].join("\n");
+export function summaryUserPrompt(info: {
+	tool: string;
+	args: string;
+	output: string;
+	cut: boolean;
+	notable?: boolean;
+}): string {
+	const heading = !info.cut
+		? "Output:"
+		: info.notable
+			? "Output (first its notable lines from anywhere in it, each with its line number, then head and tail; the middle was cut to fit):"
+			: "Output (head and tail; the middle was cut to fit):";
+	return [`Tool: ${info.tool}`, `Arguments: ${info.args}`, heading, "<output>", info.output, "</output>"].join("\n");
 }
 
 /** Why a summary was not used, in words for the stub note. */

@@ -120,6 +120,8 @@ export interface SummaryRequest {
 	output: string;
 	/** True when `output` is a head+tail projection of a longer text. */
 	cut: boolean;
+	/** True when `output` leads with the notable lines of the whole text (then head and tail). */
+	notable?: boolean;
 }
 
 /** Call options of a summary. */

@@ -30,9 +30,14 @@ function parseStub(text: string): { id: string; tool: string; bytes: number; lin
 }
 
 const toolMessages = (req: ChatRequest) => req.body.messages.filter((m) => m.role === "tool");
+/** A pytest failure line in the middle of a long output, far from its head and tail. */
+const MIDDLE_FAILURE = "FAILED tests/test_io.py::test_read_header - AssertionError: assert 3 == 4";
+const MIDDLE_FAILURE_COMMAND = `seq 1 100000; echo '${MIDDLE_FAILURE}'; seq 100001 200000`;
 const isSummaryRequest = (req: ChatRequest) => req.body.model === "mock-cheap";
 /** The summary model is configured, as a user would; nothing in the extension knows the mock provider. */
 const SUMMARY_MODEL = "mock/mock-cheap";
+/** The whole user message of a summary request. */
+const summaryText = (req: ChatRequest) => messageText(req.body.messages.find((m) => m.role === "user"));
 /** The tool output the summary request carried (between <output> tags). */
 const summaryInput = (req: ChatRequest) => {
 	const user = messageText(req.body.messages.find((m) => m.role === "user"));
@@ -187,7 +192,7 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 		expect(lines).not.toContain(String(offset));
 	});
 
-	it("a scripted summary model writes the stub's body with temperature 0.3, 2,048 tokens, ≤ 50,000 chars", async () => {
+	it("a scripted summary model writes the stub's body with temperature 0.3, 2,048 tokens, ≤ 50,000 chars; it sees the failure in the middle", async () => {
 		const server = await startServer((req): ScriptedReply => {
 			if (isSummaryRequest(req))
 				return {
@@ -196,7 +201,7 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 					completionTokens: 67,
 				};
 			if (toolMessages(req).length === 0)
-				return { toolCalls: [{ name: "bash", arguments: { command: "seq 1 200000" } }] };
+				return { toolCalls: [{ name: "bash", arguments: { command: MIDDLE_FAILURE_COMMAND } }] };
 			return { text: "done" };
 		});
 		const sandbox = makeSandbox({ server, headroomConfig: { toolArtifacts: { summary: { model: SUMMARY_MODEL } } } });
@@ -210,7 +215,11 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 		const input = summaryInput(summaries[0]);
 		expect(input.length).toBeGreaterThan(10_000);
 		expect(input.length).toBeLessThanOrEqual(50_000);
-		expect(input.startsWith("1\n2\n3\n")).toBe(true);
+		// Notable lines of the WHOLE output first (the failure sits at line 100,001 of 200,001), then head and tail.
+		expect(input.startsWith("Notable lines (L<n> is line n of the full text: read it with offset=n):\n")).toBe(true);
+		expect(input).toContain(`\nL100001: ${MIDDLE_FAILURE}\n`);
+		expect(summaryText(summaries[0])).toContain("first its notable lines from anywhere in it");
+		expect(input).toContain("\n1\n2\n3\n");
 		expect(input).toContain("199999\n200000");
 		const last = server.requests[server.requests.length - 1];
 		const seen = messageText(toolMessages(last)[0]);

@@ -358,6 +358,47 @@ describe("summary model", () => {
 		expect(seenOutput).toContain("line 20000");
 	});
 
+	it("the summary model sees the notable lines of the WHOLE output, a failure in the middle included", async () => {
+		// A pytest run of 30,000 lines whose one failure sits in the middle, far from head and tail.
+		const lines = Array.from({ length: 30_000 }, (_, i) => `tests/test_mod.py::test_case_${i} PASSED`);
+		lines[14_999] = "FAILED tests/test_io.py::test_read_header - AssertionError: assert 3 == 4";
+		lines.push("================== 1 failed, 29999 passed in 41.07s ==================");
+		const text = lines.join("\n");
+		let seen = { output: "", notable: false };
+		const built = await buildStub(fact({ text }), text, {
+			store,
+			config,
+			summarize: async (req) => {
+				seen = { output: req.output, notable: req.notable === true };
+				return { ok: true, text: "1 test failed: test_read_header.", model: "mock/mock-cheap" };
+			},
+		});
+		if ("notStored" in built) throw new Error(built.notStored);
+		expect(seen.notable).toBe(true);
+		expect(seen.output).toContain("L15000: FAILED tests/test_io.py::test_read_header - AssertionError: assert 3 == 4");
+		expect(seen.output).toContain("L30001: ================== 1 failed, 29999 passed in 41.07s");
+		expect(seen.output).toContain("tests/test_mod.py::test_case_0 PASSED\n");
+		expect(Buffer.byteLength(seen.output)).toBeLessThanOrEqual(config.summary.maxInputChars);
+	});
+
+	it("a command stub without a summary leads with the notable lines, within the stub's limits", async () => {
+		const lines = Array.from({ length: 8000 }, (_, i) => `=== RUN   TestCase${i}\n--- PASS: TestCase${i} (0.00s)`);
+		lines[4000] = "--- FAIL: TestParseHeader (0.01s)\n    header_test.go:41: got 3 fields, want 4";
+		lines.push("FAIL", "FAIL\texample.com/parse\t0.412s");
+		const text = lines.join("\n");
+		const built = await buildStub(fact({ text }), text, { store, config });
+		if ("notStored" in built) throw new Error(built.notStored);
+		const all = text.split("\n");
+		const n = all.indexOf("--- FAIL: TestParseHeader (0.01s)") + 1;
+		expect(built.text).toContain(`L${n}: --- FAIL: TestParseHeader (0.01s)`);
+		expect(built.text).toContain(`L${n + 1}:     header_test.go:41: got 3 fields, want 4`);
+		expect(built.text).toContain(`L${all.length}: FAIL\texample.com/parse\t0.412s`);
+		expect(Buffer.byteLength(built.text)).toBeLessThanOrEqual(config.stubMaxBytes);
+		expect(built.text.split("\n").length).toBeLessThanOrEqual(config.stubMaxLines);
+		// The line number opens the failure in the stored artifact, as read(offset=n) counts.
+		expect(readFileSync(built.path, "utf8").split("\n")[n - 1]).toBe("--- FAIL: TestParseHeader (0.01s)");
+	});
+
 	it("records the summary call's tokens and cost in details.headroom.usage; an excerpt records none", async () => {
 		const text = numbered(5000);
 		const usage = { calls: 1, input: 1200, output: 80, cacheRead: 0, cacheWrite: 0, costUsd: 0.0021 };

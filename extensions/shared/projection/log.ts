@@ -26,6 +26,8 @@ import type { AsyncArtifactSink, Projection, ProjectOptions, SurfaceLimits } fro
 export interface LogOptions extends ProjectOptions {
 	/** The scan of `text` when the caller has it (else projectLog scans). */
 	scan?: NotableScan;
+	/** The surface of the notable section (its caps, and its head share: its share of the log's limits); default `notable.lines`. */
+	section?: SurfaceName;
 }
 
 /** What projectLog adds to a projection. */
@@ -102,8 +104,8 @@ function section(scan: NotableScan, maxBytes: number, maxLines: number, lineOffs
 }
 
 /** The section's limits inside the log surface's: its share and caps, leaving head + tail a readable window. */
-function sectionLimits(lim: Limits): { maxBytes: number; maxLines: number } {
-	const own = surfaceOf("notable.lines");
+function sectionLimits(lim: Limits, name: SurfaceName): { maxBytes: number; maxLines: number } {
+	const own = surfaceOf(name);
 	const share = own.headShare ?? 0.5;
 	return {
 		maxBytes: Math.min(
@@ -134,7 +136,7 @@ export function projectLog(
 	surface: SurfaceName | SurfaceLimits,
 	options: LogOptions = {},
 ): LogProjection | Promise<LogProjection> {
-	const { scan: given, ...projectOptions } = options;
+	const { scan: given, section: sectionSurface, ...projectOptions } = options;
 	const whole = () => {
 		const p = project(text, surface, projectOptions);
 		return p instanceof Promise ? p.then(plain) : plain(p);
@@ -147,7 +149,7 @@ export function projectLog(
 	if (text.length <= lim.maxBytes && utf8ByteLength(text) <= lim.maxBytes && countLines(text) <= lim.maxLines) {
 		return whole();
 	}
-	const caps = sectionLimits(lim);
+	const caps = sectionLimits(lim, sectionSurface ?? "notable.lines");
 	if (caps.maxBytes <= 0 || caps.maxLines <= 1) return whole();
 	const scan = given ?? scanNotable(text, { maxLines: caps.maxLines });
 	if (scan.lines.length === 0) return whole();

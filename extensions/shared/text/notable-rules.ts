@@ -105,23 +105,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "failure",
 		pattern: /^(##\[error\]|::error\b|\[taskcluster:error\])/,
 	},
-	{
-		id: "ci.exit-code",
-		keys: ["exit", "return code"],
-		ecosystem: "ci",
-		kind: "summary",
-		pattern:
-			/\b(exit code|exit status|exited with( exit)? code|exit_code[=:]|returned exit code|Return code:)\s*\(?-?[1-9]\d*\b|\bexited with status [1-9]/i,
-		not: [/\bWARNING: process \d+ exited\b/],
-		failing: /./,
-	},
-	{
-		id: "ci.exit-zero",
-		keys: ["exit code", "exit status", "return code"],
-		ecosystem: "ci",
-		kind: "summary",
-		pattern: /\b(exit code|exit status|return code)\b:?\s*0\b/i,
-	},
+
 	{
 		id: "make.error",
 		keys: ["***", "build stopped"],
@@ -134,7 +118,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	{
 		id: "jest.fail-file",
 		verdict: true,
-		keys: ["fail"],
+		keys: ["fail "],
 		ecosystem: "jest",
 		kind: "failure",
 		pattern: /^\s*FAIL\s+\S+\.(test|spec)\.\w+|^ FAIL {2}\S/,
@@ -211,11 +195,11 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "tap.summary",
-		keys: ["fail", "pass"],
+		keys: ["# fail", "# pass", "ℹ fail", "ℹ pass", "# tests", "ℹ tests"],
 		ecosystem: "tap",
 		kind: "summary",
-		pattern: /^[#ℹ] (fail|pass|tests|failed|passed) \d+\s*$/,
-		failing: /^[#ℹ] fail(ed)? [1-9]/,
+		pattern: /^[#ℹ] (fail|pass|tests|failed|passed)\s+\d+\s*$/,
+		failing: /^[#ℹ] fail(ed)?\s+[1-9]/,
 	},
 	{
 		id: "unittest.summary",
@@ -252,10 +236,10 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "pytest.e-line",
-		keys: ["error", "exception", "assert", "fail"],
+		keys: ["e    "],
 		ecosystem: "pytest",
 		kind: "failure",
-		pattern: /^E {2,}\S.*(Error|Exception|assert|[Ff]ail)/,
+		pattern: /^E {2,}(\S.*)?(Error|Exception|assert|[Ff]ail)/,
 		after: { lines: 3, while: /^E\s/ },
 	},
 	{
@@ -275,6 +259,14 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		after: { lines: 4, while: /^\s{4,}\S/ },
 	},
 	{
+		id: "go.race",
+		verdict: true,
+		keys: ["data race"],
+		ecosystem: "go test",
+		kind: "failure",
+		pattern: /^WARNING: DATA RACE\b/,
+	},
+	{
 		id: "go.fail-package",
 		verdict: true,
 		keys: ["fail"],
@@ -285,10 +277,10 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	{
 		id: "gotest-json.output-fail",
 		verdict: true,
-		keys: ["--- fail"],
+		keys: ["--- fail", '"output":"fail\\t', '"output":"panic: '],
 		ecosystem: "go test -json",
 		kind: "failure",
-		pattern: /"Output":\s*"\s*--- FAIL: /,
+		pattern: /"Output":\s*"(\s*--- FAIL: |FAIL\\t|panic: )/,
 	},
 	{
 		id: "gotest-json.fail",
@@ -319,7 +311,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["<failure", "<error"],
 		ecosystem: "junit",
 		kind: "failure",
-		pattern: /<(failure|error)\b[^>]*(>|$)/,
+		pattern: /<(failure|error)\b[^>]*\b(message|type)=|<(failure|error)>\s*\S/,
 		before: { lines: 1, while: /<testcase\b/ },
 		after: { lines: 2 },
 	},
@@ -331,6 +323,29 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "failure",
 		pattern: /<test-case\b[^>]*\bresult="Failed"/,
 		after: { lines: 3, while: /^\s*<(failure|message|!\[CDATA)/ },
+	},
+	{
+		id: "nunit.message",
+		keys: ["<message><![cdata["],
+		ecosystem: "nunit",
+		kind: "failure",
+		pattern: /^\s*<message><!\[CDATA\[\s*\S/,
+	},
+	{
+		id: "nunit.summary",
+		keys: ["<test-run"],
+		ecosystem: "nunit",
+		kind: "summary",
+		pattern: /<test-run\b[^>]*\bresult="\w+"/,
+		failing: /\bresult="Failed"|\bfailed="[1-9]/,
+	},
+	{
+		id: "trx.summary",
+		keys: ["<resultsummary", "<counters"],
+		ecosystem: "dotnet trx",
+		kind: "summary",
+		pattern: /<ResultSummary\b[^>]*\boutcome="\w+"|<Counters\b[^>]*\bfailed="\d+"/,
+		failing: /\boutcome="Failed"|\bfailed="[1-9]|\berror="[1-9]/,
 	},
 	{
 		id: "junit.suite",
@@ -416,6 +431,15 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		after: { lines: 3, while: /^\s*(-->|\d+\s*\||\|)/ },
 	},
 	{
+		id: "javac.error",
+		verdict: true,
+		keys: [": error: "],
+		ecosystem: "javac",
+		kind: "failure",
+		pattern: /^\S+\.java:\d+: error: /,
+		after: { lines: 2 },
+	},
+	{
 		id: "cc.error",
 		verdict: true,
 		keys: [": error: ", ": fatal error: "],
@@ -430,15 +454,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "failure",
 		pattern: /undefined reference to|\bld returned \d+ exit status|^ld(\.\w+)?: error:/,
 	},
-	{
-		id: "javac.error",
-		verdict: true,
-		keys: [": error: "],
-		ecosystem: "javac",
-		kind: "failure",
-		pattern: /^\S+\.java:\d+: error: /,
-		after: { lines: 2 },
-	},
+
 	{
 		id: "javac.count",
 		keys: [" error"],
@@ -480,6 +496,14 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		pattern: /^error (Command failed|An unexpected error|.*\bexit code)|➤ YN\d{4}: .*\b(failed|error)\b/i,
 	},
 	{
+		id: "yarn.trace",
+		keys: ["trace:"],
+		ecosystem: "yarn",
+		kind: "failure",
+		pattern: /^Trace:\s*$/,
+		after: { lines: 2 },
+	},
+	{
 		id: "pip.error",
 		keys: ["error: "],
 		ecosystem: "pip",
@@ -488,7 +512,23 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 			/^ERROR: (Could not|No matching|Failed|Cannot|pip's dependency resolver)|^error: subprocess-exited-with-error/,
 	},
 
-	// Security scanners
+	{
+		id: "ci.exit-code",
+		keys: ["exit code", "exit status", "exited with", "exit_code", "return code"],
+		ecosystem: "ci",
+		kind: "summary",
+		pattern:
+			/\b(exit code|exit status|exited with( exit)? code|exit_code|returned exit code|return code)\s*[=:]?\s*\(?[1-9]\d*\b|\bexited with status [1-9]/i,
+		not: [/\bWARNING: process \d+ exited\b/],
+		failing: /./,
+	},
+	{
+		id: "ci.exit-zero",
+		keys: ["exit code", "exit status", "return code"],
+		ecosystem: "ci",
+		kind: "summary",
+		pattern: /\b(exit code|exit status|return code)\b:?\s*0\b/i,
+	}, // Security scanners
 	{
 		id: "audit.count",
 		keys: ["vulnerab", "total: "],
@@ -496,6 +536,21 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "summary",
 		pattern: /\bfound \d+ vulnerabilit(y|ies)\b|^\d+ (\w+ severity )?vulnerabilit(y|ies)\b|^Total: \d+ \(UNKNOWN: /,
 		failing: /\bfound [1-9]|^[1-9]\d* (\w+ severity )?vulnerab|^Total: [1-9]/,
+	},
+	{
+		id: "audit.json-counts",
+		keys: ['"critical":', '"high":'],
+		ecosystem: "npm audit",
+		kind: "summary",
+		pattern: /^\s*"(critical|high)":\s*\d+,?\s*$/,
+		failing: /:\s*[1-9]/,
+	},
+	{
+		id: "audit.severity",
+		keys: ['"severity":'],
+		ecosystem: "trivy/dependency-check",
+		kind: "failure",
+		pattern: /"[Ss]everity":\s*"(CRITICAL|HIGH|critical|high)"/,
 	},
 	{
 		id: "audit.advisory",
@@ -526,7 +581,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "runtime.panic",
-		keys: ["panic", "fatal error: "],
+		keys: ["panic: ", "panicked at", "fatal error: "],
 		ecosystem: "runtime",
 		kind: "failure",
 		pattern: /^panic: |^thread '[^']*' panicked at|^fatal error: (all goroutines|concurrent map)/,
@@ -534,7 +589,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "runtime.assertion",
-		keys: ["assert"],
+		keys: ["assertion"],
 		ecosystem: "runtime",
 		kind: "failure",
 		pattern: /AssertionError\b|\bassertion (`[^`]*` )?failed\b|\bAssertion [`'].*['`] failed|\b[Aa]ssertion failed\b/,
@@ -577,7 +632,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "runtime.exception",
-		keys: ["error", "exception"],
+		keys: ["error:", "exception", "error ["],
 		ecosystem: "runtime",
 		kind: "failure",
 		pattern:
@@ -604,7 +659,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "cli.error",
-		keys: ["error"],
+		keys: ["error:", "error["],
 		ecosystem: "cli",
 		kind: "failure",
 		pattern: /^(error|ERROR|Error)(\[\w+\])?: \S/,

@@ -87,10 +87,14 @@ const ANSI = /\u001b(\[[0-9;?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)|[
 const CI_PREFIX =
 	/^(\uFEFF)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z? ?|\[(task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(\[\d+\] )?(\d\d:\d\d:\d\d(\.\d+)?\s+(INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?(\s*(PID \d+|GECKO\(\d+\)) \| )?/;
 
+/** How a CI prefix can start (a BOM, a digit, "[", white space, "PID", "GECKO"). */
+const PREFIX_START = /^[\uFEFF\d[\s]|^(PID|GECKO)/;
+
 /** The line as the rules see it (and the scan shows it): no ANSI, no CI prefix, no trailing "\r". */
 export function cleanLogLine(raw: string): string {
 	let s = raw.indexOf("\u001b") === -1 ? raw : raw.replace(ANSI, "");
 	if (s.endsWith("\r")) s = s.slice(0, -1);
+	if (!PREFIX_START.test(s)) return s; // most lines: no prefix to look for
 	const m = CI_PREFIX.exec(s);
 	return m && m[0].length > 0 ? s.slice(m[0].length) : s;
 }
@@ -106,13 +110,12 @@ interface Entry {
 	context: { line: number; text: string }[];
 }
 
-/** Every rule's keys, and per key the rules that hold it, in table order. */
-function compileKeys(rules: readonly NotableRule[]): { words: string[]; rulesOf: Map<string, number[]> } {
+/** Every rule's keys, and per key (by its index) the rules that hold it. */
+function compileKeys(rules: readonly NotableRule[]): { words: string[]; rulesOf: number[][] } {
 	const words = [...new Set(rules.flatMap((r) => r.keys.map((k) => k.toLowerCase())))];
-	const rulesOf = new Map<string, number[]>(words.map((w) => [w, []]));
-	rules.forEach((rule, index) => {
-		for (const k of new Set(rule.keys.map((key) => key.toLowerCase()))) rulesOf.get(k)?.push(index);
-	});
+	const rulesOf = words.map((w) =>
+		rules.flatMap((rule, index) => (rule.keys.some((k) => k.toLowerCase() === w) ? [index] : [])),
+	);
 	return { words, rulesOf };
 }
 
@@ -121,31 +124,39 @@ const COMPILED = compileKeys(NOTABLE_RULES);
 const KEYS = buildWordAutomaton(COMPILED.words);
 
 /** The search words of the scan (every rule's keys), for tests and the docs. */
-export const NOTABLE_KEYS: readonly string[] = COMPILED.words;
+export const NOTABLE_KEYS: readonly string[] = KEYS.words;
 
-/** Indices of the rules worth trying on a line whose search words are `found` (lower case), in table order. */
-function candidates(found: ReadonlySet<string>): number[] {
-	if (found.size === 1) for (const w of found) return COMPILED.rulesOf.get(w) ?? [];
-	const set = new Set<number>();
-	for (const w of found) for (const i of COMPILED.rulesOf.get(w) ?? []) set.add(i);
-	return [...set].sort((a, b) => a - b);
-}
+/** Marks of the rules worth trying on one line (reused: a line marks, tries in table order, clears). */
+const marks = new Uint8Array(NOTABLE_RULES.length);
 
-/** The search words in a (cleaned) line. */
-function wordsIn(clean: string): Set<string> {
-	return KEYS.wordsIn(clean);
-}
-
-/** The rule that decides a cleaned line, or undefined; `found` (its search words) narrows the rules tried. */
-export function matchRule(clean: string, found: ReadonlySet<string> = wordsIn(clean)): NotableRule | undefined {
-	for (const index of candidates(found)) {
-		const rule = NOTABLE_RULES[index];
-		if (!rule.pattern.test(clean)) continue;
-		if (rule.not?.some((re) => re.test(clean))) return undefined;
-		if (rule.kind === "failure" && EXPECTED_FAILURE.test(clean)) return undefined;
-		return rule;
+/** The rule that decides a cleaned line whose keys (indices into NOTABLE_KEYS) are `keys`, or undefined. */
+function decide(clean: string, keys: readonly number[]): NotableRule | undefined {
+	let first = NOTABLE_RULES.length;
+	let last = -1;
+	for (const k of keys) {
+		for (const r of COMPILED.rulesOf[k]) {
+			marks[r] = 1;
+			if (r < first) first = r;
+			if (r > last) last = r;
+		}
 	}
-	return undefined;
+	let decided: NotableRule | undefined;
+	for (let r = first; r <= last; r++) {
+		if (marks[r] === 0) continue;
+		const rule = NOTABLE_RULES[r];
+		if (!rule.pattern.test(clean)) continue;
+		if (!rule.not?.some((re) => re.test(clean)) && !(rule.kind === "failure" && EXPECTED_FAILURE.test(clean))) {
+			decided = rule;
+		}
+		break;
+	}
+	marks.fill(0, first, last + 1);
+	return decided;
+}
+
+/** The rule that decides a cleaned line (the first in table order whose keys it holds and whose pattern matches, unless vetoed), or undefined. */
+export function matchRule(clean: string): NotableRule | undefined {
+	return decide(clean, KEYS.indicesIn(clean));
 }
 
 function whole(n: unknown, fallback: number, min: number): number {
@@ -168,7 +179,8 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	const n = text.length;
 
 	const folded = new Map<string, Entry>();
-	const verdicts: Entry[] = []; // verdict failures and failing summaries
+	const verdicts: Entry[] = []; // a runner's own verdicts on a test or a step
+	const failingRing: Entry[] = []; // the last `cap` failing summaries
 	const strong: Entry[] = [];
 	const weak: Entry[] = [];
 	const ring: Entry[] = []; // the last `cap` summaries (plus LAST_SUMMARIES), in order
@@ -197,10 +209,14 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		if (isSummary) {
 			ring.push(entry);
 			folded.set(key, entry);
-			if (failing && verdicts.length < cap) verdicts.push(entry);
+			if (failing) failingRing.push(entry);
 			if (ring.length > cap + LAST_SUMMARIES) {
 				const old = ring.shift() as Entry;
-				if (!verdicts.includes(old)) folded.delete(old.key);
+				if (!failingRing.includes(old)) folded.delete(old.key);
+			}
+			if (failingRing.length > cap) {
+				const old = failingRing.shift() as Entry;
+				if (!ring.includes(old)) folded.delete(old.key);
 			}
 		} else {
 			const pool = rule.weak ? weak : rule.verdict ? verdicts : strong;
@@ -228,11 +244,11 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		entry.context.push(...taken.reverse());
 	};
 
-	/** Whether the line is a hit (and handles it); `found`: its search words when the search already saw them. */
-	const tryLine = (lineStart: number, lineEnd: number, line: number, clean: string, found?: Set<string>): boolean => {
-		const words = found ?? wordsIn(clean);
-		if (words.size === 0) return false;
-		const rule = matchRule(clean, words);
+	/** Whether the line is a hit (and handles it); `found`: its keys when the search already saw them. */
+	const tryLine = (lineStart: number, lineEnd: number, line: number, clean: string, found?: number[]): boolean => {
+		const keys = found ?? KEYS.indicesIn(clean);
+		if (keys.length === 0) return false;
+		const rule = decide(clean, keys);
 		if (!rule) return false;
 		hit(rule, clean, line, lineStart, lineEnd);
 		return true;
@@ -240,7 +256,7 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 
 	let pos = 0;
 	let line = 1;
-	let found: Set<string> | undefined;
+	let found: number[] | undefined;
 	while (pos <= n) {
 		let lineStart = pos;
 		let lineEnd: number;
@@ -253,8 +269,10 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 			line += countNewlines(text, pos, lineStart);
 			lineEnd = text.indexOf("\n", first);
 			if (lineEnd === -1) lineEnd = n;
-			// Every key of this line (within the matched window), so only their rules are tried.
-			found = KEYS.wordsIn(text, lineStart, Math.min(lineEnd, lineStart + MATCH_UNITS));
+			// Every key of this line (within the matched window), so only their rules are tried: the search goes
+			// on from the first key, which no earlier part of the line holds.
+			const windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
+			found = first < windowEnd ? KEYS.wordsAfter(text, first, windowEnd) : [];
 		} else {
 			lineEnd = text.indexOf("\n", lineStart);
 			if (lineEnd === -1) lineEnd = n;
@@ -281,17 +299,18 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 				lastTaken = line;
 				if (--c.left <= 0) carrying = undefined;
 			} else if (carrying === c) carrying = undefined;
-		} else if (found && found.size > 0) tryLine(lineStart, lineEnd, line, clean, found);
+		} else if (found && found.length > 0) tryLine(lineStart, lineEnd, line, clean, found);
 
 		if (lineEnd >= n) break;
 		pos = lineEnd + 1;
 		line++;
 	}
-	return rank({ verdicts, strong, weak, ring, failures, summaries, cap });
+	return rank({ verdicts, failingRing, strong, weak, ring, failures, summaries, cap });
 }
 
 interface Found {
 	verdicts: Entry[];
+	failingRing: Entry[];
 	strong: Entry[];
 	weak: Entry[];
 	ring: Entry[];
@@ -313,9 +332,11 @@ function rank(f: Found): NotableScan {
 	};
 	const summaries = f.ring.slice(-f.cap);
 	for (const e of summaries.slice(-LAST_SUMMARIES)) take(e);
+	// Failing summaries next, the latest first (few, and each says how a run ended), up to half the cap.
+	for (const e of f.failingRing.slice(-Math.ceil(f.cap / 2)).reverse()) take(e);
 	for (const e of f.verdicts) take(e);
 	for (const e of f.strong) take(e);
-	const passed = f.verdicts.length === 0 && f.strong.length === 0 && summaries.length > 0;
+	const passed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0 && summaries.length > 0;
 	if (!passed) for (const e of f.weak) take(e);
 	for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
 

@@ -10,6 +10,10 @@
 
 /** Units whose class is looked up in a table; every unit fits (UTF-16). */
 const UNITS = 0x10000;
+/** Sign bit of a table entry: the state it leads to ends a word. */
+const ACCEPT = 0x80000000 | 0;
+/** The row offset of a table entry. */
+const ROW = 0x7fffffff;
 
 /** A built automaton for a fixed list of words. */
 export interface WordAutomaton {
@@ -17,13 +21,21 @@ export interface WordAutomaton {
 	readonly words: readonly string[];
 	/** Index of the last unit of the first match that ends at or after `from`, before `end`; -1 when none. */
 	next(text: string, from: number, end?: number): number;
+	/**
+	 * Indices of the words ending at `at` (the index the last `next` returned) or after it, before `end`: the
+	 * search goes on from where `next` stopped, so a line's words cost no second pass over its start.
+	 */
+	wordsAfter(text: string, at: number, end: number): number[];
 	/** The words that occur in text[start, end). */
 	wordsIn(text: string, start?: number, end?: number): Set<string>;
+	/** Indices (into `words`) of the words that occur in text[start, end), each once, in no set order. */
+	indicesIn(text: string, start?: number, end?: number): number[];
 }
 
 /** Build the automaton of `words` (matched case-insensitively). */
 export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 	const words = [...new Set(input.map((w) => w.toLowerCase()).filter((w) => w.length > 0))];
+	let lastRow = 0;
 	// Character classes: 0 for every unit no word holds, then one per distinct (lower-case) unit.
 	const classOf = new Map<number, number>();
 	for (const w of words) {
@@ -79,28 +91,47 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 			} else delta[s * k + a] = a === 0 ? 0 : delta[fail[s] * k + a];
 		}
 	}
-	const accepting = new Uint8Array(states);
-	for (let s = 0; s < states; s++) accepting[s] = output[s].length > 0 ? 1 : 0;
+	// The hot table: each entry is the next state's row offset (state * k), with the sign bit set when that
+	// state ends a word, so a step is one lookup and an accepting state one sign test.
+	const table = new Int32Array(states * k);
+	for (let i = 0; i < table.length; i++) {
+		const t = delta[i];
+		table[i] = (t * k) | (output[t].length > 0 ? ACCEPT : 0);
+	}
+	/** Collects the words ending at offsets visited from row `row` over text[from, stop) into `found`. */
+	const collect = (text: string, from: number, stop: number, row: number, found: number[]): void => {
+		let r = row;
+		for (let i = from; i < stop; i++) {
+			r = table[(r & ROW) + fold[text.charCodeAt(i)]];
+			if (r < 0) for (const w of output[(r & ROW) / k]) if (!found.includes(w)) found.push(w);
+		}
+	};
 
 	return {
 		words,
 		next(text, from, end = text.length) {
-			let state = 0;
+			let r = 0;
 			const stop = Math.min(end, text.length);
 			for (let i = Math.max(0, from); i < stop; i++) {
-				state = delta[state * k + fold[text.charCodeAt(i)]];
-				if (accepting[state] === 1) return i;
+				r = table[(r & ROW) + fold[text.charCodeAt(i)]];
+				if (r < 0) {
+					lastRow = r;
+					return i;
+				}
 			}
 			return -1;
 		},
+		wordsAfter(text, at, end) {
+			const found = [...output[(lastRow & ROW) / k]];
+			collect(text, at + 1, Math.min(end, text.length), lastRow, found);
+			return found;
+		},
 		wordsIn(text, start = 0, end = text.length) {
-			const found = new Set<string>();
-			let state = 0;
-			const stop = Math.min(end, text.length);
-			for (let i = Math.max(0, start); i < stop; i++) {
-				state = delta[state * k + fold[text.charCodeAt(i)]];
-				if (accepting[state] === 1) for (const w of output[state]) found.add(words[w]);
-			}
+			return new Set(this.indicesIn(text, start, end).map((w) => words[w]));
+		},
+		indicesIn(text, start = 0, end = text.length) {
+			const found: number[] = [];
+			collect(text, Math.max(0, start), Math.min(end, text.length), 0, found);
 			return found;
 		},
 	};

@@ -1,0 +1,145 @@
+/**
+ * What the notable-line scan costs, measured side by side in one run against the SHA-256 the artifact store
+ * already computes for the same text (goal: the scan ≤ 1× that hash), on a 1 MiB and a 64 MiB log built by
+ * repeating the real logs of test/fixtures/real-logs/ (their failures included, so failures are sprinkled
+ * through the text as they are in real output). Pairs run interleaved (A then B, then B then A) and the
+ * figure is the median of the per-round ratios, so load from other processes hits both sides alike.
+ *
+ * Also the scan's extra memory on the 64 MiB log, in a fresh process: heap + buffers allocated during the
+ * call (no copy of the text: the goal is a small fraction of the input) and the peak RSS growth.
+ *
+ *   node --expose-gc --import jiti/register test/bench/notable.bench.ts   (or: npm run bench -- notable)
+ */
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { scanNotable } from "../../extensions/shared/text/notable.ts";
+import { loadRealLogs } from "../fixtures/real-logs.ts";
+
+const MiB = 1024 * 1024;
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+
+/**
+ * About `bytes` of log: the corpus's texts (the large ones sliced to 256 KiB pieces at line ends, so every
+ * ecosystem appears within the first MiB) repeated in turn, decoded from one buffer so the result is a
+ * flat string as tool output is.
+ */
+function corpusLog(bytes: number): string {
+	const pieces: Buffer[] = [];
+	for (const log of loadRealLogs()) {
+		const raw = log.raw;
+		for (let start = 0; start < raw.length; ) {
+			let end = Math.min(raw.length, start + 256 * 1024);
+			const nl = raw.indexOf(10, end);
+			end = end === raw.length || nl === -1 ? raw.length : nl + 1;
+			pieces.push(raw.subarray(start, end));
+			start = end;
+			if (pieces.length % 3 === 0) break; // at most a few pieces per log, so the mix stays varied
+		}
+	}
+	const out = Buffer.allocUnsafe(bytes);
+	let at = 0;
+	for (let i = 0; at < bytes; i++) {
+		const piece = pieces[i % pieces.length];
+		at += piece.copy(out, at, 0, Math.min(piece.length, bytes - at));
+	}
+	return out.toString("utf8");
+}
+
+function median(xs: number[]): number {
+	const s = [...xs].sort((a, b) => a - b);
+	return s[Math.floor(s.length / 2)];
+}
+
+/** Median ms per call of A and B, and the median of the per-round ratios A/B. */
+function pair(rounds: number, reps: number, a: () => unknown, b: () => unknown) {
+	for (let i = 0; i < 3; i++) {
+		a();
+		b();
+	}
+	const as: number[] = [];
+	const bs: number[] = [];
+	const ratios: number[] = [];
+	for (let r = 0; r < rounds; r++) {
+		gc();
+		let ta = 0;
+		let tb = 0;
+		for (let i = 0; i < reps; i++) {
+			const first = (r + i) % 2 === 0 ? a : b;
+			const second = first === a ? b : a;
+			const t0 = performance.now();
+			first();
+			const t1 = performance.now();
+			second();
+			const t2 = performance.now();
+			if (first === a) {
+				ta += t1 - t0;
+				tb += t2 - t1;
+			} else {
+				tb += t1 - t0;
+				ta += t2 - t1;
+			}
+		}
+		as.push(ta / reps);
+		bs.push(tb / reps);
+		ratios.push(ta / tb);
+	}
+	return { a: median(as), b: median(bs), ratio: median(ratios) };
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+
+function main() {
+	const rows: string[][] = [["case", "scan ms", "SHA-256 ms", "ratio", "goal", ""]];
+	for (const [name, bytes, rounds, reps] of [
+		["1 MiB of real logs", MiB, 41, 10],
+		["64 MiB of real logs", 64 * MiB, 7, 1],
+	] as const) {
+		const text = corpusLog(bytes);
+		const found = scanNotable(text);
+		const t = pair(
+			rounds,
+			reps,
+			() => scanNotable(text),
+			() => sha256(text),
+		);
+		rows.push([
+			`${name} (${found.failures} failure, ${found.summaries} summary lines)`,
+			t.a.toFixed(1),
+			t.b.toFixed(1),
+			`${t.ratio.toFixed(2)}×`,
+			"≤ 1.0×",
+			t.ratio <= 1 ? "ok" : "MISSED",
+		]);
+	}
+	const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+	for (const r of rows)
+		console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  "));
+	console.log(
+		"\nratio = median over interleaved rounds of (scan / SHA-256 of the same text, UTF-8 encoding included).",
+	);
+
+	const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--memory"]);
+	if (child.status !== 0) throw new Error(child.stderr.toString());
+	console.log(`\nExtra memory of one scan of 64 MiB (fresh process): ${child.stdout.toString().trim()}`);
+}
+
+/** Heap + buffers allocated during one scan of 64 MiB and the peak RSS growth, in this fresh process. */
+function memory() {
+	const text = corpusLog(64 * MiB);
+	gc();
+	const used = () => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+	const rssBefore = process.memoryUsage.rss();
+	const before = used();
+	const scan = scanNotable(text);
+	const allocated = used() - before;
+	const rssGrowth = process.memoryUsage.rss() - rssBefore;
+	const mib = (b: number) => `${(b / MiB).toFixed(2)} MiB`;
+	console.log(
+		`heap+buffers allocated ${mib(allocated)} (${((100 * allocated) / (64 * MiB)).toFixed(1)}% of the input; ` +
+			`goal: no copy of the text, well under 100%), RSS growth ${mib(rssGrowth)}; ${scan.lines.length} lines kept`,
+	);
+}
+
+if (process.argv.includes("--memory")) memory();
+else main();
