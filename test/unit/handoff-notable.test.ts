@@ -25,7 +25,7 @@ import {
 	GO_TEST_JSON,
 	lineRefsIn,
 	linesOf,
-	PASSING_REPORT,
+	nothingNotable,
 	shownCritical,
 } from "../fixtures/notable-uses.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
@@ -96,7 +96,7 @@ describe("the handoff's serialization of a tool result", () => {
 	});
 
 	it("a real log with nothing notable is shortened exactly as before", () => {
-		const passing = corpusLog(PASSING_REPORT).text;
+		const passing = nothingNotable();
 		expect(scanNotable(passing).lines).toEqual([]); // the case this log stands for
 		const sink = storeSink();
 		const block = messageBlock(toolResult(passing), {}, sink);

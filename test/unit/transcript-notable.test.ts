@@ -22,7 +22,7 @@ import {
 	corpusLog,
 	lineRefsIn,
 	linesOf,
-	PASSING_REPORT,
+	nothingNotable,
 	shownCritical,
 } from "../fixtures/notable-uses.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
@@ -98,7 +98,7 @@ describe("context-trim's shortened oversized texts", () => {
 	});
 
 	it("a real log with nothing notable is shortened exactly as before", () => {
-		const passing = corpusLog(PASSING_REPORT).text;
+		const passing = nothingNotable();
 		expect(scanNotable(passing).lines).toEqual([]); // the case this log stands for
 		for (const budget of [1500, 4000, 9000]) {
 			expect(shortenText(passing, budget, {}, true)).toBe(shortenText(passing, budget, {}, false));
