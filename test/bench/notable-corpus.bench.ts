@@ -2,8 +2,11 @@
  * How many of each real log's critical lines the model is shown, and at what cost in bytes, when the log
  * is `cat` through bash with the summary model unreachable (the stub's body is then the package's own
  * excerpt): Pi alone (bash's tail, 2000 lines / 50 KB), this package's stub as it was before notable
- * lines, the stub now, and a 2 KB head preview. The corpus and its hand-picked critical lines are
- * test/fixtures/real-logs/ (issue 20).
+ * lines (rebuilt live from the same public pieces: header, notes, the command surface's head+tail, footer),
+ * the stub now, and a 2 KB head preview. Then the notable scan alone, with no budget: the critical lines it
+ * finds, the lines it claims a failure on in each passing run (false alarms), and any decoy it promotes.
+ * The corpus and its hand-picked critical lines are test/fixtures/real-logs/ (issue 20); the corpus test
+ * (test/unit/notable-corpus.test.ts) holds the stub to at least 90% of them.
  *
  * Run: node --import jiti/register test/bench/notable-corpus.bench.ts   (or: npm run bench -- notable-corpus)
  */
