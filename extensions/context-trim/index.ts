@@ -70,12 +70,14 @@ export default function contextTrim(pi: ExtensionAPI): void {
 		const config = host.config(ctx);
 		const segment = surfaceFor(config, "transcript.segment");
 		const headShare = segment.headShare;
+		// A tool's output is a log by the kinds tool-artifacts uses (its name, or toolArtifacts.toolClasses).
+		const toolClasses = config.toolArtifacts.toolClasses;
 		let shorten: ShortenOptions;
 		try {
-			shorten = storedShortening(host.store(), headShare, segment);
+			shorten = storedShortening(host.store(), headShare, segment, toolClasses);
 		} catch (error) {
 			// The configuration still applies; shortened texts then say they were not saved.
-			shorten = { headShare, surface: segment };
+			shorten = { headShare, surface: segment, toolClasses };
 			host.notifyOnce(ctx, `shortened texts cannot be stored (${String(error)}); they say so`);
 		}
 		settings = { config: config.contextTrim, shorten };

@@ -13,7 +13,7 @@ export const MARKER_CUSTOM_TYPE = "context-trim";
 
 function opening(index: OmissionIndex): string {
 	if (index.messages === 0) {
-		return "[context-trim] Some long texts in this conversation are shown only as head and tail in this request, so that it fits the model's context window. Nothing was summarized.";
+		return "[context-trim] Some long texts in this conversation are shown only as head and tail (a log with its notable lines first) in this request, so that it fits the model's context window. Nothing was summarized.";
 	}
 	return "[context-trim] Part of this conversation is not shown in this request, so that it fits the model's context window: it was left out between the first reply above and the messages below. Nothing was summarized; the task and the first plan above and the recent work below are verbatim.";
 }

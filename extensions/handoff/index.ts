@@ -90,7 +90,12 @@ export default function handoffExtension(pi: ExtensionAPI) {
 
 	const settings = (ctx: ExtensionContext): HandoffSettings => {
 		const config = host.config(ctx);
-		return { handoff: config.handoff, headShare: config.projection.headShare, surfaces: handoffSurfaces(config) };
+		return {
+			handoff: config.handoff,
+			headShare: config.projection.headShare,
+			surfaces: handoffSurfaces(config),
+			toolClasses: config.toolArtifacts.toolClasses,
+		};
 	};
 
 	async function resolveModel(ctx: ExtensionContext) {

@@ -46,6 +46,8 @@ export interface HandoffSettings {
 	headShare: number;
 	/** The handoff's surfaces as configured (`handoffSurfaces`); absent: the table's with `headShare`. */
 	surfaces?: HandoffSurfaces;
+	/** Tool name → output kind (toolArtifacts.toolClasses): which tools' outputs are logs. */
+	toolClasses?: HeadroomConfig["toolArtifacts"]["toolClasses"];
 }
 
 /** The handoff's surfaces resolved from `config`, per call (table ← alias keys ← `surfaces.<name>`). */
@@ -123,14 +125,15 @@ export async function computeHandoff(
 	// The task goes into all three prompts and the handoff: bounded like the later user messages.
 	const task = boundTask(users[0] ?? NO_TASK, surfaces.task, undefined, sink);
 	const later = fitUserMessages(users.slice(1), surfaces.userMessages, sink);
-	const state = currentState(branchContext(input.branch).messages, {}, sink, surfaces.currentState);
+	const toolClasses = settings.toolClasses;
+	const state = currentState(branchContext(input.branch).messages, { toolClasses }, sink, surfaces.currentState);
 	const instruction = summaryInstruction(task.text, input.previousSummary, input.focus);
 	// Room for the transcript: the window less three replies (the answers call carries the summary and
 	// the questions too) and the fixed parts of the prompts.
 	const fixed = estimateTokens(instruction + questionsPrompt(task.text, "", state) + later.kept.join("\n"));
 	const transcriptTokens = Math.max(MIN_TRANSCRIPT_TOKENS, window - 3 * maxTokens - fixed - SAFETY_TOKENS);
 	const history = serializeHistory(input.messages, {
-		pieceLimits: { surfaces },
+		pieceLimits: { surfaces, toolClasses },
 		maxBytes: bytesForTokens(transcriptTokens),
 		sink,
 		surface: surfaces.transcript,

@@ -88,7 +88,7 @@ The previous agent wrote this summary of its work:
 ${summary}
 </summary>
 
-The current state (the end of the latest tool outputs and of the agent's last message):
+The current state (the end of the latest tool outputs, a log's notable lines first, and of the agent's last message):
 <current-state>
 ${currentState}
 </current-state>

@@ -1,13 +1,24 @@
 /**
  * Turns a Pi history into the text the handoff calls read. Unlike Pi's own serializer (which keeps
  * the first 2,000 characters of a tool result), every long piece is cut head AND tail through the
- * shared projection primitive, so the errors and stack traces at the end of an output survive.
- * Pure: plain data in, plain data out.
+ * shared projection primitive, so the errors and stack traces at the end of an output survive; a log
+ * (a command's output, a user's shell command, any tool's error) leads with its notable lines, so a
+ * failure in the middle of a long output survives too. Pure: plain data in, plain data out.
  */
-import { type ArtifactSink, MIN_WINDOW_BYTES, project, type SurfaceLimits } from "../shared/projection/projection.ts";
-import { resolveSurface, SURFACES } from "../shared/surfaces.ts";
+
+import { projectLog } from "../shared/projection/log.ts";
+import {
+	type ArtifactSink,
+	MIN_WINDOW_BYTES,
+	type Projection,
+	type ProjectOptions,
+	project,
+	type SurfaceLimits,
+} from "../shared/projection/projection.ts";
+import { resolveSurface, SURFACES, type SurfaceName } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
 import { utf8Length } from "../shared/text/tokens.ts";
+import { isLogOutput, type OutputClass } from "../shared/text/tool-kind.ts";
 import { NO_TEXT, TRANSCRIPT_LABELS } from "./prompt.ts";
 
 /** A Pi message as the session stores it (AgentMessage); only the fields read here are typed. */
@@ -67,6 +78,8 @@ export interface PieceLimits {
 	headShare?: number;
 	/** The surfaces as configured (surfaceFor); absent: the table's handoff.toolResult and handoff.piece. */
 	surfaces?: Partial<Pick<HandoffSurfaces, "toolResult" | "piece">>;
+	/** Tool name → output kind (toolArtifacts.toolClasses): which tools' outputs are logs (isLogOutput). */
+	toolClasses?: Readonly<Record<string, OutputClass>>;
 }
 
 /** The handoff's surfaces resolved from the configuration (each absent: the table's entry). */
@@ -94,11 +107,18 @@ export interface HandoffSurfaces {
 export function messageBlock(message: HistoryMessage, pieceLimits: PieceLimits = {}, sink?: ArtifactSink): string {
 	const L = TRANSCRIPT_LABELS;
 	const own = pieceLimits.surfaces ?? {};
-	const cut = (text: string, output = false) =>
-		project(text, output ? (own.toolResult ?? "handoff.toolResult") : (own.piece ?? "handoff.piece"), {
+	const cut = (text: string) =>
+		project(text, own.piece ?? "handoff.piece", {
 			maxBytes: pieceLimits.maxBytes,
 			maxLines: pieceLimits.maxLines,
-			headShare: output ? undefined : (pieceLimits.headShare ?? own.piece?.headShare),
+			headShare: pieceLimits.headShare ?? own.piece?.headShare,
+			sink,
+		}).text;
+	/** A tool or shell output: tail-heavy, and a log leads with its notable lines. */
+	const cutOutput = (text: string, log: boolean) =>
+		shortenOutput(text, own.toolResult ?? "handoff.toolResult", log, {
+			maxBytes: pieceLimits.maxBytes,
+			maxLines: pieceLimits.maxLines,
 			sink,
 		}).text;
 	switch (message.role) {
@@ -122,12 +142,13 @@ export function messageBlock(message: HistoryMessage, pieceLimits: PieceLimits =
 		}
 		case "toolResult": {
 			const label = L.toolResult(message.toolName ?? "tool", Boolean(message.isError));
-			return `${label}: ${cut(contentText(message.content) || NO_TEXT, true)}`;
+			const log = isLogResult(message, pieceLimits.toolClasses);
+			return `${label}: ${cutOutput(contentText(message.content) || NO_TEXT, log)}`;
 		}
 		case "bashExecution": {
 			if (message.excludeFromContext) return "";
 			const exit = message.exitCode === undefined ? "" : ` (exit ${message.exitCode})`;
-			return `${L.userShell}: ${message.command ?? ""}${exit}\n${cut(message.output ?? "", true)}`;
+			return `${L.userShell}: ${message.command ?? ""}${exit}\n${cutOutput(message.output ?? "", true)}`;
 		}
 		case "custom":
 			return `${L.note(message.customType ?? "extension")}: ${cut(contentText(message.content) || NO_TEXT)}`;
@@ -137,6 +158,21 @@ export function messageBlock(message: HistoryMessage, pieceLimits: PieceLimits =
 		default:
 			return "";
 	}
+}
+
+/** Whether a tool result is a log (a command's output or any tool's error): see isLogOutput. */
+export function isLogResult(message: HistoryMessage, toolClasses?: PieceLimits["toolClasses"]): boolean {
+	return isLogOutput({ toolName: message.toolName ?? "tool", isError: message.isError, overrides: toolClasses });
+}
+
+/** A tool or shell output through the projection: a log with its notable lines first, any other text head + tail. */
+function shortenOutput(
+	text: string,
+	surface: SurfaceName | SurfaceLimits,
+	log: boolean,
+	options: ProjectOptions & { sink?: ArtifactSink },
+): Projection {
+	return log ? projectLog(text, surface, options) : project(text, surface, options);
 }
 
 /** The serialized transcript and how it was shortened. */
@@ -177,8 +213,9 @@ export function serializeHistory(
 }
 
 /**
- * Pi's analogue of a terminal screen: the end of the latest tool outputs and of the last assistant
- * message, each cut tail-heavy to `limits` within `surface` (default: the table's handoff.currentState).
+ * Pi's analogue of a terminal screen: the end of the latest tool outputs (a log's notable lines first) and of
+ * the last assistant message, each cut tail-heavy to `limits` within `surface` (default: the table's
+ * handoff.currentState).
  */
 export function currentState(
 	messages: HistoryMessage[],
@@ -187,14 +224,15 @@ export function currentState(
 	surface: SurfaceLimits | "handoff.currentState" = "handoff.currentState",
 ): string {
 	const { maxBytes, maxLines, headShare } = limits;
-	const cut = (text: string) => project(text, surface, { maxBytes, maxLines, headShare, sink }).text;
+	const cut = (text: string, log = false) =>
+		shortenOutput(text, surface, log, { maxBytes, maxLines, headShare, sink }).text;
 	const results: string[] = [];
 	let assistant: string | undefined;
 	for (let i = messages.length - 1; i >= 0; i--) {
 		const m = messages[i];
 		if (m.role === "toolResult" && results.length < STATE_TOOL_RESULTS) {
 			const label = TRANSCRIPT_LABELS.toolResult(m.toolName ?? "tool", Boolean(m.isError));
-			results.unshift(`${label}: ${cut(contentText(m.content) || NO_TEXT)}`);
+			results.unshift(`${label}: ${cut(contentText(m.content) || NO_TEXT, isLogResult(m, limits.toolClasses))}`);
 		} else if (m.role === "assistant" && assistant === undefined) {
 			const text = contentText(m.content);
 			if (text) assistant = `${TRANSCRIPT_LABELS.assistant}: ${cut(text)}`;

@@ -9,6 +9,7 @@ import {
 	transcriptLine,
 } from "../../extensions/handoff/prompt.ts";
 import { MIN_QUESTIONS } from "../../extensions/handoff/questions.ts";
+import { corpusLog, corpusLogPath, GO_TEST_JSON, shownCritical } from "../fixtures/notable-uses.ts";
 import { listFiles, PI_LINES } from "../fixtures/pi-runner.ts";
 import { type ChatRequest, messageText, type Script, type ScriptedReply } from "../fixtures/scripted-server.ts";
 import {
@@ -161,6 +162,39 @@ describe.each(PI_LINES)("handoff compaction on $label", ({ line }) => {
 		expect(seqLines.length).toBeLessThanOrEqual(2 * 12);
 		const low = seqLines.filter((l) => Number(l) < 750).length;
 		expect(low).toBeLessThan(seqLines.length - low);
+	});
+
+	it("carries the failures from the middle of a real log into the summary call and the current state", async () => {
+		// A real `go test -json` run (60 KB, about 15,000 tokens): its failures sit in the middle, far from the head
+		// and the tail. A window that holds it, so that only the scripted usage triggers the compaction (Pi 1.x also
+		// measures the content itself), after the agent's reply.
+		const log = corpusLog(GO_TEST_JSON.id);
+		const window = 64_000;
+		const agent = (n: number) => {
+			if (n === 0)
+				return { toolCalls: [{ name: "bash", arguments: { command: `cat ${corpusLogPath(GO_TEST_JSON.id)}` } }] };
+			if (n === 1) return { text: "The go tests ran; some failed.", promptTokens: window - 3000 };
+			return { text: `agent reply ${n}`, promptTokens: 20_000 };
+		};
+		const { server, rpc } = await runs.start(handoffScript(agent), {
+			contextWindow: window,
+			settings: { compaction: COMPACTION },
+			headroomConfig: NO_PROBE,
+		});
+		await rpc.prompt("TASK-ORIGINAL: run the go tests and report");
+		await rpc.waitFor((e) => e.type === "compaction_end" || e.type === "auto_compaction_end", 60_000);
+		await rpc.prompt("SECOND-PROMPT: what next?");
+		const kinds = server.requests.map(kindOf);
+		expect(kinds).toEqual(["agent", "agent", "summary", "questions", "answers", "agent"]);
+		const [summary, questions] = ["summary", "questions"].map((k) => server.requests.find((r) => kindOf(r) === k)!);
+		// The summary model reads the transcript: the log's notable lines are in it.
+		expect(shownCritical(summary.lastUser, log, GO_TEST_JSON.middle)).toContain(161);
+		// The current state (in the questions call and in the handoff itself) shows them too.
+		const state = /<current-state>\n([\s\S]*)\n<\/current-state>/.exec(questions.lastUser)?.[1] ?? "";
+		expect(shownCritical(state, log, GO_TEST_JSON.middle)).toContain(161);
+		const handoff = transcriptOf(server.requests.at(-1)!).find((m) => m.role !== "system")?.text ?? "";
+		const stateSection = handoff.split("## Current state\n")[1]?.split("\n## ")[0] ?? "";
+		expect(shownCritical(stateSection, log, GO_TEST_JSON.middle)).toContain(161);
 	});
 
 	it("writes the trajectories under the package cache when the session has no file", async () => {

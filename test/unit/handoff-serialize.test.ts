@@ -15,6 +15,7 @@ import {
 	TOOL_RESULT_HEAD_SHARE,
 	userTexts,
 } from "../../extensions/handoff/serialize.ts";
+import { projectLog } from "../../extensions/shared/projection/log.ts";
 import { MIN_WINDOW_BYTES, project } from "../../extensions/shared/projection/projection.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { utf8Length } from "../../extensions/shared/text/tokens.ts";
@@ -208,8 +209,9 @@ describe("head share from the configuration", () => {
 				const out = serializeHistory(msgs, { pieceLimits, maxBytes: 1100 });
 				expect(out.omittedBytes).toBeGreaterThan(0);
 				// Each block holds exactly the projection cut at the share its kind must use.
+				// (A tool or shell output is a log: projectLog, which is project() with the notable lines first.)
 				const cut = (text: string, share: number, surface: "handoff.piece" | "handoff.toolResult") =>
-					project(text, surface, { ...PIECE, headShare: share }).text;
+					(surface === "handoff.toolResult" ? projectLog : project)(text, surface, { ...PIECE, headShare: share }).text;
 				expect(out.blocks[0]).toContain(cut(assistant, headShare, "handoff.piece"));
 				const toolText = (history[2].content as Array<{ text: string }>)[0].text;
 				expect(out.blocks[1]).toContain(cut(toolText, TOOL_RESULT_HEAD_SHARE, "handoff.toolResult"));

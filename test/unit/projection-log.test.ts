@@ -11,6 +11,8 @@ import { surface } from "../../extensions/shared/surfaces.ts";
 import { utf8ByteLength } from "../../extensions/shared/text/utf8.ts";
 
 const PATH = "/home/u/.pi/agent/cache/headroom/artifacts/ab.txt";
+/** The full text is stored there: line numbers name lines of a file the model can open. */
+const STORED = { ok: true, path: PATH, sha256: "0".repeat(64) } as const;
 
 /** A go test run: 600 passing lines with a failure in the middle and the verdict at the end. */
 function goRun(): string {
@@ -76,7 +78,7 @@ describe("projectLog", () => {
 		const lines: string[] = [];
 		for (let i = 0; i < 400; i++)
 			lines.push(`step ${i}`, i % 5 === 0 ? "--- FAIL: TestFlaky (0.00s)" : `--- FAIL: TestCase${i} (0.00s)`);
-		const view = projectLog(lines.join("\n"), "toolArtifacts.stub.command");
+		const view = projectLog(lines.join("\n"), "toolArtifacts.stub.command", { stored: STORED });
 		expect(view.text).toMatch(/^L2: --- FAIL: TestFlaky \(0.00s\) \(×80\)$/m);
 		expect(view.notableOmitted).toBeGreaterThan(0);
 		expect(view.text).toMatch(new RegExp(`… and ${view.notableOmitted} more notable lines`));
@@ -85,9 +87,20 @@ describe("projectLog", () => {
 	it("numbers lines of a window by the stored text's lines", () => {
 		const view = projectLog(goRun(), "toolArtifacts.stub.command", {
 			source: { text: `${"x\n".repeat(99)}${goRun()}`, firstLine: 100 },
+			stored: STORED,
 		});
 		const failLine = goRun().split("\n").indexOf("--- FAIL: TestParseHeader (0.01s)") + 100;
 		expect(view.text).toContain(`L${failLine}: --- FAIL: TestParseHeader`);
+	});
+
+	it("shows no line numbers when the full text is not stored: nothing could be opened at them", () => {
+		const view = projectLog(goRun(), "toolArtifacts.stub.command");
+		expect(view.notable.length).toBeGreaterThan(0);
+		expect(view.text.startsWith(`${NOTABLE_HEADING_UNSAVED}\n`)).toBe(true);
+		expect(view.text).toContain("--- FAIL: TestParseHeader");
+		expect(view.text).not.toMatch(/^L\d+: /m);
+		const stored = projectLog(goRun(), "toolArtifacts.stub.command", { stored: STORED });
+		expect(stored.text).toMatch(/^L\d+: --- FAIL: TestParseHeader/m);
 	});
 
 	it("stores once through an async sink and resolves to the same layout", async () => {

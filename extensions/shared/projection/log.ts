@@ -45,6 +45,8 @@ const REST_MARGIN_BYTES = 512;
 interface Section {
 	/** The listed lines without the heading. */
 	list: string;
+	/** The same lines without their line numbers (for a view whose full text is not stored). */
+	unnumbered: string;
 	text: string;
 	bytes: number;
 	lines: number;
@@ -57,8 +59,9 @@ function byPriority(lines: readonly NotableLine[]): NotableLine[] {
 	return [...lines].sort((a, b) => a.rank - b.rank);
 }
 
-function itemOf(l: NotableLine, lineOffset: number): string {
-	return project(notableItem(l.line + lineOffset, l.text, l.count), "notable.line").text;
+function itemOf(l: NotableLine, lineOffset: number | undefined): string {
+	const line = lineOffset === undefined ? undefined : l.line + lineOffset;
+	return project(notableItem(line, l.text, l.count), "notable.line").text;
 }
 
 /** The longest priority prefix whose lines, in line order, fit the section's limits with the count of the rest. */
@@ -71,12 +74,15 @@ function section(scan: NotableScan, maxBytes: number, maxLines: number, lineOffs
 		maxLines: Math.max(0, maxLines - headingLines),
 		clip: true,
 	};
+	const listOf = (shown: NotableLine[], omitted: number, offset: number | undefined) => {
+		const items = shown.map((l) => itemOf(l, offset));
+		if (omitted > 0) items.push(notableMore(omitted));
+		return project(items, limits);
+	};
 	const attempt = (k: number) => {
 		const shown = ranked.slice(0, k).sort((a, b) => a.line - b.line);
 		const omitted = ranked.length - k + scan.dropped;
-		const items = shown.map((l) => itemOf(l, lineOffset));
-		if (omitted > 0) items.push(notableMore(omitted));
-		const listed = project(items, limits);
+		const listed = listOf(shown, omitted, lineOffset);
 		return { shown, omitted, listed, fits: !listed.truncated };
 	};
 	// The largest k that fits (fitting is monotone in k: fewer lines and a larger count still fit, in practice).
@@ -88,10 +94,13 @@ function section(scan: NotableScan, maxBytes: number, maxLines: number, lineOffs
 		else hi = mid - 1;
 	}
 	const best = attempt(lo);
-	if (lo === 0 || !best.fits) return { list: "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
+	if (lo === 0 || !best.fits) return { list: "", unnumbered: "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
 	const text = `${heading}\n${best.listed.text}`;
 	const list = best.listed.text;
-	return { list, text, bytes: utf8ByteLength(text), lines: countLines(text), shown: best.shown, omitted: best.omitted };
+	// Each item only loses its number: the same items fit the same limits.
+	const unnumbered = listOf(best.shown, best.omitted, undefined).text;
+	const sizes = { bytes: utf8ByteLength(text), lines: countLines(text) };
+	return { list, unnumbered, text, ...sizes, shown: best.shown, omitted: best.omitted };
 }
 
 /** The section's limits inside the log surface's: its share and caps, leaving head + tail a readable window. */
@@ -158,9 +167,11 @@ export function projectLog(
 		if (!inner.truncated || utf8ByteLength(inner.text) > rest.maxBytes || countLines(inner.text) > rest.maxLines) {
 			return undefined;
 		}
-		// Without a stored artifact there is nothing to read at offset=n: the shorter heading says less.
-		const heading = inner.readOffset === undefined ? NOTABLE_HEADING_UNSAVED : NOTABLE_HEADING;
-		const view = `${heading}\n${sec.list}\n${inner.text}`;
+		// Without a stored artifact there is nothing to read at offset=n: no line numbers, a heading that says why.
+		const saved = inner.readOffset !== undefined;
+		const view = saved
+			? `${NOTABLE_HEADING}\n${sec.list}\n${inner.text}`
+			: `${NOTABLE_HEADING_UNSAVED}\n${sec.unnumbered}\n${inner.text}`;
 		return { ...inner, text: view, notable: sec.shown, notableOmitted: sec.omitted };
 	};
 	const inner = project(text, surface, rest);

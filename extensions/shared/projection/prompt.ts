@@ -86,12 +86,15 @@ export function listMore(omitted: number): string {
 /** Heading of the notable lines a shortened log shows first. */
 export const NOTABLE_HEADING = "Notable lines (L<n> is line n of the full text: read it with offset=n):";
 
-/** The same heading when the full text is not stored (no shorter than one line, no longer than the other). */
-export const NOTABLE_HEADING_UNSAVED = "Notable lines (L<n> is line n of the full text):";
+/**
+ * The heading when the full text is not stored (no shorter than one line, no longer than the other): a line
+ * number would name a line of a file nobody can open, so the lines come without one.
+ */
+export const NOTABLE_HEADING_UNSAVED = "Notable lines (the full text is not saved, so no line numbers):";
 
-/** One notable line: its line number, its text, and how many identical lines it stands for. */
-export function notableItem(line: number, text: string, count: number): string {
-	return `L${line}: ${text}${count > 1 ? ` (×${formatCount(count)})` : ""}`;
+/** One notable line: its line number (none when the full text is not stored), its text, how many identical lines it stands for. */
+export function notableItem(line: number | undefined, text: string, count: number): string {
+	return `${line === undefined ? "" : `L${line}: `}${text}${count > 1 ? ` (×${formatCount(count)})` : ""}`;
 }
 
 /** Closes the notable lines when some are not listed. */

@@ -89,7 +89,7 @@ function shortenedLine(index: OmissionIndex, detail: IndexDetail): string | unde
 		maxLines: detail.shortened + 1,
 		more: (rest) => `${n(rest)} more`,
 	});
-	return `Shown only as head and tail (the cut is marked inside each): ${listed.text}`;
+	return `Shown only as head and tail (the cut is marked inside each; a log's notable lines come first): ${listed.text}`;
 }
 
 /** The index lines: what was left out, which tools with brief arguments, files touched, what was shortened. */

@@ -1,13 +1,15 @@
 /**
  * Turns a retention plan into a view: the kept messages (with oversized texts shortened to
- * head+tail through the projection primitive) and one omission item that indexes exactly what
- * was left out. context-trim renders the omission item as a marker message; narrate.ts renders
+ * head+tail through the projection primitive, a log's notable lines first) and one omission item that
+ * indexes exactly what was left out. context-trim renders the omission item as a marker message; narrate.ts renders
  * the same view as third-person text, so both carry the same content.
  */
 
+import { projectLog } from "../projection/log.ts";
 import { type ArtifactSink, project, type SurfaceLimits } from "../projection/projection.ts";
 import type { ArtifactStore } from "../store/artifact-store.ts";
 import { bytesForTokens, estimateTokens, utf8Length } from "../text/tokens.ts";
+import { isLogOutput, type OutputClass } from "../text/tool-kind.ts";
 import { indexOmitted, type OmissionIndex, type OmissionMemo, type ShortenedNote } from "./omission.ts";
 import type { RetentionPlan, TranscriptMessage } from "./plan.ts";
 
@@ -17,28 +19,33 @@ const MIN_SHORTENABLE_CHARS = 512;
 /** Shortened texts remembered per memo: the hook shortens the same texts on every call. */
 const SHORTENED_MEMO_ENTRIES = 256;
 
-/** Shortened texts by (budget, text), so a long text is projected (and stored) once, not on every call. */
+/** Shortened texts by (budget, log or not, text), so a long text is projected (and stored) once, not on every call. */
 export class ShortenedTexts {
-	private readonly byBudget = new Map<number, Map<string, string>>();
+	private readonly byBudget = new Map<string, Map<string, string>>();
 	private entries = 0;
 
-	get(maxBytes: number, text: string): string | undefined {
-		return this.byBudget.get(maxBytes)?.get(text);
+	get(maxBytes: number, text: string, log = false): string | undefined {
+		return this.byBudget.get(budgetKey(maxBytes, log))?.get(text);
 	}
 
-	set(maxBytes: number, text: string, shown: string): void {
+	set(maxBytes: number, text: string, shown: string, log = false): void {
 		if (this.entries >= SHORTENED_MEMO_ENTRIES) {
 			this.byBudget.clear();
 			this.entries = 0;
 		}
-		let byText = this.byBudget.get(maxBytes);
+		const key = budgetKey(maxBytes, log);
+		let byText = this.byBudget.get(key);
 		if (!byText) {
 			byText = new Map();
-			this.byBudget.set(maxBytes, byText);
+			this.byBudget.set(key, byText);
 		}
 		byText.set(text, shown);
 		this.entries++;
 	}
+}
+
+function budgetKey(maxBytes: number, log: boolean): string {
+	return log ? `log:${maxBytes}` : String(maxBytes);
 }
 
 /** How a view shortens its oversized texts (surface transcript.segment). */
@@ -51,23 +58,34 @@ export interface ShortenOptions {
 	sink?: ArtifactSink;
 	/** Remembers shortened texts across calls. */
 	memo?: ShortenedTexts;
+	/** Tool name → output kind (toolArtifacts.toolClasses): which tools' results are logs (isLogOutput). */
+	toolClasses?: Readonly<Record<string, OutputClass>>;
 }
 
 /** What the parent's own view uses: full texts stored as "transcripts" artifacts, shortened texts remembered. */
-export function storedShortening(store: ArtifactStore, headShare?: number, surface?: SurfaceLimits): ShortenOptions {
-	return { headShare, surface, sink: store.sink("transcripts"), memo: new ShortenedTexts() };
+export function storedShortening(
+	store: ArtifactStore,
+	headShare?: number,
+	surface?: SurfaceLimits,
+	toolClasses?: ShortenOptions["toolClasses"],
+): ShortenOptions {
+	return { headShare, surface, sink: store.sink("transcripts"), memo: new ShortenedTexts(), toolClasses };
 }
 
-/** `text` within `maxBytes` UTF-8 bytes through the projection (surface transcript.segment). */
-export function shortenText(text: string, maxBytes: number, options: ShortenOptions = {}): string {
-	const hit = options.memo?.get(maxBytes, text);
+/**
+ * `text` within `maxBytes` UTF-8 bytes through the projection (surface transcript.segment); a `log` (a
+ * command's output, a user's shell command, a tool's error) leads with its notable lines.
+ */
+export function shortenText(text: string, maxBytes: number, options: ShortenOptions = {}, log = false): string {
+	const hit = options.memo?.get(maxBytes, text, log);
 	if (hit !== undefined) return hit;
-	const shown = project(text, options.surface ?? "transcript.segment", {
+	const projectWith = log ? projectLog : project;
+	const shown = projectWith(text, options.surface ?? "transcript.segment", {
 		maxBytes,
 		headShare: options.headShare,
 		sink: options.sink,
 	}).text;
-	options.memo?.set(maxBytes, text, shown);
+	options.memo?.set(maxBytes, text, shown, log);
 	return shown;
 }
 
@@ -117,24 +135,35 @@ interface Slot {
 	text: string;
 	tokens: number;
 	toolName?: string;
+	/** The text is a log: a tool's output that isLogOutput says is one, or a user's shell command's output. */
+	log: boolean;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
 
-function slotsOf(message: TranscriptMessage, msg: number, out: Slot[]): void {
-	const add = (part: number, field: string, text: unknown, arg?: string, toolName?: string) => {
+function slotsOf(
+	message: TranscriptMessage,
+	msg: number,
+	out: Slot[],
+	toolClasses: ShortenOptions["toolClasses"],
+): void {
+	const add = (part: number, field: string, text: unknown, arg?: string, toolName?: string, log = false) => {
 		if (typeof text !== "string" || text.length < MIN_SHORTENABLE_CHARS) return;
-		out.push({ msg, part, field, arg, text, tokens: estimateTokens(text), toolName });
+		out.push({ msg, part, field, arg, text, tokens: estimateTokens(text), toolName, log });
 	};
 	const toolName = typeof message.toolName === "string" ? message.toolName : undefined;
-	if (message.role === "bashExecution") add(-1, "output", message.output, undefined, "bash");
+	// A tool result's text is a log when its tool's output is one; an assistant's or a user's never is.
+	const log =
+		message.role === "toolResult" &&
+		isLogOutput({ toolName: toolName ?? "tool", isError: message.isError === true, overrides: toolClasses });
+	if (message.role === "bashExecution") add(-1, "output", message.output, undefined, "bash", true);
 	else if (message.role === "compactionSummary" || message.role === "branchSummary")
 		add(-1, "summary", message.summary);
-	else if (typeof message.content === "string") add(-1, "content", message.content, undefined, toolName);
+	else if (typeof message.content === "string") add(-1, "content", message.content, undefined, toolName, log);
 	if (!Array.isArray(message.content)) return;
 	message.content.forEach((part, i) => {
 		if (!isObject(part)) return;
-		if (part.type === "text") add(i, "text", part.text, undefined, toolName);
+		if (part.type === "text") add(i, "text", part.text, undefined, toolName, log);
 		else if (part.type === "thinking") add(i, "thinking", part.thinking);
 		else if (part.type === "toolCall" && isObject(part.arguments)) {
 			for (const [key, value] of Object.entries(part.arguments)) add(i, "arguments", value, key, String(part.name));
@@ -180,7 +209,7 @@ function shortenGroup(
 	notes: ShortenedNote[],
 ): void {
 	const slots: Slot[] = [];
-	for (const i of indices) slotsOf(replaced.get(i) ?? messages[i], i, slots);
+	for (const i of indices) slotsOf(replaced.get(i) ?? messages[i], i, slots, shorten.toolClasses);
 	if (slots.length === 0) return;
 	let slotTokens = 0;
 	for (const s of slots) slotTokens += s.tokens;
@@ -190,7 +219,7 @@ function shortenGroup(
 	);
 	for (const slot of slots) {
 		if (slot.tokens <= level) continue;
-		const shown = shortenText(slot.text, bytesForTokens(level), shorten);
+		const shown = shortenText(slot.text, bytesForTokens(level), shorten, slot.log);
 		if (shown === slot.text) continue;
 		replaced.set(slot.msg, withText(replaced.get(slot.msg) ?? messages[slot.msg], slot, shown));
 		notes.push({

@@ -10,6 +10,7 @@ import {
 	type SurfaceCaps,
 	type UsageReading,
 } from "../../shared/budget/batch.ts";
+import { projectLog } from "../../shared/projection/log.ts";
 import { type Projection, project } from "../../shared/projection/projection.ts";
 import type { ArtifactStore } from "../../shared/store/artifact-store.ts";
 import type { SurfaceBudget } from "../../shared/surfaces.ts";
@@ -83,6 +84,8 @@ export interface BatchOptions {
 	leading?: string[];
 	/** Head share for the projection (check previews use 0: the recent end). */
 	headShare?: number;
+	/** Lead each projected text with its notable lines (a running child's output; never a final report, which is prose). */
+	notable?: boolean;
 	/** The surface's budget resolved from the configuration (surfaceFor); absent: the table's entry. */
 	budget?: SurfaceBudget;
 	/** Overrides of the budget's caps. */
@@ -136,7 +139,7 @@ export async function projectBatch(inputs: BatchInput[], options: BatchOptions):
 			});
 			continue;
 		}
-		const projection: Projection = await project(input.text, slot.limits, {
+		const projection: Projection = await (options.notable ? projectLog : project)(input.text, slot.limits, {
 			headShare: options.headShare,
 			sink: options.store.asyncSink("subagent-results"),
 		});

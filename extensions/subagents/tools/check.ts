@@ -25,10 +25,10 @@ export async function checkTool(
 	let output = "";
 	let details: Record<string, unknown> = { rows: [row(child)] };
 	if (recent.length > 0) {
-		const batch = await projectBatch(
-			[{ id, run: child.run, header: "", text: recent, noRoom: () => "" }],
-			batchOptions(deps, ctx, "check"), // its head share (0 in the table): the recent end
-		);
+		const batch = await projectBatch([{ id, run: child.run, header: "", text: recent, noRoom: () => "" }], {
+			...batchOptions(deps, ctx, "check"), // its head share (0 in the table): the recent end
+			notable: !isSettled(child.state), // a running child's output leads with its notable lines; a final report is prose
+		});
 		output = batch.text.replace(/^\n/, "");
 		details = { ...batchDetails(manager, batch), rows: [row(child)] };
 	}

@@ -89,10 +89,13 @@ export function arrivalOf(deps: Pick<SubagentServices, "depth" | "config">, ctx:
 	}
 }
 
-/** How a fork shortens the parent's long texts: surface transcript.segment as configured, stored in full. */
+/**
+ * How a fork shortens the parent's long texts: surface transcript.segment as configured, stored in full, a log
+ * (by the configured tool kinds too) with its notable lines first, as the parent's own trimmed view does.
+ */
 function forkShortening(deps: Pick<SubagentServices, "config" | "store">): ShortenOptions {
 	const segment = surfaceFor(deps.config(), "transcript.segment");
-	return storedShortening(deps.store(), segment.headShare, segment);
+	return storedShortening(deps.store(), segment.headShare, segment, deps.config().toolArtifacts.toolClasses);
 }
 
 /** The parent's current message list, as the model sees it (for forks). */
