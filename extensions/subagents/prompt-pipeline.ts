@@ -2,7 +2,7 @@
  * Model-facing wording of pipelines (`after`): the spawn parameters, errors at spawn, why a child was
  * skipped, how its inputs are introduced in its task, and the one line a relayed result takes in the parent.
  */
-import type { ChildState } from "./domain.ts";
+import type { ChildRecord, ChildState } from "./domain.ts";
 import type { AfterProblem, FailedInput } from "./pipeline/graph.ts";
 
 /** subagent_spawn's `after` and `after_failed` parameters (terse: every request carries them). */
@@ -111,3 +111,22 @@ export function relayedLine(
 export function waitingFor(pending: string[]): string {
 	return `waits for ${pending.join(", ")}`;
 }
+
+/** subagent_spawn's answer for a child that waits for its inputs. */
+export function waitingSpawnText(c: ChildRecord, arrivalText: string): string {
+	const onFail =
+		c.afterFailed === "run" ? "it runs even if one did not complete" : "it is skipped if one does not complete";
+	return (
+		`Spawned ${c.id} (${c.name}) on ${c.model}, waiting for ${(c.after ?? []).join(", ")}: it starts when they settle, ` +
+		`its task opening with their results (${onFail}). ${arrivalText}`
+	);
+}
+
+/** A spawn whose after_failed is neither value. */
+export function badAfterFailedError(value: unknown): string {
+	return `after_failed must be "skip" or "run", not ${JSON.stringify(value)}. Nothing was started.`;
+}
+
+/** A spawn whose after is not a list of strings. */
+export const BAD_AFTER_ERROR =
+	'after must be a list of child ids or names, e.g. after: ["sa-1"] or after: ["scout"]. Nothing was started.';

@@ -100,7 +100,8 @@ function asAgent(c: Pick<ChildRecord, "agent">): string {
  */
 export type Arrival = "auto" | "single-shot" | "single-shot-ephemeral" | { settle: number };
 
-function arrival(c: ChildRecord, how: Arrival): string {
+/** How a child's result reaches the parent, in one sentence or two. */
+export function arrival(c: ChildRecord, how: Arrival): string {
 	const wait = `subagent_wait(ids=["${c.id}"])`;
 	if (how === "auto") return `Its result arrives automatically when it finishes, or call ${wait}.`;
 	if (typeof how === "object")
@@ -137,6 +138,7 @@ export function queuedText(c: ChildRecord, all: ChildRecord[], maxConcurrent: nu
 /** One status line for a child that has no result to show here. */
 export function statusLine(c: ChildRecord, now: number): string {
 	if (c.state === "queued") return `${label(c)}: queued — not started yet.`;
+	if (c.state === "waiting") return `${label(c)}: waiting for ${(c.after ?? []).join(", ")} — not started yet.`;
 	const elapsed = formatDuration(now - (c.startedAt ?? c.createdAt));
 	if (c.state === "running" || c.state === "starting") {
 		return `${label(c)}: running for ${elapsed} (${plural(c.turns, "turn")}) — not finished.`;

@@ -1,6 +1,11 @@
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { ChildState } from "../../extensions/subagents/domain.ts";
+import { SURFACES } from "../../extensions/shared/surfaces.ts";
+import { bytesForTokens } from "../../extensions/shared/text/tokens.ts";
+import { utf8ByteLength } from "../../extensions/shared/text/utf8.ts";
+import { composeHandover } from "../../extensions/subagents/delivery/handover.ts";
+import type { ChildState, SettledResult } from "../../extensions/subagents/domain.ts";
 import {
 	consumersOf,
 	findCycle,
@@ -11,7 +16,7 @@ import {
 	waitingDependents,
 } from "../../extensions/subagents/pipeline/graph.ts";
 import { afterProblemError } from "../../extensions/subagents/prompt-pipeline.ts";
-import { FAKE_LIMITS, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
+import { childRecord, FAKE_LIMITS, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const STATES: ChildState[] = [
 	"waiting",
@@ -264,3 +269,90 @@ describe("pipeline in the manager (controlled backend)", () => {
 function isDone(w: ReturnType<typeof world>, ids: string[]): boolean {
 	return ids.every((id) => SETTLED.has(w.manager.get(id)!.state));
 }
+
+describe("handover: inputs open the dependent's task, cut to the child's window", () => {
+	const input = (id: string, text: string, extras?: SettledResult["extras"]) => ({
+		child: childRecord({ id, name: `n-${id}`, state: "completed" }),
+		result: {
+			key: `${id}#1`,
+			id,
+			run: 1,
+			text,
+			state: "completed" as const,
+			settledAt: 1,
+			delivery: "pending" as const,
+			...(extras ? { extras } : {}),
+		},
+	});
+	const options = (w: ReturnType<typeof world>, contextWindow: number, overheadTokens = 1000) => ({
+		store: w.store,
+		budget: SURFACES["subagents.handover"],
+		window: { contextWindow, maxTokens: 1000, overheadTokens },
+	});
+
+	it("a short input whole, a long one head + tail within the child's budget, both named by their artifact", async () => {
+		const w = world();
+		const long = `BEGIN-LONG\n${"filler line of the long report\n".repeat(4000)}END-LONG`;
+		const { text, batch } = await composeHandover(
+			[input("sa-1", "SHORT REPORT"), input("sa-2", long)],
+			"review both",
+			options(w, 16_000),
+		);
+		expect(text).toContain("SHORT REPORT");
+		expect(text).toContain("BEGIN-LONG");
+		expect(text).toContain("END-LONG");
+		expect(text.endsWith("=== your task\n\nreview both")).toBe(true);
+		const path = batch.items[1].artifactPath!;
+		expect(readFileSync(path, "utf8")).toBe(long);
+		expect(text).toContain(path);
+		// Budget: (16000 − 1000 − 1000) tokens × 0.5, at the conservative bytes-per-token ratio.
+		expect(batch.allocation.source).toBe("headroom");
+		expect(utf8ByteLength(batch.text)).toBeLessThanOrEqual(batch.allocation.batchBytes);
+		expect(batch.allocation.batchBytes).toBe(bytesForTokens(7000));
+	});
+
+	it("a smaller window gives a smaller view, never a larger one", async () => {
+		const w = world();
+		const long = "x".repeat(200_000);
+		const big = await composeHandover([input("sa-1", long)], "t", options(w, 200_000));
+		const small = await composeHandover([input("sa-1", long)], "t", options(w, 12_000));
+		expect(utf8ByteLength(small.text)).toBeLessThan(utf8ByteLength(big.text));
+	});
+
+	it("a structured input passes as its validated JSON, whole when it fits, else named by its artifact", async () => {
+		const w = world();
+		const value = { files: ["a.ts", "b.ts"], ok: true };
+		const fits = await composeHandover(
+			[input("sa-1", 'prose then {"files":...}', { structured: { status: "valid", value, corrections: 0 } })],
+			"t",
+			options(w, 128_000),
+		);
+		expect(fits.text).toContain(JSON.stringify(value, null, 2));
+		const huge = { rows: Array.from({ length: 20_000 }, (_, i) => ({ i, name: `row ${i}` })) };
+		const named = await composeHandover(
+			[input("sa-1", "prose", { structured: { status: "valid", value: huge, corrections: 0 } })],
+			"t",
+			options(w, 128_000),
+		);
+		expect(named.text).toContain("too large to include here");
+		expect(named.text).not.toContain('"row 19999"');
+		const path = /too large to include here; read (\S+)\./.exec(named.text)![1];
+		expect(JSON.parse(readFileSync(path, "utf8"))).toEqual(huge);
+	});
+
+	it("an isolated input is named by its branch and patch; the dependent does not share its worktree", async () => {
+		const w = world();
+		const changes = {
+			worktree: "/wt/sa-1",
+			branch: "headroom/sa-1",
+			base: "abc",
+			kept: true,
+			files: [],
+			commits: 0,
+			patchPath: "/store/patch.diff",
+		};
+		const { text } = await composeHandover([input("sa-1", "edited", { changes })], "t", options(w, 128_000));
+		expect(text).toContain("branch headroom/sa-1, patch: /store/patch.diff");
+		expect(text).toContain("not in your working tree unless you apply them");
+	});
+});
