@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { SURFACES } from "../../extensions/shared/surfaces.ts";
 import { bytesForTokens } from "../../extensions/shared/text/tokens.ts";
 import { utf8ByteLength } from "../../extensions/shared/text/utf8.ts";
+import { deliverPending } from "../../extensions/subagents/delivery/delivery.ts";
 import { composeHandover } from "../../extensions/subagents/delivery/handover.ts";
 import type { ChildState, SettledResult } from "../../extensions/subagents/domain.ts";
 import {
@@ -354,5 +355,49 @@ describe("handover: inputs open the dependent's task, cut to the child's window"
 		const { text } = await composeHandover([input("sa-1", "edited", { changes })], "t", options(w, 128_000));
 		expect(text).toContain("branch headroom/sa-1, patch: /store/patch.diff");
 		expect(text).toContain("not in your working tree unless you apply them");
+	});
+});
+
+describe("the parent's context stays small: a result handed to children is one line in automatic delivery", () => {
+	it("relays an input as one line naming its artifact and consumers; the last result arrives in full", async () => {
+		const w = world();
+		const a = spawnChild(w, { prompt: "scout" });
+		const b = spawnChild(w, { prompt: "review", after: [a.id] });
+		const report = `SCOUT-BEGIN\n${"finding\n".repeat(500)}SCOUT-END`;
+		await until(() => w.backend.started(a.id));
+		w.backend.finish(a.id, report);
+		await until(() => w.backend.started(b.id));
+		w.backend.finish(b.id, "REVIEW-BEGIN all good REVIEW-END");
+		await until(() => w.manager.get(b.id)!.state === "completed");
+		await deliverPending(w.services, "append");
+		expect(w.sent).toHaveLength(1);
+		const text = w.sent[0].message.content;
+		expect(text).toContain("REVIEW-BEGIN all good REVIEW-END");
+		expect(text).not.toContain("SCOUT-BEGIN");
+		const line = text.split("\n").find((l) => l.startsWith("sa-1 "))!;
+		expect(line).toContain("handed to sa-2");
+		const path = /full text (\S+);/.exec(line)![1];
+		expect(readFileSync(path, "utf8")).toBe(report);
+		// Still the parent's to receive in full when it asks.
+		expect(w.manager.ledger.latest(a.id)!.text).toBe(report);
+	});
+
+	it("a result whose only dependent was skipped arrives in full", async () => {
+		const w = world();
+		const a = spawnChild(w, { prompt: "a" });
+		const z = spawnChild(w, {
+			prompt: "z",
+			steps: {
+				beforeRun: async () => {
+					throw new Error("down");
+				},
+			},
+		});
+		spawnChild(w, { prompt: "b", after: [a.id, z.id] });
+		await until(() => w.backend.started(a.id));
+		w.backend.finish(a.id, "A-FULL-REPORT");
+		await until(() => w.manager.list().every((c) => SETTLED.has(c.state)));
+		await deliverPending(w.services, "append");
+		expect(w.sent[0].message.content).toContain("A-FULL-REPORT");
 	});
 });
