@@ -302,13 +302,16 @@ export function listLine(c: ChildRecord, now: number, glyph: string): string {
 	const elapsed = formatDuration((c.endedAt ?? now) - since);
 	const ctx = c.contextTokens !== undefined ? ` · ctx ${formatCount(c.contextTokens)} tok` : "";
 	const agent = c.agent ? ` · agent ${c.agent}` : "";
-	return `${glyph} ${label(c)} ${c.state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${agent}${ctx}`;
+	const state = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : c.state;
+	return `${glyph} ${label(c)} ${state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${agent}${ctx}`;
 }
 
 export function checkText(c: ChildRecord, now: number, recentOutput: string): string {
 	const since = c.startedAt ?? c.createdAt;
 	const lines = [
-		`${label(c)} — ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
+		c.state === "waiting"
+			? `${label(c)} — waiting for ${(c.after ?? []).join(", ")} (it starts when they settle, its task opening with their results)`
+			: `${label(c)} — ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
 		`${c.agent ? `agent ${c.agent} · ` : ""}model ${c.model} · run ${c.run} · ${plural(c.turns, "turn")} · ${plural(c.outputTokens, "output token")}` +
 			(c.contextTokens !== undefined && c.contextWindow
 				? ` · context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens`

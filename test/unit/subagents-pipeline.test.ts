@@ -6,7 +6,7 @@ import { bytesForTokens } from "../../extensions/shared/text/tokens.ts";
 import { utf8ByteLength } from "../../extensions/shared/text/utf8.ts";
 import { deliverPending } from "../../extensions/subagents/delivery/delivery.ts";
 import { composeHandover } from "../../extensions/subagents/delivery/handover.ts";
-import type { ChildState, SettledResult } from "../../extensions/subagents/domain.ts";
+import { type ChildState, type SettledResult, statusGlyph } from "../../extensions/subagents/domain.ts";
 import {
 	consumersOf,
 	findCycle,
@@ -16,7 +16,12 @@ import {
 	stagesOf,
 	waitingDependents,
 } from "../../extensions/subagents/pipeline/graph.ts";
+import { checkText, listLine, statusLine } from "../../extensions/subagents/prompt.ts";
 import { afterProblemError } from "../../extensions/subagents/prompt-pipeline.ts";
+import { row } from "../../extensions/subagents/tools/reply.ts";
+import { currentRow } from "../../extensions/subagents/view/live-rows.ts";
+import { statusText, widgetLines } from "../../extensions/subagents/view/render.ts";
+import { stateWords } from "../../extensions/subagents/view/screens.ts";
 import { childRecord, FAKE_LIMITS, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const STATES: ChildState[] = [
@@ -399,5 +404,21 @@ describe("the parent's context stays small: a result handed to children is one l
 		await until(() => w.manager.list().every((c) => SETTLED.has(c.state)));
 		await deliverPending(w.services, "append");
 		expect(w.sent[0].message.content).toContain("A-FULL-REPORT");
+	});
+});
+
+describe("waiting children are seen everywhere", () => {
+	const waiting = childRecord({ id: "sa-3", name: "review", state: "waiting", after: ["sa-1", "sa-2"] });
+	it("in list lines, check, status lines, rows, the footer, the widget and /subagents", () => {
+		expect(listLine(waiting, 0, statusGlyph("waiting"))).toContain("waiting for sa-1, sa-2");
+		expect(checkText(waiting, 0, "")).toContain("waiting for sa-1, sa-2");
+		expect(statusLine(waiting, 0)).toContain("waiting for sa-1, sa-2");
+		expect(row(waiting).note).toBe("waits for sa-1, sa-2");
+		expect(currentRow({ id: "sa-3", name: "review", state: "queued", note: "queued" }, [waiting]).note).toBe(
+			"waits for sa-1, sa-2",
+		);
+		expect(statusText([waiting])).toContain("1 waiting");
+		expect(widgetLines([waiting], 0).join("\n")).toContain("waits for sa-1, sa-2");
+		expect(stateWords(waiting, [waiting])).toBe("waits for sa-1, sa-2");
 	});
 });
