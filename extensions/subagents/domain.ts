@@ -315,8 +315,11 @@ export function queuePosition(children: ChildRecord[], id: string): number {
 	return queued.findIndex((c) => c.id === id) + 1;
 }
 
-/** Who consumed a result: nobody yet, a subagent_wait, or automatic delivery. */
-export type DeliveryState = "pending" | "wait" | "auto";
+/**
+ * Who consumed a result: nobody yet, a subagent_wait, or automatic delivery; "relayed": children took it as
+ * input and the parent was told so in one line; a subagent_wait on it still gives it in full.
+ */
+export type DeliveryState = "pending" | "wait" | "auto" | "relayed";
 
 /** A settled run's result as the ledger keeps it. */
 export interface SettledResult {
@@ -371,7 +374,7 @@ export class DeliveryLedger {
 	/** Mark as consumed; false when someone already did (the caller must then not deliver it in full). */
 	claim(key: string, by: Exclude<DeliveryState, "pending">): boolean {
 		const r = this.results.get(key);
-		if (r?.delivery !== "pending") return false;
+		if (r?.delivery !== "pending" && !(r?.delivery === "relayed" && by === "wait")) return false;
 		r.delivery = by;
 		return true;
 	}

@@ -19,6 +19,7 @@ import {
 import { checkText, listLine, statusLine } from "../../extensions/subagents/prompt.ts";
 import { afterProblemError } from "../../extensions/subagents/prompt-pipeline.ts";
 import { row } from "../../extensions/subagents/tools/reply.ts";
+import { waitTool } from "../../extensions/subagents/tools/wait.ts";
 import { currentRow } from "../../extensions/subagents/view/live-rows.ts";
 import { statusText, widgetLines } from "../../extensions/subagents/view/render.ts";
 import { stateWords } from "../../extensions/subagents/view/screens.ts";
@@ -420,5 +421,25 @@ describe("waiting children are seen everywhere", () => {
 		expect(statusText([waiting])).toContain("1 waiting");
 		expect(widgetLines([waiting], 0).join("\n")).toContain("waits for sa-1, sa-2");
 		expect(stateWords(waiting, [waiting])).toBe("waits for sa-1, sa-2");
+	});
+});
+
+describe("waiting on the last child of a pipeline", () => {
+	it("gives it in full and the intermediate results as one line each; a wait on one of those still gives it in full", async () => {
+		const w = world();
+		const a = spawnChild(w, { prompt: "scout" });
+		const b = spawnChild(w, { prompt: "review", after: [a.id] });
+		await until(() => w.backend.started(a.id));
+		w.backend.finish(a.id, "SCOUT-BEGIN report SCOUT-END");
+		await until(() => w.backend.started(b.id));
+		w.backend.finish(b.id, "REVIEW-BEGIN ok REVIEW-END");
+		const last = await waitTool(w.services, { ids: [b.id] }, undefined, undefined as never, w.ctx);
+		const text = last.content[0].text;
+		expect(text).toContain("REVIEW-BEGIN ok REVIEW-END");
+		expect(text).not.toContain("SCOUT-BEGIN");
+		expect(text).toMatch(/sa-1 \(scout\) completed, \d+ bytes, full text \S+; handed to sa-2/);
+		expect(w.manager.ledger.pending()).toEqual([]);
+		const asked = await waitTool(w.services, { ids: [a.id] }, undefined, undefined as never, w.ctx);
+		expect(asked.content[0].text).toContain("SCOUT-BEGIN report SCOUT-END");
 	});
 });

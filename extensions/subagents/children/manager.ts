@@ -67,6 +67,8 @@ export class SubagentManager {
 	/** Waiting children's handovers (their first message from their inputs), and whether one is being made. */
 	private readonly handovers = new Map<string, { compose: Handover; base: string; preparing: boolean }>();
 	private closed = false;
+	/** The latest spawn in progress (inOrder). */
+	private spawning: Promise<unknown> = Promise.resolve();
 
 	constructor(
 		private readonly backend: ChildBackend,
@@ -124,6 +126,19 @@ export class SubagentManager {
 	reserveId(): string {
 		if (this.closed) throw new Error(SHUT_DOWN_ERROR);
 		return childId(++this.sequence);
+	}
+
+	/**
+	 * Run spawns one after another, in the order they were asked for: Pi may execute the tool calls of one
+	 * message concurrently, and a spawn's `after` must see the children spawned before it in that message.
+	 */
+	inOrder<T>(spawn: () => Promise<T>): Promise<T> {
+		const mine = this.spawning.then(spawn, spawn);
+		this.spawning = mine.then(
+			() => undefined,
+			() => undefined,
+		);
+		return mine;
 	}
 
 	/** The ids a spawn's `after` names, or why it cannot be used (checked before anything is prepared). */

@@ -93,6 +93,52 @@ export function batchDetails(manager: SubagentManager, batch: BatchOutput, extra
 }
 
 /**
+ * Owed results other children took as input, claimed as relayed (one line each, not in full), so a wait on
+ * the last child of a pipeline tells of its intermediate results the way automatic delivery would.
+ */
+export function claimRelayed(manager: SubagentManager, except: readonly string[]): SettledResult[] {
+	const children = manager.list();
+	const relayed = manager.ledger
+		.pending()
+		.filter((r) => !except.includes(r.id) && consumersOf(children, r.id).length > 0);
+	for (const r of relayed) manager.ledger.claim(r.key, "relayed");
+	return relayed;
+}
+
+/** One line per relayed result (its full text stored first when it was not yet), with its row. */
+export async function relayedLines(
+	manager: SubagentManager,
+	deps: Pick<SubagentServices, "store">,
+	results: SettledResult[],
+): Promise<{ lines: string[]; rows: ChildRow[] }> {
+	const children = manager.list();
+	const lines: string[] = [];
+	const rows: ChildRow[] = [];
+	for (const result of results) {
+		const consumers = consumersOf(children, result.id);
+		const child = manager.get(result.id);
+		const name = child?.name ?? result.id;
+		if (!result.artifactPath) {
+			const put = await deps.store().put("subagent-results", result.text);
+			if (put.ok) result.artifactPath = put.path;
+		}
+		const bytes = utf8Length(result.text);
+		const line = relayedLine({ id: result.id, name }, result.state, bytes, result.artifactPath, consumers);
+		lines.push(line);
+		rows.push({
+			id: result.id,
+			name,
+			state: result.state,
+			fullBytes: bytes,
+			shownBytes: utf8Length(line),
+			artifactPath: result.artifactPath,
+			note: `handed to ${consumers.join(", ")}`,
+		});
+	}
+	return { lines, rows };
+}
+
+/**
  * Owed results as one automatic delivery: a result other children took as input is one line (id, outcome,
  * size, artifact path, who used it), the parent having waited on none of them; the rest go through the batch
  * projection in full as always. The caller has claimed `owed` already.
@@ -106,28 +152,9 @@ export async function projectOwed(
 ): Promise<{ text: string; details: ReturnType<typeof batchDetails> }> {
 	const children = manager.list();
 	const relayed = owed.map((r) => ({ result: r, consumers: consumersOf(children, r.id) }));
-	const lines: string[] = [];
-	const rows: ChildRow[] = [];
-	for (const { result, consumers } of relayed) {
-		if (consumers.length === 0) continue;
-		const child = manager.get(result.id);
-		const name = child?.name ?? result.id;
-		if (!result.artifactPath) {
-			const put = await deps.store().put("subagent-results", result.text);
-			if (put.ok) result.artifactPath = put.path;
-		}
-		const bytes = utf8Length(result.text);
-		lines.push(relayedLine({ id: result.id, name }, result.state, bytes, result.artifactPath, consumers));
-		rows.push({
-			id: result.id,
-			name,
-			state: result.state,
-			fullBytes: bytes,
-			shownBytes: utf8Length(lines[lines.length - 1]),
-			artifactPath: result.artifactPath,
-			note: `handed to ${consumers.join(", ")}`,
-		});
-	}
+	const handed = relayed.filter((r) => r.consumers.length > 0).map((r) => r.result);
+	for (const r of handed) r.delivery = "relayed";
+	const { lines, rows } = await relayedLines(manager, deps, handed);
 	const full = relayed.filter((r) => r.consumers.length === 0).map((r) => r.result);
 	const batch = await projectBatch(
 		full.map((r) => batchInput(manager, r)),

@@ -202,7 +202,12 @@ export type SpawnDeps = Pick<
 	"children" | "depth" | "config" | "store" | "agentDir" | "agents" | "parent"
 >;
 
-export async function spawnTool(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
+/** subagent_spawn: one spawn at a time per session, in the order the calls came (see SubagentManager.inOrder). */
+export function spawnTool(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
+	return deps.children(ctx).inOrder(() => spawnOne(deps, params, ctx));
+}
+
+async function spawnOne(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
 	const manager = deps.children(ctx);
 	const config = deps.config();
 	const cfg = config.subagents;
