@@ -1,0 +1,174 @@
+/**
+ * Pipelines end to end (issue 23): the real pi CLI (both lines) with this extension, the scripted model playing
+ * the parent and every stage. The parent lays out scout → two workers → reviewer in ONE turn with `after`, then
+ * waits on the reviewer; each stage starts only once its inputs settled and opens with their results, cut to its
+ * own window, with the full texts one read away; the parent sees the intermediate results as one line each.
+ */
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { extensionPath, makeSandbox, PI_LINES, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
+import type { ChatRequest, ScriptedReply, ScriptedServer } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
+import { calledTools, isChild, numberedAnswer, utf8Bytes } from "./subagents-support.ts";
+
+const EXT = [extensionPath("subagents")];
+/** Stage answers: the scout's and the workers' are longer than one input may take whole (subagents.handover). */
+export const PIPELINE_ANSWERS = {
+	SCOUT: numberedAnswer("SCOUT", 400, 40_000),
+	W1: numberedAnswer("W1", 300, 30_000),
+	W2: numberedAnswer("W2", 300, 30_000),
+	REVIEW: numberedAnswer("REVIEW", 40, 3_000),
+};
+type Stage = keyof typeof PIPELINE_ANSWERS;
+const STAGES = Object.keys(PIPELINE_ANSWERS) as Stage[];
+
+/** The four spawns of the pipeline, as the parent's one message lays them out. */
+export const PIPELINE_SPAWNS = [
+	{ prompt: "TASK-SCOUT map the code", name: "scout" },
+	{ prompt: "TASK-W1 fix the parser", name: "w1", after: ["scout"] },
+	{ prompt: "TASK-W2 fix the printer", name: "w2", after: ["sa-1"] },
+	{ prompt: "TASK-REVIEW review both fixes", name: "reviewer", after: ["w1", "w2"] },
+];
+
+/** Which stage a child request belongs to (its task's tag sits after its inputs). */
+export function stageOf(req: ChatRequest): Stage | undefined {
+	return STAGES.find((s) => req.firstUser.includes(`TASK-${s}`));
+}
+
+/** The scripted model of the pipeline run: stages answer after a short delay; the parent spawns, waits, ends. */
+export function pipelineScript(req: ChatRequest): ScriptedReply {
+	if (isChild(req)) {
+		const stage = stageOf(req);
+		return stage ? { text: PIPELINE_ANSWERS[stage], delayMs: 200 } : { text: "unknown stage" };
+	}
+	const called = calledTools(req);
+	if (called.length === 0)
+		return { toolCalls: PIPELINE_SPAWNS.map((args) => ({ name: "subagent_spawn", arguments: args })) };
+	if (!called.includes("subagent_wait"))
+		return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-4"] } }] };
+	return { text: "PIPELINE-DONE" };
+}
+
+const firstRequest = (server: ScriptedServer, stage: Stage) =>
+	server.requests.filter((r) => isChild(r) && stageOf(r) === stage)[0];
+
+describe.each(PI_LINES)("pipelines on $label", ({ line }) => {
+	const startServer = useScriptedServers();
+
+	it("a four-stage pipeline laid out in one turn runs stage by stage, handing results over, the parent's context small", async () => {
+		const server = await startServer(pipelineScript);
+		const sandbox = makeSandbox({ server });
+		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "run the pipeline" });
+		expect(run.exitCode, run.stderr).toBe(0);
+		const spawns = toolResults(run.events, "subagent_spawn");
+		expect(spawns.map((s) => s.isError)).toEqual([false, false, false, false]);
+		expect(spawns[1].text).toContain("waiting for sa-1");
+		expect(spawns[3].text).toContain("waiting for sa-2, sa-3");
+		// All four spawns came in the parent's first answer.
+		const parent = server.requests.filter((r) => !isChild(r));
+		expect(parent[1].body.messages.filter((m) => m.role === "tool")).toHaveLength(4);
+
+		const first = Object.fromEntries(STAGES.map((s) => [s, firstRequest(server, s)])) as Record<Stage, ChatRequest>;
+		for (const s of STAGES) expect(first[s], s).toBeDefined();
+		// Each stage starts only after its inputs settled (the server's own clock).
+		const done = (s: Stage) => first[s].finishedAt!;
+		expect(first.W1.receivedAt).toBeGreaterThanOrEqual(done("SCOUT"));
+		expect(first.W2.receivedAt).toBeGreaterThanOrEqual(done("SCOUT"));
+		expect(first.REVIEW.receivedAt).toBeGreaterThanOrEqual(Math.max(done("W1"), done("W2")));
+
+		// Each stage's first request carries its inputs' BEGIN and END, within budget, and their artifact paths.
+		const inputsOf: Record<Stage, Stage[]> = { SCOUT: [], W1: ["SCOUT"], W2: ["SCOUT"], REVIEW: ["W1", "W2"] };
+		for (const s of STAGES) {
+			const task = first[s].firstUser;
+			for (const input of inputsOf[s]) {
+				expect(task, `${s} ← ${input}`).toContain(`BEGIN-${input}`);
+				expect(task, `${s} ← ${input}`).toContain(`END-${input}`);
+				expect(task).toContain("omitted");
+				const path = new RegExp(
+					`=== input sa-\\d \\(${input === "SCOUT" ? "scout" : input.toLowerCase()}\\) completed; \\d+ bytes; full text: (\\S+)`,
+				).exec(task)?.[1];
+				expect(path, task.slice(0, 400)).toBeDefined();
+				expect(readFileSync(path!, "utf8")).toBe(PIPELINE_ANSWERS[input]);
+			}
+			// Within subagents.handover's batch cap (64 KiB) plus the task itself.
+			expect(utf8Bytes(task)).toBeLessThan(64 * 1024 + 1024);
+		}
+
+		// The parent: the reviewer's result in full, each intermediate as one line; never an intermediate in full.
+		const [wait] = toolResults(run.events, "subagent_wait");
+		expect(wait.text).toContain(PIPELINE_ANSWERS.REVIEW);
+		for (const [id, name, users] of [
+			["sa-1", "scout", "sa-2, sa-3"],
+			["sa-2", "w1", "sa-4"],
+			["sa-3", "w2", "sa-4"],
+		])
+			expect(wait.text).toMatch(
+				new RegExp(`${id} \\(${name}\\) completed, \\d+ bytes, full text \\S+; handed to ${users}`),
+			);
+		for (const r of parent)
+			for (const s of ["SCOUT", "W1", "W2"])
+				expect(r.raw.includes(`BEGIN-${s}`), `parent request ${r.index}`).toBe(false);
+		expect(parent.at(-1)!.raw).toContain("BEGIN-REVIEW");
+	});
+
+	it("a failing input: its dependent is skipped with the reason; with after_failed run the other runs, told the outcome", async () => {
+		const server = await startServer((req) => {
+			if (isChild(req)) {
+				if (req.firstUser.includes("TASK-BAD")) return { error: { status: 400, message: "boom-provider" } };
+				return { text: "RAN-ANYWAY" };
+			}
+			const called = calledTools(req);
+			if (called.length === 0)
+				return {
+					toolCalls: [
+						{ name: "subagent_spawn", arguments: { prompt: "TASK-BAD", name: "bad" } },
+						{ name: "subagent_spawn", arguments: { prompt: "TASK-SKIP", name: "skip", after: ["bad"] } },
+						{
+							name: "subagent_spawn",
+							arguments: { prompt: "TASK-RUN", name: "run", after: ["bad"], after_failed: "run" },
+						},
+					],
+				};
+			if (!called.includes("subagent_wait"))
+				return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-2", "sa-3"] } }] };
+			return { text: "DONE" };
+		});
+		const sandbox = makeSandbox({ server });
+		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "go" });
+		expect(run.exitCode, run.stderr).toBe(0);
+		const [wait] = toolResults(run.events, "subagent_wait");
+		expect(wait.text).toMatch(/sa-2 "skip" skipped/);
+		expect(wait.text).toContain("Skipped, not started: sa-1 (bad) failed");
+		expect(wait.text).toContain("boom-provider");
+		expect(wait.text).toContain("RAN-ANYWAY");
+		const children = server.requests.filter(isChild);
+		expect(children.some((r) => r.firstUser.includes("TASK-SKIP"))).toBe(false);
+		const ran = children.find((r) => r.firstUser.includes("TASK-RUN"))!;
+		expect(ran.firstUser).toContain("=== input sa-1 (bad) failed");
+		expect(ran.firstUser).toContain("boom-provider");
+	});
+
+	it("a cycle or an unknown input is an error and nothing starts", async () => {
+		const server = await startServer((req) => {
+			if (isChild(req)) return { text: "SHOULD-NOT-RUN" };
+			if (calledTools(req).length === 0)
+				return {
+					toolCalls: [
+						{ name: "subagent_spawn", arguments: { prompt: "TASK-SELF", after: ["sa-1"] } },
+						{ name: "subagent_spawn", arguments: { prompt: "TASK-GHOST", after: ["ghost"] } },
+					],
+				};
+			return { text: "DONE" };
+		});
+		const sandbox = makeSandbox({ server });
+		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "go" });
+		expect(run.exitCode, run.stderr).toBe(0);
+		const [self, ghost] = toolResults(run.events, "subagent_spawn");
+		expect(self.isError).toBe(true);
+		expect(self.text).toContain("after would make a cycle (sa-1 → sa-1)");
+		expect(ghost.isError).toBe(true);
+		expect(ghost.text).toContain("after names no child of this session: ghost");
+		expect(ghost.text).toContain("Nothing was started");
+		expect(server.requests.filter(isChild)).toHaveLength(0);
+	});
+});
