@@ -7,48 +7,21 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { extensionPath, makeSandbox, PI_LINES, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
-import type { ChatRequest, ScriptedReply, ScriptedServer } from "../fixtures/scripted-server.ts";
+import type { ChatRequest, ScriptedServer } from "../fixtures/scripted-server.ts";
 import { useScriptedServers } from "../fixtures/scripted-servers.ts";
-import { calledTools, isChild, numberedAnswer, utf8Bytes } from "./subagents-support.ts";
+import {
+	PIPELINE_ANSWERS,
+	pipelineScript,
+	SCHEMA_GROWTH_GOAL,
+	STAGES,
+	type Stage,
+	schemaGrowth,
+	spawnToolOf,
+	stageOf,
+} from "./pipeline-scenario.ts";
+import { calledTools, isChild, utf8Bytes } from "./subagents-support.ts";
 
 const EXT = [extensionPath("subagents")];
-/** Stage answers: the scout's and the workers' are longer than one input may take whole (subagents.handover). */
-export const PIPELINE_ANSWERS = {
-	SCOUT: numberedAnswer("SCOUT", 400, 40_000),
-	W1: numberedAnswer("W1", 300, 30_000),
-	W2: numberedAnswer("W2", 300, 30_000),
-	REVIEW: numberedAnswer("REVIEW", 40, 3_000),
-};
-type Stage = keyof typeof PIPELINE_ANSWERS;
-const STAGES = Object.keys(PIPELINE_ANSWERS) as Stage[];
-
-/** The four spawns of the pipeline, as the parent's one message lays them out. */
-export const PIPELINE_SPAWNS = [
-	{ prompt: "TASK-SCOUT map the code", name: "scout" },
-	{ prompt: "TASK-W1 fix the parser", name: "w1", after: ["scout"] },
-	{ prompt: "TASK-W2 fix the printer", name: "w2", after: ["sa-1"] },
-	{ prompt: "TASK-REVIEW review both fixes", name: "reviewer", after: ["w1", "w2"] },
-];
-
-/** Which stage a child request belongs to (its task's tag sits after its inputs). */
-export function stageOf(req: ChatRequest): Stage | undefined {
-	return STAGES.find((s) => req.firstUser.includes(`TASK-${s}`));
-}
-
-/** The scripted model of the pipeline run: stages answer after a short delay; the parent spawns, waits, ends. */
-export function pipelineScript(req: ChatRequest): ScriptedReply {
-	if (isChild(req)) {
-		const stage = stageOf(req);
-		return stage ? { text: PIPELINE_ANSWERS[stage], delayMs: 200 } : { text: "unknown stage" };
-	}
-	const called = calledTools(req);
-	if (called.length === 0)
-		return { toolCalls: PIPELINE_SPAWNS.map((args) => ({ name: "subagent_spawn", arguments: args })) };
-	if (!called.includes("subagent_wait"))
-		return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-4"] } }] };
-	return { text: "PIPELINE-DONE" };
-}
-
 const firstRequest = (server: ScriptedServer, stage: Stage) =>
 	server.requests.filter((r) => isChild(r) && stageOf(r) === stage)[0];
 
@@ -67,6 +40,10 @@ describe.each(PI_LINES)("pipelines on $label", ({ line }) => {
 		// All four spawns came in the parent's first answer.
 		const parent = server.requests.filter((r) => !isChild(r));
 		expect(parent[1].body.messages.filter((m) => m.role === "tool")).toHaveLength(4);
+		// The pipeline parameters are offered, and cost the first request at most SCHEMA_GROWTH_GOAL bytes.
+		const growth = schemaGrowth(spawnToolOf(parent[0])!);
+		expect(growth.with).toBeGreaterThan(growth.without);
+		expect(growth.with - growth.without).toBeLessThanOrEqual(SCHEMA_GROWTH_GOAL);
 
 		const first = Object.fromEntries(STAGES.map((s) => [s, firstRequest(server, s)])) as Record<Stage, ChatRequest>;
 		for (const s of STAGES) expect(first[s], s).toBeDefined();
