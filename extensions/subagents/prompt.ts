@@ -275,7 +275,8 @@ export function unknownIdsError(unknown: string[], known: string[]): string {
 }
 
 export function queuedSendError(c: ChildRecord): string {
-	return `${label(c)} is queued and has not started; its prompt will run first. Send your message once it runs.`;
+	const where = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : "queued";
+	return `${label(c)} is ${where} and has not started; its prompt will run first. Send your message once it runs.`;
 }
 
 export function steeredText(c: ChildRecord): string {

@@ -16,7 +16,7 @@ import {
 	stagesOf,
 	waitingDependents,
 } from "../../extensions/subagents/pipeline/graph.ts";
-import { checkText, listLine, statusLine } from "../../extensions/subagents/prompt.ts";
+import { checkText, listLine, queuedSendError, statusLine } from "../../extensions/subagents/prompt.ts";
 import { afterProblemError } from "../../extensions/subagents/prompt-pipeline.ts";
 import { row } from "../../extensions/subagents/tools/reply.ts";
 import { waitTool } from "../../extensions/subagents/tools/wait.ts";
@@ -441,5 +441,15 @@ describe("waiting on the last child of a pipeline", () => {
 		expect(w.manager.ledger.pending()).toEqual([]);
 		const asked = await waitTool(w.services, { ids: [a.id] }, undefined, undefined as never, w.ctx);
 		expect(asked.content[0].text).toContain("SCOUT-BEGIN report SCOUT-END");
+	});
+});
+
+describe("a message to a waiting child", () => {
+	it("is refused, naming what it waits for", async () => {
+		const w = world();
+		const a = spawnChild(w, { prompt: "a" });
+		const b = spawnChild(w, { prompt: "b", after: [a.id] });
+		expect(await w.manager.send(b.id, "hurry")).toBe("queued-child");
+		expect(queuedSendError(w.manager.get(b.id)!)).toContain("is waiting for sa-1 and has not started");
 	});
 });
