@@ -148,4 +148,47 @@ describe.each(PI_LINES)("pipelines on $label", ({ line }) => {
 		expect(ghost.text).toContain("Nothing was started");
 		expect(server.requests.filter(isChild)).toHaveLength(0);
 	});
+
+	const twoStages = (final: string) => (req: ChatRequest) => {
+		if (isChild(req)) {
+			if (req.firstUser.includes("TASK-SLOW")) return { text: "SLOW-BEGIN done SLOW-END", delayMs: 1_500 };
+			return { text: "NEXT-RESULT" };
+		}
+		if (req.lastUser.includes("phase two")) return { text: "resumed" };
+		if (calledTools(req).length === 0)
+			return {
+				toolCalls: [
+					{ name: "subagent_spawn", arguments: { prompt: "TASK-SLOW", name: "slow" } },
+					{ name: "subagent_spawn", arguments: { prompt: "TASK-NEXT", name: "next", after: ["slow"] } },
+				],
+			};
+		return { text: final };
+	};
+
+	if (line === "1.x")
+		it("a single-shot run waits for waiting children too: the last stage in full, the input as one line", async () => {
+			const server = await startServer(twoStages("ended without waiting"));
+			const sandbox = makeSandbox({ server });
+			const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase one" });
+			expect(run.exitCode, run.stderr).toBe(0);
+			const parent = server.requests.filter((r) => !isChild(r));
+			const delivered = parent.at(-1)!.raw;
+			expect(delivered).toContain("NEXT-RESULT");
+			expect(delivered).not.toContain("SLOW-BEGIN");
+			expect(delivered).toMatch(/sa-1 \(slow\) completed, \d+ bytes, full text \S+; handed to sa-2/);
+		});
+
+	if (line === "0.73")
+		it("a run that ends while a child waits: pi -c says it never started and why", async () => {
+			const server = await startServer(twoStages("ended without waiting"));
+			const sandbox = makeSandbox({ server });
+			const first = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase one" });
+			expect(first.exitCode, first.stderr).toBe(0);
+			expect(server.requests.filter(isChild).some((r) => r.firstUser.includes("TASK-NEXT"))).toBe(false);
+			const second = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase two", args: ["-c"] });
+			expect(second.exitCode, second.stderr).toBe(0);
+			const resumed = server.requests.filter((r) => !isChild(r)).at(-1)!.raw;
+			expect(resumed).toMatch(/sa-2 \\"next\\" cancelled/);
+			expect(resumed).toContain("the session ended while it waited for its inputs; it did not start");
+		});
 });
