@@ -63,6 +63,12 @@ export const SURFACES = freezeEntries({
 		batchBytes: 48 * KIB,
 		doc: "one child's result returned by subagent_wait; the batch of them",
 	},
+	"subagents.handover": {
+		maxBytes: 24 * KIB,
+		maxLines: 600,
+		batchBytes: 64 * KIB,
+		doc: "one input's result opening the task of a child spawned with after (cut to the child's window); the batch of them",
+	},
 	"subagents.check": {
 		maxBytes: 2 * KIB,
 		maxLines: 20,

@@ -11,9 +11,22 @@ import type { ResultExtras, Worktree } from "./result-extras.ts";
  * subagent_send. "incomplete": the run ended early but honestly — its last reply hit the output limit,
  * it reached its maxTurns, or subagents.maxRunSeconds cut it — so its answer is partial.
  */
-export type ChildState = "queued" | "starting" | "running" | "completed" | "incomplete" | "failed" | "cancelled";
+export type ChildState =
+	| "waiting"
+	| "queued"
+	| "starting"
+	| "running"
+	| "completed"
+	| "incomplete"
+	| "failed"
+	| "cancelled"
+	| "skipped";
 
-export const SETTLED_STATES: readonly ChildState[] = ["completed", "incomplete", "failed", "cancelled"];
+/**
+ * "waiting": spawned with `after`, it starts once every input has settled (pipeline/graph.ts decides);
+ * "skipped": it never ran, because an input did not complete or was cancelled (its result says which).
+ */
+export const SETTLED_STATES: readonly ChildState[] = ["completed", "incomplete", "failed", "cancelled", "skipped"];
 
 export function isSettled(state: ChildState): boolean {
 	return SETTLED_STATES.includes(state);
@@ -106,7 +119,14 @@ export interface ChildRecord {
 	worktree?: Worktree;
 	/** True when its answers must end with JSON valid against an output_schema. */
 	structured?: boolean;
+	/** Children of this session whose results its task carries; it waits until they settle. */
+	after?: string[];
+	/** When an input did not complete: "skip" (default) settles it as skipped, "run" runs it anyway. */
+	afterFailed?: AfterFailed;
 }
+
+/** What a dependent does when an input did not complete. */
+export type AfterFailed = "skip" | "run";
 
 /** One child as the renderers receive it in tool result details (id, short title, state, …). */
 export interface ChildRow {
@@ -155,6 +175,8 @@ export function deriveName(prompt: string, given?: string): string {
 /** A status glyph per state (one character, for compact rows). */
 export function statusGlyph(state: ChildState): string {
 	switch (state) {
+		case "waiting":
+			return "⧗";
 		case "queued":
 			return "◷";
 		case "starting":
@@ -168,6 +190,8 @@ export function statusGlyph(state: ChildState): string {
 			return "✗";
 		case "cancelled":
 			return "■";
+		case "skipped":
+			return "⊘";
 	}
 }
 
@@ -291,8 +315,11 @@ export function queuePosition(children: ChildRecord[], id: string): number {
 	return queued.findIndex((c) => c.id === id) + 1;
 }
 
-/** Who consumed a result: nobody yet, a subagent_wait, or automatic delivery. */
-export type DeliveryState = "pending" | "wait" | "auto";
+/**
+ * Who consumed a result: nobody yet, a subagent_wait, or automatic delivery; "relayed": children took it as
+ * input and the parent was told so in one line; a subagent_wait on it still gives it in full.
+ */
+export type DeliveryState = "pending" | "wait" | "auto" | "relayed";
 
 /** A settled run's result as the ledger keeps it. */
 export interface SettledResult {
@@ -347,7 +374,7 @@ export class DeliveryLedger {
 	/** Mark as consumed; false when someone already did (the caller must then not deliver it in full). */
 	claim(key: string, by: Exclude<DeliveryState, "pending">): boolean {
 		const r = this.results.get(key);
-		if (r?.delivery !== "pending") return false;
+		if (r?.delivery !== "pending" && !(r?.delivery === "relayed" && by === "wait")) return false;
 		r.delivery = by;
 		return true;
 	}

@@ -17,6 +17,7 @@ import { persistSettled, restoreFromSession } from "./delivery/persistence.ts";
 import { type SettleState, settleSingleShot } from "./delivery/settle.ts";
 import type { ChildRow } from "./domain.ts";
 import { TOOL_TEXT } from "./prompt.ts";
+import { SPAWN_AFTER_FAILED_PARAM, SPAWN_AFTER_PARAM } from "./prompt-pipeline.ts";
 import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription } from "./prompt-spawn.ts";
 import { createSessionState } from "./session-state.ts";
 import { cancelTool } from "./tools/cancel.ts";
@@ -122,6 +123,10 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		),
 		output_schema: Type.Optional(
 			Type.Object({}, { additionalProperties: true, description: TOOL_TEXT.spawn.outputSchema }),
+		),
+		after: Type.Optional(Type.Array(Type.String(), { description: SPAWN_AFTER_PARAM })),
+		after_failed: Type.Optional(
+			Type.Union([Type.Literal("skip"), Type.Literal("run")], { description: SPAWN_AFTER_FAILED_PARAM }),
 		),
 	});
 	// The description lists the agents; it is registered again only when that list changed, so the

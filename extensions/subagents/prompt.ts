@@ -100,7 +100,8 @@ function asAgent(c: Pick<ChildRecord, "agent">): string {
  */
 export type Arrival = "auto" | "single-shot" | "single-shot-ephemeral" | { settle: number };
 
-function arrival(c: ChildRecord, how: Arrival): string {
+/** How a child's result reaches the parent, in one sentence or two. */
+export function arrival(c: ChildRecord, how: Arrival): string {
 	const wait = `subagent_wait(ids=["${c.id}"])`;
 	if (how === "auto") return `Its result arrives automatically when it finishes, or call ${wait}.`;
 	if (typeof how === "object")
@@ -137,6 +138,7 @@ export function queuedText(c: ChildRecord, all: ChildRecord[], maxConcurrent: nu
 /** One status line for a child that has no result to show here. */
 export function statusLine(c: ChildRecord, now: number): string {
 	if (c.state === "queued") return `${label(c)}: queued — not started yet.`;
+	if (c.state === "waiting") return `${label(c)}: waiting for ${(c.after ?? []).join(", ")} — not started yet.`;
 	const elapsed = formatDuration(now - (c.startedAt ?? c.createdAt));
 	if (c.state === "running" || c.state === "starting") {
 		return `${label(c)}: running for ${elapsed} (${plural(c.turns, "turn")}) — not finished.`;
@@ -273,7 +275,8 @@ export function unknownIdsError(unknown: string[], known: string[]): string {
 }
 
 export function queuedSendError(c: ChildRecord): string {
-	return `${label(c)} is queued and has not started; its prompt will run first. Send your message once it runs.`;
+	const where = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : "queued";
+	return `${label(c)} is ${where} and has not started; its prompt will run first. Send your message once it runs.`;
 }
 
 export function steeredText(c: ChildRecord): string {
@@ -300,13 +303,16 @@ export function listLine(c: ChildRecord, now: number, glyph: string): string {
 	const elapsed = formatDuration((c.endedAt ?? now) - since);
 	const ctx = c.contextTokens !== undefined ? ` · ctx ${formatCount(c.contextTokens)} tok` : "";
 	const agent = c.agent ? ` · agent ${c.agent}` : "";
-	return `${glyph} ${label(c)} ${c.state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${agent}${ctx}`;
+	const state = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : c.state;
+	return `${glyph} ${label(c)} ${state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${agent}${ctx}`;
 }
 
 export function checkText(c: ChildRecord, now: number, recentOutput: string): string {
 	const since = c.startedAt ?? c.createdAt;
 	const lines = [
-		`${label(c)} — ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
+		c.state === "waiting"
+			? `${label(c)} — waiting for ${(c.after ?? []).join(", ")} (it starts when they settle, its task opening with their results)`
+			: `${label(c)} — ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
 		`${c.agent ? `agent ${c.agent} · ` : ""}model ${c.model} · run ${c.run} · ${plural(c.turns, "turn")} · ${plural(c.outputTokens, "output token")}` +
 			(c.contextTokens !== undefined && c.contextWindow
 				? ` · context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens`

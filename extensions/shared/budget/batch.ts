@@ -8,7 +8,7 @@ import { SURFACES, type SurfaceBudget } from "../surfaces.ts";
 import { formatCount } from "../text/format.ts";
 import { bytesForTokens } from "../text/tokens.ts";
 
-export type Surface = "autoDelivery" | "wait" | "check";
+export type Surface = "autoDelivery" | "wait" | "check" | "handover";
 
 export interface SurfaceCaps {
 	/** UTF-8 bytes of the whole batch the model sees: results, headers, separators, footers. */
@@ -34,6 +34,7 @@ export const STATIC_CAPS: Record<Surface, SurfaceCaps> = Object.freeze({
 	autoDelivery: capsOf(SURFACES["subagents.autoDelivery"]),
 	wait: capsOf(SURFACES["subagents.wait"]),
 	check: capsOf(SURFACES["subagents.check"]),
+	handover: capsOf(SURFACES["subagents.handover"]),
 });
 
 /** Share of the remaining headroom (window − used − reserved output) one batch may use. */

@@ -17,6 +17,7 @@ import {
 	resultKey,
 	type SettledResult,
 } from "../domain.ts";
+import { type AfterResolution, readiness, resolveAfter, waitingDependents } from "../pipeline/graph.ts";
 import {
 	ABORTED,
 	CANCELLED_BY_PARENT,
@@ -28,6 +29,7 @@ import {
 	STOPPED_BEFORE_START,
 } from "../prompt.ts";
 import { concludeFailedNote } from "../prompt-checkable.ts";
+import { inputCancelledText, skippedText, WAITING_AT_SHUTDOWN } from "../prompt-pipeline.ts";
 import {
 	applyEvent,
 	type ChildBackend,
@@ -40,12 +42,12 @@ import {
 	watchdogVerdict,
 } from "./child-run.ts";
 import { type ChildrenListener, Subscribers } from "./read-model.ts";
-import type { ResumeSettings, SpawnRequest } from "./requests.ts";
+import type { Handover, ResumeSettings, SpawnRequest } from "./requests.ts";
 import { type WaitOptions, waitUntil } from "./wait-until.ts";
 
 export type { ChildBackend, ChildEvent, ChildHandle, ChildSpec, ManagerLimits } from "./child-run.ts";
 export type { ChildrenEvent, ChildrenListener } from "./read-model.ts";
-export type { ResumeSettings, SpawnRequest } from "./requests.ts";
+export type { Handover, HandoverInput, ResumeSettings, SpawnRequest } from "./requests.ts";
 
 /** Grace period after abort() before a run that does not end is settled anyway, in milliseconds. */
 export const ABORT_GRACE_MS = 5_000;
@@ -62,7 +64,11 @@ export class SubagentManager {
 	/** Waits in progress (waitFor): checked after every settled run, after the subscribers heard of it. */
 	private readonly waiters = new Set<() => void>();
 	private readonly subscribers = new Subscribers();
+	/** Waiting children's handovers (their first message from their inputs), and whether one is being made. */
+	private readonly handovers = new Map<string, { compose: Handover; base: string; preparing: boolean }>();
 	private closed = false;
+	/** The latest spawn in progress (inOrder). */
+	private spawning: Promise<unknown> = Promise.resolve();
 
 	constructor(
 		private readonly backend: ChildBackend,
@@ -122,7 +128,25 @@ export class SubagentManager {
 		return childId(++this.sequence);
 	}
 
-	/** Register a child and start it, or queue it past the concurrency limit. */
+	/**
+	 * Run spawns one after another, in the order they were asked for: Pi may execute the tool calls of one
+	 * message concurrently, and a spawn's `after` must see the children spawned before it in that message.
+	 */
+	inOrder<T>(spawn: () => Promise<T>): Promise<T> {
+		const mine = this.spawning.then(spawn, spawn);
+		this.spawning = mine.then(
+			() => undefined,
+			() => undefined,
+		);
+		return mine;
+	}
+
+	/** The ids a spawn's `after` names, or why it cannot be used (checked before anything is prepared). */
+	planAfter(refs: readonly string[]): AfterResolution {
+		return resolveAfter(refs, this.list(), childId(this.sequence + 1));
+	}
+
+	/** Register a child and start it, queue it past the concurrency limit, or let it wait for its inputs. */
 	spawn(request: SpawnRequest): ChildRecord {
 		if (this.closed) throw new Error(SHUT_DOWN_ERROR);
 		const id = request.id && !this.records.has(request.id) ? request.id : childId(++this.sequence);
@@ -149,6 +173,16 @@ export class SubagentManager {
 			...(request.worktree ? { worktree: request.worktree } : {}),
 			...(request.structured ? { structured: true } : {}),
 		};
+		const after = request.after ?? [];
+		if (after.length > 0) {
+			const plan = resolveAfter(after, this.list(), id);
+			if (!plan.ok) throw new Error(`after: ${plan.problem.kind}`);
+			record.state = "waiting";
+			record.after = plan.ids;
+			record.afterFailed = request.afterFailed ?? "skip";
+			const base = request.firstMessage ?? request.prompt;
+			this.handovers.set(id, { compose: request.handover ?? (async () => base), base, preparing: false });
+		}
 		this.records.set(id, record);
 		const rt = this.newRuntime(request.model, request.systemAppend, request.steps);
 		rt.exactTools = request.exactTools;
@@ -168,7 +202,7 @@ export class SubagentManager {
 		if (typeof text !== "string" || text.trim().length === 0) throw new Error(EMPTY_SEND_TEXT_ERROR);
 		if (this.closed) throw new Error(SHUT_DOWN_ERROR);
 		let rt = this.runtimes.get(id);
-		if (record.state === "queued") return "queued-child";
+		if (record.state === "queued" || record.state === "waiting") return "queued-child";
 		if ((record.state === "running" || record.state === "starting") && rt?.handle) {
 			await rt.handle.steer(text);
 			return "steered";
@@ -197,16 +231,29 @@ export class SubagentManager {
 
 	/** Stop children; resolves once each has settled (with its partial output in the ledger). */
 	async cancel(ids: string[], error = CANCELLED_BY_PARENT): Promise<void> {
-		await Promise.all(ids.map((id) => this.stop(id, { state: "cancelled", error })));
+		// Children waiting on a cancelled one are skipped first, so none of them starts on its cancelled output.
+		const gone = new Set([...ids, ...waitingDependents(this.list(), ids)]);
+		const skipped = waitingDependents(this.list(), ids)
+			.filter((id) => !ids.includes(id))
+			.map((id) => this.mustGet(id))
+			.map((child) => {
+				const text = inputCancelledText((child.after ?? []).filter((i) => gone.has(i)));
+				return this.conclude(child, child.run, "skipped", { text }, text);
+			});
+		await Promise.all([...skipped, ...ids.map((id) => this.stop(id, { state: "cancelled", error }))]);
 	}
 
 	/** Abort every child (parent shutdown/reload); settled results stay in the ledger. */
 	async shutdown(): Promise<void> {
 		const active = this.list().filter((c) => !isSettled(c.state));
-		await this.cancel(
-			active.map((c) => c.id),
-			INTERRUPTED_BY_SHUTDOWN,
-		);
+		const waiting = active.filter((c) => c.state === "waiting").map((c) => c.id);
+		await Promise.all([
+			this.cancel(waiting, WAITING_AT_SHUTDOWN),
+			this.cancel(
+				active.filter((c) => c.state !== "waiting").map((c) => c.id),
+				INTERRUPTED_BY_SHUTDOWN,
+			),
+		]);
 		this.closed = true;
 		for (const rt of this.runtimes.values()) {
 			if (rt.watchdog) clearInterval(rt.watchdog);
@@ -240,14 +287,53 @@ export class SubagentManager {
 		this.subscribers.publish({ type: "changed" });
 	}
 
-	/** Start queued children while slots are free. */
+	/** Settle or release waiting children whose inputs settled, then start queued children while slots are free. */
 	private pump(): void {
 		if (this.closed) return;
+		this.advanceWaiting();
 		for (const child of childrenToStart(this.list(), this.limits.maxConcurrent)) {
 			child.state = "starting";
 			void this.run(child);
 		}
 		this.changed();
+	}
+
+	/** Each waiting child whose inputs all settled is skipped, or gets its first message and joins the queue. */
+	private advanceWaiting(): void {
+		const all = this.list();
+		for (const child of all) {
+			const handover = this.handovers.get(child.id);
+			if (child.state !== "waiting" || !handover || handover.preparing) continue;
+			const verdict = readiness(child.after ?? [], all, child.afterFailed);
+			if (verdict.act === "wait") continue;
+			if (verdict.act === "skip") {
+				const text = skippedText(verdict.failed);
+				void this.conclude(child, child.run, "skipped", { text }, text);
+				continue;
+			}
+			handover.preparing = true;
+			void this.release(child, handover);
+		}
+	}
+
+	/** Make a ready child's first message from its inputs' results, then queue it (unless it was stopped meanwhile). */
+	private async release(child: ChildRecord, handover: { compose: Handover; base: string }): Promise<void> {
+		const inputs = (child.after ?? []).map((id) => ({ child: this.mustGet(id), result: this.ledger.latest(id) }));
+		let first: string;
+		try {
+			first = await handover.compose(inputs, handover.base);
+		} catch (error) {
+			if (child.state !== "waiting") return;
+			const why = `its inputs could not be handed over: ${error instanceof Error ? error.message : String(error)}`;
+			return void this.settleFailed(child, child.run, "failed", why);
+		}
+		const rt = this.runtimes.get(child.id);
+		if (child.state !== "waiting" || !rt || this.closed) return;
+		this.handovers.delete(child.id);
+		rt.pendingPrompt = first;
+		child.state = "queued";
+		child.queuedAt = this.now() + this.sequence / 1e6;
+		this.pump();
 	}
 
 	/**
@@ -380,7 +466,8 @@ export class SubagentManager {
 		const child = this.mustGet(id);
 		const rt = this.runtimes.get(id);
 		if (isSettled(child.state) || !rt) return;
-		if (child.state === "queued") return await this.settleFailed(child, child.run, "cancelled", reason.error);
+		if (child.state === "queued" || child.state === "waiting")
+			return await this.settleFailed(child, child.run, "cancelled", reason.error);
 		rt.stopReason ??= reason;
 		const done = rt.settledRun;
 		await rt.handle?.abort().catch(() => undefined);

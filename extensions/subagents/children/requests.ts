@@ -4,7 +4,16 @@
  */
 import type { ExtensionPolicy } from "../agents/agents.ts";
 import type { RunSteps } from "../checkable/run-steps.ts";
-import type { ChildRecord, ContextMode } from "../domain.ts";
+import type { AfterFailed, ChildRecord, ContextMode, SettledResult } from "../domain.ts";
+
+/** One input of a dependent, once settled: the child and its latest result. */
+export interface HandoverInput {
+	child: ChildRecord;
+	result?: SettledResult;
+}
+
+/** Builds a dependent's first message from its settled inputs and its own first message (pipeline/handover.ts). */
+export type Handover = (inputs: HandoverInput[], base: string) => Promise<string>;
 
 /** A child to spawn, as the tools resolved it. */
 export interface SpawnRequest {
@@ -44,6 +53,12 @@ export interface SpawnRequest {
 	exactTools?: boolean;
 	/** Which of the user's extensions the child loads. */
 	extensions?: ExtensionPolicy;
+	/** Children of this session (ids or names) it waits for; their results open its task. */
+	after?: string[];
+	/** When an input did not complete: skip it (default) or run anyway. */
+	afterFailed?: AfterFailed;
+	/** Makes its first message from its inputs (default: the first message as given). */
+	handover?: Handover;
 }
 
 /** How to run a child restored from an earlier process again: its session file is reopened with these. */

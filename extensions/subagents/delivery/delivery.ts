@@ -4,11 +4,16 @@
  * an automatic delivery can never both hand out the same result in full. AutoDelivery owns the timer that
  * debounces deliveries and polls for idle after the parent's run ends.
  */
+
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { headroomDetails } from "../../shared/host/details.ts";
 import { singleShotMode } from "../../shared/host/pi-host.ts";
+import { utf8Length } from "../../shared/text/tokens.ts";
 import type { SubagentManager } from "../children/manager.ts";
 import { type ChildRecord, type ChildRow, resultKey, type SettledResult } from "../domain.ts";
+import { consumersOf } from "../pipeline/graph.ts";
 import { autoDeliveryHeader, noRoomLine, noRoomUnsavedLine, restoredNote, resultHeader } from "../prompt.ts";
+import { relayedLine } from "../prompt-pipeline.ts";
 import type { SubagentServices } from "../services.ts";
 import { type BatchInput, type BatchItem, type BatchOutput, projectBatch } from "./batch.ts";
 import { batchOptions } from "./batch-options.ts";
@@ -88,6 +93,87 @@ export function batchDetails(manager: SubagentManager, batch: BatchOutput, extra
 }
 
 /**
+ * Owed results other children took as input, claimed as relayed (one line each, not in full), so a wait on
+ * the last child of a pipeline tells of its intermediate results the way automatic delivery would.
+ */
+export function claimRelayed(manager: SubagentManager, except: readonly string[]): SettledResult[] {
+	const children = manager.list();
+	const relayed = manager.ledger
+		.pending()
+		.filter((r) => !except.includes(r.id) && consumersOf(children, r.id).length > 0);
+	for (const r of relayed) manager.ledger.claim(r.key, "relayed");
+	return relayed;
+}
+
+/** One line per relayed result (its full text stored first when it was not yet), with its row. */
+export async function relayedLines(
+	manager: SubagentManager,
+	deps: Pick<SubagentServices, "store">,
+	results: SettledResult[],
+): Promise<{ lines: string[]; rows: ChildRow[] }> {
+	const children = manager.list();
+	const lines: string[] = [];
+	const rows: ChildRow[] = [];
+	for (const result of results) {
+		const consumers = consumersOf(children, result.id);
+		const child = manager.get(result.id);
+		const name = child?.name ?? result.id;
+		if (!result.artifactPath) {
+			const put = await deps.store().put("subagent-results", result.text);
+			if (put.ok) result.artifactPath = put.path;
+		}
+		const bytes = utf8Length(result.text);
+		const line = relayedLine({ id: result.id, name }, result.state, bytes, result.artifactPath, consumers);
+		lines.push(line);
+		rows.push({
+			id: result.id,
+			name,
+			state: result.state,
+			fullBytes: bytes,
+			shownBytes: utf8Length(line),
+			artifactPath: result.artifactPath,
+			note: `handed to ${consumers.join(", ")}`,
+		});
+	}
+	return { lines, rows };
+}
+
+/**
+ * Owed results as one automatic delivery: a result other children took as input is one line (id, outcome,
+ * size, artifact path, who used it), the parent having waited on none of them; the rest go through the batch
+ * projection in full as always. The caller has claimed `owed` already.
+ */
+export async function projectOwed(
+	manager: SubagentManager,
+	deps: Pick<SubagentServices, "config" | "store">,
+	ctx: ExtensionContext | undefined,
+	owed: SettledResult[],
+	header: string,
+): Promise<{ text: string; details: ReturnType<typeof batchDetails> }> {
+	const children = manager.list();
+	const relayed = owed.map((r) => ({ result: r, consumers: consumersOf(children, r.id) }));
+	const handed = relayed.filter((r) => r.consumers.length > 0).map((r) => r.result);
+	for (const r of handed) r.delivery = "relayed";
+	const { lines, rows } = await relayedLines(manager, deps, handed);
+	const full = relayed.filter((r) => r.consumers.length === 0).map((r) => r.result);
+	const batch = await projectBatch(
+		full.map((r) => batchInput(manager, r)),
+		batchOptions(deps, ctx, "autoDelivery", { leading: [header, ...lines] }),
+	);
+	recordArtifacts(manager, batch.items);
+	const details = batchDetails(manager, batch, rows);
+	return {
+		text: batch.text,
+		details: {
+			...details,
+			headroom: headroomDetails({
+				artifacts: [...batch.artifacts, ...rows.flatMap((r) => (r.artifactPath ? [r.artifactPath] : []))],
+			}),
+		},
+	};
+}
+
+/**
  * Deliver every unclaimed result as one message. "trigger": only when the parent is idle, and
  * start a turn; "append": add it to the session now for the next turn (used on resume).
  * Returns false when the parent was busy (try again later).
@@ -114,17 +200,13 @@ export async function deliverPending(
 	const keys = pending.map((r) => r.key);
 	for (const key of keys) manager.ledger.claim(key, "auto");
 	try {
-		const leading = [how === "append" ? restoredNote(pending.length) : autoDeliveryHeader(pending.length)];
-		const batch = await projectBatch(
-			pending.map((r) => batchInput(manager, r)),
-			batchOptions(deps, ctx, "autoDelivery", { leading }),
-		);
-		recordArtifacts(manager, batch.items);
+		const header = how === "append" ? restoredNote(pending.length) : autoDeliveryHeader(pending.length);
+		const owed = await projectOwed(manager, deps, ctx, pending, header);
 		const message = {
 			customType: RESULT_MESSAGE_TYPE,
-			content: batch.text,
+			content: owed.text,
 			display: true,
-			details: batchDetails(manager, batch),
+			details: owed.details,
 		};
 		if (how === "trigger") deps.session.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
 		else deps.session.sendMessage(message);

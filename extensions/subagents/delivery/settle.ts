@@ -20,9 +20,7 @@ import { ABORT_GRACE_MS, type SubagentManager } from "../children/manager.ts";
 import { type ChildState, isSettled } from "../domain.ts";
 import { SETTLE_INTERRUPTED, settleCutError, settleDeliveryHeader } from "../prompt.ts";
 import type { SubagentServices } from "../services.ts";
-import { projectBatch } from "./batch.ts";
-import { batchOptions } from "./batch-options.ts";
-import { batchDetails, batchInput, RESULT_MESSAGE_TYPE, recordArtifacts } from "./delivery.ts";
+import { projectOwed, RESULT_MESSAGE_TYPE } from "./delivery.ts";
 import { DELIVERED_ENTRY, type DeliveredEntryData } from "./persistence.ts";
 
 /**
@@ -177,18 +175,14 @@ async function deliveryDrafts(
 	const keys = pending.map((r) => r.key);
 	for (const key of keys) manager.ledger.claim(key, "auto");
 	try {
-		const batch = await projectBatch(
-			pending.map((r) => batchInput(manager, r)),
-			batchOptions(deps, ctx, "autoDelivery", { leading: [settleDeliveryHeader(pending.length)] }),
-		);
-		recordArtifacts(manager, batch.items);
+		const owed = await projectOwed(manager, deps, ctx, pending, settleDeliveryHeader(pending.length));
 		return [
 			{
 				type: "custom_message",
 				customType: RESULT_MESSAGE_TYPE,
-				content: batch.text,
+				content: owed.text,
 				display: true,
-				details: batchDetails(manager, batch),
+				details: owed.details,
 			},
 			{ type: "custom", customType: DELIVERED_ENTRY, data: { keys, by: "auto" } satisfies DeliveredEntryData },
 		];

@@ -6,7 +6,7 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { projectBatch } from "../delivery/batch.ts";
 import { batchOptions } from "../delivery/batch-options.ts";
-import { batchDetails, batchInput, recordArtifacts } from "../delivery/delivery.ts";
+import { batchDetails, batchInput, claimRelayed, recordArtifacts, relayedLines } from "../delivery/delivery.ts";
 import { persistDelivered } from "../delivery/persistence.ts";
 import { type ChildRow, isSettled, type SettledResult } from "../domain.ts";
 import * as P from "../prompt.ts";
@@ -60,7 +60,11 @@ export async function consumeResults(
 		else if (manager.ledger.claim(latest.key, "wait")) claimed.push(latest);
 		else taken.set(id, latest);
 	}
+	// Results children took as input, owed to nobody yet: one line each here, as automatic delivery would.
+	const relayed = claimRelayed(manager, ids);
 	try {
+		const handed = await relayedLines(manager, deps, relayed);
+		extraRows.push(...handed.rows);
 		for (const id of ids) {
 			const child = manager.get(id)!;
 			const other = taken.get(id);
@@ -75,7 +79,7 @@ export async function consumeResults(
 		}
 		const batch = await projectBatch(
 			claimed.map((r) => batchInput(manager, r)),
-			batchOptions(deps, ctx, "wait", { leading }),
+			batchOptions(deps, ctx, "wait", { leading: [...leading, ...handed.lines] }),
 		);
 		recordArtifacts(manager, batch.items);
 		persistDelivered(
@@ -83,9 +87,15 @@ export async function consumeResults(
 			claimed.map((r) => r.key),
 			"wait",
 		);
+		if (relayed.length > 0)
+			persistDelivered(
+				deps,
+				relayed.map((r) => r.key),
+				"auto",
+			);
 		return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel });
 	} catch (error) {
-		for (const r of claimed) manager.ledger.release(r.key);
+		for (const r of [...claimed, ...relayed]) manager.ledger.release(r.key);
 		throw error;
 	}
 }

@@ -5,6 +5,7 @@
 import type { SubagentManager } from "../children/manager.ts";
 import { type ChildRecord, type ChildRow, partitionIds } from "../domain.ts";
 import { unknownIdsError } from "../prompt.ts";
+import { waitingFor } from "../prompt-pipeline.ts";
 
 export type ToolReturn = { content: Array<{ type: "text"; text: string }>; details: Record<string, unknown> };
 export type OnUpdate = ((partial: ToolReturn) => void) | undefined;
@@ -15,7 +16,8 @@ export const reply = (text: string, details: Record<string, unknown> = {}): Tool
 });
 
 export function row(c: ChildRecord, note?: string): ChildRow {
-	return { id: c.id, name: c.name, state: c.state, note, ...(c.agent ? { agent: c.agent } : {}) };
+	const waits = c.state === "waiting" ? waitingFor(c.after ?? []) : undefined;
+	return { id: c.id, name: c.name, state: c.state, note: note ?? waits, ...(c.agent ? { agent: c.agent } : {}) };
 }
 
 /** The requested ids the manager knows; an unknown one is refused with the list of valid ids. */

@@ -14,6 +14,7 @@ import { type ShortenOptions, storedShortening } from "../../shared/transcript/v
 import { type AgentDefinition, parseExtensionPolicy } from "../agents/agents.ts";
 import { isolationFor, prepareCheckable } from "../checkable/spawn-checkable.ts";
 import type { ResumeSettings } from "../children/requests.ts";
+import { childWindow, composeHandover } from "../delivery/handover.ts";
 import {
 	CHILD_TOOL_NAMES,
 	type ChildRecord,
@@ -26,6 +27,7 @@ import {
 	THINKING_LEVELS,
 } from "../domain.ts";
 import * as P from "../prompt.ts";
+import { afterProblemError, BAD_AFTER_ERROR, badAfterFailedError, waitingSpawnText } from "../prompt-pipeline.ts";
 import {
 	agentModelFallbackWarning,
 	badCwdError,
@@ -119,6 +121,48 @@ export interface SpawnParams {
 	isolation?: string;
 	/** A JSON Schema its answer must end with a valid JSON value for. */
 	output_schema?: unknown;
+	/** Children of this session (ids or names) it waits for; their results open its task. */
+	after?: string[];
+	/** When an input did not complete: "skip" (default) or "run". */
+	after_failed?: string;
+}
+
+/** The inputs a spawn names, checked before anything is prepared: ids, or an error saying what to do. */
+function plannedInputs(manager: SpawnManager, params: SpawnParams): { after: string[]; afterFailed: "skip" | "run" } {
+	if (params.after_failed !== undefined && params.after_failed !== "skip" && params.after_failed !== "run")
+		throw new Error(badAfterFailedError(params.after_failed));
+	const afterFailed = params.after_failed === "run" ? "run" : "skip";
+	if (params.after === undefined) return { after: [], afterFailed };
+	if (!Array.isArray(params.after) || params.after.some((r) => typeof r !== "string")) throw new Error(BAD_AFTER_ERROR);
+	if (params.after.length === 0) return { after: [], afterFailed };
+	const plan = manager.planAfter(params.after);
+	if (!plan.ok) throw new Error(afterProblemError(plan.problem));
+	return { after: plan.ids, afterFailed };
+}
+
+type SpawnManager = ReturnType<SpawnDeps["children"]>;
+
+/** Texts that fill a child's window before its task: the system prompt (the parent's, as an estimate) and its tools' schemas. */
+function overheadTexts(
+	deps: Pick<SubagentServices, "parent">,
+	ctx: ExtensionContext,
+	systemAppend: string[],
+	tools: string[],
+): string[] {
+	const texts = [...systemAppend];
+	try {
+		texts.push(ctx.getSystemPrompt());
+	} catch {
+		// No system prompt to read (a fake or an old host): the additions stand for it.
+	}
+	try {
+		const wanted = new Set(tools);
+		for (const t of deps.parent.getAllTools() as Array<{ name?: string }>)
+			if (typeof t.name === "string" && wanted.has(t.name)) texts.push(JSON.stringify(t));
+	} catch {
+		// No tool list: the estimate leaves the tools out; the share for the child's own work still stands.
+	}
+	return texts;
 }
 
 /** The named agent a spawn asks for; an unknown name is refused before anything starts. */
@@ -161,13 +205,19 @@ export type SpawnDeps = Pick<
 	"children" | "depth" | "config" | "store" | "agentDir" | "agents" | "parent"
 >;
 
-export async function spawnTool(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
+/** subagent_spawn: one spawn at a time per session, in the order the calls came (see SubagentManager.inOrder). */
+export function spawnTool(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
+	return deps.children(ctx).inOrder(() => spawnOne(deps, params, ctx));
+}
+
+async function spawnOne(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
 	const manager = deps.children(ctx);
 	const config = deps.config();
 	const cfg = config.subagents;
 	if (deps.depth >= cfg.maxDepth) throw new Error(depthLimitError(cfg.maxDepth));
 	if (typeof params.prompt !== "string" || params.prompt.trim().length === 0) throw new Error(P.EMPTY_PROMPT_ERROR);
 	const agent = agentFor(deps, params.agent, ctx);
+	const inputs = plannedInputs(manager, params);
 	const notes: string[] = [];
 	const registry = ctx.modelRegistry as unknown as RegistryView;
 	let model: unknown = ctx.model;
@@ -248,6 +298,23 @@ export async function spawnTool(deps: SpawnDeps, params: SpawnParams, ctx: Exten
 		cwd,
 		firstMessage: firstMessage ?? params.prompt,
 	});
+	const systemAppend = childSystemAppend(agent, context);
+	const childTools = deps.depth + 1 < cfg.maxDepth ? [...tools, ...SUBAGENT_TOOL_NAMES] : [...tools];
+	const handover =
+		inputs.after.length > 0
+			? {
+					after: inputs.after,
+					afterFailed: inputs.afterFailed,
+					handover: async (settled: Parameters<typeof composeHandover>[0], base: string) =>
+						(
+							await composeHandover(settled, base, {
+								store: deps.store(),
+								budget: surfaceFor(deps.config(), "subagents.handover"),
+								window: childWindow(model, overheadTexts(deps, ctx, systemAppend, childTools)),
+							})
+						).text,
+				}
+			: {};
 	let child: ChildRecord;
 	try {
 		child = manager.spawn({
@@ -257,11 +324,11 @@ export async function spawnTool(deps: SpawnDeps, params: SpawnParams, ctx: Exten
 			modelLabel,
 			model,
 			// Pi's allowlist would hide the nested extension's tools; add them where the depth limit allows.
-			tools: deps.depth + 1 < cfg.maxDepth ? [...tools, ...SUBAGENT_TOOL_NAMES] : [...tools],
+			tools: childTools,
 			cwd: checkable.cwd,
 			thinking,
 			context,
-			systemAppend: childSystemAppend(agent, context),
+			systemAppend,
 			agent: agent?.name,
 			maxTurns: agent?.maxTurns,
 			exactTools,
@@ -270,6 +337,7 @@ export async function spawnTool(deps: SpawnDeps, params: SpawnParams, ctx: Exten
 			steps: checkable.steps,
 			worktree: checkable.worktree,
 			structured: checkable.structured,
+			...handover,
 		});
 	} catch (error) {
 		await checkable.abandon();
@@ -277,12 +345,22 @@ export async function spawnTool(deps: SpawnDeps, params: SpawnParams, ctx: Exten
 	}
 	const queued = child.state === "queued";
 	const how = arrivalOf(deps, ctx);
-	const text = queued ? P.queuedText(child, manager.list(), manager.maxConcurrent, how) : P.spawnedText(child, how);
+	const text =
+		child.state === "waiting"
+			? waitingSpawnText(child, P.arrival(child, how))
+			: queued
+				? P.queuedText(child, manager.list(), manager.maxConcurrent, how)
+				: P.spawnedText(child, how);
 	const shown = [[text, ...checkable.notes].join(" "), ...notes.map((n) => n.replace(/^subagents: /, "Note: "))].join(
 		"\n",
 	);
 	return reply(shown, {
-		rows: [row(child, queued ? "queued" : undefined)],
+		rows: [
+			row(
+				child,
+				queued ? "queued" : child.state === "waiting" ? `waits for ${(child.after ?? []).join(", ")}` : undefined,
+			),
+		],
 		id: child.id,
 		queued,
 		...(agent ? { agent: agent.name } : {}),

@@ -33,6 +33,7 @@ export function currentRow(row: ChildRow, children: readonly ChildRecord[]): Chi
 	}
 	const next: ChildRow = { ...row, state: child.state, name: child.name || row.name };
 	if (child.state === "queued") next.note = `#${queuePosition([...children], child.id)}`;
+	else if (child.state === "waiting") next.note = `waits for ${(child.after ?? []).join(", ")}`;
 	else next.note = row.note === "queued" ? undefined : row.note;
 	if (wantsReason(child.state) && child.error) next.reason = child.error;
 	return next;

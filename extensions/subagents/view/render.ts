@@ -25,7 +25,8 @@ export const REASON_COLUMNS = 100;
 function stateColor(state: ChildState): string {
 	if (state === "completed") return "success";
 	if (state === "failed") return "error";
-	if (state === "cancelled" || state === "incomplete") return "warning";
+	if (state === "cancelled" || state === "incomplete" || state === "skipped") return "warning";
+	if (state === "waiting") return "muted";
 	return "accent";
 }
 
@@ -113,8 +114,9 @@ export function oneLine(text: string): string {
 export function statusText(children: ChildRecord[], paint: Paint = plain): string | undefined {
 	const running = children.filter((c) => c.state === "running" || c.state === "starting").length;
 	const queued = children.filter((c) => c.state === "queued").length;
-	if (running + queued === 0) return undefined;
-	const q = queued > 0 ? `, ${queued} queued` : "";
+	const waiting = children.filter((c) => c.state === "waiting").length;
+	if (running + queued + waiting === 0) return undefined;
+	const q = (queued > 0 ? `, ${queued} queued` : "") + (waiting > 0 ? `, ${waiting} waiting` : "");
 	return paint("accent", `● subagents: ${running} running${q}`);
 }
 
@@ -123,10 +125,17 @@ export const WIDGET_MAX_ROWS = 8;
 
 /** Widget rows: each running or queued child with elapsed time and tokens, at most WIDGET_MAX_ROWS + 1 lines. */
 export function widgetLines(children: ChildRecord[], now: number, paint: Paint = plain): string[] {
-	const active = children.filter((c) => c.state === "running" || c.state === "starting" || c.state === "queued");
+	const active = children.filter(
+		(c) => c.state === "running" || c.state === "starting" || c.state === "queued" || c.state === "waiting",
+	);
 	const shown = active.length > WIDGET_MAX_ROWS + 1 ? active.slice(0, WIDGET_MAX_ROWS) : active;
 	const lines = shown.map((c) => {
-		const elapsed = c.startedAt ? formatDuration(now - c.startedAt) : "waiting";
+		const elapsed =
+			c.state === "waiting"
+				? `waits for ${(c.after ?? []).join(", ")}`
+				: c.startedAt
+					? formatDuration(now - c.startedAt)
+					: "waiting";
 		const tokens = c.contextTokens !== undefined ? ` · ${formatCount(c.contextTokens)} tok` : "";
 		const agent = c.agent ? paint("dim", ` (${oneLine(c.agent)})`) : "";
 		return `${paint(stateColor(c.state), statusGlyph(c.state))} ${c.id} ${oneLine(c.name)}${agent} · ${elapsed}${tokens}`;

@@ -44,7 +44,7 @@ function agentOf(c: ChildRecord): string {
 
 /** Elapsed time of the current (or last) run. */
 export function elapsedOf(c: ChildRecord, now: number): string {
-	if (!c.startedAt) return c.state === "queued" ? "waiting" : "—";
+	if (!c.startedAt) return c.state === "queued" || c.state === "waiting" ? "waiting" : "—";
 	return formatDuration((c.endedAt ?? now) - c.startedAt);
 }
 
@@ -57,6 +57,7 @@ export function contextOf(c: ChildRecord): string {
 
 /** State words: "running", "queued #2", "failed". */
 export function stateWords(c: ChildRecord, all: readonly ChildRecord[]): string {
+	if (c.state === "waiting") return `waits for ${(c.after ?? []).join(", ")}`;
 	return c.state === "queued" ? `queued #${queuePosition([...all], c.id)}` : c.state;
 }
 
