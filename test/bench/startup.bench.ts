@@ -12,7 +12,7 @@
  *
  * STARTUP_ROUNDS (default 3) sets the rounds; STARTUP_LINES ("0.73,1.x") the Pi lines.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
 	makeSandbox,
@@ -40,8 +40,12 @@ const kb = (x: number) => `${(x / 1024).toFixed(1)} KB`;
 
 /** Figures of one line × variant × session kind, one per round. */
 interface Samples {
+	/** Wall-clock ms to ready. */
 	cold: number[];
 	warm: number[];
+	/** CPU ms (user + system) the pi process used until ready: steadier than wall-clock on a busy machine. */
+	coldCpu: number[];
+	warmCpu: number[];
 	firstRequest: number[];
 	fixedBytes: number[];
 }
@@ -51,10 +55,21 @@ function slot(line: PiLine, variant: Variant, session: SessionKind): Samples {
 	const key = `${line}|${variant}|${session}`;
 	let s = samples.get(key);
 	if (!s) {
-		s = { cold: [], warm: [], firstRequest: [], fixedBytes: [] };
+		s = { cold: [], warm: [], coldCpu: [], warmCpu: [], firstRequest: [], fixedBytes: [] };
 		samples.set(key, s);
 	}
 	return s;
+}
+
+/** CPU ms a process has used so far (Linux /proc; NaN elsewhere). Clock ticks are 1/100 s on Linux. */
+function cpuMs(pid: number | undefined): number {
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+		const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+		return (Number(fields[11]) + Number(fields[12])) * 10;
+	} catch {
+		return Number.NaN;
+	}
 }
 
 /** System prompt and tool schemas of a request, as UTF-8 bytes on the wire. */
@@ -85,7 +100,7 @@ async function main(): Promise<void> {
 		makeSandbox({ server, settings: variant === "package" ? { packages: [packageRoot] } : {} });
 
 	/** Start pi, answer get_state; returns the process and the time to ready. */
-	const start = async (line: PiLine, sandbox: Sandbox, session: SessionKind): Promise<[PiRpc, number]> => {
+	const start = async (line: PiLine, sandbox: Sandbox, session: SessionKind): Promise<[PiRpc, number, number]> => {
 		const args: string[] = [];
 		if (session === "resumed") {
 			// A fresh copy each start: a run may append to the file, and only the caches should carry over. Pi
@@ -99,11 +114,12 @@ async function main(): Promise<void> {
 		pi.send({ type: "get_state" });
 		const state = await pi.waitFor((e) => e.type === "response" && e.command === "get_state", 60_000);
 		const took = performance.now() - t0;
+		const cpu = cpuMs(pi.child.pid);
 		if (state.success !== true) throw new Error(`get_state failed: ${JSON.stringify(state)}\n${pi.stderr}`);
 		const count = (state.data as { messageCount?: number }).messageCount ?? 0;
 		if (session === "resumed" && count < 100)
 			throw new Error(`the resumed session shows ${count} messages; stderr: ${pi.stderr.slice(-2000)}`);
-		return [pi, took];
+		return [pi, took, cpu];
 	};
 
 	const checkLoaded = async (pi: PiRpc, variant: Variant): Promise<void> => {
@@ -138,12 +154,14 @@ async function main(): Promise<void> {
 				for (const variant of order) {
 					const s = slot(line, variant, session);
 					const sandbox = sandboxFor(variant);
-					const [cold, coldTook] = await start(line, sandbox, session);
+					const [cold, coldTook, coldCpu] = await start(line, sandbox, session);
 					s.cold.push(coldTook);
+					s.coldCpu.push(coldCpu);
 					await checkLoaded(cold, variant);
 					await cold.stop();
-					const [warm, warmTook] = await start(line, sandbox, session);
+					const [warm, warmTook, warmCpu] = await start(line, sandbox, session);
 					s.warm.push(warmTook);
+					s.warmCpu.push(warmCpu);
 					if (session === "resumed") {
 						const [latency, bytes] = await promptToRequest(warm);
 						s.firstRequest.push(latency);
@@ -160,14 +178,20 @@ async function main(): Promise<void> {
 	console.log(
 		`\nstart → ready (rpc get_state answered), medians of ${ROUNDS} alternating rounds; resumed = a real ${entries}-entry session`,
 	);
-	console.log("| line | session | start | Pi alone | with package | ratio |");
-	console.log("|---|---|---|---:|---:|---:|");
+	console.log(
+		"| line | session | start | Pi alone | with package | ratio | CPU alone | CPU with package | CPU ratio |",
+	);
+	console.log("|---|---|---|---:|---:|---:|---:|---:|---:|");
 	for (const line of LINES)
 		for (const session of ["empty", "resumed"] as SessionKind[])
 			for (const kind of ["cold", "warm"] as const) {
 				const a = median(slot(line, "alone", session)[kind]);
 				const p = median(slot(line, "package", session)[kind]);
-				console.log(`| ${line} | ${session} | ${kind} | ${ms(a)} | ${ms(p)} | ${(p / a).toFixed(2)}× |`);
+				const ca = median(slot(line, "alone", session)[`${kind}Cpu`]);
+				const cp = median(slot(line, "package", session)[`${kind}Cpu`]);
+				console.log(
+					`| ${line} | ${session} | ${kind} | ${ms(a)} | ${ms(p)} | ${(p / a).toFixed(2)}× | ${ms(ca)} | ${ms(cp)} | ${(cp / ca).toFixed(2)}× |`,
+				);
 			}
 	console.log("\nwarm resumed session: prompt → first model request; first request's fixed bytes (system + tools)");
 	console.log("| line | Pi alone | with package | difference | fixed bytes alone | with package | added |");
