@@ -9,6 +9,6 @@ const host: Record<string, unknown> = {
 };
 
 export default async function contextTrim(pi: unknown): Promise<void> {
-	const { load } = await import("./context-trim.js");
-	await load(host)(pi);
+	const { load } = await import("./extensions.js");
+	await (await load(host, "context-trim"))(pi);
 }

@@ -9,6 +9,6 @@ const host: Record<string, unknown> = {
 };
 
 export default async function handoff(pi: unknown): Promise<void> {
-	const { load } = await import("./handoff.js");
-	await load(host)(pi);
+	const { load } = await import("./extensions.js");
+	await (await load(host, "handoff"))(pi);
 }

@@ -11,6 +11,6 @@ const host: Record<string, unknown> = {
 };
 
 export default async function headroom(pi: unknown): Promise<void> {
-	const { load } = await import("./headroom.js");
-	await load(host)(pi);
+	const { load } = await import("./extensions.js");
+	await (await load(host, "headroom"))(pi);
 }

@@ -15,6 +15,6 @@ const host: Record<string, unknown> = {
 };
 
 export default async function subagents(pi: unknown): Promise<void> {
-	const { load } = await import("./subagents.js");
-	await load(host)(pi);
+	const { load } = await import("./extensions.js");
+	await (await load(host, "subagents"))(pi);
 }

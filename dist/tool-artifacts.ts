@@ -11,6 +11,6 @@ const host: Record<string, unknown> = {
 };
 
 export default async function toolArtifacts(pi: unknown): Promise<void> {
-	const { load } = await import("./tool-artifacts.js");
-	await load(host)(pi);
+	const { load } = await import("./extensions.js");
+	await (await load(host, "tool-artifacts"))(pi);
 }
