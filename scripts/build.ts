@@ -4,13 +4,13 @@
  * registry tarball ship the same files; test/unit/build.test.ts checks that dist/ equals a fresh build.
  *
  * Why: Pi loads an extension's TypeScript through jiti (Bun's loader first under Bun), and on a fresh machine
- * every file is transpiled before Pi is ready — seconds for this package (docs/startup.md). Per extension the
- * build writes:
- * - `dist/<name>.js`: the extension's whole module graph as one plain ES module that exports
- *   `load(host)`. It imports nothing by name, so it loads natively (no transpile) on Node and Bun; Pi's own
- *   modules (`host`) are handed in, and each `load` evaluates the graph afresh, like jiti's uncached load.
- * - `dist/<name>.ts`: the entry `pi.extensions` names. A few lines that import Pi's modules (Pi's loader maps
- *   them to the running Pi, as for any extension) and pass them to `load`.
+ * every file is transpiled before Pi is ready — seconds for this package (docs/startup.md). The build writes:
+ * - `dist/extensions.js`: every extension's modules as one plain ES module exporting `load(host, name)`. It
+ *   imports nothing by name, so it loads natively (no transpile) on Node and Bun; Pi's own modules (`host`)
+ *   are handed in. Each module is initialised lazily, so a `load` evaluates only the named extension's graph,
+ *   and afresh each time, like jiti's uncached load (module state never outlives a /reload).
+ * - `dist/<name>.ts` per extension: the entry `pi.extensions` names. A few lines that import Pi's modules
+ *   (Pi's loader maps them to the running Pi, as for any extension) and pass them to `load`.
  * Plain JavaScript files the code starts by URL (the recall search worker) are copied beside them.
  */
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -3,9 +3,10 @@
  * fresh build of the TypeScript in extensions/, and package.json ships and points Pi at it.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { builtinModules } from "node:module";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildExtensions, EXTENSIONS, HOST_MODULES } from "../../scripts/build.ts";
+import { BUNDLE, buildExtensions, EXTENSIONS, HOST_MODULES } from "../../scripts/build.ts";
 import { readManifest } from "../fixtures/package-layout.ts";
 import { REPO_ROOT } from "../fixtures/sandbox.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
@@ -30,14 +31,22 @@ describe("the shipped build", () => {
 		expect(pkg.pi?.extensions).toEqual(EXTENSIONS.map((name) => `./dist/${name}.ts`));
 	});
 
-	it("a bundle imports nothing by name: Pi's modules are handed to load(), the rest is required at run time", () => {
+	it("the bundle imports nothing by name; it requires only Node's modules, Pi's (handed in) and dependencies", () => {
+		const bundle = readFileSync(join(DIST, BUNDLE), "utf8");
+		const imports = [...bundle.matchAll(/^\s*import\s[^;]*?from\s+"([^"]+)"/gm)].map((m) => m[1]);
+		expect(imports).toEqual(["node:module"]);
+		const pkg = readManifest(REPO_ROOT);
+		const allowed = new Set<string>([...HOST_MODULES, ...Object.keys(pkg.dependencies ?? {})]);
+		const required = new Set([...bundle.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]));
+		expect(required.size).toBeGreaterThan(0);
+		for (const id of required) {
+			expect(id.startsWith("node:") || builtinModules.includes(id) || allowed.has(id), `require("${id}")`).toBe(true);
+		}
 		for (const name of EXTENSIONS) {
-			const bundle = readFileSync(join(DIST, `${name}.js`), "utf8");
-			const imports = [...bundle.matchAll(/^\s*import\s[^;]*?from\s+"([^"]+)"/gm)].map((m) => m[1]);
-			expect(imports, name).toEqual(["node:module"]);
 			const entry = readFileSync(join(DIST, `${name}.ts`), "utf8");
 			const named = [...entry.matchAll(/from "([^"]+)"/g)].map((m) => m[1]);
 			for (const id of named) expect(HOST_MODULES as readonly string[], `${name}.ts imports ${id}`).toContain(id);
+			expect(entry).toContain(`load(host, "${name}")`);
 		}
 	});
 });
