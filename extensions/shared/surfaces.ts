@@ -2,8 +2,8 @@
  * The one table of budgets: every place that bounds text the model sees is a named surface here, with its
  * limits in UTF-8 bytes and lines of the WHOLE text that place shows (body, omission marker, footer,
  * headers) and the share of the body kept at the head. Change a budget here and nowhere else; a new
- * place that bounds model-facing text adds its entry here (test/unit/surfaces.test.ts keeps the README's
- * table and the code in step with it).
+ * place that bounds model-facing text adds its entry here (test/unit/surfaces.test.ts keeps the table of
+ * docs/configuration.md and the code in step with it).
  *
  * Pure data at the ground of `extensions/shared/`: this module imports nothing.
  */
@@ -35,7 +35,7 @@ export interface SurfaceBudget {
 	 * input, or a display-only view. Clipped surfaces are fixed too (see `overridableFields`).
 	 */
 	readonly fixed?: boolean;
-	/** What the surface bounds, in one line (shown in the README's budget table). */
+	/** What the surface bounds, in one line (shown in the budget table of docs/configuration.md). */
 	readonly doc: string;
 }
 

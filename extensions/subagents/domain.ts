@@ -1,12 +1,10 @@
 /**
- * Pure state and decisions of the subagents extension: child records, ids, model and id
- * resolution, the queue rule and the delivery ledger. No Pi imports, no I/O.
+ * Pure state and decisions of the subagents extension: child records and the rows tools show of them, ids,
+ * model and id resolution, the queue rule and the delivery ledger. No Pi imports, no I/O.
  */
-
 import { project } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
-import type { Worktree } from "./isolation.ts";
-import type { ResultExtras } from "./result-extras.ts";
+import type { ResultExtras, Worktree } from "./result-extras.ts";
 
 /**
  * Lifecycle of one child. A settled child (completed/incomplete/failed/cancelled) may run again via
@@ -108,6 +106,26 @@ export interface ChildRecord {
 	worktree?: Worktree;
 	/** True when its answers must end with JSON valid against an output_schema. */
 	structured?: boolean;
+}
+
+/** One child as the renderers receive it in tool result details (id, short title, state, …). */
+export interface ChildRow {
+	id: string;
+	name: string;
+	/** State at the time of the result. */
+	state: ChildState;
+	/** UTF-8 bytes of the full result, when there is one. */
+	fullBytes?: number;
+	/** UTF-8 bytes shown to the model for it. */
+	shownBytes?: number;
+	/** Artifact path, when the full text was stored. */
+	artifactPath?: string;
+	/** Extra words (e.g. "#2" for a queue position, "already delivered"). */
+	note?: string;
+	/** The named agent the child runs as, if any. */
+	agent?: string;
+	/** Why a failed, cancelled or incomplete run stopped (shown in one line, collapsed too). */
+	reason?: string;
 }
 
 /** How many tool calls subagent_check keeps per child. */

@@ -2,44 +2,38 @@
  * Subagents: the thin Pi adapter. Registers the seven tools with their renderers, a renderer for
  * delivered results, the status line, and the lifecycle hooks (restore on session start,
  * automatic delivery when the parent's run ends, the wait for children before a single-shot run on
- * Pi 1.x ends, persistence on shutdown).
+ * Pi 1.x ends, persistence on shutdown). It owns the session's state (session-state.ts) and hands each
+ * handler the services it names; the parts live in agents/, children/, checkable/, delivery/, tools/
+ * and view/.
  */
 import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { bootExtension } from "../shared/host/bootstrap.ts";
 import { DEFERRED_EXPOSURE, onPi1Event, settleDeferredTools } from "../shared/host/pi-host.ts";
-import { BUILT_IN_AGENTS, describePolicy } from "./agents.ts";
-import { cleanupTool } from "./cleanup.ts";
-import {
-	cancelFlush,
-	deliverPending,
-	FLUSH_POLL_ATTEMPTS,
-	persistSettled,
-	RESULT_MESSAGE_TYPE,
-	restoreFromSession,
-	scheduleFlush,
-} from "./delivery.ts";
-import { createEnv, ensureConfig, ensureManager, limitsOf, loadAgents } from "./env.ts";
+import { BUILT_IN_AGENTS, describePolicy } from "./agents/agents.ts";
+import { limitsOf } from "./children/session.ts";
+import { AutoDelivery, deliverPending, FLUSH_POLL_ATTEMPTS, RESULT_MESSAGE_TYPE } from "./delivery/delivery.ts";
+import { persistSettled, restoreFromSession } from "./delivery/persistence.ts";
+import { type SettleState, settleSingleShot } from "./delivery/settle.ts";
+import type { ChildRow } from "./domain.ts";
 import { TOOL_TEXT } from "./prompt.ts";
 import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription } from "./prompt-spawn.ts";
-import {
-	type ChildRow,
-	callText,
-	deliveredComponent,
-	paintFor,
-	statusText,
-	textComponent,
-	widgetLines,
-} from "./render.ts";
-import { type SettleState, settleSingleShot } from "./settle.ts";
-import { cancelTool, checkTool, listTool, sendTool, spawnTool, waitTool } from "./tools.ts";
+import { createSessionState } from "./session-state.ts";
+import { cancelTool } from "./tools/cancel.ts";
+import { checkTool } from "./tools/check.ts";
+import { cleanupTool } from "./tools/cleanup.ts";
+import { listTool } from "./tools/list.ts";
+import { sendTool } from "./tools/send.ts";
+import { spawnTool } from "./tools/spawn.ts";
+import { waitTool } from "./tools/wait.ts";
 import { registerSubagentsView } from "./view/command.ts";
 import { LiveResultComponent } from "./view/live-rows.ts";
+import { callText, deliveredComponent, paintFor, textComponent } from "./view/render.ts";
+import { StatusLine } from "./view/status.ts";
 
 /** How long shutdown waits for children to stop and record their partial output, in milliseconds. */
 export const SHUTDOWN_WAIT_MS = 8_000;
-/** Refresh period of the status widget while children run, in milliseconds. */
-export const STATUS_REFRESH_MS = 1_000;
+export { STATUS_REFRESH_MS } from "./view/status.ts";
 
 const ids = () => Type.Array(Type.String(), { description: TOOL_TEXT.wait.ids });
 
@@ -67,41 +61,23 @@ export default function subagents(pi: ExtensionAPI): void {
 }
 
 export function setupSubagents(pi: ExtensionAPI, depth: number): void {
-	const env = createEnv(pi, depth, (d) => (childPi) => setupSubagents(childPi, d));
-	env.host = bootExtension(pi, "subagents");
-	env.host.onConfig((config) => {
-		env.config = config;
-		env.configLoaded = true;
-		env.agentDir = env.host?.agentDir() ?? env.agentDir;
+	// The lifecycle's own state: the latest context, the closing flag and this session's manager live in
+	// `state`; every handler gets the read-only services, narrowed by its signature.
+	const state = createSessionState({
+		pi,
+		depth,
+		host: bootExtension(pi, "subagents"),
+		nested: (d) => (childPi) => setupSubagents(childPi, d),
+		onChildren: (manager) =>
+			manager.subscribe((event) => {
+				if (event.type === "changed") return status.refresh();
+				persistSettled(services, event.result, event.child);
+				if (!services.closing()) delivery.schedule();
+			}),
 	});
-	let statusTimer: ReturnType<typeof setInterval> | undefined;
-
-	const refreshStatus = () => {
-		const ctx = env.ctx;
-		if (!ctx?.hasUI || !env.manager) return;
-		try {
-			const paint = paintFor(ctx.ui.theme);
-			const children = env.manager.list();
-			ctx.ui.setStatus("subagents", statusText(children, paint));
-			const lines = widgetLines(children, Date.now(), paint);
-			ctx.ui.setWidget("subagents", lines.length > 0 ? lines : undefined);
-			const active = lines.length > 0;
-			if (active && !statusTimer) {
-				statusTimer = setInterval(refreshStatus, STATUS_REFRESH_MS);
-				statusTimer.unref?.();
-			} else if (!active && statusTimer) {
-				clearInterval(statusTimer);
-				statusTimer = undefined;
-			}
-		} catch {
-			// A UI that went away (session replaced) must not break the children.
-		}
-	};
-	env.onChange = refreshStatus;
-	env.onSettled = (result, child) => {
-		persistSettled(env, result, child);
-		if (!env.closing) scheduleFlush(env);
-	};
+	const { services } = state;
+	const status = new StatusLine(services.context, () => services.existingChildren()?.list());
+	const delivery = new AutoDelivery(() => deliverPending(services, "trigger"));
 
 	const render = {
 		renderCall(tool: string) {
@@ -117,13 +93,13 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 			const rows = ((result.details as { rows?: ChildRow[] } | undefined)?.rows ?? []) as ChildRow[];
 			// Drawn from the children's current state on every frame: rows never keep saying "starting".
 			return new LiveResultComponent(rows, text, Boolean(options?.expanded), paintFor(theme), () =>
-				env.manager?.list(),
+				services.existingChildren()?.list(),
 			);
 		},
 	};
 
 	const withCtx = <T>(ctx: ExtensionContext, fn: () => T): T => {
-		ensureConfig(env, ctx);
+		state.enter(ctx);
 		return fn();
 	};
 
@@ -160,14 +136,14 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 			description,
 			promptSnippet: TOOL_TEXT.spawn.snippet,
 			parameters: spawnParameters,
-			execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => spawnTool(env, params, ctx)),
+			execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => spawnTool(services, params, ctx)),
 			renderCall: render.renderCall("subagent_spawn"),
 			renderResult: render.renderResult,
 		});
 	};
 	const refreshAgents = (ctx: ExtensionContext) => {
 		try {
-			registerSpawn(spawnDescription(loadAgents(env, ctx).agents));
+			registerSpawn(spawnDescription(services.agents(ctx).agents));
 		} catch (error) {
 			console.error(`subagents: agent files could not be read (${String(error)})`);
 		}
@@ -184,7 +160,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 			mode: Type.Optional(Type.Union([Type.Literal("all"), Type.Literal("any")], { description: TOOL_TEXT.wait.mode })),
 		}),
 		execute: (_id, params, signal, onUpdate, ctx) =>
-			withCtx(ctx, () => waitTool(env, params, signal, onUpdate as never, ctx)),
+			withCtx(ctx, () => waitTool(services, params, signal, onUpdate as never, ctx)),
 		renderCall: render.renderCall("subagent_wait"),
 		renderResult: render.renderResult,
 	});
@@ -195,7 +171,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		label: TOOL_TEXT.check.label,
 		description: TOOL_TEXT.check.description,
 		parameters: Type.Object({ id: Type.String({ description: TOOL_TEXT.check.id }) }),
-		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => checkTool(env, params, ctx)),
+		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => checkTool(services, params, ctx)),
 		renderCall: render.renderCall("subagent_check"),
 		renderResult: render.renderResult,
 	});
@@ -209,7 +185,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 			id: Type.String({ description: TOOL_TEXT.send.id }),
 			text: Type.String({ description: TOOL_TEXT.send.text }),
 		}),
-		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => sendTool(env, params, ctx)),
+		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => sendTool(services, params, ctx)),
 		renderCall: render.renderCall("subagent_send"),
 		renderResult: render.renderResult,
 	});
@@ -220,7 +196,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		label: TOOL_TEXT.cancel.label,
 		description: TOOL_TEXT.cancel.description,
 		parameters: Type.Object({ ids: Type.Array(Type.String(), { description: TOOL_TEXT.cancel.ids }) }),
-		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cancelTool(env, params, ctx)),
+		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cancelTool(services, params, ctx)),
 		renderCall: render.renderCall("subagent_cancel"),
 		renderResult: render.renderResult,
 	});
@@ -231,7 +207,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		label: TOOL_TEXT.list.label,
 		description: TOOL_TEXT.list.description,
 		parameters: Type.Object({}),
-		execute: async (_id, _params, _signal, _onUpdate, ctx) => withCtx(ctx, () => listTool(env, ctx)),
+		execute: async (_id, _params, _signal, _onUpdate, ctx) => withCtx(ctx, () => listTool(services, ctx)),
 		renderCall: render.renderCall("subagent_list"),
 		renderResult: render.renderResult,
 	});
@@ -244,12 +220,12 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 			ids: Type.Array(Type.String(), { description: TOOL_TEXT.cleanup.ids }),
 			discard: Type.Optional(Type.Boolean({ description: TOOL_TEXT.cleanup.discard })),
 		}),
-		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cleanupTool(env, params, ctx)),
+		execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cleanupTool(services, params, ctx)),
 		renderCall: render.renderCall("subagent_cleanup"),
 		renderResult: render.renderResult,
 	});
 
-	registerSubagentsView(pi, env);
+	registerSubagentsView(pi, services, state.enter);
 
 	pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, (message, options, theme) => {
 		const rows = ((message.details as { rows?: ChildRow[] } | undefined)?.rows ?? []) as ChildRow[];
@@ -260,13 +236,13 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	pi.registerCommand("agents", {
 		description: "List the named agents for subagent_spawn: source file, tools, model, and any warnings",
 		handler: async (_args, ctx) => {
-			ensureConfig(env, ctx);
-			const snapshot = loadAgents(env, ctx);
+			state.enter(ctx);
+			const snapshot = services.agents(ctx);
 			refreshAgents(ctx);
 			const text = agentsCommandText(
 				snapshot.agents.map((a) => ({ ...a, extensions: a.extensions ? describePolicy(a.extensions) : undefined })),
 				snapshot.warnings,
-				env.config.subagents.defaultTools,
+				services.config().subagents.defaultTools,
 			);
 			if (ctx.hasUI) ctx.ui.notify(text, "info");
 			else console.log(text);
@@ -274,54 +250,54 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	});
 
 	pi.on("session_start", async (_event, ctx) => {
-		env.closing = false;
-		ensureConfig(env, ctx);
+		state.setClosing(false);
+		state.enter(ctx);
 		// Pi 1.x: the rarely used tools stay behind tool_search when it is active; otherwise they are declared.
-		settleDeferredTools(pi, RARE_TOOLS, env.config.exposure.deferRareTools, "subagent_spawn");
+		settleDeferredTools(pi, RARE_TOOLS, services.config().exposure.deferRareTools, "subagent_spawn");
 		refreshAgents(ctx);
-		ensureManager(env, ctx).setLimits(limitsOf(env.config));
-		const owed = restoreFromSession(env, ctx);
-		refreshStatus(); // a redraw: rows of the resumed history show their children's final state
-		if (owed > 0) await deliverPending(env, "append");
+		services.children(ctx).setLimits(limitsOf(services.config()));
+		const owed = restoreFromSession(services, ctx);
+		status.refresh(); // a redraw: rows of the resumed history show their children's final state
+		if (owed > 0) await deliverPending(services, "append");
 	});
 
 	// Results that settled while the parent was busy go out together once its run is over.
 	// 0.73: sendMessage inside agent_end starts no turn, so poll for idle on later ticks.
 	pi.on("agent_end", (_event, ctx) => {
-		env.ctx = ctx;
-		scheduleFlush(env, FLUSH_POLL_ATTEMPTS);
+		state.remember(ctx);
+		delivery.schedule(FLUSH_POLL_ATTEMPTS);
 	});
 	// 1.x: agent_settled fires once the agent is really idle.
 	onPi1Event<"agent_settled", ExtensionContext>(pi, "agent_settled", (_event, ctx) => {
-		env.ctx = ctx;
-		void deliverPending(env, "trigger");
+		state.remember(ctx);
+		void deliverPending(services, "trigger");
 	});
 	// 1.x single-shot runs (print/json mode): a run that would settle while children run waits for them
 	// and takes their results into one more turn before Pi exits (settle.ts). Acts on nothing with a UI.
 	const settle: SettleState = { rounds: 0 };
-	onPi1Event<"agent_before_settle", ExtensionContext>(pi, "agent_before_settle", (event, ctx) =>
-		settleSingleShot(env, settle, event, ctx),
-	);
+	onPi1Event<"agent_before_settle", ExtensionContext>(pi, "agent_before_settle", (event, ctx) => {
+		state.enter(ctx);
+		return settleSingleShot(services, settle, event, ctx);
+	});
 	pi.on("turn_start", (_event, ctx) => {
-		env.ctx = ctx;
+		state.remember(ctx);
 	});
 	// Agent files changed since the last prompt: the next request lists them (unchanged files cost a stat).
 	pi.on("before_agent_start", (_event, ctx) => {
 		settle.rounds = 0;
-		ensureConfig(env, ctx);
+		state.enter(ctx);
 		refreshAgents(ctx);
 	});
 
 	pi.on("session_shutdown", async () => {
-		env.closing = true;
+		state.setClosing(true);
 		settle.abort?.abort();
-		cancelFlush(env);
-		if (statusTimer) clearInterval(statusTimer);
-		statusTimer = undefined;
-		const manager = env.manager;
+		delivery.cancel();
+		status.stop();
+		const manager = services.existingChildren();
 		if (!manager) return;
 		// Running children are stopped; their partial output is recorded as owed, for the next start.
 		await Promise.race([manager.shutdown(), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
-		env.manager = undefined;
+		state.dropChildren();
 	});
 }

@@ -1,8 +1,25 @@
 /**
  * What a child's result carries besides its text (the structured-output verdict, an isolated child's
- * changes): plain types shared by the domain, the run steps and the tool results' details. Imports nothing,
- * so every module that speaks of results can use them without an import cycle.
+ * changes) and the worktree an isolated child works in: plain types shared by the domain, the run steps,
+ * isolation and the tool results' details. Imports nothing, so every module that speaks of results can use
+ * them without an import cycle.
  */
+
+/** One isolated child's worktree. */
+export interface Worktree {
+	/** Absolute path of the worktree's root. */
+	path: string;
+	/** Its branch (created from `base`). */
+	branch: string;
+	/** The commit it started from (the parent's HEAD at spawn). */
+	base: string;
+	/** The parent repository's top level (where the patch applies). */
+	repoTop: string;
+	/** The child's working directory inside the worktree (the parent's relative cwd, mirrored). */
+	cwd: string;
+	/** Uncommitted entries the parent had at spawn, which the worktree does not contain. */
+	parentUncommitted: number;
+}
 
 /** What a result carries besides its text, for tool-result details (other extensions read these). */
 export interface ResultExtras {

@@ -2,17 +2,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BULK_TOOLS } from "../fixtures/extensions/many-tools.ts";
-import {
-	extensionPath,
-	listFiles,
-	makeSandbox,
-	PI_LINES,
-	REPO_ROOT,
-	runPiPrint,
-	type Sandbox,
-} from "../fixtures/pi-runner.ts";
+import { extensionPath, listFiles, PI_LINES, REPO_ROOT, type Sandbox } from "../fixtures/pi-runner.ts";
+import { usePrintRuns } from "../fixtures/print-runs.ts";
 import { type ChatMessage, type ChatRequest, messageText, type ScriptedReply } from "../fixtures/scripted-server.ts";
-import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 
 const MARKER = "[context-trim]";
 const MANY_TOOLS = join(REPO_ROOT, "test/fixtures/extensions/many-tools.ts");
@@ -46,7 +38,8 @@ function unpaired(messages: ChatMessage[]): string[] {
 }
 
 describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
-	const startServer = useScriptedServers();
+	const runs = usePrintRuns(line, { extensions: [extensionPath("context-trim")] });
+	const startServer = runs.startServer;
 
 	it("keeps task, first plan and recent work with one marker naming the left-out tools, and never splits a call from its result", async () => {
 		const server = await startServer((req) => {
@@ -58,14 +51,10 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 					: { name: "read", arguments: { path: `notes/n${i}.txt` } };
 			return { text: i === 0 ? "FIRST-PLAN: read every note in order." : `step ${i}`, toolCalls: [call] };
 		});
-		const sandbox = makeSandbox({ server, contextWindow: 12_000, maxTokens: 1000, files: NOTES });
-		const run = await runPiPrint({
-			line,
-			sandbox,
-			extensions: [extensionPath("context-trim")],
+		await runs.print(server, {
 			prompt: "TASK-ALPHA: read the notes and report",
+			sandbox: { contextWindow: 12_000, maxTokens: 1000, files: NOTES },
 		});
-		expect(run.exitCode, run.stderr).toBe(0);
 		const requests = server.requests;
 		expect(requests).toHaveLength(TURNS + 1);
 		let trimmingStarted = false;
@@ -121,20 +110,10 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 				return { text: "FIRST-PLAN: read it", toolCalls: [{ name: "read", arguments: { path: "big.txt" } }] };
 			return { text: "ALL-DONE" };
 		});
-		const sandbox = makeSandbox({
-			server,
-			contextWindow: 8000,
-			maxTokens: 500,
-			files: { "big.txt": big },
-			headroomConfig,
-		});
-		const run = await runPiPrint({
-			line,
-			sandbox,
-			extensions: [extensionPath("context-trim")],
+		const { sandbox } = await runs.print(server, {
 			prompt: "TASK-BETA: read big.txt",
+			sandbox: { contextWindow: 8000, maxTokens: 500, files: { "big.txt": big }, headroomConfig },
 		});
-		expect(run.exitCode, run.stderr).toBe(0);
 		expect(server.requests).toHaveLength(2);
 		const req = server.requests[1];
 		const result = messageText(req.body.messages.find((m) => m.role === "tool"));
@@ -198,21 +177,15 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 				}
 			);
 		});
-		const sandbox = makeSandbox({
-			server,
-			contextWindow: OVERHEAD_WINDOW,
-			maxTokens: OVERHEAD_MAX_TOKENS,
-			files: NOTES,
-		});
-		writeFileSync(join(sandbox.agentDir, "APPEND_SYSTEM.md"), APPEND_SYSTEM);
-		options.prepare?.(sandbox);
-		const run = await runPiPrint({
-			line,
-			sandbox,
-			extensions: [extensionPath("context-trim"), MANY_TOOLS],
+		const { sandbox } = await runs.print(server, {
 			prompt: options.prompt,
+			sandbox: { contextWindow: OVERHEAD_WINDOW, maxTokens: OVERHEAD_MAX_TOKENS, files: NOTES },
+			extensions: [extensionPath("context-trim"), MANY_TOOLS],
+			before: (sandbox) => {
+				writeFileSync(join(sandbox.agentDir, "APPEND_SYSTEM.md"), APPEND_SYSTEM);
+				options.prepare?.(sandbox);
+			},
 		});
-		expect(run.exitCode, run.stderr).toBe(0);
 		const requests = server.requests;
 		expect(requests).toHaveLength(TURNS + 1);
 		return { sandbox, requests };
@@ -270,14 +243,11 @@ describe.each(PI_LINES)("context-trim on $label", ({ line }) => {
 		expect(latest.tokensBefore).toBeGreaterThan(window);
 		expect(latest.systemTokens).toBeGreaterThan(overhead * 0.8);
 		// /headroom's ledger (json mode: on stderr) names the latest trim with its figures
-		const ledgerRun = await runPiPrint({
-			line,
-			sandbox,
-			extensions: [extensionPath("headroom")],
-			args: ["--session", sessionFile, "/headroom"],
+		const ledgerRun = await runs.printIn(sandbox, {
 			prompt: "carry on",
+			args: ["--session", sessionFile, "/headroom"],
+			extensions: [extensionPath("headroom")],
 		});
-		expect(ledgerRun.exitCode, ledgerRun.stderr).toBe(0);
 		const trimLine = ledgerRun.stderr.split("\n").find((l) => l.trim().startsWith("context-trim")) ?? "";
 		expect(trimLine).toContain(`latest trim: ${latest.messagesBefore} → ${latest.messagesAfter} messages`);
 		expect(trimLine).toContain(

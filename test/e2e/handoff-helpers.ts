@@ -6,11 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-	ANSWERS_SYSTEM_PROMPT,
-	QUESTIONS_SYSTEM_PROMPT,
-	SUMMARY_SYSTEM_PROMPT,
-} from "../../extensions/handoff/prompt.ts";
+import { handoffStep } from "../fixtures/handoff-steps.ts";
 import {
 	extensionPath,
 	listFiles,
@@ -35,9 +31,8 @@ export type CallKind = "summary" | "questions" | "answers" | "pi-default" | "age
 export const PI_DEFAULT_SUMMARY_MARK = "You are a context summarization assistant";
 
 export function kindOf(req: ChatRequest): CallKind {
-	if (req.system === SUMMARY_SYSTEM_PROMPT) return "summary";
-	if (req.system === QUESTIONS_SYSTEM_PROMPT) return "questions";
-	if (req.system === ANSWERS_SYSTEM_PROMPT) return "answers";
+	const step = handoffStep(req.system);
+	if (step) return step;
 	if (req.system.startsWith(PI_DEFAULT_SUMMARY_MARK)) return "pi-default";
 	return "agent";
 }

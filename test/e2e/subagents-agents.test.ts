@@ -6,9 +6,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { extensionPath, makeSandbox, PI_LINES, runPiPrint, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
+import { extensionPath, makeSandbox, PI_LINES, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
+import { usePrintRuns } from "../fixtures/print-runs.ts";
 import type { ChatRequest, ScriptedServer } from "../fixtures/scripted-server.ts";
-import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { calledTools, isChild, lastToolText, toolTexts } from "./subagents-support.ts";
 
 const EXT = [extensionPath("subagents")];
@@ -90,7 +90,8 @@ const SOUR_EXTENSION = `export default function (pi) {
 `;
 
 describe.each(PI_LINES)("named agents on $label", ({ line }) => {
-	const startServer = useScriptedServers();
+	const runs = usePrintRuns(line, { extensions: EXT, args: ["--no-session"] });
+	const startServer = runs.startServer;
 
 	/** User and project agents of the same name, and a Claude Code agent in the project. */
 	function writeAgents(sandbox: Sandbox) {
@@ -127,16 +128,11 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 				{ list: true },
 			)(req);
 		});
-		const sandbox = makeSandbox({ server });
-		writeAgents(sandbox);
-		const run = await runPiPrint({
-			line,
-			sandbox,
-			extensions: EXT,
+		const { run } = await runs.print(server, {
 			prompt: "delegate",
 			args: ["--no-session", ...trustArgs],
+			before: writeAgents,
 		});
-		expect(run.exitCode, run.stderr).toBe(0);
 		const description = spawnDescriptionOf(server.requests[0]);
 		expect(description).toContain("- auditor — Audits code (project file)");
 		expect(description).toContain("- claudebot — A Claude Code agent");
@@ -165,16 +161,11 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 				if (isChild(req)) return { text: "ok" };
 				return parentScript([{ prompt: "CHILD-TASK audit", agent: "auditor" }])(req);
 			});
-			const sandbox = makeSandbox({ server });
-			writeAgents(sandbox);
-			const run = await runPiPrint({
-				line,
-				sandbox,
-				extensions: EXT,
+			const { sandbox, run } = await runs.print(server, {
 				prompt: "delegate",
 				args: ["--no-session", "--no-approve"],
+				before: writeAgents,
 			});
-			expect(run.exitCode, run.stderr).toBe(0);
 			expect(run.stderr).toContain(
 				`${join(sandbox.cwd, ".pi", "agents")}: ignored because Pi does not trust this project`,
 			);
@@ -195,9 +186,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 			if (!called.includes("subagent_list")) return { toolCalls: [{ name: "subagent_list", arguments: {} }] };
 			return { text: "done" };
 		});
-		const sandbox = makeSandbox({ server });
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await runs.print(server, { prompt: "delegate" });
 		const [spawn] = toolResults(run.events, "subagent_spawn");
 		expect(spawn.isError).toBe(true);
 		expect(spawn.text).toContain('Unknown agent "nope"; known agents: planner, reviewer, scout, worker.');
@@ -215,10 +204,12 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 			}
 			return parentScript([{ prompt: "CHILD-TASK with-ext" }, { prompt: "CHILD-TASK no-ext", extensions: [] }])(req);
 		});
-		const sandbox = makeSandbox({ server });
-		write(join(sandbox.agentDir, "extensions", "probe.ts"), PROBE_EXTENSION);
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await runs.print(server, {
+			prompt: "delegate",
+			before: (sandbox) => {
+				write(join(sandbox.agentDir, "extensions", "probe.ts"), PROBE_EXTENSION);
+			},
+		});
 		const withExt = childRequests(server, "with-ext");
 		expect(withExt[0].toolNames).toContain("probe_echo");
 		expect(withExt[0].toolNames).toContain("read");
@@ -240,16 +231,12 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 					{ prompt: "CHILD-TASK no-codemode", extensions: ["!codemode"] },
 				])(req);
 			});
-			const sandbox = makeSandbox({ server });
-			write(join(sandbox.agentDir, "extensions", "probe.ts"), PROBE_EXTENSION);
-			const run = await runPiPrint({
-				line,
-				sandbox,
-				extensions: EXT,
+			await runs.print(server, {
 				prompt: "delegate",
-				args: ["--no-session"],
+				before: (sandbox) => {
+					write(join(sandbox.agentDir, "extensions", "probe.ts"), PROBE_EXTENSION);
+				},
 			});
-			expect(run.exitCode, run.stderr).toBe(0);
 			const [all] = childRequests(server, "builtins");
 			expect(all.toolNames).toEqual(expect.arrayContaining(["read", "probe_echo", "codemode", "tool_search"]));
 			expect(all.toolNames).not.toContain("subagent_spawn");
@@ -268,11 +255,13 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 				{ prompt: "CHILD-TASK excluding", extensions: ["!broken", "!sour"] },
 			])(req);
 		});
-		const sandbox = makeSandbox({ server });
-		write(join(sandbox.agentDir, "extensions", "broken.ts"), BROKEN_EXTENSION);
-		write(join(sandbox.agentDir, "extensions", "sour.ts"), SOUR_EXTENSION);
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await runs.print(server, {
+			prompt: "delegate",
+			before: (sandbox) => {
+				write(join(sandbox.agentDir, "extensions", "broken.ts"), BROKEN_EXTENSION);
+				write(join(sandbox.agentDir, "extensions", "sour.ts"), SOUR_EXTENSION);
+			},
+		});
 		const [wait] = toolResults(run.events, "subagent_wait");
 		// Failing to load: named, with its error.
 		expect(wait.text).toMatch(/sa-1 "[^"]*" failed[\s\S]*extension "broken"[\s\S]*broken on purpose/);
@@ -293,8 +282,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 			agentFile({ description: "Audits code", tools: "read, grep", model: "mock/mock-cheap", colour: "red" }, "BODY"),
 		);
 		write(join(sandbox.agentDir, "agents", "broken.md"), "---\nname: [\n---\n");
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "/agents", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const run = await runs.printIn(sandbox, { prompt: "/agents" });
 		const out = `${run.stdout}\n${run.stderr}`;
 		expect(out).toContain("auditor — Audits code");
 		expect(out).toContain(`source user: ${file}`);
@@ -317,13 +305,15 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 				check: "sa-2",
 			})(req);
 		});
-		const sandbox = makeSandbox({ server });
-		write(
-			join(sandbox.agentDir, "agents", "stepper.md"),
-			agentFile({ description: "Takes steps", tools: "ls", maxTurns: "2" }, "STEPPER"),
-		);
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await runs.print(server, {
+			prompt: "delegate",
+			before: (sandbox) => {
+				write(
+					join(sandbox.agentDir, "agents", "stepper.md"),
+					agentFile({ description: "Takes steps", tools: "ls", maxTurns: "2" }, "STEPPER"),
+				);
+			},
+		});
 		const [wait] = toolResults(run.events, "subagent_wait");
 		expect(wait.text).toMatch(/sa-1 "[^"]*" incomplete/);
 		expect(wait.text).toContain("Incomplete: its last reply stopped at the model's output limit");

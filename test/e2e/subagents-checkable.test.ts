@@ -9,9 +9,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { git, gitTestEnv, makeGitRepo } from "../fixtures/git-repo.ts";
-import { extensionPath, makeSandbox, PI_LINES, runPiPrint, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
+import { extensionPath, makeSandbox, PI_LINES, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
+import { usePrintRuns } from "../fixtures/print-runs.ts";
 import type { ChatRequest, ScriptedServer } from "../fixtures/scripted-server.ts";
-import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { calledTools, isChild } from "./subagents-support.ts";
 
 const EXT = [extensionPath("subagents")];
@@ -49,7 +49,8 @@ function section(text: string, who: string): string {
 const patchPath = (text: string) => /untracked files included\): (\S+) —/.exec(text)?.[1] ?? "";
 
 describe.each(PI_LINES)("isolated and structured subagents on $label", ({ line }) => {
-	const startServer = useScriptedServers();
+	const runs = usePrintRuns(line, { extensions: EXT, args: ["--no-session"] });
+	const startServer = runs.startServer;
 
 	it("two isolated children edit in parallel: the parent's tree stays clean, each result names its own files and a patch that applies", async () => {
 		const edits: Record<string, string> = {
@@ -75,14 +76,7 @@ describe.each(PI_LINES)("isolated and structured subagents on $label", ({ line }
 		});
 		const sandbox = gitSandbox(server, true);
 		const indexBefore = readFileSync(`${sandbox.cwd}/.git/index`);
-		const run = await runPiPrint({
-			line,
-			sandbox,
-			extensions: EXT,
-			prompt: "edit in isolation",
-			args: ["--no-session"],
-		});
-		expect(run.exitCode, run.stderr).toBe(0);
+		const run = await runs.printIn(sandbox, { prompt: "edit in isolation" });
 		const spawns = toolResults(run.events, "subagent_spawn");
 		expect(spawns.map((s) => s.isError)).toEqual([false, false]);
 		for (const s of spawns) {
@@ -138,14 +132,7 @@ describe.each(PI_LINES)("isolated and structured subagents on $label", ({ line }
 			return { text: "done" };
 		});
 		const inRepo = gitSandbox(server, true);
-		const run = await runPiPrint({
-			line,
-			sandbox: inRepo,
-			extensions: EXT,
-			prompt: "look only",
-			args: ["--no-session"],
-		});
-		expect(run.exitCode, run.stderr).toBe(0);
+		const run = await runs.printIn(inRepo, { prompt: "look only" });
 		const [wait] = toolResults(run.events, "subagent_wait");
 		const removed = /the worktree (\S+) and its branch were removed/.exec(wait.text);
 		expect(removed, wait.text).not.toBeNull();
@@ -156,14 +143,7 @@ describe.each(PI_LINES)("isolated and structured subagents on $label", ({ line }
 
 		const before = server.requests.filter(isChild).length;
 		const outside = gitSandbox(server, false);
-		const second = await runPiPrint({
-			line,
-			sandbox: outside,
-			extensions: EXT,
-			prompt: "look only",
-			args: ["--no-session"],
-		});
-		expect(second.exitCode, second.stderr).toBe(0);
+		const second = await runs.printIn(outside, { prompt: "look only" });
 		const [spawn] = toolResults(second.events, "subagent_spawn");
 		expect(spawn.isError).toBe(true);
 		expect(spawn.text).toMatch(/isolation "worktree" is not possible: .* is not inside a git repository/);
@@ -201,8 +181,7 @@ describe.each(PI_LINES)("isolated and structured subagents on $label", ({ line }
 			return { text: "done" };
 		});
 		const sandbox = makeSandbox({ server });
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "review", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const run = await runs.printIn(sandbox, { prompt: "review" });
 		const spawns = toolResults(run.events, "subagent_spawn");
 		expect(spawns.map((s) => s.isError)).toEqual([false, false, true]);
 		expect(spawns[2].text).toMatch(/output_schema cannot be used: unsupported keyword "requried"/);
@@ -266,8 +245,7 @@ describe.each(PI_LINES)("isolated and structured subagents on $label", ({ line }
 				"output_schema:\n  type: object\n  properties:\n    fixed:\n      type: array\n      items: { type: string }\n" +
 				"  required: [fixed]\n---\nYou fix files.\n",
 		);
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "fix it", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const run = await runs.printIn(sandbox, { prompt: "fix it" });
 		const [spawn] = toolResults(run.events, "subagent_spawn");
 		expect(spawn.isError, spawn.text).toBe(false);
 		expect(spawn.text).toContain("Isolated: it works in a new git worktree");

@@ -13,7 +13,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SETTLE_MAX_ROUNDS } from "../../extensions/subagents/settle.ts";
+import { SETTLE_MAX_ROUNDS } from "../../extensions/subagents/delivery/settle.ts";
 import {
 	extensionPath,
 	makeSandbox,

@@ -5,9 +5,9 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { extensionPath, makeSandbox, PI_LINES, runPiPrint, startPiRpc, toolResults } from "../fixtures/pi-runner.ts";
+import { extensionPath, makeSandbox, PI_LINES, startPiRpc, toolResults } from "../fixtures/pi-runner.ts";
+import { usePrintRuns } from "../fixtures/print-runs.ts";
 import type { ChatRequest } from "../fixtures/scripted-server.ts";
-import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { expectWaitThenRead, spawnWaitReadScript } from "./long-answer-scenario.ts";
 import {
 	artifactFacts,
@@ -60,13 +60,12 @@ function expectProjected(text: string, answer: string, begin: string, end: strin
 }
 
 describe.each(PI_LINES)("subagents on $label", ({ line }) => {
-	const startServer = useScriptedServers();
+	const runs = usePrintRuns(line, { extensions: EXT, args: ["--no-session"] });
+	const startServer = runs.startServer;
 
 	it("1a: a 37 KB answer via subagent_wait is ≤ 16 KiB head+tail, and the footer's read returns the omitted lines", async () => {
 		const server = await startServer(spawnWaitReadScript(childAnswer, spawnAll(["long"]).toolCalls[0].arguments));
-		const sandbox = makeSandbox({ server });
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await runs.print(server, { prompt: "delegate" });
 		// Within the wait budget, BEGIN and END kept; the read call brings exactly the omitted lines.
 		const { wait, read } = expectWaitThenRead(run.events, LONG);
 		expectProjected(wait.text, LONG, "BEGIN", "END");
@@ -140,9 +139,7 @@ describe.each(PI_LINES)("subagents on $label", ({ line }) => {
 			if (!called.includes("subagent_wait")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
 			return { text: "done" };
 		});
-		const sandbox = makeSandbox({ server });
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "fan out", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await runs.print(server, { prompt: "fan out" });
 		const [wait] = toolResults(run.events, "subagent_wait");
 		expect(utf8Bytes(QUARTER.A)).toBe(21_333);
 		expect(QUARTER.A.split("\n").length).toBe(262);
@@ -198,9 +195,10 @@ describe.each(PI_LINES)("subagents on $label", ({ line }) => {
 		const results: Array<{ text: string; details: unknown }> = [];
 		for (const reported of [windowTokens - 4096 - 9_000, windowTokens + 50_000]) {
 			promptTokens = reported;
-			const sandbox = makeSandbox({ server, contextWindow: windowTokens, maxTokens: 4096 });
-			const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "fan out", args: ["--no-session"] });
-			expect(run.exitCode, run.stderr).toBe(0);
+			const { run } = await runs.print(server, {
+				prompt: "fan out",
+				sandbox: { contextWindow: windowTokens, maxTokens: 4096 },
+			});
 			results.push(toolResults(run.events, "subagent_wait")[0]);
 		}
 		type D = { allocation: { source: string; batchBytes: number }; items: Array<{ projectedBytes: number }> };
@@ -226,9 +224,7 @@ describe.each(PI_LINES)("subagents on $label", ({ line }) => {
 			if (!called.includes("subagent_wait")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
 			return { text: "done" };
 		});
-		const sandbox = makeSandbox({ server });
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "ask", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { sandbox, run } = await runs.print(server, { prompt: "ask" });
 		const [wait] = toolResults(run.events, "subagent_wait");
 		expect(wait.text.endsWith("\nshort answer: 42")).toBe(true);
 		expect(wait.text).not.toMatch(/Full text/);

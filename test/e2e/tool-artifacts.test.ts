@@ -1,9 +1,9 @@
 import { mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { extensionPath, makeSandbox, PI_LINES, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
+import { extensionPath, makeSandbox, PI_LINES, toolResults } from "../fixtures/pi-runner.ts";
+import { usePrintRuns } from "../fixtures/print-runs.ts";
 import { type ChatRequest, messageText, type ScriptedReply } from "../fixtures/scripted-server.ts";
-import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 
 const EXTENSION = extensionPath("tool-artifacts");
 const REDOS_COMMAND = "for i in 1 2 3 4 5 6 7 8 9 10; do head -c 30000 /dev/zero | tr '\\0' a; echo b; done";
@@ -40,7 +40,8 @@ const summaryInput = (req: ChatRequest) => {
 };
 
 describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
-	const startServer = useScriptedServers();
+	const runs = usePrintRuns(line, { extensions: [EXTENSION], args: ["--no-session"] });
+	const startServer = runs.startServer;
 
 	it("bash seq 1 200000: stub, exact artifact, recall by pattern, read by offset", async () => {
 		const server = await startServer((req): ScriptedReply => {
@@ -66,9 +67,10 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 			}
 			return { text: "done" };
 		});
-		const sandbox = makeSandbox({ server, headroomConfig: { toolArtifacts: { summary: { enabled: false } } } });
-		const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "count", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { sandbox, run } = await runs.print(server, {
+			prompt: "count",
+			sandbox: { headroomConfig: { toolArtifacts: { summary: { enabled: false } } } },
+		});
 		expect(server.requests.length).toBe(6);
 
 		const seen = messageText(toolMessages(server.requests[1])[0]);
@@ -116,12 +118,10 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 			return { text: "done" };
 		});
 		const surfaces = { "toolArtifacts.stub.command": { maxBytes: 2048, maxLines: 40, headShare: 0.2 } };
-		const sandbox = makeSandbox({
-			server,
-			headroomConfig: { toolArtifacts: { summary: { enabled: false } }, surfaces },
+		await runs.print(server, {
+			prompt: "count",
+			sandbox: { headroomConfig: { toolArtifacts: { summary: { enabled: false } }, surfaces } },
 		});
-		const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "count", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
 		const seen = messageText(toolMessages(server.requests[1])[0]);
 		const stub = parseStub(seen);
 		expect(stub.lines).toBe(20_001);
@@ -157,8 +157,7 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 		const elsewhere = join(sandbox.root, "elsewhere");
 		mkdirSync(elsewhere);
 		symlinkSync(elsewhere, join(sandbox.agentDir, "cache"));
-		const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "count", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const run = await runs.printIn(sandbox, { prompt: "count" });
 		expect(server.requests.length).toBe(3);
 
 		const seen = messageText(toolMessages(server.requests[1])[0]);
@@ -199,9 +198,10 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 				return { toolCalls: [{ name: "bash", arguments: { command: "seq 1 200000" } }] };
 			return { text: "done" };
 		});
-		const sandbox = makeSandbox({ server, headroomConfig: { toolArtifacts: { summary: { model: SUMMARY_MODEL } } } });
-		const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "count", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await runs.print(server, {
+			prompt: "count",
+			sandbox: { headroomConfig: { toolArtifacts: { summary: { model: SUMMARY_MODEL } } } },
+		});
 		const summaries = server.requests.filter(isSummaryRequest);
 		expect(summaries.length).toBe(1);
 		const body = summaries[0].body;
@@ -240,12 +240,10 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 				}
 				return { text: "done" };
 			});
-			const sandbox = makeSandbox({
-				server,
-				headroomConfig: { toolArtifacts: { summary: { model: SUMMARY_MODEL, timeoutMs: 1500 } } },
+			await runs.print(server, {
+				prompt: "build",
+				sandbox: { headroomConfig: { toolArtifacts: { summary: { model: SUMMARY_MODEL, timeoutMs: 1500 } } } },
 			});
-			const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "build", args: ["--no-session"] });
-			expect(run.exitCode, run.stderr).toBe(0);
 			// The summary model was asked (and failed); no hang: the run finished within the test's own timeout.
 			expect(server.requests.filter(isSummaryRequest).length).toBe(1);
 			const last = server.requests[server.requests.length - 1];
@@ -277,9 +275,10 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 			}
 			return { text: "done" };
 		});
-		const sandbox = makeSandbox({ server, headroomConfig: { toolArtifacts: { summary: { enabled: false } } } });
-		const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "redos", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await runs.print(server, {
+			prompt: "redos",
+			sandbox: { headroomConfig: { toolArtifacts: { summary: { enabled: false } } } },
+		});
 		const recall = toolResults(run.events, "recall_artifact")[0];
 		expect(recall.isError).toBe(true);
 		expect(recall.text).toMatch(/search was stopped after 5 s: the pattern takes too long/);
@@ -296,12 +295,14 @@ describe.each(PI_LINES)("tool-artifacts on $label", ({ line }) => {
 			if (toolMessages(req).length === 0) return { toolCalls: calls };
 			return { text: "done" };
 		});
-		const sandbox = makeSandbox({
-			server,
-			headroomConfig: { toolArtifacts: { thresholdChars: 50_000, turnCapChars: 20_000, summary: { enabled: false } } },
+		await runs.print(server, {
+			prompt: "three",
+			sandbox: {
+				headroomConfig: {
+					toolArtifacts: { thresholdChars: 50_000, turnCapChars: 20_000, summary: { enabled: false } },
+				},
+			},
 		});
-		const run = await runPiPrint({ line, sandbox, extensions: [EXTENSION], prompt: "three", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
 		const last = server.requests[server.requests.length - 1];
 		const byId = new Map(toolMessages(last).map((m) => [m.tool_call_id, messageText(m)]));
 		expect(byId.get("call_small")).toBe("a".repeat(8000));

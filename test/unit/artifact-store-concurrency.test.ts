@@ -5,38 +5,22 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import {
-	existsSync,
-	mkdtempSync,
-	readdirSync,
-	readFileSync,
-	rmSync,
-	statSync,
-	utimesSync,
-	writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ArtifactStore, type PutResult, STALE_TEMP_MS } from "../../extensions/shared/store/artifact-store.ts";
+import { describe, expect, it } from "vitest";
+import { type PutResult, STALE_TEMP_MS } from "../../extensions/shared/store/artifact-store.ts";
+import { useTempStore } from "./store-fixture.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const STORE_MODULE = fileURLToPath(new URL("../../extensions/shared/store/artifact-store.ts", import.meta.url));
-let agentDir: string;
-let store: ArtifactStore;
-
-beforeEach(() => {
-	agentDir = mkdtempSync(join(tmpdir(), "headroom-conc-"));
-	store = new ArtifactStore({ agentDir });
-});
-afterEach(() => rmSync(agentDir, { recursive: true, force: true }));
+const tmp = useTempStore("artifact-store-concurrency");
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 
 /** Run a module script with the TypeScript loader; resolves with stdout once it exits. */
 function runChild(source: string, args: string[], onStdout?: (chunk: string, child: ChildProcess) => void) {
-	const script = join(agentDir, `child-${Math.random().toString(16).slice(2)}.mjs`);
+	const script = join(tmp.agentDir, `child-${Math.random().toString(16).slice(2)}.mjs`);
 	// The loader may hand a .ts module to plain ESM as its default export.
 	const loadStore = `async function loadStore() {
 	const mod = await import(${JSON.stringify(STORE_MODULE)});
@@ -47,7 +31,7 @@ function runChild(source: string, args: string[], onStdout?: (chunk: string, chi
 	const child = spawn(process.execPath, ["--import", "jiti/register", script, ...args], {
 		cwd: REPO,
 		stdio: ["ignore", "pipe", "pipe"],
-		env: { ...process.env, TMPDIR: agentDir }, // the loader's cache goes with the test's folder
+		env: { ...process.env, TMPDIR: tmp.agentDir }, // the loader's cache goes with the test's folder
 	});
 	let out = "";
 	let err = "";
@@ -68,25 +52,25 @@ describe("concurrent puts", () => {
 		const text = "same content ".repeat(50_000);
 		const results = (await Promise.all(
 			Array.from({ length: 32 }, (_, i) =>
-				i % 4 === 0 ? Promise.resolve(store.putSync("tool-outputs", text)) : store.put("tool-outputs", text),
+				i % 4 === 0 ? Promise.resolve(tmp.store.putSync("tool-outputs", text)) : tmp.store.put("tool-outputs", text),
 			),
 		)) as PutResult[];
 		expect(new Set(results.map((r) => r.ok && r.path)).size).toBe(1);
 		expect(results.filter((r) => r.ok && !r.reused)).toHaveLength(1);
-		expect(readdirSync(store.dirFor("tool-outputs"))).toEqual([`${sha(text)}.txt`]);
+		expect(readdirSync(tmp.store.dirFor("tool-outputs"))).toEqual([`${sha(text)}.txt`]);
 		expect(readFileSync(results[0].path, "utf8")).toBe(text);
 	});
 
 	it("32 simultaneous puts of different contents: one file each", async () => {
 		const texts = Array.from({ length: 32 }, (_, i) => `content ${i} `.repeat(10_000));
-		const results = (await Promise.all(texts.map((t) => store.put("subagent-results", t)))) as PutResult[];
+		const results = (await Promise.all(texts.map((t) => tmp.store.put("subagent-results", t)))) as PutResult[];
 		expect(results.every((r) => r.ok && !r.reused)).toBe(true);
-		expect(readdirSync(store.dirFor("subagent-results")).sort()).toEqual(texts.map((t) => `${sha(t)}.txt`).sort());
+		expect(readdirSync(tmp.store.dirFor("subagent-results")).sort()).toEqual(texts.map((t) => `${sha(t)}.txt`).sort());
 	});
 
 	it("4 processes × 8 puts of the same content at once: one file, the same path everywhere", async () => {
 		const text = "across processes\n".repeat(100_000);
-		const textFile = join(agentDir, "text.txt");
+		const textFile = join(tmp.agentDir, "text.txt");
 		writeFileSync(textFile, text);
 		const source = `
 import { readFileSync } from "node:fs";
@@ -99,21 +83,23 @@ const results = await Promise.all(Array.from({ length: 8 }, () => store.put("too
 process.stdout.write(JSON.stringify(results));
 `;
 		const startAt = String(Date.now() + 3000);
-		const runs = await Promise.all(Array.from({ length: 4 }, () => runChild(source, [agentDir, textFile, startAt])));
+		const runs = await Promise.all(
+			Array.from({ length: 4 }, () => runChild(source, [tmp.agentDir, textFile, startAt])),
+		);
 		const results = runs.flatMap((r) => JSON.parse(r.out) as PutResult[]);
 		expect(results).toHaveLength(32);
 		expect(new Set(results.map((r) => r.ok && r.path))).toEqual(
-			new Set([join(store.dirFor("tool-outputs"), `${sha(text)}.txt`)]),
+			new Set([join(tmp.store.dirFor("tool-outputs"), `${sha(text)}.txt`)]),
 		);
 		expect(results.filter((r) => !r.reused)).toHaveLength(1);
-		expect(readdirSync(store.dirFor("tool-outputs"))).toEqual([`${sha(text)}.txt`]);
+		expect(readdirSync(tmp.store.dirFor("tool-outputs"))).toEqual([`${sha(text)}.txt`]);
 	});
 });
 
 describe("a writer killed mid-write", () => {
 	it("leaves no file under the final name; a later put succeeds; prune removes the stale temp file", async () => {
 		const text = "killed\n".repeat(600_000); // several write chunks
-		const textFile = join(agentDir, "text.txt");
+		const textFile = join(tmp.agentDir, "text.txt");
 		writeFileSync(textFile, text);
 		// The child blocks inside its second write (part of the text on disk), then is killed.
 		const source = `
@@ -134,12 +120,12 @@ const [agentDir, textFile] = process.argv.slice(2);
 new ArtifactStore({ agentDir }).putSync("tool-outputs", fs.readFileSync(textFile, "utf8"));
 process.stdout.write("FINISHED\\n");
 `;
-		const run = await runChild(source, [agentDir, textFile], (out, child) => {
+		const run = await runChild(source, [tmp.agentDir, textFile], (out, child) => {
 			if (out.includes("BLOCKED")) child.kill("SIGKILL");
 		});
 		expect(run.signal).toBe("SIGKILL");
 		expect(run.out).not.toContain("FINISHED");
-		const dir = store.dirFor("tool-outputs");
+		const dir = tmp.store.dirFor("tool-outputs");
 		const left = readdirSync(dir);
 		expect(left.filter((n) => n.endsWith(".txt"))).toEqual([]);
 		expect(left).toHaveLength(1);
@@ -147,14 +133,14 @@ process.stdout.write("FINISHED\\n");
 		expect(statSync(temp).size).toBeGreaterThan(0);
 		expect(statSync(temp).size).toBeLessThan(Buffer.byteLength(text));
 
-		const r = (await store.put("tool-outputs", text)) as PutResult;
+		const r = (await tmp.store.put("tool-outputs", text)) as PutResult;
 		expect(r).toMatchObject({ ok: true, reused: false });
 		expect(readFileSync(r.path, "utf8")).toBe(text);
 
-		expect(await store.prune()).toEqual({ removed: 0, freedBytes: 0 }); // too fresh: could be a live writer
+		expect(await tmp.store.prune()).toEqual({ removed: 0, freedBytes: 0 }); // too fresh: could be a live writer
 		const old = new Date(Date.now() - STALE_TEMP_MS - 60_000);
 		utimesSync(temp, old, old);
-		const pruned = await store.prune();
+		const pruned = await tmp.store.prune();
 		expect(pruned.removed).toBe(1);
 		expect(existsSync(temp)).toBe(false);
 		expect(existsSync(r.path)).toBe(true);

@@ -1,8 +1,8 @@
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ArtifactStore, type PutResult } from "../../extensions/shared/store/artifact-store.ts";
+import { describe, expect, it } from "vitest";
+import type { PutResult } from "../../extensions/shared/store/artifact-store.ts";
 import {
 	claimPruneSlot,
 	PRUNE_INTERVAL_MS,
@@ -11,23 +11,14 @@ import {
 	runBackgroundPrune,
 	scheduleBackgroundPrune,
 } from "../../extensions/shared/store/background-prune.ts";
+import { DAY_MS, useTempStore } from "./store-fixture.ts";
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-let agentDir: string;
-let store: ArtifactStore;
-
-beforeEach(() => {
-	agentDir = mkdtempSync(join(tmpdir(), "headroom-bgprune-"));
-	store = new ArtifactStore({ agentDir });
+const tmp = useTempStore("background-prune", () => {
 	resetBackgroundPruneForTests();
-});
-afterEach(() => {
-	resetBackgroundPruneForTests();
-	rmSync(agentDir, { recursive: true, force: true });
 });
 
 function oldArtifact(days: number): PutResult {
-	const put = store.putSync("tool-outputs", `old output ${days}\n`.repeat(10));
+	const put = tmp.store.putSync("tool-outputs", `old output ${days}\n`.repeat(10));
 	if (!put.ok) throw new Error(put.error);
 	const t = new Date(Date.now() - days * DAY_MS);
 	utimesSync(put.path, t, t);
@@ -36,34 +27,34 @@ function oldArtifact(days: number): PutResult {
 
 describe("claimPruneSlot", () => {
 	it("claims once per interval with a private marker file", () => {
-		mkdirSync(store.root, { recursive: true, mode: 0o700 });
+		mkdirSync(tmp.store.root, { recursive: true, mode: 0o700 });
 		const now = Date.now();
 		const previous = process.umask(0o022);
 		try {
-			expect(claimPruneSlot(store.root, now)).toBe(true);
+			expect(claimPruneSlot(tmp.store.root, now)).toBe(true);
 		} finally {
 			process.umask(previous);
 		}
-		const marker = join(store.root, PRUNE_MARKER_NAME);
+		const marker = join(tmp.store.root, PRUNE_MARKER_NAME);
 		expect(lstatSync(marker).isFile()).toBe(true);
 		expect(lstatSync(marker).mode & 0o777).toBe(0o600);
 		expect(Math.abs(lstatSync(marker).mtimeMs - now)).toBeLessThan(1000);
-		expect(claimPruneSlot(store.root, now + 1000)).toBe(false);
-		expect(claimPruneSlot(store.root, now + PRUNE_INTERVAL_MS - 1000)).toBe(false);
-		expect(claimPruneSlot(store.root, now + PRUNE_INTERVAL_MS + 1000)).toBe(true);
+		expect(claimPruneSlot(tmp.store.root, now + 1000)).toBe(false);
+		expect(claimPruneSlot(tmp.store.root, now + PRUNE_INTERVAL_MS - 1000)).toBe(false);
+		expect(claimPruneSlot(tmp.store.root, now + PRUNE_INTERVAL_MS + 1000)).toBe(true);
 	});
 
 	it("refuses a planted symlink or directory at the marker and never writes through it", () => {
-		mkdirSync(store.root, { recursive: true, mode: 0o700 });
+		mkdirSync(tmp.store.root, { recursive: true, mode: 0o700 });
 		const outside = mkdtempSync(join(tmpdir(), "headroom-outside-"));
 		try {
 			const victim = join(outside, "victim");
-			symlinkSync(victim, join(store.root, PRUNE_MARKER_NAME));
-			expect(claimPruneSlot(store.root, Date.now())).toBe(false);
+			symlinkSync(victim, join(tmp.store.root, PRUNE_MARKER_NAME));
+			expect(claimPruneSlot(tmp.store.root, Date.now())).toBe(false);
 			expect(existsSync(victim)).toBe(false);
-			rmSync(join(store.root, PRUNE_MARKER_NAME));
-			mkdirSync(join(store.root, PRUNE_MARKER_NAME));
-			expect(claimPruneSlot(store.root, Date.now() + 2 * PRUNE_INTERVAL_MS)).toBe(false);
+			rmSync(join(tmp.store.root, PRUNE_MARKER_NAME));
+			mkdirSync(join(tmp.store.root, PRUNE_MARKER_NAME));
+			expect(claimPruneSlot(tmp.store.root, Date.now() + 2 * PRUNE_INTERVAL_MS)).toBe(false);
 		} finally {
 			rmSync(outside, { recursive: true, force: true });
 		}
@@ -72,23 +63,23 @@ describe("claimPruneSlot", () => {
 
 describe("runBackgroundPrune", () => {
 	it("does nothing (and creates nothing) when the store does not exist yet", async () => {
-		expect(await runBackgroundPrune(agentDir)).toMatchObject({ ran: false });
-		expect(existsSync(store.root)).toBe(false);
+		expect(await runBackgroundPrune(tmp.agentDir)).toMatchObject({ ran: false });
+		expect(existsSync(tmp.store.root)).toBe(false);
 	});
 
 	it("prunes by the configured bounds once, then skips until the interval has passed", async () => {
 		const ancient = oldArtifact(10);
 		const recent = oldArtifact(3);
 		const now = Date.now();
-		expect(await runBackgroundPrune(agentDir, { maxAgeDays: 5 }, now)).toEqual({
+		expect(await runBackgroundPrune(tmp.agentDir, { maxAgeDays: 5 }, now)).toEqual({
 			ran: true,
 			removed: 1,
 			freedBytes: ancient.bytes,
 		});
 		expect(existsSync(ancient.path)).toBe(false);
-		expect(await runBackgroundPrune(agentDir, { maxAgeDays: 1 }, now + 60_000)).toMatchObject({ ran: false });
+		expect(await runBackgroundPrune(tmp.agentDir, { maxAgeDays: 1 }, now + 60_000)).toMatchObject({ ran: false });
 		expect(existsSync(recent.path)).toBe(true);
-		expect(await runBackgroundPrune(agentDir, { maxAgeDays: 1 }, now + PRUNE_INTERVAL_MS + 60_000)).toMatchObject({
+		expect(await runBackgroundPrune(tmp.agentDir, { maxAgeDays: 1 }, now + PRUNE_INTERVAL_MS + 60_000)).toMatchObject({
 			ran: true,
 			removed: 1,
 		});
@@ -98,9 +89,9 @@ describe("runBackgroundPrune", () => {
 	it("refuses a store root that is a symlink", async () => {
 		const outside = mkdtempSync(join(tmpdir(), "headroom-outside-"));
 		try {
-			mkdirSync(join(agentDir, "cache"), { recursive: true });
-			symlinkSync(outside, store.root);
-			expect(await runBackgroundPrune(agentDir)).toMatchObject({ ran: false, reason: /symlink/ });
+			mkdirSync(join(tmp.agentDir, "cache"), { recursive: true });
+			symlinkSync(outside, tmp.store.root);
+			expect(await runBackgroundPrune(tmp.agentDir)).toMatchObject({ ran: false, reason: /symlink/ });
 			expect(existsSync(join(outside, PRUNE_MARKER_NAME))).toBe(false);
 		} finally {
 			rmSync(outside, { recursive: true, force: true });
@@ -111,16 +102,16 @@ describe("runBackgroundPrune", () => {
 describe("scheduleBackgroundPrune", () => {
 	it("schedules once per process, even from another copy of the module, and prunes off the hot path", async () => {
 		const ancient = oldArtifact(40);
-		expect(scheduleBackgroundPrune(agentDir, {}, 20)).toBe(true);
+		expect(scheduleBackgroundPrune(tmp.agentDir, {}, 20)).toBe(true);
 		expect(existsSync(ancient.path)).toBe(true); // nothing happens synchronously
-		expect(scheduleBackgroundPrune(agentDir, {}, 20)).toBe(false);
+		expect(scheduleBackgroundPrune(tmp.agentDir, {}, 20)).toBe(false);
 		const copy = (await import(
 			/* @vite-ignore */ `../../extensions/shared/store/background-prune.ts?copy=${Date.now()}`
 		)) as typeof import("../../extensions/shared/store/background-prune.ts");
 		expect(copy.scheduleBackgroundPrune).not.toBe(scheduleBackgroundPrune);
-		expect(copy.scheduleBackgroundPrune(agentDir, {}, 20)).toBe(false);
+		expect(copy.scheduleBackgroundPrune(tmp.agentDir, {}, 20)).toBe(false);
 		for (let i = 0; i < 100 && existsSync(ancient.path); i++) await new Promise((r) => setTimeout(r, 20));
 		expect(existsSync(ancient.path)).toBe(false);
-		expect(readFileSync(join(store.root, PRUNE_MARKER_NAME), "utf8")).toBe("");
+		expect(readFileSync(join(tmp.store.root, PRUNE_MARKER_NAME), "utf8")).toBe("");
 	});
 });

@@ -3,33 +3,23 @@
  * session_start, fixed in between), warnings once per process across extensions, project trust, the
  * notifier's routing, and the store.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { bootExtension, CONFIG_WARNING_PREFIX } from "../../extensions/shared/host/bootstrap.ts";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { hasUI, projectTrusted } from "../../extensions/shared/host/pi-host.ts";
+import { useAgentDirEnv } from "../fixtures/agent-dir-env.ts";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
 
-const savedAgentDir = process.env.PI_CODING_AGENT_DIR;
-const created: string[] = [];
-afterEach(() => {
-	// an unset variable stays unset (assigning undefined would set the text "undefined")
-	if (savedAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-	else process.env.PI_CODING_AGENT_DIR = savedAgentDir;
-	vi.restoreAllMocks();
-	for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const env = useAgentDirEnv();
 
 /** An agent dir with a project folder, PI_CODING_AGENT_DIR pointing at it. */
 function world(userConfig?: unknown) {
-	mkdirSync(join(process.cwd(), ".tmp"), { recursive: true });
-	const agentDir = mkdtempSync(join(process.cwd(), ".tmp", "bootstrap-"));
-	created.push(agentDir);
+	const agentDir = env.agentDir("bootstrap");
 	const cwd = join(agentDir, "project");
 	mkdirSync(join(cwd, ".pi"), { recursive: true });
-	process.env.PI_CODING_AGENT_DIR = agentDir;
 	const writeUser = (config: unknown) => writeFileSync(join(agentDir, "headroom.json"), JSON.stringify(config));
 	if (userConfig !== undefined) writeUser(userConfig);
 	return { agentDir, cwd, writeUser };

@@ -1,36 +1,16 @@
-/**
- * User overrides of the table of budgets by surface name (the `surfaces` section of headroom.json): validated
- * per key, applied where the surface is resolved, winning over the older alias keys; bad ones fall back.
- */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
-import {
-	CONFIG_FILE_NAME,
-	CONFIGURABLE_SURFACES,
-	configuredSurface,
-	DEFAULT_CONFIG,
-	loadConfig,
-} from "../../extensions/shared/host/config.ts";
+import { describe, expect, it } from "vitest";
+import { CONFIGURABLE_SURFACES, configuredSurface, DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { MIN_WINDOW_BYTES, MIN_WINDOW_LINES, project } from "../../extensions/shared/projection/projection.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { SURFACES } from "../../extensions/shared/surfaces.ts";
 import { buildStub, stubSurface, type ToolResultFacts } from "../../extensions/tool-artifacts/artifacts.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
+import { configLoader } from "./config-fixture.ts";
 import { bytesOf, linesOf, textArb } from "./projection-arbitraries.ts";
 
-const dir = makeTestDir("config-surfaces");
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let n = 0;
-
-/** loadConfig over a fresh agent dir holding `value` as its headroom.json. */
-function load(value: unknown) {
-	const agentDir = join(dir, `agent-${n++}`);
-	mkdirSync(agentDir);
-	writeFileSync(join(agentDir, CONFIG_FILE_NAME), JSON.stringify(value));
-	return { ...loadConfig({ agentDir, cwd: join(agentDir, "none") }), file: join(agentDir, CONFIG_FILE_NAME) };
-}
+const load = configLoader("config-surfaces");
 
 const command = "toolArtifacts.stub.command";
 
@@ -139,7 +119,7 @@ describe("the surfaces section", () => {
 	});
 
 	it("property: a real stub of an oversized command log stays within its overridden surface", async () => {
-		const store = new ArtifactStore({ agentDir: join(dir, "store") });
+		const store = new ArtifactStore({ agentDir: join(makeTestDir("config-surfaces-store"), "store") });
 		await fc.assert(
 			fc.asyncProperty(
 				fc.integer({ min: 2 * MIN_WINDOW_BYTES, max: 12_000 }),

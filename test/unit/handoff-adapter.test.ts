@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { HandoffDetails } from "../../extensions/handoff/details.ts";
 import handoffExtension from "../../extensions/handoff/index.ts";
 import {
@@ -18,7 +18,7 @@ import {
 	transcriptLine,
 } from "../../extensions/handoff/prompt.ts";
 import { utf8Length } from "../../extensions/shared/text/tokens.ts";
-import { makeTestDir } from "../fixtures/test-dirs.ts";
+import { useAgentDirEnv } from "../fixtures/agent-dir-env.ts";
 
 /** Every provider call the handoff made: which model, which system prompt, the user texts. */
 const calls: Array<{ model: string; system: string; texts: string[] }> = [];
@@ -31,16 +31,13 @@ vi.mock("@mariozechner/pi-ai", async (importOriginal) => {
 			model: { id: string },
 			context: { systemPrompt: string; messages: Array<{ content: Array<{ text: string }> }> },
 		) => {
+			const { FIVE_QUESTIONS, handoffStep } = await import("../fixtures/handoff-steps.ts");
 			const texts = context.messages.map((m) => m.content.map((p) => p.text).join(""));
 			calls.push({ model: model.id, system: context.systemPrompt, texts });
-			const text =
-				context.systemPrompt === SUMMARY_SYSTEM_PROMPT
-					? "SUMMARY-TEXT"
-					: context.systemPrompt === QUESTIONS_SYSTEM_PROMPT
-						? "1. a?\n2. b?\n3. c?\n4. d?\n5. e?"
-						: context.systemPrompt === ANSWERS_SYSTEM_PROMPT
-							? "ANSWERS-TEXT"
-							: "unexpected";
+			const step = handoffStep(context.systemPrompt);
+			const text = step
+				? { summary: "SUMMARY-TEXT", questions: FIVE_QUESTIONS, answers: "ANSWERS-TEXT" }[step]
+				: "unexpected";
 			return {
 				content: [{ type: "text", text }],
 				stopReason: "stop",
@@ -78,28 +75,21 @@ function branchWithTask(task: string) {
 	];
 }
 
-const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
+const env = useAgentDirEnv();
 let root: string;
 let agentDir: string;
 let errors: string[];
 
 beforeEach(() => {
-	root = makeTestDir("handoff-adapter");
+	root = env.folder("handoff-adapter");
 	agentDir = join(root, "agent");
 	mkdirSync(agentDir);
-	process.env.PI_CODING_AGENT_DIR = agentDir;
+	env.point(agentDir);
 	calls.length = 0;
 	errors = [];
 	vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => {
 		errors.push(args.map(String).join(" "));
 	});
-});
-afterEach(() => {
-	vi.restoreAllMocks();
-});
-afterAll(() => {
-	if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-	else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
 });
 
 /** A fresh extension instance (its own config, stager and index) and a context for it. */

@@ -10,6 +10,7 @@ import {
 	trajectoriesLine,
 	transcriptLine,
 } from "../../extensions/handoff/prompt.ts";
+import { FIVE_QUESTIONS, handoffStep } from "../fixtures/handoff-steps.ts";
 
 const INPUT: HandoffInput = {
 	task: "TASK-1: fix the build",
@@ -28,22 +29,15 @@ function fakeModel(fail: Partial<Record<"summary" | "questions" | "answers", str
 	const calls: ModelCall[] = [];
 	const call: CallModel = async (c) => {
 		calls.push(c);
-		const step =
-			c.systemPrompt === SUMMARY_SYSTEM_PROMPT
-				? "summary"
-				: c.systemPrompt === QUESTIONS_SYSTEM_PROMPT
-					? "questions"
-					: c.systemPrompt === ANSWERS_SYSTEM_PROMPT
-						? "answers"
-						: "unknown";
-		if (step === "unknown") throw new Error("unexpected system prompt");
+		const step = handoffStep(c.systemPrompt);
+		if (step === undefined) throw new Error("unexpected system prompt");
 		if (fail[step] !== undefined) {
 			if (fail[step] === "") return { text: "  ", model: "m/x", usage };
 			throw new Error(fail[step]);
 		}
 		return {
 			// Five numbered questions: enough, so no corrective re-ask (handoff-questions.test.ts covers that).
-			text: step === "questions" ? "QUESTIONS-REPLY\n1. a?\n2. b?\n3. c?\n4. d?\n5. e?" : `${step.toUpperCase()}-REPLY`,
+			text: step === "questions" ? `QUESTIONS-REPLY\n${FIVE_QUESTIONS}` : `${step.toUpperCase()}-REPLY`,
 			model: "m/x",
 			usage,
 			reasoning: step === "summary" ? "R" : undefined,

@@ -1,10 +1,11 @@
 /**
- * The README's install commands name this package, not a look-alike: `pi-headroom` on the registry is an
+ * The install commands of the README and docs/ name this package, not a look-alike: `pi-headroom` on the registry is an
  * unrelated package, so a command that drifted from package.json's name would install a stranger's code.
  */
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { docPage, docPages, fencedBlocks } from "../fixtures/docs.ts";
 import { REPO_ROOT } from "../fixtures/sandbox.ts";
 
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { name: string };
@@ -12,13 +13,12 @@ const lock = JSON.parse(readFileSync(join(REPO_ROOT, "package-lock.json"), "utf8
 	name: string;
 	packages: Record<string, { name?: string }>;
 };
-const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+const readme = docPage("README.md").text;
 
-/** Every `pi install <source>` / `pi -e <source>` inside the README's fenced code blocks. */
+/** Every `pi install <source>` / `pi -e <source>` inside a page's fenced code blocks. */
 function installSources(markdown: string): string[] {
-	const blocks = [...markdown.matchAll(/```[a-z]*\n([\s\S]*?)```/g)].map((m) => m[1]);
 	const sources: string[] = [];
-	for (const block of blocks) {
+	for (const block of fencedBlocks(markdown)) {
 		for (const line of block.split("\n")) {
 			const m = /^\s*pi\s+(?:install|-e|--extension)\s+(\S+)/.exec(line);
 			if (m) sources.push(m[1]);
@@ -51,6 +51,16 @@ describe("the package's name", () => {
 		// A single extension is loaded from inside the same package.
 		for (const source of sources.filter((s) => s.includes("/extensions/"))) {
 			expect(packageNamed(source.slice(0, source.indexOf("/extensions/"))), source).toBe(pkg.name);
+		}
+	});
+
+	it("is what every install or -e command in docs/ loads, if a page shows one", () => {
+		for (const page of docPages().filter((p) => p.path.startsWith("docs/"))) {
+			for (const source of installSources(page.text)) {
+				const whole = source.includes("/extensions/") ? source.slice(0, source.indexOf("/extensions/")) : source;
+				if (whole === "." || whole.startsWith("..")) continue; // this checkout, or a copy of it
+				expect(packageNamed(whole), `${page.path}: ${source}`).toBe(pkg.name);
+			}
 		}
 	});
 

@@ -1,7 +1,8 @@
 /**
  * The architecture of extensions/ as a test: no import cycle anywhere; extensions never import each other
  * (only extensions/shared/); inside shared/ each folder imports only the layers below it; Pi's runtime is
- * imported in shared/ only by host/.
+ * imported in shared/ only by host/; inside subagents/, each part imports at run time only its own and lower
+ * parts.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -19,6 +20,28 @@ const SHARED_LAYERS: Record<string, number> = {
 	budget: 3,
 	transcript: 3,
 	host: 4,
+};
+
+/**
+ * Parts of subagents/, lowest first: the shared base (domain, wording, plain result types, the services'
+ * types), then each folder, then the adapter. At run time a module imports its own part and lower ones
+ * only; `import type` is erased (services.ts names the manager's type; the cycle tests see type imports).
+ */
+const SUBAGENT_PARTS: Record<string, number> = {
+	"domain.ts": 0,
+	"prompt.ts": 0,
+	"prompt-spawn.ts": 0,
+	"prompt-checkable.ts": 0,
+	"result-extras.ts": 0,
+	"services.ts": 0,
+	checkable: 1,
+	agents: 2,
+	children: 3,
+	delivery: 4,
+	tools: 5,
+	view: 6,
+	"session-state.ts": 7,
+	"index.ts": 7,
 };
 
 function tsFiles(dir: string): string[] {
@@ -53,6 +76,11 @@ function importsOf(file: string): { local: Import[]; packages: Import[] } {
 const files = tsFiles(EXTENSIONS);
 const graph = new Map(files.map((f) => [f, importsOf(f)]));
 const rel = (f: string) => relative(EXTENSIONS, f);
+
+function subagentPart(file: string): string | undefined {
+	const r = rel(file).split("/");
+	return r[0] === "subagents" ? r[1] : undefined;
+}
 
 function sharedPart(file: string): string | undefined {
 	const r = rel(file).split("/");
@@ -136,6 +164,25 @@ describe("the layout of extensions/", () => {
 			}
 		}
 		expect(wrong).toEqual([]);
+	});
+
+	it("inside subagents/, each part imports at run time only its own and lower parts", () => {
+		const wrong: string[] = [];
+		for (const f of files) {
+			const from = subagentPart(f);
+			if (from === undefined) continue;
+			expect(SUBAGENT_PARTS[from], `${rel(f)} is in no part`).toBeDefined();
+			for (const i of graph.get(f)?.local ?? []) {
+				const to = subagentPart(i.target);
+				if (to === undefined || i.typeOnly) continue;
+				if (SUBAGENT_PARTS[to] > SUBAGENT_PARTS[from]) wrong.push(`${rel(f)} → ${rel(i.target)}`);
+			}
+		}
+		expect(wrong).toEqual([]);
+		// The parts it orders are the folder's own: none missing, none stale.
+		expect(new Set(files.map(subagentPart).filter((p) => p !== undefined))).toEqual(
+			new Set(Object.keys(SUBAGENT_PARTS)),
+		);
 	});
 
 	it("imports Pi's runtime in shared/ only from host/", () => {

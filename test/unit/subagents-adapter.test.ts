@@ -10,7 +10,7 @@ import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import subagents, { setupSubagents } from "../../extensions/subagents/index.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { depthLimitError } from "../../extensions/subagents/prompt-spawn.ts";
-import { callText, resultText, rowText, statusText, widgetLines } from "../../extensions/subagents/render.ts";
+import { callText, resultText, rowText, statusText, widgetLines } from "../../extensions/subagents/view/render.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 import { childRecord } from "./subagents-fakes.ts";
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { AgentCatalog } from "../../extensions/subagents/agent-files.ts";
+import { AgentCatalog } from "../../extensions/subagents/agents/agent-files.ts";
 import {
 	type AgentDefinition,
 	BUILT_IN_AGENTS,
@@ -16,15 +16,15 @@ import {
 	mergeAgents,
 	parseAgentFile,
 	parseExtensionPolicy,
-} from "../../extensions/subagents/agents.ts";
+} from "../../extensions/subagents/agents/agents.ts";
 import {
 	allowedByPolicy,
 	childToolAllowlist,
 	extensionNames,
 	fatalLoadError,
 	keepExtension,
-} from "../../extensions/subagents/child-extensions.ts";
-import { maxTurnsVerdict, runOutcome } from "../../extensions/subagents/child-run.ts";
+} from "../../extensions/subagents/children/child-extensions.ts";
+import { maxTurnsVerdict, runOutcome } from "../../extensions/subagents/children/child-run.ts";
 import { SUBAGENT_TOOL_NAMES } from "../../extensions/subagents/domain.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { AGENT_LIST_BUDGET, spawnDescription } from "../../extensions/subagents/prompt-spawn.ts";
@@ -334,7 +334,7 @@ describe("the agent list in the spawn description", () => {
 describe("rows and texts show the agent and the incomplete state", () => {
 	it("list, check and result headers name the agent; incomplete has its own glyph", async () => {
 		const { childRecord } = await import("./subagents-fakes.ts");
-		const { rowText } = await import("../../extensions/subagents/render.ts");
+		const { rowText } = await import("../../extensions/subagents/view/render.ts");
 		const { statusGlyph } = await import("../../extensions/subagents/domain.ts");
 		const child = childRecord({ id: "sa-3", name: "look around", agent: "scout", state: "incomplete" });
 		expect(P.listLine(child, Date.now(), statusGlyph(child.state))).toMatch(

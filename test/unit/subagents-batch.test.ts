@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { STATIC_CAPS } from "../../extensions/shared/budget/batch.ts";
 import { MIN_WINDOW_BYTES } from "../../extensions/shared/projection/projection.ts";
 import { storeForAgentDir } from "../../extensions/shared/store/artifact-store.ts";
-import { type BatchInput, countLines, projectBatch } from "../../extensions/subagents/batch.ts";
+import { type BatchInput, countLines, projectBatch } from "../../extensions/subagents/delivery/batch.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 const agentDir = makeTestDir("subagents-batch");

@@ -12,7 +12,7 @@ import {
 	runOutcome,
 	watchdogTickMs,
 	watchdogVerdict,
-} from "../../extensions/subagents/child-run.ts";
+} from "../../extensions/subagents/children/child-run.ts";
 import { type ChildRecord, type ChildState, RECENT_TOOL_CALLS } from "../../extensions/subagents/domain.ts";
 import { emptyAnswerNote, maxRunTimeError, PROVIDER_ERROR, watchdogError } from "../../extensions/subagents/prompt.ts";
 import { childRecord } from "./subagents-fakes.ts";

@@ -6,8 +6,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cleanupTool } from "../../extensions/subagents/cleanup.ts";
-import { createWorktree, type Worktree } from "../../extensions/subagents/isolation.ts";
+import { createWorktree, type Worktree } from "../../extensions/subagents/checkable/isolation.ts";
+import { cleanupTool } from "../../extensions/subagents/tools/cleanup.ts";
 import { fakeWorld, spawnChild, until } from "./subagents-fakes.ts";
 import { probeOk, useGitCases } from "./subagents-git.ts";
 
@@ -18,7 +18,7 @@ async function world() {
 	const w = fakeWorld({ root });
 	const facts = await probeOk(repo);
 	const make = async (name: string): Promise<Worktree> =>
-		createWorktree({ repo: facts, root: join(w.env.agentDir, "worktrees"), trustedRoot: w.env.agentDir, name });
+		createWorktree({ repo: facts, root: join(w.agentDir, "worktrees"), trustedRoot: w.agentDir, name });
 	const settledChild = async (worktree?: Worktree) => {
 		const child = spawnChild(w, { prompt: "t", cwd: worktree?.cwd ?? root, worktree });
 		await until(() => w.backend.started(child.id));
@@ -26,7 +26,7 @@ async function world() {
 		await until(() => child.state === "completed");
 		return child;
 	};
-	const cleanup = (ids: string[], discard?: boolean) => cleanupTool(w.env, { ids, discard }, w.ctx);
+	const cleanup = (ids: string[], discard?: boolean) => cleanupTool(w.services, { ids, discard }, w.ctx);
 	return { ...w, repo, make, settledChild, cleanup };
 }
 

@@ -6,9 +6,11 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { DELIVERED_ENTRY, deliverPending } from "../../extensions/subagents/delivery.ts";
-import { consumeResults, waitTool } from "../../extensions/subagents/tools.ts";
-import { type FakeWorld, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
+import { deliverPending } from "../../extensions/subagents/delivery/delivery.ts";
+import { DELIVERED_ENTRY } from "../../extensions/subagents/delivery/persistence.ts";
+import { consumeResults } from "../../extensions/subagents/tools/consume.ts";
+import { waitTool } from "../../extensions/subagents/tools/wait.ts";
+import { type FakeWorld, onSettled, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 /** About 40 KB: over every per-result cap, so whoever delivers it stores an artifact. */
 const LONG = [
@@ -40,16 +42,16 @@ function deliveredKeys(world: FakeWorld): string[] {
 describe.each(["flush first", "wait first"] as const)("settle while wait and flush race (%s)", (order) => {
 	it("delivers the full result once; the loser reports it as already delivered with a real artifact", async () => {
 		const { world, id } = await spawnedWorld();
-		const { env, ctx } = world;
+		const { services, ctx } = world;
 		let waitRun: Promise<{ content: Array<{ text: string }> }> | undefined;
 		let flushRun: Promise<boolean> | undefined;
 		// Both paths start inside the settle itself, in one tick, in the order under test.
-		env.onSettled = () => {
+		onSettled(world, () => {
 			const startWait = () => {
-				waitRun = consumeResults(env, ctx, [id], { timedOut: false, aborted: false }, "wait");
+				waitRun = consumeResults(services, ctx, [id], { timedOut: false, aborted: false }, "wait");
 			};
 			const startFlush = () => {
-				flushRun = deliverPending(env, "trigger");
+				flushRun = deliverPending(services, "trigger");
 			};
 			if (order === "wait first") {
 				startWait();
@@ -58,7 +60,7 @@ describe.each(["flush first", "wait first"] as const)("settle while wait and flu
 				startFlush();
 				startWait();
 			}
-		};
+		});
 		world.backend.finish(id, LONG);
 		await until(() => waitRun !== undefined && flushRun !== undefined);
 		const waitText = (await waitRun!).content[0].text;
@@ -75,7 +77,7 @@ describe.each(["flush first", "wait first"] as const)("settle while wait and flu
 			expect(world.sent).toHaveLength(0);
 			winnerText = waitText;
 			// The automatic path stays silent; a later wait is the one that reports it.
-			const again = await consumeResults(env, ctx, [id], { timedOut: false, aborted: false }, "wait");
+			const again = await consumeResults(services, ctx, [id], { timedOut: false, aborted: false }, "wait");
 			loserLine = again.content[0].text;
 			expect(loserLine).toContain("returned by an earlier subagent_wait");
 		} else {
@@ -97,12 +99,12 @@ describe.each(["flush first", "wait first"] as const)("settle while wait and flu
 describe("a wait blocked on the child while the flush runs from the settle hook", () => {
 	it("the wait reports the automatic delivery and its artifact, even before the flush recorded it", async () => {
 		const { world, id } = await spawnedWorld();
-		const { env, ctx } = world;
+		const { services, ctx } = world;
 		let flushRun: Promise<boolean> | undefined;
-		env.onSettled = () => {
-			flushRun = deliverPending(env, "trigger");
-		};
-		const waiting = waitTool(env, { ids: [id] }, undefined, undefined, ctx);
+		onSettled(world, () => {
+			flushRun = deliverPending(services, "trigger");
+		});
+		const waiting = waitTool(services, { ids: [id] }, undefined, undefined, ctx);
 		world.backend.finish(id, LONG);
 		const waitText = (await waiting).content[0].text;
 		await flushRun;

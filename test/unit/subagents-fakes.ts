@@ -1,23 +1,24 @@
 /**
  * Fakes for the subagents adapter-level unit tests: a Pi API that records what the extension
- * sends and appends, a context without UI, a backend whose runs end when the test says so, and an
- * Env wired to a real artifact store in a private folder.
+ * sends and appends, a context without UI, a backend whose runs end when the test says so, and the
+ * services every handler takes, wired to a real artifact store in a private folder.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
-import type { ChildRecord } from "../../extensions/subagents/domain.ts";
-import { createEnv, type Env } from "../../extensions/subagents/env.ts";
+import { agentLoader } from "../../extensions/subagents/agents/loader.ts";
 import {
 	type ChildBackend,
 	type ChildHandle,
 	type ChildSpec,
 	type ManagerLimits,
 	SubagentManager,
-} from "../../extensions/subagents/manager.ts";
-import type { SpawnRequest } from "../../extensions/subagents/requests.ts";
+} from "../../extensions/subagents/children/manager.ts";
+import type { SpawnRequest } from "../../extensions/subagents/children/requests.ts";
+import type { ChildRecord, SettledResult } from "../../extensions/subagents/domain.ts";
+import type { SubagentServices } from "../../extensions/subagents/services.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 export const FAKE_LIMITS: ManagerLimits = {
@@ -65,7 +66,14 @@ export class ControlledBackend implements ChildBackend {
 }
 
 export interface FakeWorld {
-	env: Env;
+	/** What the handlers take: reads the world's fields below (config and closing may be changed by a test). */
+	services: SubagentServices;
+	/** The configuration the services hand out. */
+	config: HeadroomConfig;
+	/** The adapter's closing flag, as the services report it. */
+	closing: boolean;
+	agentDir: string;
+	store: ArtifactStore;
 	ctx: never;
 	backend: ControlledBackend;
 	manager: SubagentManager;
@@ -141,22 +149,45 @@ export function fakeWorld(options: FakeWorldOptions = {}): FakeWorld {
 		isIdle: () => true,
 		getContextUsage: () => undefined,
 	};
-	const env = createEnv(pi as never, 0, () => () => undefined);
-	env.configLoaded = true;
-	env.config = options.config ?? DEFAULT_CONFIG;
-	env.agentDir = join(root, "agent");
-	mkdirSync(env.agentDir, { recursive: true });
-	env.store = new ArtifactStore({ agentDir: env.agentDir });
-	env.ctx = ctx as never;
+	const agentDir = join(root, "agent");
+	mkdirSync(agentDir, { recursive: true });
 	const backend = new ControlledBackend();
-	const manager = new SubagentManager(backend, FAKE_LIMITS, {
-		onSettled: (result, child) => env.onSettled?.(result, child),
-	});
-	env.manager = manager;
-	return { env, ctx: ctx as never, backend, manager, sent, entries, root };
+	const manager = new SubagentManager(backend, FAKE_LIMITS);
+	const world = {
+		config: options.config ?? DEFAULT_CONFIG,
+		closing: false,
+		agentDir,
+		store: new ArtifactStore({ agentDir }),
+		ctx: ctx as never,
+		backend,
+		manager,
+		sent,
+		entries,
+		root,
+	} as FakeWorld;
+	world.services = {
+		depth: 0,
+		config: () => world.config,
+		agentDir: () => agentDir,
+		store: () => world.store,
+		context: () => ctx as never,
+		closing: () => world.closing,
+		children: () => manager,
+		existingChildren: () => manager,
+		agents: agentLoader({ config: () => world.config, agentDir: () => agentDir }),
+		session: pi as never,
+		parent: pi as never,
+	};
+	return world;
 }
 
-/** Resolve once `check` holds, polling on timers (children start on later ticks). */
+/** Call `fn` after every run that settles in the world's manager (as the adapter's persistence and delivery do). */
+export function onSettled(w: FakeWorld, fn: (result: SettledResult, child: ChildRecord) => void): () => void {
+	return w.manager.subscribe((event) => {
+		if (event.type === "settled") fn(event.result, event.child);
+	});
+}
+
 /**
  * Spawn a child in the world's manager: a plain request (the mock model, no tools, a fresh context in the world's
  * root, no system addition) with `request`'s fields over it.
@@ -173,6 +204,7 @@ export function spawnChild(w: FakeWorld, request: Partial<SpawnRequest> & { prom
 	});
 }
 
+/** Resolve once `check` holds, polling on timers (children start on later ticks). */
 export async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
 	const start = Date.now();
 	while (!check()) {

@@ -7,7 +7,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { probeRepository, type RepoFacts } from "../../extensions/subagents/isolation.ts";
+import { probeRepository, type RepoFacts } from "../../extensions/subagents/checkable/isolation.ts";
 import { git, gitTestEnv, makeGitRepo } from "../fixtures/git-repo.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 

@@ -23,7 +23,7 @@ import {
 	patchContainedIn,
 	probeRepository,
 	removeWorktree,
-} from "../../extensions/subagents/isolation.ts";
+} from "../../extensions/subagents/checkable/isolation.ts";
 import { probeOk, useGitCases } from "./subagents-git.ts";
 
 const cases = useGitCases("subagents-isolation");

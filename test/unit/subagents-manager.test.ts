@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type ChildRecord, isSettled } from "../../extensions/subagents/domain.ts";
 import {
 	type ChildBackend,
 	type ChildEvent,
@@ -7,7 +6,8 @@ import {
 	type ChildSpec,
 	type ManagerLimits,
 	SubagentManager,
-} from "../../extensions/subagents/manager.ts";
+} from "../../extensions/subagents/children/manager.ts";
+import { type ChildRecord, isSettled } from "../../extensions/subagents/domain.ts";
 import { EMPTY_SEND_TEXT_ERROR, restoredSendError } from "../../extensions/subagents/prompt.ts";
 
 /** A scripted child: emits events, then ends its run as told; abort ends it as aborted. */
@@ -85,7 +85,10 @@ function request(prompt: string) {
 
 const managers: SubagentManager[] = [];
 function make(backend: ChildBackend, limits = LIMITS, onSettled?: (key: string) => void) {
-	const m = new SubagentManager(backend, limits, { onSettled: (r) => onSettled?.(r.key) });
+	const m = new SubagentManager(backend, limits);
+	m.subscribe((event) => {
+		if (event.type === "settled") onSettled?.(event.result.key);
+	});
 	managers.push(m);
 	return m;
 }
@@ -219,15 +222,10 @@ describe("SubagentManager", () => {
 describe("a failing settle hook", () => {
 	it("does not stall waiters or the queue: the result stays in the ledger", async () => {
 		const backend = new FakeBackend(() => ({ delayMs: 5, final: { text: "ok" } }));
-		const m = new SubagentManager(
-			backend,
-			{ ...LIMITS, maxConcurrent: 1 },
-			{
-				onSettled: () => {
-					throw new Error("hook broke");
-				},
-			},
-		);
+		const m = new SubagentManager(backend, { ...LIMITS, maxConcurrent: 1 });
+		m.subscribe((event) => {
+			if (event.type === "settled") throw new Error("hook broke");
+		});
 		managers.push(m);
 		const errors: unknown[] = [];
 		const original = console.error;
@@ -240,6 +238,37 @@ describe("a failing settle hook", () => {
 			console.error = original;
 		}
 		expect(errors.join("\n")).toContain("hook broke");
+	});
+});
+
+describe("the read model", () => {
+	it("publishes changes and each settled run to subscribers before waits resume, until they unsubscribe", async () => {
+		const backend = new FakeBackend(() => ({ delayMs: 5, final: { text: "ok" } }));
+		const m = make(backend);
+		const heard: string[] = [];
+		const stop = m.subscribe((event) => {
+			// A settled run's subscribers see it in the ledger and the child settled, before any wait resumes.
+			if (event.type === "settled")
+				heard.push(`settled ${event.result.key} ${event.child.state} ${m.ledger.latest(event.child.id)?.delivery}`);
+			else
+				heard.push(
+					`changed ${m
+						.list()
+						.map((c) => c.state)
+						.join(",")}`,
+				);
+		});
+		const a = m.spawn(request("a"));
+		await m.waitFor([a.id], { mode: "all" });
+		heard.push("wait resumed");
+		expect(heard[0]).toBe("changed starting");
+		expect(heard).toContain("changed running");
+		expect(heard.slice(-3)).toEqual([`settled ${a.id}#1 completed pending`, "changed completed", "wait resumed"]);
+		stop();
+		const before = heard.length;
+		const b = m.spawn(request("b"));
+		await m.waitFor([b.id], { mode: "all" });
+		expect(heard).toHaveLength(before);
 	});
 });
 

@@ -7,12 +7,14 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DELIVERED_ENTRY, restoreFromSession, SETTLED_ENTRY } from "../../extensions/subagents/delivery.ts";
+import { DELIVERED_ENTRY, restoreFromSession, SETTLED_ENTRY } from "../../extensions/subagents/delivery/persistence.ts";
 import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import { MODEL_CHOICES_SHOWN } from "../../extensions/subagents/domain.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { badToolsError } from "../../extensions/subagents/prompt-spawn.ts";
-import { cancelTool, sendTool, spawnTool } from "../../extensions/subagents/tools.ts";
+import { cancelTool } from "../../extensions/subagents/tools/cancel.ts";
+import { sendTool } from "../../extensions/subagents/tools/send.ts";
+import { spawnTool } from "../../extensions/subagents/tools/spawn.ts";
 import { childRecord, type FakeWorld, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 type Model = { provider: string; id: string; contextWindow: number; maxTokens: number };
@@ -40,7 +42,7 @@ const world = useFakeWorlds({ models: ALL, available: USABLE });
 
 async function spawnError(w: FakeWorld, spec: string): Promise<string> {
 	try {
-		await spawnTool(w.env, { prompt: "task", model: spec }, w.ctx);
+		await spawnTool(w.services, { prompt: "task", model: spec }, w.ctx);
 	} catch (error) {
 		return (error as Error).message;
 	}
@@ -65,7 +67,7 @@ describe("model errors against a large registry", () => {
 
 	it("a bare id that keyless providers share resolves to the one usable model", async () => {
 		const w = world();
-		const out = await spawnTool(w.env, { prompt: "task", model: "gpt-4o" }, w.ctx);
+		const out = await spawnTool(w.services, { prompt: "task", model: "gpt-4o" }, w.ctx);
 		expect(out.content[0].text).toContain("on openai/gpt-4o (tools:");
 		await until(() => w.backend.created.length === 1);
 		expect(w.backend.created[0].model).toEqual(model("openai", "gpt-4o"));
@@ -92,7 +94,7 @@ describe("model errors against a large registry", () => {
 
 	it("an exact provider/id without credentials is still accepted: an explicit choice", async () => {
 		const w = world();
-		const out = await spawnTool(w.env, { prompt: "task", model: "nokey-3/m-7" }, w.ctx);
+		const out = await spawnTool(w.services, { prompt: "task", model: "nokey-3/m-7" }, w.ctx);
 		expect(out.content[0].text).toContain("on nokey-3/m-7 (tools:");
 	});
 
@@ -135,8 +137,8 @@ describe("model errors against a large registry", () => {
 				getSessionFile: () => undefined,
 			},
 		});
-		restoreFromSession(w.env, w.ctx);
-		const error = await sendTool(w.env, { id: "sa-1", text: "more" }, w.ctx).then(
+		restoreFromSession(w.services, w.ctx);
+		const error = await sendTool(w.services, { id: "sa-1", text: "more" }, w.ctx).then(
 			() => "",
 			(e: Error) => e.message,
 		);
@@ -167,7 +169,7 @@ describe("spawn wording by mode", () => {
 		});
 		const texts: string[] = [];
 		for (let i = 0; i < 6; i++) {
-			const out = await spawnTool(print.env, { prompt: `task ${i}`, name: `t${i}` }, print.ctx);
+			const out = await spawnTool(print.services, { prompt: `task ${i}`, name: `t${i}` }, print.ctx);
 			texts.push(out.content[0].text);
 		}
 		for (const [i, text] of texts.entries()) {
@@ -184,12 +186,12 @@ describe("spawn wording by mode", () => {
 
 		// --no-session: nothing is kept for a later -c, and the text does not pretend otherwise.
 		const ephemeral = world({ models: [model("mock", "mock-model")], available: undefined });
-		const lost = (await spawnTool(ephemeral.env, { prompt: "task" }, ephemeral.ctx)).content[0].text;
+		const lost = (await spawnTool(ephemeral.services, { prompt: "task" }, ephemeral.ctx)).content[0].text;
 		expect(lost).toContain("stopped; this session has no file, so its output is not kept.");
 		expect(lost).not.toContain("pi -c");
 
 		const ui = world({ models: [model("mock", "mock-model")], available: undefined, hasUI: true });
-		const out = await spawnTool(ui.env, { prompt: "task", name: "u" }, ui.ctx);
+		const out = await spawnTool(ui.services, { prompt: "task", name: "u" }, ui.ctx);
 		expect(out.content[0].text).toContain(
 			'It runs in the background. Its result arrives automatically when it finishes, or call subagent_wait(ids=["sa-1"]).',
 		);
@@ -219,9 +221,9 @@ describe("singular and plural", () => {
 
 	it("subagent_cancel of one running child says 1 subagent", async () => {
 		const w = world({ models: [model("mock", "mock-model")], available: undefined });
-		await spawnTool(w.env, { prompt: "task", name: "c" }, w.ctx);
+		await spawnTool(w.services, { prompt: "task", name: "c" }, w.ctx);
 		await until(() => w.backend.started("sa-1"));
-		const out = await cancelTool(w.env, { ids: ["sa-1"] }, w.ctx);
+		const out = await cancelTool(w.services, { ids: ["sa-1"] }, w.ctx);
 		expect(out.content[0].text.startsWith("Cancelled 1 subagent. Its partial output:")).toBe(true);
 	});
 });

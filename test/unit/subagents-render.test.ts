@@ -5,9 +5,8 @@
 import { visibleWidth } from "@mariozechner/pi-tui";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { ChildRecord, ChildState } from "../../extensions/subagents/domain.ts";
+import type { ChildRecord, ChildRow, ChildState } from "../../extensions/subagents/domain.ts";
 import {
-	type ChildRow,
 	deliveredComponent,
 	deliveredLabel,
 	displayText,
@@ -17,7 +16,7 @@ import {
 	shortPath,
 	WIDGET_MAX_ROWS,
 	widgetLines,
-} from "../../extensions/subagents/render.ts";
+} from "../../extensions/subagents/view/render.ts";
 import { childRecord } from "./subagents-fakes.ts";
 
 const ACTIVE: ChildState[] = ["queued", "starting", "running"];

@@ -4,10 +4,10 @@
  * queued), and step sets composed in order with their extras merged.
  */
 import { describe, expect, it } from "vitest";
-import { structuredSteps } from "../../extensions/subagents/checkable.ts";
-import { type SpawnRequest, SubagentManager } from "../../extensions/subagents/manager.ts";
-import { composeSteps, type RunSteps } from "../../extensions/subagents/run-steps.ts";
-import { compileOutputSchema } from "../../extensions/subagents/schema.ts";
+import { structuredSteps } from "../../extensions/subagents/checkable/checkable.ts";
+import { composeSteps, type RunSteps } from "../../extensions/subagents/checkable/run-steps.ts";
+import { compileOutputSchema } from "../../extensions/subagents/checkable/schema.ts";
+import { type SpawnRequest, SubagentManager } from "../../extensions/subagents/children/manager.ts";
 import { ControlledBackend, FAKE_LIMITS } from "./subagents-fakes.ts";
 
 const request = (extra: Partial<SpawnRequest> = {}): SpawnRequest => ({

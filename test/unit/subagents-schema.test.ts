@@ -12,7 +12,7 @@ import {
 	type OutputSchema,
 	SCHEMA_ERROR_MAX_BYTES,
 	SCHEMA_ERRORS_SHOWN,
-} from "../../extensions/subagents/schema.ts";
+} from "../../extensions/subagents/checkable/schema.ts";
 
 const REVIEW = {
 	type: "object",

@@ -7,9 +7,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { singleShotMode } from "../../extensions/shared/host/pi-host.ts";
-import { DELIVERED_ENTRY, deliverPending, RESULT_MESSAGE_TYPE } from "../../extensions/subagents/delivery.ts";
-import { type ChildState, isSettled } from "../../extensions/subagents/domain.ts";
-import * as P from "../../extensions/subagents/prompt.ts";
+import { deliverPending, RESULT_MESSAGE_TYPE } from "../../extensions/subagents/delivery/delivery.ts";
+import { DELIVERED_ENTRY } from "../../extensions/subagents/delivery/persistence.ts";
 import {
 	planSettle,
 	SETTLE_MAX_ROUNDS,
@@ -17,7 +16,9 @@ import {
 	type SettleInput,
 	type SettleState,
 	settleSingleShot,
-} from "../../extensions/subagents/settle.ts";
+} from "../../extensions/subagents/delivery/settle.ts";
+import { type ChildState, isSettled } from "../../extensions/subagents/domain.ts";
+import * as P from "../../extensions/subagents/prompt.ts";
 import { childRecord, type FakeWorld, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const STATES: ChildState[] = ["queued", "starting", "running", "completed", "incomplete", "failed", "cancelled"];
@@ -129,7 +130,7 @@ describe("settleSingleShot", () => {
 		await until(() => world.backend.started(a.id) && world.backend.started(b.id));
 		const state: SettleState = { rounds: 0 };
 		const earlier = { type: "custom", customType: "someone-else", data: 1 };
-		const settling = settleSingleShot(world.env, state, event([earlier]), world.ctx);
+		const settling = settleSingleShot(world.services, state, event([earlier]), world.ctx);
 		let done = false;
 		void settling.then(() => {
 			done = true;
@@ -154,7 +155,7 @@ describe("settleSingleShot", () => {
 		expect(state.rounds).toBe(1);
 		expect(world.manager.ledger.pending()).toEqual([]);
 		// Exactly once: nothing left for a second boundary, the automatic path, or a wait.
-		expect(await settleSingleShot(world.env, state, event(), world.ctx)).toBeUndefined();
+		expect(await settleSingleShot(world.services, state, event(), world.ctx)).toBeUndefined();
 		expect(world.sent).toEqual([]);
 	});
 
@@ -164,8 +165,8 @@ describe("settleSingleShot", () => {
 		await until(() => world.backend.started(a.id));
 		world.backend.finish(a.id, "RESULT-A");
 		await until(() => world.manager.ledger.pending().length === 1);
-		expect(await settleSingleShot(world.env, { rounds: 0 }, event(), world.ctx)).toBeUndefined();
-		expect(await deliverPending(world.env, "trigger")).toBe(true);
+		expect(await settleSingleShot(world.services, { rounds: 0 }, event(), world.ctx)).toBeUndefined();
+		expect(await deliverPending(world.services, "trigger")).toBe(true);
 		expect(world.sent.length).toBe(1);
 	});
 
@@ -175,20 +176,20 @@ describe("settleSingleShot", () => {
 		await until(() => world.backend.started(a.id));
 		world.backend.finish(a.id, "RESULT-A");
 		await until(() => world.manager.ledger.pending().length === 1);
-		expect(await deliverPending(world.env, "trigger")).toBe(true);
+		expect(await deliverPending(world.services, "trigger")).toBe(true);
 		expect(world.sent).toEqual([]);
 		expect(world.manager.ledger.pending().length).toBe(1); // still owed: the boundary or `pi -c` hands it over
 	});
 
 	it("stops waiting at its bound: what still runs is cut with the reason and delivered", async () => {
 		const world = printWorld();
-		world.env.config = {
-			...world.env.config,
-			subagents: { ...world.env.config.subagents, maxRunSeconds: 0.001 },
+		world.config = {
+			...world.config,
+			subagents: { ...world.config.subagents, maxRunSeconds: 0.001 },
 		};
 		const a = spawn(world, "task a");
 		await until(() => world.backend.started(a.id));
-		const result = await settleSingleShot(world.env, { rounds: 0 }, event(), world.ctx);
+		const result = await settleSingleShot(world.services, { rounds: 0 }, event(), world.ctx);
 		expect(world.manager.get(a.id)?.state).toBe("cancelled");
 		expect(String((result!.entries![0] as { content: string }).content)).toContain("stopped waiting after");
 	}, 20_000);
@@ -198,9 +199,9 @@ describe("settleSingleShot", () => {
 		const a = spawn(world, "task a");
 		await until(() => world.backend.started(a.id));
 		const state: SettleState = { rounds: 0 };
-		const settling = settleSingleShot(world.env, state, event(), world.ctx);
+		const settling = settleSingleShot(world.services, state, event(), world.ctx);
 		await until(() => state.abort !== undefined);
-		world.env.closing = true;
+		world.closing = true;
 		state.abort!.abort();
 		await world.manager.shutdown();
 		expect(await settling).toBeUndefined();

@@ -14,18 +14,19 @@ import { DEFAULT_CONFIG, type HeadroomConfig, projectionHeadShare } from "../../
 import { messageBudget, TokenSizer, type TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
 import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
 import { storedShortening } from "../../extensions/shared/transcript/view.ts";
+import { deliverPending } from "../../extensions/subagents/delivery/delivery.ts";
 import {
 	DELIVERED_ENTRY,
-	deliverPending,
 	persistSettled,
 	restoreFromSession,
 	SETTLED_ENTRY,
 	SETTLED_PROMPT_MAX_BYTES,
-} from "../../extensions/subagents/delivery.ts";
-import { parentMessages } from "../../extensions/subagents/env.ts";
+} from "../../extensions/subagents/delivery/persistence.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
-import { consumeResults, sendTool, spawnTool } from "../../extensions/subagents/tools.ts";
-import { type FakeWorld, spawnChild, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
+import { consumeResults } from "../../extensions/subagents/tools/consume.ts";
+import { sendTool } from "../../extensions/subagents/tools/send.ts";
+import { parentMessages, spawnTool } from "../../extensions/subagents/tools/spawn.ts";
+import { type FakeWorld, onSettled, spawnChild, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const world = useFakeWorlds();
 
@@ -91,7 +92,7 @@ describe("fork parity: an oversized parent tool result", () => {
 				sessionManager: sm,
 				config: share === undefined ? undefined : withHeadShare(share),
 			});
-			await spawnTool(w.env, { prompt: "CHILD-TASK summarise the log", context: "fork" }, w.ctx);
+			await spawnTool(w.services, { prompt: "CHILD-TASK summarise the log", context: "fork" }, w.ctx);
 			await until(() => w.backend.prompts.length === 1);
 			const first = w.backend.prompts[0].text;
 			expect(first).toContain("LOG-FIRST");
@@ -102,7 +103,7 @@ describe("fork parity: an oversized parent tool result", () => {
 			expect(existsSync(childPath)).toBe(true);
 			expect(readFileSync(childPath, "utf8")).toBe(BIG);
 			expect(basename(childPath)).toContain(createHash("sha256").update(BIG).digest("hex"));
-			expect(childPath.startsWith(w.env.store!.dirFor("transcripts"))).toBe(true);
+			expect(childPath.startsWith(w.store.dirFor("transcripts"))).toBe(true);
 
 			// The parent's own trimmed view of the same history, as context-trim builds it.
 			const budgetTokens = messageBudget({
@@ -116,7 +117,7 @@ describe("fork parity: an oversized parent tool result", () => {
 				budgetTokens,
 				cutStepTokens: 1,
 				sizer: new TokenSizer(),
-				shorten: storedShortening(w.env.store!, projectionHeadShare(w.env.config)),
+				shorten: storedShortening(w.store, projectionHeadShare(w.config)),
 			});
 			expect(view.trimmed).toBe(true);
 			const shownResult = view.messages
@@ -160,10 +161,10 @@ describe("projection.headShare from the configuration", () => {
 			await w.manager.waitFor([child.id], { mode: "all" });
 			let text: string;
 			if (surface === "wait") {
-				text = (await consumeResults(w.env, w.ctx, [child.id], { timedOut: false, aborted: false }, "wait")).content[0]
-					.text;
+				text = (await consumeResults(w.services, w.ctx, [child.id], { timedOut: false, aborted: false }, "wait"))
+					.content[0].text;
 			} else {
-				await deliverPending(w.env, "trigger");
+				await deliverPending(w.services, "trigger");
 				text = w.sent[0].message.content;
 			}
 			shapes.push(headAndTail(text));
@@ -179,12 +180,14 @@ describe("projection.headShare from the configuration", () => {
 describe("subagent_send", () => {
 	it("refuses empty or blank text and says what to pass", async () => {
 		const w = world();
-		const spawned = await spawnTool(w.env, { prompt: "x" }, w.ctx);
+		const spawned = await spawnTool(w.services, { prompt: "x" }, w.ctx);
 		const id = spawned.details.id as string;
 		for (const text of ["", "  \n "]) {
-			await expect(sendTool(w.env, { id, text }, w.ctx)).rejects.toThrow(P.EMPTY_SEND_TEXT_ERROR);
+			await expect(sendTool(w.services, { id, text }, w.ctx)).rejects.toThrow(P.EMPTY_SEND_TEXT_ERROR);
 		}
-		await expect(sendTool(w.env, { id, text: undefined as never }, w.ctx)).rejects.toThrow("text must not be empty");
+		await expect(sendTool(w.services, { id, text: undefined as never }, w.ctx)).rejects.toThrow(
+			"text must not be empty",
+		);
 	});
 
 	function restoredWorld(entry: Record<string, unknown>): FakeWorld {
@@ -201,8 +204,8 @@ describe("subagent_send", () => {
 				getSessionFile: () => undefined,
 			},
 		});
-		expect(restoreFromSession(w.env, w.ctx)).toBe(0);
-		w.env.onSettled = (result, child) => persistSettled(w.env, result, child);
+		expect(restoreFromSession(w.services, w.ctx)).toBe(0);
+		onSettled(w, (result, child) => persistSettled(w.services, result, child));
 		return w;
 	}
 
@@ -229,7 +232,7 @@ describe("subagent_send", () => {
 		const file = join(tempRoot("subagents-file-"), "child.jsonl");
 		writeFileSync(file, "{}\n");
 		const w = restoredWorld(entry(file));
-		const out = await sendTool(w.env, { id: "sa-1", text: "continue with the tests" }, w.ctx);
+		const out = await sendTool(w.services, { id: "sa-1", text: "continue with the tests" }, w.ctx);
 		expect(out.content[0].text).toContain("started run 2");
 		await until(() => w.backend.prompts.length === 1);
 		const spec = w.backend.created[0];
@@ -263,17 +266,17 @@ describe("subagent_send", () => {
 	it("refuses plainly when the session file, the model or the working directory is gone", async () => {
 		const gone = join(tempRoot("subagents-gone-"), "missing.jsonl");
 		const w1 = restoredWorld(entry(gone));
-		await expect(sendTool(w1.env, { id: "sa-1", text: "more" }, w1.ctx)).rejects.toThrow(
+		await expect(sendTool(w1.services, { id: "sa-1", text: "more" }, w1.ctx)).rejects.toThrow(
 			P.missingSessionFileError({ id: "sa-1", name: "old" }, gone),
 		);
 		const file = join(tempRoot("subagents-file-"), "child.jsonl");
 		writeFileSync(file, "{}\n");
 		const w2 = restoredWorld(entry(file, { model: "gone/model" }));
-		await expect(sendTool(w2.env, { id: "sa-1", text: "more" }, w2.ctx)).rejects.toThrow(
+		await expect(sendTool(w2.services, { id: "sa-1", text: "more" }, w2.ctx)).rejects.toThrow(
 			'sa-1 "old" ran on gone/model, which this session cannot run now (models you can use: mock/mock-model)',
 		);
 		const w3 = restoredWorld(entry(file, { cwd: join(w2.root, "no-such-dir") }));
-		await expect(sendTool(w3.env, { id: "sa-1", text: "more" }, w3.ctx)).rejects.toThrow(
+		await expect(sendTool(w3.services, { id: "sa-1", text: "more" }, w3.ctx)).rejects.toThrow(
 			`its working directory ${join(w2.root, "no-such-dir")} is gone`,
 		);
 		expect(w1.backend.created.length + w2.backend.created.length + w3.backend.created.length).toBe(0);
@@ -283,7 +286,7 @@ describe("subagent_send", () => {
 describe("the settled entry", () => {
 	it("keeps the task clipped by UTF-8 bytes with whole characters, and what a resume needs", async () => {
 		const w = world();
-		w.env.onSettled = (result, child) => persistSettled(w.env, result, child);
+		onSettled(w, (result, child) => persistSettled(w.services, result, child));
 		const prompt = `x${"😀".repeat(400)}`;
 		const child = spawnChild(w, { prompt, tools: ["read"], thinking: "low", context: "fork" });
 		await until(() => w.backend.started(child.id));

@@ -1,15 +1,8 @@
-/**
- * Resolving any surface of the table from a loaded configuration (host/config-surfaces.ts): the table's
- * entry ← its alias keys ← `surfaces.<name>`, field by field; projection.headShare for a surface without a
- * share; clipped and fixed surfaces as the table has them; every output within the resolved budget.
- */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { boundTask, fitUserMessages } from "../../extensions/handoff/serialize.ts";
 import { allocateBatchBudgets, STATIC_CAPS } from "../../extensions/shared/budget/batch.ts";
-import { CONFIG_FILE_NAME, DEFAULT_CONFIG, loadConfig } from "../../extensions/shared/host/config.ts";
+import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import {
 	CONFIGURABLE_SURFACES,
 	SURFACE_ALIASES,
@@ -31,20 +24,11 @@ import {
 	type SurfaceName,
 } from "../../extensions/shared/surfaces.ts";
 import { turnStubChars } from "../../extensions/tool-artifacts/artifacts.ts";
-import { makeTestDir } from "../fixtures/test-dirs.ts";
+import { configLoader } from "./config-fixture.ts";
 import { bytesOf, linesOf, textArb } from "./projection-arbitraries.ts";
 
-const dir = makeTestDir("surface-resolution");
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let n = 0;
-
-function load(value: unknown) {
-	const agentDir = join(dir, `agent-${n++}`);
-	mkdirSync(agentDir);
-	const file = join(agentDir, CONFIG_FILE_NAME);
-	writeFileSync(file, JSON.stringify(value));
-	return { ...loadConfig({ agentDir, cwd: join(agentDir, "none") }), file };
-}
+/** loadConfig over a fresh agent dir holding `value` as its headroom.json. */
+const load = configLoader("surface-resolution");
 
 /** A copy of `config` with `value` at the dotted `path` (objects on the way created). */
 function withValue(config: Record<string, unknown>, path: string, value: unknown): Record<string, unknown> {

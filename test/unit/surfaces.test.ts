@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { CONFIGURABLE_SURFACES, SURFACE_ALIASES } from "../../extensions/shared/host/config-surfaces.ts";
 import { overridableFields, SURFACE_NAMES, SURFACES, surface } from "../../extensions/shared/surfaces.ts";
+import { docPage } from "../fixtures/docs.ts";
 
 describe("the table of named surfaces", () => {
 	it("gives every surface whole positive limits, a head share within 0..1 and a one-line doc", () => {
@@ -28,17 +28,17 @@ describe("the table of named surfaces", () => {
 		for (const name of SURFACE_NAMES) expect(Object.isFrozen(SURFACES[name]), name).toBe(true);
 	});
 
-	it("is the README's budget table: every surface with its default figures, and no other", () => {
-		const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+	it("is the budget table of docs/configuration.md: every surface with its default figures, and no other", () => {
+		const page = docPage("docs/configuration.md").text;
 		const fig = (v: number) => (v === Number.MAX_SAFE_INTEGER ? "per call" : String(v));
 		const rows = new Map<string, string[]>();
-		for (const line of readme.split("\n")) {
+		for (const line of page.split("\n")) {
 			const m = /^\| `([a-z][A-Za-z]*(?:\.[A-Za-z]+)+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \|/.exec(line);
 			if (m && Object.hasOwn(SURFACES, m[1])) rows.set(m[1], [m[2].trim(), m[3].trim(), m[4].trim()]);
 		}
 		for (const name of SURFACE_NAMES) {
 			const s = surface(name);
-			expect(rows.get(name), `README row of ${name}`).toEqual([
+			expect(rows.get(name), `docs/configuration.md row of ${name}`).toEqual([
 				fig(s.maxBytes),
 				fig(s.maxLines),
 				s.headShare === undefined ? "—" : String(s.headShare),
@@ -47,11 +47,11 @@ describe("the table of named surfaces", () => {
 		expect(rows.size).toBe(SURFACE_NAMES.length);
 	});
 
-	it("is the README's table in full: per surface its batch cap, what may be overridden, its aliases and what it bounds", () => {
-		const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+	it("is the table of docs/configuration.md in full: per surface its batch cap, what may be overridden, its aliases and what it bounds", () => {
+		const page = docPage("docs/configuration.md").text;
 		const fig = (v: number) => (v === Number.MAX_SAFE_INTEGER ? "per call" : String(v));
 		const rows = new Map<string, string>();
-		for (const line of readme.split("\n")) {
+		for (const line of page.split("\n")) {
 			const m = /^\| `([a-z][A-Za-z]*(?:\.[A-Za-z]+)+)` \|/.exec(line);
 			if (m && Object.hasOwn(SURFACES, m[1])) rows.set(m[1], line);
 		}
@@ -72,7 +72,7 @@ describe("the table of named surfaces", () => {
 				aliases,
 				s.doc,
 			];
-			expect(rows.get(name), `README row of ${name}`).toBe(`| ${cells.join(" | ")} |`);
+			expect(rows.get(name), `docs/configuration.md row of ${name}`).toBe(`| ${cells.join(" | ")} |`);
 		}
 	});
 

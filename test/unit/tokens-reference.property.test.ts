@@ -1,7 +1,7 @@
 /**
  * The run-at-a-time estimateTokens returns exactly what the character-at-a-time estimator it
  * replaced returned (kept verbatim in ./tokens-reference.ts), for every text: the estimate's
- * calibration, its tests and the README's figures rest on that equality.
+ * calibration, its tests and the figures in docs/benchmarks.md rest on that equality.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";

@@ -13,7 +13,7 @@ import { loadCorpora } from "../fixtures/corpora/index.ts";
 
 /** The contract: the estimate never under-counts o200k_base by more than this share. */
 const MAX_UNDER_COUNT = 0.1;
-/** Documented ceiling of the over-count on the calibration corpora (the README table reports the real figures). */
+/** Documented ceiling of the over-count on the calibration corpora (docs/benchmarks.md reports the real figures). */
 const MAX_OVER_COUNT = 0.35;
 /** Window size for the per-chunk check, in UTF-16 units. */
 const CHUNK_UNITS = 16 * 1024;

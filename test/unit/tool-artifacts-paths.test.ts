@@ -1,18 +1,12 @@
 // Every file a stub names is the stored full output, and every read call in it addresses that file's lines.
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
-import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { type BuiltStub, buildStub, type ToolResultFacts } from "../../extensions/tool-artifacts/artifacts.ts";
-import { makeTestDir } from "../fixtures/test-dirs.ts";
+import { fileStore } from "./store-fixture.ts";
 
-const dir = makeTestDir("ta-paths");
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const agentDir = join(dir, "agent");
-mkdirSync(agentDir, { recursive: true });
-const store = new ArtifactStore({ agentDir });
+const { store } = fileStore("ta-paths");
 const config = DEFAULT_CONFIG.toolArtifacts;
 const outputsDir = store.dirFor("tool-outputs");
 const storedFiles = () => {

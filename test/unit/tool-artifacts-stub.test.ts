@@ -1,11 +1,10 @@
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, sep } from "node:path";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
-import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { formatCount } from "../../extensions/shared/text/format.ts";
 import {
 	buildStub,
@@ -16,14 +15,10 @@ import {
 import { locateFullOutput, readFullOutput, wasTruncated } from "../../extensions/tool-artifacts/full-output.ts";
 import { isStub, parseStubHeader } from "../../extensions/tool-artifacts/stub.ts";
 import { type CompleteFn, chooseSummaryModel, summarize } from "../../extensions/tool-artifacts/summary.ts";
-import { makeTestDir } from "../fixtures/test-dirs.ts";
+import { fileStore } from "./store-fixture.ts";
 import { fact, numbered } from "./tool-artifacts-facts.ts";
 
-const dir = makeTestDir("ta-unit");
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const agentDir = join(dir, "agent");
-mkdirSync(agentDir, { recursive: true });
-const store = new ArtifactStore({ agentDir });
+const { dir, store } = fileStore("ta-unit");
 const config = DEFAULT_CONFIG.toolArtifacts;
 
 describe("buildStub (fallback excerpt)", () => {

@@ -2,14 +2,14 @@
  * The context-trim adapter against a stand-in of Pi's extension API: configuration, the budget it
  * derives from the model, and its safe failure (untrimmed, reported once).
  */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import contextTrim from "../../extensions/context-trim/index.ts";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
 import { fingerprintReady } from "../../extensions/shared/text/fingerprint.ts";
 import type { TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
-import { makeTestDir } from "../fixtures/test-dirs.ts";
+import { useAgentDirEnv } from "../fixtures/agent-dir-env.ts";
 import { filler, HistoryBuilder } from "./transcript-history.ts";
 
 type Handler = (event: { type: "context"; messages: TranscriptMessage[] }, ctx: unknown) => unknown;
@@ -19,27 +19,17 @@ beforeAll(async () => {
 	await fingerprintReady();
 });
 
-const savedAgentDir = process.env.PI_CODING_AGENT_DIR;
-const created: string[] = [];
-afterEach(() => {
-	// an unset variable stays unset (assigning undefined would set the text "undefined")
-	if (savedAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-	else process.env.PI_CODING_AGENT_DIR = savedAgentDir;
-	vi.restoreAllMocks();
-	for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const env = useAgentDirEnv();
 
 function setup(options: {
 	config?: unknown;
 	model?: { contextWindow: number; maxTokens: number };
 	prompt?: () => string;
 }) {
-	const agentDir = makeTestDir("ct-adapter");
-	created.push(agentDir);
+	const agentDir = env.agentDir("ct-adapter");
 	const cwd = join(agentDir, "cwd");
 	mkdirSync(cwd);
 	if (options.config !== undefined) writeFileSync(join(agentDir, "headroom.json"), JSON.stringify(options.config));
-	process.env.PI_CODING_AGENT_DIR = agentDir;
 	let handler: Handler | undefined;
 	const pi = {
 		on: (name: string, h: Handler) => {

@@ -8,9 +8,9 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { project } from "../../shared/projection/projection.ts";
 import type { ChildRecord } from "../domain.ts";
-import { type Env, ensureConfig, ensureManager, ensureStore } from "../env.ts";
-import { paintFor } from "../render.ts";
-import { sendTool } from "../tools.ts";
+import type { SubagentServices } from "../services.ts";
+import { type SendDeps, sendTool } from "../tools/send.ts";
+import { paintFor } from "./render.ts";
 import { newestFirst, pickerHeader, pickerRow, SubagentsScreen } from "./screens.ts";
 import { TranscriptReader } from "./transcript.ts";
 
@@ -29,12 +29,16 @@ export function plainList(children: readonly ChildRecord[], now: number): string
 	return [`subagents of this session: ${children.length} (newest first)`, pickerHeader().trimEnd(), ...rows].join("\n");
 }
 
-export function registerSubagentsView(pi: ExtensionAPI, env: Env): void {
+/** What the view uses: what subagent_send uses (steering), the children as they are now, the store. */
+export type ViewDeps = SendDeps & Pick<SubagentServices, "existingChildren" | "store">;
+
+/** Register /subagents; `enter` hands each command's context to the adapter first (as every tool call does). */
+export function registerSubagentsView(pi: ExtensionAPI, deps: ViewDeps, enter: (ctx: ExtensionContext) => void): void {
 	pi.registerCommand("subagents", {
 		description: VIEW_COMMAND_DESCRIPTION,
 		handler: async (_args, ctx) => {
-			ensureConfig(env, ctx);
-			const manager = ensureManager(env, ctx);
+			enter(ctx);
+			const manager = deps.children(ctx);
 			let shown = false;
 			if (ctx.hasUI) {
 				await ctx.ui.custom<void>((tui, theme, _keys, done) => {
@@ -48,7 +52,7 @@ export function registerSubagentsView(pi: ExtensionAPI, env: Env): void {
 						done();
 					};
 					const screen = new SubagentsScreen({
-						children: () => env.manager?.list() ?? manager.list(),
+						children: () => deps.existingChildren()?.list() ?? manager.list(),
 						transcript: (c) => {
 							let reader = readers.get(c.id);
 							if (!reader || reader.path !== c.sessionFile) {
@@ -62,14 +66,14 @@ export function registerSubagentsView(pi: ExtensionAPI, env: Env): void {
 							const known = projected.get(text);
 							if (known !== undefined) return known;
 							const view = project(text, "subagents.viewToolResult", {
-								sink: ensureStore(env).sink("transcripts"),
+								sink: deps.store().sink("transcripts"),
 							}).text;
 							if (projected.size >= PROJECTION_CACHE_ENTRIES) projected.clear();
 							projected.set(text, view);
 							return view;
 						},
 						send: async (id, text) => {
-							const reply = await sendTool(env, { id, text }, ctx as ExtensionContext);
+							const reply = await sendTool(deps, { id, text }, ctx as ExtensionContext);
 							return (
 								reply.content
 									.map((c) => c.text)

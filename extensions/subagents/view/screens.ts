@@ -15,7 +15,7 @@ import {
 } from "@mariozechner/pi-tui";
 import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
 import { type ChildRecord, formatCount, formatDuration, isSettled, queuePosition, statusGlyph } from "../domain.ts";
-import type { Paint } from "../render.ts";
+import type { Paint } from "./render.ts";
 import type { TranscriptItem, TranscriptState } from "./transcript.ts";
 
 const clean = (text: string) => sanitizeLine(text, { widthOf: visibleWidth });

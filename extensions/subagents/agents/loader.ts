@@ -1,0 +1,30 @@
+/**
+ * The agents of this extension instance: one catalog (its per-file cache) read with the configuration
+ * as it is now, from the context's cwd and trust. New warnings are told once, to the UI or stderr; they
+ * never stop anything.
+ */
+import { type ExtensionContext, parseFrontmatter } from "@mariozechner/pi-coding-agent";
+import { tellPerson } from "../../shared/host/bootstrap.ts";
+import { type HeadroomConfig, unseenConfigWarnings } from "../../shared/host/config.ts";
+import { projectTrusted } from "../../shared/host/pi-host.ts";
+import { configWarning } from "../prompt.ts";
+import { AgentCatalog, type AgentCatalogSnapshot } from "./agent-files.ts";
+
+/** A reader of the agents on disk now (cheap: unchanged files are not re-read). */
+export function agentLoader(settings: {
+	config(): HeadroomConfig;
+	agentDir(): string;
+}): (ctx: ExtensionContext | undefined) => AgentCatalogSnapshot {
+	let catalog: AgentCatalog | undefined;
+	return (ctx) => {
+		catalog ??= new AgentCatalog(parseFrontmatter);
+		const snapshot = catalog.load({
+			agentDir: settings.agentDir(),
+			cwd: ctx?.cwd ?? process.cwd(),
+			projectTrusted: ctx ? projectTrusted(ctx) : false,
+			claudeAgents: settings.config().subagents.claudeAgents,
+		});
+		for (const warning of unseenConfigWarnings(snapshot.warnings)) tellPerson(ctx, configWarning(warning));
+		return snapshot;
+	};
+}

@@ -1,0 +1,233 @@
+/**
+ * In-process children: each is a real Pi agent session (`createAgentSession`) sharing the
+ * parent's model registry and credentials, with a persistent session file and its own tools. By
+ * default it loads what Pi would load for a new session in its cwd (the user's and the project's
+ * extensions and packages; on Pi 1.x the enabled built-in extensions too), filtered by the child's
+ * extension policy, never with a UI, and never with this package's subagent tools past the depth limit.
+ * The same source runs on Pi 0.73 (modelRegistry + authStorage) and 1.x (modelRuntime). A child from an
+ * earlier process is resumed by reopening its session file: Pi restores its messages as the context.
+ */
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import {
+	createAgentSession,
+	DefaultResourceLoader,
+	type ExtensionFactory,
+	SessionManager,
+	SettingsManager,
+} from "@mariozechner/pi-coding-agent";
+import { CHILD_TOOL_NAMES, compactArgs, SUBAGENT_TOOL_NAMES } from "../domain.ts";
+import { missingSessionFileError } from "../prompt.ts";
+import { extensionLoadError, missingExtensionToolsError } from "../prompt-spawn.ts";
+import {
+	ALL_EXTENSIONS,
+	childToolAllowlist,
+	extensionNames,
+	fatalLoadError,
+	keepExtension,
+	type LoadedExtension,
+} from "./child-extensions.ts";
+import type { ChildBackend, ChildEvent, ChildHandle, ChildSpec } from "./child-run.ts";
+
+export interface InProcessBackendOptions {
+	/** Pi's agent dir (settings, models, auth, resources). */
+	agentDir: string;
+	/** The parent's ctx.modelRegistry. */
+	modelRegistry: unknown;
+	/** Folder for the children's session files. */
+	sessionDir: string;
+	/** Extensions loaded into each child (the subagents extension one level deeper, when allowed). */
+	extensionFactories?: ExtensionFactory[];
+	/** Whether Pi trusts the project (Pi 1.x): a child's project extensions load only then. */
+	projectTrusted?: boolean;
+	/** Pi's built-in tool names a child may have (default: CHILD_TOOL_NAMES). */
+	builtInTools?: readonly string[];
+	/** This package's subagent tool names (kept from children unless the nested extension provides them). */
+	subagentTools?: readonly string[];
+	/** Pi's package folder (getPackageDir), where Pi 1.x keeps its built-in extensions. */
+	packageDir?: string;
+}
+
+type AnyEvent = { type: string; [key: string]: unknown };
+
+/** Pi's session events → the manager's smaller vocabulary. Every event also counts as activity. */
+export function normalizeEvent(
+	event: AnyEvent,
+	contextUsage: () => { tokens: number | null; contextWindow: number } | undefined,
+): ChildEvent[] {
+	const out: ChildEvent[] = [{ type: "activity" }];
+	switch (event.type) {
+		case "message_update": {
+			const inner = event.assistantMessageEvent as { type?: string; delta?: string } | undefined;
+			if (inner?.type === "text_delta" && typeof inner.delta === "string")
+				out.push({ type: "text", delta: inner.delta });
+			break;
+		}
+		case "message_end": {
+			const message = event.message as { role?: string; usage?: { output?: number } } | undefined;
+			if (message?.role === "assistant") out.push({ type: "assistant_end", outputTokens: message.usage?.output });
+			break;
+		}
+		case "turn_end": {
+			const usage = contextUsage();
+			const message = event.message as { stopReason?: string } | undefined;
+			out.push({
+				type: "turn_end",
+				contextTokens: usage?.tokens ?? undefined,
+				contextWindow: usage?.contextWindow,
+				continues: message?.stopReason === "toolUse",
+			});
+			break;
+		}
+		case "tool_execution_start":
+			out.push({ type: "tool_start", name: String(event.toolName), args: compactArgs(event.args) });
+			break;
+		case "tool_execution_end":
+			out.push({ type: "tool_end", name: String(event.toolName), isError: Boolean(event.isError) });
+			break;
+		default:
+			break;
+	}
+	return out;
+}
+
+/**
+ * A new session file, or the child's own one reopened (its transcript becomes the next run's context).
+ * Pi's open() silently starts an empty session when the file is missing, so that is refused first.
+ */
+function sessionFor(spec: ChildSpec, sessionDir: string): SessionManager {
+	if (!spec.sessionFile) return SessionManager.create(spec.cwd, sessionDir);
+	let isFile = false;
+	try {
+		isFile = statSync(spec.sessionFile).isFile();
+	} catch {
+		isFile = false;
+	}
+	if (!isFile) throw new Error(missingSessionFileError({ id: spec.id, name: spec.id }, spec.sessionFile));
+	return SessionManager.open(spec.sessionFile, sessionDir, spec.cwd);
+}
+
+/** Pi 1.x's built-in extensions (MCP, codemode, tool search, …) as its CLI passes them; none on 0.73. */
+async function builtInExtensions(packageDir: string | undefined): Promise<unknown[]> {
+	if (!packageDir) return [];
+	const file = join(packageDir, "dist", "extensions", "index.js");
+	try {
+		statSync(file);
+	} catch {
+		return []; // Pi 0.73 has no built-in extensions
+	}
+	try {
+		const mod = (await import(pathToFileURL(file).href)) as { builtInExtensions?: unknown };
+		return Array.isArray(mod.builtInExtensions) ? mod.builtInExtensions : [];
+	} catch (error) {
+		console.error(`subagents: Pi's built-in extensions could not be loaded for children (${String(error)})`);
+		return [];
+	}
+}
+
+type PiExtension = { path: string; tools: Map<string, unknown>; sourceInfo?: { origin?: string; baseDir?: string } };
+
+function describe(ext: PiExtension): LoadedExtension {
+	const packageDir = ext.sourceInfo?.origin === "package" ? ext.sourceInfo.baseDir : undefined;
+	return { path: ext.path, tools: [...ext.tools.keys()], packageDir };
+}
+
+export function createInProcessBackend(options: InProcessBackendOptions): ChildBackend {
+	let builtIns: Promise<unknown[]> | undefined;
+	return {
+		async create(spec: ChildSpec, onEvent: (event: ChildEvent) => void): Promise<ChildHandle> {
+			const policy = spec.extensions ?? ALL_EXTENSIONS;
+			builtIns ??= builtInExtensions(options.packageDir);
+			const factories = [...(policy.mode === "none" ? [] : await builtIns), ...(options.extensionFactories ?? [])];
+			// 1.x: trust decides whether project extensions and settings load; 0.73 ignores the option.
+			const settingsManager = (
+				SettingsManager.create as unknown as (cwd: string, dir: string, o: object) => SettingsManager
+			)(spec.cwd, options.agentDir, { projectTrusted: options.projectTrusted !== false });
+			const loader = new DefaultResourceLoader({
+				cwd: spec.cwd,
+				agentDir: options.agentDir,
+				settingsManager,
+				noExtensions: policy.mode === "none",
+				noPromptTemplates: true,
+				noThemes: true,
+				appendSystemPrompt: spec.systemAppend,
+				extensionFactories: factories as ExtensionFactory[],
+				extensionsOverride: (base) => ({
+					...base,
+					extensions: base.extensions.filter((e) =>
+						keepExtension(describe(e as unknown as PiExtension), policy, options.subagentTools ?? SUBAGENT_TOOL_NAMES),
+					),
+				}),
+			});
+			await loader.reload();
+			const loaded = loader.getExtensions();
+			const fatal = fatalLoadError(loaded.errors, policy);
+			if (fatal) throw new Error(extensionLoadError(fatal.name, fatal.path, fatal.error));
+			const extensionTools = loaded.extensions.flatMap((e) => [...(e as unknown as PiExtension).tools.keys()]);
+			const { tools, missing } = childToolAllowlist({
+				base: spec.tools,
+				exact: spec.exactTools === true,
+				builtIn: options.builtInTools ?? CHILD_TOOL_NAMES,
+				extensionTools,
+			});
+			if (missing.length > 0) throw new Error(missingExtensionToolsError(missing));
+			const registry = options.modelRegistry as { authStorage?: unknown; runtime?: unknown };
+			// 0.73 takes the registry and its auth storage; 1.x takes the runtime behind the registry.
+			// Each line ignores the other's keys.
+			const lineSpecific: Record<string, unknown> = { modelRegistry: registry };
+			if (registry.authStorage) lineSpecific.authStorage = registry.authStorage;
+			if (registry.runtime) lineSpecific.modelRuntime = registry.runtime;
+			const { session } = await createAgentSession({
+				cwd: spec.cwd,
+				agentDir: options.agentDir,
+				model: spec.model as never,
+				thinkingLevel: spec.thinking as never,
+				resourceLoader: loader,
+				settingsManager,
+				sessionManager: sessionFor(spec, options.sessionDir),
+				tools,
+				...(lineSpecific as object),
+			});
+			// Extensions start as in a new Pi session (session_start), with no UI: a child has none. An
+			// extension that throws while starting fails this child's start, never the parent.
+			const startErrors: Array<{ extensionPath: string; error: string }> = [];
+			try {
+				await session.bindExtensions({
+					onError: (e: { extensionPath: string; error: string }) => startErrors.push(e),
+				} as never);
+			} catch (error) {
+				startErrors.push({ extensionPath: "(extension runner)", error: String(error) });
+			}
+			if (startErrors.length > 0) {
+				session.dispose();
+				const first = startErrors[0];
+				const name = extensionNames(first.extensionPath)[0] ?? first.extensionPath;
+				throw new Error(extensionLoadError(name, first.extensionPath, first.error));
+			}
+			const unsubscribe = session.subscribe((event) => {
+				for (const e of normalizeEvent(event as unknown as AnyEvent, () => session.getContextUsage())) onEvent(e);
+			});
+			return {
+				get sessionFile() {
+					return session.sessionFile;
+				},
+				async prompt(text: string): Promise<unknown[]> {
+					const before = session.messages.length;
+					await session.prompt(text);
+					return session.messages.slice(before);
+				},
+				async steer(text: string): Promise<void> {
+					await session.steer(text);
+				},
+				async abort(): Promise<void> {
+					await session.abort();
+				},
+				dispose(): void {
+					unsubscribe();
+					session.dispose();
+				},
+			};
+		},
+	};
+}

@@ -1,0 +1,399 @@
+/**
+ * The owner of this session's children: spawn or queue, run through a backend, stop, settle exactly once,
+ * keep the delivery ledger, let waits block on settlements. Its read model is list()/get() and subscribe():
+ * every visible change and settled run goes to the subscribers (status line, persistence, delivery). One
+ * run's inside (events, watchdog verdict, outcome) is in child-run.ts. No Pi imports: the backend is an
+ * interface, so this runs in unit tests with a fake backend.
+ */
+import type { Reviewed, RunSteps } from "../checkable/run-steps.ts";
+import {
+	type ChildRecord,
+	type ChildState,
+	childId,
+	childrenToStart,
+	DeliveryLedger,
+	deriveName,
+	isSettled,
+	resultKey,
+	type SettledResult,
+} from "../domain.ts";
+import {
+	ABORTED,
+	CANCELLED_BY_PARENT,
+	EMPTY_SEND_TEXT_ERROR,
+	failedResultText,
+	INTERRUPTED_BY_SHUTDOWN,
+	restoredSendError,
+	SHUT_DOWN_ERROR,
+	STOPPED_BEFORE_START,
+} from "../prompt.ts";
+import { concludeFailedNote } from "../prompt-checkable.ts";
+import {
+	applyEvent,
+	type ChildBackend,
+	type ManagerLimits,
+	maxTurnsVerdict,
+	type Runtime,
+	runOutcome,
+	type StopReason,
+	watchdogTickMs,
+	watchdogVerdict,
+} from "./child-run.ts";
+import { type ChildrenListener, Subscribers } from "./read-model.ts";
+import type { ResumeSettings, SpawnRequest } from "./requests.ts";
+import { type WaitOptions, waitUntil } from "./wait-until.ts";
+
+export type { ChildBackend, ChildEvent, ChildHandle, ChildSpec, ManagerLimits } from "./child-run.ts";
+export type { ChildrenEvent, ChildrenListener } from "./read-model.ts";
+export type { ResumeSettings, SpawnRequest } from "./requests.ts";
+
+/** Grace period after abort() before a run that does not end is settled anyway, in milliseconds. */
+export const ABORT_GRACE_MS = 5_000;
+
+function idNumber(id: string): number {
+	return Number(id.replace(/^sa-/, "")) || 0;
+}
+
+export class SubagentManager {
+	readonly ledger = new DeliveryLedger();
+	private readonly records = new Map<string, ChildRecord>();
+	private readonly runtimes = new Map<string, Runtime>();
+	private sequence = 0;
+	/** Waits in progress (waitFor): checked after every settled run, after the subscribers heard of it. */
+	private readonly waiters = new Set<() => void>();
+	private readonly subscribers = new Subscribers();
+	private closed = false;
+
+	constructor(
+		private readonly backend: ChildBackend,
+		private limits: ManagerLimits,
+		private readonly clock: { now?: () => number } = {},
+	) {}
+
+	private now(): number {
+		return this.clock.now?.() ?? Date.now();
+	}
+
+	/** Hear of every visible change and every settled run (its result pending in the ledger); returns the unsubscribe. */
+	subscribe(listener: ChildrenListener): () => void {
+		return this.subscribers.add(listener);
+	}
+
+	setLimits(limits: ManagerLimits): void {
+		this.limits = limits;
+	}
+
+	get maxConcurrent(): number {
+		return this.limits.maxConcurrent;
+	}
+
+	list(): ChildRecord[] {
+		return [...this.records.values()].sort((a, b) => a.createdAt - b.createdAt || idNumber(a.id) - idNumber(b.id));
+	}
+
+	get(id: string): ChildRecord | undefined {
+		return this.records.get(id);
+	}
+
+	ids(): string[] {
+		return this.list().map((c) => c.id);
+	}
+
+	/**
+	 * Re-register a child known from the session (after reload/resume); it has no live session until
+	 * subagent_send reopens its session file. Its latest run wins (a child may have settled several).
+	 */
+	restore(record: ChildRecord, result?: SettledResult): void {
+		const n = Number(record.id.replace(/^sa-/, ""));
+		if (Number.isInteger(n)) this.sequence = Math.max(this.sequence, n);
+		const known = this.records.get(record.id);
+		if (!known || (!this.runtimes.has(record.id) && record.run >= known.run)) this.records.set(record.id, record);
+		if (result) this.ledger.add(result);
+	}
+
+	/** True for a child restored from an earlier process that has not been run again here. */
+	isRestored(id: string): boolean {
+		return this.records.has(id) && !this.runtimes.has(id);
+	}
+
+	/** Take the next child id now (for a spawn that prepares something named after it first). */
+	reserveId(): string {
+		if (this.closed) throw new Error(SHUT_DOWN_ERROR);
+		return childId(++this.sequence);
+	}
+
+	/** Register a child and start it, or queue it past the concurrency limit. */
+	spawn(request: SpawnRequest): ChildRecord {
+		if (this.closed) throw new Error(SHUT_DOWN_ERROR);
+		const id = request.id && !this.records.has(request.id) ? request.id : childId(++this.sequence);
+		const record: ChildRecord = {
+			id,
+			name: deriveName(request.prompt, request.name),
+			prompt: request.prompt,
+			model: request.modelLabel,
+			tools: request.tools,
+			...(request.agent ? { agent: request.agent } : {}),
+			...(request.maxTurns ? { maxTurns: request.maxTurns } : {}),
+			cwd: request.cwd,
+			thinking: request.thinking,
+			context: request.context,
+			state: "queued",
+			run: 1,
+			createdAt: this.now(),
+			// Spawn order must be queue order even when several spawns share a millisecond.
+			queuedAt: this.now() + this.sequence / 1e6,
+			turns: 0,
+			outputTokens: 0,
+			partialText: "",
+			recentTools: [],
+			...(request.worktree ? { worktree: request.worktree } : {}),
+			...(request.structured ? { structured: true } : {}),
+		};
+		this.records.set(id, record);
+		const rt = this.newRuntime(request.model, request.systemAppend, request.steps);
+		rt.exactTools = request.exactTools;
+		rt.extensions = request.extensions;
+		this.runtimes.set(id, rt);
+		this.runtimes.get(id)!.pendingPrompt = request.firstMessage ?? request.prompt;
+		this.pump();
+		return record;
+	}
+
+	/**
+	 * Steer a running child, or start a new run on a settled one (queued if no slot is free). A child
+	 * restored from an earlier process reopens its session file (with `resume`'s model and prompt).
+	 */
+	async send(id: string, text: string, resume?: ResumeSettings): Promise<"steered" | "rerun" | "queued-child"> {
+		const record = this.mustGet(id);
+		if (typeof text !== "string" || text.trim().length === 0) throw new Error(EMPTY_SEND_TEXT_ERROR);
+		if (this.closed) throw new Error(SHUT_DOWN_ERROR);
+		let rt = this.runtimes.get(id);
+		if (record.state === "queued") return "queued-child";
+		if ((record.state === "running" || record.state === "starting") && rt?.handle) {
+			await rt.handle.steer(text);
+			return "steered";
+		}
+		if (!rt) {
+			// A restored child: its session lived in an earlier process; its file is the way back.
+			if (!record.sessionFile) throw new Error(restoredSendError(record));
+			rt = this.newRuntime(resume?.model, resume?.systemAppend ?? [], resume?.steps);
+			rt.resumeFile = record.sessionFile;
+			rt.settledRuns = record.run;
+			this.runtimes.set(id, rt);
+		}
+		record.run += 1;
+		record.state = "queued";
+		record.queuedAt = this.now() + this.sequence / 1e6;
+		record.startedAt = undefined;
+		record.endedAt = undefined;
+		record.turns = 0;
+		record.partialText = "";
+		record.error = undefined;
+		rt.pendingPrompt = text;
+		rt.stopReason = undefined;
+		this.pump();
+		return "rerun";
+	}
+
+	/** Stop children; resolves once each has settled (with its partial output in the ledger). */
+	async cancel(ids: string[], error = CANCELLED_BY_PARENT): Promise<void> {
+		await Promise.all(ids.map((id) => this.stop(id, { state: "cancelled", error })));
+	}
+
+	/** Abort every child (parent shutdown/reload); settled results stay in the ledger. */
+	async shutdown(): Promise<void> {
+		const active = this.list().filter((c) => !isSettled(c.state));
+		await this.cancel(
+			active.map((c) => c.id),
+			INTERRUPTED_BY_SHUTDOWN,
+		);
+		this.closed = true;
+		for (const rt of this.runtimes.values()) {
+			if (rt.watchdog) clearInterval(rt.watchdog);
+			rt.handle?.dispose();
+		}
+	}
+
+	/** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
+	async waitFor(
+		ids: string[],
+		options: WaitOptions & { mode: "all" | "any" },
+	): Promise<{ timedOut: boolean; aborted: boolean }> {
+		const done = () => {
+			const settled = ids.filter((id) => isSettled(this.mustGet(id).state)).length;
+			return options.mode === "any" ? settled > 0 || ids.length === 0 : settled === ids.length;
+		};
+		return waitUntil(this.waiters, done, options);
+	}
+
+	private newRuntime(model: unknown, systemAppend: string[], steps?: RunSteps): Runtime {
+		return { model, systemAppend, steps, lastActivity: this.now(), toolsInFlight: 0, settledRuns: 0 };
+	}
+
+	private mustGet(id: string): ChildRecord {
+		const r = this.records.get(id);
+		if (!r) throw new Error(`unknown subagent ${id}`);
+		return r;
+	}
+
+	private changed(): void {
+		this.subscribers.publish({ type: "changed" });
+	}
+
+	/** Start queued children while slots are free. */
+	private pump(): void {
+		if (this.closed) return;
+		for (const child of childrenToStart(this.list(), this.limits.maxConcurrent)) {
+			child.state = "starting";
+			void this.run(child);
+		}
+		this.changed();
+	}
+
+	/**
+	 * Settle a run once, after its conclude step (what an isolated child changed) when it has one; whoever
+	 * settles the run first, the step runs once and the others wait for it.
+	 */
+	private conclude(
+		child: ChildRecord,
+		run: number,
+		state: ChildState,
+		result: Reviewed,
+		error?: string,
+	): Promise<void> {
+		const rt = this.runtimes.get(child.id);
+		if (!rt || rt.settledRuns >= run) return Promise.resolve();
+		if (rt.concluding?.run === run) return rt.concluding.promise;
+		const step = rt.steps?.conclude;
+		if (!step) {
+			this.settle(child, run, state, result, error);
+			return Promise.resolve();
+		}
+		const promise = step(state, result)
+			.catch((failure) => ({ ...result, text: `${concludeFailedNote(failure)}\n\n${result.text}` }))
+			.then((final) => this.settle(child, run, state, final, error));
+		rt.concluding = { run, promise };
+		return promise;
+	}
+
+	/** Record a run's outcome once: ledger, subscribers, waiters, and the next queued child. */
+	private settle(child: ChildRecord, run: number, state: ChildState, result: Reviewed, error?: string): void {
+		const rt = this.runtimes.get(child.id);
+		if (!rt || rt.settledRuns >= run) return;
+		const text = result.text;
+		rt.settledRuns = run;
+		if (rt.watchdog) clearInterval(rt.watchdog);
+		rt.watchdog = undefined;
+		child.state = state;
+		child.endedAt = this.now();
+		child.error = error;
+		child.finalText = text;
+		if (rt.handle?.sessionFile) child.sessionFile = rt.handle.sessionFile;
+		const key = resultKey(child.id, run);
+		const settled = this.ledger.add({
+			key,
+			id: child.id,
+			run,
+			text,
+			state,
+			settledAt: child.endedAt,
+			verdict: result.verdict,
+			extras: result.extras,
+		});
+		rt.runDone?.();
+		// The result is in the ledger either way; waiters and the queue never stall on a subscriber's failure.
+		this.subscribers.publish({ type: "settled", result: settled, child });
+		for (const waiter of [...this.waiters]) waiter();
+		this.pump();
+	}
+
+	/** Settle with an error text first and whatever the child had produced. */
+	private settleFailed(
+		child: ChildRecord,
+		run: number,
+		state: "failed" | "cancelled" | "incomplete",
+		error: string,
+	): Promise<void> {
+		return this.conclude(child, run, state, { text: failedResultText(state, error, child.partialText) }, error);
+	}
+
+	private async run(child: ChildRecord): Promise<void> {
+		const rt = this.runtimes.get(child.id)!;
+		const prompt = rt.pendingPrompt ?? child.prompt;
+		rt.pendingPrompt = undefined;
+		child.startedAt = this.now();
+		rt.lastActivity = this.now();
+		rt.toolsInFlight = 0;
+		rt.settledRun = new Promise<void>((r) => {
+			rt.runDone = r;
+		});
+		const run = child.run;
+		const stopped = (fallback: string) => {
+			const reason = rt.stopReason ?? { state: "failed" as const, error: fallback };
+			void this.settleFailed(child, run, reason.state, reason.error);
+		};
+		try {
+			await rt.steps?.beforeRun?.();
+			if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
+			const spec = {
+				id: child.id,
+				cwd: child.cwd,
+				tools: child.tools,
+				thinking: child.thinking,
+				model: rt.model,
+				systemAppend: rt.systemAppend,
+				sessionFile: rt.resumeFile,
+				exactTools: rt.exactTools,
+				extensions: rt.extensions,
+			};
+			rt.handle ??= await this.backend.create(spec, (event) => {
+				if (applyEvent(child, rt, event, this.now()).visible) this.changed();
+				const cut = event.type === "turn_end" ? maxTurnsVerdict(child, rt) : undefined;
+				if (cut) void this.stop(child.id, cut);
+			});
+			child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
+			if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
+			child.state = "running";
+			this.changed();
+			this.armWatchdog(child, rt);
+			const handle = rt.handle;
+			const messages = await handle.prompt(prompt);
+			if (rt.stopReason) return stopped(ABORTED);
+			const outcome = runOutcome(messages, child.partialText);
+			if (outcome.state !== "completed") return void this.settleFailed(child, run, outcome.state, outcome.error);
+			let result: Reviewed = { text: outcome.text };
+			if (rt.steps?.review) {
+				result = await rt.steps.review(outcome.text, async (text) => {
+					const more = runOutcome(await handle.prompt(text), "");
+					return more.state === "completed" ? { ok: true, text: more.text } : { ok: false, error: more.error };
+				});
+				if (rt.stopReason) return stopped(ABORTED);
+			}
+			await this.conclude(child, run, "completed", result);
+		} catch (error) {
+			if (rt.stopReason) return stopped(String(error));
+			this.settleFailed(child, run, "failed", error instanceof Error ? error.message : String(error));
+		}
+	}
+
+	private async stop(id: string, reason: StopReason): Promise<void> {
+		const child = this.mustGet(id);
+		const rt = this.runtimes.get(id);
+		if (isSettled(child.state) || !rt) return;
+		if (child.state === "queued") return await this.settleFailed(child, child.run, "cancelled", reason.error);
+		rt.stopReason ??= reason;
+		const done = rt.settledRun;
+		await rt.handle?.abort().catch(() => undefined);
+		// A run that ignores abort is settled anyway after a grace period; nothing waits forever.
+		await Promise.race([done, new Promise((r) => setTimeout(r, ABORT_GRACE_MS).unref?.())]);
+		await this.settleFailed(child, child.run, reason.state, reason.error);
+	}
+
+	private armWatchdog(child: ChildRecord, rt: Runtime): void {
+		rt.watchdog = setInterval(() => {
+			const verdict = watchdogVerdict(child, rt, this.limits, this.now());
+			if (verdict) void this.stop(child.id, verdict);
+		}, watchdogTickMs(this.limits));
+		rt.watchdog.unref?.();
+	}
+}

@@ -1,0 +1,36 @@
+/**
+ * subagent_check's handler: one child's state and the recent end of its output (its result once settled,
+ * else what it has written so far), through the batch projection with the check surface's head share.
+ */
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { projectBatch } from "../delivery/batch.ts";
+import { batchOptions } from "../delivery/batch-options.ts";
+import { batchDetails } from "../delivery/delivery.ts";
+import { isSettled } from "../domain.ts";
+import * as P from "../prompt.ts";
+import type { SubagentServices } from "../services.ts";
+import { reply, requireIds, row, type ToolReturn } from "./reply.ts";
+
+export async function checkTool(
+	deps: Pick<SubagentServices, "children" | "config" | "store">,
+	params: { id: string },
+	ctx: ExtensionContext,
+): Promise<ToolReturn> {
+	const manager = deps.children(ctx);
+	const [id] = requireIds(manager, [params.id]);
+	const child = manager.get(id)!;
+	const recent = isSettled(child.state)
+		? (manager.ledger.latest(id)?.text ?? child.finalText ?? "")
+		: child.partialText;
+	let output = "";
+	let details: Record<string, unknown> = { rows: [row(child)] };
+	if (recent.length > 0) {
+		const batch = await projectBatch(
+			[{ id, run: child.run, header: "", text: recent, noRoom: () => "" }],
+			batchOptions(deps, ctx, "check"), // its head share (0 in the table): the recent end
+		);
+		output = batch.text.replace(/^\n/, "");
+		details = { ...batchDetails(manager, batch), rows: [row(child)] };
+	}
+	return reply(P.checkText(child, Date.now(), output), details);
+}

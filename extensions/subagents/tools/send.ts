@@ -1,0 +1,33 @@
+/**
+ * subagent_send's handler: steer a running child, or start a new run on a settled one; a child restored from
+ * an earlier process runs again with its own model, tools and framing (resumeSettings).
+ */
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { isSettled } from "../domain.ts";
+import * as P from "../prompt.ts";
+import { OUTPUT_SCHEMA_REMINDER } from "../prompt-checkable.ts";
+import type { SubagentServices } from "../services.ts";
+import { reply, requireIds, row, type ToolReturn } from "./reply.ts";
+import { arrivalOf, resumeSettings } from "./spawn.ts";
+
+/** What a send uses: the children, and what a resume and the arrival note read. */
+export type SendDeps = Pick<SubagentServices, "children" | "depth" | "config" | "store" | "agentDir" | "agents">;
+
+export async function sendTool(
+	deps: SendDeps,
+	params: { id: string; text: string },
+	ctx: ExtensionContext,
+): Promise<ToolReturn> {
+	const manager = deps.children(ctx);
+	const [id] = requireIds(manager, [params.id]);
+	if (typeof params.text !== "string" || params.text.trim().length === 0) throw new Error(P.EMPTY_SEND_TEXT_ERROR);
+	const child = manager.get(id)!;
+	const resume = manager.isRestored(id) ? resumeSettings(deps, child, ctx) : undefined;
+	// A structured child's new run must end with the JSON again; a steer joins the run that already must.
+	const text = child.structured && isSettled(child.state) ? params.text + OUTPUT_SCHEMA_REMINDER : params.text;
+	const outcome = await manager.send(id, text, resume);
+	if (outcome === "queued-child") throw new Error(P.queuedSendError(child));
+	return reply(outcome === "steered" ? P.steeredText(child) : P.rerunText(child, arrivalOf(deps, ctx)), {
+		rows: [row(child)],
+	});
+}

@@ -1,0 +1,329 @@
+/**
+ * subagent_spawn's handler: resolve the agent, model, tools, cwd, thinking and context, prepare an isolated
+ * or structured child, and start or queue it. Errors are thrown with text that lists the valid choices.
+ */
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { buildSessionContext, type ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { surfaceFor } from "../../shared/host/config.ts";
+import { singleShotMode } from "../../shared/host/pi-host.ts";
+import { renderForkContext } from "../../shared/transcript/narrate.ts";
+import { messageBudget } from "../../shared/transcript/plan.ts";
+import { ownerFraming } from "../../shared/transcript/prompt.ts";
+import { type ShortenOptions, storedShortening } from "../../shared/transcript/view.ts";
+import { type AgentDefinition, parseExtensionPolicy } from "../agents/agents.ts";
+import { isolationFor, prepareCheckable } from "../checkable/spawn-checkable.ts";
+import type { ResumeSettings } from "../children/requests.ts";
+import {
+	CHILD_TOOL_NAMES,
+	type ChildRecord,
+	type ContextMode,
+	type ModelChoice,
+	type ModelPools,
+	orderChoices,
+	resolveModelSpec,
+	SUBAGENT_TOOL_NAMES,
+	THINKING_LEVELS,
+} from "../domain.ts";
+import * as P from "../prompt.ts";
+import {
+	agentModelFallbackWarning,
+	badCwdError,
+	badModelError,
+	badThinkingError,
+	badToolsError,
+	depthLimitError,
+	forkUnavailableError,
+	noModelError,
+	resumeModelError,
+	unknownAgentError,
+} from "../prompt-spawn.ts";
+import type { SubagentServices } from "../services.ts";
+
+import { reply, row, type ToolReturn } from "./reply.ts";
+
+/** Whether `path` exists and is a regular file or a directory (symlinks followed, as Pi opens them). */
+function isKind(path: string, kind: "file" | "directory"): boolean {
+	try {
+		const st = statSync(path);
+		return kind === "file" ? st.isFile() : st.isDirectory();
+	} catch {
+		return false;
+	}
+}
+
+/** The part of Pi's model registry the tools use (getAvailable: both lines have it; fakes may not). */
+interface RegistryView {
+	getAll(): ModelChoice[];
+	getAvailable?(): ModelChoice[];
+	find(provider: string, id: string): unknown;
+}
+
+/**
+ * What a model spec resolves against: the models with credentials (Pi lists some 900 built-in ones, most
+ * without a key here) plus the session's own model, which demonstrably runs.
+ */
+function modelPools(ctx: ExtensionContext): ModelPools {
+	const registry = ctx.modelRegistry as unknown as RegistryView;
+	const pick = (m: ModelChoice): ModelChoice => ({ provider: m.provider, id: m.id });
+	const all = registry.getAll().map(pick);
+	const available = (typeof registry.getAvailable === "function" ? registry.getAvailable() : registry.getAll()).map(
+		pick,
+	);
+	const own = ctx.model ? pick(ctx.model) : undefined;
+	if (own && !available.some((m) => m.provider === own.provider && m.id === own.id)) available.unshift(own);
+	return { available, all, preferProvider: own?.provider };
+}
+
+/**
+ * How results reach the parent: without a UI (print/json mode) the process ends with the parent's run;
+ * on Pi 1.x the top-level run waits for its children first (settle.ts).
+ */
+export function arrivalOf(deps: Pick<SubagentServices, "depth" | "config">, ctx: ExtensionContext): P.Arrival {
+	try {
+		if (ctx.hasUI) return "auto";
+		if (deps.depth === 0 && singleShotMode(ctx)) return { settle: deps.config().subagents.maxRunSeconds };
+		return ctx.sessionManager.getSessionFile() ? "single-shot" : "single-shot-ephemeral";
+	} catch {
+		return "auto";
+	}
+}
+
+/** How a fork shortens the parent's long texts: surface transcript.segment as configured, stored in full. */
+function forkShortening(deps: Pick<SubagentServices, "config" | "store">): ShortenOptions {
+	const segment = surfaceFor(deps.config(), "transcript.segment");
+	return storedShortening(deps.store(), segment.headShare, segment);
+}
+
+/** The parent's current message list, as the model sees it (for forks). */
+export function parentMessages(ctx: ExtensionContext): unknown[] {
+	const sm = ctx.sessionManager;
+	return buildSessionContext(sm.getEntries(), sm.getLeafId()).messages as unknown[];
+}
+
+/** subagent_spawn's parameters (described to the model in TOOL_TEXT.spawn). */
+export interface SpawnParams {
+	prompt: string;
+	agent?: string;
+	extensions?: boolean | string[];
+	name?: string;
+	model?: string;
+	tools?: string[];
+	cwd?: string;
+	thinking?: string;
+	context?: ContextMode;
+	/** "worktree": its own git worktree of the parent's repository; "none" (default): the parent's tree. */
+	isolation?: string;
+	/** A JSON Schema its answer must end with a valid JSON value for. */
+	output_schema?: unknown;
+}
+
+/** The named agent a spawn asks for; an unknown name is refused before anything starts. */
+function agentFor(
+	deps: Pick<SubagentServices, "agents">,
+	name: string | undefined,
+	ctx: ExtensionContext,
+): AgentDefinition | undefined {
+	if (name === undefined) return undefined;
+	const agents = deps.agents(ctx).agents;
+	const wanted = typeof name === "string" ? name.trim() : "";
+	const found = agents.find((a) => a.name === wanted);
+	if (!found)
+		throw new Error(
+			unknownAgentError(
+				String(name),
+				agents.map((a) => a.name),
+			),
+		);
+	return found;
+}
+
+/** Tool names a spawn may list: Pi's built-in ones and the extension tools this session knows of. */
+function listableTools(deps: Pick<SubagentServices, "parent">): string[] {
+	const names = new Set<string>(CHILD_TOOL_NAMES);
+	try {
+		for (const t of deps.parent.getAllTools()) {
+			const name = (t as { name?: unknown }).name;
+			if (typeof name === "string" && !(SUBAGENT_TOOL_NAMES as readonly string[]).includes(name)) names.add(name);
+		}
+	} catch {
+		// No tool list (a fake or an old host): the built-in names stand.
+	}
+	return [...names];
+}
+
+/** What a spawn uses: the children, the configuration, store and agents, and the parent's tools and thinking. */
+export type SpawnDeps = Pick<
+	SubagentServices,
+	"children" | "depth" | "config" | "store" | "agentDir" | "agents" | "parent"
+>;
+
+export async function spawnTool(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
+	const manager = deps.children(ctx);
+	const config = deps.config();
+	const cfg = config.subagents;
+	if (deps.depth >= cfg.maxDepth) throw new Error(depthLimitError(cfg.maxDepth));
+	if (typeof params.prompt !== "string" || params.prompt.trim().length === 0) throw new Error(P.EMPTY_PROMPT_ERROR);
+	const agent = agentFor(deps, params.agent, ctx);
+	const notes: string[] = [];
+	const registry = ctx.modelRegistry as unknown as RegistryView;
+	let model: unknown = ctx.model;
+	let modelLabel = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "";
+	if (params.model) {
+		const found = resolveModelSpec(params.model, modelPools(ctx));
+		if (!found.ok) throw new Error(badModelError(params.model, found.failure));
+		model = registry.find(found.value.provider, found.value.id);
+		modelLabel = `${found.value.provider}/${found.value.id}`;
+	} else if (agent?.model) {
+		// An agent file's model that is not available here (a Claude alias, a provider without a key) is
+		// not the caller's mistake: the child runs on the parent's model, and both are told.
+		const found = resolveModelSpec(agent.model, modelPools(ctx));
+		const picked = found.ok ? registry.find(found.value.provider, found.value.id) : undefined;
+		if (found.ok && picked) {
+			model = picked;
+			modelLabel = `${found.value.provider}/${found.value.id}`;
+		} else {
+			const warning = agentModelFallbackWarning(agent.name, agent.model, modelLabel || "the parent's model");
+			notes.push(warning);
+			if (ctx.hasUI) ctx.ui.notify(warning, "warning");
+			else console.error(warning);
+		}
+	}
+	if (!model) throw new Error(noModelError());
+	const exactTools = params.tools !== undefined || agent?.tools !== undefined;
+	const tools = params.tools ?? agent?.tools ?? cfg.defaultTools;
+	const allowed = listableTools(deps);
+	const unknownTools = tools.filter((t) => !allowed.includes(t));
+	if (unknownTools.length > 0) {
+		if (params.tools !== undefined) throw new Error(badToolsError(unknownTools, allowed));
+		// An agent file may name tools of extensions only the child loads; the child's start checks them.
+	}
+	const extensions =
+		params.extensions !== undefined
+			? parseExtensionPolicy(params.extensions)
+			: (agent?.extensions ?? parseExtensionPolicy(cfg.childExtensions));
+	const cwd = params.cwd ? resolve(ctx.cwd, params.cwd) : ctx.cwd;
+	if (!isKind(cwd, "directory")) throw new Error(badCwdError(params.cwd ?? cwd, ctx.cwd));
+	const levels: readonly string[] = THINKING_LEVELS;
+	if (params.thinking !== undefined && !levels.includes(params.thinking)) {
+		throw new Error(badThinkingError(params.thinking, THINKING_LEVELS));
+	}
+	const thinking = params.thinking ?? agent?.thinking ?? safeThinking(deps);
+	const context: ContextMode = (params.context ?? agent?.context) === "fork" ? "fork" : "fresh";
+	let firstMessage: string | undefined;
+	if (context === "fork") {
+		try {
+			const m = model as { contextWindow?: number; maxTokens?: number };
+			const window = m.contextWindow ?? 128_000;
+			// The same budget rule as the parent's own trimmed view (context-trim), with no system-prompt
+			// overhead deducted: the receiver never gets a smaller budget than the parent's view had.
+			const budgetTokens = Math.max(
+				1024,
+				messageBudget({
+					contextWindow: window,
+					maxTokens: m.maxTokens,
+					reserveTokens: config.contextTrim.reserveTokens,
+					safetyMarginTokens: config.contextTrim.safetyMarginTokens,
+					overheadTokens: 0,
+				}),
+			);
+			firstMessage = renderForkContext(parentMessages(ctx), {
+				budgetTokens,
+				sessionFile: ctx.sessionManager.getSessionFile(),
+				task: params.prompt,
+				// The parent's own view stores oversized texts as transcript artifacts; the child gets the same.
+				shorten: forkShortening(deps),
+			});
+		} catch (error) {
+			throw new Error(forkUnavailableError(error instanceof Error ? error.message : String(error)));
+		}
+	}
+	// Checked before anything starts: a broken schema, no repository or a failing worktree fails this spawn only.
+	const checkable = await prepareCheckable(deps, () => manager.reserveId(), {
+		isolation: params.isolation ?? agent?.isolation,
+		outputSchema: params.output_schema ?? agent?.outputSchema,
+		cwd,
+		firstMessage: firstMessage ?? params.prompt,
+	});
+	let child: ChildRecord;
+	try {
+		child = manager.spawn({
+			prompt: params.prompt,
+			firstMessage: checkable.firstMessage,
+			name: params.name,
+			modelLabel,
+			model,
+			// Pi's allowlist would hide the nested extension's tools; add them where the depth limit allows.
+			tools: deps.depth + 1 < cfg.maxDepth ? [...tools, ...SUBAGENT_TOOL_NAMES] : [...tools],
+			cwd: checkable.cwd,
+			thinking,
+			context,
+			systemAppend: childSystemAppend(agent, context),
+			agent: agent?.name,
+			maxTurns: agent?.maxTurns,
+			exactTools,
+			extensions,
+			id: checkable.id,
+			steps: checkable.steps,
+			worktree: checkable.worktree,
+			structured: checkable.structured,
+		});
+	} catch (error) {
+		await checkable.abandon();
+		throw error;
+	}
+	const queued = child.state === "queued";
+	const how = arrivalOf(deps, ctx);
+	const text = queued ? P.queuedText(child, manager.list(), manager.maxConcurrent, how) : P.spawnedText(child, how);
+	const shown = [[text, ...checkable.notes].join(" "), ...notes.map((n) => n.replace(/^subagents: /, "Note: "))].join(
+		"\n",
+	);
+	return reply(shown, {
+		rows: [row(child, queued ? "queued" : undefined)],
+		id: child.id,
+		queued,
+		...(agent ? { agent: agent.name } : {}),
+		...checkable.details,
+	});
+}
+
+/** The child's system-prompt additions: ours, the agent's own prompt, then the ownership framing. */
+function childSystemAppend(agent: AgentDefinition | undefined, context: ContextMode): string[] {
+	const own = agent?.systemPrompt ? [agent.systemPrompt] : [];
+	return [P.CHILD_SYSTEM_APPEND, ...own, ownerFraming({ forked: context === "fork" })];
+}
+
+function safeThinking(deps: Pick<SubagentServices, "parent">): string | undefined {
+	try {
+		return deps.parent.getThinkingLevel();
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * How a child from an earlier process runs again: its own model, tools and framing, on its reopened
+ * session file. Refused plainly when that file or that model is no longer there.
+ */
+export function resumeSettings(
+	deps: Pick<SubagentServices, "config" | "store" | "agentDir" | "agents">,
+	child: ChildRecord,
+	ctx: ExtensionContext,
+): ResumeSettings {
+	if (!child.sessionFile) throw new Error(P.restoredSendError(child));
+	if (!isKind(child.sessionFile, "file")) throw new Error(P.missingSessionFileError(child, child.sessionFile));
+	if (!isKind(child.cwd, "directory")) throw new Error(P.missingCwdError(child));
+	const registry = ctx.modelRegistry as unknown as RegistryView;
+	const pools = modelPools(ctx);
+	const found = resolveModelSpec(child.model, pools);
+	const model = found.ok ? registry.find(found.value.provider, found.value.id) : undefined;
+	if (!model) {
+		const failure = found.ok
+			? { reason: "unknown" as const, choices: orderChoices(pools.available, pools.preferProvider) }
+			: found.failure;
+		throw new Error(resumeModelError(child, failure));
+	}
+	if (child.tools.length === 0) child.tools = [...deps.config().subagents.defaultTools];
+	const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : undefined;
+	return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
+}

@@ -1,0 +1,59 @@
+/**
+ * subagent_wait's handler: block until the named children (or every child with something owed) settle, one
+ * of them with mode "any", the timeout, or an abort; progress on every poll tick; then hand their results out.
+ */
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { isSettled } from "../domain.ts";
+import * as P from "../prompt.ts";
+import { type ConsumeDeps, consumeResults } from "./consume.ts";
+import { type OnUpdate, reply, requireIds, type ToolReturn } from "./reply.ts";
+
+/** subagent_wait's parameters (described to the model in TOOL_TEXT.wait). */
+export interface WaitParams {
+	ids?: string[];
+	timeout_s?: number;
+	mode?: "all" | "any";
+}
+
+export async function waitTool(
+	deps: ConsumeDeps,
+	params: WaitParams,
+	signal: AbortSignal | undefined,
+	onUpdate: OnUpdate,
+	ctx: ExtensionContext,
+): Promise<ToolReturn> {
+	const manager = deps.children(ctx);
+	let ids: string[];
+	if (params.ids && params.ids.length > 0) ids = requireIds(manager, params.ids);
+	else {
+		if (manager.list().length === 0) return reply(P.NO_CHILDREN, { rows: [] });
+		ids = manager
+			.list()
+			.filter((c) => !isSettled(c.state) || manager.ledger.latest(c.id)?.delivery === "pending")
+			.map((c) => c.id);
+		if (ids.length === 0) return reply(P.NOTHING_TO_WAIT_FOR, { rows: [] });
+	}
+	const mode = params.mode === "any" ? "any" : "all";
+	const timeoutMs =
+		typeof params.timeout_s === "number" && params.timeout_s >= 0 ? Math.round(params.timeout_s * 1000) : undefined;
+	const throttle = Math.max(250, deps.config().subagents.pollThrottleMs);
+	const outcome = await manager.waitFor(ids, {
+		mode,
+		timeoutMs,
+		signal,
+		tickMs: throttle,
+		onTick: onUpdate
+			? () =>
+					onUpdate(
+						reply(
+							P.waitProgress(
+								ids.map((id) => manager.get(id)!),
+								Date.now(),
+							),
+							{ progress: true },
+						),
+					)
+			: undefined,
+	});
+	return consumeResults(deps, ctx, ids, outcome, "wait", params.timeout_s);
+}

@@ -1,0 +1,137 @@
+/**
+ * The adapter's state behind the services: the configuration is read once (on the first context that
+ * asks, or when the bootstrap reads it), contexts are remembered, the manager is made once per session
+ * and handed to the adapter before any spawn, dropped at shutdown and made afresh after; the closing flag
+ * is the adapter's alone.
+ */
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { ExtensionHost } from "../../extensions/shared/host/bootstrap.ts";
+import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
+import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import type { SubagentManager } from "../../extensions/subagents/children/manager.ts";
+import { createSessionState } from "../../extensions/subagents/session-state.ts";
+import { tempRoot } from "./subagents-fakes.ts";
+
+function fakeHost(root: string, config: HeadroomConfig) {
+	const reads: unknown[] = [];
+	const listeners: Array<(c: HeadroomConfig, ctx: never) => void> = [];
+	const host = {
+		name: "subagents",
+		config: (ctx?: unknown) => {
+			reads.push(ctx);
+			return config;
+		},
+		onConfig: (listener: (c: HeadroomConfig, ctx: never) => void) => listeners.push(listener),
+		agentDir: () => join(root, "agent"),
+		store: () => new ArtifactStore({ agentDir: join(root, "agent") }),
+	} as unknown as ExtensionHost;
+	const readNow = (c: HeadroomConfig) => {
+		for (const listener of listeners) listener(c, undefined as never);
+	};
+	return { host, reads, readNow };
+}
+
+function context(root: string, label: string) {
+	return {
+		label,
+		cwd: root,
+		hasUI: false,
+		modelRegistry: { getAll: () => [], find: () => undefined },
+		sessionManager: { getSessionDir: () => join(root, "sessions") },
+	} as never;
+}
+
+describe("the adapter's session state", () => {
+	it("reads the configuration once, on the first context entered; remember reads nothing", () => {
+		const root = tempRoot("subagents-state");
+		const configured = { ...DEFAULT_CONFIG, subagents: { ...DEFAULT_CONFIG.subagents, maxConcurrent: 7 } };
+		const { host, reads } = fakeHost(root, configured);
+		const state = createSessionState({
+			pi: {} as never,
+			depth: 0,
+			host,
+			nested: () => () => undefined,
+			onChildren: () => {},
+		});
+		const { services } = state;
+		expect(services.config()).toBe(DEFAULT_CONFIG);
+		const first = context(root, "first");
+		state.remember(first);
+		expect(reads).toHaveLength(0);
+		expect(services.context()).toBe(first);
+		const second = context(root, "second");
+		state.enter(second);
+		state.enter(context(root, "third"));
+		expect(reads).toEqual([second]);
+		expect(services.config()).toBe(configured);
+		expect(services.agentDir()).toBe(join(root, "agent"));
+		expect(services.store()).toBe(services.store());
+	});
+
+	it("takes the configuration the bootstrap read, without reading it again", () => {
+		const root = tempRoot("subagents-state");
+		const { host, reads, readNow } = fakeHost(root, DEFAULT_CONFIG);
+		const state = createSessionState({
+			pi: {} as never,
+			depth: 0,
+			host,
+			nested: () => () => undefined,
+			onChildren: () => {},
+		});
+		const read = { ...DEFAULT_CONFIG, subagents: { ...DEFAULT_CONFIG.subagents, maxDepth: 3 } };
+		readNow(read);
+		state.enter(context(root, "after"));
+		expect(reads).toHaveLength(0);
+		expect(state.services.config()).toBe(read);
+	});
+
+	it("makes the manager once, hands it to the adapter first, and a new one after it was dropped", async () => {
+		const root = tempRoot("subagents-state");
+		const { host } = fakeHost(root, DEFAULT_CONFIG);
+		const made: SubagentManager[] = [];
+		const state = createSessionState({
+			pi: {} as never,
+			depth: 0,
+			host,
+			nested: () => () => undefined,
+			onChildren: (m) => {
+				expect(m.list()).toEqual([]);
+				made.push(m);
+			},
+		});
+		const { services } = state;
+		expect(services.existingChildren()).toBeUndefined();
+		const ctx = context(root, "ctx");
+		const manager = services.children(ctx);
+		expect(services.children(ctx)).toBe(manager);
+		expect(services.existingChildren()).toBe(manager);
+		expect(services.context()).toBe(ctx);
+		expect(made).toEqual([manager]);
+		expect(manager.maxConcurrent).toBe(DEFAULT_CONFIG.subagents.maxConcurrent);
+		await manager.shutdown();
+		expect(state.dropChildren()).toBe(manager);
+		expect(services.existingChildren()).toBeUndefined();
+		const next = services.children(ctx);
+		expect(next).not.toBe(manager);
+		expect(made).toEqual([manager, next]);
+		await next.shutdown();
+	});
+
+	it("reports the closing flag only the adapter sets", () => {
+		const root = tempRoot("subagents-state");
+		const { host } = fakeHost(root, DEFAULT_CONFIG);
+		const state = createSessionState({
+			pi: {} as never,
+			depth: 0,
+			host,
+			nested: () => () => undefined,
+			onChildren: () => {},
+		});
+		expect(state.services.closing()).toBe(false);
+		state.setClosing(true);
+		expect(state.services.closing()).toBe(true);
+		state.setClosing(false);
+		expect(state.services.closing()).toBe(false);
+	});
+});
