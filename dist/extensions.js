@@ -2130,24 +2130,24 @@ function batchAlias(key) {
     batchBytes: `budgets.${key}.batchBytes`
   };
 }
-function surfacesSectionSchema(z2) {
-  const positiveInt = () => z2.number().int().positive();
+function surfacesSectionSchema(z) {
+  const positiveInt = () => z.number().int().positive();
   const FIELD_SCHEMAS = {
     /** UTF-8 bytes of the whole text of the surface (of one result, on a batch surface). */
     maxBytes: positiveInt().min(2 * MIN_WINDOW_BYTES).optional(),
     /** Lines of the whole text of the surface. */
     maxLines: positiveInt().min(MIN_WINDOW_LINES).optional(),
     /** Share of the body kept at the head, 0..1. */
-    headShare: z2.number().min(0).max(1).optional(),
+    headShare: z.number().min(0).max(1).optional(),
     /** UTF-8 bytes of a whole batch of results (batch surfaces). */
     batchBytes: positiveInt().min(2 * MIN_WINDOW_BYTES).optional()
   };
-  const anyOverride = z2.strictObject(FIELD_SCHEMAS);
+  const anyOverride = z.strictObject(FIELD_SCHEMAS);
   function overrideSchema(name) {
     const shape = Object.fromEntries(overridableFields(name).map((f) => [f, FIELD_SCHEMAS[f]]));
-    return z2.strictObject(shape);
+    return z.strictObject(shape);
   }
-  return z2.strictObject(
+  return z.strictObject(
     Object.fromEntries(CONFIGURABLE_SURFACES.map((n2) => [n2, overrideSchema(n2).optional()]))
   ).default(() => ({}));
 }
@@ -2262,47 +2262,47 @@ var init_zod = __esm({
 });
 
 // extensions/shared/host/config-schema.ts
-function buildSchema(z2) {
-  const positiveInt = () => z2.number().int().positive();
-  const nonNegativeInt = () => z2.number().int().nonnegative();
-  const modelRef = () => z2.string().regex(MODEL_REF, { error: 'expected "provider/model-id"' }).optional();
+function buildSchema(z) {
+  const positiveInt = () => z.number().int().positive();
+  const nonNegativeInt = () => z.number().int().nonnegative();
+  const modelRef = () => z.string().regex(MODEL_REF, { error: 'expected "provider/model-id"' }).optional();
   const batchAliases2 = (surface) => {
     const entry = SURFACES[`subagents.${surface}`];
-    return z2.strictObject({
+    return z.strictObject({
       batchBytes: positiveInt().default(entry.batchBytes ?? entry.maxBytes),
       perResultBytes: positiveInt().min(MIN_WINDOW_BYTES).default(entry.maxBytes),
       perResultLines: positiveInt().min(MIN_WINDOW_LINES).default(entry.maxLines)
     }).prefault({});
   };
-  return z2.strictObject({
+  return z.strictObject({
     /** By-name overrides of the table of budgets; an entry here wins over the older alias keys. */
-    surfaces: surfacesSectionSchema(z2),
-    projection: z2.strictObject({
+    surfaces: surfacesSectionSchema(z),
+    projection: z.strictObject({
       /** Share of a projection's body given to the head, 0..1. */
-      headShare: z2.number().min(0).max(1).default(DEFAULT_HEAD_SHARE)
+      headShare: z.number().min(0).max(1).default(DEFAULT_HEAD_SHARE)
     }).prefault({}),
-    store: z2.strictObject({
+    store: z.strictObject({
       /** Artifacts older than this many days are pruned. */
-      maxAgeDays: z2.number().positive().default(30),
+      maxAgeDays: z.number().positive().default(30),
       /** Pruning removes the oldest artifacts until the store is at most this many bytes. */
       maxTotalBytes: positiveInt().default(GIB2),
       /** Artifacts younger than this many hours are never pruned. */
-      minAgeHours: z2.number().nonnegative().default(24)
+      minAgeHours: z.number().nonnegative().default(24)
     }).prefault({}),
-    budgets: z2.strictObject({
+    budgets: z.strictObject({
       /** Share of the context headroom one batch of results may use, (0, 1]. */
-      headroomShare: z2.number().gt(0).max(1).default(DEFAULT_HEADROOM_SHARE),
+      headroomShare: z.number().gt(0).max(1).default(DEFAULT_HEADROOM_SHARE),
       autoDelivery: batchAliases2("autoDelivery"),
       wait: batchAliases2("wait"),
       check: batchAliases2("check")
     }).prefault({}),
-    subagents: z2.strictObject({
+    subagents: z.strictObject({
       maxConcurrent: positiveInt().default(4),
       /** How deep subagents may nest (1 = children cannot spawn). */
       maxDepth: nonNegativeInt().default(1),
-      idleTimeoutSeconds: z2.number().positive().default(120),
-      maxRunSeconds: z2.number().positive().default(1800),
-      defaultTools: z2.array(z2.string().min(1)).default(() => ["read", "bash", "edit", "write", "grep", "find", "ls"]),
+      idleTimeoutSeconds: z.number().positive().default(120),
+      maxRunSeconds: z.number().positive().default(1800),
+      defaultTools: z.array(z.string().min(1)).default(() => ["read", "bash", "edit", "write", "grep", "find", "ls"]),
       /** Minimum milliseconds between two status polls of the same child. */
       pollThrottleMs: nonNegativeInt().default(1e3),
       /**
@@ -2310,20 +2310,20 @@ function buildSchema(z2) {
        * true = what Pi would load for a new session in the child's cwd, false = none, or a list of
        * names ("!name" excludes one).
        */
-      childExtensions: z2.union([z2.boolean(), z2.array(z2.string().min(1))], {
+      childExtensions: z.union([z.boolean(), z.array(z.string().min(1))], {
         error: 'expected true, false or a list of extension names ("!name" excludes one)'
       }).default(true),
       /** Whether `.claude/agents/*.md` (project and home) are read as agent files too. */
-      claudeAgents: z2.boolean().default(true)
+      claudeAgents: z.boolean().default(true)
     }).prefault({}),
-    toolArtifacts: z2.strictObject({
-      enabled: z2.boolean().default(true),
+    toolArtifacts: z.strictObject({
+      enabled: z.boolean().default(true),
       /** Tool results longer than this many characters become artifacts. */
       thresholdChars: positiveInt().default(12e3),
       /** Per-tool threshold in characters, or false to leave that tool's results alone. */
-      perTool: z2.record(
-        z2.string(),
-        z2.union([positiveInt(), z2.literal(false)], { error: "expected a positive integer or false" })
+      perTool: z.record(
+        z.string(),
+        z.union([positiveInt(), z.literal(false)], { error: "expected a positive integer or false" })
       ).default(() => ({})),
       /** Characters of tool output one turn may add before further results are stored. */
       turnCapChars: positiveInt().default(1e5),
@@ -2332,24 +2332,24 @@ function buildSchema(z2) {
       /** Lines of a whole stub. */
       stubMaxLines: positiveInt().min(MIN_WINDOW_LINES).default(SURFACES["toolArtifacts.stub.unknown"].maxLines),
       /** Tool name → output kind, for tools whose names do not say what they return. */
-      toolClasses: z2.record(z2.string(), z2.enum(["command", "search", "listing", "structured", "web", "file", "unknown"])).default(() => ({})),
-      summary: z2.strictObject({
-        enabled: z2.boolean().default(true),
+      toolClasses: z.record(z.string(), z.enum(["command", "search", "listing", "structured", "web", "file", "unknown"])).default(() => ({})),
+      summary: z.strictObject({
+        enabled: z.boolean().default(true),
         model: modelRef(),
         timeoutMs: positiveInt().default(3e4),
         maxInputChars: positiveInt().default(SURFACES["toolArtifacts.summaryInput"].maxBytes),
         maxOutputTokens: positiveInt().default(2048),
-        temperature: z2.number().min(0).max(2).default(0.3)
+        temperature: z.number().min(0).max(2).default(0.3)
       }).prefault({})
     }).prefault({}),
-    handoff: z2.strictObject({
-      enabled: z2.boolean().default(true),
+    handoff: z.strictObject({
+      enabled: z.boolean().default(true),
       model: modelRef(),
       userMessagesBudgetBytes: positiveInt().default(SURFACES["handoff.userMessages"].maxBytes),
       /** After a staged handoff: "auto" resumes the task when the run ended mid-task. */
-      resume: z2.enum(["auto", "always", "never"]).default("auto"),
-      probe: z2.strictObject({
-        enabled: z2.boolean().default(true),
+      resume: z.enum(["auto", "always", "never"]).default("auto"),
+      probe: z.strictObject({
+        enabled: z.boolean().default(true),
         /** Fixed threshold in free tokens; absent = Pi's reserve + the margin below. */
         freeTokensThreshold: positiveInt().optional(),
         /** Least margin above Pi's compaction reserve at which staging starts, in tokens. */
@@ -2360,15 +2360,15 @@ function buildSchema(z2) {
         maxStaleTokens: positiveInt().optional()
       }).prefault({})
     }).prefault({}),
-    exposure: z2.strictObject({
+    exposure: z.strictObject({
       /**
        * Pi 1.x with tool_search active: register the rarely used tools (subagent_check/send/cancel/list,
        * recall_artifact) deferred, so their schemas stay out of every request until tool_search loads them.
        */
-      deferRareTools: z2.boolean().default(true)
+      deferRareTools: z.boolean().default(true)
     }).prefault({}),
-    contextTrim: z2.strictObject({
-      enabled: z2.boolean().default(true),
+    contextTrim: z.strictObject({
+      enabled: z.boolean().default(true),
       safetyMarginTokens: nonNegativeInt().default(2048),
       /** Tokens kept free for the answer; absent = the model's maxTokens. */
       reserveTokens: positiveInt().optional(),
@@ -5916,7 +5916,7 @@ var init_sanitize = __esm({
   }
 });
 
-// extensions/subagents/schema.ts
+// extensions/subagents/checkable/schema.ts
 function errorsOf(validator, value) {
   try {
     return [...validator.Errors(value)];
@@ -6036,7 +6036,7 @@ function checkAnswer(schema2, answer) {
 }
 var import_compile, OUTPUT_SCHEMA_MAX_BYTES, SCHEMA_ERRORS_SHOWN, SCHEMA_ERROR_MAX_BYTES, JSON_SEARCH_MAX_CHARS, JSON_CANDIDATES_MAX, TYPES, SCHEMA, SCHEMA_MAP, SCHEMA_LIST, COUNT, BOOL_OR_SCHEMA, KEYWORDS, SUPPORTED_KEYWORDS, META_SCHEMA, metaValidator, TRAILING_FENCE;
 var init_schema = __esm({
-  "extensions/subagents/schema.ts"() {
+  "extensions/subagents/checkable/schema.ts"() {
     "use strict";
     import_compile = require("typebox/compile");
     init_projection();
@@ -6115,7 +6115,37 @@ var init_schema = __esm({
   }
 });
 
-// extensions/subagents/agents.ts
+// extensions/subagents/agents/agents.ts
+function buildAgentFields(z) {
+  const nameList = z.union([z.string(), z.array(z.string())], { error: "expected a comma-separated string or a list of names" }).transform((v) => (Array.isArray(v) ? v : v.split(",")).map((s) => s.trim()).filter((s) => s.length > 0));
+  const extensionsField = z.union([z.boolean(), z.string(), z.array(z.string())], {
+    error: 'expected false, true, or a list of extension names ("!name" excludes one)'
+  }).transform((v) => parseExtensionPolicy(v));
+  const outputSchemaField = z.unknown().transform((value, ctx) => {
+    const compiled = compileOutputSchema(value);
+    if (compiled.ok) return compiled.schema.schema;
+    ctx.addIssue({ code: "custom", message: `not a usable JSON Schema: ${compiled.error}` });
+    return z.NEVER;
+  });
+  return {
+    name: z.string().trim().min(1).max(AGENT_NAME_MAX_CHARS).regex(AGENT_NAME_PATTERN, {
+      error: "expected letters, digits, '.', '_' or '-' (starting with a letter or digit)"
+    }),
+    description: z.string(),
+    tools: nameList,
+    model: z.string().trim().min(1),
+    thinking: z.enum(THINKING_VALUES),
+    extensions: extensionsField,
+    maxTurns: z.number().int().positive().max(MAX_TURNS_LIMIT),
+    context: z.enum(["fresh", "fork"]),
+    isolation: z.enum(["none", "worktree"]),
+    output_schema: outputSchemaField
+  };
+}
+function agentFields() {
+  agentFieldsMemo ??= buildAgentFields(zod());
+  return agentFieldsMemo;
+}
 function parseExtensionPolicy(value) {
   if (value === true) return { mode: "all", include: [], exclude: [] };
   if (value === false) return { mode: "none", include: [], exclude: [] };
@@ -6162,9 +6192,10 @@ function parseAgentFile(content, options) {
   const values = {};
   for (const [key, raw] of Object.entries(frontmatter)) {
     if (claude && !CLAUDE_FIELDS.includes(key)) continue;
-    const field2 = AGENT_FIELDS[key];
+    const fields = agentFields();
+    const field2 = fields[key];
     if (!field2) {
-      warnings.push(`${file}: unknown key "${key}" ignored (known keys: ${Object.keys(AGENT_FIELDS).join(", ")})`);
+      warnings.push(`${file}: unknown key "${key}" ignored (known keys: ${Object.keys(fields).join(", ")})`);
       continue;
     }
     if (raw === null || raw === void 0) continue;
@@ -6204,7 +6235,7 @@ function parseAgentFile(content, options) {
   return { agent, warnings };
 }
 function claudeTools(raw, file, warnings) {
-  const parsed = nameList.safeParse(raw);
+  const parsed = agentFields().tools.safeParse(raw);
   if (!parsed.success) return raw;
   const mapped = [];
   const dropped = [];
@@ -6227,11 +6258,11 @@ function mergeAgents(definitions) {
   }
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
-var import_zod2, AGENT_SOURCE_ORDER, AGENT_NAME_MAX_CHARS, AGENT_NAME_PATTERN, MAX_AGENT_FILE_BYTES, MAX_TURNS_LIMIT, THINKING_VALUES, nameList, extensionsField, outputSchemaField, AGENT_FIELDS, CLAUDE_FIELDS, CLAUDE_TOOL_NAMES, INHERIT_MODEL, isRecord, READ_ONLY_TOOLS, BUILT_IN_AGENTS;
+var AGENT_SOURCE_ORDER, AGENT_NAME_MAX_CHARS, AGENT_NAME_PATTERN, MAX_AGENT_FILE_BYTES, MAX_TURNS_LIMIT, THINKING_VALUES, agentFieldsMemo, CLAUDE_FIELDS, CLAUDE_TOOL_NAMES, INHERIT_MODEL, isRecord, READ_ONLY_TOOLS, BUILT_IN_AGENTS;
 var init_agents = __esm({
-  "extensions/subagents/agents.ts"() {
+  "extensions/subagents/agents/agents.ts"() {
     "use strict";
-    import_zod2 = require("zod");
+    init_zod();
     init_projection();
     init_sanitize();
     init_schema();
@@ -6247,30 +6278,6 @@ var init_agents = __esm({
     MAX_AGENT_FILE_BYTES = 256 * 1024;
     MAX_TURNS_LIMIT = 1e4;
     THINKING_VALUES = ["off", "minimal", "low", "medium", "high", "xhigh"];
-    nameList = import_zod2.z.union([import_zod2.z.string(), import_zod2.z.array(import_zod2.z.string())], { error: "expected a comma-separated string or a list of names" }).transform((v) => (Array.isArray(v) ? v : v.split(",")).map((s) => s.trim()).filter((s) => s.length > 0));
-    extensionsField = import_zod2.z.union([import_zod2.z.boolean(), import_zod2.z.string(), import_zod2.z.array(import_zod2.z.string())], {
-      error: 'expected false, true, or a list of extension names ("!name" excludes one)'
-    }).transform((v) => parseExtensionPolicy(v));
-    outputSchemaField = import_zod2.z.unknown().transform((value, ctx) => {
-      const compiled = compileOutputSchema(value);
-      if (compiled.ok) return compiled.schema.schema;
-      ctx.addIssue({ code: "custom", message: `not a usable JSON Schema: ${compiled.error}` });
-      return import_zod2.z.NEVER;
-    });
-    AGENT_FIELDS = {
-      name: import_zod2.z.string().trim().min(1).max(AGENT_NAME_MAX_CHARS).regex(AGENT_NAME_PATTERN, {
-        error: "expected letters, digits, '.', '_' or '-' (starting with a letter or digit)"
-      }),
-      description: import_zod2.z.string(),
-      tools: nameList,
-      model: import_zod2.z.string().trim().min(1),
-      thinking: import_zod2.z.enum(THINKING_VALUES),
-      extensions: extensionsField,
-      maxTurns: import_zod2.z.number().int().positive().max(MAX_TURNS_LIMIT),
-      context: import_zod2.z.enum(["fresh", "fork"]),
-      isolation: import_zod2.z.enum(["none", "worktree"]),
-      output_schema: outputSchemaField
-    };
     CLAUDE_FIELDS = ["name", "description", "tools", "model", "isolation"];
     CLAUDE_TOOL_NAMES = {
       Read: "read",
@@ -6493,185 +6500,6 @@ var init_domain = __esm({
         return [...this.results.values()];
       }
     };
-  }
-});
-
-// extensions/subagents/agent-files.ts
-function isDirectory(path) {
-  try {
-    return (0, import_node_fs7.statSync)(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-function findUp(cwd, relative4, home) {
-  let dir = (0, import_node_path8.resolve)(cwd);
-  for (; ; ) {
-    if (dir !== home) {
-      const candidate = (0, import_node_path8.join)(dir, relative4);
-      if (isDirectory(candidate)) return candidate;
-    }
-    const parent = (0, import_node_path8.dirname)(dir);
-    if (parent === dir) return void 0;
-    dir = parent;
-  }
-}
-function safeHome() {
-  try {
-    return (0, import_node_os.homedir)();
-  } catch {
-    return "/";
-  }
-}
-var import_node_fs7, import_node_os, import_node_path8, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
-var init_agent_files = __esm({
-  "extensions/subagents/agent-files.ts"() {
-    "use strict";
-    import_node_fs7 = require("node:fs");
-    import_node_os = require("node:os");
-    import_node_path8 = require("node:path");
-    init_agents();
-    MAX_AGENT_FILES_PER_DIR = 200;
-    AgentCatalog = class {
-      constructor(parseFrontmatter2) {
-        this.parseFrontmatter = parseFrontmatter2;
-      }
-      parseFrontmatter;
-      cache = /* @__PURE__ */ new Map();
-      /** The agents now on disk. Never throws. */
-      load(options) {
-        const home = (0, import_node_path8.resolve)(options.home ?? safeHome());
-        const warnings = [];
-        const folders = [];
-        const definitions = [...BUILT_IN_AGENTS];
-        const seen = /* @__PURE__ */ new Set();
-        const add = (source, dir, trusted) => {
-          if (!dir) return;
-          const exists = isDirectory(dir);
-          folders.push({ source, dir, exists, read: exists && trusted });
-          if (!exists) return;
-          if (!trusted) {
-            warnings.push(`${dir}: ignored because Pi does not trust this project`);
-            return;
-          }
-          for (const file of this.listFiles(dir, warnings)) {
-            seen.add(file);
-            const parsed = this.readFile(file, source);
-            warnings.push(...parsed.warnings);
-            if (parsed.agent) definitions.push(parsed.agent);
-          }
-        };
-        add("user", (0, import_node_path8.join)(options.agentDir, "agents"), true);
-        if (options.claudeAgents) add("claude-user", (0, import_node_path8.join)(home, ".claude", "agents"), true);
-        if (options.claudeAgents)
-          add("claude-project", findUp(options.cwd, (0, import_node_path8.join)(".claude", "agents"), home), options.projectTrusted);
-        add("project", findUp(options.cwd, (0, import_node_path8.join)(".pi", "agents"), home), options.projectTrusted);
-        for (const file of this.cache.keys()) if (!seen.has(file)) this.cache.delete(file);
-        return { agents: mergeAgents(definitions), warnings, folders };
-      }
-      listFiles(dir, warnings) {
-        let names;
-        try {
-          names = (0, import_node_fs7.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
-        } catch (error) {
-          warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
-          return [];
-        }
-        names.sort();
-        if (names.length > MAX_AGENT_FILES_PER_DIR) {
-          warnings.push(`${dir}: ${names.length} agent files; only the first ${MAX_AGENT_FILES_PER_DIR} are read`);
-          names = names.slice(0, MAX_AGENT_FILES_PER_DIR);
-        }
-        return names.map((n2) => (0, import_node_path8.join)(dir, n2));
-      }
-      readFile(file, source) {
-        let size;
-        let mtimeMs;
-        try {
-          const st = (0, import_node_fs7.statSync)(file);
-          if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
-          size = st.size;
-          mtimeMs = st.mtimeMs;
-        } catch (error) {
-          return {
-            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
-          };
-        }
-        if (size > MAX_AGENT_FILE_BYTES)
-          return { warnings: [`${file}: larger than ${MAX_AGENT_FILE_BYTES} bytes; skipped`] };
-        const cached = this.cache.get(file);
-        if (cached && cached.size === size && cached.mtimeMs === mtimeMs && cached.source === source) {
-          return cached.parsed;
-        }
-        let text;
-        try {
-          text = (0, import_node_fs7.readFileSync)(file, "utf8");
-        } catch (error) {
-          return {
-            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
-          };
-        }
-        const parsed = parseAgentFile(text, { file, source, parseFrontmatter: this.parseFrontmatter });
-        this.cache.set(file, { size, mtimeMs, source, parsed });
-        return parsed;
-      }
-    };
-  }
-});
-
-// extensions/subagents/child-extensions.ts
-function isInline(path) {
-  return path.startsWith("<inline:");
-}
-function extensionNames(path, packageDir) {
-  const names = /* @__PURE__ */ new Set();
-  if (path.startsWith("builtin:")) names.add(path.slice("builtin:".length));
-  else if (!isInline(path)) {
-    const parts = path.split(/[\\/]/).filter(Boolean);
-    const file = parts[parts.length - 1] ?? path;
-    const stem = file.replace(/\.(m|c)?(t|j)sx?$/i, "");
-    if (stem.toLowerCase() === "index" && parts.length >= 2) names.add(parts[parts.length - 2]);
-    else names.add(stem);
-  }
-  if (packageDir) names.add(lastSegment(packageDir));
-  return [...names].filter((n2) => n2.length > 0);
-}
-function allowedByPolicy(policy, names) {
-  if (policy.mode === "none") return false;
-  if (names.some((n2) => policy.exclude.includes(n2))) return false;
-  if (policy.mode === "only") return names.some((n2) => policy.include.includes(n2));
-  return true;
-}
-function keepExtension(ext, policy, subagentTools) {
-  if (isInline(ext.path)) return true;
-  if (ext.tools.some((t) => subagentTools.includes(t))) return false;
-  return allowedByPolicy(policy, extensionNames(ext.path, ext.packageDir));
-}
-function fatalLoadError(errors, policy) {
-  for (const e of errors) {
-    if (CONFLICT.test(e.error)) continue;
-    const names = extensionNames(e.path);
-    if (!isInline(e.path) && !allowedByPolicy(policy, names)) continue;
-    return { ...e, name: names[0] ?? e.path };
-  }
-  return void 0;
-}
-function childToolAllowlist(options) {
-  const provided = /* @__PURE__ */ new Set([...options.builtIn, ...options.extensionTools]);
-  if (options.exact) {
-    const tools2 = [...new Set(options.base)];
-    return { tools: tools2, missing: tools2.filter((t) => !provided.has(t)) };
-  }
-  const tools = [.../* @__PURE__ */ new Set([...options.base, ...options.extensionTools])];
-  return { tools, missing: options.base.filter((t) => !provided.has(t)) };
-}
-var ALL_EXTENSIONS, lastSegment, CONFLICT;
-var init_child_extensions = __esm({
-  "extensions/subagents/child-extensions.ts"() {
-    "use strict";
-    ALL_EXTENSIONS = Object.freeze({ mode: "all", include: [], exclude: [] });
-    lastSegment = (path) => path.split(/[\\/]/).filter(Boolean).pop() ?? path;
-    CONFLICT = /^(Tool|Flag|Command|Shortcut) "[^"]*" conflicts with /;
   }
 });
 
@@ -7012,7 +6840,63 @@ var init_prompt_spawn = __esm({
   }
 });
 
-// extensions/subagents/backend.ts
+// extensions/subagents/children/child-extensions.ts
+function isInline(path) {
+  return path.startsWith("<inline:");
+}
+function extensionNames(path, packageDir) {
+  const names = /* @__PURE__ */ new Set();
+  if (path.startsWith("builtin:")) names.add(path.slice("builtin:".length));
+  else if (!isInline(path)) {
+    const parts = path.split(/[\\/]/).filter(Boolean);
+    const file = parts[parts.length - 1] ?? path;
+    const stem = file.replace(/\.(m|c)?(t|j)sx?$/i, "");
+    if (stem.toLowerCase() === "index" && parts.length >= 2) names.add(parts[parts.length - 2]);
+    else names.add(stem);
+  }
+  if (packageDir) names.add(lastSegment(packageDir));
+  return [...names].filter((n2) => n2.length > 0);
+}
+function allowedByPolicy(policy, names) {
+  if (policy.mode === "none") return false;
+  if (names.some((n2) => policy.exclude.includes(n2))) return false;
+  if (policy.mode === "only") return names.some((n2) => policy.include.includes(n2));
+  return true;
+}
+function keepExtension(ext, policy, subagentTools) {
+  if (isInline(ext.path)) return true;
+  if (ext.tools.some((t) => subagentTools.includes(t))) return false;
+  return allowedByPolicy(policy, extensionNames(ext.path, ext.packageDir));
+}
+function fatalLoadError(errors, policy) {
+  for (const e of errors) {
+    if (CONFLICT.test(e.error)) continue;
+    const names = extensionNames(e.path);
+    if (!isInline(e.path) && !allowedByPolicy(policy, names)) continue;
+    return { ...e, name: names[0] ?? e.path };
+  }
+  return void 0;
+}
+function childToolAllowlist(options) {
+  const provided = /* @__PURE__ */ new Set([...options.builtIn, ...options.extensionTools]);
+  if (options.exact) {
+    const tools2 = [...new Set(options.base)];
+    return { tools: tools2, missing: tools2.filter((t) => !provided.has(t)) };
+  }
+  const tools = [.../* @__PURE__ */ new Set([...options.base, ...options.extensionTools])];
+  return { tools, missing: options.base.filter((t) => !provided.has(t)) };
+}
+var ALL_EXTENSIONS, lastSegment, CONFLICT;
+var init_child_extensions = __esm({
+  "extensions/subagents/children/child-extensions.ts"() {
+    "use strict";
+    ALL_EXTENSIONS = Object.freeze({ mode: "all", include: [], exclude: [] });
+    lastSegment = (path) => path.split(/[\\/]/).filter(Boolean).pop() ?? path;
+    CONFLICT = /^(Tool|Flag|Command|Shortcut) "[^"]*" conflicts with /;
+  }
+});
+
+// extensions/subagents/children/backend.ts
 function normalizeEvent(event, contextUsage) {
   const out = [{ type: "activity" }];
   switch (event.type) {
@@ -7053,7 +6937,7 @@ function sessionFor(spec, sessionDir) {
   if (!spec.sessionFile) return import_pi_coding_agent4.SessionManager.create(spec.cwd, sessionDir);
   let isFile = false;
   try {
-    isFile = (0, import_node_fs8.statSync)(spec.sessionFile).isFile();
+    isFile = (0, import_node_fs7.statSync)(spec.sessionFile).isFile();
   } catch {
     isFile = false;
   }
@@ -7062,9 +6946,9 @@ function sessionFor(spec, sessionDir) {
 }
 async function builtInExtensions(packageDir) {
   if (!packageDir) return [];
-  const file = (0, import_node_path9.join)(packageDir, "dist", "extensions", "index.js");
+  const file = (0, import_node_path8.join)(packageDir, "dist", "extensions", "index.js");
   try {
-    (0, import_node_fs8.statSync)(file);
+    (0, import_node_fs7.statSync)(file);
   } catch {
     return [];
   }
@@ -7171,89 +7055,18 @@ function createInProcessBackend(options) {
     }
   };
 }
-var import_node_fs8, import_node_path9, import_node_url, import_pi_coding_agent4;
+var import_node_fs7, import_node_path8, import_node_url, import_pi_coding_agent4;
 var init_backend = __esm({
-  "extensions/subagents/backend.ts"() {
+  "extensions/subagents/children/backend.ts"() {
     "use strict";
-    import_node_fs8 = require("node:fs");
-    import_node_path9 = require("node:path");
+    import_node_fs7 = require("node:fs");
+    import_node_path8 = require("node:path");
     import_node_url = require("node:url");
     import_pi_coding_agent4 = require("@mariozechner/pi-coding-agent");
-    init_child_extensions();
     init_domain();
     init_prompt6();
     init_prompt_spawn();
-  }
-});
-
-// extensions/subagents/child-run.ts
-function maxTurnsVerdict(child, rt) {
-  if (!child.maxTurns || rt.stopReason || child.state !== "running") return void 0;
-  if (child.turns >= child.maxTurns && rt.continuing)
-    return { state: "incomplete", error: maxTurnsReason(child.maxTurns) };
-  return void 0;
-}
-function watchdogTickMs(limits) {
-  return limits.watchdogTickMs ?? Math.max(WATCHDOG_TICK_MIN_MS, Math.min(WATCHDOG_TICK_MAX_MS, limits.inactivityTimeoutMs / 4));
-}
-function watchdogVerdict(child, rt, limits, now) {
-  if (child.state !== "running" || rt.stopReason) return void 0;
-  if (now - (child.startedAt ?? now) > limits.maxRunTimeMs) {
-    return { state: "incomplete", error: maxRunTimeError(Math.round(limits.maxRunTimeMs / 1e3)) };
-  }
-  if (rt.toolsInFlight === 0 && now - rt.lastActivity > limits.inactivityTimeoutMs) {
-    return { state: "failed", error: watchdogError(child.model, Math.round(limits.inactivityTimeoutMs / 1e3)) };
-  }
-  return void 0;
-}
-function applyEvent(child, rt, event, now) {
-  rt.lastActivity = now;
-  switch (event.type) {
-    case "text":
-      child.partialText += event.delta;
-      child.streamingText = (child.streamingText ?? "") + event.delta;
-      return { visible: false };
-    case "assistant_end":
-      if (event.outputTokens) child.outputTokens += event.outputTokens;
-      if (child.partialText.length > 0 && !child.partialText.endsWith("\n\n")) child.partialText += "\n\n";
-      child.streamingText = void 0;
-      return { visible: false };
-    case "turn_end":
-      child.turns += 1;
-      rt.continuing = Boolean(event.continues);
-      if (event.contextTokens !== void 0) child.contextTokens = event.contextTokens;
-      if (event.contextWindow !== void 0) child.contextWindow = event.contextWindow;
-      return { visible: true };
-    case "tool_start":
-      rt.toolsInFlight += 1;
-      child.recentTools.push({ name: event.name, args: event.args });
-      if (child.recentTools.length > RECENT_TOOL_CALLS) child.recentTools.shift();
-      return { visible: false };
-    case "tool_end": {
-      rt.toolsInFlight = Math.max(0, rt.toolsInFlight - 1);
-      const note = [...child.recentTools].reverse().find((t) => t.name === event.name && t.isError === void 0);
-      if (note) note.isError = event.isError;
-      return { visible: false };
-    }
-    default:
-      return { visible: false };
-  }
-}
-function runOutcome(messages, partialText) {
-  const last = lastAssistant(messages);
-  if (last.stopReason === "error") return { state: "failed", error: last.errorMessage ?? PROVIDER_ERROR };
-  if (last.stopReason === "aborted") return { state: "cancelled", error: last.errorMessage ?? ABORTED };
-  if (last.stopReason === "length") return { state: "incomplete", error: outputLimitReason() };
-  return { state: "completed", text: last.text || partialText.trimEnd() || emptyAnswerNote() };
-}
-var WATCHDOG_TICK_MIN_MS, WATCHDOG_TICK_MAX_MS;
-var init_child_run = __esm({
-  "extensions/subagents/child-run.ts"() {
-    "use strict";
-    init_domain();
-    init_prompt6();
-    WATCHDOG_TICK_MIN_MS = 50;
-    WATCHDOG_TICK_MAX_MS = 1e3;
+    init_child_extensions();
   }
 });
 
@@ -7387,8 +7200,108 @@ var init_prompt_checkable = __esm({
   }
 });
 
-// extensions/subagents/wait-until.ts
-function waitUntil(listeners, done, options) {
+// extensions/subagents/children/child-run.ts
+function maxTurnsVerdict(child, rt) {
+  if (!child.maxTurns || rt.stopReason || child.state !== "running") return void 0;
+  if (child.turns >= child.maxTurns && rt.continuing)
+    return { state: "incomplete", error: maxTurnsReason(child.maxTurns) };
+  return void 0;
+}
+function watchdogTickMs(limits) {
+  return limits.watchdogTickMs ?? Math.max(WATCHDOG_TICK_MIN_MS, Math.min(WATCHDOG_TICK_MAX_MS, limits.inactivityTimeoutMs / 4));
+}
+function watchdogVerdict(child, rt, limits, now) {
+  if (child.state !== "running" || rt.stopReason) return void 0;
+  if (now - (child.startedAt ?? now) > limits.maxRunTimeMs) {
+    return { state: "incomplete", error: maxRunTimeError(Math.round(limits.maxRunTimeMs / 1e3)) };
+  }
+  if (rt.toolsInFlight === 0 && now - rt.lastActivity > limits.inactivityTimeoutMs) {
+    return { state: "failed", error: watchdogError(child.model, Math.round(limits.inactivityTimeoutMs / 1e3)) };
+  }
+  return void 0;
+}
+function applyEvent(child, rt, event, now) {
+  rt.lastActivity = now;
+  switch (event.type) {
+    case "text":
+      child.partialText += event.delta;
+      child.streamingText = (child.streamingText ?? "") + event.delta;
+      return { visible: false };
+    case "assistant_end":
+      if (event.outputTokens) child.outputTokens += event.outputTokens;
+      if (child.partialText.length > 0 && !child.partialText.endsWith("\n\n")) child.partialText += "\n\n";
+      child.streamingText = void 0;
+      return { visible: false };
+    case "turn_end":
+      child.turns += 1;
+      rt.continuing = Boolean(event.continues);
+      if (event.contextTokens !== void 0) child.contextTokens = event.contextTokens;
+      if (event.contextWindow !== void 0) child.contextWindow = event.contextWindow;
+      return { visible: true };
+    case "tool_start":
+      rt.toolsInFlight += 1;
+      child.recentTools.push({ name: event.name, args: event.args });
+      if (child.recentTools.length > RECENT_TOOL_CALLS) child.recentTools.shift();
+      return { visible: false };
+    case "tool_end": {
+      rt.toolsInFlight = Math.max(0, rt.toolsInFlight - 1);
+      const note = [...child.recentTools].reverse().find((t) => t.name === event.name && t.isError === void 0);
+      if (note) note.isError = event.isError;
+      return { visible: false };
+    }
+    default:
+      return { visible: false };
+  }
+}
+function runOutcome(messages, partialText) {
+  const last = lastAssistant(messages);
+  if (last.stopReason === "error") return { state: "failed", error: last.errorMessage ?? PROVIDER_ERROR };
+  if (last.stopReason === "aborted") return { state: "cancelled", error: last.errorMessage ?? ABORTED };
+  if (last.stopReason === "length") return { state: "incomplete", error: outputLimitReason() };
+  return { state: "completed", text: last.text || partialText.trimEnd() || emptyAnswerNote() };
+}
+var WATCHDOG_TICK_MIN_MS, WATCHDOG_TICK_MAX_MS;
+var init_child_run = __esm({
+  "extensions/subagents/children/child-run.ts"() {
+    "use strict";
+    init_domain();
+    init_prompt6();
+    WATCHDOG_TICK_MIN_MS = 50;
+    WATCHDOG_TICK_MAX_MS = 1e3;
+  }
+});
+
+// extensions/subagents/children/read-model.ts
+var Subscribers;
+var init_read_model = __esm({
+  "extensions/subagents/children/read-model.ts"() {
+    "use strict";
+    Subscribers = class {
+      listeners = /* @__PURE__ */ new Set();
+      /** Add a listener; returns its unsubscribe. */
+      add(listener) {
+        this.listeners.add(listener);
+        return () => {
+          this.listeners.delete(listener);
+        };
+      }
+      /** Tell every listener, in subscription order. */
+      publish(event) {
+        for (const listener of [...this.listeners]) {
+          try {
+            listener(event);
+          } catch (error) {
+            const what = event.type === "settled" ? `after ${event.result.key} settled` : "after a change";
+            console.error(`subagents: ${what}: ${String(error)}`);
+          }
+        }
+      }
+    };
+  }
+});
+
+// extensions/subagents/children/wait-until.ts
+function waitUntil(waiters, done, options) {
   if (done()) return Promise.resolve({ timedOut: false, aborted: false });
   return new Promise((resolve6) => {
     let timer;
@@ -7396,7 +7309,7 @@ function waitUntil(listeners, done, options) {
     const finish2 = (outcome) => {
       if (timer) clearTimeout(timer);
       if (ticker) clearInterval(ticker);
-      listeners.delete(check);
+      waiters.delete(check);
       options.signal?.removeEventListener("abort", onAbort);
       resolve6(outcome);
     };
@@ -7404,7 +7317,7 @@ function waitUntil(listeners, done, options) {
       if (done()) finish2({ timedOut: false, aborted: false });
     };
     const onAbort = () => finish2({ timedOut: false, aborted: true });
-    listeners.add(check);
+    waiters.add(check);
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
     if (options.timeoutMs !== void 0)
@@ -7413,42 +7326,49 @@ function waitUntil(listeners, done, options) {
   });
 }
 var init_wait_until = __esm({
-  "extensions/subagents/wait-until.ts"() {
+  "extensions/subagents/children/wait-until.ts"() {
     "use strict";
   }
 });
 
-// extensions/subagents/manager.ts
+// extensions/subagents/children/manager.ts
 function idNumber(id) {
   return Number(id.replace(/^sa-/, "")) || 0;
 }
 var ABORT_GRACE_MS, SubagentManager;
 var init_manager = __esm({
-  "extensions/subagents/manager.ts"() {
+  "extensions/subagents/children/manager.ts"() {
     "use strict";
-    init_child_run();
     init_domain();
     init_prompt6();
     init_prompt_checkable();
+    init_child_run();
+    init_read_model();
     init_wait_until();
     ABORT_GRACE_MS = 5e3;
     SubagentManager = class {
-      constructor(backend, limits, hooks = {}) {
+      constructor(backend, limits, clock = {}) {
         this.backend = backend;
         this.limits = limits;
-        this.hooks = hooks;
+        this.clock = clock;
       }
       backend;
       limits;
-      hooks;
+      clock;
       ledger = new DeliveryLedger();
       records = /* @__PURE__ */ new Map();
       runtimes = /* @__PURE__ */ new Map();
       sequence = 0;
-      listeners = /* @__PURE__ */ new Set();
+      /** Waits in progress (waitFor): checked after every settled run, after the subscribers heard of it. */
+      waiters = /* @__PURE__ */ new Set();
+      subscribers = new Subscribers();
       closed = false;
       now() {
-        return this.hooks.now?.() ?? Date.now();
+        return this.clock.now?.() ?? Date.now();
+      }
+      /** Hear of every visible change and every settled run (its result pending in the ledger); returns the unsubscribe. */
+      subscribe(listener) {
+        return this.subscribers.add(listener);
       }
       setLimits(limits) {
         this.limits = limits;
@@ -7578,7 +7498,7 @@ var init_manager = __esm({
           const settled = ids2.filter((id) => isSettled(this.mustGet(id).state)).length;
           return options.mode === "any" ? settled > 0 || ids2.length === 0 : settled === ids2.length;
         };
-        return waitUntil(this.listeners, done, options);
+        return waitUntil(this.waiters, done, options);
       }
       newRuntime(model, systemAppend, steps) {
         return { model, systemAppend, steps, lastActivity: this.now(), toolsInFlight: 0, settledRuns: 0 };
@@ -7589,7 +7509,7 @@ var init_manager = __esm({
         return r;
       }
       changed() {
-        this.hooks.onChange?.();
+        this.subscribers.publish({ type: "changed" });
       }
       /** Start queued children while slots are free. */
       pump() {
@@ -7619,7 +7539,7 @@ ${result.text}` })).then((final) => this.settle(child, run2, state, final, error
         rt.concluding = { run: run2, promise };
         return promise;
       }
-      /** Record a run's outcome once: ledger, hooks, waiters, and the next queued child. */
+      /** Record a run's outcome once: ledger, subscribers, waiters, and the next queued child. */
       settle(child, run2, state, result, error) {
         const rt = this.runtimes.get(child.id);
         if (!rt || rt.settledRuns >= run2) return;
@@ -7644,12 +7564,8 @@ ${result.text}` })).then((final) => this.settle(child, run2, state, final, error
           extras: result.extras
         });
         rt.runDone?.();
-        try {
-          this.hooks.onSettled?.(settled, child);
-        } catch (error2) {
-          console.error(`subagents: after ${key} settled: ${String(error2)}`);
-        }
-        for (const listener of [...this.listeners]) listener();
+        this.subscribers.publish({ type: "settled", result: settled, child });
+        for (const waiter of [...this.waiters]) waiter();
         this.pump();
       }
       /** Settle with an error text first and whatever the child had produced. */
@@ -7736,27 +7652,13 @@ ${result.text}` })).then((final) => this.settle(child, run2, state, final, error
   }
 });
 
-// extensions/subagents/env.ts
-function createEnv(pi, depth, nested) {
-  return { pi, depth, nested, config: DEFAULT_CONFIG, agentDir: "", configLoaded: false, flushAttempts: 0 };
-}
+// extensions/subagents/children/session.ts
 function limitsOf2(config) {
   return {
     maxConcurrent: config.subagents.maxConcurrent,
     inactivityTimeoutMs: config.subagents.idleTimeoutSeconds * 1e3,
     maxRunTimeMs: config.subagents.maxRunSeconds * 1e3
   };
-}
-function ensureConfig(env, ctx) {
-  env.ctx = ctx;
-  if (env.configLoaded) return;
-  env.configLoaded = true;
-  env.agentDir = (0, import_pi_coding_agent5.getAgentDir)();
-  if (env.host) env.config = env.host.config(ctx);
-}
-function ensureStore(env) {
-  env.store ??= env.host?.store() ?? storeForAgentDir(env.agentDir || (0, import_pi_coding_agent5.getAgentDir)());
-  return env.store;
 }
 function childSessionDir(ctx, agentDir) {
   let dir;
@@ -7765,50 +7667,19 @@ function childSessionDir(ctx, agentDir) {
   } catch {
     dir = void 0;
   }
-  return (0, import_node_path10.join)(dir || (0, import_node_path10.join)(agentDir, "sessions"), "subagents");
+  return (0, import_node_path9.join)(dir || (0, import_node_path9.join)(agentDir, "sessions"), "subagents");
 }
-function ensureManager(env, ctx) {
-  ensureConfig(env, ctx);
-  if (env.manager) return env.manager;
-  const nextDepth = env.depth + 1;
+function createSessionChildren(ctx, options) {
+  const nextDepth = options.depth + 1;
   const backend = createInProcessBackend({
-    agentDir: env.agentDir,
+    agentDir: options.agentDir,
     modelRegistry: ctx.modelRegistry,
-    sessionDir: childSessionDir(ctx, env.agentDir),
-    extensionFactories: nextDepth < env.config.subagents.maxDepth ? [env.nested(nextDepth)] : void 0,
+    sessionDir: childSessionDir(ctx, options.agentDir),
+    extensionFactories: nextDepth < options.config.subagents.maxDepth ? [options.nested(nextDepth)] : void 0,
     projectTrusted: projectTrusted(ctx),
     packageDir: safePackageDir()
   });
-  env.manager = new SubagentManager(backend, limitsOf2(env.config), {
-    onSettled: (result, child) => env.onSettled?.(result, child),
-    onChange: () => env.onChange?.()
-  });
-  return env.manager;
-}
-function usageOf(ctx) {
-  let usage;
-  try {
-    usage = ctx?.getContextUsage() ?? void 0;
-  } catch {
-    usage = void 0;
-  }
-  return { usage, reservedOutputTokens: ctx?.model?.maxTokens };
-}
-function batchOptions(env, ctx, surface, extra = {}) {
-  const budget2 = surfaceFor(env.config, `subagents.${surface}`);
-  return {
-    surface,
-    store: ensureStore(env),
-    leading: extra.leading,
-    headShare: budget2.headShare,
-    budget: budget2,
-    headroomShare: env.config.budgets.headroomShare,
-    ...usageOf(ctx)
-  };
-}
-function parentMessages(ctx) {
-  const sm = ctx.sessionManager;
-  return (0, import_pi_coding_agent5.buildSessionContext)(sm.getEntries(), sm.getLeafId()).messages;
+  return new SubagentManager(backend, limitsOf2(options.config));
 }
 function safePackageDir() {
   const get = PiSdk.getPackageDir;
@@ -7818,368 +7689,19 @@ function safePackageDir() {
     return void 0;
   }
 }
-function globalExtensionPolicy(config) {
-  return parseExtensionPolicy(config.subagents.childExtensions);
-}
-function loadAgents(env, ctx) {
-  env.agents ??= new AgentCatalog(import_pi_coding_agent5.parseFrontmatter);
-  const snapshot = env.agents.load({
-    agentDir: env.agentDir || (0, import_pi_coding_agent5.getAgentDir)(),
-    cwd: ctx?.cwd ?? process.cwd(),
-    projectTrusted: ctx ? projectTrusted(ctx) : false,
-    claudeAgents: env.config.subagents.claudeAgents
-  });
-  env.agentSnapshot = snapshot;
-  for (const warning of unseenConfigWarnings(snapshot.warnings)) tellPerson(ctx, configWarning(warning));
-  return snapshot;
-}
-var import_node_path10, PiSdk, import_pi_coding_agent5;
-var init_env = __esm({
-  "extensions/subagents/env.ts"() {
+var import_node_path9, PiSdk;
+var init_session = __esm({
+  "extensions/subagents/children/session.ts"() {
     "use strict";
-    import_node_path10 = require("node:path");
+    import_node_path9 = require("node:path");
     PiSdk = __toESM(require("@mariozechner/pi-coding-agent"), 1);
-    import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
-    init_bootstrap();
-    init_config();
     init_pi_host();
-    init_artifact_store();
-    init_agent_files();
-    init_agents();
     init_backend();
     init_manager();
-    init_prompt6();
-    init_domain();
   }
 });
 
-// extensions/subagents/git.ts
-function gitEnv(extra = {}) {
-  const env = {
-    ...process.env,
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_PAGER: "cat",
-    GIT_OPTIONAL_LOCKS: "0",
-    LC_ALL: "C"
-  };
-  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
-  return { ...env, ...extra };
-}
-function runGit(args, options) {
-  return new Promise((resolvePromise) => {
-    (0, import_node_child_process.execFile)(
-      options.git ?? "git",
-      [...FIXED_CONFIG, ...args],
-      {
-        cwd: options.cwd,
-        env: gitEnv(options.env),
-        maxBuffer: GIT_MAX_OUTPUT_BYTES,
-        timeout: GIT_TIMEOUT_MS,
-        encoding: options.bytes ? "latin1" : "utf8",
-        windowsHide: true
-      },
-      (error, stdout, stderr) => {
-        const e = error;
-        if (e && typeof e.code === "string") {
-          resolvePromise({ code: null, stdout: "", stderr: String(stderr ?? ""), spawnError: e.code });
-          return;
-        }
-        const code2 = e ? typeof e.code === "number" ? e.code : 1 : 0;
-        const killed = e?.killed ? `
-(git was stopped after ${GIT_TIMEOUT_MS / 1e3} s)` : "";
-        resolvePromise({ code: code2, stdout: String(stdout ?? ""), stderr: String(stderr ?? "") + killed });
-      }
-    );
-  });
-}
-function gitComplaint(result, maxLines = 3) {
-  if (result.spawnError) return `git could not be started (${result.spawnError})`;
-  const lines = result.stderr.split("\n").map((l) => l.trim()).filter(Boolean);
-  return lines.slice(0, maxLines).join(" ") || `git exited with code ${result.code}`;
-}
-var import_node_child_process, GIT_MAX_OUTPUT_BYTES, GIT_TIMEOUT_MS, FIXED_CONFIG;
-var init_git = __esm({
-  "extensions/subagents/git.ts"() {
-    "use strict";
-    import_node_child_process = require("node:child_process");
-    GIT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
-    GIT_TIMEOUT_MS = 12e4;
-    FIXED_CONFIG = [
-      "-c",
-      "core.hooksPath=/dev/null",
-      "-c",
-      "diff.noprefix=false",
-      "-c",
-      "diff.mnemonicPrefix=false",
-      "-c",
-      "diff.relative=false",
-      "-c",
-      "core.quotePath=false",
-      "-c",
-      "color.ui=false"
-    ];
-  }
-});
-
-// extensions/subagents/isolation.ts
-async function probeRepository(cwd, options = {}) {
-  const version = await runGit(["--version"], { ...options, cwd });
-  if (version.spawnError === "ENOENT") return { ok: false, reason: "git is not installed (not found on PATH)" };
-  if (version.code !== 0) return { ok: false, reason: `git does not run: ${gitComplaint(version)}` };
-  const top = await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd });
-  if (top.code !== 0) return { ok: false, reason: `${cwd} is not inside a git repository (${gitComplaint(top, 1)})` };
-  const toplevel = (0, import_node_path11.resolve)(top.stdout.trim());
-  const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { ...options, cwd });
-  if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(head.stdout.trim())) {
-    return { ok: false, reason: `the repository at ${toplevel} has no commit yet (HEAD is unborn); commit first` };
-  }
-  const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { ...options, cwd: toplevel });
-  const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((e) => /^[ MADRCUT?!]{2} /.test(e)).length : 0;
-  return {
-    ok: true,
-    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path11.relative)(toplevel, (0, import_node_path11.resolve)(cwd)), uncommitted }
-  };
-}
-function ensurePrivateDir2(trustedRoot, dir) {
-  const rel = (0, import_node_path11.relative)(trustedRoot, dir);
-  if (rel.startsWith("..") || (0, import_node_path11.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
-  (0, import_node_fs9.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
-  let current = trustedRoot;
-  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
-  for (const part of rel === "" ? [] : rel.split(import_node_path11.sep)) {
-    current = (0, import_node_path11.join)(current, part);
-    let st;
-    try {
-      st = (0, import_node_fs9.lstatSync)(current);
-    } catch {
-      (0, import_node_fs9.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
-      st = (0, import_node_fs9.lstatSync)(current);
-    }
-    if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
-    if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
-    if (uid !== void 0 && st.uid !== uid) throw new Error(`${current} is owned by another user`);
-  }
-}
-function oneAtATime(repoTop, task) {
-  const previous = repoQueues.get(repoTop) ?? Promise.resolve();
-  const next = previous.then(task, task);
-  const settled = next.catch(() => void 0);
-  repoQueues.set(repoTop, settled);
-  void settled.then(() => {
-    if (repoQueues.get(repoTop) === settled) repoQueues.delete(repoTop);
-  });
-  return next;
-}
-function createWorktree(options) {
-  return oneAtATime(options.repo.toplevel, () => createWorktreeNow(options));
-}
-async function createWorktreeNow(options) {
-  const { repo, root, name } = options;
-  if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
-  const path = (0, import_node_path11.join)(root, name);
-  const inside = (0, import_node_path11.relative)(repo.toplevel, path);
-  if (!inside.startsWith("..") && !(0, import_node_path11.isAbsolute)(inside)) {
-    throw new Error(`the worktree folder ${path} would lie inside the repository ${repo.toplevel}`);
-  }
-  ensurePrivateDir2(options.trustedRoot, root);
-  try {
-    (0, import_node_fs9.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
-  } catch (error) {
-    throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
-  }
-  const branch = `${BRANCH_PREFIX}${name}`;
-  const added = await runGit(["worktree", "add", "--quiet", "-b", branch, path, repo.head], {
-    ...options,
-    cwd: repo.toplevel
-  });
-  if (added.code !== 0) {
-    removeEmptyDir(path);
-    throw new Error(`git worktree add failed: ${gitComplaint(added)}`);
-  }
-  const cwd = (0, import_node_path11.join)(path, repo.relCwd);
-  try {
-    if (!(0, import_node_fs9.statSync)(cwd).isDirectory()) throw new Error("not a directory");
-  } catch {
-    return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
-  }
-  return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd, parentUncommitted: repo.uncommitted };
-}
-function removeEmptyDir(path) {
-  try {
-    if ((0, import_node_fs9.readdirSync)(path).length === 0) (0, import_node_fs9.rmdirSync)(path);
-  } catch {
-  }
-}
-function parseNumstat(out) {
-  const map = /* @__PURE__ */ new Map();
-  for (const record of out.split("\0")) {
-    const m = /^(\d+|-)\t(\d+|-)\t([\s\S]+)$/.exec(record.replace(/^\n/, ""));
-    if (!m) continue;
-    map.set(m[3], { added: m[1] === "-" ? void 0 : Number(m[1]), removed: m[2] === "-" ? void 0 : Number(m[2]) });
-  }
-  return map;
-}
-function parseNameStatus(out) {
-  const parts = out.split("\0");
-  const result = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const code2 = parts[i].trim().charAt(0);
-    const path = parts[i + 1];
-    if (!code2 || !path) continue;
-    result.push({ path, status: code2 === "A" ? "added" : code2 === "D" ? "deleted" : "modified" });
-  }
-  return result;
-}
-async function captureChanges(worktree, options = {}) {
-  const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env });
-  const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
-  if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
-  const scratch = (0, import_node_fs9.mkdtempSync)((0, import_node_path11.join)((0, import_node_os2.tmpdir)(), "headroom-index-"));
-  try {
-    const index = (0, import_node_path11.join)(scratch, "index");
-    try {
-      const original = indexPath.stdout.trim();
-      (0, import_node_fs9.copyFileSync)(original, index);
-      const st = (0, import_node_fs9.statSync)(original);
-      (0, import_node_fs9.utimesSync)(index, st.atime, st.mtime);
-    } catch {
-    }
-    const env = { GIT_INDEX_FILE: index };
-    const add = await run2(["add", "-A", "--", "."], env);
-    if (add.code !== 0) throw new Error(`cannot collect the child's changes: ${gitComplaint(add)}`);
-    const diff = ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
-    const [numstat, names, patch, commits] = await Promise.all([
-      run2([...diff, "--numstat", "-z", worktree.base], env),
-      run2([...diff, "--name-status", "-z", worktree.base], env),
-      runGit([...diff, "--binary", "--full-index", worktree.base], {
-        ...options,
-        cwd: worktree.path,
-        env,
-        bytes: true
-      }),
-      run2(["rev-list", "--count", `${worktree.base}..HEAD`])
-    ]);
-    for (const r of [numstat, names, patch]) {
-      if (r.code !== 0) throw new Error(`cannot diff the child's changes: ${gitComplaint(r)}`);
-    }
-    const counts = parseNumstat(numstat.stdout);
-    const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...counts.get(f.path) })).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-    const bytes = Buffer.from(patch.stdout, "latin1");
-    let text = "";
-    let patchIsUtf8 = true;
-    try {
-      text = STRICT_UTF8.decode(bytes);
-    } catch {
-      patchIsUtf8 = false;
-    }
-    return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
-  } finally {
-    (0, import_node_fs9.rmSync)(scratch, { recursive: true, force: true });
-  }
-}
-function removeWorktree(worktree, options = {}) {
-  return oneAtATime(worktree.repoTop, () => removeWorktreeNow(worktree, options));
-}
-async function removeWorktreeNow(worktree, options) {
-  const removed = await runGit(["worktree", "remove", "--force", worktree.path], {
-    ...options,
-    cwd: worktree.repoTop
-  });
-  if (removed.code !== 0 && existsDir(worktree.path)) {
-    throw new Error(`git worktree remove failed: ${gitComplaint(removed)}`);
-  }
-  await runGit(["worktree", "prune"], { ...options, cwd: worktree.repoTop });
-  const branch = await runGit(["branch", "-D", "--", worktree.branch], { ...options, cwd: worktree.repoTop });
-  if (branch.code !== 0 && !/not found/.test(branch.stderr)) {
-    throw new Error(`the worktree is gone but its branch ${worktree.branch} stays: ${gitComplaint(branch)}`);
-  }
-}
-function existsDir(path) {
-  try {
-    return (0, import_node_fs9.statSync)(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-function worktreeExists(worktree) {
-  return existsDir(worktree.path);
-}
-async function patchContainedIn(patchFile, repoTop, options = {}) {
-  const check = await runGit(["apply", "--check", "--reverse", "--binary", patchFile], { ...options, cwd: repoTop });
-  return check.code === 0;
-}
-var import_node_fs9, import_node_os2, import_node_path11, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
-var init_isolation = __esm({
-  "extensions/subagents/isolation.ts"() {
-    "use strict";
-    import_node_fs9 = require("node:fs");
-    import_node_os2 = require("node:os");
-    import_node_path11 = require("node:path");
-    init_git();
-    STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-    WORKTREE_DIR_MODE = 448;
-    BRANCH_PREFIX = "headroom/";
-    SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-    repoQueues = /* @__PURE__ */ new Map();
-  }
-});
-
-// extensions/subagents/cleanup.ts
-async function cleanOne(env, child, discard) {
-  const w = child.worktree;
-  if (!w) return { kind: "not-isolated" };
-  if (!isSettled(child.state)) return { kind: "running" };
-  if (!worktreeExists(w)) return { kind: "already-removed" };
-  try {
-    const changes = await captureChanges(w);
-    if (changes.files.length === 0 && changes.commits === 0) {
-      await removeWorktree(w);
-      return { kind: "removed", why: "no-changes", files: 0 };
-    }
-    let patchPath;
-    if (changes.patchIsUtf8 && changes.patch.length > 0) {
-      const put = await ensureStore(env).put("subagent-results", changes.patch);
-      if (put.ok) patchPath = put.path;
-    }
-    const inTree = patchPath !== void 0 && await patchContainedIn(patchPath, w.repoTop);
-    if (!inTree && !discard) return { kind: "kept", files: changes.files.length, patchPath, repoTop: w.repoTop };
-    await removeWorktree(w);
-    return { kind: "removed", why: inTree ? "in-tree" : "discarded", files: changes.files.length, patchPath };
-  } catch (error) {
-    return { kind: "failed", error: error.message };
-  }
-}
-async function cleanupTool(env, params, ctx) {
-  const manager = ensureManager(env, ctx);
-  const known = manager.ids();
-  const { known: ids2, unknown } = partitionIds(params.ids ?? [], known);
-  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
-  const results = [];
-  for (const id of ids2) results.push({ id, outcome: await cleanOne(env, manager.get(id), params.discard === true) });
-  const text = results.map((r) => cleanupLine(manager.get(r.id), r.outcome)).join("\n");
-  return {
-    content: [{ type: "text", text: text || CLEANUP_NOTHING }],
-    details: {
-      rows: results.map((r) => ({ ...rowOf(manager.get(r.id)), note: r.outcome.kind })),
-      cleanup: results
-    }
-  };
-}
-function rowOf(c) {
-  return { id: c.id, name: c.name, state: c.state };
-}
-var init_cleanup = __esm({
-  "extensions/subagents/cleanup.ts"() {
-    "use strict";
-    init_domain();
-    init_env();
-    init_isolation();
-    init_prompt6();
-    init_prompt_checkable();
-  }
-});
-
-// extensions/subagents/batch.ts
+// extensions/subagents/delivery/batch.ts
 async function projectBatch(inputs, options) {
   const leading = options.leading?.filter((l) => l.length > 0) ?? [];
   const leadingText = leading.join("\n");
@@ -8250,7 +7772,7 @@ ${projection.text}`;
 }
 var ENTRY_SEPARATOR;
 var init_batch2 = __esm({
-  "extensions/subagents/batch.ts"() {
+  "extensions/subagents/delivery/batch.ts"() {
     "use strict";
     init_batch();
     init_projection();
@@ -8261,8 +7783,38 @@ var init_batch2 = __esm({
   }
 });
 
-// extensions/subagents/delivery.ts
-function persistSettled(env, result, child) {
+// extensions/subagents/delivery/batch-options.ts
+function usageOf(ctx) {
+  let usage;
+  try {
+    usage = ctx?.getContextUsage() ?? void 0;
+  } catch {
+    usage = void 0;
+  }
+  return { usage, reservedOutputTokens: ctx?.model?.maxTokens };
+}
+function batchOptions(deps, ctx, surface, extra = {}) {
+  const config = deps.config();
+  const budget2 = surfaceFor(config, `subagents.${surface}`);
+  return {
+    surface,
+    store: deps.store(),
+    leading: extra.leading,
+    headShare: budget2.headShare,
+    budget: budget2,
+    headroomShare: config.budgets.headroomShare,
+    ...usageOf(ctx)
+  };
+}
+var init_batch_options = __esm({
+  "extensions/subagents/delivery/batch-options.ts"() {
+    "use strict";
+    init_config();
+  }
+});
+
+// extensions/subagents/delivery/persistence.ts
+function persistSettled(deps, result, child) {
   const bytes = utf8ByteLength(result.text);
   const data = {
     key: result.key,
@@ -8288,26 +7840,26 @@ function persistSettled(env, result, child) {
   };
   if (bytes <= INLINE_ENTRY_MAX_BYTES) data.text = result.text;
   else {
-    const put = ensureStore(env).putSync("subagent-results", result.text);
+    const put = deps.store().putSync("subagent-results", result.text);
     if (put.ok) data.sha256 = put.sha256;
     else data.text = result.text;
   }
   try {
-    env.pi.appendEntry(SETTLED_ENTRY, data);
+    deps.session.appendEntry(SETTLED_ENTRY, data);
   } catch (error) {
     console.error(`subagents: could not record ${result.key} in the session: ${String(error)}`);
   }
 }
-function persistDelivered(env, keys, by) {
+function persistDelivered(deps, keys, by) {
   if (keys.length === 0) return;
   try {
-    env.pi.appendEntry(DELIVERED_ENTRY, { keys, by });
+    deps.session.appendEntry(DELIVERED_ENTRY, { keys, by });
   } catch (error) {
     console.error(`subagents: could not record delivery of ${keys.join(", ")}: ${String(error)}`);
   }
 }
-function restoreFromSession(env, ctx) {
-  const manager = ensureManager(env, ctx);
+function restoreFromSession(deps, ctx) {
+  const manager = deps.children(ctx);
   const settled = [];
   const delivered = /* @__PURE__ */ new Map();
   for (const entry of ctx.sessionManager.getBranch()) {
@@ -8321,14 +7873,14 @@ function restoreFromSession(env, ctx) {
   let owed = 0;
   for (const d of settled) {
     if (typeof d.id !== "string" || !/^sa-\d+$/.test(d.id) || typeof d.key !== "string") continue;
-    const text = d.text ?? readStored(env, d.sha256) ?? missingStoredText(d.bytes);
+    const text = d.text ?? readStored(deps, d.sha256) ?? missingStoredText(d.bytes);
     const record = {
       id: d.id,
       name: String(d.name ?? d.id),
       prompt: String(d.prompt ?? ""),
       model: String(d.model ?? "?"),
       // Entries from before tools were recorded: the default set, as a spawn without `tools` gets.
-      tools: Array.isArray(d.tools) ? d.tools.filter((t) => typeof t === "string") : [...env.config.subagents.defaultTools],
+      tools: Array.isArray(d.tools) ? d.tools.filter((t) => typeof t === "string") : [...deps.config().subagents.defaultTools],
       cwd: typeof d.cwd === "string" && d.cwd.length > 0 ? d.cwd : ctx.cwd,
       thinking: typeof d.thinking === "string" ? d.thinking : void 0,
       context: d.context === "fork" ? "fork" : "fresh",
@@ -8367,16 +7919,33 @@ function validWorktree(w) {
   const o = w;
   return ["path", "branch", "base", "repoTop", "cwd"].every((k) => typeof o[k] === "string") && typeof o.parentUncommitted === "number";
 }
-function readStored(env, sha256) {
+function readStored(deps, sha256) {
   if (!sha256) return void 0;
-  const found = ensureStore(env).resolve(sha256, "subagent-results");
+  const found = deps.store().resolve(sha256, "subagent-results");
   if (!found.ok) return void 0;
   try {
-    return (0, import_node_fs10.readFileSync)(found.path, "utf8");
+    return (0, import_node_fs8.readFileSync)(found.path, "utf8");
   } catch {
     return void 0;
   }
 }
+var import_node_fs8, SETTLED_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
+var init_persistence = __esm({
+  "extensions/subagents/delivery/persistence.ts"() {
+    "use strict";
+    import_node_fs8 = require("node:fs");
+    init_projection();
+    init_surfaces();
+    init_tokens();
+    init_prompt6();
+    SETTLED_ENTRY = "subagent-settled";
+    DELIVERED_ENTRY = "subagent-delivered";
+    INLINE_ENTRY_MAX_BYTES = 64 * 1024;
+    SETTLED_PROMPT_MAX_BYTES = SURFACES["subagents.settledPrompt"].maxBytes;
+  }
+});
+
+// extensions/subagents/delivery/delivery.ts
 function batchInput(manager, result) {
   const live = manager.get(result.id);
   const child = { ...live, state: result.state };
@@ -8431,8 +8000,9 @@ function batchDetails(manager, batch, extraRows = []) {
     }
   };
 }
-async function deliverPending(env, how) {
-  const { ctx, manager } = env;
+async function deliverPending(deps, how) {
+  const ctx = deps.context();
+  const manager = deps.existingChildren();
   if (!ctx || !manager) return true;
   let idle;
   try {
@@ -8441,7 +8011,7 @@ async function deliverPending(env, how) {
     return true;
   }
   if (how === "trigger" && !idle) return false;
-  if (how === "trigger" && env.depth === 0 && singleShotMode(ctx)) return true;
+  if (how === "trigger" && deps.depth === 0 && singleShotMode(ctx)) return true;
   const pending = manager.ledger.pending();
   if (pending.length === 0) return true;
   const keys = pending.map((r) => r.key);
@@ -8450,7 +8020,7 @@ async function deliverPending(env, how) {
     const leading = [how === "append" ? restoredNote(pending.length) : autoDeliveryHeader(pending.length)];
     const batch = await projectBatch(
       pending.map((r) => batchInput(manager, r)),
-      batchOptions(env, ctx, "autoDelivery", { leading })
+      batchOptions(deps, ctx, "autoDelivery", { leading })
     );
     recordArtifacts(manager, batch.items);
     const message = {
@@ -8459,9 +8029,9 @@ async function deliverPending(env, how) {
       display: true,
       details: batchDetails(manager, batch)
     };
-    if (how === "trigger") env.pi.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
-    else env.pi.sendMessage(message);
-    persistDelivered(env, keys, "auto");
+    if (how === "trigger") deps.session.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
+    else deps.session.sendMessage(message);
+    persistDelivered(deps, keys, "auto");
     return true;
   } catch (error) {
     for (const key of keys) manager.ledger.release(key);
@@ -8469,170 +8039,57 @@ async function deliverPending(env, how) {
     return true;
   }
 }
-function scheduleFlush(env, polls = 0) {
-  env.flushAttempts = Math.max(env.flushAttempts, polls);
-  if (env.flushTimer) return;
-  const delay = polls > 0 ? FLUSH_POLL_MS : FLUSH_DEBOUNCE_MS;
-  env.flushTimer = setTimeout(() => {
-    env.flushTimer = void 0;
-    void deliverPending(env, "trigger").then((done) => {
-      if (done) env.flushAttempts = 0;
-      else if (env.flushAttempts > 0) {
-        const left = env.flushAttempts - 1;
-        env.flushAttempts = 0;
-        scheduleFlush(env, left);
-      }
-    });
-  }, delay);
-}
-function cancelFlush(env) {
-  if (env.flushTimer) clearTimeout(env.flushTimer);
-  env.flushTimer = void 0;
-  env.flushAttempts = 0;
-}
-var import_node_fs10, RESULT_MESSAGE_TYPE, SETTLED_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES, FLUSH_DEBOUNCE_MS, FLUSH_POLL_MS, FLUSH_POLL_ATTEMPTS;
+var RESULT_MESSAGE_TYPE, FLUSH_DEBOUNCE_MS, FLUSH_POLL_MS, FLUSH_POLL_ATTEMPTS, AutoDelivery;
 var init_delivery = __esm({
-  "extensions/subagents/delivery.ts"() {
+  "extensions/subagents/delivery/delivery.ts"() {
     "use strict";
-    import_node_fs10 = require("node:fs");
     init_details();
     init_pi_host();
-    init_projection();
-    init_surfaces();
-    init_tokens();
-    init_batch2();
     init_domain();
-    init_env();
     init_prompt6();
+    init_batch2();
+    init_batch_options();
+    init_persistence();
     RESULT_MESSAGE_TYPE = "subagent-result";
-    SETTLED_ENTRY = "subagent-settled";
-    DELIVERED_ENTRY = "subagent-delivered";
-    INLINE_ENTRY_MAX_BYTES = 64 * 1024;
-    SETTLED_PROMPT_MAX_BYTES = SURFACES["subagents.settledPrompt"].maxBytes;
     FLUSH_DEBOUNCE_MS = 50;
     FLUSH_POLL_MS = 25;
     FLUSH_POLL_ATTEMPTS = 200;
+    AutoDelivery = class {
+      /** `deliver` is one attempt: false when the parent was busy (try again later). */
+      constructor(deliver) {
+        this.deliver = deliver;
+      }
+      deliver;
+      timer;
+      attempts = 0;
+      /** Try to deliver soon; with polls, keep trying while the parent is still winding down its run. */
+      schedule(polls = 0) {
+        this.attempts = Math.max(this.attempts, polls);
+        if (this.timer) return;
+        const delay = polls > 0 ? FLUSH_POLL_MS : FLUSH_DEBOUNCE_MS;
+        this.timer = setTimeout(() => {
+          this.timer = void 0;
+          void this.deliver().then((done) => {
+            if (done) this.attempts = 0;
+            else if (this.attempts > 0) {
+              const left = this.attempts - 1;
+              this.attempts = 0;
+              this.schedule(left);
+            }
+          });
+        }, delay);
+      }
+      /** Drop the pending attempt (shutdown). */
+      cancel() {
+        if (this.timer) clearTimeout(this.timer);
+        this.timer = void 0;
+        this.attempts = 0;
+      }
+    };
   }
 });
 
-// extensions/subagents/render.ts
-function stateColor(state) {
-  if (state === "completed") return "success";
-  if (state === "failed") return "error";
-  if (state === "cancelled" || state === "incomplete") return "warning";
-  return "accent";
-}
-function rowText(row2, paint = plain2) {
-  const parts = [paint(stateColor(row2.state), statusGlyph(row2.state)), paint("accent", row2.id), oneLine2(row2.name)];
-  if (row2.agent) parts.push(paint("dim", `(${oneLine2(row2.agent)})`));
-  parts.push(paint("muted", row2.state));
-  if (row2.fullBytes !== void 0) {
-    const shown = row2.shownBytes !== void 0 && row2.shownBytes < row2.fullBytes ? ` → ${formatCount(row2.shownBytes)} B` : "";
-    parts.push(paint("dim", `${formatCount(row2.fullBytes)} B${shown}`));
-  }
-  if (row2.note && row2.note !== row2.state) parts.push(paint("dim", oneLine2(row2.note)));
-  if (row2.artifactPath) parts.push(paint("dim", shortPath(row2.artifactPath)));
-  if (row2.reason) parts.push(paint("error", `— ${(0, import_pi_tui2.truncateToWidth)(oneLine2(row2.reason).trim(), REASON_COLUMNS, "…")}`));
-  return parts.join(" ");
-}
-function shortPath(path) {
-  const segments = path.split("/").filter(Boolean);
-  const last = segments.length > 0 ? segments[segments.length - 1] : "";
-  const hashed = /^([0-9a-f]{64})(\.[A-Za-z0-9]+)?$/.exec(last);
-  if (hashed) segments[segments.length - 1] = `${hashed[1].slice(0, SHORT_HASH_CHARS)}…${hashed[2] ?? ""}`;
-  return segments.length <= 2 ? segments.join("/") || path : `…/${segments.slice(-2).join("/")}`;
-}
-function callText(tool, args, paint = plain2) {
-  const title = paint("toolTitle", tool);
-  if (tool === "subagent_spawn") {
-    const given = typeof args.name === "string" && args.name ? args.name : String(args.prompt ?? "").split("\n")[0];
-    const name = oneLine2(given);
-    const short = (0, import_pi_tui2.truncateToWidth)(name, CALL_NAME_COLUMNS, "…");
-    const model = typeof args.model === "string" ? oneLine2(args.model) : void 0;
-    const agent = typeof args.agent === "string" ? `as ${oneLine2(args.agent).slice(0, 64)}` : void 0;
-    const extras = [agent, model, args.context === "fork" ? "fork" : void 0].filter(Boolean).join(", ");
-    return `${title} ${short}${extras ? paint("dim", ` (${extras})`) : ""}`;
-  }
-  const ids2 = oneLine2(
-    Array.isArray(args.ids) ? args.ids.join(", ") : typeof args.id === "string" ? args.id : ""
-  );
-  const extra = tool === "subagent_wait" && args.mode === "any" ? " (any)" : "";
-  return `${title} ${ids2 || (tool === "subagent_wait" ? "all outstanding" : "")}${extra}`.trimEnd();
-}
-function resultText2(rows, fullText, expanded, paint = plain2) {
-  const lines = rows.map((r) => rowText(r, paint));
-  if (!expanded) return lines.length > 0 ? lines.join("\n") : firstLine(fullText);
-  const shown = displayText(fullText);
-  return lines.length > 0 ? `${lines.join("\n")}
-
-${shown}` : shown;
-}
-function firstLine(text) {
-  return (0, import_pi_tui2.truncateToWidth)(oneLine2(text.split("\n")[0] ?? ""), FIRST_LINE_COLUMNS, "…");
-}
-function displayText(text) {
-  return sanitizeTerminalText(text, { widthOf: import_pi_tui2.visibleWidth });
-}
-function oneLine2(text) {
-  return sanitizeLine(text, { widthOf: import_pi_tui2.visibleWidth });
-}
-function statusText(children, paint = plain2) {
-  const running = children.filter((c) => c.state === "running" || c.state === "starting").length;
-  const queued = children.filter((c) => c.state === "queued").length;
-  if (running + queued === 0) return void 0;
-  const q = queued > 0 ? `, ${queued} queued` : "";
-  return paint("accent", `● subagents: ${running} running${q}`);
-}
-function widgetLines(children, now, paint = plain2) {
-  const active = children.filter((c) => c.state === "running" || c.state === "starting" || c.state === "queued");
-  const shown = active.length > WIDGET_MAX_ROWS + 1 ? active.slice(0, WIDGET_MAX_ROWS) : active;
-  const lines = shown.map((c) => {
-    const elapsed = c.startedAt ? formatDuration(now - c.startedAt) : "waiting";
-    const tokens = c.contextTokens !== void 0 ? ` · ${formatCount(c.contextTokens)} tok` : "";
-    const agent = c.agent ? paint("dim", ` (${oneLine2(c.agent)})`) : "";
-    return `${paint(stateColor(c.state), statusGlyph(c.state))} ${c.id} ${oneLine2(c.name)}${agent} · ${elapsed}${tokens}`;
-  });
-  const hidden = active.length - shown.length;
-  if (hidden > 0) lines.push(paint("muted", `+${hidden} more`));
-  return lines;
-}
-function deliveredLabel(count2, expanded, expandKey2) {
-  const what = count2 === 1 ? "subagent result delivered" : `${count2} subagent results delivered`;
-  return expanded || !expandKey2 ? what : `${what} (${expandKey2} for the full text)`;
-}
-function paintFor(theme) {
-  return theme ? (color, text) => theme.fg(color, text) : plain2;
-}
-function textComponent(text) {
-  return new import_pi_tui2.Text(text, 0, 0);
-}
-function deliveredComponent(rows, content, options, theme) {
-  const paint = paintFor(theme);
-  const background = theme?.bg?.bind(theme);
-  const bg = background ? (t) => background("customMessageBg", t) : void 0;
-  const box = new import_pi_tui2.Box(1, 1, bg);
-  const label2 = deliveredLabel(Math.max(rows.length, 1), options.expanded, options.expandKey);
-  box.addChild(new import_pi_tui2.Text(paint("customMessageLabel", theme?.bold?.(label2) ?? label2), 0, 0));
-  box.addChild(new import_pi_tui2.Text(resultText2(rows, content, options.expanded, paint), 0, 0));
-  return box;
-}
-var import_pi_tui2, plain2, REASON_COLUMNS, SHORT_HASH_CHARS, CALL_NAME_COLUMNS, FIRST_LINE_COLUMNS, WIDGET_MAX_ROWS;
-var init_render = __esm({
-  "extensions/subagents/render.ts"() {
-    "use strict";
-    import_pi_tui2 = require("@mariozechner/pi-tui");
-    init_sanitize();
-    init_domain();
-    plain2 = (_c, t) => t;
-    REASON_COLUMNS = 100;
-    SHORT_HASH_CHARS = 12;
-    CALL_NAME_COLUMNS = 60;
-    FIRST_LINE_COLUMNS = 160;
-    WIDGET_MAX_ROWS = 8;
-  }
-});
-
-// extensions/subagents/settle.ts
+// extensions/subagents/delivery/settle.ts
 function planSettle(input) {
   if (!input.mode) return { act: "none", why: "has-ui" };
   if (input.depth > 0) return { act: "none", why: "child" };
@@ -8643,34 +8100,32 @@ function planSettle(input) {
   if (ids2.length > 0) return { act: "wait", ids: ids2, timeoutMs: input.maxRunSeconds * 1e3 + SETTLE_WAIT_SLACK_MS };
   return input.pending > 0 ? { act: "deliver" } : { act: "none", why: "nothing" };
 }
-async function settleSingleShot(env, state, event, ctx) {
-  ensureConfig(env, ctx);
-  const manager = env.manager;
+async function settleSingleShot(deps, state, event, ctx) {
+  const manager = deps.existingChildren();
   if (!manager) return void 0;
   const input = () => ({
     mode: singleShotMode(ctx),
-    depth: env.depth,
+    depth: deps.depth,
     outcome: event.outcome,
-    closing: env.closing === true,
+    closing: deps.closing(),
     rounds: state.rounds,
     children: manager.list(),
     pending: manager.ledger.pending().length,
-    maxRunSeconds: env.config.subagents.maxRunSeconds
+    maxRunSeconds: deps.config().subagents.maxRunSeconds
   });
   let plan = planSettle(input());
   if (plan.act === "wait") {
-    const stopped = await waitForChildren(env, state, plan.ids, plan.timeoutMs);
+    const stopped = await waitForChildren(manager, deps, state, plan.ids, plan.timeoutMs);
     if (stopped === "interrupted") return void 0;
     plan = planSettle(input());
   }
   if (plan.act !== "deliver") return void 0;
-  const drafts = await deliveryDrafts(env, ctx);
+  const drafts = await deliveryDrafts(manager, deps, ctx);
   if (!drafts) return void 0;
   state.rounds++;
   return { entries: [...Array.isArray(event.entries) ? event.entries : [], ...drafts], continue: true };
 }
-async function waitForChildren(env, state, ids2, timeoutMs) {
-  const manager = env.manager;
+async function waitForChildren(manager, deps, state, ids2, timeoutMs) {
   const abort = new AbortController();
   state.abort = abort;
   let interrupted = false;
@@ -8691,7 +8146,7 @@ async function waitForChildren(env, state, ids2, timeoutMs) {
       return "interrupted";
     }
     if (outcome.timedOut) {
-      await manager.cancel(running(), settleCutError(env.config.subagents.maxRunSeconds));
+      await manager.cancel(running(), settleCutError(deps.config().subagents.maxRunSeconds));
       return "cut";
     }
     return "settled";
@@ -8700,8 +8155,7 @@ async function waitForChildren(env, state, ids2, timeoutMs) {
     if (state.abort === abort) state.abort = void 0;
   }
 }
-async function deliveryDrafts(env, ctx) {
-  const manager = env.manager;
+async function deliveryDrafts(manager, deps, ctx) {
   const pending = manager.ledger.pending();
   if (pending.length === 0) return void 0;
   const keys = pending.map((r) => r.key);
@@ -8709,7 +8163,7 @@ async function deliveryDrafts(env, ctx) {
   try {
     const batch = await projectBatch(
       pending.map((r) => batchInput(manager, r)),
-      batchOptions(env, ctx, "autoDelivery", { leading: [settleDeliveryHeader(pending.length)] })
+      batchOptions(deps, ctx, "autoDelivery", { leading: [settleDeliveryHeader(pending.length)] })
     );
     recordArtifacts(manager, batch.items);
     return [
@@ -8730,33 +8184,725 @@ async function deliveryDrafts(env, ctx) {
 }
 var SETTLE_MAX_ROUNDS, SETTLE_WAIT_SLACK_MS, SETTLE_INTERRUPTED_EXIT_CODE;
 var init_settle = __esm({
-  "extensions/subagents/settle.ts"() {
+  "extensions/subagents/delivery/settle.ts"() {
     "use strict";
     init_pi_host();
-    init_batch2();
-    init_delivery();
-    init_domain();
-    init_env();
     init_manager();
+    init_domain();
     init_prompt6();
+    init_batch2();
+    init_batch_options();
+    init_delivery();
+    init_persistence();
     SETTLE_MAX_ROUNDS = 4;
     SETTLE_WAIT_SLACK_MS = ABORT_GRACE_MS + 2e3;
     SETTLE_INTERRUPTED_EXIT_CODE = 130;
   }
 });
 
-// extensions/subagents/tool-reply.ts
+// extensions/subagents/agents/agent-files.ts
+function isDirectory(path) {
+  try {
+    return (0, import_node_fs9.statSync)(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function findUp(cwd, relative4, home) {
+  let dir = (0, import_node_path10.resolve)(cwd);
+  for (; ; ) {
+    if (dir !== home) {
+      const candidate = (0, import_node_path10.join)(dir, relative4);
+      if (isDirectory(candidate)) return candidate;
+    }
+    const parent = (0, import_node_path10.dirname)(dir);
+    if (parent === dir) return void 0;
+    dir = parent;
+  }
+}
+function safeHome() {
+  try {
+    return (0, import_node_os.homedir)();
+  } catch {
+    return "/";
+  }
+}
+var import_node_fs9, import_node_os, import_node_path10, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var init_agent_files = __esm({
+  "extensions/subagents/agents/agent-files.ts"() {
+    "use strict";
+    import_node_fs9 = require("node:fs");
+    import_node_os = require("node:os");
+    import_node_path10 = require("node:path");
+    init_agents();
+    MAX_AGENT_FILES_PER_DIR = 200;
+    AgentCatalog = class {
+      constructor(parseFrontmatter2) {
+        this.parseFrontmatter = parseFrontmatter2;
+      }
+      parseFrontmatter;
+      cache = /* @__PURE__ */ new Map();
+      /** The agents now on disk. Never throws. */
+      load(options) {
+        const home = (0, import_node_path10.resolve)(options.home ?? safeHome());
+        const warnings = [];
+        const folders = [];
+        const definitions = [...BUILT_IN_AGENTS];
+        const seen = /* @__PURE__ */ new Set();
+        const add = (source, dir, trusted) => {
+          if (!dir) return;
+          const exists = isDirectory(dir);
+          folders.push({ source, dir, exists, read: exists && trusted });
+          if (!exists) return;
+          if (!trusted) {
+            warnings.push(`${dir}: ignored because Pi does not trust this project`);
+            return;
+          }
+          for (const file of this.listFiles(dir, warnings)) {
+            seen.add(file);
+            const parsed = this.readFile(file, source);
+            warnings.push(...parsed.warnings);
+            if (parsed.agent) definitions.push(parsed.agent);
+          }
+        };
+        add("user", (0, import_node_path10.join)(options.agentDir, "agents"), true);
+        if (options.claudeAgents) add("claude-user", (0, import_node_path10.join)(home, ".claude", "agents"), true);
+        if (options.claudeAgents)
+          add("claude-project", findUp(options.cwd, (0, import_node_path10.join)(".claude", "agents"), home), options.projectTrusted);
+        add("project", findUp(options.cwd, (0, import_node_path10.join)(".pi", "agents"), home), options.projectTrusted);
+        for (const file of this.cache.keys()) if (!seen.has(file)) this.cache.delete(file);
+        return { agents: mergeAgents(definitions), warnings, folders };
+      }
+      listFiles(dir, warnings) {
+        let names;
+        try {
+          names = (0, import_node_fs9.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+        } catch (error) {
+          warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
+          return [];
+        }
+        names.sort();
+        if (names.length > MAX_AGENT_FILES_PER_DIR) {
+          warnings.push(`${dir}: ${names.length} agent files; only the first ${MAX_AGENT_FILES_PER_DIR} are read`);
+          names = names.slice(0, MAX_AGENT_FILES_PER_DIR);
+        }
+        return names.map((n2) => (0, import_node_path10.join)(dir, n2));
+      }
+      readFile(file, source) {
+        let size;
+        let mtimeMs;
+        try {
+          const st = (0, import_node_fs9.statSync)(file);
+          if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
+          size = st.size;
+          mtimeMs = st.mtimeMs;
+        } catch (error) {
+          return {
+            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
+          };
+        }
+        if (size > MAX_AGENT_FILE_BYTES)
+          return { warnings: [`${file}: larger than ${MAX_AGENT_FILE_BYTES} bytes; skipped`] };
+        const cached = this.cache.get(file);
+        if (cached && cached.size === size && cached.mtimeMs === mtimeMs && cached.source === source) {
+          return cached.parsed;
+        }
+        let text;
+        try {
+          text = (0, import_node_fs9.readFileSync)(file, "utf8");
+        } catch (error) {
+          return {
+            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
+          };
+        }
+        const parsed = parseAgentFile(text, { file, source, parseFrontmatter: this.parseFrontmatter });
+        this.cache.set(file, { size, mtimeMs, source, parsed });
+        return parsed;
+      }
+    };
+  }
+});
+
+// extensions/subagents/agents/loader.ts
+function agentLoader(settings) {
+  let catalog;
+  return (ctx) => {
+    catalog ??= new AgentCatalog(import_pi_coding_agent5.parseFrontmatter);
+    const snapshot = catalog.load({
+      agentDir: settings.agentDir(),
+      cwd: ctx?.cwd ?? process.cwd(),
+      projectTrusted: ctx ? projectTrusted(ctx) : false,
+      claudeAgents: settings.config().subagents.claudeAgents
+    });
+    for (const warning of unseenConfigWarnings(snapshot.warnings)) tellPerson(ctx, configWarning(warning));
+    return snapshot;
+  };
+}
+var import_pi_coding_agent5;
+var init_loader = __esm({
+  "extensions/subagents/agents/loader.ts"() {
+    "use strict";
+    import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
+    init_bootstrap();
+    init_config();
+    init_pi_host();
+    init_prompt6();
+    init_agent_files();
+  }
+});
+
+// extensions/subagents/session-state.ts
+function createSessionState(options) {
+  const { pi, depth, host } = options;
+  let config = DEFAULT_CONFIG;
+  let configLoaded = false;
+  let agentDir = "";
+  let ctx;
+  let closing = false;
+  let store;
+  let manager;
+  host.onConfig((next) => {
+    config = next;
+    configLoaded = true;
+    agentDir = host.agentDir();
+  });
+  const enter = (next) => {
+    ctx = next;
+    if (configLoaded) return;
+    configLoaded = true;
+    agentDir = host.agentDir();
+    config = host.config(next);
+  };
+  const services = {
+    depth,
+    config: () => config,
+    agentDir: () => agentDir,
+    store: () => {
+      store ??= host.store();
+      return store;
+    },
+    context: () => ctx,
+    closing: () => closing,
+    children: (context) => {
+      enter(context);
+      if (manager) return manager;
+      manager = createSessionChildren(context, { depth, agentDir, config, nested: options.nested });
+      options.onChildren(manager);
+      return manager;
+    },
+    existingChildren: () => manager,
+    agents: agentLoader({ config: () => config, agentDir: () => agentDir || host.agentDir() }),
+    session: pi,
+    parent: pi
+  };
+  return {
+    services,
+    enter,
+    remember: (next) => {
+      ctx = next;
+    },
+    setClosing: (value) => {
+      closing = value;
+    },
+    dropChildren: () => {
+      const dropped = manager;
+      manager = void 0;
+      return dropped;
+    }
+  };
+}
+var init_session_state = __esm({
+  "extensions/subagents/session-state.ts"() {
+    "use strict";
+    init_config();
+    init_loader();
+    init_session();
+  }
+});
+
+// extensions/subagents/tools/reply.ts
 function row(c, note) {
   return { id: c.id, name: c.name, state: c.state, note, ...c.agent ? { agent: c.agent } : {} };
 }
+function requireIds(manager, requested) {
+  const known = manager.ids();
+  const { known: good, unknown } = partitionIds(requested, known);
+  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
+  return good;
+}
 var reply;
-var init_tool_reply = __esm({
-  "extensions/subagents/tool-reply.ts"() {
+var init_reply = __esm({
+  "extensions/subagents/tools/reply.ts"() {
     "use strict";
+    init_domain();
+    init_prompt6();
     reply = (text, details = {}) => ({
       content: [{ type: "text", text }],
       details
     });
+  }
+});
+
+// extensions/subagents/tools/consume.ts
+async function deliveredPath(deps, result) {
+  if (result.artifactPath) return result.artifactPath;
+  const put = await deps.store().put("subagent-results", result.text);
+  if (!put.ok) return void 0;
+  result.artifactPath ??= put.path;
+  return put.path;
+}
+async function consumeResults(deps, ctx, ids2, outcome, timeoutLabel, timeoutSeconds) {
+  const manager = deps.children(ctx);
+  const now = Date.now();
+  const leading = [];
+  const extraRows = [];
+  const claimed = [];
+  const finished = ids2.filter((id) => isSettled(manager.get(id).state)).length;
+  if (outcome.header) leading.push(outcome.header);
+  else if (outcome.timedOut) leading.push(waitTimeoutHeader(timeoutSeconds ?? 0, finished, ids2.length));
+  else if (outcome.aborted) leading.push(waitAbortedHeader(finished, ids2.length));
+  const taken = /* @__PURE__ */ new Map();
+  const unsettled = [];
+  for (const id of ids2) {
+    const latest = manager.ledger.latest(id);
+    if (!latest || !isSettled(manager.get(id).state)) unsettled.push(id);
+    else if (manager.ledger.claim(latest.key, "wait")) claimed.push(latest);
+    else taken.set(id, latest);
+  }
+  try {
+    for (const id of ids2) {
+      const child = manager.get(id);
+      const other = taken.get(id);
+      if (unsettled.includes(id)) {
+        leading.push(statusLine(child, now));
+        extraRows.push(row(child));
+      } else if (other) {
+        const path = await deliveredPath(deps, other);
+        leading.push(alreadyDeliveredLine(child, other.delivery === "auto" ? "auto" : "wait", path));
+        extraRows.push({ ...row(child, "already received"), artifactPath: path });
+      }
+    }
+    const batch = await projectBatch(
+      claimed.map((r) => batchInput(manager, r)),
+      batchOptions(deps, ctx, "wait", { leading })
+    );
+    recordArtifacts(manager, batch.items);
+    persistDelivered(
+      deps,
+      claimed.map((r) => r.key),
+      "wait"
+    );
+    return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel });
+  } catch (error) {
+    for (const r of claimed) manager.ledger.release(r.key);
+    throw error;
+  }
+}
+var init_consume = __esm({
+  "extensions/subagents/tools/consume.ts"() {
+    "use strict";
+    init_batch2();
+    init_batch_options();
+    init_delivery();
+    init_persistence();
+    init_domain();
+    init_prompt6();
+    init_reply();
+  }
+});
+
+// extensions/subagents/tools/cancel.ts
+async function cancelTool(deps, params, ctx) {
+  const manager = deps.children(ctx);
+  const ids2 = requireIds(manager, params.ids ?? []);
+  const active = ids2.filter((id) => !isSettled(manager.get(id).state));
+  await manager.cancel(active);
+  const lines = ids2.filter((id) => !active.includes(id)).map((id) => alreadySettledCancelLine(manager.get(id)));
+  const header = [cancelHeader(active.length), ...lines].join("\n");
+  return consumeResults(deps, ctx, active, { timedOut: false, aborted: false, header }, "cancel");
+}
+var init_cancel = __esm({
+  "extensions/subagents/tools/cancel.ts"() {
+    "use strict";
+    init_domain();
+    init_prompt6();
+    init_consume();
+    init_reply();
+  }
+});
+
+// extensions/subagents/tools/check.ts
+async function checkTool(deps, params, ctx) {
+  const manager = deps.children(ctx);
+  const [id] = requireIds(manager, [params.id]);
+  const child = manager.get(id);
+  const recent = isSettled(child.state) ? manager.ledger.latest(id)?.text ?? child.finalText ?? "" : child.partialText;
+  let output = "";
+  let details = { rows: [row(child)] };
+  if (recent.length > 0) {
+    const batch = await projectBatch(
+      [{ id, run: child.run, header: "", text: recent, noRoom: () => "" }],
+      batchOptions(deps, ctx, "check")
+      // its head share (0 in the table): the recent end
+    );
+    output = batch.text.replace(/^\n/, "");
+    details = { ...batchDetails(manager, batch), rows: [row(child)] };
+  }
+  return reply(checkText(child, Date.now(), output), details);
+}
+var init_check = __esm({
+  "extensions/subagents/tools/check.ts"() {
+    "use strict";
+    init_batch2();
+    init_batch_options();
+    init_delivery();
+    init_domain();
+    init_prompt6();
+    init_reply();
+  }
+});
+
+// extensions/subagents/checkable/git.ts
+function gitEnv(extra = {}) {
+  const env = {
+    ...process.env,
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_PAGER: "cat",
+    GIT_OPTIONAL_LOCKS: "0",
+    LC_ALL: "C"
+  };
+  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
+  return { ...env, ...extra };
+}
+function runGit(args, options) {
+  return new Promise((resolvePromise) => {
+    (0, import_node_child_process.execFile)(
+      options.git ?? "git",
+      [...FIXED_CONFIG, ...args],
+      {
+        cwd: options.cwd,
+        env: gitEnv(options.env),
+        maxBuffer: GIT_MAX_OUTPUT_BYTES,
+        timeout: GIT_TIMEOUT_MS,
+        encoding: options.bytes ? "latin1" : "utf8",
+        windowsHide: true
+      },
+      (error, stdout, stderr) => {
+        const e = error;
+        if (e && typeof e.code === "string") {
+          resolvePromise({ code: null, stdout: "", stderr: String(stderr ?? ""), spawnError: e.code });
+          return;
+        }
+        const code2 = e ? typeof e.code === "number" ? e.code : 1 : 0;
+        const killed = e?.killed ? `
+(git was stopped after ${GIT_TIMEOUT_MS / 1e3} s)` : "";
+        resolvePromise({ code: code2, stdout: String(stdout ?? ""), stderr: String(stderr ?? "") + killed });
+      }
+    );
+  });
+}
+function gitComplaint(result, maxLines = 3) {
+  if (result.spawnError) return `git could not be started (${result.spawnError})`;
+  const lines = result.stderr.split("\n").map((l) => l.trim()).filter(Boolean);
+  return lines.slice(0, maxLines).join(" ") || `git exited with code ${result.code}`;
+}
+var import_node_child_process, GIT_MAX_OUTPUT_BYTES, GIT_TIMEOUT_MS, FIXED_CONFIG;
+var init_git = __esm({
+  "extensions/subagents/checkable/git.ts"() {
+    "use strict";
+    import_node_child_process = require("node:child_process");
+    GIT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
+    GIT_TIMEOUT_MS = 12e4;
+    FIXED_CONFIG = [
+      "-c",
+      "core.hooksPath=/dev/null",
+      "-c",
+      "diff.noprefix=false",
+      "-c",
+      "diff.mnemonicPrefix=false",
+      "-c",
+      "diff.relative=false",
+      "-c",
+      "core.quotePath=false",
+      "-c",
+      "color.ui=false"
+    ];
+  }
+});
+
+// extensions/subagents/checkable/isolation.ts
+async function probeRepository(cwd, options = {}) {
+  const version = await runGit(["--version"], { ...options, cwd });
+  if (version.spawnError === "ENOENT") return { ok: false, reason: "git is not installed (not found on PATH)" };
+  if (version.code !== 0) return { ok: false, reason: `git does not run: ${gitComplaint(version)}` };
+  const top = await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd });
+  if (top.code !== 0) return { ok: false, reason: `${cwd} is not inside a git repository (${gitComplaint(top, 1)})` };
+  const toplevel = (0, import_node_path11.resolve)(top.stdout.trim());
+  const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { ...options, cwd });
+  if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(head.stdout.trim())) {
+    return { ok: false, reason: `the repository at ${toplevel} has no commit yet (HEAD is unborn); commit first` };
+  }
+  const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { ...options, cwd: toplevel });
+  const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((e) => /^[ MADRCUT?!]{2} /.test(e)).length : 0;
+  return {
+    ok: true,
+    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path11.relative)(toplevel, (0, import_node_path11.resolve)(cwd)), uncommitted }
+  };
+}
+function ensurePrivateDir2(trustedRoot, dir) {
+  const rel = (0, import_node_path11.relative)(trustedRoot, dir);
+  if (rel.startsWith("..") || (0, import_node_path11.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
+  (0, import_node_fs10.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
+  let current = trustedRoot;
+  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
+  for (const part of rel === "" ? [] : rel.split(import_node_path11.sep)) {
+    current = (0, import_node_path11.join)(current, part);
+    let st;
+    try {
+      st = (0, import_node_fs10.lstatSync)(current);
+    } catch {
+      (0, import_node_fs10.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
+      st = (0, import_node_fs10.lstatSync)(current);
+    }
+    if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
+    if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
+    if (uid !== void 0 && st.uid !== uid) throw new Error(`${current} is owned by another user`);
+  }
+}
+function oneAtATime(repoTop, task) {
+  const previous = repoQueues.get(repoTop) ?? Promise.resolve();
+  const next = previous.then(task, task);
+  const settled = next.catch(() => void 0);
+  repoQueues.set(repoTop, settled);
+  void settled.then(() => {
+    if (repoQueues.get(repoTop) === settled) repoQueues.delete(repoTop);
+  });
+  return next;
+}
+function createWorktree(options) {
+  return oneAtATime(options.repo.toplevel, () => createWorktreeNow(options));
+}
+async function createWorktreeNow(options) {
+  const { repo, root, name } = options;
+  if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
+  const path = (0, import_node_path11.join)(root, name);
+  const inside = (0, import_node_path11.relative)(repo.toplevel, path);
+  if (!inside.startsWith("..") && !(0, import_node_path11.isAbsolute)(inside)) {
+    throw new Error(`the worktree folder ${path} would lie inside the repository ${repo.toplevel}`);
+  }
+  ensurePrivateDir2(options.trustedRoot, root);
+  try {
+    (0, import_node_fs10.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
+  } catch (error) {
+    throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
+  }
+  const branch = `${BRANCH_PREFIX}${name}`;
+  const added = await runGit(["worktree", "add", "--quiet", "-b", branch, path, repo.head], {
+    ...options,
+    cwd: repo.toplevel
+  });
+  if (added.code !== 0) {
+    removeEmptyDir(path);
+    throw new Error(`git worktree add failed: ${gitComplaint(added)}`);
+  }
+  const cwd = (0, import_node_path11.join)(path, repo.relCwd);
+  try {
+    if (!(0, import_node_fs10.statSync)(cwd).isDirectory()) throw new Error("not a directory");
+  } catch {
+    return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
+  }
+  return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd, parentUncommitted: repo.uncommitted };
+}
+function removeEmptyDir(path) {
+  try {
+    if ((0, import_node_fs10.readdirSync)(path).length === 0) (0, import_node_fs10.rmdirSync)(path);
+  } catch {
+  }
+}
+function parseNumstat(out) {
+  const map = /* @__PURE__ */ new Map();
+  for (const record of out.split("\0")) {
+    const m = /^(\d+|-)\t(\d+|-)\t([\s\S]+)$/.exec(record.replace(/^\n/, ""));
+    if (!m) continue;
+    map.set(m[3], { added: m[1] === "-" ? void 0 : Number(m[1]), removed: m[2] === "-" ? void 0 : Number(m[2]) });
+  }
+  return map;
+}
+function parseNameStatus(out) {
+  const parts = out.split("\0");
+  const result = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const code2 = parts[i].trim().charAt(0);
+    const path = parts[i + 1];
+    if (!code2 || !path) continue;
+    result.push({ path, status: code2 === "A" ? "added" : code2 === "D" ? "deleted" : "modified" });
+  }
+  return result;
+}
+async function captureChanges(worktree, options = {}) {
+  const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env });
+  const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+  if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
+  const scratch = (0, import_node_fs10.mkdtempSync)((0, import_node_path11.join)((0, import_node_os2.tmpdir)(), "headroom-index-"));
+  try {
+    const index = (0, import_node_path11.join)(scratch, "index");
+    try {
+      const original = indexPath.stdout.trim();
+      (0, import_node_fs10.copyFileSync)(original, index);
+      const st = (0, import_node_fs10.statSync)(original);
+      (0, import_node_fs10.utimesSync)(index, st.atime, st.mtime);
+    } catch {
+    }
+    const env = { GIT_INDEX_FILE: index };
+    const add = await run2(["add", "-A", "--", "."], env);
+    if (add.code !== 0) throw new Error(`cannot collect the child's changes: ${gitComplaint(add)}`);
+    const diff = ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
+    const [numstat, names, patch, commits] = await Promise.all([
+      run2([...diff, "--numstat", "-z", worktree.base], env),
+      run2([...diff, "--name-status", "-z", worktree.base], env),
+      runGit([...diff, "--binary", "--full-index", worktree.base], {
+        ...options,
+        cwd: worktree.path,
+        env,
+        bytes: true
+      }),
+      run2(["rev-list", "--count", `${worktree.base}..HEAD`])
+    ]);
+    for (const r of [numstat, names, patch]) {
+      if (r.code !== 0) throw new Error(`cannot diff the child's changes: ${gitComplaint(r)}`);
+    }
+    const counts = parseNumstat(numstat.stdout);
+    const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...counts.get(f.path) })).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+    const bytes = Buffer.from(patch.stdout, "latin1");
+    let text = "";
+    let patchIsUtf8 = true;
+    try {
+      text = STRICT_UTF8.decode(bytes);
+    } catch {
+      patchIsUtf8 = false;
+    }
+    return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
+  } finally {
+    (0, import_node_fs10.rmSync)(scratch, { recursive: true, force: true });
+  }
+}
+function removeWorktree(worktree, options = {}) {
+  return oneAtATime(worktree.repoTop, () => removeWorktreeNow(worktree, options));
+}
+async function removeWorktreeNow(worktree, options) {
+  const removed = await runGit(["worktree", "remove", "--force", worktree.path], {
+    ...options,
+    cwd: worktree.repoTop
+  });
+  if (removed.code !== 0 && existsDir(worktree.path)) {
+    throw new Error(`git worktree remove failed: ${gitComplaint(removed)}`);
+  }
+  await runGit(["worktree", "prune"], { ...options, cwd: worktree.repoTop });
+  const branch = await runGit(["branch", "-D", "--", worktree.branch], { ...options, cwd: worktree.repoTop });
+  if (branch.code !== 0 && !/not found/.test(branch.stderr)) {
+    throw new Error(`the worktree is gone but its branch ${worktree.branch} stays: ${gitComplaint(branch)}`);
+  }
+}
+function existsDir(path) {
+  try {
+    return (0, import_node_fs10.statSync)(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function worktreeExists(worktree) {
+  return existsDir(worktree.path);
+}
+async function patchContainedIn(patchFile, repoTop, options = {}) {
+  const check = await runGit(["apply", "--check", "--reverse", "--binary", patchFile], { ...options, cwd: repoTop });
+  return check.code === 0;
+}
+var import_node_fs10, import_node_os2, import_node_path11, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
+var init_isolation = __esm({
+  "extensions/subagents/checkable/isolation.ts"() {
+    "use strict";
+    import_node_fs10 = require("node:fs");
+    import_node_os2 = require("node:os");
+    import_node_path11 = require("node:path");
+    init_git();
+    STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+    WORKTREE_DIR_MODE = 448;
+    BRANCH_PREFIX = "headroom/";
+    SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+    repoQueues = /* @__PURE__ */ new Map();
+  }
+});
+
+// extensions/subagents/tools/cleanup.ts
+async function cleanOne(deps, child, discard) {
+  const w = child.worktree;
+  if (!w) return { kind: "not-isolated" };
+  if (!isSettled(child.state)) return { kind: "running" };
+  if (!worktreeExists(w)) return { kind: "already-removed" };
+  try {
+    const changes = await captureChanges(w);
+    if (changes.files.length === 0 && changes.commits === 0) {
+      await removeWorktree(w);
+      return { kind: "removed", why: "no-changes", files: 0 };
+    }
+    let patchPath;
+    if (changes.patchIsUtf8 && changes.patch.length > 0) {
+      const put = await deps.store().put("subagent-results", changes.patch);
+      if (put.ok) patchPath = put.path;
+    }
+    const inTree = patchPath !== void 0 && await patchContainedIn(patchPath, w.repoTop);
+    if (!inTree && !discard) return { kind: "kept", files: changes.files.length, patchPath, repoTop: w.repoTop };
+    await removeWorktree(w);
+    return { kind: "removed", why: inTree ? "in-tree" : "discarded", files: changes.files.length, patchPath };
+  } catch (error) {
+    return { kind: "failed", error: error.message };
+  }
+}
+async function cleanupTool(deps, params, ctx) {
+  const manager = deps.children(ctx);
+  const known = manager.ids();
+  const { known: ids2, unknown } = partitionIds(params.ids ?? [], known);
+  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
+  const results = [];
+  for (const id of ids2) results.push({ id, outcome: await cleanOne(deps, manager.get(id), params.discard === true) });
+  const text = results.map((r) => cleanupLine(manager.get(r.id), r.outcome)).join("\n");
+  return {
+    content: [{ type: "text", text: text || CLEANUP_NOTHING }],
+    details: {
+      rows: results.map((r) => ({ ...rowOf(manager.get(r.id)), note: r.outcome.kind })),
+      cleanup: results
+    }
+  };
+}
+function rowOf(c) {
+  return { id: c.id, name: c.name, state: c.state };
+}
+var init_cleanup = __esm({
+  "extensions/subagents/tools/cleanup.ts"() {
+    "use strict";
+    init_isolation();
+    init_domain();
+    init_prompt6();
+    init_prompt_checkable();
+  }
+});
+
+// extensions/subagents/tools/list.ts
+function listTool(deps, ctx) {
+  const manager = deps.children(ctx);
+  const children = manager.list();
+  if (children.length === 0) return reply(NO_CHILDREN, { rows: [] });
+  const now = Date.now();
+  return reply(children.map((c) => listLine(c, now, statusGlyph(c.state))).join("\n"), {
+    rows: children.map((c) => row(c))
+  });
+}
+var init_list3 = __esm({
+  "extensions/subagents/tools/list.ts"() {
+    "use strict";
+    init_domain();
+    init_prompt6();
+    init_reply();
   }
 });
 
@@ -8819,7 +8965,7 @@ var init_narrate = __esm({
   }
 });
 
-// extensions/subagents/checkable.ts
+// extensions/subagents/checkable/checkable.ts
 async function reportChanges(o) {
   const w = o.worktree;
   const base = { worktree: w.path, branch: w.branch, base: w.base, files: [], commits: 0 };
@@ -8929,15 +9075,15 @@ function invalid(errors, corrections, raw, value) {
   };
 }
 var init_checkable = __esm({
-  "extensions/subagents/checkable.ts"() {
+  "extensions/subagents/checkable/checkable.ts"() {
     "use strict";
-    init_isolation();
     init_prompt_checkable();
+    init_isolation();
     init_schema();
   }
 });
 
-// extensions/subagents/run-steps.ts
+// extensions/subagents/checkable/run-steps.ts
 function composeSteps(parts) {
   if (parts.length === 0) return void 0;
   const before = parts.filter((p) => p.beforeRun);
@@ -8966,17 +9112,16 @@ function composeSteps(parts) {
   };
 }
 var init_run_steps = __esm({
-  "extensions/subagents/run-steps.ts"() {
+  "extensions/subagents/checkable/run-steps.ts"() {
     "use strict";
   }
 });
 
-// extensions/subagents/spawn-checkable.ts
-function worktreesRoot(env) {
-  const store = ensureStore(env);
-  return { root: (0, import_node_path12.join)(store.root, WORKTREES_FOLDER), trustedRoot: env.agentDir };
+// extensions/subagents/checkable/spawn-checkable.ts
+function worktreesRoot(home) {
+  return { root: (0, import_node_path12.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
 }
-async function prepareCheckable(env, manager, request) {
+async function prepareCheckable(home, reserveId, request) {
   const mode = request.isolation ?? "none";
   if (!ISOLATION_MODES.includes(mode)) throw new Error(badIsolationError(mode));
   const parts = [];
@@ -9006,16 +9151,16 @@ async function prepareCheckable(env, manager, request) {
   }
   const probe = await probeRepository(request.cwd);
   if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
-  const id = manager.reserveId();
+  const id = reserveId();
   const name = `${id}-${(0, import_node_crypto3.randomBytes)(4).toString("hex")}`;
-  const where = worktreesRoot(env);
+  const where = worktreesRoot(home);
   let worktree;
   try {
     worktree = await createWorktree({ repo: probe.repo, name, ...where });
   } catch (error) {
     throw new Error(worktreeFailedError(error.message));
   }
-  parts.push(isolationSteps({ id, worktree, store: ensureStore(env), name, ...where }));
+  parts.push(isolationSteps({ id, worktree, store: home.store(), name, ...where }));
   notes.push(isolationNote(worktree));
   details.isolation = { ...worktree, carriesUncommitted: false };
   return {
@@ -9030,22 +9175,21 @@ async function prepareCheckable(env, manager, request) {
     abandon: () => removeWorktree(worktree).catch(() => void 0)
   };
 }
-function isolationFor(env, child) {
+function isolationFor(home, child) {
   const worktree = child.worktree;
   if (!worktree) return void 0;
   const name = worktree.branch.startsWith(BRANCH_PREFIX) ? worktree.branch.slice(BRANCH_PREFIX.length) : child.id;
-  return isolationSteps({ id: child.id, worktree, store: ensureStore(env), name, ...worktreesRoot(env) });
+  return isolationSteps({ id: child.id, worktree, store: home.store(), name, ...worktreesRoot(home) });
 }
 var import_node_crypto3, import_node_path12, WORKTREES_FOLDER, ISOLATION_MODES;
 var init_spawn_checkable = __esm({
-  "extensions/subagents/spawn-checkable.ts"() {
+  "extensions/subagents/checkable/spawn-checkable.ts"() {
     "use strict";
     import_node_crypto3 = require("node:crypto");
     import_node_path12 = require("node:path");
-    init_checkable();
-    init_env();
-    init_isolation();
     init_prompt_checkable();
+    init_checkable();
+    init_isolation();
     init_run_steps();
     init_schema();
     WORKTREES_FOLDER = "worktrees";
@@ -9053,7 +9197,7 @@ var init_spawn_checkable = __esm({
   }
 });
 
-// extensions/subagents/tool-spawn.ts
+// extensions/subagents/tools/spawn.ts
 function isKind2(path, kind) {
   try {
     const st = (0, import_node_fs11.statSync)(path);
@@ -9073,22 +9217,26 @@ function modelPools(ctx) {
   if (own && !available.some((m) => m.provider === own.provider && m.id === own.id)) available.unshift(own);
   return { available, all, preferProvider: own?.provider };
 }
-function arrivalOf(env, ctx) {
+function arrivalOf(deps, ctx) {
   try {
     if (ctx.hasUI) return "auto";
-    if (env.depth === 0 && singleShotMode(ctx)) return { settle: env.config.subagents.maxRunSeconds };
+    if (deps.depth === 0 && singleShotMode(ctx)) return { settle: deps.config().subagents.maxRunSeconds };
     return ctx.sessionManager.getSessionFile() ? "single-shot" : "single-shot-ephemeral";
   } catch {
     return "auto";
   }
 }
-function forkShortening(env) {
-  const segment = surfaceFor(env.config, "transcript.segment");
-  return storedShortening(ensureStore(env), segment.headShare, segment);
+function forkShortening(deps) {
+  const segment = surfaceFor(deps.config(), "transcript.segment");
+  return storedShortening(deps.store(), segment.headShare, segment);
 }
-function agentFor(env, name, ctx) {
+function parentMessages(ctx) {
+  const sm = ctx.sessionManager;
+  return (0, import_pi_coding_agent6.buildSessionContext)(sm.getEntries(), sm.getLeafId()).messages;
+}
+function agentFor(deps, name, ctx) {
   if (name === void 0) return void 0;
-  const agents = loadAgents(env, ctx).agents;
+  const agents = deps.agents(ctx).agents;
   const wanted = typeof name === "string" ? name.trim() : "";
   const found = agents.find((a) => a.name === wanted);
   if (!found)
@@ -9100,10 +9248,10 @@ function agentFor(env, name, ctx) {
     );
   return found;
 }
-function listableTools(env) {
+function listableTools(deps) {
   const names = new Set(CHILD_TOOL_NAMES);
   try {
-    for (const t of env.pi.getAllTools()) {
+    for (const t of deps.parent.getAllTools()) {
       const name = t.name;
       if (typeof name === "string" && !SUBAGENT_TOOL_NAMES.includes(name)) names.add(name);
     }
@@ -9111,12 +9259,13 @@ function listableTools(env) {
   }
   return [...names];
 }
-async function spawnTool(env, params, ctx) {
-  const manager = ensureManager(env, ctx);
-  const cfg = env.config.subagents;
-  if (env.depth >= cfg.maxDepth) throw new Error(depthLimitError(cfg.maxDepth));
+async function spawnTool(deps, params, ctx) {
+  const manager = deps.children(ctx);
+  const config = deps.config();
+  const cfg = config.subagents;
+  if (deps.depth >= cfg.maxDepth) throw new Error(depthLimitError(cfg.maxDepth));
   if (typeof params.prompt !== "string" || params.prompt.trim().length === 0) throw new Error(EMPTY_PROMPT_ERROR);
-  const agent = agentFor(env, params.agent, ctx);
+  const agent = agentFor(deps, params.agent, ctx);
   const notes = [];
   const registry = ctx.modelRegistry;
   let model = ctx.model;
@@ -9142,19 +9291,19 @@ async function spawnTool(env, params, ctx) {
   if (!model) throw new Error(noModelError());
   const exactTools = params.tools !== void 0 || agent?.tools !== void 0;
   const tools = params.tools ?? agent?.tools ?? cfg.defaultTools;
-  const allowed = listableTools(env);
+  const allowed = listableTools(deps);
   const unknownTools = tools.filter((t) => !allowed.includes(t));
   if (unknownTools.length > 0) {
     if (params.tools !== void 0) throw new Error(badToolsError(unknownTools, allowed));
   }
-  const extensions2 = params.extensions !== void 0 ? parseExtensionPolicy(params.extensions) : agent?.extensions ?? globalExtensionPolicy(env.config);
+  const extensions2 = params.extensions !== void 0 ? parseExtensionPolicy(params.extensions) : agent?.extensions ?? parseExtensionPolicy(cfg.childExtensions);
   const cwd = params.cwd ? (0, import_node_path13.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
   if (!isKind2(cwd, "directory")) throw new Error(badCwdError(params.cwd ?? cwd, ctx.cwd));
   const levels = THINKING_LEVELS;
   if (params.thinking !== void 0 && !levels.includes(params.thinking)) {
     throw new Error(badThinkingError(params.thinking, THINKING_LEVELS));
   }
-  const thinking = params.thinking ?? agent?.thinking ?? safeThinking(env);
+  const thinking = params.thinking ?? agent?.thinking ?? safeThinking(deps);
   const context = (params.context ?? agent?.context) === "fork" ? "fork" : "fresh";
   let firstMessage;
   if (context === "fork") {
@@ -9166,8 +9315,8 @@ async function spawnTool(env, params, ctx) {
         messageBudget({
           contextWindow: window,
           maxTokens: m.maxTokens,
-          reserveTokens: env.config.contextTrim.reserveTokens,
-          safetyMarginTokens: env.config.contextTrim.safetyMarginTokens,
+          reserveTokens: config.contextTrim.reserveTokens,
+          safetyMarginTokens: config.contextTrim.safetyMarginTokens,
           overheadTokens: 0
         })
       );
@@ -9176,13 +9325,13 @@ async function spawnTool(env, params, ctx) {
         sessionFile: ctx.sessionManager.getSessionFile(),
         task: params.prompt,
         // The parent's own view stores oversized texts as transcript artifacts; the child gets the same.
-        shorten: forkShortening(env)
+        shorten: forkShortening(deps)
       });
     } catch (error) {
       throw new Error(forkUnavailableError(error instanceof Error ? error.message : String(error)));
     }
   }
-  const checkable = await prepareCheckable(env, manager, {
+  const checkable = await prepareCheckable(deps, () => manager.reserveId(), {
     isolation: params.isolation ?? agent?.isolation,
     outputSchema: params.output_schema ?? agent?.outputSchema,
     cwd,
@@ -9197,7 +9346,7 @@ async function spawnTool(env, params, ctx) {
       modelLabel,
       model,
       // Pi's allowlist would hide the nested extension's tools; add them where the depth limit allows.
-      tools: env.depth + 1 < cfg.maxDepth ? [...tools, ...SUBAGENT_TOOL_NAMES] : [...tools],
+      tools: deps.depth + 1 < cfg.maxDepth ? [...tools, ...SUBAGENT_TOOL_NAMES] : [...tools],
       cwd: checkable.cwd,
       thinking,
       context,
@@ -9216,7 +9365,7 @@ async function spawnTool(env, params, ctx) {
     throw error;
   }
   const queued = child.state === "queued";
-  const how = arrivalOf(env, ctx);
+  const how = arrivalOf(deps, ctx);
   const text = queued ? queuedText(child, manager.list(), manager.maxConcurrent, how) : spawnedText(child, how);
   const shown = [[text, ...checkable.notes].join(" "), ...notes.map((n2) => n2.replace(/^subagents: /, "Note: "))].join(
     "\n"
@@ -9233,14 +9382,14 @@ function childSystemAppend(agent, context) {
   const own = agent?.systemPrompt ? [agent.systemPrompt] : [];
   return [CHILD_SYSTEM_APPEND, ...own, ownerFraming({ forked: context === "fork" })];
 }
-function safeThinking(env) {
+function safeThinking(deps) {
   try {
-    return env.pi.getThinkingLevel();
+    return deps.parent.getThinkingLevel();
   } catch {
     return void 0;
   }
 }
-function resumeSettings(env, child, ctx) {
+function resumeSettings(deps, child, ctx) {
   if (!child.sessionFile) throw new Error(restoredSendError(child));
   if (!isKind2(child.sessionFile, "file")) throw new Error(missingSessionFileError(child, child.sessionFile));
   if (!isKind2(child.cwd, "directory")) throw new Error(missingCwdError(child));
@@ -9252,16 +9401,17 @@ function resumeSettings(env, child, ctx) {
     const failure = found.ok ? { reason: "unknown", choices: orderChoices(pools.available, pools.preferProvider) } : found.failure;
     throw new Error(resumeModelError(child, failure));
   }
-  if (child.tools.length === 0) child.tools = [...env.config.subagents.defaultTools];
-  const agent = child.agent ? loadAgents(env, ctx).agents.find((a) => a.name === child.agent) : void 0;
-  return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(env, child) };
+  if (child.tools.length === 0) child.tools = [...deps.config().subagents.defaultTools];
+  const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : void 0;
+  return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
 }
-var import_node_fs11, import_node_path13;
-var init_tool_spawn = __esm({
-  "extensions/subagents/tool-spawn.ts"() {
+var import_node_fs11, import_node_path13, import_pi_coding_agent6;
+var init_spawn = __esm({
+  "extensions/subagents/tools/spawn.ts"() {
     "use strict";
     import_node_fs11 = require("node:fs");
     import_node_path13 = require("node:path");
+    import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
     init_config();
     init_pi_host();
     init_narrate();
@@ -9269,26 +9419,44 @@ var init_tool_spawn = __esm({
     init_prompt3();
     init_view();
     init_agents();
+    init_spawn_checkable();
     init_domain();
-    init_env();
     init_prompt6();
     init_prompt_spawn();
-    init_spawn_checkable();
-    init_tool_reply();
+    init_reply();
   }
 });
 
-// extensions/subagents/tools.ts
-function requireIds(env, requested) {
-  const known = env.manager?.ids() ?? [];
-  const { known: good, unknown } = partitionIds(requested, known);
-  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
-  return good;
+// extensions/subagents/tools/send.ts
+async function sendTool(deps, params, ctx) {
+  const manager = deps.children(ctx);
+  const [id] = requireIds(manager, [params.id]);
+  if (typeof params.text !== "string" || params.text.trim().length === 0) throw new Error(EMPTY_SEND_TEXT_ERROR);
+  const child = manager.get(id);
+  const resume = manager.isRestored(id) ? resumeSettings(deps, child, ctx) : void 0;
+  const text = child.structured && isSettled(child.state) ? params.text + OUTPUT_SCHEMA_REMINDER : params.text;
+  const outcome = await manager.send(id, text, resume);
+  if (outcome === "queued-child") throw new Error(queuedSendError(child));
+  return reply(outcome === "steered" ? steeredText(child) : rerunText(child, arrivalOf(deps, ctx)), {
+    rows: [row(child)]
+  });
 }
-async function waitTool(env, params, signal, onUpdate, ctx) {
-  const manager = ensureManager(env, ctx);
+var init_send = __esm({
+  "extensions/subagents/tools/send.ts"() {
+    "use strict";
+    init_domain();
+    init_prompt6();
+    init_prompt_checkable();
+    init_reply();
+    init_spawn();
+  }
+});
+
+// extensions/subagents/tools/wait.ts
+async function waitTool(deps, params, signal, onUpdate, ctx) {
+  const manager = deps.children(ctx);
   let ids2;
-  if (params.ids && params.ids.length > 0) ids2 = requireIds(env, params.ids);
+  if (params.ids && params.ids.length > 0) ids2 = requireIds(manager, params.ids);
   else {
     if (manager.list().length === 0) return reply(NO_CHILDREN, { rows: [] });
     ids2 = manager.list().filter((c) => !isSettled(c.state) || manager.ledger.latest(c.id)?.delivery === "pending").map((c) => c.id);
@@ -9296,7 +9464,7 @@ async function waitTool(env, params, signal, onUpdate, ctx) {
   }
   const mode = params.mode === "any" ? "any" : "all";
   const timeoutMs = typeof params.timeout_s === "number" && params.timeout_s >= 0 ? Math.round(params.timeout_s * 1e3) : void 0;
-  const throttle = Math.max(250, env.config.subagents.pollThrottleMs);
+  const throttle = Math.max(250, deps.config().subagents.pollThrottleMs);
   const outcome = await manager.waitFor(ids2, {
     mode,
     timeoutMs,
@@ -9312,123 +9480,132 @@ async function waitTool(env, params, signal, onUpdate, ctx) {
       )
     ) : void 0
   });
-  return consume(env, ctx, ids2, outcome, "wait", params.timeout_s);
+  return consumeResults(deps, ctx, ids2, outcome, "wait", params.timeout_s);
 }
-async function deliveredPath(env, result) {
-  if (result.artifactPath) return result.artifactPath;
-  const put = await ensureStore(env).put("subagent-results", result.text);
-  if (!put.ok) return void 0;
-  result.artifactPath ??= put.path;
-  return put.path;
-}
-async function consume(env, ctx, ids2, outcome, timeoutLabel, timeoutSeconds) {
-  const manager = env.manager;
-  const now = Date.now();
-  const leading = [];
-  const extraRows = [];
-  const claimed = [];
-  const finished = ids2.filter((id) => isSettled(manager.get(id).state)).length;
-  if (outcome.header) leading.push(outcome.header);
-  else if (outcome.timedOut) leading.push(waitTimeoutHeader(timeoutSeconds ?? 0, finished, ids2.length));
-  else if (outcome.aborted) leading.push(waitAbortedHeader(finished, ids2.length));
-  const taken = /* @__PURE__ */ new Map();
-  const unsettled = [];
-  for (const id of ids2) {
-    const latest = manager.ledger.latest(id);
-    if (!latest || !isSettled(manager.get(id).state)) unsettled.push(id);
-    else if (manager.ledger.claim(latest.key, "wait")) claimed.push(latest);
-    else taken.set(id, latest);
-  }
-  try {
-    for (const id of ids2) {
-      const child = manager.get(id);
-      const other = taken.get(id);
-      if (unsettled.includes(id)) {
-        leading.push(statusLine(child, now));
-        extraRows.push(row(child));
-      } else if (other) {
-        const path = await deliveredPath(env, other);
-        leading.push(alreadyDeliveredLine(child, other.delivery === "auto" ? "auto" : "wait", path));
-        extraRows.push({ ...row(child, "already received"), artifactPath: path });
-      }
-    }
-    const batch = await projectBatch(
-      claimed.map((r) => batchInput(manager, r)),
-      batchOptions(env, ctx, "wait", { leading })
-    );
-    recordArtifacts(manager, batch.items);
-    persistDelivered(
-      env,
-      claimed.map((r) => r.key),
-      "wait"
-    );
-    return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel });
-  } catch (error) {
-    for (const r of claimed) manager.ledger.release(r.key);
-    throw error;
-  }
-}
-async function checkTool(env, params, ctx) {
-  const manager = ensureManager(env, ctx);
-  const [id] = requireIds(env, [params.id]);
-  const child = manager.get(id);
-  const recent = isSettled(child.state) ? manager.ledger.latest(id)?.text ?? child.finalText ?? "" : child.partialText;
-  let output = "";
-  let details = { rows: [row(child)] };
-  if (recent.length > 0) {
-    const batch = await projectBatch(
-      [{ id, run: child.run, header: "", text: recent, noRoom: () => "" }],
-      batchOptions(env, ctx, "check")
-      // its head share (0 in the table): the recent end
-    );
-    output = batch.text.replace(/^\n/, "");
-    details = { ...batchDetails(manager, batch), rows: [row(child)] };
-  }
-  return reply(checkText(child, Date.now(), output), details);
-}
-async function sendTool(env, params, ctx) {
-  const manager = ensureManager(env, ctx);
-  const [id] = requireIds(env, [params.id]);
-  if (typeof params.text !== "string" || params.text.trim().length === 0) throw new Error(EMPTY_SEND_TEXT_ERROR);
-  const child = manager.get(id);
-  const resume = manager.isRestored(id) ? resumeSettings(env, child, ctx) : void 0;
-  const text = child.structured && isSettled(child.state) ? params.text + OUTPUT_SCHEMA_REMINDER : params.text;
-  const outcome = await manager.send(id, text, resume);
-  if (outcome === "queued-child") throw new Error(queuedSendError(child));
-  return reply(outcome === "steered" ? steeredText(child) : rerunText(child, arrivalOf(env, ctx)), {
-    rows: [row(child)]
-  });
-}
-async function cancelTool(env, params, ctx) {
-  const manager = ensureManager(env, ctx);
-  const ids2 = requireIds(env, params.ids ?? []);
-  const active = ids2.filter((id) => !isSettled(manager.get(id).state));
-  await manager.cancel(active);
-  const lines = ids2.filter((id) => !active.includes(id)).map((id) => alreadySettledCancelLine(manager.get(id)));
-  const header = [cancelHeader(active.length), ...lines].join("\n");
-  return consume(env, ctx, active, { timedOut: false, aborted: false, header }, "cancel");
-}
-function listTool(env, ctx) {
-  const manager = ensureManager(env, ctx);
-  const children = manager.list();
-  if (children.length === 0) return reply(NO_CHILDREN, { rows: [] });
-  const now = Date.now();
-  return reply(children.map((c) => listLine(c, now, statusGlyph(c.state))).join("\n"), {
-    rows: children.map((c) => row(c))
-  });
-}
-var init_tools = __esm({
-  "extensions/subagents/tools.ts"() {
+var init_wait = __esm({
+  "extensions/subagents/tools/wait.ts"() {
     "use strict";
-    init_batch2();
-    init_delivery();
     init_domain();
-    init_env();
     init_prompt6();
-    init_prompt_checkable();
-    init_tool_reply();
-    init_tool_spawn();
-    init_tool_spawn();
+    init_consume();
+    init_reply();
+  }
+});
+
+// extensions/subagents/view/render.ts
+function stateColor(state) {
+  if (state === "completed") return "success";
+  if (state === "failed") return "error";
+  if (state === "cancelled" || state === "incomplete") return "warning";
+  return "accent";
+}
+function rowText(row2, paint = plain2) {
+  const parts = [paint(stateColor(row2.state), statusGlyph(row2.state)), paint("accent", row2.id), oneLine2(row2.name)];
+  if (row2.agent) parts.push(paint("dim", `(${oneLine2(row2.agent)})`));
+  parts.push(paint("muted", row2.state));
+  if (row2.fullBytes !== void 0) {
+    const shown = row2.shownBytes !== void 0 && row2.shownBytes < row2.fullBytes ? ` → ${formatCount(row2.shownBytes)} B` : "";
+    parts.push(paint("dim", `${formatCount(row2.fullBytes)} B${shown}`));
+  }
+  if (row2.note && row2.note !== row2.state) parts.push(paint("dim", oneLine2(row2.note)));
+  if (row2.artifactPath) parts.push(paint("dim", shortPath(row2.artifactPath)));
+  if (row2.reason) parts.push(paint("error", `— ${(0, import_pi_tui2.truncateToWidth)(oneLine2(row2.reason).trim(), REASON_COLUMNS, "…")}`));
+  return parts.join(" ");
+}
+function shortPath(path) {
+  const segments = path.split("/").filter(Boolean);
+  const last = segments.length > 0 ? segments[segments.length - 1] : "";
+  const hashed = /^([0-9a-f]{64})(\.[A-Za-z0-9]+)?$/.exec(last);
+  if (hashed) segments[segments.length - 1] = `${hashed[1].slice(0, SHORT_HASH_CHARS)}…${hashed[2] ?? ""}`;
+  return segments.length <= 2 ? segments.join("/") || path : `…/${segments.slice(-2).join("/")}`;
+}
+function callText(tool, args, paint = plain2) {
+  const title = paint("toolTitle", tool);
+  if (tool === "subagent_spawn") {
+    const given = typeof args.name === "string" && args.name ? args.name : String(args.prompt ?? "").split("\n")[0];
+    const name = oneLine2(given);
+    const short = (0, import_pi_tui2.truncateToWidth)(name, CALL_NAME_COLUMNS, "…");
+    const model = typeof args.model === "string" ? oneLine2(args.model) : void 0;
+    const agent = typeof args.agent === "string" ? `as ${oneLine2(args.agent).slice(0, 64)}` : void 0;
+    const extras = [agent, model, args.context === "fork" ? "fork" : void 0].filter(Boolean).join(", ");
+    return `${title} ${short}${extras ? paint("dim", ` (${extras})`) : ""}`;
+  }
+  const ids2 = oneLine2(
+    Array.isArray(args.ids) ? args.ids.join(", ") : typeof args.id === "string" ? args.id : ""
+  );
+  const extra = tool === "subagent_wait" && args.mode === "any" ? " (any)" : "";
+  return `${title} ${ids2 || (tool === "subagent_wait" ? "all outstanding" : "")}${extra}`.trimEnd();
+}
+function resultText2(rows, fullText, expanded, paint = plain2) {
+  const lines = rows.map((r) => rowText(r, paint));
+  if (!expanded) return lines.length > 0 ? lines.join("\n") : firstLine(fullText);
+  const shown = displayText(fullText);
+  return lines.length > 0 ? `${lines.join("\n")}
+
+${shown}` : shown;
+}
+function firstLine(text) {
+  return (0, import_pi_tui2.truncateToWidth)(oneLine2(text.split("\n")[0] ?? ""), FIRST_LINE_COLUMNS, "…");
+}
+function displayText(text) {
+  return sanitizeTerminalText(text, { widthOf: import_pi_tui2.visibleWidth });
+}
+function oneLine2(text) {
+  return sanitizeLine(text, { widthOf: import_pi_tui2.visibleWidth });
+}
+function statusText(children, paint = plain2) {
+  const running = children.filter((c) => c.state === "running" || c.state === "starting").length;
+  const queued = children.filter((c) => c.state === "queued").length;
+  if (running + queued === 0) return void 0;
+  const q = queued > 0 ? `, ${queued} queued` : "";
+  return paint("accent", `● subagents: ${running} running${q}`);
+}
+function widgetLines(children, now, paint = plain2) {
+  const active = children.filter((c) => c.state === "running" || c.state === "starting" || c.state === "queued");
+  const shown = active.length > WIDGET_MAX_ROWS + 1 ? active.slice(0, WIDGET_MAX_ROWS) : active;
+  const lines = shown.map((c) => {
+    const elapsed = c.startedAt ? formatDuration(now - c.startedAt) : "waiting";
+    const tokens = c.contextTokens !== void 0 ? ` · ${formatCount(c.contextTokens)} tok` : "";
+    const agent = c.agent ? paint("dim", ` (${oneLine2(c.agent)})`) : "";
+    return `${paint(stateColor(c.state), statusGlyph(c.state))} ${c.id} ${oneLine2(c.name)}${agent} · ${elapsed}${tokens}`;
+  });
+  const hidden = active.length - shown.length;
+  if (hidden > 0) lines.push(paint("muted", `+${hidden} more`));
+  return lines;
+}
+function deliveredLabel(count2, expanded, expandKey2) {
+  const what = count2 === 1 ? "subagent result delivered" : `${count2} subagent results delivered`;
+  return expanded || !expandKey2 ? what : `${what} (${expandKey2} for the full text)`;
+}
+function paintFor(theme) {
+  return theme ? (color, text) => theme.fg(color, text) : plain2;
+}
+function textComponent(text) {
+  return new import_pi_tui2.Text(text, 0, 0);
+}
+function deliveredComponent(rows, content, options, theme) {
+  const paint = paintFor(theme);
+  const background = theme?.bg?.bind(theme);
+  const bg = background ? (t) => background("customMessageBg", t) : void 0;
+  const box = new import_pi_tui2.Box(1, 1, bg);
+  const label2 = deliveredLabel(Math.max(rows.length, 1), options.expanded, options.expandKey);
+  box.addChild(new import_pi_tui2.Text(paint("customMessageLabel", theme?.bold?.(label2) ?? label2), 0, 0));
+  box.addChild(new import_pi_tui2.Text(resultText2(rows, content, options.expanded, paint), 0, 0));
+  return box;
+}
+var import_pi_tui2, plain2, REASON_COLUMNS, SHORT_HASH_CHARS, CALL_NAME_COLUMNS, FIRST_LINE_COLUMNS, WIDGET_MAX_ROWS;
+var init_render = __esm({
+  "extensions/subagents/view/render.ts"() {
+    "use strict";
+    import_pi_tui2 = require("@mariozechner/pi-tui");
+    init_sanitize();
+    init_domain();
+    plain2 = (_c, t) => t;
+    REASON_COLUMNS = 100;
+    SHORT_HASH_CHARS = 12;
+    CALL_NAME_COLUMNS = 60;
+    FIRST_LINE_COLUMNS = 160;
+    WIDGET_MAX_ROWS = 8;
   }
 });
 
@@ -9882,12 +10059,12 @@ function plainList(children, now) {
   const rows = newestFirst(children).map((c) => pickerRow(c, children, now).trimEnd());
   return [`subagents of this session: ${children.length} (newest first)`, pickerHeader().trimEnd(), ...rows].join("\n");
 }
-function registerSubagentsView(pi, env) {
+function registerSubagentsView(pi, deps, enter) {
   pi.registerCommand("subagents", {
     description: VIEW_COMMAND_DESCRIPTION,
     handler: async (_args, ctx) => {
-      ensureConfig(env, ctx);
-      const manager = ensureManager(env, ctx);
+      enter(ctx);
+      const manager = deps.children(ctx);
       let shown = false;
       if (ctx.hasUI) {
         await ctx.ui.custom((tui, theme, _keys, done) => {
@@ -9901,7 +10078,7 @@ function registerSubagentsView(pi, env) {
             done();
           };
           const screen = new SubagentsScreen({
-            children: () => env.manager?.list() ?? manager.list(),
+            children: () => deps.existingChildren()?.list() ?? manager.list(),
             transcript: (c) => {
               let reader = readers.get(c.id);
               if (!reader || reader.path !== c.sessionFile) {
@@ -9915,14 +10092,14 @@ function registerSubagentsView(pi, env) {
               const known = projected.get(text2);
               if (known !== void 0) return known;
               const view = project(text2, "subagents.viewToolResult", {
-                sink: ensureStore(env).sink("transcripts")
+                sink: deps.store().sink("transcripts")
               }).text;
               if (projected.size >= PROJECTION_CACHE_ENTRIES) projected.clear();
               projected.set(text2, view);
               return view;
             },
             send: async (id, text2) => {
-              const reply2 = await sendTool(env, { id, text: text2 }, ctx);
+              const reply2 = await sendTool(deps, { id, text: text2 }, ctx);
               return reply2.content.map((c) => c.text).join("\n").split("\n")[0] ?? "";
             },
             cancel: (id) => manager.cancel([id]),
@@ -9949,9 +10126,8 @@ var init_command = __esm({
   "extensions/subagents/view/command.ts"() {
     "use strict";
     init_projection();
-    init_env();
+    init_send();
     init_render();
-    init_tools();
     init_screens();
     init_transcript();
     VIEW_REFRESH_MS = 250;
@@ -10031,6 +10207,49 @@ var init_live_rows = __esm({
   }
 });
 
+// extensions/subagents/view/status.ts
+var STATUS_REFRESH_MS, StatusLine;
+var init_status = __esm({
+  "extensions/subagents/view/status.ts"() {
+    "use strict";
+    init_render();
+    STATUS_REFRESH_MS = 1e3;
+    StatusLine = class {
+      /** `children` is undefined while the session has none made (before first use, after shutdown). */
+      constructor(context, children) {
+        this.context = context;
+        this.children = children;
+      }
+      context;
+      children;
+      timer;
+      /** Redraw now from the children's current state. */
+      refresh = () => {
+        const ctx = this.context();
+        const children = this.children();
+        if (!ctx?.hasUI || !children) return;
+        try {
+          const paint = paintFor(ctx.ui.theme);
+          ctx.ui.setStatus("subagents", statusText(children, paint));
+          const lines = widgetLines(children, Date.now(), paint);
+          ctx.ui.setWidget("subagents", lines.length > 0 ? lines : void 0);
+          const active = lines.length > 0;
+          if (active && !this.timer) {
+            this.timer = setInterval(this.refresh, STATUS_REFRESH_MS);
+            this.timer.unref?.();
+          } else if (!active && this.timer) this.stop();
+        } catch {
+        }
+      };
+      /** Stop the refresh timer (shutdown). */
+      stop() {
+        if (this.timer) clearInterval(this.timer);
+        this.timer = void 0;
+      }
+    };
+  }
+});
+
 // extensions/subagents/index.ts
 var subagents_exports = {};
 __export(subagents_exports, {
@@ -10041,7 +10260,7 @@ __export(subagents_exports, {
 });
 function expandKey() {
   try {
-    return (0, import_pi_coding_agent6.keyText)("app.tools.expand") || DEFAULT_EXPAND_KEY;
+    return (0, import_pi_coding_agent7.keyText)("app.tools.expand") || DEFAULT_EXPAND_KEY;
   } catch {
     return DEFAULT_EXPAND_KEY;
   }
@@ -10050,39 +10269,20 @@ function subagents(pi) {
   setupSubagents(pi, 0);
 }
 function setupSubagents(pi, depth) {
-  const env = createEnv(pi, depth, (d) => (childPi) => setupSubagents(childPi, d));
-  env.host = bootExtension(pi, "subagents");
-  env.host.onConfig((config) => {
-    env.config = config;
-    env.configLoaded = true;
-    env.agentDir = env.host?.agentDir() ?? env.agentDir;
+  const state = createSessionState({
+    pi,
+    depth,
+    host: bootExtension(pi, "subagents"),
+    nested: (d) => (childPi) => setupSubagents(childPi, d),
+    onChildren: (manager) => manager.subscribe((event) => {
+      if (event.type === "changed") return status.refresh();
+      persistSettled(services, event.result, event.child);
+      if (!services.closing()) delivery.schedule();
+    })
   });
-  let statusTimer;
-  const refreshStatus = () => {
-    const ctx = env.ctx;
-    if (!ctx?.hasUI || !env.manager) return;
-    try {
-      const paint = paintFor(ctx.ui.theme);
-      const children = env.manager.list();
-      ctx.ui.setStatus("subagents", statusText(children, paint));
-      const lines = widgetLines(children, Date.now(), paint);
-      ctx.ui.setWidget("subagents", lines.length > 0 ? lines : void 0);
-      const active = lines.length > 0;
-      if (active && !statusTimer) {
-        statusTimer = setInterval(refreshStatus, STATUS_REFRESH_MS);
-        statusTimer.unref?.();
-      } else if (!active && statusTimer) {
-        clearInterval(statusTimer);
-        statusTimer = void 0;
-      }
-    } catch {
-    }
-  };
-  env.onChange = refreshStatus;
-  env.onSettled = (result, child) => {
-    persistSettled(env, result, child);
-    if (!env.closing) scheduleFlush(env);
-  };
+  const { services } = state;
+  const status = new StatusLine(services.context, () => services.existingChildren()?.list());
+  const delivery = new AutoDelivery(() => deliverPending(services, "trigger"));
   const render = {
     renderCall(tool) {
       return (args, theme) => textComponent(callText(tool, args ?? {}, paintFor(theme)));
@@ -10095,12 +10295,12 @@ function setupSubagents(pi, depth) {
         text,
         Boolean(options?.expanded),
         paintFor(theme),
-        () => env.manager?.list()
+        () => services.existingChildren()?.list()
       );
     }
   };
   const withCtx = (ctx, fn) => {
-    ensureConfig(env, ctx);
+    state.enter(ctx);
     return fn();
   };
   const spawnParameters = import_typebox2.Type.Object({
@@ -10134,14 +10334,14 @@ function setupSubagents(pi, depth) {
       description,
       promptSnippet: TOOL_TEXT.spawn.snippet,
       parameters: spawnParameters,
-      execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => spawnTool(env, params, ctx)),
+      execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => spawnTool(services, params, ctx)),
       renderCall: render.renderCall("subagent_spawn"),
       renderResult: render.renderResult
     });
   };
   const refreshAgents = (ctx) => {
     try {
-      registerSpawn(spawnDescription(loadAgents(env, ctx).agents));
+      registerSpawn(spawnDescription(services.agents(ctx).agents));
     } catch (error) {
       console.error(`subagents: agent files could not be read (${String(error)})`);
     }
@@ -10156,7 +10356,7 @@ function setupSubagents(pi, depth) {
       timeout_s: import_typebox2.Type.Optional(import_typebox2.Type.Number({ description: TOOL_TEXT.wait.timeout, minimum: 0 })),
       mode: import_typebox2.Type.Optional(import_typebox2.Type.Union([import_typebox2.Type.Literal("all"), import_typebox2.Type.Literal("any")], { description: TOOL_TEXT.wait.mode }))
     }),
-    execute: (_id, params, signal, onUpdate, ctx) => withCtx(ctx, () => waitTool(env, params, signal, onUpdate, ctx)),
+    execute: (_id, params, signal, onUpdate, ctx) => withCtx(ctx, () => waitTool(services, params, signal, onUpdate, ctx)),
     renderCall: render.renderCall("subagent_wait"),
     renderResult: render.renderResult
   });
@@ -10166,7 +10366,7 @@ function setupSubagents(pi, depth) {
     label: TOOL_TEXT.check.label,
     description: TOOL_TEXT.check.description,
     parameters: import_typebox2.Type.Object({ id: import_typebox2.Type.String({ description: TOOL_TEXT.check.id }) }),
-    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => checkTool(env, params, ctx)),
+    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => checkTool(services, params, ctx)),
     renderCall: render.renderCall("subagent_check"),
     renderResult: render.renderResult
   });
@@ -10179,7 +10379,7 @@ function setupSubagents(pi, depth) {
       id: import_typebox2.Type.String({ description: TOOL_TEXT.send.id }),
       text: import_typebox2.Type.String({ description: TOOL_TEXT.send.text })
     }),
-    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => sendTool(env, params, ctx)),
+    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => sendTool(services, params, ctx)),
     renderCall: render.renderCall("subagent_send"),
     renderResult: render.renderResult
   });
@@ -10189,7 +10389,7 @@ function setupSubagents(pi, depth) {
     label: TOOL_TEXT.cancel.label,
     description: TOOL_TEXT.cancel.description,
     parameters: import_typebox2.Type.Object({ ids: import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.cancel.ids }) }),
-    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cancelTool(env, params, ctx)),
+    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cancelTool(services, params, ctx)),
     renderCall: render.renderCall("subagent_cancel"),
     renderResult: render.renderResult
   });
@@ -10199,7 +10399,7 @@ function setupSubagents(pi, depth) {
     label: TOOL_TEXT.list.label,
     description: TOOL_TEXT.list.description,
     parameters: import_typebox2.Type.Object({}),
-    execute: async (_id, _params, _signal, _onUpdate, ctx) => withCtx(ctx, () => listTool(env, ctx)),
+    execute: async (_id, _params, _signal, _onUpdate, ctx) => withCtx(ctx, () => listTool(services, ctx)),
     renderCall: render.renderCall("subagent_list"),
     renderResult: render.renderResult
   });
@@ -10211,11 +10411,11 @@ function setupSubagents(pi, depth) {
       ids: import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.cleanup.ids }),
       discard: import_typebox2.Type.Optional(import_typebox2.Type.Boolean({ description: TOOL_TEXT.cleanup.discard }))
     }),
-    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cleanupTool(env, params, ctx)),
+    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cleanupTool(services, params, ctx)),
     renderCall: render.renderCall("subagent_cleanup"),
     renderResult: render.renderResult
   });
-  registerSubagentsView(pi, env);
+  registerSubagentsView(pi, services, state.enter);
   pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, (message, options, theme) => {
     const rows = message.details?.rows ?? [];
     const content = typeof message.content === "string" ? message.content : "";
@@ -10224,83 +10424,89 @@ function setupSubagents(pi, depth) {
   pi.registerCommand("agents", {
     description: "List the named agents for subagent_spawn: source file, tools, model, and any warnings",
     handler: async (_args, ctx) => {
-      ensureConfig(env, ctx);
-      const snapshot = loadAgents(env, ctx);
+      state.enter(ctx);
+      const snapshot = services.agents(ctx);
       refreshAgents(ctx);
       const text = agentsCommandText(
         snapshot.agents.map((a) => ({ ...a, extensions: a.extensions ? describePolicy(a.extensions) : void 0 })),
         snapshot.warnings,
-        env.config.subagents.defaultTools
+        services.config().subagents.defaultTools
       );
       if (ctx.hasUI) ctx.ui.notify(text, "info");
       else console.log(text);
     }
   });
   pi.on("session_start", async (_event, ctx) => {
-    env.closing = false;
-    ensureConfig(env, ctx);
-    settleDeferredTools(pi, RARE_TOOLS, env.config.exposure.deferRareTools, "subagent_spawn");
+    state.setClosing(false);
+    state.enter(ctx);
+    settleDeferredTools(pi, RARE_TOOLS, services.config().exposure.deferRareTools, "subagent_spawn");
     refreshAgents(ctx);
-    ensureManager(env, ctx).setLimits(limitsOf2(env.config));
-    const owed = restoreFromSession(env, ctx);
-    refreshStatus();
-    if (owed > 0) await deliverPending(env, "append");
+    services.children(ctx).setLimits(limitsOf2(services.config()));
+    const owed = restoreFromSession(services, ctx);
+    status.refresh();
+    if (owed > 0) await deliverPending(services, "append");
   });
   pi.on("agent_end", (_event, ctx) => {
-    env.ctx = ctx;
-    scheduleFlush(env, FLUSH_POLL_ATTEMPTS);
+    state.remember(ctx);
+    delivery.schedule(FLUSH_POLL_ATTEMPTS);
   });
   onPi1Event(pi, "agent_settled", (_event, ctx) => {
-    env.ctx = ctx;
-    void deliverPending(env, "trigger");
+    state.remember(ctx);
+    void deliverPending(services, "trigger");
   });
   const settle = { rounds: 0 };
-  onPi1Event(
-    pi,
-    "agent_before_settle",
-    (event, ctx) => settleSingleShot(env, settle, event, ctx)
-  );
+  onPi1Event(pi, "agent_before_settle", (event, ctx) => {
+    state.enter(ctx);
+    return settleSingleShot(services, settle, event, ctx);
+  });
   pi.on("turn_start", (_event, ctx) => {
-    env.ctx = ctx;
+    state.remember(ctx);
   });
   pi.on("before_agent_start", (_event, ctx) => {
     settle.rounds = 0;
-    ensureConfig(env, ctx);
+    state.enter(ctx);
     refreshAgents(ctx);
   });
   pi.on("session_shutdown", async () => {
-    env.closing = true;
+    state.setClosing(true);
     settle.abort?.abort();
-    cancelFlush(env);
-    if (statusTimer) clearInterval(statusTimer);
-    statusTimer = void 0;
-    const manager = env.manager;
+    delivery.cancel();
+    status.stop();
+    const manager = services.existingChildren();
     if (!manager) return;
     await Promise.race([manager.shutdown(), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
-    env.manager = void 0;
+    state.dropChildren();
   });
 }
-var import_pi_coding_agent6, import_typebox2, SHUTDOWN_WAIT_MS, STATUS_REFRESH_MS, ids, DEFAULT_EXPAND_KEY, RARE_TOOLS;
+var import_pi_coding_agent7, import_typebox2, SHUTDOWN_WAIT_MS, ids, DEFAULT_EXPAND_KEY, RARE_TOOLS;
 var init_subagents = __esm({
   "extensions/subagents/index.ts"() {
     "use strict";
-    import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
+    import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
     import_typebox2 = require("typebox");
     init_bootstrap();
     init_pi_host();
     init_agents();
-    init_cleanup();
+    init_session();
     init_delivery();
-    init_env();
+    init_persistence();
+    init_settle();
     init_prompt6();
     init_prompt_spawn();
-    init_render();
-    init_settle();
-    init_tools();
+    init_session_state();
+    init_cancel();
+    init_check();
+    init_cleanup();
+    init_list3();
+    init_send();
+    init_spawn();
+    init_wait();
     init_command();
     init_live_rows();
+    init_render();
+    init_status();
+    init_status();
     SHUTDOWN_WAIT_MS = 8e3;
-    STATUS_REFRESH_MS = 1e3;
     ids = () => import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.wait.ids });
     DEFAULT_EXPAND_KEY = "ctrl+o";
     RARE_TOOLS = ["subagent_check", "subagent_send", "subagent_cancel", "subagent_list"];
@@ -11203,7 +11409,7 @@ async function computeHandoff(resolved, settings, input, signal, log2) {
     256,
     Math.min(MAX_OUTPUT_TOKENS, model.maxTokens || MAX_OUTPUT_TOKENS, Math.floor(window / 8))
   );
-  const store = storeForAgentDir((0, import_pi_coding_agent7.getAgentDir)());
+  const store = storeForAgentDir((0, import_pi_coding_agent8.getAgentDir)());
   const sink = store.sink("transcripts");
   const users = userTexts(input.branch);
   const task = boundTask(users[0] ?? NO_TASK, surfaces.task, void 0, sink);
@@ -11254,7 +11460,7 @@ async function computeHandoff(resolved, settings, input, signal, log2) {
   };
 }
 function sessionTarget(ctx) {
-  const store = storeForAgentDir((0, import_pi_coding_agent7.getAgentDir)());
+  const store = storeForAgentDir((0, import_pi_coding_agent8.getAgentDir)());
   const sessionFile = ctx.sessionManager.getSessionFile();
   const sessionId = ctx.sessionManager.getSessionId();
   return {
@@ -11303,11 +11509,11 @@ function applyHandoff(ctx, computed, lastIndex, log2) {
     })
   };
 }
-var import_pi_coding_agent7, MAX_OUTPUT_TOKENS, SAFETY_TOKENS, MIN_TRANSCRIPT_TOKENS, DEFAULT_WINDOW_TOKENS, NO_TASK;
+var import_pi_coding_agent8, MAX_OUTPUT_TOKENS, SAFETY_TOKENS, MIN_TRANSCRIPT_TOKENS, DEFAULT_WINDOW_TOKENS, NO_TASK;
 var init_prepare = __esm({
   "extensions/handoff/prepare.ts"() {
     "use strict";
-    import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
+    import_pi_coding_agent8 = require("@mariozechner/pi-coding-agent");
     init_config();
     init_artifact_store();
     init_tokens();

@@ -19,7 +19,7 @@ const README_MAX_LINES = 250;
  * Pages linked before they are merged from the branches writing them. Each must not exist yet: once it does,
  * this test fails until it is taken off the list, so the list cannot outlive its reason.
  */
-const PENDING_PAGES = new Set(["docs/notable-lines.md", "docs/startup.md"]);
+const PENDING_PAGES = new Set(["docs/notable-lines.md"]);
 
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
 const pages = docPages();
