@@ -47,6 +47,8 @@ interface Samples {
 	coldCpu: number[];
 	warmCpu: number[];
 	firstRequest: number[];
+	/** CPU ms the pi process used from the prompt to the request's arrival. */
+	firstRequestCpu: number[];
 	fixedBytes: number[];
 }
 
@@ -55,7 +57,7 @@ function slot(line: PiLine, variant: Variant, session: SessionKind): Samples {
 	const key = `${line}|${variant}|${session}`;
 	let s = samples.get(key);
 	if (!s) {
-		s = { cold: [], warm: [], coldCpu: [], warmCpu: [], firstRequest: [], fixedBytes: [] };
+		s = { cold: [], warm: [], coldCpu: [], warmCpu: [], firstRequest: [], firstRequestCpu: [], fixedBytes: [] };
 		samples.set(key, s);
 	}
 	return s;
@@ -133,17 +135,18 @@ async function main(): Promise<void> {
 			);
 	};
 
-	const promptToRequest = async (pi: PiRpc): Promise<[number, number]> => {
-		const seen = new Promise<[number, ChatRequest]>((resolve) => {
-			onRequest = (request) => resolve([performance.now(), request]);
+	const promptToRequest = async (pi: PiRpc): Promise<[number, number, number]> => {
+		const seen = new Promise<[number, number, ChatRequest]>((resolve) => {
+			onRequest = (request) => resolve([performance.now(), cpuMs(pi.child.pid), request]);
 		});
 		const from = pi.events.length;
+		const cpu0 = cpuMs(pi.child.pid);
 		const t0 = performance.now();
 		pi.send({ type: "prompt", message: "say ok" });
-		const [t1, request] = await seen;
+		const [t1, cpu1, request] = await seen;
 		onRequest = undefined;
 		await pi.waitFor((e) => e.type === "agent_end", 60_000, from);
-		return [t1 - t0, fixedBytes(request)];
+		return [t1 - t0, cpu1 - cpu0, fixedBytes(request)];
 	};
 
 	const t = performance.now();
@@ -163,8 +166,9 @@ async function main(): Promise<void> {
 					s.warm.push(warmTook);
 					s.warmCpu.push(warmCpu);
 					if (session === "resumed") {
-						const [latency, bytes] = await promptToRequest(warm);
+						const [latency, cpu, bytes] = await promptToRequest(warm);
 						s.firstRequest.push(latency);
+						s.firstRequestCpu.push(cpu);
 						s.fixedBytes.push(bytes);
 					}
 					await warm.stop();
@@ -194,15 +198,19 @@ async function main(): Promise<void> {
 				);
 			}
 	console.log("\nwarm resumed session: prompt → first model request; first request's fixed bytes (system + tools)");
-	console.log("| line | Pi alone | with package | difference | fixed bytes alone | with package | added |");
-	console.log("|---|---:|---:|---:|---:|---:|---:|");
+	console.log(
+		"| line | Pi alone | with package | difference | CPU alone | CPU with package | CPU difference | fixed bytes alone | with package | added |",
+	);
+	console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 	for (const line of LINES) {
 		const a = slot(line, "alone", "resumed");
 		const p = slot(line, "package", "resumed");
 		const [la, lp] = [median(a.firstRequest), median(p.firstRequest)];
+		const [ca, cp] = [median(a.firstRequestCpu), median(p.firstRequestCpu)];
 		const [ba, bp] = [median(a.fixedBytes), median(p.fixedBytes)];
+		const signed = (x: number) => `${x >= 0 ? "+" : ""}${ms(x)}`;
 		console.log(
-			`| ${line} | ${ms(la)} | ${ms(lp)} | ${lp - la >= 0 ? "+" : ""}${ms(lp - la)} | ${kb(ba)} | ${kb(bp)} | +${kb(bp - ba)} |`,
+			`| ${line} | ${ms(la)} | ${ms(lp)} | ${signed(lp - la)} | ${ms(ca)} | ${ms(cp)} | ${signed(cp - ca)} | ${kb(ba)} | ${kb(bp)} | +${kb(bp - ba)} |`,
 		);
 	}
 }
