@@ -79,7 +79,12 @@ export function buildExtensions(outDir = join(ROOT, "dist")): string[] {
 	const table = EXTENSIONS.map((name) => `\t"${name}": () => import("./extensions/${name}/index.ts"),`).join("\n");
 	const result = buildSync({
 		...COMMON,
-		stdin: { contents: `export const extensions = {\n${table}\n};\n`, resolveDir: ROOT, sourcefile: "extensions.ts", loader: "ts" },
+		stdin: {
+			contents: `export const extensions = {\n${table}\n};\n`,
+			resolveDir: ROOT,
+			sourcefile: "extensions.ts",
+			loader: "ts",
+		},
 	});
 	writeFileSync(join(outDir, BUNDLE), bundleModule(result.outputFiles[0].text));
 	for (const name of EXTENSIONS) {
