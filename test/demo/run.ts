@@ -68,7 +68,7 @@ function answerFor(plan: ChildPlan): string {
 /** Every extension the package ships (package.json "pi.extensions"), loaded as `pi install` would. */
 function packageExtensions(): string[] {
 	const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { pi: { extensions: string[] } };
-	return pkg.pi.extensions.map((entry) => extensionPath(basename(entry)));
+	return pkg.pi.extensions.map((entry) => extensionPath(basename(entry, ".ts")));
 }
 
 const ANSWERS = new Map(CHILDREN.map((c) => [c.tag, answerFor(c)]));

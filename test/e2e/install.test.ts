@@ -269,7 +269,7 @@ describe.each(PI_LINES)("the installed package on $label", ({ line }) => {
 			stdio: "pipe",
 		});
 		const last = PKG.pi.extensions[PKG.pi.extensions.length - 1];
-		writeFileSync(join(broken, last, "index.ts"), 'import "./no-such-module.ts";\nexport default function () {}\n');
+		writeFileSync(join(broken, last), 'import "./no-such-module.ts";\nexport default function () {}\n');
 		expect((await piInstall(line, sandbox, broken)).status).toBe(0);
 		const run = await runPiPrint({
 			line,

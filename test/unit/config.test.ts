@@ -7,6 +7,7 @@ import { STATIC_CAPS } from "../../extensions/shared/budget/batch.ts";
 import {
 	CONFIG_FILE_NAME,
 	DEFAULT_CONFIG,
+	defaultConfig,
 	type HeadroomConfig,
 	headroomConfigSchema,
 	loadConfig,
@@ -41,6 +42,14 @@ const writeJson = (file: string, value: unknown) => writeFileSync(file, JSON.str
 const load = () => loadConfig({ agentDir, cwd });
 
 describe("defaults", () => {
+	it("the plain defaults (used when no file exists, without loading zod) are exactly what the schema gives {}", () => {
+		expect(defaultConfig()).toEqual(headroomConfigSchema().parse({}));
+		expect(DEFAULT_CONFIG).toEqual(headroomConfigSchema().parse({}));
+		expect(load().config).toEqual(headroomConfigSchema().parse({}));
+		expect(load().config).not.toBe(load().config);
+		expect(Object.isFrozen(load().config.subagents.defaultTools)).toBe(false);
+	});
+
 	// toMatchObject: other extensions may add keys to their sections; these are the ones documented here.
 	it("are the documented values", () => {
 		const d = DEFAULT_CONFIG;
@@ -217,7 +226,7 @@ describe("loadConfig", () => {
 				if (project === undefined) rmSync(projectFile, { force: true });
 				else writeJson(projectFile, project);
 				const { config, warnings } = load();
-				expect(headroomConfigSchema.safeParse(config).success).toBe(true);
+				expect(headroomConfigSchema().safeParse(config).success).toBe(true);
 				expect(Array.isArray(warnings)).toBe(true);
 			}),
 			{ numRuns: 60 },

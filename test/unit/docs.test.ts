@@ -15,12 +15,6 @@ import { configLoader } from "./config-fixture.ts";
 /** The README's limit, in lines: what a reader deciding whether to install reads. */
 const README_MAX_LINES = 250;
 
-/**
- * Pages linked before they are merged from the branches writing them. Each must not exist yet: once it does,
- * this test fails until it is taken off the list, so the list cannot outlive its reason.
- */
-const PENDING_PAGES = new Set(["docs/startup.md"]);
-
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
 const pages = docPages();
 const benches = new Set(
@@ -74,7 +68,7 @@ describe("the README", () => {
 		const index = docPage("docs/README.md");
 		const fromReadme = new Set(links(readme).map((l) => l.target));
 		const fromIndex = new Set(links(index).map((l) => l.target));
-		const all = [...pages.filter((p) => p.path.startsWith("docs/")).map((p) => p.path), ...PENDING_PAGES];
+		const all = pages.filter((p) => p.path.startsWith("docs/")).map((p) => p.path);
 		for (const path of all) {
 			expect(fromReadme.has(path), `README → ${path}`).toBe(true);
 			if (path !== index.path) expect(fromIndex.has(path), `docs/README.md → ${path}`).toBe(true);
@@ -105,12 +99,8 @@ describe("the published package", () => {
 });
 
 describe.each(pages.map((p) => ({ ...p, name: p.path })))("$name", (page) => {
-	it("links only to files and headings that exist (pages still being written excepted)", () => {
+	it("links only to files and headings that exist", () => {
 		for (const { target, anchor } of links(page)) {
-			if (PENDING_PAGES.has(target)) {
-				expect(existsSync(join(REPO_ROOT, target)), `${target} exists now: take it off PENDING_PAGES`).toBe(false);
-				continue;
-			}
 			expect(existsSync(join(REPO_ROOT, target)), `${page.path} → ${target}`).toBe(true);
 			if (anchor && target.endsWith(".md")) {
 				const heads = anchors(readFileSync(join(REPO_ROOT, target), "utf8"));

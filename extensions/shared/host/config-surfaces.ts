@@ -6,7 +6,7 @@
  *
  * Reads a configuration as plain data (no import of the schema module), so the schema can embed this section.
  */
-import { z } from "zod";
+import type * as Zod from "zod";
 import { DEFAULT_HEAD_SHARE, MIN_WINDOW_BYTES, MIN_WINDOW_LINES } from "../projection/projection.ts";
 import {
 	type OverridableField,
@@ -18,6 +18,7 @@ import {
 	type SurfaceName,
 	type SurfaceOverride,
 } from "../surfaces.ts";
+import type { ZodApi } from "./zod.ts";
 
 /**
  * Every surface a user may override by name (those with overridable fields), the tool-artifacts ones first
@@ -66,38 +67,40 @@ function batchAlias(key: string): Partial<Record<OverridableField, string>> {
 	};
 }
 
-const positiveInt = () => z.number().int().positive();
-/** The schema of each field (bytes at least two minimum windows: a stub has a header and a footer). */
-const FIELD_SCHEMAS = {
-	/** UTF-8 bytes of the whole text of the surface (of one result, on a batch surface). */
-	maxBytes: positiveInt()
-		.min(2 * MIN_WINDOW_BYTES)
-		.optional(),
-	/** Lines of the whole text of the surface. */
-	maxLines: positiveInt().min(MIN_WINDOW_LINES).optional(),
-	/** Share of the body kept at the head, 0..1. */
-	headShare: z.number().min(0).max(1).optional(),
-	/** UTF-8 bytes of a whole batch of results (batch surfaces). */
-	batchBytes: positiveInt()
-		.min(2 * MIN_WINDOW_BYTES)
-		.optional(),
-};
-const anyOverride = z.strictObject(FIELD_SCHEMAS);
-
-function overrideSchema(name: SurfaceName): typeof anyOverride {
-	const shape = Object.fromEntries(overridableFields(name).map((f) => [f, FIELD_SCHEMAS[f]]));
-	return z.strictObject(shape) as unknown as typeof anyOverride;
-}
-
 /** The `surfaces` section: one optional entry per configurable surface; any other name is an unknown key. */
-export const surfacesSectionSchema = z
-	.strictObject(
-		Object.fromEntries(CONFIGURABLE_SURFACES.map((n) => [n, overrideSchema(n).optional()])) as Record<
-			SurfaceName,
-			z.ZodOptional<typeof anyOverride>
-		>,
-	)
-	.default(() => ({}));
+export function surfacesSectionSchema(z: ZodApi) {
+	const positiveInt = () => z.number().int().positive();
+	/** The schema of each field (bytes at least two minimum windows: a stub has a header and a footer). */
+	const FIELD_SCHEMAS = {
+		/** UTF-8 bytes of the whole text of the surface (of one result, on a batch surface). */
+		maxBytes: positiveInt()
+			.min(2 * MIN_WINDOW_BYTES)
+			.optional(),
+		/** Lines of the whole text of the surface. */
+		maxLines: positiveInt().min(MIN_WINDOW_LINES).optional(),
+		/** Share of the body kept at the head, 0..1. */
+		headShare: z.number().min(0).max(1).optional(),
+		/** UTF-8 bytes of a whole batch of results (batch surfaces). */
+		batchBytes: positiveInt()
+			.min(2 * MIN_WINDOW_BYTES)
+			.optional(),
+	};
+	const anyOverride = z.strictObject(FIELD_SCHEMAS);
+
+	function overrideSchema(name: SurfaceName): typeof anyOverride {
+		const shape = Object.fromEntries(overridableFields(name).map((f) => [f, FIELD_SCHEMAS[f]]));
+		return z.strictObject(shape) as unknown as typeof anyOverride;
+	}
+
+	return z
+		.strictObject(
+			Object.fromEntries(CONFIGURABLE_SURFACES.map((n) => [n, overrideSchema(n).optional()])) as Record<
+				SurfaceName,
+				Zod.z.ZodOptional<typeof anyOverride>
+			>,
+		)
+		.default(() => ({}));
+}
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -9,18 +9,13 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import {
-	CONFIG_FILE_NAME,
-	DEFAULT_CONFIG,
-	type HeadroomConfig,
-	headroomConfigSchema,
-	MAX_CONFIG_FILE_BYTES,
-} from "./config-schema.ts";
+import { DEFAULT_CONFIG, defaultConfig } from "./config-defaults.ts";
+import { CONFIG_FILE_NAME, type HeadroomConfig, headroomConfigSchema, MAX_CONFIG_FILE_BYTES } from "./config-schema.ts";
 import { surfaceFallback, surfaceKeysHint } from "./config-surfaces.ts";
 
+export { DEFAULT_CONFIG, defaultConfig } from "./config-defaults.ts";
 export {
 	CONFIG_FILE_NAME,
-	DEFAULT_CONFIG,
 	type HeadroomConfig,
 	headroomConfigSchema,
 	MAX_CONFIG_FILE_BYTES,
@@ -84,7 +79,7 @@ function keepValidKeys(raw: Json, file: string, warnings: string[]): Json {
 	const candidate = structuredClone(raw);
 	delete candidate.$schema; // editors' schema hint, not a setting
 	for (let round = 0; round < 64; round++) {
-		const parsed = headroomConfigSchema.safeParse(candidate);
+		const parsed = headroomConfigSchema().safeParse(candidate);
 		if (parsed.success) return candidate;
 		for (const issue of parsed.error.issues) {
 			if (issue.code === "unrecognized_keys") {
@@ -163,20 +158,24 @@ export function loadConfig(opts: { agentDir: string; cwd: string; projectTrusted
 	try {
 		const { user, project } = configFilePaths(opts);
 		let merged: Json = {};
+		let read = false;
 		const files = [user];
 		if (opts.projectTrusted !== false) files.push(project);
 		else if (existsSync(project)) warnings.push(`${project}: ignored because Pi does not trust this project`);
 		for (const file of files) {
 			const raw = readConfigFile(file, warnings);
 			if (raw) merged = deepMerge(merged, keepValidKeys(raw, file, warnings));
+			read ||= raw !== undefined;
 		}
-		const parsed = headroomConfigSchema.safeParse(merged);
+		// No file: the defaults as plain data, without loading the schema (start-up; docs/startup.md).
+		if (!read) return { config: defaultConfig(), warnings };
+		const parsed = headroomConfigSchema().safeParse(merged);
 		if (parsed.success) return { config: parsed.data, warnings };
 		warnings.push(`configuration rejected after merging (${parsed.error.message}); using defaults`);
 	} catch (error) {
 		warnings.push(`configuration could not be loaded (${String(error)}); using defaults`);
 	}
-	return { config: headroomConfigSchema.parse({}), warnings };
+	return { config: defaultConfig(), warnings };
 }
 
 /** Shared across module copies: Pi may load each extension with its own instance of this module. */

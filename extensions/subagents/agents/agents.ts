@@ -4,10 +4,11 @@
  * precedence of sources (a later source overrides an earlier one by name). Pure: the frontmatter
  * parser is passed in (Pi's own `parseFrontmatter`), files are read elsewhere (agent-files.ts).
  *
- * To add a key: add it to AGENT_FIELDS (its zod type, optional) and to AgentDefinition; the
+ * To add a key: add it to the fields of agentFields() (its zod type, optional) and to AgentDefinition; the
  * warnings, the unknown-key check and the per-key fallback follow from the shape.
  */
-import { z } from "zod";
+import type * as Zod from "zod";
+import { type ZodApi, zod } from "../../shared/host/zod.ts";
 import { project } from "../../shared/projection/projection.ts";
 import { stripControls } from "../../shared/text/sanitize.ts";
 import { compileOutputSchema } from "../checkable/schema.ts";
@@ -79,44 +80,57 @@ export const MAX_TURNS_LIMIT = 10_000;
 
 export const THINKING_VALUES = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 
-/** Comma-separated text or a YAML list → trimmed, non-empty names. */
-const nameList = z
-	.union([z.string(), z.array(z.string())], { error: "expected a comma-separated string or a list of names" })
-	.transform((v) => (Array.isArray(v) ? v : v.split(",")).map((s) => s.trim()).filter((s) => s.length > 0));
+/** The frontmatter keys of a Pi agent file and their types (every key optional), built with zod's `z`. */
+function buildAgentFields(z: ZodApi) {
+	/** Comma-separated text or a YAML list → trimmed, non-empty names. */
+	const nameList = z
+		.union([z.string(), z.array(z.string())], { error: "expected a comma-separated string or a list of names" })
+		.transform((v) => (Array.isArray(v) ? v : v.split(",")).map((s) => s.trim()).filter((s) => s.length > 0));
 
-/** `false` | `true` | a list (or comma-separated text) of names, `!name` excluding one. */
-const extensionsField = z
-	.union([z.boolean(), z.string(), z.array(z.string())], {
-		error: 'expected false, true, or a list of extension names ("!name" excludes one)',
-	})
-	.transform((v): ExtensionPolicy => parseExtensionPolicy(v));
+	/** `false` | `true` | a list (or comma-separated text) of names, `!name` excluding one. */
+	const extensionsField = z
+		.union([z.boolean(), z.string(), z.array(z.string())], {
+			error: 'expected false, true, or a list of extension names ("!name" excludes one)',
+		})
+		.transform((v): ExtensionPolicy => parseExtensionPolicy(v));
+
+	/**
+	 * `output_schema`: a JSON Schema as a YAML mapping or as JSON text, accepted only when subagent_spawn would
+	 * accept it (the same check), so a broken schema is a warning when the file is read, not a failed spawn later.
+	 */
+	const outputSchemaField = z.unknown().transform((value, ctx) => {
+		const compiled = compileOutputSchema(value);
+		if (compiled.ok) return compiled.schema.schema;
+		ctx.addIssue({ code: "custom", message: `not a usable JSON Schema: ${compiled.error}` });
+		return z.NEVER;
+	});
+
+	return {
+		name: z.string().trim().min(1).max(AGENT_NAME_MAX_CHARS).regex(AGENT_NAME_PATTERN, {
+			error: "expected letters, digits, '.', '_' or '-' (starting with a letter or digit)",
+		}),
+		description: z.string(),
+		tools: nameList,
+		model: z.string().trim().min(1),
+		thinking: z.enum(THINKING_VALUES),
+		extensions: extensionsField,
+		maxTurns: z.number().int().positive().max(MAX_TURNS_LIMIT),
+		context: z.enum(["fresh", "fork"]),
+		isolation: z.enum(["none", "worktree"]),
+		output_schema: outputSchemaField,
+	} satisfies Record<string, Zod.z.ZodType>;
+}
+
+let agentFieldsMemo: ReturnType<typeof buildAgentFields> | undefined;
 
 /**
- * `output_schema`: a JSON Schema as a YAML mapping or as JSON text, accepted only when subagent_spawn would
- * accept it (the same check), so a broken schema is a warning when the file is read, not a failed spawn later.
+ * The frontmatter keys of a Pi agent file and their types (every key optional). Built, and zod loaded, on the
+ * first agent file read: a session without agent files never loads zod (start-up; docs/startup.md).
  */
-const outputSchemaField = z.unknown().transform((value, ctx) => {
-	const compiled = compileOutputSchema(value);
-	if (compiled.ok) return compiled.schema.schema;
-	ctx.addIssue({ code: "custom", message: `not a usable JSON Schema: ${compiled.error}` });
-	return z.NEVER;
-});
-
-/** The frontmatter keys of a Pi agent file and their types (every key optional). */
-export const AGENT_FIELDS = {
-	name: z.string().trim().min(1).max(AGENT_NAME_MAX_CHARS).regex(AGENT_NAME_PATTERN, {
-		error: "expected letters, digits, '.', '_' or '-' (starting with a letter or digit)",
-	}),
-	description: z.string(),
-	tools: nameList,
-	model: z.string().trim().min(1),
-	thinking: z.enum(THINKING_VALUES),
-	extensions: extensionsField,
-	maxTurns: z.number().int().positive().max(MAX_TURNS_LIMIT),
-	context: z.enum(["fresh", "fork"]),
-	isolation: z.enum(["none", "worktree"]),
-	output_schema: outputSchemaField,
-} satisfies Record<string, z.ZodType>;
+export function agentFields(): ReturnType<typeof buildAgentFields> {
+	agentFieldsMemo ??= buildAgentFields(zod());
+	return agentFieldsMemo;
+}
 
 /** Keys a `.claude/agents` file contributes; its other keys belong to Claude Code and are ignored. */
 export const CLAUDE_FIELDS = ["name", "description", "tools", "model", "isolation"] as const;
@@ -211,9 +225,10 @@ export function parseAgentFile(
 	const values: Record<string, unknown> = {};
 	for (const [key, raw] of Object.entries(frontmatter)) {
 		if (claude && !(CLAUDE_FIELDS as readonly string[]).includes(key)) continue;
-		const field = (AGENT_FIELDS as Record<string, z.ZodType>)[key];
+		const fields = agentFields();
+		const field = (fields as Record<string, Zod.z.ZodType>)[key];
 		if (!field) {
-			warnings.push(`${file}: unknown key "${key}" ignored (known keys: ${Object.keys(AGENT_FIELDS).join(", ")})`);
+			warnings.push(`${file}: unknown key "${key}" ignored (known keys: ${Object.keys(fields).join(", ")})`);
 			continue;
 		}
 		if (raw === null || raw === undefined) continue;
@@ -255,7 +270,7 @@ export function parseAgentFile(
 
 /** Claude Code tool names mapped to Pi's; the rest are dropped with one warning. */
 function claudeTools(raw: unknown, file: string, warnings: string[]): unknown {
-	const parsed = nameList.safeParse(raw);
+	const parsed = agentFields().tools.safeParse(raw);
 	if (!parsed.success) return raw;
 	const mapped: string[] = [];
 	const dropped: string[] = [];
