@@ -1,7 +1,7 @@
 /**
- * The notable-line scan as it was before its prefiltered rewrite, kept verbatim (only imports and the
- * export's name differ) as the reference that notable-reference.property.test.ts compares scanNotable
- * against and test/bench/notable.bench.ts times beside it. Test code only: the package has one scan, in
+ * The notable-line scan as of its word-automaton key search, kept verbatim (only imports and the export's name
+ * differ) as the reference that notable-reference.property.test.ts compares scanNotable against: any faster
+ * rewrite of the scan must return exactly this, for every text. Test code only: the package has one scan, in
  * extensions/shared/text/notable.ts.
  */
 /**

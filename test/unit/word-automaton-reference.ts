@@ -1,6 +1,6 @@
 /**
- * The word automaton as it was before the notable scan moved its key search to a regular expression, kept
- * verbatim as part of the reference scan (notable-reference.ts). Test code only.
+ * The word automaton as it was when the notable scan was copied to notable-reference.ts, kept verbatim (but for the bare-ESC fix in ansiEnd) as part of the reference scan (notable-reference.ts).
+ * Test code only.
  */
 /**
  * A case-insensitive search for many words at once (an Aho–Corasick automaton over UTF-16 units): one pass,
@@ -26,6 +26,9 @@ const NEWLINE = 0x0a;
 
 /** Index of the last unit of the ANSI sequence starting at `i` (a CSI "ESC [ … final", else ESC and one unit). */
 function ansiEnd(text: string, i: number, stop: number): number {
+	// The one change since the copy: a bare ESC at a line's end no longer swallows the "\n" (which hid the
+	// next line's hit and shifted every later line number by one), fixed in the package's automaton too.
+	if (text.charCodeAt(i + 1) === NEWLINE) return i;
 	if (text.charCodeAt(i + 1) !== 0x5b) return Math.min(i + 1, stop - 1);
 	let j = i + 2;
 	while (j < stop) {
