@@ -15,8 +15,6 @@
  *   then strong failures and failing summaries from the earliest, then weak ones, then the other summaries
  *   from the latest, then the context of what is kept. The result is in line order.
  */
-
-import { buildLinePrefilter } from "./line-prefilter.ts";
 import {
 	EXPECTED_FAILURE,
 	MAX_CONTEXT_LINES,
@@ -124,9 +122,6 @@ function compileKeys(rules: readonly NotableRule[]): { words: string[]; rulesOf:
 const COMPILED = compileKeys(NOTABLE_RULES);
 /** Finds every rule's keys at once, case-insensitively. */
 const KEYS = buildWordAutomaton(COMPILED.words);
-
-/** Flags the lines that may hold a key, at native speed (undefined without WebAssembly: the automaton searches). */
-const PREFILTER = buildLinePrefilter(KEYS.words);
 
 /** The search words of the scan (every rule's keys), for tests and the docs. */
 export const NOTABLE_KEYS: readonly string[] = KEYS.words;
@@ -262,42 +257,23 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	let pos = 0;
 	let line = 1;
 	let found: number[] | undefined;
-	const candidates = PREFILTER?.candidates(text);
 	while (pos <= n) {
 		let lineStart = pos;
 		let lineEnd: number;
 		found = undefined;
 		if (!carrying) {
-			if (candidates) {
-				// The next line that may hold a key; indexOf walks the lines before it (native, memchr-fast).
-				const next = candidates.next(line);
-				if (next === -1) break;
-				for (; line < next; line++) pos = text.indexOf("\n", pos) + 1;
-				lineStart = pos;
-				lineEnd = text.indexOf("\n", lineStart);
-				if (lineEnd === -1) lineEnd = n;
-				// Every key of this line (within the matched window), so only their rules are tried.
-				found = KEYS.indicesIn(text, lineStart, Math.min(lineEnd, lineStart + MATCH_UNITS));
-				if (found.length === 0) {
-					if (lineEnd >= n) break;
-					pos = lineEnd + 1;
-					line++;
-					continue;
-				}
-			} else {
-				const first = KEYS.next(text, pos);
-				if (first === -1) break;
-				// The automaton counted the lines it passed on the way: no second pass over them.
-				const passed = KEYS.passed();
-				line += passed.newlines;
-				if (passed.lastNewline !== -1) lineStart = passed.lastNewline + 1;
-				lineEnd = text.indexOf("\n", first);
-				if (lineEnd === -1) lineEnd = n;
-				// Every key of this line (within the matched window), so only their rules are tried: the search
-				// goes on from the first key, which no earlier part of the line holds.
-				const windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
-				found = first < windowEnd ? KEYS.wordsAfter(text, first, windowEnd) : [];
-			}
+			const first = KEYS.next(text, pos);
+			if (first === -1) break;
+			// The automaton counted the lines it passed on the way: no second pass over them.
+			const passed = KEYS.passed();
+			line += passed.newlines;
+			if (passed.lastNewline !== -1) lineStart = passed.lastNewline + 1;
+			lineEnd = text.indexOf("\n", first);
+			if (lineEnd === -1) lineEnd = n;
+			// Every key of this line (within the matched window), so only their rules are tried: the search goes
+			// on from the first key, which no earlier part of the line holds.
+			const windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
+			found = first < windowEnd ? KEYS.wordsAfter(text, first, windowEnd) : [];
 		} else {
 			lineEnd = text.indexOf("\n", lineStart);
 			if (lineEnd === -1) lineEnd = n;
