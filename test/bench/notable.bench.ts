@@ -5,6 +5,11 @@
  * through the text as they are in real output). Pairs run interleaved (A then B, then B then A) and the
  * figure is the median of the per-round ratios, so load from other processes hits both sides alike.
  *
+ * Then the parts a faster key search could be built from, each alone over 8 MiB of the same log, as a
+ * one-byte (Latin-1) and a two-byte string (one non-Latin-1 character makes V8 store the whole text in
+ * two-byte units): the word automaton's pass (a per-unit JS loop), one global case-insensitive regular
+ * expression of every key (V8's irregexp), and counting newlines with an indexOf loop.
+ *
  * Also the scan's extra memory on the 64 MiB log, in a fresh process: heap + buffers allocated during the
  * call (no copy of the text: the goal is a small fraction of the input) and the peak RSS growth.
  *
@@ -13,7 +18,8 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { scanNotable } from "../../extensions/shared/text/notable.ts";
+import { NOTABLE_KEYS, scanNotable } from "../../extensions/shared/text/notable.ts";
+import { buildWordAutomaton } from "../../extensions/shared/text/word-automaton.ts";
 import { loadRealLogs } from "../fixtures/real-logs.ts";
 
 const MiB = 1024 * 1024;
@@ -111,6 +117,53 @@ function main() {
 			"≤ 1.0×",
 			t.ratio <= 1 ? "ok" : "MISSED",
 		]);
+	}
+	const text = corpusLog(8 * MiB);
+	const twoByte = text;
+	const oneByte = text.replace(/[^\u0000-\u00ff]/g, "?");
+	const automaton = buildWordAutomaton(NOTABLE_KEYS);
+	const literal = (k: string) => k.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+	const alternation = new RegExp(NOTABLE_KEYS.map(literal).join("|"), "gi");
+	const parts: [string, (t: string) => number][] = [
+		[
+			"word automaton pass",
+			(t) => {
+				let hits = 0;
+				for (let at = automaton.next(t, 0); at !== -1; at = automaton.next(t, at + 1)) hits++;
+				return hits;
+			},
+		],
+		[
+			"irregexp /key|key|…/gi",
+			(t) => {
+				alternation.lastIndex = 0;
+				let hits = 0;
+				while (alternation.exec(t) !== null) hits++;
+				return hits;
+			},
+		],
+		[
+			"newlines by indexOf",
+			(t) => {
+				let lines = 0;
+				for (let at = t.indexOf("\n"); at !== -1; at = t.indexOf("\n", at + 1)) lines++;
+				return lines;
+			},
+		],
+	];
+	for (const [label, t] of [
+		["one-byte", oneByte],
+		["two-byte", twoByte],
+	] as const) {
+		for (const [name, f] of parts) {
+			const r = pair(
+				7,
+				1,
+				() => f(t),
+				() => sha256(t),
+			);
+			rows.push([`8 MiB ${label}: ${name} alone`, r.a.toFixed(1), r.b.toFixed(1), `${r.ratio.toFixed(2)}×`, "", ""]);
+		}
 	}
 	const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
 	for (const r of rows)

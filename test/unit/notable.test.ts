@@ -547,6 +547,14 @@ describe("line numbers as Pi's read counts them", () => {
 		});
 	});
 
+	it("counts the line after a bare ESC at a line's end, and keeps its hit", () => {
+		const lines = scanNotable("ok\n\u001b\nerror: boom\nnext\nerror: two").lines;
+		expect(lines.map((l) => [l.line, l.text])).toEqual([
+			[3, "error: boom"],
+			[5, "error: two"],
+		]);
+	});
+
 	it("refuses a non-string with a clear error", () => {
 		expect(() => scanNotable(42 as unknown as string)).toThrow(/text must be a string/);
 	});

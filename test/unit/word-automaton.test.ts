@@ -37,6 +37,11 @@ describe("buildWordAutomaton", () => {
 		expect([...automaton.wordsIn("\u001b[31mFAIL\u001b[0mED x")]).toEqual(expect.arrayContaining(["fail", "failed"]));
 		expect(automaton.next("fa\nil", 0)).toBe(-1);
 		expect(automaton.next("ok\nERR!", 0)).toBe(6);
+		// A bare ESC at a line's end does not swallow the newline: the next line is searched from its start.
+		expect(automaton.next("fa\u001b\nil", 0)).toBe(-1);
+		expect(automaton.next("ok\u001b\nerr!", 0)).toBe(7);
+		automaton.next("x\u001b\ny\nerror: z", 0);
+		expect(automaton.passed()).toEqual({ newlines: 2, lastNewline: 4 });
 	});
 
 	it("goes on from where next stopped to collect a line's other words", () => {

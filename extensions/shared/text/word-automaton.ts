@@ -20,9 +20,14 @@ const ESC = 0x1b;
 /** Pi's read splits lines on this unit. */
 const NEWLINE = 0x0a;
 
-/** Index of the last unit of the ANSI sequence starting at `i` (a CSI "ESC [ … final", else ESC and one unit). */
+/**
+ * Index of the last unit of the ANSI sequence starting at `i` (a CSI "ESC [ … final", else ESC and one unit);
+ * a "\n" is never part of one (a bare ESC at a line's end is the sequence alone), so no line is stepped over.
+ */
 function ansiEnd(text: string, i: number, stop: number): number {
-	if (text.charCodeAt(i + 1) !== 0x5b) return Math.min(i + 1, stop - 1);
+	const next = text.charCodeAt(i + 1);
+	if (next === NEWLINE) return i;
+	if (next !== 0x5b) return Math.min(i + 1, stop - 1);
 	let j = i + 2;
 	while (j < stop) {
 		const c = text.charCodeAt(j);
