@@ -4572,7 +4572,9 @@ var init_notable_rules = __esm({
 
 // extensions/shared/text/word-automaton.ts
 function ansiEnd(text, i, stop) {
-  if (text.charCodeAt(i + 1) !== 91) return Math.min(i + 1, stop - 1);
+  const next = text.charCodeAt(i + 1);
+  if (next === NEWLINE3) return i;
+  if (next !== 91) return Math.min(i + 1, stop - 1);
   let j = i + 2;
   while (j < stop) {
     const c = text.charCodeAt(j);
