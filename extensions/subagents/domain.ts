@@ -9,11 +9,21 @@ import type { ResultExtras, Worktree } from "./result-extras.ts";
 /**
  * Lifecycle of one child. A settled child (completed/incomplete/failed/cancelled) may run again via
  * subagent_send. "incomplete": the run ended early but honestly — its last reply hit the output limit,
- * it reached its maxTurns, or subagents.maxRunSeconds cut it — so its answer is partial.
+ * it reached its maxTurns, or subagents.maxRunSeconds cut it — so its answer is partial. "interrupted": the
+ * parent's process ended (crash, kill) while the run was queued or running; found on the next start from the
+ * session's records, with what the child's own session file holds.
  */
-export type ChildState = "queued" | "starting" | "running" | "completed" | "incomplete" | "failed" | "cancelled";
+export type ChildState =
+	| "queued"
+	| "starting"
+	| "running"
+	| "completed"
+	| "incomplete"
+	| "failed"
+	| "cancelled"
+	| "interrupted";
 
-export const SETTLED_STATES: readonly ChildState[] = ["completed", "incomplete", "failed", "cancelled"];
+export const SETTLED_STATES: readonly ChildState[] = ["completed", "incomplete", "failed", "cancelled", "interrupted"];
 
 export function isSettled(state: ChildState): boolean {
 	return SETTLED_STATES.includes(state);
@@ -168,6 +178,8 @@ export function statusGlyph(state: ChildState): string {
 			return "✗";
 		case "cancelled":
 			return "■";
+		case "interrupted":
+			return "⊘";
 	}
 }
 

@@ -13,7 +13,7 @@ import { DEFERRED_EXPOSURE, onPi1Event, settleDeferredTools } from "../shared/ho
 import { BUILT_IN_AGENTS, describePolicy } from "./agents/agents.ts";
 import { limitsOf } from "./children/session.ts";
 import { AutoDelivery, deliverPending, FLUSH_POLL_ATTEMPTS, RESULT_MESSAGE_TYPE } from "./delivery/delivery.ts";
-import { persistSettled, restoreFromSession } from "./delivery/persistence.ts";
+import { persistRun, persistSettled, restoreFromSession } from "./delivery/persistence.ts";
 import { type SettleState, settleSingleShot } from "./delivery/settle.ts";
 import type { ChildRow } from "./domain.ts";
 import { TOOL_TEXT } from "./prompt.ts";
@@ -71,6 +71,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		onChildren: (manager) =>
 			manager.subscribe((event) => {
 				if (event.type === "changed") return status.refresh();
+				if (event.type !== "settled") return persistRun(services, event.child, event.run, event.type);
 				persistSettled(services, event.result, event.child);
 				if (!services.closing()) delivery.schedule();
 			}),

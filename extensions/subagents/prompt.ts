@@ -239,6 +239,30 @@ export function missingStoredText(bytes: number): string {
 }
 
 export const CANCELLED_BY_PARENT = "stopped by subagent_cancel";
+/** Why a run found unsettled on the next start ended (the process died while it ran). */
+export const INTERRUPTED_BY_EXIT = "the parent's process ended while the child was running";
+/** Why a run found queued on the next start never ran. */
+export const NEVER_STARTED = "the parent's process ended before the child started (it was queued)";
+
+/**
+ * Body of a run the parent's process left unsettled (a crash or kill), found on the next start: what
+ * happened, how to go on, and what the child's own session file holds of the run.
+ */
+export function interruptedResultText(
+	c: Pick<ChildRecord, "id" | "name">,
+	started: boolean,
+	partial: { ok: true; text: string } | { ok: false; reason: string },
+	sessionFile: string | undefined,
+): string {
+	if (!started) return `Interrupted: ${NEVER_STARTED}; nothing ran. Spawn a new child with the same task to run it.`;
+	const head = `Interrupted: ${INTERRUPTED_BY_EXIT}. subagent_send(id="${c.id}", text=…) continues it on its own transcript.`;
+	const where = sessionFile ? ` (its session file: ${sessionFile})` : "";
+	if (!partial.ok) return `${head}\n\n(Its session file could not be read: ${partial.reason}.)`;
+	const text = partial.text.trimEnd();
+	return text.length > 0
+		? `${head}\n\nPartial output before it stopped${where}:\n${text}`
+		: `${head}\n\n(No output before it stopped${where}.)`;
+}
 export const INTERRUPTED_BY_SHUTDOWN = "the parent session shut down or reloaded while the child was running";
 
 export function watchdogError(model: string, seconds: number): string {

@@ -25,7 +25,7 @@ export const REASON_COLUMNS = 100;
 function stateColor(state: ChildState): string {
 	if (state === "completed") return "success";
 	if (state === "failed") return "error";
-	if (state === "cancelled" || state === "incomplete") return "warning";
+	if (state === "cancelled" || state === "incomplete" || state === "interrupted") return "warning";
 	return "accent";
 }
 
