@@ -14,9 +14,10 @@ import { BUILT_IN_AGENTS, describePolicy } from "./agents/agents.ts";
 import { limitsOf } from "./children/session.ts";
 import { AutoDelivery, deliverPending, FLUSH_POLL_ATTEMPTS, RESULT_MESSAGE_TYPE } from "./delivery/delivery.ts";
 import { persistRun, persistSettled, restoreFromSession } from "./delivery/persistence.ts";
+import { rosterText } from "./delivery/roster.ts";
 import { type SettleState, settleSingleShot } from "./delivery/settle.ts";
 import type { ChildRow } from "./domain.ts";
-import { TOOL_TEXT } from "./prompt.ts";
+import { ROSTER_MESSAGE_TYPE, TOOL_TEXT } from "./prompt.ts";
 import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription } from "./prompt-spawn.ts";
 import { createSessionState } from "./session-state.ts";
 import { cancelTool } from "./tools/cancel.ts";
@@ -288,6 +289,23 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		settle.rounds = 0;
 		state.enter(ctx);
 		refreshAgents(ctx);
+	});
+
+	// A compaction summarizes the spawn calls away: the roster re-states, by code, what still runs or is owed.
+	// Sent without a turn: appended at once when idle; mid-run it joins the run at its next boundary.
+	pi.on("session_compact", (_event, ctx) => {
+		state.remember(ctx);
+		const manager = services.existingChildren();
+		if (!manager) return;
+		const roster = rosterText(
+			{ list: () => manager.list(), owed: (id) => manager.ledger.latest(id)?.delivery === "pending" },
+			Date.now(),
+		);
+		if (!roster) return;
+		pi.sendMessage(
+			{ customType: ROSTER_MESSAGE_TYPE, content: roster.text, display: true, details: { ids: roster.ids } },
+			{ triggerTurn: false },
+		);
 	});
 
 	pi.on("session_shutdown", async () => {

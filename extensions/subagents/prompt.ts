@@ -364,6 +364,37 @@ export function settleCutError(seconds: number): string {
 	);
 }
 
+/** customType of the roster message added after a compaction. */
+export const ROSTER_MESSAGE_TYPE = "subagent-roster";
+
+/**
+ * First line of the roster a compaction gets: what it lists, that the summary may not, and how results come.
+ */
+export function rosterHeader(running: number, queued: number, owed: number): string {
+	const parts = [
+		running > 0 ? `${running} running` : "",
+		queued > 0 ? `${queued} queued` : "",
+		owed > 0 ? `${plural(owed, "result")} not yet received` : "",
+	].filter(Boolean);
+	return (
+		`[Subagents after the compaction — still yours, whatever the summary says: ${parts.join(", ")}. ` +
+		"Each result reaches you once, as a message when the child finishes; subagent_wait(ids=[…]) blocks for them, " +
+		"subagent_check(id) shows progress. Do not spawn the same work again.]"
+	);
+}
+
+/** One child in the roster: who, what state for how long, and its task in brief. */
+export function rosterLine(c: ChildRecord, now: number, brief: string, owed: boolean): string {
+	const since = (t: number | undefined) => formatDuration(now - (t ?? c.createdAt));
+	const state =
+		c.state === "running" || c.state === "starting"
+			? `running for ${since(c.startedAt)}`
+			: c.state === "queued"
+				? `queued for ${since(c.queuedAt)}`
+				: `${c.state} ${since(c.endedAt)} ago${owed ? ", result not yet received" : ""}`;
+	return `- ${label(c)}${asAgent(c)}: ${state}${c.run > 1 ? ` (run ${c.run})` : ""} — task: ${brief}`;
+}
+
 export function restoredNote(count: number): string {
 	return `[${plural(count, "subagent result")} from before the session was reloaded or resumed]`;
 }
