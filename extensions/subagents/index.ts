@@ -11,6 +11,7 @@ import { Type } from "typebox";
 import { bootExtension } from "../shared/host/bootstrap.ts";
 import { DEFERRED_EXPOSURE, onPi1Event, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { BUILT_IN_AGENTS, describePolicy } from "./agents/agents.ts";
+import { sessionHomes } from "./children/home.ts";
 import { limitsOf } from "./children/session.ts";
 import { AutoDelivery, deliverPending, FLUSH_POLL_ATTEMPTS, RESULT_MESSAGE_TYPE } from "./delivery/delivery.ts";
 import { persistRun, persistSettled, restoreFromSession } from "./delivery/persistence.ts";
@@ -69,12 +70,21 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		depth,
 		host: bootExtension(pi, "subagents"),
 		nested: (d) => (childPi) => setupSubagents(childPi, d),
-		onChildren: (manager) =>
+		// Once per manager: every run and result is recorded in the parent's session, through `record`, which
+		// outlives this instance (children/home.ts): a child that settles after a session switch is recorded too.
+		onChildren: (manager, record) => {
+			const deps = { store: services.store, session: { appendEntry: record } };
+			manager.subscribe((event) => {
+				if (event.type === "changed") return;
+				if (event.type === "settled") persistSettled(deps, event.result, event.child);
+				else persistRun(deps, event.child, event.run, event.type);
+			});
+		},
+		// This instance's own listener, dropped when it lets the children go (session switch, reload).
+		follow: (manager) =>
 			manager.subscribe((event) => {
 				if (event.type === "changed") return status.refresh();
-				if (event.type !== "settled") return persistRun(services, event.child, event.run, event.type);
-				persistSettled(services, event.result, event.child);
-				if (!services.closing()) delivery.schedule();
+				if (event.type === "settled" && !services.closing()) delivery.schedule();
 			}),
 	});
 	const { services } = state;
@@ -257,8 +267,13 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		// Pi 1.x: the rarely used tools stay behind tool_search when it is active; otherwise they are declared.
 		settleDeferredTools(pi, RARE_TOOLS, services.config().exposure.deferRareTools, "subagent_spawn");
 		refreshAgents(ctx);
+		// Children this session left running in the process (a reload, a switch back) are taken over as they
+		// are; otherwise they are rebuilt from the session's records.
+		const adopted = state.adopt(ctx);
 		services.children(ctx).setLimits(limitsOf(services.config()));
-		const owed = restoreFromSession(services, ctx);
+		const owed = adopted
+			? (services.existingChildren()?.ledger.pending().length ?? 0)
+			: restoreFromSession(services, ctx);
 		status.refresh(); // a redraw: rows of the resumed history show their children's final state
 		if (owed > 0) await deliverPending(services, "append");
 	});
@@ -308,15 +323,26 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		);
 	});
 
-	pi.on("session_shutdown", async () => {
+	pi.on("session_shutdown", async (event) => {
 		state.setClosing(true);
 		settle.abort?.abort();
 		delivery.cancel();
 		status.stop();
-		const manager = services.existingChildren();
-		if (!manager) return;
-		// Running children are stopped; their partial output is recorded as owed, for the next start.
-		await Promise.race([manager.shutdown(), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
-		state.dropChildren();
+		// A session switch (/new, /resume, /fork) or /reload: the children go on in their home, and their
+		// results reach this session when it is active again.
+		const reason = (event as { reason?: string } | undefined)?.reason;
+		if (depth === 0 && reason !== undefined && reason !== "quit") return state.detach();
+		// The process ends: running children are stopped; their partial output is recorded as owed, for the next
+		// start — this session's through this instance, other sessions' straight into their files.
+		const manager = state.dropChildren();
+		const others = depth === 0 ? [...sessionHomes().values()] : [];
+		if (depth === 0) sessionHomes().clear();
+		const stopping = [
+			...(manager ? [manager.shutdown()] : []),
+			...others.map((home) => home.manager.shutdown().then(() => home.flushToFile())),
+		];
+		if (stopping.length === 0) return;
+		await Promise.race([Promise.all(stopping), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
+		for (const home of others) home.flushToFile();
 	});
 }

@@ -88,11 +88,13 @@ export interface DeliveredEntryData {
 	by: Exclude<DeliveryState, "pending">;
 }
 
-export function persistSettled(
-	deps: Pick<SubagentServices, "store" | "session">,
-	result: SettledResult,
-	child: ChildRecord,
-): void {
+/** Where records go: the parent's session (or the process-wide home that writes into it later). */
+export interface RecordDeps {
+	store: SubagentServices["store"];
+	session: Pick<SubagentServices["session"], "appendEntry">;
+}
+
+export function persistSettled(deps: RecordDeps, result: SettledResult, child: ChildRecord): void {
 	const bytes = utf8Length(result.text);
 	const data: SettledEntryData = {
 		...snapshot(child, result.run),
@@ -112,7 +114,7 @@ export function persistSettled(
 
 /** Record a run queued or started in the parent's session (synchronously: before the tool returns). */
 export function persistRun(
-	deps: Pick<SubagentServices, "session">,
+	deps: Pick<RecordDeps, "session">,
 	child: ChildRecord,
 	run: number,
 	phase: RunEntryData["phase"],
@@ -120,7 +122,7 @@ export function persistRun(
 	append(deps, RUN_ENTRY, { ...snapshot(child, run), phase } satisfies RunEntryData, resultKey(child.id, run));
 }
 
-function append(deps: Pick<SubagentServices, "session">, type: string, data: object, what: string): void {
+function append(deps: Pick<RecordDeps, "session">, type: string, data: object, what: string): void {
 	try {
 		deps.session.appendEntry(type, data);
 	} catch (error) {
