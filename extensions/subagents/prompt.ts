@@ -15,7 +15,9 @@ export const TOOL_TEXT = {
 			"Returns at once with the child's id. Its final answer reaches you automatically when it finishes " +
 			"(or call subagent_wait). In a single-shot run without UI (print or json mode), its result says whether your " +
 			"run waits for it or you must call subagent_wait before you finish. " +
-			"Long answers arrive as head + tail with the full text stored in a file you can read.",
+			"Long answers arrive as head + tail with the full text stored in a file you can read. " +
+			"Children outlive compaction, session switches and reload; each result arrives once, in this session. " +
+			"After a crash a child is reported interrupted; subagent_send resumes it.",
 		snippet: "Start a background subagent on a self-contained task; its result comes back to you",
 		prompt: 'The complete task for the child. It sees nothing of your conversation unless context is "fork".',
 		name: "Short title shown in lists (optional).",
