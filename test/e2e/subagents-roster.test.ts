@@ -98,3 +98,59 @@ describe.each(PI_LINES)("subagents roster after compaction on $label", ({ line }
 		}
 	});
 });
+
+// A threshold compaction at a run's end must not start a turn of its own for the roster: it waits for the next
+// prompt. Pi 0.73 only: it compacts on the reported usage at the run's end; 1.x decides from the real content
+// (a scripted prompt_tokens does not trigger it) and compacts mid-run, where its own rule defers the message.
+describe.each(PI_LINES.filter((l) => l.line === "0.73"))(
+	"subagents roster after a threshold compaction on $label",
+	({ line }) => {
+		const startServer = useScriptedServers();
+
+		it("a compaction at the run's end starts no turn; the next prompt's request carries the roster", async () => {
+			let agentCalls = 0;
+			const parent = handoffScript((_n, req) => {
+				agentCalls++;
+				if (req.lastUser.includes("spawn two")) {
+					if (req.body.messages.at(-1)?.role !== "tool")
+						return {
+							toolCalls: CHILDREN.map((c) => ({
+								name: "subagent_spawn",
+								arguments: { prompt: `CHILD-TASK ${c.name}: scan the ${c.name} module`, name: c.name },
+							})),
+						};
+					return { text: LONG_REPLY, promptTokens: 13_000 };
+				}
+				return { text: `reply to: ${req.lastUser.slice(0, 40)}`, promptTokens: 2_000 };
+			});
+			const server = await startServer((req) => {
+				if (isChild(req) && kindOf(req) === "agent") {
+					const child = CHILDREN.find((c) => req.firstUser.includes(c.name))!;
+					return { text: child.answer, delayMs: CHILD_DELAY_MS };
+				}
+				return parent(req);
+			});
+			const sandbox = makeSandbox({
+				server,
+				contextWindow: 16_000,
+				settings: { compaction: { enabled: true, reserveTokens: 4000, keepRecentTokens: 400 } },
+			});
+			const rpc = startPiRpc({ line, sandbox, extensions: [extensionPath("subagents")] });
+			try {
+				await rpc.prompt("spawn two children");
+				await rpc.waitFor((e) => e.type === "auto_compaction_end" || e.type === "compaction_end", 60_000);
+				await new Promise((r) => setTimeout(r, 1_000)); // a (wrong) turn for the roster would start now
+				expect(agentCalls).toBe(2);
+				await rpc.prompt("what is still running?");
+				const asked = server.requests.filter((r) => !isChild(r) && kindOf(r) === "agent").at(-1)!;
+				expect(asked.lastUser).toContain("what is still running?");
+				const context = textOf(asked);
+				expect(context).toContain(PI_DEFAULT_REPLY);
+				for (const c of CHILDREN) expect(context).toContain(`${c.id} "${c.name}": running for`);
+				expect(countOf(context, "[Subagents after the compaction")).toBe(1);
+			} finally {
+				await rpc.stop();
+			}
+		});
+	},
+);
