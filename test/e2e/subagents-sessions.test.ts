@@ -2,7 +2,8 @@
  * Children belong to the session that spawned them (the real pi CLI in rpc mode, both lines): two children run,
  * `new_session` replaces the session; they are not cancelled, and no request of the new session carries their
  * results, before or after they finish. `switch_session` back to the first session: its next request carries
- * each result exactly once, complete.
+ * each result exactly once, complete. And when the process ends while the first session's children still run,
+ * they are stopped and recorded in that session's file, so opening it again reports each once.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +18,8 @@ const CHILDREN = [
 	{ id: "sa-2", name: "beta", answer: "ANSWER-BETA complete" },
 ];
 const CHILD_DELAY_MS = 5_000;
+/** Long enough that the process ends while the children still run. */
+const SLOW_CHILD_DELAY_MS = 60_000;
 
 const textOf = (req: ChatRequest) => req.body.messages.map((m) => messageText(m)).join("\n");
 const countOf = (text: string, needle: string) => text.split(needle).length - 1;
@@ -42,26 +45,63 @@ function childrenFinished(agentDir: string): boolean {
 
 describe.each(PI_LINES)("subagents across session changes on $label", ({ line }) => {
 	const startServer = useScriptedServers();
+	let childDelayMs = CHILD_DELAY_MS;
+
+	function script(req: ChatRequest) {
+		if (isChild(req)) {
+			const child = CHILDREN.find((c) => req.firstUser.includes(`CHILD-TASK ${c.name}`))!;
+			return { text: child.answer, delayMs: childDelayMs };
+		}
+		if (req.lastUser.includes("spawn two")) {
+			const since = req.body.messages.slice(req.body.messages.findLastIndex((m) => m.role === "user"));
+			if (!since.some((m) => (m.tool_calls ?? []).length > 0))
+				return {
+					toolCalls: CHILDREN.map((c) => ({
+						name: "subagent_spawn",
+						arguments: { prompt: `CHILD-TASK ${c.name}`, name: c.name },
+					})),
+				};
+			return { text: "spawned both" };
+		}
+		return { text: `reply to: ${req.lastUser.slice(0, 40)}` };
+	}
+
+	it("the process ending while another session's children run records them in that session's file", async () => {
+		childDelayMs = SLOW_CHILD_DELAY_MS;
+		const server = await startServer(script);
+		const sandbox = makeSandbox({ server });
+		const extensions = [extensionPath("subagents")];
+		const rpc = startPiRpc({ line, sandbox, extensions });
+		let first = "";
+		try {
+			await rpc.prompt("spawn two children");
+			first = (await command(rpc, { type: "get_state" }))?.sessionFile as string;
+			await command(rpc, { type: "new_session" });
+			await rpc.prompt("NEW-ONE a prompt in the new session");
+		} finally {
+			await rpc.stop();
+		}
+		// The first session, opened again in a new process: both children are reported once, stopped by the exit
+		// (recorded into its file by the process that ended), not as interrupted by a crash.
+		const again = startPiRpc({ line, sandbox, extensions, args: ["--session", first] });
+		try {
+			await again.prompt("AGAIN in the first session");
+			const last = server.requests.filter((r) => !isChild(r)).at(-1)!;
+			expect(last.lastUser).toBe("AGAIN in the first session");
+			const context = textOf(last);
+			for (const c of CHILDREN) {
+				expect(countOf(context, `── ${c.id} "${c.name}" cancelled`), c.id).toBe(1);
+				expect(context).not.toContain(`── ${c.id} "${c.name}" interrupted`);
+			}
+			expect(context).toContain("the parent session shut down or reloaded");
+		} finally {
+			await again.stop();
+		}
+	});
 
 	it("new_session leaves the children running; their results reach only their own session, once", async () => {
-		const server = await startServer((req) => {
-			if (isChild(req)) {
-				const child = CHILDREN.find((c) => req.firstUser.includes(`CHILD-TASK ${c.name}`))!;
-				return { text: child.answer, delayMs: CHILD_DELAY_MS };
-			}
-			if (req.lastUser.includes("spawn two")) {
-				const since = req.body.messages.slice(req.body.messages.findLastIndex((m) => m.role === "user"));
-				if (!since.some((m) => (m.tool_calls ?? []).length > 0))
-					return {
-						toolCalls: CHILDREN.map((c) => ({
-							name: "subagent_spawn",
-							arguments: { prompt: `CHILD-TASK ${c.name}`, name: c.name },
-						})),
-					};
-				return { text: "spawned both" };
-			}
-			return { text: `reply to: ${req.lastUser.slice(0, 40)}` };
-		});
+		childDelayMs = CHILD_DELAY_MS;
+		const server = await startServer(script);
 		const sandbox = makeSandbox({ server });
 		const rpc = startPiRpc({ line, sandbox, extensions: [extensionPath("subagents")] });
 		try {
