@@ -61,6 +61,17 @@ export function createSessionState(options: SessionStateOptions): SessionState {
 	let home: SessionHome | undefined;
 	let unfollow: (() => void) | undefined;
 	const sink: EntrySink = (type, data) => pi.appendEntry(type, data);
+	/** Take over the children the context's session left in its home, if any (top level only). */
+	const adoptHome = (context: ExtensionContext): boolean => {
+		if (depth !== 0) return false;
+		const found = sessionHomes().get(sessionKey(context));
+		if (!found) return false;
+		home = found;
+		manager = found.manager;
+		found.attach(sink);
+		unfollow = options.follow?.(found.manager);
+		return true;
+	};
 	host.onConfig((next) => {
 		config = next;
 		configLoaded = true;
@@ -85,7 +96,7 @@ export function createSessionState(options: SessionStateOptions): SessionState {
 		closing: () => closing,
 		children: (context) => {
 			enter(context);
-			if (manager) return manager;
+			if (manager || adoptHome(context)) return manager!;
 			manager = createSessionChildren(context, { depth, agentDir, config, nested: options.nested });
 			// Top level: the children live in a process-wide home keyed by session (children/home.ts).
 			if (depth === 0) {
@@ -114,14 +125,7 @@ export function createSessionState(options: SessionStateOptions): SessionState {
 		},
 		adopt: (context) => {
 			enter(context);
-			if (depth !== 0 || manager) return false;
-			const found = sessionHomes().get(sessionKey(context));
-			if (!found) return false;
-			home = found;
-			manager = found.manager;
-			found.attach(sink);
-			unfollow = options.follow?.(found.manager);
-			return true;
+			return !manager && adoptHome(context);
 		},
 		detach: () => {
 			unfollow?.();
