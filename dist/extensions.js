@@ -1179,6 +1179,18 @@ var init_surfaces = __esm({
         clip: true,
         doc: "a settled child's task quoted in its completion entry"
       },
+      "subagents.roster": {
+        maxBytes: 4 * KIB,
+        maxLines: 26,
+        clip: true,
+        doc: "children still running, queued or owed, re-stated after a compaction: 25 entries, then a count of the rest"
+      },
+      "subagents.rosterTask": {
+        maxBytes: 120,
+        maxLines: 1,
+        clip: true,
+        doc: "a child's task, briefly, in the roster after a compaction"
+      },
       "subagents.modelChoices": {
         maxBytes: 4 * KIB,
         maxLines: 21,
@@ -7512,6 +7524,72 @@ var init_agents = __esm({
   }
 });
 
+// extensions/subagents/children/home.ts
+function sessionHomes() {
+  const g = globalThis;
+  g[HOMES] ??= /* @__PURE__ */ new Map();
+  return g[HOMES];
+}
+function sessionKey(ctx) {
+  let file;
+  try {
+    file = ctx.sessionManager.getSessionFile();
+  } catch {
+    file = void 0;
+  }
+  if (file) return file;
+  try {
+    return `id:${ctx.sessionManager.getSessionId()}`;
+  } catch {
+    return "id:?";
+  }
+}
+function createSessionHome(key, sessionFile, manager) {
+  let sink;
+  const waiting = [];
+  const write2 = (to, type, data) => {
+    try {
+      to(type, data);
+    } catch (error) {
+      console.error(`subagents: could not record ${type} in the session: ${String(error)}`);
+    }
+  };
+  return {
+    key,
+    sessionFile,
+    manager,
+    record(type, data) {
+      if (sink) write2(sink, type, data);
+      else waiting.push([type, data]);
+    },
+    attach(next) {
+      sink = next;
+      for (const [type, data] of waiting.splice(0)) write2(next, type, data);
+    },
+    detach() {
+      sink = void 0;
+    },
+    waiting: () => waiting.length,
+    flushToFile() {
+      if (waiting.length === 0 || !sessionFile) return;
+      try {
+        const file = import_pi_coding_agent4.SessionManager.open(sessionFile);
+        for (const [type, data] of waiting.splice(0)) file.appendCustomEntry(type, data);
+      } catch (error) {
+        console.error(`subagents: could not record results in ${sessionFile}: ${String(error)}`);
+      }
+    }
+  };
+}
+var import_pi_coding_agent4, HOMES;
+var init_home = __esm({
+  "extensions/subagents/children/home.ts"() {
+    "use strict";
+    import_pi_coding_agent4 = require("@mariozechner/pi-coding-agent");
+    HOMES = /* @__PURE__ */ Symbol.for("pi-context-headroom.subagents.homes");
+  }
+});
+
 // extensions/subagents/domain.ts
 function isSettled(state) {
   return SETTLED_STATES.includes(state);
@@ -7545,6 +7623,8 @@ function statusGlyph(state) {
       return "■";
     case "skipped":
       return "⊘";
+    case "interrupted":
+      return "↯";
   }
 }
 function formatDuration(ms) {
@@ -7637,7 +7717,14 @@ var init_domain = __esm({
     init_projection();
     init_surfaces();
     init_format();
-    SETTLED_STATES = ["completed", "incomplete", "failed", "cancelled", "skipped"];
+    SETTLED_STATES = [
+      "completed",
+      "incomplete",
+      "failed",
+      "cancelled",
+      "skipped",
+      "interrupted"
+    ];
     CHILD_TOOL_NAMES = ["read", "bash", "edit", "write", "grep", "find", "ls"];
     SUBAGENT_TOOL_NAMES = [
       "subagent_spawn",
@@ -7779,6 +7866,21 @@ function missingSessionFileError(c, path) {
 function missingStoredText(bytes) {
   return `[the full text (${bytes} bytes) is no longer in the artifact store]`;
 }
+function interruptedResultText(c, started, partial, sessionFile) {
+  if (!started) return `Interrupted: ${NEVER_STARTED}; nothing ran. Spawn a new child with the same task to run it.`;
+  const head = `Interrupted: ${INTERRUPTED_BY_EXIT}. subagent_send(id="${c.id}", text=…) continues it on its own transcript.`;
+  const where = sessionFile ? ` (its session file: ${sessionFile})` : "";
+  if (!partial.ok) return `${head}
+
+(Its session file could not be read: ${partial.reason}.)`;
+  const text = partial.text.trimEnd();
+  return text.length > 0 ? `${head}
+
+Partial output before it stopped${where}:
+${text}` : `${head}
+
+(No output before it stopped${where}.)`;
+}
 function watchdogError(model, seconds) {
   return `no output from model ${model} for ${seconds} s (watchdog); the child was stopped. Retry with subagent_send, choose another model, or raise subagents.idleTimeoutSeconds.`;
 }
@@ -7845,13 +7947,26 @@ function settleDeliveryHeader(count2) {
 function settleCutError(seconds) {
   return `the single-shot run stopped waiting after ${seconds} s (subagents.maxRunSeconds); use subagent_send to continue it.`;
 }
+function rosterHeader(running, queued, owed) {
+  const parts = [
+    running > 0 ? `${running} running` : "",
+    queued > 0 ? `${queued} queued` : "",
+    owed > 0 ? `${plural(owed, "result")} not yet received` : ""
+  ].filter(Boolean);
+  return `[Subagents after the compaction — still yours, whatever the summary says: ${parts.join(", ")}. Each result reaches you once, as a message when the child finishes; subagent_wait(ids=[…]) blocks for them, subagent_check(id) shows progress. Do not spawn the same work again.]`;
+}
+function rosterLine(c, now, brief2, owed) {
+  const since = (t) => formatDuration(now - (t ?? c.createdAt));
+  const state = c.state === "running" || c.state === "starting" ? `running for ${since(c.startedAt)}` : c.state === "queued" ? `queued for ${since(c.queuedAt)}` : `${c.state} ${since(c.endedAt)} ago${owed ? ", result not yet received" : ""}`;
+  return `- ${label(c)}${asAgent(c)}: ${state}${c.run > 1 ? ` (run ${c.run})` : ""} — task: ${brief2}`;
+}
 function restoredNote(count2) {
   return `[${plural(count2, "subagent result")} from before the session was reloaded or resumed]`;
 }
 function configWarning(warning) {
   return `subagents: ${warning}`;
 }
-var TOOL_TEXT, CHILD_SYSTEM_APPEND, NOTHING_TO_WAIT_FOR, NO_CHILDREN, EMPTY_PROMPT_ERROR, SHUT_DOWN_ERROR, PROVIDER_ERROR, ABORTED, STOPPED_BEFORE_START, EMPTY_SEND_TEXT_ERROR, CANCELLED_BY_PARENT, INTERRUPTED_BY_SHUTDOWN, SETTLE_INTERRUPTED;
+var TOOL_TEXT, CHILD_SYSTEM_APPEND, NOTHING_TO_WAIT_FOR, NO_CHILDREN, EMPTY_PROMPT_ERROR, SHUT_DOWN_ERROR, PROVIDER_ERROR, ABORTED, STOPPED_BEFORE_START, EMPTY_SEND_TEXT_ERROR, CANCELLED_BY_PARENT, INTERRUPTED_BY_EXIT, NEVER_STARTED, INTERRUPTED_BY_SHUTDOWN, SETTLE_INTERRUPTED, ROSTER_MESSAGE_TYPE;
 var init_prompt6 = __esm({
   "extensions/subagents/prompt.ts"() {
     "use strict";
@@ -7859,7 +7974,7 @@ var init_prompt6 = __esm({
     TOOL_TEXT = {
       spawn: {
         label: "Spawn subagent",
-        description: "Start a subagent: a separate Pi agent with its own context that works on `prompt` in the background. Returns at once with the child's id. Its final answer reaches you automatically when it finishes (or call subagent_wait). In a single-shot run without UI (print or json mode), its result says whether your run waits for it or you must call subagent_wait before you finish. Long answers arrive as head + tail with the full text stored in a file you can read.",
+        description: "Start a subagent: a separate Pi agent with its own context that works on `prompt` in the background. Returns at once with the child's id. Its final answer reaches you automatically when it finishes (or call subagent_wait). In a single-shot run without UI (print or json mode), its result says whether your run waits for it or you must call subagent_wait before you finish. Long answers arrive as head + tail with the full text stored in a file you can read. Children outlive compaction, session switches and reload; each result arrives once, in this session. After a crash a child is reported interrupted; subagent_send resumes it.",
         snippet: "Start a background subagent on a self-contained task; its result comes back to you",
         prompt: 'The complete task for the child. It sees nothing of your conversation unless context is "fork".',
         name: "Short title shown in lists (optional).",
@@ -7915,8 +8030,11 @@ var init_prompt6 = __esm({
     STOPPED_BEFORE_START = "stopped before it started";
     EMPTY_SEND_TEXT_ERROR = 'text must not be empty: pass the message for the child, e.g. subagent_send(id="sa-1", text="Also cover the error paths.").';
     CANCELLED_BY_PARENT = "stopped by subagent_cancel";
+    INTERRUPTED_BY_EXIT = "the parent's process ended while the child was running";
+    NEVER_STARTED = "the parent's process ended before the child started (it was queued)";
     INTERRUPTED_BY_SHUTDOWN = "the parent session shut down or reloaded while the child was running";
     SETTLE_INTERRUPTED = "the single-shot run was interrupted (Ctrl-C) while it waited for the child";
+    ROSTER_MESSAGE_TYPE = "subagent-roster";
   }
 });
 
@@ -8129,7 +8247,7 @@ function normalizeEvent(event, contextUsage) {
   return out;
 }
 function sessionFor(spec, sessionDir) {
-  if (!spec.sessionFile) return import_pi_coding_agent4.SessionManager.create(spec.cwd, sessionDir);
+  if (!spec.sessionFile) return import_pi_coding_agent5.SessionManager.create(spec.cwd, sessionDir);
   let isFile = false;
   try {
     isFile = (0, import_node_fs7.statSync)(spec.sessionFile).isFile();
@@ -8137,7 +8255,7 @@ function sessionFor(spec, sessionDir) {
     isFile = false;
   }
   if (!isFile) throw new Error(missingSessionFileError({ id: spec.id, name: spec.id }, spec.sessionFile));
-  return import_pi_coding_agent4.SessionManager.open(spec.sessionFile, sessionDir, spec.cwd);
+  return import_pi_coding_agent5.SessionManager.open(spec.sessionFile, sessionDir, spec.cwd);
 }
 async function builtInExtensions(packageDir) {
   if (!packageDir) return [];
@@ -8166,8 +8284,8 @@ function createInProcessBackend(options) {
       const policy = spec.extensions ?? ALL_EXTENSIONS;
       builtIns ??= builtInExtensions(options.packageDir);
       const factories = [...policy.mode === "none" ? [] : await builtIns, ...options.extensionFactories ?? []];
-      const settingsManager = import_pi_coding_agent4.SettingsManager.create(spec.cwd, options.agentDir, { projectTrusted: options.projectTrusted !== false });
-      const loader = new import_pi_coding_agent4.DefaultResourceLoader({
+      const settingsManager = import_pi_coding_agent5.SettingsManager.create(spec.cwd, options.agentDir, { projectTrusted: options.projectTrusted !== false });
+      const loader = new import_pi_coding_agent5.DefaultResourceLoader({
         cwd: spec.cwd,
         agentDir: options.agentDir,
         settingsManager,
@@ -8199,7 +8317,7 @@ function createInProcessBackend(options) {
       const lineSpecific = { modelRegistry: registry };
       if (registry.authStorage) lineSpecific.authStorage = registry.authStorage;
       if (registry.runtime) lineSpecific.modelRuntime = registry.runtime;
-      const { session } = await (0, import_pi_coding_agent4.createAgentSession)({
+      const { session } = await (0, import_pi_coding_agent5.createAgentSession)({
         cwd: spec.cwd,
         agentDir: options.agentDir,
         model: spec.model,
@@ -8250,14 +8368,14 @@ function createInProcessBackend(options) {
     }
   };
 }
-var import_node_fs7, import_node_path8, import_node_url, import_pi_coding_agent4;
+var import_node_fs7, import_node_path8, import_node_url, import_pi_coding_agent5;
 var init_backend = __esm({
   "extensions/subagents/children/backend.ts"() {
     "use strict";
     import_node_fs7 = require("node:fs");
     import_node_path8 = require("node:path");
     import_node_url = require("node:url");
-    import_pi_coding_agent4 = require("@mariozechner/pi-coding-agent");
+    import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
     init_domain();
     init_prompt6();
     init_prompt_spawn();
@@ -8656,7 +8774,7 @@ var init_read_model = __esm({
           try {
             listener(event);
           } catch (error) {
-            const what = event.type === "settled" ? `after ${event.result.key} settled` : "after a change";
+            const what = event.type === "settled" ? `after ${event.result.key} settled` : event.type === "changed" ? "after a change" : `after ${event.child.id} run ${event.run} was ${event.type}`;
             console.error(`subagents: ${what}: ${String(error)}`);
           }
         }
@@ -8835,6 +8953,7 @@ var init_manager = __esm({
         rt.extensions = request.extensions;
         this.runtimes.set(id, rt);
         this.runtimes.get(id).pendingPrompt = request.firstMessage ?? request.prompt;
+        this.subscribers.publish({ type: "queued", child: record, run: 1 });
         this.pump();
         return record;
       }
@@ -8869,6 +8988,7 @@ var init_manager = __esm({
         record.error = void 0;
         rt.pendingPrompt = text;
         rt.stopReason = void 0;
+        this.subscribers.publish({ type: "queued", child: record, run: record.run });
         this.pump();
         return "rerun";
       }
@@ -9052,6 +9172,7 @@ ${result.text}` })).then((final) => this.settle(child, run2, state, final, error
           child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
           if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
           child.state = "running";
+          this.subscribers.publish({ type: "started", child, run: run2 });
           this.changed();
           this.armWatchdog(child, rt);
           const handle = rt.handle;
@@ -9258,14 +9379,95 @@ var init_batch_options = __esm({
   }
 });
 
+// extensions/subagents/children/partial-output.ts
+function textOf(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.filter((p) => p && typeof p === "object" && p.type === "text" && typeof p.text === "string").map((p) => p.text).join("\n");
+}
+function lastRunText(jsonl) {
+  let parts = [];
+  for (const raw of jsonl.split("\n")) {
+    if (!raw.startsWith("{")) continue;
+    let line;
+    try {
+      line = JSON.parse(raw);
+    } catch {
+      continue;
+    }
+    if (line.type !== "message" || !line.message) continue;
+    if (line.message.role === "user") parts = [];
+    else if (line.message.role === "assistant") {
+      const text = textOf(line.message.content).trim();
+      if (text.length > 0) parts.push(text);
+    }
+  }
+  return parts.join("\n\n");
+}
+function readPartialOutput(sessionFile) {
+  if (!sessionFile) return { ok: true, text: "" };
+  let fd;
+  try {
+    fd = (0, import_node_fs8.openSync)(sessionFile, "r");
+  } catch (error) {
+    const code2 = error.code;
+    return code2 === "ENOENT" ? { ok: true, text: "" } : { ok: false, reason: String(error) };
+  }
+  try {
+    const size = (0, import_node_fs8.fstatSync)(fd).size;
+    const length = Math.min(size, PARTIAL_READ_MAX_BYTES);
+    const buffer = Buffer.alloc(length);
+    (0, import_node_fs8.readSync)(fd, buffer, 0, length, size - length);
+    let text = buffer.toString("utf8");
+    if (length < size) text = text.slice(text.indexOf("\n") + 1);
+    return { ok: true, text: lastRunText(text) };
+  } catch (error) {
+    return { ok: false, reason: String(error) };
+  } finally {
+    (0, import_node_fs8.closeSync)(fd);
+  }
+}
+var import_node_fs8, PARTIAL_READ_MAX_BYTES;
+var init_partial_output = __esm({
+  "extensions/subagents/children/partial-output.ts"() {
+    "use strict";
+    import_node_fs8 = require("node:fs");
+    PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
+  }
+});
+
 // extensions/subagents/delivery/persistence.ts
 function persistSettled(deps, result, child) {
   const bytes = utf8ByteLength(result.text);
   const data = {
+    ...snapshot(child, result.run),
     key: result.key,
-    id: child.id,
-    run: result.run,
     state: result.state,
+    error: child.error,
+    bytes
+  };
+  if (bytes <= INLINE_ENTRY_MAX_BYTES) data.text = result.text;
+  else {
+    const put = deps.store().putSync("subagent-results", result.text);
+    if (put.ok) data.sha256 = put.sha256;
+    else data.text = result.text;
+  }
+  append(deps, SETTLED_ENTRY, data, result.key);
+}
+function persistRun(deps, child, run2, phase) {
+  append(deps, RUN_ENTRY, { ...snapshot(child, run2), phase }, resultKey(child.id, run2));
+}
+function append(deps, type, data, what) {
+  try {
+    deps.session.appendEntry(type, data);
+  } catch (error) {
+    console.error(`subagents: could not record ${what} in the session: ${String(error)}`);
+  }
+}
+function snapshot(child, run2) {
+  return {
+    id: child.id,
+    run: run2,
     name: child.name,
     model: child.model,
     prompt: project(child.prompt, "subagents.settledPrompt").text,
@@ -9279,21 +9481,8 @@ function persistSettled(deps, result, child) {
     thinking: child.thinking,
     context: child.context,
     ...child.agent ? { agent: child.agent } : {},
-    error: child.error,
-    bytes,
     ...child.worktree ? { worktree: child.worktree } : {}
   };
-  if (bytes <= INLINE_ENTRY_MAX_BYTES) data.text = result.text;
-  else {
-    const put = deps.store().putSync("subagent-results", result.text);
-    if (put.ok) data.sha256 = put.sha256;
-    else data.text = result.text;
-  }
-  try {
-    deps.session.appendEntry(SETTLED_ENTRY, data);
-  } catch (error) {
-    console.error(`subagents: could not record ${result.key} in the session: ${String(error)}`);
-  }
 }
 function persistDelivered(deps, keys, by) {
   if (keys.length === 0) return;
@@ -9306,44 +9495,38 @@ function persistDelivered(deps, keys, by) {
 function restoreFromSession(deps, ctx) {
   const manager = deps.children(ctx);
   const settled = [];
+  const runs = /* @__PURE__ */ new Map();
+  const started = /* @__PURE__ */ new Set();
   const delivered = /* @__PURE__ */ new Map();
   for (const entry of ctx.sessionManager.getBranch()) {
     if (entry.type !== "custom" || !entry.data || typeof entry.data !== "object") continue;
     if (entry.customType === SETTLED_ENTRY) settled.push(entry.data);
-    else if (entry.customType === DELIVERED_ENTRY) {
+    else if (entry.customType === RUN_ENTRY) {
+      const d = entry.data;
+      if (!validId(d.id) || !Number.isInteger(d.run)) continue;
+      const known = runs.get(d.id);
+      if (!known || d.run >= known.run) runs.set(d.id, { ...known, ...d });
+      if (d.phase === "started") started.add(resultKey(d.id, d.run));
+    } else if (entry.customType === DELIVERED_ENTRY) {
       const d = entry.data;
       for (const key of Array.isArray(d.keys) ? d.keys : []) delivered.set(key, d.by === "wait" ? "wait" : "auto");
     }
   }
+  const settledKeys = new Set(settled.map((d) => d.key));
+  for (const d of runs.values()) {
+    const key = resultKey(d.id, d.run);
+    if (settledKeys.has(key) || settled.some((s) => s.id === d.id && s.run > d.run)) continue;
+    settled.push(interrupted(deps, d, started.has(key)));
+  }
   let owed = 0;
   for (const d of settled) {
-    if (typeof d.id !== "string" || !/^sa-\d+$/.test(d.id) || typeof d.key !== "string") continue;
+    if (!validId(d.id) || typeof d.key !== "string") continue;
     const text = d.text ?? readStored(deps, d.sha256) ?? missingStoredText(d.bytes);
     const record = {
-      id: d.id,
-      name: String(d.name ?? d.id),
-      prompt: String(d.prompt ?? ""),
-      model: String(d.model ?? "?"),
-      // Entries from before tools were recorded: the default set, as a spawn without `tools` gets.
-      tools: Array.isArray(d.tools) ? d.tools.filter((t) => typeof t === "string") : [...deps.config().subagents.defaultTools],
-      cwd: typeof d.cwd === "string" && d.cwd.length > 0 ? d.cwd : ctx.cwd,
-      thinking: typeof d.thinking === "string" ? d.thinking : void 0,
-      context: d.context === "fork" ? "fork" : "fresh",
-      ...typeof d.agent === "string" && d.agent.length > 0 ? { agent: d.agent } : {},
+      ...recordOf(deps, ctx, d),
       state: d.state,
-      run: d.run,
-      createdAt: d.createdAt ?? 0,
-      queuedAt: d.createdAt ?? 0,
-      startedAt: d.startedAt,
-      endedAt: d.endedAt,
-      turns: d.turns ?? 0,
-      outputTokens: 0,
-      partialText: "",
       finalText: text,
-      error: typeof d.error === "string" ? d.error : void 0,
-      sessionFile: d.sessionFile,
-      recentTools: [],
-      ...validWorktree(d.worktree) ? { worktree: d.worktree } : {}
+      error: typeof d.error === "string" ? d.error : void 0
     };
     const delivery = delivered.get(d.key) ?? "pending";
     if (delivery === "pending") owed++;
@@ -9359,6 +9542,50 @@ function restoreFromSession(deps, ctx) {
   }
   return owed;
 }
+function validId(id) {
+  return typeof id === "string" && /^sa-\d+$/.test(id);
+}
+function interrupted(deps, d, started) {
+  const partial = started ? readPartialOutput(d.sessionFile) : { ok: true, text: "" };
+  const text = interruptedResultText({ id: d.id, name: String(d.name ?? d.id) }, started, partial, d.sessionFile);
+  const { phase: _phase, ...rest } = d;
+  const data = {
+    ...rest,
+    key: resultKey(d.id, d.run),
+    state: "interrupted",
+    error: started ? INTERRUPTED_BY_EXIT : NEVER_STARTED,
+    ...started ? {} : { startedAt: void 0 },
+    bytes: utf8ByteLength(text),
+    text
+  };
+  append(deps, SETTLED_ENTRY, data, data.key);
+  return data;
+}
+function recordOf(deps, ctx, d) {
+  return {
+    id: d.id,
+    name: String(d.name ?? d.id),
+    prompt: String(d.prompt ?? ""),
+    model: String(d.model ?? "?"),
+    // Entries from before tools were recorded: the default set, as a spawn without `tools` gets.
+    tools: Array.isArray(d.tools) ? d.tools.filter((t) => typeof t === "string") : [...deps.config().subagents.defaultTools],
+    cwd: typeof d.cwd === "string" && d.cwd.length > 0 ? d.cwd : ctx.cwd,
+    thinking: typeof d.thinking === "string" ? d.thinking : void 0,
+    context: d.context === "fork" ? "fork" : "fresh",
+    ...typeof d.agent === "string" && d.agent.length > 0 ? { agent: d.agent } : {},
+    run: d.run,
+    createdAt: d.createdAt ?? 0,
+    queuedAt: d.createdAt ?? 0,
+    startedAt: d.startedAt,
+    endedAt: d.endedAt,
+    turns: d.turns ?? 0,
+    outputTokens: 0,
+    partialText: "",
+    sessionFile: d.sessionFile,
+    recentTools: [],
+    ...validWorktree(d.worktree) ? { worktree: d.worktree } : {}
+  };
+}
 function validWorktree(w) {
   if (!w || typeof w !== "object") return false;
   const o = w;
@@ -9369,21 +9596,24 @@ function readStored(deps, sha256) {
   const found = deps.store().resolve(sha256, "subagent-results");
   if (!found.ok) return void 0;
   try {
-    return (0, import_node_fs8.readFileSync)(found.path, "utf8");
+    return (0, import_node_fs9.readFileSync)(found.path, "utf8");
   } catch {
     return void 0;
   }
 }
-var import_node_fs8, SETTLED_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
+var import_node_fs9, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
 var init_persistence = __esm({
   "extensions/subagents/delivery/persistence.ts"() {
     "use strict";
-    import_node_fs8 = require("node:fs");
+    import_node_fs9 = require("node:fs");
     init_projection();
     init_surfaces();
     init_tokens();
+    init_partial_output();
+    init_domain();
     init_prompt6();
     SETTLED_ENTRY = "subagent-settled";
+    RUN_ENTRY = "subagent-run";
     DELIVERED_ENTRY = "subagent-delivered";
     INLINE_ENTRY_MAX_BYTES = 64 * 1024;
     SETTLED_PROMPT_MAX_BYTES = SURFACES["subagents.settledPrompt"].maxBytes;
@@ -9589,6 +9819,29 @@ var init_delivery = __esm({
   }
 });
 
+// extensions/subagents/delivery/roster.ts
+function rosterText(source, now) {
+  const listed2 = source.list().filter((c) => !isSettled(c.state) || source.owed(c.id));
+  if (listed2.length === 0) return void 0;
+  const running = listed2.filter((c) => c.state === "running" || c.state === "starting").length;
+  const queued = listed2.filter((c) => c.state === "queued").length;
+  const owed = listed2.filter((c) => source.owed(c.id)).length;
+  const lines = listed2.map((c) => {
+    const brief2 = project(c.prompt.replace(/\s+/g, " ").trim(), "subagents.rosterTask").text;
+    return rosterLine(c, now, brief2, source.owed(c.id));
+  });
+  const text = project([rosterHeader(running, queued, owed), ...lines], "subagents.roster").text;
+  return { text, ids: listed2.map((c) => c.id) };
+}
+var init_roster = __esm({
+  "extensions/subagents/delivery/roster.ts"() {
+    "use strict";
+    init_projection();
+    init_domain();
+    init_prompt6();
+  }
+});
+
 // extensions/subagents/delivery/settle.ts
 function planSettle(input) {
   if (!input.mode) return { act: "none", why: "has-ui" };
@@ -9628,9 +9881,9 @@ async function settleSingleShot(deps, state, event, ctx) {
 async function waitForChildren(manager, deps, state, ids2, timeoutMs) {
   const abort = new AbortController();
   state.abort = abort;
-  let interrupted = false;
+  let interrupted2 = false;
   const onSigint = () => {
-    interrupted = true;
+    interrupted2 = true;
     process.off("SIGINT", onSigint);
     abort.abort();
   };
@@ -9639,7 +9892,7 @@ async function waitForChildren(manager, deps, state, ids2, timeoutMs) {
     const outcome = await manager.waitFor(ids2, { mode: "all", timeoutMs, signal: abort.signal });
     const running = () => ids2.filter((id) => !isSettled(manager.get(id)?.state ?? "completed"));
     if (outcome.aborted) {
-      if (interrupted) {
+      if (interrupted2) {
         await manager.cancel(running(), SETTLE_INTERRUPTED);
         process.exitCode = SETTLE_INTERRUPTED_EXIT_CODE;
       }
@@ -9697,7 +9950,7 @@ var init_settle = __esm({
 // extensions/subagents/agents/agent-files.ts
 function isDirectory(path) {
   try {
-    return (0, import_node_fs9.statSync)(path).isDirectory();
+    return (0, import_node_fs10.statSync)(path).isDirectory();
   } catch {
     return false;
   }
@@ -9721,11 +9974,11 @@ function safeHome() {
     return "/";
   }
 }
-var import_node_fs9, import_node_os, import_node_path10, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var import_node_fs10, import_node_os, import_node_path10, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
 var init_agent_files = __esm({
   "extensions/subagents/agents/agent-files.ts"() {
     "use strict";
-    import_node_fs9 = require("node:fs");
+    import_node_fs10 = require("node:fs");
     import_node_os = require("node:os");
     import_node_path10 = require("node:path");
     init_agents();
@@ -9770,7 +10023,7 @@ var init_agent_files = __esm({
       listFiles(dir, warnings) {
         let names;
         try {
-          names = (0, import_node_fs9.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+          names = (0, import_node_fs10.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
         } catch (error) {
           warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
           return [];
@@ -9786,7 +10039,7 @@ var init_agent_files = __esm({
         let size;
         let mtimeMs;
         try {
-          const st = (0, import_node_fs9.statSync)(file);
+          const st = (0, import_node_fs10.statSync)(file);
           if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
           size = st.size;
           mtimeMs = st.mtimeMs;
@@ -9803,7 +10056,7 @@ var init_agent_files = __esm({
         }
         let text;
         try {
-          text = (0, import_node_fs9.readFileSync)(file, "utf8");
+          text = (0, import_node_fs10.readFileSync)(file, "utf8");
         } catch (error) {
           return {
             warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
@@ -9821,22 +10074,22 @@ var init_agent_files = __esm({
 function agentLoader(settings) {
   let catalog;
   return (ctx) => {
-    catalog ??= new AgentCatalog(import_pi_coding_agent5.parseFrontmatter);
-    const snapshot = catalog.load({
+    catalog ??= new AgentCatalog(import_pi_coding_agent6.parseFrontmatter);
+    const snapshot2 = catalog.load({
       agentDir: settings.agentDir(),
       cwd: ctx?.cwd ?? process.cwd(),
       projectTrusted: ctx ? projectTrusted(ctx) : false,
       claudeAgents: settings.config().subagents.claudeAgents
     });
-    for (const warning of unseenConfigWarnings(snapshot.warnings)) tellPerson(ctx, configWarning(warning));
-    return snapshot;
+    for (const warning of unseenConfigWarnings(snapshot2.warnings)) tellPerson(ctx, configWarning(warning));
+    return snapshot2;
   };
 }
-var import_pi_coding_agent5;
+var import_pi_coding_agent6;
 var init_loader = __esm({
   "extensions/subagents/agents/loader.ts"() {
     "use strict";
-    import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
+    import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
     init_bootstrap();
     init_config();
     init_pi_host();
@@ -9855,6 +10108,19 @@ function createSessionState(options) {
   let closing = false;
   let store;
   let manager;
+  let home;
+  let unfollow;
+  const sink = (type, data) => pi.appendEntry(type, data);
+  const adoptHome = (context) => {
+    if (depth !== 0) return false;
+    const found = sessionHomes().get(sessionKey(context));
+    if (!found) return false;
+    home = found;
+    manager = found.manager;
+    found.attach(sink);
+    unfollow = options.follow?.(found.manager);
+    return true;
+  };
   host.onConfig((next) => {
     config = next;
     configLoaded = true;
@@ -9879,9 +10145,16 @@ function createSessionState(options) {
     closing: () => closing,
     children: (context) => {
       enter(context);
-      if (manager) return manager;
+      if (manager || adoptHome(context)) return manager;
       manager = createSessionChildren(context, { depth, agentDir, config, nested: options.nested });
-      options.onChildren(manager);
+      if (depth === 0) {
+        const key = sessionKey(context);
+        home = createSessionHome(key, keyFile(key), manager);
+        home.attach(sink);
+        sessionHomes().set(key, home);
+        options.onChildren(manager, home.record);
+      } else options.onChildren(manager, sink);
+      unfollow = options.follow?.(manager);
       return manager;
     },
     existingChildren: () => manager,
@@ -9898,18 +10171,37 @@ function createSessionState(options) {
     setClosing: (value) => {
       closing = value;
     },
+    adopt: (context) => {
+      enter(context);
+      return !manager && adoptHome(context);
+    },
+    detach: () => {
+      unfollow?.();
+      unfollow = void 0;
+      home?.detach();
+      home = void 0;
+      manager = void 0;
+    },
     dropChildren: () => {
       const dropped = manager;
+      unfollow?.();
+      unfollow = void 0;
+      if (home && sessionHomes().get(home.key) === home) sessionHomes().delete(home.key);
+      home = void 0;
       manager = void 0;
       return dropped;
     }
   };
+}
+function keyFile(key) {
+  return key.startsWith("id:") ? void 0 : key;
 }
 var init_session_state = __esm({
   "extensions/subagents/session-state.ts"() {
     "use strict";
     init_config();
     init_loader();
+    init_home();
     init_session();
   }
 });
@@ -10158,17 +10450,17 @@ async function probeRepository(cwd, options = {}) {
 function ensurePrivateDir2(trustedRoot, dir) {
   const rel = (0, import_node_path11.relative)(trustedRoot, dir);
   if (rel.startsWith("..") || (0, import_node_path11.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
-  (0, import_node_fs10.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
+  (0, import_node_fs11.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
   let current = trustedRoot;
   const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
   for (const part of rel === "" ? [] : rel.split(import_node_path11.sep)) {
     current = (0, import_node_path11.join)(current, part);
     let st;
     try {
-      st = (0, import_node_fs10.lstatSync)(current);
+      st = (0, import_node_fs11.lstatSync)(current);
     } catch {
-      (0, import_node_fs10.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
-      st = (0, import_node_fs10.lstatSync)(current);
+      (0, import_node_fs11.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
+      st = (0, import_node_fs11.lstatSync)(current);
     }
     if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
     if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
@@ -10198,7 +10490,7 @@ async function createWorktreeNow(options) {
   }
   ensurePrivateDir2(options.trustedRoot, root);
   try {
-    (0, import_node_fs10.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
+    (0, import_node_fs11.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
   } catch (error) {
     throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
   }
@@ -10213,7 +10505,7 @@ async function createWorktreeNow(options) {
   }
   const cwd = (0, import_node_path11.join)(path, repo.relCwd);
   try {
-    if (!(0, import_node_fs10.statSync)(cwd).isDirectory()) throw new Error("not a directory");
+    if (!(0, import_node_fs11.statSync)(cwd).isDirectory()) throw new Error("not a directory");
   } catch {
     return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
   }
@@ -10221,7 +10513,7 @@ async function createWorktreeNow(options) {
 }
 function removeEmptyDir(path) {
   try {
-    if ((0, import_node_fs10.readdirSync)(path).length === 0) (0, import_node_fs10.rmdirSync)(path);
+    if ((0, import_node_fs11.readdirSync)(path).length === 0) (0, import_node_fs11.rmdirSync)(path);
   } catch {
   }
 }
@@ -10249,14 +10541,14 @@ async function captureChanges(worktree, options = {}) {
   const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env });
   const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
   if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
-  const scratch = (0, import_node_fs10.mkdtempSync)((0, import_node_path11.join)((0, import_node_os2.tmpdir)(), "headroom-index-"));
+  const scratch = (0, import_node_fs11.mkdtempSync)((0, import_node_path11.join)((0, import_node_os2.tmpdir)(), "headroom-index-"));
   try {
     const index = (0, import_node_path11.join)(scratch, "index");
     try {
       const original = indexPath.stdout.trim();
-      (0, import_node_fs10.copyFileSync)(original, index);
-      const st = (0, import_node_fs10.statSync)(original);
-      (0, import_node_fs10.utimesSync)(index, st.atime, st.mtime);
+      (0, import_node_fs11.copyFileSync)(original, index);
+      const st = (0, import_node_fs11.statSync)(original);
+      (0, import_node_fs11.utimesSync)(index, st.atime, st.mtime);
     } catch {
     }
     const env = { GIT_INDEX_FILE: index };
@@ -10289,7 +10581,7 @@ async function captureChanges(worktree, options = {}) {
     }
     return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
   } finally {
-    (0, import_node_fs10.rmSync)(scratch, { recursive: true, force: true });
+    (0, import_node_fs11.rmSync)(scratch, { recursive: true, force: true });
   }
 }
 function removeWorktree(worktree, options = {}) {
@@ -10311,7 +10603,7 @@ async function removeWorktreeNow(worktree, options) {
 }
 function existsDir(path) {
   try {
-    return (0, import_node_fs10.statSync)(path).isDirectory();
+    return (0, import_node_fs11.statSync)(path).isDirectory();
   } catch {
     return false;
   }
@@ -10323,11 +10615,11 @@ async function patchContainedIn(patchFile, repoTop, options = {}) {
   const check = await runGit(["apply", "--check", "--reverse", "--binary", patchFile], { ...options, cwd: repoTop });
   return check.code === 0;
 }
-var import_node_fs10, import_node_os2, import_node_path11, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
+var import_node_fs11, import_node_os2, import_node_path11, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
 var init_isolation = __esm({
   "extensions/subagents/checkable/isolation.ts"() {
     "use strict";
-    import_node_fs10 = require("node:fs");
+    import_node_fs11 = require("node:fs");
     import_node_os2 = require("node:os");
     import_node_path11 = require("node:path");
     init_git();
@@ -10766,7 +11058,7 @@ var init_handover = __esm({
 // extensions/subagents/tools/spawn.ts
 function isKind2(path, kind) {
   try {
-    const st = (0, import_node_fs11.statSync)(path);
+    const st = (0, import_node_fs12.statSync)(path);
     return kind === "file" ? st.isFile() : st.isDirectory();
   } catch {
     return false;
@@ -10798,7 +11090,7 @@ function forkShortening(deps) {
 }
 function parentMessages(ctx) {
   const sm = ctx.sessionManager;
-  return (0, import_pi_coding_agent6.buildSessionContext)(sm.getEntries(), sm.getLeafId()).messages;
+  return (0, import_pi_coding_agent7.buildSessionContext)(sm.getEntries(), sm.getLeafId()).messages;
 }
 function plannedInputs(manager, params) {
   if (params.after_failed !== void 0 && params.after_failed !== "skip" && params.after_failed !== "run")
@@ -11017,13 +11309,13 @@ function resumeSettings(deps, child, ctx) {
   const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : void 0;
   return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
 }
-var import_node_fs11, import_node_path13, import_pi_coding_agent6;
+var import_node_fs12, import_node_path13, import_pi_coding_agent7;
 var init_spawn = __esm({
   "extensions/subagents/tools/spawn.ts"() {
     "use strict";
-    import_node_fs11 = require("node:fs");
+    import_node_fs12 = require("node:fs");
     import_node_path13 = require("node:path");
-    import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
+    import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
     init_config();
     init_pi_host();
     init_narrate();
@@ -11110,7 +11402,8 @@ var init_wait = __esm({
 function stateColor(state) {
   if (state === "completed") return "success";
   if (state === "failed") return "error";
-  if (state === "cancelled" || state === "incomplete" || state === "skipped") return "warning";
+  if (state === "cancelled" || state === "incomplete" || state === "skipped" || state === "interrupted")
+    return "warning";
   if (state === "waiting") return "muted";
   return "accent";
 }
@@ -11238,7 +11531,7 @@ function glyph(state) {
 function stateColor2(state) {
   if (state === "completed") return "success";
   if (state === "failed") return "error";
-  if (state === "cancelled" || state === "incomplete") return "warning";
+  if (state === "cancelled" || state === "incomplete" || state === "interrupted") return "warning";
   return "accent";
 }
 function agentOf(c) {
@@ -11581,11 +11874,11 @@ function itemsOfEntry(entry, seenTask) {
       return [];
   }
 }
-var import_node_fs12, READ_STEP_BYTES, TranscriptReader;
+var import_node_fs13, READ_STEP_BYTES, TranscriptReader;
 var init_transcript = __esm({
   "extensions/subagents/view/transcript.ts"() {
     "use strict";
-    import_node_fs12 = require("node:fs");
+    import_node_fs13 = require("node:fs");
     READ_STEP_BYTES = 4 * 1024 * 1024;
     TranscriptReader = class {
       constructor(path) {
@@ -11604,7 +11897,7 @@ var init_transcript = __esm({
         if (!this.path) return false;
         let st;
         try {
-          st = (0, import_node_fs12.lstatSync)(this.path, { throwIfNoEntry: false });
+          st = (0, import_node_fs13.lstatSync)(this.path, { throwIfNoEntry: false });
         } catch (error) {
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
@@ -11633,12 +11926,12 @@ var init_transcript = __esm({
       readFrom(size) {
         let fd;
         try {
-          fd = (0, import_node_fs12.openSync)(this.path, "r");
-          const st = (0, import_node_fs12.fstatSync)(fd);
+          fd = (0, import_node_fs13.openSync)(this.path, "r");
+          const st = (0, import_node_fs13.fstatSync)(fd);
           if (!st.isFile()) return false;
           const length = Math.min(READ_STEP_BYTES, Math.max(0, size - this.offset));
           const buffer = Buffer.alloc(length);
-          const read2 = (0, import_node_fs12.readSync)(fd, buffer, 0, length, this.offset);
+          const read2 = (0, import_node_fs13.readSync)(fd, buffer, 0, length, this.offset);
           const lastNewline = buffer.lastIndexOf(10, read2 - 1);
           if (lastNewline < 0) return false;
           this.offset += lastNewline + 1;
@@ -11665,7 +11958,7 @@ var init_transcript = __esm({
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
         } finally {
-          if (fd !== void 0) (0, import_node_fs12.closeSync)(fd);
+          if (fd !== void 0) (0, import_node_fs13.closeSync)(fd);
         }
       }
     };
@@ -11880,7 +12173,7 @@ __export(subagents_exports, {
 });
 function expandKey() {
   try {
-    return (0, import_pi_coding_agent7.keyText)("app.tools.expand") || DEFAULT_EXPAND_KEY;
+    return (0, import_pi_coding_agent8.keyText)("app.tools.expand") || DEFAULT_EXPAND_KEY;
   } catch {
     return DEFAULT_EXPAND_KEY;
   }
@@ -11894,10 +12187,20 @@ function setupSubagents(pi, depth) {
     depth,
     host: bootExtension(pi, "subagents"),
     nested: (d) => (childPi) => setupSubagents(childPi, d),
-    onChildren: (manager) => manager.subscribe((event) => {
+    // Once per manager: every run and result is recorded in the parent's session, through `record`, which
+    // outlives this instance (children/home.ts): a child that settles after a session switch is recorded too.
+    onChildren: (manager, record) => {
+      const deps = { store: services.store, session: { appendEntry: record } };
+      manager.subscribe((event) => {
+        if (event.type === "changed") return;
+        if (event.type === "settled") persistSettled(deps, event.result, event.child);
+        else persistRun(deps, event.child, event.run, event.type);
+      });
+    },
+    // This instance's own listener, dropped when it lets the children go (session switch, reload).
+    follow: (manager) => manager.subscribe((event) => {
       if (event.type === "changed") return status.refresh();
-      persistSettled(services, event.result, event.child);
-      if (!services.closing()) delivery.schedule();
+      if (event.type === "settled" && !services.closing()) delivery.schedule();
     })
   });
   const { services } = state;
@@ -12049,11 +12352,11 @@ function setupSubagents(pi, depth) {
     description: "List the named agents for subagent_spawn: source file, tools, model, and any warnings",
     handler: async (_args, ctx) => {
       state.enter(ctx);
-      const snapshot = services.agents(ctx);
+      const snapshot2 = services.agents(ctx);
       refreshAgents(ctx);
       const text = agentsCommandText(
-        snapshot.agents.map((a) => ({ ...a, extensions: a.extensions ? describePolicy(a.extensions) : void 0 })),
-        snapshot.warnings,
+        snapshot2.agents.map((a) => ({ ...a, extensions: a.extensions ? describePolicy(a.extensions) : void 0 })),
+        snapshot2.warnings,
         services.config().subagents.defaultTools
       );
       if (ctx.hasUI) ctx.ui.notify(text, "info");
@@ -12065,8 +12368,9 @@ function setupSubagents(pi, depth) {
     state.enter(ctx);
     settleDeferredTools(pi, RARE_TOOLS, services.config().exposure.deferRareTools, "subagent_spawn");
     refreshAgents(ctx);
+    const adopted = state.adopt(ctx);
     services.children(ctx).setLimits(limitsOf2(services.config()));
-    const owed = restoreFromSession(services, ctx);
+    const owed = adopted ? services.existingChildren()?.ledger.pending().length ?? 0 : restoreFromSession(services, ctx);
     status.refresh();
     if (owed > 0) await deliverPending(services, "append");
   });
@@ -12091,29 +12395,53 @@ function setupSubagents(pi, depth) {
     state.enter(ctx);
     refreshAgents(ctx);
   });
-  pi.on("session_shutdown", async () => {
+  pi.on("session_compact", (_event, ctx) => {
+    state.remember(ctx);
+    const manager = services.existingChildren();
+    if (!manager) return;
+    const roster = rosterText(
+      { list: () => manager.list(), owed: (id) => manager.ledger.latest(id)?.delivery === "pending" },
+      Date.now()
+    );
+    if (!roster) return;
+    pi.sendMessage(
+      { customType: ROSTER_MESSAGE_TYPE, content: roster.text, display: true, details: { ids: roster.ids } },
+      { triggerTurn: false }
+    );
+  });
+  pi.on("session_shutdown", async (event) => {
     state.setClosing(true);
     settle.abort?.abort();
     delivery.cancel();
     status.stop();
-    const manager = services.existingChildren();
-    if (!manager) return;
-    await Promise.race([manager.shutdown(), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
-    state.dropChildren();
+    const reason = event?.reason;
+    if (depth === 0 && reason !== void 0 && reason !== "quit") return state.detach();
+    const manager = state.dropChildren();
+    const others = depth === 0 ? [...sessionHomes().values()] : [];
+    if (depth === 0) sessionHomes().clear();
+    const stopping = [
+      ...manager ? [manager.shutdown()] : [],
+      ...others.map((home) => home.manager.shutdown().then(() => home.flushToFile()))
+    ];
+    if (stopping.length === 0) return;
+    await Promise.race([Promise.all(stopping), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
+    for (const home of others) home.flushToFile();
   });
 }
-var import_pi_coding_agent7, import_typebox2, SHUTDOWN_WAIT_MS, ids, DEFAULT_EXPAND_KEY, RARE_TOOLS;
+var import_pi_coding_agent8, import_typebox2, SHUTDOWN_WAIT_MS, ids, DEFAULT_EXPAND_KEY, RARE_TOOLS;
 var init_subagents = __esm({
   "extensions/subagents/index.ts"() {
     "use strict";
-    import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
+    import_pi_coding_agent8 = require("@mariozechner/pi-coding-agent");
     import_typebox2 = require("typebox");
     init_bootstrap();
     init_pi_host();
     init_agents();
+    init_home();
     init_session();
     init_delivery();
     init_persistence();
+    init_roster();
     init_settle();
     init_prompt6();
     init_prompt_pipeline();
@@ -12539,7 +12867,7 @@ var init_handoff = __esm({
 });
 
 // extensions/handoff/model-call.ts
-function textOf(content, type) {
+function textOf2(content, type) {
   if (!Array.isArray(content)) return "";
   return content.filter((p) => p?.type === type).map((p) => String(type === "text" ? p.text : p.thinking)).join("\n");
 }
@@ -12572,8 +12900,8 @@ function modelCaller(resolved, maxTokens) {
     }
     const u = response.usage;
     return {
-      text: textOf(response.content, "text"),
-      reasoning: textOf(response.content, "thinking") || void 0,
+      text: textOf2(response.content, "text"),
+      reasoning: textOf2(response.content, "thinking") || void 0,
       model: `${model.provider}/${response.model || model.id}`,
       usage: {
         input: u.input,
@@ -12964,7 +13292,7 @@ function highestIndex(names) {
 }
 function lstatOrNull2(path) {
   try {
-    return (0, import_node_fs13.lstatSync)(path);
+    return (0, import_node_fs14.lstatSync)(path);
   } catch (error) {
     if (error.code === "ENOENT") return null;
     throw error;
@@ -12973,7 +13301,7 @@ function lstatOrNull2(path) {
 function highestIndexIn(dir) {
   try {
     const st = lstatOrNull2(dir);
-    return st?.isDirectory() ? highestIndex((0, import_node_fs13.readdirSync)(dir)) : 0;
+    return st?.isDirectory() ? highestIndex((0, import_node_fs14.readdirSync)(dir)) : 0;
   } catch {
     return 0;
   }
@@ -12994,19 +13322,19 @@ function writeTrajectories(target, files) {
   return files.map((file) => {
     const path = (0, import_node_path14.join)(dir, file.fileName);
     try {
-      const flags = import_node_fs13.constants.O_WRONLY | import_node_fs13.constants.O_CREAT | import_node_fs13.constants.O_EXCL | (import_node_fs13.constants.O_NOFOLLOW ?? 0);
-      const fd = (0, import_node_fs13.openSync)(path, flags, TRAJECTORY_FILE_MODE);
+      const flags = import_node_fs14.constants.O_WRONLY | import_node_fs14.constants.O_CREAT | import_node_fs14.constants.O_EXCL | (import_node_fs14.constants.O_NOFOLLOW ?? 0);
+      const fd = (0, import_node_fs14.openSync)(path, flags, TRAJECTORY_FILE_MODE);
       try {
-        (0, import_node_fs13.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
+        (0, import_node_fs14.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
         const now = lstatOrNull2(dir);
         if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
-          (0, import_node_fs13.unlinkSync)(path);
+          (0, import_node_fs14.unlinkSync)(path);
           throw new Error(`${dir} changed while writing; not storing`);
         }
-        (0, import_node_fs13.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
+        (0, import_node_fs14.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
 `);
       } finally {
-        (0, import_node_fs13.closeSync)(fd);
+        (0, import_node_fs14.closeSync)(fd);
       }
       return { ok: true, path, label: file.label, step: file.step };
     } catch (error) {
@@ -13014,11 +13342,11 @@ function writeTrajectories(target, files) {
     }
   });
 }
-var import_node_fs13, import_node_path14, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX;
+var import_node_fs14, import_node_path14, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX;
 var init_trajectory_files = __esm({
   "extensions/handoff/trajectory-files.ts"() {
     "use strict";
-    import_node_fs13 = require("node:fs");
+    import_node_fs14 = require("node:fs");
     import_node_path14 = require("node:path");
     init_artifact_store();
     init_format();
@@ -13048,7 +13376,7 @@ async function computeHandoff(resolved, settings, input, signal, log2) {
     256,
     Math.min(MAX_OUTPUT_TOKENS, model.maxTokens || MAX_OUTPUT_TOKENS, Math.floor(window / 8))
   );
-  const store = storeForAgentDir((0, import_pi_coding_agent8.getAgentDir)());
+  const store = storeForAgentDir((0, import_pi_coding_agent9.getAgentDir)());
   const sink = store.sink("transcripts");
   const users = userTexts(input.branch);
   const task = boundTask(users[0] ?? NO_TASK, surfaces.task, void 0, sink);
@@ -13100,7 +13428,7 @@ async function computeHandoff(resolved, settings, input, signal, log2) {
   };
 }
 function sessionTarget(ctx) {
-  const store = storeForAgentDir((0, import_pi_coding_agent8.getAgentDir)());
+  const store = storeForAgentDir((0, import_pi_coding_agent9.getAgentDir)());
   const sessionFile = ctx.sessionManager.getSessionFile();
   const sessionId = ctx.sessionManager.getSessionId();
   return {
@@ -13149,11 +13477,11 @@ function applyHandoff(ctx, computed, lastIndex, log2) {
     })
   };
 }
-var import_pi_coding_agent8, MAX_OUTPUT_TOKENS, SAFETY_TOKENS, MIN_TRANSCRIPT_TOKENS, DEFAULT_WINDOW_TOKENS, NO_TASK;
+var import_pi_coding_agent9, MAX_OUTPUT_TOKENS, SAFETY_TOKENS, MIN_TRANSCRIPT_TOKENS, DEFAULT_WINDOW_TOKENS, NO_TASK;
 var init_prepare = __esm({
   "extensions/handoff/prepare.ts"() {
     "use strict";
-    import_pi_coding_agent8 = require("@mariozechner/pi-coding-agent");
+    import_pi_coding_agent9 = require("@mariozechner/pi-coding-agent");
     init_config();
     init_artifact_store();
     init_tokens();

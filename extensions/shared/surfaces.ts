@@ -89,6 +89,18 @@ export const SURFACES = freezeEntries({
 		clip: true,
 		doc: "a settled child's task quoted in its completion entry",
 	},
+	"subagents.roster": {
+		maxBytes: 4 * KIB,
+		maxLines: 26,
+		clip: true,
+		doc: "children still running, queued or owed, re-stated after a compaction: 25 entries, then a count of the rest",
+	},
+	"subagents.rosterTask": {
+		maxBytes: 120,
+		maxLines: 1,
+		clip: true,
+		doc: "a child's task, briefly, in the roster after a compaction",
+	},
 	"subagents.modelChoices": {
 		maxBytes: 4 * KIB,
 		maxLines: 21,

@@ -9,7 +9,9 @@ import type { ResultExtras, Worktree } from "./result-extras.ts";
 /**
  * Lifecycle of one child. A settled child (completed/incomplete/failed/cancelled) may run again via
  * subagent_send. "incomplete": the run ended early but honestly — its last reply hit the output limit,
- * it reached its maxTurns, or subagents.maxRunSeconds cut it — so its answer is partial.
+ * it reached its maxTurns, or subagents.maxRunSeconds cut it — so its answer is partial. "interrupted": the
+ * parent's process ended (crash, kill) while the run was queued or running; found on the next start from the
+ * session's records, with what the child's own session file holds.
  */
 export type ChildState =
 	| "waiting"
@@ -20,13 +22,21 @@ export type ChildState =
 	| "incomplete"
 	| "failed"
 	| "cancelled"
-	| "skipped";
+	| "skipped"
+	| "interrupted";
 
 /**
  * "waiting": spawned with `after`, it starts once every input has settled (pipeline/graph.ts decides);
  * "skipped": it never ran, because an input did not complete or was cancelled (its result says which).
  */
-export const SETTLED_STATES: readonly ChildState[] = ["completed", "incomplete", "failed", "cancelled", "skipped"];
+export const SETTLED_STATES: readonly ChildState[] = [
+	"completed",
+	"incomplete",
+	"failed",
+	"cancelled",
+	"skipped",
+	"interrupted",
+];
 
 export function isSettled(state: ChildState): boolean {
 	return SETTLED_STATES.includes(state);
@@ -192,6 +202,8 @@ export function statusGlyph(state: ChildState): string {
 			return "■";
 		case "skipped":
 			return "⊘";
+		case "interrupted":
+			return "↯";
 	}
 }
 

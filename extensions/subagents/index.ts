@@ -11,12 +11,14 @@ import { Type } from "typebox";
 import { bootExtension } from "../shared/host/bootstrap.ts";
 import { DEFERRED_EXPOSURE, onPi1Event, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { BUILT_IN_AGENTS, describePolicy } from "./agents/agents.ts";
+import { sessionHomes } from "./children/home.ts";
 import { limitsOf } from "./children/session.ts";
 import { AutoDelivery, deliverPending, FLUSH_POLL_ATTEMPTS, RESULT_MESSAGE_TYPE } from "./delivery/delivery.ts";
-import { persistSettled, restoreFromSession } from "./delivery/persistence.ts";
+import { persistRun, persistSettled, restoreFromSession } from "./delivery/persistence.ts";
+import { rosterText } from "./delivery/roster.ts";
 import { type SettleState, settleSingleShot } from "./delivery/settle.ts";
 import type { ChildRow } from "./domain.ts";
-import { TOOL_TEXT } from "./prompt.ts";
+import { ROSTER_MESSAGE_TYPE, TOOL_TEXT } from "./prompt.ts";
 import { SPAWN_AFTER_FAILED_PARAM, SPAWN_AFTER_PARAM } from "./prompt-pipeline.ts";
 import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription } from "./prompt-spawn.ts";
 import { createSessionState } from "./session-state.ts";
@@ -69,11 +71,21 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		depth,
 		host: bootExtension(pi, "subagents"),
 		nested: (d) => (childPi) => setupSubagents(childPi, d),
-		onChildren: (manager) =>
+		// Once per manager: every run and result is recorded in the parent's session, through `record`, which
+		// outlives this instance (children/home.ts): a child that settles after a session switch is recorded too.
+		onChildren: (manager, record) => {
+			const deps = { store: services.store, session: { appendEntry: record } };
+			manager.subscribe((event) => {
+				if (event.type === "changed") return;
+				if (event.type === "settled") persistSettled(deps, event.result, event.child);
+				else persistRun(deps, event.child, event.run, event.type);
+			});
+		},
+		// This instance's own listener, dropped when it lets the children go (session switch, reload).
+		follow: (manager) =>
 			manager.subscribe((event) => {
 				if (event.type === "changed") return status.refresh();
-				persistSettled(services, event.result, event.child);
-				if (!services.closing()) delivery.schedule();
+				if (event.type === "settled" && !services.closing()) delivery.schedule();
 			}),
 	});
 	const { services } = state;
@@ -260,8 +272,13 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		// Pi 1.x: the rarely used tools stay behind tool_search when it is active; otherwise they are declared.
 		settleDeferredTools(pi, RARE_TOOLS, services.config().exposure.deferRareTools, "subagent_spawn");
 		refreshAgents(ctx);
+		// Children this session left running in the process (a reload, a switch back) are taken over as they
+		// are; otherwise they are rebuilt from the session's records.
+		const adopted = state.adopt(ctx);
 		services.children(ctx).setLimits(limitsOf(services.config()));
-		const owed = restoreFromSession(services, ctx);
+		const owed = adopted
+			? (services.existingChildren()?.ledger.pending().length ?? 0)
+			: restoreFromSession(services, ctx);
 		status.refresh(); // a redraw: rows of the resumed history show their children's final state
 		if (owed > 0) await deliverPending(services, "append");
 	});
@@ -294,15 +311,43 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		refreshAgents(ctx);
 	});
 
-	pi.on("session_shutdown", async () => {
+	// A compaction summarizes the spawn calls away: the roster re-states, by code, what still runs or is owed.
+	// Sent without a turn: appended at once when idle; mid-run it joins the run at its next boundary.
+	pi.on("session_compact", (_event, ctx) => {
+		state.remember(ctx);
+		const manager = services.existingChildren();
+		if (!manager) return;
+		const roster = rosterText(
+			{ list: () => manager.list(), owed: (id) => manager.ledger.latest(id)?.delivery === "pending" },
+			Date.now(),
+		);
+		if (!roster) return;
+		pi.sendMessage(
+			{ customType: ROSTER_MESSAGE_TYPE, content: roster.text, display: true, details: { ids: roster.ids } },
+			{ triggerTurn: false },
+		);
+	});
+
+	pi.on("session_shutdown", async (event) => {
 		state.setClosing(true);
 		settle.abort?.abort();
 		delivery.cancel();
 		status.stop();
-		const manager = services.existingChildren();
-		if (!manager) return;
-		// Running children are stopped; their partial output is recorded as owed, for the next start.
-		await Promise.race([manager.shutdown(), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
-		state.dropChildren();
+		// A session switch (/new, /resume, /fork) or /reload: the children go on in their home, and their
+		// results reach this session when it is active again.
+		const reason = (event as { reason?: string } | undefined)?.reason;
+		if (depth === 0 && reason !== undefined && reason !== "quit") return state.detach();
+		// The process ends: running children are stopped; their partial output is recorded as owed, for the next
+		// start — this session's through this instance, other sessions' straight into their files.
+		const manager = state.dropChildren();
+		const others = depth === 0 ? [...sessionHomes().values()] : [];
+		if (depth === 0) sessionHomes().clear();
+		const stopping = [
+			...(manager ? [manager.shutdown()] : []),
+			...others.map((home) => home.manager.shutdown().then(() => home.flushToFile())),
+		];
+		if (stopping.length === 0) return;
+		await Promise.race([Promise.all(stopping), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
+		for (const home of others) home.flushToFile();
 	});
 }

@@ -15,7 +15,9 @@ export const TOOL_TEXT = {
 			"Returns at once with the child's id. Its final answer reaches you automatically when it finishes " +
 			"(or call subagent_wait). In a single-shot run without UI (print or json mode), its result says whether your " +
 			"run waits for it or you must call subagent_wait before you finish. " +
-			"Long answers arrive as head + tail with the full text stored in a file you can read.",
+			"Long answers arrive as head + tail with the full text stored in a file you can read. " +
+			"Children outlive compaction, session switches and reload; each result arrives once, in this session. " +
+			"After a crash a child is reported interrupted; subagent_send resumes it.",
 		snippet: "Start a background subagent on a self-contained task; its result comes back to you",
 		prompt: 'The complete task for the child. It sees nothing of your conversation unless context is "fork".',
 		name: "Short title shown in lists (optional).",
@@ -241,6 +243,30 @@ export function missingStoredText(bytes: number): string {
 }
 
 export const CANCELLED_BY_PARENT = "stopped by subagent_cancel";
+/** Why a run found unsettled on the next start ended (the process died while it ran). */
+export const INTERRUPTED_BY_EXIT = "the parent's process ended while the child was running";
+/** Why a run found queued on the next start never ran. */
+export const NEVER_STARTED = "the parent's process ended before the child started (it was queued)";
+
+/**
+ * Body of a run the parent's process left unsettled (a crash or kill), found on the next start: what
+ * happened, how to go on, and what the child's own session file holds of the run.
+ */
+export function interruptedResultText(
+	c: Pick<ChildRecord, "id" | "name">,
+	started: boolean,
+	partial: { ok: true; text: string } | { ok: false; reason: string },
+	sessionFile: string | undefined,
+): string {
+	if (!started) return `Interrupted: ${NEVER_STARTED}; nothing ran. Spawn a new child with the same task to run it.`;
+	const head = `Interrupted: ${INTERRUPTED_BY_EXIT}. subagent_send(id="${c.id}", text=…) continues it on its own transcript.`;
+	const where = sessionFile ? ` (its session file: ${sessionFile})` : "";
+	if (!partial.ok) return `${head}\n\n(Its session file could not be read: ${partial.reason}.)`;
+	const text = partial.text.trimEnd();
+	return text.length > 0
+		? `${head}\n\nPartial output before it stopped${where}:\n${text}`
+		: `${head}\n\n(No output before it stopped${where}.)`;
+}
 export const INTERRUPTED_BY_SHUTDOWN = "the parent session shut down or reloaded while the child was running";
 
 export function watchdogError(model: string, seconds: number): string {
@@ -344,6 +370,37 @@ export function settleCutError(seconds: number): string {
 		`the single-shot run stopped waiting after ${seconds} s (subagents.maxRunSeconds); ` +
 		"use subagent_send to continue it."
 	);
+}
+
+/** customType of the roster message added after a compaction. */
+export const ROSTER_MESSAGE_TYPE = "subagent-roster";
+
+/**
+ * First line of the roster a compaction gets: what it lists, that the summary may not, and how results come.
+ */
+export function rosterHeader(running: number, queued: number, owed: number): string {
+	const parts = [
+		running > 0 ? `${running} running` : "",
+		queued > 0 ? `${queued} queued` : "",
+		owed > 0 ? `${plural(owed, "result")} not yet received` : "",
+	].filter(Boolean);
+	return (
+		`[Subagents after the compaction — still yours, whatever the summary says: ${parts.join(", ")}. ` +
+		"Each result reaches you once, as a message when the child finishes; subagent_wait(ids=[…]) blocks for them, " +
+		"subagent_check(id) shows progress. Do not spawn the same work again.]"
+	);
+}
+
+/** One child in the roster: who, what state for how long, and its task in brief. */
+export function rosterLine(c: ChildRecord, now: number, brief: string, owed: boolean): string {
+	const since = (t: number | undefined) => formatDuration(now - (t ?? c.createdAt));
+	const state =
+		c.state === "running" || c.state === "starting"
+			? `running for ${since(c.startedAt)}`
+			: c.state === "queued"
+				? `queued for ${since(c.queuedAt)}`
+				: `${c.state} ${since(c.endedAt)} ago${owed ? ", result not yet received" : ""}`;
+	return `- ${label(c)}${asAgent(c)}: ${state}${c.run > 1 ? ` (run ${c.run})` : ""} — task: ${brief}`;
 }
 
 export function restoredNote(count: number): string {

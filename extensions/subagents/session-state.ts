@@ -8,6 +8,7 @@ import type { ExtensionHost } from "../shared/host/bootstrap.ts";
 import { DEFAULT_CONFIG } from "../shared/host/config.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import { agentLoader } from "./agents/loader.ts";
+import { createSessionHome, type EntrySink, type SessionHome, sessionHomes, sessionKey } from "./children/home.ts";
 import type { SubagentManager } from "./children/manager.ts";
 import { createSessionChildren } from "./children/session.ts";
 import type { SubagentServices } from "./services.ts";
@@ -21,7 +22,14 @@ export interface SessionState {
 	remember(ctx: ExtensionContext): void;
 	/** Set at shutdown, cleared at session start. */
 	setClosing(closing: boolean): void;
-	/** Forget this session's children (after shutdown); returns them. */
+	/**
+	 * At session start: take over the children this session left in its process-wide home (a reload, or a
+	 * switch back to it); true when there were some. Their waiting records are written through this instance.
+	 */
+	adopt(ctx: ExtensionContext): boolean;
+	/** Session switch or reload: this instance lets go; the children go on in their home. */
+	detach(): void;
+	/** Forget this session's children and their home (the process ends); returns them. */
 	dropChildren(): SubagentManager | undefined;
 }
 
@@ -32,8 +40,13 @@ export interface SessionStateOptions {
 	host: ExtensionHost;
 	/** Builds the extension for a child one level deeper (to honour maxDepth > 1). */
 	nested: (depth: number) => (pi: ExtensionAPI) => void;
-	/** Called once per manager made, before any child is spawned in it (the adapter subscribes here). */
-	onChildren: (manager: SubagentManager) => void;
+	/**
+	 * Called once per manager made, before any child is spawned in it: the adapter subscribes what records the
+	 * children in the parent's session, through `record` (which outlives this instance).
+	 */
+	onChildren: (manager: SubagentManager, record: EntrySink) => void;
+	/** Called whenever this instance takes a manager (made or adopted): its own listener; returns the unsubscribe. */
+	follow?: (manager: SubagentManager) => () => void;
 }
 
 export function createSessionState(options: SessionStateOptions): SessionState {
@@ -45,6 +58,20 @@ export function createSessionState(options: SessionStateOptions): SessionState {
 	let closing = false;
 	let store: ArtifactStore | undefined;
 	let manager: SubagentManager | undefined;
+	let home: SessionHome | undefined;
+	let unfollow: (() => void) | undefined;
+	const sink: EntrySink = (type, data) => pi.appendEntry(type, data);
+	/** Take over the children the context's session left in its home, if any (top level only). */
+	const adoptHome = (context: ExtensionContext): boolean => {
+		if (depth !== 0) return false;
+		const found = sessionHomes().get(sessionKey(context));
+		if (!found) return false;
+		home = found;
+		manager = found.manager;
+		found.attach(sink);
+		unfollow = options.follow?.(found.manager);
+		return true;
+	};
 	host.onConfig((next) => {
 		config = next;
 		configLoaded = true;
@@ -69,9 +96,17 @@ export function createSessionState(options: SessionStateOptions): SessionState {
 		closing: () => closing,
 		children: (context) => {
 			enter(context);
-			if (manager) return manager;
+			if (manager || adoptHome(context)) return manager!;
 			manager = createSessionChildren(context, { depth, agentDir, config, nested: options.nested });
-			options.onChildren(manager);
+			// Top level: the children live in a process-wide home keyed by session (children/home.ts).
+			if (depth === 0) {
+				const key = sessionKey(context);
+				home = createSessionHome(key, keyFile(key), manager);
+				home.attach(sink);
+				sessionHomes().set(key, home);
+				options.onChildren(manager, home.record);
+			} else options.onChildren(manager, sink);
+			unfollow = options.follow?.(manager);
 			return manager;
 		},
 		existingChildren: () => manager,
@@ -88,10 +123,30 @@ export function createSessionState(options: SessionStateOptions): SessionState {
 		setClosing: (value) => {
 			closing = value;
 		},
+		adopt: (context) => {
+			enter(context);
+			return !manager && adoptHome(context);
+		},
+		detach: () => {
+			unfollow?.();
+			unfollow = undefined;
+			home?.detach();
+			home = undefined;
+			manager = undefined;
+		},
 		dropChildren: () => {
 			const dropped = manager;
+			unfollow?.();
+			unfollow = undefined;
+			if (home && sessionHomes().get(home.key) === home) sessionHomes().delete(home.key);
+			home = undefined;
 			manager = undefined;
 			return dropped;
 		},
 	};
+}
+
+/** The session file a home key names (keys of sessions without a file start with "id:"). */
+function keyFile(key: string): string | undefined {
+	return key.startsWith("id:") ? undefined : key;
 }

@@ -250,6 +250,8 @@ describe("the read model", () => {
 			// A settled run's subscribers see it in the ledger and the child settled, before any wait resumes.
 			if (event.type === "settled")
 				heard.push(`settled ${event.result.key} ${event.child.state} ${m.ledger.latest(event.child.id)?.delivery}`);
+			else if (event.type !== "changed")
+				heard.push(`${event.type} ${event.child.id}#${event.run} ${event.child.state}`);
 			else
 				heard.push(
 					`changed ${m
@@ -259,10 +261,12 @@ describe("the read model", () => {
 				);
 		});
 		const a = m.spawn(request("a"));
+		// The run is recorded as queued before spawn() returns, and as started once it runs.
+		expect(heard[0]).toBe(`queued ${a.id}#1 queued`);
 		await m.waitFor([a.id], { mode: "all" });
 		heard.push("wait resumed");
-		expect(heard[0]).toBe("changed starting");
-		expect(heard).toContain("changed running");
+		expect(heard[1]).toBe("changed starting");
+		expect(heard.indexOf(`started ${a.id}#1 running`)).toBe(heard.indexOf("changed running") - 1);
 		expect(heard.slice(-3)).toEqual([`settled ${a.id}#1 completed pending`, "changed completed", "wait resumed"]);
 		stop();
 		const before = heard.length;

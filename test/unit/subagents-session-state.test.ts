@@ -135,3 +135,60 @@ describe("the adapter's session state", () => {
 		expect(state.services.closing()).toBe(false);
 	});
 });
+
+describe("children in their process-wide home", () => {
+	const sessionContext = (root: string, file: string) =>
+		({
+			cwd: root,
+			hasUI: false,
+			modelRegistry: { getAll: () => [], find: () => undefined },
+			sessionManager: { getSessionDir: () => join(root, "sessions"), getSessionFile: () => file },
+		}) as never;
+
+	it("outlive the instance: the next instance of the same session adopts them and writes what waited", () => {
+		const root = tempRoot("subagents-state");
+		const { host } = fakeHost(root, DEFAULT_CONFIG);
+		const file = join(root, "sessions", "a.jsonl");
+		const ctx = sessionContext(root, file);
+		const written = { first: [] as unknown[], second: [] as unknown[] };
+		let record: ((type: string, data: unknown) => void) | undefined;
+		const follows: string[] = [];
+		const make = (which: "first" | "second") =>
+			createSessionState({
+				pi: { appendEntry: (type: string, data: unknown) => written[which].push([type, data]) } as never,
+				depth: 0,
+				host,
+				nested: () => () => undefined,
+				onChildren: (_m, r) => {
+					record = r;
+				},
+				follow: () => {
+					follows.push(`${which} follows`);
+					return () => follows.push(`${which} lets go`);
+				},
+			});
+		const first = make("first");
+		const manager = first.services.children(ctx);
+		record?.("a", 1);
+		first.detach();
+		record?.("b", 2);
+		expect(first.services.existingChildren()).toBeUndefined();
+		const second = make("second");
+		expect(second.adopt(sessionContext(root, join(root, "sessions", "other.jsonl")))).toBe(false);
+		expect(second.adopt(ctx)).toBe(true);
+		expect(second.services.existingChildren()).toBe(manager);
+		expect(second.services.children(ctx)).toBe(manager);
+		record?.("c", 3);
+		expect(written).toEqual({
+			first: [["a", 1]],
+			second: [
+				["b", 2],
+				["c", 3],
+			],
+		});
+		expect(follows).toEqual(["first follows", "first lets go", "second follows"]);
+		// The process ends: the home is gone; a later instance of the session starts afresh.
+		expect(second.dropChildren()).toBe(manager);
+		expect(make("first").adopt(ctx)).toBe(false);
+	});
+});

@@ -189,6 +189,7 @@ export class SubagentManager {
 		rt.extensions = request.extensions;
 		this.runtimes.set(id, rt);
 		this.runtimes.get(id)!.pendingPrompt = request.firstMessage ?? request.prompt;
+		this.subscribers.publish({ type: "queued", child: record, run: 1 });
 		this.pump();
 		return record;
 	}
@@ -225,6 +226,7 @@ export class SubagentManager {
 		record.error = undefined;
 		rt.pendingPrompt = text;
 		rt.stopReason = undefined;
+		this.subscribers.publish({ type: "queued", child: record, run: record.run });
 		this.pump();
 		return "rerun";
 	}
@@ -440,6 +442,7 @@ export class SubagentManager {
 			child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
 			if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
 			child.state = "running";
+			this.subscribers.publish({ type: "started", child, run });
 			this.changed();
 			this.armWatchdog(child, rt);
 			const handle = rt.handle;

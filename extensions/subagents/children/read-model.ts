@@ -4,8 +4,16 @@
  */
 import type { ChildRecord, SettledResult } from "../domain.ts";
 
-/** What the manager publishes to its subscribers. */
-export type ChildrenEvent = { type: "changed" } | { type: "settled"; result: SettledResult; child: ChildRecord };
+/**
+ * What the manager publishes to its subscribers: a visible change; a run queued (a spawn, or a new run
+ * by subagent_send) or started (its session file known), both synchronously, so the parent's session
+ * can record them before the tool returns; a settled run.
+ */
+export type ChildrenEvent =
+	| { type: "changed" }
+	| { type: "queued"; child: ChildRecord; run: number }
+	| { type: "started"; child: ChildRecord; run: number }
+	| { type: "settled"; result: SettledResult; child: ChildRecord };
 export type ChildrenListener = (event: ChildrenEvent) => void;
 
 /** The subscribers of one manager. */
@@ -26,7 +34,12 @@ export class Subscribers {
 			try {
 				listener(event);
 			} catch (error) {
-				const what = event.type === "settled" ? `after ${event.result.key} settled` : "after a change";
+				const what =
+					event.type === "settled"
+						? `after ${event.result.key} settled`
+						: event.type === "changed"
+							? "after a change"
+							: `after ${event.child.id} run ${event.run} was ${event.type}`;
 				console.error(`subagents: ${what}: ${String(error)}`);
 			}
 		}

@@ -1,19 +1,25 @@
 /**
- * Persistence of results in the parent's session. Every settled run is recorded (custom entry) at once,
- * every consumption too, so a reload or resume re-offers exactly the results nobody received: on session
- * start the children and the ledger are rebuilt from those entries.
+ * Persistence of children and results in the parent's session. Every run is recorded when it is queued
+ * (before the spawn tool returns) and when it starts (with its session file); every settled run and every
+ * consumption too. So a reload or resume re-offers exactly the results nobody received, and a process that
+ * died with children running leaves a record of each: on the next start, a run with no settled record is
+ * settled as "interrupted" with what its own session file holds (recorded once, then delivered as any result).
  */
 import { readFileSync } from "node:fs";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { project } from "../../shared/projection/projection.ts";
 import { SURFACES } from "../../shared/surfaces.ts";
 import { utf8Length } from "../../shared/text/tokens.ts";
+import { readPartialOutput } from "../children/partial-output.ts";
 import type { ChildRecord, ChildState, ContextMode, DeliveryState, SettledResult } from "../domain.ts";
-import { missingStoredText } from "../prompt.ts";
+import { resultKey } from "../domain.ts";
+import { INTERRUPTED_BY_EXIT, interruptedResultText, missingStoredText, NEVER_STARTED } from "../prompt.ts";
 import type { SubagentServices } from "../services.ts";
 
 /** Session entry written when a run settles. */
 export const SETTLED_ENTRY = "subagent-settled";
+/** Session entry written when a run is queued (a spawn, a new run by subagent_send) and when it starts. */
+export const RUN_ENTRY = "subagent-run";
 /** Session entry written when results were consumed. */
 export const DELIVERED_ENTRY = "subagent-delivered";
 /** Results up to this many UTF-8 bytes are kept inline in the session entry; longer ones go to the store. */
@@ -69,6 +75,12 @@ export interface SettledEntryData {
 	worktree?: ChildRecord["worktree"];
 }
 
+/** What a run entry holds: the child as it was then (enough to rebuild it), and the run's phase. */
+export interface RunEntryData extends Omit<SettledEntryData, "key" | "state" | "bytes" | "text" | "sha256" | "error"> {
+	/** Queued (recorded before the spawn or send returns) or started (its session file is known). */
+	phase: "queued" | "started";
+}
+
 export interface DeliveredEntryData {
 	/** Result keys consumed together. */
 	keys: string[];
@@ -76,17 +88,53 @@ export interface DeliveredEntryData {
 	by: Exclude<DeliveryState, "pending">;
 }
 
-export function persistSettled(
-	deps: Pick<SubagentServices, "store" | "session">,
-	result: SettledResult,
-	child: ChildRecord,
-): void {
+/** Where records go: the parent's session (or the process-wide home that writes into it later). */
+export interface RecordDeps {
+	store: SubagentServices["store"];
+	session: Pick<SubagentServices["session"], "appendEntry">;
+}
+
+export function persistSettled(deps: RecordDeps, result: SettledResult, child: ChildRecord): void {
 	const bytes = utf8Length(result.text);
 	const data: SettledEntryData = {
+		...snapshot(child, result.run),
 		key: result.key,
-		id: child.id,
-		run: result.run,
 		state: result.state,
+		error: child.error,
+		bytes,
+	};
+	if (bytes <= INLINE_ENTRY_MAX_BYTES) data.text = result.text;
+	else {
+		const put = deps.store().putSync("subagent-results", result.text);
+		if (put.ok) data.sha256 = put.sha256;
+		else data.text = result.text; // never lose it: a large entry beats a missing result
+	}
+	append(deps, SETTLED_ENTRY, data, result.key);
+}
+
+/** Record a run queued or started in the parent's session (synchronously: before the tool returns). */
+export function persistRun(
+	deps: Pick<RecordDeps, "session">,
+	child: ChildRecord,
+	run: number,
+	phase: RunEntryData["phase"],
+): void {
+	append(deps, RUN_ENTRY, { ...snapshot(child, run), phase } satisfies RunEntryData, resultKey(child.id, run));
+}
+
+function append(deps: Pick<RecordDeps, "session">, type: string, data: object, what: string): void {
+	try {
+		deps.session.appendEntry(type, data);
+	} catch (error) {
+		console.error(`subagents: could not record ${what} in the session: ${String(error)}`);
+	}
+}
+
+/** The child's fields every entry keeps (the task clipped; the child's session file has all of it). */
+function snapshot(child: ChildRecord, run: number): Omit<SettledEntryData, "key" | "state" | "bytes" | "error"> {
+	return {
+		id: child.id,
+		run,
 		name: child.name,
 		model: child.model,
 		prompt: project(child.prompt, "subagents.settledPrompt").text,
@@ -100,21 +148,8 @@ export function persistSettled(
 		thinking: child.thinking,
 		context: child.context,
 		...(child.agent ? { agent: child.agent } : {}),
-		error: child.error,
-		bytes,
 		...(child.worktree ? { worktree: child.worktree } : {}),
 	};
-	if (bytes <= INLINE_ENTRY_MAX_BYTES) data.text = result.text;
-	else {
-		const put = deps.store().putSync("subagent-results", result.text);
-		if (put.ok) data.sha256 = put.sha256;
-		else data.text = result.text; // never lose it: a large entry beats a missing result
-	}
-	try {
-		deps.session.appendEntry(SETTLED_ENTRY, data);
-	} catch (error) {
-		console.error(`subagents: could not record ${result.key} in the session: ${String(error)}`);
-	}
 }
 
 export function persistDelivered(
@@ -130,53 +165,49 @@ export function persistDelivered(
 	}
 }
 
-/** Rebuild children and results from the session; returns how many results are still owed. */
+/**
+ * Rebuild children and results from the session; returns how many results are still owed. A run recorded
+ * as queued or started with no settled record was left so by a process that ended (crash, kill): it is
+ * settled here as "interrupted", with its partial output from its session file, and recorded so (once).
+ */
 export function restoreFromSession(
-	deps: Pick<SubagentServices, "children" | "config" | "store">,
+	deps: Pick<SubagentServices, "children" | "config" | "store" | "session">,
 	ctx: ExtensionContext,
 ): number {
 	const manager = deps.children(ctx);
 	const settled: SettledEntryData[] = [];
+	const runs = new Map<string, RunEntryData>();
+	const started = new Set<string>();
 	const delivered = new Map<string, DeliveredEntryData["by"]>();
 	for (const entry of ctx.sessionManager.getBranch() as Array<{ type: string; customType?: string; data?: unknown }>) {
 		if (entry.type !== "custom" || !entry.data || typeof entry.data !== "object") continue;
 		if (entry.customType === SETTLED_ENTRY) settled.push(entry.data as SettledEntryData);
-		else if (entry.customType === DELIVERED_ENTRY) {
+		else if (entry.customType === RUN_ENTRY) {
+			const d = entry.data as RunEntryData;
+			if (!validId(d.id) || !Number.isInteger(d.run)) continue;
+			const known = runs.get(d.id);
+			if (!known || d.run >= known.run) runs.set(d.id, { ...known, ...d });
+			if (d.phase === "started") started.add(resultKey(d.id, d.run));
+		} else if (entry.customType === DELIVERED_ENTRY) {
 			const d = entry.data as DeliveredEntryData;
 			for (const key of Array.isArray(d.keys) ? d.keys : []) delivered.set(key, d.by === "wait" ? "wait" : "auto");
 		}
 	}
+	const settledKeys = new Set(settled.map((d) => d.key));
+	for (const d of runs.values()) {
+		const key = resultKey(d.id, d.run);
+		if (settledKeys.has(key) || settled.some((s) => s.id === d.id && s.run > d.run)) continue;
+		settled.push(interrupted(deps, d, started.has(key)));
+	}
 	let owed = 0;
 	for (const d of settled) {
-		if (typeof d.id !== "string" || !/^sa-\d+$/.test(d.id) || typeof d.key !== "string") continue;
+		if (!validId(d.id) || typeof d.key !== "string") continue;
 		const text = d.text ?? readStored(deps, d.sha256) ?? missingStoredText(d.bytes);
 		const record: ChildRecord = {
-			id: d.id,
-			name: String(d.name ?? d.id),
-			prompt: String(d.prompt ?? ""),
-			model: String(d.model ?? "?"),
-			// Entries from before tools were recorded: the default set, as a spawn without `tools` gets.
-			tools: Array.isArray(d.tools)
-				? d.tools.filter((t) => typeof t === "string")
-				: [...deps.config().subagents.defaultTools],
-			cwd: typeof d.cwd === "string" && d.cwd.length > 0 ? d.cwd : ctx.cwd,
-			thinking: typeof d.thinking === "string" ? d.thinking : undefined,
-			context: d.context === "fork" ? "fork" : "fresh",
-			...(typeof d.agent === "string" && d.agent.length > 0 ? { agent: d.agent } : {}),
+			...recordOf(deps, ctx, d),
 			state: d.state,
-			run: d.run,
-			createdAt: d.createdAt ?? 0,
-			queuedAt: d.createdAt ?? 0,
-			startedAt: d.startedAt,
-			endedAt: d.endedAt,
-			turns: d.turns ?? 0,
-			outputTokens: 0,
-			partialText: "",
 			finalText: text,
 			error: typeof d.error === "string" ? d.error : undefined,
-			sessionFile: d.sessionFile,
-			recentTools: [],
-			...(validWorktree(d.worktree) ? { worktree: d.worktree } : {}),
 		};
 		const delivery = delivered.get(d.key) ?? "pending";
 		if (delivery === "pending") owed++;
@@ -191,6 +222,61 @@ export function restoreFromSession(
 		});
 	}
 	return owed;
+}
+
+function validId(id: unknown): id is string {
+	return typeof id === "string" && /^sa-\d+$/.test(id);
+}
+
+/** A run the earlier process left unsettled, settled as interrupted and recorded in the session (once). */
+function interrupted(deps: Pick<SubagentServices, "session">, d: RunEntryData, started: boolean): SettledEntryData {
+	const partial = started ? readPartialOutput(d.sessionFile) : ({ ok: true, text: "" } as const);
+	const text = interruptedResultText({ id: d.id, name: String(d.name ?? d.id) }, started, partial, d.sessionFile);
+	const { phase: _phase, ...rest } = d;
+	const data: SettledEntryData = {
+		...rest,
+		key: resultKey(d.id, d.run),
+		state: "interrupted",
+		error: started ? INTERRUPTED_BY_EXIT : NEVER_STARTED,
+		...(started ? {} : { startedAt: undefined }),
+		bytes: utf8Length(text),
+		text,
+	};
+	append(deps, SETTLED_ENTRY, data, data.key);
+	return data;
+}
+
+/** A child's record from an entry (settled or run), without its outcome. */
+function recordOf(
+	deps: Pick<SubagentServices, "config">,
+	ctx: ExtensionContext,
+	d: Omit<SettledEntryData, "key" | "state" | "bytes" | "error">,
+): Omit<ChildRecord, "state"> {
+	return {
+		id: d.id,
+		name: String(d.name ?? d.id),
+		prompt: String(d.prompt ?? ""),
+		model: String(d.model ?? "?"),
+		// Entries from before tools were recorded: the default set, as a spawn without `tools` gets.
+		tools: Array.isArray(d.tools)
+			? d.tools.filter((t) => typeof t === "string")
+			: [...deps.config().subagents.defaultTools],
+		cwd: typeof d.cwd === "string" && d.cwd.length > 0 ? d.cwd : ctx.cwd,
+		thinking: typeof d.thinking === "string" ? d.thinking : undefined,
+		context: d.context === "fork" ? "fork" : "fresh",
+		...(typeof d.agent === "string" && d.agent.length > 0 ? { agent: d.agent } : {}),
+		run: d.run,
+		createdAt: d.createdAt ?? 0,
+		queuedAt: d.createdAt ?? 0,
+		startedAt: d.startedAt,
+		endedAt: d.endedAt,
+		turns: d.turns ?? 0,
+		outputTokens: 0,
+		partialText: "",
+		sessionFile: d.sessionFile,
+		recentTools: [],
+		...(validWorktree(d.worktree) ? { worktree: d.worktree } : {}),
+	};
 }
 
 /** A worktree record from a session entry: every field present with the right type. */

@@ -25,7 +25,8 @@ export const REASON_COLUMNS = 100;
 function stateColor(state: ChildState): string {
 	if (state === "completed") return "success";
 	if (state === "failed") return "error";
-	if (state === "cancelled" || state === "incomplete" || state === "skipped") return "warning";
+	if (state === "cancelled" || state === "incomplete" || state === "skipped" || state === "interrupted")
+		return "warning";
 	if (state === "waiting") return "muted";
 	return "accent";
 }

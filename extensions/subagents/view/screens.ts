@@ -33,7 +33,7 @@ function glyph(state: string): string {
 function stateColor(state: string): string {
 	if (state === "completed") return "success";
 	if (state === "failed") return "error";
-	if (state === "cancelled" || state === "incomplete") return "warning";
+	if (state === "cancelled" || state === "incomplete" || state === "interrupted") return "warning";
 	return "accent";
 }
 

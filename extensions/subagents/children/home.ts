@@ -1,0 +1,95 @@
+/**
+ * The process-wide home of a top-level session's children. Children belong to the session that spawned them,
+ * not to an extension instance: `/new`, `/resume`, `/fork` and `/reload` replace the instance (Pi re-imports
+ * the extension), so the manager lives here, keyed by the parent's session file (or id), under a global
+ * Symbol.for key that every module instance finds. While an instance of that session is attached, the
+ * children's records go into the session through it; while none is, they wait here and are written when the
+ * session is active again (through its instance), or into its file when the process ends.
+ */
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
+import type { SubagentManager } from "./manager.ts";
+
+/** Writes one custom entry into the parent's session. */
+export type EntrySink = (customType: string, data: unknown) => void;
+
+export interface SessionHome {
+	/** The parent session's key (its file, or its id when it has none). */
+	readonly key: string;
+	/** The parent's session file, if it has one. */
+	readonly sessionFile: string | undefined;
+	readonly manager: SubagentManager;
+	/** Record an entry: through the attached instance, or kept until one attaches (or the process ends). */
+	record: EntrySink;
+	/** An instance of the session took over: what waited is written through it first. */
+	attach(sink: EntrySink): void;
+	/** The instance went away (session switch, reload): records wait from now on. */
+	detach(): void;
+	/** Entries waiting for an instance. */
+	waiting(): number;
+	/** Write what waits straight into the session file (the process ends; no instance will attach). */
+	flushToFile(): void;
+}
+
+const HOMES = Symbol.for("pi-context-headroom.subagents.homes");
+
+/** Every home of this process, by session key (shared by every module instance of this extension). */
+export function sessionHomes(): Map<string, SessionHome> {
+	const g = globalThis as unknown as Record<symbol, Map<string, SessionHome> | undefined>;
+	g[HOMES] ??= new Map();
+	return g[HOMES];
+}
+
+/** The key of the context's session: its file, or its id for a session without one. */
+export function sessionKey(ctx: ExtensionContext): string {
+	let file: string | undefined;
+	try {
+		file = ctx.sessionManager.getSessionFile();
+	} catch {
+		file = undefined;
+	}
+	if (file) return file;
+	try {
+		return `id:${ctx.sessionManager.getSessionId()}`;
+	} catch {
+		return "id:?";
+	}
+}
+
+export function createSessionHome(key: string, sessionFile: string | undefined, manager: SubagentManager): SessionHome {
+	let sink: EntrySink | undefined;
+	const waiting: Array<[string, unknown]> = [];
+	const write = (to: EntrySink, type: string, data: unknown) => {
+		try {
+			to(type, data);
+		} catch (error) {
+			console.error(`subagents: could not record ${type} in the session: ${String(error)}`);
+		}
+	};
+	return {
+		key,
+		sessionFile,
+		manager,
+		record(type, data) {
+			if (sink) write(sink, type, data);
+			else waiting.push([type, data]);
+		},
+		attach(next) {
+			sink = next;
+			for (const [type, data] of waiting.splice(0)) write(next, type, data);
+		},
+		detach() {
+			sink = undefined;
+		},
+		waiting: () => waiting.length,
+		flushToFile() {
+			if (waiting.length === 0 || !sessionFile) return;
+			try {
+				const file = SessionManager.open(sessionFile);
+				for (const [type, data] of waiting.splice(0)) file.appendCustomEntry(type, data);
+			} catch (error) {
+				console.error(`subagents: could not record results in ${sessionFile}: ${String(error)}`);
+			}
+		},
+	};
+}

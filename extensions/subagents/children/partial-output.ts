@@ -1,0 +1,70 @@
+/**
+ * What a child's own session file holds of its last run: the text of its assistant replies after the last
+ * user message (its task, or the text subagent_send gave it). Read when the parent's process ended while the
+ * child ran, so the next start can report what it had produced. Pi writes a session file whole lines at a
+ * time, from the first assistant reply on; a reply still streaming at the end is not in it.
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+
+/** The file's tail read at most, in bytes (the parent is told the file's path, which has all of it). */
+export const PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
+
+/** What was found: the text (possibly empty), or why the file could not be read. */
+export type PartialOutput = { ok: true; text: string } | { ok: false; reason: string };
+
+type Line = { type?: string; message?: { role?: string; content?: unknown } };
+
+function textOf(content: unknown): string {
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return "";
+	return content
+		.filter((p) => p && typeof p === "object" && p.type === "text" && typeof p.text === "string")
+		.map((p) => p.text as string)
+		.join("\n");
+}
+
+/** The assistant text of the last run in a session file's JSONL text (pure). */
+export function lastRunText(jsonl: string): string {
+	let parts: string[] = [];
+	for (const raw of jsonl.split("\n")) {
+		if (!raw.startsWith("{")) continue;
+		let line: Line;
+		try {
+			line = JSON.parse(raw) as Line;
+		} catch {
+			continue; // a torn last line
+		}
+		if (line.type !== "message" || !line.message) continue;
+		if (line.message.role === "user") parts = [];
+		else if (line.message.role === "assistant") {
+			const text = textOf(line.message.content).trim();
+			if (text.length > 0) parts.push(text);
+		}
+	}
+	return parts.join("\n\n");
+}
+
+/** Read the last run's assistant text from a session file; a missing file is no output, not an error. */
+export function readPartialOutput(sessionFile: string | undefined): PartialOutput {
+	if (!sessionFile) return { ok: true, text: "" };
+	let fd: number;
+	try {
+		fd = openSync(sessionFile, "r");
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		return code === "ENOENT" ? { ok: true, text: "" } : { ok: false, reason: String(error) };
+	}
+	try {
+		const size = fstatSync(fd).size;
+		const length = Math.min(size, PARTIAL_READ_MAX_BYTES);
+		const buffer = Buffer.alloc(length);
+		readSync(fd, buffer, 0, length, size - length);
+		let text = buffer.toString("utf8");
+		if (length < size) text = text.slice(text.indexOf("\n") + 1); // drop the torn first line
+		return { ok: true, text: lastRunText(text) };
+	} catch (error) {
+		return { ok: false, reason: String(error) };
+	} finally {
+		closeSync(fd);
+	}
+}
