@@ -7,9 +7,9 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
-import { extensionPath, makeSandbox, PI_LINES, runPiPrint, startPiRpc, toolResults } from "../fixtures/pi-runner.ts";
+import { extensionPath, makeSandbox, PI_LINES, startPiRpc, toolResults } from "../fixtures/pi-runner.ts";
+import { usePrintRuns } from "../fixtures/print-runs.ts";
 import { type ChatRequest, messageText } from "../fixtures/scripted-server.ts";
-import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import {
 	artifactFacts,
 	calledTools,
@@ -29,7 +29,7 @@ const SLOW_TEXT = Array.from({ length: 200 }, (_, i) => `PARTIAL-${String(i + 1)
 const task = (req: ChatRequest) => [...req.firstUser.matchAll(/CHILD-TASK (\w+)/g)].pop()?.[1] ?? "";
 
 describe.each(PI_LINES)("subagents lifecycle on $label", ({ line }) => {
-	const startServer = useScriptedServers();
+	const { startServer, print } = usePrintRuns(line, { extensions: EXT });
 
 	it("6a: queues past the cap, reports a failing child, stops a stalled one by watchdog, cancels with partial output", async () => {
 		const server = await startServer((req) => {
@@ -56,9 +56,11 @@ describe.each(PI_LINES)("subagents lifecycle on $label", ({ line }) => {
 				return { toolCalls: [{ name: "subagent_cancel", arguments: { ids: ["sa-3"] } }] };
 			return { text: "done" };
 		});
-		const sandbox = makeSandbox({ server, headroomConfig: { subagents: { maxConcurrent: 2, idleTimeoutSeconds: 3 } } });
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "delegate", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await print(server, {
+			prompt: "delegate",
+			sandbox: { headroomConfig: { subagents: { maxConcurrent: 2, idleTimeoutSeconds: 3 } } },
+			args: ["--no-session"],
+		});
 		const spawns = toolResults(run.events, "subagent_spawn").map((r) => r.text);
 		expect(spawns[0]).toMatch(/^Spawned sa-1/);
 		expect(spawns[1]).toMatch(/^Spawned sa-2/);
@@ -171,9 +173,11 @@ describe.each(PI_LINES)("subagents lifecycle on $label", ({ line }) => {
 			if (!called.includes("subagent_wait")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
 			return { text: "done" };
 		});
-		const sandbox = makeSandbox({ server, headroomConfig: { subagents: { maxDepth: 2 } } });
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "nest", args: ["--no-session"] });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await print(server, {
+			prompt: "nest",
+			sandbox: { headroomConfig: { subagents: { maxDepth: 2 } } },
+			args: ["--no-session"],
+		});
 		const middle = server.requests.find((r) => isChild(r) && task(r) === "middle")!;
 		const grandchild = server.requests.find((r) => isChild(r) && task(r) === "grandchild")!;
 		expect(middle.toolNames).toContain("subagent_spawn");
@@ -197,9 +201,7 @@ describe.each(PI_LINES)("subagents lifecycle on $label", ({ line }) => {
 			if (!called.includes("subagent_wait")) return { toolCalls: [{ name: "subagent_wait", arguments: {} }] };
 			return { text: "done" };
 		});
-		const sandbox = makeSandbox({ server });
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "PARENT-TASK build the widget" });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await print(server, { prompt: "PARENT-TASK build the widget" });
 		const children = server.requests.filter(isChild);
 		const forked = children.find((r) => task(r) === "forked")!;
 		const fresh = children.find((r) => task(r) === "fresh")!;

@@ -6,9 +6,9 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { extensionPath, makeSandbox, PI_LINES, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
+import { extensionPath, PI_LINES, toolResults } from "../fixtures/pi-runner.ts";
+import { usePrintRuns } from "../fixtures/print-runs.ts";
 import type { ChatRequest, ScriptedServer } from "../fixtures/scripted-server.ts";
-import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import {
 	PIPELINE_ANSWERS,
 	pipelineScript,
@@ -26,13 +26,11 @@ const firstRequest = (server: ScriptedServer, stage: Stage) =>
 	server.requests.filter((r) => isChild(r) && stageOf(r) === stage)[0];
 
 describe.each(PI_LINES)("pipelines on $label", ({ line }) => {
-	const startServer = useScriptedServers();
+	const { startServer, print, printIn } = usePrintRuns(line, { extensions: EXT });
 
 	it("a four-stage pipeline laid out in one turn runs stage by stage, handing results over, the parent's context small", async () => {
 		const server = await startServer(pipelineScript);
-		const sandbox = makeSandbox({ server });
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "run the pipeline" });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await print(server, { prompt: "run the pipeline" });
 		const spawns = toolResults(run.events, "subagent_spawn");
 		expect(spawns.map((s) => s.isError)).toEqual([false, false, false, false]);
 		expect(spawns[1].text).toContain("waiting for sa-1");
@@ -110,9 +108,7 @@ describe.each(PI_LINES)("pipelines on $label", ({ line }) => {
 				return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-2", "sa-3"] } }] };
 			return { text: "DONE" };
 		});
-		const sandbox = makeSandbox({ server });
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "go" });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await print(server, { prompt: "go" });
 		const [wait] = toolResults(run.events, "subagent_wait");
 		expect(wait.text).toMatch(/sa-2 "skip" skipped/);
 		expect(wait.text).toContain("Skipped, not started: sa-1 (bad) failed");
@@ -137,9 +133,7 @@ describe.each(PI_LINES)("pipelines on $label", ({ line }) => {
 				};
 			return { text: "DONE" };
 		});
-		const sandbox = makeSandbox({ server });
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "go" });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { run } = await print(server, { prompt: "go" });
 		const [self, ghost] = toolResults(run.events, "subagent_spawn");
 		expect(self.isError).toBe(true);
 		expect(self.text).toContain("after would make a cycle (sa-1 → sa-1)");
@@ -168,9 +162,7 @@ describe.each(PI_LINES)("pipelines on $label", ({ line }) => {
 	if (line === "1.x")
 		it("a single-shot run waits for waiting children too: the last stage in full, the input as one line", async () => {
 			const server = await startServer(twoStages("ended without waiting"));
-			const sandbox = makeSandbox({ server });
-			const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase one" });
-			expect(run.exitCode, run.stderr).toBe(0);
+			await print(server, { prompt: "phase one" });
 			const parent = server.requests.filter((r) => !isChild(r));
 			const delivered = parent.at(-1)!.raw;
 			expect(delivered).toContain("NEXT-RESULT");
@@ -181,12 +173,9 @@ describe.each(PI_LINES)("pipelines on $label", ({ line }) => {
 	if (line === "0.73")
 		it("a run that ends while a child waits: pi -c says it never started and why", async () => {
 			const server = await startServer(twoStages("ended without waiting"));
-			const sandbox = makeSandbox({ server });
-			const first = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase one" });
-			expect(first.exitCode, first.stderr).toBe(0);
+			const { sandbox } = await print(server, { prompt: "phase one" });
 			expect(server.requests.filter(isChild).some((r) => r.firstUser.includes("TASK-NEXT"))).toBe(false);
-			const second = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase two", args: ["-c"] });
-			expect(second.exitCode, second.stderr).toBe(0);
+			await printIn(sandbox, { prompt: "phase two", args: ["-c"] });
 			const resumed = server.requests.filter((r) => !isChild(r)).at(-1)!.raw;
 			expect(resumed).toMatch(/sa-2 \\"next\\" cancelled/);
 			expect(resumed).toContain("the session ended while it waited for its inputs; it did not start");

@@ -23,8 +23,8 @@ import {
 	type Sandbox,
 	toolResults,
 } from "../fixtures/pi-runner.ts";
+import { usePrintRuns } from "../fixtures/print-runs.ts";
 import type { ChatRequest, ScriptedServer } from "../fixtures/scripted-server.ts";
-import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { calledTools, isChild, userTexts } from "./subagents-support.ts";
 
 const EXT = [extensionPath("subagents")];
@@ -81,7 +81,7 @@ function finalAssistantText(events: PiEvent[]): string {
 const countIn = (req: ChatRequest, needle: string) => userTexts(req).filter((t) => t.includes(needle)).length;
 
 describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
-	const startServer = useScriptedServers();
+	const { startServer, print, printIn } = usePrintRuns(line, { extensions: EXT });
 	const parentRequests = (server: ScriptedServer) => server.requests.filter((r) => !isChild(r));
 
 	if (line === "0.73")
@@ -93,9 +93,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 					return { toolCalls: [{ name: "subagent_spawn", arguments: { prompt: "CHILD-TASK slow", name: "slow" } }] };
 				return { text: "finished without waiting", delayMs: PARENT_FINAL_DELAY_MS };
 			});
-			const sandbox = makeSandbox({ server });
-			const first = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase one" });
-			expect(first.exitCode, first.stderr).toBe(0);
+			const { sandbox, run: first } = await print(server, { prompt: "phase one" });
 			const [spawn] = toolResults(first.events, "subagent_spawn");
 			expect(spawn.isError, spawn.text).toBe(false);
 			expect(spawn.text).toContain(
@@ -108,8 +106,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 			expect(parentRequests(server).length).toBe(2);
 			expect(parentRequests(server).some((r) => userTexts(r).some((t) => t.includes("sa-1")))).toBe(false);
 
-			const second = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase two", args: ["-c"] });
-			expect(second.exitCode, second.stderr).toBe(0);
+			await printIn(sandbox, { prompt: "phase two", args: ["-c"] });
 			const resumed = parentRequests(server).at(-1)!;
 			expect(resumed.lastUser).toContain("phase two");
 			const restored = userTexts(resumed).find((t) => t.includes("before the session was reloaded or resumed"));
@@ -132,9 +129,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 						return { toolCalls: [{ name: "subagent_spawn", arguments: { prompt: "CHILD-TASK slow", name: "slow" } }] };
 					return { text: "ended my turn without waiting" };
 				});
-				const sandbox = makeSandbox({ server });
-				const first = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase one", output });
-				expect(first.exitCode, first.stderr).toBe(0);
+				const { sandbox, run: first } = await print(server, { prompt: "phase one", output });
 				if (output === "json") {
 					const [spawn] = toolResults(first.events, "subagent_spawn");
 					expect(spawn.text).toContain("if your run would end while it still runs, the run waits for it");
@@ -155,8 +150,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 				expect(deliveredKeys(entries)).toEqual(["sa-1#1"]);
 
 				// Continued: nothing is owed, so nothing is delivered again (the one message stays in history).
-				const second = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase two", args: ["-c"], output });
-				expect(second.exitCode, second.stderr).toBe(0);
+				await printIn(sandbox, { prompt: "phase two", args: ["-c"], output });
 				const resumed = parentRequests(server).at(-1)!;
 				expect(resumed.lastUser).toContain("phase two");
 				expect(countIn(resumed, "CHILD-RESULT 42 END-OF-CHILD")).toBe(1);
@@ -186,9 +180,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 					};
 				return { text: "unexpected request" };
 			});
-			const sandbox = makeSandbox({ server });
-			const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "go" });
-			expect(run.exitCode, run.stderr).toBe(0);
+			const { sandbox, run } = await print(server, { prompt: "go" });
 			expect(finalAssistantText(run.events)).toBe("FINAL: a b c d");
 			const entries = parentEntries(sandbox);
 			const messages = resultMessages(entries);
@@ -215,9 +207,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 				const n = parentRequests(server).filter((r) => r.last?.role !== "tool").length;
 				return { toolCalls: [{ name: "subagent_spawn", arguments: { prompt: `CHILD-TASK ${n}`, name: `c${n}` } }] };
 			});
-			const sandbox = makeSandbox({ server });
-			const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "go" });
-			expect(run.exitCode, run.stderr).toBe(0);
+			const { sandbox } = await print(server, { prompt: "go" });
 			const entries = parentEntries(sandbox);
 			expect(resultMessages(entries).length).toBe(SETTLE_MAX_ROUNDS);
 			const delivered = deliveredKeys(entries);
@@ -239,9 +229,11 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 					};
 				return { text: "ending" };
 			});
-			const sandbox = makeSandbox({ server, headroomConfig: { subagents: { maxRunSeconds: 3 } } });
-			const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "go", timeoutMs: 60_000 });
-			expect(run.exitCode, run.stderr).toBe(0);
+			const { sandbox, run } = await print(server, {
+				prompt: "go",
+				sandbox: { headroomConfig: { subagents: { maxRunSeconds: 3 } } },
+				timeoutMs: 60_000,
+			});
 			expect(finalAssistantText(run.events)).toBe("FINAL: the child was cut");
 			const [message] = resultMessages(parentEntries(sandbox));
 			expect(contentText(message)).toMatch(/sa-1 "forever" incomplete/);
@@ -288,8 +280,7 @@ describe.each(PI_LINES)("subagents in print mode on $label", ({ line }) => {
 			expect(settled?.data?.text).toContain("PARTIAL-001");
 			expect(settled?.data?.text).toContain("interrupted (Ctrl-C)");
 
-			const second = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase two", args: ["-c"] });
-			expect(second.exitCode, second.stderr).toBe(0);
+			await printIn(sandbox, { prompt: "phase two", args: ["-c"] });
 			const resumed = parentRequests(server).at(-1)!;
 			const restored = userTexts(resumed).find((t) => t.includes("before the session was reloaded or resumed"));
 			expect(restored, userTexts(resumed).join("\n---\n")).toBeDefined();

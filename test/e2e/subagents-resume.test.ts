@@ -7,9 +7,9 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { extensionPath, makeSandbox, PI_LINES, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
+import { extensionPath, PI_LINES, toolResults } from "../fixtures/pi-runner.ts";
+import { usePrintRuns } from "../fixtures/print-runs.ts";
 import { messageText } from "../fixtures/scripted-server.ts";
-import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { calledTools, footerReads, isChild, lastToolText } from "./subagents-support.ts";
 
 const EXT = [extensionPath("subagents")];
@@ -17,7 +17,7 @@ const FIRST_ANSWER = "CHILD-FIRST-ANSWER secret=42";
 const FOLLOW_UP = "FOLLOW-UP which secret did you report?";
 
 describe.each(PI_LINES)("subagents resume on $label", ({ line }) => {
-	const startServer = useScriptedServers();
+	const { startServer, print, printIn } = usePrintRuns(line, { extensions: EXT });
 
 	it("a parent resumed with -c continues a child of the earlier process on the child's own transcript", async () => {
 		const server = await startServer((req) => {
@@ -42,14 +42,11 @@ describe.each(PI_LINES)("subagents resume on $label", ({ line }) => {
 				return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-1"] } }] };
 			return { text: `phase two done: ${tool.includes("CHILD-SECOND-ANSWER") ? "relayed" : "missing"}` };
 		});
-		const sandbox = makeSandbox({ server });
-		const first = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase one" });
-		expect(first.exitCode, first.stderr).toBe(0);
+		const { sandbox, run: first } = await print(server, { prompt: "phase one" });
 		expect(toolResults(first.events, "subagent_wait")[0].text).toContain(FIRST_ANSWER);
 		const childRequestsBefore = server.requests.filter(isChild).length;
 
-		const second = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "phase two", args: ["-c"] });
-		expect(second.exitCode, second.stderr).toBe(0);
+		const second = await printIn(sandbox, { prompt: "phase two", args: ["-c"] });
 		const [send] = toolResults(second.events, "subagent_send");
 		expect(send.isError, send.text).toBe(false);
 		// Print mode is single-shot: on 0.73 the re-run's text asks for subagent_wait instead of promising automatic
@@ -100,9 +97,10 @@ describe.each(PI_LINES)("subagents resume on $label", ({ line }) => {
 			return { text: "done" };
 		});
 		// A small window: the parent's read result (about 48 KB) is over its share of the fork's budget.
-		const sandbox = makeSandbox({ server, contextWindow: 12_000, maxTokens: 1_000, files: { "big.txt": bigText } });
-		const run = await runPiPrint({ line, sandbox, extensions: EXT, prompt: "PARENT-TASK look at big.txt" });
-		expect(run.exitCode, run.stderr).toBe(0);
+		const { sandbox, run } = await print(server, {
+			prompt: "PARENT-TASK look at big.txt",
+			sandbox: { contextWindow: 12_000, maxTokens: 1_000, files: { "big.txt": bigText } },
+		});
 		const parentRead = toolResults(run.events, "read")[0].text;
 		const forked = server.requests.find(isChild)!;
 		expect(forked.firstUser).toContain("BIG-FIRST");

@@ -2,16 +2,15 @@
  * The adapter's contract without a model: what it registers (drift guards), its validation
  * errors (which must list the valid choices), the wording pins and the renderers.
  */
-import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
 import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import subagents, { setupSubagents } from "../../extensions/subagents/index.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { depthLimitError } from "../../extensions/subagents/prompt-spawn.ts";
 import { callText, resultText, rowText, statusText, widgetLines } from "../../extensions/subagents/view/render.ts";
-import { makeTestDir } from "../fixtures/test-dirs.ts";
+import { useAgentDirEnv } from "../fixtures/agent-dir-env.ts";
 import { childRecord } from "./subagents-fakes.ts";
 
 type Tool = {
@@ -37,8 +36,8 @@ const fakePi = {
 	getThinkingLevel: () => "off",
 };
 
-const root = makeTestDir("subagents-adapter");
-const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
+const env = useAgentDirEnv("file");
+const root = env.folder("subagents-adapter");
 
 const models = [
 	{ provider: "mock", id: "mock-model" },
@@ -60,13 +59,8 @@ const ctx = {
 };
 
 beforeAll(() => {
-	process.env.PI_CODING_AGENT_DIR = join(root, "agent");
+	env.point(join(root, "agent"));
 	subagents(fakePi as never);
-});
-afterAll(() => {
-	if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-	else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
-	rmSync(root, { recursive: true, force: true });
 });
 
 const run = (name: string, params: unknown) => tools.get(name)!.execute("call-1", params, undefined, undefined, ctx);

@@ -5,6 +5,7 @@
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterEach } from "vitest";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
@@ -17,6 +18,7 @@ import {
 	SubagentManager,
 } from "../../extensions/subagents/children/manager.ts";
 import type { SpawnRequest } from "../../extensions/subagents/children/requests.ts";
+import { DELIVERED_ENTRY, SETTLED_ENTRY } from "../../extensions/subagents/delivery/persistence.ts";
 import type { ChildRecord, SettledResult } from "../../extensions/subagents/domain.ts";
 import type { SubagentServices } from "../../extensions/subagents/services.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
@@ -179,6 +181,62 @@ export function fakeWorld(options: FakeWorldOptions = {}): FakeWorld {
 		parent: pi as never,
 	};
 	return world;
+}
+
+/**
+ * A parent's session manager (for FakeWorldOptions.sessionManager) whose branch holds one settled run, `entry`,
+ * already delivered by subagent_wait: what an earlier process leaves for restoreFromSession.
+ */
+export function deliveredSession(root: string, entry: { key: string }) {
+	const branch = [
+		{ type: "custom", customType: SETTLED_ENTRY, data: entry },
+		{ type: "custom", customType: DELIVERED_ENTRY, data: { keys: [entry.key], by: "wait" } },
+	];
+	return { getSessionDir: () => join(root, "s"), getBranch: () => branch, getSessionFile: () => undefined };
+}
+
+/** What the parent did before it spawned: asked `task`, ran `tool` with `args` over `output`, then said `answer`. */
+export interface ParentTurn {
+	task: string;
+	tool: string;
+	args: Record<string, unknown>;
+	output: string;
+	answer: string;
+}
+
+/** A parent session in memory holding one turn with one tool call, as a fork's child sees its history. */
+export function parentSession(cwd: string, turn: ParentTurn): SessionManager {
+	const sm = SessionManager.inMemory(cwd);
+	const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
+	const meta = {
+		api: "openai-completions",
+		provider: "mock",
+		model: "mock-model",
+		usage: { ...usage, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+		timestamp: 1,
+	};
+	sm.appendMessage({ role: "user", content: turn.task, timestamp: 1 } as never);
+	sm.appendMessage({
+		...meta,
+		role: "assistant",
+		content: [{ type: "toolCall", id: "c1", name: turn.tool, arguments: turn.args }],
+		stopReason: "toolUse",
+	} as never);
+	sm.appendMessage({
+		role: "toolResult",
+		toolCallId: "c1",
+		toolName: turn.tool,
+		content: [{ type: "text", text: turn.output }],
+		isError: false,
+		timestamp: 2,
+	} as never);
+	sm.appendMessage({
+		...meta,
+		role: "assistant",
+		content: [{ type: "text", text: turn.answer }],
+		stopReason: "stop",
+	} as never);
+	return sm;
 }
 
 /** Call `fn` after every run that settles in the world's manager (as the adapter's persistence and delivery do). */

@@ -7,7 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DELIVERED_ENTRY, restoreFromSession, SETTLED_ENTRY } from "../../extensions/subagents/delivery/persistence.ts";
+import { restoreFromSession } from "../../extensions/subagents/delivery/persistence.ts";
 import type { ChildRecord } from "../../extensions/subagents/domain.ts";
 import { MODEL_CHOICES_SHOWN } from "../../extensions/subagents/domain.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
@@ -15,7 +15,7 @@ import { badToolsError } from "../../extensions/subagents/prompt-spawn.ts";
 import { cancelTool } from "../../extensions/subagents/tools/cancel.ts";
 import { sendTool } from "../../extensions/subagents/tools/send.ts";
 import { spawnTool } from "../../extensions/subagents/tools/spawn.ts";
-import { childRecord, type FakeWorld, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
+import { childRecord, deliveredSession, type FakeWorld, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 type Model = { provider: string; id: string; contextWindow: number; maxTokens: number };
 const model = (provider: string, id: string): Model => ({ provider, id, contextWindow: 128_000, maxTokens: 4096 });
@@ -125,18 +125,7 @@ describe("model errors against a large registry", () => {
 			bytes: 3,
 			text: "old",
 		};
-		const branch = [
-			{ type: "custom", customType: SETTLED_ENTRY, data },
-			{ type: "custom", customType: DELIVERED_ENTRY, data: { keys: ["sa-1#1"], by: "wait" } },
-		];
-		const w = world({
-			root,
-			sessionManager: {
-				getSessionDir: () => join(root, "s"),
-				getBranch: () => branch,
-				getSessionFile: () => undefined,
-			},
-		});
+		const w = world({ root, sessionManager: deliveredSession(root, data) });
 		restoreFromSession(w.services, w.ctx);
 		const error = await sendTool(w.services, { id: "sa-1", text: "more" }, w.ctx).then(
 			() => "",

@@ -5,7 +5,6 @@
  * log as the parent's own trimmed view does, the configured tool kinds included.
  */
 import { readFileSync } from "node:fs";
-import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { trimMessages } from "../../extensions/context-trim/trim.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
@@ -16,7 +15,7 @@ import { storedShortening } from "../../extensions/shared/transcript/view.ts";
 import { checkTool } from "../../extensions/subagents/tools/check.ts";
 import { parentMessages, spawnTool } from "../../extensions/subagents/tools/spawn.ts";
 import { CHROME_CHECK, corpusLog, lineRefsIn, linesOf, shownCritical } from "../fixtures/notable-uses.ts";
-import { spawnChild, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
+import { parentSession, spawnChild, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const world = useFakeWorlds();
 const CHROME = corpusLog(CHROME_CHECK.id);
@@ -71,7 +70,13 @@ describe("a fork's view of the parent's history", () => {
 		const root = tempRoot("subagents-fork-notable-");
 		const config = structuredClone(DEFAULT_CONFIG) as HeadroomConfig;
 		config.toolArtifacts.toolClasses = { test_runner: "command" };
-		const sm = parentWith(root, "test_runner", CHROME.text);
+		const sm = parentSession(root, {
+			task: "PARENT-TASK run the browser tests",
+			tool: "test_runner",
+			args: { suite: "browser" },
+			output: CHROME.text,
+			answer: "A CHECK failed.",
+		});
 		const model = { provider: "mock", id: "mock-model", contextWindow: 16_000, maxTokens: 2_000 };
 		const w = world({ root, models: [model], sessionManager: sm, config });
 		await spawnTool(w.services, { prompt: "CHILD-TASK find the failure", context: "fork" }, w.ctx);
@@ -99,38 +104,3 @@ describe("a fork's view of the parent's history", () => {
 		expect(first).toContain(shown);
 	});
 });
-
-/** A parent session that ran `tool` over `output`, then answered. */
-function parentWith(cwd: string, tool: string, output: string): SessionManager {
-	const sm = SessionManager.inMemory(cwd);
-	const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
-	const meta = {
-		api: "openai-completions",
-		provider: "mock",
-		model: "mock-model",
-		usage: { ...usage, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-		timestamp: 1,
-	};
-	sm.appendMessage({ role: "user", content: "PARENT-TASK run the browser tests", timestamp: 1 } as never);
-	sm.appendMessage({
-		...meta,
-		role: "assistant",
-		content: [{ type: "toolCall", id: "c1", name: tool, arguments: { suite: "browser" } }],
-		stopReason: "toolUse",
-	} as never);
-	sm.appendMessage({
-		role: "toolResult",
-		toolCallId: "c1",
-		toolName: tool,
-		content: [{ type: "text", text: output }],
-		isError: false,
-		timestamp: 2,
-	} as never);
-	sm.appendMessage({
-		...meta,
-		role: "assistant",
-		content: [{ type: "text", text: "A CHECK failed." }],
-		stopReason: "stop",
-	} as never);
-	return sm;
-}

@@ -32,6 +32,11 @@ function fakeHost(root: string, config: HeadroomConfig) {
 	return { host, reads, readNow };
 }
 
+/** The session state of a top-level adapter over `host`; `onChildren` sees each manager made. */
+function stateOver(host: ExtensionHost, onChildren: (manager: SubagentManager) => void = () => {}) {
+	return createSessionState({ pi: {} as never, depth: 0, host, nested: () => () => undefined, onChildren });
+}
+
 function context(root: string, label: string) {
 	return {
 		label,
@@ -47,13 +52,7 @@ describe("the adapter's session state", () => {
 		const root = tempRoot("subagents-state");
 		const configured = { ...DEFAULT_CONFIG, subagents: { ...DEFAULT_CONFIG.subagents, maxConcurrent: 7 } };
 		const { host, reads } = fakeHost(root, configured);
-		const state = createSessionState({
-			pi: {} as never,
-			depth: 0,
-			host,
-			nested: () => () => undefined,
-			onChildren: () => {},
-		});
+		const state = stateOver(host);
 		const { services } = state;
 		expect(services.config()).toBe(DEFAULT_CONFIG);
 		const first = context(root, "first");
@@ -72,13 +71,7 @@ describe("the adapter's session state", () => {
 	it("takes the configuration the bootstrap read, without reading it again", () => {
 		const root = tempRoot("subagents-state");
 		const { host, reads, readNow } = fakeHost(root, DEFAULT_CONFIG);
-		const state = createSessionState({
-			pi: {} as never,
-			depth: 0,
-			host,
-			nested: () => () => undefined,
-			onChildren: () => {},
-		});
+		const state = stateOver(host);
 		const read = { ...DEFAULT_CONFIG, subagents: { ...DEFAULT_CONFIG.subagents, maxDepth: 3 } };
 		readNow(read);
 		state.enter(context(root, "after"));
@@ -90,15 +83,9 @@ describe("the adapter's session state", () => {
 		const root = tempRoot("subagents-state");
 		const { host } = fakeHost(root, DEFAULT_CONFIG);
 		const made: SubagentManager[] = [];
-		const state = createSessionState({
-			pi: {} as never,
-			depth: 0,
-			host,
-			nested: () => () => undefined,
-			onChildren: (m) => {
-				expect(m.list()).toEqual([]);
-				made.push(m);
-			},
+		const state = stateOver(host, (m) => {
+			expect(m.list()).toEqual([]);
+			made.push(m);
 		});
 		const { services } = state;
 		expect(services.existingChildren()).toBeUndefined();
@@ -121,13 +108,7 @@ describe("the adapter's session state", () => {
 	it("reports the closing flag only the adapter sets", () => {
 		const root = tempRoot("subagents-state");
 		const { host } = fakeHost(root, DEFAULT_CONFIG);
-		const state = createSessionState({
-			pi: {} as never,
-			depth: 0,
-			host,
-			nested: () => () => undefined,
-			onChildren: () => {},
-		});
+		const state = stateOver(host);
 		expect(state.services.closing()).toBe(false);
 		state.setClosing(true);
 		expect(state.services.closing()).toBe(true);

@@ -120,6 +120,15 @@ function spawn(world: FakeWorld, prompt: string) {
 	return spawnChild(world, { prompt, tools: ["read"] });
 }
 
+/** A child of `world` that ran `prompt` and answered `text`: its result is owed to the parent. */
+async function owedResult(world: FakeWorld, prompt: string, text: string) {
+	const child = spawn(world, prompt);
+	await until(() => world.backend.started(child.id));
+	world.backend.finish(child.id, text);
+	await until(() => world.manager.ledger.pending().length === 1);
+	return child;
+}
+
 const event = (entries: unknown[] = []) => ({ entries, continue: false, outcome: "completed" as const });
 
 describe("settleSingleShot", () => {
@@ -161,10 +170,7 @@ describe("settleSingleShot", () => {
 
 	it("does nothing with a UI or on Pi 0.73 (no ctx.mode): the automatic path delivers as before", async () => {
 		const world = newWorld();
-		const a = spawn(world, "task a");
-		await until(() => world.backend.started(a.id));
-		world.backend.finish(a.id, "RESULT-A");
-		await until(() => world.manager.ledger.pending().length === 1);
+		await owedResult(world, "task a", "RESULT-A");
 		expect(await settleSingleShot(world.services, { rounds: 0 }, event(), world.ctx)).toBeUndefined();
 		expect(await deliverPending(world.services, "trigger")).toBe(true);
 		expect(world.sent.length).toBe(1);
@@ -172,10 +178,7 @@ describe("settleSingleShot", () => {
 
 	it("keeps the automatic trigger out of a 1.x single-shot run (a later turn would race the exit)", async () => {
 		const world = printWorld();
-		const a = spawn(world, "task a");
-		await until(() => world.backend.started(a.id));
-		world.backend.finish(a.id, "RESULT-A");
-		await until(() => world.manager.ledger.pending().length === 1);
+		await owedResult(world, "task a", "RESULT-A");
 		expect(await deliverPending(world.services, "trigger")).toBe(true);
 		expect(world.sent).toEqual([]);
 		expect(world.manager.ledger.pending().length).toBe(1); // still owed: the boundary or `pi -c` hands it over

@@ -7,7 +7,6 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { trimMessages } from "../../extensions/context-trim/trim.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig, projectionHeadShare } from "../../extensions/shared/host/config.ts";
@@ -16,7 +15,6 @@ import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
 import { storedShortening } from "../../extensions/shared/transcript/view.ts";
 import { deliverPending } from "../../extensions/subagents/delivery/delivery.ts";
 import {
-	DELIVERED_ENTRY,
 	persistSettled,
 	restoreFromSession,
 	SETTLED_ENTRY,
@@ -26,7 +24,16 @@ import * as P from "../../extensions/subagents/prompt.ts";
 import { consumeResults } from "../../extensions/subagents/tools/consume.ts";
 import { sendTool } from "../../extensions/subagents/tools/send.ts";
 import { parentMessages, spawnTool } from "../../extensions/subagents/tools/spawn.ts";
-import { type FakeWorld, onSettled, spawnChild, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
+import {
+	deliveredSession,
+	type FakeWorld,
+	onSettled,
+	parentSession,
+	spawnChild,
+	tempRoot,
+	until,
+	useFakeWorlds,
+} from "./subagents-fakes.ts";
 
 const world = useFakeWorlds();
 
@@ -38,52 +45,21 @@ const BIG = ["LOG-FIRST", ...Array.from({ length: 1500 }, (_, i) => `log ${i} ${
 	"\n",
 );
 
-function parentSession(cwd: string): SessionManager {
-	const sm = SessionManager.inMemory(cwd);
-	const meta = {
-		api: "openai-completions",
-		provider: "mock",
-		model: "mock-model",
-		usage: {
-			input: 0,
-			output: 0,
-			cacheRead: 0,
-			cacheWrite: 0,
-			totalTokens: 0,
-			cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-		},
-		timestamp: 1,
-	};
-	sm.appendMessage({ role: "user", content: "PARENT-TASK inspect the log", timestamp: 1 } as never);
-	sm.appendMessage({
-		...meta,
-		role: "assistant",
-		content: [{ type: "toolCall", id: "c1", name: "bash", arguments: { command: "cat big.log" } }],
-		stopReason: "toolUse",
-	} as never);
-	sm.appendMessage({
-		role: "toolResult",
-		toolCallId: "c1",
-		toolName: "bash",
-		content: [{ type: "text", text: BIG }],
-		isError: false,
-		timestamp: 2,
-	} as never);
-	sm.appendMessage({
-		...meta,
-		role: "assistant",
-		content: [{ type: "text", text: "The log is long." }],
-		stopReason: "stop",
-	} as never);
-	return sm;
-}
+/** The parent inspected BIG with bash before it spawned. */
+const bigLogTurn = {
+	task: "PARENT-TASK inspect the log",
+	tool: "bash",
+	args: { command: "cat big.log" },
+	output: BIG,
+	answer: "The log is long.",
+};
 
 describe("fork parity: an oversized parent tool result", () => {
 	it.each([undefined, 0.3])(
 		"reaches the child as head + tail with a stored artifact and the read call, as in the parent's view (head share %s)",
 		async (share) => {
 			const root = tempRoot("subagents-fork-");
-			const sm = parentSession(root);
+			const sm = parentSession(root, bigLogTurn);
 			// A small window: the 120 KB result cannot fit, so both views must shorten it.
 			const model = { provider: "mock", id: "mock-model", contextWindow: 16_000, maxTokens: 2_000 };
 			const w = world({
@@ -190,20 +166,9 @@ describe("subagent_send", () => {
 		);
 	});
 
-	function restoredWorld(entry: Record<string, unknown>): FakeWorld {
+	function restoredWorld(entry: { key: string }): FakeWorld {
 		const root = tempRoot("subagents-restore-");
-		const branch = [
-			{ type: "custom", customType: SETTLED_ENTRY, data: entry },
-			{ type: "custom", customType: DELIVERED_ENTRY, data: { keys: [entry.key], by: "wait" } },
-		];
-		const w = world({
-			root,
-			sessionManager: {
-				getSessionDir: () => join(root, "s"),
-				getBranch: () => branch,
-				getSessionFile: () => undefined,
-			},
-		});
+		const w = world({ root, sessionManager: deliveredSession(root, entry) });
 		expect(restoreFromSession(w.services, w.ctx)).toBe(0);
 		onSettled(w, (result, child) => persistSettled(w.services, result, child));
 		return w;

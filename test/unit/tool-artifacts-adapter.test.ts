@@ -1,10 +1,11 @@
 // The adapter (index.ts) driven by a fake `pi`: event order as Pi produces it, no model, no CLI.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeTestDir } from "../fixtures/test-dirs.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useAgentDirEnv } from "../fixtures/agent-dir-env.ts";
 
-const dir = makeTestDir("ta-adapter");
+const env = useAgentDirEnv("file");
+const dir = env.folder("ta-adapter");
 const agentDir = join(dir, "agent");
 mkdirSync(agentDir, { recursive: true });
 writeFileSync(
@@ -49,18 +50,11 @@ const result = (id: string, toolName: string, text: string, details?: unknown) =
 		isError: false,
 	}).then((r) => r[0] as { content: Array<{ text: string }>; details: Record<string, unknown> } | undefined);
 
-let previousAgentDir: string | undefined;
 beforeAll(async () => {
-	previousAgentDir = process.env.PI_CODING_AGENT_DIR;
-	process.env.PI_CODING_AGENT_DIR = agentDir;
+	env.point(agentDir);
 	const mod = await import("../../extensions/tool-artifacts/index.ts");
 	mod.default(fakePi as never);
 	await emit("session_start", { reason: "startup" });
-});
-afterAll(() => {
-	if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-	else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
-	rmSync(dir, { recursive: true, force: true });
 });
 
 describe("tool-artifacts adapter", () => {
