@@ -267,6 +267,8 @@ export class SubagentManager {
 		const all = this.list().filter((c) => !isSettled(c.state));
 		if (keepPipelines) {
 			const stopping = all.filter((c) => !pipelineKept(c));
+			// Closed first: an input settling now must not start or skip the stages kept for the next process.
+			this.closed = true;
 			await Promise.all(stopping.map((c) => this.stop(c.id, { state: "cancelled", error: INTERRUPTED_BY_SHUTDOWN })));
 			return this.close();
 		}
