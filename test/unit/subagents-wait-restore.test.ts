@@ -91,7 +91,10 @@ describe("pi -c with a pipeline stage left waiting", () => {
 		await until(() => a.backend.started("sa-1"));
 		expect(a.manager.get("sa-2")?.state).toBe("waiting");
 		const waitingEntry = a.entries.find((e) => e.type === RUN_ENTRY && (e.data as RunEntryData).id === "sa-2");
-		expect((waitingEntry?.data as RunEntryData | undefined)?.spawn).toMatchObject({ prompt: "task B", after: ["sa-1"] });
+		expect((waitingEntry?.data as RunEntryData | undefined)?.spawn).toMatchObject({
+			prompt: "task B",
+			after: ["sa-1"],
+		});
 		// The process dies here: nothing settles.
 		const b = resumedWorld(a.entries);
 		expect(await resume(b)).toBe(0);
