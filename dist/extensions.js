@@ -8480,6 +8480,16 @@ function waitingDependents(children, ids2) {
 function consumersOf(children, id) {
   return children.filter((c) => (c.after ?? []).includes(id)).filter((c) => c.state !== "skipped" && !(c.state === "cancelled" && c.startedAt === void 0)).map((c) => c.id);
 }
+function restoreVerdict(entry, known) {
+  const spawn = entry.spawn;
+  const after = Array.isArray(entry.after) ? entry.after : [];
+  if (!spawn || typeof spawn !== "object" || typeof spawn.prompt !== "string" || after.length === 0)
+    return { act: "give-up", problem: { why: "not-recorded" } };
+  const ids2 = after.map(String);
+  const missing = ids2.filter((id) => !known.has(id));
+  if (missing.length > 0) return { act: "give-up", problem: { why: "unknown-inputs", missing } };
+  return { act: "restore", after: ids2 };
+}
 var MAX_PIPELINE_STAGES;
 var init_graph = __esm({
   "extensions/subagents/pipeline/graph.ts"() {
@@ -8642,6 +8652,10 @@ function skippedText(failed) {
 function inputCancelledText(inputs) {
   return `Skipped, not started: its input ${inputs.join(", ")} was cancelled.`;
 }
+function notRestoredText(problem) {
+  const why = problem.why === "not-recorded" ? "its spawn was not recorded (an older version, or a child of a nested run)" : problem.why === "unknown-inputs" ? `its input${problem.missing.length === 1 ? "" : "s"} ${problem.missing.join(", ")} ${problem.missing.length === 1 ? "is" : "are"} not in this session` : `spawning it again failed: ${problem.error}`;
+  return `Not restored: the parent's process ended while it waited for its inputs, and ${why}. Nothing ran; spawn it again (with after) to run it.`;
+}
 function inputsIntro(count2) {
   return `Your inputs: the final results of ${count2 === 1 ? "1 child" : `${count2} children`} this task follows (each full text is one read away).`;
 }
@@ -8670,7 +8684,7 @@ function waitingSpawnText(c, arrivalText) {
 function badAfterFailedError(value) {
   return `after_failed must be "skip" or "run", not ${JSON.stringify(value)}. Nothing was started.`;
 }
-var SPAWN_AFTER_PARAM, SPAWN_AFTER_FAILED_PARAM, listKnown, WAITING_AT_SHUTDOWN, TASK_HEADING, BAD_AFTER_ERROR;
+var SPAWN_AFTER_PARAM, SPAWN_AFTER_FAILED_PARAM, listKnown, WAITING_AT_SHUTDOWN, NOT_RESTORED, TASK_HEADING, BAD_AFTER_ERROR;
 var init_prompt_pipeline = __esm({
   "extensions/subagents/prompt-pipeline.ts"() {
     "use strict";
@@ -8678,6 +8692,7 @@ var init_prompt_pipeline = __esm({
     SPAWN_AFTER_FAILED_PARAM = "If an input did not complete: skip (default) or run anyway";
     listKnown = (known) => known.length === 0 ? "this session has no children yet" : `known: ${known.map((k) => `${k.id} (${k.name})`).join(", ")}`;
     WAITING_AT_SHUTDOWN = "the session ended while it waited for its inputs; it did not start (spawn it again with after)";
+    NOT_RESTORED = "the parent's process ended while it waited for its inputs and it could not be restored";
     TASK_HEADING = "=== your task";
     BAD_AFTER_ERROR = 'after must be a list of child ids or names, e.g. after: ["sa-1"] or after: ["scout"]. Nothing was started.';
   }
@@ -8818,6 +8833,9 @@ var init_wait_until = __esm({
 function idNumber(id) {
   return Number(id.replace(/^sa-/, "")) || 0;
 }
+function pipelineKept(c) {
+  return (c.state === "waiting" || c.state === "queued") && (c.after?.length ?? 0) > 0 && c.startedAt === void 0 && c.respawn !== void 0;
+}
 var ABORT_GRACE_MS, SubagentManager;
 var init_manager = __esm({
   "extensions/subagents/children/manager.ts"() {
@@ -8914,6 +8932,7 @@ var init_manager = __esm({
       spawn(request) {
         if (this.closed) throw new Error(SHUT_DOWN_ERROR);
         const id = request.id && !this.records.has(request.id) ? request.id : childId(++this.sequence);
+        this.sequence = Math.max(this.sequence, idNumber(id));
         const record = {
           id,
           name: deriveName(request.prompt, request.name),
@@ -8944,6 +8963,7 @@ var init_manager = __esm({
           record.state = "waiting";
           record.after = plan.ids;
           record.afterFailed = request.afterFailed ?? "skip";
+          if (request.respawn) record.respawn = request.respawn;
           const base = request.firstMessage ?? request.prompt;
           this.handovers.set(id, { compose: request.handover ?? (async () => base), base, preparing: false });
         }
@@ -9001,9 +9021,20 @@ var init_manager = __esm({
         });
         await Promise.all([...skipped, ...ids2.map((id) => this.stop(id, { state: "cancelled", error }))]);
       }
-      /** Abort every child (parent shutdown/reload); settled results stay in the ledger. */
-      async shutdown() {
-        const active = this.list().filter((c) => !isSettled(c.state));
+      /**
+       * Abort every child (parent shutdown/reload); settled results stay in the ledger. With `keepPipelines`
+       * (the process ends and the session is on file), a child with inputs that has not started is left
+       * unsettled: its record in the session lets `pi -c` continue the pipeline (see pipelineKept).
+       */
+      async shutdown(keepPipelines = false) {
+        const all = this.list().filter((c) => !isSettled(c.state));
+        if (keepPipelines) {
+          const stopping = all.filter((c) => !pipelineKept(c));
+          this.closed = true;
+          await Promise.all(stopping.map((c) => this.stop(c.id, { state: "cancelled", error: INTERRUPTED_BY_SHUTDOWN })));
+          return this.close();
+        }
+        const active = all;
         const waiting = active.filter((c) => c.state === "waiting").map((c) => c.id);
         await Promise.all([
           this.cancel(waiting, WAITING_AT_SHUTDOWN),
@@ -9012,6 +9043,9 @@ var init_manager = __esm({
             INTERRUPTED_BY_SHUTDOWN
           )
         ]);
+        this.close();
+      }
+      close() {
         this.closed = true;
         for (const rt of this.runtimes.values()) {
           if (rt.watchdog) clearInterval(rt.watchdog);
@@ -9140,6 +9174,7 @@ ${result.text}` })).then((final) => this.settle(child, run2, state, final, error
         const prompt = rt.pendingPrompt ?? child.prompt;
         rt.pendingPrompt = void 0;
         child.startedAt = this.now();
+        child.respawn = void 0;
         rt.lastActivity = this.now();
         rt.toolsInFlight = 0;
         rt.settledRun = new Promise((r) => {
@@ -9455,7 +9490,9 @@ function persistSettled(deps, result, child) {
   append(deps, SETTLED_ENTRY, data, result.key);
 }
 function persistRun(deps, child, run2, phase) {
-  append(deps, RUN_ENTRY, { ...snapshot(child, run2), phase }, resultKey(child.id, run2));
+  const data = { ...snapshot(child, run2), phase };
+  if (child.respawn && child.startedAt === void 0) data.spawn = child.respawn;
+  append(deps, RUN_ENTRY, data, resultKey(child.id, run2));
 }
 function append(deps, type, data, what) {
   try {
@@ -9481,7 +9518,8 @@ function snapshot(child, run2) {
     thinking: child.thinking,
     context: child.context,
     ...child.agent ? { agent: child.agent } : {},
-    ...child.worktree ? { worktree: child.worktree } : {}
+    ...child.worktree ? { worktree: child.worktree } : {},
+    ...child.after?.length ? { after: child.after, afterFailed: child.afterFailed ?? "skip" } : {}
   };
 }
 function persistDelivered(deps, keys, by) {
@@ -9492,7 +9530,7 @@ function persistDelivered(deps, keys, by) {
     console.error(`subagents: could not record delivery of ${keys.join(", ")}: ${String(error)}`);
   }
 }
-function restoreFromSession(deps, ctx) {
+function restoreFromSession(deps, ctx, waiting) {
   const manager = deps.children(ctx);
   const settled = [];
   const runs = /* @__PURE__ */ new Map();
@@ -9504,8 +9542,8 @@ function restoreFromSession(deps, ctx) {
     else if (entry.customType === RUN_ENTRY) {
       const d = entry.data;
       if (!validId(d.id) || !Number.isInteger(d.run)) continue;
-      const known = runs.get(d.id);
-      if (!known || d.run >= known.run) runs.set(d.id, { ...known, ...d });
+      const known2 = runs.get(d.id);
+      if (!known2 || d.run >= known2.run) runs.set(d.id, { ...known2, ...d });
       if (d.phase === "started") started.add(resultKey(d.id, d.run));
     } else if (entry.customType === DELIVERED_ENTRY) {
       const d = entry.data;
@@ -9513,10 +9551,19 @@ function restoreFromSession(deps, ctx) {
     }
   }
   const settledKeys = new Set(settled.map((d) => d.key));
-  for (const d of runs.values()) {
+  const known = /* @__PURE__ */ new Set([...runs.keys(), ...settled.map((d) => d.id)]);
+  for (const d of [...runs.values()].sort((a, b) => idNumber2(a.id) - idNumber2(b.id))) {
     const key = resultKey(d.id, d.run);
     if (settledKeys.has(key) || settled.some((s) => s.id === d.id && s.run > d.run)) continue;
-    settled.push(interrupted(deps, d, started.has(key)));
+    const stage = !started.has(key) && Array.isArray(d.after) && d.after.length > 0;
+    if (!stage) {
+      settled.push(interrupted(deps, d, started.has(key)));
+      continue;
+    }
+    const verdict = restoreVerdict(d, known);
+    if (verdict.act === "give-up") settled.push(interrupted(deps, d, false, notRestoredText(verdict.problem)));
+    else if (waiting) waiting.push(d);
+    else settled.push(interrupted(deps, d, false));
   }
   let owed = 0;
   for (const d of settled) {
@@ -9542,18 +9589,52 @@ function restoreFromSession(deps, ctx) {
   }
   return owed;
 }
+async function restoreWaiting(deps, ctx, waiting, respawn) {
+  let failed = 0;
+  for (const d of waiting) {
+    try {
+      await respawn({ ...d.spawn, after: d.after, after_failed: d.afterFailed ?? "skip" }, d.id);
+    } catch (error) {
+      const why = notRestoredText({
+        why: "spawn-failed",
+        error: error instanceof Error ? error.message : String(error)
+      });
+      const data = interrupted(deps, d, false, why);
+      const record = {
+        ...recordOf(deps, ctx, data),
+        state: data.state,
+        finalText: why,
+        error: data.error
+      };
+      deps.children(ctx).restore(record, {
+        key: data.key,
+        id: d.id,
+        run: d.run,
+        text: why,
+        state: data.state,
+        settledAt: data.endedAt ?? 0,
+        delivery: "pending"
+      });
+      failed++;
+    }
+  }
+  return failed;
+}
+function idNumber2(id) {
+  return Number(id.replace(/^sa-/, "")) || 0;
+}
 function validId(id) {
   return typeof id === "string" && /^sa-\d+$/.test(id);
 }
-function interrupted(deps, d, started) {
+function interrupted(deps, d, started, why) {
   const partial = started ? readPartialOutput(d.sessionFile) : { ok: true, text: "" };
-  const text = interruptedResultText({ id: d.id, name: String(d.name ?? d.id) }, started, partial, d.sessionFile);
-  const { phase: _phase, ...rest } = d;
+  const text = why ?? interruptedResultText({ id: d.id, name: String(d.name ?? d.id) }, started, partial, d.sessionFile);
+  const { phase: _phase, spawn: _spawn, ...rest } = d;
   const data = {
     ...rest,
     key: resultKey(d.id, d.run),
     state: "interrupted",
-    error: started ? INTERRUPTED_BY_EXIT : NEVER_STARTED,
+    error: started ? INTERRUPTED_BY_EXIT : why ? NOT_RESTORED : NEVER_STARTED,
     ...started ? {} : { startedAt: void 0 },
     bytes: utf8ByteLength(text),
     text
@@ -9583,7 +9664,8 @@ function recordOf(deps, ctx, d) {
     partialText: "",
     sessionFile: d.sessionFile,
     recentTools: [],
-    ...validWorktree(d.worktree) ? { worktree: d.worktree } : {}
+    ...validWorktree(d.worktree) ? { worktree: d.worktree } : {},
+    ...Array.isArray(d.after) && d.after.length > 0 ? { after: d.after.map(String), afterFailed: d.afterFailed === "run" ? "run" : "skip" } : {}
   };
 }
 function validWorktree(w) {
@@ -9611,7 +9693,9 @@ var init_persistence = __esm({
     init_tokens();
     init_partial_output();
     init_domain();
+    init_graph();
     init_prompt6();
+    init_prompt_pipeline();
     SETTLED_ENTRY = "subagent-settled";
     RUN_ENTRY = "subagent-run";
     DELIVERED_ENTRY = "subagent-delivered";
@@ -11142,10 +11226,10 @@ function listableTools(deps) {
   }
   return [...names];
 }
-function spawnTool(deps, params, ctx) {
-  return deps.children(ctx).inOrder(() => spawnOne(deps, params, ctx));
+function spawnTool(deps, params, ctx, id) {
+  return deps.children(ctx).inOrder(() => spawnOne(deps, params, ctx, id));
 }
-async function spawnOne(deps, params, ctx) {
+async function spawnOne(deps, params, ctx, id) {
   const manager = deps.children(ctx);
   const config = deps.config();
   const cfg = config.subagents;
@@ -11218,7 +11302,7 @@ async function spawnOne(deps, params, ctx) {
       throw new Error(forkUnavailableError(error instanceof Error ? error.message : String(error)));
     }
   }
-  const checkable = await prepareCheckable(deps, () => manager.reserveId(), {
+  const checkable = await prepareCheckable(deps, () => id ?? manager.reserveId(), {
     isolation: params.isolation ?? agent?.isolation,
     outputSchema: params.output_schema ?? agent?.outputSchema,
     cwd,
@@ -11234,6 +11318,15 @@ async function spawnOne(deps, params, ctx) {
       budget: surfaceFor(deps.config(), "subagents.handover"),
       window: childWindow(model, overheadTexts(deps, ctx, systemAppend, childTools))
     })).text
+  } : {};
+  const respawn = inputs.after.length > 0 ? {
+    respawn: {
+      ...params,
+      prompt: params.prompt,
+      after: inputs.after,
+      after_failed: inputs.afterFailed,
+      ...params.cwd ? { cwd } : {}
+    }
   } : {};
   let child;
   try {
@@ -11253,11 +11346,12 @@ async function spawnOne(deps, params, ctx) {
       maxTurns: agent?.maxTurns,
       exactTools,
       extensions: extensions2,
-      id: checkable.id,
+      id: id ?? checkable.id,
       steps: checkable.steps,
       worktree: checkable.worktree,
       structured: checkable.structured,
-      ...handover
+      ...handover,
+      ...respawn
     });
   } catch (error) {
     await checkable.abandon();
@@ -12370,7 +12464,10 @@ function setupSubagents(pi, depth) {
     refreshAgents(ctx);
     const adopted = state.adopt(ctx);
     services.children(ctx).setLimits(limitsOf2(services.config()));
-    const owed = adopted ? services.existingChildren()?.ledger.pending().length ?? 0 : restoreFromSession(services, ctx);
+    const waiting = [];
+    if (!adopted) restoreFromSession(services, ctx, waiting);
+    await restoreWaiting(services, ctx, waiting, (params, id) => spawnTool(services, params, ctx, id));
+    const owed = services.existingChildren()?.ledger.pending().length ?? 0;
     status.refresh();
     if (owed > 0) await deliverPending(services, "append");
   });
@@ -12419,9 +12516,17 @@ function setupSubagents(pi, depth) {
     const manager = state.dropChildren();
     const others = depth === 0 ? [...sessionHomes().values()] : [];
     if (depth === 0) sessionHomes().clear();
+    const keep = depth === 0;
+    const onFile = (() => {
+      try {
+        return Boolean(state.services.context()?.sessionManager.getSessionFile());
+      } catch {
+        return false;
+      }
+    })();
     const stopping = [
-      ...manager ? [manager.shutdown()] : [],
-      ...others.map((home) => home.manager.shutdown().then(() => home.flushToFile()))
+      ...manager ? [manager.shutdown(keep && onFile)] : [],
+      ...others.map((home) => home.manager.shutdown(keep).then(() => home.flushToFile()))
     ];
     if (stopping.length === 0) return;
     await Promise.race([Promise.all(stopping), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);

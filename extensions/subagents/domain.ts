@@ -133,6 +133,17 @@ export interface ChildRecord {
 	after?: string[];
 	/** When an input did not complete: "skip" (default) settles it as skipped, "run" runs it anyway. */
 	afterFailed?: AfterFailed;
+	/**
+	 * The spawn's own parameters (its `after` as ids), kept for a child with inputs until it starts: recorded
+	 * in the session, they let `pi -c` spawn it again when an earlier process ended while it waited.
+	 */
+	respawn?: RecordedSpawn;
+}
+
+/** A spawn's parameters as the spawn tool got them (cwd made absolute, `after` resolved to ids). */
+export interface RecordedSpawn {
+	prompt: string;
+	[param: string]: unknown;
 }
 
 /** What a dependent does when an input did not complete. */

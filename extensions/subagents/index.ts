@@ -14,7 +14,13 @@ import { BUILT_IN_AGENTS, describePolicy } from "./agents/agents.ts";
 import { sessionHomes } from "./children/home.ts";
 import { limitsOf } from "./children/session.ts";
 import { AutoDelivery, deliverPending, FLUSH_POLL_ATTEMPTS, RESULT_MESSAGE_TYPE } from "./delivery/delivery.ts";
-import { persistRun, persistSettled, restoreFromSession } from "./delivery/persistence.ts";
+import {
+	persistRun,
+	persistSettled,
+	type RunEntryData,
+	restoreFromSession,
+	restoreWaiting,
+} from "./delivery/persistence.ts";
 import { rosterText } from "./delivery/roster.ts";
 import { type SettleState, settleSingleShot } from "./delivery/settle.ts";
 import type { ChildRow } from "./domain.ts";
@@ -27,7 +33,7 @@ import { checkTool } from "./tools/check.ts";
 import { cleanupTool } from "./tools/cleanup.ts";
 import { listTool } from "./tools/list.ts";
 import { sendTool } from "./tools/send.ts";
-import { spawnTool } from "./tools/spawn.ts";
+import { type SpawnParams, spawnTool } from "./tools/spawn.ts";
 import { waitTool } from "./tools/wait.ts";
 import { registerSubagentsView } from "./view/command.ts";
 import { LiveResultComponent } from "./view/live-rows.ts";
@@ -276,9 +282,11 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		// are; otherwise they are rebuilt from the session's records.
 		const adopted = state.adopt(ctx);
 		services.children(ctx).setLimits(limitsOf(services.config()));
-		const owed = adopted
-			? (services.existingChildren()?.ledger.pending().length ?? 0)
-			: restoreFromSession(services, ctx);
+		// Pipeline stages an earlier process left waiting are spawned again under their ids (restoreWaiting).
+		const waiting: RunEntryData[] = [];
+		if (!adopted) restoreFromSession(services, ctx, waiting);
+		await restoreWaiting(services, ctx, waiting, (params, id) => spawnTool(services, params as SpawnParams, ctx, id));
+		const owed = services.existingChildren()?.ledger.pending().length ?? 0;
 		status.refresh(); // a redraw: rows of the resumed history show their children's final state
 		if (owed > 0) await deliverPending(services, "append");
 	});
@@ -342,9 +350,18 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		const manager = state.dropChildren();
 		const others = depth === 0 ? [...sessionHomes().values()] : [];
 		if (depth === 0) sessionHomes().clear();
+		// Pipeline stages that have not started stay unsettled in a session on file, so `pi -c` continues them.
+		const keep = depth === 0;
+		const onFile = (() => {
+			try {
+				return Boolean(state.services.context()?.sessionManager.getSessionFile());
+			} catch {
+				return false;
+			}
+		})();
 		const stopping = [
-			...(manager ? [manager.shutdown()] : []),
-			...others.map((home) => home.manager.shutdown().then(() => home.flushToFile())),
+			...(manager ? [manager.shutdown(keep && onFile)] : []),
+			...others.map((home) => home.manager.shutdown(keep).then(() => home.flushToFile())),
 		];
 		if (stopping.length === 0) return;
 		await Promise.race([Promise.all(stopping), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);

@@ -3,7 +3,7 @@
  * skipped, how its inputs are introduced in its task, and the one line a relayed result takes in the parent.
  */
 import type { ChildRecord, ChildState } from "./domain.ts";
-import type { AfterProblem, FailedInput } from "./pipeline/graph.ts";
+import type { AfterProblem, FailedInput, NotRestorable } from "./pipeline/graph.ts";
 
 /** subagent_spawn's `after` and `after_failed` parameters (terse: every request carries them). */
 export const SPAWN_AFTER_PARAM = "Start after these children (ids or names) settle; their results open its task";
@@ -61,6 +61,20 @@ export function inputCancelledText(inputs: string[]): string {
 /** A waiting child stopped before its inputs settled because the session ended. */
 export const WAITING_AT_SHUTDOWN =
 	"the session ended while it waited for its inputs; it did not start (spawn it again with after)";
+
+/** A pipeline stage's error when `pi -c` could not spawn it again (its result says why). */
+export const NOT_RESTORED = "the parent's process ended while it waited for its inputs and it could not be restored";
+
+/** A child left waiting by an earlier process that `pi -c` cannot spawn again (its result text). */
+export function notRestoredText(problem: NotRestorable | { why: "spawn-failed"; error: string }): string {
+	const why =
+		problem.why === "not-recorded"
+			? "its spawn was not recorded (an older version, or a child of a nested run)"
+			: problem.why === "unknown-inputs"
+				? `its input${problem.missing.length === 1 ? "" : "s"} ${problem.missing.join(", ")} ${problem.missing.length === 1 ? "is" : "are"} not in this session`
+				: `spawning it again failed: ${problem.error}`;
+	return `Not restored: the parent's process ended while it waited for its inputs, and ${why}. Nothing ran; spawn it again (with after) to run it.`;
+}
 
 /** Opening of a dependent's first message, before its inputs. */
 export function inputsIntro(count: number): string {

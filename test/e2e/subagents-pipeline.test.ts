@@ -171,13 +171,14 @@ describe.each(PI_LINES)("pipelines on $label", ({ line }) => {
 		});
 
 	if (line === "0.73")
-		it("a run that ends while a child waits: pi -c says it never started and why", async () => {
+		it("a run that ends while a child waits: pi -c continues it, skipped as its input was cut off", async () => {
 			const server = await startServer(twoStages("ended without waiting"));
 			const { sandbox } = await print(server, { prompt: "phase one" });
 			expect(server.requests.filter(isChild).some((r) => r.firstUser.includes("TASK-NEXT"))).toBe(false);
 			await printIn(sandbox, { prompt: "phase two", args: ["-c"] });
 			const resumed = server.requests.filter((r) => !isChild(r)).at(-1)!.raw;
-			expect(resumed).toMatch(/sa-2 \\"next\\" cancelled/);
-			expect(resumed).toContain("the session ended while it waited for its inputs; it did not start");
+			expect(resumed).toMatch(/sa-2 \\"next\\" skipped/);
+			expect(resumed).toContain("Skipped, not started: sa-1 (slow) was cancelled: the parent session shut down");
+			expect(server.requests.filter(isChild).some((r) => r.firstUser.includes("TASK-NEXT"))).toBe(false);
 		});
 });

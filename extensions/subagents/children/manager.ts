@@ -56,6 +56,16 @@ function idNumber(id: string): number {
 	return Number(id.replace(/^sa-/, "")) || 0;
 }
 
+/** A child with inputs that has not started and whose spawn is recorded: a clean exit leaves it for `pi -c`. */
+export function pipelineKept(c: ChildRecord): boolean {
+	return (
+		(c.state === "waiting" || c.state === "queued") &&
+		(c.after?.length ?? 0) > 0 &&
+		c.startedAt === undefined &&
+		c.respawn !== undefined
+	);
+}
+
 export class SubagentManager {
 	readonly ledger = new DeliveryLedger();
 	private readonly records = new Map<string, ChildRecord>();
@@ -150,6 +160,8 @@ export class SubagentManager {
 	spawn(request: SpawnRequest): ChildRecord {
 		if (this.closed) throw new Error(SHUT_DOWN_ERROR);
 		const id = request.id && !this.records.has(request.id) ? request.id : childId(++this.sequence);
+		// A child spawned again under its recorded id (pi -c): later spawns take ids after it.
+		this.sequence = Math.max(this.sequence, idNumber(id));
 		const record: ChildRecord = {
 			id,
 			name: deriveName(request.prompt, request.name),
@@ -180,6 +192,7 @@ export class SubagentManager {
 			record.state = "waiting";
 			record.after = plan.ids;
 			record.afterFailed = request.afterFailed ?? "skip";
+			if (request.respawn) record.respawn = request.respawn;
 			const base = request.firstMessage ?? request.prompt;
 			this.handovers.set(id, { compose: request.handover ?? (async () => base), base, preparing: false });
 		}
@@ -245,9 +258,21 @@ export class SubagentManager {
 		await Promise.all([...skipped, ...ids.map((id) => this.stop(id, { state: "cancelled", error }))]);
 	}
 
-	/** Abort every child (parent shutdown/reload); settled results stay in the ledger. */
-	async shutdown(): Promise<void> {
-		const active = this.list().filter((c) => !isSettled(c.state));
+	/**
+	 * Abort every child (parent shutdown/reload); settled results stay in the ledger. With `keepPipelines`
+	 * (the process ends and the session is on file), a child with inputs that has not started is left
+	 * unsettled: its record in the session lets `pi -c` continue the pipeline (see pipelineKept).
+	 */
+	async shutdown(keepPipelines = false): Promise<void> {
+		const all = this.list().filter((c) => !isSettled(c.state));
+		if (keepPipelines) {
+			const stopping = all.filter((c) => !pipelineKept(c));
+			// Closed first: an input settling now must not start or skip the stages kept for the next process.
+			this.closed = true;
+			await Promise.all(stopping.map((c) => this.stop(c.id, { state: "cancelled", error: INTERRUPTED_BY_SHUTDOWN })));
+			return this.close();
+		}
+		const active = all;
 		const waiting = active.filter((c) => c.state === "waiting").map((c) => c.id);
 		await Promise.all([
 			this.cancel(waiting, WAITING_AT_SHUTDOWN),
@@ -256,6 +281,10 @@ export class SubagentManager {
 				INTERRUPTED_BY_SHUTDOWN,
 			),
 		]);
+		this.close();
+	}
+
+	private close(): void {
 		this.closed = true;
 		for (const rt of this.runtimes.values()) {
 			if (rt.watchdog) clearInterval(rt.watchdog);
@@ -410,6 +439,7 @@ export class SubagentManager {
 		const prompt = rt.pendingPrompt ?? child.prompt;
 		rt.pendingPrompt = undefined;
 		child.startedAt = this.now();
+		child.respawn = undefined; // it runs: a later process has its session file, not a spawn to repeat
 		rt.lastActivity = this.now();
 		rt.toolsInFlight = 0;
 		rt.settledRun = new Promise<void>((r) => {

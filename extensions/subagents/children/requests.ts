@@ -4,7 +4,7 @@
  */
 import type { ExtensionPolicy } from "../agents/agents.ts";
 import type { RunSteps } from "../checkable/run-steps.ts";
-import type { AfterFailed, ChildRecord, ContextMode, SettledResult } from "../domain.ts";
+import type { AfterFailed, ChildRecord, ContextMode, RecordedSpawn, SettledResult } from "../domain.ts";
 
 /** One input of a dependent, once settled: the child and its latest result. */
 export interface HandoverInput {
@@ -59,6 +59,8 @@ export interface SpawnRequest {
 	afterFailed?: AfterFailed;
 	/** Makes its first message from its inputs (default: the first message as given). */
 	handover?: Handover;
+	/** The spawn's parameters, recorded while it has not started (a child with `after` only). */
+	respawn?: RecordedSpawn;
 }
 
 /** How to run a child restored from an earlier process again: its session file is reopened with these. */

@@ -11,9 +11,19 @@ import { project } from "../../shared/projection/projection.ts";
 import { SURFACES } from "../../shared/surfaces.ts";
 import { utf8Length } from "../../shared/text/tokens.ts";
 import { readPartialOutput } from "../children/partial-output.ts";
-import type { ChildRecord, ChildState, ContextMode, DeliveryState, SettledResult } from "../domain.ts";
+import type {
+	AfterFailed,
+	ChildRecord,
+	ChildState,
+	ContextMode,
+	DeliveryState,
+	RecordedSpawn,
+	SettledResult,
+} from "../domain.ts";
 import { resultKey } from "../domain.ts";
+import { restoreVerdict } from "../pipeline/graph.ts";
 import { INTERRUPTED_BY_EXIT, interruptedResultText, missingStoredText, NEVER_STARTED } from "../prompt.ts";
+import { NOT_RESTORED, notRestoredText } from "../prompt-pipeline.ts";
 import type { SubagentServices } from "../services.ts";
 
 /** Session entry written when a run settles. */
@@ -73,12 +83,18 @@ export interface SettledEntryData {
 	sha256?: string;
 	/** The git worktree of an isolated child (so it can be cleaned up or resumed after a reload). */
 	worktree?: ChildRecord["worktree"];
+	/** Children whose results its task carries (a pipeline stage). */
+	after?: string[];
+	/** What it does when an input did not complete. */
+	afterFailed?: AfterFailed;
 }
 
 /** What a run entry holds: the child as it was then (enough to rebuild it), and the run's phase. */
 export interface RunEntryData extends Omit<SettledEntryData, "key" | "state" | "bytes" | "text" | "sha256" | "error"> {
 	/** Queued (recorded before the spawn or send returns) or started (its session file is known). */
 	phase: "queued" | "started";
+	/** A child with inputs that has not started: its spawn's parameters, so `pi -c` can spawn it again. */
+	spawn?: RecordedSpawn;
 }
 
 export interface DeliveredEntryData {
@@ -119,7 +135,9 @@ export function persistRun(
 	run: number,
 	phase: RunEntryData["phase"],
 ): void {
-	append(deps, RUN_ENTRY, { ...snapshot(child, run), phase } satisfies RunEntryData, resultKey(child.id, run));
+	const data: RunEntryData = { ...snapshot(child, run), phase };
+	if (child.respawn && child.startedAt === undefined) data.spawn = child.respawn;
+	append(deps, RUN_ENTRY, data, resultKey(child.id, run));
 }
 
 function append(deps: Pick<RecordDeps, "session">, type: string, data: object, what: string): void {
@@ -149,6 +167,7 @@ function snapshot(child: ChildRecord, run: number): Omit<SettledEntryData, "key"
 		context: child.context,
 		...(child.agent ? { agent: child.agent } : {}),
 		...(child.worktree ? { worktree: child.worktree } : {}),
+		...(child.after?.length ? { after: child.after, afterFailed: child.afterFailed ?? "skip" } : {}),
 	};
 }
 
@@ -169,10 +188,14 @@ export function persistDelivered(
  * Rebuild children and results from the session; returns how many results are still owed. A run recorded
  * as queued or started with no settled record was left so by a process that ended (crash, kill): it is
  * settled here as "interrupted", with its partial output from its session file, and recorded so (once).
+ * A pipeline stage that never started, with its spawn recorded and inputs this session knows, goes to
+ * `waiting` instead when given (the caller spawns it again: restoreWaiting); one that cannot be is settled
+ * as interrupted, saying why.
  */
 export function restoreFromSession(
 	deps: Pick<SubagentServices, "children" | "config" | "store" | "session">,
 	ctx: ExtensionContext,
+	waiting?: RunEntryData[],
 ): number {
 	const manager = deps.children(ctx);
 	const settled: SettledEntryData[] = [];
@@ -194,10 +217,20 @@ export function restoreFromSession(
 		}
 	}
 	const settledKeys = new Set(settled.map((d) => d.key));
-	for (const d of runs.values()) {
+	const known = new Set([...runs.keys(), ...settled.map((d) => d.id)]);
+	for (const d of [...runs.values()].sort((a, b) => idNumber(a.id) - idNumber(b.id))) {
 		const key = resultKey(d.id, d.run);
 		if (settledKeys.has(key) || settled.some((s) => s.id === d.id && s.run > d.run)) continue;
-		settled.push(interrupted(deps, d, started.has(key)));
+		const stage = !started.has(key) && Array.isArray(d.after) && d.after.length > 0;
+		if (!stage) {
+			settled.push(interrupted(deps, d, started.has(key)));
+			continue;
+		}
+		const verdict = restoreVerdict(d, known);
+		// Inputs given up on here are settled by now (ids ascend along `after`), so a stage after them is skipped.
+		if (verdict.act === "give-up") settled.push(interrupted(deps, d, false, notRestoredText(verdict.problem)));
+		else if (waiting) waiting.push(d);
+		else settled.push(interrupted(deps, d, false));
 	}
 	let owed = 0;
 	for (const d of settled) {
@@ -224,20 +257,75 @@ export function restoreFromSession(
 	return owed;
 }
 
+/**
+ * Spawn again the pipeline stages restoreFromSession set aside, in id order, each under its recorded id;
+ * one whose spawn fails (its agent or model gone, its cwd removed) is settled as interrupted, saying why.
+ * `respawn` is the spawn tool's own path. Returns how many of them were settled so (each owed).
+ */
+export async function restoreWaiting(
+	deps: Pick<SubagentServices, "children" | "config" | "session">,
+	ctx: ExtensionContext,
+	waiting: RunEntryData[],
+	respawn: (params: RecordedSpawn, id: string) => Promise<unknown>,
+): Promise<number> {
+	let failed = 0;
+	for (const d of waiting) {
+		try {
+			await respawn({ ...(d.spawn as RecordedSpawn), after: d.after, after_failed: d.afterFailed ?? "skip" }, d.id);
+		} catch (error) {
+			const why = notRestoredText({
+				why: "spawn-failed",
+				error: error instanceof Error ? error.message : String(error),
+			});
+			const data = interrupted(deps, d, false, why);
+			const record: ChildRecord = {
+				...recordOf(deps, ctx, data),
+				state: data.state,
+				finalText: why,
+				error: data.error,
+			};
+			deps.children(ctx).restore(record, {
+				key: data.key,
+				id: d.id,
+				run: d.run,
+				text: why,
+				state: data.state,
+				settledAt: data.endedAt ?? 0,
+				delivery: "pending",
+			});
+			failed++;
+		}
+	}
+	return failed;
+}
+
+function idNumber(id: string): number {
+	return Number(id.replace(/^sa-/, "")) || 0;
+}
+
 function validId(id: unknown): id is string {
 	return typeof id === "string" && /^sa-\d+$/.test(id);
 }
 
-/** A run the earlier process left unsettled, settled as interrupted and recorded in the session (once). */
-function interrupted(deps: Pick<SubagentServices, "session">, d: RunEntryData, started: boolean): SettledEntryData {
+/**
+ * A run the earlier process left unsettled, settled as interrupted and recorded in the session (once);
+ * `why` is the result text of a pipeline stage that could not be spawned again.
+ */
+function interrupted(
+	deps: Pick<SubagentServices, "session">,
+	d: RunEntryData,
+	started: boolean,
+	why?: string,
+): SettledEntryData {
 	const partial = started ? readPartialOutput(d.sessionFile) : ({ ok: true, text: "" } as const);
-	const text = interruptedResultText({ id: d.id, name: String(d.name ?? d.id) }, started, partial, d.sessionFile);
-	const { phase: _phase, ...rest } = d;
+	const text =
+		why ?? interruptedResultText({ id: d.id, name: String(d.name ?? d.id) }, started, partial, d.sessionFile);
+	const { phase: _phase, spawn: _spawn, ...rest } = d;
 	const data: SettledEntryData = {
 		...rest,
 		key: resultKey(d.id, d.run),
 		state: "interrupted",
-		error: started ? INTERRUPTED_BY_EXIT : NEVER_STARTED,
+		error: started ? INTERRUPTED_BY_EXIT : why ? NOT_RESTORED : NEVER_STARTED,
 		...(started ? {} : { startedAt: undefined }),
 		bytes: utf8Length(text),
 		text,
@@ -276,6 +364,9 @@ function recordOf(
 		sessionFile: d.sessionFile,
 		recentTools: [],
 		...(validWorktree(d.worktree) ? { worktree: d.worktree } : {}),
+		...(Array.isArray(d.after) && d.after.length > 0
+			? { after: d.after.map(String), afterFailed: d.afterFailed === "run" ? "run" : "skip" }
+			: {}),
 	};
 }
 

@@ -173,3 +173,27 @@ export function consumersOf(children: readonly PipelineNode[], id: string): stri
 		.filter((c) => c.state !== "skipped" && !(c.state === "cancelled" && c.startedAt === undefined))
 		.map((c) => c.id);
 }
+
+/** Why a child that waited when an earlier process ended cannot be spawned again by `pi -c`. */
+export type NotRestorable = { why: "not-recorded" } | { why: "unknown-inputs"; missing: string[] };
+
+/** What `pi -c` does with a run recorded as waiting (queued with inputs, never started, never settled). */
+export type RestoreVerdict = { act: "restore"; after: string[] } | { act: "give-up"; problem: NotRestorable };
+
+/**
+ * Whether a run an earlier process left waiting can be spawned again: its spawn's parameters must be
+ * recorded (a prompt at least) and every input must be a child the restored session knows (`known`).
+ */
+export function restoreVerdict(
+	entry: { after?: unknown; spawn?: unknown },
+	known: ReadonlySet<string>,
+): RestoreVerdict {
+	const spawn = entry.spawn as { prompt?: unknown } | undefined;
+	const after = Array.isArray(entry.after) ? entry.after : [];
+	if (!spawn || typeof spawn !== "object" || typeof spawn.prompt !== "string" || after.length === 0)
+		return { act: "give-up", problem: { why: "not-recorded" } };
+	const ids = after.map(String);
+	const missing = ids.filter((id) => !known.has(id));
+	if (missing.length > 0) return { act: "give-up", problem: { why: "unknown-inputs", missing } };
+	return { act: "restore", after: ids };
+}

@@ -206,11 +206,17 @@ export type SpawnDeps = Pick<
 >;
 
 /** subagent_spawn: one spawn at a time per session, in the order the calls came (see SubagentManager.inOrder). */
-export function spawnTool(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
-	return deps.children(ctx).inOrder(() => spawnOne(deps, params, ctx));
+/** `id`: spawn under this recorded id (a pipeline stage an earlier process left waiting, spawned again by pi -c). */
+export function spawnTool(
+	deps: SpawnDeps,
+	params: SpawnParams,
+	ctx: ExtensionContext,
+	id?: string,
+): Promise<ToolReturn> {
+	return deps.children(ctx).inOrder(() => spawnOne(deps, params, ctx, id));
 }
 
-async function spawnOne(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionContext): Promise<ToolReturn> {
+async function spawnOne(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionContext, id?: string): Promise<ToolReturn> {
 	const manager = deps.children(ctx);
 	const config = deps.config();
 	const cfg = config.subagents;
@@ -292,7 +298,7 @@ async function spawnOne(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionCont
 		}
 	}
 	// Checked before anything starts: a broken schema, no repository or a failing worktree fails this spawn only.
-	const checkable = await prepareCheckable(deps, () => manager.reserveId(), {
+	const checkable = await prepareCheckable(deps, () => id ?? manager.reserveId(), {
 		isolation: params.isolation ?? agent?.isolation,
 		outputSchema: params.output_schema ?? agent?.outputSchema,
 		cwd,
@@ -315,6 +321,19 @@ async function spawnOne(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionCont
 						).text,
 				}
 			: {};
+	// A stage's own parameters, recorded until it starts: a later `pi -c` can spawn it again (persistence.ts).
+	const respawn =
+		inputs.after.length > 0
+			? {
+					respawn: {
+						...(params as unknown as Record<string, unknown>),
+						prompt: params.prompt,
+						after: inputs.after,
+						after_failed: inputs.afterFailed,
+						...(params.cwd ? { cwd } : {}),
+					},
+				}
+			: {};
 	let child: ChildRecord;
 	try {
 		child = manager.spawn({
@@ -333,11 +352,12 @@ async function spawnOne(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionCont
 			maxTurns: agent?.maxTurns,
 			exactTools,
 			extensions,
-			id: checkable.id,
+			id: id ?? checkable.id,
 			steps: checkable.steps,
 			worktree: checkable.worktree,
 			structured: checkable.structured,
 			...handover,
+			...respawn,
 		});
 	} catch (error) {
 		await checkable.abandon();
