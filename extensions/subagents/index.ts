@@ -11,7 +11,7 @@ import { Type } from "typebox";
 import { bootExtension } from "../shared/host/bootstrap.ts";
 import { DEFERRED_EXPOSURE, onPi1Event, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { BUILT_IN_AGENTS, describePolicy } from "./agents/agents.ts";
-import { sessionHomes } from "./children/home.ts";
+import { sessionHomes, sessionKey } from "./children/home.ts";
 import { limitsOf } from "./children/session.ts";
 import { AutoDelivery, deliverPending, FLUSH_POLL_ATTEMPTS, RESULT_MESSAGE_TYPE } from "./delivery/delivery.ts";
 import { persistRun, persistSettled, restoreFromSession } from "./delivery/persistence.ts";
@@ -29,8 +29,9 @@ import { listTool } from "./tools/list.ts";
 import { sendTool } from "./tools/send.ts";
 import { spawnTool } from "./tools/spawn.ts";
 import { waitTool } from "./tools/wait.ts";
-import { registerSubagentsView } from "./view/command.ts";
+import { type OtherSessions, registerSubagentsView } from "./view/command.ts";
 import { LiveResultComponent } from "./view/live-rows.ts";
+import { cancelOther, otherSessionChildren } from "./view/others.ts";
 import { callText, deliveredComponent, paintFor, textComponent } from "./view/render.ts";
 import { StatusLine } from "./view/status.ts";
 
@@ -89,7 +90,21 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 			}),
 	});
 	const { services } = state;
-	const status = new StatusLine(services.context, () => services.existingChildren()?.list());
+	// Children of other sessions of this process (top level only): shown marked and cancellable by the person,
+	// never by the model (every subagent_* tool stays with this session's own children).
+	const elsewhere: OtherSessions = {
+		list: (ctx) =>
+			depth === 0 ? otherSessionChildren(sessionHomes().values(), sessionKey(ctx), services.existingChildren()) : [],
+		cancel: (session, id) => cancelOther(sessionHomes().values(), session, id),
+	};
+	const status = new StatusLine(
+		services.context,
+		() => services.existingChildren()?.list(),
+		() => {
+			const ctx = services.context();
+			return ctx ? elsewhere.list(ctx) : [];
+		},
+	);
 	const delivery = new AutoDelivery(() => deliverPending(services, "trigger"));
 
 	const render = {
@@ -242,7 +257,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		renderResult: render.renderResult,
 	});
 
-	registerSubagentsView(pi, services, state.enter);
+	registerSubagentsView(pi, services, state.enter, elsewhere);
 
 	pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, (message, options, theme) => {
 		const rows = ((message.details as { rows?: ChildRow[] } | undefined)?.rows ?? []) as ChildRow[];
