@@ -5,7 +5,7 @@
  * active session's own children, and a cancelled child's result is recorded in its own session (its home
  * keeps it until that session is active again), never in the active one.
  */
-import { truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
+import { visibleWidth } from "@mariozechner/pi-tui";
 import { sanitizeLine } from "../../shared/text/sanitize.ts";
 import type { ChildRecord, ChildState } from "../domain.ts";
 import type { Paint } from "./render.ts";
@@ -47,11 +47,31 @@ function shortId(key: string): string {
 	return id.slice(0, SHORT_ID_CHARS) || "?";
 }
 
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/** Plain text cut to `columns` (an ellipsis marks the cut), without the styling resets pi-tui's cut adds. */
+function cutToWidth(text: string, columns: number): string {
+	if (visibleWidth(text) <= columns) return text;
+	let out = "";
+	let used = 0;
+	for (const { segment } of graphemes.segment(text)) {
+		const w = visibleWidth(segment);
+		if (used + w > columns - 1) break;
+		out += segment;
+		used += w;
+	}
+	return `${out}…`;
+}
+
+/** Sanitized to one line, runs of white space as one space. */
+function safeLine(text: string): string {
+	return sanitizeLine(text, { widthOf: visibleWidth }).replace(/\s+/g, " ").trim();
+}
+
 /** A session's short name, safe to draw: its name (hostile text sanitized, cut to width) or its short id. */
 export function sessionLabel(home: Pick<OtherHome, "key" | "name">): string {
-	const name = home.name ? sanitizeLine(home.name, { widthOf: visibleWidth }).trim() : "";
-	if (name) return truncateToWidth(name, SESSION_LABEL_COLUMNS, "…");
-	return sanitizeLine(shortId(home.key), { widthOf: visibleWidth });
+	const name = home.name ? safeLine(home.name) : "";
+	return cutToWidth(name || safeLine(shortId(home.key)) || "?", SESSION_LABEL_COLUMNS);
 }
 
 /** The mark of another session's child. */
@@ -61,7 +81,7 @@ export function otherTag(label: string): string {
 
 /**
  * The running, queued and waiting children of every home but the active session's (by key, and by manager:
- * the active instance's own children are never listed twice), newest first.
+ * the active instance's own children are never listed twice): session by session, newest first in each.
  */
 export function otherSessionChildren(
 	homes: Iterable<OtherHome>,
@@ -78,9 +98,10 @@ export function otherSessionChildren(
 			continue;
 		}
 		const label = sessionLabel(home);
-		for (const child of siblings) if (isActive(child)) out.push({ child, siblings, session: home.key, label });
+		const active = siblings.filter(isActive).sort((a, b) => b.createdAt - a.createdAt);
+		for (const child of active) out.push({ child, siblings, session: home.key, label });
 	}
-	return out.sort((a, b) => b.child.createdAt - a.child.createdAt);
+	return out;
 }
 
 /** Cancel one child of another session in its own home; an unknown session or id is said, not ignored. */

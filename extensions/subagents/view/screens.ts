@@ -361,11 +361,9 @@ export class SubagentsScreen implements Component {
 		const body: Array<{ text: string; entry?: number }> = [];
 		if (own.length === 0) body.push({ text: paint("dim", "  no subagents in this session yet") });
 		const row = (e: Entry, i: number) => {
-			const marked = e.other
-				? `${pickerRow(e.child, e.all, now)} ${otherTag(e.other.label)}`
-				: pickerRow(e.child, e.all, now);
 			const pointer = i === this.selected ? paint("accent", "›") : " ";
-			return { text: `${pointer} ${paint(e.other ? "muted" : stateColor(e.child.state), marked)}`, entry: i };
+			const color = e.other ? "muted" : stateColor(e.child.state);
+			return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now))}`, entry: i };
 		};
 		if (entries.length > 0) body.push({ text: paint("muted", `  ${pickerHeader()}`) });
 		for (const [i, e] of own.entries()) body.push(row(e, i));
@@ -373,7 +371,12 @@ export class SubagentsScreen implements Component {
 			body.push({
 				text: paint("accent", `running in other sessions of this process: ${others.length} (cancel only)`),
 			});
-			for (const [i, e] of others.entries()) body.push(row(e, own.length + i));
+			// Each session's children under its own mark (the rows are as wide as the terminal already).
+			for (const [i, e] of others.entries()) {
+				if (e.other && e.other.session !== others[i - 1]?.other?.session)
+					body.push({ text: paint("warning", `  ${otherTag(e.other.label)}`) });
+				body.push(row(e, own.length + i));
+			}
 		}
 		const room = Math.max(1, this.height() - 4);
 		const at = Math.max(
