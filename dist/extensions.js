@@ -12364,7 +12364,10 @@ function setupSubagents(pi, depth) {
   const { services } = state;
   const elsewhere = {
     list: (ctx) => depth === 0 ? otherSessionChildren(sessionHomes().values(), sessionKey(ctx), services.existingChildren()) : [],
-    cancel: (session, id) => cancelOther(sessionHomes().values(), session, id)
+    cancel: async (session, id) => {
+      await cancelOther(sessionHomes().values(), session, id);
+      status.refresh();
+    }
   };
   const status = new StatusLine(
     services.context,

@@ -95,7 +95,10 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	const elsewhere: OtherSessions = {
 		list: (ctx) =>
 			depth === 0 ? otherSessionChildren(sessionHomes().values(), sessionKey(ctx), services.existingChildren()) : [],
-		cancel: (session, id) => cancelOther(sessionHomes().values(), session, id),
+		cancel: async (session, id) => {
+			await cancelOther(sessionHomes().values(), session, id);
+			status.refresh(); // its widget line goes now, not at the next tick
+		},
 	};
 	const status = new StatusLine(
 		services.context,

@@ -84,7 +84,9 @@ describe.each(PI_LINES)("another session's children in the TUI on $label", ({ li
 		);
 		tui.press("Escape");
 		await tui.waitFor("the picker closed", (s) => !s.includes("subagents of this session"), { timeoutMs: STEP_MS });
-		expect(tui.screen()).not.toContain("○ other session");
+		await tui.waitFor("the widget without the other session's line", (s) => !s.includes("○ other session"), {
+			timeoutMs: STEP_MS,
+		});
 
 		await tui.submit("NEW-ONE a prompt here");
 		await tui.waitFor("the new session's reply", (s) => s.includes("reply to: NEW-ONE"), { timeoutMs: STEP_MS });
