@@ -7974,7 +7974,7 @@ function restoredNote(count2) {
 function configWarning(warning) {
   return `subagents: ${warning}`;
 }
-var TOOL_TEXT, CHILD_SYSTEM_APPEND, NOTHING_TO_WAIT_FOR, NO_CHILDREN, EMPTY_PROMPT_ERROR, SHUT_DOWN_ERROR, PROVIDER_ERROR, ABORTED, STOPPED_BEFORE_START, EMPTY_SEND_TEXT_ERROR, CANCELLED_BY_PARENT, INTERRUPTED_BY_EXIT, NEVER_STARTED, INTERRUPTED_BY_SHUTDOWN, SETTLE_INTERRUPTED, ROSTER_MESSAGE_TYPE;
+var TOOL_TEXT, CHILD_SYSTEM_APPEND, NOTHING_TO_WAIT_FOR, NO_CHILDREN, EMPTY_PROMPT_ERROR, SHUT_DOWN_ERROR, PROVIDER_ERROR, ABORTED, STOPPED_BEFORE_START, EMPTY_SEND_TEXT_ERROR, CANCELLED_BY_PARENT, CANCELLED_IN_VIEW, INTERRUPTED_BY_EXIT, NEVER_STARTED, INTERRUPTED_BY_SHUTDOWN, SETTLE_INTERRUPTED, ROSTER_MESSAGE_TYPE;
 var init_prompt6 = __esm({
   "extensions/subagents/prompt.ts"() {
     "use strict";
@@ -8038,6 +8038,7 @@ var init_prompt6 = __esm({
     STOPPED_BEFORE_START = "stopped before it started";
     EMPTY_SEND_TEXT_ERROR = 'text must not be empty: pass the message for the child, e.g. subagent_send(id="sa-1", text="Also cover the error paths.").';
     CANCELLED_BY_PARENT = "stopped by subagent_cancel";
+    CANCELLED_IN_VIEW = "cancelled by the user in /subagents";
     INTERRUPTED_BY_EXIT = "the parent's process ended while the child was running";
     NEVER_STARTED = "the parent's process ended before the child started (it was queued)";
     INTERRUPTED_BY_SHUTDOWN = "the parent session shut down or reloaded while the child was running";
@@ -11456,11 +11457,11 @@ function otherSessionChildren(homes, activeKey, own) {
   }
   return out;
 }
-async function cancelOther(homes, session, id) {
+async function cancelOther(homes, session, id, reason) {
   for (const home of homes) {
     if (home.key !== session) continue;
     if (!home.manager.list().some((c) => c.id === id)) break;
-    await home.manager.cancel([id]);
+    await home.manager.cancel([id], reason);
     return;
   }
   throw new Error(`${id} of that session is no longer known`);
@@ -12161,7 +12162,7 @@ function registerSubagentsView(pi, deps, enter, elsewhere) {
               const reply2 = await sendTool(deps, { id, text: text2 }, ctx);
               return reply2.content.map((c) => c.text).join("\n").split("\n")[0] ?? "";
             },
-            cancel: (id) => manager.cancel([id]),
+            cancel: (id) => manager.cancel([id], CANCELLED_IN_VIEW),
             others: () => elsewhere?.list(ctx) ?? [],
             cancelOther: (session, id) => elsewhere ? elsewhere.cancel(session, id) : Promise.reject(new Error("not available")),
             rows: () => tui.terminal.rows,
@@ -12187,6 +12188,7 @@ var init_command = __esm({
   "extensions/subagents/view/command.ts"() {
     "use strict";
     init_projection();
+    init_prompt6();
     init_send();
     init_others();
     init_render();
@@ -12365,7 +12367,7 @@ function setupSubagents(pi, depth) {
   const elsewhere = {
     list: (ctx) => depth === 0 ? otherSessionChildren(sessionHomes().values(), sessionKey(ctx), services.existingChildren()) : [],
     cancel: async (session, id) => {
-      await cancelOther(sessionHomes().values(), session, id);
+      await cancelOther(sessionHomes().values(), session, id, CANCELLED_IN_VIEW);
       status.refresh();
     }
   };

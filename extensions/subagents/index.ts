@@ -18,7 +18,7 @@ import { persistRun, persistSettled, restoreFromSession } from "./delivery/persi
 import { rosterText } from "./delivery/roster.ts";
 import { type SettleState, settleSingleShot } from "./delivery/settle.ts";
 import type { ChildRow } from "./domain.ts";
-import { ROSTER_MESSAGE_TYPE, TOOL_TEXT } from "./prompt.ts";
+import { CANCELLED_IN_VIEW, ROSTER_MESSAGE_TYPE, TOOL_TEXT } from "./prompt.ts";
 import { SPAWN_AFTER_FAILED_PARAM, SPAWN_AFTER_PARAM } from "./prompt-pipeline.ts";
 import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription } from "./prompt-spawn.ts";
 import { createSessionState } from "./session-state.ts";
@@ -96,7 +96,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		list: (ctx) =>
 			depth === 0 ? otherSessionChildren(sessionHomes().values(), sessionKey(ctx), services.existingChildren()) : [],
 		cancel: async (session, id) => {
-			await cancelOther(sessionHomes().values(), session, id);
+			await cancelOther(sessionHomes().values(), session, id, CANCELLED_IN_VIEW);
 			status.refresh(); // its widget line goes now, not at the next tick
 		},
 	};

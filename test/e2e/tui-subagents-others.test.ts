@@ -107,6 +107,7 @@ describe.each(PI_LINES)("another session's children in the TUI on $label", ({ li
 		expect(back.map((r) => r.lastUser)).toEqual(["NEW-ONE a prompt here", "BACK in the first session"]);
 		const context = textOf(back[1]);
 		expect(countOf(context, '── sa-1 "slowpoke" cancelled')).toBe(1);
+		expect(countOf(context, "cancelled by the user in /subagents")).toBe(1);
 		expect(context).not.toContain("SLOW-DONE");
 	});
 });

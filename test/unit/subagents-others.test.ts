@@ -169,8 +169,9 @@ describe("cancelling another session's child", () => {
 		const listed = otherSessionChildren(sessionHomes().values(), active.key, active.manager);
 		expect(listed.map((o) => [o.session, o.child.id, o.child.state])).toEqual([[home.key, child.id, "running"]]);
 
-		await cancelOther(sessionHomes().values(), home.key, child.id);
+		await cancelOther(sessionHomes().values(), home.key, child.id, "cancelled in the view");
 		await until(() => away.list()[0].state === "cancelled");
+		expect(away.list()[0].error).toBe("cancelled in the view");
 		expect(otherSessionChildren(sessionHomes().values(), active.key, active.manager)).toEqual([]);
 		expect(activeEntries).toEqual([]);
 		expect(home.waiting()).toBe(1);

@@ -8,6 +8,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { project } from "../../shared/projection/projection.ts";
 import type { ChildRecord } from "../domain.ts";
+import { CANCELLED_IN_VIEW } from "../prompt.ts";
 import type { SubagentServices } from "../services.ts";
 import { type SendDeps, sendTool } from "../tools/send.ts";
 import { type OtherChild, otherTag } from "./others.ts";
@@ -109,7 +110,7 @@ export function registerSubagentsView(
 									.split("\n")[0] ?? ""
 							);
 						},
-						cancel: (id) => manager.cancel([id]),
+						cancel: (id) => manager.cancel([id], CANCELLED_IN_VIEW),
 						others: () => elsewhere?.list(ctx) ?? [],
 						cancelOther: (session, id) =>
 							elsewhere ? elsewhere.cancel(session, id) : Promise.reject(new Error("not available")),

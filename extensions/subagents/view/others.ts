@@ -14,7 +14,7 @@ import type { Paint } from "./render.ts";
 export interface OtherHome {
 	readonly key: string;
 	readonly name: string | undefined;
-	readonly manager: { list(): ChildRecord[]; cancel(ids: string[]): Promise<void> };
+	readonly manager: { list(): ChildRecord[]; cancel(ids: string[], error?: string): Promise<void> };
 }
 
 /** One child of another session. */
@@ -105,11 +105,16 @@ export function otherSessionChildren(
 }
 
 /** Cancel one child of another session in its own home; an unknown session or id is said, not ignored. */
-export async function cancelOther(homes: Iterable<OtherHome>, session: string, id: string): Promise<void> {
+export async function cancelOther(
+	homes: Iterable<OtherHome>,
+	session: string,
+	id: string,
+	reason?: string,
+): Promise<void> {
 	for (const home of homes) {
 		if (home.key !== session) continue;
 		if (!home.manager.list().some((c) => c.id === id)) break;
-		await home.manager.cancel([id]);
+		await home.manager.cancel([id], reason);
 		return;
 	}
 	throw new Error(`${id} of that session is no longer known`);
