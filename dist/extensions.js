@@ -7544,6 +7544,13 @@ function sessionKey(ctx) {
     return "id:?";
   }
 }
+function sessionNameOf(ctx) {
+  try {
+    return ctx.sessionManager.getSessionName?.() || void 0;
+  } catch {
+    return void 0;
+  }
+}
 function createSessionHome(key, sessionFile, manager) {
   let sink;
   const waiting = [];
@@ -7558,6 +7565,7 @@ function createSessionHome(key, sessionFile, manager) {
     key,
     sessionFile,
     manager,
+    name: void 0,
     record(type, data) {
       if (sink) write2(sink, type, data);
       else waiting.push([type, data]);
@@ -7966,7 +7974,7 @@ function restoredNote(count2) {
 function configWarning(warning) {
   return `subagents: ${warning}`;
 }
-var TOOL_TEXT, CHILD_SYSTEM_APPEND, NOTHING_TO_WAIT_FOR, NO_CHILDREN, EMPTY_PROMPT_ERROR, SHUT_DOWN_ERROR, PROVIDER_ERROR, ABORTED, STOPPED_BEFORE_START, EMPTY_SEND_TEXT_ERROR, CANCELLED_BY_PARENT, INTERRUPTED_BY_EXIT, NEVER_STARTED, INTERRUPTED_BY_SHUTDOWN, SETTLE_INTERRUPTED, ROSTER_MESSAGE_TYPE;
+var TOOL_TEXT, CHILD_SYSTEM_APPEND, NOTHING_TO_WAIT_FOR, NO_CHILDREN, EMPTY_PROMPT_ERROR, SHUT_DOWN_ERROR, PROVIDER_ERROR, ABORTED, STOPPED_BEFORE_START, EMPTY_SEND_TEXT_ERROR, CANCELLED_BY_PARENT, CANCELLED_IN_VIEW, INTERRUPTED_BY_EXIT, NEVER_STARTED, INTERRUPTED_BY_SHUTDOWN, SETTLE_INTERRUPTED, ROSTER_MESSAGE_TYPE;
 var init_prompt6 = __esm({
   "extensions/subagents/prompt.ts"() {
     "use strict";
@@ -8030,6 +8038,7 @@ var init_prompt6 = __esm({
     STOPPED_BEFORE_START = "stopped before it started";
     EMPTY_SEND_TEXT_ERROR = 'text must not be empty: pass the message for the child, e.g. subagent_send(id="sa-1", text="Also cover the error paths.").';
     CANCELLED_BY_PARENT = "stopped by subagent_cancel";
+    CANCELLED_IN_VIEW = "cancelled by the user in /subagents";
     INTERRUPTED_BY_EXIT = "the parent's process ended while the child was running";
     NEVER_STARTED = "the parent's process ended before the child started (it was queued)";
     INTERRUPTED_BY_SHUTDOWN = "the parent session shut down or reloaded while the child was running";
@@ -10200,6 +10209,7 @@ function createSessionState(options) {
     const found = sessionHomes().get(sessionKey(context));
     if (!found) return false;
     home = found;
+    home.name = sessionNameOf(context);
     manager = found.manager;
     found.attach(sink);
     unfollow = options.follow?.(found.manager);
@@ -10212,6 +10222,7 @@ function createSessionState(options) {
   });
   const enter = (next) => {
     ctx = next;
+    if (home) home.name = sessionNameOf(next);
     if (configLoaded) return;
     configLoaded = true;
     agentDir = host.agentDir();
@@ -10234,6 +10245,7 @@ function createSessionState(options) {
       if (depth === 0) {
         const key = sessionKey(context);
         home = createSessionHome(key, keyFile(key), manager);
+        home.name = sessionNameOf(context);
         home.attach(sink);
         sessionHomes().set(key, home);
         options.onChildren(manager, home.record);
@@ -11492,6 +11504,85 @@ var init_wait = __esm({
   }
 });
 
+// extensions/subagents/view/others.ts
+function isActive(c) {
+  return ACTIVE.has(c.state);
+}
+function shortId(key) {
+  const base = key.startsWith("id:") ? key.slice(3) : (key.split(/[\\/]/).pop() ?? key).replace(/\.jsonl$/, "");
+  const id = base.includes("_") ? base.slice(base.lastIndexOf("_") + 1) : base;
+  return id.slice(0, SHORT_ID_CHARS) || "?";
+}
+function cutToWidth(text, columns) {
+  if ((0, import_pi_tui2.visibleWidth)(text) <= columns) return text;
+  let out = "";
+  let used = 0;
+  for (const { segment } of graphemes2.segment(text)) {
+    const w = (0, import_pi_tui2.visibleWidth)(segment);
+    if (used + w > columns - 1) break;
+    out += segment;
+    used += w;
+  }
+  return `${out}…`;
+}
+function safeLine(text) {
+  return sanitizeLine(text, { widthOf: import_pi_tui2.visibleWidth }).replace(/\s+/g, " ").trim();
+}
+function sessionLabel(home) {
+  const name = home.name ? safeLine(home.name) : "";
+  return cutToWidth(name || safeLine(shortId(home.key)) || "?", SESSION_LABEL_COLUMNS);
+}
+function otherTag(label2) {
+  return `other session: ${label2}`;
+}
+function otherSessionChildren(homes, activeKey, own) {
+  const out = [];
+  for (const home of homes) {
+    if (home.key === activeKey || own !== void 0 && home.manager === own) continue;
+    let siblings;
+    try {
+      siblings = home.manager.list();
+    } catch {
+      continue;
+    }
+    const label2 = sessionLabel(home);
+    const active = siblings.filter(isActive).sort((a, b) => b.createdAt - a.createdAt);
+    for (const child of active) out.push({ child, siblings, session: home.key, label: label2 });
+  }
+  return out;
+}
+async function cancelOther(homes, session, id, reason) {
+  for (const home of homes) {
+    if (home.key !== session) continue;
+    if (!home.manager.list().some((c) => c.id === id)) break;
+    await home.manager.cancel([id], reason);
+    return;
+  }
+  throw new Error(`${id} of that session is no longer known`);
+}
+function othersWidgetLine(others, paint = (_c, t) => t) {
+  if (others.length === 0) return void 0;
+  const running = others.filter((o) => o.child.state === "running" || o.child.state === "starting").length;
+  const queued = others.filter((o) => o.child.state === "queued").length;
+  const waiting = others.filter((o) => o.child.state === "waiting").length;
+  const sessions = new Set(others.map((o) => o.session)).size;
+  const counts = [`${running} running`, queued > 0 ? `${queued} queued` : "", waiting > 0 ? `${waiting} waiting` : ""].filter(Boolean).join(", ");
+  const where = sessions === 1 ? otherTag(others[0].label) : `${sessions} other sessions`;
+  return paint("muted", `○ ${where}: ${counts} · /subagents`);
+}
+var import_pi_tui2, SESSION_LABEL_COLUMNS, SHORT_ID_CHARS, ACTIVE, graphemes2;
+var init_others = __esm({
+  "extensions/subagents/view/others.ts"() {
+    "use strict";
+    import_pi_tui2 = require("@mariozechner/pi-tui");
+    init_sanitize();
+    SESSION_LABEL_COLUMNS = 24;
+    SHORT_ID_CHARS = 8;
+    ACTIVE = /* @__PURE__ */ new Set(["starting", "running", "queued", "waiting"]);
+    graphemes2 = new Intl.Segmenter(void 0, { granularity: "grapheme" });
+  }
+});
+
 // extensions/subagents/view/render.ts
 function stateColor(state) {
   if (state === "completed") return "success";
@@ -11511,7 +11602,7 @@ function rowText(row2, paint = plain3) {
   }
   if (row2.note && row2.note !== row2.state) parts.push(paint("dim", oneLine2(row2.note)));
   if (row2.artifactPath) parts.push(paint("dim", shortPath(row2.artifactPath)));
-  if (row2.reason) parts.push(paint("error", `— ${(0, import_pi_tui2.truncateToWidth)(oneLine2(row2.reason).trim(), REASON_COLUMNS, "…")}`));
+  if (row2.reason) parts.push(paint("error", `— ${(0, import_pi_tui3.truncateToWidth)(oneLine2(row2.reason).trim(), REASON_COLUMNS, "…")}`));
   return parts.join(" ");
 }
 function shortPath(path) {
@@ -11526,7 +11617,7 @@ function callText(tool, args, paint = plain3) {
   if (tool === "subagent_spawn") {
     const given = typeof args.name === "string" && args.name ? args.name : String(args.prompt ?? "").split("\n")[0];
     const name = oneLine2(given);
-    const short = (0, import_pi_tui2.truncateToWidth)(name, CALL_NAME_COLUMNS, "…");
+    const short = (0, import_pi_tui3.truncateToWidth)(name, CALL_NAME_COLUMNS, "…");
     const model = typeof args.model === "string" ? oneLine2(args.model) : void 0;
     const agent = typeof args.agent === "string" ? `as ${oneLine2(args.agent).slice(0, 64)}` : void 0;
     const extras = [agent, model, args.context === "fork" ? "fork" : void 0].filter(Boolean).join(", ");
@@ -11547,13 +11638,13 @@ function resultText2(rows, fullText, expanded, paint = plain3) {
 ${shown}` : shown;
 }
 function firstLine(text) {
-  return (0, import_pi_tui2.truncateToWidth)(oneLine2(text.split("\n")[0] ?? ""), FIRST_LINE_COLUMNS, "…");
+  return (0, import_pi_tui3.truncateToWidth)(oneLine2(text.split("\n")[0] ?? ""), FIRST_LINE_COLUMNS, "…");
 }
 function displayText(text) {
-  return sanitizeTerminalText(text, { widthOf: import_pi_tui2.visibleWidth });
+  return sanitizeTerminalText(text, { widthOf: import_pi_tui3.visibleWidth });
 }
 function oneLine2(text) {
-  return sanitizeLine(text, { widthOf: import_pi_tui2.visibleWidth });
+  return sanitizeLine(text, { widthOf: import_pi_tui3.visibleWidth });
 }
 function statusText(children, paint = plain3) {
   const running = children.filter((c) => c.state === "running" || c.state === "starting").length;
@@ -11586,23 +11677,23 @@ function paintFor(theme) {
   return theme ? (color, text) => theme.fg(color, text) : plain3;
 }
 function textComponent(text) {
-  return new import_pi_tui2.Text(text, 0, 0);
+  return new import_pi_tui3.Text(text, 0, 0);
 }
 function deliveredComponent(rows, content, options, theme) {
   const paint = paintFor(theme);
   const background = theme?.bg?.bind(theme);
   const bg = background ? (t) => background("customMessageBg", t) : void 0;
-  const box = new import_pi_tui2.Box(1, 1, bg);
+  const box = new import_pi_tui3.Box(1, 1, bg);
   const label2 = deliveredLabel(Math.max(rows.length, 1), options.expanded, options.expandKey);
-  box.addChild(new import_pi_tui2.Text(paint("customMessageLabel", theme?.bold?.(label2) ?? label2), 0, 0));
-  box.addChild(new import_pi_tui2.Text(resultText2(rows, content, options.expanded, paint), 0, 0));
+  box.addChild(new import_pi_tui3.Text(paint("customMessageLabel", theme?.bold?.(label2) ?? label2), 0, 0));
+  box.addChild(new import_pi_tui3.Text(resultText2(rows, content, options.expanded, paint), 0, 0));
   return box;
 }
-var import_pi_tui2, plain3, REASON_COLUMNS, SHORT_HASH_CHARS, CALL_NAME_COLUMNS, FIRST_LINE_COLUMNS, WIDGET_MAX_ROWS;
+var import_pi_tui3, plain3, REASON_COLUMNS, SHORT_HASH_CHARS, CALL_NAME_COLUMNS, FIRST_LINE_COLUMNS, WIDGET_MAX_ROWS;
 var init_render = __esm({
   "extensions/subagents/view/render.ts"() {
     "use strict";
-    import_pi_tui2 = require("@mariozechner/pi-tui");
+    import_pi_tui3 = require("@mariozechner/pi-tui");
     init_sanitize();
     init_domain();
     plain3 = (_c, t) => t;
@@ -11645,8 +11736,8 @@ function stateWords(c, all) {
   return c.state === "queued" ? `queued #${queuePosition([...all], c.id)}` : c.state;
 }
 function cell(text, width) {
-  const cut2 = (0, import_pi_tui3.truncateToWidth)(text, width, "…");
-  return cut2 + " ".repeat(Math.max(0, width - (0, import_pi_tui3.visibleWidth)(cut2)));
+  const cut2 = (0, import_pi_tui4.truncateToWidth)(text, width, "…");
+  return cut2 + " ".repeat(Math.max(0, width - (0, import_pi_tui4.visibleWidth)(cut2)));
 }
 function pickerHeader() {
   return COLUMNS.map(([h, w]) => cell(h, w)).join(" ");
@@ -11718,15 +11809,16 @@ function transcriptLines(items, project2, paint) {
   }
   return lines;
 }
-var import_pi_tui3, clean, cleanBlock, COLUMNS, RESERVED_ROWS2, MIN_ROWS2, SubagentsScreen;
+var import_pi_tui4, clean, cleanBlock, COLUMNS, RESERVED_ROWS2, MIN_ROWS2, SubagentsScreen;
 var init_screens = __esm({
   "extensions/subagents/view/screens.ts"() {
     "use strict";
-    import_pi_tui3 = require("@mariozechner/pi-tui");
+    import_pi_tui4 = require("@mariozechner/pi-tui");
     init_sanitize();
     init_domain();
-    clean = (text) => sanitizeLine(text, { widthOf: import_pi_tui3.visibleWidth });
-    cleanBlock = (text) => sanitizeTerminalText(text, { widthOf: import_pi_tui3.visibleWidth });
+    init_others();
+    clean = (text) => sanitizeLine(text, { widthOf: import_pi_tui4.visibleWidth });
+    cleanBlock = (text) => sanitizeTerminalText(text, { widthOf: import_pi_tui4.visibleWidth });
     COLUMNS = [
       ["", 2],
       ["id", 6],
@@ -11753,7 +11845,7 @@ var init_screens = __esm({
       // lines up from the bottom of the transcript
       confirmCancel = false;
       notice;
-      input = new import_pi_tui3.Input();
+      input = new import_pi_tui4.Input();
       _focused = false;
       get focused() {
         return this._focused;
@@ -11765,16 +11857,38 @@ var init_screens = __esm({
       height() {
         return Math.max(MIN_ROWS2, this.host.rows() - RESERVED_ROWS2);
       }
-      list() {
-        return newestFirst(this.host.children());
+      own() {
+        const all = this.host.children();
+        return newestFirst(all).map((child) => ({ child, all }));
       }
-      current() {
-        return this.open ? this.host.children().find((c) => c.id === this.open) : void 0;
+      others() {
+        let others = [];
+        try {
+          others = this.host.others?.() ?? [];
+        } catch {
+          others = [];
+        }
+        return others.map((other) => ({ child: other.child, all: other.siblings, other }));
+      }
+      /** This session's children newest first, then other sessions' (the picker's order). */
+      list() {
+        return [...this.own(), ...this.others()];
+      }
+      currentEntry() {
+        const open = this.open;
+        if (!open) return void 0;
+        if (open.session === void 0) return this.own().find((e) => e.child.id === open.id);
+        return this.others().find((e) => e.child.id === open.id && e.other?.session === open.session);
       }
       submit(value) {
-        const child = this.current();
+        const entry = this.currentEntry();
+        const child = entry?.child;
         const text = value.trim();
         if (!child || !text) return;
+        if (entry.other) {
+          this.notice = { text: "another session's child: steer it from its own session (/resume)", color: "warning" };
+          return;
+        }
         this.input.setValue("");
         this.notice = { text: `sending to ${child.id}…`, color: "dim" };
         this.host.send(child.id, value).then((what) => {
@@ -11788,12 +11902,15 @@ var init_screens = __esm({
           this.pickerInput(data);
           return;
         }
-        const child = this.current();
+        const entry = this.currentEntry();
+        const child = entry?.child;
         if (this.confirmCancel) {
           this.confirmCancel = false;
           if (child && (data === "y" || data === "Y")) {
             this.notice = { text: `cancelling ${child.id}…`, color: "warning" };
-            void this.host.cancel(child.id).then(() => {
+            const other = entry.other;
+            const cancelling = other ? this.host.cancelOther?.(other.session, child.id) ?? Promise.reject(new Error("cannot cancel another session's child here")) : this.host.cancel(child.id);
+            void cancelling.then(() => {
               this.notice = { text: `${child.id} cancelled`, color: "warning" };
             }).catch((error) => {
               this.notice = { text: clean(String(error)), color: "error" };
@@ -11803,31 +11920,32 @@ var init_screens = __esm({
           return;
         }
         const page = Math.max(1, this.height() - 6);
-        if ((0, import_pi_tui3.matchesKey)(data, import_pi_tui3.Key.escape)) {
+        if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.escape)) {
           this.open = void 0;
           this.notice = void 0;
           this.input.setValue("");
-        } else if ((0, import_pi_tui3.matchesKey)(data, import_pi_tui3.Key.ctrl("x"))) {
+        } else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.ctrl("x"))) {
           if (child && !isSettled(child.state)) this.confirmCancel = true;
           else this.notice = { text: "nothing to cancel: the child is not running", color: "dim" };
-        } else if ((0, import_pi_tui3.matchesKey)(data, import_pi_tui3.Key.up)) this.scroll += 1;
-        else if ((0, import_pi_tui3.matchesKey)(data, import_pi_tui3.Key.down)) this.scroll = Math.max(0, this.scroll - 1);
-        else if ((0, import_pi_tui3.matchesKey)(data, import_pi_tui3.Key.pageUp)) this.scroll += page;
-        else if ((0, import_pi_tui3.matchesKey)(data, import_pi_tui3.Key.pageDown)) this.scroll = Math.max(0, this.scroll - page);
-        else if ((0, import_pi_tui3.matchesKey)(data, import_pi_tui3.Key.end)) this.scroll = 0;
+        } else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.up)) this.scroll += 1;
+        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.down)) this.scroll = Math.max(0, this.scroll - 1);
+        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.pageUp)) this.scroll += page;
+        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.pageDown)) this.scroll = Math.max(0, this.scroll - page);
+        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.end)) this.scroll = 0;
         else this.input.handleInput(data);
         this.host.requestRender();
       }
       pickerInput(data) {
         const count2 = this.list().length;
-        if ((0, import_pi_tui3.matchesKey)(data, import_pi_tui3.Key.escape) || data === "q") {
+        if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.escape) || data === "q") {
           this.host.close();
           return;
         }
-        if ((0, import_pi_tui3.matchesKey)(data, import_pi_tui3.Key.up)) this.selected = Math.max(0, this.selected - 1);
-        else if ((0, import_pi_tui3.matchesKey)(data, import_pi_tui3.Key.down)) this.selected = Math.min(Math.max(0, count2 - 1), this.selected + 1);
-        else if ((0, import_pi_tui3.matchesKey)(data, import_pi_tui3.Key.enter) && count2 > 0) {
-          this.open = this.list()[Math.min(this.selected, count2 - 1)].id;
+        if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.up)) this.selected = Math.max(0, this.selected - 1);
+        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.down)) this.selected = Math.min(Math.max(0, count2 - 1), this.selected + 1);
+        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.enter) && count2 > 0) {
+          const entry = this.list()[Math.min(this.selected, count2 - 1)];
+          this.open = { id: entry.child.id, session: entry.other?.session };
           this.scroll = 0;
           this.notice = void 0;
         }
@@ -11835,46 +11953,66 @@ var init_screens = __esm({
       }
       render(width) {
         const lines = this.open ? this.renderView(width) : this.renderPicker(width);
-        return lines.map((l) => (0, import_pi_tui3.truncateToWidth)(l, width));
+        return lines.map((l) => (0, import_pi_tui4.truncateToWidth)(l, width));
       }
       renderPicker(width) {
         const { paint } = this.host;
-        const children = this.list();
+        const own = this.own();
+        const others = this.others();
+        const entries = [...own, ...others];
         const now = Date.now();
-        this.selected = Math.min(this.selected, Math.max(0, children.length - 1));
+        this.selected = Math.min(this.selected, Math.max(0, entries.length - 1));
         const rule = paint("borderMuted", "─".repeat(width));
-        const out = [rule, paint("accent", `subagents of this session: ${children.length} (newest first)`)];
-        if (children.length === 0) out.push(paint("dim", "  no subagents in this session yet"));
-        else {
-          out.push(paint("muted", `  ${pickerHeader()}`));
-          const room = Math.max(1, this.height() - 5);
-          const start = Math.max(0, Math.min(this.selected - room + 1, children.length - room));
-          for (const [i, c] of children.slice(start, start + room).entries()) {
-            const row2 = pickerRow(c, children, now);
-            const isSelected = start + i === this.selected;
-            const styled = `${isSelected ? paint("accent", "›") : " "} ${paint(stateColor2(c.state), row2)}`;
-            out.push(styled);
+        const out = [rule, paint("accent", `subagents of this session: ${own.length} (newest first)`)];
+        const body = [];
+        if (own.length === 0) body.push({ text: paint("dim", "  no subagents in this session yet") });
+        const row2 = (e, i) => {
+          const pointer = i === this.selected ? paint("accent", "›") : " ";
+          const color = e.other ? "muted" : stateColor2(e.child.state);
+          return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now))}`, entry: i };
+        };
+        if (entries.length > 0) body.push({ text: paint("muted", `  ${pickerHeader()}`) });
+        for (const [i, e] of own.entries()) body.push(row2(e, i));
+        if (others.length > 0) {
+          body.push({
+            text: paint("accent", `running in other sessions of this process: ${others.length} (cancel only)`)
+          });
+          for (const [i, e] of others.entries()) {
+            if (e.other && e.other.session !== others[i - 1]?.other?.session)
+              body.push({ text: paint("warning", `  ${otherTag(e.other.label)}`) });
+            body.push(row2(e, own.length + i));
           }
         }
+        const room = Math.max(1, this.height() - 4);
+        const at = Math.max(
+          0,
+          body.findIndex((l) => l.entry === this.selected)
+        );
+        const start = Math.max(0, Math.min(at - room + 1, body.length - room));
+        out.push(...body.slice(start, start + room).map((l) => l.text));
         out.push(paint("dim", "↑↓ select · enter open · esc close"), rule);
         return out;
       }
       renderView(width) {
         const { paint } = this.host;
-        const child = this.current();
+        const entry = this.currentEntry();
+        const child = entry?.child;
         const rule = paint("borderMuted", "─".repeat(width));
-        if (!child) return [rule, paint("error", `${this.open} is no longer known`), paint("dim", "esc back"), rule];
-        const all = this.host.children();
+        if (!entry || !child) {
+          const gone = this.open?.session === void 0 ? "is no longer known" : "of another session has settled";
+          return [rule, paint("error", `${this.open?.id} ${gone}`), paint("dim", "esc back"), rule];
+        }
+        const all = entry.all;
         const { items, state } = this.host.transcript(child);
         const body = [];
         for (const line of transcriptLines(items, (t) => this.host.project(t), paint)) {
-          body.push(...line === "" ? [""] : (0, import_pi_tui3.wrapTextWithAnsi)(line, Math.max(10, width - 1)));
+          body.push(...line === "" ? [""] : (0, import_pi_tui4.wrapTextWithAnsi)(line, Math.max(10, width - 1)));
         }
         const problem = transcriptProblem(state, child);
         if (problem) body.push(paint(state.ok ? "dim" : "warning", problem));
         if (child.streamingText && !isSettled(child.state)) {
           for (const l of cleanBlock(child.streamingText).split("\n"))
-            body.push(...(0, import_pi_tui3.wrapTextWithAnsi)(l, Math.max(10, width - 1)));
+            body.push(...(0, import_pi_tui4.wrapTextWithAnsi)(l, Math.max(10, width - 1)));
         }
         if (isSettled(child.state) && child.error) body.push(paint("error", `${child.state}: ${clean(child.error)}`));
         const room = Math.max(1, this.height() - 6);
@@ -11884,11 +12022,12 @@ var init_screens = __esm({
         const shown = body.slice(Math.max(0, end - room), end);
         while (shown.length < room) shown.push("");
         const where = maxScroll > 0 ? ` · lines ${Math.max(1, end - room + 1)}–${end} of ${body.length}` : "";
-        const hint = this.confirmCancel ? paint("warning", `cancel ${child.id}? press y to cancel it, any other key keeps it running`) : paint("dim", `enter steer · ctrl+x cancel · ↑↓ pgup pgdn scroll · end follow · esc back${where}`);
+        const hint = this.confirmCancel ? paint("warning", `cancel ${child.id}? press y to cancel it, any other key keeps it running`) : entry.other ? paint("dim", `ctrl+x cancel · ↑↓ pgup pgdn scroll · end follow · esc back${where}`) : paint("dim", `enter steer · ctrl+x cancel · ↑↓ pgup pgdn scroll · end follow · esc back${where}`);
         const status = this.notice ? paint(this.notice.color, this.notice.text) : "";
         return [
           rule,
           paint(stateColor2(child.state), stateLine(child, all, Date.now())),
+          ...entry.other ? [paint("warning", `${otherTag(entry.other.label)} · its result goes to that session`)] : [],
           hint,
           rule,
           ...shown,
@@ -12060,12 +12199,20 @@ var init_transcript = __esm({
 });
 
 // extensions/subagents/view/command.ts
-function plainList(children, now) {
-  if (children.length === 0) return "subagents: none in this session yet";
-  const rows = newestFirst(children).map((c) => pickerRow(c, children, now).trimEnd());
-  return [`subagents of this session: ${children.length} (newest first)`, pickerHeader().trimEnd(), ...rows].join("\n");
+function plainList(children, now, others = []) {
+  const lines = children.length === 0 ? ["subagents: none in this session yet"] : [
+    `subagents of this session: ${children.length} (newest first)`,
+    pickerHeader().trimEnd(),
+    ...newestFirst(children).map((c) => pickerRow(c, children, now).trimEnd())
+  ];
+  if (others.length > 0) {
+    lines.push(`running in other sessions of this process: ${others.length} (cancel only)`);
+    if (children.length === 0) lines.push(pickerHeader().trimEnd());
+    for (const o of others) lines.push(`${pickerRow(o.child, o.siblings, now)} ${otherTag(o.label)}`);
+  }
+  return lines.join("\n");
 }
-function registerSubagentsView(pi, deps, enter) {
+function registerSubagentsView(pi, deps, enter, elsewhere) {
   pi.registerCommand("subagents", {
     description: VIEW_COMMAND_DESCRIPTION,
     handler: async (_args, ctx) => {
@@ -12086,10 +12233,11 @@ function registerSubagentsView(pi, deps, enter) {
           const screen = new SubagentsScreen({
             children: () => deps.existingChildren()?.list() ?? manager.list(),
             transcript: (c) => {
-              let reader = readers.get(c.id);
+              const key = c.sessionFile ?? `none:${c.id}`;
+              let reader = readers.get(key);
               if (!reader || reader.path !== c.sessionFile) {
                 reader = new TranscriptReader(c.sessionFile);
-                readers.set(c.id, reader);
+                readers.set(key, reader);
               }
               reader.poll();
               return { items: reader.items, state: reader.state };
@@ -12108,7 +12256,9 @@ function registerSubagentsView(pi, deps, enter) {
               const reply2 = await sendTool(deps, { id, text: text2 }, ctx);
               return reply2.content.map((c) => c.text).join("\n").split("\n")[0] ?? "";
             },
-            cancel: (id) => manager.cancel([id]),
+            cancel: (id) => manager.cancel([id], CANCELLED_IN_VIEW),
+            others: () => elsewhere?.list(ctx) ?? [],
+            cancelOther: (session, id) => elsewhere ? elsewhere.cancel(session, id) : Promise.reject(new Error("not available")),
             rows: () => tui.terminal.rows,
             requestRender: () => tui.requestRender(),
             paint: paintFor(theme),
@@ -12120,7 +12270,7 @@ function registerSubagentsView(pi, deps, enter) {
         });
       }
       if (shown) return;
-      const text = plainList(manager.list(), Date.now());
+      const text = plainList(manager.list(), Date.now(), elsewhere?.list(ctx) ?? []);
       if (ctx.hasUI) ctx.ui.notify(text, "info");
       else process.stderr.write(`${text}
 `);
@@ -12132,13 +12282,15 @@ var init_command = __esm({
   "extensions/subagents/view/command.ts"() {
     "use strict";
     init_projection();
+    init_prompt6();
     init_send();
+    init_others();
     init_render();
     init_screens();
     init_transcript();
     VIEW_REFRESH_MS = 250;
     PROJECTION_CACHE_ENTRIES = 500;
-    VIEW_COMMAND_DESCRIPTION = "Watch and steer this session's subagents: a live list, a child's transcript, a line to steer it";
+    VIEW_COMMAND_DESCRIPTION = "Watch and steer this session's subagents (a live list, a child's transcript, a line to steer it); see and cancel other sessions' running ones";
   }
 });
 
@@ -12167,11 +12319,11 @@ function currentRows(rows, children) {
   if (!children || children.length === 0) return [...rows];
   return rows.map((r) => currentRow(r, children));
 }
-var import_pi_tui4, LiveResultComponent;
+var import_pi_tui5, LiveResultComponent;
 var init_live_rows = __esm({
   "extensions/subagents/view/live-rows.ts"() {
     "use strict";
-    import_pi_tui4 = require("@mariozechner/pi-tui");
+    import_pi_tui5 = require("@mariozechner/pi-tui");
     init_domain();
     init_render();
     LiveResultComponent = class {
@@ -12187,7 +12339,7 @@ var init_live_rows = __esm({
       expanded;
       paint;
       children;
-      text = new import_pi_tui4.Text("", 0, 0);
+      text = new import_pi_tui5.Text("", 0, 0);
       shown;
       content() {
         let children;
@@ -12219,26 +12371,34 @@ var STATUS_REFRESH_MS, StatusLine;
 var init_status = __esm({
   "extensions/subagents/view/status.ts"() {
     "use strict";
+    init_others();
     init_render();
     STATUS_REFRESH_MS = 1e3;
     StatusLine = class {
       /** `children` is undefined while the session has none made (before first use, after shutdown). */
-      constructor(context, children) {
+      constructor(context, children, others = () => []) {
         this.context = context;
         this.children = children;
+        this.others = others;
       }
       context;
       children;
+      others;
       timer;
       /** Redraw now from the children's current state. */
       refresh = () => {
         const ctx = this.context();
-        const children = this.children();
-        if (!ctx?.hasUI || !children) return;
+        if (!ctx?.hasUI) return;
         try {
+          const own = this.children();
+          const others = this.others();
+          if (!own && others.length === 0 && !this.timer) return;
+          const children = own ?? [];
           const paint = paintFor(ctx.ui.theme);
           ctx.ui.setStatus("subagents", statusText(children, paint));
           const lines = widgetLines(children, Date.now(), paint);
+          const elsewhere = othersWidgetLine(others, paint);
+          if (elsewhere) lines.push(elsewhere);
           ctx.ui.setWidget("subagents", lines.length > 0 ? lines : void 0);
           const active = lines.length > 0;
           if (active && !this.timer) {
@@ -12298,7 +12458,21 @@ function setupSubagents(pi, depth) {
     })
   });
   const { services } = state;
-  const status = new StatusLine(services.context, () => services.existingChildren()?.list());
+  const elsewhere = {
+    list: (ctx) => depth === 0 ? otherSessionChildren(sessionHomes().values(), sessionKey(ctx), services.existingChildren()) : [],
+    cancel: async (session, id) => {
+      await cancelOther(sessionHomes().values(), session, id, CANCELLED_IN_VIEW);
+      status.refresh();
+    }
+  };
+  const status = new StatusLine(
+    services.context,
+    () => services.existingChildren()?.list(),
+    () => {
+      const ctx = services.context();
+      return ctx ? elsewhere.list(ctx) : [];
+    }
+  );
   const delivery = new AutoDelivery(() => deliverPending(services, "trigger"));
   const render = {
     renderCall(tool) {
@@ -12436,7 +12610,7 @@ function setupSubagents(pi, depth) {
     renderCall: render.renderCall("subagent_cleanup"),
     renderResult: render.renderResult
   });
-  registerSubagentsView(pi, services, state.enter);
+  registerSubagentsView(pi, services, state.enter, elsewhere);
   pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, (message, options, theme) => {
     const rows = message.details?.rows ?? [];
     const content = typeof message.content === "string" ? message.content : "";
@@ -12561,6 +12735,7 @@ var init_subagents = __esm({
     init_wait();
     init_command();
     init_live_rows();
+    init_others();
     init_render();
     init_status();
     init_status();

@@ -11,7 +11,7 @@ import { Type } from "typebox";
 import { bootExtension } from "../shared/host/bootstrap.ts";
 import { DEFERRED_EXPOSURE, onPi1Event, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { BUILT_IN_AGENTS, describePolicy } from "./agents/agents.ts";
-import { sessionHomes } from "./children/home.ts";
+import { sessionHomes, sessionKey } from "./children/home.ts";
 import { limitsOf } from "./children/session.ts";
 import { AutoDelivery, deliverPending, FLUSH_POLL_ATTEMPTS, RESULT_MESSAGE_TYPE } from "./delivery/delivery.ts";
 import {
@@ -24,7 +24,7 @@ import {
 import { rosterText } from "./delivery/roster.ts";
 import { type SettleState, settleSingleShot } from "./delivery/settle.ts";
 import type { ChildRow } from "./domain.ts";
-import { ROSTER_MESSAGE_TYPE, TOOL_TEXT } from "./prompt.ts";
+import { CANCELLED_IN_VIEW, ROSTER_MESSAGE_TYPE, TOOL_TEXT } from "./prompt.ts";
 import { SPAWN_AFTER_FAILED_PARAM, SPAWN_AFTER_PARAM } from "./prompt-pipeline.ts";
 import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription } from "./prompt-spawn.ts";
 import { createSessionState } from "./session-state.ts";
@@ -35,8 +35,9 @@ import { listTool } from "./tools/list.ts";
 import { sendTool } from "./tools/send.ts";
 import { type SpawnParams, spawnTool } from "./tools/spawn.ts";
 import { waitTool } from "./tools/wait.ts";
-import { registerSubagentsView } from "./view/command.ts";
+import { type OtherSessions, registerSubagentsView } from "./view/command.ts";
 import { LiveResultComponent } from "./view/live-rows.ts";
+import { cancelOther, otherSessionChildren } from "./view/others.ts";
 import { callText, deliveredComponent, paintFor, textComponent } from "./view/render.ts";
 import { StatusLine } from "./view/status.ts";
 
@@ -95,7 +96,24 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 			}),
 	});
 	const { services } = state;
-	const status = new StatusLine(services.context, () => services.existingChildren()?.list());
+	// Children of other sessions of this process (top level only): shown marked and cancellable by the person,
+	// never by the model (every subagent_* tool stays with this session's own children).
+	const elsewhere: OtherSessions = {
+		list: (ctx) =>
+			depth === 0 ? otherSessionChildren(sessionHomes().values(), sessionKey(ctx), services.existingChildren()) : [],
+		cancel: async (session, id) => {
+			await cancelOther(sessionHomes().values(), session, id, CANCELLED_IN_VIEW);
+			status.refresh(); // its widget line goes now, not at the next tick
+		},
+	};
+	const status = new StatusLine(
+		services.context,
+		() => services.existingChildren()?.list(),
+		() => {
+			const ctx = services.context();
+			return ctx ? elsewhere.list(ctx) : [];
+		},
+	);
 	const delivery = new AutoDelivery(() => deliverPending(services, "trigger"));
 
 	const render = {
@@ -248,7 +266,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		renderResult: render.renderResult,
 	});
 
-	registerSubagentsView(pi, services, state.enter);
+	registerSubagentsView(pi, services, state.enter, elsewhere);
 
 	pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, (message, options, theme) => {
 		const rows = ((message.details as { rows?: ChildRow[] } | undefined)?.rows ?? []) as ChildRow[];

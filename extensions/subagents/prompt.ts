@@ -243,6 +243,8 @@ export function missingStoredText(bytes: number): string {
 }
 
 export const CANCELLED_BY_PARENT = "stopped by subagent_cancel";
+/** Why a run the user cancelled in /subagents ended (from this session or while another one was active). */
+export const CANCELLED_IN_VIEW = "cancelled by the user in /subagents";
 /** Why a run found unsettled on the next start ended (the process died while it ran). */
 export const INTERRUPTED_BY_EXIT = "the parent's process ended while the child was running";
 /** Why a run found queued on the next start never ran. */

@@ -8,7 +8,14 @@ import type { ExtensionHost } from "../shared/host/bootstrap.ts";
 import { DEFAULT_CONFIG } from "../shared/host/config.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import { agentLoader } from "./agents/loader.ts";
-import { createSessionHome, type EntrySink, type SessionHome, sessionHomes, sessionKey } from "./children/home.ts";
+import {
+	createSessionHome,
+	type EntrySink,
+	type SessionHome,
+	sessionHomes,
+	sessionKey,
+	sessionNameOf,
+} from "./children/home.ts";
 import type { SubagentManager } from "./children/manager.ts";
 import { createSessionChildren } from "./children/session.ts";
 import type { SubagentServices } from "./services.ts";
@@ -67,6 +74,7 @@ export function createSessionState(options: SessionStateOptions): SessionState {
 		const found = sessionHomes().get(sessionKey(context));
 		if (!found) return false;
 		home = found;
+		home.name = sessionNameOf(context);
 		manager = found.manager;
 		found.attach(sink);
 		unfollow = options.follow?.(found.manager);
@@ -79,6 +87,8 @@ export function createSessionState(options: SessionStateOptions): SessionState {
 	});
 	const enter = (next: ExtensionContext) => {
 		ctx = next;
+		// The name other sessions' views show for these children (a /name may have changed it).
+		if (home) home.name = sessionNameOf(next);
 		if (configLoaded) return;
 		configLoaded = true;
 		agentDir = host.agentDir();
@@ -102,6 +112,7 @@ export function createSessionState(options: SessionStateOptions): SessionState {
 			if (depth === 0) {
 				const key = sessionKey(context);
 				home = createSessionHome(key, keyFile(key), manager);
+				home.name = sessionNameOf(context);
 				home.attach(sink);
 				sessionHomes().set(key, home);
 				options.onChildren(manager, home.record);

@@ -19,6 +19,8 @@ export interface SessionHome {
 	/** The parent's session file, if it has one. */
 	readonly sessionFile: string | undefined;
 	readonly manager: SubagentManager;
+	/** The session's name as its instance last saw it (set by the user, untrusted text), if any. */
+	name: string | undefined;
 	/** Record an entry: through the attached instance, or kept until one attaches (or the process ends). */
 	record: EntrySink;
 	/** An instance of the session took over: what waited is written through it first. */
@@ -56,6 +58,15 @@ export function sessionKey(ctx: ExtensionContext): string {
 	}
 }
 
+/** The context session's name, if it has one (names are free text: sanitize before drawing). */
+export function sessionNameOf(ctx: ExtensionContext): string | undefined {
+	try {
+		return ctx.sessionManager.getSessionName?.() || undefined;
+	} catch {
+		return undefined;
+	}
+}
+
 export function createSessionHome(key: string, sessionFile: string | undefined, manager: SubagentManager): SessionHome {
 	let sink: EntrySink | undefined;
 	const waiting: Array<[string, unknown]> = [];
@@ -70,6 +81,7 @@ export function createSessionHome(key: string, sessionFile: string | undefined, 
 		key,
 		sessionFile,
 		manager,
+		name: undefined,
 		record(type, data) {
 			if (sink) write(sink, type, data);
 			else waiting.push([type, data]);

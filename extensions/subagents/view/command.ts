@@ -8,8 +8,10 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { project } from "../../shared/projection/projection.ts";
 import type { ChildRecord } from "../domain.ts";
+import { CANCELLED_IN_VIEW } from "../prompt.ts";
 import type { SubagentServices } from "../services.ts";
 import { type SendDeps, sendTool } from "../tools/send.ts";
+import { type OtherChild, otherTag } from "./others.ts";
 import { paintFor } from "./render.ts";
 import { newestFirst, pickerHeader, pickerRow, SubagentsScreen } from "./screens.ts";
 import { TranscriptReader } from "./transcript.ts";
@@ -20,20 +22,45 @@ export const VIEW_REFRESH_MS = 250;
 const PROJECTION_CACHE_ENTRIES = 500;
 
 export const VIEW_COMMAND_DESCRIPTION =
-	"Watch and steer this session's subagents: a live list, a child's transcript, a line to steer it";
+	"Watch and steer this session's subagents (a live list, a child's transcript, a line to steer it); see and cancel other sessions' running ones";
 
-/** The plain list (no custom UI): header and one row per child, newest first. */
-export function plainList(children: readonly ChildRecord[], now: number): string {
-	if (children.length === 0) return "subagents: none in this session yet";
-	const rows = newestFirst(children).map((c) => pickerRow(c, children, now).trimEnd());
-	return [`subagents of this session: ${children.length} (newest first)`, pickerHeader().trimEnd(), ...rows].join("\n");
+/**
+ * The plain list (no custom UI): header and one row per child, newest first; then, under their own heading,
+ * the running children of other sessions of this process, each marked with its session.
+ */
+export function plainList(children: readonly ChildRecord[], now: number, others: readonly OtherChild[] = []): string {
+	const lines =
+		children.length === 0
+			? ["subagents: none in this session yet"]
+			: [
+					`subagents of this session: ${children.length} (newest first)`,
+					pickerHeader().trimEnd(),
+					...newestFirst(children).map((c) => pickerRow(c, children, now).trimEnd()),
+				];
+	if (others.length > 0) {
+		lines.push(`running in other sessions of this process: ${others.length} (cancel only)`);
+		if (children.length === 0) lines.push(pickerHeader().trimEnd());
+		for (const o of others) lines.push(`${pickerRow(o.child, o.siblings, now)} ${otherTag(o.label)}`);
+	}
+	return lines.join("\n");
+}
+
+/** Children of other sessions of this process: listed (marked) and cancellable from /subagents, nothing else. */
+export interface OtherSessions {
+	list(ctx: ExtensionContext): readonly OtherChild[];
+	cancel(session: string, id: string): Promise<void>;
 }
 
 /** What the view uses: what subagent_send uses (steering), the children as they are now, the store. */
 export type ViewDeps = SendDeps & Pick<SubagentServices, "existingChildren" | "store">;
 
 /** Register /subagents; `enter` hands each command's context to the adapter first (as every tool call does). */
-export function registerSubagentsView(pi: ExtensionAPI, deps: ViewDeps, enter: (ctx: ExtensionContext) => void): void {
+export function registerSubagentsView(
+	pi: ExtensionAPI,
+	deps: ViewDeps,
+	enter: (ctx: ExtensionContext) => void,
+	elsewhere?: OtherSessions,
+): void {
 	pi.registerCommand("subagents", {
 		description: VIEW_COMMAND_DESCRIPTION,
 		handler: async (_args, ctx) => {
@@ -54,10 +81,12 @@ export function registerSubagentsView(pi: ExtensionAPI, deps: ViewDeps, enter: (
 					const screen = new SubagentsScreen({
 						children: () => deps.existingChildren()?.list() ?? manager.list(),
 						transcript: (c) => {
-							let reader = readers.get(c.id);
+							// By file: children of other sessions may share an id with this session's.
+							const key = c.sessionFile ?? `none:${c.id}`;
+							let reader = readers.get(key);
 							if (!reader || reader.path !== c.sessionFile) {
 								reader = new TranscriptReader(c.sessionFile);
-								readers.set(c.id, reader);
+								readers.set(key, reader);
 							}
 							reader.poll();
 							return { items: reader.items, state: reader.state };
@@ -81,7 +110,10 @@ export function registerSubagentsView(pi: ExtensionAPI, deps: ViewDeps, enter: (
 									.split("\n")[0] ?? ""
 							);
 						},
-						cancel: (id) => manager.cancel([id]),
+						cancel: (id) => manager.cancel([id], CANCELLED_IN_VIEW),
+						others: () => elsewhere?.list(ctx) ?? [],
+						cancelOther: (session, id) =>
+							elsewhere ? elsewhere.cancel(session, id) : Promise.reject(new Error("not available")),
 						rows: () => tui.terminal.rows,
 						requestRender: () => tui.requestRender(),
 						paint: paintFor(theme),
@@ -94,7 +126,7 @@ export function registerSubagentsView(pi: ExtensionAPI, deps: ViewDeps, enter: (
 			}
 			if (shown) return;
 			// No custom UI (print, json, rpc): the list as text, where the person reads it; never to the model.
-			const text = plainList(manager.list(), Date.now());
+			const text = plainList(manager.list(), Date.now(), elsewhere?.list(ctx) ?? []);
 			if (ctx.hasUI) ctx.ui.notify(text, "info");
 			else process.stderr.write(`${text}\n`);
 		},

@@ -1,5 +1,6 @@
 /**
- * /subagents in Pi's TUI: a picker of this session's children (newest first, live) and a live view of
+ * /subagents in Pi's TUI: a picker of this session's children (newest first, live), then the running
+ * children of other sessions of this process (marked, cancel only), and a live view of
  * one child (state line on top, its transcript as it streams, scrollable, a line to steer it, a key to
  * cancel it with a confirmation). Pure row builders plus two small pi-tui components; every line is
  * sanitized (shared/text/sanitize) and cut to the terminal's width with pi-tui's helpers.
@@ -15,6 +16,7 @@ import {
 } from "@mariozechner/pi-tui";
 import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
 import { type ChildRecord, formatCount, formatDuration, isSettled, queuePosition, statusGlyph } from "../domain.ts";
+import { type OtherChild, otherTag } from "./others.ts";
 import type { Paint } from "./render.ts";
 import type { TranscriptItem, TranscriptState } from "./transcript.ts";
 
@@ -180,6 +182,10 @@ export interface ViewHost {
 	send(id: string, text: string): Promise<string>;
 	/** Cancel a running or queued child. */
 	cancel(id: string): Promise<void>;
+	/** Running, queued and waiting children of other sessions of this process (shown marked; cancel only). */
+	others?(): readonly OtherChild[];
+	/** Cancel a child of another session (its result is recorded and delivered in that session). */
+	cancelOther?(session: string, id: string): Promise<void>;
 	/** Terminal rows. */
 	rows(): number;
 	/** Redraw. */
@@ -189,6 +195,13 @@ export interface ViewHost {
 	close(): void;
 }
 
+/** A picker entry: a child of this session, or (with `other`) of another session of the process. */
+interface Entry {
+	child: ChildRecord;
+	all: readonly ChildRecord[];
+	other?: OtherChild;
+}
+
 /** Rows the panel leaves to Pi's chrome (widget, footer, status lines). */
 const RESERVED_ROWS = 10;
 const MIN_ROWS = 10;
@@ -196,7 +209,7 @@ const MIN_ROWS = 10;
 /** The picker and the live view in one focused component (Esc in the view returns to the picker). */
 export class SubagentsScreen implements Component {
 	private selected = 0;
-	private open: string | undefined;
+	private open: { id: string; session?: string } | undefined;
 	private scroll = 0; // lines up from the bottom of the transcript
 	private confirmCancel = false;
 	private notice: { text: string; color: string } | undefined;
@@ -219,18 +232,42 @@ export class SubagentsScreen implements Component {
 		return Math.max(MIN_ROWS, this.host.rows() - RESERVED_ROWS);
 	}
 
-	private list(): ChildRecord[] {
-		return newestFirst(this.host.children());
+	private own(): Entry[] {
+		const all = this.host.children();
+		return newestFirst(all).map((child) => ({ child, all }));
 	}
 
-	private current(): ChildRecord | undefined {
-		return this.open ? this.host.children().find((c) => c.id === this.open) : undefined;
+	private others(): Entry[] {
+		let others: readonly OtherChild[] = [];
+		try {
+			others = this.host.others?.() ?? [];
+		} catch {
+			others = [];
+		}
+		return others.map((other) => ({ child: other.child, all: other.siblings, other }));
+	}
+
+	/** This session's children newest first, then other sessions' (the picker's order). */
+	private list(): Entry[] {
+		return [...this.own(), ...this.others()];
+	}
+
+	private currentEntry(): Entry | undefined {
+		const open = this.open;
+		if (!open) return undefined;
+		if (open.session === undefined) return this.own().find((e) => e.child.id === open.id);
+		return this.others().find((e) => e.child.id === open.id && e.other?.session === open.session);
 	}
 
 	private submit(value: string): void {
-		const child = this.current();
+		const entry = this.currentEntry();
+		const child = entry?.child;
 		const text = value.trim();
 		if (!child || !text) return;
+		if (entry.other) {
+			this.notice = { text: "another session's child: steer it from its own session (/resume)", color: "warning" };
+			return;
+		}
 		this.input.setValue("");
 		this.notice = { text: `sending to ${child.id}…`, color: "dim" };
 		this.host
@@ -249,13 +286,18 @@ export class SubagentsScreen implements Component {
 			this.pickerInput(data);
 			return;
 		}
-		const child = this.current();
+		const entry = this.currentEntry();
+		const child = entry?.child;
 		if (this.confirmCancel) {
 			this.confirmCancel = false;
 			if (child && (data === "y" || data === "Y")) {
 				this.notice = { text: `cancelling ${child.id}…`, color: "warning" };
-				void this.host
-					.cancel(child.id)
+				const other = entry.other;
+				const cancelling = other
+					? (this.host.cancelOther?.(other.session, child.id) ??
+						Promise.reject(new Error("cannot cancel another session's child here")))
+					: this.host.cancel(child.id);
+				void cancelling
 					.then(() => {
 						this.notice = { text: `${child.id} cancelled`, color: "warning" };
 					})
@@ -293,7 +335,8 @@ export class SubagentsScreen implements Component {
 		if (matchesKey(data, Key.up)) this.selected = Math.max(0, this.selected - 1);
 		else if (matchesKey(data, Key.down)) this.selected = Math.min(Math.max(0, count - 1), this.selected + 1);
 		else if (matchesKey(data, Key.enter) && count > 0) {
-			this.open = this.list()[Math.min(this.selected, count - 1)].id;
+			const entry = this.list()[Math.min(this.selected, count - 1)];
+			this.open = { id: entry.child.id, session: entry.other?.session };
 			this.scroll = 0;
 			this.notice = undefined;
 		}
@@ -307,33 +350,55 @@ export class SubagentsScreen implements Component {
 
 	private renderPicker(width: number): string[] {
 		const { paint } = this.host;
-		const children = this.list();
+		const own = this.own();
+		const others = this.others();
+		const entries = [...own, ...others];
 		const now = Date.now();
-		this.selected = Math.min(this.selected, Math.max(0, children.length - 1));
+		this.selected = Math.min(this.selected, Math.max(0, entries.length - 1));
 		const rule = paint("borderMuted", "─".repeat(width));
-		const out = [rule, paint("accent", `subagents of this session: ${children.length} (newest first)`)];
-		if (children.length === 0) out.push(paint("dim", "  no subagents in this session yet"));
-		else {
-			out.push(paint("muted", `  ${pickerHeader()}`));
-			const room = Math.max(1, this.height() - 5);
-			const start = Math.max(0, Math.min(this.selected - room + 1, children.length - room));
-			for (const [i, c] of children.slice(start, start + room).entries()) {
-				const row = pickerRow(c, children, now);
-				const isSelected = start + i === this.selected;
-				const styled = `${isSelected ? paint("accent", "›") : " "} ${paint(stateColor(c.state), row)}`;
-				out.push(styled);
+		const out = [rule, paint("accent", `subagents of this session: ${own.length} (newest first)`)];
+		// Every line below the headings, with the entry it draws (headings have none): scrolled as one list.
+		const body: Array<{ text: string; entry?: number }> = [];
+		if (own.length === 0) body.push({ text: paint("dim", "  no subagents in this session yet") });
+		const row = (e: Entry, i: number) => {
+			const pointer = i === this.selected ? paint("accent", "›") : " ";
+			const color = e.other ? "muted" : stateColor(e.child.state);
+			return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now))}`, entry: i };
+		};
+		if (entries.length > 0) body.push({ text: paint("muted", `  ${pickerHeader()}`) });
+		for (const [i, e] of own.entries()) body.push(row(e, i));
+		if (others.length > 0) {
+			body.push({
+				text: paint("accent", `running in other sessions of this process: ${others.length} (cancel only)`),
+			});
+			// Each session's children under its own mark (the rows are as wide as the terminal already).
+			for (const [i, e] of others.entries()) {
+				if (e.other && e.other.session !== others[i - 1]?.other?.session)
+					body.push({ text: paint("warning", `  ${otherTag(e.other.label)}`) });
+				body.push(row(e, own.length + i));
 			}
 		}
+		const room = Math.max(1, this.height() - 4);
+		const at = Math.max(
+			0,
+			body.findIndex((l) => l.entry === this.selected),
+		);
+		const start = Math.max(0, Math.min(at - room + 1, body.length - room));
+		out.push(...body.slice(start, start + room).map((l) => l.text));
 		out.push(paint("dim", "↑↓ select · enter open · esc close"), rule);
 		return out;
 	}
 
 	private renderView(width: number): string[] {
 		const { paint } = this.host;
-		const child = this.current();
+		const entry = this.currentEntry();
+		const child = entry?.child;
 		const rule = paint("borderMuted", "─".repeat(width));
-		if (!child) return [rule, paint("error", `${this.open} is no longer known`), paint("dim", "esc back"), rule];
-		const all = this.host.children();
+		if (!entry || !child) {
+			const gone = this.open?.session === undefined ? "is no longer known" : "of another session has settled";
+			return [rule, paint("error", `${this.open?.id} ${gone}`), paint("dim", "esc back"), rule];
+		}
+		const all = entry.all;
 		const { items, state } = this.host.transcript(child);
 		const body: string[] = [];
 		for (const line of transcriptLines(items, (t) => this.host.project(t), paint)) {
@@ -355,12 +420,15 @@ export class SubagentsScreen implements Component {
 		const where = maxScroll > 0 ? ` · lines ${Math.max(1, end - room + 1)}–${end} of ${body.length}` : "";
 		const hint = this.confirmCancel
 			? paint("warning", `cancel ${child.id}? press y to cancel it, any other key keeps it running`)
-			: paint("dim", `enter steer · ctrl+x cancel · ↑↓ pgup pgdn scroll · end follow · esc back${where}`);
+			: entry.other
+				? paint("dim", `ctrl+x cancel · ↑↓ pgup pgdn scroll · end follow · esc back${where}`)
+				: paint("dim", `enter steer · ctrl+x cancel · ↑↓ pgup pgdn scroll · end follow · esc back${where}`);
 		const status = this.notice ? paint(this.notice.color, this.notice.text) : "";
 		// Hints on top and the input last: a Pi line that clips a tall component keeps both in sight.
 		return [
 			rule,
 			paint(stateColor(child.state), stateLine(child, all, Date.now())),
+			...(entry.other ? [paint("warning", `${otherTag(entry.other.label)} · its result goes to that session`)] : []),
 			hint,
 			rule,
 			...shown,
