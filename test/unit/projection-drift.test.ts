@@ -34,6 +34,7 @@ const ALLOWED: Record<string, string> = {
 	"subagents/view/render.ts": "TUI rows cut to terminal columns (drawn, not model-facing)",
 	"headroom/ledger-view.ts": "TUI rows cut to terminal columns (drawn, not model-facing)",
 	"subagents/view/screens.ts": "TUI rows of the /subagents view cut to terminal columns (drawn, not model-facing)",
+	"subagents/view/others.ts": "a session id cut to its first 8 characters as a label (an identifier, not a text view)",
 	"headroom/ledger-format.ts": "the /headroom ledger's artifact list (shown to the user, not the model)",
 	"tool-artifacts/recall.ts": "artifact ids from file names (not a text view)",
 };
