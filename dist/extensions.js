@@ -1914,6 +1914,10 @@ function estimateTokens(text) {
   }
   return Math.ceil(tokens);
 }
+function estimateTokensUpperBound(length) {
+  if (!(length > 0)) return 0;
+  return Math.floor(length * 6 / 5) + 1;
+}
 function estimateTokensFromBytes(bytes) {
   if (!Number.isFinite(bytes) || bytes <= 0) return 0;
   return Math.ceil(bytes / CONSERVATIVE_BYTES_PER_TOKEN);
@@ -3455,6 +3459,31 @@ function estimateMessageTokens(message) {
   }
   return tokens;
 }
+function messageTokensUpperBound(message) {
+  let tokens = MESSAGE_OVERHEAD_TOKENS;
+  const content = message.content;
+  switch (message.role) {
+    case "bashExecution":
+      if (message.excludeFromContext === true) return 0;
+      return tokens + textBound(String(message.command ?? "")) + textBound(String(message.output ?? ""));
+    case "compactionSummary":
+    case "branchSummary":
+      return tokens + textBound(String(message.summary ?? "")) + 32;
+  }
+  if (typeof content === "string") return tokens + textBound(content);
+  if (!Array.isArray(content)) return tokens;
+  for (const part of content) {
+    if (!isObject3(part)) continue;
+    if (part.type === "text" && typeof part.text === "string") tokens += textBound(part.text);
+    else if (part.type === "thinking" && typeof part.thinking === "string") tokens += textBound(part.thinking);
+    else if (part.type === "image") tokens += IMAGE_TOKENS;
+    else if (part.type === "toolCall") {
+      tokens += TOOL_CALL_OVERHEAD_TOKENS + textBound(String(part.name ?? ""));
+      tokens += textBound(argumentsJson(part.arguments));
+    }
+  }
+  return tokens;
+}
 function toolDeclarationTokens(tool) {
   const t = isObject3(tool) ? tool : {};
   const definition = { name: t.name, description: t.description, parameters: t.parameters };
@@ -3536,7 +3565,11 @@ function unrefImmediate(run2) {
   const handle = setImmediate(run2);
   handle.unref?.();
 }
-var MESSAGE_OVERHEAD_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, IMAGE_TOKENS, isObject3, TOOL_DEFINITION_OVERHEAD_TOKENS, FIELD_SEPARATOR, field, ROLES, internedRole, NO_TIMESTAMP, KEYS_PER_TICK, SHAPE_CHECK_STRIDE, SHAPE_CHECK_NEWEST, TokenSizer;
+function unrefTimeout(run2, ms) {
+  const handle = setTimeout(run2, ms);
+  handle.unref?.();
+}
+var MESSAGE_OVERHEAD_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, IMAGE_TOKENS, isObject3, textBound, TOOL_DEFINITION_OVERHEAD_TOKENS, FIELD_SEPARATOR, field, ROLES, internedRole, NO_TIMESTAMP, KEYS_PER_TICK, KEYING_DELAY_MS, SHAPE_CHECK_STRIDE, SHAPE_CHECK_NEWEST, TokenSizer;
 var init_size = __esm({
   "extensions/shared/transcript/size.ts"() {
     "use strict";
@@ -3546,6 +3579,7 @@ var init_size = __esm({
     TOOL_CALL_OVERHEAD_TOKENS = 8;
     IMAGE_TOKENS = 1200;
     isObject3 = (value) => typeof value === "object" && value !== null;
+    textBound = (text) => text.length === 0 ? 0 : estimateTokensUpperBound(text.length);
     TOOL_DEFINITION_OVERHEAD_TOKENS = 8;
     FIELD_SEPARATOR = "\0";
     field = (value) => typeof value === "string" ? value : `${typeof value}:${String(value)}`;
@@ -3557,6 +3591,7 @@ var init_size = __esm({
     internedRole = (role) => ROLES.get(role) ?? role;
     NO_TIMESTAMP = Number.NEGATIVE_INFINITY;
     KEYS_PER_TICK = 256;
+    KEYING_DELAY_MS = 250;
     SHAPE_CHECK_STRIDE = 8;
     SHAPE_CHECK_NEWEST = 16;
     TokenSizer = class {
@@ -3607,8 +3642,9 @@ var init_size = __esm({
       /**
        * Size a message not recognised at `index` and remember it there. At a position no list had before
        * (a session's first call, new messages at the end) the message is new, so there is no size to find
-       * by key: it is estimated now and keyed after the call, off the model request's path, so that a later
-       * shift of the history still finds it. A session's first call thus hashes nothing.
+       * by key: it is estimated now and keyed after the call (KEYING_DELAY_MS later, once the model request is
+       * on its way), so that a later shift of the history still finds it. A session's first call thus hashes
+       * nothing.
        */
       remember(message, index, time, shape) {
         if (index < this.firstChange) this.firstChange = index;
@@ -3642,7 +3678,7 @@ var init_size = __esm({
         this.unkeyed.push({ message, tokens });
         if (!this.draining) {
           this.draining = true;
-          unrefImmediate(() => this.drainKeys());
+          unrefTimeout(() => this.drainKeys(), KEYING_DELAY_MS);
         }
         return tokens;
       }
@@ -3824,6 +3860,17 @@ function planRetention(messages, options, sizer = uncached) {
   for (let i = cut2; i < segments.length; i++) kept[k++] = i;
   if (omitted.length === 0 && shorten.length === 0) return untouched();
   return { trimmed: true, segments, head, kept, omitted, cut: cut2, shorten, totalTokens: total, budgetTokens: budget2 };
+}
+function surelyWithinBudget(messages, options) {
+  const requested = Math.max(0, Math.floor(Number.isFinite(options.budgetTokens) ? options.budgetTokens : 0));
+  const measured = Number.isFinite(options.measuredTokens) ? options.measuredTokens : 0;
+  if (measured > requested) return false;
+  let bound = 0;
+  for (let i = 0; i < messages.length; i++) {
+    bound += messageTokensUpperBound(messages[i]);
+    if (bound > requested) return false;
+  }
+  return true;
 }
 function usageBasedTokens(messages, sizer = uncached) {
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -5651,6 +5698,18 @@ function contextTrim(pi) {
     systemMemo.set(key, tokens);
     return tokens;
   };
+  const withinBudget = (messages, requestBudget, measured) => {
+    let system2 = 0;
+    const conversation2 = [];
+    for (const message of messages) {
+      if (message.role === "system") system2 += systemTokens(message);
+      else conversation2.push(message);
+    }
+    return surelyWithinBudget(conversation2, {
+      budgetTokens: Math.max(0, requestBudget - system2),
+      measuredTokens: measured === void 0 ? void 0 : measured - system2
+    });
+  };
   const fullSizer = {
     tokens: (message, index) => message.role === "system" ? systemTokens(message) : sizer.tokens(message, index)
   };
@@ -5747,10 +5806,12 @@ function contextTrim(pi) {
       let result;
       let system2;
       if (seesSystem) {
+        const measuredTokens = usageBasedTokens(messages, fullSizer);
+        if (withinBudget(messages, budget2(0), measuredTokens)) return void 0;
         const full = trimTranscript(messages, {
           ...common,
           requestBudgetTokens: budget2(0),
-          measuredTokens: usageBasedTokens(messages, fullSizer),
+          measuredTokens,
           systemTokens,
           conversation: seen
         });
@@ -5759,11 +5820,10 @@ function contextTrim(pi) {
       } else {
         system2 = overheadTokens(ctx);
         const used = usageBasedTokens(messages, sizer);
-        result = trimMessages(messages, {
-          ...common,
-          budgetTokens: budget2(system2),
-          measuredTokens: used === void 0 ? void 0 : used - system2
-        });
+        const budgetTokens = budget2(system2);
+        const measuredTokens = used === void 0 ? void 0 : used - system2;
+        if (surelyWithinBudget(messages, { budgetTokens, measuredTokens })) return void 0;
+        result = trimMessages(messages, { ...common, budgetTokens, measuredTokens });
       }
       if (!result.trimmed) return void 0;
       record(ctx, result, messages, system2, budget2(0));

@@ -22,6 +22,7 @@ import { OmissionMemo } from "../shared/transcript/omission.ts";
 import {
 	messageBudget,
 	type Sizer,
+	surelyWithinBudget,
 	TokenSizer,
 	type TranscriptMessage,
 	usageBasedTokens,
@@ -59,6 +60,22 @@ export default function contextTrim(pi: ExtensionAPI): void {
 		if (systemMemo.size >= SYSTEM_MEMO_ENTRIES) systemMemo.clear();
 		systemMemo.set(key, tokens);
 		return tokens;
+	};
+	/**
+	 * surelyWithinBudget for a full transcript (context_with_system), with trimTranscript's figures: the
+	 * system messages counted in full, the conversation bounded against what is left of the budget.
+	 */
+	const withinBudget = (messages: TranscriptMessage[], requestBudget: number, measured: number | undefined) => {
+		let system = 0;
+		const conversation: TranscriptMessage[] = [];
+		for (const message of messages) {
+			if (message.role === "system") system += systemTokens(message);
+			else conversation.push(message);
+		}
+		return surelyWithinBudget(conversation, {
+			budgetTokens: Math.max(0, requestBudget - system),
+			measuredTokens: measured === undefined ? undefined : measured - system,
+		});
 	};
 	/** The sizer for Pi's usage reading on a full transcript: system messages counted with their tools. */
 	const fullSizer: Sizer = {
@@ -198,10 +215,12 @@ export default function contextTrim(pi: ExtensionAPI): void {
 			let result: TrimResult;
 			let system: number;
 			if (seesSystem) {
+				const measuredTokens = usageBasedTokens(messages, fullSizer);
+				if (withinBudget(messages, budget(0), measuredTokens)) return undefined;
 				const full = trimTranscript(messages, {
 					...common,
 					requestBudgetTokens: budget(0),
-					measuredTokens: usageBasedTokens(messages, fullSizer),
+					measuredTokens,
 					systemTokens,
 					conversation: seen,
 				});
@@ -210,11 +229,11 @@ export default function contextTrim(pi: ExtensionAPI): void {
 			} else {
 				system = overheadTokens(ctx);
 				const used = usageBasedTokens(messages, sizer);
-				result = trimMessages(messages, {
-					...common,
-					budgetTokens: budget(system),
-					measuredTokens: used === undefined ? undefined : used - system,
-				});
+				const budgetTokens = budget(system);
+				const measuredTokens = used === undefined ? undefined : used - system;
+				// Far within budget by a bound read from text lengths: nothing to size (the first call of a resumed session).
+				if (surelyWithinBudget(messages, { budgetTokens, measuredTokens })) return undefined;
+				result = trimMessages(messages, { ...common, budgetTokens, measuredTokens });
 			}
 			if (!result.trimmed) return undefined;
 			record(ctx, result, messages, system, budget(0));

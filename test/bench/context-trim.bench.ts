@@ -33,7 +33,7 @@ const LONG_CALLS = 60;
 const LONG_MAX_SHARE_OF_STRINGIFY = 0.25;
 const LONG_MAX_COLD_MS = 100;
 /** Pause after the first call, standing for the model's answer (Pi's event loop runs meanwhile). */
-const AFTER_CALL_PAUSE_MS = 200;
+const AFTER_CALL_PAUSE_MS = 400;
 
 /** Agent dirs the run created, removed at the end. */
 const agentDirs: string[] = [];

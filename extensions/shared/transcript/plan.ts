@@ -9,7 +9,7 @@
  * the tail is the newest segments that fit; the cut between them moves in quantised steps so
  * consecutive calls share the same prefix (the provider's prompt cache survives).
  */
-import { estimateMessageTokens, type Sizer, type TranscriptMessage } from "./size.ts";
+import { estimateMessageTokens, messageTokensUpperBound, type Sizer, type TranscriptMessage } from "./size.ts";
 
 export {
 	argumentsJson,
@@ -17,6 +17,7 @@ export {
 	IMAGE_TOKENS,
 	MESSAGE_OVERHEAD_TOKENS,
 	messageKey,
+	messageTokensUpperBound,
 	type Sizer,
 	TOOL_CALL_OVERHEAD_TOKENS,
 	TokenSizer,
@@ -330,6 +331,28 @@ export function planRetention(
 	for (let i = cut; i < segments.length; i++) kept[k++] = i;
 	if (omitted.length === 0 && shorten.length === 0) return untouched();
 	return { trimmed: true, segments, head, kept, omitted, cut, shorten, totalTokens: total, budgetTokens: budget };
+}
+
+/**
+ * True when planRetention would surely leave `messages` untouched within `options`, decided from an upper
+ * bound of their size that reads only text lengths (messageTokensUpperBound) and stops as soon as it passes
+ * the budget. A history far within its budget (a 1M-token window, a resumed session) then costs no
+ * estimate at all; false says nothing (planRetention decides).
+ */
+export function surelyWithinBudget(
+	messages: readonly TranscriptMessage[],
+	options: Pick<RetentionOptions, "budgetTokens" | "measuredTokens">,
+): boolean {
+	// The same figures planRetention compares its estimate with.
+	const requested = Math.max(0, Math.floor(Number.isFinite(options.budgetTokens) ? options.budgetTokens : 0));
+	const measured = Number.isFinite(options.measuredTokens) ? (options.measuredTokens as number) : 0;
+	if (measured > requested) return false;
+	let bound = 0;
+	for (let i = 0; i < messages.length; i++) {
+		bound += messageTokensUpperBound(messages[i]);
+		if (bound > requested) return false;
+	}
+	return true;
 }
 
 /**
