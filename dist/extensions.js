@@ -3861,16 +3861,28 @@ function planRetention(messages, options, sizer = uncached) {
   if (omitted.length === 0 && shorten.length === 0) return untouched();
   return { trimmed: true, segments, head, kept, omitted, cut: cut2, shorten, totalTokens: total, budgetTokens: budget2 };
 }
-function surelyWithinBudget(messages, options) {
+function surelyWithinBudget(messages, options, memo) {
   const requested = Math.max(0, Math.floor(Number.isFinite(options.budgetTokens) ? options.budgetTokens : 0));
   const measured = Number.isFinite(options.measuredTokens) ? options.measuredTokens : 0;
   if (measured > requested) return false;
+  let i = 0;
   let bound = 0;
-  for (let i = 0; i < messages.length; i++) {
-    bound += messageTokensUpperBound(messages[i]);
-    if (bound > requested) return false;
+  if (memo && memo.count > 0 && memo.count <= messages.length) {
+    const last = messages[memo.count - 1];
+    if (typeof last.timestamp === "number" && last.timestamp === memo.timestamp && last.role === memo.role) {
+      i = memo.count;
+      bound = memo.tokens;
+    }
   }
-  return true;
+  for (; i < messages.length && bound <= requested; i++) bound += messageTokensUpperBound(messages[i]);
+  if (memo && i > 0) {
+    const last = messages[i - 1];
+    memo.count = i;
+    memo.role = last.role;
+    memo.timestamp = typeof last.timestamp === "number" ? last.timestamp : void 0;
+    memo.tokens = bound;
+  }
+  return bound <= requested;
 }
 function usageBasedTokens(messages, sizer = uncached) {
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -5680,6 +5692,7 @@ function contextTrim(pi) {
   const host = bootExtension(pi, "context-trim");
   const sizer = new TokenSizer();
   const memo = new OmissionMemo(sizer);
+  const bounds = { count: 0, tokens: 0 };
   let settings;
   host.onConfig(() => {
     settings = void 0;
@@ -5705,10 +5718,14 @@ function contextTrim(pi) {
       if (message.role === "system") system2 += systemTokens(message);
       else conversation2.push(message);
     }
-    return surelyWithinBudget(conversation2, {
-      budgetTokens: Math.max(0, requestBudget - system2),
-      measuredTokens: measured === void 0 ? void 0 : measured - system2
-    });
+    return surelyWithinBudget(
+      conversation2,
+      {
+        budgetTokens: Math.max(0, requestBudget - system2),
+        measuredTokens: measured === void 0 ? void 0 : measured - system2
+      },
+      bounds
+    );
   };
   const fullSizer = {
     tokens: (message, index) => message.role === "system" ? systemTokens(message) : sizer.tokens(message, index)
@@ -5822,7 +5839,7 @@ function contextTrim(pi) {
         const used = usageBasedTokens(messages, sizer);
         const budgetTokens = budget2(system2);
         const measuredTokens = used === void 0 ? void 0 : used - system2;
-        if (surelyWithinBudget(messages, { budgetTokens, measuredTokens })) return void 0;
+        if (surelyWithinBudget(messages, { budgetTokens, measuredTokens }, bounds)) return void 0;
         result = trimMessages(messages, { ...common, budgetTokens, measuredTokens });
       }
       if (!result.trimmed) return void 0;

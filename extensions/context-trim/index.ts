@@ -20,6 +20,7 @@ import { fingerprintAvailable, fingerprintError, fingerprintReady } from "../sha
 import { estimateTokens } from "../shared/text/tokens.ts";
 import { OmissionMemo } from "../shared/transcript/omission.ts";
 import {
+	type BoundMemo,
 	messageBudget,
 	type Sizer,
 	surelyWithinBudget,
@@ -40,6 +41,8 @@ export default function contextTrim(pi: ExtensionAPI): void {
 	const host = bootExtension(pi, "context-trim");
 	const sizer = new TokenSizer();
 	const memo = new OmissionMemo(sizer);
+	/** surelyWithinBudget's bound of the history seen so far: later calls bound only the newest messages. */
+	const bounds: BoundMemo = { count: 0, tokens: 0 };
 	/** Settings of the current configuration; made again after each reload (session_start). */
 	let settings: { config: TrimConfig; shorten: ShortenOptions } | undefined;
 	host.onConfig(() => {
@@ -72,10 +75,14 @@ export default function contextTrim(pi: ExtensionAPI): void {
 			if (message.role === "system") system += systemTokens(message);
 			else conversation.push(message);
 		}
-		return surelyWithinBudget(conversation, {
-			budgetTokens: Math.max(0, requestBudget - system),
-			measuredTokens: measured === undefined ? undefined : measured - system,
-		});
+		return surelyWithinBudget(
+			conversation,
+			{
+				budgetTokens: Math.max(0, requestBudget - system),
+				measuredTokens: measured === undefined ? undefined : measured - system,
+			},
+			bounds,
+		);
 	};
 	/** The sizer for Pi's usage reading on a full transcript: system messages counted with their tools. */
 	const fullSizer: Sizer = {
@@ -232,7 +239,7 @@ export default function contextTrim(pi: ExtensionAPI): void {
 				const budgetTokens = budget(system);
 				const measuredTokens = used === undefined ? undefined : used - system;
 				// Far within budget by a bound read from text lengths: nothing to size (the first call of a resumed session).
-				if (surelyWithinBudget(messages, { budgetTokens, measuredTokens })) return undefined;
+				if (surelyWithinBudget(messages, { budgetTokens, measuredTokens }, bounds)) return undefined;
 				result = trimMessages(messages, { ...common, budgetTokens, measuredTokens });
 			}
 			if (!result.trimmed) return undefined;

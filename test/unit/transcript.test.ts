@@ -308,6 +308,23 @@ describe("surelyWithinBudget", () => {
 		);
 	});
 
+	it("with a memo across a growing history, decides as without it", () => {
+		fc.assert(
+			fc.property(historyArb, fc.integer({ min: 0, max: 200_000 }), ({ steps, summary }, budgetTokens) => {
+				const messages = buildHistory(steps, { summary });
+				const memo = { count: 0, tokens: 0 };
+				for (let n = 1; n <= messages.length; n += 3) {
+					const list = structuredClone(messages.slice(0, n));
+					expect(surelyWithinBudget(list, { budgetTokens }, memo)).toBe(surelyWithinBudget(list, { budgetTokens }));
+				}
+				// a list whose prefix changed (the oldest message dropped) is bounded afresh
+				const shifted = messages.slice(1);
+				expect(surelyWithinBudget(shifted, { budgetTokens }, memo)).toBe(surelyWithinBudget(shifted, { budgetTokens }));
+			}),
+			{ numRuns: 100 },
+		);
+	});
+
 	it("skips a history far within its budget and not one near it", () => {
 		const messages = buildHistory([{ kind: "assistant", chars: 1000, calls: [{ tool: 0, resultChars: 4000 }] }]);
 		const tokens = total(messages);

@@ -334,25 +334,51 @@ export function planRetention(
 }
 
 /**
+ * The bound of a list's first `count` messages, kept across calls: Pi's history grows at its end, so the next
+ * call only bounds what came after. It is reused when the message at `count − 1` has the same role and
+ * numeric timestamp again (the sizer's own test of a known message, see TokenSizer).
+ */
+export interface BoundMemo {
+	count: number;
+	role?: string;
+	timestamp?: number;
+	tokens: number;
+}
+
+/**
  * True when planRetention would surely leave `messages` untouched within `options`, decided from an upper
  * bound of their size that reads only text lengths (messageTokensUpperBound) and stops as soon as it passes
  * the budget. A history far within its budget (a 1M-token window, a resumed session) then costs no
- * estimate at all; false says nothing (planRetention decides).
+ * estimate at all; false says nothing (planRetention decides). With a `memo`, a later call bounds only the
+ * messages added since (and a list already past the budget costs nothing to rule out).
  */
 export function surelyWithinBudget(
 	messages: readonly TranscriptMessage[],
 	options: Pick<RetentionOptions, "budgetTokens" | "measuredTokens">,
+	memo?: BoundMemo,
 ): boolean {
 	// The same figures planRetention compares its estimate with.
 	const requested = Math.max(0, Math.floor(Number.isFinite(options.budgetTokens) ? options.budgetTokens : 0));
 	const measured = Number.isFinite(options.measuredTokens) ? (options.measuredTokens as number) : 0;
 	if (measured > requested) return false;
+	let i = 0;
 	let bound = 0;
-	for (let i = 0; i < messages.length; i++) {
-		bound += messageTokensUpperBound(messages[i]);
-		if (bound > requested) return false;
+	if (memo && memo.count > 0 && memo.count <= messages.length) {
+		const last = messages[memo.count - 1];
+		if (typeof last.timestamp === "number" && last.timestamp === memo.timestamp && last.role === memo.role) {
+			i = memo.count;
+			bound = memo.tokens;
+		}
 	}
-	return true;
+	for (; i < messages.length && bound <= requested; i++) bound += messageTokensUpperBound(messages[i]);
+	if (memo && i > 0) {
+		const last = messages[i - 1];
+		memo.count = i;
+		memo.role = last.role;
+		memo.timestamp = typeof last.timestamp === "number" ? last.timestamp : undefined;
+		memo.tokens = bound;
+	}
+	return bound <= requested;
 }
 
 /**
