@@ -1926,6 +1926,10 @@ function estimateTokens(text) {
   }
   return Math.ceil(tokens);
 }
+function estimateTokensUpperBound(length) {
+  if (!(length > 0)) return 0;
+  return Math.floor(length * 6 / 5) + 1;
+}
 function estimateTokensFromBytes(bytes) {
   if (!Number.isFinite(bytes) || bytes <= 0) return 0;
   return Math.ceil(bytes / CONSERVATIVE_BYTES_PER_TOKEN);
@@ -3467,6 +3471,31 @@ function estimateMessageTokens(message) {
   }
   return tokens;
 }
+function messageTokensUpperBound(message) {
+  let tokens = MESSAGE_OVERHEAD_TOKENS;
+  const content = message.content;
+  switch (message.role) {
+    case "bashExecution":
+      if (message.excludeFromContext === true) return 0;
+      return tokens + textBound(String(message.command ?? "")) + textBound(String(message.output ?? ""));
+    case "compactionSummary":
+    case "branchSummary":
+      return tokens + textBound(String(message.summary ?? "")) + 32;
+  }
+  if (typeof content === "string") return tokens + textBound(content);
+  if (!Array.isArray(content)) return tokens;
+  for (const part of content) {
+    if (!isObject3(part)) continue;
+    if (part.type === "text" && typeof part.text === "string") tokens += textBound(part.text);
+    else if (part.type === "thinking" && typeof part.thinking === "string") tokens += textBound(part.thinking);
+    else if (part.type === "image") tokens += IMAGE_TOKENS;
+    else if (part.type === "toolCall") {
+      tokens += TOOL_CALL_OVERHEAD_TOKENS + textBound(String(part.name ?? ""));
+      tokens += textBound(argumentsJson(part.arguments));
+    }
+  }
+  return tokens;
+}
 function toolDeclarationTokens(tool) {
   const t = isObject3(tool) ? tool : {};
   const definition = { name: t.name, description: t.description, parameters: t.parameters };
@@ -3548,7 +3577,11 @@ function unrefImmediate(run2) {
   const handle = setImmediate(run2);
   handle.unref?.();
 }
-var MESSAGE_OVERHEAD_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, IMAGE_TOKENS, isObject3, TOOL_DEFINITION_OVERHEAD_TOKENS, FIELD_SEPARATOR, field, ROLES, internedRole, NO_TIMESTAMP, KEYS_PER_TICK, SHAPE_CHECK_STRIDE, SHAPE_CHECK_NEWEST, TokenSizer;
+function unrefTimeout(run2, ms) {
+  const handle = setTimeout(run2, ms);
+  handle.unref?.();
+}
+var MESSAGE_OVERHEAD_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, IMAGE_TOKENS, isObject3, textBound, TOOL_DEFINITION_OVERHEAD_TOKENS, FIELD_SEPARATOR, field, ROLES, internedRole, NO_TIMESTAMP, KEYS_PER_TICK, KEYING_DELAY_MS, SHAPE_CHECK_STRIDE, SHAPE_CHECK_NEWEST, TokenSizer;
 var init_size = __esm({
   "extensions/shared/transcript/size.ts"() {
     "use strict";
@@ -3558,6 +3591,7 @@ var init_size = __esm({
     TOOL_CALL_OVERHEAD_TOKENS = 8;
     IMAGE_TOKENS = 1200;
     isObject3 = (value) => typeof value === "object" && value !== null;
+    textBound = (text) => text.length === 0 ? 0 : estimateTokensUpperBound(text.length);
     TOOL_DEFINITION_OVERHEAD_TOKENS = 8;
     FIELD_SEPARATOR = "\0";
     field = (value) => typeof value === "string" ? value : `${typeof value}:${String(value)}`;
@@ -3569,6 +3603,7 @@ var init_size = __esm({
     internedRole = (role) => ROLES.get(role) ?? role;
     NO_TIMESTAMP = Number.NEGATIVE_INFINITY;
     KEYS_PER_TICK = 256;
+    KEYING_DELAY_MS = 250;
     SHAPE_CHECK_STRIDE = 8;
     SHAPE_CHECK_NEWEST = 16;
     TokenSizer = class {
@@ -3619,8 +3654,9 @@ var init_size = __esm({
       /**
        * Size a message not recognised at `index` and remember it there. At a position no list had before
        * (a session's first call, new messages at the end) the message is new, so there is no size to find
-       * by key: it is estimated now and keyed after the call, off the model request's path, so that a later
-       * shift of the history still finds it. A session's first call thus hashes nothing.
+       * by key: it is estimated now and keyed after the call (KEYING_DELAY_MS later, once the model request is
+       * on its way), so that a later shift of the history still finds it. A session's first call thus hashes
+       * nothing.
        */
       remember(message, index, time, shape) {
         if (index < this.firstChange) this.firstChange = index;
@@ -3654,7 +3690,7 @@ var init_size = __esm({
         this.unkeyed.push({ message, tokens });
         if (!this.draining) {
           this.draining = true;
-          unrefImmediate(() => this.drainKeys());
+          unrefTimeout(() => this.drainKeys(), KEYING_DELAY_MS);
         }
         return tokens;
       }
@@ -3836,6 +3872,29 @@ function planRetention(messages, options, sizer = uncached) {
   for (let i = cut2; i < segments.length; i++) kept[k++] = i;
   if (omitted.length === 0 && shorten.length === 0) return untouched();
   return { trimmed: true, segments, head, kept, omitted, cut: cut2, shorten, totalTokens: total, budgetTokens: budget2 };
+}
+function surelyWithinBudget(messages, options, memo) {
+  const requested = Math.max(0, Math.floor(Number.isFinite(options.budgetTokens) ? options.budgetTokens : 0));
+  const measured = Number.isFinite(options.measuredTokens) ? options.measuredTokens : 0;
+  if (measured > requested) return false;
+  let i = 0;
+  let bound = 0;
+  if (memo && memo.count > 0 && memo.count <= messages.length) {
+    const last = messages[memo.count - 1];
+    if (typeof last.timestamp === "number" && last.timestamp === memo.timestamp && last.role === memo.role) {
+      i = memo.count;
+      bound = memo.tokens;
+    }
+  }
+  for (; i < messages.length && bound <= requested; i++) bound += messageTokensUpperBound(messages[i]);
+  if (memo && i > 0) {
+    const last = messages[i - 1];
+    memo.count = i;
+    memo.role = last.role;
+    memo.timestamp = typeof last.timestamp === "number" ? last.timestamp : void 0;
+    memo.tokens = bound;
+  }
+  return bound <= requested;
 }
 function usageBasedTokens(messages, sizer = uncached) {
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -5645,6 +5704,7 @@ function contextTrim(pi) {
   const host = bootExtension(pi, "context-trim");
   const sizer = new TokenSizer();
   const memo = new OmissionMemo(sizer);
+  const bounds = { count: 0, tokens: 0 };
   let settings;
   host.onConfig(() => {
     settings = void 0;
@@ -5662,6 +5722,22 @@ function contextTrim(pi) {
     if (systemMemo.size >= SYSTEM_MEMO_ENTRIES) systemMemo.clear();
     systemMemo.set(key, tokens);
     return tokens;
+  };
+  const withinBudget = (messages, requestBudget, measured) => {
+    let system2 = 0;
+    const conversation2 = [];
+    for (const message of messages) {
+      if (message.role === "system") system2 += systemTokens(message);
+      else conversation2.push(message);
+    }
+    return surelyWithinBudget(
+      conversation2,
+      {
+        budgetTokens: Math.max(0, requestBudget - system2),
+        measuredTokens: measured === void 0 ? void 0 : measured - system2
+      },
+      bounds
+    );
   };
   const fullSizer = {
     tokens: (message, index) => message.role === "system" ? systemTokens(message) : sizer.tokens(message, index)
@@ -5759,10 +5835,12 @@ function contextTrim(pi) {
       let result;
       let system2;
       if (seesSystem) {
+        const measuredTokens = usageBasedTokens(messages, fullSizer);
+        if (withinBudget(messages, budget2(0), measuredTokens)) return void 0;
         const full = trimTranscript(messages, {
           ...common,
           requestBudgetTokens: budget2(0),
-          measuredTokens: usageBasedTokens(messages, fullSizer),
+          measuredTokens,
           systemTokens,
           conversation: seen
         });
@@ -5771,11 +5849,10 @@ function contextTrim(pi) {
       } else {
         system2 = overheadTokens(ctx);
         const used = usageBasedTokens(messages, sizer);
-        result = trimMessages(messages, {
-          ...common,
-          budgetTokens: budget2(system2),
-          measuredTokens: used === void 0 ? void 0 : used - system2
-        });
+        const budgetTokens = budget2(system2);
+        const measuredTokens = used === void 0 ? void 0 : used - system2;
+        if (surelyWithinBudget(messages, { budgetTokens, measuredTokens }, bounds)) return void 0;
+        result = trimMessages(messages, { ...common, budgetTokens, measuredTokens });
       }
       if (!result.trimmed) return void 0;
       record(ctx, result, messages, system2, budget2(0));

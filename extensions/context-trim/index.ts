@@ -20,8 +20,10 @@ import { fingerprintAvailable, fingerprintError, fingerprintReady } from "../sha
 import { estimateTokens } from "../shared/text/tokens.ts";
 import { OmissionMemo } from "../shared/transcript/omission.ts";
 import {
+	type BoundMemo,
 	messageBudget,
 	type Sizer,
+	surelyWithinBudget,
 	TokenSizer,
 	type TranscriptMessage,
 	usageBasedTokens,
@@ -39,6 +41,8 @@ export default function contextTrim(pi: ExtensionAPI): void {
 	const host = bootExtension(pi, "context-trim");
 	const sizer = new TokenSizer();
 	const memo = new OmissionMemo(sizer);
+	/** surelyWithinBudget's bound of the history seen so far: later calls bound only the newest messages. */
+	const bounds: BoundMemo = { count: 0, tokens: 0 };
 	/** Settings of the current configuration; made again after each reload (session_start). */
 	let settings: { config: TrimConfig; shorten: ShortenOptions } | undefined;
 	host.onConfig(() => {
@@ -59,6 +63,26 @@ export default function contextTrim(pi: ExtensionAPI): void {
 		if (systemMemo.size >= SYSTEM_MEMO_ENTRIES) systemMemo.clear();
 		systemMemo.set(key, tokens);
 		return tokens;
+	};
+	/**
+	 * surelyWithinBudget for a full transcript (context_with_system), with trimTranscript's figures: the
+	 * system messages counted in full, the conversation bounded against what is left of the budget.
+	 */
+	const withinBudget = (messages: TranscriptMessage[], requestBudget: number, measured: number | undefined) => {
+		let system = 0;
+		const conversation: TranscriptMessage[] = [];
+		for (const message of messages) {
+			if (message.role === "system") system += systemTokens(message);
+			else conversation.push(message);
+		}
+		return surelyWithinBudget(
+			conversation,
+			{
+				budgetTokens: Math.max(0, requestBudget - system),
+				measuredTokens: measured === undefined ? undefined : measured - system,
+			},
+			bounds,
+		);
 	};
 	/** The sizer for Pi's usage reading on a full transcript: system messages counted with their tools. */
 	const fullSizer: Sizer = {
@@ -198,10 +222,12 @@ export default function contextTrim(pi: ExtensionAPI): void {
 			let result: TrimResult;
 			let system: number;
 			if (seesSystem) {
+				const measuredTokens = usageBasedTokens(messages, fullSizer);
+				if (withinBudget(messages, budget(0), measuredTokens)) return undefined;
 				const full = trimTranscript(messages, {
 					...common,
 					requestBudgetTokens: budget(0),
-					measuredTokens: usageBasedTokens(messages, fullSizer),
+					measuredTokens,
 					systemTokens,
 					conversation: seen,
 				});
@@ -210,11 +236,11 @@ export default function contextTrim(pi: ExtensionAPI): void {
 			} else {
 				system = overheadTokens(ctx);
 				const used = usageBasedTokens(messages, sizer);
-				result = trimMessages(messages, {
-					...common,
-					budgetTokens: budget(system),
-					measuredTokens: used === undefined ? undefined : used - system,
-				});
+				const budgetTokens = budget(system);
+				const measuredTokens = used === undefined ? undefined : used - system;
+				// Far within budget by a bound read from text lengths: nothing to size (the first call of a resumed session).
+				if (surelyWithinBudget(messages, { budgetTokens, measuredTokens }, bounds)) return undefined;
+				result = trimMessages(messages, { ...common, budgetTokens, measuredTokens });
 			}
 			if (!result.trimmed) return undefined;
 			record(ctx, result, messages, system, budget(0));

@@ -10,9 +10,15 @@
  *
  * The real extension runs: its default export is given a stand-in for Pi's extension API and the
  * handler it registers is called with a fresh deep copy of the history each time, as Pi does.
+ *
+ * Last, the first call on the real resumed session (test/fixtures/sessions, 1,019 entries), each in a fresh
+ * process (first-call.ts: the shipped bundle, cold JIT), beside JSON.stringify of the same list in that process:
+ * what the first prompt after resuming pays. FIRST_CALL_ROUNDS (default 3) processes per scenario; medians.
  */
+import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import contextTrim from "../../extensions/context-trim/index.ts";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
 import { fingerprintReady, fingerprintText } from "../../extensions/shared/text/fingerprint.ts";
@@ -33,7 +39,7 @@ const LONG_CALLS = 60;
 const LONG_MAX_SHARE_OF_STRINGIFY = 0.25;
 const LONG_MAX_COLD_MS = 100;
 /** Pause after the first call, standing for the model's answer (Pi's event loop runs meanwhile). */
-const AFTER_CALL_PAUSE_MS = 200;
+const AFTER_CALL_PAUSE_MS = 400;
 
 /** Agent dirs the run created, removed at the end. */
 const agentDirs: string[] = [];
@@ -268,6 +274,37 @@ const base = buildHistory(1000);
 stability("16,384 tokens (default)", undefined, base);
 stability("4,096 tokens", 4096, base);
 stability("1 token (no quantisation, for contrast)", 1, base);
+
+// The first call on the real resumed session, each in a fresh process (cold JIT, as after `pi --session`).
+const FIRST_CALL_ROUNDS = Number(process.env.FIRST_CALL_ROUNDS ?? 3);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const firstCallScript = join(dirname(fileURLToPath(import.meta.url)), "first-call.ts");
+console.log(
+	`\nFirst call on the real resumed session (1,019 entries; a fresh process each, the shipped bundle), medians of ${FIRST_CALL_ROUNDS}\n`,
+);
+console.log("| scenario | sent | first call ms | JSON.stringify ms | first ÷ stringify | second call ms |");
+console.log("|---|---|---:|---:|---:|---:|");
+for (const [label, hook, window] of [
+	["128k window (over budget), 0.73 `context`", "context", 128_000],
+	["1M window (within budget), 0.73 `context`", "context", 1_000_000],
+	["128k window (over budget), 1.x `context_with_system`", "context_with_system", 128_000],
+	["1M window (within budget), 1.x `context_with_system`", "context_with_system", 1_000_000],
+] as const) {
+	const runs: Array<{ messages: number; sent: number; firstMs: number; secondMs: number; stringifyMs: number }> = [];
+	for (let round = 0; round < FIRST_CALL_ROUNDS; round++) {
+		const child = spawnSync(process.execPath, ["--import", "jiti/register", firstCallScript, hook, String(window)], {
+			encoding: "utf8",
+		});
+		if (child.status !== 0) throw new Error(`first-call.ts ${hook} ${window} failed: ${child.stderr}`);
+		runs.push(JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}"));
+	}
+	const first = median(runs.map((r) => r.firstMs));
+	const json = median(runs.map((r) => r.stringifyMs));
+	const { messages, sent } = runs[0];
+	console.log(
+		`| ${label} | ${sent < messages ? `${sent} of ${messages} msgs (trimmed)` : `all ${messages} (untouched)`} | ${fmt(first)} | ${fmt(json)} | ${(first / json).toFixed(2)}× | ${fmt(median(runs.map((r) => r.secondMs)))} |`,
+	);
+}
 
 for (const dir of agentDirs) rmSync(dir, { recursive: true, force: true });
 const ok = over.trimmed && over.p50 <= MAX_P50_MS && over.p50 <= MAX_SHARE_OF_STRINGIFY * over.j50;

@@ -10,7 +10,9 @@
  * outside the repository) listed in the sandbox's settings `packages`, with Pi discovering everything else as
  * usual. Variants alternate round by round; medians; ratios against Pi alone from the same run.
  *
- * STARTUP_ROUNDS (default 3) sets the rounds; STARTUP_LINES ("0.73,1.x") the Pi lines.
+ * STARTUP_ROUNDS (default 3) sets the rounds; STARTUP_LINES ("0.73,1.x") the Pi lines; STARTUP_WINDOW (default
+ * 128000) the mock model's context window: the resumed session (Pi's last usage reading 177,657 tokens) is over
+ * budget at 128k, so the first request trims it, and far within it at 1000000.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -28,6 +30,7 @@ import { realSession, sessionIndex } from "../fixtures/sessions/index.ts";
 
 const ROUNDS = Number(process.env.STARTUP_ROUNDS ?? 3);
 const LINES = (process.env.STARTUP_LINES ?? "0.73,1.x").split(",") as PiLine[];
+const WINDOW = Number(process.env.STARTUP_WINDOW ?? 128_000);
 const SESSION_FILE = "large-session.jsonl.gz";
 const EXTENSION_COMMAND = "headroom";
 
@@ -99,7 +102,11 @@ async function main(): Promise<void> {
 	const entries = sessionIndex().find((s) => s.file === SESSION_FILE)?.entries;
 
 	const sandboxFor = (variant: Variant): Sandbox =>
-		makeSandbox({ server, settings: variant === "package" ? { packages: [packageRoot] } : {} });
+		makeSandbox({
+			server,
+			contextWindow: WINDOW,
+			settings: variant === "package" ? { packages: [packageRoot] } : {},
+		});
 
 	/** Start pi, answer get_state; returns the process and the time to ready. */
 	const start = async (line: PiLine, sandbox: Sandbox, session: SessionKind): Promise<[PiRpc, number, number]> => {
@@ -197,7 +204,9 @@ async function main(): Promise<void> {
 					`| ${line} | ${session} | ${kind} | ${ms(a)} | ${ms(p)} | ${(p / a).toFixed(2)}× | ${ms(ca)} | ${ms(cp)} | ${(cp / ca).toFixed(2)}× |`,
 				);
 			}
-	console.log("\nwarm resumed session: prompt → first model request; first request's fixed bytes (system + tools)");
+	console.log(
+		`\nwarm resumed session (${WINDOW.toLocaleString("en-US")}-token window): prompt → first model request; first request's fixed bytes (system + tools)`,
+	);
 	console.log(
 		"| line | Pi alone | with package | difference | CPU alone | CPU with package | CPU difference | fixed bytes alone | with package | added |",
 	);

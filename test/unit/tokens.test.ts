@@ -6,6 +6,7 @@ import {
 	CONSERVATIVE_BYTES_PER_TOKEN,
 	estimateTokens,
 	estimateTokensFromBytes,
+	estimateTokensUpperBound,
 	utf8Length,
 	utf8LengthPortable,
 } from "../../extensions/shared/text/tokens.ts";
@@ -73,6 +74,19 @@ describe("estimateTokens", () => {
 				else expect(tokens).toBeGreaterThanOrEqual(1);
 				expect(tokens).toBeLessThanOrEqual(utf8Length(text));
 			}),
+		);
+	});
+
+	it("never exceeds estimateTokensUpperBound of the text's length (any UTF-16 text)", () => {
+		expect(estimateTokensUpperBound(0)).toBe(0);
+		// the densest texts: three-byte symbols (1.2 each, summed in floating point), digits after single spaces
+		for (const text of ["—".repeat(5), "—".repeat(1001), " 1".repeat(500), "\uD800".repeat(7), "😀".repeat(9)])
+			expect(estimateTokens(text)).toBeLessThanOrEqual(estimateTokensUpperBound(text.length));
+		fc.assert(
+			fc.property(fc.oneof(anyUtf16, mixedText, fc.string({ unit: "binary" })), (text) => {
+				expect(estimateTokens(text)).toBeLessThanOrEqual(estimateTokensUpperBound(text.length));
+			}),
+			{ numRuns: 500 },
 		);
 	});
 

@@ -141,7 +141,10 @@ describe("segment reuse across calls", () => {
 		expect(sizer.estimated).toBe(source.length);
 		// nothing was hashed during the call: the keys are made after it, off the request's path
 		expect(sizer.pendingKeys).toBe(source.length);
-		while (sizer.pendingKeys > 0) await new Promise((resolve) => setImmediate(resolve));
+		// not even right after it: the request is still being sent then
+		await new Promise((resolve) => setImmediate(resolve));
+		expect(sizer.pendingKeys).toBe(source.length);
+		while (sizer.pendingKeys > 0) await new Promise((resolve) => setTimeout(resolve, 20));
 		// the oldest message dropped: every later one moves down a position and is found by its key
 		const shifted = source.slice(1);
 		expect(segmentMessages(structuredClone(shifted), sizer)).toEqual(segmentMessages(shifted));

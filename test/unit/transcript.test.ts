@@ -5,8 +5,10 @@ import { indexOmitted } from "../../extensions/shared/transcript/omission.ts";
 import {
 	estimateMessageTokens,
 	headSegments,
+	messageTokensUpperBound,
 	planRetention,
 	segmentMessages,
+	surelyWithinBudget,
 	TokenSizer,
 	type TranscriptMessage,
 	toolCallsOf,
@@ -254,5 +256,80 @@ describe("oversized segments", () => {
 		expect(text).toMatch(/omitted/);
 		expect(text.length).toBeLessThan(huge.length / 4);
 		expect(total(out)).toBeLessThanOrEqual(4000);
+	});
+});
+
+describe("surelyWithinBudget", () => {
+	/** Any text, lone surrogates and wide characters included. */
+	const textArb = fc.oneof(
+		fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), maxLength: 300 }),
+		fc.string({ unit: fc.constantFrom("a", "Z", "7", " ", "\n", ".", "é", "中", "—", "😀"), maxLength: 300 }),
+	);
+	const partArb = fc.oneof(
+		fc.record({ type: fc.constant("text"), text: textArb }),
+		fc.record({ type: fc.constant("thinking"), thinking: textArb }),
+		fc.record({ type: fc.constant("image"), data: fc.constant("AAAA") }),
+		fc.record({
+			type: fc.constant("toolCall"),
+			id: textArb,
+			name: textArb,
+			arguments: fc.dictionary(textArb, fc.oneof(textArb, fc.integer())),
+		}),
+	);
+	const messageArb: fc.Arbitrary<TranscriptMessage> = fc.oneof(
+		fc.record({ role: fc.constantFrom("user", "assistant", "toolResult", "custom"), content: textArb }),
+		fc.record({ role: fc.constantFrom("user", "assistant", "toolResult"), content: fc.array(partArb) }),
+		fc.record({ role: fc.constant("bashExecution"), command: textArb, output: textArb }),
+		fc.record({ role: fc.constantFrom("compactionSummary", "branchSummary"), summary: textArb }),
+	);
+
+	it("bounds every message's estimate from above (any shape, any text)", () => {
+		fc.assert(
+			fc.property(messageArb, (message) => {
+				expect(messageTokensUpperBound(message)).toBeGreaterThanOrEqual(estimateMessageTokens(message));
+			}),
+			{ numRuns: 500 },
+		);
+	});
+
+	it("is true only when planRetention leaves the history untouched", () => {
+		fc.assert(
+			fc.property(
+				historyArb,
+				fc.integer({ min: 0, max: 400_000 }),
+				fc.option(fc.integer({ min: 0, max: 400_000 })),
+				({ steps, summary }, budgetTokens, measured) => {
+					const messages = buildHistory(steps, { summary });
+					const options = { budgetTokens, measuredTokens: measured ?? undefined };
+					if (surelyWithinBudget(messages, options)) expect(planRetention(messages, options).trimmed).toBe(false);
+				},
+			),
+			{ numRuns: 200 },
+		);
+	});
+
+	it("with a memo across a growing history, decides as without it", () => {
+		fc.assert(
+			fc.property(historyArb, fc.integer({ min: 0, max: 200_000 }), ({ steps, summary }, budgetTokens) => {
+				const messages = buildHistory(steps, { summary });
+				const memo = { count: 0, tokens: 0 };
+				for (let n = 1; n <= messages.length; n += 3) {
+					const list = structuredClone(messages.slice(0, n));
+					expect(surelyWithinBudget(list, { budgetTokens }, memo)).toBe(surelyWithinBudget(list, { budgetTokens }));
+				}
+				// a list whose prefix changed (the oldest message dropped) is bounded afresh
+				const shifted = messages.slice(1);
+				expect(surelyWithinBudget(shifted, { budgetTokens }, memo)).toBe(surelyWithinBudget(shifted, { budgetTokens }));
+			}),
+			{ numRuns: 100 },
+		);
+	});
+
+	it("skips a history far within its budget and not one near it", () => {
+		const messages = buildHistory([{ kind: "assistant", chars: 1000, calls: [{ tool: 0, resultChars: 4000 }] }]);
+		const tokens = total(messages);
+		expect(surelyWithinBudget(messages, { budgetTokens: tokens * 10 })).toBe(true);
+		expect(surelyWithinBudget(messages, { budgetTokens: tokens * 10, measuredTokens: tokens * 11 })).toBe(false);
+		expect(surelyWithinBudget(messages, { budgetTokens: tokens })).toBe(false);
 	});
 });

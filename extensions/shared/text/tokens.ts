@@ -186,6 +186,19 @@ export function estimateTokens(text: string): number {
 	return Math.ceil(tokens);
 }
 
+/**
+ * An upper bound of `estimateTokens(text)` from `text.length` alone (UTF-16 code units), with no
+ * character read: ⌊1.2 × length⌋ + 1. Each code unit adds at most 1.2 to the estimate: a run of L ≥ 1
+ * letters, digits, spaces, newlines or punctuation costs at most L (a two-byte letter counts 2 bytes,
+ * ⌈2L/7⌉ ≤ L), a CJK character 1, another character of three bytes 1.2, a surrogate pair 1.6 for two
+ * units; the + 1 covers the rounding up and the floating-point sum of the 0.4 fractions. Lets a caller
+ * see that a history is far within a budget without estimating it.
+ */
+export function estimateTokensUpperBound(length: number): number {
+	if (!(length > 0)) return 0;
+	return Math.floor((length * 6) / 5) + 1;
+}
+
 /** Conservative token estimate when only the UTF-8 byte count is known. */
 export function estimateTokensFromBytes(bytes: number): number {
 	if (!Number.isFinite(bytes) || bytes <= 0) return 0;

@@ -9,7 +9,7 @@
  * the tail is the newest segments that fit; the cut between them moves in quantised steps so
  * consecutive calls share the same prefix (the provider's prompt cache survives).
  */
-import { estimateMessageTokens, type Sizer, type TranscriptMessage } from "./size.ts";
+import { estimateMessageTokens, messageTokensUpperBound, type Sizer, type TranscriptMessage } from "./size.ts";
 
 export {
 	argumentsJson,
@@ -17,6 +17,7 @@ export {
 	IMAGE_TOKENS,
 	MESSAGE_OVERHEAD_TOKENS,
 	messageKey,
+	messageTokensUpperBound,
 	type Sizer,
 	TOOL_CALL_OVERHEAD_TOKENS,
 	TokenSizer,
@@ -330,6 +331,54 @@ export function planRetention(
 	for (let i = cut; i < segments.length; i++) kept[k++] = i;
 	if (omitted.length === 0 && shorten.length === 0) return untouched();
 	return { trimmed: true, segments, head, kept, omitted, cut, shorten, totalTokens: total, budgetTokens: budget };
+}
+
+/**
+ * The bound of a list's first `count` messages, kept across calls: Pi's history grows at its end, so the next
+ * call only bounds what came after. It is reused when the message at `count − 1` has the same role and
+ * numeric timestamp again (the sizer's own test of a known message, see TokenSizer).
+ */
+export interface BoundMemo {
+	count: number;
+	role?: string;
+	timestamp?: number;
+	tokens: number;
+}
+
+/**
+ * True when planRetention would surely leave `messages` untouched within `options`, decided from an upper
+ * bound of their size that reads only text lengths (messageTokensUpperBound) and stops as soon as it passes
+ * the budget. A history far within its budget (a 1M-token window, a resumed session) then costs no
+ * estimate at all; false says nothing (planRetention decides). With a `memo`, a later call bounds only the
+ * messages added since (and a list already past the budget costs nothing to rule out).
+ */
+export function surelyWithinBudget(
+	messages: readonly TranscriptMessage[],
+	options: Pick<RetentionOptions, "budgetTokens" | "measuredTokens">,
+	memo?: BoundMemo,
+): boolean {
+	// The same figures planRetention compares its estimate with.
+	const requested = Math.max(0, Math.floor(Number.isFinite(options.budgetTokens) ? options.budgetTokens : 0));
+	const measured = Number.isFinite(options.measuredTokens) ? (options.measuredTokens as number) : 0;
+	if (measured > requested) return false;
+	let i = 0;
+	let bound = 0;
+	if (memo && memo.count > 0 && memo.count <= messages.length) {
+		const last = messages[memo.count - 1];
+		if (typeof last.timestamp === "number" && last.timestamp === memo.timestamp && last.role === memo.role) {
+			i = memo.count;
+			bound = memo.tokens;
+		}
+	}
+	for (; i < messages.length && bound <= requested; i++) bound += messageTokensUpperBound(messages[i]);
+	if (memo && i > 0) {
+		const last = messages[i - 1];
+		memo.count = i;
+		memo.role = last.role;
+		memo.timestamp = typeof last.timestamp === "number" ? last.timestamp : undefined;
+		memo.tokens = bound;
+	}
+	return bound <= requested;
 }
 
 /**

@@ -4,7 +4,7 @@
  * and again, each time as a deep copy). Pure; reads Pi's message shapes structurally.
  */
 import { type Fingerprint, FingerprintBuilder, fingerprintAvailable } from "../text/fingerprint.ts";
-import { estimateTokens } from "../text/tokens.ts";
+import { estimateTokens, estimateTokensUpperBound } from "../text/tokens.ts";
 
 /** Pi's AgentMessage as far as this module reads it (user, assistant, toolResult, custom, …). */
 export interface TranscriptMessage {
@@ -52,6 +52,40 @@ export function estimateMessageTokens(message: TranscriptMessage): number {
 		else if (part.type === "toolCall") {
 			tokens += TOOL_CALL_OVERHEAD_TOKENS + estimateTokens(String(part.name ?? ""));
 			tokens += estimateTokens(argumentsJson(part.arguments));
+		}
+	}
+	return tokens;
+}
+
+/** estimateTokensUpperBound of a text; 0 for an empty one, as estimateTokens gives. */
+const textBound = (text: string): number => (text.length === 0 ? 0 : estimateTokensUpperBound(text.length));
+
+/**
+ * An upper bound of estimateMessageTokens(message) that reads only the lengths of its texts (no character
+ * is classified): the same accounting with each estimateTokens replaced by estimateTokensUpperBound.
+ * Tool-call arguments are measured as the JSON the estimate reads.
+ */
+export function messageTokensUpperBound(message: TranscriptMessage): number {
+	let tokens = MESSAGE_OVERHEAD_TOKENS;
+	const content = message.content;
+	switch (message.role) {
+		case "bashExecution":
+			if (message.excludeFromContext === true) return 0;
+			return tokens + textBound(String(message.command ?? "")) + textBound(String(message.output ?? ""));
+		case "compactionSummary":
+		case "branchSummary":
+			return tokens + textBound(String(message.summary ?? "")) + 32;
+	}
+	if (typeof content === "string") return tokens + textBound(content);
+	if (!Array.isArray(content)) return tokens;
+	for (const part of content) {
+		if (!isObject(part)) continue;
+		if (part.type === "text" && typeof part.text === "string") tokens += textBound(part.text);
+		else if (part.type === "thinking" && typeof part.thinking === "string") tokens += textBound(part.thinking);
+		else if (part.type === "image") tokens += IMAGE_TOKENS;
+		else if (part.type === "toolCall") {
+			tokens += TOOL_CALL_OVERHEAD_TOKENS + textBound(String(part.name ?? ""));
+			tokens += textBound(argumentsJson(part.arguments));
 		}
 	}
 	return tokens;
@@ -175,10 +209,21 @@ const NO_TIMESTAMP = Number.NEGATIVE_INFINITY;
 
 /** Messages keyed per turn of the event loop after a call (a few milliseconds of hashing at most). */
 const KEYS_PER_TICK = 256;
+/**
+ * Keying starts this long after the call that queued it: the model request is still being built and sent
+ * for a few turns of the event loop after the hook returns, and a `setImmediate` would run before it goes.
+ */
+export const KEYING_DELAY_MS = 250;
 
 /** setImmediate that does not keep the process alive for it (a `pi -p` run exits when it is done). */
 function unrefImmediate(run: () => void): void {
 	const handle = setImmediate(run) as { unref?: () => void };
+	handle.unref?.();
+}
+
+/** setTimeout that does not keep the process alive for it. */
+function unrefTimeout(run: () => void, ms: number): void {
+	const handle = setTimeout(run, ms) as { unref?: () => void };
 	handle.unref?.();
 }
 
@@ -251,8 +296,9 @@ export class TokenSizer {
 	/**
 	 * Size a message not recognised at `index` and remember it there. At a position no list had before
 	 * (a session's first call, new messages at the end) the message is new, so there is no size to find
-	 * by key: it is estimated now and keyed after the call, off the model request's path, so that a later
-	 * shift of the history still finds it. A session's first call thus hashes nothing.
+	 * by key: it is estimated now and keyed after the call (KEYING_DELAY_MS later, once the model request is
+	 * on its way), so that a later shift of the history still finds it. A session's first call thus hashes
+	 * nothing.
 	 */
 	private remember(message: TranscriptMessage, index: number, time: number, shape: number): number {
 		if (index < this.firstChange) this.firstChange = index;
@@ -291,7 +337,7 @@ export class TokenSizer {
 		this.unkeyed.push({ message, tokens });
 		if (!this.draining) {
 			this.draining = true;
-			unrefImmediate(() => this.drainKeys());
+			unrefTimeout(() => this.drainKeys(), KEYING_DELAY_MS);
 		}
 		return tokens;
 	}
