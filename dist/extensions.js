@@ -9501,11 +9501,6 @@ var init_batch_options = __esm({
 });
 
 // extensions/subagents/children/partial-output.ts
-function textOf(content) {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.filter((p) => p && typeof p === "object" && p.type === "text" && typeof p.text === "string").map((p) => p.text).join("\n");
-}
 function lastRunText(jsonl) {
   let parts = [];
   for (const raw of jsonl.split("\n")) {
@@ -9519,7 +9514,7 @@ function lastRunText(jsonl) {
     if (line.type !== "message" || !line.message) continue;
     if (line.message.role === "user") parts = [];
     else if (line.message.role === "assistant") {
-      const text = textOf(line.message.content).trim();
+      const text = contentText(line.message.content, "omitted").trim();
       if (text.length > 0) parts.push(text);
     }
   }
@@ -9553,6 +9548,7 @@ var init_partial_output = __esm({
   "extensions/subagents/children/partial-output.ts"() {
     "use strict";
     import_node_fs8 = require("node:fs");
+    init_content();
     PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
   }
 });
@@ -12121,11 +12117,6 @@ var init_screens = __esm({
 });
 
 // extensions/subagents/view/transcript.ts
-function contentText2(content) {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.filter((p) => p && typeof p === "object" && p.type === "text" && typeof p.text === "string").map((p) => p.text).join("\n");
-}
 function briefArgs(args) {
   if (!args || typeof args !== "object") return typeof args === "string" ? args : "";
   const parts = [];
@@ -12149,7 +12140,7 @@ function itemsOfEntry(entry, seenTask) {
   const m = e.message;
   switch (m.role) {
     case "user": {
-      const text = contentText2(m.content);
+      const text = contentText(m.content, "omitted");
       return [{ kind: seenTask ? "message" : "task", text }];
     }
     case "assistant": {
@@ -12174,12 +12165,12 @@ function itemsOfEntry(entry, seenTask) {
           kind: "toolResult",
           id: String(m.toolCallId ?? ""),
           name: String(m.toolName ?? "tool"),
-          text: contentText2(m.content),
+          text: contentText(m.content, "omitted"),
           isError: Boolean(m.isError)
         }
       ];
     case "custom":
-      return [{ kind: "message", text: contentText2(m.content) }];
+      return [{ kind: "message", text: contentText(m.content, "omitted") }];
     default:
       return [];
   }
@@ -12189,6 +12180,7 @@ var init_transcript = __esm({
   "extensions/subagents/view/transcript.ts"() {
     "use strict";
     import_node_fs13 = require("node:fs");
+    init_content();
     READ_STEP_BYTES = 4 * 1024 * 1024;
     TranscriptReader = class {
       constructor(path) {
@@ -13224,7 +13216,7 @@ var init_handoff = __esm({
 });
 
 // extensions/handoff/model-call.ts
-function textOf2(content, type) {
+function textOf(content, type) {
   if (!Array.isArray(content)) return "";
   return content.filter((p) => p?.type === type).map((p) => String(type === "text" ? p.text : p.thinking)).join("\n");
 }
@@ -13257,8 +13249,8 @@ function modelCaller(resolved, maxTokens) {
     }
     const u = response.usage;
     return {
-      text: textOf2(response.content, "text"),
-      reasoning: textOf2(response.content, "thinking") || void 0,
+      text: textOf(response.content, "text"),
+      reasoning: textOf(response.content, "thinking") || void 0,
       model: `${model.provider}/${response.model || model.id}`,
       usage: {
         input: u.input,

@@ -5,6 +5,7 @@
  * time, from the first assistant reply on; a reply still streaming at the end is not in it.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { contentText } from "../../shared/text/content.ts";
 
 /** The file's tail read at most, in bytes (the parent is told the file's path, which has all of it). */
 export const PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
@@ -13,15 +14,6 @@ export const PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
 export type PartialOutput = { ok: true; text: string } | { ok: false; reason: string };
 
 type Line = { type?: string; message?: { role?: string; content?: unknown } };
-
-function textOf(content: unknown): string {
-	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) return "";
-	return content
-		.filter((p) => p && typeof p === "object" && p.type === "text" && typeof p.text === "string")
-		.map((p) => p.text as string)
-		.join("\n");
-}
 
 /** The assistant text of the last run in a session file's JSONL text (pure). */
 export function lastRunText(jsonl: string): string {
@@ -37,7 +29,7 @@ export function lastRunText(jsonl: string): string {
 		if (line.type !== "message" || !line.message) continue;
 		if (line.message.role === "user") parts = [];
 		else if (line.message.role === "assistant") {
-			const text = textOf(line.message.content).trim();
+			const text = contentText(line.message.content, "omitted").trim();
 			if (text.length > 0) parts.push(text);
 		}
 	}

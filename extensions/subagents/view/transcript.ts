@@ -6,6 +6,7 @@
  * (named surface `subagents.viewToolResult`), with the full text one `read` away.
  */
 import { closeSync, fstatSync, lstatSync, openSync, readSync } from "node:fs";
+import { contentText } from "../../shared/text/content.ts";
 
 /** One thing the child did or was told, in order. */
 export type TranscriptItem =
@@ -24,16 +25,6 @@ type SessionLine = {
 	type?: string;
 	message?: { role?: string; content?: unknown; toolName?: string; toolCallId?: string; isError?: boolean };
 };
-
-/** Text parts of a message's content, joined (images and other parts left out). */
-export function contentText(content: unknown): string {
-	if (typeof content === "string") return content;
-	if (!Array.isArray(content)) return "";
-	return content
-		.filter((p) => p && typeof p === "object" && p.type === "text" && typeof p.text === "string")
-		.map((p) => p.text as string)
-		.join("\n");
-}
 
 /** One line of arguments for a tool call row: `key=value` pairs, values on one line. */
 export function briefArgs(args: unknown): string {
@@ -61,7 +52,7 @@ export function itemsOfEntry(entry: unknown, seenTask: boolean): TranscriptItem[
 	const m = e.message;
 	switch (m.role) {
 		case "user": {
-			const text = contentText(m.content);
+			const text = contentText(m.content, "omitted");
 			return [{ kind: seenTask ? "message" : "task", text }];
 		}
 		case "assistant": {
@@ -86,12 +77,12 @@ export function itemsOfEntry(entry: unknown, seenTask: boolean): TranscriptItem[
 					kind: "toolResult",
 					id: String(m.toolCallId ?? ""),
 					name: String(m.toolName ?? "tool"),
-					text: contentText(m.content),
+					text: contentText(m.content, "omitted"),
 					isError: Boolean(m.isError),
 				},
 			];
 		case "custom":
-			return [{ kind: "message", text: contentText(m.content) }];
+			return [{ kind: "message", text: contentText(m.content, "omitted") }];
 		default:
 			return [];
 	}
