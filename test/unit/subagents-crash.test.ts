@@ -9,39 +9,24 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { lastRunText, readPartialOutput } from "../../extensions/subagents/children/partial-output.ts";
-import {
-	persistRun,
-	persistSettled,
-	RUN_ENTRY,
-	restoreFromSession,
-	SETTLED_ENTRY,
-} from "../../extensions/subagents/delivery/persistence.ts";
+import { RUN_ENTRY, restoreFromSession, SETTLED_ENTRY } from "../../extensions/subagents/delivery/persistence.ts";
 import * as P from "../../extensions/subagents/prompt.ts";
 import { sendTool } from "../../extensions/subagents/tools/send.ts";
-import { FAKE_LIMITS, type FakeWorld, spawnChild, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
+import {
+	FAKE_LIMITS,
+	type FakeWorld,
+	recordAll,
+	resumedWorld,
+	spawnChild,
+	tempRoot,
+	until,
+	useFakeWorlds,
+} from "./subagents-fakes.ts";
 
 const world = useFakeWorlds();
 
-/** Records every run and result as the adapter does. */
-function recordAll(w: FakeWorld): void {
-	w.manager.subscribe((event) => {
-		if (event.type === "changed") return;
-		if (event.type === "settled") persistSettled(w.services, event.result, event.child);
-		else persistRun(w.services, event.child, event.run, event.type);
-	});
-}
-
 /** A world started on the entries an earlier process left in the parent's session. */
-function resumedWorld(entries: FakeWorld["entries"]): FakeWorld {
-	const root = tempRoot("subagents-crash-");
-	const branch = entries.map((e) => ({ type: "custom", customType: e.type, data: structuredClone(e.data) }));
-	const w = world({
-		root,
-		sessionManager: { getSessionDir: () => join(root, "s"), getBranch: () => branch, getSessionFile: () => undefined },
-	});
-	recordAll(w);
-	return w;
-}
+const resumed = (entries: FakeWorld["entries"]): FakeWorld => resumedWorld(world, entries, "subagents-crash-");
 
 const line = (o: unknown) => JSON.stringify(o);
 
@@ -81,7 +66,7 @@ describe("a parent process that dies with children queued or running", () => {
 		);
 		expect(entries.filter((e) => e.type === SETTLED_ENTRY).length).toBe(1);
 
-		const b = resumedWorld(entries);
+		const b = resumed(entries);
 		expect(restoreFromSession(b.services, b.ctx)).toBe(4);
 		expect(b.manager.list().map((c) => `${c.id} ${c.state}`)).toEqual([
 			"sa-1 completed",
@@ -103,7 +88,7 @@ describe("a parent process that dies with children queued or running", () => {
 		expect(recorded).toEqual(["sa-2#1", "sa-3#1", "sa-4#1"]);
 
 		// A later start over both processes' entries finds them settled: nothing re-recorded, nothing new owed.
-		const c = resumedWorld([...entries, ...b.entries]);
+		const c = resumed([...entries, ...b.entries]);
 		expect(restoreFromSession(c.services, c.ctx)).toBe(4);
 		expect(c.entries).toEqual([]);
 		expect(c.manager.ledger.latest("sa-2")?.text).toBe(text("sa-2"));
@@ -132,7 +117,7 @@ describe("a parent process that dies with children queued or running", () => {
 		await a.manager.waitFor([id], { mode: "all" });
 		await sendTool(a.services, { id, text: "more" }, a.ctx);
 		await until(() => a.backend.prompts.length === 2);
-		const b = resumedWorld(a.entries);
+		const b = resumed(a.entries);
 		expect(restoreFromSession(b.services, b.ctx)).toBe(2);
 		expect(b.manager.get(id)).toMatchObject({ state: "interrupted", run: 2 });
 		expect(b.manager.ledger.get(`${id}#1`)?.text).toBe("FIRST");

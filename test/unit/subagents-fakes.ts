@@ -18,7 +18,12 @@ import {
 	SubagentManager,
 } from "../../extensions/subagents/children/manager.ts";
 import type { SpawnRequest } from "../../extensions/subagents/children/requests.ts";
-import { DELIVERED_ENTRY, SETTLED_ENTRY } from "../../extensions/subagents/delivery/persistence.ts";
+import {
+	DELIVERED_ENTRY,
+	persistRun,
+	persistSettled,
+	SETTLED_ENTRY,
+} from "../../extensions/subagents/delivery/persistence.ts";
 import type { ChildRecord, SettledResult } from "../../extensions/subagents/domain.ts";
 import type { SubagentServices } from "../../extensions/subagents/services.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
@@ -293,4 +298,29 @@ export function childRecord(overrides: Partial<ChildRecord> = {}): ChildRecord {
 		recentTools: [],
 		...overrides,
 	};
+}
+
+/** Records every run and result in the world's session entries, as the adapter does. */
+export function recordAll(w: FakeWorld): void {
+	w.manager.subscribe((event) => {
+		if (event.type === "changed") return;
+		if (event.type === "settled") persistSettled(w.services, event.result, event.child);
+		else persistRun(w.services, event.child, event.run, event.type);
+	});
+}
+
+/** A world (made by `world`) started on the entries an earlier process left in the parent's session. */
+export function resumedWorld(
+	world: (options?: FakeWorldOptions) => FakeWorld,
+	entries: FakeWorld["entries"],
+	prefix: string,
+): FakeWorld {
+	const root = tempRoot(prefix);
+	const branch = entries.map((e) => ({ type: "custom", customType: e.type, data: structuredClone(e.data) }));
+	const w = world({
+		root,
+		sessionManager: { getSessionDir: () => join(root, "s"), getBranch: () => branch, getSessionFile: () => undefined },
+	});
+	recordAll(w);
+	return w;
 }

@@ -1,14 +1,6 @@
-/**
- * Pipelines across processes: a stage that waited for its inputs when the parent's process ended (a clean
- * exit or a crash) has its spawn recorded; `pi -c` spawns it again under its id, and the live pipeline starts
- * it with its inputs' results or skips it naming them. One that cannot be restored settles once, saying why.
- */
-import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-	persistRun,
-	persistSettled,
 	RUN_ENTRY,
 	type RunEntryData,
 	restoreFromSession,
@@ -17,29 +9,12 @@ import {
 } from "../../extensions/subagents/delivery/persistence.ts";
 import { restoreVerdict } from "../../extensions/subagents/pipeline/graph.ts";
 import { type SpawnParams, spawnTool } from "../../extensions/subagents/tools/spawn.ts";
-import { type FakeWorld, tempRoot, until, useFakeWorlds } from "./subagents-fakes.ts";
+import { type FakeWorld, recordAll, resumedWorld, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const world = useFakeWorlds();
 
-function recordAll(w: FakeWorld): void {
-	w.manager.subscribe((event) => {
-		if (event.type === "changed") return;
-		if (event.type === "settled") persistSettled(w.services, event.result, event.child);
-		else persistRun(w.services, event.child, event.run, event.type);
-	});
-}
-
 /** A world started on the entries an earlier process left in the parent's session. */
-function resumedWorld(entries: FakeWorld["entries"]): FakeWorld {
-	const root = tempRoot("subagents-waitrestore-");
-	const branch = entries.map((e) => ({ type: "custom", customType: e.type, data: structuredClone(e.data) }));
-	const w = world({
-		root,
-		sessionManager: { getSessionDir: () => join(root, "s"), getBranch: () => branch, getSessionFile: () => undefined },
-	});
-	recordAll(w);
-	return w;
-}
+const resumed = (entries: FakeWorld["entries"]): FakeWorld => resumedWorld(world, entries, "subagents-waitrestore-");
 
 /** What the adapter does at session start: restore, then spawn the waiting stages again. */
 async function resume(w: FakeWorld): Promise<number> {
@@ -96,14 +71,14 @@ describe("pi -c with a pipeline stage left waiting", () => {
 			after: ["sa-1"],
 		});
 		// The process dies here: nothing settles.
-		const b = resumedWorld(a.entries);
+		const b = resumed(a.entries);
 		expect(await resume(b)).toBe(0);
 		await until(() => b.manager.get("sa-2")?.state === "skipped");
 		expect(b.manager.get("sa-1")?.state).toBe("interrupted");
 		expect(b.manager.ledger.latest("sa-2")?.text).toMatch(/Skipped, not started: sa-1 \(A\) interrupted/);
 		expect(b.backend.created).toEqual([]);
 		// Recorded once: a later start finds B settled and spawns nothing.
-		const c = resumedWorld(b.entries);
+		const c = resumed(b.entries);
 		expect(await resume(c)).toBe(0);
 		expect(c.manager.get("sa-2")?.state).toBe("skipped");
 		expect(c.backend.created).toEqual([]);
@@ -127,7 +102,7 @@ describe("pi -c with a pipeline stage left waiting", () => {
 				),
 		);
 		expect(cut.some((e) => e.type === SETTLED_ENTRY && (e.data as { id: string }).id === "sa-2")).toBe(false);
-		const b = resumedWorld(cut);
+		const b = resumed(cut);
 		expect(await resume(b)).toBe(0);
 		await until(() => b.backend.started("sa-2"));
 		expect(b.manager.get("sa-2")?.name).toBe("B");
@@ -149,7 +124,7 @@ describe("pi -c with a pipeline stage left waiting", () => {
 		expect(a.manager.get("sa-1")?.state).toBe("cancelled");
 		expect(a.manager.get("sa-2")?.state).toBe("waiting");
 		expect(a.entries.some((e) => e.type === SETTLED_ENTRY && (e.data as { id: string }).id === "sa-2")).toBe(false);
-		const b = resumedWorld(a.entries);
+		const b = resumed(a.entries);
 		await resume(b);
 		await until(() => b.manager.get("sa-2")?.state === "skipped");
 		expect(b.manager.ledger.latest("sa-2")?.text).toMatch(/sa-1 \(A\) was cancelled: the parent session shut down/);
@@ -164,7 +139,7 @@ describe("pi -c with a pipeline stage left waiting", () => {
 				data: { ...base, id: "sa-3", phase: "queued", after: ["sa-9"], spawn: { prompt: "task B", after: ["sa-9"] } },
 			},
 		];
-		const b = resumedWorld(entries);
+		const b = resumed(entries);
 		expect(await resume(b)).toBe(0);
 		expect(b.manager.get("sa-2")?.state).toBe("interrupted");
 		expect(b.manager.ledger.latest("sa-2")?.text).toMatch(/Not restored: .*spawn was not recorded.*spawn it again/);
@@ -189,7 +164,7 @@ describe("pi -c with a pipeline stage left waiting", () => {
 				},
 			},
 		];
-		const b = resumedWorld(entries);
+		const b = resumed(entries);
 		expect(await resume(b)).toBe(1);
 		expect(b.manager.get("sa-2")?.state).toBe("interrupted");
 		expect(b.manager.ledger.latest("sa-2")?.text).toMatch(/spawning it again failed: /);
