@@ -106,7 +106,7 @@ function execSync(o) {
   }
 }
 function callback(start) {
-  return new Promise((resolve6, reject) => start((error, value) => error ? reject(error) : resolve6(value)));
+  return new Promise((resolve7, reject) => start((error, value) => error ? reject(error) : resolve7(value)));
 }
 async function execAsync(o) {
   switch (o.op) {
@@ -1484,7 +1484,7 @@ function projectList(input, lim, options) {
   const more = options.more ?? listMore;
   const n2 = items.length;
   const sep3 = { bytes: utf8ByteLength(separator), newlines: countNewlines(separator) };
-  const join12 = { bytes: utf8ByteLength(joiner), newlines: countNewlines(joiner) };
+  const join14 = { bytes: utf8ByteLength(joiner), newlines: countNewlines(joiner) };
   const bytes = [0];
   const newlines = [0];
   for (let k2 = 0; k2 < n2; k2++) {
@@ -1497,7 +1497,7 @@ function projectList(input, lim, options) {
   if (fits({ bytes: bytes[n2], newlines: newlines[n2], entries: n2 }, lim)) return listed(call, n2, "");
   const spendOf = (k2, marker2) => {
     if (marker2 === "") return { bytes: bytes[k2], newlines: newlines[k2], entries: k2 };
-    const glue = k2 > 0 ? join12 : { bytes: 0, newlines: 0 };
+    const glue = k2 > 0 ? join14 : { bytes: 0, newlines: 0 };
     return {
       bytes: bytes[k2] + glue.bytes + utf8ByteLength(marker2),
       newlines: newlines[k2] + glue.newlines + countNewlines(marker2),
@@ -1517,7 +1517,7 @@ function projectList(input, lim, options) {
   }
   if (n2 > 0) {
     const rest = n2 > 1 ? more(n2 - 1) : "";
-    tries.push({ shown: 1, rest, spend: spendOf(0, rest), glue: rest === "" ? { bytes: 0, newlines: 0 } : join12 });
+    tries.push({ shown: 1, rest, spend: spendOf(0, rest), glue: rest === "" ? { bytes: 0, newlines: 0 } : join14 });
   }
   for (const t of tries) {
     const roomBytes = lim.maxBytes - t.spend.bytes - t.glue.bytes - CLIP_MARK_BYTES;
@@ -5948,12 +5948,12 @@ function parseWorkerMessage(message) {
 function runSearch(job, options = {}) {
   const timeoutMs = options.timeoutMs ?? RECALL_SEARCH_TIMEOUT_MS;
   if (options.signal?.aborted) return Promise.resolve({ ok: false, code: "aborted" });
-  return new Promise((resolve6) => {
+  return new Promise((resolve7) => {
     let worker;
     try {
       worker = new import_node_worker_threads.Worker(SEARCH_THREAD_URL, { workerData: job });
     } catch {
-      resolve6({ ok: false, code: "failed" });
+      resolve7({ ok: false, code: "failed" });
       return;
     }
     let settled = false;
@@ -5963,7 +5963,7 @@ function runSearch(job, options = {}) {
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
       worker.terminate().catch(() => void 0);
-      resolve6(outcome);
+      resolve7(outcome);
     };
     const timer = setTimeout(() => finish2({ ok: false, code: "timeout", timeoutMs }), timeoutMs);
     const onAbort = () => finish2({ ok: false, code: "aborted" });
@@ -6716,11 +6716,11 @@ async function summarize(request, options) {
   const onAbort = () => controller.abort();
   options.signal?.addEventListener("abort", onAbort, { once: true });
   let timer;
-  const deadline = new Promise((resolve6) => {
+  const deadline = new Promise((resolve7) => {
     timer = setTimeout(() => {
       timedOut = true;
       controller.abort();
-      resolve6("timeout");
+      resolve7("timeout");
     }, options.timeoutMs);
   });
   const context = {
@@ -6830,8 +6830,8 @@ var init_turn = __esm({
         const next = { state: "arrived", item: { ...item, fixed: false } };
         if (member) Object.assign(member, next);
         else this.members.set(item.id, next);
-        const promise = new Promise((resolve6) => {
-          this.waiters.push({ id: item.id, resolve: resolve6 });
+        const promise = new Promise((resolve7) => {
+          this.waiters.push({ id: item.id, resolve: resolve7 });
         });
         signal?.addEventListener("abort", () => this.release(), { once: true });
         if (signal?.aborted) this.release();
@@ -8887,7 +8887,7 @@ var init_read_model = __esm({
 // extensions/subagents/children/wait-until.ts
 function waitUntil(waiters, done, options) {
   if (done()) return Promise.resolve({ timedOut: false, aborted: false });
-  return new Promise((resolve6) => {
+  return new Promise((resolve7) => {
     let timer;
     let ticker;
     const finish2 = (outcome) => {
@@ -8895,7 +8895,7 @@ function waitUntil(waiters, done, options) {
       if (ticker) clearInterval(ticker);
       waiters.delete(check);
       options.signal?.removeEventListener("abort", onAbort);
-      resolve6(outcome);
+      resolve7(outcome);
     };
     const check = () => {
       if (done()) finish2({ timedOut: false, aborted: false });
@@ -9500,6 +9500,551 @@ var init_batch_options = __esm({
   }
 });
 
+// extensions/subagents/checkable/git.ts
+function gitEnv(extra = {}) {
+  const env = {
+    ...process.env,
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_PAGER: "cat",
+    GIT_OPTIONAL_LOCKS: "0",
+    LC_ALL: "C"
+  };
+  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
+  return { ...env, ...extra };
+}
+function runGit(args, options) {
+  return new Promise((resolvePromise) => {
+    (0, import_node_child_process.execFile)(
+      options.git ?? "git",
+      [...FIXED_CONFIG, ...options.config ?? [], ...args],
+      {
+        cwd: options.cwd,
+        env: gitEnv(options.env),
+        maxBuffer: GIT_MAX_OUTPUT_BYTES,
+        timeout: GIT_TIMEOUT_MS,
+        encoding: options.bytes ? "latin1" : "utf8",
+        windowsHide: true
+      },
+      (error, stdout, stderr) => {
+        const e = error;
+        if (e && typeof e.code === "string") {
+          resolvePromise({ code: null, stdout: "", stderr: String(stderr ?? ""), spawnError: e.code });
+          return;
+        }
+        const code2 = e ? typeof e.code === "number" ? e.code : 1 : 0;
+        const killed = e?.killed ? `
+(git was stopped after ${GIT_TIMEOUT_MS / 1e3} s)` : "";
+        resolvePromise({ code: code2, stdout: String(stdout ?? ""), stderr: String(stderr ?? "") + killed });
+      }
+    );
+  });
+}
+function gitComplaint(result, maxLines = 3) {
+  if (result.spawnError) return `git could not be started (${result.spawnError})`;
+  const lines = result.stderr.split("\n").map((l) => l.trim()).filter(Boolean);
+  return lines.slice(0, maxLines).join(" ") || `git exited with code ${result.code}`;
+}
+async function repositoryFilterOverrides(cwd, options = {}) {
+  const listed2 = await runGit(["config", "--list", "--show-scope", "-z"], { ...options, cwd });
+  if (listed2.code !== 0) return { ok: false, reason: `cannot read the repository's config: ${gitComplaint(listed2)}` };
+  const drivers = /* @__PURE__ */ new Set();
+  const fields = listed2.stdout.split("\0");
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const scope = fields[i];
+    const key = fields[i + 1].split("\n", 1)[0];
+    const m = FILTER_KEY.exec(key);
+    if (m && (scope === "local" || scope === "worktree")) drivers.add(m[1]);
+  }
+  const config = [];
+  for (const driver of drivers) {
+    if (driver.includes("="))
+      return {
+        ok: false,
+        reason: `the repository's config names a filter driver ${JSON.stringify(driver)} that cannot be switched off`
+      };
+    const k = `filter.${driver}`;
+    config.push("-c", `${k}.clean=`, "-c", `${k}.smudge=`, "-c", `${k}.process=`, "-c", `${k}.required=false`);
+  }
+  return { ok: true, config };
+}
+var import_node_child_process, GIT_MAX_OUTPUT_BYTES, GIT_TIMEOUT_MS, FIXED_CONFIG, FILTER_KEY;
+var init_git = __esm({
+  "extensions/subagents/checkable/git.ts"() {
+    "use strict";
+    import_node_child_process = require("node:child_process");
+    GIT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
+    GIT_TIMEOUT_MS = 12e4;
+    FIXED_CONFIG = [
+      "-c",
+      "core.hooksPath=/dev/null",
+      "-c",
+      "core.fsmonitor=false",
+      "-c",
+      "diff.noprefix=false",
+      "-c",
+      "diff.mnemonicPrefix=false",
+      "-c",
+      "diff.relative=false",
+      "-c",
+      "core.quotePath=false",
+      "-c",
+      "color.ui=false"
+    ];
+    FILTER_KEY = /^filter\.(.+)\.(clean|smudge|process|required)$/i;
+  }
+});
+
+// extensions/subagents/checkable/isolation.ts
+async function probeRepository(cwd, options = {}) {
+  const version = await runGit(["--version"], { ...options, cwd });
+  if (version.spawnError === "ENOENT") return { ok: false, reason: "git is not installed (not found on PATH)" };
+  if (version.code !== 0) return { ok: false, reason: `git does not run: ${gitComplaint(version)}` };
+  const top = await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd });
+  if (top.code !== 0) return { ok: false, reason: `${cwd} is not inside a git repository (${gitComplaint(top, 1)})` };
+  const toplevel = (0, import_node_path10.resolve)(top.stdout.trim());
+  const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { ...options, cwd });
+  if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(head.stdout.trim())) {
+    return { ok: false, reason: `the repository at ${toplevel} has no commit yet (HEAD is unborn); commit first` };
+  }
+  const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { ...options, cwd: toplevel });
+  const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((e) => /^[ MADRCUT?!]{2} /.test(e)).length : 0;
+  return {
+    ok: true,
+    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path10.relative)(toplevel, (0, import_node_path10.resolve)(cwd)), uncommitted }
+  };
+}
+function ensurePrivateDir2(trustedRoot, dir) {
+  const rel = (0, import_node_path10.relative)(trustedRoot, dir);
+  if (rel.startsWith("..") || (0, import_node_path10.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
+  (0, import_node_fs8.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
+  let current = trustedRoot;
+  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
+  for (const part of rel === "" ? [] : rel.split(import_node_path10.sep)) {
+    current = (0, import_node_path10.join)(current, part);
+    let st;
+    try {
+      st = (0, import_node_fs8.lstatSync)(current);
+    } catch {
+      (0, import_node_fs8.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
+      st = (0, import_node_fs8.lstatSync)(current);
+    }
+    if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
+    if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
+    if (uid !== void 0 && st.uid !== uid) throw new Error(`${current} is owned by another user`);
+  }
+}
+function oneAtATime(repoTop, task) {
+  const previous = repoQueues.get(repoTop) ?? Promise.resolve();
+  const next = previous.then(task, task);
+  const settled = next.catch(() => void 0);
+  repoQueues.set(repoTop, settled);
+  void settled.then(() => {
+    if (repoQueues.get(repoTop) === settled) repoQueues.delete(repoTop);
+  });
+  return next;
+}
+function createWorktree(options) {
+  return oneAtATime(options.repo.toplevel, () => createWorktreeNow(options));
+}
+async function createWorktreeNow(options) {
+  const { repo, root, name } = options;
+  if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
+  const path = (0, import_node_path10.join)(root, name);
+  const inside2 = (0, import_node_path10.relative)(repo.toplevel, path);
+  if (!inside2.startsWith("..") && !(0, import_node_path10.isAbsolute)(inside2)) {
+    throw new Error(`the worktree folder ${path} would lie inside the repository ${repo.toplevel}`);
+  }
+  ensurePrivateDir2(options.trustedRoot, root);
+  try {
+    (0, import_node_fs8.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
+  } catch (error) {
+    throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
+  }
+  const branch = `${BRANCH_PREFIX}${name}`;
+  const filters = await repositoryFilterOverrides(repo.toplevel, options);
+  if (!filters.ok) {
+    removeEmptyDir(path);
+    throw new Error(filters.reason);
+  }
+  const added = await runGit(["worktree", "add", "--quiet", "-b", branch, "--end-of-options", path, repo.head], {
+    ...options,
+    cwd: repo.toplevel,
+    config: filters.config
+  });
+  if (added.code !== 0) {
+    removeEmptyDir(path);
+    throw new Error(`git worktree add failed: ${gitComplaint(added)}`);
+  }
+  const cwd = (0, import_node_path10.join)(path, repo.relCwd);
+  try {
+    if (!(0, import_node_fs8.statSync)(cwd).isDirectory()) throw new Error("not a directory");
+  } catch {
+    return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
+  }
+  return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd, parentUncommitted: repo.uncommitted };
+}
+function removeEmptyDir(path) {
+  try {
+    if ((0, import_node_fs8.readdirSync)(path).length === 0) (0, import_node_fs8.rmdirSync)(path);
+  } catch {
+  }
+}
+function parseNumstat(out) {
+  const map = /* @__PURE__ */ new Map();
+  for (const record of out.split("\0")) {
+    const m = /^(\d+|-)\t(\d+|-)\t([\s\S]+)$/.exec(record.replace(/^\n/, ""));
+    if (!m) continue;
+    map.set(m[3], { added: m[1] === "-" ? void 0 : Number(m[1]), removed: m[2] === "-" ? void 0 : Number(m[2]) });
+  }
+  return map;
+}
+function parseNameStatus(out) {
+  const parts = out.split("\0");
+  const result = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const code2 = parts[i].trim().charAt(0);
+    const path = parts[i + 1];
+    if (!code2 || !path) continue;
+    result.push({ path, status: code2 === "A" ? "added" : code2 === "D" ? "deleted" : "modified" });
+  }
+  return result;
+}
+async function captureChanges(worktree, options = {}) {
+  const filters = await repositoryFilterOverrides(worktree.path, options);
+  if (!filters.ok) throw new Error(`cannot collect the child's changes: ${filters.reason}`);
+  const config = filters.config;
+  const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env, config });
+  const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+  if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
+  const scratch = (0, import_node_fs8.mkdtempSync)((0, import_node_path10.join)((0, import_node_os.tmpdir)(), "headroom-index-"));
+  try {
+    const index = (0, import_node_path10.join)(scratch, "index");
+    try {
+      const original = indexPath.stdout.trim();
+      (0, import_node_fs8.copyFileSync)(original, index);
+      const st = (0, import_node_fs8.statSync)(original);
+      (0, import_node_fs8.utimesSync)(index, st.atime, st.mtime);
+    } catch {
+    }
+    const env = { GIT_INDEX_FILE: index };
+    const add = await run2(["add", "-A", "--", "."], env);
+    if (add.code !== 0) throw new Error(`cannot collect the child's changes: ${gitComplaint(add)}`);
+    const diff = ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
+    const [numstat, names, patch, commits] = await Promise.all([
+      run2([...diff, "--numstat", "-z", "--end-of-options", worktree.base], env),
+      run2([...diff, "--name-status", "-z", "--end-of-options", worktree.base], env),
+      runGit([...diff, "--binary", "--full-index", "--end-of-options", worktree.base], {
+        ...options,
+        cwd: worktree.path,
+        env,
+        config,
+        bytes: true
+      }),
+      run2(["rev-list", "--count", "--end-of-options", `${worktree.base}..HEAD`])
+    ]);
+    for (const r of [numstat, names, patch]) {
+      if (r.code !== 0) throw new Error(`cannot diff the child's changes: ${gitComplaint(r)}`);
+    }
+    const counts = parseNumstat(numstat.stdout);
+    const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...counts.get(f.path) })).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+    const bytes = Buffer.from(patch.stdout, "latin1");
+    let text = "";
+    let patchIsUtf8 = true;
+    try {
+      text = STRICT_UTF8.decode(bytes);
+    } catch {
+      patchIsUtf8 = false;
+    }
+    return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
+  } finally {
+    (0, import_node_fs8.rmSync)(scratch, { recursive: true, force: true });
+  }
+}
+function removeWorktree(worktree, options = {}) {
+  return oneAtATime(worktree.repoTop, () => removeWorktreeNow(worktree, options));
+}
+async function removeWorktreeNow(worktree, options) {
+  const removed = await runGit(["worktree", "remove", "--force", "--end-of-options", worktree.path], {
+    ...options,
+    cwd: worktree.repoTop
+  });
+  if (removed.code !== 0 && existsDir(worktree.path)) {
+    throw new Error(`git worktree remove failed: ${gitComplaint(removed)}`);
+  }
+  await runGit(["worktree", "prune"], { ...options, cwd: worktree.repoTop });
+  const branch = await runGit(["branch", "-D", "--end-of-options", worktree.branch], {
+    ...options,
+    cwd: worktree.repoTop
+  });
+  if (branch.code !== 0 && !/not found/.test(branch.stderr)) {
+    throw new Error(`the worktree is gone but its branch ${worktree.branch} stays: ${gitComplaint(branch)}`);
+  }
+}
+function existsDir(path) {
+  try {
+    return (0, import_node_fs8.statSync)(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function worktreeExists(worktree) {
+  return existsDir(worktree.path);
+}
+async function patchContainedIn(patchFile, repoTop, options = {}) {
+  const check = await runGit(["apply", "--check", "--reverse", "--binary", "--end-of-options", patchFile], {
+    ...options,
+    cwd: repoTop
+  });
+  return check.code === 0;
+}
+var import_node_fs8, import_node_os, import_node_path10, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
+var init_isolation = __esm({
+  "extensions/subagents/checkable/isolation.ts"() {
+    "use strict";
+    import_node_fs8 = require("node:fs");
+    import_node_os = require("node:os");
+    import_node_path10 = require("node:path");
+    init_git();
+    STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+    WORKTREE_DIR_MODE = 448;
+    BRANCH_PREFIX = "headroom/";
+    SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+    repoQueues = /* @__PURE__ */ new Map();
+  }
+});
+
+// extensions/subagents/checkable/checkable.ts
+async function reportChanges(o) {
+  const w = o.worktree;
+  const base = { worktree: w.path, branch: w.branch, base: w.base, files: [], commits: 0 };
+  let changes;
+  try {
+    changes = await captureChanges(w, o);
+  } catch (error) {
+    const message = error.message;
+    return { text: changesUnknownText(w.path, message), outcome: { ...base, kept: true, error: message } };
+  }
+  if (changes.files.length === 0 && changes.commits === 0) {
+    try {
+      await removeWorktree(w, o);
+      return { text: noChangesText(w.path, { ok: true }), outcome: { ...base, kept: false } };
+    } catch (error) {
+      const message = error.message;
+      return {
+        text: noChangesText(w.path, { ok: false, error: message }),
+        outcome: { ...base, kept: true, error: message }
+      };
+    }
+  }
+  let patch;
+  if (!changes.patchIsUtf8) patch = { ok: false, error: PATCH_NOT_UTF8 };
+  else if (changes.patch.length > 0) {
+    const put = await o.store.put("subagent-results", changes.patch);
+    patch = put.ok ? { ok: true, path: put.path } : { ok: false, error: put.error };
+  }
+  const outcome = {
+    ...base,
+    kept: true,
+    files: changes.files,
+    commits: changes.commits,
+    patchPath: patch?.ok ? patch.path : void 0,
+    error: patch && !patch.ok ? patch.error : void 0
+  };
+  const text = changesText({
+    id: o.id,
+    worktree: w.path,
+    branch: w.branch,
+    base: w.base,
+    repoTop: w.repoTop,
+    files: changes.files,
+    commits: changes.commits,
+    patch
+  });
+  return { text, outcome };
+}
+function isolationSteps(o) {
+  let recreated;
+  return {
+    async beforeRun() {
+      if (worktreeExists(o.worktree)) return;
+      const probe = await probeRepository(o.worktree.repoTop, o);
+      if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
+      const fresh = await createWorktree({ ...o, repo: { ...probe.repo, relCwd: "" } });
+      Object.assign(o.worktree, { ...fresh, cwd: o.worktree.cwd });
+      recreated = recreatedWorktreeNote(fresh.path, fresh.base);
+    },
+    async conclude(_state, result) {
+      const report = await reportChanges(o);
+      const note = recreated ? `(${recreated}.) ` : "";
+      recreated = void 0;
+      return { ...result, text: `${note}${report.text}
+
+${result.text}`, extras: { changes: report.outcome } };
+    }
+  };
+}
+function structuredSteps(schema2) {
+  return {
+    async review(answer, ask) {
+      const first = checkAnswer(schema2, answer);
+      if (first.ok) {
+        return {
+          text: first.raw,
+          verdict: VERDICT_VALID,
+          extras: { structured: { status: "valid", value: first.value, corrections: 0 } }
+        };
+      }
+      const firstReasons = first.found ? first.errors : [NO_JSON_FOUND];
+      const again = await ask(outputSchemaCorrection(first.found, first.errors, schema2.text));
+      if (!again.ok) {
+        const reasons2 = [...firstReasons, correctionFailed(again.error)];
+        return invalid(reasons2, 0, answer, first.found ? first.value : void 0);
+      }
+      const second = checkAnswer(schema2, again.text);
+      if (second.ok) {
+        return {
+          text: second.raw,
+          verdict: VERDICT_VALID,
+          extras: { structured: { status: "valid", value: second.value, corrections: 1 } }
+        };
+      }
+      const reasons = second.found ? second.errors : [NO_JSON_FOUND];
+      return invalid(reasons, 1, again.text, second.found ? second.value : void 0);
+    }
+  };
+}
+function invalid(errors, corrections, raw, value) {
+  return {
+    text: invalidOutputText(errors, corrections, raw),
+    verdict: VERDICT_INVALID,
+    extras: {
+      structured: { status: "invalid", errors, corrections, ...value !== void 0 ? { value } : {} }
+    }
+  };
+}
+var init_checkable = __esm({
+  "extensions/subagents/checkable/checkable.ts"() {
+    "use strict";
+    init_prompt_checkable();
+    init_isolation();
+    init_schema();
+  }
+});
+
+// extensions/subagents/checkable/run-steps.ts
+function composeSteps(parts) {
+  if (parts.length === 0) return void 0;
+  const before = parts.filter((p) => p.beforeRun);
+  const reviews = parts.filter((p) => p.review);
+  const concludes = parts.filter((p) => p.conclude);
+  return {
+    beforeRun: before.length ? async () => {
+      for (const p of before) await p.beforeRun();
+    } : void 0,
+    review: reviews.length ? async (answer, ask) => {
+      let result = { text: answer };
+      for (const p of reviews) {
+        const next = await p.review(result.text, ask);
+        result = { ...next, extras: { ...result.extras, ...next.extras } };
+      }
+      return result;
+    } : void 0,
+    conclude: concludes.length ? async (state, result) => {
+      let current = result;
+      for (const p of concludes) {
+        const next = await p.conclude(state, current);
+        current = { ...next, extras: { ...current.extras, ...next.extras } };
+      }
+      return current;
+    } : void 0
+  };
+}
+var init_run_steps = __esm({
+  "extensions/subagents/checkable/run-steps.ts"() {
+    "use strict";
+  }
+});
+
+// extensions/subagents/checkable/spawn-checkable.ts
+function worktreesRoot(home) {
+  return { root: (0, import_node_path11.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
+}
+async function prepareCheckable(home, reserveId, request) {
+  const mode = request.isolation ?? "none";
+  if (!ISOLATION_MODES.includes(mode)) throw new Error(badIsolationError(mode));
+  const parts = [];
+  const notes = [];
+  const details = {};
+  let firstMessage = request.firstMessage;
+  let structured = false;
+  if (request.outputSchema !== void 0 && request.outputSchema !== null) {
+    const compiled = compileOutputSchema(request.outputSchema);
+    if (!compiled.ok) throw new Error(badOutputSchemaError(compiled.error));
+    parts.push(structuredSteps(compiled.schema));
+    firstMessage += outputSchemaInstruction(compiled.schema.text);
+    notes.push(structuredNote());
+    details.outputSchema = compiled.schema.schema;
+    structured = true;
+  }
+  if (mode !== "worktree") {
+    return {
+      cwd: request.cwd,
+      firstMessage,
+      steps: composeSteps(parts),
+      structured,
+      notes,
+      details,
+      abandon: async () => void 0
+    };
+  }
+  const probe = await probeRepository(request.cwd);
+  if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
+  const id = reserveId();
+  const name = `${id}-${(0, import_node_crypto3.randomBytes)(4).toString("hex")}`;
+  const where = worktreesRoot(home);
+  let worktree;
+  try {
+    worktree = await createWorktree({ repo: probe.repo, name, ...where });
+  } catch (error) {
+    throw new Error(worktreeFailedError(error.message));
+  }
+  parts.push(isolationSteps({ id, worktree, store: home.store(), name, ...where }));
+  notes.push(isolationNote(worktree));
+  details.isolation = { ...worktree, carriesUncommitted: false };
+  return {
+    id,
+    cwd: worktree.cwd,
+    firstMessage,
+    steps: composeSteps(parts),
+    worktree,
+    structured,
+    notes,
+    details,
+    abandon: () => removeWorktree(worktree).catch(() => void 0)
+  };
+}
+function isolationFor(home, child) {
+  const worktree = child.worktree;
+  if (!worktree) return void 0;
+  const name = worktree.branch.startsWith(BRANCH_PREFIX) ? worktree.branch.slice(BRANCH_PREFIX.length) : child.id;
+  return isolationSteps({ id: child.id, worktree, store: home.store(), name, ...worktreesRoot(home) });
+}
+var import_node_crypto3, import_node_path11, WORKTREES_FOLDER, ISOLATION_MODES;
+var init_spawn_checkable = __esm({
+  "extensions/subagents/checkable/spawn-checkable.ts"() {
+    "use strict";
+    import_node_crypto3 = require("node:crypto");
+    import_node_path11 = require("node:path");
+    init_prompt_checkable();
+    init_checkable();
+    init_isolation();
+    init_run_steps();
+    init_schema();
+    WORKTREES_FOLDER = "worktrees";
+    ISOLATION_MODES = ["none", "worktree"];
+  }
+});
+
 // extensions/subagents/children/partial-output.ts
 function lastRunText(jsonl) {
   let parts = [];
@@ -9524,32 +10069,151 @@ function readPartialOutput(sessionFile) {
   if (!sessionFile) return { ok: true, text: "" };
   let fd;
   try {
-    fd = (0, import_node_fs8.openSync)(sessionFile, "r");
+    fd = (0, import_node_fs9.openSync)(sessionFile, OPEN_FLAGS);
   } catch (error) {
     const code2 = error.code;
     return code2 === "ENOENT" ? { ok: true, text: "" } : { ok: false, reason: String(error) };
   }
   try {
-    const size = (0, import_node_fs8.fstatSync)(fd).size;
+    const st = (0, import_node_fs9.fstatSync)(fd);
+    if (!st.isFile()) return { ok: false, reason: `${sessionFile} is not a regular file` };
+    const size = st.size;
     const length = Math.min(size, PARTIAL_READ_MAX_BYTES);
     const buffer = Buffer.alloc(length);
-    (0, import_node_fs8.readSync)(fd, buffer, 0, length, size - length);
+    (0, import_node_fs9.readSync)(fd, buffer, 0, length, size - length);
     let text = buffer.toString("utf8");
     if (length < size) text = text.slice(text.indexOf("\n") + 1);
     return { ok: true, text: lastRunText(text) };
   } catch (error) {
     return { ok: false, reason: String(error) };
   } finally {
-    (0, import_node_fs8.closeSync)(fd);
+    (0, import_node_fs9.closeSync)(fd);
   }
 }
-var import_node_fs8, PARTIAL_READ_MAX_BYTES;
+var import_node_fs9, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
 var init_partial_output = __esm({
   "extensions/subagents/children/partial-output.ts"() {
     "use strict";
-    import_node_fs8 = require("node:fs");
+    import_node_fs9 = require("node:fs");
     init_content();
     PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
+    OPEN_FLAGS = import_node_fs9.constants.O_RDONLY | (import_node_fs9.constants.O_NONBLOCK ?? 0) | (import_node_fs9.constants.O_NOFOLLOW ?? 0);
+  }
+});
+
+// extensions/subagents/prompt-records.ts
+function damagedResultText(id, problem) {
+  return `[${id}'s recorded result is damaged in the session file (${problem}); it is not shown. Spawn a new child if you still need that work.]`;
+}
+function damagedWorktreeNote(id, problem) {
+  return `[${id}'s worktree record in the session file was refused (${problem}): the package will not clean up, diff or reuse that folder; remove it by hand if it exists.]`;
+}
+function damagedSpawnError(problem) {
+  return `its recorded spawn parameters are damaged (${problem})`;
+}
+function damagedRecordsWarning(items) {
+  return `subagents: ${items.length} damaged record${items.length === 1 ? "" : "s"} in this session file, their unsafe parts ignored: ${items.join("; ")}`;
+}
+var init_prompt_records = __esm({
+  "extensions/subagents/prompt-records.ts"() {
+    "use strict";
+  }
+});
+
+// extensions/subagents/delivery/record-checks.ts
+function inside(root, path) {
+  const rel = (0, import_node_path12.relative)(root, path);
+  return rel === "" || !rel.startsWith("..") && !(0, import_node_path12.isAbsolute)(rel);
+}
+function realOrSelf(path) {
+  try {
+    return (0, import_node_fs10.realpathSync)(path);
+  } catch {
+    return path;
+  }
+}
+function checkWorktreeRecord(w, root) {
+  if (!w || typeof w !== "object") return { ok: false, problem: "it is not an object" };
+  const o = w;
+  for (const key of ["path", "branch", "base", "repoTop", "cwd"]) {
+    if (typeof o[key] !== "string") return { ok: false, problem: `its ${key} is not a string` };
+  }
+  if (typeof o.parentUncommitted !== "number" || !Number.isFinite(o.parentUncommitted))
+    return { ok: false, problem: "its parentUncommitted is not a number" };
+  const { path, branch, base, repoTop, cwd } = o;
+  if (!COMMIT_ID.test(base)) return { ok: false, problem: `its base ${JSON.stringify(base)} is not a commit id` };
+  const name = branch.startsWith(BRANCH_PREFIX) ? branch.slice(BRANCH_PREFIX.length) : "";
+  if (!SAFE_NAME.test(name))
+    return {
+      ok: false,
+      problem: `its branch ${JSON.stringify(branch)} is not one of this package's (${BRANCH_PREFIX}…)`
+    };
+  if (!(0, import_node_path12.isAbsolute)(repoTop))
+    return { ok: false, problem: `its repoTop ${JSON.stringify(repoTop)} is not an absolute path` };
+  const expected = (0, import_node_path12.join)(root, name);
+  if (path !== expected && (0, import_node_path12.resolve)(path) !== expected)
+    return {
+      ok: false,
+      problem: `its path ${JSON.stringify(path)} is not ${expected} (this package's worktrees folder)`
+    };
+  if (!inside(expected, (0, import_node_path12.resolve)(cwd)))
+    return { ok: false, problem: `its cwd ${JSON.stringify(cwd)} is not inside ${expected}` };
+  let st;
+  try {
+    st = (0, import_node_fs10.lstatSync)(expected, { throwIfNoEntry: false });
+  } catch (error) {
+    return { ok: false, problem: `its path cannot be checked (${error.message})` };
+  }
+  if (st) {
+    const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
+    if (st.isSymbolicLink() || !st.isDirectory()) return { ok: false, problem: `${expected} is not a real directory` };
+    if (uid !== void 0 && st.uid !== uid) return { ok: false, problem: `${expected} is owned by another user` };
+    if ((0, import_node_fs10.realpathSync)(expected) !== (0, import_node_path12.join)(realOrSelf(root), name))
+      return { ok: false, problem: `${expected} resolves outside the worktrees folder` };
+  }
+  return {
+    ok: true,
+    worktree: {
+      path: expected,
+      branch,
+      base,
+      repoTop: (0, import_node_path12.resolve)(repoTop),
+      cwd: (0, import_node_path12.resolve)(cwd),
+      parentUncommitted: o.parentUncommitted
+    }
+  };
+}
+function checkRecordText(text) {
+  if (text === void 0) return { ok: true, text: void 0 };
+  if (typeof text === "string") return { ok: true, text };
+  return {
+    ok: false,
+    problem: `its result text is ${text === null ? "null" : Array.isArray(text) ? "an array" : typeof text === "object" ? "an object" : `a ${typeof text}`}, not a string`
+  };
+}
+function recordedSpawnProblem(schema2, params) {
+  if (!params || typeof params !== "object" || Array.isArray(params)) return "not an object";
+  let validator = spawnValidators.get(schema2);
+  if (!validator) {
+    validator = (0, import_compile2.Compile)(schema2);
+    spawnValidators.set(schema2, validator);
+  }
+  if (validator.Check(params)) return void 0;
+  for (const e of validator.Errors(params)) {
+    return `${e.instancePath || "(root)"}: ${e.message ?? "invalid"}`;
+  }
+  return "invalid";
+}
+var import_node_fs10, import_node_path12, import_compile2, COMMIT_ID, spawnValidators;
+var init_record_checks = __esm({
+  "extensions/subagents/delivery/record-checks.ts"() {
+    "use strict";
+    import_node_fs10 = require("node:fs");
+    import_node_path12 = require("node:path");
+    import_compile2 = require("typebox/compile");
+    init_isolation();
+    COMMIT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+    spawnValidators = /* @__PURE__ */ new WeakMap();
   }
 });
 
@@ -9618,11 +10282,12 @@ function restoreFromSession(deps, ctx, waiting) {
   const runs = /* @__PURE__ */ new Map();
   const started = /* @__PURE__ */ new Set();
   const delivered = /* @__PURE__ */ new Map();
+  const screen = recordScreen(deps);
   for (const entry of ctx.sessionManager.getBranch()) {
     if (entry.type !== "custom" || !entry.data || typeof entry.data !== "object") continue;
-    if (entry.customType === SETTLED_ENTRY) settled.push(entry.data);
+    if (entry.customType === SETTLED_ENTRY) settled.push(screen.check(entry.data));
     else if (entry.customType === RUN_ENTRY) {
-      const d = entry.data;
+      const d = screen.check(entry.data);
       if (!validId(d.id) || !Number.isInteger(d.run)) continue;
       const known2 = runs.get(d.id);
       if (!known2 || d.run >= known2.run) runs.set(d.id, { ...known2, ...d });
@@ -9639,18 +10304,20 @@ function restoreFromSession(deps, ctx, waiting) {
     if (settledKeys.has(key) || settled.some((s) => s.id === d.id && s.run > d.run)) continue;
     const stage = !started.has(key) && Array.isArray(d.after) && d.after.length > 0;
     if (!stage) {
-      settled.push(interrupted(deps, d, started.has(key)));
+      settled.push(screen.carry(d, interrupted(deps, d, started.has(key))));
       continue;
     }
     const verdict = restoreVerdict(d, known);
-    if (verdict.act === "give-up") settled.push(interrupted(deps, d, false, notRestoredText(verdict.problem)));
+    if (verdict.act === "give-up")
+      settled.push(screen.carry(d, interrupted(deps, d, false, notRestoredText(verdict.problem))));
     else if (waiting) waiting.push(d);
-    else settled.push(interrupted(deps, d, false));
+    else settled.push(screen.carry(d, interrupted(deps, d, false)));
   }
+  screen.warn(ctx);
   let owed = 0;
   for (const d of settled) {
     if (!validId(d.id) || typeof d.key !== "string") continue;
-    const text = d.text ?? readStored(deps, d.sha256) ?? missingStoredText(d.bytes);
+    const text = screen.noted(d, d.text ?? readStored(deps, d.sha256) ?? missingStoredText(d.bytes));
     const record = {
       ...recordOf(deps, ctx, d),
       state: d.state,
@@ -9701,6 +10368,61 @@ async function restoreWaiting(deps, ctx, waiting, respawn) {
     }
   }
   return failed;
+}
+function recordScreen(deps) {
+  let root;
+  try {
+    root = (0, import_node_path13.join)(deps.store().root, WORKTREES_FOLDER);
+  } catch {
+    root = "\0no worktrees folder";
+  }
+  const notes = /* @__PURE__ */ new WeakMap();
+  const problems = [];
+  return {
+    check(raw) {
+      const d = { ...raw };
+      const id = validId(d.id) ? d.id : "a child";
+      const own = [];
+      if (d.worktree !== void 0) {
+        const checked = checkWorktreeRecord(d.worktree, root);
+        if (checked.ok) d.worktree = checked.worktree;
+        else {
+          delete d.worktree;
+          problems.push(`${id}'s worktree (${checked.problem})`);
+          own.push(damagedWorktreeNote(id, checked.problem));
+        }
+      }
+      const text = checkRecordText(d.text);
+      if (!text.ok) {
+        problems.push(`${id}'s result (${text.problem})`);
+        d.text = damagedResultText(id, text.problem);
+      }
+      if (own.length > 0) notes.set(d, own);
+      return d;
+    },
+    /** The notes of `from` go with `to` (a run settled here as interrupted). */
+    carry(from, to) {
+      const own = notes.get(from);
+      if (own) notes.set(to, own);
+      return to;
+    },
+    noted(d, text) {
+      const own = notes.get(d);
+      return own ? `${own.join(" ")}
+
+${text}` : text;
+    },
+    warn(ctx) {
+      if (problems.length === 0) return;
+      const warning = damagedRecordsWarning(problems);
+      try {
+        if (ctx.hasUI) ctx.ui.notify(warning, "warning");
+        else console.error(warning);
+      } catch {
+        console.error(warning);
+      }
+    }
+  };
 }
 function idNumber2(id) {
   return Number(id.replace(/^sa-/, "")) || 0;
@@ -9760,24 +10482,28 @@ function readStored(deps, sha256) {
   const found = deps.store().resolve(sha256, "subagent-results");
   if (!found.ok) return void 0;
   try {
-    return (0, import_node_fs9.readFileSync)(found.path, "utf8");
+    return (0, import_node_fs11.readFileSync)(found.path, "utf8");
   } catch {
     return void 0;
   }
 }
-var import_node_fs9, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
+var import_node_fs11, import_node_path13, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
 var init_persistence = __esm({
   "extensions/subagents/delivery/persistence.ts"() {
     "use strict";
-    import_node_fs9 = require("node:fs");
+    import_node_fs11 = require("node:fs");
+    import_node_path13 = require("node:path");
     init_projection();
     init_surfaces();
     init_tokens();
+    init_spawn_checkable();
     init_partial_output();
     init_domain();
     init_graph();
     init_prompt6();
     init_prompt_pipeline();
+    init_prompt_records();
+    init_record_checks();
     SETTLED_ENTRY = "subagent-settled";
     RUN_ENTRY = "subagent-run";
     DELIVERED_ENTRY = "subagent-delivered";
@@ -10116,37 +10842,37 @@ var init_settle = __esm({
 // extensions/subagents/agents/agent-files.ts
 function isDirectory(path) {
   try {
-    return (0, import_node_fs10.statSync)(path).isDirectory();
+    return (0, import_node_fs12.statSync)(path).isDirectory();
   } catch {
     return false;
   }
 }
-function findUp(cwd, relative4, home) {
-  let dir = (0, import_node_path10.resolve)(cwd);
+function findUp(cwd, relative5, home) {
+  let dir = (0, import_node_path14.resolve)(cwd);
   for (; ; ) {
     if (dir !== home) {
-      const candidate = (0, import_node_path10.join)(dir, relative4);
+      const candidate = (0, import_node_path14.join)(dir, relative5);
       if (isDirectory(candidate)) return candidate;
     }
-    const parent = (0, import_node_path10.dirname)(dir);
+    const parent = (0, import_node_path14.dirname)(dir);
     if (parent === dir) return void 0;
     dir = parent;
   }
 }
 function safeHome() {
   try {
-    return (0, import_node_os.homedir)();
+    return (0, import_node_os2.homedir)();
   } catch {
     return "/";
   }
 }
-var import_node_fs10, import_node_os, import_node_path10, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var import_node_fs12, import_node_os2, import_node_path14, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
 var init_agent_files = __esm({
   "extensions/subagents/agents/agent-files.ts"() {
     "use strict";
-    import_node_fs10 = require("node:fs");
-    import_node_os = require("node:os");
-    import_node_path10 = require("node:path");
+    import_node_fs12 = require("node:fs");
+    import_node_os2 = require("node:os");
+    import_node_path14 = require("node:path");
     init_agents();
     MAX_AGENT_FILES_PER_DIR = 200;
     AgentCatalog = class {
@@ -10157,7 +10883,7 @@ var init_agent_files = __esm({
       cache = /* @__PURE__ */ new Map();
       /** The agents now on disk. Never throws. */
       load(options) {
-        const home = (0, import_node_path10.resolve)(options.home ?? safeHome());
+        const home = (0, import_node_path14.resolve)(options.home ?? safeHome());
         const warnings = [];
         const folders = [];
         const definitions = [...BUILT_IN_AGENTS];
@@ -10178,18 +10904,18 @@ var init_agent_files = __esm({
             if (parsed.agent) definitions.push(parsed.agent);
           }
         };
-        add("user", (0, import_node_path10.join)(options.agentDir, "agents"), true);
-        if (options.claudeAgents) add("claude-user", (0, import_node_path10.join)(home, ".claude", "agents"), true);
+        add("user", (0, import_node_path14.join)(options.agentDir, "agents"), true);
+        if (options.claudeAgents) add("claude-user", (0, import_node_path14.join)(home, ".claude", "agents"), true);
         if (options.claudeAgents)
-          add("claude-project", findUp(options.cwd, (0, import_node_path10.join)(".claude", "agents"), home), options.projectTrusted);
-        add("project", findUp(options.cwd, (0, import_node_path10.join)(".pi", "agents"), home), options.projectTrusted);
+          add("claude-project", findUp(options.cwd, (0, import_node_path14.join)(".claude", "agents"), home), options.projectTrusted);
+        add("project", findUp(options.cwd, (0, import_node_path14.join)(".pi", "agents"), home), options.projectTrusted);
         for (const file of this.cache.keys()) if (!seen.has(file)) this.cache.delete(file);
         return { agents: mergeAgents(definitions), warnings, folders };
       }
       listFiles(dir, warnings) {
         let names;
         try {
-          names = (0, import_node_fs10.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+          names = (0, import_node_fs12.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
         } catch (error) {
           warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
           return [];
@@ -10199,13 +10925,13 @@ var init_agent_files = __esm({
           warnings.push(`${dir}: ${names.length} agent files; only the first ${MAX_AGENT_FILES_PER_DIR} are read`);
           names = names.slice(0, MAX_AGENT_FILES_PER_DIR);
         }
-        return names.map((n2) => (0, import_node_path10.join)(dir, n2));
+        return names.map((n2) => (0, import_node_path14.join)(dir, n2));
       }
       readFile(file, source) {
         let size;
         let mtimeMs;
         try {
-          const st = (0, import_node_fs10.statSync)(file);
+          const st = (0, import_node_fs12.statSync)(file);
           if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
           size = st.size;
           mtimeMs = st.mtimeMs;
@@ -10222,7 +10948,7 @@ var init_agent_files = __esm({
         }
         let text;
         try {
-          text = (0, import_node_fs10.readFileSync)(file, "utf8");
+          text = (0, import_node_fs12.readFileSync)(file, "utf8");
         } catch (error) {
           return {
             warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
@@ -10529,277 +11255,6 @@ var init_check = __esm({
   }
 });
 
-// extensions/subagents/checkable/git.ts
-function gitEnv(extra = {}) {
-  const env = {
-    ...process.env,
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_PAGER: "cat",
-    GIT_OPTIONAL_LOCKS: "0",
-    LC_ALL: "C"
-  };
-  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
-  return { ...env, ...extra };
-}
-function runGit(args, options) {
-  return new Promise((resolvePromise) => {
-    (0, import_node_child_process.execFile)(
-      options.git ?? "git",
-      [...FIXED_CONFIG, ...args],
-      {
-        cwd: options.cwd,
-        env: gitEnv(options.env),
-        maxBuffer: GIT_MAX_OUTPUT_BYTES,
-        timeout: GIT_TIMEOUT_MS,
-        encoding: options.bytes ? "latin1" : "utf8",
-        windowsHide: true
-      },
-      (error, stdout, stderr) => {
-        const e = error;
-        if (e && typeof e.code === "string") {
-          resolvePromise({ code: null, stdout: "", stderr: String(stderr ?? ""), spawnError: e.code });
-          return;
-        }
-        const code2 = e ? typeof e.code === "number" ? e.code : 1 : 0;
-        const killed = e?.killed ? `
-(git was stopped after ${GIT_TIMEOUT_MS / 1e3} s)` : "";
-        resolvePromise({ code: code2, stdout: String(stdout ?? ""), stderr: String(stderr ?? "") + killed });
-      }
-    );
-  });
-}
-function gitComplaint(result, maxLines = 3) {
-  if (result.spawnError) return `git could not be started (${result.spawnError})`;
-  const lines = result.stderr.split("\n").map((l) => l.trim()).filter(Boolean);
-  return lines.slice(0, maxLines).join(" ") || `git exited with code ${result.code}`;
-}
-var import_node_child_process, GIT_MAX_OUTPUT_BYTES, GIT_TIMEOUT_MS, FIXED_CONFIG;
-var init_git = __esm({
-  "extensions/subagents/checkable/git.ts"() {
-    "use strict";
-    import_node_child_process = require("node:child_process");
-    GIT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
-    GIT_TIMEOUT_MS = 12e4;
-    FIXED_CONFIG = [
-      "-c",
-      "core.hooksPath=/dev/null",
-      "-c",
-      "diff.noprefix=false",
-      "-c",
-      "diff.mnemonicPrefix=false",
-      "-c",
-      "diff.relative=false",
-      "-c",
-      "core.quotePath=false",
-      "-c",
-      "color.ui=false"
-    ];
-  }
-});
-
-// extensions/subagents/checkable/isolation.ts
-async function probeRepository(cwd, options = {}) {
-  const version = await runGit(["--version"], { ...options, cwd });
-  if (version.spawnError === "ENOENT") return { ok: false, reason: "git is not installed (not found on PATH)" };
-  if (version.code !== 0) return { ok: false, reason: `git does not run: ${gitComplaint(version)}` };
-  const top = await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd });
-  if (top.code !== 0) return { ok: false, reason: `${cwd} is not inside a git repository (${gitComplaint(top, 1)})` };
-  const toplevel = (0, import_node_path11.resolve)(top.stdout.trim());
-  const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { ...options, cwd });
-  if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(head.stdout.trim())) {
-    return { ok: false, reason: `the repository at ${toplevel} has no commit yet (HEAD is unborn); commit first` };
-  }
-  const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { ...options, cwd: toplevel });
-  const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((e) => /^[ MADRCUT?!]{2} /.test(e)).length : 0;
-  return {
-    ok: true,
-    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path11.relative)(toplevel, (0, import_node_path11.resolve)(cwd)), uncommitted }
-  };
-}
-function ensurePrivateDir2(trustedRoot, dir) {
-  const rel = (0, import_node_path11.relative)(trustedRoot, dir);
-  if (rel.startsWith("..") || (0, import_node_path11.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
-  (0, import_node_fs11.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
-  let current = trustedRoot;
-  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
-  for (const part of rel === "" ? [] : rel.split(import_node_path11.sep)) {
-    current = (0, import_node_path11.join)(current, part);
-    let st;
-    try {
-      st = (0, import_node_fs11.lstatSync)(current);
-    } catch {
-      (0, import_node_fs11.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
-      st = (0, import_node_fs11.lstatSync)(current);
-    }
-    if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
-    if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
-    if (uid !== void 0 && st.uid !== uid) throw new Error(`${current} is owned by another user`);
-  }
-}
-function oneAtATime(repoTop, task) {
-  const previous = repoQueues.get(repoTop) ?? Promise.resolve();
-  const next = previous.then(task, task);
-  const settled = next.catch(() => void 0);
-  repoQueues.set(repoTop, settled);
-  void settled.then(() => {
-    if (repoQueues.get(repoTop) === settled) repoQueues.delete(repoTop);
-  });
-  return next;
-}
-function createWorktree(options) {
-  return oneAtATime(options.repo.toplevel, () => createWorktreeNow(options));
-}
-async function createWorktreeNow(options) {
-  const { repo, root, name } = options;
-  if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
-  const path = (0, import_node_path11.join)(root, name);
-  const inside = (0, import_node_path11.relative)(repo.toplevel, path);
-  if (!inside.startsWith("..") && !(0, import_node_path11.isAbsolute)(inside)) {
-    throw new Error(`the worktree folder ${path} would lie inside the repository ${repo.toplevel}`);
-  }
-  ensurePrivateDir2(options.trustedRoot, root);
-  try {
-    (0, import_node_fs11.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
-  } catch (error) {
-    throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
-  }
-  const branch = `${BRANCH_PREFIX}${name}`;
-  const added = await runGit(["worktree", "add", "--quiet", "-b", branch, path, repo.head], {
-    ...options,
-    cwd: repo.toplevel
-  });
-  if (added.code !== 0) {
-    removeEmptyDir(path);
-    throw new Error(`git worktree add failed: ${gitComplaint(added)}`);
-  }
-  const cwd = (0, import_node_path11.join)(path, repo.relCwd);
-  try {
-    if (!(0, import_node_fs11.statSync)(cwd).isDirectory()) throw new Error("not a directory");
-  } catch {
-    return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
-  }
-  return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd, parentUncommitted: repo.uncommitted };
-}
-function removeEmptyDir(path) {
-  try {
-    if ((0, import_node_fs11.readdirSync)(path).length === 0) (0, import_node_fs11.rmdirSync)(path);
-  } catch {
-  }
-}
-function parseNumstat(out) {
-  const map = /* @__PURE__ */ new Map();
-  for (const record of out.split("\0")) {
-    const m = /^(\d+|-)\t(\d+|-)\t([\s\S]+)$/.exec(record.replace(/^\n/, ""));
-    if (!m) continue;
-    map.set(m[3], { added: m[1] === "-" ? void 0 : Number(m[1]), removed: m[2] === "-" ? void 0 : Number(m[2]) });
-  }
-  return map;
-}
-function parseNameStatus(out) {
-  const parts = out.split("\0");
-  const result = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const code2 = parts[i].trim().charAt(0);
-    const path = parts[i + 1];
-    if (!code2 || !path) continue;
-    result.push({ path, status: code2 === "A" ? "added" : code2 === "D" ? "deleted" : "modified" });
-  }
-  return result;
-}
-async function captureChanges(worktree, options = {}) {
-  const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env });
-  const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
-  if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
-  const scratch = (0, import_node_fs11.mkdtempSync)((0, import_node_path11.join)((0, import_node_os2.tmpdir)(), "headroom-index-"));
-  try {
-    const index = (0, import_node_path11.join)(scratch, "index");
-    try {
-      const original = indexPath.stdout.trim();
-      (0, import_node_fs11.copyFileSync)(original, index);
-      const st = (0, import_node_fs11.statSync)(original);
-      (0, import_node_fs11.utimesSync)(index, st.atime, st.mtime);
-    } catch {
-    }
-    const env = { GIT_INDEX_FILE: index };
-    const add = await run2(["add", "-A", "--", "."], env);
-    if (add.code !== 0) throw new Error(`cannot collect the child's changes: ${gitComplaint(add)}`);
-    const diff = ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
-    const [numstat, names, patch, commits] = await Promise.all([
-      run2([...diff, "--numstat", "-z", worktree.base], env),
-      run2([...diff, "--name-status", "-z", worktree.base], env),
-      runGit([...diff, "--binary", "--full-index", worktree.base], {
-        ...options,
-        cwd: worktree.path,
-        env,
-        bytes: true
-      }),
-      run2(["rev-list", "--count", `${worktree.base}..HEAD`])
-    ]);
-    for (const r of [numstat, names, patch]) {
-      if (r.code !== 0) throw new Error(`cannot diff the child's changes: ${gitComplaint(r)}`);
-    }
-    const counts = parseNumstat(numstat.stdout);
-    const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...counts.get(f.path) })).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-    const bytes = Buffer.from(patch.stdout, "latin1");
-    let text = "";
-    let patchIsUtf8 = true;
-    try {
-      text = STRICT_UTF8.decode(bytes);
-    } catch {
-      patchIsUtf8 = false;
-    }
-    return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
-  } finally {
-    (0, import_node_fs11.rmSync)(scratch, { recursive: true, force: true });
-  }
-}
-function removeWorktree(worktree, options = {}) {
-  return oneAtATime(worktree.repoTop, () => removeWorktreeNow(worktree, options));
-}
-async function removeWorktreeNow(worktree, options) {
-  const removed = await runGit(["worktree", "remove", "--force", worktree.path], {
-    ...options,
-    cwd: worktree.repoTop
-  });
-  if (removed.code !== 0 && existsDir(worktree.path)) {
-    throw new Error(`git worktree remove failed: ${gitComplaint(removed)}`);
-  }
-  await runGit(["worktree", "prune"], { ...options, cwd: worktree.repoTop });
-  const branch = await runGit(["branch", "-D", "--", worktree.branch], { ...options, cwd: worktree.repoTop });
-  if (branch.code !== 0 && !/not found/.test(branch.stderr)) {
-    throw new Error(`the worktree is gone but its branch ${worktree.branch} stays: ${gitComplaint(branch)}`);
-  }
-}
-function existsDir(path) {
-  try {
-    return (0, import_node_fs11.statSync)(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-function worktreeExists(worktree) {
-  return existsDir(worktree.path);
-}
-async function patchContainedIn(patchFile, repoTop, options = {}) {
-  const check = await runGit(["apply", "--check", "--reverse", "--binary", patchFile], { ...options, cwd: repoTop });
-  return check.code === 0;
-}
-var import_node_fs11, import_node_os2, import_node_path11, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
-var init_isolation = __esm({
-  "extensions/subagents/checkable/isolation.ts"() {
-    "use strict";
-    import_node_fs11 = require("node:fs");
-    import_node_os2 = require("node:os");
-    import_node_path11 = require("node:path");
-    init_git();
-    STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-    WORKTREE_DIR_MODE = 448;
-    BRANCH_PREFIX = "headroom/";
-    SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-    repoQueues = /* @__PURE__ */ new Map();
-  }
-});
-
 // extensions/subagents/tools/cleanup.ts
 async function cleanOne(deps, child, discard) {
   const w = child.worktree;
@@ -10932,238 +11387,6 @@ var init_narrate = __esm({
   }
 });
 
-// extensions/subagents/checkable/checkable.ts
-async function reportChanges(o) {
-  const w = o.worktree;
-  const base = { worktree: w.path, branch: w.branch, base: w.base, files: [], commits: 0 };
-  let changes;
-  try {
-    changes = await captureChanges(w, o);
-  } catch (error) {
-    const message = error.message;
-    return { text: changesUnknownText(w.path, message), outcome: { ...base, kept: true, error: message } };
-  }
-  if (changes.files.length === 0 && changes.commits === 0) {
-    try {
-      await removeWorktree(w, o);
-      return { text: noChangesText(w.path, { ok: true }), outcome: { ...base, kept: false } };
-    } catch (error) {
-      const message = error.message;
-      return {
-        text: noChangesText(w.path, { ok: false, error: message }),
-        outcome: { ...base, kept: true, error: message }
-      };
-    }
-  }
-  let patch;
-  if (!changes.patchIsUtf8) patch = { ok: false, error: PATCH_NOT_UTF8 };
-  else if (changes.patch.length > 0) {
-    const put = await o.store.put("subagent-results", changes.patch);
-    patch = put.ok ? { ok: true, path: put.path } : { ok: false, error: put.error };
-  }
-  const outcome = {
-    ...base,
-    kept: true,
-    files: changes.files,
-    commits: changes.commits,
-    patchPath: patch?.ok ? patch.path : void 0,
-    error: patch && !patch.ok ? patch.error : void 0
-  };
-  const text = changesText({
-    id: o.id,
-    worktree: w.path,
-    branch: w.branch,
-    base: w.base,
-    repoTop: w.repoTop,
-    files: changes.files,
-    commits: changes.commits,
-    patch
-  });
-  return { text, outcome };
-}
-function isolationSteps(o) {
-  let recreated;
-  return {
-    async beforeRun() {
-      if (worktreeExists(o.worktree)) return;
-      const probe = await probeRepository(o.worktree.repoTop, o);
-      if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
-      const fresh = await createWorktree({ ...o, repo: { ...probe.repo, relCwd: "" } });
-      Object.assign(o.worktree, { ...fresh, cwd: o.worktree.cwd });
-      recreated = recreatedWorktreeNote(fresh.path, fresh.base);
-    },
-    async conclude(_state, result) {
-      const report = await reportChanges(o);
-      const note = recreated ? `(${recreated}.) ` : "";
-      recreated = void 0;
-      return { ...result, text: `${note}${report.text}
-
-${result.text}`, extras: { changes: report.outcome } };
-    }
-  };
-}
-function structuredSteps(schema2) {
-  return {
-    async review(answer, ask) {
-      const first = checkAnswer(schema2, answer);
-      if (first.ok) {
-        return {
-          text: first.raw,
-          verdict: VERDICT_VALID,
-          extras: { structured: { status: "valid", value: first.value, corrections: 0 } }
-        };
-      }
-      const firstReasons = first.found ? first.errors : [NO_JSON_FOUND];
-      const again = await ask(outputSchemaCorrection(first.found, first.errors, schema2.text));
-      if (!again.ok) {
-        const reasons2 = [...firstReasons, correctionFailed(again.error)];
-        return invalid(reasons2, 0, answer, first.found ? first.value : void 0);
-      }
-      const second = checkAnswer(schema2, again.text);
-      if (second.ok) {
-        return {
-          text: second.raw,
-          verdict: VERDICT_VALID,
-          extras: { structured: { status: "valid", value: second.value, corrections: 1 } }
-        };
-      }
-      const reasons = second.found ? second.errors : [NO_JSON_FOUND];
-      return invalid(reasons, 1, again.text, second.found ? second.value : void 0);
-    }
-  };
-}
-function invalid(errors, corrections, raw, value) {
-  return {
-    text: invalidOutputText(errors, corrections, raw),
-    verdict: VERDICT_INVALID,
-    extras: {
-      structured: { status: "invalid", errors, corrections, ...value !== void 0 ? { value } : {} }
-    }
-  };
-}
-var init_checkable = __esm({
-  "extensions/subagents/checkable/checkable.ts"() {
-    "use strict";
-    init_prompt_checkable();
-    init_isolation();
-    init_schema();
-  }
-});
-
-// extensions/subagents/checkable/run-steps.ts
-function composeSteps(parts) {
-  if (parts.length === 0) return void 0;
-  const before = parts.filter((p) => p.beforeRun);
-  const reviews = parts.filter((p) => p.review);
-  const concludes = parts.filter((p) => p.conclude);
-  return {
-    beforeRun: before.length ? async () => {
-      for (const p of before) await p.beforeRun();
-    } : void 0,
-    review: reviews.length ? async (answer, ask) => {
-      let result = { text: answer };
-      for (const p of reviews) {
-        const next = await p.review(result.text, ask);
-        result = { ...next, extras: { ...result.extras, ...next.extras } };
-      }
-      return result;
-    } : void 0,
-    conclude: concludes.length ? async (state, result) => {
-      let current = result;
-      for (const p of concludes) {
-        const next = await p.conclude(state, current);
-        current = { ...next, extras: { ...current.extras, ...next.extras } };
-      }
-      return current;
-    } : void 0
-  };
-}
-var init_run_steps = __esm({
-  "extensions/subagents/checkable/run-steps.ts"() {
-    "use strict";
-  }
-});
-
-// extensions/subagents/checkable/spawn-checkable.ts
-function worktreesRoot(home) {
-  return { root: (0, import_node_path12.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
-}
-async function prepareCheckable(home, reserveId, request) {
-  const mode = request.isolation ?? "none";
-  if (!ISOLATION_MODES.includes(mode)) throw new Error(badIsolationError(mode));
-  const parts = [];
-  const notes = [];
-  const details = {};
-  let firstMessage = request.firstMessage;
-  let structured = false;
-  if (request.outputSchema !== void 0 && request.outputSchema !== null) {
-    const compiled = compileOutputSchema(request.outputSchema);
-    if (!compiled.ok) throw new Error(badOutputSchemaError(compiled.error));
-    parts.push(structuredSteps(compiled.schema));
-    firstMessage += outputSchemaInstruction(compiled.schema.text);
-    notes.push(structuredNote());
-    details.outputSchema = compiled.schema.schema;
-    structured = true;
-  }
-  if (mode !== "worktree") {
-    return {
-      cwd: request.cwd,
-      firstMessage,
-      steps: composeSteps(parts),
-      structured,
-      notes,
-      details,
-      abandon: async () => void 0
-    };
-  }
-  const probe = await probeRepository(request.cwd);
-  if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
-  const id = reserveId();
-  const name = `${id}-${(0, import_node_crypto3.randomBytes)(4).toString("hex")}`;
-  const where = worktreesRoot(home);
-  let worktree;
-  try {
-    worktree = await createWorktree({ repo: probe.repo, name, ...where });
-  } catch (error) {
-    throw new Error(worktreeFailedError(error.message));
-  }
-  parts.push(isolationSteps({ id, worktree, store: home.store(), name, ...where }));
-  notes.push(isolationNote(worktree));
-  details.isolation = { ...worktree, carriesUncommitted: false };
-  return {
-    id,
-    cwd: worktree.cwd,
-    firstMessage,
-    steps: composeSteps(parts),
-    worktree,
-    structured,
-    notes,
-    details,
-    abandon: () => removeWorktree(worktree).catch(() => void 0)
-  };
-}
-function isolationFor(home, child) {
-  const worktree = child.worktree;
-  if (!worktree) return void 0;
-  const name = worktree.branch.startsWith(BRANCH_PREFIX) ? worktree.branch.slice(BRANCH_PREFIX.length) : child.id;
-  return isolationSteps({ id: child.id, worktree, store: home.store(), name, ...worktreesRoot(home) });
-}
-var import_node_crypto3, import_node_path12, WORKTREES_FOLDER, ISOLATION_MODES;
-var init_spawn_checkable = __esm({
-  "extensions/subagents/checkable/spawn-checkable.ts"() {
-    "use strict";
-    import_node_crypto3 = require("node:crypto");
-    import_node_path12 = require("node:path");
-    init_prompt_checkable();
-    init_checkable();
-    init_isolation();
-    init_run_steps();
-    init_schema();
-    WORKTREES_FOLDER = "worktrees";
-    ISOLATION_MODES = ["none", "worktree"];
-  }
-});
-
 // extensions/subagents/delivery/handover.ts
 function childWindow(model, overheadTexts2) {
   const m = model ?? {};
@@ -11227,7 +11450,7 @@ var init_handover = __esm({
 // extensions/subagents/tools/spawn.ts
 function isKind2(path, kind) {
   try {
-    const st = (0, import_node_fs12.statSync)(path);
+    const st = (0, import_node_fs13.statSync)(path);
     return kind === "file" ? st.isFile() : st.isDirectory();
   } catch {
     return false;
@@ -11353,7 +11576,7 @@ async function spawnOne(deps, params, ctx, id) {
     if (params.tools !== void 0) throw new Error(badToolsError(unknownTools, allowed));
   }
   const extensions2 = params.extensions !== void 0 ? parseExtensionPolicy(params.extensions) : agent?.extensions ?? parseExtensionPolicy(cfg.childExtensions);
-  const cwd = params.cwd ? (0, import_node_path13.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
+  const cwd = params.cwd ? (0, import_node_path15.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
   if (!isKind2(cwd, "directory")) throw new Error(badCwdError(params.cwd ?? cwd, ctx.cwd));
   const levels = THINKING_LEVELS;
   if (params.thinking !== void 0 && !levels.includes(params.thinking)) {
@@ -11488,12 +11711,12 @@ function resumeSettings(deps, child, ctx) {
   const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : void 0;
   return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
 }
-var import_node_fs12, import_node_path13, import_pi_coding_agent7;
+var import_node_fs13, import_node_path15, import_pi_coding_agent7;
 var init_spawn = __esm({
   "extensions/subagents/tools/spawn.ts"() {
     "use strict";
-    import_node_fs12 = require("node:fs");
-    import_node_path13 = require("node:path");
+    import_node_fs13 = require("node:fs");
+    import_node_path15 = require("node:path");
     import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
     init_config();
     init_pi_host();
@@ -12175,11 +12398,11 @@ function itemsOfEntry(entry, seenTask) {
       return [];
   }
 }
-var import_node_fs13, READ_STEP_BYTES, TranscriptReader;
+var import_node_fs14, READ_STEP_BYTES, TranscriptReader;
 var init_transcript = __esm({
   "extensions/subagents/view/transcript.ts"() {
     "use strict";
-    import_node_fs13 = require("node:fs");
+    import_node_fs14 = require("node:fs");
     init_content();
     READ_STEP_BYTES = 4 * 1024 * 1024;
     TranscriptReader = class {
@@ -12199,7 +12422,7 @@ var init_transcript = __esm({
         if (!this.path) return false;
         let st;
         try {
-          st = (0, import_node_fs13.lstatSync)(this.path, { throwIfNoEntry: false });
+          st = (0, import_node_fs14.lstatSync)(this.path, { throwIfNoEntry: false });
         } catch (error) {
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
@@ -12228,12 +12451,12 @@ var init_transcript = __esm({
       readFrom(size) {
         let fd;
         try {
-          fd = (0, import_node_fs13.openSync)(this.path, "r");
-          const st = (0, import_node_fs13.fstatSync)(fd);
+          fd = (0, import_node_fs14.openSync)(this.path, "r");
+          const st = (0, import_node_fs14.fstatSync)(fd);
           if (!st.isFile()) return false;
           const length = Math.min(READ_STEP_BYTES, Math.max(0, size - this.offset));
           const buffer = Buffer.alloc(length);
-          const read2 = (0, import_node_fs13.readSync)(fd, buffer, 0, length, this.offset);
+          const read2 = (0, import_node_fs14.readSync)(fd, buffer, 0, length, this.offset);
           const lastNewline = buffer.lastIndexOf(10, read2 - 1);
           if (lastNewline < 0) return false;
           this.offset += lastNewline + 1;
@@ -12260,7 +12483,7 @@ var init_transcript = __esm({
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
         } finally {
-          if (fd !== void 0) (0, import_node_fs13.closeSync)(fd);
+          if (fd !== void 0) (0, import_node_fs14.closeSync)(fd);
         }
       }
     };
@@ -12709,7 +12932,11 @@ function setupSubagents(pi, depth) {
     services.children(ctx).setLimits(limitsOf2(services.config()));
     const waiting = [];
     if (!adopted) restoreFromSession(services, ctx, waiting);
-    await restoreWaiting(services, ctx, waiting, (params, id) => spawnTool(services, params, ctx, id));
+    await restoreWaiting(services, ctx, waiting, (params, id) => {
+      const problem = recordedSpawnProblem(spawnParameters, params);
+      if (problem) throw new Error(damagedSpawnError(problem));
+      return spawnTool(services, params, ctx, id);
+    });
     const owed = services.existingChildren()?.ledger.pending().length ?? 0;
     status.refresh();
     if (owed > 0) await deliverPending(services, "append");
@@ -12789,10 +13016,12 @@ var init_subagents = __esm({
     init_session();
     init_delivery();
     init_persistence();
+    init_record_checks();
     init_roster();
     init_settle();
     init_prompt6();
     init_prompt_pipeline();
+    init_prompt_records();
     init_prompt_spawn();
     init_session_state();
     init_cancel();
@@ -13621,15 +13850,15 @@ function safeName(id) {
   return /^[A-Za-z0-9._-]{1,128}$/.test(id) && id !== "." && id !== ".." ? id : id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 128) || "session";
 }
 function trajectoryTarget(sessionFile, sessionId, cacheKindDir) {
-  if (sessionFile) return { parent: () => ({ ok: true, dir: (0, import_node_path14.dirname)(sessionFile) }), name: besideName(sessionFile) };
+  if (sessionFile) return { parent: () => ({ ok: true, dir: (0, import_node_path16.dirname)(sessionFile) }), name: besideName(sessionFile) };
   return { parent: cacheKindDir, name: safeName(sessionId) };
 }
 function besideName(sessionFile) {
-  return safeName(`${(0, import_node_path14.basename)(sessionFile, ".jsonl")}${BESIDE_SESSION_SUFFIX}`);
+  return safeName(`${(0, import_node_path16.basename)(sessionFile, ".jsonl")}${BESIDE_SESSION_SUFFIX}`);
 }
 function trajectoryDir(sessionFile, cacheHandoffsDir, sessionId) {
-  if (sessionFile) return (0, import_node_path14.join)((0, import_node_path14.dirname)(sessionFile), besideName(sessionFile));
-  return (0, import_node_path14.join)(cacheHandoffsDir, safeName(sessionId));
+  if (sessionFile) return (0, import_node_path16.join)((0, import_node_path16.dirname)(sessionFile), besideName(sessionFile));
+  return (0, import_node_path16.join)(cacheHandoffsDir, safeName(sessionId));
 }
 function highestIndex(names) {
   let max = 0;
@@ -13641,7 +13870,7 @@ function highestIndex(names) {
 }
 function lstatOrNull2(path) {
   try {
-    return (0, import_node_fs14.lstatSync)(path);
+    return (0, import_node_fs15.lstatSync)(path);
   } catch (error) {
     if (error.code === "ENOENT") return null;
     throw error;
@@ -13650,7 +13879,7 @@ function lstatOrNull2(path) {
 function highestIndexIn(dir) {
   try {
     const st = lstatOrNull2(dir);
-    return st?.isDirectory() ? highestIndex((0, import_node_fs14.readdirSync)(dir)) : 0;
+    return st?.isDirectory() ? highestIndex((0, import_node_fs15.readdirSync)(dir)) : 0;
   } catch {
     return 0;
   }
@@ -13669,21 +13898,21 @@ function writeTrajectories(target, files) {
   }
   const { dir, dev, ino } = checked;
   return files.map((file) => {
-    const path = (0, import_node_path14.join)(dir, file.fileName);
+    const path = (0, import_node_path16.join)(dir, file.fileName);
     try {
-      const flags = import_node_fs14.constants.O_WRONLY | import_node_fs14.constants.O_CREAT | import_node_fs14.constants.O_EXCL | (import_node_fs14.constants.O_NOFOLLOW ?? 0);
-      const fd = (0, import_node_fs14.openSync)(path, flags, TRAJECTORY_FILE_MODE);
+      const flags = import_node_fs15.constants.O_WRONLY | import_node_fs15.constants.O_CREAT | import_node_fs15.constants.O_EXCL | (import_node_fs15.constants.O_NOFOLLOW ?? 0);
+      const fd = (0, import_node_fs15.openSync)(path, flags, TRAJECTORY_FILE_MODE);
       try {
-        (0, import_node_fs14.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
+        (0, import_node_fs15.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
         const now = lstatOrNull2(dir);
         if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
-          (0, import_node_fs14.unlinkSync)(path);
+          (0, import_node_fs15.unlinkSync)(path);
           throw new Error(`${dir} changed while writing; not storing`);
         }
-        (0, import_node_fs14.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
+        (0, import_node_fs15.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
 `);
       } finally {
-        (0, import_node_fs14.closeSync)(fd);
+        (0, import_node_fs15.closeSync)(fd);
       }
       return { ok: true, path, label: file.label, step: file.step };
     } catch (error) {
@@ -13691,12 +13920,12 @@ function writeTrajectories(target, files) {
     }
   });
 }
-var import_node_fs14, import_node_path14, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX;
+var import_node_fs15, import_node_path16, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX;
 var init_trajectory_files = __esm({
   "extensions/handoff/trajectory-files.ts"() {
     "use strict";
-    import_node_fs14 = require("node:fs");
-    import_node_path14 = require("node:path");
+    import_node_fs15 = require("node:fs");
+    import_node_path16 = require("node:path");
     init_artifact_store();
     init_format();
     TRAJECTORY_FILE_MODE = 384;

@@ -21,11 +21,13 @@ import {
 	restoreFromSession,
 	restoreWaiting,
 } from "./delivery/persistence.ts";
+import { recordedSpawnProblem } from "./delivery/record-checks.ts";
 import { rosterText } from "./delivery/roster.ts";
 import { type SettleState, settleSingleShot } from "./delivery/settle.ts";
 import type { ChildRow } from "./domain.ts";
 import { CANCELLED_IN_VIEW, ROSTER_MESSAGE_TYPE, TOOL_TEXT } from "./prompt.ts";
 import { SPAWN_AFTER_FAILED_PARAM, SPAWN_AFTER_PARAM } from "./prompt-pipeline.ts";
+import { damagedSpawnError } from "./prompt-records.ts";
 import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription } from "./prompt-spawn.ts";
 import { createSessionState } from "./session-state.ts";
 import { cancelTool } from "./tools/cancel.ts";
@@ -303,7 +305,12 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		// Pipeline stages an earlier process left waiting are spawned again under their ids (restoreWaiting).
 		const waiting: RunEntryData[] = [];
 		if (!adopted) restoreFromSession(services, ctx, waiting);
-		await restoreWaiting(services, ctx, waiting, (params, id) => spawnTool(services, params as SpawnParams, ctx, id));
+		// A recorded stage's parameters pass the spawn tool's own schema again (the session file is input).
+		await restoreWaiting(services, ctx, waiting, (params, id) => {
+			const problem = recordedSpawnProblem(spawnParameters, params);
+			if (problem) throw new Error(damagedSpawnError(problem));
+			return spawnTool(services, params as SpawnParams, ctx, id);
+		});
 		const owed = services.existingChildren()?.ledger.pending().length ?? 0;
 		status.refresh(); // a redraw: rows of the resumed history show their children's final state
 		if (owed > 0) await deliverPending(services, "append");

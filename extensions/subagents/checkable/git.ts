@@ -2,6 +2,12 @@
  * The one way the subagents extension runs git: asynchronously, bounded in output and time, without hooks,
  * pagers, prompts or user settings that would change its output (the worktree isolation depends on a
  * patch format nobody's config can alter). A failure is a result, never a throw; callers word it.
+ *
+ * A child in a worktree shares the repository's `.git/config` and can write it. So no git run of the package
+ * executes a program named there: hooks and `core.fsmonitor` are switched off on every call (the command
+ * line wins over every config file), external diff and textconv drivers are off where a diff is made, and
+ * the filter drivers the repository's own config defines are emptied where files are checked out or staged
+ * (repositoryFilterOverrides). Callers put `--end-of-options` before any argument that comes from a record.
  */
 import { execFile } from "node:child_process";
 
@@ -29,6 +35,8 @@ export interface GitOptions {
 const FIXED_CONFIG = [
 	"-c",
 	"core.hooksPath=/dev/null",
+	"-c",
+	"core.fsmonitor=false",
 	"-c",
 	"diff.noprefix=false",
 	"-c",
@@ -58,12 +66,12 @@ function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 /** Run git; with `bytes`, stdout is kept byte for byte as a latin1 string (one char per byte). */
 export function runGit(
 	args: string[],
-	options: GitOptions & { cwd: string; env?: Record<string, string>; bytes?: boolean },
+	options: GitOptions & { cwd: string; env?: Record<string, string>; bytes?: boolean; config?: string[] },
 ): Promise<GitResult> {
 	return new Promise((resolvePromise) => {
 		execFile(
 			options.git ?? "git",
-			[...FIXED_CONFIG, ...args],
+			[...FIXED_CONFIG, ...(options.config ?? []), ...args],
 			{
 				cwd: options.cwd,
 				env: gitEnv(options.env),
@@ -94,4 +102,40 @@ export function gitComplaint(result: GitResult, maxLines = 3): string {
 		.map((l) => l.trim())
 		.filter(Boolean);
 	return lines.slice(0, maxLines).join(" ") || `git exited with code ${result.code}`;
+}
+
+/** A filter driver's settings that make git run a program (`filter.<driver>.<key>`). */
+const FILTER_KEY = /^filter\.(.+)\.(clean|smudge|process|required)$/i;
+
+/** What repositoryFilterOverrides found: `-c` arguments that empty the drivers, or why it refuses. */
+export type FilterOverrides = { ok: true; config: string[] } | { ok: false; reason: string };
+
+/**
+ * `-c` arguments that switch off every filter driver defined in the repository's own config (local or
+ * worktree scope: the files a child working in a worktree can write), so a `git add` or a checkout the
+ * package runs never executes a program a child put there. Drivers from the user's global or system config
+ * (git-lfs, say) stay as they are. A driver name git's `-c` cannot carry (it holds "=") is refused.
+ */
+export async function repositoryFilterOverrides(cwd: string, options: GitOptions = {}): Promise<FilterOverrides> {
+	const listed = await runGit(["config", "--list", "--show-scope", "-z"], { ...options, cwd });
+	if (listed.code !== 0) return { ok: false, reason: `cannot read the repository's config: ${gitComplaint(listed)}` };
+	const drivers = new Set<string>();
+	const fields = listed.stdout.split("\0");
+	for (let i = 0; i + 1 < fields.length; i += 2) {
+		const scope = fields[i];
+		const key = fields[i + 1].split("\n", 1)[0];
+		const m = FILTER_KEY.exec(key);
+		if (m && (scope === "local" || scope === "worktree")) drivers.add(m[1]);
+	}
+	const config: string[] = [];
+	for (const driver of drivers) {
+		if (driver.includes("="))
+			return {
+				ok: false,
+				reason: `the repository's config names a filter driver ${JSON.stringify(driver)} that cannot be switched off`,
+			};
+		const k = `filter.${driver}`;
+		config.push("-c", `${k}.clean=`, "-c", `${k}.smudge=`, "-c", `${k}.process=`, "-c", `${k}.required=false`);
+	}
+	return { ok: true, config };
 }

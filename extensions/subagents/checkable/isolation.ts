@@ -23,7 +23,7 @@ import {
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Worktree } from "../result-extras.ts";
-import { type GitOptions, gitComplaint, runGit } from "./git.ts";
+import { type GitOptions, gitComplaint, repositoryFilterOverrides, runGit } from "./git.ts";
 
 export type { Worktree } from "../result-extras.ts";
 export type { GitOptions } from "./git.ts";
@@ -100,7 +100,7 @@ export function ensurePrivateDir(trustedRoot: string, dir: string): void {
 }
 
 /** Names used for a worktree's folder and branch: letters, digits, "-" and "_" only (never model text). */
-const SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+export const SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export interface CreateOptions extends GitOptions {
 	/** The repository as probed at spawn. */
@@ -147,9 +147,16 @@ async function createWorktreeNow(options: CreateOptions): Promise<Worktree> {
 		throw new Error(`cannot create the worktree folder ${path}: ${(error as Error).message}`);
 	}
 	const branch = `${BRANCH_PREFIX}${name}`;
-	const added = await runGit(["worktree", "add", "--quiet", "-b", branch, path, repo.head], {
+	// The checkout runs no smudge filter the repository's config (which children can write) defines.
+	const filters = await repositoryFilterOverrides(repo.toplevel, options);
+	if (!filters.ok) {
+		removeEmptyDir(path);
+		throw new Error(filters.reason);
+	}
+	const added = await runGit(["worktree", "add", "--quiet", "-b", branch, "--end-of-options", path, repo.head], {
 		...options,
 		cwd: repo.toplevel,
+		config: filters.config,
 	});
 	if (added.code !== 0) {
 		removeEmptyDir(path);
@@ -227,7 +234,11 @@ export function parseNameStatus(out: string): Array<{ path: string; status: File
  * diffed against the base commit. Throws an Error worded for the model when git fails.
  */
 export async function captureChanges(worktree: Worktree, options: GitOptions = {}): Promise<ChangeSet> {
-	const run = (args: string[], env?: Record<string, string>) => runGit(args, { ...options, cwd: worktree.path, env });
+	const filters = await repositoryFilterOverrides(worktree.path, options);
+	if (!filters.ok) throw new Error(`cannot collect the child's changes: ${filters.reason}`);
+	const config = filters.config;
+	const run = (args: string[], env?: Record<string, string>) =>
+		runGit(args, { ...options, cwd: worktree.path, env, config });
 	const indexPath = await run(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
 	if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
 	const scratch = mkdtempSync(join(tmpdir(), "headroom-index-"));
@@ -248,15 +259,16 @@ export async function captureChanges(worktree: Worktree, options: GitOptions = {
 		if (add.code !== 0) throw new Error(`cannot collect the child's changes: ${gitComplaint(add)}`);
 		const diff = ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
 		const [numstat, names, patch, commits] = await Promise.all([
-			run([...diff, "--numstat", "-z", worktree.base], env),
-			run([...diff, "--name-status", "-z", worktree.base], env),
-			runGit([...diff, "--binary", "--full-index", worktree.base], {
+			run([...diff, "--numstat", "-z", "--end-of-options", worktree.base], env),
+			run([...diff, "--name-status", "-z", "--end-of-options", worktree.base], env),
+			runGit([...diff, "--binary", "--full-index", "--end-of-options", worktree.base], {
 				...options,
 				cwd: worktree.path,
 				env,
+				config,
 				bytes: true,
 			}),
-			run(["rev-list", "--count", `${worktree.base}..HEAD`]),
+			run(["rev-list", "--count", "--end-of-options", `${worktree.base}..HEAD`]),
 		]);
 		for (const r of [numstat, names, patch]) {
 			if (r.code !== 0) throw new Error(`cannot diff the child's changes: ${gitComplaint(r)}`);
@@ -285,7 +297,7 @@ export function removeWorktree(worktree: Worktree, options: GitOptions = {}): Pr
 }
 
 async function removeWorktreeNow(worktree: Worktree, options: GitOptions): Promise<void> {
-	const removed = await runGit(["worktree", "remove", "--force", worktree.path], {
+	const removed = await runGit(["worktree", "remove", "--force", "--end-of-options", worktree.path], {
 		...options,
 		cwd: worktree.repoTop,
 	});
@@ -293,7 +305,10 @@ async function removeWorktreeNow(worktree: Worktree, options: GitOptions): Promi
 		throw new Error(`git worktree remove failed: ${gitComplaint(removed)}`);
 	}
 	await runGit(["worktree", "prune"], { ...options, cwd: worktree.repoTop });
-	const branch = await runGit(["branch", "-D", "--", worktree.branch], { ...options, cwd: worktree.repoTop });
+	const branch = await runGit(["branch", "-D", "--end-of-options", worktree.branch], {
+		...options,
+		cwd: worktree.repoTop,
+	});
 	if (branch.code !== 0 && !/not found/.test(branch.stderr)) {
 		throw new Error(`the worktree is gone but its branch ${worktree.branch} stays: ${gitComplaint(branch)}`);
 	}
@@ -317,6 +332,9 @@ export function worktreeExists(worktree: Worktree): boolean {
  * (An empty patch is trivially contained.)
  */
 export async function patchContainedIn(patchFile: string, repoTop: string, options: GitOptions = {}): Promise<boolean> {
-	const check = await runGit(["apply", "--check", "--reverse", "--binary", patchFile], { ...options, cwd: repoTop });
+	const check = await runGit(["apply", "--check", "--reverse", "--binary", "--end-of-options", patchFile], {
+		...options,
+		cwd: repoTop,
+	});
 	return check.code === 0;
 }

@@ -4,7 +4,7 @@
  * child ran, so the next start can report what it had produced. Pi writes a session file whole lines at a
  * time, from the first assistant reply on; a reply still streaming at the end is not in it.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { contentText } from "../../shared/text/content.ts";
 
 /** The file's tail read at most, in bytes (the parent is told the file's path, which has all of it). */
@@ -36,18 +36,26 @@ export function lastRunText(jsonl: string): string {
 	return parts.join("\n\n");
 }
 
+/**
+ * Opened without blocking and without following a final symlink: the path comes from a session record, and a
+ * FIFO or a device there must not freeze the main thread (the open of a FIFO waits for a writer).
+ */
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
+
 /** Read the last run's assistant text from a session file; a missing file is no output, not an error. */
 export function readPartialOutput(sessionFile: string | undefined): PartialOutput {
 	if (!sessionFile) return { ok: true, text: "" };
 	let fd: number;
 	try {
-		fd = openSync(sessionFile, "r");
+		fd = openSync(sessionFile, OPEN_FLAGS);
 	} catch (error) {
 		const code = (error as NodeJS.ErrnoException).code;
 		return code === "ENOENT" ? { ok: true, text: "" } : { ok: false, reason: String(error) };
 	}
 	try {
-		const size = fstatSync(fd).size;
+		const st = fstatSync(fd);
+		if (!st.isFile()) return { ok: false, reason: `${sessionFile} is not a regular file` };
+		const size = st.size;
 		const length = Math.min(size, PARTIAL_READ_MAX_BYTES);
 		const buffer = Buffer.alloc(length);
 		readSync(fd, buffer, 0, length, size - length);

@@ -6,10 +6,12 @@
  * settled as "interrupted" with what its own session file holds (recorded once, then delivered as any result).
  */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { project } from "../../shared/projection/projection.ts";
 import { SURFACES } from "../../shared/surfaces.ts";
 import { utf8Length } from "../../shared/text/tokens.ts";
+import { WORKTREES_FOLDER } from "../checkable/spawn-checkable.ts";
 import { readPartialOutput } from "../children/partial-output.ts";
 import type {
 	AfterFailed,
@@ -24,7 +26,9 @@ import { resultKey } from "../domain.ts";
 import { restoreVerdict } from "../pipeline/graph.ts";
 import { INTERRUPTED_BY_EXIT, interruptedResultText, missingStoredText, NEVER_STARTED } from "../prompt.ts";
 import { NOT_RESTORED, notRestoredText } from "../prompt-pipeline.ts";
+import { damagedRecordsWarning, damagedResultText, damagedWorktreeNote } from "../prompt-records.ts";
 import type { SubagentServices } from "../services.ts";
+import { checkRecordText, checkWorktreeRecord } from "./record-checks.ts";
 
 /** Session entry written when a run settles. */
 export const SETTLED_ENTRY = "subagent-settled";
@@ -202,11 +206,12 @@ export function restoreFromSession(
 	const runs = new Map<string, RunEntryData>();
 	const started = new Set<string>();
 	const delivered = new Map<string, DeliveredEntryData["by"]>();
+	const screen = recordScreen(deps);
 	for (const entry of ctx.sessionManager.getBranch() as Array<{ type: string; customType?: string; data?: unknown }>) {
 		if (entry.type !== "custom" || !entry.data || typeof entry.data !== "object") continue;
-		if (entry.customType === SETTLED_ENTRY) settled.push(entry.data as SettledEntryData);
+		if (entry.customType === SETTLED_ENTRY) settled.push(screen.check(entry.data as SettledEntryData));
 		else if (entry.customType === RUN_ENTRY) {
-			const d = entry.data as RunEntryData;
+			const d = screen.check(entry.data as RunEntryData);
 			if (!validId(d.id) || !Number.isInteger(d.run)) continue;
 			const known = runs.get(d.id);
 			if (!known || d.run >= known.run) runs.set(d.id, { ...known, ...d });
@@ -223,19 +228,21 @@ export function restoreFromSession(
 		if (settledKeys.has(key) || settled.some((s) => s.id === d.id && s.run > d.run)) continue;
 		const stage = !started.has(key) && Array.isArray(d.after) && d.after.length > 0;
 		if (!stage) {
-			settled.push(interrupted(deps, d, started.has(key)));
+			settled.push(screen.carry(d, interrupted(deps, d, started.has(key))));
 			continue;
 		}
 		const verdict = restoreVerdict(d, known);
 		// Inputs given up on here are settled by now (ids ascend along `after`), so a stage after them is skipped.
-		if (verdict.act === "give-up") settled.push(interrupted(deps, d, false, notRestoredText(verdict.problem)));
+		if (verdict.act === "give-up")
+			settled.push(screen.carry(d, interrupted(deps, d, false, notRestoredText(verdict.problem))));
 		else if (waiting) waiting.push(d);
-		else settled.push(interrupted(deps, d, false));
+		else settled.push(screen.carry(d, interrupted(deps, d, false)));
 	}
+	screen.warn(ctx);
 	let owed = 0;
 	for (const d of settled) {
 		if (!validId(d.id) || typeof d.key !== "string") continue;
-		const text = d.text ?? readStored(deps, d.sha256) ?? missingStoredText(d.bytes);
+		const text = screen.noted(d, d.text ?? readStored(deps, d.sha256) ?? missingStoredText(d.bytes));
 		const record: ChildRecord = {
 			...recordOf(deps, ctx, d),
 			state: d.state,
@@ -297,6 +304,65 @@ export async function restoreWaiting(
 		}
 	}
 	return failed;
+}
+
+/**
+ * Records are checked as strictly as fresh input (record-checks.ts): a worktree record that fails is dropped
+ * (nothing is cleaned up, diffed or reused through it) and its result gets a note; a result text that is not
+ * a string is replaced by a text saying so. The user is warned once per restore.
+ */
+function recordScreen(deps: Pick<SubagentServices, "store">) {
+	let root: string;
+	try {
+		root = join(deps.store().root, WORKTREES_FOLDER);
+	} catch {
+		root = "\0no worktrees folder"; // no store, no worktrees: every worktree record fails
+	}
+	const notes = new WeakMap<object, string[]>();
+	const problems: string[] = [];
+	return {
+		check<T extends { id?: unknown; worktree?: unknown; text?: unknown }>(raw: T): T {
+			const d: T = { ...raw };
+			const id = validId(d.id) ? d.id : "a child";
+			const own: string[] = [];
+			if (d.worktree !== undefined) {
+				const checked = checkWorktreeRecord(d.worktree, root);
+				if (checked.ok) d.worktree = checked.worktree;
+				else {
+					delete d.worktree;
+					problems.push(`${id}'s worktree (${checked.problem})`);
+					own.push(damagedWorktreeNote(id, checked.problem));
+				}
+			}
+			const text = checkRecordText(d.text);
+			if (!text.ok) {
+				problems.push(`${id}'s result (${text.problem})`);
+				d.text = damagedResultText(id, text.problem);
+			}
+			if (own.length > 0) notes.set(d, own);
+			return d;
+		},
+		/** The notes of `from` go with `to` (a run settled here as interrupted). */
+		carry<T extends object>(from: object, to: T): T {
+			const own = notes.get(from);
+			if (own) notes.set(to, own);
+			return to;
+		},
+		noted(d: object, text: string): string {
+			const own = notes.get(d);
+			return own ? `${own.join(" ")}\n\n${text}` : text;
+		},
+		warn(ctx: ExtensionContext): void {
+			if (problems.length === 0) return;
+			const warning = damagedRecordsWarning(problems);
+			try {
+				if (ctx.hasUI) ctx.ui.notify(warning, "warning");
+				else console.error(warning);
+			} catch {
+				console.error(warning);
+			}
+		},
+	};
 }
 
 function idNumber(id: string): number {
