@@ -2300,6 +2300,20 @@ var init_config_surfaces = __esm({
   }
 });
 
+// extensions/shared/host/timers.ts
+function clampTimerMs(ms) {
+  if (Number.isNaN(ms) || ms <= 0) return 0;
+  return Math.min(ms, MAX_TIMER_MS);
+}
+var MAX_TIMER_MS, MAX_TIMER_SECONDS;
+var init_timers = __esm({
+  "extensions/shared/host/timers.ts"() {
+    "use strict";
+    MAX_TIMER_MS = 2 ** 31 - 1;
+    MAX_TIMER_SECONDS = Math.floor(MAX_TIMER_MS / 1e3);
+  }
+});
+
 // extensions/shared/host/zod.ts
 function zod() {
   loaded ??= (0, import_node_module.createRequire)(__bundleUrl)("zod").z;
@@ -2352,11 +2366,11 @@ function buildSchema(z) {
       maxConcurrent: positiveInt().default(4),
       /** How deep subagents may nest (1 = children cannot spawn). */
       maxDepth: nonNegativeInt().default(1),
-      idleTimeoutSeconds: z.number().positive().default(120),
-      maxRunSeconds: z.number().positive().default(1800),
+      idleTimeoutSeconds: z.number().positive().max(MAX_TIMER_SECONDS, { error: TIMER_LIMIT }).default(120),
+      maxRunSeconds: z.number().positive().max(MAX_TIMER_SECONDS, { error: TIMER_LIMIT }).default(1800),
       defaultTools: z.array(z.string().min(1)).default(() => ["read", "bash", "edit", "write", "grep", "find", "ls"]),
       /** Minimum milliseconds between two status polls of the same child. */
-      pollThrottleMs: nonNegativeInt().default(1e3),
+      pollThrottleMs: nonNegativeInt().max(MAX_TIMER_MS, { error: TIMER_LIMIT }).default(1e3),
       /**
        * Which of the user's extensions a child loads unless its agent file or spawn says otherwise:
        * true = what Pi would load for a new session in the child's cwd, false = none, or a list of
@@ -2388,7 +2402,7 @@ function buildSchema(z) {
       summary: z.strictObject({
         enabled: z.boolean().default(true),
         model: modelRef(),
-        timeoutMs: positiveInt().default(3e4),
+        timeoutMs: positiveInt().max(MAX_TIMER_MS, { error: TIMER_LIMIT }).default(3e4),
         maxInputChars: positiveInt().default(SURFACES["toolArtifacts.summaryInput"].maxBytes),
         maxOutputTokens: positiveInt().default(2048),
         temperature: z.number().min(0).max(2).default(0.3)
@@ -2433,7 +2447,7 @@ function headroomConfigSchema() {
   schema ??= buildSchema(zod());
   return schema;
 }
-var CONFIG_FILE_NAME, MAX_CONFIG_FILE_BYTES, GIB2, MODEL_REF, schema;
+var CONFIG_FILE_NAME, MAX_CONFIG_FILE_BYTES, GIB2, TIMER_KEYS, TIMER_LIMIT, MODEL_REF, schema;
 var init_config_schema = __esm({
   "extensions/shared/host/config-schema.ts"() {
     "use strict";
@@ -2441,10 +2455,18 @@ var init_config_schema = __esm({
     init_projection();
     init_surfaces();
     init_config_surfaces();
+    init_timers();
     init_zod();
     CONFIG_FILE_NAME = "headroom.json";
     MAX_CONFIG_FILE_BYTES = 1024 * 1024;
     GIB2 = 1024 * 1024 * 1024;
+    TIMER_KEYS = /* @__PURE__ */ new Set([
+      "subagents.idleTimeoutSeconds",
+      "subagents.maxRunSeconds",
+      "subagents.pollThrottleMs",
+      "toolArtifacts.summary.timeoutMs"
+    ]);
+    TIMER_LIMIT = "longer than the longest timer Node and Bun can hold (about 24.8 days)";
     MODEL_REF = /^[^/\s]+\/\S+$/;
   }
 });
@@ -2617,6 +2639,13 @@ function keepValidKeys(raw, file, warnings) {
       }
       const firstIndex = issue.path.findIndex((k) => typeof k === "number");
       const path = firstIndex >= 0 ? issue.path.slice(0, firstIndex) : issue.path;
+      const parent = valueAt(candidate, path.slice(0, -1));
+      if (issue.code === "too_big" && TIMER_KEYS.has(keyPath(path)) && isObject2(parent)) {
+        const limit = Number(issue.maximum);
+        parent[path[path.length - 1]] = limit;
+        warnings.push(`${file}: "${keyPath(path)}": ${issue.message}; clamped to ${limit}`);
+        continue;
+      }
       if (path.length === 0) {
         warnings.push(`${file}: ${issue.message}; the file is ignored`);
         return {};
@@ -6721,7 +6750,7 @@ async function summarize(request, options) {
       timedOut = true;
       controller.abort();
       resolve7("timeout");
-    }, options.timeoutMs);
+    }, clampTimerMs(options.timeoutMs));
   });
   const context = {
     systemPrompt: summarySystemPrompt(request.kind),
@@ -6772,6 +6801,7 @@ var init_summary = __esm({
   "extensions/tool-artifacts/summary.ts"() {
     "use strict";
     init_model_usage();
+    init_timers();
     init_projection();
     init_prompt5();
     KNOWN_CHEAP_MODELS = {
@@ -7193,6 +7223,675 @@ var init_sanitize = __esm({
   }
 });
 
+// extensions/subagents/domain.ts
+function isSettled(state) {
+  return SETTLED_STATES.includes(state);
+}
+function resultKey(id, run2) {
+  return `${id}#${run2}`;
+}
+function childId(sequence) {
+  return `sa-${sequence}`;
+}
+function deriveName(prompt, given) {
+  const source = (given?.trim() || prompt.trim().split("\n")[0] || "task").replace(/\s+/g, " ");
+  return project(source, "subagents.name").text;
+}
+function statusGlyph(state) {
+  switch (state) {
+    case "waiting":
+      return "⧗";
+    case "queued":
+      return "◷";
+    case "starting":
+    case "running":
+      return "●";
+    case "completed":
+      return "✓";
+    case "incomplete":
+      return "◐";
+    case "failed":
+      return "✗";
+    case "cancelled":
+      return "■";
+    case "skipped":
+      return "⊘";
+    case "interrupted":
+      return "↯";
+  }
+}
+function formatDuration(ms) {
+  if (!Number.isFinite(ms) || ms < 0) return "0 ms";
+  if (ms < 1e3) return `${Math.round(ms)} ms`;
+  if (ms < 6e4) return `${(ms / 1e3).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 6e4);
+  const seconds = Math.floor(ms % 6e4 / 1e3);
+  return `${minutes}m ${String(seconds).padStart(2, "0")}s`;
+}
+function orderChoices(models, preferProvider) {
+  const preferred = models.filter((m) => m.provider === preferProvider).map(keyOf);
+  const rest = models.filter((m) => m.provider !== preferProvider).map(keyOf);
+  return [.../* @__PURE__ */ new Set([...preferred.sort(), ...rest.sort()])];
+}
+function resolveModelSpec(spec, pools) {
+  const wanted = spec.trim();
+  const slash = wanted.indexOf("/");
+  const exact = (m) => slash > 0 && m.provider === wanted.slice(0, slash) && m.id === wanted.slice(slash + 1);
+  const usableExact = pools.available.find(exact);
+  if (usableExact) return { ok: true, value: usableExact };
+  const sameId = uniqueModels(pools.available.filter((m) => m.id === wanted));
+  if (sameId.length === 1) return { ok: true, value: sameId[0] };
+  if (sameId.length > 1) {
+    return { ok: false, failure: { reason: "ambiguous", choices: orderChoices(sameId, pools.preferProvider) } };
+  }
+  const knownExact = pools.all.find(exact);
+  if (knownExact) return { ok: true, value: knownExact };
+  const choices = orderChoices(pools.available, pools.preferProvider);
+  const known = pools.all.filter((m) => m.id === wanted);
+  if (known.length > 0) {
+    const providers = [...new Set(known.map((m) => m.provider))].sort();
+    return { ok: false, failure: { reason: "no-credentials", choices, providers } };
+  }
+  return { ok: false, failure: { reason: "unknown", choices } };
+}
+function uniqueModels(models) {
+  const seen = /* @__PURE__ */ new Set();
+  return models.filter((m) => !seen.has(keyOf(m)) && seen.add(keyOf(m)));
+}
+function partitionIds(requested, known) {
+  const set = new Set(known);
+  const seen = /* @__PURE__ */ new Set();
+  const good = [];
+  const bad = [];
+  for (const raw of requested) {
+    const id = raw.trim();
+    if (seen.has(id)) continue;
+    seen.add(id);
+    (set.has(id) ? good : bad).push(id);
+  }
+  return { known: good, unknown: bad };
+}
+function childrenToStart(children, maxConcurrent) {
+  const active = children.filter((c) => c.state === "running" || c.state === "starting").length;
+  const free = Math.max(0, maxConcurrent - active);
+  return children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt).slice(0, free);
+}
+function queuePosition(children, id) {
+  const queued = children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt);
+  return queued.findIndex((c) => c.id === id) + 1;
+}
+function assistantText(message) {
+  if (!message || typeof message !== "object") return "";
+  const m = message;
+  if (m.role !== "assistant" || !Array.isArray(m.content)) return "";
+  return m.content.filter((p) => !!p && p.type === "text" && typeof p.text === "string").map((p) => p.text).join("");
+}
+function lastAssistant(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.role === "assistant")
+      return { text: assistantText(m), stopReason: m.stopReason, errorMessage: m.errorMessage };
+  }
+  return { text: "" };
+}
+function compactArgs(args, maxBytes = TOOL_ARGS_BRIEF_BYTES) {
+  let text;
+  try {
+    text = typeof args === "string" ? args : JSON.stringify(args ?? {});
+  } catch {
+    text = String(args);
+  }
+  return project(String(text).replace(/\s+/g, " "), "subagents.toolArgs", { maxBytes }).text;
+}
+var SETTLED_STATES, CHILD_TOOL_NAMES, SUBAGENT_TOOL_NAMES, THINKING_LEVELS, RECENT_TOOL_CALLS, NAME_MAX_BYTES, TOOL_ARGS_BRIEF_BYTES, keyOf, MODEL_CHOICES_SHOWN, DeliveryLedger;
+var init_domain = __esm({
+  "extensions/subagents/domain.ts"() {
+    "use strict";
+    init_projection();
+    init_surfaces();
+    init_format();
+    SETTLED_STATES = [
+      "completed",
+      "incomplete",
+      "failed",
+      "cancelled",
+      "skipped",
+      "interrupted"
+    ];
+    CHILD_TOOL_NAMES = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+    SUBAGENT_TOOL_NAMES = [
+      "subagent_spawn",
+      "subagent_wait",
+      "subagent_check",
+      "subagent_send",
+      "subagent_cancel",
+      "subagent_list",
+      "subagent_cleanup"
+    ];
+    THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
+    RECENT_TOOL_CALLS = 5;
+    NAME_MAX_BYTES = SURFACES["subagents.name"].maxBytes;
+    TOOL_ARGS_BRIEF_BYTES = SURFACES["subagents.toolArgs"].maxBytes;
+    keyOf = (m) => `${m.provider}/${m.id}`;
+    MODEL_CHOICES_SHOWN = SURFACES["subagents.modelChoices"].maxLines - 1;
+    DeliveryLedger = class {
+      results = /* @__PURE__ */ new Map();
+      add(result) {
+        const existing = this.results.get(result.key);
+        if (existing) return existing;
+        const stored = { ...result, delivery: result.delivery ?? "pending" };
+        this.results.set(result.key, stored);
+        return stored;
+      }
+      get(key) {
+        return this.results.get(key);
+      }
+      /** Latest result of a child (highest run). */
+      latest(id) {
+        let best;
+        for (const r of this.results.values()) if (r.id === id && (!best || r.run > best.run)) best = r;
+        return best;
+      }
+      /** Mark as consumed; false when someone already did (the caller must then not deliver it in full). */
+      claim(key, by) {
+        const r = this.results.get(key);
+        if (r?.delivery !== "pending" && !(r?.delivery === "relayed" && by === "wait")) return false;
+        r.delivery = by;
+        return true;
+      }
+      /** Undo a claim whose delivery failed, so the result is offered again. */
+      release(key) {
+        const r = this.results.get(key);
+        if (r) r.delivery = "pending";
+      }
+      /** Results nobody consumed yet, oldest first. */
+      pending() {
+        return [...this.results.values()].filter((r) => r.delivery === "pending").sort((a, b) => a.settledAt - b.settledAt);
+      }
+      all() {
+        return [...this.results.values()];
+      }
+    };
+  }
+});
+
+// extensions/subagents/prompt.ts
+function label(c) {
+  return `${c.id} "${c.name}"`;
+}
+function asAgent(c) {
+  return c.agent ? ` as ${c.agent}` : "";
+}
+function arrival(c, how) {
+  const wait = `subagent_wait(ids=["${c.id}"])`;
+  if (how === "auto") return `Its result arrives automatically when it finishes, or call ${wait}.`;
+  if (typeof how === "object")
+    return `This is a single-shot run (no UI): if your run would end while it still runs, the run waits for it (at most ${formatDuration(how.settle * 1e3)}, subagents.maxRunSeconds) and its result arrives as a message you answer in one more turn. Call ${wait} to use it sooner.`;
+  const after = how === "single-shot" ? "its partial output is kept and delivered when this session is continued (pi -c)." : "this session has no file, so its output is not kept.";
+  return `This is a single-shot run (no UI): call ${wait} before you finish. A child still running when your run ends is stopped; ${after}`;
+}
+function spawnedText(c, how = "auto") {
+  return `Spawned ${label(c)}${asAgent(c)} on ${c.model} (tools: ${c.tools.join(", ")}; cwd: ${c.cwd}; context: ${c.context}). It runs in the background. ${arrival(c, how)}`;
+}
+function queuedText(c, all, maxConcurrent, how = "auto") {
+  const busy = all.filter((o) => o.state === "running" || o.state === "starting").length;
+  return `Queued ${label(c)}${asAgent(c)}: ${busy} of ${maxConcurrent} slots busy; position ${queuePosition(all, c.id)} in the queue. It starts on ${c.model} when a slot frees. ${arrival(c, how)}`;
+}
+function statusLine(c, now) {
+  if (c.state === "queued") return `${label(c)}: queued — not started yet.`;
+  if (c.state === "waiting") return `${label(c)}: waiting for ${(c.after ?? []).join(", ")} — not started yet.`;
+  const elapsed = formatDuration(now - (c.startedAt ?? c.createdAt));
+  if (c.state === "running" || c.state === "starting") {
+    return `${label(c)}: running for ${elapsed} (${plural(c.turns, "turn")}) — not finished.`;
+  }
+  return `${label(c)}: ${c.state}.`;
+}
+function resultHeader(c, state, run2) {
+  const took = c.startedAt && c.endedAt ? ` in ${formatDuration(c.endedAt - c.startedAt)}` : "";
+  const runNote = run2 > 1 ? `, run ${run2}` : "";
+  return `── ${label(c)}${asAgent(c)} ${state}${took} (${plural(c.turns, "turn")}${runNote}, ${c.model}) ──`;
+}
+function alreadyDeliveredLine(c, by, artifactPath) {
+  const where = by === "auto" ? "delivered to you automatically earlier" : "returned by an earlier subagent_wait";
+  const full = artifactPath ? `full text: ${artifactPath}` : "it was shown in full there";
+  return `${label(c)}: ${c.state} — ${where}; ${full}.`;
+}
+function noRoomLine(c, bytes, lines, path) {
+  return `${label(c)}: ${c.state} — ${formatCount(bytes)} bytes, ${formatCount(lines)} lines; no room left in this batch. Full text stored at ${path} — read it with read(path="${path}", offset=1, limit=${Math.min(lines, 200)}).`;
+}
+function noRoomUnsavedLine(c, bytes, error) {
+  return `${label(c)}: ${c.state} — ${formatCount(bytes)} bytes; no room left in this batch and the full text could not be stored (${error}). Call subagent_wait(ids=["${c.id}"]) alone to receive it.`;
+}
+function waitTimeoutHeader(seconds, finished, total) {
+  return `Timed out after ${seconds} s: ${finished} of ${total} finished. The others keep running.`;
+}
+function waitTimeoutClampedNote(asked, limit) {
+  return `(timeout_s ${asked} is longer than the longest wait possible, ${limit} s (about 24.8 days); waited at most that long.)`;
+}
+function waitAbortedHeader(finished, total) {
+  return `Waiting was interrupted: ${finished} of ${total} finished. The others keep running.`;
+}
+function waitProgress(children, now) {
+  const parts = children.map(
+    (c) => c.state === "running" || c.state === "starting" ? `${c.id} running ${formatDuration(now - (c.startedAt ?? now))}` : `${c.id} ${c.state}`
+  );
+  return `Waiting for ${plural(children.length, "subagent")}: ${parts.join(", ")}`;
+}
+function autoDeliveryHeader(count2) {
+  return count2 === 1 ? "[Subagent result — delivered automatically when the child finished]" : `[${count2} subagent results — delivered automatically, together, after your run ended]`;
+}
+function failedResultText(state, error, partial) {
+  const head = state === "cancelled" ? `Cancelled: ${error}` : state === "incomplete" ? `Incomplete: ${error}` : `Error: ${error}`;
+  partial = partial.trimEnd();
+  return partial.length > 0 ? `${head}
+
+Partial output before it stopped:
+${partial}` : `${head}
+
+(No output before it stopped.)`;
+}
+function restoredSendError(c) {
+  return `${label(c)} ran in an earlier process and left no session file to continue from; spawn a new child with what it needs.`;
+}
+function missingCwdError(c) {
+  return `${label(c)} cannot continue: its working directory ${c.cwd} is gone; spawn a new child with what it needs.`;
+}
+function missingSessionFileError(c, path) {
+  return `${label(c)} cannot continue: its session file ${path} is gone; spawn a new child with what it needs.`;
+}
+function missingStoredText(bytes) {
+  return `[the full text (${bytes} bytes) is no longer in the artifact store]`;
+}
+function interruptedResultText(c, started, partial, sessionFile) {
+  if (!started) return `Interrupted: ${NEVER_STARTED}; nothing ran. Spawn a new child with the same task to run it.`;
+  const head = `Interrupted: ${INTERRUPTED_BY_EXIT}. subagent_send(id="${c.id}", text=…) continues it on its own transcript.`;
+  const where = sessionFile ? ` (its session file: ${sessionFile})` : "";
+  if (!partial.ok) return `${head}
+
+(Its session file could not be read: ${partial.reason}.)`;
+  const text = partial.text.trimEnd();
+  return text.length > 0 ? `${head}
+
+Partial output before it stopped${where}:
+${text}` : `${head}
+
+(No output before it stopped${where}.)`;
+}
+function watchdogError(model, seconds) {
+  return `no output from model ${model} for ${seconds} s (watchdog); the child was stopped. Retry with subagent_send, choose another model, or raise subagents.idleTimeoutSeconds.`;
+}
+function maxRunTimeError(seconds) {
+  return `stopped after the maximum run time of ${seconds} s (subagents.maxRunSeconds); use subagent_send to continue it.`;
+}
+function maxTurnsReason(maxTurns) {
+  return `stopped after its maxTurns of ${maxTurns} while it still had work to do; use subagent_send to continue it.`;
+}
+function outputLimitReason() {
+  return "its last reply stopped at the model's output limit (stopReason length), so the answer is cut off; use subagent_send to ask for the rest.";
+}
+function emptyAnswerNote() {
+  return "(The child finished without a text answer.)";
+}
+function unknownIdsError(unknown, known) {
+  const which = unknown.length === 1 ? `Unknown subagent id ${unknown[0]}` : `Unknown subagent ids ${unknown.join(", ")}`;
+  return known.length > 0 ? `${which}; known: ${known.join(", ")}.` : `${which}; no subagents were spawned in this session.`;
+}
+function queuedSendError(c) {
+  const where = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : "queued";
+  return `${label(c)} is ${where} and has not started; its prompt will run first. Send your message once it runs.`;
+}
+function steeredText(c) {
+  return `Sent to ${label(c)}; it reads the message after its current step.`;
+}
+function rerunText(c, how = "auto") {
+  const started = `${label(c)} started run ${c.run} on its transcript`;
+  return how === "auto" ? `${started}; its result arrives like the first.` : `${started}. ${arrival(c, how)}`;
+}
+function cancelHeader(count2) {
+  return count2 === 1 ? "Cancelled 1 subagent. Its partial output:" : `Cancelled ${count2} subagents. Partial output of each:`;
+}
+function alreadySettledCancelLine(c) {
+  return `${label(c)}: already ${c.state}; nothing to cancel.`;
+}
+function listLine(c, now, glyph2) {
+  const since = c.startedAt ?? c.createdAt;
+  const elapsed = formatDuration((c.endedAt ?? now) - since);
+  const ctx = c.contextTokens !== void 0 ? ` · ctx ${formatCount(c.contextTokens)} tok` : "";
+  const agent = c.agent ? ` · agent ${c.agent}` : "";
+  const state = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : c.state;
+  return `${glyph2} ${label(c)} ${state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${agent}${ctx}`;
+}
+function checkText(c, now, recentOutput) {
+  const since = c.startedAt ?? c.createdAt;
+  const lines = [
+    c.state === "waiting" ? `${label(c)} — waiting for ${(c.after ?? []).join(", ")} (it starts when they settle, its task opening with their results)` : `${label(c)} — ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
+    `${c.agent ? `agent ${c.agent} · ` : ""}model ${c.model} · run ${c.run} · ${plural(c.turns, "turn")} · ${plural(c.outputTokens, "output token")}` + (c.contextTokens !== void 0 && c.contextWindow ? ` · context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens` : "")
+  ];
+  if (c.sessionFile) lines.push(`session file: ${c.sessionFile}`);
+  if (c.error) lines.push(`error: ${c.error}`);
+  if (c.recentTools.length > 0) {
+    lines.push("last tool calls:");
+    for (const t of c.recentTools) lines.push(`  ${t.isError ? "✗" : "·"} ${t.name} ${t.args}`);
+  }
+  lines.push(recentOutput.length > 0 ? `recent output:
+${recentOutput}` : "recent output: (none yet)");
+  return lines.join("\n");
+}
+function settleDeliveryHeader(count2) {
+  return count2 === 1 ? "[Subagent result — your run waited for the child before ending; answer with it now]" : `[${count2} subagent results — your run waited for the children before ending; answer with them now]`;
+}
+function settleCutError(seconds) {
+  return `the single-shot run stopped waiting after ${seconds} s (subagents.maxRunSeconds); use subagent_send to continue it.`;
+}
+function rosterHeader(running, queued, owed) {
+  const parts = [
+    running > 0 ? `${running} running` : "",
+    queued > 0 ? `${queued} queued` : "",
+    owed > 0 ? `${plural(owed, "result")} not yet received` : ""
+  ].filter(Boolean);
+  return `[Subagents after the compaction — still yours, whatever the summary says: ${parts.join(", ")}. Each result reaches you once, as a message when the child finishes; subagent_wait(ids=[…]) blocks for them, subagent_check(id) shows progress. Do not spawn the same work again.]`;
+}
+function rosterLine(c, now, brief2, owed) {
+  const since = (t) => formatDuration(now - (t ?? c.createdAt));
+  const state = c.state === "running" || c.state === "starting" ? `running for ${since(c.startedAt)}` : c.state === "queued" ? `queued for ${since(c.queuedAt)}` : `${c.state} ${since(c.endedAt)} ago${owed ? ", result not yet received" : ""}`;
+  return `- ${label(c)}${asAgent(c)}: ${state}${c.run > 1 ? ` (run ${c.run})` : ""} — task: ${brief2}`;
+}
+function restoredNote(count2) {
+  return `[${plural(count2, "subagent result")} from before the session was reloaded or resumed]`;
+}
+function configWarning(warning) {
+  return `subagents: ${warning}`;
+}
+var TOOL_TEXT, CHILD_SYSTEM_APPEND, NOTHING_TO_WAIT_FOR, NO_CHILDREN, EMPTY_PROMPT_ERROR, SHUT_DOWN_ERROR, PROVIDER_ERROR, ABORTED, STOPPED_BEFORE_START, EMPTY_SEND_TEXT_ERROR, CANCELLED_BY_PARENT, CANCELLED_IN_VIEW, INTERRUPTED_BY_EXIT, NEVER_STARTED, INTERRUPTED_BY_SHUTDOWN, SETTLE_INTERRUPTED, ROSTER_MESSAGE_TYPE;
+var init_prompt6 = __esm({
+  "extensions/subagents/prompt.ts"() {
+    "use strict";
+    init_domain();
+    TOOL_TEXT = {
+      spawn: {
+        label: "Spawn subagent",
+        description: "Start a subagent: a separate Pi agent with its own context that works on `prompt` in the background. Returns at once with the child's id. Its final answer reaches you automatically when it finishes (or call subagent_wait). In a single-shot run without UI (print or json mode), its result says whether your run waits for it or you must call subagent_wait before you finish. Long answers arrive as head + tail with the full text stored in a file you can read. Children outlive compaction, session switches and reload; each result arrives once, in this session. After a crash a child is reported interrupted; subagent_send resumes it.",
+        snippet: "Start a background subagent on a self-contained task; its result comes back to you",
+        prompt: 'The complete task for the child. It sees nothing of your conversation unless context is "fork".',
+        name: "Short title shown in lists (optional).",
+        model: "Model as provider/id, or a bare id if unambiguous (optional; default: your model).",
+        tools: "Tool names the child may use (optional; default: read, bash, edit, write, grep, find, ls).",
+        cwd: "Working directory of the child (optional; must exist; default: yours).",
+        thinking: "Thinking level: off, minimal, low, medium, high, xhigh (optional).",
+        context: '"fresh" (default): the child starts from the prompt alone. "fork": it starts from your conversation.',
+        isolation: '"worktree": the child works in its own new git worktree of your repository (from HEAD, on its own branch, outside your tree; your uncommitted changes are not in it); its result starts with what it changed and a patch file you can read or git apply. "none" (default): it works in your tree.',
+        outputSchema: "A JSON Schema (object) the child's answer must end with a matching JSON value for; it is told the schema, gets one correction turn, and you receive the validated JSON (or the errors when it never complied)."
+      },
+      wait: {
+        label: "Wait for subagents",
+        description: 'Wait for subagents to finish and return their results. ids omitted = every child whose result you have not received yet. mode "all" (default) waits for all, "any" for the first. A timeout returns what finished plus the status of the rest; the others keep running.',
+        ids: 'Child ids, e.g. ["sa-1"] (optional).',
+        timeout: "Give up waiting after this many seconds (optional).",
+        mode: '"all" (default) or "any".'
+      },
+      check: {
+        label: "Check subagent",
+        description: "Status of one subagent (state, model, turns, elapsed, context use), its last tool calls and the recent end of its output.",
+        id: 'Child id, e.g. "sa-1".'
+      },
+      send: {
+        label: "Message subagent",
+        description: "Send text to a subagent: steers it while it runs, or starts a new run on its transcript once it has settled (also a child from before this session was resumed; the new result arrives like the first).",
+        id: "Child id.",
+        text: "The message for the child (not empty)."
+      },
+      cancel: {
+        label: "Cancel subagents",
+        description: "Stop subagents; returns each one's partial output.",
+        ids: "Child ids to stop."
+      },
+      list: {
+        label: "List subagents",
+        description: "One line per subagent of this session: state, title, model, elapsed."
+      },
+      cleanup: {
+        label: "Remove subagent worktrees",
+        description: 'Remove the git worktrees (and branches) of settled isolation "worktree" children once you have their work. A worktree whose changes are not in your working tree yet is kept unless discard is true; the patch file stays in the artifact store either way.',
+        ids: 'Child ids, e.g. ["sa-1"].',
+        discard: "Remove even when its changes are not in your working tree (default false)."
+      }
+    };
+    CHILD_SYSTEM_APPEND = "You work on your own task in a separate session with your own tools. Your last message is your result: write it complete and self-contained, because it is what gets reported.";
+    NOTHING_TO_WAIT_FOR = "No subagent results are outstanding: every child's result was already received.";
+    NO_CHILDREN = "No subagents in this session yet.";
+    EMPTY_PROMPT_ERROR = "prompt must not be empty: give the child its complete task.";
+    SHUT_DOWN_ERROR = "the session is shutting down; no new subagents can start.";
+    PROVIDER_ERROR = "the model provider returned an error";
+    ABORTED = "aborted";
+    STOPPED_BEFORE_START = "stopped before it started";
+    EMPTY_SEND_TEXT_ERROR = 'text must not be empty: pass the message for the child, e.g. subagent_send(id="sa-1", text="Also cover the error paths.").';
+    CANCELLED_BY_PARENT = "stopped by subagent_cancel";
+    CANCELLED_IN_VIEW = "cancelled by the user in /subagents";
+    INTERRUPTED_BY_EXIT = "the parent's process ended while the child was running";
+    NEVER_STARTED = "the parent's process ended before the child started (it was queued)";
+    INTERRUPTED_BY_SHUTDOWN = "the parent session shut down or reloaded while the child was running";
+    SETTLE_INTERRUPTED = "the single-shot run was interrupted (Ctrl-C) while it waited for the child";
+    ROSTER_MESSAGE_TYPE = "subagent-roster";
+  }
+});
+
+// extensions/subagents/prompt-checkable.ts
+function notARepositoryError(reason) {
+  return `isolation "worktree" is not possible: ${reason}. No child was started. Spawn without isolation (it then works in your tree), or run git init and commit first.`;
+}
+function worktreeFailedError(reason) {
+  return `isolation "worktree" failed: ${reason}. No child was started; fix that or spawn without isolation.`;
+}
+function badIsolationError(value) {
+  return `Unknown isolation ${JSON.stringify(value)}; use "worktree" or "none".`;
+}
+function badOutputSchemaError(reason) {
+  return `output_schema cannot be used: ${reason}. No child was started; pass a JSON Schema object.`;
+}
+function isolationNote(w) {
+  const carried = w.parentUncommitted > 0 ? `Your ${plural(w.parentUncommitted, "uncommitted change")} (staged, unstaged or untracked) are NOT in it: commit first if the child needs them.` : "Your working tree had no uncommitted changes, so the child sees exactly your files.";
+  return `Isolated: it works in a new git worktree ${w.path} on branch ${w.branch}, created from HEAD ${shortHash(w.base, COMMIT_ID_HEX)} of ${w.repoTop}. ${carried} Your tree and index are not touched; its result starts with what it changed.`;
+}
+function structuredNote() {
+  return "Its answer must end with JSON valid against output_schema (one correction turn); you get the validated JSON.";
+}
+function outputSchemaInstruction(schemaText) {
+  return "\n\n---\nAnswer format (required): end your final message with one JSON value that validates against this JSON Schema — as a ```json fenced block or bare JSON, as the very last thing in the message, nothing after it:\n```json\n" + schemaText + "\n```";
+}
+function outputSchemaCorrection(found, errors, schemaText) {
+  const what = found ? `Your final JSON does not validate against the required JSON Schema:
+${errors.map((e) => `- ${e}`).join("\n")}` : "Your final message does not end with a JSON value.";
+  return `${what}
+Reply now with only the corrected JSON value (no prose), valid against this schema:
+\`\`\`json
+` + schemaText + "\n```";
+}
+function patternTimedOut(pattern, timeoutMs) {
+  return `the pattern ${JSON.stringify(pattern)} did not finish matching within ${timeoutMs} ms (it backtracks catastrophically); rewrite it without nested quantifiers`;
+}
+function patternProbeFailed() {
+  return "the output_schema patterns could not be checked (the checking thread failed); the answer is not validated";
+}
+function invalidOutputText(reasons, corrections, raw) {
+  const after = corrections > 0 ? "after one correction turn" : "and the correction turn could not run";
+  return `Invalid structured output: the answer does not end with JSON valid against output_schema ${after}.
+Errors:
+${reasons.map((e) => `- ${e}`).join("\n")}
+
+Raw answer:
+${raw}`;
+}
+function correctionFailed(error) {
+  return `the correction turn failed: ${error}`;
+}
+function moreChangedFiles(omitted) {
+  return `  … and ${plural(omitted, "more file")} (all in the patch)`;
+}
+function fileLine(f) {
+  const mark = f.status === "added" ? "A" : f.status === "deleted" ? "D" : "M";
+  const counts = f.added === void 0 ? "binary" : `+${formatCount(f.added)} −${formatCount(f.removed ?? 0)}`;
+  const tail = ` (${counts})`;
+  return `  ${mark} ${project(stripControls(f.path).replace(/[\n\t]/g, " "), "subagents.changedFiles", { maxBytes: CHANGED_FILE_LINE_BYTES - 4 - utf8ByteLength(tail), maxLines: 1 }).text}${tail}`;
+}
+function changesText(o) {
+  const added = o.files.reduce((n2, f) => n2 + (f.added ?? 0), 0);
+  const removed = o.files.reduce((n2, f) => n2 + (f.removed ?? 0), 0);
+  const lines = [
+    `Changes in worktree ${o.worktree} (branch ${o.branch}, from ${shortHash(o.base, COMMIT_ID_HEX)}): ${plural(o.files.length, "file")} changed, +${formatCount(added)} −${formatCount(removed)}` + (o.commits > 0 ? `, ${plural(o.commits, "commit")} on the branch` : "") + "."
+  ];
+  if (o.files.length > 0) {
+    lines.push(project(o.files.map(fileLine), "subagents.changedFiles", { more: moreChangedFiles }).text);
+  }
+  if (o.patch?.ok) {
+    lines.push(
+      `Patch of everything it changed (untracked files included): ${o.patch.path} — read it, or take it with git -C ${o.repoTop} apply ${o.patch.path} (add --check to try first).`
+    );
+  } else {
+    const why = o.patch ? `the patch could not be stored (${o.patch.error})` : "no patch was stored";
+    lines.push(
+      `${why}; see the changes with git -C ${o.worktree} status and git -C ${o.worktree} diff ${shortHash(o.base, COMMIT_ID_HEX)}.`
+    );
+  }
+  lines.push(`The worktree is kept until you remove it: subagent_cleanup(ids=["${o.id}"]).`);
+  return lines.join("\n");
+}
+function noChangesText(worktree, removed) {
+  return removed.ok ? `No changes in its worktree; the worktree ${worktree} and its branch were removed.` : `No changes in its worktree, but removing ${worktree} failed (${removed.error}); it is kept.`;
+}
+function changesUnknownText(worktree, error) {
+  return `Could not determine what it changed (${error}); its worktree ${worktree} is kept. Inspect it with git -C ${worktree} status.`;
+}
+function concludeFailedNote(error) {
+  return `[could not summarise this child's changes: ${error instanceof Error ? error.message : String(error)}]`;
+}
+function recreatedWorktreeNote(path, base) {
+  return `its worktree ${path} was re-created from HEAD ${shortHash(base, COMMIT_ID_HEX)}`;
+}
+function cleanupLine(c, outcome) {
+  switch (outcome.kind) {
+    case "removed": {
+      const why = outcome.why === "no-changes" ? "it had no changes" : outcome.why === "in-tree" ? "its changes are in your working tree" : `discarded ${plural(outcome.files, "changed file")} as asked`;
+      const patch = outcome.patchPath ? `; its patch stays at ${outcome.patchPath}` : "";
+      return `${label(c)}: worktree and branch removed (${why})${patch}.`;
+    }
+    case "kept":
+      return `${label(c)}: kept — its changes (${plural(outcome.files, "file")}) are not in your working tree yet. ` + (outcome.patchPath ? `Apply ${outcome.patchPath} with git -C ${outcome.repoTop} apply, ` : "Merge its branch ") + "then clean up again, or pass discard: true to remove it anyway.";
+    case "not-isolated":
+      return `${label(c)}: not isolated; nothing to remove.`;
+    case "already-removed":
+      return `${label(c)}: its worktree was already removed.`;
+    case "running":
+      return `${label(c)}: still running; cancel it or wait for it first.`;
+    case "failed":
+      return `${label(c)}: could not clean up: ${outcome.error}`;
+  }
+}
+var COMMIT_ID_HEX, OUTPUT_SCHEMA_REMINDER, VERDICT_VALID, VERDICT_INVALID, NO_JSON_FOUND, CHANGED_FILES_SHOWN, CHANGED_FILE_LINE_BYTES, PATCH_NOT_UTF8, CLEANUP_NOTHING;
+var init_prompt_checkable = __esm({
+  "extensions/subagents/prompt-checkable.ts"() {
+    "use strict";
+    init_projection();
+    init_surfaces();
+    init_format();
+    init_sanitize();
+    init_utf8();
+    init_domain();
+    init_prompt6();
+    COMMIT_ID_HEX = 12;
+    OUTPUT_SCHEMA_REMINDER = "\n\n(As before: end your final message with one JSON value valid against the output schema of your task.)";
+    VERDICT_VALID = "output valid";
+    VERDICT_INVALID = "output INVALID";
+    NO_JSON_FOUND = "the answer does not end with a JSON value";
+    CHANGED_FILES_SHOWN = SURFACES["subagents.changedFiles"].maxLines - 1;
+    CHANGED_FILE_LINE_BYTES = Math.floor(
+      SURFACES["subagents.changedFiles"].maxBytes / SURFACES["subagents.changedFiles"].maxLines
+    );
+    PATCH_NOT_UTF8 = "it holds bytes that are not UTF-8 (a file in another encoding), and the artifact store keeps text only";
+    CLEANUP_NOTHING = "No ids given: pass the ids of isolated children to remove their worktrees.";
+  }
+});
+
+// extensions/subagents/checkable/pattern-probe.ts
+function schemaPatterns(schema2) {
+  const found = /* @__PURE__ */ new Set();
+  const stack = [schema2];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (!node || typeof node !== "object") continue;
+    if (Array.isArray(node)) {
+      stack.push(...node);
+      continue;
+    }
+    for (const [key, value] of Object.entries(node)) {
+      if (DATA_KEYS.has(key)) continue;
+      if (key === "pattern" && typeof value === "string") found.add(value);
+      else if (key === "patternProperties" && value && typeof value === "object") {
+        for (const p of Object.keys(value)) found.add(p);
+        stack.push(value);
+      } else stack.push(value);
+    }
+  }
+  return [...found];
+}
+function valueStrings(value) {
+  const found = /* @__PURE__ */ new Set();
+  const stack = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node === "string") found.add(node);
+    else if (Array.isArray(node)) stack.push(...node);
+    else if (node && typeof node === "object") {
+      for (const [key, v] of Object.entries(node)) {
+        found.add(key);
+        stack.push(v);
+      }
+    }
+  }
+  return [...found];
+}
+function probePatterns(patterns, strings, timeoutMs = PATTERN_PROBE_TIMEOUT_MS) {
+  if (patterns.length === 0 || strings.length === 0) return Promise.resolve({ ok: true });
+  return new Promise((resolve7) => {
+    let worker;
+    try {
+      worker = new import_node_worker_threads2.Worker(PATTERN_THREAD_URL, {
+        workerData: { patterns, strings },
+        resourceLimits: { maxOldGenerationSizeMb: PATTERN_PROBE_HEAP_MB }
+      });
+    } catch {
+      resolve7({ ok: false, failed: true });
+      return;
+    }
+    let at = 0;
+    let settled = false;
+    const finish2 = (outcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      worker.terminate().catch(() => void 0);
+      resolve7(outcome);
+    };
+    const timer = setTimeout(() => finish2({ ok: false, pattern: patterns[at] ?? "", timeoutMs }), timeoutMs);
+    worker.on("message", (m) => {
+      if (typeof m?.at === "number") at = m.at;
+      else if (m?.done === true) finish2({ ok: true });
+    });
+    worker.on("error", () => finish2({ ok: false, failed: true }));
+    worker.on("exit", () => finish2({ ok: false, failed: true }));
+  });
+}
+var import_node_worker_threads2, PATTERN_PROBE_TIMEOUT_MS, PATTERN_PROBE_HEAP_MB, PATTERN_THREAD_URL, DATA_KEYS;
+var init_pattern_probe = __esm({
+  "extensions/subagents/checkable/pattern-probe.ts"() {
+    "use strict";
+    import_node_worker_threads2 = require("node:worker_threads");
+    PATTERN_PROBE_TIMEOUT_MS = 2e3;
+    PATTERN_PROBE_HEAP_MB = 64;
+    PATTERN_THREAD_URL = new URL("./pattern-thread.js", __bundleUrl);
+    DATA_KEYS = /* @__PURE__ */ new Set(["enum", "const", "default", "examples"]);
+  }
+});
+
 // extensions/subagents/checkable/schema.ts
 function errorsOf(validator, value) {
   try {
@@ -7304,6 +8003,20 @@ function extractTrailingJson(answer) {
   }
   return { ok: false };
 }
+async function checkAnswerBounded(schema2, answer, timeoutMs) {
+  const patterns = schemaPatterns(schema2.schema);
+  if (patterns.length > 0) {
+    const extracted = extractTrailingJson(answer);
+    if (!extracted.ok) return { ok: false, found: false, errors: [] };
+    const probe = await probePatterns(patterns, valueStrings(extracted.value), timeoutMs);
+    if (!probe.ok) {
+      const message = "pattern" in probe ? patternTimedOut(probe.pattern, probe.timeoutMs) : patternProbeFailed();
+      const errors = [formatError({ message })];
+      return { ok: false, found: true, value: extracted.value, raw: extracted.raw, errors };
+    }
+  }
+  return checkAnswer(schema2, answer);
+}
 function checkAnswer(schema2, answer) {
   const extracted = extractTrailingJson(answer);
   if (!extracted.ok) return { ok: false, found: false, errors: [] };
@@ -7319,6 +8032,8 @@ var init_schema = __esm({
     init_projection();
     init_surfaces();
     init_tokens();
+    init_prompt_checkable();
+    init_pattern_probe();
     OUTPUT_SCHEMA_MAX_BYTES = SURFACES["subagents.outputSchema"].maxBytes;
     SCHEMA_ERRORS_SHOWN = SURFACES["subagents.schemaErrors"].maxLines;
     SCHEMA_ERROR_MAX_BYTES = Math.floor(SURFACES["subagents.schemaErrors"].maxBytes / SCHEMA_ERRORS_SHOWN);
@@ -7672,455 +8387,6 @@ var init_home = __esm({
     "use strict";
     import_pi_coding_agent4 = require("@mariozechner/pi-coding-agent");
     HOMES = /* @__PURE__ */ Symbol.for("pi-context-headroom.subagents.homes");
-  }
-});
-
-// extensions/subagents/domain.ts
-function isSettled(state) {
-  return SETTLED_STATES.includes(state);
-}
-function resultKey(id, run2) {
-  return `${id}#${run2}`;
-}
-function childId(sequence) {
-  return `sa-${sequence}`;
-}
-function deriveName(prompt, given) {
-  const source = (given?.trim() || prompt.trim().split("\n")[0] || "task").replace(/\s+/g, " ");
-  return project(source, "subagents.name").text;
-}
-function statusGlyph(state) {
-  switch (state) {
-    case "waiting":
-      return "⧗";
-    case "queued":
-      return "◷";
-    case "starting":
-    case "running":
-      return "●";
-    case "completed":
-      return "✓";
-    case "incomplete":
-      return "◐";
-    case "failed":
-      return "✗";
-    case "cancelled":
-      return "■";
-    case "skipped":
-      return "⊘";
-    case "interrupted":
-      return "↯";
-  }
-}
-function formatDuration(ms) {
-  if (!Number.isFinite(ms) || ms < 0) return "0 ms";
-  if (ms < 1e3) return `${Math.round(ms)} ms`;
-  if (ms < 6e4) return `${(ms / 1e3).toFixed(1)} s`;
-  const minutes = Math.floor(ms / 6e4);
-  const seconds = Math.floor(ms % 6e4 / 1e3);
-  return `${minutes}m ${String(seconds).padStart(2, "0")}s`;
-}
-function orderChoices(models, preferProvider) {
-  const preferred = models.filter((m) => m.provider === preferProvider).map(keyOf);
-  const rest = models.filter((m) => m.provider !== preferProvider).map(keyOf);
-  return [.../* @__PURE__ */ new Set([...preferred.sort(), ...rest.sort()])];
-}
-function resolveModelSpec(spec, pools) {
-  const wanted = spec.trim();
-  const slash = wanted.indexOf("/");
-  const exact = (m) => slash > 0 && m.provider === wanted.slice(0, slash) && m.id === wanted.slice(slash + 1);
-  const usableExact = pools.available.find(exact);
-  if (usableExact) return { ok: true, value: usableExact };
-  const sameId = uniqueModels(pools.available.filter((m) => m.id === wanted));
-  if (sameId.length === 1) return { ok: true, value: sameId[0] };
-  if (sameId.length > 1) {
-    return { ok: false, failure: { reason: "ambiguous", choices: orderChoices(sameId, pools.preferProvider) } };
-  }
-  const knownExact = pools.all.find(exact);
-  if (knownExact) return { ok: true, value: knownExact };
-  const choices = orderChoices(pools.available, pools.preferProvider);
-  const known = pools.all.filter((m) => m.id === wanted);
-  if (known.length > 0) {
-    const providers = [...new Set(known.map((m) => m.provider))].sort();
-    return { ok: false, failure: { reason: "no-credentials", choices, providers } };
-  }
-  return { ok: false, failure: { reason: "unknown", choices } };
-}
-function uniqueModels(models) {
-  const seen = /* @__PURE__ */ new Set();
-  return models.filter((m) => !seen.has(keyOf(m)) && seen.add(keyOf(m)));
-}
-function partitionIds(requested, known) {
-  const set = new Set(known);
-  const seen = /* @__PURE__ */ new Set();
-  const good = [];
-  const bad = [];
-  for (const raw of requested) {
-    const id = raw.trim();
-    if (seen.has(id)) continue;
-    seen.add(id);
-    (set.has(id) ? good : bad).push(id);
-  }
-  return { known: good, unknown: bad };
-}
-function childrenToStart(children, maxConcurrent) {
-  const active = children.filter((c) => c.state === "running" || c.state === "starting").length;
-  const free = Math.max(0, maxConcurrent - active);
-  return children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt).slice(0, free);
-}
-function queuePosition(children, id) {
-  const queued = children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt);
-  return queued.findIndex((c) => c.id === id) + 1;
-}
-function assistantText(message) {
-  if (!message || typeof message !== "object") return "";
-  const m = message;
-  if (m.role !== "assistant" || !Array.isArray(m.content)) return "";
-  return m.content.filter((p) => !!p && p.type === "text" && typeof p.text === "string").map((p) => p.text).join("");
-}
-function lastAssistant(messages) {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i];
-    if (m?.role === "assistant")
-      return { text: assistantText(m), stopReason: m.stopReason, errorMessage: m.errorMessage };
-  }
-  return { text: "" };
-}
-function compactArgs(args, maxBytes = TOOL_ARGS_BRIEF_BYTES) {
-  let text;
-  try {
-    text = typeof args === "string" ? args : JSON.stringify(args ?? {});
-  } catch {
-    text = String(args);
-  }
-  return project(String(text).replace(/\s+/g, " "), "subagents.toolArgs", { maxBytes }).text;
-}
-var SETTLED_STATES, CHILD_TOOL_NAMES, SUBAGENT_TOOL_NAMES, THINKING_LEVELS, RECENT_TOOL_CALLS, NAME_MAX_BYTES, TOOL_ARGS_BRIEF_BYTES, keyOf, MODEL_CHOICES_SHOWN, DeliveryLedger;
-var init_domain = __esm({
-  "extensions/subagents/domain.ts"() {
-    "use strict";
-    init_projection();
-    init_surfaces();
-    init_format();
-    SETTLED_STATES = [
-      "completed",
-      "incomplete",
-      "failed",
-      "cancelled",
-      "skipped",
-      "interrupted"
-    ];
-    CHILD_TOOL_NAMES = ["read", "bash", "edit", "write", "grep", "find", "ls"];
-    SUBAGENT_TOOL_NAMES = [
-      "subagent_spawn",
-      "subagent_wait",
-      "subagent_check",
-      "subagent_send",
-      "subagent_cancel",
-      "subagent_list",
-      "subagent_cleanup"
-    ];
-    THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
-    RECENT_TOOL_CALLS = 5;
-    NAME_MAX_BYTES = SURFACES["subagents.name"].maxBytes;
-    TOOL_ARGS_BRIEF_BYTES = SURFACES["subagents.toolArgs"].maxBytes;
-    keyOf = (m) => `${m.provider}/${m.id}`;
-    MODEL_CHOICES_SHOWN = SURFACES["subagents.modelChoices"].maxLines - 1;
-    DeliveryLedger = class {
-      results = /* @__PURE__ */ new Map();
-      add(result) {
-        const existing = this.results.get(result.key);
-        if (existing) return existing;
-        const stored = { ...result, delivery: result.delivery ?? "pending" };
-        this.results.set(result.key, stored);
-        return stored;
-      }
-      get(key) {
-        return this.results.get(key);
-      }
-      /** Latest result of a child (highest run). */
-      latest(id) {
-        let best;
-        for (const r of this.results.values()) if (r.id === id && (!best || r.run > best.run)) best = r;
-        return best;
-      }
-      /** Mark as consumed; false when someone already did (the caller must then not deliver it in full). */
-      claim(key, by) {
-        const r = this.results.get(key);
-        if (r?.delivery !== "pending" && !(r?.delivery === "relayed" && by === "wait")) return false;
-        r.delivery = by;
-        return true;
-      }
-      /** Undo a claim whose delivery failed, so the result is offered again. */
-      release(key) {
-        const r = this.results.get(key);
-        if (r) r.delivery = "pending";
-      }
-      /** Results nobody consumed yet, oldest first. */
-      pending() {
-        return [...this.results.values()].filter((r) => r.delivery === "pending").sort((a, b) => a.settledAt - b.settledAt);
-      }
-      all() {
-        return [...this.results.values()];
-      }
-    };
-  }
-});
-
-// extensions/subagents/prompt.ts
-function label(c) {
-  return `${c.id} "${c.name}"`;
-}
-function asAgent(c) {
-  return c.agent ? ` as ${c.agent}` : "";
-}
-function arrival(c, how) {
-  const wait = `subagent_wait(ids=["${c.id}"])`;
-  if (how === "auto") return `Its result arrives automatically when it finishes, or call ${wait}.`;
-  if (typeof how === "object")
-    return `This is a single-shot run (no UI): if your run would end while it still runs, the run waits for it (at most ${formatDuration(how.settle * 1e3)}, subagents.maxRunSeconds) and its result arrives as a message you answer in one more turn. Call ${wait} to use it sooner.`;
-  const after = how === "single-shot" ? "its partial output is kept and delivered when this session is continued (pi -c)." : "this session has no file, so its output is not kept.";
-  return `This is a single-shot run (no UI): call ${wait} before you finish. A child still running when your run ends is stopped; ${after}`;
-}
-function spawnedText(c, how = "auto") {
-  return `Spawned ${label(c)}${asAgent(c)} on ${c.model} (tools: ${c.tools.join(", ")}; cwd: ${c.cwd}; context: ${c.context}). It runs in the background. ${arrival(c, how)}`;
-}
-function queuedText(c, all, maxConcurrent, how = "auto") {
-  const busy = all.filter((o) => o.state === "running" || o.state === "starting").length;
-  return `Queued ${label(c)}${asAgent(c)}: ${busy} of ${maxConcurrent} slots busy; position ${queuePosition(all, c.id)} in the queue. It starts on ${c.model} when a slot frees. ${arrival(c, how)}`;
-}
-function statusLine(c, now) {
-  if (c.state === "queued") return `${label(c)}: queued — not started yet.`;
-  if (c.state === "waiting") return `${label(c)}: waiting for ${(c.after ?? []).join(", ")} — not started yet.`;
-  const elapsed = formatDuration(now - (c.startedAt ?? c.createdAt));
-  if (c.state === "running" || c.state === "starting") {
-    return `${label(c)}: running for ${elapsed} (${plural(c.turns, "turn")}) — not finished.`;
-  }
-  return `${label(c)}: ${c.state}.`;
-}
-function resultHeader(c, state, run2) {
-  const took = c.startedAt && c.endedAt ? ` in ${formatDuration(c.endedAt - c.startedAt)}` : "";
-  const runNote = run2 > 1 ? `, run ${run2}` : "";
-  return `── ${label(c)}${asAgent(c)} ${state}${took} (${plural(c.turns, "turn")}${runNote}, ${c.model}) ──`;
-}
-function alreadyDeliveredLine(c, by, artifactPath) {
-  const where = by === "auto" ? "delivered to you automatically earlier" : "returned by an earlier subagent_wait";
-  const full = artifactPath ? `full text: ${artifactPath}` : "it was shown in full there";
-  return `${label(c)}: ${c.state} — ${where}; ${full}.`;
-}
-function noRoomLine(c, bytes, lines, path) {
-  return `${label(c)}: ${c.state} — ${formatCount(bytes)} bytes, ${formatCount(lines)} lines; no room left in this batch. Full text stored at ${path} — read it with read(path="${path}", offset=1, limit=${Math.min(lines, 200)}).`;
-}
-function noRoomUnsavedLine(c, bytes, error) {
-  return `${label(c)}: ${c.state} — ${formatCount(bytes)} bytes; no room left in this batch and the full text could not be stored (${error}). Call subagent_wait(ids=["${c.id}"]) alone to receive it.`;
-}
-function waitTimeoutHeader(seconds, finished, total) {
-  return `Timed out after ${seconds} s: ${finished} of ${total} finished. The others keep running.`;
-}
-function waitAbortedHeader(finished, total) {
-  return `Waiting was interrupted: ${finished} of ${total} finished. The others keep running.`;
-}
-function waitProgress(children, now) {
-  const parts = children.map(
-    (c) => c.state === "running" || c.state === "starting" ? `${c.id} running ${formatDuration(now - (c.startedAt ?? now))}` : `${c.id} ${c.state}`
-  );
-  return `Waiting for ${plural(children.length, "subagent")}: ${parts.join(", ")}`;
-}
-function autoDeliveryHeader(count2) {
-  return count2 === 1 ? "[Subagent result — delivered automatically when the child finished]" : `[${count2} subagent results — delivered automatically, together, after your run ended]`;
-}
-function failedResultText(state, error, partial) {
-  const head = state === "cancelled" ? `Cancelled: ${error}` : state === "incomplete" ? `Incomplete: ${error}` : `Error: ${error}`;
-  partial = partial.trimEnd();
-  return partial.length > 0 ? `${head}
-
-Partial output before it stopped:
-${partial}` : `${head}
-
-(No output before it stopped.)`;
-}
-function restoredSendError(c) {
-  return `${label(c)} ran in an earlier process and left no session file to continue from; spawn a new child with what it needs.`;
-}
-function missingCwdError(c) {
-  return `${label(c)} cannot continue: its working directory ${c.cwd} is gone; spawn a new child with what it needs.`;
-}
-function missingSessionFileError(c, path) {
-  return `${label(c)} cannot continue: its session file ${path} is gone; spawn a new child with what it needs.`;
-}
-function missingStoredText(bytes) {
-  return `[the full text (${bytes} bytes) is no longer in the artifact store]`;
-}
-function interruptedResultText(c, started, partial, sessionFile) {
-  if (!started) return `Interrupted: ${NEVER_STARTED}; nothing ran. Spawn a new child with the same task to run it.`;
-  const head = `Interrupted: ${INTERRUPTED_BY_EXIT}. subagent_send(id="${c.id}", text=…) continues it on its own transcript.`;
-  const where = sessionFile ? ` (its session file: ${sessionFile})` : "";
-  if (!partial.ok) return `${head}
-
-(Its session file could not be read: ${partial.reason}.)`;
-  const text = partial.text.trimEnd();
-  return text.length > 0 ? `${head}
-
-Partial output before it stopped${where}:
-${text}` : `${head}
-
-(No output before it stopped${where}.)`;
-}
-function watchdogError(model, seconds) {
-  return `no output from model ${model} for ${seconds} s (watchdog); the child was stopped. Retry with subagent_send, choose another model, or raise subagents.idleTimeoutSeconds.`;
-}
-function maxRunTimeError(seconds) {
-  return `stopped after the maximum run time of ${seconds} s (subagents.maxRunSeconds); use subagent_send to continue it.`;
-}
-function maxTurnsReason(maxTurns) {
-  return `stopped after its maxTurns of ${maxTurns} while it still had work to do; use subagent_send to continue it.`;
-}
-function outputLimitReason() {
-  return "its last reply stopped at the model's output limit (stopReason length), so the answer is cut off; use subagent_send to ask for the rest.";
-}
-function emptyAnswerNote() {
-  return "(The child finished without a text answer.)";
-}
-function unknownIdsError(unknown, known) {
-  const which = unknown.length === 1 ? `Unknown subagent id ${unknown[0]}` : `Unknown subagent ids ${unknown.join(", ")}`;
-  return known.length > 0 ? `${which}; known: ${known.join(", ")}.` : `${which}; no subagents were spawned in this session.`;
-}
-function queuedSendError(c) {
-  const where = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : "queued";
-  return `${label(c)} is ${where} and has not started; its prompt will run first. Send your message once it runs.`;
-}
-function steeredText(c) {
-  return `Sent to ${label(c)}; it reads the message after its current step.`;
-}
-function rerunText(c, how = "auto") {
-  const started = `${label(c)} started run ${c.run} on its transcript`;
-  return how === "auto" ? `${started}; its result arrives like the first.` : `${started}. ${arrival(c, how)}`;
-}
-function cancelHeader(count2) {
-  return count2 === 1 ? "Cancelled 1 subagent. Its partial output:" : `Cancelled ${count2} subagents. Partial output of each:`;
-}
-function alreadySettledCancelLine(c) {
-  return `${label(c)}: already ${c.state}; nothing to cancel.`;
-}
-function listLine(c, now, glyph2) {
-  const since = c.startedAt ?? c.createdAt;
-  const elapsed = formatDuration((c.endedAt ?? now) - since);
-  const ctx = c.contextTokens !== void 0 ? ` · ctx ${formatCount(c.contextTokens)} tok` : "";
-  const agent = c.agent ? ` · agent ${c.agent}` : "";
-  const state = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : c.state;
-  return `${glyph2} ${label(c)} ${state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${agent}${ctx}`;
-}
-function checkText(c, now, recentOutput) {
-  const since = c.startedAt ?? c.createdAt;
-  const lines = [
-    c.state === "waiting" ? `${label(c)} — waiting for ${(c.after ?? []).join(", ")} (it starts when they settle, its task opening with their results)` : `${label(c)} — ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
-    `${c.agent ? `agent ${c.agent} · ` : ""}model ${c.model} · run ${c.run} · ${plural(c.turns, "turn")} · ${plural(c.outputTokens, "output token")}` + (c.contextTokens !== void 0 && c.contextWindow ? ` · context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens` : "")
-  ];
-  if (c.sessionFile) lines.push(`session file: ${c.sessionFile}`);
-  if (c.error) lines.push(`error: ${c.error}`);
-  if (c.recentTools.length > 0) {
-    lines.push("last tool calls:");
-    for (const t of c.recentTools) lines.push(`  ${t.isError ? "✗" : "·"} ${t.name} ${t.args}`);
-  }
-  lines.push(recentOutput.length > 0 ? `recent output:
-${recentOutput}` : "recent output: (none yet)");
-  return lines.join("\n");
-}
-function settleDeliveryHeader(count2) {
-  return count2 === 1 ? "[Subagent result — your run waited for the child before ending; answer with it now]" : `[${count2} subagent results — your run waited for the children before ending; answer with them now]`;
-}
-function settleCutError(seconds) {
-  return `the single-shot run stopped waiting after ${seconds} s (subagents.maxRunSeconds); use subagent_send to continue it.`;
-}
-function rosterHeader(running, queued, owed) {
-  const parts = [
-    running > 0 ? `${running} running` : "",
-    queued > 0 ? `${queued} queued` : "",
-    owed > 0 ? `${plural(owed, "result")} not yet received` : ""
-  ].filter(Boolean);
-  return `[Subagents after the compaction — still yours, whatever the summary says: ${parts.join(", ")}. Each result reaches you once, as a message when the child finishes; subagent_wait(ids=[…]) blocks for them, subagent_check(id) shows progress. Do not spawn the same work again.]`;
-}
-function rosterLine(c, now, brief2, owed) {
-  const since = (t) => formatDuration(now - (t ?? c.createdAt));
-  const state = c.state === "running" || c.state === "starting" ? `running for ${since(c.startedAt)}` : c.state === "queued" ? `queued for ${since(c.queuedAt)}` : `${c.state} ${since(c.endedAt)} ago${owed ? ", result not yet received" : ""}`;
-  return `- ${label(c)}${asAgent(c)}: ${state}${c.run > 1 ? ` (run ${c.run})` : ""} — task: ${brief2}`;
-}
-function restoredNote(count2) {
-  return `[${plural(count2, "subagent result")} from before the session was reloaded or resumed]`;
-}
-function configWarning(warning) {
-  return `subagents: ${warning}`;
-}
-var TOOL_TEXT, CHILD_SYSTEM_APPEND, NOTHING_TO_WAIT_FOR, NO_CHILDREN, EMPTY_PROMPT_ERROR, SHUT_DOWN_ERROR, PROVIDER_ERROR, ABORTED, STOPPED_BEFORE_START, EMPTY_SEND_TEXT_ERROR, CANCELLED_BY_PARENT, CANCELLED_IN_VIEW, INTERRUPTED_BY_EXIT, NEVER_STARTED, INTERRUPTED_BY_SHUTDOWN, SETTLE_INTERRUPTED, ROSTER_MESSAGE_TYPE;
-var init_prompt6 = __esm({
-  "extensions/subagents/prompt.ts"() {
-    "use strict";
-    init_domain();
-    TOOL_TEXT = {
-      spawn: {
-        label: "Spawn subagent",
-        description: "Start a subagent: a separate Pi agent with its own context that works on `prompt` in the background. Returns at once with the child's id. Its final answer reaches you automatically when it finishes (or call subagent_wait). In a single-shot run without UI (print or json mode), its result says whether your run waits for it or you must call subagent_wait before you finish. Long answers arrive as head + tail with the full text stored in a file you can read. Children outlive compaction, session switches and reload; each result arrives once, in this session. After a crash a child is reported interrupted; subagent_send resumes it.",
-        snippet: "Start a background subagent on a self-contained task; its result comes back to you",
-        prompt: 'The complete task for the child. It sees nothing of your conversation unless context is "fork".',
-        name: "Short title shown in lists (optional).",
-        model: "Model as provider/id, or a bare id if unambiguous (optional; default: your model).",
-        tools: "Tool names the child may use (optional; default: read, bash, edit, write, grep, find, ls).",
-        cwd: "Working directory of the child (optional; must exist; default: yours).",
-        thinking: "Thinking level: off, minimal, low, medium, high, xhigh (optional).",
-        context: '"fresh" (default): the child starts from the prompt alone. "fork": it starts from your conversation.',
-        isolation: '"worktree": the child works in its own new git worktree of your repository (from HEAD, on its own branch, outside your tree; your uncommitted changes are not in it); its result starts with what it changed and a patch file you can read or git apply. "none" (default): it works in your tree.',
-        outputSchema: "A JSON Schema (object) the child's answer must end with a matching JSON value for; it is told the schema, gets one correction turn, and you receive the validated JSON (or the errors when it never complied)."
-      },
-      wait: {
-        label: "Wait for subagents",
-        description: 'Wait for subagents to finish and return their results. ids omitted = every child whose result you have not received yet. mode "all" (default) waits for all, "any" for the first. A timeout returns what finished plus the status of the rest; the others keep running.',
-        ids: 'Child ids, e.g. ["sa-1"] (optional).',
-        timeout: "Give up waiting after this many seconds (optional).",
-        mode: '"all" (default) or "any".'
-      },
-      check: {
-        label: "Check subagent",
-        description: "Status of one subagent (state, model, turns, elapsed, context use), its last tool calls and the recent end of its output.",
-        id: 'Child id, e.g. "sa-1".'
-      },
-      send: {
-        label: "Message subagent",
-        description: "Send text to a subagent: steers it while it runs, or starts a new run on its transcript once it has settled (also a child from before this session was resumed; the new result arrives like the first).",
-        id: "Child id.",
-        text: "The message for the child (not empty)."
-      },
-      cancel: {
-        label: "Cancel subagents",
-        description: "Stop subagents; returns each one's partial output.",
-        ids: "Child ids to stop."
-      },
-      list: {
-        label: "List subagents",
-        description: "One line per subagent of this session: state, title, model, elapsed."
-      },
-      cleanup: {
-        label: "Remove subagent worktrees",
-        description: 'Remove the git worktrees (and branches) of settled isolation "worktree" children once you have their work. A worktree whose changes are not in your working tree yet is kept unless discard is true; the patch file stays in the artifact store either way.',
-        ids: 'Child ids, e.g. ["sa-1"].',
-        discard: "Remove even when its changes are not in your working tree (default false)."
-      }
-    };
-    CHILD_SYSTEM_APPEND = "You work on your own task in a separate session with your own tools. Your last message is your result: write it complete and self-contained, because it is what gets reported.";
-    NOTHING_TO_WAIT_FOR = "No subagent results are outstanding: every child's result was already received.";
-    NO_CHILDREN = "No subagents in this session yet.";
-    EMPTY_PROMPT_ERROR = "prompt must not be empty: give the child its complete task.";
-    SHUT_DOWN_ERROR = "the session is shutting down; no new subagents can start.";
-    PROVIDER_ERROR = "the model provider returned an error";
-    ABORTED = "aborted";
-    STOPPED_BEFORE_START = "stopped before it started";
-    EMPTY_SEND_TEXT_ERROR = 'text must not be empty: pass the message for the child, e.g. subagent_send(id="sa-1", text="Also cover the error paths.").';
-    CANCELLED_BY_PARENT = "stopped by subagent_cancel";
-    CANCELLED_IN_VIEW = "cancelled by the user in /subagents";
-    INTERRUPTED_BY_EXIT = "the parent's process ended while the child was running";
-    NEVER_STARTED = "the parent's process ended before the child started (it was queued)";
-    INTERRUPTED_BY_SHUTDOWN = "the parent session shut down or reloaded while the child was running";
-    SETTLE_INTERRUPTED = "the single-shot run was interrupted (Ctrl-C) while it waited for the child";
-    ROSTER_MESSAGE_TYPE = "subagent-roster";
   }
 });
 
@@ -8585,136 +8851,6 @@ var init_graph = __esm({
   }
 });
 
-// extensions/subagents/prompt-checkable.ts
-function notARepositoryError(reason) {
-  return `isolation "worktree" is not possible: ${reason}. No child was started. Spawn without isolation (it then works in your tree), or run git init and commit first.`;
-}
-function worktreeFailedError(reason) {
-  return `isolation "worktree" failed: ${reason}. No child was started; fix that or spawn without isolation.`;
-}
-function badIsolationError(value) {
-  return `Unknown isolation ${JSON.stringify(value)}; use "worktree" or "none".`;
-}
-function badOutputSchemaError(reason) {
-  return `output_schema cannot be used: ${reason}. No child was started; pass a JSON Schema object.`;
-}
-function isolationNote(w) {
-  const carried = w.parentUncommitted > 0 ? `Your ${plural(w.parentUncommitted, "uncommitted change")} (staged, unstaged or untracked) are NOT in it: commit first if the child needs them.` : "Your working tree had no uncommitted changes, so the child sees exactly your files.";
-  return `Isolated: it works in a new git worktree ${w.path} on branch ${w.branch}, created from HEAD ${shortHash(w.base, COMMIT_ID_HEX)} of ${w.repoTop}. ${carried} Your tree and index are not touched; its result starts with what it changed.`;
-}
-function structuredNote() {
-  return "Its answer must end with JSON valid against output_schema (one correction turn); you get the validated JSON.";
-}
-function outputSchemaInstruction(schemaText) {
-  return "\n\n---\nAnswer format (required): end your final message with one JSON value that validates against this JSON Schema — as a ```json fenced block or bare JSON, as the very last thing in the message, nothing after it:\n```json\n" + schemaText + "\n```";
-}
-function outputSchemaCorrection(found, errors, schemaText) {
-  const what = found ? `Your final JSON does not validate against the required JSON Schema:
-${errors.map((e) => `- ${e}`).join("\n")}` : "Your final message does not end with a JSON value.";
-  return `${what}
-Reply now with only the corrected JSON value (no prose), valid against this schema:
-\`\`\`json
-` + schemaText + "\n```";
-}
-function invalidOutputText(reasons, corrections, raw) {
-  const after = corrections > 0 ? "after one correction turn" : "and the correction turn could not run";
-  return `Invalid structured output: the answer does not end with JSON valid against output_schema ${after}.
-Errors:
-${reasons.map((e) => `- ${e}`).join("\n")}
-
-Raw answer:
-${raw}`;
-}
-function correctionFailed(error) {
-  return `the correction turn failed: ${error}`;
-}
-function moreChangedFiles(omitted) {
-  return `  … and ${plural(omitted, "more file")} (all in the patch)`;
-}
-function fileLine(f) {
-  const mark = f.status === "added" ? "A" : f.status === "deleted" ? "D" : "M";
-  const counts = f.added === void 0 ? "binary" : `+${formatCount(f.added)} −${formatCount(f.removed ?? 0)}`;
-  const tail = ` (${counts})`;
-  return `  ${mark} ${project(stripControls(f.path).replace(/[\n\t]/g, " "), "subagents.changedFiles", { maxBytes: CHANGED_FILE_LINE_BYTES - 4 - utf8ByteLength(tail), maxLines: 1 }).text}${tail}`;
-}
-function changesText(o) {
-  const added = o.files.reduce((n2, f) => n2 + (f.added ?? 0), 0);
-  const removed = o.files.reduce((n2, f) => n2 + (f.removed ?? 0), 0);
-  const lines = [
-    `Changes in worktree ${o.worktree} (branch ${o.branch}, from ${shortHash(o.base, COMMIT_ID_HEX)}): ${plural(o.files.length, "file")} changed, +${formatCount(added)} −${formatCount(removed)}` + (o.commits > 0 ? `, ${plural(o.commits, "commit")} on the branch` : "") + "."
-  ];
-  if (o.files.length > 0) {
-    lines.push(project(o.files.map(fileLine), "subagents.changedFiles", { more: moreChangedFiles }).text);
-  }
-  if (o.patch?.ok) {
-    lines.push(
-      `Patch of everything it changed (untracked files included): ${o.patch.path} — read it, or take it with git -C ${o.repoTop} apply ${o.patch.path} (add --check to try first).`
-    );
-  } else {
-    const why = o.patch ? `the patch could not be stored (${o.patch.error})` : "no patch was stored";
-    lines.push(
-      `${why}; see the changes with git -C ${o.worktree} status and git -C ${o.worktree} diff ${shortHash(o.base, COMMIT_ID_HEX)}.`
-    );
-  }
-  lines.push(`The worktree is kept until you remove it: subagent_cleanup(ids=["${o.id}"]).`);
-  return lines.join("\n");
-}
-function noChangesText(worktree, removed) {
-  return removed.ok ? `No changes in its worktree; the worktree ${worktree} and its branch were removed.` : `No changes in its worktree, but removing ${worktree} failed (${removed.error}); it is kept.`;
-}
-function changesUnknownText(worktree, error) {
-  return `Could not determine what it changed (${error}); its worktree ${worktree} is kept. Inspect it with git -C ${worktree} status.`;
-}
-function concludeFailedNote(error) {
-  return `[could not summarise this child's changes: ${error instanceof Error ? error.message : String(error)}]`;
-}
-function recreatedWorktreeNote(path, base) {
-  return `its worktree ${path} was re-created from HEAD ${shortHash(base, COMMIT_ID_HEX)}`;
-}
-function cleanupLine(c, outcome) {
-  switch (outcome.kind) {
-    case "removed": {
-      const why = outcome.why === "no-changes" ? "it had no changes" : outcome.why === "in-tree" ? "its changes are in your working tree" : `discarded ${plural(outcome.files, "changed file")} as asked`;
-      const patch = outcome.patchPath ? `; its patch stays at ${outcome.patchPath}` : "";
-      return `${label(c)}: worktree and branch removed (${why})${patch}.`;
-    }
-    case "kept":
-      return `${label(c)}: kept — its changes (${plural(outcome.files, "file")}) are not in your working tree yet. ` + (outcome.patchPath ? `Apply ${outcome.patchPath} with git -C ${outcome.repoTop} apply, ` : "Merge its branch ") + "then clean up again, or pass discard: true to remove it anyway.";
-    case "not-isolated":
-      return `${label(c)}: not isolated; nothing to remove.`;
-    case "already-removed":
-      return `${label(c)}: its worktree was already removed.`;
-    case "running":
-      return `${label(c)}: still running; cancel it or wait for it first.`;
-    case "failed":
-      return `${label(c)}: could not clean up: ${outcome.error}`;
-  }
-}
-var COMMIT_ID_HEX, OUTPUT_SCHEMA_REMINDER, VERDICT_VALID, VERDICT_INVALID, NO_JSON_FOUND, CHANGED_FILES_SHOWN, CHANGED_FILE_LINE_BYTES, PATCH_NOT_UTF8, CLEANUP_NOTHING;
-var init_prompt_checkable = __esm({
-  "extensions/subagents/prompt-checkable.ts"() {
-    "use strict";
-    init_projection();
-    init_surfaces();
-    init_format();
-    init_sanitize();
-    init_utf8();
-    init_domain();
-    init_prompt6();
-    COMMIT_ID_HEX = 12;
-    OUTPUT_SCHEMA_REMINDER = "\n\n(As before: end your final message with one JSON value valid against the output schema of your task.)";
-    VERDICT_VALID = "output valid";
-    VERDICT_INVALID = "output INVALID";
-    NO_JSON_FOUND = "the answer does not end with a JSON value";
-    CHANGED_FILES_SHOWN = SURFACES["subagents.changedFiles"].maxLines - 1;
-    CHANGED_FILE_LINE_BYTES = Math.floor(
-      SURFACES["subagents.changedFiles"].maxBytes / SURFACES["subagents.changedFiles"].maxLines
-    );
-    PATCH_NOT_UTF8 = "it holds bytes that are not UTF-8 (a file in another encoding), and the artifact store keeps text only";
-    CLEANUP_NOTHING = "No ids given: pass the ids of isolated children to remove their worktrees.";
-  }
-});
-
 // extensions/subagents/prompt-pipeline.ts
 function afterProblemError(problem) {
   switch (problem.kind) {
@@ -8905,13 +9041,14 @@ function waitUntil(waiters, done, options) {
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
     if (options.timeoutMs !== void 0)
-      timer = setTimeout(() => finish2({ timedOut: true, aborted: false }), options.timeoutMs);
-    if (options.onTick) ticker = setInterval(options.onTick, options.tickMs ?? 1e3);
+      timer = setTimeout(() => finish2({ timedOut: true, aborted: false }), clampTimerMs(options.timeoutMs));
+    if (options.onTick) ticker = setInterval(options.onTick, Math.max(1, clampTimerMs(options.tickMs ?? 1e3)));
   });
 }
 var init_wait_until = __esm({
   "extensions/subagents/children/wait-until.ts"() {
     "use strict";
+    init_timers();
   }
 });
 
@@ -9886,7 +10023,7 @@ ${result.text}`, extras: { changes: report.outcome } };
 function structuredSteps(schema2) {
   return {
     async review(answer, ask) {
-      const first = checkAnswer(schema2, answer);
+      const first = await checkAnswerBounded(schema2, answer);
       if (first.ok) {
         return {
           text: first.raw,
@@ -9900,7 +10037,7 @@ function structuredSteps(schema2) {
         const reasons2 = [...firstReasons, correctionFailed(again.error)];
         return invalid(reasons2, 0, answer, first.found ? first.value : void 0);
       }
-      const second = checkAnswer(schema2, again.text);
+      const second = await checkAnswerBounded(schema2, again.text);
       if (second.ok) {
         return {
           text: second.raw,
@@ -11771,7 +11908,9 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
     if (ids2.length === 0) return reply(NOTHING_TO_WAIT_FOR, { rows: [] });
   }
   const mode = params.mode === "any" ? "any" : "all";
-  const timeoutMs = typeof params.timeout_s === "number" && params.timeout_s >= 0 ? Math.round(params.timeout_s * 1e3) : void 0;
+  const asked = typeof params.timeout_s === "number" && params.timeout_s >= 0 ? Math.round(params.timeout_s * 1e3) : void 0;
+  const timeoutMs = asked === void 0 ? void 0 : clampTimerMs(asked);
+  const clamped = asked !== void 0 && asked > MAX_TIMER_MS;
   const throttle = Math.max(250, deps.config().subagents.pollThrottleMs);
   const outcome = await manager.waitFor(ids2, {
     mode,
@@ -11788,11 +11927,24 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
       )
     ) : void 0
   });
-  return consumeResults(deps, ctx, ids2, outcome, "wait", params.timeout_s);
+  const result = await consumeResults(
+    deps,
+    ctx,
+    ids2,
+    outcome,
+    "wait",
+    clamped ? Math.floor(MAX_TIMER_MS / 1e3) : params.timeout_s
+  );
+  if (clamped && result.content[0]) {
+    result.content[0].text = `${waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(MAX_TIMER_MS / 1e3))}
+${result.content[0].text}`;
+  }
+  return result;
 }
 var init_wait = __esm({
   "extensions/subagents/tools/wait.ts"() {
     "use strict";
+    init_timers();
     init_domain();
     init_prompt6();
     init_consume();

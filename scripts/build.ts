@@ -34,7 +34,11 @@ export const HOST_MODULES = [
 ] as const;
 
 /** Plain JavaScript started by URL from a bundle (new URL("./x.js", import.meta.url)): copied into dist/. */
-const URL_LOADED = ["extensions/tool-artifacts/search-thread.js", "extensions/tool-artifacts/search-lines.js"];
+const URL_LOADED = [
+	"extensions/tool-artifacts/search-thread.js",
+	"extensions/tool-artifacts/search-lines.js",
+	"extensions/subagents/checkable/pattern-thread.js",
+];
 
 /** The package's runtime dependencies: loaded from node_modules by the bundle. */
 const RUNTIME = new Set(Object.keys(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).dependencies ?? {}));

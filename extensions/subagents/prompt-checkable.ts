@@ -87,6 +87,16 @@ export const OUTPUT_SCHEMA_REMINDER =
 export const VERDICT_VALID = "output valid";
 export const VERDICT_INVALID = "output INVALID";
 
+/** An output_schema pattern that did not finish matching the answer's strings in time (a catastrophic pattern). */
+export function patternTimedOut(pattern: string, timeoutMs: number): string {
+	return `the pattern ${JSON.stringify(pattern)} did not finish matching within ${timeoutMs} ms (it backtracks catastrophically); rewrite it without nested quantifiers`;
+}
+
+/** The pattern check could not run (its worker did not start). */
+export function patternProbeFailed(): string {
+	return "the output_schema patterns could not be checked (the checking thread failed); the answer is not validated";
+}
+
 /** Body of a structured result that never complied: the errors, then the raw answer. */
 export function invalidOutputText(reasons: string[], corrections: number, raw: string): string {
 	const after = corrections > 0 ? "after one correction turn" : "and the correction turn could not run";

@@ -181,6 +181,11 @@ export function waitTimeoutHeader(seconds: number, finished: number, total: numb
 	return `Timed out after ${seconds} s: ${finished} of ${total} finished. The others keep running.`;
 }
 
+/** A subagent_wait timeout beyond the longest timer the runtime has: the wait used that limit instead. */
+export function waitTimeoutClampedNote(asked: number, limit: number): string {
+	return `(timeout_s ${asked} is longer than the longest wait possible, ${limit} s (about 24.8 days); waited at most that long.)`;
+}
+
 export function waitAbortedHeader(finished: number, total: number): string {
 	return `Waiting was interrupted: ${finished} of ${total} finished. The others keep running.`;
 }

@@ -12,6 +12,7 @@
  */
 import type { Api, AssistantMessage, Context, Model, ProviderStreamOptions } from "@mariozechner/pi-ai";
 import { type CallUsage, usageOfReply } from "../shared/host/model-usage.ts";
+import { clampTimerMs } from "../shared/host/timers.ts";
 import { sanitizeReason } from "../shared/projection/projection.ts";
 import type { OutputClass } from "./classify.ts";
 import { SUMMARY_FAILURE, summarySystemPrompt, summaryUserPrompt } from "./prompt.ts";
@@ -150,7 +151,7 @@ export async function summarize(request: SummaryRequest, options: SummaryCallOpt
 			timedOut = true;
 			controller.abort();
 			resolve("timeout");
-		}, options.timeoutMs);
+		}, clampTimerMs(options.timeoutMs));
 	});
 	const context: Context = {
 		systemPrompt: summarySystemPrompt(request.kind),

@@ -33,6 +33,7 @@ const SUBAGENT_PARTS: Record<string, number> = {
 	"prompt-spawn.ts": 0,
 	"prompt-checkable.ts": 0,
 	"prompt-pipeline.ts": 0,
+	"prompt-records.ts": 0,
 	"result-extras.ts": 0,
 	"services.ts": 0,
 	checkable: 1,

@@ -9,6 +9,7 @@ import { DEFAULT_HEADROOM_SHARE } from "../budget/batch.ts";
 import { DEFAULT_HEAD_SHARE, MIN_WINDOW_BYTES, MIN_WINDOW_LINES } from "../projection/projection.ts";
 import { SURFACES, type SurfaceBudget } from "../surfaces.ts";
 import { surfacesSectionSchema } from "./config-surfaces.ts";
+import { MAX_TIMER_MS, MAX_TIMER_SECONDS } from "./timers.ts";
 import { type ZodApi, zod } from "./zod.ts";
 
 /** File name of the configuration, in the agent dir and in <cwd>/.pi/. */
@@ -17,6 +18,15 @@ export const CONFIG_FILE_NAME = "headroom.json";
 export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
 
 const GIB = 1024 * 1024 * 1024;
+
+/** Keys that set a timer's delay: a value beyond the runtime's longest timer is clamped to it (config.ts). */
+export const TIMER_KEYS: ReadonlySet<string> = new Set([
+	"subagents.idleTimeoutSeconds",
+	"subagents.maxRunSeconds",
+	"subagents.pollThrottleMs",
+	"toolArtifacts.summary.timeoutMs",
+]);
+const TIMER_LIMIT = "longer than the longest timer Node and Bun can hold (about 24.8 days)";
 const MODEL_REF = /^[^/\s]+\/\S+$/;
 
 /** The whole schema, built with zod `z`. */
@@ -74,13 +84,13 @@ function buildSchema(z: ZodApi) {
 					maxConcurrent: positiveInt().default(4),
 					/** How deep subagents may nest (1 = children cannot spawn). */
 					maxDepth: nonNegativeInt().default(1),
-					idleTimeoutSeconds: z.number().positive().default(120),
-					maxRunSeconds: z.number().positive().default(1800),
+					idleTimeoutSeconds: z.number().positive().max(MAX_TIMER_SECONDS, { error: TIMER_LIMIT }).default(120),
+					maxRunSeconds: z.number().positive().max(MAX_TIMER_SECONDS, { error: TIMER_LIMIT }).default(1800),
 					defaultTools: z
 						.array(z.string().min(1))
 						.default(() => ["read", "bash", "edit", "write", "grep", "find", "ls"]),
 					/** Minimum milliseconds between two status polls of the same child. */
-					pollThrottleMs: nonNegativeInt().default(1000),
+					pollThrottleMs: nonNegativeInt().max(MAX_TIMER_MS, { error: TIMER_LIMIT }).default(1000),
 					/**
 					 * Which of the user's extensions a child loads unless its agent file or spawn says otherwise:
 					 * true = what Pi would load for a new session in the child's cwd, false = none, or a list of
@@ -123,7 +133,7 @@ function buildSchema(z: ZodApi) {
 						.strictObject({
 							enabled: z.boolean().default(true),
 							model: modelRef(),
-							timeoutMs: positiveInt().default(30_000),
+							timeoutMs: positiveInt().max(MAX_TIMER_MS, { error: TIMER_LIMIT }).default(30_000),
 							maxInputChars: positiveInt().default(SURFACES["toolArtifacts.summaryInput"].maxBytes),
 							maxOutputTokens: positiveInt().default(2048),
 							temperature: z.number().min(0).max(2).default(0.3),

@@ -10,7 +10,13 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_CONFIG, defaultConfig } from "./config-defaults.ts";
-import { CONFIG_FILE_NAME, type HeadroomConfig, headroomConfigSchema, MAX_CONFIG_FILE_BYTES } from "./config-schema.ts";
+import {
+	CONFIG_FILE_NAME,
+	type HeadroomConfig,
+	headroomConfigSchema,
+	MAX_CONFIG_FILE_BYTES,
+	TIMER_KEYS,
+} from "./config-schema.ts";
 import { surfaceFallback, surfaceKeysHint } from "./config-surfaces.ts";
 
 export { DEFAULT_CONFIG, defaultConfig } from "./config-defaults.ts";
@@ -92,6 +98,14 @@ function keepValidKeys(raw: Json, file: string, warnings: string[]): Json {
 			}
 			const firstIndex = issue.path.findIndex((k) => typeof k === "number");
 			const path = firstIndex >= 0 ? issue.path.slice(0, firstIndex) : issue.path;
+			// A delay beyond the runtime's longest timer would fire at once: it is clamped to that limit, not dropped.
+			const parent = valueAt(candidate, path.slice(0, -1));
+			if (issue.code === "too_big" && TIMER_KEYS.has(keyPath(path)) && isObject(parent)) {
+				const limit = Number((issue as { maximum?: unknown }).maximum);
+				parent[path[path.length - 1] as string] = limit;
+				warnings.push(`${file}: "${keyPath(path)}": ${issue.message}; clamped to ${limit}`);
+				continue;
+			}
 			if (path.length === 0) {
 				warnings.push(`${file}: ${issue.message}; the file is ignored`);
 				return {};

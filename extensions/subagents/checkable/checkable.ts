@@ -29,7 +29,7 @@ import {
 	worktreeExists,
 } from "./isolation.ts";
 import type { Reviewed, RunSteps } from "./run-steps.ts";
-import { checkAnswer, type OutputSchema } from "./schema.ts";
+import { checkAnswerBounded, type OutputSchema } from "./schema.ts";
 
 export interface IsolationStepOptions extends GitOptions {
 	/** Child id (for the cleanup hint). */
@@ -122,7 +122,7 @@ export function isolationSteps(o: IsolationStepOptions): RunSteps {
 export function structuredSteps(schema: OutputSchema): RunSteps {
 	return {
 		async review(answer, ask): Promise<Reviewed> {
-			const first = checkAnswer(schema, answer);
+			const first = await checkAnswerBounded(schema, answer);
 			if (first.ok) {
 				return {
 					text: first.raw,
@@ -136,7 +136,7 @@ export function structuredSteps(schema: OutputSchema): RunSteps {
 				const reasons = [...firstReasons, correctionFailed(again.error)];
 				return invalid(reasons, 0, answer, first.found ? first.value : undefined);
 			}
-			const second = checkAnswer(schema, again.text);
+			const second = await checkAnswerBounded(schema, again.text);
 			if (second.ok) {
 				return {
 					text: second.raw,

@@ -10,6 +10,8 @@ import { Compile } from "typebox/compile";
 import { project } from "../../shared/projection/projection.ts";
 import { SURFACES } from "../../shared/surfaces.ts";
 import { utf8Length } from "../../shared/text/tokens.ts";
+import { patternProbeFailed, patternTimedOut } from "../prompt-checkable.ts";
+import { probePatterns, schemaPatterns, valueStrings } from "./pattern-probe.ts";
 
 /** Largest output_schema accepted, in UTF-8 bytes of its JSON (it is shown to the child in full). */
 export const OUTPUT_SCHEMA_MAX_BYTES = SURFACES["subagents.outputSchema"].maxBytes;
@@ -261,6 +263,26 @@ export function extractTrailingJson(answer: string): Extracted {
 export type Checked =
 	| { ok: true; value: unknown; raw: string }
 	| { ok: false; found: boolean; value?: unknown; raw?: string; errors: string[] };
+
+/**
+ * checkAnswer with a time bound: when the schema has patterns, they are first tried on the answer's strings in
+ * a worker with a deadline (pattern-probe.ts); a pattern that does not finish in time makes the answer
+ * invalid, naming it, and the validator never runs it on the main thread.
+ */
+export async function checkAnswerBounded(schema: OutputSchema, answer: string, timeoutMs?: number): Promise<Checked> {
+	const patterns = schemaPatterns(schema.schema);
+	if (patterns.length > 0) {
+		const extracted = extractTrailingJson(answer);
+		if (!extracted.ok) return { ok: false, found: false, errors: [] };
+		const probe = await probePatterns(patterns, valueStrings(extracted.value), timeoutMs);
+		if (!probe.ok) {
+			const message = "pattern" in probe ? patternTimedOut(probe.pattern, probe.timeoutMs) : patternProbeFailed();
+			const errors = [formatError({ message })]; // clipped as every validator error is
+			return { ok: false, found: true, value: extracted.value, raw: extracted.raw, errors };
+		}
+	}
+	return checkAnswer(schema, answer);
+}
 
 export function checkAnswer(schema: OutputSchema, answer: string): Checked {
 	const extracted = extractTrailingJson(answer);

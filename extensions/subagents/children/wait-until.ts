@@ -3,6 +3,7 @@
  * run), when a timeout passes, or when a signal aborts, whichever comes first, and leave no listener or
  * timer behind.
  */
+import { clampTimerMs } from "../../shared/host/timers.ts";
 
 /** How long to wait and what to do meanwhile. */
 export interface WaitOptions {
@@ -43,7 +44,7 @@ export function waitUntil(waiters: Set<() => void>, done: () => boolean, options
 		if (options.signal?.aborted) return onAbort();
 		options.signal?.addEventListener("abort", onAbort, { once: true });
 		if (options.timeoutMs !== undefined)
-			timer = setTimeout(() => finish({ timedOut: true, aborted: false }), options.timeoutMs);
-		if (options.onTick) ticker = setInterval(options.onTick, options.tickMs ?? 1000);
+			timer = setTimeout(() => finish({ timedOut: true, aborted: false }), clampTimerMs(options.timeoutMs));
+		if (options.onTick) ticker = setInterval(options.onTick, Math.max(1, clampTimerMs(options.tickMs ?? 1000)));
 	});
 }

@@ -3,6 +3,7 @@
  * of them with mode "any", the timeout, or an abort; progress on every poll tick; then hand their results out.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { clampTimerMs, MAX_TIMER_MS } from "../../shared/host/timers.ts";
 import { isSettled } from "../domain.ts";
 import * as P from "../prompt.ts";
 import { type ConsumeDeps, consumeResults } from "./consume.ts";
@@ -34,8 +35,11 @@ export async function waitTool(
 		if (ids.length === 0) return reply(P.NOTHING_TO_WAIT_FOR, { rows: [] });
 	}
 	const mode = params.mode === "any" ? "any" : "all";
-	const timeoutMs =
+	const asked =
 		typeof params.timeout_s === "number" && params.timeout_s >= 0 ? Math.round(params.timeout_s * 1000) : undefined;
+	// Beyond Node's largest timer a timeout would fire at once: it is clamped, and the result says so.
+	const timeoutMs = asked === undefined ? undefined : clampTimerMs(asked);
+	const clamped = asked !== undefined && asked > MAX_TIMER_MS;
 	const throttle = Math.max(250, deps.config().subagents.pollThrottleMs);
 	const outcome = await manager.waitFor(ids, {
 		mode,
@@ -55,5 +59,16 @@ export async function waitTool(
 					)
 			: undefined,
 	});
-	return consumeResults(deps, ctx, ids, outcome, "wait", params.timeout_s);
+	const result = await consumeResults(
+		deps,
+		ctx,
+		ids,
+		outcome,
+		"wait",
+		clamped ? Math.floor(MAX_TIMER_MS / 1000) : params.timeout_s,
+	);
+	if (clamped && result.content[0]) {
+		result.content[0].text = `${P.waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(MAX_TIMER_MS / 1000))}\n${result.content[0].text}`;
+	}
+	return result;
 }
