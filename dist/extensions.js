@@ -4910,9 +4910,9 @@ function scanNotable(text, options = {}) {
         if (!ring.includes(old)) folded.delete(old.key);
       }
     } else {
-      const pool = rule.weak ? weak : rule.verdict ? verdicts : strong;
-      if (pool.length >= cap) return;
-      pool.push(entry);
+      const pool2 = rule.weak ? weak : rule.verdict ? verdicts : strong;
+      if (pool2.length >= cap) return;
+      pool2.push(entry);
       folded.set(key, entry);
     }
     if (rule.before) takeBefore(entry, rule.before, lineStart, line2);
@@ -5951,9 +5951,51 @@ var init_classify = __esm({
 });
 
 // extensions/tool-artifacts/search-lines.js
+function readLines(fd, maxLineChars, onLine) {
+  const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+  const decoder = new import_node_string_decoder.StringDecoder("utf8");
+  let carry = "";
+  let carryLength = 0;
+  for (; ; ) {
+    const n2 = (0, import_node_fs5.readSync)(fd, buffer, 0, buffer.length, null);
+    const text = n2 > 0 ? decoder.write(buffer.subarray(0, n2)) : decoder.end();
+    let pos = 0;
+    for (; ; ) {
+      const newline = text.indexOf("\n", pos);
+      const end = newline === -1 ? text.length : newline;
+      if (carry.length < maxLineChars) carry += text.slice(pos, Math.min(end, pos + maxLineChars - carry.length));
+      carryLength += end - pos;
+      if (newline === -1) break;
+      if (!onLine(carry, carryLength)) {
+        let rest = 1;
+        for (let at = text.indexOf("\n", newline + 1); at !== -1; at = text.indexOf("\n", at + 1)) rest++;
+        return rest + countNewlines2(fd, buffer);
+      }
+      carry = "";
+      carryLength = 0;
+      pos = newline + 1;
+    }
+    if (n2 === 0) break;
+  }
+  onLine(carry, carryLength);
+  return 0;
+}
+function countNewlines2(fd, buffer) {
+  let count2 = 0;
+  for (let n2 = (0, import_node_fs5.readSync)(fd, buffer, 0, buffer.length, null); n2 > 0; n2 = (0, import_node_fs5.readSync)(fd, buffer, 0, buffer.length, null)) {
+    for (let at = buffer.indexOf(10, 0); at !== -1 && at < n2; at = buffer.indexOf(10, at + 1)) count2++;
+  }
+  return count2;
+}
+var import_node_fs5, import_node_string_decoder, READ_CHUNK_BYTES, LINE_MAX_CHARS, ROWS_MAX_CHARS;
 var init_search_lines = __esm({
   "extensions/tool-artifacts/search-lines.js"() {
     "use strict";
+    import_node_fs5 = require("node:fs");
+    import_node_string_decoder = require("node:string_decoder");
+    READ_CHUNK_BYTES = 1024 * 1024;
+    LINE_MAX_CHARS = 64 * 1024;
+    ROWS_MAX_CHARS = 4 * 1024 * 1024;
   }
 });
 
@@ -5963,7 +6005,7 @@ function parseWorkerMessage(message) {
   if (m && m.ok === false && m.code === "unreadable") {
     return { ok: false, code: "unreadable", errno: typeof m.errno === "string" ? m.errno : void 0 };
   }
-  const valid = m?.ok === true && Array.isArray(m.rows) && m.rows.every((row2) => typeof row2 === "string") && typeof m.matches === "number" && typeof m.capped === "boolean" && typeof m.total === "number" && typeof m.lastMatch === "number";
+  const valid = m?.ok === true && Array.isArray(m.rows) && m.rows.every((row2) => typeof row2 === "string") && typeof m.matches === "number" && typeof m.capped === "boolean" && typeof m.total === "number" && typeof m.lastMatch === "number" && (m.longLines === void 0 || typeof m.longLines === "number");
   if (!valid) return { ok: false, code: "failed" };
   return {
     ok: true,
@@ -5971,16 +6013,41 @@ function parseWorkerMessage(message) {
     matches: m.matches,
     capped: m.capped,
     total: m.total,
-    lastMatch: m.lastMatch
+    lastMatch: m.lastMatch,
+    ...typeof m.longLines === "number" && m.longLines > 0 ? { longLines: m.longLines } : {}
   };
 }
-function runSearch(job, options = {}) {
+function pool() {
+  const g = globalThis;
+  g[POOL] ??= { running: 0, queue: [] };
+  return g[POOL];
+}
+async function runSearch(job, options = {}) {
+  const p = pool();
+  if (p.running >= RECALL_MAX_WORKERS) {
+    if (p.queue.length >= RECALL_MAX_QUEUED)
+      return { ok: false, code: "busy", running: p.running, queued: p.queue.length };
+    await new Promise((resolve7) => p.queue.push(resolve7));
+  } else p.running++;
+  try {
+    return await runSearchNow(job, options);
+  } finally {
+    const next = p.queue.shift();
+    if (next)
+      next();
+    else p.running--;
+  }
+}
+function runSearchNow(job, options = {}) {
   const timeoutMs = options.timeoutMs ?? RECALL_SEARCH_TIMEOUT_MS;
   if (options.signal?.aborted) return Promise.resolve({ ok: false, code: "aborted" });
   return new Promise((resolve7) => {
     let worker;
     try {
-      worker = new import_node_worker_threads.Worker(SEARCH_THREAD_URL, { workerData: job });
+      worker = new import_node_worker_threads.Worker(SEARCH_THREAD_URL, {
+        workerData: job,
+        resourceLimits: { maxOldGenerationSizeMb: RECALL_WORKER_HEAP_MB }
+      });
     } catch {
       resolve7({ ok: false, code: "failed" });
       return;
@@ -6002,14 +6069,18 @@ function runSearch(job, options = {}) {
     worker.on("exit", () => finish2({ ok: false, code: "failed" }));
   });
 }
-var import_node_worker_threads, RECALL_SEARCH_TIMEOUT_MS, SEARCH_THREAD_URL;
+var import_node_worker_threads, RECALL_SEARCH_TIMEOUT_MS, RECALL_MAX_WORKERS, RECALL_MAX_QUEUED, RECALL_WORKER_HEAP_MB, SEARCH_THREAD_URL, POOL;
 var init_search_worker = __esm({
   "extensions/tool-artifacts/search-worker.ts"() {
     "use strict";
     import_node_worker_threads = require("node:worker_threads");
     init_search_lines();
     RECALL_SEARCH_TIMEOUT_MS = 5e3;
+    RECALL_MAX_WORKERS = 2;
+    RECALL_MAX_QUEUED = 8;
+    RECALL_WORKER_HEAP_MB = 96;
     SEARCH_THREAD_URL = new URL("./search-thread.js", __bundleUrl);
+    POOL = /* @__PURE__ */ Symbol.for("pi-context-headroom.recall-search-pool");
   }
 });
 
@@ -6101,7 +6172,8 @@ function recallContinue(next, total) {
 function recallSearchHeader(id, pattern, hit, start) {
   const count2 = `${hit.capped ? "first " : ""}${hit.matches} matching ${hit.matches === 1 ? "line" : "lines"}`;
   const scope = start > 1 ? `lines ${start}-${hit.total} of ${hit.total}` : `${hit.total} lines`;
-  return `[Artifact ${id}: ${count2} for /${pattern}/ in ${scope}; "N:" marks a match, "N-" context]`;
+  const long = hit.longLines ? `; ${hit.longLines} ${hit.longLines === 1 ? "line" : "lines"} longer than ${hit.lineMaxChars} characters searched and shown in their first ${hit.lineMaxChars}` : "";
+  return `[Artifact ${id}: ${count2} for /${pattern}/ in ${scope}${long}; "N:" marks a match, "N-" context]`;
 }
 function recallSearchContinue(matches, lastMatch) {
   return `[Stopped after ${matches} matches at line ${lastMatch}; search again with offset=${lastMatch + 1}, or narrow the pattern.]`;
@@ -6162,7 +6234,8 @@ var init_prompt5 = __esm({
       unreadable: (errno) => `The artifact could not be read${errno ? ` (${errno})` : ""}; use read on the path in the stub instead.`,
       searchTimeout: (ms) => `The search was stopped after ${Math.round(ms / 100) / 10} s: the pattern takes too long (nested quantifiers such as (a+)+ or (.*)* backtrack without end). Simplify it: drop nested repetition, anchor it, or search for a fixed substring.`,
       searchAborted: "The search was cancelled.",
-      searchFailed: "The search could not be run; try again, or page the artifact with offset/limit."
+      searchFailed: "The search could not be run; try again, or page the artifact with offset/limit.",
+      searchBusy: (running, queued) => `The search was not run: ${running} searches are running and ${queued} more are waiting (the most at once); try again when they are done.`
     };
     RECALL_GROUP_SEPARATOR = "--";
   }
@@ -6295,7 +6368,7 @@ function errnoOf(error) {
 function readFullOutput(location) {
   let fd;
   try {
-    fd = (0, import_node_fs5.openSync)(location.path, import_node_fs5.constants.O_RDONLY | import_node_fs5.constants.O_NOFOLLOW);
+    fd = (0, import_node_fs6.openSync)(location.path, import_node_fs6.constants.O_RDONLY | import_node_fs6.constants.O_NOFOLLOW);
   } catch (error) {
     const errno = errnoOf(error);
     if (errno === "ENOENT") return { ok: false, failure: { code: "deleted" } };
@@ -6303,14 +6376,14 @@ function readFullOutput(location) {
     return { ok: false, failure: { code: "unreadable", errno } };
   }
   try {
-    const st = (0, import_node_fs5.fstatSync)(fd);
+    const st = (0, import_node_fs6.fstatSync)(fd);
     if (!st.isFile()) return { ok: false, failure: { code: "not-a-file" } };
     if (st.size > MAX_FULL_OUTPUT_BYTES)
       return { ok: false, failure: { code: "too-large", maxBytes: MAX_FULL_OUTPUT_BYTES } };
     const buffer = Buffer.alloc(st.size);
     let read2 = 0;
     while (read2 < st.size) {
-      const n2 = (0, import_node_fs5.readSync)(fd, buffer, read2, st.size - read2, read2);
+      const n2 = (0, import_node_fs6.readSync)(fd, buffer, read2, st.size - read2, read2);
       if (n2 === 0) break;
       read2 += n2;
     }
@@ -6321,17 +6394,17 @@ function readFullOutput(location) {
   } catch (error) {
     return { ok: false, failure: { code: "unreadable", errno: errnoOf(error) } };
   } finally {
-    (0, import_node_fs5.closeSync)(fd);
+    (0, import_node_fs6.closeSync)(fd);
   }
 }
 function endsWithShown(fileText, shown) {
   return fileText.replace(/\n$/, "").endsWith(shown.replace(/\n$/, ""));
 }
-var import_node_fs5, import_node_path5, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS;
+var import_node_fs6, import_node_path5, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS;
 var init_full_output = __esm({
   "extensions/tool-artifacts/full-output.ts"() {
     "use strict";
-    import_node_fs5 = require("node:fs");
+    import_node_fs6 = require("node:fs");
     import_node_path5 = require("node:path");
     MAX_FULL_OUTPUT_BYTES = 256 * 1024 * 1024;
     TEMP_NAME2 = /^pi-bash-[0-9a-f]{16}\.log$/;
@@ -6594,20 +6667,9 @@ function compilePattern(pattern, ignoreCase) {
     }
   }
 }
-function pageArtifact(text, id, offset = 1, limit = RECALL_DEFAULT_LIMIT_LINES) {
-  const lines = text.split("\n");
-  const total = lines.length;
-  const first = Math.max(1, Math.floor(offset));
-  if (first > total) return { ok: false, error: RECALL_ERRORS.offsetPastEnd(first, total) };
-  const count2 = Math.max(1, Math.floor(limit));
-  const last = Math.min(total, first + count2 - 1);
-  const out = [recallPageHeader(id, first, last, total), ...lines.slice(first - 1, last)];
-  if (last < total) out.push(recallContinue(last + 1, total));
-  return { ok: true, text: out.join("\n") };
-}
 function searchAnswer(id, pattern, hit, start = 1) {
   if (start > hit.total) return { ok: false, error: RECALL_ERRORS.offsetPastEnd(start, hit.total) };
-  const out = [recallSearchHeader(id, pattern, hit, start), ...hit.rows];
+  const out = [recallSearchHeader(id, pattern, { ...hit, lineMaxChars: LINE_MAX_CHARS }, start), ...hit.rows];
   if (hit.capped) out.push(recallSearchContinue(hit.matches, hit.lastMatch));
   return { ok: true, text: out.join("\n") };
 }
@@ -6621,6 +6683,8 @@ function searchFailureText(outcome) {
       return RECALL_ERRORS.unreadable(outcome.errno);
     case "failed":
       return RECALL_ERRORS.searchFailed;
+    case "busy":
+      return RECALL_ERRORS.searchBusy(outcome.running, outcome.queued);
   }
 }
 async function searchStored(path, id, pattern, regex, context = 0, options = {}) {
@@ -6639,20 +6703,38 @@ async function searchStored(path, id, pattern, regex, context = 0, options = {})
   );
   return outcome.ok ? searchAnswer(id, pattern, outcome, start) : { ok: false, error: searchFailureText(outcome) };
 }
-function pageStored(path, id, offset, limit) {
-  let text;
+function pageStored(path, id, offset = 1, limit = RECALL_DEFAULT_LIMIT_LINES) {
+  const first = Math.max(1, Math.floor(offset));
+  const count2 = Math.max(1, Math.floor(limit));
+  const page = [];
+  let chars = 0;
+  let lineNo = 0;
+  let total = 0;
   try {
-    const fd = (0, import_node_fs6.openSync)(path, import_node_fs6.constants.O_RDONLY | import_node_fs6.constants.O_NOFOLLOW);
+    const fd = (0, import_node_fs7.openSync)(path, import_node_fs7.constants.O_RDONLY | import_node_fs7.constants.O_NOFOLLOW | (import_node_fs7.constants.O_NONBLOCK ?? 0));
     try {
-      text = (0, import_node_fs6.readFileSync)(fd, "utf8");
+      if (!(0, import_node_fs7.fstatSync)(fd).isFile()) return { ok: false, error: RECALL_ERRORS.unreadable("EINVAL") };
+      const rest = readLines(fd, LINE_MAX_CHARS, (line) => {
+        lineNo++;
+        if (lineNo < first) return true;
+        if (page.length > 0 && chars + line.length > RECALL_PAGE_MAX_CHARS) return false;
+        page.push(line);
+        chars += line.length;
+        return page.length < count2;
+      });
+      total = lineNo + rest;
     } finally {
-      (0, import_node_fs6.closeSync)(fd);
+      (0, import_node_fs7.closeSync)(fd);
     }
   } catch (error) {
     const errno = error.code;
     return { ok: false, error: RECALL_ERRORS.unreadable(typeof errno === "string" ? errno : void 0) };
   }
-  return pageArtifact(text, id, offset, limit);
+  if (first > total) return { ok: false, error: RECALL_ERRORS.offsetPastEnd(first, total) };
+  const last = first + page.length - 1;
+  const out = [recallPageHeader(id, first, last, total), ...page];
+  if (last < total) out.push(recallContinue(last + 1, total));
+  return { ok: true, text: out.join("\n") };
 }
 function explainResolveFailure(id, entries) {
   if (!entries) return { code: "unavailable" };
@@ -6670,12 +6752,12 @@ function resolveFailureText(id, failure) {
 }
 function listStoreEntries(dir) {
   try {
-    if (!(0, import_node_fs6.lstatSync)(dir).isDirectory()) return void 0;
-    const names = (0, import_node_fs6.readdirSync)(dir).filter((name) => ARTIFACT_FILE.test(name));
+    if (!(0, import_node_fs7.lstatSync)(dir).isDirectory()) return void 0;
+    const names = (0, import_node_fs7.readdirSync)(dir).filter((name) => ARTIFACT_FILE.test(name));
     if (names.length > RECENT_IDS_SCAN_LIMIT) return names.map((name) => ({ name }));
     return names.map((name) => {
       try {
-        return { name, mtimeMs: (0, import_node_fs6.lstatSync)((0, import_node_path7.join)(dir, name)).mtimeMs };
+        return { name, mtimeMs: (0, import_node_fs7.lstatSync)((0, import_node_path7.join)(dir, name)).mtimeMs };
       } catch {
         return { name };
       }
@@ -6690,16 +6772,17 @@ function resolveForRecall(store, id) {
   const failure = explainResolveFailure(id, listStoreEntries(store.dirFor(TOOL_OUTPUT_KIND)));
   return { ok: false, error: resolveFailureText(id, failure) };
 }
-var import_node_fs6, import_node_path7, RECALL_DEFAULT_LIMIT_LINES, RECALL_MAX_PATTERN_CHARS, RECALL_MAX_MATCHES, RECALL_MAX_CONTEXT_LINES, ARTIFACT_ID_PATTERN, RECENT_IDS_SHOWN, RECENT_SAMPLE, RECENT_IDS_SCAN_LIMIT, ARTIFACT_FILE;
+var import_node_fs7, import_node_path7, RECALL_DEFAULT_LIMIT_LINES, RECALL_MAX_PATTERN_CHARS, RECALL_MAX_MATCHES, RECALL_MAX_CONTEXT_LINES, ARTIFACT_ID_PATTERN, RECALL_PAGE_MAX_CHARS, RECENT_IDS_SHOWN, RECENT_SAMPLE, RECENT_IDS_SCAN_LIMIT, ARTIFACT_FILE;
 var init_recall = __esm({
   "extensions/tool-artifacts/recall.ts"() {
     "use strict";
-    import_node_fs6 = require("node:fs");
+    import_node_fs7 = require("node:fs");
     import_node_path7 = require("node:path");
     init_projection();
     init_surfaces();
     init_artifacts();
     init_prompt5();
+    init_search_lines();
     init_search_worker();
     init_stub();
     RECALL_DEFAULT_LIMIT_LINES = 400;
@@ -6707,6 +6790,7 @@ var init_recall = __esm({
     RECALL_MAX_MATCHES = 500;
     RECALL_MAX_CONTEXT_LINES = 20;
     ARTIFACT_ID_PATTERN = /^[0-9a-f]{8,64}$/;
+    RECALL_PAGE_MAX_CHARS = 4 * READ_CHUNK_BYTES;
     RECENT_IDS_SHOWN = SURFACES["toolArtifacts.recentIds"].maxLines;
     RECENT_SAMPLE = { separator: ", ", more: () => "" };
     RECENT_IDS_SCAN_LIMIT = 2e3;
@@ -8602,7 +8686,7 @@ function sessionFor(spec, sessionDir) {
   if (!spec.sessionFile) return import_pi_coding_agent5.SessionManager.create(spec.cwd, sessionDir);
   let isFile = false;
   try {
-    isFile = (0, import_node_fs7.statSync)(spec.sessionFile).isFile();
+    isFile = (0, import_node_fs8.statSync)(spec.sessionFile).isFile();
   } catch {
     isFile = false;
   }
@@ -8613,7 +8697,7 @@ async function builtInExtensions(packageDir) {
   if (!packageDir) return [];
   const file = (0, import_node_path8.join)(packageDir, "dist", "extensions", "index.js");
   try {
-    (0, import_node_fs7.statSync)(file);
+    (0, import_node_fs8.statSync)(file);
   } catch {
     return [];
   }
@@ -8720,11 +8804,11 @@ function createInProcessBackend(options) {
     }
   };
 }
-var import_node_fs7, import_node_path8, import_node_url, import_pi_coding_agent5;
+var import_node_fs8, import_node_path8, import_node_url, import_pi_coding_agent5;
 var init_backend = __esm({
   "extensions/subagents/children/backend.ts"() {
     "use strict";
-    import_node_fs7 = require("node:fs");
+    import_node_fs8 = require("node:fs");
     import_node_path8 = require("node:path");
     import_node_url = require("node:url");
     import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
@@ -9753,17 +9837,17 @@ async function probeRepository(cwd, options = {}) {
 function ensurePrivateDir2(trustedRoot, dir) {
   const rel = (0, import_node_path10.relative)(trustedRoot, dir);
   if (rel.startsWith("..") || (0, import_node_path10.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
-  (0, import_node_fs8.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
+  (0, import_node_fs9.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
   let current = trustedRoot;
   const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
   for (const part of rel === "" ? [] : rel.split(import_node_path10.sep)) {
     current = (0, import_node_path10.join)(current, part);
     let st;
     try {
-      st = (0, import_node_fs8.lstatSync)(current);
+      st = (0, import_node_fs9.lstatSync)(current);
     } catch {
-      (0, import_node_fs8.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
-      st = (0, import_node_fs8.lstatSync)(current);
+      (0, import_node_fs9.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
+      st = (0, import_node_fs9.lstatSync)(current);
     }
     if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
     if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
@@ -9793,7 +9877,7 @@ async function createWorktreeNow(options) {
   }
   ensurePrivateDir2(options.trustedRoot, root);
   try {
-    (0, import_node_fs8.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
+    (0, import_node_fs9.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
   } catch (error) {
     throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
   }
@@ -9814,7 +9898,7 @@ async function createWorktreeNow(options) {
   }
   const cwd = (0, import_node_path10.join)(path, repo.relCwd);
   try {
-    if (!(0, import_node_fs8.statSync)(cwd).isDirectory()) throw new Error("not a directory");
+    if (!(0, import_node_fs9.statSync)(cwd).isDirectory()) throw new Error("not a directory");
   } catch {
     return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
   }
@@ -9822,7 +9906,7 @@ async function createWorktreeNow(options) {
 }
 function removeEmptyDir(path) {
   try {
-    if ((0, import_node_fs8.readdirSync)(path).length === 0) (0, import_node_fs8.rmdirSync)(path);
+    if ((0, import_node_fs9.readdirSync)(path).length === 0) (0, import_node_fs9.rmdirSync)(path);
   } catch {
   }
 }
@@ -9853,14 +9937,14 @@ async function captureChanges(worktree, options = {}) {
   const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env, config });
   const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
   if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
-  const scratch = (0, import_node_fs8.mkdtempSync)((0, import_node_path10.join)((0, import_node_os.tmpdir)(), "headroom-index-"));
+  const scratch = (0, import_node_fs9.mkdtempSync)((0, import_node_path10.join)((0, import_node_os.tmpdir)(), "headroom-index-"));
   try {
     const index = (0, import_node_path10.join)(scratch, "index");
     try {
       const original = indexPath.stdout.trim();
-      (0, import_node_fs8.copyFileSync)(original, index);
-      const st = (0, import_node_fs8.statSync)(original);
-      (0, import_node_fs8.utimesSync)(index, st.atime, st.mtime);
+      (0, import_node_fs9.copyFileSync)(original, index);
+      const st = (0, import_node_fs9.statSync)(original);
+      (0, import_node_fs9.utimesSync)(index, st.atime, st.mtime);
     } catch {
     }
     const env = { GIT_INDEX_FILE: index };
@@ -9894,7 +9978,7 @@ async function captureChanges(worktree, options = {}) {
     }
     return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
   } finally {
-    (0, import_node_fs8.rmSync)(scratch, { recursive: true, force: true });
+    (0, import_node_fs9.rmSync)(scratch, { recursive: true, force: true });
   }
 }
 function removeWorktree(worktree, options = {}) {
@@ -9919,7 +10003,7 @@ async function removeWorktreeNow(worktree, options) {
 }
 function existsDir(path) {
   try {
-    return (0, import_node_fs8.statSync)(path).isDirectory();
+    return (0, import_node_fs9.statSync)(path).isDirectory();
   } catch {
     return false;
   }
@@ -9934,11 +10018,11 @@ async function patchContainedIn(patchFile, repoTop, options = {}) {
   });
   return check.code === 0;
 }
-var import_node_fs8, import_node_os, import_node_path10, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
+var import_node_fs9, import_node_os, import_node_path10, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
 var init_isolation = __esm({
   "extensions/subagents/checkable/isolation.ts"() {
     "use strict";
-    import_node_fs8 = require("node:fs");
+    import_node_fs9 = require("node:fs");
     import_node_os = require("node:os");
     import_node_path10 = require("node:path");
     init_git();
@@ -10206,35 +10290,35 @@ function readPartialOutput(sessionFile) {
   if (!sessionFile) return { ok: true, text: "" };
   let fd;
   try {
-    fd = (0, import_node_fs9.openSync)(sessionFile, OPEN_FLAGS);
+    fd = (0, import_node_fs10.openSync)(sessionFile, OPEN_FLAGS);
   } catch (error) {
     const code2 = error.code;
     return code2 === "ENOENT" ? { ok: true, text: "" } : { ok: false, reason: String(error) };
   }
   try {
-    const st = (0, import_node_fs9.fstatSync)(fd);
+    const st = (0, import_node_fs10.fstatSync)(fd);
     if (!st.isFile()) return { ok: false, reason: `${sessionFile} is not a regular file` };
     const size = st.size;
     const length = Math.min(size, PARTIAL_READ_MAX_BYTES);
     const buffer = Buffer.alloc(length);
-    (0, import_node_fs9.readSync)(fd, buffer, 0, length, size - length);
+    (0, import_node_fs10.readSync)(fd, buffer, 0, length, size - length);
     let text = buffer.toString("utf8");
     if (length < size) text = text.slice(text.indexOf("\n") + 1);
     return { ok: true, text: lastRunText(text) };
   } catch (error) {
     return { ok: false, reason: String(error) };
   } finally {
-    (0, import_node_fs9.closeSync)(fd);
+    (0, import_node_fs10.closeSync)(fd);
   }
 }
-var import_node_fs9, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
+var import_node_fs10, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
 var init_partial_output = __esm({
   "extensions/subagents/children/partial-output.ts"() {
     "use strict";
-    import_node_fs9 = require("node:fs");
+    import_node_fs10 = require("node:fs");
     init_content();
     PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
-    OPEN_FLAGS = import_node_fs9.constants.O_RDONLY | (import_node_fs9.constants.O_NONBLOCK ?? 0) | (import_node_fs9.constants.O_NOFOLLOW ?? 0);
+    OPEN_FLAGS = import_node_fs10.constants.O_RDONLY | (import_node_fs10.constants.O_NONBLOCK ?? 0) | (import_node_fs10.constants.O_NOFOLLOW ?? 0);
   }
 });
 
@@ -10264,7 +10348,7 @@ function inside(root, path) {
 }
 function realOrSelf(path) {
   try {
-    return (0, import_node_fs10.realpathSync)(path);
+    return (0, import_node_fs11.realpathSync)(path);
   } catch {
     return path;
   }
@@ -10297,7 +10381,7 @@ function checkWorktreeRecord(w, root) {
     return { ok: false, problem: `its cwd ${JSON.stringify(cwd)} is not inside ${expected}` };
   let st;
   try {
-    st = (0, import_node_fs10.lstatSync)(expected, { throwIfNoEntry: false });
+    st = (0, import_node_fs11.lstatSync)(expected, { throwIfNoEntry: false });
   } catch (error) {
     return { ok: false, problem: `its path cannot be checked (${error.message})` };
   }
@@ -10305,7 +10389,7 @@ function checkWorktreeRecord(w, root) {
     const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
     if (st.isSymbolicLink() || !st.isDirectory()) return { ok: false, problem: `${expected} is not a real directory` };
     if (uid !== void 0 && st.uid !== uid) return { ok: false, problem: `${expected} is owned by another user` };
-    if ((0, import_node_fs10.realpathSync)(expected) !== (0, import_node_path12.join)(realOrSelf(root), name))
+    if ((0, import_node_fs11.realpathSync)(expected) !== (0, import_node_path12.join)(realOrSelf(root), name))
       return { ok: false, problem: `${expected} resolves outside the worktrees folder` };
   }
   return {
@@ -10341,11 +10425,11 @@ function recordedSpawnProblem(schema2, params) {
   }
   return "invalid";
 }
-var import_node_fs10, import_node_path12, import_compile2, COMMIT_ID, spawnValidators;
+var import_node_fs11, import_node_path12, import_compile2, COMMIT_ID, spawnValidators;
 var init_record_checks = __esm({
   "extensions/subagents/delivery/record-checks.ts"() {
     "use strict";
-    import_node_fs10 = require("node:fs");
+    import_node_fs11 = require("node:fs");
     import_node_path12 = require("node:path");
     import_compile2 = require("typebox/compile");
     init_isolation();
@@ -10619,16 +10703,16 @@ function readStored(deps, sha256) {
   const found = deps.store().resolve(sha256, "subagent-results");
   if (!found.ok) return void 0;
   try {
-    return (0, import_node_fs11.readFileSync)(found.path, "utf8");
+    return (0, import_node_fs12.readFileSync)(found.path, "utf8");
   } catch {
     return void 0;
   }
 }
-var import_node_fs11, import_node_path13, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
+var import_node_fs12, import_node_path13, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
 var init_persistence = __esm({
   "extensions/subagents/delivery/persistence.ts"() {
     "use strict";
-    import_node_fs11 = require("node:fs");
+    import_node_fs12 = require("node:fs");
     import_node_path13 = require("node:path");
     init_projection();
     init_surfaces();
@@ -10979,7 +11063,7 @@ var init_settle = __esm({
 // extensions/subagents/agents/agent-files.ts
 function isDirectory(path) {
   try {
-    return (0, import_node_fs12.statSync)(path).isDirectory();
+    return (0, import_node_fs13.statSync)(path).isDirectory();
   } catch {
     return false;
   }
@@ -11003,11 +11087,11 @@ function safeHome() {
     return "/";
   }
 }
-var import_node_fs12, import_node_os2, import_node_path14, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var import_node_fs13, import_node_os2, import_node_path14, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
 var init_agent_files = __esm({
   "extensions/subagents/agents/agent-files.ts"() {
     "use strict";
-    import_node_fs12 = require("node:fs");
+    import_node_fs13 = require("node:fs");
     import_node_os2 = require("node:os");
     import_node_path14 = require("node:path");
     init_agents();
@@ -11052,7 +11136,7 @@ var init_agent_files = __esm({
       listFiles(dir, warnings) {
         let names;
         try {
-          names = (0, import_node_fs12.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+          names = (0, import_node_fs13.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
         } catch (error) {
           warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
           return [];
@@ -11068,7 +11152,7 @@ var init_agent_files = __esm({
         let size;
         let mtimeMs;
         try {
-          const st = (0, import_node_fs12.statSync)(file);
+          const st = (0, import_node_fs13.statSync)(file);
           if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
           size = st.size;
           mtimeMs = st.mtimeMs;
@@ -11085,7 +11169,7 @@ var init_agent_files = __esm({
         }
         let text;
         try {
-          text = (0, import_node_fs12.readFileSync)(file, "utf8");
+          text = (0, import_node_fs13.readFileSync)(file, "utf8");
         } catch (error) {
           return {
             warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
@@ -11587,7 +11671,7 @@ var init_handover = __esm({
 // extensions/subagents/tools/spawn.ts
 function isKind2(path, kind) {
   try {
-    const st = (0, import_node_fs13.statSync)(path);
+    const st = (0, import_node_fs14.statSync)(path);
     return kind === "file" ? st.isFile() : st.isDirectory();
   } catch {
     return false;
@@ -11848,11 +11932,11 @@ function resumeSettings(deps, child, ctx) {
   const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : void 0;
   return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
 }
-var import_node_fs13, import_node_path15, import_pi_coding_agent7;
+var import_node_fs14, import_node_path15, import_pi_coding_agent7;
 var init_spawn = __esm({
   "extensions/subagents/tools/spawn.ts"() {
     "use strict";
-    import_node_fs13 = require("node:fs");
+    import_node_fs14 = require("node:fs");
     import_node_path15 = require("node:path");
     import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
     init_config();
@@ -12550,11 +12634,11 @@ function itemsOfEntry(entry, seenTask) {
       return [];
   }
 }
-var import_node_fs14, READ_STEP_BYTES, TranscriptReader;
+var import_node_fs15, READ_STEP_BYTES, TranscriptReader;
 var init_transcript = __esm({
   "extensions/subagents/view/transcript.ts"() {
     "use strict";
-    import_node_fs14 = require("node:fs");
+    import_node_fs15 = require("node:fs");
     init_content();
     READ_STEP_BYTES = 4 * 1024 * 1024;
     TranscriptReader = class {
@@ -12574,7 +12658,7 @@ var init_transcript = __esm({
         if (!this.path) return false;
         let st;
         try {
-          st = (0, import_node_fs14.lstatSync)(this.path, { throwIfNoEntry: false });
+          st = (0, import_node_fs15.lstatSync)(this.path, { throwIfNoEntry: false });
         } catch (error) {
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
@@ -12603,12 +12687,12 @@ var init_transcript = __esm({
       readFrom(size) {
         let fd;
         try {
-          fd = (0, import_node_fs14.openSync)(this.path, "r");
-          const st = (0, import_node_fs14.fstatSync)(fd);
+          fd = (0, import_node_fs15.openSync)(this.path, "r");
+          const st = (0, import_node_fs15.fstatSync)(fd);
           if (!st.isFile()) return false;
           const length = Math.min(READ_STEP_BYTES, Math.max(0, size - this.offset));
           const buffer = Buffer.alloc(length);
-          const read2 = (0, import_node_fs14.readSync)(fd, buffer, 0, length, this.offset);
+          const read2 = (0, import_node_fs15.readSync)(fd, buffer, 0, length, this.offset);
           const lastNewline = buffer.lastIndexOf(10, read2 - 1);
           if (lastNewline < 0) return false;
           this.offset += lastNewline + 1;
@@ -12635,7 +12719,7 @@ var init_transcript = __esm({
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
         } finally {
-          if (fd !== void 0) (0, import_node_fs14.closeSync)(fd);
+          if (fd !== void 0) (0, import_node_fs15.closeSync)(fd);
         }
       }
     };
@@ -14022,7 +14106,7 @@ function highestIndex(names) {
 }
 function lstatOrNull2(path) {
   try {
-    return (0, import_node_fs15.lstatSync)(path);
+    return (0, import_node_fs16.lstatSync)(path);
   } catch (error) {
     if (error.code === "ENOENT") return null;
     throw error;
@@ -14031,7 +14115,7 @@ function lstatOrNull2(path) {
 function highestIndexIn(dir) {
   try {
     const st = lstatOrNull2(dir);
-    return st?.isDirectory() ? highestIndex((0, import_node_fs15.readdirSync)(dir)) : 0;
+    return st?.isDirectory() ? highestIndex((0, import_node_fs16.readdirSync)(dir)) : 0;
   } catch {
     return 0;
   }
@@ -14052,19 +14136,19 @@ function writeTrajectories(target, files) {
   return files.map((file) => {
     const path = (0, import_node_path16.join)(dir, file.fileName);
     try {
-      const flags = import_node_fs15.constants.O_WRONLY | import_node_fs15.constants.O_CREAT | import_node_fs15.constants.O_EXCL | (import_node_fs15.constants.O_NOFOLLOW ?? 0);
-      const fd = (0, import_node_fs15.openSync)(path, flags, TRAJECTORY_FILE_MODE);
+      const flags = import_node_fs16.constants.O_WRONLY | import_node_fs16.constants.O_CREAT | import_node_fs16.constants.O_EXCL | (import_node_fs16.constants.O_NOFOLLOW ?? 0);
+      const fd = (0, import_node_fs16.openSync)(path, flags, TRAJECTORY_FILE_MODE);
       try {
-        (0, import_node_fs15.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
+        (0, import_node_fs16.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
         const now = lstatOrNull2(dir);
         if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
-          (0, import_node_fs15.unlinkSync)(path);
+          (0, import_node_fs16.unlinkSync)(path);
           throw new Error(`${dir} changed while writing; not storing`);
         }
-        (0, import_node_fs15.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
+        (0, import_node_fs16.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
 `);
       } finally {
-        (0, import_node_fs15.closeSync)(fd);
+        (0, import_node_fs16.closeSync)(fd);
       }
       return { ok: true, path, label: file.label, step: file.step };
     } catch (error) {
@@ -14072,11 +14156,11 @@ function writeTrajectories(target, files) {
     }
   });
 }
-var import_node_fs15, import_node_path16, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX;
+var import_node_fs16, import_node_path16, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX;
 var init_trajectory_files = __esm({
   "extensions/handoff/trajectory-files.ts"() {
     "use strict";
-    import_node_fs15 = require("node:fs");
+    import_node_fs16 = require("node:fs");
     import_node_path16 = require("node:path");
     init_artifact_store();
     init_format();

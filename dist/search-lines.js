@@ -4,8 +4,10 @@
  * JSDoc types, linted by Biome). It is JavaScript because it runs in a worker thread
  * (search-thread.js): Pi loads extensions through jiti on Node and natively under Bun, and a worker
  * started from a .ts file loads under only one of them; a .js module loads under both. It imports
- * nothing, so the worker needs no transpiler.
+ * nothing but Node's own modules, so the worker needs no transpiler.
  */
+import { readSync } from "node:fs";
+import { StringDecoder } from "node:string_decoder";
 
 /**
  * One search: which stored file, and the pattern as a compiled RegExp's source and flags.
@@ -27,7 +29,92 @@
  * @property {boolean} capped True when the search stopped at maxMatches with lines left after the last match.
  * @property {number} total Lines of the text (split on "\n", as Pi's read counts them).
  * @property {number} lastMatch Line of the last match (0 when none).
+ * @property {number} [longLines] Lines longer than LINE_MAX_CHARS, searched and shown in their first part.
  */
+
+/** Bytes read from an artifact at a time (reading and searching never hold a whole file). */
+export const READ_CHUNK_BYTES = 1024 * 1024;
+/** Longest part of one line kept, in characters: a longer line is searched and shown in its first this many. */
+export const LINE_MAX_CHARS = 64 * 1024;
+/** Characters of rows one search lists at most; past them it stops as capped (offset= goes on). */
+export const ROWS_MAX_CHARS = 4 * 1024 * 1024;
+
+/**
+ * A line scan fed one line at a time (see searchLines for what it finds). `line` is the line as read (at most
+ * LINE_MAX_CHARS characters of it); `push` returns false once nothing more is listed (then only counting is left).
+ *
+ * @param {string} source RegExp source
+ * @param {string} flags RegExp flags
+ * @param {number} context context lines around each match
+ * @param {number} maxMatches matches listed at most
+ * @param {string} separator row between groups that are not adjacent
+ * @param {number} start 1-based line the search starts at
+ * @param {number} [maxRowChars] characters of rows listed at most
+ */
+export function lineSearch(source, flags, context, maxMatches, separator, start, maxRowChars = ROWS_MAX_CHARS) {
+	const regex = new RegExp(source, flags);
+	const first = Math.max(1, start || 1);
+	/** @type {string[]} */
+	const rows = [];
+	/** @type {Array<[number, string]>} */
+	let before = [];
+	let matches = 0;
+	let lastMatch = 0;
+	let lastPrinted = 0;
+	let afterLeft = 0;
+	let lineNo = 0;
+	let rowChars = 0;
+	let capped = false;
+	let longLines = 0;
+	/** @param {string} row */
+	const add = (row) => {
+		rows.push(row);
+		rowChars += row.length;
+	};
+	return {
+		/**
+		 * @param {string} line
+		 * @param {number} [fullLength] the line's whole length when `line` is its first part
+		 */
+		push(line, fullLength = line.length) {
+			lineNo++;
+			if (capped || lineNo < first) return !capped;
+			if (fullLength > line.length) longLines++;
+			regex.lastIndex = 0;
+			if (matches < maxMatches && rowChars + line.length <= maxRowChars && regex.test(line)) {
+				const firstShown = before.length > 0 ? before[0][0] : lineNo;
+				if (lastPrinted > 0 && firstShown > lastPrinted + 1) add(separator);
+				for (const [n, seen] of before) add(`${n}-${seen}`);
+				before = [];
+				add(`${lineNo}:${line}`);
+				lastPrinted = lineNo;
+				lastMatch = lineNo;
+				matches++;
+				afterLeft = context;
+			} else if (afterLeft > 0 && rowChars + line.length <= maxRowChars) {
+				add(`${lineNo}-${line}`);
+				lastPrinted = lineNo;
+				afterLeft--;
+			} else if (matches >= maxMatches || rowChars + line.length > maxRowChars) {
+				capped = true;
+			} else if (context > 0) {
+				before.push([lineNo, line]);
+				if (before.length > context) before.shift();
+			}
+			return !capped;
+		},
+		/**
+		 * @param {number} [rest] lines after the last one pushed (counted without being pushed)
+		 * @returns {SearchHit}
+		 */
+		finish(rest = 0) {
+			const total = lineNo + rest;
+			if (first > total) return { rows: [], matches: 0, capped: false, total, lastMatch: 0, longLines: 0 };
+			const isCapped = capped || (matches >= maxMatches && lastMatch < total);
+			return { rows, matches, capped: isCapped, total, lastMatch, longLines };
+		},
+	};
+}
 
 /**
  * The lines of `text` from line `start` on (split on "\n", 1-based as Pi's read counts) matching the
@@ -45,52 +132,76 @@
  * @returns {SearchHit}
  */
 export function searchLines(text, source, flags, context, maxMatches, separator, start) {
-	const regex = new RegExp(source, flags);
-	/** @type {string[]} */
-	const rows = [];
-	/** @type {Array<[number, string]>} */
-	let before = [];
-	let matches = 0;
-	let lastMatch = 0;
-	let lastPrinted = 0;
-	let afterLeft = 0;
-	let lineNo = 0;
+	const scan = lineSearch(source, flags, context, maxMatches, separator, start, Number.POSITIVE_INFINITY);
 	let pos = 0;
-	for (const first = Math.max(1, start || 1); lineNo < first - 1; lineNo++) {
-		const newline = text.indexOf("\n", pos);
-		if (newline === -1) return { rows, matches, capped: false, total: lineNo + 1, lastMatch };
-		pos = newline + 1;
-	}
 	for (;;) {
 		const newline = text.indexOf("\n", pos);
-		const end = newline === -1 ? text.length : newline;
-		lineNo++;
-		const line = text.slice(pos, end);
-		regex.lastIndex = 0;
-		if (matches < maxMatches && regex.test(line)) {
-			const first = before.length > 0 ? before[0][0] : lineNo;
-			if (lastPrinted > 0 && first > lastPrinted + 1) rows.push(separator);
-			for (const [n, seen] of before) rows.push(`${n}-${seen}`);
-			before = [];
-			rows.push(`${lineNo}:${line}`);
-			lastPrinted = lineNo;
-			lastMatch = lineNo;
-			matches++;
-			afterLeft = context;
-		} else if (afterLeft > 0) {
-			rows.push(`${lineNo}-${line}`);
-			lastPrinted = lineNo;
-			afterLeft--;
-		} else if (matches >= maxMatches) {
+		if (!scan.push(text.slice(pos, newline === -1 ? text.length : newline))) {
 			let rest = 0;
-			for (let at = text.indexOf("\n", pos); at !== -1; at = text.indexOf("\n", at + 1)) rest++;
-			return { rows, matches, capped: true, total: lineNo + rest, lastMatch };
-		} else if (context > 0) {
-			before.push([lineNo, line]);
-			if (before.length > context) before.shift();
+			for (let at = newline; at !== -1; at = text.indexOf("\n", at + 1)) rest++;
+			return strip(scan.finish(rest));
 		}
 		if (newline === -1) break;
 		pos = newline + 1;
 	}
-	return { rows, matches, capped: matches >= maxMatches && lastMatch < lineNo, total: lineNo, lastMatch };
+	return strip(scan.finish());
+}
+
+/** @param {SearchHit} hit */
+function strip(hit) {
+	const { longLines: _longLines, ...rest } = hit;
+	return rest;
+}
+
+/**
+ * Read the open file `fd` line by line in chunks of READ_CHUNK_BYTES (split on "\n", as Pi's read counts), never
+ * holding more than a chunk and one line's first `maxLineChars` characters. `onLine(line, fullLength)` gets each
+ * line (cut to maxLineChars; fullLength is its whole length); when it returns false, the lines after it are only
+ * counted, and their number is returned.
+ *
+ * @param {number} fd
+ * @param {number} maxLineChars
+ * @param {(line: string, fullLength: number) => boolean} onLine
+ * @returns {number} lines after the one onLine stopped at (0 when it never stopped)
+ */
+export function readLines(fd, maxLineChars, onLine) {
+	const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+	const decoder = new StringDecoder("utf8");
+	let carry = "";
+	let carryLength = 0;
+	for (;;) {
+		const n = readSync(fd, buffer, 0, buffer.length, null);
+		const text = n > 0 ? decoder.write(buffer.subarray(0, n)) : decoder.end();
+		let pos = 0;
+		for (;;) {
+			const newline = text.indexOf("\n", pos);
+			const end = newline === -1 ? text.length : newline;
+			if (carry.length < maxLineChars) carry += text.slice(pos, Math.min(end, pos + maxLineChars - carry.length));
+			carryLength += end - pos;
+			if (newline === -1) break;
+			if (!onLine(carry, carryLength)) {
+				let rest = 1; // the line after this newline, however short
+				for (let at = text.indexOf("\n", newline + 1); at !== -1; at = text.indexOf("\n", at + 1)) rest++;
+				return rest + countNewlines(fd, buffer);
+			}
+			carry = "";
+			carryLength = 0;
+			pos = newline + 1;
+		}
+		if (n === 0) break;
+	}
+	onLine(carry, carryLength);
+	return 0;
+}
+
+/**
+ * @param {number} fd
+ * @param {Buffer} buffer
+ */
+function countNewlines(fd, buffer) {
+	let count = 0;
+	for (let n = readSync(fd, buffer, 0, buffer.length, null); n > 0; n = readSync(fd, buffer, 0, buffer.length, null)) {
+		for (let at = buffer.indexOf(10, 0); at !== -1 && at < n; at = buffer.indexOf(10, at + 1)) count++;
+	}
+	return count;
 }

@@ -264,6 +264,9 @@ export const RECALL_ERRORS = {
 		`The search was stopped after ${Math.round(ms / 100) / 10} s: the pattern takes too long (nested quantifiers such as (a+)+ or (.*)* backtrack without end). Simplify it: drop nested repetition, anchor it, or search for a fixed substring.`,
 	searchAborted: "The search was cancelled.",
 	searchFailed: "The search could not be run; try again, or page the artifact with offset/limit.",
+	searchBusy: (running: number, queued: number) =>
+		`The search was not run: ${running} searches are running and ${queued} more are waiting (the most at once); ` +
+		"try again when they are done.",
 } as const;
 
 /** Header line of a recall page. */
@@ -280,12 +283,15 @@ export function recallContinue(next: number, total: number): string {
 export function recallSearchHeader(
 	id: string,
 	pattern: string,
-	hit: { matches: number; total: number; capped: boolean },
+	hit: { matches: number; total: number; capped: boolean; longLines?: number; lineMaxChars?: number },
 	start: number,
 ): string {
 	const count = `${hit.capped ? "first " : ""}${hit.matches} matching ${hit.matches === 1 ? "line" : "lines"}`;
 	const scope = start > 1 ? `lines ${start}-${hit.total} of ${hit.total}` : `${hit.total} lines`;
-	return `[Artifact ${id}: ${count} for /${pattern}/ in ${scope}; "N:" marks a match, "N-" context]`;
+	const long = hit.longLines
+		? `; ${hit.longLines} ${hit.longLines === 1 ? "line" : "lines"} longer than ${hit.lineMaxChars} characters searched and shown in their first ${hit.lineMaxChars}`
+		: "";
+	return `[Artifact ${id}: ${count} for /${pattern}/ in ${scope}${long}; "N:" marks a match, "N-" context]`;
 }
 
 /** Last line of a search stopped at the match cap: exactly where to go on. */

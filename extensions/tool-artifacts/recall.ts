@@ -3,7 +3,7 @@
  * I/O is reading the artifact the store resolved (never a path from model text), listing the store's
  * directory to explain an id that did not resolve, and the search worker (search-worker.ts).
  */
-import { closeSync, constants, lstatSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
@@ -17,6 +17,7 @@ import {
 	recallSearchContinue,
 	recallSearchHeader,
 } from "./prompt.ts";
+import { LINE_MAX_CHARS, READ_CHUNK_BYTES, readLines } from "./search-lines.js";
 import { runSearch, type SearchHit, type SearchOutcome } from "./search-worker.ts";
 import { artifactId } from "./stub.ts";
 
@@ -94,7 +95,7 @@ export function pageArtifact(text: string, id: string, offset = 1, limit = RECAL
 /** Pure: a search's rows under their header (`start`: its first line), and where to go on when capped. */
 export function searchAnswer(id: string, pattern: string, hit: SearchHit, start = 1): RecallAnswer {
 	if (start > hit.total) return { ok: false, error: RECALL_ERRORS.offsetPastEnd(start, hit.total) };
-	const out = [recallSearchHeader(id, pattern, hit, start), ...hit.rows];
+	const out = [recallSearchHeader(id, pattern, { ...hit, lineMaxChars: LINE_MAX_CHARS }, start), ...hit.rows];
 	if (hit.capped) out.push(recallSearchContinue(hit.matches, hit.lastMatch));
 	return { ok: true, text: out.join("\n") };
 }
@@ -110,6 +111,8 @@ export function searchFailureText(outcome: Exclude<SearchOutcome, { ok: true }>)
 			return RECALL_ERRORS.unreadable(outcome.errno);
 		case "failed":
 			return RECALL_ERRORS.searchFailed;
+		case "busy":
+			return RECALL_ERRORS.searchBusy(outcome.running, outcome.queued);
 	}
 }
 
@@ -141,13 +144,35 @@ export async function searchStored(
 	return outcome.ok ? searchAnswer(id, pattern, outcome, start) : { ok: false, error: searchFailureText(outcome) };
 }
 
-/** Page a stored artifact (read without following a symlink). */
-export function pageStored(path: string, id: string, offset?: number, limit?: number): RecallAnswer {
-	let text: string;
+/** Characters of lines one page collects at most before it is projected (a longer page ends early, offset= goes on). */
+export const RECALL_PAGE_MAX_CHARS = 4 * READ_CHUNK_BYTES;
+
+/**
+ * Page a stored artifact (read without following a symlink, never blocking on a non-file), in chunks: only the
+ * page's lines are kept (at most RECALL_PAGE_MAX_CHARS; a line longer than LINE_MAX_CHARS in its first part),
+ * the rest is only counted. The same answer as pageArtifact over the whole text when the page fits.
+ */
+export function pageStored(path: string, id: string, offset = 1, limit = RECALL_DEFAULT_LIMIT_LINES): RecallAnswer {
+	const first = Math.max(1, Math.floor(offset));
+	const count = Math.max(1, Math.floor(limit));
+	const page: string[] = [];
+	let chars = 0;
+	let lineNo = 0;
+	let total = 0;
 	try {
-		const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+		const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0));
 		try {
-			text = readFileSync(fd, "utf8");
+			if (!fstatSync(fd).isFile()) return { ok: false, error: RECALL_ERRORS.unreadable("EINVAL") };
+			const rest = readLines(fd, LINE_MAX_CHARS, (line) => {
+				lineNo++;
+				if (lineNo < first) return true;
+				// The first line always; later ones while the page stays within its characters.
+				if (page.length > 0 && chars + line.length > RECALL_PAGE_MAX_CHARS) return false;
+				page.push(line);
+				chars += line.length;
+				return page.length < count;
+			});
+			total = lineNo + rest; // every line onLine saw, and those after the one it stopped at
 		} finally {
 			closeSync(fd);
 		}
@@ -155,7 +180,11 @@ export function pageStored(path: string, id: string, offset?: number, limit?: nu
 		const errno = (error as NodeJS.ErrnoException).code;
 		return { ok: false, error: RECALL_ERRORS.unreadable(typeof errno === "string" ? errno : undefined) };
 	}
-	return pageArtifact(text, id, offset, limit);
+	if (first > total) return { ok: false, error: RECALL_ERRORS.offsetPastEnd(first, total) };
+	const last = first + page.length - 1;
+	const out = [recallPageHeader(id, first, last, total), ...page];
+	if (last < total) out.push(recallContinue(last + 1, total));
+	return { ok: true, text: out.join("\n") };
 }
 
 /** Most recent ids listed when an id is unknown. */

@@ -1,12 +1,12 @@
 // @ts-check
 /**
  * The recall search's worker thread (started by search-worker.ts): read the artifact without
- * following a symlink, search it, post the result once. Plain JavaScript for the reason given in
+ * following a symlink, in chunks, searching it line by line; post the result once. Plain JavaScript for the reason given in
  * search-lines.js; type-checked by tsc through JSDoc.
  */
-import { closeSync, constants, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
-import { searchLines } from "./search-lines.js";
+import { LINE_MAX_CHARS, lineSearch, readLines } from "./search-lines.js";
 
 /** @typedef {import("./search-lines.js").SearchJob} SearchJob */
 
@@ -15,11 +15,14 @@ import { searchLines } from "./search-lines.js";
  * @returns {Record<string, unknown>} the message to post
  */
 function run(job) {
-	let text;
+	const scan = lineSearch(job.source, job.flags, job.context, job.maxMatches, job.separator, job.start);
+	let rest = 0;
 	try {
-		const fd = openSync(job.path, constants.O_RDONLY | constants.O_NOFOLLOW);
+		// Read in chunks, line by line: the file is never held whole (search-lines.js).
+		const fd = openSync(job.path, constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0));
 		try {
-			text = readFileSync(fd, "utf8");
+			if (!fstatSync(fd).isFile()) return { ok: false, code: "unreadable", errno: "EINVAL" };
+			rest = readLines(fd, LINE_MAX_CHARS, (line, fullLength) => scan.push(line, fullLength));
 		} finally {
 			closeSync(fd);
 		}
@@ -27,8 +30,7 @@ function run(job) {
 		const code = /** @type {{ code?: unknown } | undefined} */ (error)?.code;
 		return { ok: false, code: "unreadable", errno: typeof code === "string" ? code : undefined };
 	}
-	const hit = searchLines(text, job.source, job.flags, job.context, job.maxMatches, job.separator, job.start);
-	return { ok: true, ...hit };
+	return { ok: true, ...scan.finish(rest) };
 }
 
 parentPort?.postMessage(run(/** @type {SearchJob} */ (workerData)));

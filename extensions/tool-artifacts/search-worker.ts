@@ -15,6 +15,12 @@ export { searchLines } from "./search-lines.js";
 
 /** How long one search may run before it is stopped, in milliseconds. */
 export const RECALL_SEARCH_TIMEOUT_MS = 5_000;
+/** Search workers running at once in this process; more wait their turn. */
+export const RECALL_MAX_WORKERS = 2;
+/** Searches waiting for a worker at most; one more is refused, saying so. */
+export const RECALL_MAX_QUEUED = 8;
+/** Heap of one search worker, in MiB: it reads in 1 MiB chunks and lists at most ROWS_MAX_CHARS of rows. */
+export const RECALL_WORKER_HEAP_MB = 96;
 
 /** The worker thread's module, beside this one in the installed package. */
 export const SEARCH_THREAD_URL = new URL("./search-thread.js", import.meta.url);
@@ -24,6 +30,8 @@ export type SearchOutcome =
 	| ({ ok: true } & SearchHit)
 	| { ok: false; code: "timeout"; timeoutMs: number }
 	| { ok: false; code: "aborted" | "failed" }
+	/** Too many searches at once: this one was not run. */
+	| { ok: false; code: "busy"; running: number; queued: number }
 	/** The file could not be read; `errno` is the system's code when there is one. */
 	| { ok: false; code: "unreadable"; errno?: string };
 
@@ -40,7 +48,8 @@ export function parseWorkerMessage(message: unknown): SearchOutcome {
 		typeof m.matches === "number" &&
 		typeof m.capped === "boolean" &&
 		typeof m.total === "number" &&
-		typeof m.lastMatch === "number";
+		typeof m.lastMatch === "number" &&
+		(m.longLines === undefined || typeof m.longLines === "number");
 	if (!valid) return { ok: false, code: "failed" };
 	return {
 		ok: true,
@@ -49,11 +58,45 @@ export function parseWorkerMessage(message: unknown): SearchOutcome {
 		capped: m.capped as boolean,
 		total: m.total as number,
 		lastMatch: m.lastMatch as number,
+		...(typeof m.longLines === "number" && m.longLines > 0 ? { longLines: m.longLines } : {}),
 	};
 }
 
+/** Searches running and waiting, process-wide (each extension instance shares the one machine). */
+const POOL = Symbol.for("pi-context-headroom.recall-search-pool");
+type Pool = { running: number; queue: Array<() => void> };
+function pool(): Pool {
+	const g = globalThis as unknown as Record<symbol, Pool | undefined>;
+	g[POOL] ??= { running: 0, queue: [] };
+	return g[POOL];
+}
+
+/**
+ * Run one search in a worker when one of RECALL_MAX_WORKERS is free (at most RECALL_MAX_QUEUED wait; one
+ * more is refused as busy); the deadline counts from the worker's start.
+ */
+export async function runSearch(
+	job: SearchJob,
+	options: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<SearchOutcome> {
+	const p = pool();
+	if (p.running >= RECALL_MAX_WORKERS) {
+		if (p.queue.length >= RECALL_MAX_QUEUED)
+			return { ok: false, code: "busy", running: p.running, queued: p.queue.length };
+		await new Promise<void>((resolve) => p.queue.push(resolve));
+	} else p.running++;
+	try {
+		return await runSearchNow(job, options);
+	} finally {
+		const next = p.queue.shift();
+		if (next)
+			next(); // the slot passes on
+		else p.running--;
+	}
+}
+
 /** Run one search in a worker; settles by `timeoutMs` at the latest (the worker is then terminated). */
-export function runSearch(
+function runSearchNow(
 	job: SearchJob,
 	options: { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<SearchOutcome> {
@@ -62,7 +105,10 @@ export function runSearch(
 	return new Promise((resolve) => {
 		let worker: Worker;
 		try {
-			worker = new Worker(SEARCH_THREAD_URL, { workerData: job });
+			worker = new Worker(SEARCH_THREAD_URL, {
+				workerData: job,
+				resourceLimits: { maxOldGenerationSizeMb: RECALL_WORKER_HEAP_MB },
+			});
 		} catch {
 			resolve({ ok: false, code: "failed" });
 			return;
