@@ -370,6 +370,41 @@ var init_list = __esm({
   }
 });
 
+// extensions/shared/store/write-cap.ts
+function writeCapState(root) {
+  const g = globalThis;
+  g[STATES] ??= /* @__PURE__ */ new Map();
+  const states = g[STATES];
+  let state = states.get(root);
+  if (!state) {
+    state = { pinned: /* @__PURE__ */ new Set() };
+    states.set(root, state);
+  }
+  return state;
+}
+function setWriteCap(root, maxTotalBytes) {
+  const state = writeCapState(root);
+  state.maxTotalBytes = typeof maxTotalBytes === "number" && Number.isFinite(maxTotalBytes) && maxTotalBytes > 0 ? maxTotalBytes : void 0;
+}
+function noteWrite(state, path, bytes, reused) {
+  state.pinned.add(path);
+  if (state.maxTotalBytes === void 0) return false;
+  if (state.total === void 0) return !state.running;
+  if (!reused) state.total += bytes;
+  if (state.running || state.total <= state.maxTotalBytes) return false;
+  const floor = state.floor ?? 0;
+  return state.total > floor + state.maxTotalBytes * WRITE_CAP_SLACK_SHARE || floor <= state.maxTotalBytes;
+}
+var WRITE_CAP_MIN_AGE_MS, WRITE_CAP_SLACK_SHARE, STATES;
+var init_write_cap = __esm({
+  "extensions/shared/store/write-cap.ts"() {
+    "use strict";
+    WRITE_CAP_MIN_AGE_MS = 15 * 60 * 1e3;
+    WRITE_CAP_SLACK_SHARE = 0.1;
+    STATES = /* @__PURE__ */ Symbol.for("pi-context-headroom.store-write-cap");
+  }
+});
+
 // extensions/shared/store/artifact-store.ts
 function myUid() {
   return typeof process.getuid === "function" ? process.getuid() : void 0;
@@ -456,6 +491,7 @@ var init_artifact_store = __esm({
     init_fs_steps();
     init_kinds();
     init_list();
+    init_write_cap();
     init_kinds();
     init_list();
     init_format();
@@ -485,14 +521,52 @@ var init_artifact_store = __esm({
         return (0, import_node_path2.join)(this.root, kind);
       }
       put(kind, text) {
-        return runAsync(this.putSteps(kind, text)).catch((error) => ({ ok: false, error: errorText(error) }));
+        return runAsync(this.putSteps(kind, text)).catch((error) => ({ ok: false, error: errorText(error) })).then((result) => this.afterPut(result));
       }
       putSync(kind, text) {
         try {
-          return runSync(this.putSteps(kind, text));
+          return this.afterPut(runSync(this.putSteps(kind, text)));
         } catch (error) {
           return { ok: false, error: errorText(error) };
         }
+      }
+      /** A stored artifact is pinned for this process; a write past the size cap starts one pass (write-cap.ts). */
+      afterPut(result) {
+        if (!result.ok) return result;
+        const state = writeCapState(this.root);
+        if (noteWrite(state, result.path, result.bytes, result.reused)) {
+          state.running = this.enforceCap(state).catch(() => void 0).finally(() => {
+            state.running = void 0;
+          });
+        }
+        return result;
+      }
+      /**
+       * One write-time pass: list the store, then remove the oldest entries that this process did not pin and that
+       * are older than WRITE_CAP_MIN_AGE_MS until it fits its cap. Stale temps are left to the background prune.
+       */
+      async enforceCap(state = writeCapState(this.root)) {
+        const cap = state.maxTotalBytes;
+        const listing = await runAsync(listStore(ARTIFACT_KINDS, this.checkKind, (k) => this.dirFor(k)));
+        const total = listing.entries.reduce((sum, e) => sum + e.bytes, 0);
+        if (cap === void 0 || total <= cap) {
+          state.total = total;
+          state.floor = void 0;
+          return { removed: 0, freedBytes: 0 };
+        }
+        const pinned = listing.entries.filter((e) => state.pinned.has(e.path));
+        const pinnedBytes = pinned.reduce((sum, e) => sum + e.bytes, 0);
+        const rest = { entries: listing.entries.filter((e) => !state.pinned.has(e.path)), temps: [], problems: [] };
+        const limits = {
+          maxAgeDays: Number.POSITIVE_INFINITY,
+          minAgeHours: WRITE_CAP_MIN_AGE_MS / 36e5,
+          maxTotalBytes: Math.max(0, cap - pinnedBytes)
+        };
+        const result = await runAsync(pruneListing(rest, limits, Date.now()));
+        state.total = total - result.freedBytes;
+        state.floor = state.total;
+        state.last = { ...result, total: state.total };
+        return result;
       }
       /** The projection's synchronous sink for texts of `kind` (for hooks that must not await). */
       sink(kind) {
@@ -529,6 +603,7 @@ var init_artifact_store = __esm({
             error: `artifact id ${wanted} is ambiguous (${distinct.size} matches); give more characters`
           };
         }
+        writeCapState(this.root).pinned.add(matches[0].path);
         return { ok: true, ...matches[0] };
       }
       stats() {
@@ -696,6 +771,10 @@ async function runBackgroundPrune(agentDir, storeConfig = {}, now = Date.now()) 
   }
 }
 function scheduleBackgroundPrune(agentDir, storeConfig, delayMs = BACKGROUND_PRUNE_DELAY_MS) {
+  try {
+    setWriteCap(new ArtifactStore({ agentDir }).root, storeConfig?.maxTotalBytes);
+  } catch {
+  }
   const flags = globalThis;
   if (flags[SCHEDULED]) return false;
   flags[SCHEDULED] = true;
@@ -715,6 +794,7 @@ var init_background_prune = __esm({
     import_node_fs2 = require("node:fs");
     import_node_path3 = require("node:path");
     init_artifact_store();
+    init_write_cap();
     BACKGROUND_PRUNE_DELAY_MS = 1e4;
     PRUNE_INTERVAL_MS = 6 * 60 * 60 * 1e3;
     PRUNE_MARKER_NAME = ".last-prune";
@@ -14135,31 +14215,39 @@ function writeTrajectories(target, files) {
   const { dir, dev, ino } = checked;
   return files.map((file) => {
     const path = (0, import_node_path16.join)(dir, file.fileName);
+    const temp = (0, import_node_path16.join)(dir, `.tmp-${process.pid}-${(0, import_node_crypto4.randomBytes)(8).toString("hex")}.json`);
     try {
       const flags = import_node_fs16.constants.O_WRONLY | import_node_fs16.constants.O_CREAT | import_node_fs16.constants.O_EXCL | (import_node_fs16.constants.O_NOFOLLOW ?? 0);
-      const fd = (0, import_node_fs16.openSync)(path, flags, TRAJECTORY_FILE_MODE);
+      const fd = (0, import_node_fs16.openSync)(temp, flags, TRAJECTORY_FILE_MODE);
       try {
         (0, import_node_fs16.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
-        const now = lstatOrNull2(dir);
-        if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
-          (0, import_node_fs16.unlinkSync)(path);
-          throw new Error(`${dir} changed while writing; not storing`);
-        }
         (0, import_node_fs16.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
 `);
+        (0, import_node_fs16.fsyncSync)(fd);
       } finally {
         (0, import_node_fs16.closeSync)(fd);
       }
+      const now = lstatOrNull2(dir);
+      if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
+        throw new Error(`${dir} changed while writing; not storing`);
+      }
+      (0, import_node_fs16.linkSync)(temp, path);
       return { ok: true, path, label: file.label, step: file.step };
     } catch (error) {
       return { ok: false, error: `${path}: ${errorText(error)}` };
+    } finally {
+      try {
+        (0, import_node_fs16.unlinkSync)(temp);
+      } catch {
+      }
     }
   });
 }
-var import_node_fs16, import_node_path16, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX;
+var import_node_crypto4, import_node_fs16, import_node_path16, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX;
 var init_trajectory_files = __esm({
   "extensions/handoff/trajectory-files.ts"() {
     "use strict";
+    import_node_crypto4 = require("node:crypto");
     import_node_fs16 = require("node:fs");
     import_node_path16 = require("node:path");
     init_artifact_store();

@@ -10,13 +10,17 @@
  *
  * Safety: the per-session folder is the artifact store's private directory (ensurePrivateDir: created
  * 0700, never through a symlink, never someone else's);
- * files are 0600, created exclusively (never overwriting) with O_NOFOLLOW; the folder is re-checked
- * after each create so a swap mid-write is caught. A failure is returned, never thrown.
+ * files are 0600, written whole under a temp name (exclusive create, O_NOFOLLOW), fsynced and then hard-linked
+ * to their name, which never replaces an existing file; the folder is re-checked before the link so a swap
+ * mid-write is caught. A failure is returned, never thrown.
  */
+import { randomBytes } from "node:crypto";
 import {
 	closeSync,
 	constants,
 	fchmodSync,
+	fsyncSync,
+	linkSync,
 	lstatSync,
 	openSync,
 	readdirSync,
@@ -125,23 +129,33 @@ export function writeTrajectories(target: TrajectoryTarget, files: TrajectoryFil
 	const { dir, dev, ino } = checked;
 	return files.map((file): WriteResult => {
 		const path = join(dir, file.fileName);
+		// Written whole under a temp name (".json", so the folder stays one the store's prune recognizes), fsynced,
+		// then linked to its name, which never replaces a file: a crash leaves the old state or the whole file.
+		const temp = join(dir, `.tmp-${process.pid}-${randomBytes(8).toString("hex")}.json`);
 		try {
 			const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
-			const fd = openSync(path, flags, TRAJECTORY_FILE_MODE);
+			const fd = openSync(temp, flags, TRAJECTORY_FILE_MODE);
 			try {
 				fchmodSync(fd, TRAJECTORY_FILE_MODE); // open's mode is reduced by the umask
-				const now = lstatOrNull(dir);
-				if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
-					unlinkSync(path);
-					throw new Error(`${dir} changed while writing; not storing`);
-				}
 				writeSync(fd, `${JSON.stringify(file.trajectory, null, 2)}\n`);
+				fsyncSync(fd);
 			} finally {
 				closeSync(fd);
 			}
+			const now = lstatOrNull(dir);
+			if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
+				throw new Error(`${dir} changed while writing; not storing`);
+			}
+			linkSync(temp, path); // EEXIST when the name is taken: never overwritten
 			return { ok: true, path, label: file.label, step: file.step };
 		} catch (error) {
 			return { ok: false, error: `${path}: ${errorText(error)}` };
+		} finally {
+			try {
+				unlinkSync(temp);
+			} catch {
+				// never created, or already gone
+			}
 		}
 	});
 }

@@ -27,6 +27,7 @@ import {
 	type StoreStats,
 	statsOf,
 } from "./list.ts";
+import { noteWrite, WRITE_CAP_MIN_AGE_MS, type WriteCapState, writeCapState } from "./write-cap.ts";
 
 export { ARTIFACT_KINDS, type ArtifactKind } from "./kinds.ts";
 
@@ -95,15 +96,59 @@ export class ArtifactStore {
 	}
 
 	put(kind: ArtifactKind, text: string): Promise<PutResult | PutFailure> {
-		return runAsync(this.putSteps(kind, text)).catch((error) => ({ ok: false as const, error: errorText(error) }));
+		return runAsync(this.putSteps(kind, text))
+			.catch((error) => ({ ok: false as const, error: errorText(error) }))
+			.then((result) => this.afterPut(result));
 	}
 
 	putSync(kind: ArtifactKind, text: string): PutResult | PutFailure {
 		try {
-			return runSync(this.putSteps(kind, text));
+			return this.afterPut(runSync(this.putSteps(kind, text)));
 		} catch (error) {
 			return { ok: false, error: errorText(error) };
 		}
+	}
+
+	/** A stored artifact is pinned for this process; a write past the size cap starts one pass (write-cap.ts). */
+	private afterPut(result: PutResult | PutFailure): PutResult | PutFailure {
+		if (!result.ok) return result;
+		const state = writeCapState(this.root);
+		if (noteWrite(state, result.path, result.bytes, result.reused)) {
+			state.running = this.enforceCap(state)
+				.catch(() => undefined)
+				.finally(() => {
+					state.running = undefined;
+				});
+		}
+		return result;
+	}
+
+	/**
+	 * One write-time pass: list the store, then remove the oldest entries that this process did not pin and that
+	 * are older than WRITE_CAP_MIN_AGE_MS until it fits its cap. Stale temps are left to the background prune.
+	 */
+	async enforceCap(state: WriteCapState = writeCapState(this.root)): Promise<{ removed: number; freedBytes: number }> {
+		const cap = state.maxTotalBytes;
+		const listing = await runAsync(listStore(ARTIFACT_KINDS, this.checkKind, (k) => this.dirFor(k)));
+		const total = listing.entries.reduce((sum, e) => sum + e.bytes, 0);
+		if (cap === undefined || total <= cap) {
+			state.total = total;
+			state.floor = undefined;
+			return { removed: 0, freedBytes: 0 };
+		}
+		const pinned = listing.entries.filter((e) => state.pinned.has(e.path));
+		const pinnedBytes = pinned.reduce((sum, e) => sum + e.bytes, 0);
+		const rest = { entries: listing.entries.filter((e) => !state.pinned.has(e.path)), temps: [], problems: [] };
+		const limits = {
+			maxAgeDays: Number.POSITIVE_INFINITY,
+			minAgeHours: WRITE_CAP_MIN_AGE_MS / 3_600_000,
+			maxTotalBytes: Math.max(0, cap - pinnedBytes),
+		};
+		const result = await runAsync(pruneListing(rest, limits, Date.now()));
+		state.total = total - result.freedBytes;
+		state.floor = state.total;
+		state.last = { ...result, total: state.total };
+		return result;
 	}
 
 	/** The projection's synchronous sink for texts of `kind` (for hooks that must not await). */
@@ -146,6 +191,7 @@ export class ArtifactStore {
 				error: `artifact id ${wanted} is ambiguous (${distinct.size} matches); give more characters`,
 			};
 		}
+		writeCapState(this.root).pinned.add(matches[0].path); // looked up: this process's context names it
 		return { ok: true, ...matches[0] };
 	}
 

@@ -11,6 +11,7 @@ import { closeSync, constants, fchmodSync, fstatSync, futimesSync, lstatSync, op
 import { join } from "node:path";
 import { ArtifactStore } from "./artifact-store.ts";
 import type { PruneOptions } from "./list.ts";
+import { setWriteCap } from "./write-cap.ts";
 
 /** Delay before the background prune, so it never competes with a session's first turn (ms). */
 export const BACKGROUND_PRUNE_DELAY_MS = 10_000;
@@ -96,6 +97,12 @@ export function scheduleBackgroundPrune(
 	storeConfig?: PruneOptions,
 	delayMs = BACKGROUND_PRUNE_DELAY_MS,
 ): boolean {
+	// The cap holds at write time too, from this configuration on (write-cap.ts).
+	try {
+		setWriteCap(new ArtifactStore({ agentDir }).root, storeConfig?.maxTotalBytes);
+	} catch {
+		// A store that cannot be made has nothing to cap.
+	}
 	const flags = globalThis as unknown as Record<symbol, boolean | undefined>;
 	if (flags[SCHEDULED]) return false;
 	flags[SCHEDULED] = true;

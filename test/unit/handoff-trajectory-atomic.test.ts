@@ -1,0 +1,99 @@
+/**
+ * Trajectory files are written atomically: whole under a temp name, fsynced, then linked to their name. A write
+ * that fails halfway (disk full) leaves no partial file under the final name, and no temp behind.
+ */
+import * as fs from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it, vi } from "vitest";
+import type { HandoffOutcome, ModelCall } from "../../extensions/handoff/handoff.ts";
+import { buildTrajectories, type TrajectoryContext } from "../../extensions/handoff/trajectory.ts";
+import { writeTrajectories } from "../../extensions/handoff/trajectory-files.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
+
+/** When set, the next write puts half its text on disk and then fails as a full disk would. */
+const failing = { next: false };
+vi.mock("node:fs", async (importOriginal) => {
+	const real = await importOriginal<typeof import("node:fs")>();
+	return {
+		...real,
+		writeSync: (fd: number, data: string) => {
+			if (!failing.next) return real.writeSync(fd, data);
+			failing.next = false;
+			real.writeSync(fd, data.slice(0, data.length >> 1));
+			throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+		},
+	};
+});
+
+const usage = { input: 100, output: 20, cacheRead: 10, cacheWrite: 0, costUsd: 0.5 };
+const call = (text: string): ModelCall => ({ systemPrompt: "SYS", messages: [{ role: "user", text }] });
+
+const ctx: TrajectoryContext = {
+	parentSessionId: "sess-1",
+	index: 2,
+	modelName: "mock/mock-model",
+	copiedMessages: [
+		{ role: "user", content: "task" },
+		{
+			role: "assistant",
+			content: "ok",
+			model: "mock-model",
+			usage: { input: 7, output: 3, cacheRead: 0, cost: { total: 1 } },
+		},
+		{ role: "toolResult", content: "out" },
+	],
+	copiedBlocks: ["[User]: task", "[Assistant]: ok", "[Tool result: bash]: out"],
+	omittedBytes: 0,
+	summaryInstruction: "INSTRUCTION",
+};
+
+function outcome(kind: "full" | "summary-only"): HandoffOutcome {
+	const start = new Date(0).toISOString();
+	const records: HandoffOutcome["records"] = [
+		{
+			step: "summary",
+			call: call("S"),
+			reply: { text: "SUMMARY", model: "mock/mock-model", usage, reasoning: "WHY" },
+			startedAt: start,
+			durationMs: 5,
+		},
+		{
+			step: "questions",
+			call: call("Q-PROMPT"),
+			...(kind === "full" ? { reply: { text: "QS", model: "mock/mock-model", usage } } : { error: "HTTP 500" }),
+			startedAt: start,
+			durationMs: 5,
+		},
+	];
+	if (kind === "full")
+		records.push({
+			step: "answers",
+			call: call("A-PROMPT"),
+			reply: { text: "AS", model: "mock/mock-model", usage },
+			startedAt: start,
+			durationMs: 5,
+		});
+	return { kind, records, errors: [], aborted: false, text: "T" };
+}
+
+describe("atomic trajectory files", () => {
+	it("a write that fails halfway leaves nothing under the final name and no temp", () => {
+		const root = makeTestDir("traj-atomic");
+		const files = buildTrajectories(ctx, outcome("full"));
+		failing.next = true;
+		const res = writeTrajectories({ parent: () => ({ ok: true, dir: root }), name: "s.handoffs" }, files);
+		expect(res[0]).toMatchObject({ ok: false, error: expect.stringContaining("ENOSPC") });
+		expect(res.slice(1).every((r) => r.ok)).toBe(true);
+		const names = fs.readdirSync(join(root, "s.handoffs")).sort();
+		expect(names).toEqual(
+			files
+				.slice(1)
+				.map((f) => f.fileName)
+				.sort(),
+		);
+		for (const name of names) JSON.parse(fs.readFileSync(join(root, "s.handoffs", name), "utf8"));
+		// The failed one can be written again later: its name was never taken by a partial file.
+		const again = writeTrajectories({ parent: () => ({ ok: true, dir: root }), name: "s.handoffs" }, files.slice(0, 1));
+		expect(again[0].ok).toBe(true);
+	});
+});
