@@ -1564,7 +1564,7 @@ function projectList(input, lim, options) {
   const more = options.more ?? listMore;
   const n2 = items.length;
   const sep3 = { bytes: utf8ByteLength(separator), newlines: countNewlines(separator) };
-  const join14 = { bytes: utf8ByteLength(joiner), newlines: countNewlines(joiner) };
+  const join16 = { bytes: utf8ByteLength(joiner), newlines: countNewlines(joiner) };
   const bytes = [0];
   const newlines = [0];
   for (let k2 = 0; k2 < n2; k2++) {
@@ -1577,7 +1577,7 @@ function projectList(input, lim, options) {
   if (fits({ bytes: bytes[n2], newlines: newlines[n2], entries: n2 }, lim)) return listed(call, n2, "");
   const spendOf = (k2, marker2) => {
     if (marker2 === "") return { bytes: bytes[k2], newlines: newlines[k2], entries: k2 };
-    const glue = k2 > 0 ? join14 : { bytes: 0, newlines: 0 };
+    const glue = k2 > 0 ? join16 : { bytes: 0, newlines: 0 };
     return {
       bytes: bytes[k2] + glue.bytes + utf8ByteLength(marker2),
       newlines: newlines[k2] + glue.newlines + countNewlines(marker2),
@@ -1597,7 +1597,7 @@ function projectList(input, lim, options) {
   }
   if (n2 > 0) {
     const rest = n2 > 1 ? more(n2 - 1) : "";
-    tries.push({ shown: 1, rest, spend: spendOf(0, rest), glue: rest === "" ? { bytes: 0, newlines: 0 } : join14 });
+    tries.push({ shown: 1, rest, spend: spendOf(0, rest), glue: rest === "" ? { bytes: 0, newlines: 0 } : join16 });
   }
   for (const t of tries) {
     const roomBytes = lim.maxBytes - t.spend.bytes - t.glue.bytes - CLIP_MARK_BYTES;
@@ -8480,6 +8480,635 @@ var init_agents = __esm({
   }
 });
 
+// extensions/subagents/checkable/git.ts
+function gitEnv(extra = {}) {
+  const env = {
+    ...process.env,
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_PAGER: "cat",
+    GIT_OPTIONAL_LOCKS: "0",
+    LC_ALL: "C"
+  };
+  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
+  return { ...env, ...extra };
+}
+function runGit(args, options) {
+  return new Promise((resolvePromise) => {
+    (0, import_node_child_process.execFile)(
+      options.git ?? "git",
+      [...FIXED_CONFIG, ...options.config ?? [], ...args],
+      {
+        cwd: options.cwd,
+        env: gitEnv(options.env),
+        maxBuffer: GIT_MAX_OUTPUT_BYTES,
+        timeout: GIT_TIMEOUT_MS,
+        encoding: options.bytes ? "latin1" : "utf8",
+        windowsHide: true
+      },
+      (error, stdout, stderr) => {
+        const e = error;
+        if (e && typeof e.code === "string") {
+          resolvePromise({ code: null, stdout: "", stderr: String(stderr ?? ""), spawnError: e.code });
+          return;
+        }
+        const code2 = e ? typeof e.code === "number" ? e.code : 1 : 0;
+        const killed = e?.killed ? `
+(git was stopped after ${GIT_TIMEOUT_MS / 1e3} s)` : "";
+        resolvePromise({ code: code2, stdout: String(stdout ?? ""), stderr: String(stderr ?? "") + killed });
+      }
+    );
+  });
+}
+function gitComplaint(result, maxLines = 3) {
+  if (result.spawnError) return `git could not be started (${result.spawnError})`;
+  const lines = result.stderr.split("\n").map((l) => l.trim()).filter(Boolean);
+  return lines.slice(0, maxLines).join(" ") || `git exited with code ${result.code}`;
+}
+async function repositoryFilterOverrides(cwd, options = {}) {
+  const listed2 = await runGit(["config", "--list", "--show-scope", "-z"], { ...options, cwd });
+  if (listed2.code !== 0) return { ok: false, reason: `cannot read the repository's config: ${gitComplaint(listed2)}` };
+  const drivers = /* @__PURE__ */ new Set();
+  const fields = listed2.stdout.split("\0");
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const scope = fields[i];
+    const key = fields[i + 1].split("\n", 1)[0];
+    const m = FILTER_KEY.exec(key);
+    if (m && (scope === "local" || scope === "worktree")) drivers.add(m[1]);
+  }
+  const config = [];
+  for (const driver of drivers) {
+    if (driver.includes("="))
+      return {
+        ok: false,
+        reason: `the repository's config names a filter driver ${JSON.stringify(driver)} that cannot be switched off`
+      };
+    const k = `filter.${driver}`;
+    config.push("-c", `${k}.clean=`, "-c", `${k}.smudge=`, "-c", `${k}.process=`, "-c", `${k}.required=false`);
+  }
+  return { ok: true, config };
+}
+var import_node_child_process, GIT_MAX_OUTPUT_BYTES, GIT_TIMEOUT_MS, FIXED_CONFIG, FILTER_KEY;
+var init_git = __esm({
+  "extensions/subagents/checkable/git.ts"() {
+    "use strict";
+    import_node_child_process = require("node:child_process");
+    GIT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
+    GIT_TIMEOUT_MS = 12e4;
+    FIXED_CONFIG = [
+      "-c",
+      "core.hooksPath=/dev/null",
+      "-c",
+      "core.fsmonitor=false",
+      "-c",
+      "diff.noprefix=false",
+      "-c",
+      "diff.mnemonicPrefix=false",
+      "-c",
+      "diff.relative=false",
+      "-c",
+      "core.quotePath=false",
+      "-c",
+      "color.ui=false"
+    ];
+    FILTER_KEY = /^filter\.(.+)\.(clean|smudge|process|required)$/i;
+  }
+});
+
+// extensions/subagents/checkable/isolation.ts
+async function probeRepository(cwd, options = {}) {
+  const version = await runGit(["--version"], { ...options, cwd });
+  if (version.spawnError === "ENOENT") return { ok: false, reason: "git is not installed (not found on PATH)" };
+  if (version.code !== 0) return { ok: false, reason: `git does not run: ${gitComplaint(version)}` };
+  const top = await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd });
+  if (top.code !== 0) return { ok: false, reason: `${cwd} is not inside a git repository (${gitComplaint(top, 1)})` };
+  const toplevel = (0, import_node_path8.resolve)(top.stdout.trim());
+  const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { ...options, cwd });
+  if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(head.stdout.trim())) {
+    return { ok: false, reason: `the repository at ${toplevel} has no commit yet (HEAD is unborn); commit first` };
+  }
+  const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { ...options, cwd: toplevel });
+  const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((e) => /^[ MADRCUT?!]{2} /.test(e)).length : 0;
+  return {
+    ok: true,
+    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path8.relative)(toplevel, (0, import_node_path8.resolve)(cwd)), uncommitted }
+  };
+}
+function ensurePrivateDir2(trustedRoot, dir) {
+  const rel = (0, import_node_path8.relative)(trustedRoot, dir);
+  if (rel.startsWith("..") || (0, import_node_path8.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
+  (0, import_node_fs8.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
+  let current = trustedRoot;
+  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
+  for (const part of rel === "" ? [] : rel.split(import_node_path8.sep)) {
+    current = (0, import_node_path8.join)(current, part);
+    let st;
+    try {
+      st = (0, import_node_fs8.lstatSync)(current);
+    } catch {
+      (0, import_node_fs8.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
+      st = (0, import_node_fs8.lstatSync)(current);
+    }
+    if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
+    if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
+    if (uid !== void 0 && st.uid !== uid) throw new Error(`${current} is owned by another user`);
+  }
+}
+function oneAtATime(repoTop, task) {
+  const previous = repoQueues.get(repoTop) ?? Promise.resolve();
+  const next = previous.then(task, task);
+  const settled = next.catch(() => void 0);
+  repoQueues.set(repoTop, settled);
+  void settled.then(() => {
+    if (repoQueues.get(repoTop) === settled) repoQueues.delete(repoTop);
+  });
+  return next;
+}
+function createWorktree(options) {
+  return oneAtATime(options.repo.toplevel, () => createWorktreeNow(options));
+}
+async function createWorktreeNow(options) {
+  const { repo, root, name } = options;
+  if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
+  const path = (0, import_node_path8.join)(root, name);
+  const inside2 = (0, import_node_path8.relative)(repo.toplevel, path);
+  if (!inside2.startsWith("..") && !(0, import_node_path8.isAbsolute)(inside2)) {
+    throw new Error(`the worktree folder ${path} would lie inside the repository ${repo.toplevel}`);
+  }
+  ensurePrivateDir2(options.trustedRoot, root);
+  try {
+    (0, import_node_fs8.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
+  } catch (error) {
+    throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
+  }
+  const branch = `${BRANCH_PREFIX}${name}`;
+  const filters = await repositoryFilterOverrides(repo.toplevel, options);
+  if (!filters.ok) {
+    removeEmptyDir(path);
+    throw new Error(filters.reason);
+  }
+  const added = await runGit(["worktree", "add", "--quiet", "-b", branch, "--end-of-options", path, repo.head], {
+    ...options,
+    cwd: repo.toplevel,
+    config: filters.config
+  });
+  if (added.code !== 0) {
+    removeEmptyDir(path);
+    throw new Error(`git worktree add failed: ${gitComplaint(added)}`);
+  }
+  const cwd = (0, import_node_path8.join)(path, repo.relCwd);
+  try {
+    if (!(0, import_node_fs8.statSync)(cwd).isDirectory()) throw new Error("not a directory");
+  } catch {
+    return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
+  }
+  return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd, parentUncommitted: repo.uncommitted };
+}
+function removeEmptyDir(path) {
+  try {
+    if ((0, import_node_fs8.readdirSync)(path).length === 0) (0, import_node_fs8.rmdirSync)(path);
+  } catch {
+  }
+}
+function parseNumstat(out) {
+  const map = /* @__PURE__ */ new Map();
+  for (const record of out.split("\0")) {
+    const m = /^(\d+|-)\t(\d+|-)\t([\s\S]+)$/.exec(record.replace(/^\n/, ""));
+    if (!m) continue;
+    map.set(m[3], { added: m[1] === "-" ? void 0 : Number(m[1]), removed: m[2] === "-" ? void 0 : Number(m[2]) });
+  }
+  return map;
+}
+function parseNameStatus(out) {
+  const parts = out.split("\0");
+  const result = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const code2 = parts[i].trim().charAt(0);
+    const path = parts[i + 1];
+    if (!code2 || !path) continue;
+    result.push({ path, status: code2 === "A" ? "added" : code2 === "D" ? "deleted" : "modified" });
+  }
+  return result;
+}
+async function captureChanges(worktree, options = {}) {
+  const filters = await repositoryFilterOverrides(worktree.path, options);
+  if (!filters.ok) throw new Error(`cannot collect the child's changes: ${filters.reason}`);
+  const config = filters.config;
+  const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env, config });
+  const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+  if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
+  const scratch = (0, import_node_fs8.mkdtempSync)((0, import_node_path8.join)((0, import_node_os.tmpdir)(), "headroom-index-"));
+  try {
+    const index = (0, import_node_path8.join)(scratch, "index");
+    try {
+      const original = indexPath.stdout.trim();
+      (0, import_node_fs8.copyFileSync)(original, index);
+      const st = (0, import_node_fs8.statSync)(original);
+      (0, import_node_fs8.utimesSync)(index, st.atime, st.mtime);
+    } catch {
+    }
+    const env = { GIT_INDEX_FILE: index };
+    const add = await run2(["add", "-A", "--", "."], env);
+    if (add.code !== 0) throw new Error(`cannot collect the child's changes: ${gitComplaint(add)}`);
+    const diff = ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
+    const [numstat, names, patch, commits] = await Promise.all([
+      run2([...diff, "--numstat", "-z", "--end-of-options", worktree.base], env),
+      run2([...diff, "--name-status", "-z", "--end-of-options", worktree.base], env),
+      runGit([...diff, "--binary", "--full-index", "--end-of-options", worktree.base], {
+        ...options,
+        cwd: worktree.path,
+        env,
+        config,
+        bytes: true
+      }),
+      run2(["rev-list", "--count", "--end-of-options", `${worktree.base}..HEAD`])
+    ]);
+    for (const r of [numstat, names, patch]) {
+      if (r.code !== 0) throw new Error(`cannot diff the child's changes: ${gitComplaint(r)}`);
+    }
+    const counts = parseNumstat(numstat.stdout);
+    const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...counts.get(f.path) })).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+    const bytes = Buffer.from(patch.stdout, "latin1");
+    let text = "";
+    let patchIsUtf8 = true;
+    try {
+      text = STRICT_UTF8.decode(bytes);
+    } catch {
+      patchIsUtf8 = false;
+    }
+    return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
+  } finally {
+    (0, import_node_fs8.rmSync)(scratch, { recursive: true, force: true });
+  }
+}
+function removeWorktree(worktree, options = {}) {
+  return oneAtATime(worktree.repoTop, () => removeWorktreeNow(worktree, options));
+}
+async function removeWorktreeNow(worktree, options) {
+  const removed = await runGit(["worktree", "remove", "--force", "--end-of-options", worktree.path], {
+    ...options,
+    cwd: worktree.repoTop
+  });
+  if (removed.code !== 0 && existsDir(worktree.path)) {
+    throw new Error(`git worktree remove failed: ${gitComplaint(removed)}`);
+  }
+  await runGit(["worktree", "prune"], { ...options, cwd: worktree.repoTop });
+  const branch = await runGit(["branch", "-D", "--end-of-options", worktree.branch], {
+    ...options,
+    cwd: worktree.repoTop
+  });
+  if (branch.code !== 0 && !/not found/.test(branch.stderr)) {
+    throw new Error(`the worktree is gone but its branch ${worktree.branch} stays: ${gitComplaint(branch)}`);
+  }
+}
+function existsDir(path) {
+  try {
+    return (0, import_node_fs8.statSync)(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function worktreeExists(worktree) {
+  return existsDir(worktree.path);
+}
+async function patchContainedIn(patchFile, repoTop, options = {}) {
+  const check = await runGit(["apply", "--check", "--reverse", "--binary", "--end-of-options", patchFile], {
+    ...options,
+    cwd: repoTop
+  });
+  return check.code === 0;
+}
+var import_node_fs8, import_node_os, import_node_path8, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
+var init_isolation = __esm({
+  "extensions/subagents/checkable/isolation.ts"() {
+    "use strict";
+    import_node_fs8 = require("node:fs");
+    import_node_os = require("node:os");
+    import_node_path8 = require("node:path");
+    init_git();
+    STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+    WORKTREE_DIR_MODE = 448;
+    BRANCH_PREFIX = "headroom/";
+    SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+    repoQueues = /* @__PURE__ */ new Map();
+  }
+});
+
+// extensions/subagents/checkable/prune-worktrees.ts
+function mtimeOf(path) {
+  try {
+    return (0, import_node_fs9.lstatSync)(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+function lastTouched(path, gitdir) {
+  const times = [mtimeOf(path), mtimeOf((0, import_node_path9.join)(path, ".git"))];
+  if (gitdir)
+    times.push(mtimeOf((0, import_node_path9.join)(gitdir, "index")), mtimeOf((0, import_node_path9.join)(gitdir, "HEAD")), mtimeOf((0, import_node_path9.join)(gitdir, "logs", "HEAD")));
+  return Math.max(...times);
+}
+function gitdirOf(path) {
+  const file = (0, import_node_path9.join)(path, ".git");
+  try {
+    const st = (0, import_node_fs9.lstatSync)(file);
+    if (!st.isFile() || st.size > 4096) return void 0;
+    const m = /^gitdir: (.+)$/m.exec((0, import_node_fs9.readFileSync)(file, "utf8"));
+    return m ? m[1].trim() : void 0;
+  } catch {
+    return void 0;
+  }
+}
+async function pruneWorktrees(root, maxAgeMs, now = Date.now(), options = {}) {
+  const outcome = { removed: [], failed: [] };
+  let names;
+  try {
+    const st = (0, import_node_fs9.lstatSync)(root);
+    if (!st.isDirectory() || st.isSymbolicLink()) return outcome;
+    names = (0, import_node_fs9.readdirSync)(root);
+  } catch {
+    return outcome;
+  }
+  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
+  for (const name of names) {
+    if (!SAFE_NAME.test(name)) continue;
+    const path = (0, import_node_path9.join)(root, name);
+    try {
+      const st = (0, import_node_fs9.lstatSync)(path);
+      if (st.isSymbolicLink() || !st.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
+      const gitdir = gitdirOf(path);
+      if (now - lastTouched(path, gitdir) <= maxAgeMs) continue;
+      const common = gitdir ? (0, import_node_path9.dirname)((0, import_node_path9.dirname)(gitdir)) : void 0;
+      const repoTop = common ? (0, import_node_path9.dirname)(common) : void 0;
+      const top = repoTop ? await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd: repoTop }) : void 0;
+      if (top && top.code === 0) {
+        const branch = `${BRANCH_PREFIX}${name}`;
+        await removeWorktree(
+          { path, branch, base: "", repoTop: top.stdout.trim(), cwd: path, parentUncommitted: 0 },
+          options
+        );
+      } else (0, import_node_fs9.rmSync)(path, { recursive: true, force: true });
+      outcome.removed.push(path);
+    } catch (error) {
+      outcome.failed.push({ path, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return outcome;
+}
+function scheduleWorktreePrune(root, maxAgeDays, delayMs = WORKTREE_PRUNE_DELAY_MS) {
+  const flags = globalThis;
+  if (flags[SCHEDULED2] || !(maxAgeDays > 0)) return false;
+  flags[SCHEDULED2] = true;
+  const timer = setTimeout(() => {
+    pruneWorktrees(root, maxAgeDays * 24 * 60 * 60 * 1e3).catch(() => void 0);
+  }, delayMs);
+  timer.unref?.();
+  return true;
+}
+var import_node_fs9, import_node_path9, WORKTREE_PRUNE_DELAY_MS, SCHEDULED2;
+var init_prune_worktrees = __esm({
+  "extensions/subagents/checkable/prune-worktrees.ts"() {
+    "use strict";
+    import_node_fs9 = require("node:fs");
+    import_node_path9 = require("node:path");
+    init_git();
+    init_isolation();
+    WORKTREE_PRUNE_DELAY_MS = 2e4;
+    SCHEDULED2 = /* @__PURE__ */ Symbol.for("pi-context-headroom.worktree-prune.scheduled");
+  }
+});
+
+// extensions/subagents/checkable/checkable.ts
+async function reportChanges(o) {
+  const w = o.worktree;
+  const base = { worktree: w.path, branch: w.branch, base: w.base, files: [], commits: 0 };
+  let changes;
+  try {
+    changes = await captureChanges(w, o);
+  } catch (error) {
+    const message = error.message;
+    return { text: changesUnknownText(w.path, message), outcome: { ...base, kept: true, error: message } };
+  }
+  if (changes.files.length === 0 && changes.commits === 0) {
+    try {
+      await removeWorktree(w, o);
+      return { text: noChangesText(w.path, { ok: true }), outcome: { ...base, kept: false } };
+    } catch (error) {
+      const message = error.message;
+      return {
+        text: noChangesText(w.path, { ok: false, error: message }),
+        outcome: { ...base, kept: true, error: message }
+      };
+    }
+  }
+  let patch;
+  if (!changes.patchIsUtf8) patch = { ok: false, error: PATCH_NOT_UTF8 };
+  else if (changes.patch.length > 0) {
+    const put = await o.store.put("subagent-results", changes.patch);
+    patch = put.ok ? { ok: true, path: put.path } : { ok: false, error: put.error };
+  }
+  const outcome = {
+    ...base,
+    kept: true,
+    files: changes.files,
+    commits: changes.commits,
+    patchPath: patch?.ok ? patch.path : void 0,
+    error: patch && !patch.ok ? patch.error : void 0
+  };
+  const text = changesText({
+    id: o.id,
+    worktree: w.path,
+    branch: w.branch,
+    base: w.base,
+    repoTop: w.repoTop,
+    files: changes.files,
+    commits: changes.commits,
+    patch
+  });
+  return { text, outcome };
+}
+function isolationSteps(o) {
+  let recreated;
+  return {
+    async beforeRun() {
+      if (worktreeExists(o.worktree)) return;
+      const probe = await probeRepository(o.worktree.repoTop, o);
+      if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
+      const fresh = await createWorktree({ ...o, repo: { ...probe.repo, relCwd: "" } });
+      Object.assign(o.worktree, { ...fresh, cwd: o.worktree.cwd });
+      recreated = recreatedWorktreeNote(fresh.path, fresh.base);
+    },
+    async conclude(_state, result) {
+      const report = await reportChanges(o);
+      const note = recreated ? `(${recreated}.) ` : "";
+      recreated = void 0;
+      return { ...result, text: `${note}${report.text}
+
+${result.text}`, extras: { changes: report.outcome } };
+    }
+  };
+}
+function structuredSteps(schema2) {
+  return {
+    async review(answer, ask) {
+      const first = await checkAnswerBounded(schema2, answer);
+      if (first.ok) {
+        return {
+          text: first.raw,
+          verdict: VERDICT_VALID,
+          extras: { structured: { status: "valid", value: first.value, corrections: 0 } }
+        };
+      }
+      const firstReasons = first.found ? first.errors : [NO_JSON_FOUND];
+      const again = await ask(outputSchemaCorrection(first.found, first.errors, schema2.text));
+      if (!again.ok) {
+        const reasons2 = [...firstReasons, correctionFailed(again.error)];
+        return invalid(reasons2, 0, answer, first.found ? first.value : void 0);
+      }
+      const second = await checkAnswerBounded(schema2, again.text);
+      if (second.ok) {
+        return {
+          text: second.raw,
+          verdict: VERDICT_VALID,
+          extras: { structured: { status: "valid", value: second.value, corrections: 1 } }
+        };
+      }
+      const reasons = second.found ? second.errors : [NO_JSON_FOUND];
+      return invalid(reasons, 1, again.text, second.found ? second.value : void 0);
+    }
+  };
+}
+function invalid(errors, corrections, raw, value) {
+  return {
+    text: invalidOutputText(errors, corrections, raw),
+    verdict: VERDICT_INVALID,
+    extras: {
+      structured: { status: "invalid", errors, corrections, ...value !== void 0 ? { value } : {} }
+    }
+  };
+}
+var init_checkable = __esm({
+  "extensions/subagents/checkable/checkable.ts"() {
+    "use strict";
+    init_prompt_checkable();
+    init_isolation();
+    init_schema();
+  }
+});
+
+// extensions/subagents/checkable/run-steps.ts
+function composeSteps(parts) {
+  if (parts.length === 0) return void 0;
+  const before = parts.filter((p) => p.beforeRun);
+  const reviews = parts.filter((p) => p.review);
+  const concludes = parts.filter((p) => p.conclude);
+  return {
+    beforeRun: before.length ? async () => {
+      for (const p of before) await p.beforeRun();
+    } : void 0,
+    review: reviews.length ? async (answer, ask) => {
+      let result = { text: answer };
+      for (const p of reviews) {
+        const next = await p.review(result.text, ask);
+        result = { ...next, extras: { ...result.extras, ...next.extras } };
+      }
+      return result;
+    } : void 0,
+    conclude: concludes.length ? async (state, result) => {
+      let current = result;
+      for (const p of concludes) {
+        const next = await p.conclude(state, current);
+        current = { ...next, extras: { ...current.extras, ...next.extras } };
+      }
+      return current;
+    } : void 0
+  };
+}
+var init_run_steps = __esm({
+  "extensions/subagents/checkable/run-steps.ts"() {
+    "use strict";
+  }
+});
+
+// extensions/subagents/checkable/spawn-checkable.ts
+function worktreesRoot(home) {
+  return { root: (0, import_node_path10.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
+}
+async function prepareCheckable(home, reserveId, request) {
+  const mode = request.isolation ?? "none";
+  if (!ISOLATION_MODES.includes(mode)) throw new Error(badIsolationError(mode));
+  const parts = [];
+  const notes = [];
+  const details = {};
+  let firstMessage = request.firstMessage;
+  let structured = false;
+  if (request.outputSchema !== void 0 && request.outputSchema !== null) {
+    const compiled = compileOutputSchema(request.outputSchema);
+    if (!compiled.ok) throw new Error(badOutputSchemaError(compiled.error));
+    parts.push(structuredSteps(compiled.schema));
+    firstMessage += outputSchemaInstruction(compiled.schema.text);
+    notes.push(structuredNote());
+    details.outputSchema = compiled.schema.schema;
+    structured = true;
+  }
+  if (mode !== "worktree") {
+    return {
+      cwd: request.cwd,
+      firstMessage,
+      steps: composeSteps(parts),
+      structured,
+      notes,
+      details,
+      abandon: async () => void 0
+    };
+  }
+  const probe = await probeRepository(request.cwd);
+  if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
+  const id = reserveId();
+  const name = `${id}-${(0, import_node_crypto3.randomBytes)(4).toString("hex")}`;
+  const where = worktreesRoot(home);
+  let worktree;
+  try {
+    worktree = await createWorktree({ repo: probe.repo, name, ...where });
+  } catch (error) {
+    throw new Error(worktreeFailedError(error.message));
+  }
+  parts.push(isolationSteps({ id, worktree, store: home.store(), name, ...where }));
+  notes.push(isolationNote(worktree));
+  details.isolation = { ...worktree, carriesUncommitted: false };
+  return {
+    id,
+    cwd: worktree.cwd,
+    firstMessage,
+    steps: composeSteps(parts),
+    worktree,
+    structured,
+    notes,
+    details,
+    abandon: () => removeWorktree(worktree).catch(() => void 0)
+  };
+}
+function isolationFor(home, child) {
+  const worktree = child.worktree;
+  if (!worktree) return void 0;
+  const name = worktree.branch.startsWith(BRANCH_PREFIX) ? worktree.branch.slice(BRANCH_PREFIX.length) : child.id;
+  return isolationSteps({ id: child.id, worktree, store: home.store(), name, ...worktreesRoot(home) });
+}
+var import_node_crypto3, import_node_path10, WORKTREES_FOLDER, ISOLATION_MODES;
+var init_spawn_checkable = __esm({
+  "extensions/subagents/checkable/spawn-checkable.ts"() {
+    "use strict";
+    import_node_crypto3 = require("node:crypto");
+    import_node_path10 = require("node:path");
+    init_prompt_checkable();
+    init_checkable();
+    init_isolation();
+    init_run_steps();
+    init_schema();
+    WORKTREES_FOLDER = "worktrees";
+    ISOLATION_MODES = ["none", "worktree"];
+  }
+});
+
 // extensions/subagents/children/home.ts
 function sessionHomes() {
   const g = globalThis;
@@ -8766,7 +9395,7 @@ function sessionFor(spec, sessionDir) {
   if (!spec.sessionFile) return import_pi_coding_agent5.SessionManager.create(spec.cwd, sessionDir);
   let isFile = false;
   try {
-    isFile = (0, import_node_fs8.statSync)(spec.sessionFile).isFile();
+    isFile = (0, import_node_fs10.statSync)(spec.sessionFile).isFile();
   } catch {
     isFile = false;
   }
@@ -8775,9 +9404,9 @@ function sessionFor(spec, sessionDir) {
 }
 async function builtInExtensions(packageDir) {
   if (!packageDir) return [];
-  const file = (0, import_node_path8.join)(packageDir, "dist", "extensions", "index.js");
+  const file = (0, import_node_path11.join)(packageDir, "dist", "extensions", "index.js");
   try {
-    (0, import_node_fs8.statSync)(file);
+    (0, import_node_fs10.statSync)(file);
   } catch {
     return [];
   }
@@ -8884,12 +9513,12 @@ function createInProcessBackend(options) {
     }
   };
 }
-var import_node_fs8, import_node_path8, import_node_url, import_pi_coding_agent5;
+var import_node_fs10, import_node_path11, import_node_url, import_pi_coding_agent5;
 var init_backend = __esm({
   "extensions/subagents/children/backend.ts"() {
     "use strict";
-    import_node_fs8 = require("node:fs");
-    import_node_path8 = require("node:path");
+    import_node_fs10 = require("node:fs");
+    import_node_path11 = require("node:path");
     import_node_url = require("node:url");
     import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
     init_domain();
@@ -9654,7 +10283,7 @@ function childSessionDir(ctx, agentDir) {
   } catch {
     dir = void 0;
   }
-  return (0, import_node_path9.join)(dir || (0, import_node_path9.join)(agentDir, "sessions"), "subagents");
+  return (0, import_node_path12.join)(dir || (0, import_node_path12.join)(agentDir, "sessions"), "subagents");
 }
 function createSessionChildren(ctx, options) {
   const nextDepth = options.depth + 1;
@@ -9676,11 +10305,11 @@ function safePackageDir() {
     return void 0;
   }
 }
-var import_node_path9, PiSdk;
+var import_node_path12, PiSdk;
 var init_session = __esm({
   "extensions/subagents/children/session.ts"() {
     "use strict";
-    import_node_path9 = require("node:path");
+    import_node_path12 = require("node:path");
     PiSdk = __toESM(require("@mariozechner/pi-coding-agent"), 1);
     init_pi_host();
     init_backend();
@@ -9801,551 +10430,6 @@ var init_batch_options = __esm({
   }
 });
 
-// extensions/subagents/checkable/git.ts
-function gitEnv(extra = {}) {
-  const env = {
-    ...process.env,
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_PAGER: "cat",
-    GIT_OPTIONAL_LOCKS: "0",
-    LC_ALL: "C"
-  };
-  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
-  return { ...env, ...extra };
-}
-function runGit(args, options) {
-  return new Promise((resolvePromise) => {
-    (0, import_node_child_process.execFile)(
-      options.git ?? "git",
-      [...FIXED_CONFIG, ...options.config ?? [], ...args],
-      {
-        cwd: options.cwd,
-        env: gitEnv(options.env),
-        maxBuffer: GIT_MAX_OUTPUT_BYTES,
-        timeout: GIT_TIMEOUT_MS,
-        encoding: options.bytes ? "latin1" : "utf8",
-        windowsHide: true
-      },
-      (error, stdout, stderr) => {
-        const e = error;
-        if (e && typeof e.code === "string") {
-          resolvePromise({ code: null, stdout: "", stderr: String(stderr ?? ""), spawnError: e.code });
-          return;
-        }
-        const code2 = e ? typeof e.code === "number" ? e.code : 1 : 0;
-        const killed = e?.killed ? `
-(git was stopped after ${GIT_TIMEOUT_MS / 1e3} s)` : "";
-        resolvePromise({ code: code2, stdout: String(stdout ?? ""), stderr: String(stderr ?? "") + killed });
-      }
-    );
-  });
-}
-function gitComplaint(result, maxLines = 3) {
-  if (result.spawnError) return `git could not be started (${result.spawnError})`;
-  const lines = result.stderr.split("\n").map((l) => l.trim()).filter(Boolean);
-  return lines.slice(0, maxLines).join(" ") || `git exited with code ${result.code}`;
-}
-async function repositoryFilterOverrides(cwd, options = {}) {
-  const listed2 = await runGit(["config", "--list", "--show-scope", "-z"], { ...options, cwd });
-  if (listed2.code !== 0) return { ok: false, reason: `cannot read the repository's config: ${gitComplaint(listed2)}` };
-  const drivers = /* @__PURE__ */ new Set();
-  const fields = listed2.stdout.split("\0");
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const scope = fields[i];
-    const key = fields[i + 1].split("\n", 1)[0];
-    const m = FILTER_KEY.exec(key);
-    if (m && (scope === "local" || scope === "worktree")) drivers.add(m[1]);
-  }
-  const config = [];
-  for (const driver of drivers) {
-    if (driver.includes("="))
-      return {
-        ok: false,
-        reason: `the repository's config names a filter driver ${JSON.stringify(driver)} that cannot be switched off`
-      };
-    const k = `filter.${driver}`;
-    config.push("-c", `${k}.clean=`, "-c", `${k}.smudge=`, "-c", `${k}.process=`, "-c", `${k}.required=false`);
-  }
-  return { ok: true, config };
-}
-var import_node_child_process, GIT_MAX_OUTPUT_BYTES, GIT_TIMEOUT_MS, FIXED_CONFIG, FILTER_KEY;
-var init_git = __esm({
-  "extensions/subagents/checkable/git.ts"() {
-    "use strict";
-    import_node_child_process = require("node:child_process");
-    GIT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
-    GIT_TIMEOUT_MS = 12e4;
-    FIXED_CONFIG = [
-      "-c",
-      "core.hooksPath=/dev/null",
-      "-c",
-      "core.fsmonitor=false",
-      "-c",
-      "diff.noprefix=false",
-      "-c",
-      "diff.mnemonicPrefix=false",
-      "-c",
-      "diff.relative=false",
-      "-c",
-      "core.quotePath=false",
-      "-c",
-      "color.ui=false"
-    ];
-    FILTER_KEY = /^filter\.(.+)\.(clean|smudge|process|required)$/i;
-  }
-});
-
-// extensions/subagents/checkable/isolation.ts
-async function probeRepository(cwd, options = {}) {
-  const version = await runGit(["--version"], { ...options, cwd });
-  if (version.spawnError === "ENOENT") return { ok: false, reason: "git is not installed (not found on PATH)" };
-  if (version.code !== 0) return { ok: false, reason: `git does not run: ${gitComplaint(version)}` };
-  const top = await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd });
-  if (top.code !== 0) return { ok: false, reason: `${cwd} is not inside a git repository (${gitComplaint(top, 1)})` };
-  const toplevel = (0, import_node_path10.resolve)(top.stdout.trim());
-  const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { ...options, cwd });
-  if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(head.stdout.trim())) {
-    return { ok: false, reason: `the repository at ${toplevel} has no commit yet (HEAD is unborn); commit first` };
-  }
-  const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { ...options, cwd: toplevel });
-  const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((e) => /^[ MADRCUT?!]{2} /.test(e)).length : 0;
-  return {
-    ok: true,
-    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path10.relative)(toplevel, (0, import_node_path10.resolve)(cwd)), uncommitted }
-  };
-}
-function ensurePrivateDir2(trustedRoot, dir) {
-  const rel = (0, import_node_path10.relative)(trustedRoot, dir);
-  if (rel.startsWith("..") || (0, import_node_path10.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
-  (0, import_node_fs9.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
-  let current = trustedRoot;
-  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
-  for (const part of rel === "" ? [] : rel.split(import_node_path10.sep)) {
-    current = (0, import_node_path10.join)(current, part);
-    let st;
-    try {
-      st = (0, import_node_fs9.lstatSync)(current);
-    } catch {
-      (0, import_node_fs9.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
-      st = (0, import_node_fs9.lstatSync)(current);
-    }
-    if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
-    if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
-    if (uid !== void 0 && st.uid !== uid) throw new Error(`${current} is owned by another user`);
-  }
-}
-function oneAtATime(repoTop, task) {
-  const previous = repoQueues.get(repoTop) ?? Promise.resolve();
-  const next = previous.then(task, task);
-  const settled = next.catch(() => void 0);
-  repoQueues.set(repoTop, settled);
-  void settled.then(() => {
-    if (repoQueues.get(repoTop) === settled) repoQueues.delete(repoTop);
-  });
-  return next;
-}
-function createWorktree(options) {
-  return oneAtATime(options.repo.toplevel, () => createWorktreeNow(options));
-}
-async function createWorktreeNow(options) {
-  const { repo, root, name } = options;
-  if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
-  const path = (0, import_node_path10.join)(root, name);
-  const inside2 = (0, import_node_path10.relative)(repo.toplevel, path);
-  if (!inside2.startsWith("..") && !(0, import_node_path10.isAbsolute)(inside2)) {
-    throw new Error(`the worktree folder ${path} would lie inside the repository ${repo.toplevel}`);
-  }
-  ensurePrivateDir2(options.trustedRoot, root);
-  try {
-    (0, import_node_fs9.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
-  } catch (error) {
-    throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
-  }
-  const branch = `${BRANCH_PREFIX}${name}`;
-  const filters = await repositoryFilterOverrides(repo.toplevel, options);
-  if (!filters.ok) {
-    removeEmptyDir(path);
-    throw new Error(filters.reason);
-  }
-  const added = await runGit(["worktree", "add", "--quiet", "-b", branch, "--end-of-options", path, repo.head], {
-    ...options,
-    cwd: repo.toplevel,
-    config: filters.config
-  });
-  if (added.code !== 0) {
-    removeEmptyDir(path);
-    throw new Error(`git worktree add failed: ${gitComplaint(added)}`);
-  }
-  const cwd = (0, import_node_path10.join)(path, repo.relCwd);
-  try {
-    if (!(0, import_node_fs9.statSync)(cwd).isDirectory()) throw new Error("not a directory");
-  } catch {
-    return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
-  }
-  return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd, parentUncommitted: repo.uncommitted };
-}
-function removeEmptyDir(path) {
-  try {
-    if ((0, import_node_fs9.readdirSync)(path).length === 0) (0, import_node_fs9.rmdirSync)(path);
-  } catch {
-  }
-}
-function parseNumstat(out) {
-  const map = /* @__PURE__ */ new Map();
-  for (const record of out.split("\0")) {
-    const m = /^(\d+|-)\t(\d+|-)\t([\s\S]+)$/.exec(record.replace(/^\n/, ""));
-    if (!m) continue;
-    map.set(m[3], { added: m[1] === "-" ? void 0 : Number(m[1]), removed: m[2] === "-" ? void 0 : Number(m[2]) });
-  }
-  return map;
-}
-function parseNameStatus(out) {
-  const parts = out.split("\0");
-  const result = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const code2 = parts[i].trim().charAt(0);
-    const path = parts[i + 1];
-    if (!code2 || !path) continue;
-    result.push({ path, status: code2 === "A" ? "added" : code2 === "D" ? "deleted" : "modified" });
-  }
-  return result;
-}
-async function captureChanges(worktree, options = {}) {
-  const filters = await repositoryFilterOverrides(worktree.path, options);
-  if (!filters.ok) throw new Error(`cannot collect the child's changes: ${filters.reason}`);
-  const config = filters.config;
-  const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env, config });
-  const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
-  if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
-  const scratch = (0, import_node_fs9.mkdtempSync)((0, import_node_path10.join)((0, import_node_os.tmpdir)(), "headroom-index-"));
-  try {
-    const index = (0, import_node_path10.join)(scratch, "index");
-    try {
-      const original = indexPath.stdout.trim();
-      (0, import_node_fs9.copyFileSync)(original, index);
-      const st = (0, import_node_fs9.statSync)(original);
-      (0, import_node_fs9.utimesSync)(index, st.atime, st.mtime);
-    } catch {
-    }
-    const env = { GIT_INDEX_FILE: index };
-    const add = await run2(["add", "-A", "--", "."], env);
-    if (add.code !== 0) throw new Error(`cannot collect the child's changes: ${gitComplaint(add)}`);
-    const diff = ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
-    const [numstat, names, patch, commits] = await Promise.all([
-      run2([...diff, "--numstat", "-z", "--end-of-options", worktree.base], env),
-      run2([...diff, "--name-status", "-z", "--end-of-options", worktree.base], env),
-      runGit([...diff, "--binary", "--full-index", "--end-of-options", worktree.base], {
-        ...options,
-        cwd: worktree.path,
-        env,
-        config,
-        bytes: true
-      }),
-      run2(["rev-list", "--count", "--end-of-options", `${worktree.base}..HEAD`])
-    ]);
-    for (const r of [numstat, names, patch]) {
-      if (r.code !== 0) throw new Error(`cannot diff the child's changes: ${gitComplaint(r)}`);
-    }
-    const counts = parseNumstat(numstat.stdout);
-    const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...counts.get(f.path) })).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-    const bytes = Buffer.from(patch.stdout, "latin1");
-    let text = "";
-    let patchIsUtf8 = true;
-    try {
-      text = STRICT_UTF8.decode(bytes);
-    } catch {
-      patchIsUtf8 = false;
-    }
-    return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
-  } finally {
-    (0, import_node_fs9.rmSync)(scratch, { recursive: true, force: true });
-  }
-}
-function removeWorktree(worktree, options = {}) {
-  return oneAtATime(worktree.repoTop, () => removeWorktreeNow(worktree, options));
-}
-async function removeWorktreeNow(worktree, options) {
-  const removed = await runGit(["worktree", "remove", "--force", "--end-of-options", worktree.path], {
-    ...options,
-    cwd: worktree.repoTop
-  });
-  if (removed.code !== 0 && existsDir(worktree.path)) {
-    throw new Error(`git worktree remove failed: ${gitComplaint(removed)}`);
-  }
-  await runGit(["worktree", "prune"], { ...options, cwd: worktree.repoTop });
-  const branch = await runGit(["branch", "-D", "--end-of-options", worktree.branch], {
-    ...options,
-    cwd: worktree.repoTop
-  });
-  if (branch.code !== 0 && !/not found/.test(branch.stderr)) {
-    throw new Error(`the worktree is gone but its branch ${worktree.branch} stays: ${gitComplaint(branch)}`);
-  }
-}
-function existsDir(path) {
-  try {
-    return (0, import_node_fs9.statSync)(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-function worktreeExists(worktree) {
-  return existsDir(worktree.path);
-}
-async function patchContainedIn(patchFile, repoTop, options = {}) {
-  const check = await runGit(["apply", "--check", "--reverse", "--binary", "--end-of-options", patchFile], {
-    ...options,
-    cwd: repoTop
-  });
-  return check.code === 0;
-}
-var import_node_fs9, import_node_os, import_node_path10, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
-var init_isolation = __esm({
-  "extensions/subagents/checkable/isolation.ts"() {
-    "use strict";
-    import_node_fs9 = require("node:fs");
-    import_node_os = require("node:os");
-    import_node_path10 = require("node:path");
-    init_git();
-    STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-    WORKTREE_DIR_MODE = 448;
-    BRANCH_PREFIX = "headroom/";
-    SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-    repoQueues = /* @__PURE__ */ new Map();
-  }
-});
-
-// extensions/subagents/checkable/checkable.ts
-async function reportChanges(o) {
-  const w = o.worktree;
-  const base = { worktree: w.path, branch: w.branch, base: w.base, files: [], commits: 0 };
-  let changes;
-  try {
-    changes = await captureChanges(w, o);
-  } catch (error) {
-    const message = error.message;
-    return { text: changesUnknownText(w.path, message), outcome: { ...base, kept: true, error: message } };
-  }
-  if (changes.files.length === 0 && changes.commits === 0) {
-    try {
-      await removeWorktree(w, o);
-      return { text: noChangesText(w.path, { ok: true }), outcome: { ...base, kept: false } };
-    } catch (error) {
-      const message = error.message;
-      return {
-        text: noChangesText(w.path, { ok: false, error: message }),
-        outcome: { ...base, kept: true, error: message }
-      };
-    }
-  }
-  let patch;
-  if (!changes.patchIsUtf8) patch = { ok: false, error: PATCH_NOT_UTF8 };
-  else if (changes.patch.length > 0) {
-    const put = await o.store.put("subagent-results", changes.patch);
-    patch = put.ok ? { ok: true, path: put.path } : { ok: false, error: put.error };
-  }
-  const outcome = {
-    ...base,
-    kept: true,
-    files: changes.files,
-    commits: changes.commits,
-    patchPath: patch?.ok ? patch.path : void 0,
-    error: patch && !patch.ok ? patch.error : void 0
-  };
-  const text = changesText({
-    id: o.id,
-    worktree: w.path,
-    branch: w.branch,
-    base: w.base,
-    repoTop: w.repoTop,
-    files: changes.files,
-    commits: changes.commits,
-    patch
-  });
-  return { text, outcome };
-}
-function isolationSteps(o) {
-  let recreated;
-  return {
-    async beforeRun() {
-      if (worktreeExists(o.worktree)) return;
-      const probe = await probeRepository(o.worktree.repoTop, o);
-      if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
-      const fresh = await createWorktree({ ...o, repo: { ...probe.repo, relCwd: "" } });
-      Object.assign(o.worktree, { ...fresh, cwd: o.worktree.cwd });
-      recreated = recreatedWorktreeNote(fresh.path, fresh.base);
-    },
-    async conclude(_state, result) {
-      const report = await reportChanges(o);
-      const note = recreated ? `(${recreated}.) ` : "";
-      recreated = void 0;
-      return { ...result, text: `${note}${report.text}
-
-${result.text}`, extras: { changes: report.outcome } };
-    }
-  };
-}
-function structuredSteps(schema2) {
-  return {
-    async review(answer, ask) {
-      const first = await checkAnswerBounded(schema2, answer);
-      if (first.ok) {
-        return {
-          text: first.raw,
-          verdict: VERDICT_VALID,
-          extras: { structured: { status: "valid", value: first.value, corrections: 0 } }
-        };
-      }
-      const firstReasons = first.found ? first.errors : [NO_JSON_FOUND];
-      const again = await ask(outputSchemaCorrection(first.found, first.errors, schema2.text));
-      if (!again.ok) {
-        const reasons2 = [...firstReasons, correctionFailed(again.error)];
-        return invalid(reasons2, 0, answer, first.found ? first.value : void 0);
-      }
-      const second = await checkAnswerBounded(schema2, again.text);
-      if (second.ok) {
-        return {
-          text: second.raw,
-          verdict: VERDICT_VALID,
-          extras: { structured: { status: "valid", value: second.value, corrections: 1 } }
-        };
-      }
-      const reasons = second.found ? second.errors : [NO_JSON_FOUND];
-      return invalid(reasons, 1, again.text, second.found ? second.value : void 0);
-    }
-  };
-}
-function invalid(errors, corrections, raw, value) {
-  return {
-    text: invalidOutputText(errors, corrections, raw),
-    verdict: VERDICT_INVALID,
-    extras: {
-      structured: { status: "invalid", errors, corrections, ...value !== void 0 ? { value } : {} }
-    }
-  };
-}
-var init_checkable = __esm({
-  "extensions/subagents/checkable/checkable.ts"() {
-    "use strict";
-    init_prompt_checkable();
-    init_isolation();
-    init_schema();
-  }
-});
-
-// extensions/subagents/checkable/run-steps.ts
-function composeSteps(parts) {
-  if (parts.length === 0) return void 0;
-  const before = parts.filter((p) => p.beforeRun);
-  const reviews = parts.filter((p) => p.review);
-  const concludes = parts.filter((p) => p.conclude);
-  return {
-    beforeRun: before.length ? async () => {
-      for (const p of before) await p.beforeRun();
-    } : void 0,
-    review: reviews.length ? async (answer, ask) => {
-      let result = { text: answer };
-      for (const p of reviews) {
-        const next = await p.review(result.text, ask);
-        result = { ...next, extras: { ...result.extras, ...next.extras } };
-      }
-      return result;
-    } : void 0,
-    conclude: concludes.length ? async (state, result) => {
-      let current = result;
-      for (const p of concludes) {
-        const next = await p.conclude(state, current);
-        current = { ...next, extras: { ...current.extras, ...next.extras } };
-      }
-      return current;
-    } : void 0
-  };
-}
-var init_run_steps = __esm({
-  "extensions/subagents/checkable/run-steps.ts"() {
-    "use strict";
-  }
-});
-
-// extensions/subagents/checkable/spawn-checkable.ts
-function worktreesRoot(home) {
-  return { root: (0, import_node_path11.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
-}
-async function prepareCheckable(home, reserveId, request) {
-  const mode = request.isolation ?? "none";
-  if (!ISOLATION_MODES.includes(mode)) throw new Error(badIsolationError(mode));
-  const parts = [];
-  const notes = [];
-  const details = {};
-  let firstMessage = request.firstMessage;
-  let structured = false;
-  if (request.outputSchema !== void 0 && request.outputSchema !== null) {
-    const compiled = compileOutputSchema(request.outputSchema);
-    if (!compiled.ok) throw new Error(badOutputSchemaError(compiled.error));
-    parts.push(structuredSteps(compiled.schema));
-    firstMessage += outputSchemaInstruction(compiled.schema.text);
-    notes.push(structuredNote());
-    details.outputSchema = compiled.schema.schema;
-    structured = true;
-  }
-  if (mode !== "worktree") {
-    return {
-      cwd: request.cwd,
-      firstMessage,
-      steps: composeSteps(parts),
-      structured,
-      notes,
-      details,
-      abandon: async () => void 0
-    };
-  }
-  const probe = await probeRepository(request.cwd);
-  if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
-  const id = reserveId();
-  const name = `${id}-${(0, import_node_crypto3.randomBytes)(4).toString("hex")}`;
-  const where = worktreesRoot(home);
-  let worktree;
-  try {
-    worktree = await createWorktree({ repo: probe.repo, name, ...where });
-  } catch (error) {
-    throw new Error(worktreeFailedError(error.message));
-  }
-  parts.push(isolationSteps({ id, worktree, store: home.store(), name, ...where }));
-  notes.push(isolationNote(worktree));
-  details.isolation = { ...worktree, carriesUncommitted: false };
-  return {
-    id,
-    cwd: worktree.cwd,
-    firstMessage,
-    steps: composeSteps(parts),
-    worktree,
-    structured,
-    notes,
-    details,
-    abandon: () => removeWorktree(worktree).catch(() => void 0)
-  };
-}
-function isolationFor(home, child) {
-  const worktree = child.worktree;
-  if (!worktree) return void 0;
-  const name = worktree.branch.startsWith(BRANCH_PREFIX) ? worktree.branch.slice(BRANCH_PREFIX.length) : child.id;
-  return isolationSteps({ id: child.id, worktree, store: home.store(), name, ...worktreesRoot(home) });
-}
-var import_node_crypto3, import_node_path11, WORKTREES_FOLDER, ISOLATION_MODES;
-var init_spawn_checkable = __esm({
-  "extensions/subagents/checkable/spawn-checkable.ts"() {
-    "use strict";
-    import_node_crypto3 = require("node:crypto");
-    import_node_path11 = require("node:path");
-    init_prompt_checkable();
-    init_checkable();
-    init_isolation();
-    init_run_steps();
-    init_schema();
-    WORKTREES_FOLDER = "worktrees";
-    ISOLATION_MODES = ["none", "worktree"];
-  }
-});
-
 // extensions/subagents/children/partial-output.ts
 function lastRunText(jsonl) {
   let parts = [];
@@ -10370,35 +10454,35 @@ function readPartialOutput(sessionFile) {
   if (!sessionFile) return { ok: true, text: "" };
   let fd;
   try {
-    fd = (0, import_node_fs10.openSync)(sessionFile, OPEN_FLAGS);
+    fd = (0, import_node_fs11.openSync)(sessionFile, OPEN_FLAGS);
   } catch (error) {
     const code2 = error.code;
     return code2 === "ENOENT" ? { ok: true, text: "" } : { ok: false, reason: String(error) };
   }
   try {
-    const st = (0, import_node_fs10.fstatSync)(fd);
+    const st = (0, import_node_fs11.fstatSync)(fd);
     if (!st.isFile()) return { ok: false, reason: `${sessionFile} is not a regular file` };
     const size = st.size;
     const length = Math.min(size, PARTIAL_READ_MAX_BYTES);
     const buffer = Buffer.alloc(length);
-    (0, import_node_fs10.readSync)(fd, buffer, 0, length, size - length);
+    (0, import_node_fs11.readSync)(fd, buffer, 0, length, size - length);
     let text = buffer.toString("utf8");
     if (length < size) text = text.slice(text.indexOf("\n") + 1);
     return { ok: true, text: lastRunText(text) };
   } catch (error) {
     return { ok: false, reason: String(error) };
   } finally {
-    (0, import_node_fs10.closeSync)(fd);
+    (0, import_node_fs11.closeSync)(fd);
   }
 }
-var import_node_fs10, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
+var import_node_fs11, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
 var init_partial_output = __esm({
   "extensions/subagents/children/partial-output.ts"() {
     "use strict";
-    import_node_fs10 = require("node:fs");
+    import_node_fs11 = require("node:fs");
     init_content();
     PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
-    OPEN_FLAGS = import_node_fs10.constants.O_RDONLY | (import_node_fs10.constants.O_NONBLOCK ?? 0) | (import_node_fs10.constants.O_NOFOLLOW ?? 0);
+    OPEN_FLAGS = import_node_fs11.constants.O_RDONLY | (import_node_fs11.constants.O_NONBLOCK ?? 0) | (import_node_fs11.constants.O_NOFOLLOW ?? 0);
   }
 });
 
@@ -10423,12 +10507,12 @@ var init_prompt_records = __esm({
 
 // extensions/subagents/delivery/record-checks.ts
 function inside(root, path) {
-  const rel = (0, import_node_path12.relative)(root, path);
-  return rel === "" || !rel.startsWith("..") && !(0, import_node_path12.isAbsolute)(rel);
+  const rel = (0, import_node_path13.relative)(root, path);
+  return rel === "" || !rel.startsWith("..") && !(0, import_node_path13.isAbsolute)(rel);
 }
 function realOrSelf(path) {
   try {
-    return (0, import_node_fs11.realpathSync)(path);
+    return (0, import_node_fs12.realpathSync)(path);
   } catch {
     return path;
   }
@@ -10449,19 +10533,19 @@ function checkWorktreeRecord(w, root) {
       ok: false,
       problem: `its branch ${JSON.stringify(branch)} is not one of this package's (${BRANCH_PREFIX}…)`
     };
-  if (!(0, import_node_path12.isAbsolute)(repoTop))
+  if (!(0, import_node_path13.isAbsolute)(repoTop))
     return { ok: false, problem: `its repoTop ${JSON.stringify(repoTop)} is not an absolute path` };
-  const expected = (0, import_node_path12.join)(root, name);
-  if (path !== expected && (0, import_node_path12.resolve)(path) !== expected)
+  const expected = (0, import_node_path13.join)(root, name);
+  if (path !== expected && (0, import_node_path13.resolve)(path) !== expected)
     return {
       ok: false,
       problem: `its path ${JSON.stringify(path)} is not ${expected} (this package's worktrees folder)`
     };
-  if (!inside(expected, (0, import_node_path12.resolve)(cwd)))
+  if (!inside(expected, (0, import_node_path13.resolve)(cwd)))
     return { ok: false, problem: `its cwd ${JSON.stringify(cwd)} is not inside ${expected}` };
   let st;
   try {
-    st = (0, import_node_fs11.lstatSync)(expected, { throwIfNoEntry: false });
+    st = (0, import_node_fs12.lstatSync)(expected, { throwIfNoEntry: false });
   } catch (error) {
     return { ok: false, problem: `its path cannot be checked (${error.message})` };
   }
@@ -10469,7 +10553,7 @@ function checkWorktreeRecord(w, root) {
     const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
     if (st.isSymbolicLink() || !st.isDirectory()) return { ok: false, problem: `${expected} is not a real directory` };
     if (uid !== void 0 && st.uid !== uid) return { ok: false, problem: `${expected} is owned by another user` };
-    if ((0, import_node_fs11.realpathSync)(expected) !== (0, import_node_path12.join)(realOrSelf(root), name))
+    if ((0, import_node_fs12.realpathSync)(expected) !== (0, import_node_path13.join)(realOrSelf(root), name))
       return { ok: false, problem: `${expected} resolves outside the worktrees folder` };
   }
   return {
@@ -10478,8 +10562,8 @@ function checkWorktreeRecord(w, root) {
       path: expected,
       branch,
       base,
-      repoTop: (0, import_node_path12.resolve)(repoTop),
-      cwd: (0, import_node_path12.resolve)(cwd),
+      repoTop: (0, import_node_path13.resolve)(repoTop),
+      cwd: (0, import_node_path13.resolve)(cwd),
       parentUncommitted: o.parentUncommitted
     }
   };
@@ -10505,12 +10589,12 @@ function recordedSpawnProblem(schema2, params) {
   }
   return "invalid";
 }
-var import_node_fs11, import_node_path12, import_compile2, COMMIT_ID, spawnValidators;
+var import_node_fs12, import_node_path13, import_compile2, COMMIT_ID, spawnValidators;
 var init_record_checks = __esm({
   "extensions/subagents/delivery/record-checks.ts"() {
     "use strict";
-    import_node_fs11 = require("node:fs");
-    import_node_path12 = require("node:path");
+    import_node_fs12 = require("node:fs");
+    import_node_path13 = require("node:path");
     import_compile2 = require("typebox/compile");
     init_isolation();
     COMMIT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
@@ -10673,7 +10757,7 @@ async function restoreWaiting(deps, ctx, waiting, respawn) {
 function recordScreen(deps) {
   let root;
   try {
-    root = (0, import_node_path13.join)(deps.store().root, WORKTREES_FOLDER);
+    root = (0, import_node_path14.join)(deps.store().root, WORKTREES_FOLDER);
   } catch {
     root = "\0no worktrees folder";
   }
@@ -10783,17 +10867,17 @@ function readStored(deps, sha256) {
   const found = deps.store().resolve(sha256, "subagent-results");
   if (!found.ok) return void 0;
   try {
-    return (0, import_node_fs12.readFileSync)(found.path, "utf8");
+    return (0, import_node_fs13.readFileSync)(found.path, "utf8");
   } catch {
     return void 0;
   }
 }
-var import_node_fs12, import_node_path13, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
+var import_node_fs13, import_node_path14, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
 var init_persistence = __esm({
   "extensions/subagents/delivery/persistence.ts"() {
     "use strict";
-    import_node_fs12 = require("node:fs");
-    import_node_path13 = require("node:path");
+    import_node_fs13 = require("node:fs");
+    import_node_path14 = require("node:path");
     init_projection();
     init_surfaces();
     init_tokens();
@@ -11143,19 +11227,19 @@ var init_settle = __esm({
 // extensions/subagents/agents/agent-files.ts
 function isDirectory(path) {
   try {
-    return (0, import_node_fs13.statSync)(path).isDirectory();
+    return (0, import_node_fs14.statSync)(path).isDirectory();
   } catch {
     return false;
   }
 }
 function findUp(cwd, relative5, home) {
-  let dir = (0, import_node_path14.resolve)(cwd);
+  let dir = (0, import_node_path15.resolve)(cwd);
   for (; ; ) {
     if (dir !== home) {
-      const candidate = (0, import_node_path14.join)(dir, relative5);
+      const candidate = (0, import_node_path15.join)(dir, relative5);
       if (isDirectory(candidate)) return candidate;
     }
-    const parent = (0, import_node_path14.dirname)(dir);
+    const parent = (0, import_node_path15.dirname)(dir);
     if (parent === dir) return void 0;
     dir = parent;
   }
@@ -11167,13 +11251,13 @@ function safeHome() {
     return "/";
   }
 }
-var import_node_fs13, import_node_os2, import_node_path14, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var import_node_fs14, import_node_os2, import_node_path15, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
 var init_agent_files = __esm({
   "extensions/subagents/agents/agent-files.ts"() {
     "use strict";
-    import_node_fs13 = require("node:fs");
+    import_node_fs14 = require("node:fs");
     import_node_os2 = require("node:os");
-    import_node_path14 = require("node:path");
+    import_node_path15 = require("node:path");
     init_agents();
     MAX_AGENT_FILES_PER_DIR = 200;
     AgentCatalog = class {
@@ -11184,7 +11268,7 @@ var init_agent_files = __esm({
       cache = /* @__PURE__ */ new Map();
       /** The agents now on disk. Never throws. */
       load(options) {
-        const home = (0, import_node_path14.resolve)(options.home ?? safeHome());
+        const home = (0, import_node_path15.resolve)(options.home ?? safeHome());
         const warnings = [];
         const folders = [];
         const definitions = [...BUILT_IN_AGENTS];
@@ -11205,18 +11289,18 @@ var init_agent_files = __esm({
             if (parsed.agent) definitions.push(parsed.agent);
           }
         };
-        add("user", (0, import_node_path14.join)(options.agentDir, "agents"), true);
-        if (options.claudeAgents) add("claude-user", (0, import_node_path14.join)(home, ".claude", "agents"), true);
+        add("user", (0, import_node_path15.join)(options.agentDir, "agents"), true);
+        if (options.claudeAgents) add("claude-user", (0, import_node_path15.join)(home, ".claude", "agents"), true);
         if (options.claudeAgents)
-          add("claude-project", findUp(options.cwd, (0, import_node_path14.join)(".claude", "agents"), home), options.projectTrusted);
-        add("project", findUp(options.cwd, (0, import_node_path14.join)(".pi", "agents"), home), options.projectTrusted);
+          add("claude-project", findUp(options.cwd, (0, import_node_path15.join)(".claude", "agents"), home), options.projectTrusted);
+        add("project", findUp(options.cwd, (0, import_node_path15.join)(".pi", "agents"), home), options.projectTrusted);
         for (const file of this.cache.keys()) if (!seen.has(file)) this.cache.delete(file);
         return { agents: mergeAgents(definitions), warnings, folders };
       }
       listFiles(dir, warnings) {
         let names;
         try {
-          names = (0, import_node_fs13.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+          names = (0, import_node_fs14.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
         } catch (error) {
           warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
           return [];
@@ -11226,13 +11310,13 @@ var init_agent_files = __esm({
           warnings.push(`${dir}: ${names.length} agent files; only the first ${MAX_AGENT_FILES_PER_DIR} are read`);
           names = names.slice(0, MAX_AGENT_FILES_PER_DIR);
         }
-        return names.map((n2) => (0, import_node_path14.join)(dir, n2));
+        return names.map((n2) => (0, import_node_path15.join)(dir, n2));
       }
       readFile(file, source) {
         let size;
         let mtimeMs;
         try {
-          const st = (0, import_node_fs13.statSync)(file);
+          const st = (0, import_node_fs14.statSync)(file);
           if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
           size = st.size;
           mtimeMs = st.mtimeMs;
@@ -11249,7 +11333,7 @@ var init_agent_files = __esm({
         }
         let text;
         try {
-          text = (0, import_node_fs13.readFileSync)(file, "utf8");
+          text = (0, import_node_fs14.readFileSync)(file, "utf8");
         } catch (error) {
           return {
             warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
@@ -11751,7 +11835,7 @@ var init_handover = __esm({
 // extensions/subagents/tools/spawn.ts
 function isKind2(path, kind) {
   try {
-    const st = (0, import_node_fs14.statSync)(path);
+    const st = (0, import_node_fs15.statSync)(path);
     return kind === "file" ? st.isFile() : st.isDirectory();
   } catch {
     return false;
@@ -11877,7 +11961,7 @@ async function spawnOne(deps, params, ctx, id) {
     if (params.tools !== void 0) throw new Error(badToolsError(unknownTools, allowed));
   }
   const extensions2 = params.extensions !== void 0 ? parseExtensionPolicy(params.extensions) : agent?.extensions ?? parseExtensionPolicy(cfg.childExtensions);
-  const cwd = params.cwd ? (0, import_node_path15.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
+  const cwd = params.cwd ? (0, import_node_path16.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
   if (!isKind2(cwd, "directory")) throw new Error(badCwdError(params.cwd ?? cwd, ctx.cwd));
   const levels = THINKING_LEVELS;
   if (params.thinking !== void 0 && !levels.includes(params.thinking)) {
@@ -12012,12 +12096,12 @@ function resumeSettings(deps, child, ctx) {
   const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : void 0;
   return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
 }
-var import_node_fs14, import_node_path15, import_pi_coding_agent7;
+var import_node_fs15, import_node_path16, import_pi_coding_agent7;
 var init_spawn = __esm({
   "extensions/subagents/tools/spawn.ts"() {
     "use strict";
-    import_node_fs14 = require("node:fs");
-    import_node_path15 = require("node:path");
+    import_node_fs15 = require("node:fs");
+    import_node_path16 = require("node:path");
     import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
     init_config();
     init_pi_host();
@@ -12714,11 +12798,11 @@ function itemsOfEntry(entry, seenTask) {
       return [];
   }
 }
-var import_node_fs15, READ_STEP_BYTES, TranscriptReader;
+var import_node_fs16, READ_STEP_BYTES, TranscriptReader;
 var init_transcript = __esm({
   "extensions/subagents/view/transcript.ts"() {
     "use strict";
-    import_node_fs15 = require("node:fs");
+    import_node_fs16 = require("node:fs");
     init_content();
     READ_STEP_BYTES = 4 * 1024 * 1024;
     TranscriptReader = class {
@@ -12738,7 +12822,7 @@ var init_transcript = __esm({
         if (!this.path) return false;
         let st;
         try {
-          st = (0, import_node_fs15.lstatSync)(this.path, { throwIfNoEntry: false });
+          st = (0, import_node_fs16.lstatSync)(this.path, { throwIfNoEntry: false });
         } catch (error) {
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
@@ -12767,12 +12851,12 @@ var init_transcript = __esm({
       readFrom(size) {
         let fd;
         try {
-          fd = (0, import_node_fs15.openSync)(this.path, "r");
-          const st = (0, import_node_fs15.fstatSync)(fd);
+          fd = (0, import_node_fs16.openSync)(this.path, "r");
+          const st = (0, import_node_fs16.fstatSync)(fd);
           if (!st.isFile()) return false;
           const length = Math.min(READ_STEP_BYTES, Math.max(0, size - this.offset));
           const buffer = Buffer.alloc(length);
-          const read2 = (0, import_node_fs15.readSync)(fd, buffer, 0, length, this.offset);
+          const read2 = (0, import_node_fs16.readSync)(fd, buffer, 0, length, this.offset);
           const lastNewline = buffer.lastIndexOf(10, read2 - 1);
           if (lastNewline < 0) return false;
           this.offset += lastNewline + 1;
@@ -12799,7 +12883,7 @@ var init_transcript = __esm({
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
         } finally {
-          if (fd !== void 0) (0, import_node_fs15.closeSync)(fd);
+          if (fd !== void 0) (0, import_node_fs16.closeSync)(fd);
         }
       }
     };
@@ -13242,6 +13326,10 @@ function setupSubagents(pi, depth) {
   pi.on("session_start", async (_event, ctx) => {
     state.setClosing(false);
     state.enter(ctx);
+    try {
+      scheduleWorktreePrune((0, import_node_path17.join)(services.store().root, WORKTREES_FOLDER), services.config().store.maxAgeDays);
+    } catch {
+    }
     settleDeferredTools(pi, RARE_TOOLS, services.config().exposure.deferRareTools, "subagent_spawn");
     refreshAgents(ctx);
     const adopted = state.adopt(ctx);
@@ -13319,15 +13407,18 @@ function setupSubagents(pi, depth) {
     for (const home of others) home.flushToFile();
   });
 }
-var import_pi_coding_agent8, import_typebox2, SHUTDOWN_WAIT_MS, ids, DEFAULT_EXPAND_KEY, RARE_TOOLS;
+var import_node_path17, import_pi_coding_agent8, import_typebox2, SHUTDOWN_WAIT_MS, ids, DEFAULT_EXPAND_KEY, RARE_TOOLS;
 var init_subagents = __esm({
   "extensions/subagents/index.ts"() {
     "use strict";
+    import_node_path17 = require("node:path");
     import_pi_coding_agent8 = require("@mariozechner/pi-coding-agent");
     import_typebox2 = require("typebox");
     init_bootstrap();
     init_pi_host();
     init_agents();
+    init_prune_worktrees();
+    init_spawn_checkable();
     init_home();
     init_session();
     init_delivery();
@@ -14166,15 +14257,15 @@ function safeName(id) {
   return /^[A-Za-z0-9._-]{1,128}$/.test(id) && id !== "." && id !== ".." ? id : id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 128) || "session";
 }
 function trajectoryTarget(sessionFile, sessionId, cacheKindDir) {
-  if (sessionFile) return { parent: () => ({ ok: true, dir: (0, import_node_path16.dirname)(sessionFile) }), name: besideName(sessionFile) };
+  if (sessionFile) return { parent: () => ({ ok: true, dir: (0, import_node_path18.dirname)(sessionFile) }), name: besideName(sessionFile) };
   return { parent: cacheKindDir, name: safeName(sessionId) };
 }
 function besideName(sessionFile) {
-  return safeName(`${(0, import_node_path16.basename)(sessionFile, ".jsonl")}${BESIDE_SESSION_SUFFIX}`);
+  return safeName(`${(0, import_node_path18.basename)(sessionFile, ".jsonl")}${BESIDE_SESSION_SUFFIX}`);
 }
 function trajectoryDir(sessionFile, cacheHandoffsDir, sessionId) {
-  if (sessionFile) return (0, import_node_path16.join)((0, import_node_path16.dirname)(sessionFile), besideName(sessionFile));
-  return (0, import_node_path16.join)(cacheHandoffsDir, safeName(sessionId));
+  if (sessionFile) return (0, import_node_path18.join)((0, import_node_path18.dirname)(sessionFile), besideName(sessionFile));
+  return (0, import_node_path18.join)(cacheHandoffsDir, safeName(sessionId));
 }
 function highestIndex(names) {
   let max = 0;
@@ -14186,7 +14277,7 @@ function highestIndex(names) {
 }
 function lstatOrNull2(path) {
   try {
-    return (0, import_node_fs16.lstatSync)(path);
+    return (0, import_node_fs17.lstatSync)(path);
   } catch (error) {
     if (error.code === "ENOENT") return null;
     throw error;
@@ -14195,15 +14286,51 @@ function lstatOrNull2(path) {
 function highestIndexIn(dir) {
   try {
     const st = lstatOrNull2(dir);
-    return st?.isDirectory() ? highestIndex((0, import_node_fs16.readdirSync)(dir)) : 0;
+    return st?.isDirectory() ? highestIndex((0, import_node_fs17.readdirSync)(dir)) : 0;
   } catch {
     return 0;
   }
+}
+function pruneOrphanTrajectories(dir, now = Date.now()) {
+  const removed = [];
+  let names;
+  try {
+    names = (0, import_node_fs17.readdirSync)(dir);
+  } catch {
+    return removed;
+  }
+  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
+  for (const name of names) {
+    if (!name.endsWith(BESIDE_SESSION_SUFFIX) || names.includes(`${name.slice(0, -BESIDE_SESSION_SUFFIX.length)}.jsonl`))
+      continue;
+    const folder = (0, import_node_path18.join)(dir, name);
+    try {
+      const st = (0, import_node_fs17.lstatSync)(folder);
+      if (!st.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
+      const files = (0, import_node_fs17.readdirSync)(folder);
+      const stats = files.map((f) => (0, import_node_fs17.lstatSync)((0, import_node_path18.join)(folder, f)));
+      if (files.some((f, i) => !f.endsWith(".json") || !stats[i].isFile())) continue;
+      if (stats.some((s) => now - s.mtimeMs < ORPHAN_MIN_AGE_MS) || now - st.mtimeMs < ORPHAN_MIN_AGE_MS) continue;
+      for (const f of files) (0, import_node_fs17.unlinkSync)((0, import_node_path18.join)(folder, f));
+      (0, import_node_fs17.rmdirSync)(folder);
+      removed.push(folder);
+    } catch {
+    }
+  }
+  return removed;
+}
+function pruneOrphansOnce(dir) {
+  const g = globalThis;
+  g[PRUNED_DIRS] ??= /* @__PURE__ */ new Set();
+  if (g[PRUNED_DIRS].has(dir)) return;
+  g[PRUNED_DIRS].add(dir);
+  pruneOrphanTrajectories(dir);
 }
 function writeTrajectories(target, files) {
   let checked;
   try {
     const parent = target.parent();
+    if (parent.ok && target.name.endsWith(BESIDE_SESSION_SUFFIX)) pruneOrphansOnce(parent.dir);
     checked = parent.ok ? ensurePrivateDir(parent.dir, target.name) : parent;
   } catch (error) {
     checked = { ok: false, error: errorText(error) };
@@ -14214,46 +14341,48 @@ function writeTrajectories(target, files) {
   }
   const { dir, dev, ino } = checked;
   return files.map((file) => {
-    const path = (0, import_node_path16.join)(dir, file.fileName);
-    const temp = (0, import_node_path16.join)(dir, `.tmp-${process.pid}-${(0, import_node_crypto4.randomBytes)(8).toString("hex")}.json`);
+    const path = (0, import_node_path18.join)(dir, file.fileName);
+    const temp = (0, import_node_path18.join)(dir, `.tmp-${process.pid}-${(0, import_node_crypto4.randomBytes)(8).toString("hex")}.json`);
     try {
-      const flags = import_node_fs16.constants.O_WRONLY | import_node_fs16.constants.O_CREAT | import_node_fs16.constants.O_EXCL | (import_node_fs16.constants.O_NOFOLLOW ?? 0);
-      const fd = (0, import_node_fs16.openSync)(temp, flags, TRAJECTORY_FILE_MODE);
+      const flags = import_node_fs17.constants.O_WRONLY | import_node_fs17.constants.O_CREAT | import_node_fs17.constants.O_EXCL | (import_node_fs17.constants.O_NOFOLLOW ?? 0);
+      const fd = (0, import_node_fs17.openSync)(temp, flags, TRAJECTORY_FILE_MODE);
       try {
-        (0, import_node_fs16.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
-        (0, import_node_fs16.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
+        (0, import_node_fs17.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
+        (0, import_node_fs17.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
 `);
-        (0, import_node_fs16.fsyncSync)(fd);
+        (0, import_node_fs17.fsyncSync)(fd);
       } finally {
-        (0, import_node_fs16.closeSync)(fd);
+        (0, import_node_fs17.closeSync)(fd);
       }
       const now = lstatOrNull2(dir);
       if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
         throw new Error(`${dir} changed while writing; not storing`);
       }
-      (0, import_node_fs16.linkSync)(temp, path);
+      (0, import_node_fs17.linkSync)(temp, path);
       return { ok: true, path, label: file.label, step: file.step };
     } catch (error) {
       return { ok: false, error: `${path}: ${errorText(error)}` };
     } finally {
       try {
-        (0, import_node_fs16.unlinkSync)(temp);
+        (0, import_node_fs17.unlinkSync)(temp);
       } catch {
       }
     }
   });
 }
-var import_node_crypto4, import_node_fs16, import_node_path16, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX;
+var import_node_crypto4, import_node_fs17, import_node_path18, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX, ORPHAN_MIN_AGE_MS, PRUNED_DIRS;
 var init_trajectory_files = __esm({
   "extensions/handoff/trajectory-files.ts"() {
     "use strict";
     import_node_crypto4 = require("node:crypto");
-    import_node_fs16 = require("node:fs");
-    import_node_path16 = require("node:path");
+    import_node_fs17 = require("node:fs");
+    import_node_path18 = require("node:path");
     init_artifact_store();
     init_format();
     TRAJECTORY_FILE_MODE = 384;
     BESIDE_SESSION_SUFFIX = ".handoffs";
+    ORPHAN_MIN_AGE_MS = 60 * 60 * 1e3;
+    PRUNED_DIRS = /* @__PURE__ */ Symbol.for("pi-context-headroom.trajectory-orphans-pruned");
   }
 });
 

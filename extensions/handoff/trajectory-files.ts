@@ -24,6 +24,7 @@ import {
 	lstatSync,
 	openSync,
 	readdirSync,
+	rmdirSync,
 	type Stats,
 	unlinkSync,
 	writeSync,
@@ -113,11 +114,64 @@ export function highestIndexIn(dir: string): number {
 /** A written file or why it was not written. */
 export type WriteResult = { ok: true; path: string; label: string; step: HandoffStep } | { ok: false; error: string };
 
+/** A trajectory folder beside a session file that is gone is removed once its newest file is this old (ms). */
+export const ORPHAN_MIN_AGE_MS = 60 * 60 * 1000;
+const PRUNED_DIRS = Symbol.for("pi-context-headroom.trajectory-orphans-pruned");
+
+/**
+ * Trajectory folders beside session files are covered by pruning: in `dir` (a folder of session files), every
+ * `<name>.handoffs` folder whose `<name>.jsonl` no longer exists (the session was deleted), that is a real folder
+ * of this user holding only regular `.json` files, none younger than ORPHAN_MIN_AGE_MS, is removed. Returns
+ * the folders removed; never throws.
+ */
+export function pruneOrphanTrajectories(dir: string, now = Date.now()): string[] {
+	const removed: string[] = [];
+	let names: string[];
+	try {
+		names = readdirSync(dir);
+	} catch {
+		return removed;
+	}
+	const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+	for (const name of names) {
+		if (
+			!name.endsWith(BESIDE_SESSION_SUFFIX) ||
+			names.includes(`${name.slice(0, -BESIDE_SESSION_SUFFIX.length)}.jsonl`)
+		)
+			continue;
+		const folder = join(dir, name);
+		try {
+			const st = lstatSync(folder);
+			if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
+			const files = readdirSync(folder);
+			const stats = files.map((f) => lstatSync(join(folder, f)));
+			if (files.some((f, i) => !f.endsWith(".json") || !stats[i].isFile())) continue;
+			if (stats.some((s) => now - s.mtimeMs < ORPHAN_MIN_AGE_MS) || now - st.mtimeMs < ORPHAN_MIN_AGE_MS) continue;
+			for (const f of files) unlinkSync(join(folder, f));
+			rmdirSync(folder);
+			removed.push(folder);
+		} catch {
+			// changed while looking, or not ours to remove: left alone
+		}
+	}
+	return removed;
+}
+
+/** Once per process and folder of session files: the orphaned trajectory folders in it go. */
+function pruneOrphansOnce(dir: string): void {
+	const g = globalThis as unknown as Record<symbol, Set<string> | undefined>;
+	g[PRUNED_DIRS] ??= new Set();
+	if (g[PRUNED_DIRS].has(dir)) return;
+	g[PRUNED_DIRS].add(dir);
+	pruneOrphanTrajectories(dir);
+}
+
 /** Write each file (0600, exclusive create, no symlink following); failures are returned, not thrown. */
 export function writeTrajectories(target: TrajectoryTarget, files: TrajectoryFile[]): WriteResult[] {
 	let checked: DirCheck;
 	try {
 		const parent = target.parent();
+		if (parent.ok && target.name.endsWith(BESIDE_SESSION_SUFFIX)) pruneOrphansOnce(parent.dir);
 		checked = parent.ok ? ensurePrivateDir(parent.dir, target.name) : parent;
 	} catch (error) {
 		checked = { ok: false, error: errorText(error) };

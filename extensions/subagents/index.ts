@@ -6,11 +6,15 @@
  * handler the services it names; the parts live in agents/, children/, checkable/, delivery/, tools/
  * and view/.
  */
+
+import { join } from "node:path";
 import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { bootExtension } from "../shared/host/bootstrap.ts";
 import { DEFERRED_EXPOSURE, onPi1Event, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { BUILT_IN_AGENTS, describePolicy } from "./agents/agents.ts";
+import { scheduleWorktreePrune } from "./checkable/prune-worktrees.ts";
+import { WORKTREES_FOLDER } from "./checkable/spawn-checkable.ts";
 import { sessionHomes, sessionKey } from "./children/home.ts";
 import { limitsOf } from "./children/session.ts";
 import { AutoDelivery, deliverPending, FLUSH_POLL_ATTEMPTS, RESULT_MESSAGE_TYPE } from "./delivery/delivery.ts";
@@ -295,6 +299,12 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	pi.on("session_start", async (_event, ctx) => {
 		state.setClosing(false);
 		state.enter(ctx);
+		// Kept worktrees untouched for longer than store.maxAgeDays go, once per process, off the hot path.
+		try {
+			scheduleWorktreePrune(join(services.store().root, WORKTREES_FOLDER), services.config().store.maxAgeDays);
+		} catch {
+			// No store: no worktrees either.
+		}
 		// Pi 1.x: the rarely used tools stay behind tool_search when it is active; otherwise they are declared.
 		settleDeferredTools(pi, RARE_TOOLS, services.config().exposure.deferRareTools, "subagent_spawn");
 		refreshAgents(ctx);

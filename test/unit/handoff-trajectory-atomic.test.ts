@@ -7,7 +7,11 @@ import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import type { HandoffOutcome, ModelCall } from "../../extensions/handoff/handoff.ts";
 import { buildTrajectories, type TrajectoryContext } from "../../extensions/handoff/trajectory.ts";
-import { writeTrajectories } from "../../extensions/handoff/trajectory-files.ts";
+import {
+	ORPHAN_MIN_AGE_MS,
+	pruneOrphanTrajectories,
+	writeTrajectories,
+} from "../../extensions/handoff/trajectory-files.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 /** When set, the next write puts half its text on disk and then fails as a full disk would. */
@@ -95,5 +99,23 @@ describe("atomic trajectory files", () => {
 		// The failed one can be written again later: its name was never taken by a partial file.
 		const again = writeTrajectories({ parent: () => ({ ok: true, dir: root }), name: "s.handoffs" }, files.slice(0, 1));
 		expect(again[0].ok).toBe(true);
+	});
+});
+
+describe("trajectory folders beside deleted sessions", () => {
+	it("are removed once old; a live session's, a young one and a folder with other files stay", () => {
+		const root = makeTestDir("traj-orphans");
+		const files = buildTrajectories(ctx, outcome("full"));
+		const write = (name: string) => writeTrajectories({ parent: () => ({ ok: true, dir: root }), name }, files);
+		for (const name of ["gone.handoffs", "live.handoffs", "young.handoffs", "mixed.handoffs"]) write(name);
+		fs.writeFileSync(join(root, "live.jsonl"), "");
+		fs.writeFileSync(join(root, "mixed.handoffs", "notes.txt"), "mine");
+		const old = new Date(Date.now() - 2 * ORPHAN_MIN_AGE_MS);
+		for (const name of ["gone.handoffs", "live.handoffs", "mixed.handoffs"]) {
+			for (const f of fs.readdirSync(join(root, name))) fs.utimesSync(join(root, name, f), old, old);
+			fs.utimesSync(join(root, name), old, old);
+		}
+		expect(pruneOrphanTrajectories(root)).toEqual([join(root, "gone.handoffs")]);
+		expect(fs.readdirSync(root).sort()).toEqual(["live.handoffs", "live.jsonl", "mixed.handoffs", "young.handoffs"]);
 	});
 });
