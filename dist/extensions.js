@@ -6247,9 +6247,9 @@ function locateFullOutput(text, details) {
   if (typeof fromDetails === "string" && (0, import_node_path5.isAbsolute)(fromDetails)) {
     return { path: fromDetails, source: "details", shownTail };
   }
-  const fromNotice = notice?.[1];
-  if (fromNotice && (0, import_node_path5.isAbsolute)(fromNotice) && TEMP_NAME2.test((0, import_node_path5.basename)(fromNotice))) {
-    return { path: fromNotice, source: "notice", shownTail };
+  const fromNotice = notice?.[3];
+  if (notice && fromNotice && (0, import_node_path5.isAbsolute)(fromNotice) && TEMP_NAME2.test((0, import_node_path5.basename)(fromNotice))) {
+    return { path: fromNotice, source: "notice", shownTail, totalLines: Number(notice[1] ?? notice[2]) };
   }
   return void 0;
 }
@@ -6286,8 +6286,9 @@ function readFullOutput(location) {
       read2 += n2;
     }
     const text = buffer.subarray(0, read2).toString("utf8");
-    const expected = location.source === "details" ? location.shownTail.replace(/\n$/, "").slice(-DETAILS_TAIL_CHECK_CHARS) : location.shownTail;
-    if (!endsWithShown(text, expected)) return { ok: false, failure: { code: "mismatch" } };
+    if (!matchesShown(text, location, { newlines: newlinesIn(buffer.subarray(0, read2)), bytes: read2 })) {
+      return { ok: false, failure: { code: "mismatch" } };
+    }
     return { ok: true, text };
   } catch (error) {
     return { ok: false, failure: { code: "unreadable", errno: errnoOf(error) } };
@@ -6295,10 +6296,32 @@ function readFullOutput(location) {
     (0, import_node_fs5.closeSync)(fd);
   }
 }
-function endsWithShown(fileText, shown) {
-  return fileText.replace(/\n$/, "").endsWith(shown.replace(/\n$/, ""));
+function newlinesIn(bytes) {
+  let n2 = 0;
+  for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) n2++;
+  return n2;
 }
-var import_node_fs5, import_node_path5, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS;
+function matchesShown(fileTail, location, file) {
+  const { newlines, bytes } = file;
+  const noOutput = location.shownTail === NO_OUTPUT;
+  const shown = noOutput ? "" : location.shownTail;
+  if (location.source === "details") {
+    const expected = withoutFinalNewlines(shown).slice(-DETAILS_TAIL_CHECK_CHARS);
+    return withoutFinalNewlines(fileTail).endsWith(expected);
+  }
+  const total = location.totalLines;
+  const linesMatch = total === newlines + 1 || total === newlines && fileTail.endsWith("\n") || total === 0 && bytes === 0;
+  if (!linesMatch) return false;
+  if (noOutput) return newlines + 1 > PI_MAX_LINES || bytes > PI_MAX_BYTES;
+  return shown !== "" && (fileTail.endsWith(shown) || fileTail.endsWith(`${shown}
+`));
+}
+function withoutFinalNewlines(text) {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
+  return end === text.length ? text : text.slice(0, end);
+}
+var import_node_fs5, import_node_path5, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, PI_MAX_LINES, PI_MAX_BYTES;
 var init_full_output = __esm({
   "extensions/tool-artifacts/full-output.ts"() {
     "use strict";
@@ -6306,10 +6329,13 @@ var init_full_output = __esm({
     import_node_path5 = require("node:path");
     MAX_FULL_OUTPUT_BYTES = 256 * 1024 * 1024;
     TEMP_NAME2 = /^pi-bash-[0-9a-f]{16}\.log$/;
-    NOTICE = /\n\n\[Showing (?:lines \d+-\d+ of \d+(?: \([^)\]]*\))?|last [^\]]* of line \d+ \(line is [^)]*\))\. Full output: ([^\]\n]+)\]$/;
+    NOTICE = /\n\n\[Showing (?:lines \d+-\d+ of (\d+)(?: \([^)\]]*\))?|last [^\]]* of line (\d+) \(line is [^)]*\))\. Full output: ([^\]\n]+)\]$/;
+    NO_OUTPUT = "(no output)";
     HEAD_TAIL_NOTICE = /\n\n\[Full output: [^\]\n]+ \(read it with offset\/limit\)\]$/;
     DETAILS_TAIL_CHECK_CHARS = 256;
     STATUS = /\n\n(?:Command exited with code -?\d+|Command aborted|Command timed out after [^\n]*|Command terminated without an exit code)$/;
+    PI_MAX_LINES = 2e3;
+    PI_MAX_BYTES = 50 * 1024;
   }
 });
 
@@ -6380,6 +6406,12 @@ function readsStoredArtifact(toolName, input, cwd, storeRoot) {
   const target = (0, import_node_path6.resolve)(cwd, input.path.replace(/^@/, ""));
   const rel = (0, import_node_path6.relative)((0, import_node_path6.resolve)(storeRoot), target);
   return rel !== "" && !rel.startsWith("..") && !(0, import_node_path6.isAbsolute)(rel);
+}
+function cutOutputBytes(details) {
+  const truncation = details && typeof details === "object" ? details.truncation : void 0;
+  if (!truncation || typeof truncation !== "object") return 0;
+  const t = truncation;
+  return t.truncated === true && typeof t.totalBytes === "number" && Number.isFinite(t.totalBytes) ? t.totalBytes : 0;
 }
 function thresholdFor(tool, config) {
   const own = Object.hasOwn(config.perTool, tool) ? config.perTool[tool] : void 0;
@@ -6924,7 +6956,7 @@ function toolArtifacts(pi) {
     const passThrough = isPassThrough(text, event.details) || readsStoredArtifact(event.toolName, event.input, ctx.cwd, st.root);
     const limit = threshold === false ? Number.POSITIVE_INFINITY : threshold;
     const eligible = !passThrough && threshold !== false && text.length > 0;
-    const forced = eligible && text.length > limit;
+    const forced = eligible && Math.max(text.length, cutOutputBytes(event.details)) > limit;
     const owner = batchOf.get(event.toolCallId) ?? batch ?? newBatch(cfg);
     const moved = await owner.arrive({ id: event.toolCallId, chars: text.length, forced, eligible }, ctx.signal);
     if (!forced && !moved) {

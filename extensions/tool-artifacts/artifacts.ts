@@ -99,6 +99,15 @@ export function readsStoredArtifact(
 	return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
 }
 
+/** Pure: the bytes of the complete output a result Pi cut states in its details (`truncation.totalBytes`), else 0. */
+export function cutOutputBytes(details: unknown): number {
+	const truncation =
+		details && typeof details === "object" ? (details as { truncation?: unknown }).truncation : undefined;
+	if (!truncation || typeof truncation !== "object") return 0;
+	const t = truncation as { truncated?: unknown; totalBytes?: unknown };
+	return t.truncated === true && typeof t.totalBytes === "number" && Number.isFinite(t.totalBytes) ? t.totalBytes : 0;
+}
+
 /** Pure: the threshold in characters for a tool, or false when the tool is switched off. */
 export function thresholdFor(tool: string, config: ToolArtifactsConfig): number | false {
 	const own = Object.hasOwn(config.perTool, tool) ? config.perTool[tool] : undefined;

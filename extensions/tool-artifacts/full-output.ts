@@ -19,9 +19,15 @@ export const MAX_FULL_OUTPUT_BYTES = 256 * 1024 * 1024;
 /** Pi's bash temp files: `pi-bash-<16 hex>.log`. */
 const TEMP_NAME = /^pi-bash-[0-9a-f]{16}\.log$/;
 
-/** The last-line notice Pi's bash appends when it cut the output. */
+/**
+ * The last-line notice Pi's bash appends when it cut the output; group 1 or 2 is the output's total lines
+ * ("of T", or the last line's number), group 3 the path.
+ */
 const NOTICE =
-	/\n\n\[Showing (?:lines \d+-\d+ of \d+(?: \([^)\]]*\))?|last [^\]]* of line \d+ \(line is [^)]*\))\. Full output: ([^\]\n]+)\]$/;
+	/\n\n\[Showing (?:lines \d+-\d+ of (\d+)(?: \([^)\]]*\))?|last [^\]]* of line (\d+) \(line is [^)]*\))\. Full output: ([^\]\n]+)\]$/;
+
+/** What Pi's bash shows in place of an empty tail (the last line alone was over its byte limit). */
+const NO_OUTPUT = "(no output)";
 
 /**
  * The notice of tools that cut head+tail and name the file (Pi 1.x's MCP and codemode):
@@ -43,6 +49,8 @@ export interface FullOutputLocation {
 	source: "details" | "notice";
 	/** The text the tool showed before its notice (used to verify a path from the notice). */
 	shownTail: string;
+	/** The output's total lines as the notice states them (a path from the notice is checked against it). */
+	totalLines?: number;
 }
 
 /** Pure: the status line Pi appended to an error result ("Command exited with code 2"), if any. */
@@ -63,9 +71,9 @@ export function locateFullOutput(text: string, details: unknown): FullOutputLoca
 	if (typeof fromDetails === "string" && isAbsolute(fromDetails)) {
 		return { path: fromDetails, source: "details", shownTail };
 	}
-	const fromNotice = notice?.[1];
-	if (fromNotice && isAbsolute(fromNotice) && TEMP_NAME.test(basename(fromNotice))) {
-		return { path: fromNotice, source: "notice", shownTail };
+	const fromNotice = notice?.[3];
+	if (notice && fromNotice && isAbsolute(fromNotice) && TEMP_NAME.test(basename(fromNotice))) {
+		return { path: fromNotice, source: "notice", shownTail, totalLines: Number(notice[1] ?? notice[2]) };
 	}
 	return undefined;
 }
@@ -126,13 +134,9 @@ export function readFullOutput(location: FullOutputLocation): FullOutputRead {
 			read += n;
 		}
 		const text = buffer.subarray(0, read).toString("utf8");
-		// A path from the text must hold exactly what was shown at its end; one the tool put in its details
-		// (bash, or MCP/codemode, which show head + tail) must end with the end of what was shown.
-		const expected =
-			location.source === "details"
-				? location.shownTail.replace(/\n$/, "").slice(-DETAILS_TAIL_CHECK_CHARS)
-				: location.shownTail;
-		if (!endsWithShown(text, expected)) return { ok: false, failure: { code: "mismatch" } };
+		if (!matchesShown(text, location, { newlines: newlinesIn(buffer.subarray(0, read)), bytes: read })) {
+			return { ok: false, failure: { code: "mismatch" } };
+		}
 		return { ok: true, text };
 	} catch (error) {
 		return { ok: false, failure: { code: "unreadable", errno: errnoOf(error) } };
@@ -141,7 +145,50 @@ export function readFullOutput(location: FullOutputLocation): FullOutputRead {
 	}
 }
 
-/** The file's text ends with what the tool showed (a trailing newline on either side is ignored). */
-function endsWithShown(fileText: string, shown: string): boolean {
-	return fileText.replace(/\n$/, "").endsWith(shown.replace(/\n$/, ""));
+/** Newline bytes in `bytes`. */
+function newlinesIn(bytes: Uint8Array): number {
+	let n = 0;
+	for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) n++;
+	return n;
 }
+
+/**
+ * Pure: whether a full-output file whose text ends with `fileTail` (and holds `newlines` "\n" in all) is the
+ * output the result showed. Pi shows the last lines of the output joined by "\n": on 0.73 exactly the file's
+ * end, on 1.x the same without the file's one final "\n" (it does not count an empty last line). So a path
+ * from the text (anyone can print a notice) must end with exactly what was shown, or with it and one "\n",
+ * and have the notice's line count in either counting; when Pi showed nothing of it ("(no output)": the last
+ * line alone was over its byte limit) the count must match and the file must be over Pi's limits. A path Pi
+ * put in its details (bash, or MCP/codemode, which show head + tail) is Pi's own: its end must match the end
+ * of what was shown, trailing newlines aside.
+ */
+export function matchesShown(
+	fileTail: string,
+	location: FullOutputLocation,
+	file: { newlines: number; bytes: number },
+): boolean {
+	const { newlines, bytes } = file;
+	const noOutput = location.shownTail === NO_OUTPUT;
+	const shown = noOutput ? "" : location.shownTail;
+	if (location.source === "details") {
+		const expected = withoutFinalNewlines(shown).slice(-DETAILS_TAIL_CHECK_CHARS);
+		return withoutFinalNewlines(fileTail).endsWith(expected);
+	}
+	const total = location.totalLines;
+	const linesMatch =
+		total === newlines + 1 || (total === newlines && fileTail.endsWith("\n")) || (total === 0 && bytes === 0);
+	if (!linesMatch) return false;
+	if (noOutput) return newlines + 1 > PI_MAX_LINES || bytes > PI_MAX_BYTES;
+	return shown !== "" && (fileTail.endsWith(shown) || fileTail.endsWith(`${shown}\n`));
+}
+
+/** The text without the "\n"s it ends with (a loop: a regex would be quadratic on a text of newlines). */
+function withoutFinalNewlines(text: string): string {
+	let end = text.length;
+	while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
+	return end === text.length ? text : text.slice(0, end);
+}
+
+/** Pi's bash limits (its DEFAULT_MAX_LINES and DEFAULT_MAX_BYTES): an output within both was not cut. */
+const PI_MAX_LINES = 2000;
+const PI_MAX_BYTES = 50 * 1024;

@@ -175,7 +175,7 @@ describe("full output file safety", () => {
 		expect(locateFullOutput(`x\n\n[Showing lines 1-2 of 9. Full output: ${foreign}]`, undefined)).toBeUndefined();
 		const temp = join(tmpdir(), "pi-bash-0123456789abcdef.log");
 		const ok = locateFullOutput(`x\n\n[Showing lines 1-2 of 9. Full output: ${temp}]`, undefined);
-		expect(ok).toEqual({ path: temp, source: "notice", shownTail: "x" });
+		expect(ok).toEqual({ path: temp, source: "notice", shownTail: "x", totalLines: 9 });
 		expect(wasTruncated("plain", undefined)).toBe(false);
 		expect(wasTruncated("plain", { truncation: { truncated: true } })).toBe(true);
 	});
