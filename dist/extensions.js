@@ -3738,12 +3738,12 @@ function cutSegments(messages, sizer) {
       kind = "turn";
       const calls = callIdsInto(message, pendingIds);
       if (calls > 0) {
-        let open = calls;
+        let open2 = calls;
         while (end < n2 && messages[end].role === "toolResult") {
-          if (open > 0) open -= resolveCall(pendingIds, String(messages[end].toolCallId));
+          if (open2 > 0) open2 -= resolveCall(pendingIds, String(messages[end].toolCallId));
           end++;
         }
-        if (open > 0) {
+        if (open2 > 0) {
           const pending = /* @__PURE__ */ new Set();
           for (const id of pendingIds) if (id !== void 0) pending.add(id);
           end = lastPendingResult(messages, end, pending) ?? end;
@@ -3786,10 +3786,10 @@ function callIdsInto(message, out) {
   }
   return out.length;
 }
-function resolveCall(open, id) {
-  const at = open.indexOf(id);
+function resolveCall(open2, id) {
+  const at = open2.indexOf(id);
   if (at < 0) return 0;
-  open[at] = void 0;
+  open2[at] = void 0;
   return 1;
 }
 function lastPendingResult(messages, from, pending) {
@@ -6263,69 +6263,94 @@ function errnoOf(error) {
   const code2 = error?.code;
   return typeof code2 === "string" && /^[A-Z0-9_]{1,32}$/.test(code2) ? code2 : void 0;
 }
-function readFullOutput(location) {
-  let fd;
+async function openFullOutput(location) {
+  let handle;
   try {
-    fd = (0, import_node_fs5.openSync)(location.path, import_node_fs5.constants.O_RDONLY | import_node_fs5.constants.O_NOFOLLOW);
+    handle = await (0, import_promises.open)(location.path, import_node_fs5.constants.O_RDONLY | import_node_fs5.constants.O_NOFOLLOW | import_node_fs5.constants.O_NONBLOCK);
   } catch (error) {
     const errno = errnoOf(error);
     if (errno === "ENOENT") return { ok: false, failure: { code: "deleted" } };
     if (errno === "ELOOP") return { ok: false, failure: { code: "symlink" } };
     return { ok: false, failure: { code: "unreadable", errno } };
   }
+  const fail = async (failure) => {
+    await handle.close().catch(() => void 0);
+    return { ok: false, failure };
+  };
   try {
-    const st = (0, import_node_fs5.fstatSync)(fd);
-    if (!st.isFile()) return { ok: false, failure: { code: "not-a-file" } };
-    if (st.size > MAX_FULL_OUTPUT_BYTES)
-      return { ok: false, failure: { code: "too-large", maxBytes: MAX_FULL_OUTPUT_BYTES } };
-    const buffer = Buffer.alloc(st.size);
-    let read2 = 0;
-    while (read2 < st.size) {
-      const n2 = (0, import_node_fs5.readSync)(fd, buffer, read2, st.size - read2, read2);
-      if (n2 === 0) break;
-      read2 += n2;
+    const st = await handle.stat();
+    if (!st.isFile()) return fail({ code: "not-a-file" });
+    if (st.size > MAX_FULL_OUTPUT_BYTES) return fail({ code: "too-large", maxBytes: MAX_FULL_OUTPUT_BYTES });
+    const want = Math.min(st.size, Buffer.byteLength(location.shownTail, "utf8") + TAIL_MARGIN_BYTES);
+    const tail = Buffer.allocUnsafe(want);
+    const { bytesRead } = await handle.read(tail, 0, want, st.size - want);
+    if (!tailMatches(tail.subarray(0, bytesRead).toString("utf8"), location, st.size)) {
+      return fail({ code: "mismatch" });
     }
-    const text = buffer.subarray(0, read2).toString("utf8");
-    if (!matchesShown(text, location, { newlines: newlinesIn(buffer.subarray(0, read2)), bytes: read2 })) {
+    return { ok: true, opened: { handle, size: st.size, location } };
+  } catch (error) {
+    return fail({ code: "unreadable", errno: errnoOf(error) });
+  }
+}
+async function readOpenedOutput(opened) {
+  const { handle, size, location } = opened;
+  try {
+    const buffer = Buffer.allocUnsafe(size);
+    let read2 = 0;
+    while (read2 < size) {
+      const { bytesRead } = await handle.read(buffer, read2, Math.min(READ_CHUNK_BYTES, size - read2), read2);
+      if (bytesRead === 0) break;
+      read2 += bytesRead;
+    }
+    const bytes = buffer.subarray(0, read2);
+    if (!linesMatch(location, newlinesIn(bytes), read2, read2 > 0 && bytes[read2 - 1] === 10)) {
       return { ok: false, failure: { code: "mismatch" } };
     }
-    return { ok: true, text };
+    return { ok: true, text: bytes.toString("utf8") };
   } catch (error) {
     return { ok: false, failure: { code: "unreadable", errno: errnoOf(error) } };
   } finally {
-    (0, import_node_fs5.closeSync)(fd);
+    await handle.close().catch(() => void 0);
   }
+}
+async function readFullOutput(location) {
+  const opened = await openFullOutput(location);
+  return opened.ok ? readOpenedOutput(opened.opened) : opened;
 }
 function newlinesIn(bytes) {
   let n2 = 0;
   for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) n2++;
   return n2;
 }
-function matchesShown(fileTail, location, file) {
-  const { newlines, bytes } = file;
+function tailMatches(fileTail, location, bytes) {
   const noOutput = location.shownTail === NO_OUTPUT;
   const shown = noOutput ? "" : location.shownTail;
   if (location.source === "details") {
     const expected = withoutFinalNewlines(shown).slice(-DETAILS_TAIL_CHECK_CHARS);
     return withoutFinalNewlines(fileTail).endsWith(expected);
   }
-  const total = location.totalLines;
-  const linesMatch = total === newlines + 1 || total === newlines && fileTail.endsWith("\n") || total === 0 && bytes === 0;
-  if (!linesMatch) return false;
-  if (noOutput) return newlines + 1 > PI_MAX_LINES || bytes > PI_MAX_BYTES;
+  if (noOutput) return bytes > 0;
   return shown !== "" && (fileTail.endsWith(shown) || fileTail.endsWith(`${shown}
 `));
+}
+function linesMatch(location, newlines, bytes, endsWithNewline) {
+  if (location.source === "details") return true;
+  const total = location.totalLines;
+  const counted2 = total === newlines + 1 || total === newlines && endsWithNewline || total === 0 && bytes === 0;
+  if (!counted2) return false;
+  return location.shownTail !== NO_OUTPUT || newlines + 1 > PI_MAX_LINES || bytes > PI_MAX_BYTES;
 }
 function withoutFinalNewlines(text) {
   let end = text.length;
   while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
   return end === text.length ? text : text.slice(0, end);
 }
-var import_node_fs5, import_node_path5, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, PI_MAX_LINES, PI_MAX_BYTES;
+var import_node_fs5, import_promises, import_node_path5, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, READ_CHUNK_BYTES, TAIL_MARGIN_BYTES, PI_MAX_LINES, PI_MAX_BYTES;
 var init_full_output = __esm({
   "extensions/tool-artifacts/full-output.ts"() {
     "use strict";
     import_node_fs5 = require("node:fs");
+    import_promises = require("node:fs/promises");
     import_node_path5 = require("node:path");
     MAX_FULL_OUTPUT_BYTES = 256 * 1024 * 1024;
     TEMP_NAME2 = /^pi-bash-[0-9a-f]{16}\.log$/;
@@ -6334,6 +6359,8 @@ var init_full_output = __esm({
     HEAD_TAIL_NOTICE = /\n\n\[Full output: [^\]\n]+ \(read it with offset\/limit\)\]$/;
     DETAILS_TAIL_CHECK_CHARS = 256;
     STATUS = /\n\n(?:Command exited with code -?\d+|Command aborted|Command timed out after [^\n]*|Command terminated without an exit code)$/;
+    READ_CHUNK_BYTES = 1024 * 1024;
+    TAIL_MARGIN_BYTES = 64;
     PI_MAX_LINES = 2e3;
     PI_MAX_BYTES = 50 * 1024;
   }
@@ -6417,12 +6444,12 @@ function thresholdFor(tool, config) {
   const own = Object.hasOwn(config.perTool, tool) ? config.perTool[tool] : void 0;
   return own === void 0 ? config.thresholdChars : own;
 }
-function completeOutput(fact, text) {
+async function completeOutput(fact, text) {
   const location = locateFullOutput(text, fact.details);
   const status = trailingStatus(text);
   const notes = status ? [status] : [];
   if (location) {
-    const read2 = readFullOutput(location);
+    const read2 = await readFullOutput(location);
     if (read2.ok) return { full: read2.text, notes, fullOutputFile: location.path };
     return { full: text, notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), read2.failure)] };
   }
@@ -6433,7 +6460,7 @@ function completeOutput(fact, text) {
   return { full: text, notes: [] };
 }
 async function buildStub(fact, text, deps) {
-  const complete2 = completeOutput(fact, text);
+  const complete2 = await completeOutput(fact, text);
   const { full, notes } = complete2;
   const put = await deps.store.put(TOOL_OUTPUT_KIND, full).catch((error) => ({ ok: false, error: String(error) }));
   if (!put.ok) return unstoredStub(fact, complete2, put.error, deps.config);
@@ -11980,10 +12007,10 @@ var init_screens = __esm({
         return [...this.own(), ...this.others()];
       }
       currentEntry() {
-        const open = this.open;
-        if (!open) return void 0;
-        if (open.session === void 0) return this.own().find((e) => e.child.id === open.id);
-        return this.others().find((e) => e.child.id === open.id && e.other?.session === open.session);
+        const open2 = this.open;
+        if (!open2) return void 0;
+        if (open2.session === void 0) return this.own().find((e) => e.child.id === open2.id);
+        return this.others().find((e) => e.child.id === open2.id && e.other?.session === open2.session);
       }
       submit(value) {
         const entry = this.currentEntry();

@@ -124,13 +124,13 @@ export interface CompleteOutput {
 	fullOutputFile?: string;
 }
 
-/** Pure: the output text of the result and where the complete output came from. */
-export function completeOutput(fact: ToolResultFacts, text: string): CompleteOutput {
+/** The output text of the result and where the complete output came from (Pi's file read off the main thread). */
+export async function completeOutput(fact: ToolResultFacts, text: string): Promise<CompleteOutput> {
 	const location = locateFullOutput(text, fact.details);
 	const status = trailingStatus(text);
 	const notes = status ? [status] : [];
 	if (location) {
-		const read = readFullOutput(location);
+		const read = await readFullOutput(location);
 		if (read.ok) return { full: read.text, notes, fullOutputFile: location.path };
 		return { full: text, notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), read.failure)] };
 	}
@@ -188,7 +188,7 @@ export interface UnstoredStub extends StubResult {
  * points at Pi's full-output file when bash saved one: never a silent pass-through.
  */
 export async function buildStub(fact: ToolResultFacts, text: string, deps: StubDeps): Promise<BuiltStub> {
-	const complete = completeOutput(fact, text);
+	const complete = await completeOutput(fact, text);
 	const { full, notes } = complete;
 	const put = await deps.store
 		.put(TOOL_OUTPUT_KIND, full)

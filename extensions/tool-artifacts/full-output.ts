@@ -10,7 +10,8 @@
  * file is accepted only when the text the tool showed is its own tail (so a command cannot point us
  * at an arbitrary file by printing a fake notice).
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { constants } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
 import { basename, isAbsolute } from "node:path";
 
 /** Largest full output read back into an artifact, in bytes; bigger files stay partial (and the stub says so). */
@@ -110,43 +111,90 @@ function errnoOf(error: unknown): string | undefined {
 	return typeof code === "string" && /^[A-Z0-9_]{1,32}$/.test(code) ? code : undefined;
 }
 
-/** Read the file safely: no symlinks, regular files only, bounded size, UTF-8. */
-export function readFullOutput(location: FullOutputLocation): FullOutputRead {
-	let fd: number;
+/** Bytes read per step: bounds what one read holds, and each read goes to the thread pool. */
+export const READ_CHUNK_BYTES = 1024 * 1024;
+/** Extra bytes read before the shown tail (a character cut at the window's start decodes to U+FFFD). */
+const TAIL_MARGIN_BYTES = 64;
+
+/** Pi's full-output file, opened and checked (a regular file within the cap whose end is what was shown). */
+export interface OpenedOutput {
+	handle: FileHandle;
+	/** Its size in bytes when checked. */
+	size: number;
+	location: FullOutputLocation;
+}
+
+/**
+ * Open Pi's full-output file without blocking or following anything: O_NONBLOCK (a FIFO planted under a
+ * temp-file name opens at once instead of waiting for a writer), O_NOFOLLOW, then fstat → a regular file
+ * within the cap, and its end (read alone, before anything else) is what was shown. The caller closes it.
+ */
+export async function openFullOutput(
+	location: FullOutputLocation,
+): Promise<{ ok: true; opened: OpenedOutput } | { ok: false; failure: FullOutputFailure }> {
+	let handle: FileHandle;
 	try {
-		fd = openSync(location.path, constants.O_RDONLY | constants.O_NOFOLLOW);
+		handle = await open(location.path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
 	} catch (error) {
 		const errno = errnoOf(error);
 		if (errno === "ENOENT") return { ok: false, failure: { code: "deleted" } };
 		if (errno === "ELOOP") return { ok: false, failure: { code: "symlink" } };
 		return { ok: false, failure: { code: "unreadable", errno } };
 	}
+	const fail = async (failure: FullOutputFailure) => {
+		await handle.close().catch(() => undefined);
+		return { ok: false as const, failure };
+	};
 	try {
-		const st = fstatSync(fd);
-		if (!st.isFile()) return { ok: false, failure: { code: "not-a-file" } };
-		if (st.size > MAX_FULL_OUTPUT_BYTES)
-			return { ok: false, failure: { code: "too-large", maxBytes: MAX_FULL_OUTPUT_BYTES } };
-		const buffer = Buffer.alloc(st.size);
-		let read = 0;
-		while (read < st.size) {
-			const n = readSync(fd, buffer, read, st.size - read, read);
-			if (n === 0) break;
-			read += n;
+		const st = await handle.stat();
+		if (!st.isFile()) return fail({ code: "not-a-file" });
+		if (st.size > MAX_FULL_OUTPUT_BYTES) return fail({ code: "too-large", maxBytes: MAX_FULL_OUTPUT_BYTES });
+		const want = Math.min(st.size, Buffer.byteLength(location.shownTail, "utf8") + TAIL_MARGIN_BYTES);
+		const tail = Buffer.allocUnsafe(want);
+		const { bytesRead } = await handle.read(tail, 0, want, st.size - want);
+		if (!tailMatches(tail.subarray(0, bytesRead).toString("utf8"), location, st.size)) {
+			return fail({ code: "mismatch" });
 		}
-		const text = buffer.subarray(0, read).toString("utf8");
-		if (!matchesShown(text, location, { newlines: newlinesIn(buffer.subarray(0, read)), bytes: read })) {
-			return { ok: false, failure: { code: "mismatch" } };
-		}
-		return { ok: true, text };
+		return { ok: true, opened: { handle, size: st.size, location } };
 	} catch (error) {
-		return { ok: false, failure: { code: "unreadable", errno: errnoOf(error) } };
-	} finally {
-		closeSync(fd);
+		return fail({ code: "unreadable", errno: errnoOf(error) });
 	}
 }
 
+/**
+ * The whole file as text, read in READ_CHUNK_BYTES steps off the main thread into one buffer (for outputs the
+ * caller keeps whole in memory), its line count checked against the notice's. Closes the file.
+ */
+export async function readOpenedOutput(opened: OpenedOutput): Promise<FullOutputRead> {
+	const { handle, size, location } = opened;
+	try {
+		const buffer = Buffer.allocUnsafe(size);
+		let read = 0;
+		while (read < size) {
+			const { bytesRead } = await handle.read(buffer, read, Math.min(READ_CHUNK_BYTES, size - read), read);
+			if (bytesRead === 0) break;
+			read += bytesRead;
+		}
+		const bytes = buffer.subarray(0, read);
+		if (!linesMatch(location, newlinesIn(bytes), read, read > 0 && bytes[read - 1] === 10)) {
+			return { ok: false, failure: { code: "mismatch" } };
+		}
+		return { ok: true, text: bytes.toString("utf8") };
+	} catch (error) {
+		return { ok: false, failure: { code: "unreadable", errno: errnoOf(error) } };
+	} finally {
+		await handle.close().catch(() => undefined);
+	}
+}
+
+/** Open, check and read Pi's full-output file (see openFullOutput and readOpenedOutput). */
+export async function readFullOutput(location: FullOutputLocation): Promise<FullOutputRead> {
+	const opened = await openFullOutput(location);
+	return opened.ok ? readOpenedOutput(opened.opened) : opened;
+}
+
 /** Newline bytes in `bytes`. */
-function newlinesIn(bytes: Uint8Array): number {
+export function newlinesIn(bytes: Uint8Array): number {
 	let n = 0;
 	for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) n++;
 	return n;
@@ -167,19 +215,36 @@ export function matchesShown(
 	location: FullOutputLocation,
 	file: { newlines: number; bytes: number },
 ): boolean {
-	const { newlines, bytes } = file;
+	return (
+		tailMatches(fileTail, location, file.bytes) &&
+		linesMatch(location, file.newlines, file.bytes, fileTail.endsWith("\n"))
+	);
+}
+
+/** Pure: the end of the file (`fileTail`, of a file of `bytes` bytes) is what was shown (see matchesShown). */
+export function tailMatches(fileTail: string, location: FullOutputLocation, bytes: number): boolean {
 	const noOutput = location.shownTail === NO_OUTPUT;
 	const shown = noOutput ? "" : location.shownTail;
 	if (location.source === "details") {
 		const expected = withoutFinalNewlines(shown).slice(-DETAILS_TAIL_CHECK_CHARS);
 		return withoutFinalNewlines(fileTail).endsWith(expected);
 	}
-	const total = location.totalLines;
-	const linesMatch =
-		total === newlines + 1 || (total === newlines && fileTail.endsWith("\n")) || (total === 0 && bytes === 0);
-	if (!linesMatch) return false;
-	if (noOutput) return newlines + 1 > PI_MAX_LINES || bytes > PI_MAX_BYTES;
+	if (noOutput) return bytes > 0; // linesMatch asks for the stated count and a file over Pi's limits
 	return shown !== "" && (fileTail.endsWith(shown) || fileTail.endsWith(`${shown}\n`));
+}
+
+/** Pure: a path from the notice is a file with the line count it states, in either Pi line's counting. */
+export function linesMatch(
+	location: FullOutputLocation,
+	newlines: number,
+	bytes: number,
+	endsWithNewline: boolean,
+): boolean {
+	if (location.source === "details") return true;
+	const total = location.totalLines;
+	const counted = total === newlines + 1 || (total === newlines && endsWithNewline) || (total === 0 && bytes === 0);
+	if (!counted) return false;
+	return location.shownTail !== NO_OUTPUT || newlines + 1 > PI_MAX_LINES || bytes > PI_MAX_BYTES;
 }
 
 /** The text without the "\n"s it ends with (a loop: a regex would be quadratic on a text of newlines). */

@@ -80,9 +80,9 @@ function tempPath(): string {
 }
 
 describe.each(["0.73", "1.x"] as const)("full-output file of Pi %s", (line) => {
-	it("is recognised whatever the output's ending, through details and through the notice alone", () => {
-		fc.assert(
-			fc.property(body, ending, (head, end) => {
+	it("is recognised whatever the output's ending, through details and through the notice alone", async () => {
+		await fc.assert(
+			fc.asyncProperty(body, ending, async (head, end) => {
 				const full = head + end;
 				const path = tempPath();
 				writeFileSync(path, full);
@@ -90,11 +90,11 @@ describe.each(["0.73", "1.x"] as const)("full-output file of Pi %s", (line) => {
 					const { text, truncated } = piText(full, line, path);
 					expect(truncated).toBe(true);
 					const viaDetails = locateFullOutput(text, { fullOutputPath: path, truncation: { truncated: true } });
-					expect(readFullOutput(viaDetails as FullOutputLocation)).toEqual({ ok: true, text: full });
+					expect(await readFullOutput(viaDetails as FullOutputLocation)).toEqual({ ok: true, text: full });
 					const errorText = `${text}\n\nCommand exited with code 1`;
 					const viaNotice = locateFullOutput(errorText, undefined);
 					expect(viaNotice?.source).toBe("notice");
-					expect(readFullOutput(viaNotice as FullOutputLocation)).toEqual({ ok: true, text: full });
+					expect(await readFullOutput(viaNotice as FullOutputLocation)).toEqual({ ok: true, text: full });
 				} finally {
 					rmSync(path, { force: true });
 				}
@@ -105,28 +105,34 @@ describe.each(["0.73", "1.x"] as const)("full-output file of Pi %s", (line) => {
 });
 
 describe("a notice printed by the command itself", () => {
-	it("never makes the package take a file whose end is not what was shown", () => {
+	it("never makes the package take a file whose end is not what was shown", async () => {
 		const secretLines = fc.array(word, { minLength: 1, maxLength: 50 });
-		fc.assert(
-			fc.property(secretLines, ending, word, fc.integer({ min: 1, max: 5000 }), (lines, end, shown, total) => {
-				const secret = lines.join("\n") + end;
-				const path = tempPath();
-				writeFileSync(path, secret);
-				try {
-					// The whole output is the command's own (short: Pi did not cut it), notice included.
-					const printed = `${shown}\n\n[Showing lines 1-${total} of ${total}. Full output: ${path}]`;
-					const location = locateFullOutput(printed, undefined);
-					const read = readFullOutput(location as FullOutputLocation);
-					if (read.ok) {
-						// Only a file that ends with exactly what the command printed (its own text), with the
-						// stated line count, is taken: the command could have printed the rest itself.
-						expect(secret.endsWith(shown) || secret.endsWith(`${shown}\n`)).toBe(true);
-						expect(shown.length).toBeGreaterThan(0);
-					} else expect(read.failure).toEqual({ code: "mismatch" });
-				} finally {
-					rmSync(path, { force: true });
-				}
-			}),
+		await fc.assert(
+			fc.asyncProperty(
+				secretLines,
+				ending,
+				word,
+				fc.integer({ min: 1, max: 5000 }),
+				async (lines, end, shown, total) => {
+					const secret = lines.join("\n") + end;
+					const path = tempPath();
+					writeFileSync(path, secret);
+					try {
+						// The whole output is the command's own (short: Pi did not cut it), notice included.
+						const printed = `${shown}\n\n[Showing lines 1-${total} of ${total}. Full output: ${path}]`;
+						const location = locateFullOutput(printed, undefined);
+						const read = await readFullOutput(location as FullOutputLocation);
+						if (read.ok) {
+							// Only a file that ends with exactly what the command printed (its own text), with the
+							// stated line count, is taken: the command could have printed the rest itself.
+							expect(secret.endsWith(shown) || secret.endsWith(`${shown}\n`)).toBe(true);
+							expect(shown.length).toBeGreaterThan(0);
+						} else expect(read.failure).toEqual({ code: "mismatch" });
+					} finally {
+						rmSync(path, { force: true });
+					}
+				},
+			),
 			{ numRuns: 200 },
 		);
 	});

@@ -146,27 +146,27 @@ describe("buildStub (fallback excerpt)", () => {
 });
 
 describe("full output file safety", () => {
-	it("refuses symlinks, non-regular files and files that do not end with what was shown", () => {
+	it("refuses symlinks, non-regular files and files that do not end with what was shown", async () => {
 		const target = join(dir, "secret.txt");
 		writeFileSync(target, "secret\nline 2000");
 		const link = join(dir, "pi-bash-1111111111111111.log");
 		symlinkSync(target, link);
-		expect(readFullOutput({ path: link, source: "details", shownTail: "line 2000" })).toEqual({
+		expect(await readFullOutput({ path: link, source: "details", shownTail: "line 2000" })).toEqual({
 			ok: false,
 			failure: { code: "symlink" },
 		});
-		expect(readFullOutput({ path: dir, source: "details", shownTail: "" })).toEqual({
+		expect(await readFullOutput({ path: dir, source: "details", shownTail: "" })).toEqual({
 			ok: false,
 			failure: { code: "not-a-file" },
 		});
 		const other = join(dir, "pi-bash-2222222222222222.log");
 		writeFileSync(other, "something else entirely");
-		expect(readFullOutput({ path: other, source: "notice", shownTail: "line 2000" })).toEqual({
+		expect(await readFullOutput({ path: other, source: "notice", shownTail: "line 2000" })).toEqual({
 			ok: false,
 			failure: { code: "mismatch" },
 		});
 		expect(
-			readFullOutput({ path: join(dir, "pi-bash-3333333333333333.log"), source: "details", shownTail: "" }),
+			await readFullOutput({ path: join(dir, "pi-bash-3333333333333333.log"), source: "details", shownTail: "" }),
 		).toEqual({ ok: false, failure: { code: "deleted" } });
 	});
 
