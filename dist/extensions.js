@@ -1285,7 +1285,13 @@ var init_surfaces = __esm({
         maxBytes: 4096,
         maxLines: 100,
         headShare: 0.75,
-        doc: "a model's summary cut to fit its stub (the summary itself is not stored)"
+        doc: "a stub with a model's summary: the verbatim excerpt, then the summary (which is not stored)"
+      },
+      "toolArtifacts.summaryBeside": {
+        maxBytes: 1024,
+        maxLines: 16,
+        headShare: 0.75,
+        doc: "a model's summary beside the verbatim excerpt in its stub (at most this and half the stub; the excerpt gets the rest)"
       },
       "toolArtifacts.indexRows": {
         maxBytes: 2 * KIB,
@@ -5902,6 +5908,32 @@ var init_content = __esm({
   }
 });
 
+// extensions/tool-artifacts/agreement.ts
+function mentionsFailure(summary) {
+  for (const m of summary.matchAll(FAILURE_WORD)) {
+    const before = summary.slice(Math.max(0, m.index - 40), m.index);
+    const after = summary.slice(m.index + m[0].length, m.index + m[0].length + 12);
+    if (NEGATED_BEFORE.test(before) || ZERO_AFTER.test(after)) continue;
+    return true;
+  }
+  return false;
+}
+function scanFoundFailure(lines) {
+  return lines.some((l) => l.kind === "failure" || l.failing);
+}
+function summaryDisagrees(summary, lines) {
+  return scanFoundFailure(lines) && !mentionsFailure(summary);
+}
+var FAILURE_WORD, NEGATED_BEFORE, ZERO_AFTER;
+var init_agreement = __esm({
+  "extensions/tool-artifacts/agreement.ts"() {
+    "use strict";
+    FAILURE_WORD = /\b(?:fail(?:s|ed|ing|ure|ures)?|errors?|errored|exceptions?|panic(?:s|ked)?|fatal|crash(?:es|ed)?|abort(?:s|ed)?|traceback|segfault|segmentation fault|timed? ?out|timeouts?|broken|regressions?|did not (?:pass|succeed|complete)|unsuccessful|non-?zero (?:exit|status|code)|exit(?:ed)? (?:with )?(?:code|status) [1-9]\d*)\b/gi;
+    NEGATED_BEFORE = /(?:\b(?:no|not|never|without|zero|none|nor|free of|0)\b[\s,:-]*(?:\w+[\s,:-]+){0,2}|\b0\s*(?:\w+\s+)?)$/i;
+    ZERO_AFTER = /^\s*[:=]?\s*(?:0\b|none\b|zero\b)/i;
+  }
+});
+
 // extensions/tool-artifacts/classify.ts
 var CLASS_HEAD_SHARE;
 var init_classify = __esm({
@@ -6077,7 +6109,7 @@ function recallSearchHeader(id, pattern, hit, start) {
 function recallSearchContinue(matches, lastMatch) {
   return `[Stopped after ${matches} matches at line ${lastMatch}; search again with offset=${lastMatch + 1}, or narrow the pattern.]`;
 }
-var RECALL_TOOL_NAME, LAST_LINE_EMPTY, counted, STUB_HEADER_PATTERN, STUB_FOOTER_PATTERN, UNSTORED_STUB_HEADER_PATTERN, UNSTORED_STUB_FOOTER_PATTERN, EXCERPT_LABEL, ARGS_NOT_STORED, CLASS_INSTRUCTIONS, SUMMARY_FAILURE, RECALL_DESCRIPTION, RECALL_PARAMS, RECALL_ERRORS, RECALL_GROUP_SEPARATOR;
+var RECALL_TOOL_NAME, LAST_LINE_EMPTY, counted, STUB_HEADER_PATTERN, STUB_FOOTER_PATTERN, UNSTORED_STUB_HEADER_PATTERN, UNSTORED_STUB_FOOTER_PATTERN, SUMMARY_DISAGREES_NOTE, EXCERPT_LABEL, ARGS_NOT_STORED, CLASS_INSTRUCTIONS, SUMMARY_FAILURE, RECALL_DESCRIPTION, RECALL_PARAMS, RECALL_ERRORS, RECALL_GROUP_SEPARATOR;
 var init_prompt5 = __esm({
   "extensions/tool-artifacts/prompt.ts"() {
     "use strict";
@@ -6091,6 +6123,7 @@ var init_prompt5 = __esm({
     STUB_FOOTER_PATTERN = /^\[Full output stored: .+ — page it with read \(offset\/limit\) or search it with recall_artifact\("[0-9a-f]{8,64}"\)\]$/;
     UNSTORED_STUB_HEADER_PATTERN = /^\[Tool output NOT stored \| ([^|\n]+) \| (\d{1,3}(?:,\d{3})*) bytes?, (\d{1,3}(?:,\d{3})*) lines?( \(the last one empty\))?\]$/;
     UNSTORED_STUB_FOOTER_PATTERN = /^\[Full output NOT stored \(the artifact store failed: .+\) — .+\]$/;
+    SUMMARY_DISAGREES_NOTE = "[Note: the summary and the verbatim lines disagree: the scan found failures (in the excerpt below) that the summary does not mention. Trust the verbatim lines and the artifact.]";
     EXCERPT_LABEL = "Excerpt:";
     ARGS_NOT_STORED = "the arguments are not stored";
     CLASS_INSTRUCTIONS = {
@@ -6468,18 +6501,17 @@ async function buildStub(fact, text, deps) {
   const id = artifactId(put.sha256);
   const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
   const base = { id, tool: fact.toolName, ...measure(full), path: put.path };
-  let label2 = EXCERPT_LABEL;
   let usage;
-  let body;
+  let summary;
   const bodyNotes = [...notes];
   if (deps.summarize) {
-    const surface = configuredSurface(
+    const surface2 = configuredSurface(
       "toolArtifacts.summaryInput",
       { maxBytes: deps.config.summary.maxInputChars },
       deps.config.surfaces
     );
-    const headShare = surface.headShare ?? stubSurface(kind, deps.config).headShare;
-    const input = projectLog(full, surface, { headShare, stored: ref, section: "notable.summaryInput" });
+    const headShare = surface2.headShare ?? stubSurface(kind, deps.config).headShare;
+    const input = projectLog(full, surface2, { headShare, stored: ref, section: "notable.summaryInput" });
     const outcome = await deps.summarize({
       kind,
       tool: fact.toolName,
@@ -6489,26 +6521,39 @@ async function buildStub(fact, text, deps) {
       notable: input.notable.length > 0
     });
     if (outcome.ok) {
-      label2 = summaryLabel(outcome.model);
       usage = outcome.usage;
-      const surface2 = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
-      const room = budget(surface2, { ...base, notes: bodyNotes, label: label2 });
-      body = project(outcome.text, surface2, { ...room, marker: summaryCutMarker, footer: false }).text;
+      summary = { label: summaryLabel(outcome.model), text: outcome.text };
+      if (kind === "command" && summaryDisagrees(outcome.text, scanNotable(full).lines)) {
+        bodyNotes.push(SUMMARY_DISAGREES_NOTE);
+      }
     } else bodyNotes.push(summaryFailedNote(outcome.reason));
   } else if (deps.summaryUnavailable) bodyNotes.push(summaryFailedNote(deps.summaryUnavailable));
-  if (body === void 0) {
-    const surface = stubSurface(kind, deps.config);
-    const room = budget(surface, { ...base, notes: bodyNotes, label: label2 });
-    body = buildExcerpt({
-      kind,
-      surface,
-      text: full,
-      args: fact.input,
-      maxBytes: room.maxBytes,
-      maxLines: room.maxLines,
-      artifact: ref
-    });
+  const label2 = EXCERPT_LABEL;
+  const surface = stubSurface(kind, deps.config);
+  const whole2 = summary ? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces) : surface;
+  const room = budget(whole2, { ...base, notes: bodyNotes, label: label2 });
+  let after = "";
+  if (summary) {
+    const beside = configuredSurface("toolArtifacts.summaryBeside", {}, deps.config.surfaces);
+    const cut2 = project(summary.text, beside, {
+      maxBytes: Math.min(beside.maxBytes, Math.floor(room.maxBytes / 2)),
+      maxLines: Math.max(1, Math.min(beside.maxLines, Math.floor(room.maxLines / 2)) - 1),
+      marker: summaryCutMarker,
+      footer: false
+    }).text;
+    after = `
+${summary.label}
+${cut2}`;
   }
+  const body = buildExcerpt({
+    kind,
+    surface,
+    text: full,
+    args: fact.input,
+    maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
+    maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1)),
+    artifact: ref
+  }) + after;
   const stub = renderStub({ ...base, notes: bodyNotes, label: label2, body });
   const headroom2 = headroomDetails({ artifacts: [put.path], ...usage ? { usage } : {} });
   return {
@@ -6518,7 +6563,7 @@ async function buildStub(fact, text, deps) {
     id,
     path: put.path,
     kind,
-    summarized: label2 !== EXCERPT_LABEL
+    summarized: summary !== void 0
   };
 }
 function unstoredStub(fact, complete2, reason, config) {
@@ -6587,6 +6632,8 @@ var init_artifacts = __esm({
     init_projection();
     init_surfaces();
     init_content();
+    init_notable();
+    init_agreement();
     init_classify();
     init_excerpt();
     init_full_output();

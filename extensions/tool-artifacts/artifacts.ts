@@ -12,6 +12,8 @@ import { type ArtifactRef, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import { SURFACES, type SurfaceBudget } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
+import { scanNotable } from "../shared/text/notable.ts";
+import { summaryDisagrees } from "./agreement.ts";
 import { classifyTool, type OutputClass } from "./classify.ts";
 import { buildExcerpt } from "./excerpt.ts";
 import { locateFullOutput, readFullOutput, trailingStatus, wasTruncated } from "./full-output.ts";
@@ -19,6 +21,7 @@ import {
 	ARGS_NOT_STORED,
 	EXCERPT_LABEL,
 	partialOutputNote,
+	SUMMARY_DISAGREES_NOTE,
 	summaryCutMarker,
 	summaryFailedNote,
 	summaryLabel,
@@ -199,9 +202,9 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
 	const base = { id, tool: fact.toolName, ...measure(full), path: put.path };
 
-	let label = EXCERPT_LABEL;
 	let usage: CallUsage | undefined;
-	let body: string | undefined;
+	/** The model's summary with its label, when it answered: it goes beside the excerpt, never instead of it. */
+	let summary: { label: string; text: string } | undefined;
 	const bodyNotes = [...notes];
 	if (deps.summarize) {
 		// summary.maxInputChars is the surface's byte limit (the key keeps its old name).
@@ -223,27 +226,44 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 			notable: input.notable.length > 0,
 		});
 		if (outcome.ok) {
-			label = summaryLabel(outcome.model);
 			usage = outcome.usage;
-			const surface = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
-			const room = budget(surface, { ...base, notes: bodyNotes, label });
-			// The summary itself is not stored (the artifact holds the verbatim output): a marker, no footer.
-			body = project(outcome.text, surface, { ...room, marker: summaryCutMarker, footer: false }).text;
+			summary = { label: summaryLabel(outcome.model), text: outcome.text };
+			// The scan's verbatim failures against the summary's words: a summary that mentions none is flagged.
+			if (kind === "command" && summaryDisagrees(outcome.text, scanNotable(full).lines)) {
+				bodyNotes.push(SUMMARY_DISAGREES_NOTE);
+			}
 		} else bodyNotes.push(summaryFailedNote(outcome.reason));
 	} else if (deps.summaryUnavailable) bodyNotes.push(summaryFailedNote(deps.summaryUnavailable));
-	if (body === undefined) {
-		const surface = stubSurface(kind, deps.config);
-		const room = budget(surface, { ...base, notes: bodyNotes, label });
-		body = buildExcerpt({
+	// The body is always the verbatim excerpt (notable lines, head, tail); a summary comes after it, within the
+	// same stub surface: the summary at most its own surface's share, the excerpt the rest.
+	const label = EXCERPT_LABEL;
+	const surface = stubSurface(kind, deps.config);
+	const whole = summary
+		? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces)
+		: surface;
+	const room = budget(whole, { ...base, notes: bodyNotes, label });
+	let after = "";
+	if (summary) {
+		const beside = configuredSurface("toolArtifacts.summaryBeside", {}, deps.config.surfaces);
+		// The summary itself is not stored (the artifact holds the verbatim output): a marker, no footer.
+		const cut = project(summary.text, beside, {
+			maxBytes: Math.min(beside.maxBytes, Math.floor(room.maxBytes / 2)),
+			maxLines: Math.max(1, Math.min(beside.maxLines, Math.floor(room.maxLines / 2)) - 1),
+			marker: summaryCutMarker,
+			footer: false,
+		}).text;
+		after = `\n${summary.label}\n${cut}`;
+	}
+	const body =
+		buildExcerpt({
 			kind,
 			surface,
 			text: full,
 			args: fact.input,
-			maxBytes: room.maxBytes,
-			maxLines: room.maxLines,
+			maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
+			maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1)),
 			artifact: ref,
-		});
-	}
+		}) + after;
 	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
 	const headroom = headroomDetails({ artifacts: [put.path], ...(usage ? { usage } : {}) });
 	return {
@@ -253,7 +273,7 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 		id,
 		path: put.path,
 		kind,
-		summarized: label !== EXCERPT_LABEL,
+		summarized: summary !== undefined,
 	};
 }
 

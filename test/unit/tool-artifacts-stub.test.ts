@@ -334,7 +334,7 @@ describe("summary model", () => {
 		expect(built.text).toMatch(/omitted/);
 	});
 
-	it("a summary becomes the body; the model saw at most maxInputChars of output", async () => {
+	it("a summary goes after the verbatim excerpt, never instead of it; the model saw at most maxInputChars", async () => {
 		const text = numbered(20_000);
 		let seenOutput = "";
 		const built = await buildStub(fact({ text }), text, {
@@ -347,7 +347,12 @@ describe("summary model", () => {
 		});
 		if ("notStored" in built) throw new Error(built.notStored);
 		expect(built.summarized).toBe(true);
-		expect(built.text).toContain("Built 3 targets; 0 errors.");
+		expect(built.text).toContain("Excerpt:\nline 1\n");
+		expect(built.text).toContain("line 20000\n[Full text:");
+		expect(built.text.indexOf("line 20000")).toBeLessThan(built.text.indexOf("Built 3 targets; 0 errors."));
+		expect(built.text).toContain(
+			"Summary (by mock/mock-cheap; verbatim text is in the artifact):\nBuilt 3 targets; 0 errors.",
+		);
 		expect(seenOutput.length).toBeLessThanOrEqual(config.summary.maxInputChars);
 		expect(seenOutput).toContain("line 1\n");
 		expect(seenOutput).toContain("line 20000");
