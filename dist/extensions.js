@@ -624,7 +624,52 @@ var init_artifact_store = __esm({
           yield* fsStep.fsync(fd);
           yield* fsStep.close(fd);
           fd = void 0;
-          const sha256 = hash.digest("hex");
+          return yield* this.linkSteps(check, tempPath, hash.digest("hex"), bytes);
+        } finally {
+          if (fd !== void 0) yield* fsStep.quietly(fsStep.close(fd));
+          yield* fsStep.quietly(fsStep.unlink(tempPath));
+        }
+      }
+      /**
+       * Store bytes that arrive in chunks (Pi's full-output file read in steps), never holding them whole: each
+       * chunk is hashed and written to the exclusive temp file, then fsync and the same link-or-verify as put.
+       * `accept`, asked after the last chunk, may refuse the content (the temp file is then removed).
+       */
+      async putChunks(kind, chunks, accept) {
+        if (!isKind(kind)) return { ok: false, error: `unknown artifact kind ${JSON.stringify(kind)}` };
+        let tempPath;
+        let fd;
+        try {
+          const check = await runAsync(this.dirSteps(kind, true));
+          if (!check.ok) return check;
+          tempPath = (0, import_node_path2.join)(check.dir, `.tmp-${process.pid}-${(0, import_node_crypto.randomBytes)(8).toString("hex")}.part`);
+          const flags = import_node_fs.constants.O_WRONLY | import_node_fs.constants.O_CREAT | import_node_fs.constants.O_EXCL | import_node_fs.constants.O_NOFOLLOW;
+          fd = await runAsync(fsStep.open(tempPath, flags, FILE_MODE));
+          await runAsync(fsStep.fchmod(fd, FILE_MODE));
+          const hash = (0, import_node_crypto.createHash)("sha256");
+          let bytes = 0;
+          for await (const chunk of chunks) {
+            hash.update(chunk);
+            await runAsync(fsStep.write(fd, chunk));
+            bytes += chunk.length;
+          }
+          const refused = accept?.();
+          if (refused !== void 0) return { ok: false, error: refused };
+          await runAsync(fsStep.fsync(fd));
+          const open2 = fd;
+          fd = void 0;
+          await runAsync(fsStep.close(open2));
+          return await runAsync(this.linkSteps(check, tempPath, hash.digest("hex"), bytes));
+        } catch (error) {
+          return { ok: false, error: errorText(error) };
+        } finally {
+          if (fd !== void 0) await runAsync(fsStep.quietly(fsStep.close(fd)));
+          if (tempPath !== void 0) await runAsync(fsStep.quietly(fsStep.unlink(tempPath)));
+        }
+      }
+      /** Give the fsynced temp file its content-addressed name: link without replacing, or verify what is there. */
+      *linkSteps(check, tempPath, sha256, bytes) {
+        {
           const finalPath = (0, import_node_path2.join)(check.dir, `${sha256}.txt`);
           const again = yield* fsStep.lstat(check.dir);
           if (!again || again.isSymbolicLink() || again.dev !== check.dev || again.ino !== check.ino) {
@@ -639,9 +684,6 @@ var init_artifact_store = __esm({
             if (verdict !== VANISHED) return { ok: false, error: verdict };
           }
           return { ok: false, error: `${finalPath} keeps vanishing; not storing` };
-        } finally {
-          if (fd !== void 0) yield* fsStep.quietly(fsStep.close(fd));
-          yield* fsStep.quietly(fsStep.unlink(tempPath));
         }
       }
     };
@@ -6346,9 +6388,19 @@ async function readOpenedOutput(opened) {
     await handle.close().catch(() => void 0);
   }
 }
-async function readFullOutput(location) {
-  const opened = await openFullOutput(location);
-  return opened.ok ? readOpenedOutput(opened.opened) : opened;
+function filler(bytes, newlines, endsWithNewline, twoByte) {
+  const char = twoByte ? "　" : " ";
+  const charBytes = twoByte ? 3 : 2;
+  const seg = (b) => char.repeat(Math.floor(b / charBytes)) + " ".repeat(b % charBytes);
+  const rest = bytes - newlines;
+  if (newlines === 0) return seg(rest);
+  const segments = endsWithNewline ? newlines : newlines + 1;
+  const base = Math.floor(rest / segments);
+  const extra = rest - base * segments;
+  const last = endsWithNewline ? "" : seg(base);
+  return `${seg(base + extra)}
+${`${seg(base)}
+`.repeat(newlines - 1)}${last}`;
 }
 function newlinesIn(bytes) {
   let n2 = 0;
@@ -6378,13 +6430,15 @@ function withoutFinalNewlines(text) {
   while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
   return end === text.length ? text : text.slice(0, end);
 }
-var import_node_fs5, import_promises, import_node_path5, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, READ_CHUNK_BYTES, TAIL_MARGIN_BYTES, PI_MAX_LINES, PI_MAX_BYTES;
+var import_node_fs5, import_promises, import_node_path5, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, READ_CHUNK_BYTES, TAIL_MARGIN_BYTES, LARGE_OUTPUT_BYTES, VIEW_REGION_BYTES, SCAN_UNIT_BYTES, LINES_MISMATCH, LargeOutputReader, PI_MAX_LINES, PI_MAX_BYTES;
 var init_full_output = __esm({
   "extensions/tool-artifacts/full-output.ts"() {
     "use strict";
     import_node_fs5 = require("node:fs");
     import_promises = require("node:fs/promises");
     import_node_path5 = require("node:path");
+    init_notable();
+    init_utf8();
     MAX_FULL_OUTPUT_BYTES = 256 * 1024 * 1024;
     TEMP_NAME2 = /^pi-bash-[0-9a-f]{16}\.log$/;
     NOTICE = /\n\n\[Showing (?:lines \d+-\d+ of (\d+)(?: \([^)\]]*\))?|last [^\]]* of line (\d+) \(line is [^)]*\))\. Full output: ([^\]\n]+)\]$/;
@@ -6394,6 +6448,126 @@ var init_full_output = __esm({
     STATUS = /\n\n(?:Command exited with code -?\d+|Command aborted|Command timed out after [^\n]*|Command terminated without an exit code)$/;
     READ_CHUNK_BYTES = 1024 * 1024;
     TAIL_MARGIN_BYTES = 64;
+    LARGE_OUTPUT_BYTES = 32 * 1024 * 1024;
+    VIEW_REGION_BYTES = 4 * 1024 * 1024;
+    SCAN_UNIT_BYTES = 2 * 1024 * 1024;
+    LINES_MISMATCH = "its temp file does not match the output shown";
+    LargeOutputReader = class {
+      constructor(opened, regionBytes = VIEW_REGION_BYTES) {
+        this.opened = opened;
+        const size = opened.size;
+        this.head = Buffer.allocUnsafe(Math.min(regionBytes, size));
+        const tailBytes = Math.min(regionBytes, size - this.head.length);
+        this.tail = Buffer.allocUnsafe(tailBytes);
+        this.tailFrom = size - tailBytes;
+      }
+      opened;
+      newlines = 0;
+      read = 0;
+      lastByte = -1;
+      head;
+      tail;
+      tailFrom;
+      /** True once `accept` refused the content (the caller falls back to the text shown). */
+      refused = false;
+      /** Notable lines (and their context) the scan found in each SCAN_UNIT_BYTES of the text, by line number. */
+      found = /* @__PURE__ */ new Map();
+      decoder = new TextDecoder();
+      /** Decoded text not scanned yet (from the last scanned line end), and the line number it starts at. */
+      pending = [];
+      pendingUnits = 0;
+      pendingLine = 1;
+      /** The file's bytes in order; each chunk is consumed before the next is read (the buffer is reused). */
+      async *chunks() {
+        const { handle, size } = this.opened;
+        const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, Math.max(1, size)));
+        while (this.read < size) {
+          const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - this.read), this.read);
+          if (bytesRead === 0) break;
+          const chunk = buffer.subarray(0, bytesRead);
+          const at = this.read;
+          this.newlines += newlinesIn(chunk);
+          if (at < this.head.length) chunk.copy(this.head, at, 0, Math.min(bytesRead, this.head.length - at));
+          if (at + bytesRead > this.tailFrom) {
+            const from = Math.max(0, this.tailFrom - at);
+            chunk.copy(this.tail, at + from - this.tailFrom, from, bytesRead);
+          }
+          this.read += bytesRead;
+          this.lastByte = chunk[bytesRead - 1];
+          this.feed(this.decoder.decode(chunk, { stream: true }), false);
+          yield chunk;
+        }
+        this.feed(this.decoder.decode(), true);
+      }
+      /** The notable scan fed unit by unit (whole lines, about SCAN_UNIT_BYTES each), its lines kept by number. */
+      feed(piece, last) {
+        if (piece.length > 0) {
+          this.pending.push(piece);
+          this.pendingUnits += piece.length;
+        }
+        if (!last && this.pendingUnits < SCAN_UNIT_BYTES) return;
+        const joined = this.pending.join("");
+        const cut2 = last ? joined.length : joined.lastIndexOf("\n") + 1;
+        if (cut2 === 0) return;
+        const unit = joined.slice(0, cut2);
+        for (const l of scanNotable(unit).lines) {
+          this.found.set(this.pendingLine + l.line - 1, Buffer.from(l.text, "utf8").toString("utf8"));
+        }
+        this.pendingLine += countNewlines(unit);
+        const rest = joined.slice(cut2);
+        this.pending = rest.length > 0 ? [rest] : [];
+        this.pendingUnits = rest.length;
+      }
+      /** Asked after the last chunk: undefined to store, else why not (the file changed, or the count differs). */
+      accept = () => {
+        const { size, location } = this.opened;
+        const whole2 = this.read === size;
+        if (whole2 && linesMatch(location, this.newlines, this.read, this.lastByte === 10)) return void 0;
+        this.refused = true;
+        return LINES_MISMATCH;
+      };
+      /** The stand-in text (see the class comment); call after the chunks were consumed. */
+      view() {
+        const headEnd = this.head.length === this.read ? this.head.length : this.head.lastIndexOf(10) + 1 || this.head.length;
+        const nl = this.tail.indexOf(10);
+        const tailStart = this.tail.length === 0 ? 0 : nl + 1;
+        const headText = this.head.subarray(0, headEnd).toString("utf8");
+        const tailText = this.tail.subarray(tailStart).toString("utf8");
+        const gapBytes = this.tailFrom + tailStart - headEnd;
+        if (gapBytes <= 0) return headText + tailText;
+        const gapNewlines = this.newlines - newlinesIn(this.head.subarray(0, headEnd)) - newlinesIn(this.tail.subarray(tailStart));
+        const endsWithNewline = tailStart > 0;
+        const firstGapLine = newlinesIn(this.head.subarray(0, headEnd)) + 1;
+        const gapLines = endsWithNewline ? gapNewlines : gapNewlines + 1;
+        const startsAtLine = headEnd === 0 || this.head[headEnd - 1] === 10;
+        const kept = [...this.found.entries()].filter(([n2]) => n2 >= firstGapLine + (startsAtLine ? 0 : 1) && n2 < firstGapLine + gapNewlines).sort((a, b) => a[0] - b[0]);
+        const keptBytes = kept.reduce((sum, [, text]) => sum + Buffer.byteLength(text, "utf8"), 0);
+        const twoByte = /[^\u0000-\u00ff]/.test(headText) || /[^\u0000-\u00ff]/.test(tailText) || kept.some(([, text]) => /[^\u0000-\u00ff]/.test(text));
+        if (kept.length === 0 || keptBytes > gapBytes - gapNewlines) {
+          return headText + filler(gapBytes, gapNewlines, endsWithNewline, twoByte) + tailText;
+        }
+        const fillerLines = gapLines - kept.length;
+        const fillerBytes = gapBytes - gapNewlines - keptBytes;
+        const per = fillerLines > 0 ? Math.floor(fillerBytes / fillerLines) : 0;
+        let extra = fillerBytes - per * fillerLines;
+        const parts = [];
+        let next = firstGapLine;
+        const run2 = (lines, lastOpen) => {
+          if (lines <= 0) return;
+          const bytes = per * lines + extra + (lastOpen ? lines - 1 : lines);
+          extra = 0;
+          parts.push(filler(bytes, lastOpen ? lines - 1 : lines, !lastOpen, twoByte));
+        };
+        for (const [n2, text] of kept) {
+          run2(n2 - next, false);
+          parts.push(`${text}
+`);
+          next = n2 + 1;
+        }
+        run2(firstGapLine + gapLines - next, !endsWithNewline);
+        return headText + parts.join("") + tailText;
+      }
+    };
     PI_MAX_LINES = 2e3;
     PI_MAX_BYTES = 50 * 1024;
   }
@@ -6477,14 +6651,30 @@ function thresholdFor(tool, config) {
   const own = Object.hasOwn(config.perTool, tool) ? config.perTool[tool] : void 0;
   return own === void 0 ? config.thresholdChars : own;
 }
-async function completeOutput(fact, text) {
+async function completeOutput(fact, text, store) {
   const location = locateFullOutput(text, fact.details);
   const status = trailingStatus(text);
   const notes = status ? [status] : [];
+  const partial = (failure) => ({
+    full: text,
+    notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), failure)]
+  });
   if (location) {
-    const read2 = await readFullOutput(location);
+    const opened = await openFullOutput(location);
+    if (!opened.ok) return partial(opened.failure);
+    if (store && opened.opened.size > LARGE_OUTPUT_BYTES) {
+      const reader = new LargeOutputReader(opened.opened);
+      try {
+        const stored = await store.putChunks(TOOL_OUTPUT_KIND, reader.chunks(), reader.accept);
+        if (reader.refused) return partial({ code: "mismatch" });
+        return { full: reader.view(), notes, fullOutputFile: location.path, stored };
+      } finally {
+        await opened.opened.handle.close().catch(() => void 0);
+      }
+    }
+    const read2 = await readOpenedOutput(opened.opened);
     if (read2.ok) return { full: read2.text, notes, fullOutputFile: location.path };
-    return { full: text, notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), read2.failure)] };
+    return partial(read2.failure);
   }
   if (fact.toolName === "bash" && wasTruncated(text, fact.details)) {
     const failure = { code: "no-file" };
@@ -6493,9 +6683,9 @@ async function completeOutput(fact, text) {
   return { full: text, notes: [] };
 }
 async function buildStub(fact, text, deps) {
-  const complete2 = await completeOutput(fact, text);
+  const complete2 = await completeOutput(fact, text, deps.store);
   const { full, notes } = complete2;
-  const put = await deps.store.put(TOOL_OUTPUT_KIND, full).catch((error) => ({ ok: false, error: String(error) }));
+  const put = complete2.stored ?? await deps.store.put(TOOL_OUTPUT_KIND, full).catch((error) => ({ ok: false, error: String(error) }));
   if (!put.ok) return unstoredStub(fact, complete2, put.error, deps.config);
   const ref = { ok: true, path: put.path, sha256: put.sha256 };
   const id = artifactId(put.sha256);
@@ -6598,7 +6788,7 @@ function unstoredStub(fact, complete2, reason, config) {
   };
 }
 function measure(full) {
-  return { bytes: Buffer.byteLength(full, "utf8"), lines: full.split("\n").length, lastLineEmpty: full.endsWith("\n") };
+  return { bytes: Buffer.byteLength(full, "utf8"), lines: countLines(full), lastLineEmpty: full.endsWith("\n") };
 }
 function previousDetails(fact) {
   const { truncation: _replaced, ...previous } = fact.details && typeof fact.details === "object" ? fact.details : {};
@@ -6633,6 +6823,7 @@ var init_artifacts = __esm({
     init_surfaces();
     init_content();
     init_notable();
+    init_utf8();
     init_agreement();
     init_classify();
     init_excerpt();

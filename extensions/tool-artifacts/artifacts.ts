@@ -9,14 +9,24 @@ import { headroomDetails, isProjected } from "../shared/host/details.ts";
 import type { CallUsage } from "../shared/host/model-usage.ts";
 import { projectLog } from "../shared/projection/log.ts";
 import { type ArtifactRef, project } from "../shared/projection/projection.ts";
-import type { ArtifactStore } from "../shared/store/artifact-store.ts";
+import type { ArtifactStore, PutFailure, PutResult } from "../shared/store/artifact-store.ts";
 import { SURFACES, type SurfaceBudget } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
 import { scanNotable } from "../shared/text/notable.ts";
+import { countLines } from "../shared/text/utf8.ts";
 import { summaryDisagrees } from "./agreement.ts";
 import { classifyTool, type OutputClass } from "./classify.ts";
 import { buildExcerpt } from "./excerpt.ts";
-import { locateFullOutput, readFullOutput, trailingStatus, wasTruncated } from "./full-output.ts";
+import {
+	type FullOutputFailure,
+	LARGE_OUTPUT_BYTES,
+	LargeOutputReader,
+	locateFullOutput,
+	openFullOutput,
+	readOpenedOutput,
+	trailingStatus,
+	wasTruncated,
+} from "./full-output.ts";
 import {
 	ARGS_NOT_STORED,
 	EXCERPT_LABEL,
@@ -125,17 +135,40 @@ export interface CompleteOutput {
 	notes: string[];
 	/** Pi's full-output file `full` was read from, when it was. */
 	fullOutputFile?: string;
+	/** A large output already stored in chunks from Pi's file (`full` is then its bounded view). */
+	stored?: PutResult | PutFailure;
 }
 
 /** The output text of the result and where the complete output came from (Pi's file read off the main thread). */
-export async function completeOutput(fact: ToolResultFacts, text: string): Promise<CompleteOutput> {
+export async function completeOutput(
+	fact: ToolResultFacts,
+	text: string,
+	store?: ArtifactStore,
+): Promise<CompleteOutput> {
 	const location = locateFullOutput(text, fact.details);
 	const status = trailingStatus(text);
 	const notes = status ? [status] : [];
+	const partial = (failure: FullOutputFailure) => ({
+		full: text,
+		notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), failure)],
+	});
 	if (location) {
-		const read = await readFullOutput(location);
+		const opened = await openFullOutput(location);
+		if (!opened.ok) return partial(opened.failure);
+		// A large output is never held whole: stored in chunks as it is read, shown through a bounded view.
+		if (store && opened.opened.size > LARGE_OUTPUT_BYTES) {
+			const reader = new LargeOutputReader(opened.opened);
+			try {
+				const stored = await store.putChunks(TOOL_OUTPUT_KIND, reader.chunks(), reader.accept);
+				if (reader.refused) return partial({ code: "mismatch" });
+				return { full: reader.view(), notes, fullOutputFile: location.path, stored };
+			} finally {
+				await opened.opened.handle.close().catch(() => undefined);
+			}
+		}
+		const read = await readOpenedOutput(opened.opened);
 		if (read.ok) return { full: read.text, notes, fullOutputFile: location.path };
-		return { full: text, notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), read.failure)] };
+		return partial(read.failure);
 	}
 	if (fact.toolName === "bash" && wasTruncated(text, fact.details)) {
 		const failure = { code: "no-file" } as const;
@@ -191,11 +224,13 @@ export interface UnstoredStub extends StubResult {
  * points at Pi's full-output file when bash saved one: never a silent pass-through.
  */
 export async function buildStub(fact: ToolResultFacts, text: string, deps: StubDeps): Promise<BuiltStub> {
-	const complete = await completeOutput(fact, text);
+	const complete = await completeOutput(fact, text, deps.store);
 	const { full, notes } = complete;
-	const put = await deps.store
-		.put(TOOL_OUTPUT_KIND, full)
-		.catch((error: unknown) => ({ ok: false as const, error: String(error) }));
+	const put =
+		complete.stored ??
+		(await deps.store
+			.put(TOOL_OUTPUT_KIND, full)
+			.catch((error: unknown) => ({ ok: false as const, error: String(error) })));
 	if (!put.ok) return unstoredStub(fact, complete, put.error, deps.config);
 	const ref: ArtifactRef = { ok: true, path: put.path, sha256: put.sha256 };
 	const id = artifactId(put.sha256);
@@ -324,7 +359,7 @@ function unstoredStub(
 
 /** Bytes and lines (as Pi's read counts them) of an output, for the stub's header. */
 function measure(full: string): { bytes: number; lines: number; lastLineEmpty: boolean } {
-	return { bytes: Buffer.byteLength(full, "utf8"), lines: full.split("\n").length, lastLineEmpty: full.endsWith("\n") };
+	return { bytes: Buffer.byteLength(full, "utf8"), lines: countLines(full), lastLineEmpty: full.endsWith("\n") };
 }
 
 /**

@@ -13,6 +13,8 @@
 import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { basename, isAbsolute } from "node:path";
+import { scanNotable } from "../shared/text/notable.ts";
+import { countNewlines } from "../shared/text/utf8.ts";
 
 /** Largest full output read back into an artifact, in bytes; bigger files stay partial (and the stub says so). */
 export const MAX_FULL_OUTPUT_BYTES = 256 * 1024 * 1024;
@@ -185,6 +187,175 @@ export async function readOpenedOutput(opened: OpenedOutput): Promise<FullOutput
 	} finally {
 		await handle.close().catch(() => undefined);
 	}
+}
+
+/** Outputs larger than this are never held whole in memory: stored in chunks and shown through a bounded view. */
+export const LARGE_OUTPUT_BYTES = 32 * 1024 * 1024;
+/** Bytes of a large output's start, and of its end, that its view keeps verbatim. */
+export const VIEW_REGION_BYTES = 4 * 1024 * 1024;
+
+/** UTF-16 units of decoded text the notable scan of a large output takes at a time (whole lines). */
+const SCAN_UNIT_BYTES = 2 * 1024 * 1024;
+
+/** Why a large output was refused after it was read (its line count is not the notice's). */
+export const LINES_MISMATCH = "its temp file does not match the output shown";
+
+/**
+ * One pass over a large full-output file in READ_CHUNK_BYTES steps, for the artifact store to hash and write
+ * chunk by chunk (`chunks`, then `accept`), keeping only its first and last VIEW_REGION_BYTES and its counts.
+ * `view()` is then a stand-in text of exactly the file's UTF-8 bytes and lines: its start and end verbatim (cut
+ * at line ends), the middle replaced by filler lines of the same lengths in bytes, never shown (the stub's head
+ * and tail come from the verbatim regions, its footer counts and read calls are the file's own, and the notable
+ * scan runs on this bounded view). Memory: the two regions and a filler of about half the middle's bytes.
+ */
+export class LargeOutputReader {
+	private newlines = 0;
+	private read = 0;
+	private lastByte = -1;
+	private readonly head: Buffer;
+	private readonly tail: Buffer;
+	private readonly tailFrom: number;
+	/** True once `accept` refused the content (the caller falls back to the text shown). */
+	refused = false;
+	/** Notable lines (and their context) the scan found in each SCAN_UNIT_BYTES of the text, by line number. */
+	private readonly found = new Map<number, string>();
+	private readonly decoder = new TextDecoder();
+	/** Decoded text not scanned yet (from the last scanned line end), and the line number it starts at. */
+	private pending: string[] = [];
+	private pendingUnits = 0;
+	private pendingLine = 1;
+
+	constructor(
+		private readonly opened: OpenedOutput,
+		regionBytes = VIEW_REGION_BYTES,
+	) {
+		const size = opened.size;
+		this.head = Buffer.allocUnsafe(Math.min(regionBytes, size));
+		const tailBytes = Math.min(regionBytes, size - this.head.length);
+		this.tail = Buffer.allocUnsafe(tailBytes);
+		this.tailFrom = size - tailBytes;
+	}
+
+	/** The file's bytes in order; each chunk is consumed before the next is read (the buffer is reused). */
+	async *chunks(): AsyncGenerator<Uint8Array> {
+		const { handle, size } = this.opened;
+		const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, Math.max(1, size)));
+		while (this.read < size) {
+			const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - this.read), this.read);
+			if (bytesRead === 0) break;
+			const chunk = buffer.subarray(0, bytesRead);
+			const at = this.read;
+			this.newlines += newlinesIn(chunk);
+			if (at < this.head.length) chunk.copy(this.head, at, 0, Math.min(bytesRead, this.head.length - at));
+			if (at + bytesRead > this.tailFrom) {
+				const from = Math.max(0, this.tailFrom - at);
+				chunk.copy(this.tail, at + from - this.tailFrom, from, bytesRead);
+			}
+			this.read += bytesRead;
+			this.lastByte = chunk[bytesRead - 1];
+			this.feed(this.decoder.decode(chunk, { stream: true }), false);
+			yield chunk;
+		}
+		this.feed(this.decoder.decode(), true);
+	}
+
+	/** The notable scan fed unit by unit (whole lines, about SCAN_UNIT_BYTES each), its lines kept by number. */
+	private feed(piece: string, last: boolean): void {
+		if (piece.length > 0) {
+			this.pending.push(piece);
+			this.pendingUnits += piece.length;
+		}
+		if (!last && this.pendingUnits < SCAN_UNIT_BYTES) return;
+		const joined = this.pending.join("");
+		const cut = last ? joined.length : joined.lastIndexOf("\n") + 1;
+		if (cut === 0) return;
+		const unit = joined.slice(0, cut);
+		// A copy of each kept text: a slice would keep its whole unit alive.
+		for (const l of scanNotable(unit).lines) {
+			this.found.set(this.pendingLine + l.line - 1, Buffer.from(l.text, "utf8").toString("utf8"));
+		}
+		this.pendingLine += countNewlines(unit);
+		const rest = joined.slice(cut);
+		this.pending = rest.length > 0 ? [rest] : [];
+		this.pendingUnits = rest.length;
+	}
+
+	/** Asked after the last chunk: undefined to store, else why not (the file changed, or the count differs). */
+	readonly accept = (): string | undefined => {
+		const { size, location } = this.opened;
+		const whole = this.read === size;
+		if (whole && linesMatch(location, this.newlines, this.read, this.lastByte === 10)) return undefined;
+		this.refused = true;
+		return LINES_MISMATCH;
+	};
+
+	/** The stand-in text (see the class comment); call after the chunks were consumed. */
+	view(): string {
+		const headEnd =
+			this.head.length === this.read ? this.head.length : this.head.lastIndexOf(10) + 1 || this.head.length;
+		const nl = this.tail.indexOf(10);
+		const tailStart = this.tail.length === 0 ? 0 : nl + 1; // 0: the region starts inside a line
+		const headText = this.head.subarray(0, headEnd).toString("utf8");
+		const tailText = this.tail.subarray(tailStart).toString("utf8");
+		const gapBytes = this.tailFrom + tailStart - headEnd;
+		if (gapBytes <= 0) return headText + tailText;
+		const gapNewlines =
+			this.newlines - newlinesIn(this.head.subarray(0, headEnd)) - newlinesIn(this.tail.subarray(tailStart));
+		const endsWithNewline = tailStart > 0;
+		// The notable lines of the middle, at their own line numbers (whole lines of the gap only).
+		const firstGapLine = newlinesIn(this.head.subarray(0, headEnd)) + 1;
+		const gapLines = endsWithNewline ? gapNewlines : gapNewlines + 1;
+		const startsAtLine = headEnd === 0 || this.head[headEnd - 1] === 10;
+		const kept = [...this.found.entries()]
+			.filter(([n]) => n >= firstGapLine + (startsAtLine ? 0 : 1) && n < firstGapLine + gapNewlines)
+			.sort((a, b) => a[0] - b[0]);
+		const keptBytes = kept.reduce((sum, [, text]) => sum + Buffer.byteLength(text, "utf8"), 0);
+		const twoByte =
+			/[^\u0000-\u00ff]/.test(headText) ||
+			/[^\u0000-\u00ff]/.test(tailText) ||
+			kept.some(([, text]) => /[^\u0000-\u00ff]/.test(text));
+		if (kept.length === 0 || keptBytes > gapBytes - gapNewlines) {
+			return headText + filler(gapBytes, gapNewlines, endsWithNewline, twoByte) + tailText;
+		}
+		// Filler lines between the kept ones share what the kept lines leave of the middle's bytes.
+		const fillerLines = gapLines - kept.length;
+		const fillerBytes = gapBytes - gapNewlines - keptBytes;
+		const per = fillerLines > 0 ? Math.floor(fillerBytes / fillerLines) : 0;
+		let extra = fillerBytes - per * fillerLines;
+		const parts: string[] = [];
+		let next = firstGapLine; // the gap line the next part starts at
+		const run = (lines: number, lastOpen: boolean) => {
+			if (lines <= 0) return;
+			const bytes = per * lines + extra + (lastOpen ? lines - 1 : lines);
+			extra = 0;
+			parts.push(filler(bytes, lastOpen ? lines - 1 : lines, !lastOpen, twoByte));
+		};
+		for (const [n, text] of kept) {
+			run(n - next, false);
+			parts.push(`${text}\n`);
+			next = n + 1;
+		}
+		run(firstGapLine + gapLines - next, !endsWithNewline);
+		return headText + parts.join("") + tailText;
+	}
+}
+
+/**
+ * Pure: `bytes` UTF-8 bytes holding `newlines` "\n" (ending with one when `endsWithNewline`), the rest spread
+ * evenly over its lines as characters that take 2 UTF-8 bytes in a one-byte string (3 in a two-byte one) and
+ * match no notable-line key: half (two thirds of) the memory of the bytes they stand for.
+ */
+export function filler(bytes: number, newlines: number, endsWithNewline: boolean, twoByte: boolean): string {
+	const char = twoByte ? "\u3000" : "\u00a0";
+	const charBytes = twoByte ? 3 : 2;
+	const seg = (b: number) => char.repeat(Math.floor(b / charBytes)) + " ".repeat(b % charBytes);
+	const rest = bytes - newlines;
+	if (newlines === 0) return seg(rest);
+	const segments = endsWithNewline ? newlines : newlines + 1;
+	const base = Math.floor(rest / segments);
+	const extra = rest - base * segments;
+	const last = endsWithNewline ? "" : seg(base);
+	return `${seg(base + extra)}\n${`${seg(base)}\n`.repeat(newlines - 1)}${last}`;
 }
 
 /** Open, check and read Pi's full-output file (see openFullOutput and readOpenedOutput). */
