@@ -699,7 +699,52 @@ var init_artifact_store = __esm({
           yield* fsStep.fsync(fd);
           yield* fsStep.close(fd);
           fd = void 0;
-          const sha256 = hash.digest("hex");
+          return yield* this.linkSteps(check, tempPath, hash.digest("hex"), bytes);
+        } finally {
+          if (fd !== void 0) yield* fsStep.quietly(fsStep.close(fd));
+          yield* fsStep.quietly(fsStep.unlink(tempPath));
+        }
+      }
+      /**
+       * Store bytes that arrive in chunks (Pi's full-output file read in steps), never holding them whole: each
+       * chunk is hashed and written to the exclusive temp file, then fsync and the same link-or-verify as put.
+       * `accept`, asked after the last chunk, may refuse the content (the temp file is then removed).
+       */
+      async putChunks(kind, chunks, accept) {
+        if (!isKind(kind)) return { ok: false, error: `unknown artifact kind ${JSON.stringify(kind)}` };
+        let tempPath;
+        let fd;
+        try {
+          const check = await runAsync(this.dirSteps(kind, true));
+          if (!check.ok) return check;
+          tempPath = (0, import_node_path2.join)(check.dir, `.tmp-${process.pid}-${(0, import_node_crypto.randomBytes)(8).toString("hex")}.part`);
+          const flags = import_node_fs.constants.O_WRONLY | import_node_fs.constants.O_CREAT | import_node_fs.constants.O_EXCL | import_node_fs.constants.O_NOFOLLOW;
+          fd = await runAsync(fsStep.open(tempPath, flags, FILE_MODE));
+          await runAsync(fsStep.fchmod(fd, FILE_MODE));
+          const hash = (0, import_node_crypto.createHash)("sha256");
+          let bytes = 0;
+          for await (const chunk of chunks) {
+            hash.update(chunk);
+            await runAsync(fsStep.write(fd, chunk));
+            bytes += chunk.length;
+          }
+          const refused = accept?.();
+          if (refused !== void 0) return { ok: false, error: refused };
+          await runAsync(fsStep.fsync(fd));
+          const open2 = fd;
+          fd = void 0;
+          await runAsync(fsStep.close(open2));
+          return await runAsync(this.linkSteps(check, tempPath, hash.digest("hex"), bytes));
+        } catch (error) {
+          return { ok: false, error: errorText(error) };
+        } finally {
+          if (fd !== void 0) await runAsync(fsStep.quietly(fsStep.close(fd)));
+          if (tempPath !== void 0) await runAsync(fsStep.quietly(fsStep.unlink(tempPath)));
+        }
+      }
+      /** Give the fsynced temp file its content-addressed name: link without replacing, or verify what is there. */
+      *linkSteps(check, tempPath, sha256, bytes) {
+        {
           const finalPath = (0, import_node_path2.join)(check.dir, `${sha256}.txt`);
           const again = yield* fsStep.lstat(check.dir);
           if (!again || again.isSymbolicLink() || again.dev !== check.dev || again.ino !== check.ino) {
@@ -714,9 +759,6 @@ var init_artifact_store = __esm({
             if (verdict !== VANISHED) return { ok: false, error: verdict };
           }
           return { ok: false, error: `${finalPath} keeps vanishing; not storing` };
-        } finally {
-          if (fd !== void 0) yield* fsStep.quietly(fsStep.close(fd));
-          yield* fsStep.quietly(fsStep.unlink(tempPath));
         }
       }
     };
@@ -1365,7 +1407,13 @@ var init_surfaces = __esm({
         maxBytes: 4096,
         maxLines: 100,
         headShare: 0.75,
-        doc: "a model's summary cut to fit its stub (the summary itself is not stored)"
+        doc: "a stub with a model's summary: the verbatim excerpt, then the summary (which is not stored)"
+      },
+      "toolArtifacts.summaryBeside": {
+        maxBytes: 1024,
+        maxLines: 16,
+        headShare: 0.75,
+        doc: "a model's summary beside the verbatim excerpt in its stub (at most this and half the stub; the excerpt gets the rest)"
       },
       "toolArtifacts.indexRows": {
         maxBytes: 2 * KIB,
@@ -3847,12 +3895,12 @@ function cutSegments(messages, sizer) {
       kind = "turn";
       const calls = callIdsInto(message, pendingIds);
       if (calls > 0) {
-        let open = calls;
+        let open2 = calls;
         while (end < n2 && messages[end].role === "toolResult") {
-          if (open > 0) open -= resolveCall(pendingIds, String(messages[end].toolCallId));
+          if (open2 > 0) open2 -= resolveCall(pendingIds, String(messages[end].toolCallId));
           end++;
         }
-        if (open > 0) {
+        if (open2 > 0) {
           const pending = /* @__PURE__ */ new Set();
           for (const id of pendingIds) if (id !== void 0) pending.add(id);
           end = lastPendingResult(messages, end, pending) ?? end;
@@ -3895,10 +3943,10 @@ function callIdsInto(message, out) {
   }
   return out.length;
 }
-function resolveCall(open, id) {
-  const at = open.indexOf(id);
+function resolveCall(open2, id) {
+  const at = open2.indexOf(id);
   if (at < 0) return 0;
-  open[at] = void 0;
+  open2[at] = void 0;
   return 1;
 }
 function lastPendingResult(messages, from, pending) {
@@ -6011,6 +6059,32 @@ var init_content = __esm({
   }
 });
 
+// extensions/tool-artifacts/agreement.ts
+function mentionsFailure(summary) {
+  for (const m of summary.matchAll(FAILURE_WORD)) {
+    const before = summary.slice(Math.max(0, m.index - 40), m.index);
+    const after = summary.slice(m.index + m[0].length, m.index + m[0].length + 12);
+    if (NEGATED_BEFORE.test(before) || ZERO_AFTER.test(after)) continue;
+    return true;
+  }
+  return false;
+}
+function scanFoundFailure(lines) {
+  return lines.some((l) => l.kind === "failure" || l.failing);
+}
+function summaryDisagrees(summary, lines) {
+  return scanFoundFailure(lines) && !mentionsFailure(summary);
+}
+var FAILURE_WORD, NEGATED_BEFORE, ZERO_AFTER;
+var init_agreement = __esm({
+  "extensions/tool-artifacts/agreement.ts"() {
+    "use strict";
+    FAILURE_WORD = /\b(?:fail(?:s|ed|ing|ure|ures)?|errors?|errored|exceptions?|panic(?:s|ked)?|fatal|crash(?:es|ed)?|abort(?:s|ed)?|traceback|segfault|segmentation fault|timed? ?out|timeouts?|broken|regressions?|did not (?:pass|succeed|complete)|unsuccessful|non-?zero (?:exit|status|code)|exit(?:ed)? (?:with )?(?:code|status) [1-9]\d*)\b/gi;
+    NEGATED_BEFORE = /(?:\b(?:no|not|never|without|zero|none|nor|free of|0)\b[\s,:-]*(?:\w+[\s,:-]+){0,2}|\b0\s*(?:\w+\s+)?)$/i;
+    ZERO_AFTER = /^\s*[:=]?\s*(?:0\b|none\b|zero\b)/i;
+  }
+});
+
 // extensions/tool-artifacts/classify.ts
 var CLASS_HEAD_SHARE;
 var init_classify = __esm({
@@ -6258,7 +6332,7 @@ function recallSearchHeader(id, pattern, hit, start) {
 function recallSearchContinue(matches, lastMatch) {
   return `[Stopped after ${matches} matches at line ${lastMatch}; search again with offset=${lastMatch + 1}, or narrow the pattern.]`;
 }
-var RECALL_TOOL_NAME, LAST_LINE_EMPTY, counted, STUB_HEADER_PATTERN, STUB_FOOTER_PATTERN, UNSTORED_STUB_HEADER_PATTERN, UNSTORED_STUB_FOOTER_PATTERN, EXCERPT_LABEL, ARGS_NOT_STORED, CLASS_INSTRUCTIONS, SUMMARY_FAILURE, RECALL_DESCRIPTION, RECALL_PARAMS, RECALL_ERRORS, RECALL_GROUP_SEPARATOR;
+var RECALL_TOOL_NAME, LAST_LINE_EMPTY, counted, STUB_HEADER_PATTERN, STUB_FOOTER_PATTERN, UNSTORED_STUB_HEADER_PATTERN, UNSTORED_STUB_FOOTER_PATTERN, SUMMARY_DISAGREES_NOTE, EXCERPT_LABEL, ARGS_NOT_STORED, CLASS_INSTRUCTIONS, SUMMARY_FAILURE, RECALL_DESCRIPTION, RECALL_PARAMS, RECALL_ERRORS, RECALL_GROUP_SEPARATOR;
 var init_prompt5 = __esm({
   "extensions/tool-artifacts/prompt.ts"() {
     "use strict";
@@ -6272,6 +6346,7 @@ var init_prompt5 = __esm({
     STUB_FOOTER_PATTERN = /^\[Full output stored: .+ — page it with read \(offset\/limit\) or search it with recall_artifact\("[0-9a-f]{8,64}"\)\]$/;
     UNSTORED_STUB_HEADER_PATTERN = /^\[Tool output NOT stored \| ([^|\n]+) \| (\d{1,3}(?:,\d{3})*) bytes?, (\d{1,3}(?:,\d{3})*) lines?( \(the last one empty\))?\]$/;
     UNSTORED_STUB_FOOTER_PATTERN = /^\[Full output NOT stored \(the artifact store failed: .+\) — .+\]$/;
+    SUMMARY_DISAGREES_NOTE = "[Note: the summary and the verbatim lines disagree: the scan found failures (in the excerpt below) that the summary does not mention. Trust the verbatim lines and the artifact.]";
     EXCERPT_LABEL = "Excerpt:";
     ARGS_NOT_STORED = "the arguments are not stored";
     CLASS_INSTRUCTIONS = {
@@ -6429,9 +6504,9 @@ function locateFullOutput(text, details) {
   if (typeof fromDetails === "string" && (0, import_node_path5.isAbsolute)(fromDetails)) {
     return { path: fromDetails, source: "details", shownTail };
   }
-  const fromNotice = notice?.[1];
-  if (fromNotice && (0, import_node_path5.isAbsolute)(fromNotice) && TEMP_NAME2.test((0, import_node_path5.basename)(fromNotice))) {
-    return { path: fromNotice, source: "notice", shownTail };
+  const fromNotice = notice?.[3];
+  if (notice && fromNotice && (0, import_node_path5.isAbsolute)(fromNotice) && TEMP_NAME2.test((0, import_node_path5.basename)(fromNotice))) {
+    return { path: fromNotice, source: "notice", shownTail, totalLines: Number(notice[1] ?? notice[2]) };
   }
   return void 0;
 }
@@ -6445,53 +6520,238 @@ function errnoOf(error) {
   const code2 = error?.code;
   return typeof code2 === "string" && /^[A-Z0-9_]{1,32}$/.test(code2) ? code2 : void 0;
 }
-function readFullOutput(location) {
-  let fd;
+async function openFullOutput(location) {
+  let handle;
   try {
-    fd = (0, import_node_fs6.openSync)(location.path, import_node_fs6.constants.O_RDONLY | import_node_fs6.constants.O_NOFOLLOW);
+    handle = await (0, import_promises.open)(location.path, import_node_fs6.constants.O_RDONLY | import_node_fs6.constants.O_NOFOLLOW | import_node_fs6.constants.O_NONBLOCK);
   } catch (error) {
     const errno = errnoOf(error);
     if (errno === "ENOENT") return { ok: false, failure: { code: "deleted" } };
     if (errno === "ELOOP") return { ok: false, failure: { code: "symlink" } };
     return { ok: false, failure: { code: "unreadable", errno } };
   }
+  const fail = async (failure) => {
+    await handle.close().catch(() => void 0);
+    return { ok: false, failure };
+  };
   try {
-    const st = (0, import_node_fs6.fstatSync)(fd);
-    if (!st.isFile()) return { ok: false, failure: { code: "not-a-file" } };
-    if (st.size > MAX_FULL_OUTPUT_BYTES)
-      return { ok: false, failure: { code: "too-large", maxBytes: MAX_FULL_OUTPUT_BYTES } };
-    const buffer = Buffer.alloc(st.size);
-    let read2 = 0;
-    while (read2 < st.size) {
-      const n2 = (0, import_node_fs6.readSync)(fd, buffer, read2, st.size - read2, read2);
-      if (n2 === 0) break;
-      read2 += n2;
+    const st = await handle.stat();
+    if (!st.isFile()) return fail({ code: "not-a-file" });
+    if (st.size > MAX_FULL_OUTPUT_BYTES) return fail({ code: "too-large", maxBytes: MAX_FULL_OUTPUT_BYTES });
+    const want = Math.min(st.size, Buffer.byteLength(location.shownTail, "utf8") + TAIL_MARGIN_BYTES);
+    const tail = Buffer.allocUnsafe(want);
+    const { bytesRead } = await handle.read(tail, 0, want, st.size - want);
+    if (!tailMatches(tail.subarray(0, bytesRead).toString("utf8"), location, st.size)) {
+      return fail({ code: "mismatch" });
     }
-    const text = buffer.subarray(0, read2).toString("utf8");
-    const expected = location.source === "details" ? location.shownTail.replace(/\n$/, "").slice(-DETAILS_TAIL_CHECK_CHARS) : location.shownTail;
-    if (!endsWithShown(text, expected)) return { ok: false, failure: { code: "mismatch" } };
-    return { ok: true, text };
+    return { ok: true, opened: { handle, size: st.size, location } };
+  } catch (error) {
+    return fail({ code: "unreadable", errno: errnoOf(error) });
+  }
+}
+async function readOpenedOutput(opened) {
+  const { handle, size, location } = opened;
+  try {
+    const buffer = Buffer.allocUnsafe(size);
+    let read2 = 0;
+    while (read2 < size) {
+      const { bytesRead } = await handle.read(buffer, read2, Math.min(READ_CHUNK_BYTES2, size - read2), read2);
+      if (bytesRead === 0) break;
+      read2 += bytesRead;
+    }
+    const bytes = buffer.subarray(0, read2);
+    if (!linesMatch(location, newlinesIn(bytes), read2, read2 > 0 && bytes[read2 - 1] === 10)) {
+      return { ok: false, failure: { code: "mismatch" } };
+    }
+    return { ok: true, text: bytes.toString("utf8") };
   } catch (error) {
     return { ok: false, failure: { code: "unreadable", errno: errnoOf(error) } };
   } finally {
-    (0, import_node_fs6.closeSync)(fd);
+    await handle.close().catch(() => void 0);
   }
 }
-function endsWithShown(fileText, shown) {
-  return fileText.replace(/\n$/, "").endsWith(shown.replace(/\n$/, ""));
+function filler(bytes, newlines, endsWithNewline, twoByte) {
+  const char = twoByte ? "　" : " ";
+  const charBytes = twoByte ? 3 : 2;
+  const seg = (b) => char.repeat(Math.floor(b / charBytes)) + " ".repeat(b % charBytes);
+  const rest = bytes - newlines;
+  if (newlines === 0) return seg(rest);
+  const segments = endsWithNewline ? newlines : newlines + 1;
+  const base = Math.floor(rest / segments);
+  const extra = rest - base * segments;
+  const last = endsWithNewline ? "" : seg(base);
+  return `${seg(base + extra)}
+${`${seg(base)}
+`.repeat(newlines - 1)}${last}`;
 }
-var import_node_fs6, import_node_path5, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS;
+function newlinesIn(bytes) {
+  let n2 = 0;
+  for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) n2++;
+  return n2;
+}
+function tailMatches(fileTail, location, bytes) {
+  const noOutput = location.shownTail === NO_OUTPUT;
+  const shown = noOutput ? "" : location.shownTail;
+  if (location.source === "details") {
+    const expected = withoutFinalNewlines(shown).slice(-DETAILS_TAIL_CHECK_CHARS);
+    return withoutFinalNewlines(fileTail).endsWith(expected);
+  }
+  if (noOutput) return bytes > 0;
+  return shown !== "" && (fileTail.endsWith(shown) || fileTail.endsWith(`${shown}
+`));
+}
+function linesMatch(location, newlines, bytes, endsWithNewline) {
+  if (location.source === "details") return true;
+  const total = location.totalLines;
+  const counted2 = total === newlines + 1 || total === newlines && endsWithNewline || total === 0 && bytes === 0;
+  if (!counted2) return false;
+  return location.shownTail !== NO_OUTPUT || newlines + 1 > PI_MAX_LINES || bytes > PI_MAX_BYTES;
+}
+function withoutFinalNewlines(text) {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
+  return end === text.length ? text : text.slice(0, end);
+}
+var import_node_fs6, import_promises, import_node_path5, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, READ_CHUNK_BYTES2, TAIL_MARGIN_BYTES, LARGE_OUTPUT_BYTES, VIEW_REGION_BYTES, SCAN_UNIT_BYTES, LINES_MISMATCH, LargeOutputReader, PI_MAX_LINES, PI_MAX_BYTES;
 var init_full_output = __esm({
   "extensions/tool-artifacts/full-output.ts"() {
     "use strict";
     import_node_fs6 = require("node:fs");
+    import_promises = require("node:fs/promises");
     import_node_path5 = require("node:path");
+    init_notable();
+    init_utf8();
     MAX_FULL_OUTPUT_BYTES = 256 * 1024 * 1024;
     TEMP_NAME2 = /^pi-bash-[0-9a-f]{16}\.log$/;
-    NOTICE = /\n\n\[Showing (?:lines \d+-\d+ of \d+(?: \([^)\]]*\))?|last [^\]]* of line \d+ \(line is [^)]*\))\. Full output: ([^\]\n]+)\]$/;
+    NOTICE = /\n\n\[Showing (?:lines \d+-\d+ of (\d+)(?: \([^)\]]*\))?|last [^\]]* of line (\d+) \(line is [^)]*\))\. Full output: ([^\]\n]+)\]$/;
+    NO_OUTPUT = "(no output)";
     HEAD_TAIL_NOTICE = /\n\n\[Full output: [^\]\n]+ \(read it with offset\/limit\)\]$/;
     DETAILS_TAIL_CHECK_CHARS = 256;
     STATUS = /\n\n(?:Command exited with code -?\d+|Command aborted|Command timed out after [^\n]*|Command terminated without an exit code)$/;
+    READ_CHUNK_BYTES2 = 1024 * 1024;
+    TAIL_MARGIN_BYTES = 64;
+    LARGE_OUTPUT_BYTES = 32 * 1024 * 1024;
+    VIEW_REGION_BYTES = 4 * 1024 * 1024;
+    SCAN_UNIT_BYTES = 2 * 1024 * 1024;
+    LINES_MISMATCH = "its temp file does not match the output shown";
+    LargeOutputReader = class {
+      constructor(opened, regionBytes = VIEW_REGION_BYTES) {
+        this.opened = opened;
+        const size = opened.size;
+        this.head = Buffer.allocUnsafe(Math.min(regionBytes, size));
+        const tailBytes = Math.min(regionBytes, size - this.head.length);
+        this.tail = Buffer.allocUnsafe(tailBytes);
+        this.tailFrom = size - tailBytes;
+      }
+      opened;
+      newlines = 0;
+      read = 0;
+      lastByte = -1;
+      head;
+      tail;
+      tailFrom;
+      /** True once `accept` refused the content (the caller falls back to the text shown). */
+      refused = false;
+      /** Notable lines (and their context) the scan found in each SCAN_UNIT_BYTES of the text, by line number. */
+      found = /* @__PURE__ */ new Map();
+      decoder = new TextDecoder();
+      /** Decoded text not scanned yet (from the last scanned line end), and the line number it starts at. */
+      pending = [];
+      pendingUnits = 0;
+      pendingLine = 1;
+      /** The file's bytes in order; each chunk is consumed before the next is read (the buffer is reused). */
+      async *chunks() {
+        const { handle, size } = this.opened;
+        const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES2, Math.max(1, size)));
+        while (this.read < size) {
+          const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - this.read), this.read);
+          if (bytesRead === 0) break;
+          const chunk = buffer.subarray(0, bytesRead);
+          const at = this.read;
+          this.newlines += newlinesIn(chunk);
+          if (at < this.head.length) chunk.copy(this.head, at, 0, Math.min(bytesRead, this.head.length - at));
+          if (at + bytesRead > this.tailFrom) {
+            const from = Math.max(0, this.tailFrom - at);
+            chunk.copy(this.tail, at + from - this.tailFrom, from, bytesRead);
+          }
+          this.read += bytesRead;
+          this.lastByte = chunk[bytesRead - 1];
+          this.feed(this.decoder.decode(chunk, { stream: true }), false);
+          yield chunk;
+        }
+        this.feed(this.decoder.decode(), true);
+      }
+      /** The notable scan fed unit by unit (whole lines, about SCAN_UNIT_BYTES each), its lines kept by number. */
+      feed(piece, last) {
+        if (piece.length > 0) {
+          this.pending.push(piece);
+          this.pendingUnits += piece.length;
+        }
+        if (!last && this.pendingUnits < SCAN_UNIT_BYTES) return;
+        const joined = this.pending.join("");
+        const cut2 = last ? joined.length : joined.lastIndexOf("\n") + 1;
+        if (cut2 === 0) return;
+        const unit = joined.slice(0, cut2);
+        for (const l of scanNotable(unit).lines) {
+          this.found.set(this.pendingLine + l.line - 1, Buffer.from(l.text, "utf8").toString("utf8"));
+        }
+        this.pendingLine += countNewlines(unit);
+        const rest = joined.slice(cut2);
+        this.pending = rest.length > 0 ? [rest] : [];
+        this.pendingUnits = rest.length;
+      }
+      /** Asked after the last chunk: undefined to store, else why not (the file changed, or the count differs). */
+      accept = () => {
+        const { size, location } = this.opened;
+        const whole2 = this.read === size;
+        if (whole2 && linesMatch(location, this.newlines, this.read, this.lastByte === 10)) return void 0;
+        this.refused = true;
+        return LINES_MISMATCH;
+      };
+      /** The stand-in text (see the class comment); call after the chunks were consumed. */
+      view() {
+        const headEnd = this.head.length === this.read ? this.head.length : this.head.lastIndexOf(10) + 1 || this.head.length;
+        const nl = this.tail.indexOf(10);
+        const tailStart = this.tail.length === 0 ? 0 : nl + 1;
+        const headText = this.head.subarray(0, headEnd).toString("utf8");
+        const tailText = this.tail.subarray(tailStart).toString("utf8");
+        const gapBytes = this.tailFrom + tailStart - headEnd;
+        if (gapBytes <= 0) return headText + tailText;
+        const gapNewlines = this.newlines - newlinesIn(this.head.subarray(0, headEnd)) - newlinesIn(this.tail.subarray(tailStart));
+        const endsWithNewline = tailStart > 0;
+        const firstGapLine = newlinesIn(this.head.subarray(0, headEnd)) + 1;
+        const gapLines = endsWithNewline ? gapNewlines : gapNewlines + 1;
+        const startsAtLine = headEnd === 0 || this.head[headEnd - 1] === 10;
+        const kept = [...this.found.entries()].filter(([n2]) => n2 >= firstGapLine + (startsAtLine ? 0 : 1) && n2 < firstGapLine + gapNewlines).sort((a, b) => a[0] - b[0]);
+        const keptBytes = kept.reduce((sum, [, text]) => sum + Buffer.byteLength(text, "utf8"), 0);
+        const twoByte = /[^\u0000-\u00ff]/.test(headText) || /[^\u0000-\u00ff]/.test(tailText) || kept.some(([, text]) => /[^\u0000-\u00ff]/.test(text));
+        if (kept.length === 0 || keptBytes > gapBytes - gapNewlines) {
+          return headText + filler(gapBytes, gapNewlines, endsWithNewline, twoByte) + tailText;
+        }
+        const fillerLines = gapLines - kept.length;
+        const fillerBytes = gapBytes - gapNewlines - keptBytes;
+        const per = fillerLines > 0 ? Math.floor(fillerBytes / fillerLines) : 0;
+        let extra = fillerBytes - per * fillerLines;
+        const parts = [];
+        let next = firstGapLine;
+        const run2 = (lines, lastOpen) => {
+          if (lines <= 0) return;
+          const bytes = per * lines + extra + (lastOpen ? lines - 1 : lines);
+          extra = 0;
+          parts.push(filler(bytes, lastOpen ? lines - 1 : lines, !lastOpen, twoByte));
+        };
+        for (const [n2, text] of kept) {
+          run2(n2 - next, false);
+          parts.push(`${text}
+`);
+          next = n2 + 1;
+        }
+        run2(firstGapLine + gapLines - next, !endsWithNewline);
+        return headText + parts.join("") + tailText;
+      }
+    };
+    PI_MAX_LINES = 2e3;
+    PI_MAX_BYTES = 50 * 1024;
   }
 });
 
@@ -6563,18 +6823,40 @@ function readsStoredArtifact(toolName, input, cwd, storeRoot) {
   const rel = (0, import_node_path6.relative)((0, import_node_path6.resolve)(storeRoot), target);
   return rel !== "" && !rel.startsWith("..") && !(0, import_node_path6.isAbsolute)(rel);
 }
+function cutOutputBytes(details) {
+  const truncation = details && typeof details === "object" ? details.truncation : void 0;
+  if (!truncation || typeof truncation !== "object") return 0;
+  const t = truncation;
+  return t.truncated === true && typeof t.totalBytes === "number" && Number.isFinite(t.totalBytes) ? t.totalBytes : 0;
+}
 function thresholdFor(tool, config) {
   const own = Object.hasOwn(config.perTool, tool) ? config.perTool[tool] : void 0;
   return own === void 0 ? config.thresholdChars : own;
 }
-function completeOutput(fact, text) {
+async function completeOutput(fact, text, store) {
   const location = locateFullOutput(text, fact.details);
   const status = trailingStatus(text);
   const notes = status ? [status] : [];
+  const partial = (failure) => ({
+    full: text,
+    notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), failure)]
+  });
   if (location) {
-    const read2 = readFullOutput(location);
+    const opened = await openFullOutput(location);
+    if (!opened.ok) return partial(opened.failure);
+    if (store && opened.opened.size > LARGE_OUTPUT_BYTES) {
+      const reader = new LargeOutputReader(opened.opened);
+      try {
+        const stored = await store.putChunks(TOOL_OUTPUT_KIND, reader.chunks(), reader.accept);
+        if (reader.refused) return partial({ code: "mismatch" });
+        return { full: reader.view(), notes, fullOutputFile: location.path, stored };
+      } finally {
+        await opened.opened.handle.close().catch(() => void 0);
+      }
+    }
+    const read2 = await readOpenedOutput(opened.opened);
     if (read2.ok) return { full: read2.text, notes, fullOutputFile: location.path };
-    return { full: text, notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), read2.failure)] };
+    return partial(read2.failure);
   }
   if (fact.toolName === "bash" && wasTruncated(text, fact.details)) {
     const failure = { code: "no-file" };
@@ -6583,26 +6865,25 @@ function completeOutput(fact, text) {
   return { full: text, notes: [] };
 }
 async function buildStub(fact, text, deps) {
-  const complete2 = completeOutput(fact, text);
+  const complete2 = await completeOutput(fact, text, deps.store);
   const { full, notes } = complete2;
-  const put = await deps.store.put(TOOL_OUTPUT_KIND, full).catch((error) => ({ ok: false, error: String(error) }));
+  const put = complete2.stored ?? await deps.store.put(TOOL_OUTPUT_KIND, full).catch((error) => ({ ok: false, error: String(error) }));
   if (!put.ok) return unstoredStub(fact, complete2, put.error, deps.config);
   const ref = { ok: true, path: put.path, sha256: put.sha256 };
   const id = artifactId(put.sha256);
   const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
   const base = { id, tool: fact.toolName, ...measure(full), path: put.path };
-  let label2 = EXCERPT_LABEL;
   let usage;
-  let body;
+  let summary;
   const bodyNotes = [...notes];
   if (deps.summarize) {
-    const surface = configuredSurface(
+    const surface2 = configuredSurface(
       "toolArtifacts.summaryInput",
       { maxBytes: deps.config.summary.maxInputChars },
       deps.config.surfaces
     );
-    const headShare = surface.headShare ?? stubSurface(kind, deps.config).headShare;
-    const input = projectLog(full, surface, { headShare, stored: ref, section: "notable.summaryInput" });
+    const headShare = surface2.headShare ?? stubSurface(kind, deps.config).headShare;
+    const input = projectLog(full, surface2, { headShare, stored: ref, section: "notable.summaryInput" });
     const outcome = await deps.summarize({
       kind,
       tool: fact.toolName,
@@ -6612,26 +6893,39 @@ async function buildStub(fact, text, deps) {
       notable: input.notable.length > 0
     });
     if (outcome.ok) {
-      label2 = summaryLabel(outcome.model);
       usage = outcome.usage;
-      const surface2 = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
-      const room = budget(surface2, { ...base, notes: bodyNotes, label: label2 });
-      body = project(outcome.text, surface2, { ...room, marker: summaryCutMarker, footer: false }).text;
+      summary = { label: summaryLabel(outcome.model), text: outcome.text };
+      if (kind === "command" && summaryDisagrees(outcome.text, scanNotable(full).lines)) {
+        bodyNotes.push(SUMMARY_DISAGREES_NOTE);
+      }
     } else bodyNotes.push(summaryFailedNote(outcome.reason));
   } else if (deps.summaryUnavailable) bodyNotes.push(summaryFailedNote(deps.summaryUnavailable));
-  if (body === void 0) {
-    const surface = stubSurface(kind, deps.config);
-    const room = budget(surface, { ...base, notes: bodyNotes, label: label2 });
-    body = buildExcerpt({
-      kind,
-      surface,
-      text: full,
-      args: fact.input,
-      maxBytes: room.maxBytes,
-      maxLines: room.maxLines,
-      artifact: ref
-    });
+  const label2 = EXCERPT_LABEL;
+  const surface = stubSurface(kind, deps.config);
+  const whole2 = summary ? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces) : surface;
+  const room = budget(whole2, { ...base, notes: bodyNotes, label: label2 });
+  let after = "";
+  if (summary) {
+    const beside = configuredSurface("toolArtifacts.summaryBeside", {}, deps.config.surfaces);
+    const cut2 = project(summary.text, beside, {
+      maxBytes: Math.min(beside.maxBytes, Math.floor(room.maxBytes / 2)),
+      maxLines: Math.max(1, Math.min(beside.maxLines, Math.floor(room.maxLines / 2)) - 1),
+      marker: summaryCutMarker,
+      footer: false
+    }).text;
+    after = `
+${summary.label}
+${cut2}`;
   }
+  const body = buildExcerpt({
+    kind,
+    surface,
+    text: full,
+    args: fact.input,
+    maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
+    maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1)),
+    artifact: ref
+  }) + after;
   const stub = renderStub({ ...base, notes: bodyNotes, label: label2, body });
   const headroom2 = headroomDetails({ artifacts: [put.path], ...usage ? { usage } : {} });
   return {
@@ -6641,7 +6935,7 @@ async function buildStub(fact, text, deps) {
     id,
     path: put.path,
     kind,
-    summarized: label2 !== EXCERPT_LABEL
+    summarized: summary !== void 0
   };
 }
 function unstoredStub(fact, complete2, reason, config) {
@@ -6676,7 +6970,7 @@ function unstoredStub(fact, complete2, reason, config) {
   };
 }
 function measure(full) {
-  return { bytes: Buffer.byteLength(full, "utf8"), lines: full.split("\n").length, lastLineEmpty: full.endsWith("\n") };
+  return { bytes: Buffer.byteLength(full, "utf8"), lines: countLines(full), lastLineEmpty: full.endsWith("\n") };
 }
 function previousDetails(fact) {
   const { truncation: _replaced, ...previous } = fact.details && typeof fact.details === "object" ? fact.details : {};
@@ -6710,6 +7004,9 @@ var init_artifacts = __esm({
     init_projection();
     init_surfaces();
     init_content();
+    init_notable();
+    init_utf8();
+    init_agreement();
     init_classify();
     init_excerpt();
     init_full_output();
@@ -7118,7 +7415,7 @@ function toolArtifacts(pi) {
     const passThrough = isPassThrough(text, event.details) || readsStoredArtifact(event.toolName, event.input, ctx.cwd, st.root);
     const limit = threshold === false ? Number.POSITIVE_INFINITY : threshold;
     const eligible = !passThrough && threshold !== false && text.length > 0;
-    const forced = eligible && text.length > limit;
+    const forced = eligible && Math.max(text.length, cutOutputBytes(event.details)) > limit;
     const owner = batchOf.get(event.toolCallId) ?? batch ?? newBatch(cfg);
     const moved = await owner.arrive({ id: event.toolCallId, chars: text.length, forced, eligible }, ctx.signal);
     if (!forced && !moved) {
@@ -12571,10 +12868,10 @@ var init_screens = __esm({
         return [...this.own(), ...this.others()];
       }
       currentEntry() {
-        const open = this.open;
-        if (!open) return void 0;
-        if (open.session === void 0) return this.own().find((e) => e.child.id === open.id);
-        return this.others().find((e) => e.child.id === open.id && e.other?.session === open.session);
+        const open2 = this.open;
+        if (!open2) return void 0;
+        if (open2.session === void 0) return this.own().find((e) => e.child.id === open2.id);
+        return this.others().find((e) => e.child.id === open2.id && e.other?.session === open2.session);
       }
       submit(value) {
         const entry = this.currentEntry();

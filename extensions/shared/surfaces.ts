@@ -196,7 +196,13 @@ export const SURFACES = freezeEntries({
 		maxBytes: 4096,
 		maxLines: 100,
 		headShare: 0.75,
-		doc: "a model's summary cut to fit its stub (the summary itself is not stored)",
+		doc: "a stub with a model's summary: the verbatim excerpt, then the summary (which is not stored)",
+	},
+	"toolArtifacts.summaryBeside": {
+		maxBytes: 1024,
+		maxLines: 16,
+		headShare: 0.75,
+		doc: "a model's summary beside the verbatim excerpt in its stub (at most this and half the stub; the excerpt gets the rest)",
 	},
 	"toolArtifacts.indexRows": {
 		maxBytes: 2 * KIB,

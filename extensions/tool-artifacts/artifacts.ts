@@ -9,16 +9,29 @@ import { headroomDetails, isProjected } from "../shared/host/details.ts";
 import type { CallUsage } from "../shared/host/model-usage.ts";
 import { projectLog } from "../shared/projection/log.ts";
 import { type ArtifactRef, project } from "../shared/projection/projection.ts";
-import type { ArtifactStore } from "../shared/store/artifact-store.ts";
+import type { ArtifactStore, PutFailure, PutResult } from "../shared/store/artifact-store.ts";
 import { SURFACES, type SurfaceBudget } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
+import { scanNotable } from "../shared/text/notable.ts";
+import { countLines } from "../shared/text/utf8.ts";
+import { summaryDisagrees } from "./agreement.ts";
 import { classifyTool, type OutputClass } from "./classify.ts";
 import { buildExcerpt } from "./excerpt.ts";
-import { locateFullOutput, readFullOutput, trailingStatus, wasTruncated } from "./full-output.ts";
+import {
+	type FullOutputFailure,
+	LARGE_OUTPUT_BYTES,
+	LargeOutputReader,
+	locateFullOutput,
+	openFullOutput,
+	readOpenedOutput,
+	trailingStatus,
+	wasTruncated,
+} from "./full-output.ts";
 import {
 	ARGS_NOT_STORED,
 	EXCERPT_LABEL,
 	partialOutputNote,
+	SUMMARY_DISAGREES_NOTE,
 	summaryCutMarker,
 	summaryFailedNote,
 	summaryLabel,
@@ -99,6 +112,15 @@ export function readsStoredArtifact(
 	return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
 }
 
+/** Pure: the bytes of the complete output a result Pi cut states in its details (`truncation.totalBytes`), else 0. */
+export function cutOutputBytes(details: unknown): number {
+	const truncation =
+		details && typeof details === "object" ? (details as { truncation?: unknown }).truncation : undefined;
+	if (!truncation || typeof truncation !== "object") return 0;
+	const t = truncation as { truncated?: unknown; totalBytes?: unknown };
+	return t.truncated === true && typeof t.totalBytes === "number" && Number.isFinite(t.totalBytes) ? t.totalBytes : 0;
+}
+
 /** Pure: the threshold in characters for a tool, or false when the tool is switched off. */
 export function thresholdFor(tool: string, config: ToolArtifactsConfig): number | false {
 	const own = Object.hasOwn(config.perTool, tool) ? config.perTool[tool] : undefined;
@@ -113,17 +135,40 @@ export interface CompleteOutput {
 	notes: string[];
 	/** Pi's full-output file `full` was read from, when it was. */
 	fullOutputFile?: string;
+	/** A large output already stored in chunks from Pi's file (`full` is then its bounded view). */
+	stored?: PutResult | PutFailure;
 }
 
-/** Pure: the output text of the result and where the complete output came from. */
-export function completeOutput(fact: ToolResultFacts, text: string): CompleteOutput {
+/** The output text of the result and where the complete output came from (Pi's file read off the main thread). */
+export async function completeOutput(
+	fact: ToolResultFacts,
+	text: string,
+	store?: ArtifactStore,
+): Promise<CompleteOutput> {
 	const location = locateFullOutput(text, fact.details);
 	const status = trailingStatus(text);
 	const notes = status ? [status] : [];
+	const partial = (failure: FullOutputFailure) => ({
+		full: text,
+		notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), failure)],
+	});
 	if (location) {
-		const read = readFullOutput(location);
+		const opened = await openFullOutput(location);
+		if (!opened.ok) return partial(opened.failure);
+		// A large output is never held whole: stored in chunks as it is read, shown through a bounded view.
+		if (store && opened.opened.size > LARGE_OUTPUT_BYTES) {
+			const reader = new LargeOutputReader(opened.opened);
+			try {
+				const stored = await store.putChunks(TOOL_OUTPUT_KIND, reader.chunks(), reader.accept);
+				if (reader.refused) return partial({ code: "mismatch" });
+				return { full: reader.view(), notes, fullOutputFile: location.path, stored };
+			} finally {
+				await opened.opened.handle.close().catch(() => undefined);
+			}
+		}
+		const read = await readOpenedOutput(opened.opened);
 		if (read.ok) return { full: read.text, notes, fullOutputFile: location.path };
-		return { full: text, notes: [...notes, partialOutputNote(Buffer.byteLength(text, "utf8"), read.failure)] };
+		return partial(read.failure);
 	}
 	if (fact.toolName === "bash" && wasTruncated(text, fact.details)) {
 		const failure = { code: "no-file" } as const;
@@ -179,20 +224,22 @@ export interface UnstoredStub extends StubResult {
  * points at Pi's full-output file when bash saved one: never a silent pass-through.
  */
 export async function buildStub(fact: ToolResultFacts, text: string, deps: StubDeps): Promise<BuiltStub> {
-	const complete = completeOutput(fact, text);
+	const complete = await completeOutput(fact, text, deps.store);
 	const { full, notes } = complete;
-	const put = await deps.store
-		.put(TOOL_OUTPUT_KIND, full)
-		.catch((error: unknown) => ({ ok: false as const, error: String(error) }));
+	const put =
+		complete.stored ??
+		(await deps.store
+			.put(TOOL_OUTPUT_KIND, full)
+			.catch((error: unknown) => ({ ok: false as const, error: String(error) })));
 	if (!put.ok) return unstoredStub(fact, complete, put.error, deps.config);
 	const ref: ArtifactRef = { ok: true, path: put.path, sha256: put.sha256 };
 	const id = artifactId(put.sha256);
 	const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
 	const base = { id, tool: fact.toolName, ...measure(full), path: put.path };
 
-	let label = EXCERPT_LABEL;
 	let usage: CallUsage | undefined;
-	let body: string | undefined;
+	/** The model's summary with its label, when it answered: it goes beside the excerpt, never instead of it. */
+	let summary: { label: string; text: string } | undefined;
 	const bodyNotes = [...notes];
 	if (deps.summarize) {
 		// summary.maxInputChars is the surface's byte limit (the key keeps its old name).
@@ -214,27 +261,44 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 			notable: input.notable.length > 0,
 		});
 		if (outcome.ok) {
-			label = summaryLabel(outcome.model);
 			usage = outcome.usage;
-			const surface = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
-			const room = budget(surface, { ...base, notes: bodyNotes, label });
-			// The summary itself is not stored (the artifact holds the verbatim output): a marker, no footer.
-			body = project(outcome.text, surface, { ...room, marker: summaryCutMarker, footer: false }).text;
+			summary = { label: summaryLabel(outcome.model), text: outcome.text };
+			// The scan's verbatim failures against the summary's words: a summary that mentions none is flagged.
+			if (kind === "command" && summaryDisagrees(outcome.text, scanNotable(full).lines)) {
+				bodyNotes.push(SUMMARY_DISAGREES_NOTE);
+			}
 		} else bodyNotes.push(summaryFailedNote(outcome.reason));
 	} else if (deps.summaryUnavailable) bodyNotes.push(summaryFailedNote(deps.summaryUnavailable));
-	if (body === undefined) {
-		const surface = stubSurface(kind, deps.config);
-		const room = budget(surface, { ...base, notes: bodyNotes, label });
-		body = buildExcerpt({
+	// The body is always the verbatim excerpt (notable lines, head, tail); a summary comes after it, within the
+	// same stub surface: the summary at most its own surface's share, the excerpt the rest.
+	const label = EXCERPT_LABEL;
+	const surface = stubSurface(kind, deps.config);
+	const whole = summary
+		? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces)
+		: surface;
+	const room = budget(whole, { ...base, notes: bodyNotes, label });
+	let after = "";
+	if (summary) {
+		const beside = configuredSurface("toolArtifacts.summaryBeside", {}, deps.config.surfaces);
+		// The summary itself is not stored (the artifact holds the verbatim output): a marker, no footer.
+		const cut = project(summary.text, beside, {
+			maxBytes: Math.min(beside.maxBytes, Math.floor(room.maxBytes / 2)),
+			maxLines: Math.max(1, Math.min(beside.maxLines, Math.floor(room.maxLines / 2)) - 1),
+			marker: summaryCutMarker,
+			footer: false,
+		}).text;
+		after = `\n${summary.label}\n${cut}`;
+	}
+	const body =
+		buildExcerpt({
 			kind,
 			surface,
 			text: full,
 			args: fact.input,
-			maxBytes: room.maxBytes,
-			maxLines: room.maxLines,
+			maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
+			maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1)),
 			artifact: ref,
-		});
-	}
+		}) + after;
 	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
 	const headroom = headroomDetails({ artifacts: [put.path], ...(usage ? { usage } : {}) });
 	return {
@@ -244,7 +308,7 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 		id,
 		path: put.path,
 		kind,
-		summarized: label !== EXCERPT_LABEL,
+		summarized: summary !== undefined,
 	};
 }
 
@@ -295,7 +359,7 @@ function unstoredStub(
 
 /** Bytes and lines (as Pi's read counts them) of an output, for the stub's header. */
 function measure(full: string): { bytes: number; lines: number; lastLineEmpty: boolean } {
-	return { bytes: Buffer.byteLength(full, "utf8"), lines: full.split("\n").length, lastLineEmpty: full.endsWith("\n") };
+	return { bytes: Buffer.byteLength(full, "utf8"), lines: countLines(full), lastLineEmpty: full.endsWith("\n") };
 }
 
 /**

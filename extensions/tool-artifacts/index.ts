@@ -14,6 +14,7 @@ import { project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
 import {
 	buildStub,
+	cutOutputBytes,
 	isPassThrough,
 	readsStoredArtifact,
 	resultText,
@@ -92,7 +93,8 @@ export default function toolArtifacts(pi: ExtensionAPI) {
 			isPassThrough(text, event.details) || readsStoredArtifact(event.toolName, event.input, ctx.cwd, st.root);
 		const limit = threshold === false ? Number.POSITIVE_INFINITY : threshold;
 		const eligible = !passThrough && threshold !== false && text.length > 0;
-		const forced = eligible && text.length > limit;
+		// A result Pi cut counts at its complete output's size (0.73 shows "(no output)" for a last line over 50 KB).
+		const forced = eligible && Math.max(text.length, cutOutputBytes(event.details)) > limit;
 		const owner = batchOf.get(event.toolCallId) ?? batch ?? newBatch(cfg);
 		const moved = await owner.arrive({ id: event.toolCallId, chars: text.length, forced, eligible }, ctx.signal);
 		if (!forced && !moved) {

@@ -100,10 +100,14 @@ export function summaryFailedNote(reason: string): string {
 	return `[Summary unavailable (${reason}); excerpt of the output follows.]`;
 }
 
-/** Heads the body when a summary model wrote it, so the reader knows it is not verbatim. */
+/** Heads a model's summary (after the verbatim excerpt), so the reader knows it is not verbatim. */
 export function summaryLabel(model: string): string {
 	return `Summary (by ${model}; verbatim text is in the artifact):`;
 }
+
+/** Said in the stub when the scan found failures and the model's summary mentions none. */
+export const SUMMARY_DISAGREES_NOTE =
+	"[Note: the summary and the verbatim lines disagree: the scan found failures (in the excerpt below) that the summary does not mention. Trust the verbatim lines and the artifact.]";
 
 /** Heads the body of a fallback excerpt. */
 export const EXCERPT_LABEL = "Excerpt:";

@@ -82,4 +82,41 @@ describe.each(PI_LINES)("notable lines of real logs on $label", ({ line }) => {
 			}
 		});
 	});
+	it("cat of the same logs, summary model up answering nothing useful: the critical lines stay, the summary beside them", async () => {
+		const useless = "The command ran and printed a long log of its progress.";
+		const server = await startServer((req): ScriptedReply => {
+			if (!isMain(req)) return { text: useless };
+			const done = toolMessages(req).length;
+			if (done < logs.length) {
+				return { toolCalls: [{ name: "bash", arguments: { command: `cat ${logs[done].id}.log` } }] };
+			}
+			return { text: "done" };
+		});
+		const sandbox = makeSandbox({
+			server,
+			headroomConfig: { toolArtifacts: { summary: { model: "mock/mock-cheap", timeoutMs: 20_000 } } },
+		});
+		for (const log of logs) writeFileSync(join(sandbox.cwd, `${log.id}.log`), log.raw);
+		const run = await runPiPrint({
+			line,
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "read the logs",
+			args: ["--no-session"],
+		});
+		expect(run.exitCode, run.stderr).toBe(0);
+		expect(server.requests.filter((r) => !isMain(r)).length).toBe(logs.length);
+		const last = server.requests.filter(isMain).at(-1) as ChatRequest;
+		const stubs = toolMessages(last).map((m) => messageText(m));
+		expect(stubs.length).toBe(logs.length);
+		logs.forEach((log, i) => {
+			const stub = stubs[i];
+			expect(stub, log.id).toContain(`Summary (by mock/mock-cheap; verbatim text is in the artifact):\n${useless}`);
+			expect(stub, log.id).toContain("Notable lines (L<n> is line n of the full text: read it with offset=n):");
+			expect(Buffer.byteLength(stub), log.id).toBeLessThanOrEqual(STUB_MAX_BYTES);
+			expect(criticalVisible(stub, log).missing, log.id).toEqual([]);
+			// Every one of these logs failed, and the summary says nothing of it: the stub says they disagree.
+			expect(stub, log.id).toContain("[Note: the summary and the verbatim lines disagree");
+		});
+	});
 });

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bigReport } from "../fixtures/extensions/head-tail-tool.ts";
 import { extensionPath, makeSandbox, PI_LINES, REPO_ROOT, runPiPrint } from "../fixtures/pi-runner.ts";
+import { loadRealLogs } from "../fixtures/real-logs.ts";
 import { messageText } from "../fixtures/scripted-server.ts";
 import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 
@@ -44,6 +45,60 @@ describe.each(PI_LINES)("tool outputs saved by another tool's full-output file o
 		expect(stored).toContain(`row ${ROWS / 2}: `);
 		expect(stub).not.toMatch(/partial|NOT saved/i);
 		expect(stub.split("\n")[0]).toMatch(/big_report \| [\d,]+ bytes, 20,003 lines/);
+	});
+});
+
+/**
+ * Real outputs whose end Pi's tail check used to refuse: real logs of the corpus ending in several blank
+ * lines (as RPM and xcodebuild logs do), in "\r\n" blank lines, with no final newline, and with a last line
+ * longer than Pi's 50 KB (cut by its byte limit; on 0.73 Pi then shows "(no output)").
+ */
+function endingOutputs(): Array<{ name: string; text: string; command: (file: string) => string }> {
+	const corpus = new Map(loadRealLogs().map((log) => [log.id, log.text]));
+	const log = (id: string) => corpus.get(id) as string;
+	const oneLine = log("mocha-json-large").replaceAll("\n", " ");
+	return [
+		{ name: "blank-lines", text: `${log("gha-pytorch-job")}\n\n\n`, command: (f) => `cat ${f}` },
+		{ name: "crlf-blank-lines", text: `${log("nunit-jenkins")}\r\n\r\n`, command: (f) => `cat ${f}` },
+		{ name: "no-final-newline", text: log("jest-junit-large"), command: (f) => `cat ${f}` },
+		{ name: "long-last-line", text: `${log("tap-tests")}\n${oneLine}\n`, command: (f) => `cat ${f}` },
+		// A failing command: on 0.73 its error result has no details, only the notice names the file.
+		{ name: "failing-blank-lines", text: `${log("java-junit-pulsar")}\n\n`, command: (f) => `cat ${f}; exit 3` },
+	];
+}
+
+describe.each(PI_LINES)("real outputs with every kind of ending, cat through bash on $label", ({ line }) => {
+	const startServer = useScriptedServers();
+
+	it("stores every byte of each output: blank lines, \\r\\n, no final newline, a last line over 50 KB", async () => {
+		const outputs = endingOutputs();
+		const server = await startServer((req) => {
+			const done = req.body.messages.filter((m) => m.role === "tool").length;
+			if (done < outputs.length) {
+				const file = `${outputs[done].name}.log`;
+				return { toolCalls: [{ name: "bash", arguments: { command: outputs[done].command(file) } }] };
+			}
+			return { text: "done" };
+		});
+		const sandbox = makeSandbox({ server, headroomConfig: { toolArtifacts: { summary: { enabled: false } } } });
+		for (const o of outputs) writeFileSync(join(sandbox.cwd, `${o.name}.log`), o.text);
+		const run = await runPiPrint({
+			line,
+			sandbox,
+			extensions: [extensionPath("tool-artifacts")],
+			prompt: "cat the logs",
+			args: ["--no-session"],
+		});
+		expect(run.exitCode, run.stderr).toBe(0);
+		const stubs = (server.requests.at(-1)?.body.messages ?? []).filter((m) => m.role === "tool").map(messageText);
+		expect(stubs.length).toBe(outputs.length);
+		outputs.forEach((o, i) => {
+			const stub = stubs[i];
+			expect(stub, o.name).not.toMatch(/no longer exists|partial/i);
+			const path = STORED.exec(stub)?.[1];
+			expect(path, `${o.name}: ${stub.slice(0, 300)}`).toBeDefined();
+			expect(readFileSync(path as string).equals(Buffer.from(o.text, "utf8")), o.name).toBe(true);
+		});
 	});
 });
 

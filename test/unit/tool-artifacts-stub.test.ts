@@ -146,27 +146,27 @@ describe("buildStub (fallback excerpt)", () => {
 });
 
 describe("full output file safety", () => {
-	it("refuses symlinks, non-regular files and files that do not end with what was shown", () => {
+	it("refuses symlinks, non-regular files and files that do not end with what was shown", async () => {
 		const target = join(dir, "secret.txt");
 		writeFileSync(target, "secret\nline 2000");
 		const link = join(dir, "pi-bash-1111111111111111.log");
 		symlinkSync(target, link);
-		expect(readFullOutput({ path: link, source: "details", shownTail: "line 2000" })).toEqual({
+		expect(await readFullOutput({ path: link, source: "details", shownTail: "line 2000" })).toEqual({
 			ok: false,
 			failure: { code: "symlink" },
 		});
-		expect(readFullOutput({ path: dir, source: "details", shownTail: "" })).toEqual({
+		expect(await readFullOutput({ path: dir, source: "details", shownTail: "" })).toEqual({
 			ok: false,
 			failure: { code: "not-a-file" },
 		});
 		const other = join(dir, "pi-bash-2222222222222222.log");
 		writeFileSync(other, "something else entirely");
-		expect(readFullOutput({ path: other, source: "notice", shownTail: "line 2000" })).toEqual({
+		expect(await readFullOutput({ path: other, source: "notice", shownTail: "line 2000" })).toEqual({
 			ok: false,
 			failure: { code: "mismatch" },
 		});
 		expect(
-			readFullOutput({ path: join(dir, "pi-bash-3333333333333333.log"), source: "details", shownTail: "" }),
+			await readFullOutput({ path: join(dir, "pi-bash-3333333333333333.log"), source: "details", shownTail: "" }),
 		).toEqual({ ok: false, failure: { code: "deleted" } });
 	});
 
@@ -175,7 +175,7 @@ describe("full output file safety", () => {
 		expect(locateFullOutput(`x\n\n[Showing lines 1-2 of 9. Full output: ${foreign}]`, undefined)).toBeUndefined();
 		const temp = join(tmpdir(), "pi-bash-0123456789abcdef.log");
 		const ok = locateFullOutput(`x\n\n[Showing lines 1-2 of 9. Full output: ${temp}]`, undefined);
-		expect(ok).toEqual({ path: temp, source: "notice", shownTail: "x" });
+		expect(ok).toEqual({ path: temp, source: "notice", shownTail: "x", totalLines: 9 });
 		expect(wasTruncated("plain", undefined)).toBe(false);
 		expect(wasTruncated("plain", { truncation: { truncated: true } })).toBe(true);
 	});
@@ -334,7 +334,7 @@ describe("summary model", () => {
 		expect(built.text).toMatch(/omitted/);
 	});
 
-	it("a summary becomes the body; the model saw at most maxInputChars of output", async () => {
+	it("a summary goes after the verbatim excerpt, never instead of it; the model saw at most maxInputChars", async () => {
 		const text = numbered(20_000);
 		let seenOutput = "";
 		const built = await buildStub(fact({ text }), text, {
@@ -347,7 +347,12 @@ describe("summary model", () => {
 		});
 		if ("notStored" in built) throw new Error(built.notStored);
 		expect(built.summarized).toBe(true);
-		expect(built.text).toContain("Built 3 targets; 0 errors.");
+		expect(built.text).toContain("Excerpt:\nline 1\n");
+		expect(built.text).toContain("line 20000\n[Full text:");
+		expect(built.text.indexOf("line 20000")).toBeLessThan(built.text.indexOf("Built 3 targets; 0 errors."));
+		expect(built.text).toContain(
+			"Summary (by mock/mock-cheap; verbatim text is in the artifact):\nBuilt 3 targets; 0 errors.",
+		);
 		expect(seenOutput.length).toBeLessThanOrEqual(config.summary.maxInputChars);
 		expect(seenOutput).toContain("line 1\n");
 		expect(seenOutput).toContain("line 20000");

@@ -299,7 +299,63 @@ export class ArtifactStore {
 			yield* step.fsync(fd);
 			yield* step.close(fd);
 			fd = undefined;
-			const sha256 = hash.digest("hex");
+			return yield* this.linkSteps(check, tempPath, hash.digest("hex"), bytes);
+		} finally {
+			if (fd !== undefined) yield* step.quietly(step.close(fd));
+			yield* step.quietly(step.unlink(tempPath));
+		}
+	}
+
+	/**
+	 * Store bytes that arrive in chunks (Pi's full-output file read in steps), never holding them whole: each
+	 * chunk is hashed and written to the exclusive temp file, then fsync and the same link-or-verify as put.
+	 * `accept`, asked after the last chunk, may refuse the content (the temp file is then removed).
+	 */
+	async putChunks(
+		kind: ArtifactKind,
+		chunks: AsyncIterable<Uint8Array>,
+		accept?: () => string | undefined,
+	): Promise<PutResult | PutFailure> {
+		if (!isKind(kind)) return { ok: false, error: `unknown artifact kind ${JSON.stringify(kind)}` };
+		let tempPath: string | undefined;
+		let fd: number | undefined;
+		try {
+			const check = await runAsync(this.dirSteps(kind, true));
+			if (!check.ok) return check;
+			tempPath = join(check.dir, `.tmp-${process.pid}-${randomBytes(8).toString("hex")}.part`);
+			const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+			fd = await runAsync(step.open(tempPath, flags, FILE_MODE));
+			await runAsync(step.fchmod(fd, FILE_MODE)); // open's mode is reduced by the umask
+			const hash = createHash("sha256");
+			let bytes = 0;
+			for await (const chunk of chunks) {
+				hash.update(chunk);
+				await runAsync(step.write(fd, chunk));
+				bytes += chunk.length;
+			}
+			const refused = accept?.();
+			if (refused !== undefined) return { ok: false, error: refused };
+			await runAsync(step.fsync(fd));
+			const open = fd;
+			fd = undefined;
+			await runAsync(step.close(open));
+			return await runAsync(this.linkSteps(check, tempPath, hash.digest("hex"), bytes));
+		} catch (error) {
+			return { ok: false, error: errorText(error) };
+		} finally {
+			if (fd !== undefined) await runAsync(step.quietly(step.close(fd)));
+			if (tempPath !== undefined) await runAsync(step.quietly(step.unlink(tempPath)));
+		}
+	}
+
+	/** Give the fsynced temp file its content-addressed name: link without replacing, or verify what is there. */
+	private *linkSteps(
+		check: DirCheck & { ok: true },
+		tempPath: string,
+		sha256: string,
+		bytes: number,
+	): Step<PutResult | PutFailure> {
+		{
 			const finalPath = join(check.dir, `${sha256}.txt`);
 			// The directory must still be the one checked: a swapped-in symlink would redirect the link.
 			const again = yield* step.lstat(check.dir);
@@ -318,9 +374,6 @@ export class ArtifactStore {
 				if (verdict !== VANISHED) return { ok: false, error: verdict };
 			}
 			return { ok: false, error: `${finalPath} keeps vanishing; not storing` };
-		} finally {
-			if (fd !== undefined) yield* step.quietly(step.close(fd));
-			yield* step.quietly(step.unlink(tempPath));
 		}
 	}
 }

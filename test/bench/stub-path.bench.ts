@@ -1,0 +1,220 @@
+/**
+ * The tool-output stub path, end to end, measured in one run:
+ *
+ * 1. Cost (issue 32 item 4): `buildStub` on a 1 MiB and a 64 MiB log (the summary model off) — SHA-256, the
+ *    notable scan, the projection, the write and fsync into a fresh artifact store — against the floor of
+ *    SHA-256 + write + fsync of the same bytes into a file of the same folder. Interleaved rounds (A then B,
+ *    then B then A); the figure is the median of the per-round ratios. Goal: ≤ 1.5×.
+ * 2. Memory (issue 28): peak RSS of a fresh process that stores and projects a 256 MiB tool output named by
+ *    Pi's full-output file (`cat` of a huge log through bash), as a multiple of the output's size. Goal: ≤ 1.5×.
+ *
+ *   node --expose-gc --import jiti/register test/bench/stub-path.bench.ts   (or: npm run bench -- stub-path)
+ */
+import { spawnSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
+import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { buildStub, type ToolResultFacts } from "../../extensions/tool-artifacts/artifacts.ts";
+import { loadRealLogs, readRealLogBytes, readRealLogIndex } from "../fixtures/real-logs.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
+
+const MiB = 1024 * 1024;
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+const CONFIG = {
+	...DEFAULT_CONFIG.toolArtifacts,
+	summary: { ...DEFAULT_CONFIG.toolArtifacts.summary, enabled: false },
+};
+
+/** A seed of real logs (pieces of each corpus log at line ends; `few`: of ten logs only), about `bytes` long. */
+function corpusSeed(bytes: number, few = false): Buffer {
+	const pieces: Buffer[] = [];
+	const raws = few ? readRealLogIndex().slice(0, 10).map(readRealLogBytes) : loadRealLogs().map((log) => log.raw);
+	for (const raw of raws) {
+		let end = Math.min(raw.length, 64 * 1024);
+		const nl = raw.indexOf(10, end);
+		end = end === raw.length || nl === -1 ? raw.length : nl + 1;
+		pieces.push(Buffer.from(raw.subarray(0, end)));
+	}
+	const out = Buffer.allocUnsafe(bytes);
+	let at = 0;
+	for (let i = 0; at < bytes; i++) {
+		const piece = pieces[i % pieces.length];
+		at += piece.copy(out, at, 0, Math.min(piece.length, bytes - at));
+	}
+	return out;
+}
+
+/** The bash result that `cat`s `text` (no full-output file: the text is the output). */
+function catFact(text: string): ToolResultFacts {
+	return {
+		toolName: "bash",
+		toolCallId: "call_cat",
+		input: { command: "cat build.log" },
+		content: [{ type: "text", text }],
+		details: undefined,
+		isError: false,
+	};
+}
+
+function median(xs: number[]): number {
+	const s = [...xs].sort((a, b) => a - b);
+	return s[Math.floor(s.length / 2)];
+}
+
+/** SHA-256 + write + fsync of the text's UTF-8 into a new file of `dir`, in 1 MiB steps (as the store writes). */
+function floor(text: string, dir: string): void {
+	const path = join(dir, `floor-${randomBytes(6).toString("hex")}.part`);
+	const fd = openSync(path, "wx", 0o600);
+	try {
+		const hash = createHash("sha256");
+		const encoder = new TextEncoder();
+		const scratch = Buffer.allocUnsafe(MiB);
+		for (let pos = 0; pos < text.length; ) {
+			const { read, written } = encoder.encodeInto(text.slice(pos, pos + scratch.length), scratch);
+			const view = scratch.subarray(0, written);
+			hash.update(view);
+			for (let off = 0; off < view.length; ) off += writeSync(fd, view, off, view.length - off);
+			pos += read;
+		}
+		hash.digest("hex");
+		fsyncSync(fd);
+	} finally {
+		closeSync(fd);
+		rmSync(path, { force: true });
+	}
+}
+
+async function cost(): Promise<void> {
+	const root = makeTestDir("stub-path-bench");
+	try {
+		console.log("cost of the whole stub path (hash, scan, projection, write, fsync) vs SHA-256 + write + fsync");
+		console.log("| log | stub path | floor | ratio | goal |");
+		console.log("|---|---:|---:|---:|---:|");
+		for (const [label, size, rounds] of [
+			["1 MiB", MiB, 15],
+			["64 MiB", 64 * MiB, 5],
+		] as const) {
+			const text = corpusSeed(size).toString("utf8");
+			const fact = catFact(text);
+			let n = 0;
+			const stubPath = async () => {
+				// A fresh store each time: content-addressed, a second put of the same text would only verify it.
+				const store = new ArtifactStore({ agentDir: join(root, `agent-${n++}`) });
+				const built = await buildStub(fact, text, { store, config: CONFIG });
+				if ("notStored" in built) throw new Error(built.notStored);
+				rmSync(join(root, `agent-${n - 1}`), { recursive: true, force: true });
+			};
+			const floorDir = join(root, "floor");
+			mkdirSync(floorDir, { recursive: true });
+			await stubPath();
+			floor(text, floorDir);
+			const a: number[] = [];
+			const b: number[] = [];
+			const ratios: number[] = [];
+			for (let r = 0; r < rounds; r++) {
+				gc();
+				let ta: number;
+				let tb: number;
+				if (r % 2 === 0) {
+					const t0 = performance.now();
+					await stubPath();
+					const t1 = performance.now();
+					floor(text, floorDir);
+					tb = performance.now() - t1;
+					ta = t1 - t0;
+				} else {
+					const t0 = performance.now();
+					floor(text, floorDir);
+					const t1 = performance.now();
+					await stubPath();
+					ta = performance.now() - t1;
+					tb = t1 - t0;
+				}
+				a.push(ta);
+				b.push(tb);
+				ratios.push(ta / tb);
+			}
+			console.log(
+				`| ${label} | ${median(a).toFixed(1)} ms | ${median(b).toFixed(1)} ms | ${median(ratios).toFixed(2)}× | ≤ 1.5× |`,
+			);
+		}
+	} finally {
+		rmSync(root, { recursive: true, force: true });
+	}
+}
+
+/** In a child: write a `bytes` log as Pi's full-output file, then store and project it as a bash stub. */
+async function memoryChild(bytes: number): Promise<void> {
+	const root = makeTestDir("stub-path-mem");
+	try {
+		const path = join(root, `pi-bash-${randomBytes(8).toString("hex")}.log`);
+		const seed = corpusSeed(4 * MiB, true);
+		const fd = openSync(path, "wx", 0o600);
+		for (let at = 0; at < bytes; ) {
+			const n = Math.min(seed.length, bytes - at);
+			for (let off = 0; off < n; ) off += writeSync(fd, seed, off, n - off);
+			at += n;
+		}
+		closeSync(fd);
+		// What Pi's bash shows: the last lines within 50 KB, then its notice.
+		const tailStart = seed.indexOf(10, seed.length - 40 * 1024) + 1;
+		const shown = seed.subarray(tailStart).toString("utf8");
+		const total = bytes / seed.length; // whole seeds: the file ends as the seed does
+		const lines = total * (seed.toString("latin1").split("\n").length - 1) + 1;
+		const text = `${shown}\n\n[Showing lines ${lines - 100}-${lines} of ${lines} (50.0KB limit). Full output: ${path}]`;
+		const fact: ToolResultFacts = {
+			...catFact(text),
+			details: { fullOutputPath: path, truncation: { truncated: true, totalBytes: bytes, totalLines: lines } },
+		};
+		gc();
+		const before = process.memoryUsage().rss;
+		const store = new ArtifactStore({ agentDir: join(root, "agent") });
+		const t0 = performance.now();
+		const built = await buildStub(fact, text, { store, config: CONFIG });
+		const ms = performance.now() - t0;
+		if ("notStored" in built) throw new Error(built.notStored);
+		if (!built.text.includes("Full output stored:") || built.text.includes("no longer exists")) {
+			throw new Error(`the stub does not name the complete output:\n${built.text.slice(0, 600)}`);
+		}
+		const peak = process.resourceUsage().maxRSS * 1024;
+		console.log(
+			JSON.stringify({ bytes, baseline: before, peak, ms, stubBytes: Buffer.byteLength(built.text, "utf8") }),
+		);
+	} finally {
+		rmSync(root, { recursive: true, force: true });
+	}
+}
+
+function memory(): void {
+	const bytes = 256 * MiB;
+	const child = spawnSync(
+		process.execPath,
+		["--expose-gc", "--import", "jiti/register", fileURLToPath(import.meta.url), "--memory-child", String(bytes)],
+		{ encoding: "utf8", maxBuffer: 16 * MiB },
+	);
+	if (child.status !== 0) {
+		console.log(`memory child failed (status ${child.status}, signal ${child.signal}):\n${child.stderr.slice(-2000)}`);
+		process.exitCode = 1;
+		return;
+	}
+	const line = child.stdout.trim().split("\n").at(-1) as string;
+	const m = JSON.parse(line) as { bytes: number; baseline: number; peak: number; ms: number; stubBytes: number };
+	const mib = (n: number) => `${(n / MiB).toFixed(0)} MiB`;
+	console.log("\npeak memory storing and projecting a 256 MiB tool output (Pi's full-output file), fresh process");
+	console.log("| output | RSS before | peak RSS | peak / output | (peak − before) / output | time | goal |");
+	console.log("|---|---:|---:|---:|---:|---:|---:|");
+	console.log(
+		`| ${mib(m.bytes)} | ${mib(m.baseline)} | ${mib(m.peak)} | ${(m.peak / m.bytes).toFixed(2)}× | ${((m.peak - m.baseline) / m.bytes).toFixed(2)}× | ${(m.ms / 1000).toFixed(1)} s | peak ≤ 1.5× |`,
+	);
+}
+
+const flag = process.argv.indexOf("--memory-child");
+if (flag !== -1) {
+	await memoryChild(Number(process.argv[flag + 1]));
+} else {
+	await cost();
+	memory();
+}
