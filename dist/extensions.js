@@ -5057,7 +5057,10 @@ function scanNotable(text, options = {}) {
     if (last.pool && at !== -1) last.pool.splice(at, 1);
   };
   const hit = (rule, clean2, line2, lineStart, lineEnd) => {
-    if (rule.kind === "marker") return mark(rule, line2);
+    if (rule.kind === "marker") {
+      mark(rule, line2);
+      return;
+    }
     const isSummary = rule.kind === "summary";
     if (isSummary) summaries++;
     else failures++;

@@ -298,7 +298,10 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	};
 
 	const hit = (rule: NotableRule, clean: string, line: number, lineStart: number, lineEnd: number): void => {
-		if (rule.kind === "marker") return mark(rule, line);
+		if (rule.kind === "marker") {
+			mark(rule, line);
+			return;
+		}
 		const isSummary = rule.kind === "summary";
 		if (isSummary) summaries++;
 		else failures++;
