@@ -4118,7 +4118,9 @@ var init_notable_rules = __esm({
         kind: "summary",
         ends: "step",
         pattern: /^The command ".*" (failed and )?exited with -?\d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
-        failing: /exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/
+        failing: /exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
+        // A failed step's last lines: what it printed just before it failed.
+        before: { lines: 3 }
       },
       {
         id: "generic.run-verdict",
@@ -4126,7 +4128,7 @@ var init_notable_rules = __esm({
         ecosystem: "generic",
         kind: "summary",
         ends: "run",
-        pattern: /^Done\. Your build exited with \d+\.|^(ERROR: )?Job failed\b|^Job succeeded\b|^Finished: [A-Z_]+\s*$|\bmarked build as failure\b/,
+        pattern: /^Done\. Your build exited with \d+\.|(^|\r)(ERROR: )?Job failed\b|(^|\r)Job succeeded\b|^Finished: [A-Z_]+\s*$|\bmarked build as failure\b/,
         failing: /exited with [1-9]|Job failed|Finished: (?!SUCCESS)|marked build as failure/
       },
       {
@@ -4752,6 +4754,25 @@ var init_notable_rules = __esm({
         not: GENERIC_NOT_FAILURE
       },
       {
+        id: "generic.numbered-failure",
+        weak: true,
+        keys: ["0) ", "1) ", "2) ", "3) ", "4) ", "5) ", "6) ", "7) ", "8) ", "9) "],
+        ecosystem: "generic",
+        kind: "failure",
+        pattern: /^\s{0,6}[1-9]\d{0,3}\) [^\s)]/,
+        not: [/^\s*\d+\) (\$|#|\/\/)/],
+        after: { lines: 2 }
+      },
+      {
+        id: "generic.expected",
+        weak: true,
+        keys: ["expected", "but got", "but was"],
+        ecosystem: "generic",
+        kind: "failure",
+        pattern: /^\W{0,4}(Expected|expected)\b.*\b(but (got|was|received)|got|to (be|equal|match|include|have|contain)|[Aa]ctual)\b|\bbut (got|was) /,
+        not: [/^\s*(#|\/\/)/]
+      },
+      {
         id: "generic.failure",
         vocabulary: true,
         weak: true,
@@ -5116,22 +5137,25 @@ function scanNotable(text, options = {}) {
       folded.set(key, entry);
       lastFailure.pool = pool;
     }
-    if (rule.before) takeBefore(entry, rule.before, lineStart, line2);
+    if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line2);
     lastTaken = line2;
     if (rule.after)
       carrying = { entry, ctx: rule.after, left: Math.min(rule.after.lines, MAX_CONTEXT_LINES), blanks: 0 };
   };
   const takeBefore = (entry, ctx, lineStart, line2) => {
     const taken = [];
+    const want = Math.min(ctx.lines, MAX_CONTEXT_LINES);
     let end = lineStart - 1;
-    for (let k = 1; k <= Math.min(ctx.lines, MAX_CONTEXT_LINES) && end >= 0 && line2 - k > lastTaken; k++) {
+    let blanks = 0;
+    for (let k = 1; taken.length < want && end >= 0 && line2 - k > lastTaken; k++) {
       const start = text.lastIndexOf("\n", end - 1) + 1;
       const clean2 = window(start, end);
-      if (clean2.trim() === "" || ctx.while && !ctx.while.test(clean2)) break;
-      taken.push({ line: line2 - k, text: kept(clean2, start, end) });
       end = start - 1;
+      if (clean2.trim() === "" && !ctx.while && ++blanks <= 2) continue;
+      if (clean2.trim() === "" || ctx.while && !ctx.while.test(clean2)) break;
+      taken.push({ line: line2 - k, text: kept(clean2, start, end + 1) });
     }
-    entry.context.push(...taken.reverse());
+    entry.context.push(...ctx.while ? taken.reverse() : taken);
   };
   const tryLine = (lineStart, lineEnd, line2, clean2, found2) => {
     const keys = found2 ?? KEYS.indicesIn(clean2);

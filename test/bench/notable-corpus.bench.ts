@@ -20,6 +20,7 @@ import {
 	type LogResult,
 	loadEvalLogs,
 	measure,
+	pooledFolds,
 	SLICES,
 	share,
 	type Tally,
@@ -57,6 +58,10 @@ async function main(): Promise<void> {
 		console.log("|---|--:|--:|--:|");
 		const fs = folds(results);
 		for (const f of fs) console.log(`| ${f.ecosystem} | ${f.stub.logs} | ${cell(f.stub)} | ${cell(f.scan)} |`);
+		for (const [name, pick] of Object.entries(SLICES)) {
+			const pooled = pooledFolds(results.filter(pick));
+			console.log(`pooled over ${name}: stub ${cell(pooled.stub)}; scan ${cell(pooled.scan)}`);
+		}
 		const worst = fs.reduce((a, b) => (share(a.stub) <= share(b.stub) ? a : b));
 		console.log(`worst fold (stub): ${worst.ecosystem} ${pct(worst.stub)}`);
 		for (const [name, pick] of [

@@ -383,6 +383,16 @@ const REAL: Example[] = [
 		failing: true,
 	},
 	{
+		rule: "generic.numbered-failure",
+		text: "1) Symfony\\Component\\VarDumper\\Tests\\CasterExceptionCasterTest::testDefaultSettings",
+		from: "held-out symfony-567055431:9332",
+	},
+	{
+		rule: "generic.expected",
+		text: "Expected {1 2 3 4 5}, but got {GlobalVar}.",
+		from: "held-out powershell-536509309:5646",
+	},
+	{
 		rule: "generic.checked-step",
 		text: "2024-07-08T16:48:14.6230487Z ##[group]Run pytorch/test-infra/.github/actions/setup-ssh@main",
 		from: "corpus gha-pytorch-job:50",

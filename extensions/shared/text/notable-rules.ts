@@ -238,6 +238,8 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 			/^The command ".*" (failed and )?exited with -?\d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
 		failing:
 			/exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
+		// A failed step's last lines: what it printed just before it failed.
+		before: { lines: 3 },
 	},
 	{
 		id: "generic.run-verdict",
@@ -246,7 +248,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "summary",
 		ends: "run",
 		pattern:
-			/^Done\. Your build exited with \d+\.|^(ERROR: )?Job failed\b|^Job succeeded\b|^Finished: [A-Z_]+\s*$|\bmarked build as failure\b/,
+			/^Done\. Your build exited with \d+\.|(^|\r)(ERROR: )?Job failed\b|(^|\r)Job succeeded\b|^Finished: [A-Z_]+\s*$|\bmarked build as failure\b/,
 		failing: /exited with [1-9]|Job failed|Finished: (?!SUCCESS)|marked build as failure/,
 	},
 	{
@@ -888,6 +890,26 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		pattern:
 			/^\W{0,4}([\w.]+[-_ ])?(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]/,
 		not: GENERIC_NOT_FAILURE,
+	},
+	{
+		id: "generic.numbered-failure",
+		weak: true,
+		keys: ["0) ", "1) ", "2) ", "3) ", "4) ", "5) ", "6) ", "7) ", "8) ", "9) "],
+		ecosystem: "generic",
+		kind: "failure",
+		pattern: /^\s{0,6}[1-9]\d{0,3}\) [^\s)]/,
+		not: [/^\s*\d+\) (\$|#|\/\/)/],
+		after: { lines: 2 },
+	},
+	{
+		id: "generic.expected",
+		weak: true,
+		keys: ["expected", "but got", "but was"],
+		ecosystem: "generic",
+		kind: "failure",
+		pattern:
+			/^\W{0,4}(Expected|expected)\b.*\b(but (got|was|received)|got|to (be|equal|match|include|have|contain)|[Aa]ctual)\b|\bbut (got|was) /,
+		not: [/^\s*(#|\/\/)/],
 	},
 	{
 		id: "generic.failure",

@@ -360,7 +360,7 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 			folded.set(key, entry);
 			lastFailure.pool = pool;
 		}
-		if (rule.before) takeBefore(entry, rule.before, lineStart, line);
+		if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line);
 		lastTaken = line;
 		if (rule.after)
 			carrying = { entry, ctx: rule.after, left: Math.min(rule.after.lines, MAX_CONTEXT_LINES), blanks: 0 };
@@ -369,15 +369,20 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	/** The lines just above a hit that carry its message (the last frames of a traceback), while they match. */
 	const takeBefore = (entry: Entry, ctx: NotableContext, lineStart: number, line: number): void => {
 		const taken: { line: number; text: string }[] = [];
+		const want = Math.min(ctx.lines, MAX_CONTEXT_LINES);
 		let end = lineStart - 1; // the "\n" ending the line above
-		for (let k = 1; k <= Math.min(ctx.lines, MAX_CONTEXT_LINES) && end >= 0 && line - k > lastTaken; k++) {
+		let blanks = 0;
+		for (let k = 1; taken.length < want && end >= 0 && line - k > lastTaken; k++) {
 			const start = text.lastIndexOf("\n", end - 1) + 1;
 			const clean = window(start, end);
-			if (clean.trim() === "" || (ctx.while && !ctx.while.test(clean))) break;
-			taken.push({ line: line - k, text: kept(clean, start, end) });
 			end = start - 1;
+			// Without `while` (the last lines of a failed step) a blank line or two above is stepped over.
+			if (clean.trim() === "" && !ctx.while && ++blanks <= 2) continue;
+			if (clean.trim() === "" || (ctx.while && !ctx.while.test(clean))) break;
+			taken.push({ line: line - k, text: kept(clean, start, end + 1) });
 		}
-		entry.context.push(...taken.reverse());
+		// A step's last lines: the nearest first (what a shorter view keeps); else in line order.
+		entry.context.push(...(ctx.while ? taken.reverse() : taken));
 	};
 
 	/** Whether the line is a hit (and handles it); `found`: its keys when the search already saw them. */
