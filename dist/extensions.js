@@ -4053,7 +4053,7 @@ var init_notable_rules = __esm({
       "i"
     );
     GENERIC_FAILING_COUNT = /\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)\s*[:=]?\s*[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
-    GENERIC_FAILURE_WORD = /(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with)($|[^\w/-])/i;
+    GENERIC_FAILURE_WORD = /(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with)($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
     GENERIC_NOT_FAILURE = [
       // A TAP test that passed, whatever its name says.
       /^\s*ok \d+\b/,
@@ -4102,6 +4102,7 @@ var init_notable_rules = __esm({
         id: "generic.step-verdict",
         keys: [
           'the command "',
+          "***",
           "process completed with exit code",
           " with exit code",
           "exited with code",
@@ -4117,8 +4118,8 @@ var init_notable_rules = __esm({
         ecosystem: "generic",
         kind: "summary",
         ends: "step",
-        pattern: /^The command ".*" (failed and )?exited with -?\d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
-        failing: /exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
+        pattern: /^The command ".*" (failed and )?exited with -?\d+|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
+        failing: /\*\*\*|exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
         // A failed step's last lines: what it printed just before it failed.
         before: { lines: 3 }
       },
@@ -5031,6 +5032,11 @@ function scanNotable(text, options = {}) {
   const failingRing = [];
   const strong = [];
   const weak = [];
+  const headCap = steps ? Math.ceil(cap / 2) : cap;
+  const tailCap = cap - headCap;
+  const verdictsTail = [];
+  const strongTail = [];
+  const weakTail = [];
   const ring = [];
   const vocabulary = [];
   let failures = 0;
@@ -5130,12 +5136,14 @@ function scanNotable(text, options = {}) {
       if (vocabulary.length > cap) folded.delete(vocabulary.shift().key);
       lastFailure = { entry, line: line2, pool: vocabulary, strong: false };
     } else {
-      const pool = rule.weak ? weak : rule.verdict ? verdicts : strong;
+      const head = rule.weak ? weak : rule.verdict ? verdicts : strong;
       lastFailure = { entry, line: line2, pool: void 0, strong: !rule.weak };
-      if (pool.length >= cap) return;
+      const pool = head.length < headCap ? head : rule.weak ? weakTail : rule.verdict ? verdictsTail : strongTail;
+      if (pool !== head && tailCap === 0) return;
       pool.push(entry);
       folded.set(key, entry);
       lastFailure.pool = pool;
+      if (pool !== head && pool.length > tailCap) folded.delete(pool.shift().key);
     }
     if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line2);
     lastTaken = line2;
@@ -5213,10 +5221,10 @@ function scanNotable(text, options = {}) {
     line++;
   }
   return rank({
-    verdicts,
+    verdicts: bothEnds(verdicts, verdictsTail),
     failingRing,
-    strong,
-    weak,
+    strong: bothEnds(strong, strongTail),
+    weak: bothEnds(weak, weakTail),
     vocabulary,
     ring,
     failures,
@@ -5226,6 +5234,14 @@ function scanNotable(text, options = {}) {
     stepPasses,
     stepVerdict: stepVerdict.map((v, s) => v ?? (stepChecked[s] ? "pass" : void 0))
   });
+}
+function bothEnds(head, tail) {
+  const out = [];
+  for (let i = 0; i < Math.max(head.length, tail.length); i++) {
+    if (i < head.length) out.push(head[i]);
+    if (i < tail.length) out.push(tail[tail.length - 1 - i]);
+  }
+  return out;
 }
 function rank(found) {
   const passedStep = (e) => found.stepVerdict[e.step] === "pass";

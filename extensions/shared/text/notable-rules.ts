@@ -165,7 +165,7 @@ export const GENERIC_FAILING_COUNT =
 	/\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)\s*[:=]?\s*[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
 /** Failure vocabulary as a word of its own (not inside a name like error_handler, -Werror or error.c). */
 export const GENERIC_FAILURE_WORD =
-	/(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with)($|[^\w/-])/i;
+	/(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with)($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
 /** Lines that hold a failure word but report no failure: zero counts, passes, warnings, option names. */
 export const GENERIC_NOT_FAILURE: readonly RegExp[] = [
 	// A TAP test that passed, whatever its name says.
@@ -219,6 +219,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		id: "generic.step-verdict",
 		keys: [
 			'the command "',
+			"***",
 			"process completed with exit code",
 			" with exit code",
 			"exited with code",
@@ -235,9 +236,9 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "summary",
 		ends: "step",
 		pattern:
-			/^The command ".*" (failed and )?exited with -?\d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
+			/^The command ".*" (failed and )?exited with -?\d+|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
 		failing:
-			/exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
+			/\*\*\*|exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
 		// A failed step's last lines: what it printed just before it failed.
 		before: { lines: 3 },
 	},

@@ -238,6 +238,13 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	const failingRing: Entry[] = []; // the last `cap` failing summaries
 	const strong: Entry[] = [];
 	const weak: Entry[] = [];
+	// Read as steps, each pool keeps its first half and its latest half: the failure that ended a long run is
+	// often its last one. As before (one step), each keeps its first `cap`.
+	const headCap = steps ? Math.ceil(cap / 2) : cap;
+	const tailCap = cap - headCap;
+	const verdictsTail: Entry[] = [];
+	const strongTail: Entry[] = [];
+	const weakTail: Entry[] = [];
 	const ring: Entry[] = []; // the last `cap` summaries (plus LAST_SUMMARIES), in order
 	const vocabulary: Entry[] = []; // the last `cap` lines of failure vocabulary, in order
 	let failures = 0;
@@ -353,12 +360,14 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 			if (vocabulary.length > cap) folded.delete((vocabulary.shift() as Entry).key);
 			lastFailure = { entry, line, pool: vocabulary, strong: false };
 		} else {
-			const pool = rule.weak ? weak : rule.verdict ? verdicts : strong;
+			const head = rule.weak ? weak : rule.verdict ? verdicts : strong;
 			lastFailure = { entry, line, pool: undefined, strong: !rule.weak };
-			if (pool.length >= cap) return; // counted, not kept: `dropped` says so
+			const pool = head.length < headCap ? head : rule.weak ? weakTail : rule.verdict ? verdictsTail : strongTail;
+			if (pool !== head && tailCap === 0) return; // counted, not kept: `dropped` says so
 			pool.push(entry);
 			folded.set(key, entry);
 			lastFailure.pool = pool;
+			if (pool !== head && pool.length > tailCap) folded.delete((pool.shift() as Entry).key);
 		}
 		if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line);
 		lastTaken = line;
@@ -448,10 +457,10 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		line++;
 	}
 	return rank({
-		verdicts,
+		verdicts: bothEnds(verdicts, verdictsTail),
 		failingRing,
-		strong,
-		weak,
+		strong: bothEnds(strong, strongTail),
+		weak: bothEnds(weak, weakTail),
 		vocabulary,
 		ring,
 		failures,
@@ -461,6 +470,16 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		stepPasses,
 		stepVerdict: stepVerdict.map((v, s) => v ?? (stepChecked[s] ? "pass" : undefined)),
 	});
+}
+
+/** A pool's first entries and its latest ones, alternately: the first, the latest, the second, … */
+function bothEnds(head: readonly Entry[], tail: readonly Entry[]): Entry[] {
+	const out: Entry[] = [];
+	for (let i = 0; i < Math.max(head.length, tail.length); i++) {
+		if (i < head.length) out.push(head[i]);
+		if (i < tail.length) out.push(tail[tail.length - 1 - i]);
+	}
+	return out;
 }
 
 interface Found {
