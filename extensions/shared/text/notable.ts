@@ -12,8 +12,12 @@
  *   no failure; identical lines fold into one with a count; weak evidence (a bare "Error:" line) ranks after
  *   strong hits and is dropped in a run whose summaries say it passed and that shows no strong failure.
  * - A cap keeps failures over summaries over context: the last summary lines (how the run ended) first,
- *   then strong failures and failing summaries from the earliest, then weak ones, then the other summaries
- *   from the latest, then the context of what is kept. The result is in line order.
+ *   then failing summaries from the latest, strong failures and weak ones from both ends of their pools,
+ *   failure vocabulary from the newest, then the other summaries from the latest, then the context of what
+ *   is kept. The result is in line order.
+ * - A log is a sequence of steps (issue 32): a step starts at a CI's step marker or after a verdict and ends at
+ *   its verdict. A step or a run its CI says passed claims no failure; weak evidence is dropped only where its
+ *   own step passed, so a passing summary of one step never silences another step's failure.
  */
 import {
 	EXPECTED_FAILURE,
