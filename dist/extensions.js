@@ -4195,7 +4195,7 @@ var init_omission = __esm({
 });
 
 // extensions/shared/text/notable-rules.ts
-var MAX_CONTEXT_LINES, EXPECTED_FAILURE, NONZERO_FAILED, INDENTED, NOTABLE_RULES;
+var MAX_CONTEXT_LINES, EXPECTED_FAILURE, NONZERO_FAILED, INDENTED, COUNTED, COUNT_PAIR, GENERIC_SUMMARY, GENERIC_FAILING_COUNT, GENERIC_FAILURE_WORD, GENERIC_NOT_FAILURE, NOTABLE_RULES;
 var init_notable_rules = __esm({
   "extensions/shared/text/notable-rules.ts"() {
     "use strict";
@@ -4203,6 +4203,29 @@ var init_notable_rules = __esm({
     EXPECTED_FAILURE = /\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected)\b/i;
     NONZERO_FAILED = /\b[1-9]\d* (failed|failing|failures?|errors?)\b/i;
     INDENTED = /^\s+\S/;
+    COUNTED = "(tests?|test cases?|cases|examples?|specs?|scenarios?|steps|runs?|assertions?|checks?|suites?|files|doctests?|properties|passe?d?|passing|ok|succeeded|successes|failed|failing|failures?|fail|errors?|errored|broken|crashed|skipped|skips?|pending|ignored|todo|canceled|cancelled|unexpected|xfailed|xpassed|warnings?)";
+    COUNT_PAIR = `(\\b\\d+(/\\d+)? ${COUNTED}\\b|\\b${COUNTED}(\\s*[:=]\\s*\\d+\\b|\\s+\\d+\\s*[|,;\\]]))`;
+    GENERIC_SUMMARY = new RegExp(
+      `${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok)\\b`,
+      "i"
+    );
+    GENERIC_FAILING_COUNT = /\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)\s*[:=]?\s*[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
+    GENERIC_FAILURE_WORD = /(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with)($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
+    GENERIC_NOT_FAILURE = [
+      // A TAP test that passed, whatever its name says.
+      /^\s*ok \d+\b/,
+      /\b(0|no|zero|without|none) (errors?|failures?|failed|fail)\b|\b(errors?|failures?|failed|fail)\s*[:=]\s*0\b|\s0\s*$/i,
+      // A shell comment or an option naming a failure word, a sentence about a failure that may come.
+      /^\s*(\++ )?#|\w=(error|fatal|fail)\b|^\s*[\w-]+: (error|fail|warn)\s*$|\bif (\w+ )*(fails?|errors?)\b/i,
+      /\b(PASS(ED)?|OK|ok|passed|Success(ful)?|succeeded)\b\s*(\(.*\))?\s*$|[✓✔]/,
+      /^\s*(warning|warn|note|info|debug|hint)\b[:\s[]/i,
+      /\b(on|if|when|ignore|allow|expect|continue|retry|handle|skip)[_-]?(on[_-])?(errors?|fail(ures?)?)\b|--\w*(fail|error)/i,
+      /\berror(s|ed)? (handling|handler|message|page|code|reporting|types?|case)s?\b/i,
+      // An XML report's element (the junit/nunit rules read those) and a GLib warning that names an assertion.
+      /^\s*<\/?[\w:-]+[^>]*>\s*$|-(CRITICAL|WARNING) \*\*/,
+      // An option or a name with a lower-case failure word after a dash (-Wno-error, on-failure).
+      /\w-(no-)?(error|fail\w*|fatal|abort|crash|panic)\b/
+    ];
     NOTABLE_RULES = [
       // Mozilla harnesses (mochitest, reftest, xpcshell, mozharness)
       {
@@ -4229,6 +4252,58 @@ var init_notable_rules = __esm({
         kind: "summary",
         pattern: /\bREFTEST INFO \| (Successful|Unexpected|Known problems): \d+|\b(Passed|Failed|Todo|Unexpected results):\s+\d+\s*$|^Got \d+ unexpected (statuses|results)\b/,
         failing: /\b(Unexpected|Failed|Unexpected results):\s+[1-9]|^Got [1-9]\d* unexpected/
+      },
+      // Generic: any CI system's verdict on a step or on the whole run (no ecosystem needed). Before the table's
+      // CI rules, so a verdict line ends its step.
+      {
+        id: "generic.step-verdict",
+        keys: [
+          'the command "',
+          "***",
+          "process completed with exit code",
+          " with exit code",
+          "exited with code",
+          "exited with status",
+          "command failed",
+          "child return code",
+          "bad exit status",
+          "result: ",
+          "build failed",
+          "build successful",
+          "failure: build failed"
+        ],
+        ecosystem: "generic",
+        kind: "summary",
+        ends: "step",
+        pattern: /^The command ".*" (failed and )?exited with -?\d+|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
+        failing: /\*\*\*|exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
+        // A failed step's last lines: what it printed just before it failed.
+        before: { lines: 3 }
+      },
+      {
+        id: "generic.run-verdict",
+        keys: ["your build exited with", "job failed", "job succeeded", "finished: ", "marked build as failure"],
+        ecosystem: "generic",
+        kind: "summary",
+        ends: "run",
+        pattern: /^Done\. Your build exited with \d+\.|(^|\r)(ERROR: )?Job failed\b|(^|\r)Job succeeded\b|^Finished: [A-Z_]+\s*$|\bmarked build as failure\b/,
+        failing: /exited with [1-9]|Job failed|Finished: (?!SUCCESS)|marked build as failure/
+      },
+      {
+        id: "generic.ansible-failed",
+        verdict: true,
+        keys: ["fatal: [", "failed: ["],
+        ecosystem: "generic",
+        kind: "failure",
+        pattern: /^(fatal|failed): \[[^\]]*\]( => \(item=.*\))?: (FAILED|UNREACHABLE)!|^failed: \[[^\]]*\] \(item=/
+      },
+      {
+        id: "generic.ignoring",
+        keys: ["...ignoring"],
+        ecosystem: "generic",
+        kind: "marker",
+        marker: "ignored",
+        pattern: /^\.\.\.ignoring\s*$/
       },
       // GitHub Actions, Azure Pipelines, make, generic exit codes
       {
@@ -4793,6 +4868,106 @@ var init_notable_rules = __esm({
         kind: "failure",
         pattern: /^(error|ERROR|Error)(\[\w+\])?: \S/,
         weak: true
+      },
+      // Generic: any runner's summary, failure vocabulary in any wording, and where a CI step starts. Last, so
+      // every specific rule decides first.
+      {
+        id: "generic.summary",
+        keys: [
+          "passed",
+          "passing",
+          "failed",
+          "failing",
+          "failure",
+          "error",
+          "skipped",
+          "skips",
+          "pending",
+          "succeeded",
+          "fail ",
+          "fail:",
+          "broken"
+        ],
+        ecosystem: "generic",
+        kind: "summary",
+        pattern: GENERIC_SUMMARY,
+        not: [/^\s*(at |File "|from |ok \d+\b)|https?:\/\//],
+        failing: GENERIC_FAILING_COUNT
+      },
+      {
+        id: "generic.exit-code",
+        keys: ["exit code", "exit status", "return code", "returncode", "exit_code", "exited with"],
+        ecosystem: "generic",
+        kind: "summary",
+        pattern: /\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?\d+/i,
+        failing: /\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?[1-9]/i
+      },
+      {
+        id: "generic.verdict-line",
+        weak: true,
+        keys: ["fail", "error", "fatal", "panic", "crash", "timeout", "not ok"],
+        ecosystem: "generic",
+        kind: "failure",
+        pattern: /^\W{0,4}([\w.]+[-_ ])?(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]/,
+        not: GENERIC_NOT_FAILURE
+      },
+      {
+        id: "generic.numbered-failure",
+        weak: true,
+        keys: ["0) ", "1) ", "2) ", "3) ", "4) ", "5) ", "6) ", "7) ", "8) ", "9) "],
+        ecosystem: "generic",
+        kind: "failure",
+        pattern: /^\s{0,6}[1-9]\d{0,3}\) [^\s)]/,
+        not: [/^\s*\d+\) (\$|#|\/\/)/],
+        after: { lines: 2 }
+      },
+      {
+        id: "generic.expected",
+        weak: true,
+        keys: ["expected", "but got", "but was"],
+        ecosystem: "generic",
+        kind: "failure",
+        pattern: /^\W{0,4}(Expected|expected)\b.*\b(but (got|was|received)|got|to (be|equal|match|include|have|contain)|[Aa]ctual)\b|\bbut (got|was) /,
+        not: [/^\s*(#|\/\/)/]
+      },
+      {
+        id: "generic.failure",
+        vocabulary: true,
+        weak: true,
+        keys: [
+          "fail",
+          "error",
+          "fatal",
+          "exception",
+          "panic",
+          "abort",
+          "crash",
+          "timed out",
+          "traceback",
+          "not ok",
+          "exited with",
+          "segfault"
+        ],
+        ecosystem: "generic",
+        kind: "failure",
+        pattern: GENERIC_FAILURE_WORD,
+        not: GENERIC_NOT_FAILURE
+      },
+      {
+        id: "generic.checked-step",
+        keys: ["##[group]run ", "##[section]starting: "],
+        ecosystem: "generic",
+        kind: "marker",
+        marker: "checked-step",
+        pattern: /^(##\[group\]Run |##\[section\]Starting: )/
+      },
+      {
+        id: "generic.step",
+        keys: ["[pipeline] stage", "$ ", "task [", "section_start:", "~~~ "],
+        ecosystem: "generic",
+        kind: "marker",
+        marker: "step",
+        pattern: /^(\[Pipeline\] stage\b|\$ \S|TASK \[|section_start:\d+:|~~~ \S)/
       }
     ];
   }
@@ -4964,7 +5139,12 @@ function compileKeys(rules) {
   );
   return { words, rulesOf };
 }
-function decide(clean2, keys) {
+function enabledMask(evaluation) {
+  const keep = evaluation?.rules;
+  if (!keep) return ALL_RULES;
+  return Uint8Array.from(NOTABLE_RULES, (rule) => keep(rule) ? 1 : 0);
+}
+function decide(clean2, keys, enabled = ALL_RULES) {
   let first = NOTABLE_RULES.length;
   let last = -1;
   for (const k of keys) {
@@ -4976,7 +5156,7 @@ function decide(clean2, keys) {
   }
   let decided;
   for (let r = first; r <= last; r++) {
-    if (marks[r] === 0) continue;
+    if (marks[r] === 0 || enabled[r] === 0) continue;
     const rule = NOTABLE_RULES[r];
     if (!rule.pattern.test(clean2)) continue;
     if (!rule.not?.some((re) => re.test(clean2)) && !(rule.kind === "failure" && EXPECTED_FAILURE.test(clean2))) {
@@ -4999,6 +5179,9 @@ function keptText(clean2, max, longer = false) {
 function scanNotable(text, options = {}) {
   if (typeof text !== "string") throw new TypeError(`scanNotable: text must be a string, got ${typeof text}`);
   const cap = whole(options.maxLines, DEFAULT_NOTABLE_LINES, 0);
+  const evaluation = options.evaluation ?? defaultEvaluation;
+  const enabled = enabledMask(evaluation);
+  const steps = evaluation?.steps !== false;
   const maxChars = Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2));
   const n2 = text.length;
   const folded = /* @__PURE__ */ new Map();
@@ -5006,25 +5189,92 @@ function scanNotable(text, options = {}) {
   const failingRing = [];
   const strong = [];
   const weak = [];
+  const headCap = steps ? Math.ceil(cap / 2) : cap;
+  const tailCap = cap - headCap;
+  const verdictsTail = [];
+  const strongTail = [];
+  const weakTail = [];
   const ring = [];
+  const vocabulary = [];
   let failures = 0;
   let summaries = 0;
+  let step = 0;
+  const stepFails = [0];
+  const stepPasses = [0];
+  const stepVerdict = [void 0];
+  const stepChecked = [false];
+  let runStart = 0;
+  let lastFailure;
+  const nextStep = () => {
+    step++;
+    stepFails.push(0);
+    stepPasses.push(0);
+    stepVerdict.push(void 0);
+    stepChecked.push(false);
+  };
   let lastTaken = 0;
   let carrying;
   const window = (start, end) => cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
   const kept = (clean2, start, end) => keptText(clean2, maxChars, end - start > MATCH_UNITS);
+  const mark = (rule, line2) => {
+    if (!steps) return;
+    if (rule.marker === "checked-step") {
+      nextStep();
+      stepChecked[step] = true;
+      return;
+    }
+    if (rule.marker === "step") {
+      if (!stepChecked[step] && (stepFails[step] + stepPasses[step] > 0 || stepVerdict[step])) nextStep();
+      return;
+    }
+    const last = lastFailure;
+    if (rule.marker !== "ignored" || !last || line2 - last.line > 3) return;
+    lastFailure = void 0;
+    failures--;
+    if (last.strong) stepFails[last.entry.step]--;
+    if (last.entry.count > 1) {
+      last.entry.count--;
+      return;
+    }
+    folded.delete(last.entry.key);
+    const at = last.pool?.indexOf(last.entry) ?? -1;
+    if (last.pool && at !== -1) last.pool.splice(at, 1);
+  };
   const hit = (rule, clean2, line2, lineStart, lineEnd) => {
+    if (rule.kind === "marker") {
+      mark(rule, line2);
+      return;
+    }
     const isSummary = rule.kind === "summary";
     if (isSummary) summaries++;
     else failures++;
+    const failing = isSummary && rule.failing?.test(clean2) === true;
+    const entryStep = step;
+    if (failing || !isSummary && !rule.weak) stepFails[step]++;
+    else if (isSummary) stepPasses[step]++;
+    if (steps && rule.ends) {
+      if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
+      else for (let s = runStart; s <= step; s++) stepVerdict[s] = "pass";
+      nextStep();
+      if (rule.ends === "run") runStart = step;
+    }
     const key = `${rule.id}\0${clean2}`;
     const seen = folded.get(key);
     if (seen) {
       seen.count++;
+      if (!isSummary) lastFailure = { entry: seen, line: line2, pool: void 0, strong: !rule.weak };
       return;
     }
-    const failing = isSummary && rule.failing?.test(clean2) === true;
-    const entry = { line: line2, text: kept(clean2, lineStart, lineEnd), key, rule, count: 1, failing, context: [] };
+    const entry = {
+      line: line2,
+      text: kept(clean2, lineStart, lineEnd),
+      key,
+      rule,
+      count: 1,
+      failing,
+      context: [],
+      step: entryStep
+    };
     if (isSummary) {
       ring.push(entry);
       folded.set(key, entry);
@@ -5037,33 +5287,45 @@ function scanNotable(text, options = {}) {
         const old = failingRing.shift();
         if (!ring.includes(old)) folded.delete(old.key);
       }
+    } else if (rule.vocabulary) {
+      vocabulary.push(entry);
+      folded.set(key, entry);
+      if (vocabulary.length > cap) folded.delete(vocabulary.shift().key);
+      lastFailure = { entry, line: line2, pool: vocabulary, strong: false };
     } else {
-      const pool2 = rule.weak ? weak : rule.verdict ? verdicts : strong;
-      if (pool2.length >= cap) return;
+      const head = rule.weak ? weak : rule.verdict ? verdicts : strong;
+      lastFailure = { entry, line: line2, pool: void 0, strong: !rule.weak };
+      const pool2 = head.length < headCap ? head : rule.weak ? weakTail : rule.verdict ? verdictsTail : strongTail;
+      if (pool2 !== head && tailCap === 0) return;
       pool2.push(entry);
       folded.set(key, entry);
+      lastFailure.pool = pool2;
+      if (pool2 !== head && pool2.length > tailCap) folded.delete(pool2.shift().key);
     }
-    if (rule.before) takeBefore(entry, rule.before, lineStart, line2);
+    if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line2);
     lastTaken = line2;
     if (rule.after)
       carrying = { entry, ctx: rule.after, left: Math.min(rule.after.lines, MAX_CONTEXT_LINES), blanks: 0 };
   };
   const takeBefore = (entry, ctx, lineStart, line2) => {
     const taken = [];
+    const want = Math.min(ctx.lines, MAX_CONTEXT_LINES);
     let end = lineStart - 1;
-    for (let k = 1; k <= Math.min(ctx.lines, MAX_CONTEXT_LINES) && end >= 0 && line2 - k > lastTaken; k++) {
+    let blanks = 0;
+    for (let k = 1; taken.length < want && end >= 0 && line2 - k > lastTaken; k++) {
       const start = text.lastIndexOf("\n", end - 1) + 1;
       const clean2 = window(start, end);
-      if (clean2.trim() === "" || ctx.while && !ctx.while.test(clean2)) break;
-      taken.push({ line: line2 - k, text: kept(clean2, start, end) });
       end = start - 1;
+      if (clean2.trim() === "" && !ctx.while && ++blanks <= 2) continue;
+      if (clean2.trim() === "" || ctx.while && !ctx.while.test(clean2)) break;
+      taken.push({ line: line2 - k, text: kept(clean2, start, end + 1) });
     }
-    entry.context.push(...taken.reverse());
+    entry.context.push(...ctx.while ? taken.reverse() : taken);
   };
   const tryLine = (lineStart, lineEnd, line2, clean2, found2) => {
     const keys = found2 ?? KEYS.indicesIn(clean2);
     if (keys.length === 0) return false;
-    const rule = decide(clean2, keys);
+    const rule = decide(clean2, keys, enabled);
     if (!rule) return false;
     hit(rule, clean2, line2, lineStart, lineEnd);
     return true;
@@ -5115,9 +5377,46 @@ function scanNotable(text, options = {}) {
     pos = lineEnd + 1;
     line++;
   }
-  return rank({ verdicts, failingRing, strong, weak, ring, failures, summaries, cap });
+  return rank({
+    verdicts: bothEnds(verdicts, verdictsTail),
+    failingRing,
+    strong: bothEnds(strong, strongTail),
+    weak: bothEnds(weak, weakTail),
+    vocabulary,
+    ring,
+    failures,
+    summaries,
+    cap,
+    stepFails,
+    stepPasses,
+    stepVerdict: stepVerdict.map((v, s) => v ?? (stepChecked[s] ? "pass" : void 0))
+  });
 }
-function rank(f) {
+function bothEnds(head, tail) {
+  const out = [];
+  for (let i = 0; i < Math.max(head.length, tail.length); i++) {
+    if (i < head.length) out.push(head[i]);
+    if (i < tail.length) out.push(tail[tail.length - 1 - i]);
+  }
+  return out;
+}
+function rank(found) {
+  const passedStep = (e) => found.stepVerdict[e.step] === "pass";
+  let demoted = 0;
+  const keep = (pool2) => pool2.filter((e) => {
+    if (!passedStep(e)) return true;
+    demoted += e.count;
+    return false;
+  });
+  const f = {
+    ...found,
+    verdicts: keep(found.verdicts),
+    strong: keep(found.strong),
+    weak: keep(found.weak),
+    vocabulary: keep(found.vocabulary),
+    failingRing: found.failingRing.filter((e) => !passedStep(e))
+  };
+  for (const e of found.failingRing) if (passedStep(e)) e.failing = false;
   const chosen = [];
   const taken = /* @__PURE__ */ new Set();
   let room = f.cap;
@@ -5132,8 +5431,10 @@ function rank(f) {
   for (const e of f.failingRing.slice(-Math.ceil(f.cap / 2)).reverse()) take(e);
   for (const e of f.verdicts) take(e);
   for (const e of f.strong) take(e);
-  const passed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0 && summaries.length > 0;
-  if (!passed) for (const e of f.weak) take(e);
+  const nothingFailed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0;
+  const stepPassed = (e) => f.stepFails[e.step] === 0 && f.stepVerdict[e.step] !== "fail" && (f.stepPasses[e.step] > 0 || nothingFailed && summaries.length > 0);
+  for (const e of f.weak) if (!stepPassed(e)) take(e);
+  for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
   for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
   const firstContext = /* @__PURE__ */ new Map();
   const restContext = [];
@@ -5164,7 +5465,7 @@ function rank(f) {
   let represented = 0;
   for (const e of chosen) {
     represented += e.count;
-    const kind = e.rule.kind;
+    const kind = e.rule.kind === "summary" ? "summary" : "failure";
     out.push({
       line: e.line,
       text: e.text,
@@ -5181,12 +5482,12 @@ function rank(f) {
   out.sort((a, b) => a.line - b.line);
   return {
     lines: out,
-    failures: f.failures,
+    failures: f.failures - demoted,
     summaries: f.summaries,
-    dropped: f.failures + f.summaries - represented
+    dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, COMPILED, KEYS, NOTABLE_KEYS, marks;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, COMPILED, KEYS, NOTABLE_KEYS, marks, ALL_RULES;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -5206,6 +5507,7 @@ var init_notable = __esm({
     KEYS = buildWordAutomaton(COMPILED.words);
     NOTABLE_KEYS = KEYS.words;
     marks = new Uint8Array(NOTABLE_RULES.length);
+    ALL_RULES = new Uint8Array(NOTABLE_RULES.length).fill(1);
   }
 });
 

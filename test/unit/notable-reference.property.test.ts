@@ -6,11 +6,20 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { NOTABLE_KEYS, scanNotable } from "../../extensions/shared/text/notable.ts";
+import {
+	isTableRule,
+	NOTABLE_KEYS,
+	type NotableOptions,
+	scanNotable as scanNow,
+} from "../../extensions/shared/text/notable.ts";
 import { loadRealLogs } from "../fixtures/real-logs.ts";
 import { referenceScanNotable } from "./notable-reference.ts";
 
 const LOGS = loadRealLogs();
+
+/** The scan without the generic rules and steps of issue 32: exactly the reference. */
+const scanNotable = (text: string, options: NotableOptions = {}) =>
+	scanNow(text, { ...options, evaluation: { rules: isTableRule, steps: false } });
 /** Every line of the corpus, once. */
 const CORPUS_LINES = [...new Set(LOGS.flatMap((log) => log.text.split("\n")))];
 

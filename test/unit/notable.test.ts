@@ -8,7 +8,14 @@
  * from a public repository's recorded tool output (a CI log, a README's captured run, a test fixture).
  */
 import { describe, expect, it } from "vitest";
-import { cleanLogLine, NOTABLE_KEYS, type NotableLine, scanNotable } from "../../extensions/shared/text/notable.ts";
+import {
+	cleanLogLine,
+	isTableRule,
+	matchRule,
+	NOTABLE_KEYS,
+	type NotableLine,
+	scanNotable,
+} from "../../extensions/shared/text/notable.ts";
 import { NOTABLE_RULES } from "../../extensions/shared/text/notable-rules.ts";
 import { toWellFormed } from "../../extensions/shared/text/utf8.ts";
 
@@ -42,9 +49,10 @@ const REAL: Example[] = [
 	{ rule: "mozilla.summary", text: "Got 29 unexpected statuses", from: "corpus mozilla-wpt:17836", failing: true },
 	// CI markers and exit codes
 	{
-		rule: "ci.error-marker",
+		rule: "generic.step-verdict",
 		text: "##[error]Process completed with exit code 1.",
 		from: "corpus gha-pytorch-job:4047",
+		failing: true,
 	},
 	{ rule: "ci.error-marker", text: "[taskcluster:error] exit status 2", from: "corpus mozilla-xpcshell-crash:35773" },
 	{
@@ -315,6 +323,86 @@ const REAL: Example[] = [
 	},
 	{ rule: "maven.error", text: "[ERROR] COMPILATION ERROR :", from: "public" },
 	{ rule: "cli.error", text: "error: build failed", from: "public CI log" },
+	// Generic rules (issue 32): any CI's verdicts, any runner's summary, failure vocabulary, steps. "held-out
+	// <id>:<line>" names a dev-split log of test/fixtures/heldout-logs.
+	{
+		rule: "generic.step-verdict",
+		text: "ERROR: Command failed: ",
+		from: "held-out copr-gstreamer-builddep-missing:975",
+		failing: true,
+	},
+	{
+		rule: "generic.step-verdict",
+		text: "Child return code was: 11",
+		from: "held-out koji-boto3-buildrequires-build:39",
+		failing: true,
+	},
+	{
+		rule: "generic.step-verdict",
+		text: "Child return code was: 0",
+		from: "held-out koji-boto3-buildrequires-build:11",
+		failing: false,
+	},
+	{
+		rule: "generic.run-verdict",
+		text: "Finished: FAILURE",
+		from: "held-out jenkins-node-git-fetch-timeout:97",
+		failing: true,
+	},
+	{
+		rule: "generic.run-verdict",
+		text: "Build step 'Execute shell' marked build as failure",
+		from: "held-out jenkins-node-osx-no-compiler:106",
+		failing: true,
+	},
+	{
+		rule: "generic.ansible-failed",
+		text: 'fatal: [server1.netology]: FAILED! => {"changed": false, "msg": "Could not find or access \'~/.ssh/id_rsa.pub\' on the Ansible Controller."}',
+		from: "public (a README's captured ansible-playbook run)",
+	},
+	{ rule: "generic.ignoring", text: "...ignoring", from: "public (the same run)" },
+	{
+		rule: "generic.exit-code",
+		text: "[task 2025-02-13T22:02:06.249Z] 22:02:06     INFO - Browser exited with return code -15",
+		from: "corpus mozilla-asan-uaf:2044",
+		failing: true,
+	},
+	{
+		rule: "generic.verdict-line",
+		text: "[task 2025-02-13T21:37:11.762Z] 21:37:11     INFO -  TEST-FAIL | services/fxaccounts/tests/xpcshell/test_commands_closetab.js | took 10303ms",
+		from: "corpus mozilla-xpcshell-crash:17949",
+	},
+	{
+		rule: "generic.failure",
+		text: "Copr build error: Build failed",
+		from: "held-out copr-gstreamer-builddep-missing:988",
+	},
+	{
+		rule: "generic.summary",
+		text: "2 runs, 4 assertions, 1 failures, 0 errors, 0 skips",
+		from: "public (a tutorial's captured minitest run)",
+		failing: true,
+	},
+	{
+		rule: "generic.numbered-failure",
+		text: "1) Symfony\\Component\\VarDumper\\Tests\\CasterExceptionCasterTest::testDefaultSettings",
+		from: "held-out symfony-567055431:9332",
+	},
+	{
+		rule: "generic.expected",
+		text: "Expected {1 2 3 4 5}, but got {GlobalVar}.",
+		from: "held-out powershell-536509309:5646",
+	},
+	{
+		rule: "generic.checked-step",
+		text: "2024-07-08T16:48:14.6230487Z ##[group]Run pytorch/test-infra/.github/actions/setup-ssh@main",
+		from: "corpus gha-pytorch-job:50",
+	},
+	{
+		rule: "generic.step",
+		text: "$ npx playwright test --config=app/tests/e2e/config/playwright.config.prod.ts --project=chromium -g c1",
+		from: "held-out buildkite-playwright-pass:1",
+	},
 ];
 
 /** Lines that look like failures and are not: each must not come back as a failure (nor a failing summary). */
@@ -373,8 +461,16 @@ function found(lines: readonly NotableLine[], line: number): NotableLine | undef
 describe("the rules on real lines", () => {
 	for (const ex of REAL) {
 		it(`${ex.rule} finds ${JSON.stringify(ex.text.slice(0, 70))} (${ex.from})`, () => {
+			if (NOTABLE_RULES.find((r) => r.id === ex.rule)?.kind === "marker") {
+				// A marker is no notable line: it tells the scan where a step starts or what was ignored.
+				expect(matchRule(cleanLogLine(ex.text))?.id).toBe(ex.rule);
+				return;
+			}
 			const text = `  compiling module 1 of 12\n${ex.text}\n  cleaning up`;
-			const scan = scanNotable(text);
+			// Each rule against its own table: the specific rules alone, or the generic ones alone (in the
+			// combined table a generic CI verdict decides a line first, e.g. make's "*** … Error 2").
+			const own = NOTABLE_RULES.find((r) => r.id === ex.rule);
+			const scan = scanNotable(text, { evaluation: { rules: (r) => !own || isTableRule(r) === isTableRule(own) } });
 			const hit = found(scan.lines, 2);
 			expect(hit?.rule).toBe(ex.rule);
 			const rule = NOTABLE_RULES.find((r) => r.id === ex.rule);
@@ -450,15 +546,19 @@ describe("without crying wolf", () => {
 		expect(scan.lines.length).toBeLessThanOrEqual(3);
 	});
 
-	it("always keeps the last summary lines under a cap (how the run ended)", () => {
+	it("always keeps the last summary lines under a cap (how the run ended), and failures from both ends", () => {
 		const lines = [
 			...Array.from({ length: 50 }, (_, i) => `--- FAIL: TestCase${i} (0.00s)`),
 			"=================== 19 failed, 3 passed in 1.20s ===================",
 			"=================== 19 passed in 1.10s ===================",
 		];
 		const scan = scanNotable(lines.join("\n"), { maxLines: 5 });
-		expect(scan.lines.map((l) => l.line)).toEqual([1, 2, 3, 51, 52]);
+		// The first failures and the latest ones, alternately (the failure that ended a run is often its last).
+		expect(scan.lines.map((l) => l.line)).toEqual([1, 2, 50, 51, 52]);
 		expect(scan.dropped).toBe(47);
+		// The scan as it was kept the first ones only.
+		const before = scanNotable(lines.join("\n"), { maxLines: 5, evaluation: { rules: isTableRule, steps: false } });
+		expect(before.lines.map((l) => l.line)).toEqual([1, 2, 3, 51, 52]);
 	});
 });
 

@@ -29,15 +29,40 @@ export interface NotableContext {
 export interface NotableRule {
 	/** `<ecosystem>.<what>`, unique, e.g. `pytest.failed`. */
 	readonly id: string;
-	/** The ecosystem it belongs to (the table's grouping). */
+	/**
+	 * The ecosystem it belongs to (the table's grouping); `generic` for a rule that needs none. Which corpus
+	 * ecosystems each group was written or fitted on is RULE_ECOSYSTEMS.
+	 */
 	readonly ecosystem: string;
 	/**
 	 * Lower-case words one of which every line this rule matches contains (compared case-insensitively):
 	 * the scan tries the rule only on lines that hold one, and searches the text for all rules' words at once.
 	 */
 	readonly keys: readonly string[];
-	/** `failure`: something went wrong; `summary`: how a run (or a step) ended. */
-	readonly kind: "failure" | "summary";
+	/**
+	 * `failure`: something went wrong; `summary`: how a run (or a step) ended; `marker`: no notable line
+	 * itself, it tells the scan where a step starts (`marker: "step"`) or that the failure just above was
+	 * ignored (`marker: "ignored"`, Ansible's `...ignoring`).
+	 */
+	readonly kind: "failure" | "summary" | "marker";
+	/**
+	 * For a marker: what it marks. `checked-step`: a step of a CI that prints a verdict for every step that
+	 * fails (GitHub Actions' `##[error]Process completed with exit code N.`, Azure's), so one that ends
+	 * without a failing verdict passed.
+	 */
+	readonly marker?: "step" | "checked-step" | "ignored";
+	/**
+	 * For a summary: it is a CI's or a build tool's verdict that ends a step (`step`: Travis' `The command "…"
+	 * exited with N.`) or the whole run (`run`: `Done. Your build exited with 0.`, Jenkins' `Finished:
+	 * SUCCESS`). A passing verdict clears the failures of what it ends (the command succeeded); a failing one
+	 * keeps their weak evidence.
+	 */
+	readonly ends?: "step" | "run";
+	/**
+	 * Failure vocabulary in any wording (a generic rule): weak evidence that keeps the latest lines and ranks
+	 * them newest first, after every other failure.
+	 */
+	readonly vocabulary?: boolean;
 	/** Matched against the line with ANSI escapes and the CI prefix removed. */
 	readonly pattern: RegExp;
 	/** Look-alikes that are not this rule's hit ("0 failed", "# SKIP", an expected failure). */
@@ -54,6 +79,61 @@ export interface NotableRule {
 	readonly before?: NotableContext;
 }
 
+/**
+ * For each rule group (a rule's `ecosystem`), the ecosystems of the log corpora whose logs it was written or
+ * fitted on: the language communities of the held-out corpus (`python`, `java`, …) and the labels of the
+ * real-log corpus (`mozilla-ci`, `junit-xml`, …). A leave-one-ecosystem-out fold for ecosystem E disables
+ * every rule whose group lists E. The `generic` group lists none: it was written from the failure vocabulary
+ * of CI systems and runners in general, never from one ecosystem's logs.
+ */
+export const RULE_ECOSYSTEMS: Readonly<Record<string, readonly string[]>> = {
+	generic: [],
+	mozilla: ["mozilla-ci", "cpp", "javascript"],
+	ci: ["github-actions", "mozilla-ci", "ci-task"],
+	make: ["c", "cpp"],
+	jest: ["javascript", "typescript", "junit-xml"],
+	"vitest/jest/node:test": ["javascript", "typescript"],
+	bazel: ["github-actions", "cpp", "java"],
+	"json reports": ["mocha", "npm-audit", "javascript"],
+	mocha: ["mocha", "javascript"],
+	tap: ["tap", "javascript", "perl"],
+	unittest: ["python"],
+	pytest: ["python", "github-actions"],
+	"go test": ["go", "go-test"],
+	"go test -json": ["go", "go-test-json"],
+	"go build": ["go"],
+	"cargo test": ["rust"],
+	junit: ["java", "junit-xml", "kotlin", "scala"],
+	nunit: ["dotnet", "nunit-xml"],
+	"dotnet trx": ["dotnet", "dotnet-trx"],
+	maven: ["java"],
+	"dotnet test": ["dotnet"],
+	tsc: ["typescript", "javascript"],
+	msbuild: ["dotnet", "cpp"],
+	rustc: ["rust"],
+	javac: ["java"],
+	"gcc/clang": ["c", "cpp"],
+	npm: ["javascript", "typescript"],
+	pnpm: ["javascript", "typescript"],
+	yarn: ["javascript", "typescript", "yarn"],
+	pip: ["python"],
+	"npm audit": ["npm-audit", "javascript"],
+	"npm audit/trivy": ["npm-audit", "trivy", "javascript"],
+	"trivy/dependency-check": ["trivy", "java"],
+	"npm audit/dependency-check/trivy": ["npm-audit", "trivy", "javascript", "java"],
+	sanitizers: ["sanitizer", "c", "cpp"],
+	runtime: ["go", "go-runtime", "rust", "python", "java", "java-runtime", "javascript", "c", "cpp"],
+	chromium: ["chromium", "cpp"],
+	python: ["python"],
+	java: ["java", "java-runtime"],
+	cli: ["rust", "javascript"],
+};
+
+/** Whether `rule` was written or fitted on logs of `ecosystem` (a corpus ecosystem), per RULE_ECOSYSTEMS. */
+export function writtenFor(rule: NotableRule, ecosystem: string): boolean {
+	return (RULE_ECOSYSTEMS[rule.ecosystem] ?? []).includes(ecosystem);
+}
+
 /** Most context lines any rule carries on one side. */
 export const MAX_CONTEXT_LINES = 8;
 
@@ -65,6 +145,43 @@ export const EXPECTED_FAILURE =
 const NONZERO_FAILED = /\b[1-9]\d* (failed|failing|failures?|errors?)\b/i;
 
 const INDENTED = /^\s+\S/;
+
+/** Words a runner counts in its summary (tests, examples, runs, assertions, and how they ended). */
+const COUNTED =
+	"(tests?|test cases?|cases|examples?|specs?|scenarios?|steps|runs?|assertions?|checks?|suites?|files|doctests?|properties|passe?d?|passing|ok|succeeded|successes|failed|failing|failures?|fail|errors?|errored|broken|crashed|skipped|skips?|pending|ignored|todo|canceled|cancelled|unexpected|xfailed|xpassed|warnings?)";
+/** A count next to such a word, either order ("3 failed", "Failures: 3", "failed=3", "FAIL 3"). */
+const COUNT_PAIR = `(\\b\\d+(/\\d+)? ${COUNTED}\\b|\\b${COUNTED}(\\s*[:=]\\s*\\d+\\b|\\s+\\d+\\s*[|,;\\]]))`;
+/**
+ * Any runner's summary line: two counts next to such words in any order ("10 examples, 2 failures",
+ * "Tests: 10, Assertions: 20, Failures: 1.", "ok=10 changed=2 failed=1"), or tests counted with how they ended
+ * ("1 out of 10 tests failed", "All 10 tests passed", "*** 1 TEST FAILED ***").
+ */
+export const GENERIC_SUMMARY = new RegExp(
+	`${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok)\\b`,
+	"i",
+);
+/** A summary whose count of failures or errors is not zero (a look-alike "0 failed" is not). */
+export const GENERIC_FAILING_COUNT =
+	/\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)\s*[:=]?\s*[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
+/** Failure vocabulary as a word of its own (not inside a name like error_handler, -Werror or error.c). */
+export const GENERIC_FAILURE_WORD =
+	/(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with)($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
+/** Lines that hold a failure word but report no failure: zero counts, passes, warnings, option names. */
+export const GENERIC_NOT_FAILURE: readonly RegExp[] = [
+	// A TAP test that passed, whatever its name says.
+	/^\s*ok \d+\b/,
+	/\b(0|no|zero|without|none) (errors?|failures?|failed|fail)\b|\b(errors?|failures?|failed|fail)\s*[:=]\s*0\b|\s0\s*$/i,
+	// A shell comment or an option naming a failure word, a sentence about a failure that may come.
+	/^\s*(\++ )?#|\w=(error|fatal|fail)\b|^\s*[\w-]+: (error|fail|warn)\s*$|\bif (\w+ )*(fails?|errors?)\b/i,
+	/\b(PASS(ED)?|OK|ok|passed|Success(ful)?|succeeded)\b\s*(\(.*\))?\s*$|[✓✔]/,
+	/^\s*(warning|warn|note|info|debug|hint)\b[:\s[]/i,
+	/\b(on|if|when|ignore|allow|expect|continue|retry|handle|skip)[_-]?(on[_-])?(errors?|fail(ures?)?)\b|--\w*(fail|error)/i,
+	/\berror(s|ed)? (handling|handler|message|page|code|reporting|types?|case)s?\b/i,
+	// An XML report's element (the junit/nunit rules read those) and a GLib warning that names an assertion.
+	/^\s*<\/?[\w:-]+[^>]*>\s*$|-(CRITICAL|WARNING) \*\*/,
+	// An option or a name with a lower-case failure word after a dash (-Wno-error, on-failure).
+	/\w-(no-)?(error|fail\w*|fatal|abort|crash|panic)\b/,
+];
 
 /** The table. Order matters within it: the first matching rule decides. */
 export const NOTABLE_RULES: readonly NotableRule[] = [
@@ -94,6 +211,62 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		pattern:
 			/\bREFTEST INFO \| (Successful|Unexpected|Known problems): \d+|\b(Passed|Failed|Todo|Unexpected results):\s+\d+\s*$|^Got \d+ unexpected (statuses|results)\b/,
 		failing: /\b(Unexpected|Failed|Unexpected results):\s+[1-9]|^Got [1-9]\d* unexpected/,
+	},
+
+	// Generic: any CI system's verdict on a step or on the whole run (no ecosystem needed). Before the table's
+	// CI rules, so a verdict line ends its step.
+	{
+		id: "generic.step-verdict",
+		keys: [
+			'the command "',
+			"***",
+			"process completed with exit code",
+			" with exit code",
+			"exited with code",
+			"exited with status",
+			"command failed",
+			"child return code",
+			"bad exit status",
+			"result: ",
+			"build failed",
+			"build successful",
+			"failure: build failed",
+		],
+		ecosystem: "generic",
+		kind: "summary",
+		ends: "step",
+		pattern:
+			/^The command ".*" (failed and )?exited with -?\d+|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
+		failing:
+			/\*\*\*|exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
+		// A failed step's last lines: what it printed just before it failed.
+		before: { lines: 3 },
+	},
+	{
+		id: "generic.run-verdict",
+		keys: ["your build exited with", "job failed", "job succeeded", "finished: ", "marked build as failure"],
+		ecosystem: "generic",
+		kind: "summary",
+		ends: "run",
+		pattern:
+			/^Done\. Your build exited with \d+\.|(^|\r)(ERROR: )?Job failed\b|(^|\r)Job succeeded\b|^Finished: [A-Z_]+\s*$|\bmarked build as failure\b/,
+		failing: /exited with [1-9]|Job failed|Finished: (?!SUCCESS)|marked build as failure/,
+	},
+	{
+		id: "generic.ansible-failed",
+		verdict: true,
+		keys: ["fatal: [", "failed: ["],
+		ecosystem: "generic",
+		kind: "failure",
+		pattern: /^(fatal|failed): \[[^\]]*\]( => \(item=.*\))?: (FAILED|UNREACHABLE)!|^failed: \[[^\]]*\] \(item=/,
+	},
+	{
+		id: "generic.ignoring",
+		keys: ["...ignoring"],
+		ecosystem: "generic",
+		kind: "marker",
+		marker: "ignored",
+		pattern: /^\.\.\.ignoring\s*$/,
 	},
 
 	// GitHub Actions, Azure Pipelines, make, generic exit codes
@@ -672,5 +845,110 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "failure",
 		pattern: /^(error|ERROR|Error)(\[\w+\])?: \S/,
 		weak: true,
+	},
+
+	// Generic: any runner's summary, failure vocabulary in any wording, and where a CI step starts. Last, so
+	// every specific rule decides first.
+	{
+		id: "generic.summary",
+		keys: [
+			"passed",
+			"passing",
+			"failed",
+			"failing",
+			"failure",
+			"error",
+			"skipped",
+			"skips",
+			"pending",
+			"succeeded",
+			"fail ",
+			"fail:",
+			"broken",
+		],
+		ecosystem: "generic",
+		kind: "summary",
+		pattern: GENERIC_SUMMARY,
+		not: [/^\s*(at |File "|from |ok \d+\b)|https?:\/\//],
+		failing: GENERIC_FAILING_COUNT,
+	},
+	{
+		id: "generic.exit-code",
+		keys: ["exit code", "exit status", "return code", "returncode", "exit_code", "exited with"],
+		ecosystem: "generic",
+		kind: "summary",
+		pattern:
+			/\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?\d+/i,
+		failing:
+			/\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?[1-9]/i,
+	},
+	{
+		id: "generic.verdict-line",
+		weak: true,
+		keys: ["fail", "error", "fatal", "panic", "crash", "timeout", "not ok"],
+		ecosystem: "generic",
+		kind: "failure",
+		pattern:
+			/^\W{0,4}([\w.]+[-_ ])?(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]/,
+		not: GENERIC_NOT_FAILURE,
+	},
+	{
+		id: "generic.numbered-failure",
+		weak: true,
+		keys: ["0) ", "1) ", "2) ", "3) ", "4) ", "5) ", "6) ", "7) ", "8) ", "9) "],
+		ecosystem: "generic",
+		kind: "failure",
+		pattern: /^\s{0,6}[1-9]\d{0,3}\) [^\s)]/,
+		not: [/^\s*\d+\) (\$|#|\/\/)/],
+		after: { lines: 2 },
+	},
+	{
+		id: "generic.expected",
+		weak: true,
+		keys: ["expected", "but got", "but was"],
+		ecosystem: "generic",
+		kind: "failure",
+		pattern:
+			/^\W{0,4}(Expected|expected)\b.*\b(but (got|was|received)|got|to (be|equal|match|include|have|contain)|[Aa]ctual)\b|\bbut (got|was) /,
+		not: [/^\s*(#|\/\/)/],
+	},
+	{
+		id: "generic.failure",
+		vocabulary: true,
+		weak: true,
+		keys: [
+			"fail",
+			"error",
+			"fatal",
+			"exception",
+			"panic",
+			"abort",
+			"crash",
+			"timed out",
+			"traceback",
+			"not ok",
+			"exited with",
+			"segfault",
+		],
+		ecosystem: "generic",
+		kind: "failure",
+		pattern: GENERIC_FAILURE_WORD,
+		not: GENERIC_NOT_FAILURE,
+	},
+	{
+		id: "generic.checked-step",
+		keys: ["##[group]run ", "##[section]starting: "],
+		ecosystem: "generic",
+		kind: "marker",
+		marker: "checked-step",
+		pattern: /^(##\[group\]Run |##\[section\]Starting: )/,
+	},
+	{
+		id: "generic.step",
+		keys: ["[pipeline] stage", "$ ", "task [", "section_start:", "~~~ "],
+		ecosystem: "generic",
+		kind: "marker",
+		marker: "step",
+		pattern: /^(\[Pipeline\] stage\b|\$ \S|TASK \[|section_start:\d+:|~~~ \S)/,
 	},
 ];

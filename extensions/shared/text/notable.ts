@@ -12,8 +12,12 @@
  *   no failure; identical lines fold into one with a count; weak evidence (a bare "Error:" line) ranks after
  *   strong hits and is dropped in a run whose summaries say it passed and that shows no strong failure.
  * - A cap keeps failures over summaries over context: the last summary lines (how the run ended) first,
- *   then strong failures and failing summaries from the earliest, then weak ones, then the other summaries
- *   from the latest, then the context of what is kept. The result is in line order.
+ *   then failing summaries from the latest, strong failures and weak ones from both ends of their pools,
+ *   failure vocabulary from the newest, then the other summaries from the latest, then the context of what
+ *   is kept. The result is in line order.
+ * - A log is a sequence of steps (issue 32): a step starts at a CI's step marker or after a verdict and ends at
+ *   its verdict. A step or a run its CI says passed claims no failure; weak evidence is dropped only where its
+ *   own step passed, so a passing summary of one step never silences another step's failure.
  */
 import {
 	EXPECTED_FAILURE,
@@ -65,6 +69,43 @@ export interface NotableOptions {
 	maxLines?: number;
 	/** Most UTF-16 units of a kept line's text, "…" included (default DEFAULT_NOTABLE_LINE_CHARS). */
 	maxLineChars?: number;
+	/**
+	 * Evaluation only (the corpus test and benchmark): the rules the scan may use (default: every rule) and
+	 * whether it reads the log as steps (default true). `{ rules: isTableRule, steps: false }` is the scan as
+	 * it was before the generic rules.
+	 */
+	evaluation?: NotableEvaluation;
+}
+
+/** Which rules a scan uses, and whether it reads the log as steps (for measuring rules left out). */
+export interface NotableEvaluation {
+	/** The rules the scan may use; a rule it returns false for is as if it were not in the table. */
+	rules?: (rule: NotableRule) => boolean;
+	/** Read the log as steps (default true): false treats it as one step, as the scan did before. */
+	steps?: boolean;
+}
+
+/** The evaluation every scan without its own uses (set only by withNotableEvaluation). */
+let defaultEvaluation: NotableEvaluation | undefined;
+
+/**
+ * Evaluation only: run `fn` with every scan that does not name its own evaluation using `evaluation`, so a
+ * caller that scans deep inside (the tool-artifacts stub) can be measured with rules left out. Production
+ * code never calls it; nested or concurrent uses are refused.
+ */
+export async function withNotableEvaluation<T>(evaluation: NotableEvaluation, fn: () => T | Promise<T>): Promise<T> {
+	if (defaultEvaluation) throw new Error("withNotableEvaluation: already inside one");
+	defaultEvaluation = evaluation;
+	try {
+		return await fn();
+	} finally {
+		defaultEvaluation = undefined;
+	}
+}
+
+/** A rule of the table's specific groups (not `generic`): the table as it was before the generic rules. */
+export function isTableRule(rule: NotableRule): boolean {
+	return rule.ecosystem !== "generic";
 }
 
 /** Lines a scan keeps by default. */
@@ -108,6 +149,8 @@ interface Entry {
 	count: number;
 	failing: boolean;
 	context: { line: number; text: string }[];
+	/** The step of the log it is in (0 when the log is read as one step). */
+	step: number;
 }
 
 /** Every rule's keys, and per key (by its index) the rules that hold it. */
@@ -129,8 +172,21 @@ export const NOTABLE_KEYS: readonly string[] = KEYS.words;
 /** Marks of the rules worth trying on one line (reused: a line marks, tries in table order, clears). */
 const marks = new Uint8Array(NOTABLE_RULES.length);
 
-/** The rule that decides a cleaned line whose keys (indices into NOTABLE_KEYS) are `keys`, or undefined. */
-function decide(clean: string, keys: readonly number[]): NotableRule | undefined {
+/** Every rule enabled (the mask of a scan without an evaluation). */
+const ALL_RULES = new Uint8Array(NOTABLE_RULES.length).fill(1);
+
+/** The enabled mask of an evaluation's rules. */
+function enabledMask(evaluation: NotableEvaluation | undefined): Uint8Array {
+	const keep = evaluation?.rules;
+	if (!keep) return ALL_RULES;
+	return Uint8Array.from(NOTABLE_RULES, (rule) => (keep(rule) ? 1 : 0));
+}
+
+/**
+ * The rule that decides a cleaned line whose keys (indices into NOTABLE_KEYS) are `keys`, or undefined: the
+ * first enabled rule in table order whose keys the line holds and whose pattern matches (unless vetoed).
+ */
+function decide(clean: string, keys: readonly number[], enabled: Uint8Array = ALL_RULES): NotableRule | undefined {
 	let first = NOTABLE_RULES.length;
 	let last = -1;
 	for (const k of keys) {
@@ -142,7 +198,7 @@ function decide(clean: string, keys: readonly number[]): NotableRule | undefined
 	}
 	let decided: NotableRule | undefined;
 	for (let r = first; r <= last; r++) {
-		if (marks[r] === 0) continue;
+		if (marks[r] === 0 || enabled[r] === 0) continue;
 		const rule = NOTABLE_RULES[r];
 		if (!rule.pattern.test(clean)) continue;
 		if (!rule.not?.some((re) => re.test(clean)) && !(rule.kind === "failure" && EXPECTED_FAILURE.test(clean))) {
@@ -155,8 +211,8 @@ function decide(clean: string, keys: readonly number[]): NotableRule | undefined
 }
 
 /** The rule that decides a cleaned line (the first in table order whose keys it holds and whose pattern matches, unless vetoed), or undefined. */
-export function matchRule(clean: string): NotableRule | undefined {
-	return decide(clean, KEYS.indicesIn(clean));
+export function matchRule(clean: string, evaluation?: NotableEvaluation): NotableRule | undefined {
+	return decide(clean, KEYS.indicesIn(clean), enabledMask(evaluation));
 }
 
 function whole(n: unknown, fallback: number, min: number): number {
@@ -175,6 +231,9 @@ function keptText(clean: string, max: number, longer = false): string {
 export function scanNotable(text: string, options: NotableOptions = {}): NotableScan {
 	if (typeof text !== "string") throw new TypeError(`scanNotable: text must be a string, got ${typeof text}`);
 	const cap = whole(options.maxLines, DEFAULT_NOTABLE_LINES, 0);
+	const evaluation = options.evaluation ?? defaultEvaluation;
+	const enabled = enabledMask(evaluation);
+	const steps = evaluation?.steps !== false;
 	const maxChars = Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2));
 	const n = text.length;
 
@@ -183,9 +242,36 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	const failingRing: Entry[] = []; // the last `cap` failing summaries
 	const strong: Entry[] = [];
 	const weak: Entry[] = [];
+	// Read as steps, each pool keeps its first half and its latest half: the failure that ended a long run is
+	// often its last one. As before (one step), each keeps its first `cap`.
+	const headCap = steps ? Math.ceil(cap / 2) : cap;
+	const tailCap = cap - headCap;
+	const verdictsTail: Entry[] = [];
+	const strongTail: Entry[] = [];
+	const weakTail: Entry[] = [];
 	const ring: Entry[] = []; // the last `cap` summaries (plus LAST_SUMMARIES), in order
+	const vocabulary: Entry[] = []; // the last `cap` lines of failure vocabulary, in order
 	let failures = 0;
 	let summaries = 0;
+	// The log as steps: each step's failure evidence (strong failures, failing summaries and verdicts), its
+	// passing summaries, and the verdict that ended it. A step starts at a CI's step marker or after a verdict.
+	let step = 0;
+	const stepFails: number[] = [0];
+	const stepPasses: number[] = [0];
+	const stepVerdict: ("pass" | "fail" | undefined)[] = [undefined];
+	/** Steps of a CI that reports every failing step: one without a failing verdict passed. */
+	const stepChecked: boolean[] = [false];
+	/** The first step of the current run (a run verdict ends every step since). */
+	let runStart = 0;
+	/** The last failure found, for a marker that says it was ignored. */
+	let lastFailure: { entry: Entry; line: number; pool: Entry[] | undefined; strong: boolean } | undefined;
+	const nextStep = () => {
+		step++;
+		stepFails.push(0);
+		stepPasses.push(0);
+		stepVerdict.push(undefined);
+		stepChecked.push(false);
+	};
 	/** The last line already reported (as a hit or context): before-context never repeats one. */
 	let lastTaken = 0;
 	let carrying: { entry: Entry; ctx: NotableContext; left: number; blanks: number } | undefined;
@@ -194,18 +280,71 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	/** The kept text of the line text[start, end) whose cleaned window is `clean`. */
 	const kept = (clean: string, start: number, end: number) => keptText(clean, maxChars, end - start > MATCH_UNITS);
 
+	/** A marker line: a step starts, or the failure just above was ignored. */
+	const mark = (rule: NotableRule, line: number): void => {
+		if (!steps) return;
+		if (rule.marker === "checked-step") {
+			nextStep();
+			stepChecked[step] = true;
+			return;
+		}
+		if (rule.marker === "step") {
+			// Inside a checked step a shell's or a tool's own markers are part of it.
+			if (!stepChecked[step] && (stepFails[step] + stepPasses[step] > 0 || stepVerdict[step])) nextStep();
+			return;
+		}
+		const last = lastFailure;
+		if (rule.marker !== "ignored" || !last || line - last.line > 3) return;
+		// Ansible's "...ignoring": the task failed and the play went on; its line is no failure.
+		lastFailure = undefined;
+		failures--;
+		if (last.strong) stepFails[last.entry.step]--;
+		if (last.entry.count > 1) {
+			last.entry.count--;
+			return;
+		}
+		folded.delete(last.entry.key);
+		const at = last.pool?.indexOf(last.entry) ?? -1;
+		if (last.pool && at !== -1) last.pool.splice(at, 1);
+	};
+
 	const hit = (rule: NotableRule, clean: string, line: number, lineStart: number, lineEnd: number): void => {
+		if (rule.kind === "marker") {
+			mark(rule, line);
+			return;
+		}
 		const isSummary = rule.kind === "summary";
 		if (isSummary) summaries++;
 		else failures++;
+		const failing = isSummary && rule.failing?.test(clean) === true;
+		const entryStep = step;
+		if (failing || (!isSummary && !rule.weak)) stepFails[step]++;
+		else if (isSummary) stepPasses[step]++;
+		if (steps && rule.ends) {
+			// A verdict ends its step: a passing one says the command succeeded. A run's passing verdict ends
+			// every step of the run (the run passed, whatever a step printed); a failing one, the last step.
+			if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
+			else for (let s = runStart; s <= step; s++) stepVerdict[s] = "pass";
+			nextStep();
+			if (rule.ends === "run") runStart = step;
+		}
 		const key = `${rule.id}\u0000${clean}`;
 		const seen = folded.get(key);
 		if (seen) {
 			seen.count++;
+			if (!isSummary) lastFailure = { entry: seen, line, pool: undefined, strong: !rule.weak };
 			return;
 		}
-		const failing = isSummary && rule.failing?.test(clean) === true;
-		const entry: Entry = { line, text: kept(clean, lineStart, lineEnd), key, rule, count: 1, failing, context: [] };
+		const entry: Entry = {
+			line,
+			text: kept(clean, lineStart, lineEnd),
+			key,
+			rule,
+			count: 1,
+			failing,
+			context: [],
+			step: entryStep,
+		};
 		if (isSummary) {
 			ring.push(entry);
 			folded.set(key, entry);
@@ -218,13 +357,23 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 				const old = failingRing.shift() as Entry;
 				if (!ring.includes(old)) folded.delete(old.key);
 			}
+		} else if (rule.vocabulary) {
+			// Failure vocabulary keeps the latest lines: the step that failed is usually the last one.
+			vocabulary.push(entry);
+			folded.set(key, entry);
+			if (vocabulary.length > cap) folded.delete((vocabulary.shift() as Entry).key);
+			lastFailure = { entry, line, pool: vocabulary, strong: false };
 		} else {
-			const pool = rule.weak ? weak : rule.verdict ? verdicts : strong;
-			if (pool.length >= cap) return; // counted, not kept: `dropped` says so
+			const head = rule.weak ? weak : rule.verdict ? verdicts : strong;
+			lastFailure = { entry, line, pool: undefined, strong: !rule.weak };
+			const pool = head.length < headCap ? head : rule.weak ? weakTail : rule.verdict ? verdictsTail : strongTail;
+			if (pool !== head && tailCap === 0) return; // counted, not kept: `dropped` says so
 			pool.push(entry);
 			folded.set(key, entry);
+			lastFailure.pool = pool;
+			if (pool !== head && pool.length > tailCap) folded.delete((pool.shift() as Entry).key);
 		}
-		if (rule.before) takeBefore(entry, rule.before, lineStart, line);
+		if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line);
 		lastTaken = line;
 		if (rule.after)
 			carrying = { entry, ctx: rule.after, left: Math.min(rule.after.lines, MAX_CONTEXT_LINES), blanks: 0 };
@@ -233,22 +382,27 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	/** The lines just above a hit that carry its message (the last frames of a traceback), while they match. */
 	const takeBefore = (entry: Entry, ctx: NotableContext, lineStart: number, line: number): void => {
 		const taken: { line: number; text: string }[] = [];
+		const want = Math.min(ctx.lines, MAX_CONTEXT_LINES);
 		let end = lineStart - 1; // the "\n" ending the line above
-		for (let k = 1; k <= Math.min(ctx.lines, MAX_CONTEXT_LINES) && end >= 0 && line - k > lastTaken; k++) {
+		let blanks = 0;
+		for (let k = 1; taken.length < want && end >= 0 && line - k > lastTaken; k++) {
 			const start = text.lastIndexOf("\n", end - 1) + 1;
 			const clean = window(start, end);
-			if (clean.trim() === "" || (ctx.while && !ctx.while.test(clean))) break;
-			taken.push({ line: line - k, text: kept(clean, start, end) });
 			end = start - 1;
+			// Without `while` (the last lines of a failed step) a blank line or two above is stepped over.
+			if (clean.trim() === "" && !ctx.while && ++blanks <= 2) continue;
+			if (clean.trim() === "" || (ctx.while && !ctx.while.test(clean))) break;
+			taken.push({ line: line - k, text: kept(clean, start, end + 1) });
 		}
-		entry.context.push(...taken.reverse());
+		// A step's last lines: the nearest first (what a shorter view keeps); else in line order.
+		entry.context.push(...(ctx.while ? taken.reverse() : taken));
 	};
 
 	/** Whether the line is a hit (and handles it); `found`: its keys when the search already saw them. */
 	const tryLine = (lineStart: number, lineEnd: number, line: number, clean: string, found?: number[]): boolean => {
 		const keys = found ?? KEYS.indicesIn(clean);
 		if (keys.length === 0) return false;
-		const rule = decide(clean, keys);
+		const rule = decide(clean, keys, enabled);
 		if (!rule) return false;
 		hit(rule, clean, line, lineStart, lineEnd);
 		return true;
@@ -306,7 +460,30 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		pos = lineEnd + 1;
 		line++;
 	}
-	return rank({ verdicts, failingRing, strong, weak, ring, failures, summaries, cap });
+	return rank({
+		verdicts: bothEnds(verdicts, verdictsTail),
+		failingRing,
+		strong: bothEnds(strong, strongTail),
+		weak: bothEnds(weak, weakTail),
+		vocabulary,
+		ring,
+		failures,
+		summaries,
+		cap,
+		stepFails,
+		stepPasses,
+		stepVerdict: stepVerdict.map((v, s) => v ?? (stepChecked[s] ? "pass" : undefined)),
+	});
+}
+
+/** A pool's first entries and its latest ones, alternately: the first, the latest, the second, … */
+function bothEnds(head: readonly Entry[], tail: readonly Entry[]): Entry[] {
+	const out: Entry[] = [];
+	for (let i = 0; i < Math.max(head.length, tail.length); i++) {
+		if (i < head.length) out.push(head[i]);
+		if (i < tail.length) out.push(tail[tail.length - 1 - i]);
+	}
+	return out;
 }
 
 interface Found {
@@ -314,14 +491,37 @@ interface Found {
 	failingRing: Entry[];
 	strong: Entry[];
 	weak: Entry[];
+	vocabulary: Entry[];
 	ring: Entry[];
 	failures: number;
 	summaries: number;
 	cap: number;
+	stepFails: readonly number[];
+	stepPasses: readonly number[];
+	stepVerdict: readonly ("pass" | "fail" | undefined)[];
 }
 
 /** The kept lines under the cap, by priority, then in line order. */
-function rank(f: Found): NotableScan {
+function rank(found: Found): NotableScan {
+	// A step its verdict says passed (the command exited 0, the build succeeded) had no failure: its failure
+	// lines are no failures, its summaries report none.
+	const passedStep = (e: Entry) => found.stepVerdict[e.step] === "pass";
+	let demoted = 0;
+	const keep = (pool: Entry[]) =>
+		pool.filter((e) => {
+			if (!passedStep(e)) return true;
+			demoted += e.count;
+			return false;
+		});
+	const f = {
+		...found,
+		verdicts: keep(found.verdicts),
+		strong: keep(found.strong),
+		weak: keep(found.weak),
+		vocabulary: keep(found.vocabulary),
+		failingRing: found.failingRing.filter((e) => !passedStep(e)),
+	};
+	for (const e of found.failingRing) if (passedStep(e)) e.failing = false;
 	const chosen: Entry[] = [];
 	const taken = new Set<Entry>();
 	let room = f.cap;
@@ -337,8 +537,15 @@ function rank(f: Found): NotableScan {
 	for (const e of f.failingRing.slice(-Math.ceil(f.cap / 2)).reverse()) take(e);
 	for (const e of f.verdicts) take(e);
 	for (const e of f.strong) take(e);
-	const passed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0 && summaries.length > 0;
-	if (!passed) for (const e of f.weak) take(e);
+	// Weak evidence is dropped where its own step passed: the step shows a passing summary and no failure, or
+	// nothing failed anywhere and the run has summaries. A passing step never silences another step's evidence.
+	const nothingFailed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0;
+	const stepPassed = (e: Entry) =>
+		f.stepFails[e.step] === 0 &&
+		f.stepVerdict[e.step] !== "fail" &&
+		(f.stepPasses[e.step] > 0 || (nothingFailed && summaries.length > 0));
+	for (const e of f.weak) if (!stepPassed(e)) take(e);
+	for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
 	for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
 
 	// Context fills what the entries leave: each kept entry's first context line, then the rest. Ranks put
@@ -372,7 +579,7 @@ function rank(f: Found): NotableScan {
 	let represented = 0;
 	for (const e of chosen) {
 		represented += e.count;
-		const kind = e.rule.kind;
+		const kind = e.rule.kind === "summary" ? "summary" : "failure"; // a marker is never an entry
 		out.push({
 			line: e.line,
 			text: e.text,
@@ -389,8 +596,8 @@ function rank(f: Found): NotableScan {
 	out.sort((a, b) => a.line - b.line);
 	return {
 		lines: out,
-		failures: f.failures,
+		failures: f.failures - demoted,
 		summaries: f.summaries,
-		dropped: f.failures + f.summaries - represented,
+		dropped: f.failures - demoted + f.summaries - represented,
 	};
 }

@@ -1,0 +1,150 @@
+/**
+ * The generic evidence of the notable scan (issue 32): any runner's summary, any CI's verdict, failure
+ * vocabulary in any wording, and a log read as steps, so a passing summary of one step never silences the
+ * failure evidence of another, and a step or a run its CI says passed claims no failure. The lines are
+ * verbatim real ones where a real one is named (held-out dev logs, public captured runs); the logs around
+ * them are built to put them in steps.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { isTableRule, type NotableLine, scanNotable } from "../../extensions/shared/text/notable.ts";
+import {
+	GENERIC_FAILING_COUNT,
+	GENERIC_SUMMARY,
+	NOTABLE_RULES,
+	RULE_ECOSYSTEMS,
+	writtenFor,
+} from "../../extensions/shared/text/notable-rules.ts";
+
+const claims = (lines: readonly NotableLine[]) => lines.filter((n) => n.kind === "failure" || n.failing);
+const texts = (lines: readonly NotableLine[]) => lines.map((n) => n.text);
+
+describe("any runner's summary", () => {
+	const failing = [
+		"2 runs, 4 assertions, 1 failures, 0 errors, 0 skips", // minitest
+		"10 examples, 2 failures, 1 pending", // rspec
+		"Tests: 10, Assertions: 20, Failures: 1.", // phpunit
+		"1 out of 10 tests failed (0.01s)", // tasty
+		"TEST COMPLETE, 10 ok, 1 failed of 11 test cases", // common test
+		"Executed 10 tests, with 1 failure (0 unexpected) in 0.100 (0.101) seconds", // XCTest
+		"[ FAIL 1 | WARN 0 | SKIP 0 | PASS 10 ]", // testthat
+		"localhost                  : ok=8    changed=5    unreachable=0    failed=1    skipped=0", // ansible recap
+	];
+	const passing = [
+		"10 examples, 0 failures",
+		"4 runs, 4 assertions, 0 failures, 0 errors, 0 skips",
+		"All 10 tests passed (0.01s)",
+		"lab06-vm                   : ok=8    changed=5    unreachable=0    failed=0",
+		"3 passed, 1 xfailed",
+	];
+	for (const line of failing)
+		it(`reads ${JSON.stringify(line)} as a failing summary`, () => {
+			expect(GENERIC_SUMMARY.test(line)).toBe(true);
+			expect(GENERIC_FAILING_COUNT.test(line)).toBe(true);
+		});
+	for (const line of passing)
+		it(`reads ${JSON.stringify(line)} as a passing one`, () => {
+			expect(GENERIC_SUMMARY.test(line)).toBe(true);
+			expect(GENERIC_FAILING_COUNT.test(line)).toBe(false);
+		});
+	it("does not take a version or a single count for a summary", () => {
+		for (const line of ["Collecting pytest==7.4.0", "Downloaded 12 files", "error 13 while reading"])
+			expect(GENERIC_SUMMARY.test(line), line).toBe(false);
+	});
+});
+
+describe("a log as steps", () => {
+	it("keeps a failing step's weak evidence when a later step prints a passing summary", () => {
+		const log = [
+			"$ make check",
+			"Error: cannot open shared object file libfoo.so",
+			'The command "make check" exited with 2.',
+			"$ npm run lint",
+			"Tests:       16 passed, 16 total",
+			'The command "npm run lint" exited with 0.',
+		].join("\n");
+		const found = scanNotable(log).lines;
+		expect(texts(found)).toContain("Error: cannot open shared object file libfoo.so");
+		expect(texts(found)).toContain('The command "make check" exited with 2.');
+		// The scan as it was (one step) drops nothing here either, since the verdict fails: but without the
+		// generic verdict it had no failing evidence, and the passing summary silenced the error.
+		const before = scanNotable(log, { evaluation: { rules: isTableRule, steps: false } }).lines;
+		expect(texts(before)).not.toContain("Error: cannot open shared object file libfoo.so");
+	});
+
+	it("claims no failure inside a step its CI says exited 0", () => {
+		const log = [
+			"$ mypy src",
+			"src/app.py:12: error: Incompatible return value type",
+			"Found 1 error in 1 file (checked 20 source files)",
+			'The command "mypy src || true" exited with 0.',
+			"$ pytest",
+			"====== 12 passed in 0.50s ======",
+			'The command "pytest" exited with 0.',
+			"Done. Your build exited with 0.",
+		].join("\n");
+		const scan = scanNotable(log);
+		expect(claims(scan.lines)).toEqual([]);
+		expect(scan.failures).toBe(0);
+	});
+
+	it("claims nothing in a run whose CI says it succeeded", () => {
+		const log = ["ERROR: something non-fatal happened", "panic: recovered in handler", "Finished: SUCCESS"].join("\n");
+		expect(claims(scanNotable(log).lines)).toEqual([]);
+	});
+
+	it("reads a GitHub Actions step without a failing verdict as passed, and one with it as failed", () => {
+		const log = [
+			"2024-07-08T16:48:14.0073484Z ##[group]Run mypy .",
+			"2024-07-08T16:48:14.0073484Z ##[endgroup]",
+			"2024-07-08T16:48:15.0000000Z ##[error]src/a.py:3: error: Name 'x' is not defined",
+			"2024-07-08T16:48:16.0073484Z ##[group]Run pytest",
+			"2024-07-08T16:48:16.0073484Z ##[endgroup]",
+			"2024-07-08T16:48:17.0000000Z FAILED tests/test_a.py::test_one - AssertionError: 1 != 2",
+			"2024-07-08T16:48:17.5000000Z ##[error]Process completed with exit code 1.",
+		].join("\n");
+		const found = claims(scanNotable(log).lines).map((n) => n.line);
+		expect(found).toEqual([6, 7]);
+	});
+
+	it("drops an Ansible failure the play ignored, keeps one it did not", () => {
+		const log = [
+			"TASK [probe] ***",
+			'fatal: [web1]: FAILED! => {"changed": false, "msg": "probe failed"}',
+			"...ignoring",
+			"TASK [install] ***",
+			'fatal: [web1]: FAILED! => {"changed": false, "msg": "No package nginx available."}',
+		].join("\n");
+		expect(claims(scanNotable(log).lines).map((n) => n.line)).toEqual([5]);
+	});
+
+	it("never promotes zero counts, passes or an xfail (property)", () => {
+		const benign = fc.constantFrom(
+			"0 failed",
+			"Failures: 0",
+			"failed=0",
+			"no errors found",
+			"ok 3 - handles errors",
+			"XFAIL tests/test_a.py::test_b - flaky",
+			"test_error_handling PASSED",
+			"  if-no-files-found: error",
+			"-Wno-error=deprecated",
+		);
+		fc.assert(
+			fc.property(fc.array(benign, { minLength: 1, maxLength: 20 }), (lines) => {
+				expect(claims(scanNotable(lines.join("\n")).lines)).toEqual([]);
+			}),
+		);
+	});
+});
+
+describe("rule ecosystems (leave-one-ecosystem-out)", () => {
+	it("maps every rule group to the corpus ecosystems it was written on; generic to none", () => {
+		for (const rule of NOTABLE_RULES) expect(RULE_ECOSYSTEMS[rule.ecosystem], rule.id).toBeDefined();
+		expect(RULE_ECOSYSTEMS.generic).toEqual([]);
+		const pytest = NOTABLE_RULES.find((r) => r.id === "pytest.failed");
+		expect(pytest && writtenFor(pytest, "python")).toBe(true);
+		for (const rule of NOTABLE_RULES.filter((r) => r.ecosystem === "generic"))
+			expect(writtenFor(rule, "python")).toBe(false);
+	});
+});
