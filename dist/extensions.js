@@ -106,7 +106,7 @@ function execSync(o) {
   }
 }
 function callback(start) {
-  return new Promise((resolve6, reject) => start((error, value) => error ? reject(error) : resolve6(value)));
+  return new Promise((resolve7, reject) => start((error, value) => error ? reject(error) : resolve7(value)));
 }
 async function execAsync(o) {
   switch (o.op) {
@@ -328,7 +328,7 @@ function* pruneListing(listing, opts, now) {
   const maxTotal = num2(opts.maxTotalBytes, DEFAULT_PRUNE_MAX_TOTAL_BYTES);
   let removed = 0;
   let freedBytes = 0;
-  const remove = function* (e) {
+  const remove2 = function* (e) {
     if (!(e.folder ? yield* removeFolder(e) : yield* removeFile(e))) return false;
     removed += e.files;
     freedBytes += e.bytes;
@@ -342,13 +342,13 @@ function* pruneListing(listing, opts, now) {
   }
   const kept = [];
   for (const e of [...listing.entries].sort((a, b) => a.mtimeMs - b.mtimeMs)) {
-    if (now - e.mtimeMs > maxAgeMs && (yield* remove(e))) continue;
+    if (now - e.mtimeMs > maxAgeMs && (yield* remove2(e))) continue;
     kept.push(e);
   }
   let total = kept.reduce((sum, e) => sum + e.bytes, 0);
   for (const e of kept) {
     if (total <= maxTotal || now - e.mtimeMs < minAgeMs) break;
-    if (yield* remove(e)) total -= e.bytes;
+    if (yield* remove2(e)) total -= e.bytes;
   }
   return { removed, freedBytes };
 }
@@ -775,6 +775,86 @@ var init_fingerprint = __esm({
   }
 });
 
+// extensions/shared/host/config-bounds.ts
+function at(root, path) {
+  let node = root;
+  for (const key of path) {
+    if (!isObject(node)) return void 0;
+    node = node[key];
+  }
+  return node;
+}
+function remove(root, path) {
+  const parent = at(root, path.slice(0, -1));
+  if (isObject(parent)) delete parent[path[path.length - 1]];
+}
+function set(root, path, value) {
+  const parent = at(root, path.slice(0, -1));
+  if (isObject(parent)) parent[path[path.length - 1]] = value;
+}
+function boundProjectConfig(project2, user, files) {
+  const out = structuredClone(project2);
+  const warnings = [];
+  const raise = `only ${files.user} can set or raise it`;
+  for (const key of USER_ONLY_KEYS) {
+    const path = key.split(".");
+    if (at(out, path) === void 0) continue;
+    remove(out, path);
+    warnings.push(`${files.project}: "${key}" ignored: a project cannot set it (${raise})`);
+  }
+  const extensions2 = at(out, ["subagents", "childExtensions"]);
+  if (extensions2 !== void 0 && extensions2 !== false) {
+    remove(out, ["subagents", "childExtensions"]);
+    warnings.push(
+      `${files.project}: "subagents.childExtensions" ignored: a project can only set it to false (${raise})`
+    );
+  }
+  for (const key of PROJECT_CEILING_KEYS) {
+    const path = key.split(".");
+    const value = at(out, path);
+    const ceiling = at(user, path);
+    if (typeof value !== "number" || typeof ceiling !== "number" || value <= ceiling) continue;
+    set(out, path, ceiling);
+    warnings.push(`${files.project}: "${key}" ${value} is above your limit ${ceiling}; using ${ceiling} (${raise})`);
+  }
+  for (const key of PROJECT_SUBSET_KEYS) {
+    const path = key.split(".");
+    const value = at(out, path);
+    const allowed = at(user, path);
+    if (!Array.isArray(value) || !Array.isArray(allowed)) continue;
+    const beyond = value.filter((v) => !allowed.includes(v));
+    if (beyond.length === 0) continue;
+    set(
+      out,
+      path,
+      value.filter((v) => allowed.includes(v))
+    );
+    warnings.push(`${files.project}: "${key}" ${beyond.join(", ")} not among yours; left out (${raise})`);
+  }
+  return { config: out, warnings };
+}
+var isObject, USER_ONLY_KEYS, PROJECT_CEILING_KEYS, PROJECT_SUBSET_KEYS;
+var init_config_bounds = __esm({
+  "extensions/shared/host/config-bounds.ts"() {
+    "use strict";
+    isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+    USER_ONLY_KEYS = [
+      "store",
+      "toolArtifacts.summary.model",
+      "handoff.model",
+      "subagents.toolsBeyondParent"
+    ];
+    PROJECT_CEILING_KEYS = [
+      "subagents.maxDepth",
+      "subagents.maxConcurrent",
+      "subagents.maxRunSeconds",
+      "subagents.idleTimeoutSeconds",
+      "toolArtifacts.summary.timeoutMs"
+    ];
+    PROJECT_SUBSET_KEYS = ["subagents.defaultTools"];
+  }
+});
+
 // extensions/shared/text/utf8.ts
 function isHighSurrogate(code2) {
   return code2 >= 55296 && code2 <= 56319;
@@ -829,10 +909,10 @@ function retreatByBytes(text, end, maxBytes, floor = 0) {
 function countNewlines(text, start = 0, end = text.length) {
   const s = start === 0 && end === text.length ? text : text.slice(start, end);
   let count2 = 0;
-  let at = s.indexOf(NEWLINE);
-  while (at !== -1) {
+  let at2 = s.indexOf(NEWLINE);
+  while (at2 !== -1) {
     count2++;
-    at = s.indexOf(NEWLINE, at + 1);
+    at2 = s.indexOf(NEWLINE, at2 + 1);
   }
   return count2;
 }
@@ -843,23 +923,23 @@ function lineStats(text) {
   let newlines = 0;
   let longest = 0;
   let lineStart = 0;
-  let at = text.indexOf(NEWLINE);
-  while (at !== -1) {
-    if (at - lineStart > longest) longest = at - lineStart;
+  let at2 = text.indexOf(NEWLINE);
+  while (at2 !== -1) {
+    if (at2 - lineStart > longest) longest = at2 - lineStart;
     newlines++;
-    lineStart = at + 1;
-    at = text.indexOf(NEWLINE, lineStart);
+    lineStart = at2 + 1;
+    at2 = text.indexOf(NEWLINE, lineStart);
   }
   return { newlines, longestLineUnits: Math.max(longest, text.length - lineStart) };
 }
 function afterNthNewline(text, n2, start, end) {
   const s = text.slice(start, end);
-  let at = -1;
+  let at2 = -1;
   for (let k = 0; k < n2; k++) {
-    at = s.indexOf(NEWLINE, at + 1);
-    if (at === -1) return -1;
+    at2 = s.indexOf(NEWLINE, at2 + 1);
+    if (at2 === -1) return -1;
   }
-  return start + at + 1;
+  return start + at2 + 1;
 }
 function afterNthNewlineFromEnd(text, n2, start, end) {
   const count2 = countNewlines(text, start, end);
@@ -959,12 +1039,12 @@ function verbatim(text, lim, totals2) {
 function prefixEnd(text, maxBytes, maxLines) {
   if (maxLines <= 0) return 0;
   let end = advanceByBytes(text, 0, Math.max(0, maxBytes)).end;
-  let at = -1;
+  let at2 = -1;
   for (let k = 0; k < maxLines; k++) {
-    at = text.indexOf("\n", at + 1);
-    if (at === -1) break;
+    at2 = text.indexOf("\n", at2 + 1);
+    if (at2 === -1) break;
   }
-  if (at !== -1 && at < end) end = at;
+  if (at2 !== -1 && at2 < end) end = at2;
   return end;
 }
 function clip(text, lim, totals2, marker) {
@@ -1027,9 +1107,9 @@ function cutHead(text, m, budgetBytes, budgetLines) {
   const window = text.slice(0, Math.min(text.length, budgetBytes));
   let seen = 0;
   let lastNewline = -1;
-  for (let at = window.indexOf("\n"); at !== -1 && seen < budgetLines; at = window.indexOf("\n", at + 1)) {
+  for (let at2 = window.indexOf("\n"); at2 !== -1 && seen < budgetLines; at2 = window.indexOf("\n", at2 + 1)) {
     seen++;
-    lastNewline = at;
+    lastNewline = at2;
   }
   const byLines = seen === budgetLines ? lastNewline + 1 : -1;
   const { end, bytes } = m.advance(text, 0, budgetBytes, byLines === -1 ? text.length : byLines);
@@ -1043,7 +1123,7 @@ function cutHead(text, m, budgetBytes, budgetLines) {
 function lastNewlineBefore(s, end) {
   const range = s.slice(0, end);
   let last = -1;
-  for (let at = range.indexOf("\n"); at !== -1; at = range.indexOf("\n", at + 1)) last = at;
+  for (let at2 = range.indexOf("\n"); at2 !== -1; at2 = range.indexOf("\n", at2 + 1)) last = at2;
   return last;
 }
 function cutTail(text, m, floor, budgetBytes, budgetLines) {
@@ -1483,21 +1563,21 @@ function projectList(input, lim, options) {
   const joiner = typeof options.markerSeparator === "string" ? options.markerSeparator : separator;
   const more = options.more ?? listMore;
   const n2 = items.length;
-  const sep3 = { bytes: utf8ByteLength(separator), newlines: countNewlines(separator) };
-  const join12 = { bytes: utf8ByteLength(joiner), newlines: countNewlines(joiner) };
+  const sep4 = { bytes: utf8ByteLength(separator), newlines: countNewlines(separator) };
+  const join14 = { bytes: utf8ByteLength(joiner), newlines: countNewlines(joiner) };
   const bytes = [0];
   const newlines = [0];
   for (let k2 = 0; k2 < n2; k2++) {
     const gap = k2 > 0 ? 1 : 0;
-    bytes.push(bytes[k2] + utf8ByteLength(items[k2]) + gap * sep3.bytes);
-    newlines.push(newlines[k2] + countNewlines(items[k2]) + gap * sep3.newlines);
+    bytes.push(bytes[k2] + utf8ByteLength(items[k2]) + gap * sep4.bytes);
+    newlines.push(newlines[k2] + countNewlines(items[k2]) + gap * sep4.newlines);
   }
   const whole2 = items.join(separator);
   const call = { items, whole: whole2, totals: { bytes: bytes[n2], lines: newlines[n2] + 1 }, lim, separator, joiner };
   if (fits({ bytes: bytes[n2], newlines: newlines[n2], entries: n2 }, lim)) return listed(call, n2, "");
   const spendOf = (k2, marker2) => {
     if (marker2 === "") return { bytes: bytes[k2], newlines: newlines[k2], entries: k2 };
-    const glue = k2 > 0 ? join12 : { bytes: 0, newlines: 0 };
+    const glue = k2 > 0 ? join14 : { bytes: 0, newlines: 0 };
     return {
       bytes: bytes[k2] + glue.bytes + utf8ByteLength(marker2),
       newlines: newlines[k2] + glue.newlines + countNewlines(marker2),
@@ -1512,12 +1592,12 @@ function projectList(input, lim, options) {
   }
   const tries = [];
   if (n2 === 2) {
-    const second = { bytes: bytes[2] - bytes[1] - sep3.bytes, newlines: newlines[2] - newlines[1] - sep3.newlines };
-    tries.push({ shown: 2, rest: "", spend: { ...second, entries: 1 }, glue: sep3 });
+    const second = { bytes: bytes[2] - bytes[1] - sep4.bytes, newlines: newlines[2] - newlines[1] - sep4.newlines };
+    tries.push({ shown: 2, rest: "", spend: { ...second, entries: 1 }, glue: sep4 });
   }
   if (n2 > 0) {
     const rest = n2 > 1 ? more(n2 - 1) : "";
-    tries.push({ shown: 1, rest, spend: spendOf(0, rest), glue: rest === "" ? { bytes: 0, newlines: 0 } : join12 });
+    tries.push({ shown: 1, rest, spend: spendOf(0, rest), glue: rest === "" ? { bytes: 0, newlines: 0 } : join14 });
   }
   for (const t of tries) {
     const roomBytes = lim.maxBytes - t.spend.bytes - t.glue.bytes - CLIP_MARK_BYTES;
@@ -2119,7 +2199,8 @@ function defaultConfig() {
       defaultTools: ["read", "bash", "edit", "write", "grep", "find", "ls"],
       pollThrottleMs: 1e3,
       childExtensions: true,
-      claudeAgents: true
+      claudeAgents: true,
+      toolsBeyondParent: false
     },
     toolArtifacts: {
       enabled: true,
@@ -2206,7 +2287,7 @@ function surfacesSectionSchema(z) {
 function valueAtPath(root, path) {
   let node = root;
   for (const key of path.split(".")) {
-    if (!isObject(node)) return void 0;
+    if (!isObject2(node)) return void 0;
     node = node[key];
   }
   return node;
@@ -2266,7 +2347,7 @@ function surfaceKeysHint(path, key) {
   const fields = Object.hasOwn(SURFACES, name) ? overridableFields(name) : [];
   return ` (known keys: ${fields.join(", ")})`;
 }
-var CONFIGURABLE_SURFACES, STUB_ALIAS, SURFACE_ALIASES, isObject;
+var CONFIGURABLE_SURFACES, STUB_ALIAS, SURFACE_ALIASES, isObject2;
 var init_config_surfaces = __esm({
   "extensions/shared/host/config-surfaces.ts"() {
     "use strict";
@@ -2296,7 +2377,7 @@ var init_config_surfaces = __esm({
         maxLines: "handoff.userMessagesBudgetBytes"
       }
     });
-    isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+    isObject2 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
   }
 });
 
@@ -2366,7 +2447,12 @@ function buildSchema(z) {
         error: 'expected true, false or a list of extension names ("!name" excludes one)'
       }).default(true),
       /** Whether `.claude/agents/*.md` (project and home) are read as agent files too. */
-      claudeAgents: z.boolean().default(true)
+      claudeAgents: z.boolean().default(true),
+      /**
+       * Whether a child may have tools its parent does not have active (false: a child's tools are
+       * always a subset of the parent's). Only the user's own file sets it.
+       */
+      toolsBeyondParent: z.boolean().default(false)
     }).prefault({}),
     toolArtifacts: z.strictObject({
       enabled: z.boolean().default(true),
@@ -2554,11 +2640,46 @@ function onContextWithSystem(pi, handler) {
     (e, c) => handler(e, c)
   );
 }
-var piAi, import_pi_coding_agent, PI_DEFAULT_COMPACTION, DEFERRED_EXPOSURE;
+function piTrustStoreClass() {
+  const found = PiSdk.ProjectTrustStore;
+  return typeof found === "function" ? found : void 0;
+}
+function piHasTrustStore() {
+  return piTrustStoreClass() !== void 0;
+}
+function piTrustStoreEntry(agentDir, cwd) {
+  const Store = piTrustStoreClass();
+  if (!Store) return void 0;
+  try {
+    const entry = new Store(agentDir).getEntry(cwd);
+    return entry && typeof entry.decision === "boolean" ? { path: entry.path, decision: entry.decision } : null;
+  } catch {
+    return null;
+  }
+}
+function piGatesProject(cwd) {
+  const gates = PiSdk.hasTrustRequiringProjectResources;
+  if (typeof gates !== "function") return false;
+  try {
+    return gates(cwd) === true;
+  } catch {
+    return false;
+  }
+}
+function piApproveFlag(argv = process.argv) {
+  if (!piHasTrustStore()) return void 0;
+  const end = argv.indexOf("--");
+  const args = end >= 0 ? argv.slice(0, end) : argv;
+  if (args.some((a) => a === "--no-approve" || a === "-na")) return false;
+  if (args.some((a) => a === "--approve" || a === "-a")) return true;
+  return void 0;
+}
+var piAi, PiSdk, import_pi_coding_agent, PI_DEFAULT_COMPACTION, DEFERRED_EXPOSURE;
 var init_pi_host = __esm({
   "extensions/shared/host/pi-host.ts"() {
     "use strict";
     piAi = __toESM(require("@mariozechner/pi-ai"), 1);
+    PiSdk = __toESM(require("@mariozechner/pi-coding-agent"), 1);
     import_pi_coding_agent = require("@mariozechner/pi-coding-agent");
     PI_DEFAULT_COMPACTION = Object.freeze({
       enabled: true,
@@ -2573,19 +2694,19 @@ var init_pi_host = __esm({
 function valueAt(root, path) {
   let node = root;
   for (const key of path) {
-    if (!isObject2(node)) return void 0;
+    if (!isObject3(node)) return void 0;
     node = node[key];
   }
   return node;
 }
 function deleteAt(root, path) {
   const parent = valueAt(root, path.slice(0, -1));
-  if (isObject2(parent)) delete parent[path[path.length - 1]];
+  if (isObject3(parent)) delete parent[path[path.length - 1]];
 }
 function deepMerge(base, over) {
   const out = { ...base };
   for (const [key, value] of Object.entries(over)) {
-    out[key] = isObject2(value) && isObject2(out[key]) ? deepMerge(out[key], value) : value;
+    out[key] = isObject3(value) && isObject3(out[key]) ? deepMerge(out[key], value) : value;
   }
   return out;
 }
@@ -2593,12 +2714,12 @@ function describeDefault(path) {
   if (path[0] === "surfaces") return path.length === 3 ? surfaceFallback(String(path[1]), String(path[2])) : "ignored";
   const fallback = valueAt(DEFAULT_CONFIG, path);
   if (fallback === void 0) return "ignored";
-  return isObject2(fallback) ? "using the defaults of that section" : `using the default ${JSON.stringify(fallback)}`;
+  return isObject3(fallback) ? "using the defaults of that section" : `using the default ${JSON.stringify(fallback)}`;
 }
 function knownKeysHint(path, key) {
   if (path[0] === "surfaces") return surfaceKeysHint(path, key);
   const known = valueAt(DEFAULT_CONFIG, path);
-  return isObject2(known) ? ` (known keys: ${Object.keys(known).join(", ")})` : "";
+  return isObject3(known) ? ` (known keys: ${Object.keys(known).join(", ")})` : "";
 }
 function keepValidKeys(raw, file, warnings) {
   const candidate = structuredClone(raw);
@@ -2654,11 +2775,25 @@ function readConfigFile(file, warnings) {
     warnings.push(`${file}: invalid JSON (${error.message}); ignored`);
     return void 0;
   }
-  if (!isObject2(parsed)) {
+  if (!isObject3(parsed)) {
     warnings.push(`${file}: expected a JSON object at the top level; ignored`);
     return void 0;
   }
   return parsed;
+}
+function unsafeProjectFile(file) {
+  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
+  for (const path of [(0, import_node_path4.dirname)(file), file]) {
+    let st;
+    try {
+      st = (0, import_node_fs3.lstatSync)(path);
+    } catch {
+      return void 0;
+    }
+    if (st.isSymbolicLink()) return `${path}: a symbolic link; not followed, the project's configuration is ignored`;
+    if (uid !== void 0 && st.uid !== uid) return `${path}: not owned by you; the project's configuration is ignored`;
+  }
+  return void 0;
 }
 function configFilePaths(opts) {
   return { user: (0, import_node_path4.join)(opts.agentDir, CONFIG_FILE_NAME), project: (0, import_node_path4.join)(opts.cwd, ".pi", CONFIG_FILE_NAME) };
@@ -2667,15 +2802,26 @@ function loadConfig(opts) {
   const warnings = [];
   try {
     const { user, project: project2 } = configFilePaths(opts);
-    let merged = {};
-    let read2 = false;
-    const files = [user];
-    if (opts.projectTrusted !== false) files.push(project2);
-    else if ((0, import_node_fs3.existsSync)(project2)) warnings.push(`${project2}: ignored because Pi does not trust this project`);
-    for (const file of files) {
-      const raw = readConfigFile(file, warnings);
-      if (raw) merged = deepMerge(merged, keepValidKeys(raw, file, warnings));
-      read2 ||= raw !== void 0;
+    const userRaw = readConfigFile(user, warnings);
+    let merged = userRaw ? keepValidKeys(userRaw, user, warnings) : {};
+    let read2 = userRaw !== void 0;
+    if (opts.projectTrusted !== false) {
+      const unsafe = unsafeProjectFile(project2);
+      if (unsafe) warnings.push(unsafe);
+      const projectRaw = unsafe ? void 0 : readConfigFile(project2, warnings);
+      if (projectRaw) {
+        read2 = true;
+        const userParsed = headroomConfigSchema().safeParse(merged);
+        const bounded = boundProjectConfig(
+          keepValidKeys(projectRaw, project2, warnings),
+          userParsed.success ? userParsed.data : defaultConfig(),
+          { project: project2, user }
+        );
+        warnings.push(...bounded.warnings);
+        merged = deepMerge(merged, bounded.config);
+      }
+    } else if ((0, import_node_fs3.existsSync)(project2)) {
+      warnings.push(`${project2}: ignored: ${opts.untrustedHint ?? "this project is not trusted"}`);
     }
     if (!read2) return { config: defaultConfig(), warnings };
     const parsed = headroomConfigSchema().safeParse(merged);
@@ -2698,12 +2844,13 @@ function unseenConfigWarnings(warnings) {
   }
   return fresh;
 }
-var import_node_fs3, import_node_path4, isObject2, keyPath, SEEN_WARNINGS;
+var import_node_fs3, import_node_path4, isObject3, keyPath, SEEN_WARNINGS;
 var init_config = __esm({
   "extensions/shared/host/config.ts"() {
     "use strict";
     import_node_fs3 = require("node:fs");
     import_node_path4 = require("node:path");
+    init_config_bounds();
     init_config_defaults();
     init_config_schema();
     init_config_surfaces();
@@ -2711,9 +2858,263 @@ var init_config = __esm({
     init_config_schema();
     init_config_surfaces();
     init_pi_host();
-    isObject2 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+    isObject3 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
     keyPath = (path) => path.map(String).join(".");
     SEEN_WARNINGS = /* @__PURE__ */ Symbol.for("pi-context-headroom.config-warnings-seen");
+  }
+});
+
+// extensions/shared/host/trust.ts
+function decideTrust(facts) {
+  if (facts.piSession === false) return { trusted: false, reason: "pi-denied" };
+  if (facts.approveFlag === false) return { trusted: false, reason: "denied-flag" };
+  if (facts.own?.decision === false) return { trusted: false, reason: "denied-record", path: facts.own.path };
+  if (facts.piStore?.decision === false) return { trusted: false, reason: "denied-pi-store", path: facts.piStore.path };
+  if (facts.own?.decision === true) return { trusted: true, reason: "own-record", path: facts.own.path };
+  if (facts.piStore?.decision === true) return { trusted: true, reason: "pi-store", path: facts.piStore.path };
+  if (facts.approveFlag === true) return { trusted: true, reason: "approve-flag" };
+  if (facts.piSession === true && facts.piGated === true) return { trusted: true, reason: "pi-asked" };
+  return { trusted: false, reason: "undecided" };
+}
+function untrustedHint(decision, command = TRUST_COMMAND) {
+  const how = `trust it with ${command}`;
+  switch (decision.reason) {
+    case "pi-denied":
+      return `Pi does not trust this project (${how}, or Pi's /trust)`;
+    case "denied-flag":
+      return "this run was started with --no-approve";
+    case "denied-record":
+      return `${decision.path ?? "a parent folder"} is marked untrusted in ${TRUST_FILE_NAME} (${how})`;
+    case "denied-pi-store":
+      return `${decision.path ?? "a parent folder"} is marked untrusted in Pi's trust store (change it with Pi's /trust)`;
+    default:
+      return `this project is not trusted yet (${how})`;
+  }
+}
+function trustedBy(decision) {
+  switch (decision.reason) {
+    case "own-record":
+      return `trusted (${TRUST_FILE_NAME}: ${decision.path})`;
+    case "pi-store":
+      return `trusted (Pi's trust store: ${decision.path})`;
+    case "approve-flag":
+      return "trusted (--approve, this run)";
+    case "pi-asked":
+      return "trusted (Pi's project trust)";
+    default:
+      return "trusted";
+  }
+}
+function canonicalFolder(path) {
+  const absolute = (0, import_node_path5.resolve)(path);
+  try {
+    return (0, import_node_fs4.realpathSync)(absolute);
+  } catch {
+    return absolute;
+  }
+}
+function nearestEntry(entries, cwd) {
+  let dir = (0, import_node_path5.resolve)(cwd);
+  for (; ; ) {
+    const value = Object.hasOwn(entries, dir) ? entries[dir] : void 0;
+    if (value === true || value === false) return { path: dir, decision: value };
+    const parent = (0, import_node_path5.dirname)(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+function currentUid() {
+  return typeof process.getuid === "function" ? process.getuid() : void 0;
+}
+function readTrustRecord(agentDir) {
+  const file = (0, import_node_path5.join)(agentDir, TRUST_FILE_NAME);
+  let fd;
+  try {
+    fd = (0, import_node_fs4.openSync)(file, import_node_fs4.constants.O_RDONLY | (import_node_fs4.constants.O_NOFOLLOW ?? 0) | (import_node_fs4.constants.O_NONBLOCK ?? 0));
+    const st = (0, import_node_fs4.fstatSync)(fd);
+    if (!st.isFile()) return { entries: {}, problem: `${file}: not a regular file; ignored` };
+    const uid = currentUid();
+    if (uid !== void 0 && st.uid !== uid) return { entries: {}, problem: `${file}: not owned by you; ignored` };
+    if (st.size > MAX_TRUST_FILE_BYTES) return { entries: {}, problem: `${file}: too large; ignored` };
+    const buffer = Buffer.alloc(st.size);
+    let read2 = 0;
+    while (read2 < st.size) {
+      const n2 = (0, import_node_fs4.readSync)(fd, buffer, read2, st.size - read2, read2);
+      if (n2 === 0) break;
+      read2 += n2;
+    }
+    const parsed = JSON.parse(buffer.subarray(0, read2).toString("utf8"));
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      return { entries: {}, problem: `${file}: expected a JSON object; ignored` };
+    const entries = {};
+    for (const [key, value] of Object.entries(parsed)) {
+      if (typeof value === "boolean" && key.startsWith(import_node_path5.sep)) entries[(0, import_node_path5.resolve)(key)] = value;
+    }
+    return { entries };
+  } catch (error) {
+    const code2 = error?.code;
+    if (code2 === "ENOENT") return { entries: {} };
+    if (code2 === "ELOOP") return { entries: {}, problem: `${file}: a symbolic link; ignored` };
+    return { entries: {}, problem: `${file}: cannot be read (${code2 ?? String(error)}); ignored` };
+  } finally {
+    if (fd !== void 0) (0, import_node_fs4.closeSync)(fd);
+  }
+}
+function writeTrustDecision(agentDir, folder, decision) {
+  const file = (0, import_node_path5.join)(agentDir, TRUST_FILE_NAME);
+  (0, import_node_fs4.mkdirSync)(agentDir, { recursive: true, mode: 448 });
+  let existing;
+  try {
+    existing = (0, import_node_fs4.lstatSync)(file);
+  } catch (error) {
+    if (error.code !== "ENOENT") throw error;
+  }
+  const uid = currentUid();
+  if (existing && (!existing.isFile() || uid !== void 0 && existing.uid !== uid))
+    throw new Error(`${file} is not a regular file of yours; not changed`);
+  const current = readTrustRecord(agentDir);
+  if (current.problem) throw new Error(current.problem);
+  const key = canonicalFolder(folder);
+  const entries = { ...current.entries };
+  if (decision === null) delete entries[key];
+  else entries[key] = decision;
+  const sorted = Object.fromEntries(
+    Object.keys(entries).sort().map((k) => [k, entries[k]])
+  );
+  const temp = `${file}.${process.pid}.${Date.now().toString(36)}.tmp`;
+  const fd = (0, import_node_fs4.openSync)(
+    temp,
+    import_node_fs4.constants.O_WRONLY | import_node_fs4.constants.O_CREAT | import_node_fs4.constants.O_EXCL | (import_node_fs4.constants.O_NOFOLLOW ?? 0),
+    384
+  );
+  try {
+    (0, import_node_fs4.writeSync)(fd, `${JSON.stringify(sorted, null, 2)}
+`);
+    (0, import_node_fs4.fsyncSync)(fd);
+  } catch (error) {
+    (0, import_node_fs4.closeSync)(fd);
+    (0, import_node_fs4.rmSync)(temp, { force: true });
+    throw error;
+  }
+  (0, import_node_fs4.closeSync)(fd);
+  try {
+    (0, import_node_fs4.renameSync)(temp, file);
+  } catch (error) {
+    (0, import_node_fs4.rmSync)(temp, { force: true });
+    throw error;
+  }
+  return key;
+}
+function folderTrust(agentDir, cwd, ctx) {
+  const folder = canonicalFolder(cwd);
+  const hasStore = piHasTrustStore();
+  const sessionAnswer = ctx !== void 0 && typeof ctx.isProjectTrusted === "function" ? projectTrusted(ctx) : void 0;
+  return decideTrust({
+    piSession: sessionAnswer,
+    piGated: hasStore && sessionAnswer === true ? piGatesProject(folder) : void 0,
+    piStore: hasStore ? piTrustStoreEntry(agentDir, folder) : void 0,
+    own: nearestEntry(readTrustRecord(agentDir).entries, folder),
+    approveFlag: piApproveFlag()
+  });
+}
+function isRealDirectory(path) {
+  try {
+    return (0, import_node_fs4.lstatSync)(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function exists(path) {
+  try {
+    (0, import_node_fs4.lstatSync)(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+function projectRoot(cwd, trustedPath) {
+  const start = (0, import_node_path5.resolve)(cwd);
+  let gitRoot;
+  for (let dir = start; ; ) {
+    if (exists((0, import_node_path5.join)(dir, ".git"))) {
+      gitRoot = dir;
+      break;
+    }
+    const parent = (0, import_node_path5.dirname)(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  const within = (folder) => start === folder || start.startsWith(folder.endsWith(import_node_path5.sep) ? folder : folder + import_node_path5.sep);
+  const trusted = trustedPath && within(trustedPath) ? trustedPath : void 0;
+  if (gitRoot && trusted) return trusted.length > gitRoot.length ? trusted : gitRoot;
+  return gitRoot ?? trusted ?? start;
+}
+function findProjectFolder(cwd, relative5, root, home) {
+  let dir = (0, import_node_path5.resolve)(cwd);
+  const top = (0, import_node_path5.resolve)(root);
+  for (; ; ) {
+    if (dir !== home) {
+      const candidate = (0, import_node_path5.join)(dir, relative5);
+      if (isRealDirectory(candidate)) return candidate;
+    }
+    if (dir === top) return void 0;
+    const parent = (0, import_node_path5.dirname)(dir);
+    if (parent === dir) return void 0;
+    dir = parent;
+  }
+}
+function safeProjectPath(path, root) {
+  const uid = currentUid();
+  const top = (0, import_node_path5.resolve)(root);
+  const target = (0, import_node_path5.resolve)(path);
+  if (!(target === top || target.startsWith(top.endsWith(import_node_path5.sep) ? top : top + import_node_path5.sep))) return `${path}: outside ${top}`;
+  const parts = target.slice(top.length).split(import_node_path5.sep).filter(Boolean);
+  let at2 = top;
+  for (const part of parts) {
+    at2 = (0, import_node_path5.join)(at2, part);
+    let st;
+    try {
+      st = (0, import_node_fs4.lstatSync)(at2);
+    } catch (error) {
+      return `${at2}: cannot be read (${error.code ?? String(error)})`;
+    }
+    if (st.isSymbolicLink()) return `${at2}: a symbolic link; not followed`;
+    if (uid !== void 0 && st.uid !== uid) return `${at2}: not owned by you`;
+  }
+  return void 0;
+}
+function projectFilesPresent(cwd, root) {
+  const home = canonicalFolder(process.env.HOME ?? "/");
+  const found = [];
+  const config = (0, import_node_path5.join)((0, import_node_path5.resolve)(cwd), ".pi", "headroom.json");
+  if (exists(config)) found.push(config);
+  for (const relative5 of [(0, import_node_path5.join)(".pi", "agents"), (0, import_node_path5.join)(".claude", "agents")]) {
+    const dir = findProjectFolder(cwd, relative5, root, home);
+    if (dir) found.push(dir);
+  }
+  return found;
+}
+function trustCommand(agentDir, cwd, verb) {
+  const folder = projectRoot(canonicalFolder(cwd));
+  const decision = verb === "trust" ? true : verb === "untrust" ? false : null;
+  const key = writeTrustDecision(agentDir, folder, decision);
+  const file = (0, import_node_path5.join)(agentDir, TRUST_FILE_NAME);
+  const files = ".pi/headroom.json, .pi/agents/ and .claude/agents/";
+  const after = "from the next session (/reload, /new, or a new pi)";
+  const said = decision === true ? `trusted ${key}: its ${files} apply ${after}, within the limits of your own settings` : decision === false ? `marked ${key} untrusted: its ${files} are ignored ${after}` : `forgot the decision for ${key}`;
+  const pi = piHasTrustStore() ? "; Pi's own project resources follow Pi's /trust" : "";
+  return `${said} (recorded in ${file}${pi})`;
+}
+var import_node_fs4, import_node_path5, TRUST_FILE_NAME, MAX_TRUST_FILE_BYTES, TRUST_COMMAND;
+var init_trust = __esm({
+  "extensions/shared/host/trust.ts"() {
+    "use strict";
+    import_node_fs4 = require("node:fs");
+    import_node_path5 = require("node:path");
+    init_pi_host();
+    TRUST_FILE_NAME = "headroom-trust.json";
+    MAX_TRUST_FILE_BYTES = 1024 * 1024;
+    TRUST_COMMAND = "/headroom trust";
   }
 });
 
@@ -2730,6 +3131,7 @@ function tellPerson(ctx, text, level = "warning") {
 }
 function bootExtension(pi, name) {
   let config;
+  let trust;
   let store;
   const listeners = [];
   const told = /* @__PURE__ */ new Set();
@@ -2739,13 +3141,23 @@ function bootExtension(pi, name) {
     config: (ctx) => config ?? (ctx ? host.reload(ctx) : DEFAULT_CONFIG),
     reload(ctx) {
       const agentDir = (0, import_pi_coding_agent2.getAgentDir)();
-      const loaded2 = loadConfig({ agentDir, cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) });
+      trust = folderTrust(agentDir, ctx.cwd, ctx);
+      const loaded2 = loadConfig({
+        agentDir,
+        cwd: ctx.cwd,
+        projectTrusted: trust.trusted,
+        untrustedHint: untrustedHint(trust)
+      });
       config = loaded2.config;
       for (const warning of unseenConfigWarnings(loaded2.warnings))
         tellPerson(ctx, `${CONFIG_WARNING_PREFIX}${warning}`);
       scheduleBackgroundPrune(agentDir, loaded2.config.store);
       for (const listener of listeners) listener(loaded2.config, ctx);
       return loaded2.config;
+    },
+    trust(ctx) {
+      if (!trust && ctx) host.reload(ctx);
+      return trust ?? { trusted: false, reason: "undecided" };
     },
     onConfig: (listener) => {
       listeners.push(listener);
@@ -2779,6 +3191,7 @@ var init_bootstrap = __esm({
     init_fingerprint();
     init_config();
     init_pi_host();
+    init_trust();
     CONFIG_WARNING_PREFIX = "headroom config: ";
   }
 });
@@ -3118,7 +3531,7 @@ function guarded(read2, fallback) {
 function statArtifacts(paths) {
   const facts = /* @__PURE__ */ new Map();
   for (const path of paths) {
-    const st = guarded(() => (0, import_node_fs4.lstatSync)(path, { throwIfNoEntry: false }), void 0);
+    const st = guarded(() => (0, import_node_fs5.lstatSync)(path, { throwIfNoEntry: false }), void 0);
     facts.set(path, st?.isFile() ? { path, bytes: st.size, mtimeMs: st.mtimeMs } : { path });
   }
   return facts;
@@ -3145,17 +3558,22 @@ function ledgerInput(pi, ctx) {
 function currentLedger(pi, ctx) {
   return buildLedger(ledgerInput(pi, ctx));
 }
-var import_node_fs4, import_pi_coding_agent3;
+var import_node_fs5, import_pi_coding_agent3;
 var init_collect = __esm({
   "extensions/headroom/collect.ts"() {
     "use strict";
-    import_node_fs4 = require("node:fs");
+    import_node_fs5 = require("node:fs");
     import_pi_coding_agent3 = require("@mariozechner/pi-coding-agent");
     init_ledger();
   }
 });
 
 // extensions/headroom/prompt.ts
+function formatProjectTrust(trusted, hint, files) {
+  if (trusted) return `project files: ${trusted}${files.length > 0 ? `: ${files.join(", ")}` : ""}`;
+  if (files.length === 0) return `project files: none here (${hint})`;
+  return `project files: ignored: ${files.join(", ")}: ${hint}`;
+}
 function humanBytes(bytes) {
   if (bytes < 1024) return `${formatCount(bytes)} B`;
   const units = ["KiB", "MiB", "GiB", "TiB"];
@@ -3203,8 +3621,8 @@ var init_prompt2 = __esm({
   "extensions/headroom/prompt.ts"() {
     "use strict";
     init_format();
-    COMMAND_DESCRIPTION = "Show the headroom artifact store (count, size, newest); `/headroom prune` prunes it now";
-    USAGE = "usage: /headroom [status|prune]";
+    COMMAND_DESCRIPTION = "Show the headroom artifact store (count, size, newest); `/headroom prune` prunes it now; `/headroom trust` lets this project's .pi/headroom.json and agent files apply";
+    USAGE = "usage: /headroom [status|prune|trust|untrust|forget]";
   }
 });
 
@@ -3375,7 +3793,8 @@ function headroom(pi) {
     const storeStatus = formatStatus({ root: store.root, ...await store.stats() }, Date.now());
     const calls = formatCallUsage(sessionCallUsage(ctx.sessionManager.getEntries()));
     const storeText = `${storeStatus}
-${calls}`;
+${calls}
+${projectTrustLine(ctx)}`;
     const ledger = currentLedger(pi, ctx);
     let shown = false;
     if (hasUI(ctx)) {
@@ -3400,6 +3819,11 @@ ${calls}`;
       say(ctx, text, "info", { ledger });
     }
   };
+  const projectTrustLine = (ctx) => {
+    const decision = folderTrust(host.agentDir(), ctx.cwd, ctx);
+    const files = projectFilesPresent(ctx.cwd, projectRoot(ctx.cwd, decision.path));
+    return formatProjectTrust(decision.trusted ? trustedBy(decision) : void 0, untrustedHint(decision), files);
+  };
   const prune = async (ctx) => {
     const { maxAgeDays, maxTotalBytes, minAgeHours } = host.config(ctx).store;
     const result = await host.store().prune({ maxAgeDays, maxTotalBytes, minAgeHours });
@@ -3414,6 +3838,8 @@ ${calls}`;
           await status(ctx);
         } else if (verb === "prune") {
           say(ctx, await prune(ctx));
+        } else if (verb === "trust" || verb === "untrust" || verb === "forget") {
+          say(ctx, trustCommand(host.agentDir(), ctx.cwd, verb));
         } else {
           say(ctx, USAGE, "warning");
         }
@@ -3430,6 +3856,7 @@ var init_headroom = __esm({
     init_bootstrap();
     init_model_usage();
     init_pi_host();
+    init_trust();
     init_collect();
     init_ledger_format();
     init_ledger_view();
@@ -3460,7 +3887,7 @@ function estimateMessageTokens(message) {
   if (typeof content === "string") return tokens + estimateTokens(content);
   if (!Array.isArray(content)) return tokens;
   for (const part of content) {
-    if (!isObject3(part)) continue;
+    if (!isObject4(part)) continue;
     if (part.type === "text" && typeof part.text === "string") tokens += estimateTokens(part.text);
     else if (part.type === "thinking" && typeof part.thinking === "string") tokens += estimateTokens(part.thinking);
     else if (part.type === "image") tokens += IMAGE_TOKENS;
@@ -3485,7 +3912,7 @@ function messageTokensUpperBound(message) {
   if (typeof content === "string") return tokens + textBound(content);
   if (!Array.isArray(content)) return tokens;
   for (const part of content) {
-    if (!isObject3(part)) continue;
+    if (!isObject4(part)) continue;
     if (part.type === "text" && typeof part.text === "string") tokens += textBound(part.text);
     else if (part.type === "thinking" && typeof part.thinking === "string") tokens += textBound(part.thinking);
     else if (part.type === "image") tokens += IMAGE_TOKENS;
@@ -3497,7 +3924,7 @@ function messageTokensUpperBound(message) {
   return tokens;
 }
 function toolDeclarationTokens(tool) {
-  const t = isObject3(tool) ? tool : {};
+  const t = isObject4(tool) ? tool : {};
   const definition = { name: t.name, description: t.description, parameters: t.parameters };
   return TOOL_DEFINITION_OVERHEAD_TOKENS + estimateTokens(argumentsJson(definition));
 }
@@ -3507,9 +3934,9 @@ function systemMessageTokens(message) {
   if (typeof content === "string") tokens += estimateTokens(content);
   else if (Array.isArray(content)) {
     for (const part of content)
-      if (isObject3(part) && typeof part.text === "string") tokens += estimateTokens(part.text);
+      if (isObject4(part) && typeof part.text === "string") tokens += estimateTokens(part.text);
   }
-  if (isObject3(message.sections)) {
+  if (isObject4(message.sections)) {
     for (const [name, value] of Object.entries(message.sections)) {
       tokens += estimateTokens(name) + (typeof value === "string" ? estimateTokens(value) : 1);
     }
@@ -3517,7 +3944,7 @@ function systemMessageTokens(message) {
   if (Array.isArray(message.toolsAdded)) for (const tool of message.toolsAdded) tokens += toolDeclarationTokens(tool);
   if (Array.isArray(message.toolsRemoved)) {
     for (const tool of message.toolsRemoved)
-      tokens += MESSAGE_OVERHEAD_TOKENS + estimateTokens(String(isObject3(tool) ? tool.name : tool));
+      tokens += MESSAGE_OVERHEAD_TOKENS + estimateTokens(String(isObject4(tool) ? tool.name : tool));
   }
   return tokens;
 }
@@ -3528,7 +3955,7 @@ function messageKey(message, builder = new FingerprintBuilder()) {
   if (message.role === "bashExecution") fields += `${FIELD_SEPARATOR}${field(message.excludeFromContext)}`;
   if (Array.isArray(content)) {
     for (const part of content) {
-      if (!isObject3(part)) continue;
+      if (!isObject4(part)) continue;
       fields += `${FIELD_SEPARATOR}${field(part.type)}`;
       if (part.type === "toolCall")
         fields += `${FIELD_SEPARATOR}${field(part.id)}${FIELD_SEPARATOR}${field(part.name)}`;
@@ -3540,7 +3967,7 @@ function messageKey(message, builder = new FingerprintBuilder()) {
   if (typeof content === "string") builder.add(content);
   else if (Array.isArray(content)) {
     for (const part of content) {
-      if (!isObject3(part)) continue;
+      if (!isObject4(part)) continue;
       if (typeof part.text === "string") builder.add(part.text);
       else if (typeof part.thinking === "string") builder.add(part.thinking);
       else if (part.type === "toolCall") builder.add(argumentsJson(part.arguments));
@@ -3581,7 +4008,7 @@ function unrefTimeout(run2, ms) {
   const handle = setTimeout(run2, ms);
   handle.unref?.();
 }
-var MESSAGE_OVERHEAD_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, IMAGE_TOKENS, isObject3, textBound, TOOL_DEFINITION_OVERHEAD_TOKENS, FIELD_SEPARATOR, field, ROLES, internedRole, NO_TIMESTAMP, KEYS_PER_TICK, KEYING_DELAY_MS, SHAPE_CHECK_STRIDE, SHAPE_CHECK_NEWEST, TokenSizer;
+var MESSAGE_OVERHEAD_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, IMAGE_TOKENS, isObject4, textBound, TOOL_DEFINITION_OVERHEAD_TOKENS, FIELD_SEPARATOR, field, ROLES, internedRole, NO_TIMESTAMP, KEYS_PER_TICK, KEYING_DELAY_MS, SHAPE_CHECK_STRIDE, SHAPE_CHECK_NEWEST, TokenSizer;
 var init_size = __esm({
   "extensions/shared/transcript/size.ts"() {
     "use strict";
@@ -3590,7 +4017,7 @@ var init_size = __esm({
     MESSAGE_OVERHEAD_TOKENS = 4;
     TOOL_CALL_OVERHEAD_TOKENS = 8;
     IMAGE_TOKENS = 1200;
-    isObject3 = (value) => typeof value === "object" && value !== null;
+    isObject4 = (value) => typeof value === "object" && value !== null;
     textBound = (text) => text.length === 0 ? 0 : estimateTokensUpperBound(text.length);
     TOOL_DEFINITION_OVERHEAD_TOKENS = 8;
     FIELD_SEPARATOR = "\0";
@@ -3710,13 +4137,13 @@ var init_size = __esm({
 
 // extensions/shared/transcript/plan.ts
 function isTranscriptMessage(value) {
-  return isObject4(value) && typeof value.role === "string";
+  return isObject5(value) && typeof value.role === "string";
 }
 function toolCallsOf(message) {
   if (message.role !== "assistant" || !Array.isArray(message.content)) return [];
   const calls = [];
   for (const part of message.content) {
-    if (isObject4(part) && part.type === "toolCall") {
+    if (isObject5(part) && part.type === "toolCall") {
       calls.push({ id: String(part.id ?? ""), name: String(part.name ?? "?"), arguments: part.arguments ?? {} });
     }
   }
@@ -3780,16 +4207,16 @@ function callIdsInto(message, out) {
   const content = message.content;
   if (!Array.isArray(content)) return 0;
   for (const part of content) {
-    if (!isObject4(part) || part.type !== "toolCall") continue;
+    if (!isObject5(part) || part.type !== "toolCall") continue;
     const id = String(part.id ?? "");
     if (!out.includes(id)) out.push(id);
   }
   return out.length;
 }
 function resolveCall(open, id) {
-  const at = open.indexOf(id);
-  if (at < 0) return 0;
-  open[at] = void 0;
+  const at2 = open.indexOf(id);
+  if (at2 < 0) return 0;
+  open[at2] = void 0;
   return 1;
 }
 function lastPendingResult(messages, from, pending) {
@@ -3899,7 +4326,7 @@ function surelyWithinBudget(messages, options, memo) {
 function usageBasedTokens(messages, sizer = uncached) {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
-    if (m.role !== "assistant" || m.stopReason === "aborted" || m.stopReason === "error" || !isObject4(m.usage))
+    if (m.role !== "assistant" || m.stopReason === "aborted" || m.stopReason === "error" || !isObject5(m.usage))
       continue;
     const u = m.usage;
     const num2 = (v) => typeof v === "number" && Number.isFinite(v) ? v : 0;
@@ -3917,7 +4344,7 @@ function messageBudget(input) {
   const margin = Math.min(Math.max(0, input.safetyMarginTokens), Math.floor(window * MAX_MARGIN_SHARE));
   return Math.max(0, Math.floor(window - reserve - margin - Math.max(0, input.overheadTokens)));
 }
-var uncached, DEFAULT_CUT_STEP_TOKENS, DEFAULT_HEAD_MAX_SHARE, DEFAULT_MARKER_RESERVE_TOKENS, MAX_STEP_SHARE_OF_TAIL, isObject4, lastSegments, pendingIds, PI_DEFAULT_MAX_OUTPUT_TOKENS, FALLBACK_RESERVE_TOKENS, MAX_MARGIN_SHARE;
+var uncached, DEFAULT_CUT_STEP_TOKENS, DEFAULT_HEAD_MAX_SHARE, DEFAULT_MARKER_RESERVE_TOKENS, MAX_STEP_SHARE_OF_TAIL, isObject5, lastSegments, pendingIds, PI_DEFAULT_MAX_OUTPUT_TOKENS, FALLBACK_RESERVE_TOKENS, MAX_MARGIN_SHARE;
 var init_plan = __esm({
   "extensions/shared/transcript/plan.ts"() {
     "use strict";
@@ -3928,7 +4355,7 @@ var init_plan = __esm({
     DEFAULT_HEAD_MAX_SHARE = 0.3;
     DEFAULT_MARKER_RESERVE_TOKENS = 1024;
     MAX_STEP_SHARE_OF_TAIL = 0.25;
-    isObject4 = (value) => typeof value === "object" && value !== null;
+    isObject5 = (value) => typeof value === "object" && value !== null;
     lastSegments = /* @__PURE__ */ new WeakMap();
     pendingIds = [];
     PI_DEFAULT_MAX_OUTPUT_TOKENS = 32e3;
@@ -3971,7 +4398,7 @@ function indexOmitted(messages, plan, shortened = []) {
           tallies.set(call.name, tally);
         }
         tally.count++;
-        const args = isObject5(call.arguments) ? call.arguments : {};
+        const args = isObject6(call.arguments) ? call.arguments : {};
         const pathKey = PATH_KEYS.find((k) => typeof args[k] === "string");
         if (pathKey) files.add(String(args[pathKey]));
         const first = pathKey ? void 0 : brief(Object.values(args).find((v) => brief(v) !== void 0));
@@ -3993,7 +4420,7 @@ function sameNotes(a, b) {
   }
   return true;
 }
-var BRIEFS_PER_TOOL, PATH_KEYS, isObject5, OmissionMemo;
+var BRIEFS_PER_TOOL, PATH_KEYS, isObject6, OmissionMemo;
 var init_omission = __esm({
   "extensions/shared/transcript/omission.ts"() {
     "use strict";
@@ -4002,7 +4429,7 @@ var init_omission = __esm({
     init_plan();
     BRIEFS_PER_TOOL = SURFACES["transcript.briefsPerTool"].maxLines;
     PATH_KEYS = ["path", "file_path", "filePath", "file"];
-    isObject5 = (value) => typeof value === "object" && value !== null;
+    isObject6 = (value) => typeof value === "object" && value !== null;
     OmissionMemo = class {
       constructor(sizer) {
         this.sizer = sizer;
@@ -4765,9 +5192,9 @@ function buildWordAutomaton(input) {
     passed() {
       return passed;
     },
-    wordsAfter(text, at, end) {
+    wordsAfter(text, at2, end) {
       const found = [...output[(lastRow & ROW) / k]];
-      collect(text, at + 1, Math.min(end, text.length), lastRow, found);
+      collect(text, at2 + 1, Math.min(end, text.length), lastRow, found);
       return found;
     },
     wordsIn(text, start = 0, end = text.length) {
@@ -5266,10 +5693,10 @@ function slotsOf(message, msg, out, toolClasses) {
   else if (typeof message.content === "string") add(-1, "content", message.content, void 0, toolName, log2);
   if (!Array.isArray(message.content)) return;
   message.content.forEach((part, i) => {
-    if (!isObject6(part)) return;
+    if (!isObject7(part)) return;
     if (part.type === "text") add(i, "text", part.text, void 0, toolName, log2);
     else if (part.type === "thinking") add(i, "thinking", part.thinking);
-    else if (part.type === "toolCall" && isObject6(part.arguments)) {
+    else if (part.type === "toolCall" && isObject7(part.arguments)) {
       for (const [key, value] of Object.entries(part.arguments)) add(i, "arguments", value, key, String(part.name));
     }
   });
@@ -5363,7 +5790,7 @@ function buildView(messages, plan, shorten = {}, memo) {
   }
   return { trimmed: true, messages: view, indices, omissionAt, omission, timestamp, plan };
 }
-var MIN_SHORTENABLE_CHARS, SHORTENED_MEMO_ENTRIES, ShortenedTexts, isObject6;
+var MIN_SHORTENABLE_CHARS, SHORTENED_MEMO_ENTRIES, ShortenedTexts, isObject7;
 var init_view = __esm({
   "extensions/shared/transcript/view.ts"() {
     "use strict";
@@ -5395,7 +5822,7 @@ var init_view = __esm({
         this.entries++;
       }
     };
-    isObject6 = (value) => typeof value === "object" && value !== null;
+    isObject7 = (value) => typeof value === "object" && value !== null;
   }
 });
 
@@ -5552,7 +5979,7 @@ function trimMessages(messages, options) {
   const reserve = options.markerReserveTokens ?? DEFAULT_MARKER_RESERVE_TOKENS;
   const omission = view.omission;
   const marker = markerFor(omission, options.sessionFile, reserve - MESSAGE_OVERHEAD_TOKENS);
-  const at = view.omissionAt;
+  const at2 = view.omissionAt;
   const markerMessage = {
     role: "custom",
     customType: MARKER_CUSTOM_TYPE,
@@ -5560,8 +5987,8 @@ function trimMessages(messages, options) {
     display: false,
     timestamp: view.timestamp
   };
-  const out = view.messages.slice(0, at).concat([markerMessage], view.messages.slice(at));
-  const sources = view.indices.slice(0, at).concat([-1], view.indices.slice(at));
+  const out = view.messages.slice(0, at2).concat([markerMessage], view.messages.slice(at2));
+  const sources = view.indices.slice(0, at2).concat([-1], view.indices.slice(at2));
   return { messages: out, trimmed: true, plan, marker, sources, omission };
 }
 function trimTranscript(messages, options) {
@@ -5577,8 +6004,8 @@ function trimTranscript(messages, options) {
   const marker = sources.indexOf(-1);
   const target = (before) => {
     if (before >= rest.length) return result.messages.length;
-    const at = marker < 0 ? find(sources, before, 0, sources.length) : before < (sources[marker + 1] ?? Infinity) ? find(sources, before, 0, marker) : find(sources, before, marker + 1, sources.length);
-    if (at >= 0) return at;
+    const at2 = marker < 0 ? find(sources, before, 0, sources.length) : before < (sources[marker + 1] ?? Infinity) ? find(sources, before, 0, marker) : find(sources, before, marker + 1, sources.length);
+    if (at2 >= 0) return at2;
     return marker >= 0 ? marker : result.messages.length;
   };
   const chunks = [];
@@ -5591,10 +6018,10 @@ function trimTranscript(messages, options) {
   }
   let from = 0;
   for (const entry of system.slice(s)) {
-    const at = Math.max(from, target(entry.before));
-    chunks.push(result.messages.slice(from, at), [entry.message]);
-    sourceChunks.push(sources.slice(from, at), [-2]);
-    from = at;
+    const at2 = Math.max(from, target(entry.before));
+    chunks.push(result.messages.slice(from, at2), [entry.message]);
+    sourceChunks.push(sources.slice(from, at2), [-2]);
+    from = at2;
   }
   chunks.push(result.messages.slice(from));
   sourceChunks.push(sources.slice(from));
@@ -5633,9 +6060,9 @@ function splitTranscript(messages, conversation) {
   const runs = [];
   let start = 0;
   for (const { before } of system) {
-    const at = before + runs.length;
-    runs.push(messages.slice(start, at));
-    start = at + 1;
+    const at2 = before + runs.length;
+    runs.push(messages.slice(start, at2));
+    start = at2 + 1;
   }
   return { rest: [].concat(...runs, messages.slice(start)), system };
 }
@@ -5948,12 +6375,12 @@ function parseWorkerMessage(message) {
 function runSearch(job, options = {}) {
   const timeoutMs = options.timeoutMs ?? RECALL_SEARCH_TIMEOUT_MS;
   if (options.signal?.aborted) return Promise.resolve({ ok: false, code: "aborted" });
-  return new Promise((resolve6) => {
+  return new Promise((resolve7) => {
     let worker;
     try {
       worker = new import_node_worker_threads.Worker(SEARCH_THREAD_URL, { workerData: job });
     } catch {
-      resolve6({ ok: false, code: "failed" });
+      resolve7({ ok: false, code: "failed" });
       return;
     }
     let settled = false;
@@ -5963,7 +6390,7 @@ function runSearch(job, options = {}) {
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
       worker.terminate().catch(() => void 0);
-      resolve6(outcome);
+      resolve7(outcome);
     };
     const timer = setTimeout(() => finish2({ ok: false, code: "timeout", timeoutMs }), timeoutMs);
     const onAbort = () => finish2({ ok: false, code: "aborted" });
@@ -6244,11 +6671,11 @@ function locateFullOutput(text, details) {
   const headTail = notice ? void 0 : HEAD_TAIL_NOTICE.exec(body);
   const shownTail = notice ? body.slice(0, notice.index) : headTail ? body.slice(0, headTail.index) : body;
   const fromDetails = details && typeof details === "object" ? details.fullOutputPath : void 0;
-  if (typeof fromDetails === "string" && (0, import_node_path5.isAbsolute)(fromDetails)) {
+  if (typeof fromDetails === "string" && (0, import_node_path6.isAbsolute)(fromDetails)) {
     return { path: fromDetails, source: "details", shownTail };
   }
   const fromNotice = notice?.[1];
-  if (fromNotice && (0, import_node_path5.isAbsolute)(fromNotice) && TEMP_NAME2.test((0, import_node_path5.basename)(fromNotice))) {
+  if (fromNotice && (0, import_node_path6.isAbsolute)(fromNotice) && TEMP_NAME2.test((0, import_node_path6.basename)(fromNotice))) {
     return { path: fromNotice, source: "notice", shownTail };
   }
   return void 0;
@@ -6266,7 +6693,7 @@ function errnoOf(error) {
 function readFullOutput(location) {
   let fd;
   try {
-    fd = (0, import_node_fs5.openSync)(location.path, import_node_fs5.constants.O_RDONLY | import_node_fs5.constants.O_NOFOLLOW);
+    fd = (0, import_node_fs6.openSync)(location.path, import_node_fs6.constants.O_RDONLY | import_node_fs6.constants.O_NOFOLLOW);
   } catch (error) {
     const errno = errnoOf(error);
     if (errno === "ENOENT") return { ok: false, failure: { code: "deleted" } };
@@ -6274,14 +6701,14 @@ function readFullOutput(location) {
     return { ok: false, failure: { code: "unreadable", errno } };
   }
   try {
-    const st = (0, import_node_fs5.fstatSync)(fd);
+    const st = (0, import_node_fs6.fstatSync)(fd);
     if (!st.isFile()) return { ok: false, failure: { code: "not-a-file" } };
     if (st.size > MAX_FULL_OUTPUT_BYTES)
       return { ok: false, failure: { code: "too-large", maxBytes: MAX_FULL_OUTPUT_BYTES } };
     const buffer = Buffer.alloc(st.size);
     let read2 = 0;
     while (read2 < st.size) {
-      const n2 = (0, import_node_fs5.readSync)(fd, buffer, read2, st.size - read2, read2);
+      const n2 = (0, import_node_fs6.readSync)(fd, buffer, read2, st.size - read2, read2);
       if (n2 === 0) break;
       read2 += n2;
     }
@@ -6292,18 +6719,18 @@ function readFullOutput(location) {
   } catch (error) {
     return { ok: false, failure: { code: "unreadable", errno: errnoOf(error) } };
   } finally {
-    (0, import_node_fs5.closeSync)(fd);
+    (0, import_node_fs6.closeSync)(fd);
   }
 }
 function endsWithShown(fileText, shown) {
   return fileText.replace(/\n$/, "").endsWith(shown.replace(/\n$/, ""));
 }
-var import_node_fs5, import_node_path5, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS;
+var import_node_fs6, import_node_path6, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS;
 var init_full_output = __esm({
   "extensions/tool-artifacts/full-output.ts"() {
     "use strict";
-    import_node_fs5 = require("node:fs");
-    import_node_path5 = require("node:path");
+    import_node_fs6 = require("node:fs");
+    import_node_path6 = require("node:path");
     MAX_FULL_OUTPUT_BYTES = 256 * 1024 * 1024;
     TEMP_NAME2 = /^pi-bash-[0-9a-f]{16}\.log$/;
     NOTICE = /\n\n\[Showing (?:lines \d+-\d+ of \d+(?: \([^)\]]*\))?|last [^\]]* of line \d+ \(line is [^)]*\))\. Full output: ([^\]\n]+)\]$/;
@@ -6377,9 +6804,9 @@ function isPassThrough(text, details) {
 }
 function readsStoredArtifact(toolName, input, cwd, storeRoot) {
   if (toolName !== "read" || typeof input?.path !== "string") return false;
-  const target = (0, import_node_path6.resolve)(cwd, input.path.replace(/^@/, ""));
-  const rel = (0, import_node_path6.relative)((0, import_node_path6.resolve)(storeRoot), target);
-  return rel !== "" && !rel.startsWith("..") && !(0, import_node_path6.isAbsolute)(rel);
+  const target = (0, import_node_path7.resolve)(cwd, input.path.replace(/^@/, ""));
+  const rel = (0, import_node_path7.relative)((0, import_node_path7.resolve)(storeRoot), target);
+  return rel !== "" && !rel.startsWith("..") && !(0, import_node_path7.isAbsolute)(rel);
 }
 function thresholdFor(tool, config) {
   const own = Object.hasOwn(config.perTool, tool) ? config.perTool[tool] : void 0;
@@ -6516,12 +6943,12 @@ function describeArgs(input, surface = SURFACES["toolArtifacts.args"]) {
   }
   return project(json, surface, { notSavedReason: ARGS_NOT_STORED }).text;
 }
-var import_node_crypto2, import_node_path6, TOOL_OUTPUT_KIND, stubAlias, OUTPUT_KINDS;
+var import_node_crypto2, import_node_path7, TOOL_OUTPUT_KIND, stubAlias, OUTPUT_KINDS;
 var init_artifacts = __esm({
   "extensions/tool-artifacts/artifacts.ts"() {
     "use strict";
     import_node_crypto2 = require("node:crypto");
-    import_node_path6 = require("node:path");
+    import_node_path7 = require("node:path");
     init_config();
     init_details();
     init_log();
@@ -6613,11 +7040,11 @@ async function searchStored(path, id, pattern, regex, context = 0, options = {})
 function pageStored(path, id, offset, limit) {
   let text;
   try {
-    const fd = (0, import_node_fs6.openSync)(path, import_node_fs6.constants.O_RDONLY | import_node_fs6.constants.O_NOFOLLOW);
+    const fd = (0, import_node_fs7.openSync)(path, import_node_fs7.constants.O_RDONLY | import_node_fs7.constants.O_NOFOLLOW);
     try {
-      text = (0, import_node_fs6.readFileSync)(fd, "utf8");
+      text = (0, import_node_fs7.readFileSync)(fd, "utf8");
     } finally {
-      (0, import_node_fs6.closeSync)(fd);
+      (0, import_node_fs7.closeSync)(fd);
     }
   } catch (error) {
     const errno = error.code;
@@ -6641,12 +7068,12 @@ function resolveFailureText(id, failure) {
 }
 function listStoreEntries(dir) {
   try {
-    if (!(0, import_node_fs6.lstatSync)(dir).isDirectory()) return void 0;
-    const names = (0, import_node_fs6.readdirSync)(dir).filter((name) => ARTIFACT_FILE.test(name));
+    if (!(0, import_node_fs7.lstatSync)(dir).isDirectory()) return void 0;
+    const names = (0, import_node_fs7.readdirSync)(dir).filter((name) => ARTIFACT_FILE.test(name));
     if (names.length > RECENT_IDS_SCAN_LIMIT) return names.map((name) => ({ name }));
     return names.map((name) => {
       try {
-        return { name, mtimeMs: (0, import_node_fs6.lstatSync)((0, import_node_path7.join)(dir, name)).mtimeMs };
+        return { name, mtimeMs: (0, import_node_fs7.lstatSync)((0, import_node_path8.join)(dir, name)).mtimeMs };
       } catch {
         return { name };
       }
@@ -6661,12 +7088,12 @@ function resolveForRecall(store, id) {
   const failure = explainResolveFailure(id, listStoreEntries(store.dirFor(TOOL_OUTPUT_KIND)));
   return { ok: false, error: resolveFailureText(id, failure) };
 }
-var import_node_fs6, import_node_path7, RECALL_DEFAULT_LIMIT_LINES, RECALL_MAX_PATTERN_CHARS, RECALL_MAX_MATCHES, RECALL_MAX_CONTEXT_LINES, ARTIFACT_ID_PATTERN, RECENT_IDS_SHOWN, RECENT_SAMPLE, RECENT_IDS_SCAN_LIMIT, ARTIFACT_FILE;
+var import_node_fs7, import_node_path8, RECALL_DEFAULT_LIMIT_LINES, RECALL_MAX_PATTERN_CHARS, RECALL_MAX_MATCHES, RECALL_MAX_CONTEXT_LINES, ARTIFACT_ID_PATTERN, RECENT_IDS_SHOWN, RECENT_SAMPLE, RECENT_IDS_SCAN_LIMIT, ARTIFACT_FILE;
 var init_recall = __esm({
   "extensions/tool-artifacts/recall.ts"() {
     "use strict";
-    import_node_fs6 = require("node:fs");
-    import_node_path7 = require("node:path");
+    import_node_fs7 = require("node:fs");
+    import_node_path8 = require("node:path");
     init_projection();
     init_surfaces();
     init_artifacts();
@@ -6716,11 +7143,11 @@ async function summarize(request, options) {
   const onAbort = () => controller.abort();
   options.signal?.addEventListener("abort", onAbort, { once: true });
   let timer;
-  const deadline = new Promise((resolve6) => {
+  const deadline = new Promise((resolve7) => {
     timer = setTimeout(() => {
       timedOut = true;
       controller.abort();
-      resolve6("timeout");
+      resolve7("timeout");
     }, options.timeoutMs);
   });
   const context = {
@@ -6830,8 +7257,8 @@ var init_turn = __esm({
         const next = { state: "arrived", item: { ...item, fixed: false } };
         if (member) Object.assign(member, next);
         else this.members.set(item.id, next);
-        const promise = new Promise((resolve6) => {
-          this.waiters.push({ id: item.id, resolve: resolve6 });
+        const promise = new Promise((resolve7) => {
+          this.waiters.push({ id: item.id, resolve: resolve7 });
         });
         signal?.addEventListener("abort", () => this.release(), { once: true });
         if (signal?.aborted) this.release();
@@ -7530,8 +7957,12 @@ function mergeAgents(definitions) {
   const ordered = [...definitions].sort((a, b) => rank2(a) - rank2(b));
   const byName = /* @__PURE__ */ new Map();
   for (const agent of ordered) {
+    const replaced = byName.get(agent.name);
     byName.delete(agent.name);
-    byName.set(agent.name, agent);
+    byName.set(
+      agent.name,
+      replaced ? { ...agent, overrides: { source: replaced.source, ...replaced.file ? { file: replaced.file } : {} } } : agent
+    );
   }
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -7751,7 +8182,7 @@ function uniqueModels(models) {
   return models.filter((m) => !seen.has(keyOf(m)) && seen.add(keyOf(m)));
 }
 function partitionIds(requested, known) {
-  const set = new Set(known);
+  const set2 = new Set(known);
   const seen = /* @__PURE__ */ new Set();
   const good = [];
   const bad = [];
@@ -7759,7 +8190,7 @@ function partitionIds(requested, known) {
     const id = raw.trim();
     if (seen.has(id)) continue;
     seen.add(id);
-    (set.has(id) ? good : bad).push(id);
+    (set2.has(id) ? good : bad).push(id);
   }
   return { known: good, unknown: bad };
 }
@@ -8051,6 +8482,13 @@ function restoredNote(count2) {
 function configWarning(warning) {
   return `subagents: ${warning}`;
 }
+function toolsBeyondParentError(beyond, parentTools) {
+  const own = parentTools.filter((t) => !t.startsWith("subagent_"));
+  return `A child never gets a tool its parent lacks: ${beyond.join(", ")} ${beyond.length === 1 ? "is" : "are"} not among this session's active tools (${own.join(", ") || "none"}; grep, find and ls come with read). Ask for a subset of them, or leave tools out.`;
+}
+function toolsLeftOutNote(beyond) {
+  return `subagents: the child does not get ${beyond.join(", ")}: this session does not have ${beyond.length === 1 ? "it" : "them"} active (a child never gets a tool its parent lacks).`;
+}
 var TOOL_TEXT, CHILD_SYSTEM_APPEND, NOTHING_TO_WAIT_FOR, NO_CHILDREN, EMPTY_PROMPT_ERROR, SHUT_DOWN_ERROR, PROVIDER_ERROR, ABORTED, STOPPED_BEFORE_START, EMPTY_SEND_TEXT_ERROR, CANCELLED_BY_PARENT, CANCELLED_IN_VIEW, INTERRUPTED_BY_EXIT, NEVER_STARTED, INTERRUPTED_BY_SHUTDOWN, SETTLE_INTERRUPTED, ROSTER_MESSAGE_TYPE;
 var init_prompt6 = __esm({
   "extensions/subagents/prompt.ts"() {
@@ -8160,12 +8598,17 @@ function depthLimitError(maxDepth) {
 function forkUnavailableError(reason) {
   return `context "fork" is not available (${reason}); spawn with context "fresh" and put what the child needs in prompt.`;
 }
+function projectAgentMark(a) {
+  if (a.source !== "project" && a.source !== "claude-project") return "";
+  if (!a.overrides) return " (this project's)";
+  return a.overrides.source === "built-in" ? " (this project's; replaces the built-in)" : ` (this project's; replaces the ${a.overrides.source} one)`;
+}
 function spawnDescription(agents) {
   const base = TOOL_TEXT.spawn.description;
   if (agents.length === 0) return base;
   const heading = 'Named agents (pass agent="<name>"; its settings apply and your explicit parameters override them):';
   const lines = agents.map(
-    (a) => project(`- ${a.name}${a.description ? ` — ${a.description}` : ""}`, "subagents.agentLine").text
+    (a) => project(`- ${a.name}${projectAgentMark(a)}${a.description ? ` — ${a.description}` : ""}`, "subagents.agentLine").text
   );
   const list = project(lines, "subagents.agentList", {
     maxBytes: AGENT_LIST_BUDGET.maxBytes - utf8ByteLength(heading) - 1,
@@ -8208,6 +8651,7 @@ function agentsCommandText(agents, warnings, defaultTools) {
   for (const a of agents) {
     lines.push(`${a.name} — ${a.description || "(no description)"}`);
     lines.push(`  source ${agentSourceLabel(a.source, a.file)}`);
+    if (a.overrides) lines.push(`  overrides ${agentSourceLabel(a.overrides.source, a.overrides.file)}`);
     lines.push(
       `  tools ${a.tools ? a.tools.join(", ") : `${defaultTools.join(", ")} + extension tools`} · model ${a.model ?? "(the parent's)"}${a.extensions ? ` · extensions ${a.extensions}` : ""}`
     );
@@ -8285,13 +8729,23 @@ function childToolAllowlist(options) {
   const tools = [.../* @__PURE__ */ new Set([...options.base, ...options.extensionTools])];
   return { tools, missing: options.base.filter((t) => !provided.has(t)) };
 }
-var ALL_EXTENSIONS, lastSegment, CONFLICT;
+function boundByParent(tools, bound, subagentTools) {
+  if (!bound) return { kept: [...tools], beyond: [] };
+  const has = new Set(bound);
+  if (has.has("read")) for (const t of READ_COMPANIONS) has.add(t);
+  const kept = [];
+  const beyond = [];
+  for (const t of tools) (subagentTools.includes(t) || has.has(t) ? kept : beyond).push(t);
+  return { kept, beyond };
+}
+var ALL_EXTENSIONS, lastSegment, CONFLICT, READ_COMPANIONS;
 var init_child_extensions = __esm({
   "extensions/subagents/children/child-extensions.ts"() {
     "use strict";
     ALL_EXTENSIONS = Object.freeze({ mode: "all", include: [], exclude: [] });
     lastSegment = (path) => path.split(/[\\/]/).filter(Boolean).pop() ?? path;
     CONFLICT = /^(Tool|Flag|Command|Shortcut) "[^"]*" conflicts with /;
+    READ_COMPANIONS = ["grep", "find", "ls"];
   }
 });
 
@@ -8336,7 +8790,7 @@ function sessionFor(spec, sessionDir) {
   if (!spec.sessionFile) return import_pi_coding_agent5.SessionManager.create(spec.cwd, sessionDir);
   let isFile = false;
   try {
-    isFile = (0, import_node_fs7.statSync)(spec.sessionFile).isFile();
+    isFile = (0, import_node_fs8.statSync)(spec.sessionFile).isFile();
   } catch {
     isFile = false;
   }
@@ -8345,9 +8799,9 @@ function sessionFor(spec, sessionDir) {
 }
 async function builtInExtensions(packageDir) {
   if (!packageDir) return [];
-  const file = (0, import_node_path8.join)(packageDir, "dist", "extensions", "index.js");
+  const file = (0, import_node_path9.join)(packageDir, "dist", "extensions", "index.js");
   try {
-    (0, import_node_fs7.statSync)(file);
+    (0, import_node_fs8.statSync)(file);
   } catch {
     return [];
   }
@@ -8358,6 +8812,9 @@ async function builtInExtensions(packageDir) {
     console.error(`subagents: Pi's built-in extensions could not be loaded for children (${String(error)})`);
     return [];
   }
+}
+function isProjectScoped(ext) {
+  return ext.sourceInfo?.scope === "project";
 }
 function describe(ext) {
   const packageDir = ext.sourceInfo?.origin === "package" ? ext.sourceInfo.baseDir : void 0;
@@ -8370,7 +8827,8 @@ function createInProcessBackend(options) {
       const policy = spec.extensions ?? ALL_EXTENSIONS;
       builtIns ??= builtInExtensions(options.packageDir);
       const factories = [...policy.mode === "none" ? [] : await builtIns, ...options.extensionFactories ?? []];
-      const settingsManager = import_pi_coding_agent5.SettingsManager.create(spec.cwd, options.agentDir, { projectTrusted: options.projectTrusted !== false });
+      const trusted = options.trustOf ? options.trustOf(spec.trustFrom ?? spec.cwd) : true;
+      const settingsManager = import_pi_coding_agent5.SettingsManager.create(spec.cwd, options.agentDir, { projectTrusted: trusted });
       const loader = new import_pi_coding_agent5.DefaultResourceLoader({
         cwd: spec.cwd,
         agentDir: options.agentDir,
@@ -8383,7 +8841,11 @@ function createInProcessBackend(options) {
         extensionsOverride: (base) => ({
           ...base,
           extensions: base.extensions.filter(
-            (e) => keepExtension(describe(e), policy, options.subagentTools ?? SUBAGENT_TOOL_NAMES)
+            (e) => (trusted || !isProjectScoped(e)) && keepExtension(
+              describe(e),
+              policy,
+              options.subagentTools ?? SUBAGENT_TOOL_NAMES
+            )
           )
         })
       });
@@ -8392,13 +8854,16 @@ function createInProcessBackend(options) {
       const fatal = fatalLoadError(loaded2.errors, policy);
       if (fatal) throw new Error(extensionLoadError(fatal.name, fatal.path, fatal.error));
       const extensionTools = loaded2.extensions.flatMap((e) => [...e.tools.keys()]);
-      const { tools, missing } = childToolAllowlist({
-        base: spec.tools,
+      const subagentTools = options.subagentTools ?? SUBAGENT_TOOL_NAMES;
+      const nested = (options.extensionFactories ?? []).length > 0;
+      const allowlist = childToolAllowlist({
+        base: nested ? spec.tools : spec.tools.filter((t) => !subagentTools.includes(t)),
         exact: spec.exactTools === true,
         builtIn: options.builtInTools ?? CHILD_TOOL_NAMES,
         extensionTools
       });
-      if (missing.length > 0) throw new Error(missingExtensionToolsError(missing));
+      if (allowlist.missing.length > 0) throw new Error(missingExtensionToolsError(allowlist.missing));
+      const tools = boundByParent(allowlist.tools, options.toolBound?.(), subagentTools).kept;
       const registry = options.modelRegistry;
       const lineSpecific = { modelRegistry: registry };
       if (registry.authStorage) lineSpecific.authStorage = registry.authStorage;
@@ -8454,12 +8919,12 @@ function createInProcessBackend(options) {
     }
   };
 }
-var import_node_fs7, import_node_path8, import_node_url, import_pi_coding_agent5;
+var import_node_fs8, import_node_path9, import_node_url, import_pi_coding_agent5;
 var init_backend = __esm({
   "extensions/subagents/children/backend.ts"() {
     "use strict";
-    import_node_fs7 = require("node:fs");
-    import_node_path8 = require("node:path");
+    import_node_fs8 = require("node:fs");
+    import_node_path9 = require("node:path");
     import_node_url = require("node:url");
     import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
     init_domain();
@@ -8525,12 +8990,12 @@ function findCycle(nodes) {
 function stagesOf(nodes, id) {
   const byId = new Map(nodes.map((n2) => [n2.id, n2]));
   const memo = /* @__PURE__ */ new Map();
-  const depth = (at) => {
-    const known = memo.get(at);
+  const depth = (at2) => {
+    const known = memo.get(at2);
     if (known !== void 0) return known;
-    const inputs = (byId.get(at)?.after ?? []).filter((i) => byId.has(i));
+    const inputs = (byId.get(at2)?.after ?? []).filter((i) => byId.has(i));
     const d = 1 + inputs.reduce((m, i) => Math.max(m, depth(i)), 0);
-    memo.set(at, d);
+    memo.set(at2, d);
     return d;
   };
   return depth(id);
@@ -8887,7 +9352,7 @@ var init_read_model = __esm({
 // extensions/subagents/children/wait-until.ts
 function waitUntil(waiters, done, options) {
   if (done()) return Promise.resolve({ timedOut: false, aborted: false });
-  return new Promise((resolve6) => {
+  return new Promise((resolve7) => {
     let timer;
     let ticker;
     const finish2 = (outcome) => {
@@ -8895,7 +9360,7 @@ function waitUntil(waiters, done, options) {
       if (ticker) clearInterval(ticker);
       waiters.delete(check);
       options.signal?.removeEventListener("abort", onAbort);
-      resolve6(outcome);
+      resolve7(outcome);
     };
     const check = () => {
       if (done()) finish2({ timedOut: false, aborted: false });
@@ -8922,10 +9387,11 @@ function idNumber(id) {
 function pipelineKept(c) {
   return (c.state === "waiting" || c.state === "queued") && (c.after?.length ?? 0) > 0 && c.startedAt === void 0 && c.respawn !== void 0;
 }
-var ABORT_GRACE_MS, SubagentManager;
+var import_node_path10, ABORT_GRACE_MS, SubagentManager;
 var init_manager = __esm({
   "extensions/subagents/children/manager.ts"() {
     "use strict";
+    import_node_path10 = require("node:path");
     init_domain();
     init_graph();
     init_prompt6();
@@ -9283,7 +9749,9 @@ ${result.text}` })).then((final) => this.settle(child, run2, state, final, error
             systemAppend: rt.systemAppend,
             sessionFile: rt.resumeFile,
             exactTools: rt.exactTools,
-            extensions: rt.extensions
+            extensions: rt.extensions,
+            // A worktree child's folder is trusted as the same folder of its repository is.
+            ...child.worktree ? { trustFrom: (0, import_node_path10.join)(child.worktree.repoTop, (0, import_node_path10.relative)(child.worktree.path, child.cwd)) } : {}
           };
           rt.handle ??= await this.backend.create(spec, (event) => {
             if (applyEvent(child, rt, event, this.now()).visible) this.changed();
@@ -9353,35 +9821,39 @@ function childSessionDir(ctx, agentDir) {
   } catch {
     dir = void 0;
   }
-  return (0, import_node_path9.join)(dir || (0, import_node_path9.join)(agentDir, "sessions"), "subagents");
+  return (0, import_node_path11.join)(dir || (0, import_node_path11.join)(agentDir, "sessions"), "subagents");
 }
 function createSessionChildren(ctx, options) {
   const nextDepth = options.depth + 1;
+  const parentFolder = canonicalFolder(ctx.cwd);
+  const parentTrusted = folderTrust(options.agentDir, ctx.cwd, ctx).trusted;
+  const trustOf = (cwd) => canonicalFolder(cwd) === parentFolder ? parentTrusted : folderTrust(options.agentDir, cwd).trusted;
   const backend = createInProcessBackend({
     agentDir: options.agentDir,
     modelRegistry: ctx.modelRegistry,
     sessionDir: childSessionDir(ctx, options.agentDir),
     extensionFactories: nextDepth < options.config.subagents.maxDepth ? [options.nested(nextDepth)] : void 0,
-    projectTrusted: projectTrusted(ctx),
+    trustOf,
+    toolBound: options.parentTools,
     packageDir: safePackageDir()
   });
   return new SubagentManager(backend, limitsOf2(options.config));
 }
 function safePackageDir() {
-  const get = PiSdk.getPackageDir;
+  const get = PiSdk2.getPackageDir;
   try {
     return typeof get === "function" ? String(get()) : void 0;
   } catch {
     return void 0;
   }
 }
-var import_node_path9, PiSdk;
+var import_node_path11, PiSdk2;
 var init_session = __esm({
   "extensions/subagents/children/session.ts"() {
     "use strict";
-    import_node_path9 = require("node:path");
-    PiSdk = __toESM(require("@mariozechner/pi-coding-agent"), 1);
-    init_pi_host();
+    import_node_path11 = require("node:path");
+    PiSdk2 = __toESM(require("@mariozechner/pi-coding-agent"), 1);
+    init_trust();
     init_backend();
     init_manager();
   }
@@ -9524,30 +9996,30 @@ function readPartialOutput(sessionFile) {
   if (!sessionFile) return { ok: true, text: "" };
   let fd;
   try {
-    fd = (0, import_node_fs8.openSync)(sessionFile, "r");
+    fd = (0, import_node_fs9.openSync)(sessionFile, "r");
   } catch (error) {
     const code2 = error.code;
     return code2 === "ENOENT" ? { ok: true, text: "" } : { ok: false, reason: String(error) };
   }
   try {
-    const size = (0, import_node_fs8.fstatSync)(fd).size;
+    const size = (0, import_node_fs9.fstatSync)(fd).size;
     const length = Math.min(size, PARTIAL_READ_MAX_BYTES);
     const buffer = Buffer.alloc(length);
-    (0, import_node_fs8.readSync)(fd, buffer, 0, length, size - length);
+    (0, import_node_fs9.readSync)(fd, buffer, 0, length, size - length);
     let text = buffer.toString("utf8");
     if (length < size) text = text.slice(text.indexOf("\n") + 1);
     return { ok: true, text: lastRunText(text) };
   } catch (error) {
     return { ok: false, reason: String(error) };
   } finally {
-    (0, import_node_fs8.closeSync)(fd);
+    (0, import_node_fs9.closeSync)(fd);
   }
 }
-var import_node_fs8, PARTIAL_READ_MAX_BYTES;
+var import_node_fs9, PARTIAL_READ_MAX_BYTES;
 var init_partial_output = __esm({
   "extensions/subagents/children/partial-output.ts"() {
     "use strict";
-    import_node_fs8 = require("node:fs");
+    import_node_fs9 = require("node:fs");
     init_content();
     PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
   }
@@ -9760,16 +10232,16 @@ function readStored(deps, sha256) {
   const found = deps.store().resolve(sha256, "subagent-results");
   if (!found.ok) return void 0;
   try {
-    return (0, import_node_fs9.readFileSync)(found.path, "utf8");
+    return (0, import_node_fs10.readFileSync)(found.path, "utf8");
   } catch {
     return void 0;
   }
 }
-var import_node_fs9, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
+var import_node_fs10, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
 var init_persistence = __esm({
   "extensions/subagents/delivery/persistence.ts"() {
     "use strict";
-    import_node_fs9 = require("node:fs");
+    import_node_fs10 = require("node:fs");
     init_projection();
     init_surfaces();
     init_tokens();
@@ -10116,21 +10588,18 @@ var init_settle = __esm({
 // extensions/subagents/agents/agent-files.ts
 function isDirectory(path) {
   try {
-    return (0, import_node_fs10.statSync)(path).isDirectory();
+    return (0, import_node_fs11.statSync)(path).isDirectory();
   } catch {
     return false;
   }
 }
-function findUp(cwd, relative4, home) {
-  let dir = (0, import_node_path10.resolve)(cwd);
-  for (; ; ) {
-    if (dir !== home) {
-      const candidate = (0, import_node_path10.join)(dir, relative4);
-      if (isDirectory(candidate)) return candidate;
-    }
-    const parent = (0, import_node_path10.dirname)(dir);
-    if (parent === dir) return void 0;
-    dir = parent;
+function readNoFollow(file) {
+  const fd = (0, import_node_fs11.openSync)(file, import_node_fs11.constants.O_RDONLY | (import_node_fs11.constants.O_NOFOLLOW ?? 0) | (import_node_fs11.constants.O_NONBLOCK ?? 0));
+  try {
+    if (!(0, import_node_fs11.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
+    return (0, import_node_fs11.readFileSync)(fd, "utf8");
+  } finally {
+    (0, import_node_fs11.closeSync)(fd);
   }
 }
 function safeHome() {
@@ -10140,13 +10609,14 @@ function safeHome() {
     return "/";
   }
 }
-var import_node_fs10, import_node_os, import_node_path10, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var import_node_fs11, import_node_os, import_node_path12, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
 var init_agent_files = __esm({
   "extensions/subagents/agents/agent-files.ts"() {
     "use strict";
-    import_node_fs10 = require("node:fs");
+    import_node_fs11 = require("node:fs");
     import_node_os = require("node:os");
-    import_node_path10 = require("node:path");
+    import_node_path12 = require("node:path");
+    init_trust();
     init_agents();
     MAX_AGENT_FILES_PER_DIR = 200;
     AgentCatalog = class {
@@ -10157,39 +10627,56 @@ var init_agent_files = __esm({
       cache = /* @__PURE__ */ new Map();
       /** The agents now on disk. Never throws. */
       load(options) {
-        const home = (0, import_node_path10.resolve)(options.home ?? safeHome());
+        const home = (0, import_node_path12.resolve)(options.home ?? safeHome());
         const warnings = [];
         const folders = [];
         const definitions = [...BUILT_IN_AGENTS];
         const seen = /* @__PURE__ */ new Set();
+        const root = (0, import_node_path12.resolve)(options.projectRoot ?? projectRoot(options.cwd));
         const add = (source, dir, trusted) => {
           if (!dir) return;
-          const exists = isDirectory(dir);
-          folders.push({ source, dir, exists, read: exists && trusted });
-          if (!exists) return;
+          const exists2 = isDirectory(dir);
+          folders.push({ source, dir, exists: exists2, read: exists2 && trusted });
+          if (!exists2) return;
           if (!trusted) {
-            warnings.push(`${dir}: ignored because Pi does not trust this project`);
+            warnings.push(`${dir}: ignored: ${options.untrustedHint ?? "this project is not trusted"}`);
+            return;
+          }
+          const projectFolder = source === "project" || source === "claude-project";
+          const unsafeDir = projectFolder ? safeProjectPath(dir, root) : void 0;
+          if (unsafeDir) {
+            warnings.push(`${unsafeDir}; the folder's agents are ignored`);
             return;
           }
           for (const file of this.listFiles(dir, warnings)) {
             seen.add(file);
-            const parsed = this.readFile(file, source);
+            const parsed = this.readFile(file, source, projectFolder ? root : void 0);
             warnings.push(...parsed.warnings);
             if (parsed.agent) definitions.push(parsed.agent);
           }
         };
-        add("user", (0, import_node_path10.join)(options.agentDir, "agents"), true);
-        if (options.claudeAgents) add("claude-user", (0, import_node_path10.join)(home, ".claude", "agents"), true);
+        add("user", (0, import_node_path12.join)(options.agentDir, "agents"), true);
+        if (options.claudeAgents) add("claude-user", (0, import_node_path12.join)(home, ".claude", "agents"), true);
         if (options.claudeAgents)
-          add("claude-project", findUp(options.cwd, (0, import_node_path10.join)(".claude", "agents"), home), options.projectTrusted);
-        add("project", findUp(options.cwd, (0, import_node_path10.join)(".pi", "agents"), home), options.projectTrusted);
+          add(
+            "claude-project",
+            findProjectFolder(options.cwd, (0, import_node_path12.join)(".claude", "agents"), root, home),
+            options.projectTrusted
+          );
+        add("project", findProjectFolder(options.cwd, (0, import_node_path12.join)(".pi", "agents"), root, home), options.projectTrusted);
+        const agents = mergeAgents(definitions);
+        for (const agent of agents) {
+          if (!agent.overrides || agent.source !== "project" && agent.source !== "claude-project") continue;
+          const replaced = agent.overrides.file ? `${agent.overrides.source} ${agent.overrides.file}` : "the built-in";
+          warnings.push(`${agent.file}: agent "${agent.name}" of this project overrides ${replaced} ${agent.name}`);
+        }
         for (const file of this.cache.keys()) if (!seen.has(file)) this.cache.delete(file);
-        return { agents: mergeAgents(definitions), warnings, folders };
+        return { agents, warnings, folders };
       }
       listFiles(dir, warnings) {
         let names;
         try {
-          names = (0, import_node_fs10.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+          names = (0, import_node_fs11.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
         } catch (error) {
           warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
           return [];
@@ -10199,13 +10686,18 @@ var init_agent_files = __esm({
           warnings.push(`${dir}: ${names.length} agent files; only the first ${MAX_AGENT_FILES_PER_DIR} are read`);
           names = names.slice(0, MAX_AGENT_FILES_PER_DIR);
         }
-        return names.map((n2) => (0, import_node_path10.join)(dir, n2));
+        return names.map((n2) => (0, import_node_path12.join)(dir, n2));
       }
-      readFile(file, source) {
+      /** One file; `root` set for a project file, which must be safe (no symlink, owned by the user) up from it. */
+      readFile(file, source, root) {
         let size;
         let mtimeMs;
+        if (root) {
+          const unsafe = safeProjectPath(file, root);
+          if (unsafe) return { warnings: [`${unsafe}; skipped`] };
+        }
         try {
-          const st = (0, import_node_fs10.statSync)(file);
+          const st = (0, import_node_fs11.statSync)(file);
           if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
           size = st.size;
           mtimeMs = st.mtimeMs;
@@ -10222,7 +10714,7 @@ var init_agent_files = __esm({
         }
         let text;
         try {
-          text = (0, import_node_fs10.readFileSync)(file, "utf8");
+          text = root ? readNoFollow(file) : (0, import_node_fs11.readFileSync)(file, "utf8");
         } catch (error) {
           return {
             warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
@@ -10241,10 +10733,15 @@ function agentLoader(settings) {
   let catalog;
   return (ctx) => {
     catalog ??= new AgentCatalog(import_pi_coding_agent6.parseFrontmatter);
+    const agentDir = settings.agentDir();
+    const cwd = ctx?.cwd ?? process.cwd();
+    const trust = ctx ? folderTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" };
     const snapshot2 = catalog.load({
-      agentDir: settings.agentDir(),
-      cwd: ctx?.cwd ?? process.cwd(),
-      projectTrusted: ctx ? projectTrusted(ctx) : false,
+      agentDir,
+      cwd,
+      projectTrusted: trust.trusted,
+      untrustedHint: untrustedHint(trust),
+      projectRoot: projectRoot(cwd, trust.path),
       claudeAgents: settings.config().subagents.claudeAgents
     });
     for (const warning of unseenConfigWarnings(snapshot2.warnings)) tellPerson(ctx, configWarning(warning));
@@ -10258,13 +10755,24 @@ var init_loader = __esm({
     import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
     init_bootstrap();
     init_config();
-    init_pi_host();
+    init_trust();
     init_prompt6();
     init_agent_files();
   }
 });
 
 // extensions/subagents/session-state.ts
+function activeToolsOf(pi) {
+  let last;
+  return () => {
+    try {
+      const tools = pi.getActiveTools();
+      if (Array.isArray(tools)) last = [...tools];
+    } catch {
+    }
+    return last;
+  };
+}
 function createSessionState(options) {
   const { pi, depth, host } = options;
   let config = DEFAULT_CONFIG;
@@ -10314,7 +10822,13 @@ function createSessionState(options) {
     children: (context) => {
       enter(context);
       if (manager || adoptHome(context)) return manager;
-      manager = createSessionChildren(context, { depth, agentDir, config, nested: options.nested });
+      manager = createSessionChildren(context, {
+        depth,
+        agentDir,
+        config,
+        nested: options.nested,
+        parentTools: config.subagents.toolsBeyondParent ? void 0 : activeToolsOf(pi)
+      });
       if (depth === 0) {
         const key = sessionKey(context);
         home = createSessionHome(key, keyFile(key), manager);
@@ -10604,7 +11118,7 @@ async function probeRepository(cwd, options = {}) {
   if (version.code !== 0) return { ok: false, reason: `git does not run: ${gitComplaint(version)}` };
   const top = await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd });
   if (top.code !== 0) return { ok: false, reason: `${cwd} is not inside a git repository (${gitComplaint(top, 1)})` };
-  const toplevel = (0, import_node_path11.resolve)(top.stdout.trim());
+  const toplevel = (0, import_node_path13.resolve)(top.stdout.trim());
   const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { ...options, cwd });
   if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(head.stdout.trim())) {
     return { ok: false, reason: `the repository at ${toplevel} has no commit yet (HEAD is unborn); commit first` };
@@ -10613,23 +11127,23 @@ async function probeRepository(cwd, options = {}) {
   const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((e) => /^[ MADRCUT?!]{2} /.test(e)).length : 0;
   return {
     ok: true,
-    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path11.relative)(toplevel, (0, import_node_path11.resolve)(cwd)), uncommitted }
+    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path13.relative)(toplevel, (0, import_node_path13.resolve)(cwd)), uncommitted }
   };
 }
 function ensurePrivateDir2(trustedRoot, dir) {
-  const rel = (0, import_node_path11.relative)(trustedRoot, dir);
-  if (rel.startsWith("..") || (0, import_node_path11.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
-  (0, import_node_fs11.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
+  const rel = (0, import_node_path13.relative)(trustedRoot, dir);
+  if (rel.startsWith("..") || (0, import_node_path13.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
+  (0, import_node_fs12.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
   let current = trustedRoot;
   const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
-  for (const part of rel === "" ? [] : rel.split(import_node_path11.sep)) {
-    current = (0, import_node_path11.join)(current, part);
+  for (const part of rel === "" ? [] : rel.split(import_node_path13.sep)) {
+    current = (0, import_node_path13.join)(current, part);
     let st;
     try {
-      st = (0, import_node_fs11.lstatSync)(current);
+      st = (0, import_node_fs12.lstatSync)(current);
     } catch {
-      (0, import_node_fs11.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
-      st = (0, import_node_fs11.lstatSync)(current);
+      (0, import_node_fs12.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
+      st = (0, import_node_fs12.lstatSync)(current);
     }
     if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
     if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
@@ -10652,14 +11166,14 @@ function createWorktree(options) {
 async function createWorktreeNow(options) {
   const { repo, root, name } = options;
   if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
-  const path = (0, import_node_path11.join)(root, name);
-  const inside = (0, import_node_path11.relative)(repo.toplevel, path);
-  if (!inside.startsWith("..") && !(0, import_node_path11.isAbsolute)(inside)) {
+  const path = (0, import_node_path13.join)(root, name);
+  const inside = (0, import_node_path13.relative)(repo.toplevel, path);
+  if (!inside.startsWith("..") && !(0, import_node_path13.isAbsolute)(inside)) {
     throw new Error(`the worktree folder ${path} would lie inside the repository ${repo.toplevel}`);
   }
   ensurePrivateDir2(options.trustedRoot, root);
   try {
-    (0, import_node_fs11.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
+    (0, import_node_fs12.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
   } catch (error) {
     throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
   }
@@ -10672,9 +11186,9 @@ async function createWorktreeNow(options) {
     removeEmptyDir(path);
     throw new Error(`git worktree add failed: ${gitComplaint(added)}`);
   }
-  const cwd = (0, import_node_path11.join)(path, repo.relCwd);
+  const cwd = (0, import_node_path13.join)(path, repo.relCwd);
   try {
-    if (!(0, import_node_fs11.statSync)(cwd).isDirectory()) throw new Error("not a directory");
+    if (!(0, import_node_fs12.statSync)(cwd).isDirectory()) throw new Error("not a directory");
   } catch {
     return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
   }
@@ -10682,7 +11196,7 @@ async function createWorktreeNow(options) {
 }
 function removeEmptyDir(path) {
   try {
-    if ((0, import_node_fs11.readdirSync)(path).length === 0) (0, import_node_fs11.rmdirSync)(path);
+    if ((0, import_node_fs12.readdirSync)(path).length === 0) (0, import_node_fs12.rmdirSync)(path);
   } catch {
   }
 }
@@ -10710,14 +11224,14 @@ async function captureChanges(worktree, options = {}) {
   const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env });
   const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
   if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
-  const scratch = (0, import_node_fs11.mkdtempSync)((0, import_node_path11.join)((0, import_node_os2.tmpdir)(), "headroom-index-"));
+  const scratch = (0, import_node_fs12.mkdtempSync)((0, import_node_path13.join)((0, import_node_os2.tmpdir)(), "headroom-index-"));
   try {
-    const index = (0, import_node_path11.join)(scratch, "index");
+    const index = (0, import_node_path13.join)(scratch, "index");
     try {
       const original = indexPath.stdout.trim();
-      (0, import_node_fs11.copyFileSync)(original, index);
-      const st = (0, import_node_fs11.statSync)(original);
-      (0, import_node_fs11.utimesSync)(index, st.atime, st.mtime);
+      (0, import_node_fs12.copyFileSync)(original, index);
+      const st = (0, import_node_fs12.statSync)(original);
+      (0, import_node_fs12.utimesSync)(index, st.atime, st.mtime);
     } catch {
     }
     const env = { GIT_INDEX_FILE: index };
@@ -10750,7 +11264,7 @@ async function captureChanges(worktree, options = {}) {
     }
     return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
   } finally {
-    (0, import_node_fs11.rmSync)(scratch, { recursive: true, force: true });
+    (0, import_node_fs12.rmSync)(scratch, { recursive: true, force: true });
   }
 }
 function removeWorktree(worktree, options = {}) {
@@ -10772,7 +11286,7 @@ async function removeWorktreeNow(worktree, options) {
 }
 function existsDir(path) {
   try {
-    return (0, import_node_fs11.statSync)(path).isDirectory();
+    return (0, import_node_fs12.statSync)(path).isDirectory();
   } catch {
     return false;
   }
@@ -10784,13 +11298,13 @@ async function patchContainedIn(patchFile, repoTop, options = {}) {
   const check = await runGit(["apply", "--check", "--reverse", "--binary", patchFile], { ...options, cwd: repoTop });
   return check.code === 0;
 }
-var import_node_fs11, import_node_os2, import_node_path11, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
+var import_node_fs12, import_node_os2, import_node_path13, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
 var init_isolation = __esm({
   "extensions/subagents/checkable/isolation.ts"() {
     "use strict";
-    import_node_fs11 = require("node:fs");
+    import_node_fs12 = require("node:fs");
     import_node_os2 = require("node:os");
-    import_node_path11 = require("node:path");
+    import_node_path13 = require("node:path");
     init_git();
     STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
     WORKTREE_DIR_MODE = 448;
@@ -10882,7 +11396,7 @@ function narrateMessage(message) {
       const lines = [];
       if (!Array.isArray(message.content)) return lines;
       for (const part of message.content) {
-        if (!isObject7(part)) continue;
+        if (!isObject8(part)) continue;
         if (part.type === "text" && typeof part.text === "string" && part.text.length > 0) {
           lines.push(narration.assistant(part.text));
         } else if (part.type === "toolCall") {
@@ -10920,7 +11434,7 @@ function renderForkContext(messages, opts) {
   blocks.push(forkTask(String(opts.task ?? "")));
   return blocks.join("\n\n");
 }
-var isObject7;
+var isObject8;
 var init_narrate = __esm({
   "extensions/shared/transcript/narrate.ts"() {
     "use strict";
@@ -10928,7 +11442,7 @@ var init_narrate = __esm({
     init_plan();
     init_prompt3();
     init_view();
-    isObject7 = (value) => typeof value === "object" && value !== null;
+    isObject8 = (value) => typeof value === "object" && value !== null;
   }
 });
 
@@ -11086,7 +11600,7 @@ var init_run_steps = __esm({
 
 // extensions/subagents/checkable/spawn-checkable.ts
 function worktreesRoot(home) {
-  return { root: (0, import_node_path12.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
+  return { root: (0, import_node_path14.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
 }
 async function prepareCheckable(home, reserveId, request) {
   const mode = request.isolation ?? "none";
@@ -11148,12 +11662,12 @@ function isolationFor(home, child) {
   const name = worktree.branch.startsWith(BRANCH_PREFIX) ? worktree.branch.slice(BRANCH_PREFIX.length) : child.id;
   return isolationSteps({ id: child.id, worktree, store: home.store(), name, ...worktreesRoot(home) });
 }
-var import_node_crypto3, import_node_path12, WORKTREES_FOLDER, ISOLATION_MODES;
+var import_node_crypto3, import_node_path14, WORKTREES_FOLDER, ISOLATION_MODES;
 var init_spawn_checkable = __esm({
   "extensions/subagents/checkable/spawn-checkable.ts"() {
     "use strict";
     import_node_crypto3 = require("node:crypto");
-    import_node_path12 = require("node:path");
+    import_node_path14 = require("node:path");
     init_prompt_checkable();
     init_checkable();
     init_isolation();
@@ -11227,7 +11741,7 @@ var init_handover = __esm({
 // extensions/subagents/tools/spawn.ts
 function isKind2(path, kind) {
   try {
-    const st = (0, import_node_fs12.statSync)(path);
+    const st = (0, import_node_fs13.statSync)(path);
     return kind === "file" ? st.isFile() : st.isDirectory();
   } catch {
     return false;
@@ -11311,6 +11825,14 @@ function listableTools(deps) {
   }
   return [...names];
 }
+function parentActiveTools(deps) {
+  try {
+    const tools = deps.parent.getActiveTools?.();
+    return Array.isArray(tools) ? tools : void 0;
+  } catch {
+    return void 0;
+  }
+}
 function spawnTool(deps, params, ctx, id) {
   return deps.children(ctx).inOrder(() => spawnOne(deps, params, ctx, id));
 }
@@ -11346,14 +11868,21 @@ async function spawnOne(deps, params, ctx, id) {
   }
   if (!model) throw new Error(noModelError());
   const exactTools = params.tools !== void 0 || agent?.tools !== void 0;
-  const tools = params.tools ?? agent?.tools ?? cfg.defaultTools;
+  const asked = params.tools ?? agent?.tools ?? cfg.defaultTools;
+  const active = cfg.toolsBeyondParent ? void 0 : parentActiveTools(deps);
+  const bounded = boundByParent(asked, active, SUBAGENT_TOOL_NAMES);
+  if (bounded.beyond.length > 0) {
+    if (params.tools !== void 0) throw new Error(toolsBeyondParentError(bounded.beyond, active ?? []));
+    notes.push(toolsLeftOutNote(bounded.beyond));
+  }
+  const tools = bounded.kept;
   const allowed = listableTools(deps);
   const unknownTools = tools.filter((t) => !allowed.includes(t));
   if (unknownTools.length > 0) {
     if (params.tools !== void 0) throw new Error(badToolsError(unknownTools, allowed));
   }
   const extensions2 = params.extensions !== void 0 ? parseExtensionPolicy(params.extensions) : agent?.extensions ?? parseExtensionPolicy(cfg.childExtensions);
-  const cwd = params.cwd ? (0, import_node_path13.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
+  const cwd = params.cwd ? (0, import_node_path15.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
   if (!isKind2(cwd, "directory")) throw new Error(badCwdError(params.cwd ?? cwd, ctx.cwd));
   const levels = THINKING_LEVELS;
   if (params.thinking !== void 0 && !levels.includes(params.thinking)) {
@@ -11488,12 +12017,12 @@ function resumeSettings(deps, child, ctx) {
   const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : void 0;
   return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
 }
-var import_node_fs12, import_node_path13, import_pi_coding_agent7;
+var import_node_fs13, import_node_path15, import_pi_coding_agent7;
 var init_spawn = __esm({
   "extensions/subagents/tools/spawn.ts"() {
     "use strict";
-    import_node_fs12 = require("node:fs");
-    import_node_path13 = require("node:path");
+    import_node_fs13 = require("node:fs");
+    import_node_path15 = require("node:path");
     import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
     init_config();
     init_pi_host();
@@ -11503,6 +12032,7 @@ var init_spawn = __esm({
     init_view();
     init_agents();
     init_spawn_checkable();
+    init_child_extensions();
     init_handover();
     init_domain();
     init_prompt6();
@@ -12057,11 +12587,11 @@ var init_screens = __esm({
           }
         }
         const room = Math.max(1, this.height() - 4);
-        const at = Math.max(
+        const at2 = Math.max(
           0,
           body.findIndex((l) => l.entry === this.selected)
         );
-        const start = Math.max(0, Math.min(at - room + 1, body.length - room));
+        const start = Math.max(0, Math.min(at2 - room + 1, body.length - room));
         out.push(...body.slice(start, start + room).map((l) => l.text));
         out.push(paint("dim", "↑↓ select · enter open · esc close"), rule);
         return out;
@@ -12175,11 +12705,11 @@ function itemsOfEntry(entry, seenTask) {
       return [];
   }
 }
-var import_node_fs13, READ_STEP_BYTES, TranscriptReader;
+var import_node_fs14, READ_STEP_BYTES, TranscriptReader;
 var init_transcript = __esm({
   "extensions/subagents/view/transcript.ts"() {
     "use strict";
-    import_node_fs13 = require("node:fs");
+    import_node_fs14 = require("node:fs");
     init_content();
     READ_STEP_BYTES = 4 * 1024 * 1024;
     TranscriptReader = class {
@@ -12199,7 +12729,7 @@ var init_transcript = __esm({
         if (!this.path) return false;
         let st;
         try {
-          st = (0, import_node_fs13.lstatSync)(this.path, { throwIfNoEntry: false });
+          st = (0, import_node_fs14.lstatSync)(this.path, { throwIfNoEntry: false });
         } catch (error) {
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
@@ -12228,12 +12758,12 @@ var init_transcript = __esm({
       readFrom(size) {
         let fd;
         try {
-          fd = (0, import_node_fs13.openSync)(this.path, "r");
-          const st = (0, import_node_fs13.fstatSync)(fd);
+          fd = (0, import_node_fs14.openSync)(this.path, "r");
+          const st = (0, import_node_fs14.fstatSync)(fd);
           if (!st.isFile()) return false;
           const length = Math.min(READ_STEP_BYTES, Math.max(0, size - this.offset));
           const buffer = Buffer.alloc(length);
-          const read2 = (0, import_node_fs13.readSync)(fd, buffer, 0, length, this.offset);
+          const read2 = (0, import_node_fs14.readSync)(fd, buffer, 0, length, this.offset);
           const lastNewline = buffer.lastIndexOf(10, read2 - 1);
           if (lastNewline < 0) return false;
           this.offset += lastNewline + 1;
@@ -12260,7 +12790,7 @@ var init_transcript = __esm({
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
         } finally {
-          if (fd !== void 0) (0, import_node_fs13.closeSync)(fd);
+          if (fd !== void 0) (0, import_node_fs14.closeSync)(fd);
         }
       }
     };
@@ -12284,8 +12814,27 @@ function plainList(children, now, others = []) {
 function registerSubagentsView(pi, deps, enter, elsewhere) {
   pi.registerCommand("subagents", {
     description: VIEW_COMMAND_DESCRIPTION,
-    handler: async (_args, ctx) => {
+    handler: async (args, ctx) => {
       enter(ctx);
+      const tell = (text2, level = "info") => {
+        if (ctx.hasUI) ctx.ui.notify(text2, level);
+        else process.stderr.write(`${text2}
+`);
+      };
+      const verb = args.trim();
+      if (verb === "trust" || verb === "untrust" || verb === "forget") {
+        try {
+          tell(`subagents: ${trustCommand(deps.agentDir(), ctx.cwd, verb)}`);
+        } catch (error) {
+          tell(`subagents: ${error instanceof Error ? error.message : String(error)}`, "error");
+        }
+        return;
+      }
+      const ignored = deps.agents(ctx).folders.filter((f) => f.exists && !f.read && (f.source === "project" || f.source === "claude-project"));
+      if (ignored.length > 0) {
+        const hint = untrustedHint(folderTrust(deps.agentDir(), ctx.cwd, ctx), "/subagents trust");
+        tell(`subagents: project agents ignored: ${ignored.map((f) => f.dir).join(", ")}: ${hint}`, "warning");
+      }
       const manager = deps.children(ctx);
       let shown = false;
       if (ctx.hasUI) {
@@ -12350,6 +12899,7 @@ var VIEW_REFRESH_MS, PROJECTION_CACHE_ENTRIES, VIEW_COMMAND_DESCRIPTION;
 var init_command = __esm({
   "extensions/subagents/view/command.ts"() {
     "use strict";
+    init_trust();
     init_projection();
     init_prompt6();
     init_send();
@@ -13621,15 +14171,15 @@ function safeName(id) {
   return /^[A-Za-z0-9._-]{1,128}$/.test(id) && id !== "." && id !== ".." ? id : id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 128) || "session";
 }
 function trajectoryTarget(sessionFile, sessionId, cacheKindDir) {
-  if (sessionFile) return { parent: () => ({ ok: true, dir: (0, import_node_path14.dirname)(sessionFile) }), name: besideName(sessionFile) };
+  if (sessionFile) return { parent: () => ({ ok: true, dir: (0, import_node_path16.dirname)(sessionFile) }), name: besideName(sessionFile) };
   return { parent: cacheKindDir, name: safeName(sessionId) };
 }
 function besideName(sessionFile) {
-  return safeName(`${(0, import_node_path14.basename)(sessionFile, ".jsonl")}${BESIDE_SESSION_SUFFIX}`);
+  return safeName(`${(0, import_node_path16.basename)(sessionFile, ".jsonl")}${BESIDE_SESSION_SUFFIX}`);
 }
 function trajectoryDir(sessionFile, cacheHandoffsDir, sessionId) {
-  if (sessionFile) return (0, import_node_path14.join)((0, import_node_path14.dirname)(sessionFile), besideName(sessionFile));
-  return (0, import_node_path14.join)(cacheHandoffsDir, safeName(sessionId));
+  if (sessionFile) return (0, import_node_path16.join)((0, import_node_path16.dirname)(sessionFile), besideName(sessionFile));
+  return (0, import_node_path16.join)(cacheHandoffsDir, safeName(sessionId));
 }
 function highestIndex(names) {
   let max = 0;
@@ -13641,7 +14191,7 @@ function highestIndex(names) {
 }
 function lstatOrNull2(path) {
   try {
-    return (0, import_node_fs14.lstatSync)(path);
+    return (0, import_node_fs15.lstatSync)(path);
   } catch (error) {
     if (error.code === "ENOENT") return null;
     throw error;
@@ -13650,7 +14200,7 @@ function lstatOrNull2(path) {
 function highestIndexIn(dir) {
   try {
     const st = lstatOrNull2(dir);
-    return st?.isDirectory() ? highestIndex((0, import_node_fs14.readdirSync)(dir)) : 0;
+    return st?.isDirectory() ? highestIndex((0, import_node_fs15.readdirSync)(dir)) : 0;
   } catch {
     return 0;
   }
@@ -13669,21 +14219,21 @@ function writeTrajectories(target, files) {
   }
   const { dir, dev, ino } = checked;
   return files.map((file) => {
-    const path = (0, import_node_path14.join)(dir, file.fileName);
+    const path = (0, import_node_path16.join)(dir, file.fileName);
     try {
-      const flags = import_node_fs14.constants.O_WRONLY | import_node_fs14.constants.O_CREAT | import_node_fs14.constants.O_EXCL | (import_node_fs14.constants.O_NOFOLLOW ?? 0);
-      const fd = (0, import_node_fs14.openSync)(path, flags, TRAJECTORY_FILE_MODE);
+      const flags = import_node_fs15.constants.O_WRONLY | import_node_fs15.constants.O_CREAT | import_node_fs15.constants.O_EXCL | (import_node_fs15.constants.O_NOFOLLOW ?? 0);
+      const fd = (0, import_node_fs15.openSync)(path, flags, TRAJECTORY_FILE_MODE);
       try {
-        (0, import_node_fs14.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
+        (0, import_node_fs15.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
         const now = lstatOrNull2(dir);
         if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
-          (0, import_node_fs14.unlinkSync)(path);
+          (0, import_node_fs15.unlinkSync)(path);
           throw new Error(`${dir} changed while writing; not storing`);
         }
-        (0, import_node_fs14.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
+        (0, import_node_fs15.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
 `);
       } finally {
-        (0, import_node_fs14.closeSync)(fd);
+        (0, import_node_fs15.closeSync)(fd);
       }
       return { ok: true, path, label: file.label, step: file.step };
     } catch (error) {
@@ -13691,12 +14241,12 @@ function writeTrajectories(target, files) {
     }
   });
 }
-var import_node_fs14, import_node_path14, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX;
+var import_node_fs15, import_node_path16, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX;
 var init_trajectory_files = __esm({
   "extensions/handoff/trajectory-files.ts"() {
     "use strict";
-    import_node_fs14 = require("node:fs");
-    import_node_path14 = require("node:path");
+    import_node_fs15 = require("node:fs");
+    import_node_path16 = require("node:path");
     init_artifact_store();
     init_format();
     TRAJECTORY_FILE_MODE = 384;
@@ -13895,9 +14445,9 @@ function compactionPlan(reason, phase, hasFocus) {
   return phase === "idle" ? "full" : "use-staged";
 }
 function keepAfterStaging(entries, stagedLeafId, fallbackId) {
-  const at = entries.findIndex((e) => e.id === stagedLeafId);
-  if (at < 0) return { usable: false, reason: "the staged point is no longer on this branch" };
-  const after = entries.slice(at + 1);
+  const at2 = entries.findIndex((e) => e.id === stagedLeafId);
+  if (at2 < 0) return { usable: false, reason: "the staged point is no longer on this branch" };
+  const after = entries.slice(at2 + 1);
   if (after.some((e) => e.type === "compaction")) return { usable: false, reason: "compacted since staging" };
   const firstMessage = after.find((e) => e.type === "message");
   if (firstMessage?.message?.role === "toolResult") {
