@@ -106,7 +106,7 @@ function execSync(o) {
   }
 }
 function callback(start) {
-  return new Promise((resolve7, reject) => start((error, value) => error ? reject(error) : resolve7(value)));
+  return new Promise((resolve8, reject) => start((error, value) => error ? reject(error) : resolve8(value)));
 }
 async function execAsync(o) {
   switch (o.op) {
@@ -1563,14 +1563,14 @@ function projectList(input, lim, options) {
   const joiner = typeof options.markerSeparator === "string" ? options.markerSeparator : separator;
   const more = options.more ?? listMore;
   const n2 = items.length;
-  const sep4 = { bytes: utf8ByteLength(separator), newlines: countNewlines(separator) };
+  const sep5 = { bytes: utf8ByteLength(separator), newlines: countNewlines(separator) };
   const join14 = { bytes: utf8ByteLength(joiner), newlines: countNewlines(joiner) };
   const bytes = [0];
   const newlines = [0];
   for (let k2 = 0; k2 < n2; k2++) {
     const gap = k2 > 0 ? 1 : 0;
-    bytes.push(bytes[k2] + utf8ByteLength(items[k2]) + gap * sep4.bytes);
-    newlines.push(newlines[k2] + countNewlines(items[k2]) + gap * sep4.newlines);
+    bytes.push(bytes[k2] + utf8ByteLength(items[k2]) + gap * sep5.bytes);
+    newlines.push(newlines[k2] + countNewlines(items[k2]) + gap * sep5.newlines);
   }
   const whole2 = items.join(separator);
   const call = { items, whole: whole2, totals: { bytes: bytes[n2], lines: newlines[n2] + 1 }, lim, separator, joiner };
@@ -1592,8 +1592,8 @@ function projectList(input, lim, options) {
   }
   const tries = [];
   if (n2 === 2) {
-    const second = { bytes: bytes[2] - bytes[1] - sep4.bytes, newlines: newlines[2] - newlines[1] - sep4.newlines };
-    tries.push({ shown: 2, rest: "", spend: { ...second, entries: 1 }, glue: sep4 });
+    const second = { bytes: bytes[2] - bytes[1] - sep5.bytes, newlines: newlines[2] - newlines[1] - sep5.newlines };
+    tries.push({ shown: 2, rest: "", spend: { ...second, entries: 1 }, glue: sep5 });
   }
   if (n2 > 0) {
     const rest = n2 > 1 ? more(n2 - 1) : "";
@@ -6375,12 +6375,12 @@ function parseWorkerMessage(message) {
 function runSearch(job, options = {}) {
   const timeoutMs = options.timeoutMs ?? RECALL_SEARCH_TIMEOUT_MS;
   if (options.signal?.aborted) return Promise.resolve({ ok: false, code: "aborted" });
-  return new Promise((resolve7) => {
+  return new Promise((resolve8) => {
     let worker;
     try {
       worker = new import_node_worker_threads.Worker(SEARCH_THREAD_URL, { workerData: job });
     } catch {
-      resolve7({ ok: false, code: "failed" });
+      resolve8({ ok: false, code: "failed" });
       return;
     }
     let settled = false;
@@ -6390,7 +6390,7 @@ function runSearch(job, options = {}) {
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
       worker.terminate().catch(() => void 0);
-      resolve7(outcome);
+      resolve8(outcome);
     };
     const timer = setTimeout(() => finish2({ ok: false, code: "timeout", timeoutMs }), timeoutMs);
     const onAbort = () => finish2({ ok: false, code: "aborted" });
@@ -7143,11 +7143,11 @@ async function summarize(request, options) {
   const onAbort = () => controller.abort();
   options.signal?.addEventListener("abort", onAbort, { once: true });
   let timer;
-  const deadline = new Promise((resolve7) => {
+  const deadline = new Promise((resolve8) => {
     timer = setTimeout(() => {
       timedOut = true;
       controller.abort();
-      resolve7("timeout");
+      resolve8("timeout");
     }, options.timeoutMs);
   });
   const context = {
@@ -7257,8 +7257,8 @@ var init_turn = __esm({
         const next = { state: "arrived", item: { ...item, fixed: false } };
         if (member) Object.assign(member, next);
         else this.members.set(item.id, next);
-        const promise = new Promise((resolve7) => {
-          this.waiters.push({ id: item.id, resolve: resolve7 });
+        const promise = new Promise((resolve8) => {
+          this.waiters.push({ id: item.id, resolve: resolve8 });
         });
         signal?.addEventListener("abort", () => this.release(), { once: true });
         if (signal?.aborted) this.release();
@@ -8729,13 +8729,13 @@ function childToolAllowlist(options) {
   const tools = [.../* @__PURE__ */ new Set([...options.base, ...options.extensionTools])];
   return { tools, missing: options.base.filter((t) => !provided.has(t)) };
 }
-function boundByParent(tools, bound, subagentTools) {
+function boundByParent(tools, bound, builtIns) {
   if (!bound) return { kept: [...tools], beyond: [] };
   const has = new Set(bound);
   if (has.has("read")) for (const t of READ_COMPANIONS) has.add(t);
   const kept = [];
   const beyond = [];
-  for (const t of tools) (subagentTools.includes(t) || has.has(t) ? kept : beyond).push(t);
+  for (const t of tools) (!builtIns.includes(t) || has.has(t) ? kept : beyond).push(t);
   return { kept, beyond };
 }
 var ALL_EXTENSIONS, lastSegment, CONFLICT, READ_COMPANIONS;
@@ -8813,8 +8813,11 @@ async function builtInExtensions(packageDir) {
     return [];
   }
 }
-function isProjectScoped(ext) {
-  return ext.sourceInfo?.scope === "project";
+function isProjectScoped(ext, cwd) {
+  const e = ext;
+  if (e.sourceInfo?.scope === "project") return true;
+  const projectDir = (0, import_node_path9.join)((0, import_node_path9.resolve)(cwd), ".pi") + import_node_path9.sep;
+  return typeof e.path === "string" && (0, import_node_path9.resolve)(e.path).startsWith(projectDir);
 }
 function describe(ext) {
   const packageDir = ext.sourceInfo?.origin === "package" ? ext.sourceInfo.baseDir : void 0;
@@ -8841,7 +8844,7 @@ function createInProcessBackend(options) {
         extensionsOverride: (base) => ({
           ...base,
           extensions: base.extensions.filter(
-            (e) => (trusted || !isProjectScoped(e)) && keepExtension(
+            (e) => (trusted || !isProjectScoped(e, spec.cwd)) && keepExtension(
               describe(e),
               policy,
               options.subagentTools ?? SUBAGENT_TOOL_NAMES
@@ -8863,7 +8866,11 @@ function createInProcessBackend(options) {
         extensionTools
       });
       if (allowlist.missing.length > 0) throw new Error(missingExtensionToolsError(allowlist.missing));
-      const tools = boundByParent(allowlist.tools, options.toolBound?.(), subagentTools).kept;
+      const tools = boundByParent(
+        allowlist.tools,
+        options.toolBound?.(),
+        options.builtInTools ?? CHILD_TOOL_NAMES
+      ).kept;
       const registry = options.modelRegistry;
       const lineSpecific = { modelRegistry: registry };
       if (registry.authStorage) lineSpecific.authStorage = registry.authStorage;
@@ -9352,7 +9359,7 @@ var init_read_model = __esm({
 // extensions/subagents/children/wait-until.ts
 function waitUntil(waiters, done, options) {
   if (done()) return Promise.resolve({ timedOut: false, aborted: false });
-  return new Promise((resolve7) => {
+  return new Promise((resolve8) => {
     let timer;
     let ticker;
     const finish2 = (outcome) => {
@@ -9360,7 +9367,7 @@ function waitUntil(waiters, done, options) {
       if (ticker) clearInterval(ticker);
       waiters.delete(check);
       options.signal?.removeEventListener("abort", onAbort);
-      resolve7(outcome);
+      resolve8(outcome);
     };
     const check = () => {
       if (done()) finish2({ timedOut: false, aborted: false });
@@ -11870,7 +11877,7 @@ async function spawnOne(deps, params, ctx, id) {
   const exactTools = params.tools !== void 0 || agent?.tools !== void 0;
   const asked = params.tools ?? agent?.tools ?? cfg.defaultTools;
   const active = cfg.toolsBeyondParent ? void 0 : parentActiveTools(deps);
-  const bounded = boundByParent(asked, active, SUBAGENT_TOOL_NAMES);
+  const bounded = boundByParent(asked, active, CHILD_TOOL_NAMES);
   if (bounded.beyond.length > 0) {
     if (params.tools !== void 0) throw new Error(toolsBeyondParentError(bounded.beyond, active ?? []));
     notes.push(toolsLeftOutNote(bounded.beyond));

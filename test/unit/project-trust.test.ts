@@ -25,7 +25,7 @@ import {
 } from "../../extensions/shared/host/trust.ts";
 import { AgentCatalog } from "../../extensions/subagents/agents/agent-files.ts";
 import { boundByParent } from "../../extensions/subagents/children/child-extensions.ts";
-import { SUBAGENT_TOOL_NAMES } from "../../extensions/subagents/domain.ts";
+import { CHILD_TOOL_NAMES } from "../../extensions/subagents/domain.ts";
 import { useAgentDirEnv } from "../fixtures/agent-dir-env.ts";
 import { makeOutsideDir } from "../fixtures/test-dirs.ts";
 
@@ -263,21 +263,23 @@ describe("project agent files", () => {
 describe("a child's tools within its parent's", () => {
 	it("pi --tools read,grep,subagent_spawn: children get no bash, edit or write", () => {
 		const bound = ["read", "grep", "subagent_spawn"];
-		const asked = ["read", "bash", "edit", "write", "grep", "find", "ls", "subagent_spawn", "subagent_wait"];
-		expect(boundByParent(asked, bound, SUBAGENT_TOOL_NAMES)).toEqual({
-			kept: ["read", "grep", "find", "ls", "subagent_spawn", "subagent_wait"],
+		const asked = ["read", "bash", "edit", "write", "grep", "find", "ls", "subagent_spawn", "probe_echo"];
+		expect(boundByParent(asked, bound, CHILD_TOOL_NAMES)).toEqual({
+			kept: ["read", "grep", "find", "ls", "subagent_spawn", "probe_echo"],
 			beyond: ["bash", "edit", "write"],
 		});
-		expect(boundByParent(asked, undefined, SUBAGENT_TOOL_NAMES).kept).toEqual(asked);
+		expect(boundByParent(asked, undefined, CHILD_TOOL_NAMES).kept).toEqual(asked);
 	});
 
-	it("kept is always within the parent's tools (read bringing grep, find, ls) or the subagent tools", () => {
+	it("a kept built-in is always one of the parent's (read bringing grep, find, ls); other tools pass", () => {
 		const tool = fc.constantFrom("read", "bash", "edit", "write", "grep", "find", "ls", "probe", "subagent_spawn");
 		fc.assert(
 			fc.property(fc.array(tool), fc.array(tool), (asked, bound) => {
-				const { kept, beyond } = boundByParent(asked, bound, SUBAGENT_TOOL_NAMES);
+				const { kept, beyond } = boundByParent(asked, bound, CHILD_TOOL_NAMES);
 				const allowed = new Set([...bound, ...(bound.includes("read") ? ["grep", "find", "ls"] : [])]);
-				for (const t of kept) expect(allowed.has(t) || t.startsWith("subagent_")).toBe(true);
+				const builtIn = (t: string) => (CHILD_TOOL_NAMES as readonly string[]).includes(t);
+				for (const t of kept) expect(allowed.has(t) || !builtIn(t)).toBe(true);
+				for (const t of beyond) expect(builtIn(t) && !allowed.has(t)).toBe(true);
 				expect(kept.length + beyond.length).toBe(asked.length);
 			}),
 		);

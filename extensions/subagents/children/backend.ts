@@ -10,7 +10,7 @@
  * earlier process is resumed by reopening its session file: Pi restores its messages as the context.
  */
 import { statSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
 	createAgentSession,
@@ -137,9 +137,15 @@ async function builtInExtensions(packageDir: string | undefined): Promise<unknow
 	}
 }
 
-/** Whether Pi loaded an extension from the project (`.pi/extensions`, a project package), not the user's. */
-function isProjectScoped(ext: unknown): boolean {
-	return (ext as { sourceInfo?: { scope?: string } }).sourceInfo?.scope === "project";
+/**
+ * Whether Pi loaded an extension from the project (`.pi/extensions`, a package the project's settings install
+ * under `.pi/`), not the user's. By path: when the override runs, Pi has not yet assigned every source's scope.
+ */
+function isProjectScoped(ext: unknown, cwd: string): boolean {
+	const e = ext as { path?: unknown; sourceInfo?: { scope?: string } };
+	if (e.sourceInfo?.scope === "project") return true;
+	const projectDir = join(resolve(cwd), ".pi") + sep;
+	return typeof e.path === "string" && resolve(e.path).startsWith(projectDir);
 }
 
 type PiExtension = { path: string; tools: Map<string, unknown>; sourceInfo?: { origin?: string; baseDir?: string } };
@@ -175,7 +181,7 @@ export function createInProcessBackend(options: InProcessBackendOptions): ChildB
 					...base,
 					extensions: base.extensions.filter(
 						(e) =>
-							(trusted || !isProjectScoped(e)) &&
+							(trusted || !isProjectScoped(e, spec.cwd)) &&
 							keepExtension(
 								describe(e as unknown as PiExtension),
 								policy,
@@ -199,7 +205,11 @@ export function createInProcessBackend(options: InProcessBackendOptions): ChildB
 				extensionTools,
 			});
 			if (allowlist.missing.length > 0) throw new Error(missingExtensionToolsError(allowlist.missing));
-			const tools = boundByParent(allowlist.tools, options.toolBound?.(), subagentTools).kept;
+			const tools = boundByParent(
+				allowlist.tools,
+				options.toolBound?.(),
+				options.builtInTools ?? CHILD_TOOL_NAMES,
+			).kept;
 			const registry = options.modelRegistry as { authStorage?: unknown; runtime?: unknown };
 			// 0.73 takes the registry and its auth storage; 1.x takes the runtime behind the registry.
 			// Each line ignores the other's keys.

@@ -265,7 +265,7 @@ async function spawnOne(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionCont
 	// Children never exceed their parent: an explicit list beyond the parent's active tools is refused; an agent's
 	// or the default list is narrowed to them, and the spawn says what was left out.
 	const active = cfg.toolsBeyondParent ? undefined : parentActiveTools(deps);
-	const bounded = boundByParent(asked, active, SUBAGENT_TOOL_NAMES);
+	const bounded = boundByParent(asked, active, CHILD_TOOL_NAMES);
 	if (bounded.beyond.length > 0) {
 		if (params.tools !== undefined) throw new Error(P.toolsBeyondParentError(bounded.beyond, active ?? []));
 		notes.push(P.toolsLeftOutNote(bounded.beyond));
