@@ -106,7 +106,7 @@ function execSync(o) {
   }
 }
 function callback(start) {
-  return new Promise((resolve7, reject) => start((error, value) => error ? reject(error) : resolve7(value)));
+  return new Promise((resolve9, reject) => start((error, value) => error ? reject(error) : resolve9(value)));
 }
 async function execAsync(o) {
   switch (o.op) {
@@ -328,7 +328,7 @@ function* pruneListing(listing, opts, now) {
   const maxTotal = num2(opts.maxTotalBytes, DEFAULT_PRUNE_MAX_TOTAL_BYTES);
   let removed = 0;
   let freedBytes = 0;
-  const remove = function* (e) {
+  const remove2 = function* (e) {
     if (!(e.folder ? yield* removeFolder(e) : yield* removeFile(e))) return false;
     removed += e.files;
     freedBytes += e.bytes;
@@ -342,13 +342,13 @@ function* pruneListing(listing, opts, now) {
   }
   const kept = [];
   for (const e of [...listing.entries].sort((a, b) => a.mtimeMs - b.mtimeMs)) {
-    if (now - e.mtimeMs > maxAgeMs && (yield* remove(e))) continue;
+    if (now - e.mtimeMs > maxAgeMs && (yield* remove2(e))) continue;
     kept.push(e);
   }
   let total = kept.reduce((sum, e) => sum + e.bytes, 0);
   for (const e of kept) {
     if (total <= maxTotal || now - e.mtimeMs < minAgeMs) break;
-    if (yield* remove(e)) total -= e.bytes;
+    if (yield* remove2(e)) total -= e.bytes;
   }
   return { removed, freedBytes };
 }
@@ -897,6 +897,86 @@ var init_fingerprint = __esm({
   }
 });
 
+// extensions/shared/host/config-bounds.ts
+function at(root, path) {
+  let node = root;
+  for (const key of path) {
+    if (!isObject(node)) return void 0;
+    node = node[key];
+  }
+  return node;
+}
+function remove(root, path) {
+  const parent = at(root, path.slice(0, -1));
+  if (isObject(parent)) delete parent[path[path.length - 1]];
+}
+function set(root, path, value) {
+  const parent = at(root, path.slice(0, -1));
+  if (isObject(parent)) parent[path[path.length - 1]] = value;
+}
+function boundProjectConfig(project2, user, files) {
+  const out = structuredClone(project2);
+  const warnings = [];
+  const raise = `only ${files.user} can set or raise it`;
+  for (const key of USER_ONLY_KEYS) {
+    const path = key.split(".");
+    if (at(out, path) === void 0) continue;
+    remove(out, path);
+    warnings.push(`${files.project}: "${key}" ignored: a project cannot set it (${raise})`);
+  }
+  const extensions2 = at(out, ["subagents", "childExtensions"]);
+  if (extensions2 !== void 0 && extensions2 !== false) {
+    remove(out, ["subagents", "childExtensions"]);
+    warnings.push(
+      `${files.project}: "subagents.childExtensions" ignored: a project can only set it to false (${raise})`
+    );
+  }
+  for (const key of PROJECT_CEILING_KEYS) {
+    const path = key.split(".");
+    const value = at(out, path);
+    const ceiling = at(user, path);
+    if (typeof value !== "number" || typeof ceiling !== "number" || value <= ceiling) continue;
+    set(out, path, ceiling);
+    warnings.push(`${files.project}: "${key}" ${value} is above your limit ${ceiling}; using ${ceiling} (${raise})`);
+  }
+  for (const key of PROJECT_SUBSET_KEYS) {
+    const path = key.split(".");
+    const value = at(out, path);
+    const allowed = at(user, path);
+    if (!Array.isArray(value) || !Array.isArray(allowed)) continue;
+    const beyond = value.filter((v) => !allowed.includes(v));
+    if (beyond.length === 0) continue;
+    set(
+      out,
+      path,
+      value.filter((v) => allowed.includes(v))
+    );
+    warnings.push(`${files.project}: "${key}" ${beyond.join(", ")} not among yours; left out (${raise})`);
+  }
+  return { config: out, warnings };
+}
+var isObject, USER_ONLY_KEYS, PROJECT_CEILING_KEYS, PROJECT_SUBSET_KEYS;
+var init_config_bounds = __esm({
+  "extensions/shared/host/config-bounds.ts"() {
+    "use strict";
+    isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+    USER_ONLY_KEYS = [
+      "store",
+      "toolArtifacts.summary.model",
+      "handoff.model",
+      "subagents.toolsBeyondParent"
+    ];
+    PROJECT_CEILING_KEYS = [
+      "subagents.maxDepth",
+      "subagents.maxConcurrent",
+      "subagents.maxRunSeconds",
+      "subagents.idleTimeoutSeconds",
+      "toolArtifacts.summary.timeoutMs"
+    ];
+    PROJECT_SUBSET_KEYS = ["subagents.defaultTools"];
+  }
+});
+
 // extensions/shared/text/utf8.ts
 function isHighSurrogate(code2) {
   return code2 >= 55296 && code2 <= 56319;
@@ -951,10 +1031,10 @@ function retreatByBytes(text, end, maxBytes, floor = 0) {
 function countNewlines(text, start = 0, end = text.length) {
   const s = start === 0 && end === text.length ? text : text.slice(start, end);
   let count2 = 0;
-  let at = s.indexOf(NEWLINE);
-  while (at !== -1) {
+  let at2 = s.indexOf(NEWLINE);
+  while (at2 !== -1) {
     count2++;
-    at = s.indexOf(NEWLINE, at + 1);
+    at2 = s.indexOf(NEWLINE, at2 + 1);
   }
   return count2;
 }
@@ -965,23 +1045,23 @@ function lineStats(text) {
   let newlines = 0;
   let longest = 0;
   let lineStart = 0;
-  let at = text.indexOf(NEWLINE);
-  while (at !== -1) {
-    if (at - lineStart > longest) longest = at - lineStart;
+  let at2 = text.indexOf(NEWLINE);
+  while (at2 !== -1) {
+    if (at2 - lineStart > longest) longest = at2 - lineStart;
     newlines++;
-    lineStart = at + 1;
-    at = text.indexOf(NEWLINE, lineStart);
+    lineStart = at2 + 1;
+    at2 = text.indexOf(NEWLINE, lineStart);
   }
   return { newlines, longestLineUnits: Math.max(longest, text.length - lineStart) };
 }
 function afterNthNewline(text, n2, start, end) {
   const s = text.slice(start, end);
-  let at = -1;
+  let at2 = -1;
   for (let k = 0; k < n2; k++) {
-    at = s.indexOf(NEWLINE, at + 1);
-    if (at === -1) return -1;
+    at2 = s.indexOf(NEWLINE, at2 + 1);
+    if (at2 === -1) return -1;
   }
-  return start + at + 1;
+  return start + at2 + 1;
 }
 function afterNthNewlineFromEnd(text, n2, start, end) {
   const count2 = countNewlines(text, start, end);
@@ -1081,12 +1161,12 @@ function verbatim(text, lim, totals2) {
 function prefixEnd(text, maxBytes, maxLines) {
   if (maxLines <= 0) return 0;
   let end = advanceByBytes(text, 0, Math.max(0, maxBytes)).end;
-  let at = -1;
+  let at2 = -1;
   for (let k = 0; k < maxLines; k++) {
-    at = text.indexOf("\n", at + 1);
-    if (at === -1) break;
+    at2 = text.indexOf("\n", at2 + 1);
+    if (at2 === -1) break;
   }
-  if (at !== -1 && at < end) end = at;
+  if (at2 !== -1 && at2 < end) end = at2;
   return end;
 }
 function clip(text, lim, totals2, marker) {
@@ -1149,9 +1229,9 @@ function cutHead(text, m, budgetBytes, budgetLines) {
   const window = text.slice(0, Math.min(text.length, budgetBytes));
   let seen = 0;
   let lastNewline = -1;
-  for (let at = window.indexOf("\n"); at !== -1 && seen < budgetLines; at = window.indexOf("\n", at + 1)) {
+  for (let at2 = window.indexOf("\n"); at2 !== -1 && seen < budgetLines; at2 = window.indexOf("\n", at2 + 1)) {
     seen++;
-    lastNewline = at;
+    lastNewline = at2;
   }
   const byLines = seen === budgetLines ? lastNewline + 1 : -1;
   const { end, bytes } = m.advance(text, 0, budgetBytes, byLines === -1 ? text.length : byLines);
@@ -1165,7 +1245,7 @@ function cutHead(text, m, budgetBytes, budgetLines) {
 function lastNewlineBefore(s, end) {
   const range = s.slice(0, end);
   let last = -1;
-  for (let at = range.indexOf("\n"); at !== -1; at = range.indexOf("\n", at + 1)) last = at;
+  for (let at2 = range.indexOf("\n"); at2 !== -1; at2 = range.indexOf("\n", at2 + 1)) last = at2;
   return last;
 }
 function cutTail(text, m, floor, budgetBytes, budgetLines) {
@@ -1611,21 +1691,21 @@ function projectList(input, lim, options) {
   const joiner = typeof options.markerSeparator === "string" ? options.markerSeparator : separator;
   const more = options.more ?? listMore;
   const n2 = items.length;
-  const sep3 = { bytes: utf8ByteLength(separator), newlines: countNewlines(separator) };
-  const join16 = { bytes: utf8ByteLength(joiner), newlines: countNewlines(joiner) };
+  const sep5 = { bytes: utf8ByteLength(separator), newlines: countNewlines(separator) };
+  const join18 = { bytes: utf8ByteLength(joiner), newlines: countNewlines(joiner) };
   const bytes = [0];
   const newlines = [0];
   for (let k2 = 0; k2 < n2; k2++) {
     const gap = k2 > 0 ? 1 : 0;
-    bytes.push(bytes[k2] + utf8ByteLength(items[k2]) + gap * sep3.bytes);
-    newlines.push(newlines[k2] + countNewlines(items[k2]) + gap * sep3.newlines);
+    bytes.push(bytes[k2] + utf8ByteLength(items[k2]) + gap * sep5.bytes);
+    newlines.push(newlines[k2] + countNewlines(items[k2]) + gap * sep5.newlines);
   }
   const whole2 = items.join(separator);
   const call = { items, whole: whole2, totals: { bytes: bytes[n2], lines: newlines[n2] + 1 }, lim, separator, joiner };
   if (fits({ bytes: bytes[n2], newlines: newlines[n2], entries: n2 }, lim)) return listed(call, n2, "");
   const spendOf = (k2, marker2) => {
     if (marker2 === "") return { bytes: bytes[k2], newlines: newlines[k2], entries: k2 };
-    const glue = k2 > 0 ? join16 : { bytes: 0, newlines: 0 };
+    const glue = k2 > 0 ? join18 : { bytes: 0, newlines: 0 };
     return {
       bytes: bytes[k2] + glue.bytes + utf8ByteLength(marker2),
       newlines: newlines[k2] + glue.newlines + countNewlines(marker2),
@@ -1640,12 +1720,12 @@ function projectList(input, lim, options) {
   }
   const tries = [];
   if (n2 === 2) {
-    const second = { bytes: bytes[2] - bytes[1] - sep3.bytes, newlines: newlines[2] - newlines[1] - sep3.newlines };
-    tries.push({ shown: 2, rest: "", spend: { ...second, entries: 1 }, glue: sep3 });
+    const second = { bytes: bytes[2] - bytes[1] - sep5.bytes, newlines: newlines[2] - newlines[1] - sep5.newlines };
+    tries.push({ shown: 2, rest: "", spend: { ...second, entries: 1 }, glue: sep5 });
   }
   if (n2 > 0) {
     const rest = n2 > 1 ? more(n2 - 1) : "";
-    tries.push({ shown: 1, rest, spend: spendOf(0, rest), glue: rest === "" ? { bytes: 0, newlines: 0 } : join16 });
+    tries.push({ shown: 1, rest, spend: spendOf(0, rest), glue: rest === "" ? { bytes: 0, newlines: 0 } : join18 });
   }
   for (const t of tries) {
     const roomBytes = lim.maxBytes - t.spend.bytes - t.glue.bytes - CLIP_MARK_BYTES;
@@ -2247,7 +2327,8 @@ function defaultConfig() {
       defaultTools: ["read", "bash", "edit", "write", "grep", "find", "ls"],
       pollThrottleMs: 1e3,
       childExtensions: true,
-      claudeAgents: true
+      claudeAgents: true,
+      toolsBeyondParent: false
     },
     toolArtifacts: {
       enabled: true,
@@ -2334,7 +2415,7 @@ function surfacesSectionSchema(z) {
 function valueAtPath(root, path) {
   let node = root;
   for (const key of path.split(".")) {
-    if (!isObject(node)) return void 0;
+    if (!isObject2(node)) return void 0;
     node = node[key];
   }
   return node;
@@ -2394,7 +2475,7 @@ function surfaceKeysHint(path, key) {
   const fields = Object.hasOwn(SURFACES, name) ? overridableFields(name) : [];
   return ` (known keys: ${fields.join(", ")})`;
 }
-var CONFIGURABLE_SURFACES, STUB_ALIAS, SURFACE_ALIASES, isObject;
+var CONFIGURABLE_SURFACES, STUB_ALIAS, SURFACE_ALIASES, isObject2;
 var init_config_surfaces = __esm({
   "extensions/shared/host/config-surfaces.ts"() {
     "use strict";
@@ -2424,7 +2505,7 @@ var init_config_surfaces = __esm({
         maxLines: "handoff.userMessagesBudgetBytes"
       }
     });
-    isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+    isObject2 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
   }
 });
 
@@ -2508,7 +2589,12 @@ function buildSchema(z) {
         error: 'expected true, false or a list of extension names ("!name" excludes one)'
       }).default(true),
       /** Whether `.claude/agents/*.md` (project and home) are read as agent files too. */
-      claudeAgents: z.boolean().default(true)
+      claudeAgents: z.boolean().default(true),
+      /**
+       * Whether a child may have tools its parent does not have active (false: a child's tools are
+       * always a subset of the parent's). Only the user's own file sets it.
+       */
+      toolsBeyondParent: z.boolean().default(false)
     }).prefault({}),
     toolArtifacts: z.strictObject({
       enabled: z.boolean().default(true),
@@ -2704,11 +2790,46 @@ function onContextWithSystem(pi, handler) {
     (e, c) => handler(e, c)
   );
 }
-var piAi, import_pi_coding_agent, PI_DEFAULT_COMPACTION, DEFERRED_EXPOSURE;
+function piTrustStoreClass() {
+  const found = PiSdk.ProjectTrustStore;
+  return typeof found === "function" ? found : void 0;
+}
+function piHasTrustStore() {
+  return piTrustStoreClass() !== void 0;
+}
+function piTrustStoreEntry(agentDir, cwd) {
+  const Store = piTrustStoreClass();
+  if (!Store) return void 0;
+  try {
+    const entry = new Store(agentDir).getEntry(cwd);
+    return entry && typeof entry.decision === "boolean" ? { path: entry.path, decision: entry.decision } : null;
+  } catch {
+    return null;
+  }
+}
+function piGatesProject(cwd) {
+  const gates = PiSdk.hasTrustRequiringProjectResources;
+  if (typeof gates !== "function") return false;
+  try {
+    return gates(cwd) === true;
+  } catch {
+    return false;
+  }
+}
+function piApproveFlag(argv = process.argv) {
+  if (!piHasTrustStore()) return void 0;
+  const end = argv.indexOf("--");
+  const args = end >= 0 ? argv.slice(0, end) : argv;
+  if (args.some((a) => a === "--no-approve" || a === "-na")) return false;
+  if (args.some((a) => a === "--approve" || a === "-a")) return true;
+  return void 0;
+}
+var piAi, PiSdk, import_pi_coding_agent, PI_DEFAULT_COMPACTION, DEFERRED_EXPOSURE;
 var init_pi_host = __esm({
   "extensions/shared/host/pi-host.ts"() {
     "use strict";
     piAi = __toESM(require("@mariozechner/pi-ai"), 1);
+    PiSdk = __toESM(require("@mariozechner/pi-coding-agent"), 1);
     import_pi_coding_agent = require("@mariozechner/pi-coding-agent");
     PI_DEFAULT_COMPACTION = Object.freeze({
       enabled: true,
@@ -2723,19 +2844,19 @@ var init_pi_host = __esm({
 function valueAt(root, path) {
   let node = root;
   for (const key of path) {
-    if (!isObject2(node)) return void 0;
+    if (!isObject3(node)) return void 0;
     node = node[key];
   }
   return node;
 }
 function deleteAt(root, path) {
   const parent = valueAt(root, path.slice(0, -1));
-  if (isObject2(parent)) delete parent[path[path.length - 1]];
+  if (isObject3(parent)) delete parent[path[path.length - 1]];
 }
 function deepMerge(base, over) {
   const out = { ...base };
   for (const [key, value] of Object.entries(over)) {
-    out[key] = isObject2(value) && isObject2(out[key]) ? deepMerge(out[key], value) : value;
+    out[key] = isObject3(value) && isObject3(out[key]) ? deepMerge(out[key], value) : value;
   }
   return out;
 }
@@ -2743,12 +2864,12 @@ function describeDefault(path) {
   if (path[0] === "surfaces") return path.length === 3 ? surfaceFallback(String(path[1]), String(path[2])) : "ignored";
   const fallback = valueAt(DEFAULT_CONFIG, path);
   if (fallback === void 0) return "ignored";
-  return isObject2(fallback) ? "using the defaults of that section" : `using the default ${JSON.stringify(fallback)}`;
+  return isObject3(fallback) ? "using the defaults of that section" : `using the default ${JSON.stringify(fallback)}`;
 }
 function knownKeysHint(path, key) {
   if (path[0] === "surfaces") return surfaceKeysHint(path, key);
   const known = valueAt(DEFAULT_CONFIG, path);
-  return isObject2(known) ? ` (known keys: ${Object.keys(known).join(", ")})` : "";
+  return isObject3(known) ? ` (known keys: ${Object.keys(known).join(", ")})` : "";
 }
 function keepValidKeys(raw, file, warnings) {
   const candidate = structuredClone(raw);
@@ -2768,7 +2889,7 @@ function keepValidKeys(raw, file, warnings) {
       const firstIndex = issue.path.findIndex((k) => typeof k === "number");
       const path = firstIndex >= 0 ? issue.path.slice(0, firstIndex) : issue.path;
       const parent = valueAt(candidate, path.slice(0, -1));
-      if (issue.code === "too_big" && TIMER_KEYS.has(keyPath(path)) && isObject2(parent)) {
+      if (issue.code === "too_big" && TIMER_KEYS.has(keyPath(path)) && isObject3(parent)) {
         const limit = Number(issue.maximum);
         parent[path[path.length - 1]] = limit;
         warnings.push(`${file}: "${keyPath(path)}": ${issue.message}; clamped to ${limit}`);
@@ -2811,11 +2932,25 @@ function readConfigFile(file, warnings) {
     warnings.push(`${file}: invalid JSON (${error.message}); ignored`);
     return void 0;
   }
-  if (!isObject2(parsed)) {
+  if (!isObject3(parsed)) {
     warnings.push(`${file}: expected a JSON object at the top level; ignored`);
     return void 0;
   }
   return parsed;
+}
+function unsafeProjectFile(file) {
+  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
+  for (const path of [(0, import_node_path4.dirname)(file), file]) {
+    let st;
+    try {
+      st = (0, import_node_fs3.lstatSync)(path);
+    } catch {
+      return void 0;
+    }
+    if (st.isSymbolicLink()) return `${path}: a symbolic link; not followed, the project's configuration is ignored`;
+    if (uid !== void 0 && st.uid !== uid) return `${path}: not owned by you; the project's configuration is ignored`;
+  }
+  return void 0;
 }
 function configFilePaths(opts) {
   return { user: (0, import_node_path4.join)(opts.agentDir, CONFIG_FILE_NAME), project: (0, import_node_path4.join)(opts.cwd, ".pi", CONFIG_FILE_NAME) };
@@ -2824,15 +2959,26 @@ function loadConfig(opts) {
   const warnings = [];
   try {
     const { user, project: project2 } = configFilePaths(opts);
-    let merged = {};
-    let read2 = false;
-    const files = [user];
-    if (opts.projectTrusted !== false) files.push(project2);
-    else if ((0, import_node_fs3.existsSync)(project2)) warnings.push(`${project2}: ignored because Pi does not trust this project`);
-    for (const file of files) {
-      const raw = readConfigFile(file, warnings);
-      if (raw) merged = deepMerge(merged, keepValidKeys(raw, file, warnings));
-      read2 ||= raw !== void 0;
+    const userRaw = readConfigFile(user, warnings);
+    let merged = userRaw ? keepValidKeys(userRaw, user, warnings) : {};
+    let read2 = userRaw !== void 0;
+    if (opts.projectTrusted !== false) {
+      const unsafe = unsafeProjectFile(project2);
+      if (unsafe) warnings.push(unsafe);
+      const projectRaw = unsafe ? void 0 : readConfigFile(project2, warnings);
+      if (projectRaw) {
+        read2 = true;
+        const userParsed = headroomConfigSchema().safeParse(merged);
+        const bounded = boundProjectConfig(
+          keepValidKeys(projectRaw, project2, warnings),
+          userParsed.success ? userParsed.data : defaultConfig(),
+          { project: project2, user }
+        );
+        warnings.push(...bounded.warnings);
+        merged = deepMerge(merged, bounded.config);
+      }
+    } else if ((0, import_node_fs3.existsSync)(project2)) {
+      warnings.push(`${project2}: ignored: ${opts.untrustedHint ?? "this project is not trusted"}`);
     }
     if (!read2) return { config: defaultConfig(), warnings };
     const parsed = headroomConfigSchema().safeParse(merged);
@@ -2855,12 +3001,13 @@ function unseenConfigWarnings(warnings) {
   }
   return fresh;
 }
-var import_node_fs3, import_node_path4, isObject2, keyPath, SEEN_WARNINGS;
+var import_node_fs3, import_node_path4, isObject3, keyPath, SEEN_WARNINGS;
 var init_config = __esm({
   "extensions/shared/host/config.ts"() {
     "use strict";
     import_node_fs3 = require("node:fs");
     import_node_path4 = require("node:path");
+    init_config_bounds();
     init_config_defaults();
     init_config_schema();
     init_config_surfaces();
@@ -2868,9 +3015,263 @@ var init_config = __esm({
     init_config_schema();
     init_config_surfaces();
     init_pi_host();
-    isObject2 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+    isObject3 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
     keyPath = (path) => path.map(String).join(".");
     SEEN_WARNINGS = /* @__PURE__ */ Symbol.for("pi-context-headroom.config-warnings-seen");
+  }
+});
+
+// extensions/shared/host/trust.ts
+function decideTrust(facts) {
+  if (facts.piSession === false) return { trusted: false, reason: "pi-denied" };
+  if (facts.approveFlag === false) return { trusted: false, reason: "denied-flag" };
+  if (facts.own?.decision === false) return { trusted: false, reason: "denied-record", path: facts.own.path };
+  if (facts.piStore?.decision === false) return { trusted: false, reason: "denied-pi-store", path: facts.piStore.path };
+  if (facts.own?.decision === true) return { trusted: true, reason: "own-record", path: facts.own.path };
+  if (facts.piStore?.decision === true) return { trusted: true, reason: "pi-store", path: facts.piStore.path };
+  if (facts.approveFlag === true) return { trusted: true, reason: "approve-flag" };
+  if (facts.piSession === true && facts.piGated === true) return { trusted: true, reason: "pi-asked" };
+  return { trusted: false, reason: "undecided" };
+}
+function untrustedHint(decision, command = TRUST_COMMAND) {
+  const how = `trust it with ${command}`;
+  switch (decision.reason) {
+    case "pi-denied":
+      return `Pi does not trust this project (${how}, or Pi's /trust)`;
+    case "denied-flag":
+      return "this run was started with --no-approve";
+    case "denied-record":
+      return `${decision.path ?? "a parent folder"} is marked untrusted in ${TRUST_FILE_NAME} (${how})`;
+    case "denied-pi-store":
+      return `${decision.path ?? "a parent folder"} is marked untrusted in Pi's trust store (change it with Pi's /trust)`;
+    default:
+      return `this project is not trusted yet (${how})`;
+  }
+}
+function trustedBy(decision) {
+  switch (decision.reason) {
+    case "own-record":
+      return `trusted (${TRUST_FILE_NAME}: ${decision.path})`;
+    case "pi-store":
+      return `trusted (Pi's trust store: ${decision.path})`;
+    case "approve-flag":
+      return "trusted (--approve, this run)";
+    case "pi-asked":
+      return "trusted (Pi's project trust)";
+    default:
+      return "trusted";
+  }
+}
+function canonicalFolder(path) {
+  const absolute = (0, import_node_path5.resolve)(path);
+  try {
+    return (0, import_node_fs4.realpathSync)(absolute);
+  } catch {
+    return absolute;
+  }
+}
+function nearestEntry(entries, cwd) {
+  let dir = (0, import_node_path5.resolve)(cwd);
+  for (; ; ) {
+    const value = Object.hasOwn(entries, dir) ? entries[dir] : void 0;
+    if (value === true || value === false) return { path: dir, decision: value };
+    const parent = (0, import_node_path5.dirname)(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+function currentUid() {
+  return typeof process.getuid === "function" ? process.getuid() : void 0;
+}
+function readTrustRecord(agentDir) {
+  const file = (0, import_node_path5.join)(agentDir, TRUST_FILE_NAME);
+  let fd;
+  try {
+    fd = (0, import_node_fs4.openSync)(file, import_node_fs4.constants.O_RDONLY | (import_node_fs4.constants.O_NOFOLLOW ?? 0) | (import_node_fs4.constants.O_NONBLOCK ?? 0));
+    const st = (0, import_node_fs4.fstatSync)(fd);
+    if (!st.isFile()) return { entries: {}, problem: `${file}: not a regular file; ignored` };
+    const uid = currentUid();
+    if (uid !== void 0 && st.uid !== uid) return { entries: {}, problem: `${file}: not owned by you; ignored` };
+    if (st.size > MAX_TRUST_FILE_BYTES) return { entries: {}, problem: `${file}: too large; ignored` };
+    const buffer = Buffer.alloc(st.size);
+    let read2 = 0;
+    while (read2 < st.size) {
+      const n2 = (0, import_node_fs4.readSync)(fd, buffer, read2, st.size - read2, read2);
+      if (n2 === 0) break;
+      read2 += n2;
+    }
+    const parsed = JSON.parse(buffer.subarray(0, read2).toString("utf8"));
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      return { entries: {}, problem: `${file}: expected a JSON object; ignored` };
+    const entries = {};
+    for (const [key, value] of Object.entries(parsed)) {
+      if (typeof value === "boolean" && key.startsWith(import_node_path5.sep)) entries[(0, import_node_path5.resolve)(key)] = value;
+    }
+    return { entries };
+  } catch (error) {
+    const code2 = error?.code;
+    if (code2 === "ENOENT") return { entries: {} };
+    if (code2 === "ELOOP") return { entries: {}, problem: `${file}: a symbolic link; ignored` };
+    return { entries: {}, problem: `${file}: cannot be read (${code2 ?? String(error)}); ignored` };
+  } finally {
+    if (fd !== void 0) (0, import_node_fs4.closeSync)(fd);
+  }
+}
+function writeTrustDecision(agentDir, folder, decision) {
+  const file = (0, import_node_path5.join)(agentDir, TRUST_FILE_NAME);
+  (0, import_node_fs4.mkdirSync)(agentDir, { recursive: true, mode: 448 });
+  let existing;
+  try {
+    existing = (0, import_node_fs4.lstatSync)(file);
+  } catch (error) {
+    if (error.code !== "ENOENT") throw error;
+  }
+  const uid = currentUid();
+  if (existing && (!existing.isFile() || uid !== void 0 && existing.uid !== uid))
+    throw new Error(`${file} is not a regular file of yours; not changed`);
+  const current = readTrustRecord(agentDir);
+  if (current.problem) throw new Error(current.problem);
+  const key = canonicalFolder(folder);
+  const entries = { ...current.entries };
+  if (decision === null) delete entries[key];
+  else entries[key] = decision;
+  const sorted = Object.fromEntries(
+    Object.keys(entries).sort().map((k) => [k, entries[k]])
+  );
+  const temp = `${file}.${process.pid}.${Date.now().toString(36)}.tmp`;
+  const fd = (0, import_node_fs4.openSync)(
+    temp,
+    import_node_fs4.constants.O_WRONLY | import_node_fs4.constants.O_CREAT | import_node_fs4.constants.O_EXCL | (import_node_fs4.constants.O_NOFOLLOW ?? 0),
+    384
+  );
+  try {
+    (0, import_node_fs4.writeSync)(fd, `${JSON.stringify(sorted, null, 2)}
+`);
+    (0, import_node_fs4.fsyncSync)(fd);
+  } catch (error) {
+    (0, import_node_fs4.closeSync)(fd);
+    (0, import_node_fs4.rmSync)(temp, { force: true });
+    throw error;
+  }
+  (0, import_node_fs4.closeSync)(fd);
+  try {
+    (0, import_node_fs4.renameSync)(temp, file);
+  } catch (error) {
+    (0, import_node_fs4.rmSync)(temp, { force: true });
+    throw error;
+  }
+  return key;
+}
+function folderTrust(agentDir, cwd, ctx) {
+  const folder = canonicalFolder(cwd);
+  const hasStore = piHasTrustStore();
+  const sessionAnswer = ctx !== void 0 && typeof ctx.isProjectTrusted === "function" ? projectTrusted(ctx) : void 0;
+  return decideTrust({
+    piSession: sessionAnswer,
+    piGated: hasStore && sessionAnswer === true ? piGatesProject(folder) : void 0,
+    piStore: hasStore ? piTrustStoreEntry(agentDir, folder) : void 0,
+    own: nearestEntry(readTrustRecord(agentDir).entries, folder),
+    approveFlag: piApproveFlag()
+  });
+}
+function isRealDirectory(path) {
+  try {
+    return (0, import_node_fs4.lstatSync)(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function exists(path) {
+  try {
+    (0, import_node_fs4.lstatSync)(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+function projectRoot(cwd, trustedPath) {
+  const start = (0, import_node_path5.resolve)(cwd);
+  let gitRoot;
+  for (let dir = start; ; ) {
+    if (exists((0, import_node_path5.join)(dir, ".git"))) {
+      gitRoot = dir;
+      break;
+    }
+    const parent = (0, import_node_path5.dirname)(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  const within = (folder) => start === folder || start.startsWith(folder.endsWith(import_node_path5.sep) ? folder : folder + import_node_path5.sep);
+  const trusted = trustedPath && within(trustedPath) ? trustedPath : void 0;
+  if (gitRoot && trusted) return trusted.length > gitRoot.length ? trusted : gitRoot;
+  return gitRoot ?? trusted ?? start;
+}
+function findProjectFolder(cwd, relative6, root, home) {
+  let dir = (0, import_node_path5.resolve)(cwd);
+  const top = (0, import_node_path5.resolve)(root);
+  for (; ; ) {
+    if (dir !== home) {
+      const candidate = (0, import_node_path5.join)(dir, relative6);
+      if (isRealDirectory(candidate)) return candidate;
+    }
+    if (dir === top) return void 0;
+    const parent = (0, import_node_path5.dirname)(dir);
+    if (parent === dir) return void 0;
+    dir = parent;
+  }
+}
+function safeProjectPath(path, root) {
+  const uid = currentUid();
+  const top = (0, import_node_path5.resolve)(root);
+  const target = (0, import_node_path5.resolve)(path);
+  if (!(target === top || target.startsWith(top.endsWith(import_node_path5.sep) ? top : top + import_node_path5.sep))) return `${path}: outside ${top}`;
+  const parts = target.slice(top.length).split(import_node_path5.sep).filter(Boolean);
+  let at2 = top;
+  for (const part of parts) {
+    at2 = (0, import_node_path5.join)(at2, part);
+    let st;
+    try {
+      st = (0, import_node_fs4.lstatSync)(at2);
+    } catch (error) {
+      return `${at2}: cannot be read (${error.code ?? String(error)})`;
+    }
+    if (st.isSymbolicLink()) return `${at2}: a symbolic link; not followed`;
+    if (uid !== void 0 && st.uid !== uid) return `${at2}: not owned by you`;
+  }
+  return void 0;
+}
+function projectFilesPresent(cwd, root) {
+  const home = canonicalFolder(process.env.HOME ?? "/");
+  const found = [];
+  const config = (0, import_node_path5.join)((0, import_node_path5.resolve)(cwd), ".pi", "headroom.json");
+  if (exists(config)) found.push(config);
+  for (const relative6 of [(0, import_node_path5.join)(".pi", "agents"), (0, import_node_path5.join)(".claude", "agents")]) {
+    const dir = findProjectFolder(cwd, relative6, root, home);
+    if (dir) found.push(dir);
+  }
+  return found;
+}
+function trustCommand(agentDir, cwd, verb) {
+  const folder = projectRoot(canonicalFolder(cwd));
+  const decision = verb === "trust" ? true : verb === "untrust" ? false : null;
+  const key = writeTrustDecision(agentDir, folder, decision);
+  const file = (0, import_node_path5.join)(agentDir, TRUST_FILE_NAME);
+  const files = ".pi/headroom.json, .pi/agents/ and .claude/agents/";
+  const after = "from the next session (/reload, /new, or a new pi)";
+  const said = decision === true ? `trusted ${key}: its ${files} apply ${after}, within the limits of your own settings` : decision === false ? `marked ${key} untrusted: its ${files} are ignored ${after}` : `forgot the decision for ${key}`;
+  const pi = piHasTrustStore() ? "; Pi's own project resources follow Pi's /trust" : "";
+  return `${said} (recorded in ${file}${pi})`;
+}
+var import_node_fs4, import_node_path5, TRUST_FILE_NAME, MAX_TRUST_FILE_BYTES, TRUST_COMMAND;
+var init_trust = __esm({
+  "extensions/shared/host/trust.ts"() {
+    "use strict";
+    import_node_fs4 = require("node:fs");
+    import_node_path5 = require("node:path");
+    init_pi_host();
+    TRUST_FILE_NAME = "headroom-trust.json";
+    MAX_TRUST_FILE_BYTES = 1024 * 1024;
+    TRUST_COMMAND = "/headroom trust";
   }
 });
 
@@ -2887,6 +3288,7 @@ function tellPerson(ctx, text, level = "warning") {
 }
 function bootExtension(pi, name) {
   let config;
+  let trust;
   let store;
   const listeners = [];
   const told = /* @__PURE__ */ new Set();
@@ -2896,13 +3298,23 @@ function bootExtension(pi, name) {
     config: (ctx) => config ?? (ctx ? host.reload(ctx) : DEFAULT_CONFIG),
     reload(ctx) {
       const agentDir = (0, import_pi_coding_agent2.getAgentDir)();
-      const loaded2 = loadConfig({ agentDir, cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) });
+      trust = folderTrust(agentDir, ctx.cwd, ctx);
+      const loaded2 = loadConfig({
+        agentDir,
+        cwd: ctx.cwd,
+        projectTrusted: trust.trusted,
+        untrustedHint: untrustedHint(trust)
+      });
       config = loaded2.config;
       for (const warning of unseenConfigWarnings(loaded2.warnings))
         tellPerson(ctx, `${CONFIG_WARNING_PREFIX}${warning}`);
       scheduleBackgroundPrune(agentDir, loaded2.config.store);
       for (const listener of listeners) listener(loaded2.config, ctx);
       return loaded2.config;
+    },
+    trust(ctx) {
+      if (!trust && ctx) host.reload(ctx);
+      return trust ?? { trusted: false, reason: "undecided" };
     },
     onConfig: (listener) => {
       listeners.push(listener);
@@ -2936,6 +3348,7 @@ var init_bootstrap = __esm({
     init_fingerprint();
     init_config();
     init_pi_host();
+    init_trust();
     CONFIG_WARNING_PREFIX = "headroom config: ";
   }
 });
@@ -3275,7 +3688,7 @@ function guarded(read2, fallback) {
 function statArtifacts(paths) {
   const facts = /* @__PURE__ */ new Map();
   for (const path of paths) {
-    const st = guarded(() => (0, import_node_fs4.lstatSync)(path, { throwIfNoEntry: false }), void 0);
+    const st = guarded(() => (0, import_node_fs5.lstatSync)(path, { throwIfNoEntry: false }), void 0);
     facts.set(path, st?.isFile() ? { path, bytes: st.size, mtimeMs: st.mtimeMs } : { path });
   }
   return facts;
@@ -3302,17 +3715,22 @@ function ledgerInput(pi, ctx) {
 function currentLedger(pi, ctx) {
   return buildLedger(ledgerInput(pi, ctx));
 }
-var import_node_fs4, import_pi_coding_agent3;
+var import_node_fs5, import_pi_coding_agent3;
 var init_collect = __esm({
   "extensions/headroom/collect.ts"() {
     "use strict";
-    import_node_fs4 = require("node:fs");
+    import_node_fs5 = require("node:fs");
     import_pi_coding_agent3 = require("@mariozechner/pi-coding-agent");
     init_ledger();
   }
 });
 
 // extensions/headroom/prompt.ts
+function formatProjectTrust(trusted, hint, files) {
+  if (trusted) return `project files: ${trusted}${files.length > 0 ? `: ${files.join(", ")}` : ""}`;
+  if (files.length === 0) return `project files: none here (${hint})`;
+  return `project files: ignored: ${files.join(", ")}: ${hint}`;
+}
 function humanBytes(bytes) {
   if (bytes < 1024) return `${formatCount(bytes)} B`;
   const units = ["KiB", "MiB", "GiB", "TiB"];
@@ -3360,8 +3778,8 @@ var init_prompt2 = __esm({
   "extensions/headroom/prompt.ts"() {
     "use strict";
     init_format();
-    COMMAND_DESCRIPTION = "Show the headroom artifact store (count, size, newest); `/headroom prune` prunes it now";
-    USAGE = "usage: /headroom [status|prune]";
+    COMMAND_DESCRIPTION = "Show the headroom artifact store (count, size, newest); `/headroom prune` prunes it now; `/headroom trust` lets this project's .pi/headroom.json and agent files apply";
+    USAGE = "usage: /headroom [status|prune|trust|untrust|forget]";
   }
 });
 
@@ -3532,7 +3950,8 @@ function headroom(pi) {
     const storeStatus = formatStatus({ root: store.root, ...await store.stats() }, Date.now());
     const calls = formatCallUsage(sessionCallUsage(ctx.sessionManager.getEntries()));
     const storeText = `${storeStatus}
-${calls}`;
+${calls}
+${projectTrustLine(ctx)}`;
     const ledger = currentLedger(pi, ctx);
     let shown = false;
     if (hasUI(ctx)) {
@@ -3557,6 +3976,11 @@ ${calls}`;
       say(ctx, text, "info", { ledger });
     }
   };
+  const projectTrustLine = (ctx) => {
+    const decision = folderTrust(host.agentDir(), ctx.cwd, ctx);
+    const files = projectFilesPresent(ctx.cwd, projectRoot(ctx.cwd, decision.path));
+    return formatProjectTrust(decision.trusted ? trustedBy(decision) : void 0, untrustedHint(decision), files);
+  };
   const prune = async (ctx) => {
     const { maxAgeDays, maxTotalBytes, minAgeHours } = host.config(ctx).store;
     const result = await host.store().prune({ maxAgeDays, maxTotalBytes, minAgeHours });
@@ -3571,6 +3995,8 @@ ${calls}`;
           await status(ctx);
         } else if (verb === "prune") {
           say(ctx, await prune(ctx));
+        } else if (verb === "trust" || verb === "untrust" || verb === "forget") {
+          say(ctx, trustCommand(host.agentDir(), ctx.cwd, verb));
         } else {
           say(ctx, USAGE, "warning");
         }
@@ -3587,6 +4013,7 @@ var init_headroom = __esm({
     init_bootstrap();
     init_model_usage();
     init_pi_host();
+    init_trust();
     init_collect();
     init_ledger_format();
     init_ledger_view();
@@ -3617,7 +4044,7 @@ function estimateMessageTokens(message) {
   if (typeof content === "string") return tokens + estimateTokens(content);
   if (!Array.isArray(content)) return tokens;
   for (const part of content) {
-    if (!isObject3(part)) continue;
+    if (!isObject4(part)) continue;
     if (part.type === "text" && typeof part.text === "string") tokens += estimateTokens(part.text);
     else if (part.type === "thinking" && typeof part.thinking === "string") tokens += estimateTokens(part.thinking);
     else if (part.type === "image") tokens += IMAGE_TOKENS;
@@ -3642,7 +4069,7 @@ function messageTokensUpperBound(message) {
   if (typeof content === "string") return tokens + textBound(content);
   if (!Array.isArray(content)) return tokens;
   for (const part of content) {
-    if (!isObject3(part)) continue;
+    if (!isObject4(part)) continue;
     if (part.type === "text" && typeof part.text === "string") tokens += textBound(part.text);
     else if (part.type === "thinking" && typeof part.thinking === "string") tokens += textBound(part.thinking);
     else if (part.type === "image") tokens += IMAGE_TOKENS;
@@ -3654,7 +4081,7 @@ function messageTokensUpperBound(message) {
   return tokens;
 }
 function toolDeclarationTokens(tool) {
-  const t = isObject3(tool) ? tool : {};
+  const t = isObject4(tool) ? tool : {};
   const definition = { name: t.name, description: t.description, parameters: t.parameters };
   return TOOL_DEFINITION_OVERHEAD_TOKENS + estimateTokens(argumentsJson(definition));
 }
@@ -3664,9 +4091,9 @@ function systemMessageTokens(message) {
   if (typeof content === "string") tokens += estimateTokens(content);
   else if (Array.isArray(content)) {
     for (const part of content)
-      if (isObject3(part) && typeof part.text === "string") tokens += estimateTokens(part.text);
+      if (isObject4(part) && typeof part.text === "string") tokens += estimateTokens(part.text);
   }
-  if (isObject3(message.sections)) {
+  if (isObject4(message.sections)) {
     for (const [name, value] of Object.entries(message.sections)) {
       tokens += estimateTokens(name) + (typeof value === "string" ? estimateTokens(value) : 1);
     }
@@ -3674,7 +4101,7 @@ function systemMessageTokens(message) {
   if (Array.isArray(message.toolsAdded)) for (const tool of message.toolsAdded) tokens += toolDeclarationTokens(tool);
   if (Array.isArray(message.toolsRemoved)) {
     for (const tool of message.toolsRemoved)
-      tokens += MESSAGE_OVERHEAD_TOKENS + estimateTokens(String(isObject3(tool) ? tool.name : tool));
+      tokens += MESSAGE_OVERHEAD_TOKENS + estimateTokens(String(isObject4(tool) ? tool.name : tool));
   }
   return tokens;
 }
@@ -3685,7 +4112,7 @@ function messageKey(message, builder = new FingerprintBuilder()) {
   if (message.role === "bashExecution") fields += `${FIELD_SEPARATOR}${field(message.excludeFromContext)}`;
   if (Array.isArray(content)) {
     for (const part of content) {
-      if (!isObject3(part)) continue;
+      if (!isObject4(part)) continue;
       fields += `${FIELD_SEPARATOR}${field(part.type)}`;
       if (part.type === "toolCall")
         fields += `${FIELD_SEPARATOR}${field(part.id)}${FIELD_SEPARATOR}${field(part.name)}`;
@@ -3697,7 +4124,7 @@ function messageKey(message, builder = new FingerprintBuilder()) {
   if (typeof content === "string") builder.add(content);
   else if (Array.isArray(content)) {
     for (const part of content) {
-      if (!isObject3(part)) continue;
+      if (!isObject4(part)) continue;
       if (typeof part.text === "string") builder.add(part.text);
       else if (typeof part.thinking === "string") builder.add(part.thinking);
       else if (part.type === "toolCall") builder.add(argumentsJson(part.arguments));
@@ -3738,7 +4165,7 @@ function unrefTimeout(run2, ms) {
   const handle = setTimeout(run2, ms);
   handle.unref?.();
 }
-var MESSAGE_OVERHEAD_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, IMAGE_TOKENS, isObject3, textBound, TOOL_DEFINITION_OVERHEAD_TOKENS, FIELD_SEPARATOR, field, ROLES, internedRole, NO_TIMESTAMP, KEYS_PER_TICK, KEYING_DELAY_MS, SHAPE_CHECK_STRIDE, SHAPE_CHECK_NEWEST, TokenSizer;
+var MESSAGE_OVERHEAD_TOKENS, TOOL_CALL_OVERHEAD_TOKENS, IMAGE_TOKENS, isObject4, textBound, TOOL_DEFINITION_OVERHEAD_TOKENS, FIELD_SEPARATOR, field, ROLES, internedRole, NO_TIMESTAMP, KEYS_PER_TICK, KEYING_DELAY_MS, SHAPE_CHECK_STRIDE, SHAPE_CHECK_NEWEST, TokenSizer;
 var init_size = __esm({
   "extensions/shared/transcript/size.ts"() {
     "use strict";
@@ -3747,7 +4174,7 @@ var init_size = __esm({
     MESSAGE_OVERHEAD_TOKENS = 4;
     TOOL_CALL_OVERHEAD_TOKENS = 8;
     IMAGE_TOKENS = 1200;
-    isObject3 = (value) => typeof value === "object" && value !== null;
+    isObject4 = (value) => typeof value === "object" && value !== null;
     textBound = (text) => text.length === 0 ? 0 : estimateTokensUpperBound(text.length);
     TOOL_DEFINITION_OVERHEAD_TOKENS = 8;
     FIELD_SEPARATOR = "\0";
@@ -3867,13 +4294,13 @@ var init_size = __esm({
 
 // extensions/shared/transcript/plan.ts
 function isTranscriptMessage(value) {
-  return isObject4(value) && typeof value.role === "string";
+  return isObject5(value) && typeof value.role === "string";
 }
 function toolCallsOf(message) {
   if (message.role !== "assistant" || !Array.isArray(message.content)) return [];
   const calls = [];
   for (const part of message.content) {
-    if (isObject4(part) && part.type === "toolCall") {
+    if (isObject5(part) && part.type === "toolCall") {
       calls.push({ id: String(part.id ?? ""), name: String(part.name ?? "?"), arguments: part.arguments ?? {} });
     }
   }
@@ -3937,16 +4364,16 @@ function callIdsInto(message, out) {
   const content = message.content;
   if (!Array.isArray(content)) return 0;
   for (const part of content) {
-    if (!isObject4(part) || part.type !== "toolCall") continue;
+    if (!isObject5(part) || part.type !== "toolCall") continue;
     const id = String(part.id ?? "");
     if (!out.includes(id)) out.push(id);
   }
   return out.length;
 }
 function resolveCall(open2, id) {
-  const at = open2.indexOf(id);
-  if (at < 0) return 0;
-  open2[at] = void 0;
+  const at2 = open2.indexOf(id);
+  if (at2 < 0) return 0;
+  open2[at2] = void 0;
   return 1;
 }
 function lastPendingResult(messages, from, pending) {
@@ -4056,7 +4483,7 @@ function surelyWithinBudget(messages, options, memo) {
 function usageBasedTokens(messages, sizer = uncached) {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
-    if (m.role !== "assistant" || m.stopReason === "aborted" || m.stopReason === "error" || !isObject4(m.usage))
+    if (m.role !== "assistant" || m.stopReason === "aborted" || m.stopReason === "error" || !isObject5(m.usage))
       continue;
     const u = m.usage;
     const num2 = (v) => typeof v === "number" && Number.isFinite(v) ? v : 0;
@@ -4074,7 +4501,7 @@ function messageBudget(input) {
   const margin = Math.min(Math.max(0, input.safetyMarginTokens), Math.floor(window * MAX_MARGIN_SHARE));
   return Math.max(0, Math.floor(window - reserve - margin - Math.max(0, input.overheadTokens)));
 }
-var uncached, DEFAULT_CUT_STEP_TOKENS, DEFAULT_HEAD_MAX_SHARE, DEFAULT_MARKER_RESERVE_TOKENS, MAX_STEP_SHARE_OF_TAIL, isObject4, lastSegments, pendingIds, PI_DEFAULT_MAX_OUTPUT_TOKENS, FALLBACK_RESERVE_TOKENS, MAX_MARGIN_SHARE;
+var uncached, DEFAULT_CUT_STEP_TOKENS, DEFAULT_HEAD_MAX_SHARE, DEFAULT_MARKER_RESERVE_TOKENS, MAX_STEP_SHARE_OF_TAIL, isObject5, lastSegments, pendingIds, PI_DEFAULT_MAX_OUTPUT_TOKENS, FALLBACK_RESERVE_TOKENS, MAX_MARGIN_SHARE;
 var init_plan = __esm({
   "extensions/shared/transcript/plan.ts"() {
     "use strict";
@@ -4085,7 +4512,7 @@ var init_plan = __esm({
     DEFAULT_HEAD_MAX_SHARE = 0.3;
     DEFAULT_MARKER_RESERVE_TOKENS = 1024;
     MAX_STEP_SHARE_OF_TAIL = 0.25;
-    isObject4 = (value) => typeof value === "object" && value !== null;
+    isObject5 = (value) => typeof value === "object" && value !== null;
     lastSegments = /* @__PURE__ */ new WeakMap();
     pendingIds = [];
     PI_DEFAULT_MAX_OUTPUT_TOKENS = 32e3;
@@ -4128,7 +4555,7 @@ function indexOmitted(messages, plan, shortened = []) {
           tallies.set(call.name, tally);
         }
         tally.count++;
-        const args = isObject5(call.arguments) ? call.arguments : {};
+        const args = isObject6(call.arguments) ? call.arguments : {};
         const pathKey = PATH_KEYS.find((k) => typeof args[k] === "string");
         if (pathKey) files.add(String(args[pathKey]));
         const first = pathKey ? void 0 : brief(Object.values(args).find((v) => brief(v) !== void 0));
@@ -4150,7 +4577,7 @@ function sameNotes(a, b) {
   }
   return true;
 }
-var BRIEFS_PER_TOOL, PATH_KEYS, isObject5, OmissionMemo;
+var BRIEFS_PER_TOOL, PATH_KEYS, isObject6, OmissionMemo;
 var init_omission = __esm({
   "extensions/shared/transcript/omission.ts"() {
     "use strict";
@@ -4159,7 +4586,7 @@ var init_omission = __esm({
     init_plan();
     BRIEFS_PER_TOOL = SURFACES["transcript.briefsPerTool"].maxLines;
     PATH_KEYS = ["path", "file_path", "filePath", "file"];
-    isObject5 = (value) => typeof value === "object" && value !== null;
+    isObject6 = (value) => typeof value === "object" && value !== null;
     OmissionMemo = class {
       constructor(sizer) {
         this.sizer = sizer;
@@ -5097,9 +5524,9 @@ function buildWordAutomaton(input) {
     passed() {
       return passed;
     },
-    wordsAfter(text, at, end) {
+    wordsAfter(text, at2, end) {
       const found = [...output[(lastRow & ROW) / k]];
-      collect(text, at + 1, Math.min(end, text.length), lastRow, found);
+      collect(text, at2 + 1, Math.min(end, text.length), lastRow, found);
       return found;
     },
     wordsIn(text, start = 0, end = text.length) {
@@ -5237,8 +5664,8 @@ function scanNotable(text, options = {}) {
       return;
     }
     folded.delete(last.entry.key);
-    const at = last.pool?.indexOf(last.entry) ?? -1;
-    if (last.pool && at !== -1) last.pool.splice(at, 1);
+    const at2 = last.pool?.indexOf(last.entry) ?? -1;
+    if (last.pool && at2 !== -1) last.pool.splice(at2, 1);
   };
   const hit = (rule, clean2, line2, lineStart, lineEnd) => {
     if (rule.kind === "marker") {
@@ -5725,10 +6152,10 @@ function slotsOf(message, msg, out, toolClasses) {
   else if (typeof message.content === "string") add(-1, "content", message.content, void 0, toolName, log2);
   if (!Array.isArray(message.content)) return;
   message.content.forEach((part, i) => {
-    if (!isObject6(part)) return;
+    if (!isObject7(part)) return;
     if (part.type === "text") add(i, "text", part.text, void 0, toolName, log2);
     else if (part.type === "thinking") add(i, "thinking", part.thinking);
-    else if (part.type === "toolCall" && isObject6(part.arguments)) {
+    else if (part.type === "toolCall" && isObject7(part.arguments)) {
       for (const [key, value] of Object.entries(part.arguments)) add(i, "arguments", value, key, String(part.name));
     }
   });
@@ -5822,7 +6249,7 @@ function buildView(messages, plan, shorten = {}, memo) {
   }
   return { trimmed: true, messages: view, indices, omissionAt, omission, timestamp, plan };
 }
-var MIN_SHORTENABLE_CHARS, SHORTENED_MEMO_ENTRIES, ShortenedTexts, isObject6;
+var MIN_SHORTENABLE_CHARS, SHORTENED_MEMO_ENTRIES, ShortenedTexts, isObject7;
 var init_view = __esm({
   "extensions/shared/transcript/view.ts"() {
     "use strict";
@@ -5854,7 +6281,7 @@ var init_view = __esm({
         this.entries++;
       }
     };
-    isObject6 = (value) => typeof value === "object" && value !== null;
+    isObject7 = (value) => typeof value === "object" && value !== null;
   }
 });
 
@@ -6011,7 +6438,7 @@ function trimMessages(messages, options) {
   const reserve = options.markerReserveTokens ?? DEFAULT_MARKER_RESERVE_TOKENS;
   const omission = view.omission;
   const marker = markerFor(omission, options.sessionFile, reserve - MESSAGE_OVERHEAD_TOKENS);
-  const at = view.omissionAt;
+  const at2 = view.omissionAt;
   const markerMessage = {
     role: "custom",
     customType: MARKER_CUSTOM_TYPE,
@@ -6019,8 +6446,8 @@ function trimMessages(messages, options) {
     display: false,
     timestamp: view.timestamp
   };
-  const out = view.messages.slice(0, at).concat([markerMessage], view.messages.slice(at));
-  const sources = view.indices.slice(0, at).concat([-1], view.indices.slice(at));
+  const out = view.messages.slice(0, at2).concat([markerMessage], view.messages.slice(at2));
+  const sources = view.indices.slice(0, at2).concat([-1], view.indices.slice(at2));
   return { messages: out, trimmed: true, plan, marker, sources, omission };
 }
 function trimTranscript(messages, options) {
@@ -6036,8 +6463,8 @@ function trimTranscript(messages, options) {
   const marker = sources.indexOf(-1);
   const target = (before) => {
     if (before >= rest.length) return result.messages.length;
-    const at = marker < 0 ? find(sources, before, 0, sources.length) : before < (sources[marker + 1] ?? Infinity) ? find(sources, before, 0, marker) : find(sources, before, marker + 1, sources.length);
-    if (at >= 0) return at;
+    const at2 = marker < 0 ? find(sources, before, 0, sources.length) : before < (sources[marker + 1] ?? Infinity) ? find(sources, before, 0, marker) : find(sources, before, marker + 1, sources.length);
+    if (at2 >= 0) return at2;
     return marker >= 0 ? marker : result.messages.length;
   };
   const chunks = [];
@@ -6050,10 +6477,10 @@ function trimTranscript(messages, options) {
   }
   let from = 0;
   for (const entry of system.slice(s)) {
-    const at = Math.max(from, target(entry.before));
-    chunks.push(result.messages.slice(from, at), [entry.message]);
-    sourceChunks.push(sources.slice(from, at), [-2]);
-    from = at;
+    const at2 = Math.max(from, target(entry.before));
+    chunks.push(result.messages.slice(from, at2), [entry.message]);
+    sourceChunks.push(sources.slice(from, at2), [-2]);
+    from = at2;
   }
   chunks.push(result.messages.slice(from));
   sourceChunks.push(sources.slice(from));
@@ -6092,9 +6519,9 @@ function splitTranscript(messages, conversation) {
   const runs = [];
   let start = 0;
   for (const { before } of system) {
-    const at = before + runs.length;
-    runs.push(messages.slice(start, at));
-    start = at + 1;
+    const at2 = before + runs.length;
+    runs.push(messages.slice(start, at2));
+    start = at2 + 1;
   }
   return { rest: [].concat(...runs, messages.slice(start)), system };
 }
@@ -6413,7 +6840,7 @@ function readLines(fd, maxLineChars, onLine) {
   let carry = "";
   let carryLength = 0;
   for (; ; ) {
-    const n2 = (0, import_node_fs5.readSync)(fd, buffer, 0, buffer.length, null);
+    const n2 = (0, import_node_fs6.readSync)(fd, buffer, 0, buffer.length, null);
     const text = n2 > 0 ? decoder.write(buffer.subarray(0, n2)) : decoder.end();
     let pos = 0;
     for (; ; ) {
@@ -6424,7 +6851,7 @@ function readLines(fd, maxLineChars, onLine) {
       if (newline === -1) break;
       if (!onLine(carry, carryLength)) {
         let rest = 1;
-        for (let at = text.indexOf("\n", newline + 1); at !== -1; at = text.indexOf("\n", at + 1)) rest++;
+        for (let at2 = text.indexOf("\n", newline + 1); at2 !== -1; at2 = text.indexOf("\n", at2 + 1)) rest++;
         return rest + countNewlines2(fd, buffer);
       }
       carry = "";
@@ -6438,16 +6865,16 @@ function readLines(fd, maxLineChars, onLine) {
 }
 function countNewlines2(fd, buffer) {
   let count2 = 0;
-  for (let n2 = (0, import_node_fs5.readSync)(fd, buffer, 0, buffer.length, null); n2 > 0; n2 = (0, import_node_fs5.readSync)(fd, buffer, 0, buffer.length, null)) {
-    for (let at = buffer.indexOf(10, 0); at !== -1 && at < n2; at = buffer.indexOf(10, at + 1)) count2++;
+  for (let n2 = (0, import_node_fs6.readSync)(fd, buffer, 0, buffer.length, null); n2 > 0; n2 = (0, import_node_fs6.readSync)(fd, buffer, 0, buffer.length, null)) {
+    for (let at2 = buffer.indexOf(10, 0); at2 !== -1 && at2 < n2; at2 = buffer.indexOf(10, at2 + 1)) count2++;
   }
   return count2;
 }
-var import_node_fs5, import_node_string_decoder, READ_CHUNK_BYTES, LINE_MAX_CHARS, ROWS_MAX_CHARS;
+var import_node_fs6, import_node_string_decoder, READ_CHUNK_BYTES, LINE_MAX_CHARS, ROWS_MAX_CHARS;
 var init_search_lines = __esm({
   "extensions/tool-artifacts/search-lines.js"() {
     "use strict";
-    import_node_fs5 = require("node:fs");
+    import_node_fs6 = require("node:fs");
     import_node_string_decoder = require("node:string_decoder");
     READ_CHUNK_BYTES = 1024 * 1024;
     LINE_MAX_CHARS = 64 * 1024;
@@ -6483,7 +6910,7 @@ async function runSearch(job, options = {}) {
   if (p.running >= RECALL_MAX_WORKERS) {
     if (p.queue.length >= RECALL_MAX_QUEUED)
       return { ok: false, code: "busy", running: p.running, queued: p.queue.length };
-    await new Promise((resolve7) => p.queue.push(resolve7));
+    await new Promise((resolve9) => p.queue.push(resolve9));
   } else p.running++;
   try {
     return await runSearchNow(job, options);
@@ -6497,7 +6924,7 @@ async function runSearch(job, options = {}) {
 function runSearchNow(job, options = {}) {
   const timeoutMs = options.timeoutMs ?? RECALL_SEARCH_TIMEOUT_MS;
   if (options.signal?.aborted) return Promise.resolve({ ok: false, code: "aborted" });
-  return new Promise((resolve7) => {
+  return new Promise((resolve9) => {
     let worker;
     try {
       worker = new import_node_worker_threads.Worker(SEARCH_THREAD_URL, {
@@ -6505,7 +6932,7 @@ function runSearchNow(job, options = {}) {
         resourceLimits: { maxOldGenerationSizeMb: RECALL_WORKER_HEAP_MB }
       });
     } catch {
-      resolve7({ ok: false, code: "failed" });
+      resolve9({ ok: false, code: "failed" });
       return;
     }
     let settled = false;
@@ -6515,7 +6942,7 @@ function runSearchNow(job, options = {}) {
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
       worker.terminate().catch(() => void 0);
-      resolve7(outcome);
+      resolve9(outcome);
     };
     const timer = setTimeout(() => finish2({ ok: false, code: "timeout", timeoutMs }), timeoutMs);
     const onAbort = () => finish2({ ok: false, code: "aborted" });
@@ -6803,11 +7230,11 @@ function locateFullOutput(text, details) {
   const headTail = notice ? void 0 : HEAD_TAIL_NOTICE.exec(body);
   const shownTail = notice ? body.slice(0, notice.index) : headTail ? body.slice(0, headTail.index) : body;
   const fromDetails = details && typeof details === "object" ? details.fullOutputPath : void 0;
-  if (typeof fromDetails === "string" && (0, import_node_path5.isAbsolute)(fromDetails)) {
+  if (typeof fromDetails === "string" && (0, import_node_path6.isAbsolute)(fromDetails)) {
     return { path: fromDetails, source: "details", shownTail };
   }
   const fromNotice = notice?.[3];
-  if (notice && fromNotice && (0, import_node_path5.isAbsolute)(fromNotice) && TEMP_NAME2.test((0, import_node_path5.basename)(fromNotice))) {
+  if (notice && fromNotice && (0, import_node_path6.isAbsolute)(fromNotice) && TEMP_NAME2.test((0, import_node_path6.basename)(fromNotice))) {
     return { path: fromNotice, source: "notice", shownTail, totalLines: Number(notice[1] ?? notice[2]) };
   }
   return void 0;
@@ -6825,7 +7252,7 @@ function errnoOf(error) {
 async function openFullOutput(location) {
   let handle;
   try {
-    handle = await (0, import_promises.open)(location.path, import_node_fs6.constants.O_RDONLY | import_node_fs6.constants.O_NOFOLLOW | import_node_fs6.constants.O_NONBLOCK);
+    handle = await (0, import_promises.open)(location.path, import_node_fs7.constants.O_RDONLY | import_node_fs7.constants.O_NOFOLLOW | import_node_fs7.constants.O_NONBLOCK);
   } catch (error) {
     const errno = errnoOf(error);
     if (errno === "ENOENT") return { ok: false, failure: { code: "deleted" } };
@@ -6914,13 +7341,13 @@ function withoutFinalNewlines(text) {
   while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
   return end === text.length ? text : text.slice(0, end);
 }
-var import_node_fs6, import_promises, import_node_path5, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, READ_CHUNK_BYTES2, TAIL_MARGIN_BYTES, LARGE_OUTPUT_BYTES, VIEW_REGION_BYTES, SCAN_UNIT_BYTES, LINES_MISMATCH, LargeOutputReader, PI_MAX_LINES, PI_MAX_BYTES;
+var import_node_fs7, import_promises, import_node_path6, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, READ_CHUNK_BYTES2, TAIL_MARGIN_BYTES, LARGE_OUTPUT_BYTES, VIEW_REGION_BYTES, SCAN_UNIT_BYTES, LINES_MISMATCH, LargeOutputReader, PI_MAX_LINES, PI_MAX_BYTES;
 var init_full_output = __esm({
   "extensions/tool-artifacts/full-output.ts"() {
     "use strict";
-    import_node_fs6 = require("node:fs");
+    import_node_fs7 = require("node:fs");
     import_promises = require("node:fs/promises");
-    import_node_path5 = require("node:path");
+    import_node_path6 = require("node:path");
     init_notable();
     init_utf8();
     MAX_FULL_OUTPUT_BYTES = 256 * 1024 * 1024;
@@ -6969,12 +7396,12 @@ var init_full_output = __esm({
           const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - this.read), this.read);
           if (bytesRead === 0) break;
           const chunk = buffer.subarray(0, bytesRead);
-          const at = this.read;
+          const at2 = this.read;
           this.newlines += newlinesIn(chunk);
-          if (at < this.head.length) chunk.copy(this.head, at, 0, Math.min(bytesRead, this.head.length - at));
-          if (at + bytesRead > this.tailFrom) {
-            const from = Math.max(0, this.tailFrom - at);
-            chunk.copy(this.tail, at + from - this.tailFrom, from, bytesRead);
+          if (at2 < this.head.length) chunk.copy(this.head, at2, 0, Math.min(bytesRead, this.head.length - at2));
+          if (at2 + bytesRead > this.tailFrom) {
+            const from = Math.max(0, this.tailFrom - at2);
+            chunk.copy(this.tail, at2 + from - this.tailFrom, from, bytesRead);
           }
           this.read += bytesRead;
           this.lastByte = chunk[bytesRead - 1];
@@ -7121,9 +7548,9 @@ function isPassThrough(text, details) {
 }
 function readsStoredArtifact(toolName, input, cwd, storeRoot) {
   if (toolName !== "read" || typeof input?.path !== "string") return false;
-  const target = (0, import_node_path6.resolve)(cwd, input.path.replace(/^@/, ""));
-  const rel = (0, import_node_path6.relative)((0, import_node_path6.resolve)(storeRoot), target);
-  return rel !== "" && !rel.startsWith("..") && !(0, import_node_path6.isAbsolute)(rel);
+  const target = (0, import_node_path7.resolve)(cwd, input.path.replace(/^@/, ""));
+  const rel = (0, import_node_path7.relative)((0, import_node_path7.resolve)(storeRoot), target);
+  return rel !== "" && !rel.startsWith("..") && !(0, import_node_path7.isAbsolute)(rel);
 }
 function cutOutputBytes(details) {
   const truncation = details && typeof details === "object" ? details.truncation : void 0;
@@ -7294,12 +7721,12 @@ function describeArgs(input, surface = SURFACES["toolArtifacts.args"]) {
   }
   return project(json, surface, { notSavedReason: ARGS_NOT_STORED }).text;
 }
-var import_node_crypto2, import_node_path6, TOOL_OUTPUT_KIND, stubAlias, OUTPUT_KINDS;
+var import_node_crypto2, import_node_path7, TOOL_OUTPUT_KIND, stubAlias, OUTPUT_KINDS;
 var init_artifacts = __esm({
   "extensions/tool-artifacts/artifacts.ts"() {
     "use strict";
     import_node_crypto2 = require("node:crypto");
-    import_node_path6 = require("node:path");
+    import_node_path7 = require("node:path");
     init_config();
     init_details();
     init_log();
@@ -7390,9 +7817,9 @@ function pageStored(path, id, offset = 1, limit = RECALL_DEFAULT_LIMIT_LINES) {
   let lineNo = 0;
   let total = 0;
   try {
-    const fd = (0, import_node_fs7.openSync)(path, import_node_fs7.constants.O_RDONLY | import_node_fs7.constants.O_NOFOLLOW | (import_node_fs7.constants.O_NONBLOCK ?? 0));
+    const fd = (0, import_node_fs8.openSync)(path, import_node_fs8.constants.O_RDONLY | import_node_fs8.constants.O_NOFOLLOW | (import_node_fs8.constants.O_NONBLOCK ?? 0));
     try {
-      if (!(0, import_node_fs7.fstatSync)(fd).isFile()) return { ok: false, error: RECALL_ERRORS.unreadable("EINVAL") };
+      if (!(0, import_node_fs8.fstatSync)(fd).isFile()) return { ok: false, error: RECALL_ERRORS.unreadable("EINVAL") };
       const rest = readLines(fd, LINE_MAX_CHARS, (line) => {
         lineNo++;
         if (lineNo < first) return true;
@@ -7403,7 +7830,7 @@ function pageStored(path, id, offset = 1, limit = RECALL_DEFAULT_LIMIT_LINES) {
       });
       total = lineNo + rest;
     } finally {
-      (0, import_node_fs7.closeSync)(fd);
+      (0, import_node_fs8.closeSync)(fd);
     }
   } catch (error) {
     const errno = error.code;
@@ -7431,12 +7858,12 @@ function resolveFailureText(id, failure) {
 }
 function listStoreEntries(dir) {
   try {
-    if (!(0, import_node_fs7.lstatSync)(dir).isDirectory()) return void 0;
-    const names = (0, import_node_fs7.readdirSync)(dir).filter((name) => ARTIFACT_FILE.test(name));
+    if (!(0, import_node_fs8.lstatSync)(dir).isDirectory()) return void 0;
+    const names = (0, import_node_fs8.readdirSync)(dir).filter((name) => ARTIFACT_FILE.test(name));
     if (names.length > RECENT_IDS_SCAN_LIMIT) return names.map((name) => ({ name }));
     return names.map((name) => {
       try {
-        return { name, mtimeMs: (0, import_node_fs7.lstatSync)((0, import_node_path7.join)(dir, name)).mtimeMs };
+        return { name, mtimeMs: (0, import_node_fs8.lstatSync)((0, import_node_path8.join)(dir, name)).mtimeMs };
       } catch {
         return { name };
       }
@@ -7451,12 +7878,12 @@ function resolveForRecall(store, id) {
   const failure = explainResolveFailure(id, listStoreEntries(store.dirFor(TOOL_OUTPUT_KIND)));
   return { ok: false, error: resolveFailureText(id, failure) };
 }
-var import_node_fs7, import_node_path7, RECALL_DEFAULT_LIMIT_LINES, RECALL_MAX_PATTERN_CHARS, RECALL_MAX_MATCHES, RECALL_MAX_CONTEXT_LINES, ARTIFACT_ID_PATTERN, RECALL_PAGE_MAX_CHARS, RECENT_IDS_SHOWN, RECENT_SAMPLE, RECENT_IDS_SCAN_LIMIT, ARTIFACT_FILE;
+var import_node_fs8, import_node_path8, RECALL_DEFAULT_LIMIT_LINES, RECALL_MAX_PATTERN_CHARS, RECALL_MAX_MATCHES, RECALL_MAX_CONTEXT_LINES, ARTIFACT_ID_PATTERN, RECALL_PAGE_MAX_CHARS, RECENT_IDS_SHOWN, RECENT_SAMPLE, RECENT_IDS_SCAN_LIMIT, ARTIFACT_FILE;
 var init_recall = __esm({
   "extensions/tool-artifacts/recall.ts"() {
     "use strict";
-    import_node_fs7 = require("node:fs");
-    import_node_path7 = require("node:path");
+    import_node_fs8 = require("node:fs");
+    import_node_path8 = require("node:path");
     init_projection();
     init_surfaces();
     init_artifacts();
@@ -7508,11 +7935,11 @@ async function summarize(request, options) {
   const onAbort = () => controller.abort();
   options.signal?.addEventListener("abort", onAbort, { once: true });
   let timer;
-  const deadline = new Promise((resolve7) => {
+  const deadline = new Promise((resolve9) => {
     timer = setTimeout(() => {
       timedOut = true;
       controller.abort();
-      resolve7("timeout");
+      resolve9("timeout");
     }, clampTimerMs(options.timeoutMs));
   });
   const context = {
@@ -7623,8 +8050,8 @@ var init_turn = __esm({
         const next = { state: "arrived", item: { ...item, fixed: false } };
         if (member) Object.assign(member, next);
         else this.members.set(item.id, next);
-        const promise = new Promise((resolve7) => {
-          this.waiters.push({ id: item.id, resolve: resolve7 });
+        const promise = new Promise((resolve9) => {
+          this.waiters.push({ id: item.id, resolve: resolve9 });
         });
         signal?.addEventListener("abort", () => this.release(), { once: true });
         if (signal?.aborted) this.release();
@@ -8062,7 +8489,7 @@ function uniqueModels(models) {
   return models.filter((m) => !seen.has(keyOf(m)) && seen.add(keyOf(m)));
 }
 function partitionIds(requested, known) {
-  const set = new Set(known);
+  const set2 = new Set(known);
   const seen = /* @__PURE__ */ new Set();
   const good = [];
   const bad = [];
@@ -8070,7 +8497,7 @@ function partitionIds(requested, known) {
     const id = raw.trim();
     if (seen.has(id)) continue;
     seen.add(id);
-    (set.has(id) ? good : bad).push(id);
+    (set2.has(id) ? good : bad).push(id);
   }
   return { known: good, unknown: bad };
 }
@@ -8365,6 +8792,13 @@ function restoredNote(count2) {
 function configWarning(warning) {
   return `subagents: ${warning}`;
 }
+function toolsBeyondParentError(beyond, parentTools) {
+  const own = parentTools.filter((t) => !t.startsWith("subagent_"));
+  return `A child never gets a tool its parent lacks: ${beyond.join(", ")} ${beyond.length === 1 ? "is" : "are"} not among this session's active tools (${own.join(", ") || "none"}; grep, find and ls come with read). Ask for a subset of them, or leave tools out.`;
+}
+function toolsLeftOutNote(beyond) {
+  return `subagents: the child does not get ${beyond.join(", ")}: this session does not have ${beyond.length === 1 ? "it" : "them"} active (a child never gets a tool its parent lacks).`;
+}
 var TOOL_TEXT, CHILD_SYSTEM_APPEND, NOTHING_TO_WAIT_FOR, NO_CHILDREN, EMPTY_PROMPT_ERROR, SHUT_DOWN_ERROR, PROVIDER_ERROR, ABORTED, STOPPED_BEFORE_START, EMPTY_SEND_TEXT_ERROR, CANCELLED_BY_PARENT, CANCELLED_IN_VIEW, INTERRUPTED_BY_EXIT, NEVER_STARTED, INTERRUPTED_BY_SHUTDOWN, SETTLE_INTERRUPTED, ROSTER_MESSAGE_TYPE;
 var init_prompt6 = __esm({
   "extensions/subagents/prompt.ts"() {
@@ -8614,7 +9048,7 @@ function valueStrings(value) {
 }
 function probePatterns(patterns, strings, timeoutMs = PATTERN_PROBE_TIMEOUT_MS) {
   if (patterns.length === 0 || strings.length === 0) return Promise.resolve({ ok: true });
-  return new Promise((resolve7) => {
+  return new Promise((resolve9) => {
     let worker;
     try {
       worker = new import_node_worker_threads2.Worker(PATTERN_THREAD_URL, {
@@ -8622,21 +9056,21 @@ function probePatterns(patterns, strings, timeoutMs = PATTERN_PROBE_TIMEOUT_MS) 
         resourceLimits: { maxOldGenerationSizeMb: PATTERN_PROBE_HEAP_MB }
       });
     } catch {
-      resolve7({ ok: false, failed: true });
+      resolve9({ ok: false, failed: true });
       return;
     }
-    let at = 0;
+    let at2 = 0;
     let settled = false;
     const finish2 = (outcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       worker.terminate().catch(() => void 0);
-      resolve7(outcome);
+      resolve9(outcome);
     };
-    const timer = setTimeout(() => finish2({ ok: false, pattern: patterns[at] ?? "", timeoutMs }), timeoutMs);
+    const timer = setTimeout(() => finish2({ ok: false, pattern: patterns[at2] ?? "", timeoutMs }), timeoutMs);
     worker.on("message", (m) => {
-      if (typeof m?.at === "number") at = m.at;
+      if (typeof m?.at === "number") at2 = m.at;
       else if (m?.done === true) finish2({ ok: true });
     });
     worker.on("error", () => finish2({ ok: false, failed: true }));
@@ -9008,8 +9442,12 @@ function mergeAgents(definitions) {
   const ordered = [...definitions].sort((a, b) => rank2(a) - rank2(b));
   const byName = /* @__PURE__ */ new Map();
   for (const agent of ordered) {
+    const replaced = byName.get(agent.name);
     byName.delete(agent.name);
-    byName.set(agent.name, agent);
+    byName.set(
+      agent.name,
+      replaced ? { ...agent, overrides: { source: replaced.source, ...replaced.file ? { file: replaced.file } : {} } } : agent
+    );
   }
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -9180,7 +9618,7 @@ async function probeRepository(cwd, options = {}) {
   if (version.code !== 0) return { ok: false, reason: `git does not run: ${gitComplaint(version)}` };
   const top = await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd });
   if (top.code !== 0) return { ok: false, reason: `${cwd} is not inside a git repository (${gitComplaint(top, 1)})` };
-  const toplevel = (0, import_node_path8.resolve)(top.stdout.trim());
+  const toplevel = (0, import_node_path9.resolve)(top.stdout.trim());
   const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { ...options, cwd });
   if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(head.stdout.trim())) {
     return { ok: false, reason: `the repository at ${toplevel} has no commit yet (HEAD is unborn); commit first` };
@@ -9189,23 +9627,23 @@ async function probeRepository(cwd, options = {}) {
   const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((e) => /^[ MADRCUT?!]{2} /.test(e)).length : 0;
   return {
     ok: true,
-    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path8.relative)(toplevel, (0, import_node_path8.resolve)(cwd)), uncommitted }
+    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path9.relative)(toplevel, (0, import_node_path9.resolve)(cwd)), uncommitted }
   };
 }
 function ensurePrivateDir2(trustedRoot, dir) {
-  const rel = (0, import_node_path8.relative)(trustedRoot, dir);
-  if (rel.startsWith("..") || (0, import_node_path8.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
-  (0, import_node_fs8.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
+  const rel = (0, import_node_path9.relative)(trustedRoot, dir);
+  if (rel.startsWith("..") || (0, import_node_path9.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
+  (0, import_node_fs9.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
   let current = trustedRoot;
   const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
-  for (const part of rel === "" ? [] : rel.split(import_node_path8.sep)) {
-    current = (0, import_node_path8.join)(current, part);
+  for (const part of rel === "" ? [] : rel.split(import_node_path9.sep)) {
+    current = (0, import_node_path9.join)(current, part);
     let st;
     try {
-      st = (0, import_node_fs8.lstatSync)(current);
+      st = (0, import_node_fs9.lstatSync)(current);
     } catch {
-      (0, import_node_fs8.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
-      st = (0, import_node_fs8.lstatSync)(current);
+      (0, import_node_fs9.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
+      st = (0, import_node_fs9.lstatSync)(current);
     }
     if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
     if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
@@ -9228,14 +9666,14 @@ function createWorktree(options) {
 async function createWorktreeNow(options) {
   const { repo, root, name } = options;
   if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
-  const path = (0, import_node_path8.join)(root, name);
-  const inside2 = (0, import_node_path8.relative)(repo.toplevel, path);
-  if (!inside2.startsWith("..") && !(0, import_node_path8.isAbsolute)(inside2)) {
+  const path = (0, import_node_path9.join)(root, name);
+  const inside2 = (0, import_node_path9.relative)(repo.toplevel, path);
+  if (!inside2.startsWith("..") && !(0, import_node_path9.isAbsolute)(inside2)) {
     throw new Error(`the worktree folder ${path} would lie inside the repository ${repo.toplevel}`);
   }
   ensurePrivateDir2(options.trustedRoot, root);
   try {
-    (0, import_node_fs8.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
+    (0, import_node_fs9.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
   } catch (error) {
     throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
   }
@@ -9254,9 +9692,9 @@ async function createWorktreeNow(options) {
     removeEmptyDir(path);
     throw new Error(`git worktree add failed: ${gitComplaint(added)}`);
   }
-  const cwd = (0, import_node_path8.join)(path, repo.relCwd);
+  const cwd = (0, import_node_path9.join)(path, repo.relCwd);
   try {
-    if (!(0, import_node_fs8.statSync)(cwd).isDirectory()) throw new Error("not a directory");
+    if (!(0, import_node_fs9.statSync)(cwd).isDirectory()) throw new Error("not a directory");
   } catch {
     return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
   }
@@ -9264,7 +9702,7 @@ async function createWorktreeNow(options) {
 }
 function removeEmptyDir(path) {
   try {
-    if ((0, import_node_fs8.readdirSync)(path).length === 0) (0, import_node_fs8.rmdirSync)(path);
+    if ((0, import_node_fs9.readdirSync)(path).length === 0) (0, import_node_fs9.rmdirSync)(path);
   } catch {
   }
 }
@@ -9295,14 +9733,14 @@ async function captureChanges(worktree, options = {}) {
   const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env, config });
   const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
   if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
-  const scratch = (0, import_node_fs8.mkdtempSync)((0, import_node_path8.join)((0, import_node_os.tmpdir)(), "headroom-index-"));
+  const scratch = (0, import_node_fs9.mkdtempSync)((0, import_node_path9.join)((0, import_node_os.tmpdir)(), "headroom-index-"));
   try {
-    const index = (0, import_node_path8.join)(scratch, "index");
+    const index = (0, import_node_path9.join)(scratch, "index");
     try {
       const original = indexPath.stdout.trim();
-      (0, import_node_fs8.copyFileSync)(original, index);
-      const st = (0, import_node_fs8.statSync)(original);
-      (0, import_node_fs8.utimesSync)(index, st.atime, st.mtime);
+      (0, import_node_fs9.copyFileSync)(original, index);
+      const st = (0, import_node_fs9.statSync)(original);
+      (0, import_node_fs9.utimesSync)(index, st.atime, st.mtime);
     } catch {
     }
     const env = { GIT_INDEX_FILE: index };
@@ -9336,7 +9774,7 @@ async function captureChanges(worktree, options = {}) {
     }
     return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
   } finally {
-    (0, import_node_fs8.rmSync)(scratch, { recursive: true, force: true });
+    (0, import_node_fs9.rmSync)(scratch, { recursive: true, force: true });
   }
 }
 function removeWorktree(worktree, options = {}) {
@@ -9361,7 +9799,7 @@ async function removeWorktreeNow(worktree, options) {
 }
 function existsDir(path) {
   try {
-    return (0, import_node_fs8.statSync)(path).isDirectory();
+    return (0, import_node_fs9.statSync)(path).isDirectory();
   } catch {
     return false;
   }
@@ -9376,13 +9814,13 @@ async function patchContainedIn(patchFile, repoTop, options = {}) {
   });
   return check.code === 0;
 }
-var import_node_fs8, import_node_os, import_node_path8, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
+var import_node_fs9, import_node_os, import_node_path9, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
 var init_isolation = __esm({
   "extensions/subagents/checkable/isolation.ts"() {
     "use strict";
-    import_node_fs8 = require("node:fs");
+    import_node_fs9 = require("node:fs");
     import_node_os = require("node:os");
-    import_node_path8 = require("node:path");
+    import_node_path9 = require("node:path");
     init_git();
     STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
     WORKTREE_DIR_MODE = 448;
@@ -9395,23 +9833,23 @@ var init_isolation = __esm({
 // extensions/subagents/checkable/prune-worktrees.ts
 function mtimeOf(path) {
   try {
-    return (0, import_node_fs9.lstatSync)(path).mtimeMs;
+    return (0, import_node_fs10.lstatSync)(path).mtimeMs;
   } catch {
     return 0;
   }
 }
 function lastTouched(path, gitdir) {
-  const times = [mtimeOf(path), mtimeOf((0, import_node_path9.join)(path, ".git"))];
+  const times = [mtimeOf(path), mtimeOf((0, import_node_path10.join)(path, ".git"))];
   if (gitdir)
-    times.push(mtimeOf((0, import_node_path9.join)(gitdir, "index")), mtimeOf((0, import_node_path9.join)(gitdir, "HEAD")), mtimeOf((0, import_node_path9.join)(gitdir, "logs", "HEAD")));
+    times.push(mtimeOf((0, import_node_path10.join)(gitdir, "index")), mtimeOf((0, import_node_path10.join)(gitdir, "HEAD")), mtimeOf((0, import_node_path10.join)(gitdir, "logs", "HEAD")));
   return Math.max(...times);
 }
 function gitdirOf(path) {
-  const file = (0, import_node_path9.join)(path, ".git");
+  const file = (0, import_node_path10.join)(path, ".git");
   try {
-    const st = (0, import_node_fs9.lstatSync)(file);
+    const st = (0, import_node_fs10.lstatSync)(file);
     if (!st.isFile() || st.size > 4096) return void 0;
-    const m = /^gitdir: (.+)$/m.exec((0, import_node_fs9.readFileSync)(file, "utf8"));
+    const m = /^gitdir: (.+)$/m.exec((0, import_node_fs10.readFileSync)(file, "utf8"));
     return m ? m[1].trim() : void 0;
   } catch {
     return void 0;
@@ -9421,23 +9859,23 @@ async function pruneWorktrees(root, maxAgeMs, now = Date.now(), options = {}) {
   const outcome = { removed: [], failed: [] };
   let names;
   try {
-    const st = (0, import_node_fs9.lstatSync)(root);
+    const st = (0, import_node_fs10.lstatSync)(root);
     if (!st.isDirectory() || st.isSymbolicLink()) return outcome;
-    names = (0, import_node_fs9.readdirSync)(root);
+    names = (0, import_node_fs10.readdirSync)(root);
   } catch {
     return outcome;
   }
   const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
   for (const name of names) {
     if (!SAFE_NAME.test(name)) continue;
-    const path = (0, import_node_path9.join)(root, name);
+    const path = (0, import_node_path10.join)(root, name);
     try {
-      const st = (0, import_node_fs9.lstatSync)(path);
+      const st = (0, import_node_fs10.lstatSync)(path);
       if (st.isSymbolicLink() || !st.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
       const gitdir = gitdirOf(path);
       if (now - lastTouched(path, gitdir) <= maxAgeMs) continue;
-      const common = gitdir ? (0, import_node_path9.dirname)((0, import_node_path9.dirname)(gitdir)) : void 0;
-      const repoTop = common ? (0, import_node_path9.dirname)(common) : void 0;
+      const common = gitdir ? (0, import_node_path10.dirname)((0, import_node_path10.dirname)(gitdir)) : void 0;
+      const repoTop = common ? (0, import_node_path10.dirname)(common) : void 0;
       const top = repoTop ? await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd: repoTop }) : void 0;
       if (top && top.code === 0) {
         const branch = `${BRANCH_PREFIX}${name}`;
@@ -9445,7 +9883,7 @@ async function pruneWorktrees(root, maxAgeMs, now = Date.now(), options = {}) {
           { path, branch, base: "", repoTop: top.stdout.trim(), cwd: path, parentUncommitted: 0 },
           options
         );
-      } else (0, import_node_fs9.rmSync)(path, { recursive: true, force: true });
+      } else (0, import_node_fs10.rmSync)(path, { recursive: true, force: true });
       outcome.removed.push(path);
     } catch (error) {
       outcome.failed.push({ path, error: error instanceof Error ? error.message : String(error) });
@@ -9463,12 +9901,12 @@ function scheduleWorktreePrune(root, maxAgeDays, delayMs = WORKTREE_PRUNE_DELAY_
   timer.unref?.();
   return true;
 }
-var import_node_fs9, import_node_path9, WORKTREE_PRUNE_DELAY_MS, SCHEDULED2;
+var import_node_fs10, import_node_path10, WORKTREE_PRUNE_DELAY_MS, SCHEDULED2;
 var init_prune_worktrees = __esm({
   "extensions/subagents/checkable/prune-worktrees.ts"() {
     "use strict";
-    import_node_fs9 = require("node:fs");
-    import_node_path9 = require("node:path");
+    import_node_fs10 = require("node:fs");
+    import_node_path10 = require("node:path");
     init_git();
     init_isolation();
     WORKTREE_PRUNE_DELAY_MS = 2e4;
@@ -9630,7 +10068,7 @@ var init_run_steps = __esm({
 
 // extensions/subagents/checkable/spawn-checkable.ts
 function worktreesRoot(home) {
-  return { root: (0, import_node_path10.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
+  return { root: (0, import_node_path11.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
 }
 async function prepareCheckable(home, reserveId, request) {
   const mode = request.isolation ?? "none";
@@ -9692,12 +10130,12 @@ function isolationFor(home, child) {
   const name = worktree.branch.startsWith(BRANCH_PREFIX) ? worktree.branch.slice(BRANCH_PREFIX.length) : child.id;
   return isolationSteps({ id: child.id, worktree, store: home.store(), name, ...worktreesRoot(home) });
 }
-var import_node_crypto3, import_node_path10, WORKTREES_FOLDER, ISOLATION_MODES;
+var import_node_crypto3, import_node_path11, WORKTREES_FOLDER, ISOLATION_MODES;
 var init_spawn_checkable = __esm({
   "extensions/subagents/checkable/spawn-checkable.ts"() {
     "use strict";
     import_node_crypto3 = require("node:crypto");
-    import_node_path10 = require("node:path");
+    import_node_path11 = require("node:path");
     init_prompt_checkable();
     init_checkable();
     init_isolation();
@@ -9818,12 +10256,17 @@ function depthLimitError(maxDepth) {
 function forkUnavailableError(reason) {
   return `context "fork" is not available (${reason}); spawn with context "fresh" and put what the child needs in prompt.`;
 }
+function projectAgentMark(a) {
+  if (a.source !== "project" && a.source !== "claude-project") return "";
+  if (!a.overrides) return " (this project's)";
+  return a.overrides.source === "built-in" ? " (this project's; replaces the built-in)" : ` (this project's; replaces the ${a.overrides.source} one)`;
+}
 function spawnDescription(agents) {
   const base = TOOL_TEXT.spawn.description;
   if (agents.length === 0) return base;
   const heading = 'Named agents (pass agent="<name>"; its settings apply and your explicit parameters override them):';
   const lines = agents.map(
-    (a) => project(`- ${a.name}${a.description ? ` — ${a.description}` : ""}`, "subagents.agentLine").text
+    (a) => project(`- ${a.name}${projectAgentMark(a)}${a.description ? ` — ${a.description}` : ""}`, "subagents.agentLine").text
   );
   const list = project(lines, "subagents.agentList", {
     maxBytes: AGENT_LIST_BUDGET.maxBytes - utf8ByteLength(heading) - 1,
@@ -9866,6 +10309,7 @@ function agentsCommandText(agents, warnings, defaultTools) {
   for (const a of agents) {
     lines.push(`${a.name} — ${a.description || "(no description)"}`);
     lines.push(`  source ${agentSourceLabel(a.source, a.file)}`);
+    if (a.overrides) lines.push(`  overrides ${agentSourceLabel(a.overrides.source, a.overrides.file)}`);
     lines.push(
       `  tools ${a.tools ? a.tools.join(", ") : `${defaultTools.join(", ")} + extension tools`} · model ${a.model ?? "(the parent's)"}${a.extensions ? ` · extensions ${a.extensions}` : ""}`
     );
@@ -9943,13 +10387,23 @@ function childToolAllowlist(options) {
   const tools = [.../* @__PURE__ */ new Set([...options.base, ...options.extensionTools])];
   return { tools, missing: options.base.filter((t) => !provided.has(t)) };
 }
-var ALL_EXTENSIONS, lastSegment, CONFLICT;
+function boundByParent(tools, bound, builtIns) {
+  if (!bound) return { kept: [...tools], beyond: [] };
+  const has = new Set(bound);
+  if (has.has("read")) for (const t of READ_COMPANIONS) has.add(t);
+  const kept = [];
+  const beyond = [];
+  for (const t of tools) (!builtIns.includes(t) || has.has(t) ? kept : beyond).push(t);
+  return { kept, beyond };
+}
+var ALL_EXTENSIONS, lastSegment, CONFLICT, READ_COMPANIONS;
 var init_child_extensions = __esm({
   "extensions/subagents/children/child-extensions.ts"() {
     "use strict";
     ALL_EXTENSIONS = Object.freeze({ mode: "all", include: [], exclude: [] });
     lastSegment = (path) => path.split(/[\\/]/).filter(Boolean).pop() ?? path;
     CONFLICT = /^(Tool|Flag|Command|Shortcut) "[^"]*" conflicts with /;
+    READ_COMPANIONS = ["grep", "find", "ls"];
   }
 });
 
@@ -9994,7 +10448,7 @@ function sessionFor(spec, sessionDir) {
   if (!spec.sessionFile) return import_pi_coding_agent5.SessionManager.create(spec.cwd, sessionDir);
   let isFile = false;
   try {
-    isFile = (0, import_node_fs10.statSync)(spec.sessionFile).isFile();
+    isFile = (0, import_node_fs11.statSync)(spec.sessionFile).isFile();
   } catch {
     isFile = false;
   }
@@ -10003,9 +10457,9 @@ function sessionFor(spec, sessionDir) {
 }
 async function builtInExtensions(packageDir) {
   if (!packageDir) return [];
-  const file = (0, import_node_path11.join)(packageDir, "dist", "extensions", "index.js");
+  const file = (0, import_node_path12.join)(packageDir, "dist", "extensions", "index.js");
   try {
-    (0, import_node_fs10.statSync)(file);
+    (0, import_node_fs11.statSync)(file);
   } catch {
     return [];
   }
@@ -10016,6 +10470,12 @@ async function builtInExtensions(packageDir) {
     console.error(`subagents: Pi's built-in extensions could not be loaded for children (${String(error)})`);
     return [];
   }
+}
+function isProjectScoped(ext, cwd) {
+  const e = ext;
+  if (e.sourceInfo?.scope === "project") return true;
+  const projectDir = (0, import_node_path12.join)((0, import_node_path12.resolve)(cwd), ".pi") + import_node_path12.sep;
+  return typeof e.path === "string" && (0, import_node_path12.resolve)(e.path).startsWith(projectDir);
 }
 function describe(ext) {
   const packageDir = ext.sourceInfo?.origin === "package" ? ext.sourceInfo.baseDir : void 0;
@@ -10028,7 +10488,8 @@ function createInProcessBackend(options) {
       const policy = spec.extensions ?? ALL_EXTENSIONS;
       builtIns ??= builtInExtensions(options.packageDir);
       const factories = [...policy.mode === "none" ? [] : await builtIns, ...options.extensionFactories ?? []];
-      const settingsManager = import_pi_coding_agent5.SettingsManager.create(spec.cwd, options.agentDir, { projectTrusted: options.projectTrusted !== false });
+      const trusted = options.trustOf ? options.trustOf(spec.trustFrom ?? spec.cwd) : true;
+      const settingsManager = import_pi_coding_agent5.SettingsManager.create(spec.cwd, options.agentDir, { projectTrusted: trusted });
       const loader = new import_pi_coding_agent5.DefaultResourceLoader({
         cwd: spec.cwd,
         agentDir: options.agentDir,
@@ -10041,7 +10502,11 @@ function createInProcessBackend(options) {
         extensionsOverride: (base) => ({
           ...base,
           extensions: base.extensions.filter(
-            (e) => keepExtension(describe(e), policy, options.subagentTools ?? SUBAGENT_TOOL_NAMES)
+            (e) => (trusted || !isProjectScoped(e, spec.cwd)) && keepExtension(
+              describe(e),
+              policy,
+              options.subagentTools ?? SUBAGENT_TOOL_NAMES
+            )
           )
         })
       });
@@ -10050,13 +10515,20 @@ function createInProcessBackend(options) {
       const fatal = fatalLoadError(loaded2.errors, policy);
       if (fatal) throw new Error(extensionLoadError(fatal.name, fatal.path, fatal.error));
       const extensionTools = loaded2.extensions.flatMap((e) => [...e.tools.keys()]);
-      const { tools, missing } = childToolAllowlist({
-        base: spec.tools,
+      const subagentTools = options.subagentTools ?? SUBAGENT_TOOL_NAMES;
+      const nested = (options.extensionFactories ?? []).length > 0;
+      const allowlist = childToolAllowlist({
+        base: nested ? spec.tools : spec.tools.filter((t) => !subagentTools.includes(t)),
         exact: spec.exactTools === true,
         builtIn: options.builtInTools ?? CHILD_TOOL_NAMES,
         extensionTools
       });
-      if (missing.length > 0) throw new Error(missingExtensionToolsError(missing));
+      if (allowlist.missing.length > 0) throw new Error(missingExtensionToolsError(allowlist.missing));
+      const tools = boundByParent(
+        allowlist.tools,
+        options.toolBound?.(),
+        options.builtInTools ?? CHILD_TOOL_NAMES
+      ).kept;
       const registry = options.modelRegistry;
       const lineSpecific = { modelRegistry: registry };
       if (registry.authStorage) lineSpecific.authStorage = registry.authStorage;
@@ -10112,12 +10584,12 @@ function createInProcessBackend(options) {
     }
   };
 }
-var import_node_fs10, import_node_path11, import_node_url, import_pi_coding_agent5;
+var import_node_fs11, import_node_path12, import_node_url, import_pi_coding_agent5;
 var init_backend = __esm({
   "extensions/subagents/children/backend.ts"() {
     "use strict";
-    import_node_fs10 = require("node:fs");
-    import_node_path11 = require("node:path");
+    import_node_fs11 = require("node:fs");
+    import_node_path12 = require("node:path");
     import_node_url = require("node:url");
     import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
     init_domain();
@@ -10183,12 +10655,12 @@ function findCycle(nodes) {
 function stagesOf(nodes, id) {
   const byId = new Map(nodes.map((n2) => [n2.id, n2]));
   const memo = /* @__PURE__ */ new Map();
-  const depth = (at) => {
-    const known = memo.get(at);
+  const depth = (at2) => {
+    const known = memo.get(at2);
     if (known !== void 0) return known;
-    const inputs = (byId.get(at)?.after ?? []).filter((i) => byId.has(i));
+    const inputs = (byId.get(at2)?.after ?? []).filter((i) => byId.has(i));
     const d = 1 + inputs.reduce((m, i) => Math.max(m, depth(i)), 0);
-    memo.set(at, d);
+    memo.set(at2, d);
     return d;
   };
   return depth(id);
@@ -10415,7 +10887,7 @@ var init_read_model = __esm({
 // extensions/subagents/children/wait-until.ts
 function waitUntil(waiters, done, options) {
   if (done()) return Promise.resolve({ timedOut: false, aborted: false });
-  return new Promise((resolve7) => {
+  return new Promise((resolve9) => {
     let timer;
     let ticker;
     const finish2 = (outcome) => {
@@ -10423,7 +10895,7 @@ function waitUntil(waiters, done, options) {
       if (ticker) clearInterval(ticker);
       waiters.delete(check);
       options.signal?.removeEventListener("abort", onAbort);
-      resolve7(outcome);
+      resolve9(outcome);
     };
     const check = () => {
       if (done()) finish2({ timedOut: false, aborted: false });
@@ -10451,10 +10923,11 @@ function idNumber(id) {
 function pipelineKept(c) {
   return (c.state === "waiting" || c.state === "queued") && (c.after?.length ?? 0) > 0 && c.startedAt === void 0 && c.respawn !== void 0;
 }
-var ABORT_GRACE_MS, SubagentManager;
+var import_node_path13, ABORT_GRACE_MS, SubagentManager;
 var init_manager = __esm({
   "extensions/subagents/children/manager.ts"() {
     "use strict";
+    import_node_path13 = require("node:path");
     init_domain();
     init_graph();
     init_prompt6();
@@ -10812,7 +11285,9 @@ ${result.text}` })).then((final) => this.settle(child, run2, state, final, error
             systemAppend: rt.systemAppend,
             sessionFile: rt.resumeFile,
             exactTools: rt.exactTools,
-            extensions: rt.extensions
+            extensions: rt.extensions,
+            // A worktree child's folder is trusted as the same folder of its repository is.
+            ...child.worktree ? { trustFrom: (0, import_node_path13.join)(child.worktree.repoTop, (0, import_node_path13.relative)(child.worktree.path, child.cwd)) } : {}
           };
           rt.handle ??= await this.backend.create(spec, (event) => {
             if (applyEvent(child, rt, event, this.now()).visible) this.changed();
@@ -10882,35 +11357,39 @@ function childSessionDir(ctx, agentDir) {
   } catch {
     dir = void 0;
   }
-  return (0, import_node_path12.join)(dir || (0, import_node_path12.join)(agentDir, "sessions"), "subagents");
+  return (0, import_node_path14.join)(dir || (0, import_node_path14.join)(agentDir, "sessions"), "subagents");
 }
 function createSessionChildren(ctx, options) {
   const nextDepth = options.depth + 1;
+  const parentFolder = canonicalFolder(ctx.cwd);
+  const parentTrusted = folderTrust(options.agentDir, ctx.cwd, ctx).trusted;
+  const trustOf = (cwd) => canonicalFolder(cwd) === parentFolder ? parentTrusted : folderTrust(options.agentDir, cwd).trusted;
   const backend = createInProcessBackend({
     agentDir: options.agentDir,
     modelRegistry: ctx.modelRegistry,
     sessionDir: childSessionDir(ctx, options.agentDir),
     extensionFactories: nextDepth < options.config.subagents.maxDepth ? [options.nested(nextDepth)] : void 0,
-    projectTrusted: projectTrusted(ctx),
+    trustOf,
+    toolBound: options.parentTools,
     packageDir: safePackageDir()
   });
   return new SubagentManager(backend, limitsOf2(options.config));
 }
 function safePackageDir() {
-  const get = PiSdk.getPackageDir;
+  const get = PiSdk2.getPackageDir;
   try {
     return typeof get === "function" ? String(get()) : void 0;
   } catch {
     return void 0;
   }
 }
-var import_node_path12, PiSdk;
+var import_node_path14, PiSdk2;
 var init_session = __esm({
   "extensions/subagents/children/session.ts"() {
     "use strict";
-    import_node_path12 = require("node:path");
-    PiSdk = __toESM(require("@mariozechner/pi-coding-agent"), 1);
-    init_pi_host();
+    import_node_path14 = require("node:path");
+    PiSdk2 = __toESM(require("@mariozechner/pi-coding-agent"), 1);
+    init_trust();
     init_backend();
     init_manager();
   }
@@ -11053,35 +11532,35 @@ function readPartialOutput(sessionFile) {
   if (!sessionFile) return { ok: true, text: "" };
   let fd;
   try {
-    fd = (0, import_node_fs11.openSync)(sessionFile, OPEN_FLAGS);
+    fd = (0, import_node_fs12.openSync)(sessionFile, OPEN_FLAGS);
   } catch (error) {
     const code2 = error.code;
     return code2 === "ENOENT" ? { ok: true, text: "" } : { ok: false, reason: String(error) };
   }
   try {
-    const st = (0, import_node_fs11.fstatSync)(fd);
+    const st = (0, import_node_fs12.fstatSync)(fd);
     if (!st.isFile()) return { ok: false, reason: `${sessionFile} is not a regular file` };
     const size = st.size;
     const length = Math.min(size, PARTIAL_READ_MAX_BYTES);
     const buffer = Buffer.alloc(length);
-    (0, import_node_fs11.readSync)(fd, buffer, 0, length, size - length);
+    (0, import_node_fs12.readSync)(fd, buffer, 0, length, size - length);
     let text = buffer.toString("utf8");
     if (length < size) text = text.slice(text.indexOf("\n") + 1);
     return { ok: true, text: lastRunText(text) };
   } catch (error) {
     return { ok: false, reason: String(error) };
   } finally {
-    (0, import_node_fs11.closeSync)(fd);
+    (0, import_node_fs12.closeSync)(fd);
   }
 }
-var import_node_fs11, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
+var import_node_fs12, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
 var init_partial_output = __esm({
   "extensions/subagents/children/partial-output.ts"() {
     "use strict";
-    import_node_fs11 = require("node:fs");
+    import_node_fs12 = require("node:fs");
     init_content();
     PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
-    OPEN_FLAGS = import_node_fs11.constants.O_RDONLY | (import_node_fs11.constants.O_NONBLOCK ?? 0) | (import_node_fs11.constants.O_NOFOLLOW ?? 0);
+    OPEN_FLAGS = import_node_fs12.constants.O_RDONLY | (import_node_fs12.constants.O_NONBLOCK ?? 0) | (import_node_fs12.constants.O_NOFOLLOW ?? 0);
   }
 });
 
@@ -11106,12 +11585,12 @@ var init_prompt_records = __esm({
 
 // extensions/subagents/delivery/record-checks.ts
 function inside(root, path) {
-  const rel = (0, import_node_path13.relative)(root, path);
-  return rel === "" || !rel.startsWith("..") && !(0, import_node_path13.isAbsolute)(rel);
+  const rel = (0, import_node_path15.relative)(root, path);
+  return rel === "" || !rel.startsWith("..") && !(0, import_node_path15.isAbsolute)(rel);
 }
 function realOrSelf(path) {
   try {
-    return (0, import_node_fs12.realpathSync)(path);
+    return (0, import_node_fs13.realpathSync)(path);
   } catch {
     return path;
   }
@@ -11132,19 +11611,19 @@ function checkWorktreeRecord(w, root) {
       ok: false,
       problem: `its branch ${JSON.stringify(branch)} is not one of this package's (${BRANCH_PREFIX}…)`
     };
-  if (!(0, import_node_path13.isAbsolute)(repoTop))
+  if (!(0, import_node_path15.isAbsolute)(repoTop))
     return { ok: false, problem: `its repoTop ${JSON.stringify(repoTop)} is not an absolute path` };
-  const expected = (0, import_node_path13.join)(root, name);
-  if (path !== expected && (0, import_node_path13.resolve)(path) !== expected)
+  const expected = (0, import_node_path15.join)(root, name);
+  if (path !== expected && (0, import_node_path15.resolve)(path) !== expected)
     return {
       ok: false,
       problem: `its path ${JSON.stringify(path)} is not ${expected} (this package's worktrees folder)`
     };
-  if (!inside(expected, (0, import_node_path13.resolve)(cwd)))
+  if (!inside(expected, (0, import_node_path15.resolve)(cwd)))
     return { ok: false, problem: `its cwd ${JSON.stringify(cwd)} is not inside ${expected}` };
   let st;
   try {
-    st = (0, import_node_fs12.lstatSync)(expected, { throwIfNoEntry: false });
+    st = (0, import_node_fs13.lstatSync)(expected, { throwIfNoEntry: false });
   } catch (error) {
     return { ok: false, problem: `its path cannot be checked (${error.message})` };
   }
@@ -11152,7 +11631,7 @@ function checkWorktreeRecord(w, root) {
     const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
     if (st.isSymbolicLink() || !st.isDirectory()) return { ok: false, problem: `${expected} is not a real directory` };
     if (uid !== void 0 && st.uid !== uid) return { ok: false, problem: `${expected} is owned by another user` };
-    if ((0, import_node_fs12.realpathSync)(expected) !== (0, import_node_path13.join)(realOrSelf(root), name))
+    if ((0, import_node_fs13.realpathSync)(expected) !== (0, import_node_path15.join)(realOrSelf(root), name))
       return { ok: false, problem: `${expected} resolves outside the worktrees folder` };
   }
   return {
@@ -11161,8 +11640,8 @@ function checkWorktreeRecord(w, root) {
       path: expected,
       branch,
       base,
-      repoTop: (0, import_node_path13.resolve)(repoTop),
-      cwd: (0, import_node_path13.resolve)(cwd),
+      repoTop: (0, import_node_path15.resolve)(repoTop),
+      cwd: (0, import_node_path15.resolve)(cwd),
       parentUncommitted: o.parentUncommitted
     }
   };
@@ -11188,12 +11667,12 @@ function recordedSpawnProblem(schema2, params) {
   }
   return "invalid";
 }
-var import_node_fs12, import_node_path13, import_compile2, COMMIT_ID, spawnValidators;
+var import_node_fs13, import_node_path15, import_compile2, COMMIT_ID, spawnValidators;
 var init_record_checks = __esm({
   "extensions/subagents/delivery/record-checks.ts"() {
     "use strict";
-    import_node_fs12 = require("node:fs");
-    import_node_path13 = require("node:path");
+    import_node_fs13 = require("node:fs");
+    import_node_path15 = require("node:path");
     import_compile2 = require("typebox/compile");
     init_isolation();
     COMMIT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
@@ -11356,7 +11835,7 @@ async function restoreWaiting(deps, ctx, waiting, respawn) {
 function recordScreen(deps) {
   let root;
   try {
-    root = (0, import_node_path14.join)(deps.store().root, WORKTREES_FOLDER);
+    root = (0, import_node_path16.join)(deps.store().root, WORKTREES_FOLDER);
   } catch {
     root = "\0no worktrees folder";
   }
@@ -11466,17 +11945,17 @@ function readStored(deps, sha256) {
   const found = deps.store().resolve(sha256, "subagent-results");
   if (!found.ok) return void 0;
   try {
-    return (0, import_node_fs13.readFileSync)(found.path, "utf8");
+    return (0, import_node_fs14.readFileSync)(found.path, "utf8");
   } catch {
     return void 0;
   }
 }
-var import_node_fs13, import_node_path14, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
+var import_node_fs14, import_node_path16, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
 var init_persistence = __esm({
   "extensions/subagents/delivery/persistence.ts"() {
     "use strict";
-    import_node_fs13 = require("node:fs");
-    import_node_path14 = require("node:path");
+    import_node_fs14 = require("node:fs");
+    import_node_path16 = require("node:path");
     init_projection();
     init_surfaces();
     init_tokens();
@@ -11826,21 +12305,18 @@ var init_settle = __esm({
 // extensions/subagents/agents/agent-files.ts
 function isDirectory(path) {
   try {
-    return (0, import_node_fs14.statSync)(path).isDirectory();
+    return (0, import_node_fs15.statSync)(path).isDirectory();
   } catch {
     return false;
   }
 }
-function findUp(cwd, relative5, home) {
-  let dir = (0, import_node_path15.resolve)(cwd);
-  for (; ; ) {
-    if (dir !== home) {
-      const candidate = (0, import_node_path15.join)(dir, relative5);
-      if (isDirectory(candidate)) return candidate;
-    }
-    const parent = (0, import_node_path15.dirname)(dir);
-    if (parent === dir) return void 0;
-    dir = parent;
+function readNoFollow(file) {
+  const fd = (0, import_node_fs15.openSync)(file, import_node_fs15.constants.O_RDONLY | (import_node_fs15.constants.O_NOFOLLOW ?? 0) | (import_node_fs15.constants.O_NONBLOCK ?? 0));
+  try {
+    if (!(0, import_node_fs15.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
+    return (0, import_node_fs15.readFileSync)(fd, "utf8");
+  } finally {
+    (0, import_node_fs15.closeSync)(fd);
   }
 }
 function safeHome() {
@@ -11850,13 +12326,14 @@ function safeHome() {
     return "/";
   }
 }
-var import_node_fs14, import_node_os2, import_node_path15, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var import_node_fs15, import_node_os2, import_node_path17, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
 var init_agent_files = __esm({
   "extensions/subagents/agents/agent-files.ts"() {
     "use strict";
-    import_node_fs14 = require("node:fs");
+    import_node_fs15 = require("node:fs");
     import_node_os2 = require("node:os");
-    import_node_path15 = require("node:path");
+    import_node_path17 = require("node:path");
+    init_trust();
     init_agents();
     MAX_AGENT_FILES_PER_DIR = 200;
     AgentCatalog = class {
@@ -11867,39 +12344,56 @@ var init_agent_files = __esm({
       cache = /* @__PURE__ */ new Map();
       /** The agents now on disk. Never throws. */
       load(options) {
-        const home = (0, import_node_path15.resolve)(options.home ?? safeHome());
+        const home = (0, import_node_path17.resolve)(options.home ?? safeHome());
         const warnings = [];
         const folders = [];
         const definitions = [...BUILT_IN_AGENTS];
         const seen = /* @__PURE__ */ new Set();
+        const root = (0, import_node_path17.resolve)(options.projectRoot ?? projectRoot(options.cwd));
         const add = (source, dir, trusted) => {
           if (!dir) return;
-          const exists = isDirectory(dir);
-          folders.push({ source, dir, exists, read: exists && trusted });
-          if (!exists) return;
+          const exists2 = isDirectory(dir);
+          folders.push({ source, dir, exists: exists2, read: exists2 && trusted });
+          if (!exists2) return;
           if (!trusted) {
-            warnings.push(`${dir}: ignored because Pi does not trust this project`);
+            warnings.push(`${dir}: ignored: ${options.untrustedHint ?? "this project is not trusted"}`);
+            return;
+          }
+          const projectFolder = source === "project" || source === "claude-project";
+          const unsafeDir = projectFolder ? safeProjectPath(dir, root) : void 0;
+          if (unsafeDir) {
+            warnings.push(`${unsafeDir}; the folder's agents are ignored`);
             return;
           }
           for (const file of this.listFiles(dir, warnings)) {
             seen.add(file);
-            const parsed = this.readFile(file, source);
+            const parsed = this.readFile(file, source, projectFolder ? root : void 0);
             warnings.push(...parsed.warnings);
             if (parsed.agent) definitions.push(parsed.agent);
           }
         };
-        add("user", (0, import_node_path15.join)(options.agentDir, "agents"), true);
-        if (options.claudeAgents) add("claude-user", (0, import_node_path15.join)(home, ".claude", "agents"), true);
+        add("user", (0, import_node_path17.join)(options.agentDir, "agents"), true);
+        if (options.claudeAgents) add("claude-user", (0, import_node_path17.join)(home, ".claude", "agents"), true);
         if (options.claudeAgents)
-          add("claude-project", findUp(options.cwd, (0, import_node_path15.join)(".claude", "agents"), home), options.projectTrusted);
-        add("project", findUp(options.cwd, (0, import_node_path15.join)(".pi", "agents"), home), options.projectTrusted);
+          add(
+            "claude-project",
+            findProjectFolder(options.cwd, (0, import_node_path17.join)(".claude", "agents"), root, home),
+            options.projectTrusted
+          );
+        add("project", findProjectFolder(options.cwd, (0, import_node_path17.join)(".pi", "agents"), root, home), options.projectTrusted);
+        const agents = mergeAgents(definitions);
+        for (const agent of agents) {
+          if (!agent.overrides || agent.source !== "project" && agent.source !== "claude-project") continue;
+          const replaced = agent.overrides.file ? `${agent.overrides.source} ${agent.overrides.file}` : "the built-in";
+          warnings.push(`${agent.file}: agent "${agent.name}" of this project overrides ${replaced} ${agent.name}`);
+        }
         for (const file of this.cache.keys()) if (!seen.has(file)) this.cache.delete(file);
-        return { agents: mergeAgents(definitions), warnings, folders };
+        return { agents, warnings, folders };
       }
       listFiles(dir, warnings) {
         let names;
         try {
-          names = (0, import_node_fs14.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+          names = (0, import_node_fs15.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
         } catch (error) {
           warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
           return [];
@@ -11909,13 +12403,18 @@ var init_agent_files = __esm({
           warnings.push(`${dir}: ${names.length} agent files; only the first ${MAX_AGENT_FILES_PER_DIR} are read`);
           names = names.slice(0, MAX_AGENT_FILES_PER_DIR);
         }
-        return names.map((n2) => (0, import_node_path15.join)(dir, n2));
+        return names.map((n2) => (0, import_node_path17.join)(dir, n2));
       }
-      readFile(file, source) {
+      /** One file; `root` set for a project file, which must be safe (no symlink, owned by the user) up from it. */
+      readFile(file, source, root) {
         let size;
         let mtimeMs;
+        if (root) {
+          const unsafe = safeProjectPath(file, root);
+          if (unsafe) return { warnings: [`${unsafe}; skipped`] };
+        }
         try {
-          const st = (0, import_node_fs14.statSync)(file);
+          const st = (0, import_node_fs15.statSync)(file);
           if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
           size = st.size;
           mtimeMs = st.mtimeMs;
@@ -11932,7 +12431,7 @@ var init_agent_files = __esm({
         }
         let text;
         try {
-          text = (0, import_node_fs14.readFileSync)(file, "utf8");
+          text = root ? readNoFollow(file) : (0, import_node_fs15.readFileSync)(file, "utf8");
         } catch (error) {
           return {
             warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
@@ -11951,10 +12450,15 @@ function agentLoader(settings) {
   let catalog;
   return (ctx) => {
     catalog ??= new AgentCatalog(import_pi_coding_agent6.parseFrontmatter);
+    const agentDir = settings.agentDir();
+    const cwd = ctx?.cwd ?? process.cwd();
+    const trust = ctx ? folderTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" };
     const snapshot2 = catalog.load({
-      agentDir: settings.agentDir(),
-      cwd: ctx?.cwd ?? process.cwd(),
-      projectTrusted: ctx ? projectTrusted(ctx) : false,
+      agentDir,
+      cwd,
+      projectTrusted: trust.trusted,
+      untrustedHint: untrustedHint(trust),
+      projectRoot: projectRoot(cwd, trust.path),
       claudeAgents: settings.config().subagents.claudeAgents
     });
     for (const warning of unseenConfigWarnings(snapshot2.warnings)) tellPerson(ctx, configWarning(warning));
@@ -11968,13 +12472,24 @@ var init_loader = __esm({
     import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
     init_bootstrap();
     init_config();
-    init_pi_host();
+    init_trust();
     init_prompt6();
     init_agent_files();
   }
 });
 
 // extensions/subagents/session-state.ts
+function activeToolsOf(pi) {
+  let last;
+  return () => {
+    try {
+      const tools = pi.getActiveTools();
+      if (Array.isArray(tools)) last = [...tools];
+    } catch {
+    }
+    return last;
+  };
+}
 function createSessionState(options) {
   const { pi, depth, host } = options;
   let config = DEFAULT_CONFIG;
@@ -12024,7 +12539,13 @@ function createSessionState(options) {
     children: (context) => {
       enter(context);
       if (manager || adoptHome(context)) return manager;
-      manager = createSessionChildren(context, { depth, agentDir, config, nested: options.nested });
+      manager = createSessionChildren(context, {
+        depth,
+        agentDir,
+        config,
+        nested: options.nested,
+        parentTools: config.subagents.toolsBeyondParent ? void 0 : activeToolsOf(pi)
+      });
       if (depth === 0) {
         const key = sessionKey(context);
         home = createSessionHome(key, keyFile(key), manager);
@@ -12321,7 +12842,7 @@ function narrateMessage(message) {
       const lines = [];
       if (!Array.isArray(message.content)) return lines;
       for (const part of message.content) {
-        if (!isObject7(part)) continue;
+        if (!isObject8(part)) continue;
         if (part.type === "text" && typeof part.text === "string" && part.text.length > 0) {
           lines.push(narration.assistant(part.text));
         } else if (part.type === "toolCall") {
@@ -12359,7 +12880,7 @@ function renderForkContext(messages, opts) {
   blocks.push(forkTask(String(opts.task ?? "")));
   return blocks.join("\n\n");
 }
-var isObject7;
+var isObject8;
 var init_narrate = __esm({
   "extensions/shared/transcript/narrate.ts"() {
     "use strict";
@@ -12367,7 +12888,7 @@ var init_narrate = __esm({
     init_plan();
     init_prompt3();
     init_view();
-    isObject7 = (value) => typeof value === "object" && value !== null;
+    isObject8 = (value) => typeof value === "object" && value !== null;
   }
 });
 
@@ -12434,7 +12955,7 @@ var init_handover = __esm({
 // extensions/subagents/tools/spawn.ts
 function isKind2(path, kind) {
   try {
-    const st = (0, import_node_fs15.statSync)(path);
+    const st = (0, import_node_fs16.statSync)(path);
     return kind === "file" ? st.isFile() : st.isDirectory();
   } catch {
     return false;
@@ -12518,6 +13039,14 @@ function listableTools(deps) {
   }
   return [...names];
 }
+function parentActiveTools(deps) {
+  try {
+    const tools = deps.parent.getActiveTools?.();
+    return Array.isArray(tools) ? tools : void 0;
+  } catch {
+    return void 0;
+  }
+}
 function spawnTool(deps, params, ctx, id) {
   return deps.children(ctx).inOrder(() => spawnOne(deps, params, ctx, id));
 }
@@ -12553,14 +13082,21 @@ async function spawnOne(deps, params, ctx, id) {
   }
   if (!model) throw new Error(noModelError());
   const exactTools = params.tools !== void 0 || agent?.tools !== void 0;
-  const tools = params.tools ?? agent?.tools ?? cfg.defaultTools;
+  const asked = params.tools ?? agent?.tools ?? cfg.defaultTools;
+  const active = cfg.toolsBeyondParent ? void 0 : parentActiveTools(deps);
+  const bounded = boundByParent(asked, active, CHILD_TOOL_NAMES);
+  if (bounded.beyond.length > 0) {
+    if (params.tools !== void 0) throw new Error(toolsBeyondParentError(bounded.beyond, active ?? []));
+    notes.push(toolsLeftOutNote(bounded.beyond));
+  }
+  const tools = bounded.kept;
   const allowed = listableTools(deps);
   const unknownTools = tools.filter((t) => !allowed.includes(t));
   if (unknownTools.length > 0) {
     if (params.tools !== void 0) throw new Error(badToolsError(unknownTools, allowed));
   }
   const extensions2 = params.extensions !== void 0 ? parseExtensionPolicy(params.extensions) : agent?.extensions ?? parseExtensionPolicy(cfg.childExtensions);
-  const cwd = params.cwd ? (0, import_node_path16.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
+  const cwd = params.cwd ? (0, import_node_path18.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
   if (!isKind2(cwd, "directory")) throw new Error(badCwdError(params.cwd ?? cwd, ctx.cwd));
   const levels = THINKING_LEVELS;
   if (params.thinking !== void 0 && !levels.includes(params.thinking)) {
@@ -12695,12 +13231,12 @@ function resumeSettings(deps, child, ctx) {
   const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : void 0;
   return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
 }
-var import_node_fs15, import_node_path16, import_pi_coding_agent7;
+var import_node_fs16, import_node_path18, import_pi_coding_agent7;
 var init_spawn = __esm({
   "extensions/subagents/tools/spawn.ts"() {
     "use strict";
-    import_node_fs15 = require("node:fs");
-    import_node_path16 = require("node:path");
+    import_node_fs16 = require("node:fs");
+    import_node_path18 = require("node:path");
     import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
     init_config();
     init_pi_host();
@@ -12710,6 +13246,7 @@ var init_spawn = __esm({
     init_view();
     init_agents();
     init_spawn_checkable();
+    init_child_extensions();
     init_handover();
     init_domain();
     init_prompt6();
@@ -13279,11 +13816,11 @@ var init_screens = __esm({
           }
         }
         const room = Math.max(1, this.height() - 4);
-        const at = Math.max(
+        const at2 = Math.max(
           0,
           body.findIndex((l) => l.entry === this.selected)
         );
-        const start = Math.max(0, Math.min(at - room + 1, body.length - room));
+        const start = Math.max(0, Math.min(at2 - room + 1, body.length - room));
         out.push(...body.slice(start, start + room).map((l) => l.text));
         out.push(paint("dim", "↑↓ select · enter open · esc close"), rule);
         return out;
@@ -13397,11 +13934,11 @@ function itemsOfEntry(entry, seenTask) {
       return [];
   }
 }
-var import_node_fs16, READ_STEP_BYTES, TranscriptReader;
+var import_node_fs17, READ_STEP_BYTES, TranscriptReader;
 var init_transcript = __esm({
   "extensions/subagents/view/transcript.ts"() {
     "use strict";
-    import_node_fs16 = require("node:fs");
+    import_node_fs17 = require("node:fs");
     init_content();
     READ_STEP_BYTES = 4 * 1024 * 1024;
     TranscriptReader = class {
@@ -13421,7 +13958,7 @@ var init_transcript = __esm({
         if (!this.path) return false;
         let st;
         try {
-          st = (0, import_node_fs16.lstatSync)(this.path, { throwIfNoEntry: false });
+          st = (0, import_node_fs17.lstatSync)(this.path, { throwIfNoEntry: false });
         } catch (error) {
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
@@ -13450,12 +13987,12 @@ var init_transcript = __esm({
       readFrom(size) {
         let fd;
         try {
-          fd = (0, import_node_fs16.openSync)(this.path, "r");
-          const st = (0, import_node_fs16.fstatSync)(fd);
+          fd = (0, import_node_fs17.openSync)(this.path, "r");
+          const st = (0, import_node_fs17.fstatSync)(fd);
           if (!st.isFile()) return false;
           const length = Math.min(READ_STEP_BYTES, Math.max(0, size - this.offset));
           const buffer = Buffer.alloc(length);
-          const read2 = (0, import_node_fs16.readSync)(fd, buffer, 0, length, this.offset);
+          const read2 = (0, import_node_fs17.readSync)(fd, buffer, 0, length, this.offset);
           const lastNewline = buffer.lastIndexOf(10, read2 - 1);
           if (lastNewline < 0) return false;
           this.offset += lastNewline + 1;
@@ -13482,7 +14019,7 @@ var init_transcript = __esm({
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
         } finally {
-          if (fd !== void 0) (0, import_node_fs16.closeSync)(fd);
+          if (fd !== void 0) (0, import_node_fs17.closeSync)(fd);
         }
       }
     };
@@ -13506,8 +14043,27 @@ function plainList(children, now, others = []) {
 function registerSubagentsView(pi, deps, enter, elsewhere) {
   pi.registerCommand("subagents", {
     description: VIEW_COMMAND_DESCRIPTION,
-    handler: async (_args, ctx) => {
+    handler: async (args, ctx) => {
       enter(ctx);
+      const tell = (text2, level = "info") => {
+        if (ctx.hasUI) ctx.ui.notify(text2, level);
+        else process.stderr.write(`${text2}
+`);
+      };
+      const verb = args.trim();
+      if (verb === "trust" || verb === "untrust" || verb === "forget") {
+        try {
+          tell(`subagents: ${trustCommand(deps.agentDir(), ctx.cwd, verb)}`);
+        } catch (error) {
+          tell(`subagents: ${error instanceof Error ? error.message : String(error)}`, "error");
+        }
+        return;
+      }
+      const ignored = deps.agents(ctx).folders.filter((f) => f.exists && !f.read && (f.source === "project" || f.source === "claude-project"));
+      if (ignored.length > 0) {
+        const hint = untrustedHint(folderTrust(deps.agentDir(), ctx.cwd, ctx), "/subagents trust");
+        tell(`subagents: project agents ignored: ${ignored.map((f) => f.dir).join(", ")}: ${hint}`, "warning");
+      }
       const manager = deps.children(ctx);
       let shown = false;
       if (ctx.hasUI) {
@@ -13572,6 +14128,7 @@ var VIEW_REFRESH_MS, PROJECTION_CACHE_ENTRIES, VIEW_COMMAND_DESCRIPTION;
 var init_command = __esm({
   "extensions/subagents/view/command.ts"() {
     "use strict";
+    init_trust();
     init_projection();
     init_prompt6();
     init_send();
@@ -13926,7 +14483,7 @@ function setupSubagents(pi, depth) {
     state.setClosing(false);
     state.enter(ctx);
     try {
-      scheduleWorktreePrune((0, import_node_path17.join)(services.store().root, WORKTREES_FOLDER), services.config().store.maxAgeDays);
+      scheduleWorktreePrune((0, import_node_path19.join)(services.store().root, WORKTREES_FOLDER), services.config().store.maxAgeDays);
     } catch {
     }
     settleDeferredTools(pi, RARE_TOOLS, services.config().exposure.deferRareTools, "subagent_spawn");
@@ -14006,11 +14563,11 @@ function setupSubagents(pi, depth) {
     for (const home of others) home.flushToFile();
   });
 }
-var import_node_path17, import_pi_coding_agent8, import_typebox2, SHUTDOWN_WAIT_MS, ids, DEFAULT_EXPAND_KEY, RARE_TOOLS;
+var import_node_path19, import_pi_coding_agent8, import_typebox2, SHUTDOWN_WAIT_MS, ids, DEFAULT_EXPAND_KEY, RARE_TOOLS;
 var init_subagents = __esm({
   "extensions/subagents/index.ts"() {
     "use strict";
-    import_node_path17 = require("node:path");
+    import_node_path19 = require("node:path");
     import_pi_coding_agent8 = require("@mariozechner/pi-coding-agent");
     import_typebox2 = require("typebox");
     init_bootstrap();
@@ -14856,15 +15413,15 @@ function safeName(id) {
   return /^[A-Za-z0-9._-]{1,128}$/.test(id) && id !== "." && id !== ".." ? id : id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 128) || "session";
 }
 function trajectoryTarget(sessionFile, sessionId, cacheKindDir) {
-  if (sessionFile) return { parent: () => ({ ok: true, dir: (0, import_node_path18.dirname)(sessionFile) }), name: besideName(sessionFile) };
+  if (sessionFile) return { parent: () => ({ ok: true, dir: (0, import_node_path20.dirname)(sessionFile) }), name: besideName(sessionFile) };
   return { parent: cacheKindDir, name: safeName(sessionId) };
 }
 function besideName(sessionFile) {
-  return safeName(`${(0, import_node_path18.basename)(sessionFile, ".jsonl")}${BESIDE_SESSION_SUFFIX}`);
+  return safeName(`${(0, import_node_path20.basename)(sessionFile, ".jsonl")}${BESIDE_SESSION_SUFFIX}`);
 }
 function trajectoryDir(sessionFile, cacheHandoffsDir, sessionId) {
-  if (sessionFile) return (0, import_node_path18.join)((0, import_node_path18.dirname)(sessionFile), besideName(sessionFile));
-  return (0, import_node_path18.join)(cacheHandoffsDir, safeName(sessionId));
+  if (sessionFile) return (0, import_node_path20.join)((0, import_node_path20.dirname)(sessionFile), besideName(sessionFile));
+  return (0, import_node_path20.join)(cacheHandoffsDir, safeName(sessionId));
 }
 function highestIndex(names) {
   let max = 0;
@@ -14876,7 +15433,7 @@ function highestIndex(names) {
 }
 function lstatOrNull2(path) {
   try {
-    return (0, import_node_fs17.lstatSync)(path);
+    return (0, import_node_fs18.lstatSync)(path);
   } catch (error) {
     if (error.code === "ENOENT") return null;
     throw error;
@@ -14885,7 +15442,7 @@ function lstatOrNull2(path) {
 function highestIndexIn(dir) {
   try {
     const st = lstatOrNull2(dir);
-    return st?.isDirectory() ? highestIndex((0, import_node_fs17.readdirSync)(dir)) : 0;
+    return st?.isDirectory() ? highestIndex((0, import_node_fs18.readdirSync)(dir)) : 0;
   } catch {
     return 0;
   }
@@ -14894,7 +15451,7 @@ function pruneOrphanTrajectories(dir, now = Date.now()) {
   const removed = [];
   let names;
   try {
-    names = (0, import_node_fs17.readdirSync)(dir);
+    names = (0, import_node_fs18.readdirSync)(dir);
   } catch {
     return removed;
   }
@@ -14902,16 +15459,16 @@ function pruneOrphanTrajectories(dir, now = Date.now()) {
   for (const name of names) {
     if (!name.endsWith(BESIDE_SESSION_SUFFIX) || names.includes(`${name.slice(0, -BESIDE_SESSION_SUFFIX.length)}.jsonl`))
       continue;
-    const folder = (0, import_node_path18.join)(dir, name);
+    const folder = (0, import_node_path20.join)(dir, name);
     try {
-      const st = (0, import_node_fs17.lstatSync)(folder);
+      const st = (0, import_node_fs18.lstatSync)(folder);
       if (!st.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
-      const files = (0, import_node_fs17.readdirSync)(folder);
-      const stats = files.map((f) => (0, import_node_fs17.lstatSync)((0, import_node_path18.join)(folder, f)));
+      const files = (0, import_node_fs18.readdirSync)(folder);
+      const stats = files.map((f) => (0, import_node_fs18.lstatSync)((0, import_node_path20.join)(folder, f)));
       if (files.some((f, i) => !f.endsWith(".json") || !stats[i].isFile())) continue;
       if (stats.some((s) => now - s.mtimeMs < ORPHAN_MIN_AGE_MS) || now - st.mtimeMs < ORPHAN_MIN_AGE_MS) continue;
-      for (const f of files) (0, import_node_fs17.unlinkSync)((0, import_node_path18.join)(folder, f));
-      (0, import_node_fs17.rmdirSync)(folder);
+      for (const f of files) (0, import_node_fs18.unlinkSync)((0, import_node_path20.join)(folder, f));
+      (0, import_node_fs18.rmdirSync)(folder);
       removed.push(folder);
     } catch {
     }
@@ -14940,42 +15497,42 @@ function writeTrajectories(target, files) {
   }
   const { dir, dev, ino } = checked;
   return files.map((file) => {
-    const path = (0, import_node_path18.join)(dir, file.fileName);
-    const temp = (0, import_node_path18.join)(dir, `.tmp-${process.pid}-${(0, import_node_crypto4.randomBytes)(8).toString("hex")}.json`);
+    const path = (0, import_node_path20.join)(dir, file.fileName);
+    const temp = (0, import_node_path20.join)(dir, `.tmp-${process.pid}-${(0, import_node_crypto4.randomBytes)(8).toString("hex")}.json`);
     try {
-      const flags = import_node_fs17.constants.O_WRONLY | import_node_fs17.constants.O_CREAT | import_node_fs17.constants.O_EXCL | (import_node_fs17.constants.O_NOFOLLOW ?? 0);
-      const fd = (0, import_node_fs17.openSync)(temp, flags, TRAJECTORY_FILE_MODE);
+      const flags = import_node_fs18.constants.O_WRONLY | import_node_fs18.constants.O_CREAT | import_node_fs18.constants.O_EXCL | (import_node_fs18.constants.O_NOFOLLOW ?? 0);
+      const fd = (0, import_node_fs18.openSync)(temp, flags, TRAJECTORY_FILE_MODE);
       try {
-        (0, import_node_fs17.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
-        (0, import_node_fs17.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
+        (0, import_node_fs18.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
+        (0, import_node_fs18.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
 `);
-        (0, import_node_fs17.fsyncSync)(fd);
+        (0, import_node_fs18.fsyncSync)(fd);
       } finally {
-        (0, import_node_fs17.closeSync)(fd);
+        (0, import_node_fs18.closeSync)(fd);
       }
       const now = lstatOrNull2(dir);
       if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
         throw new Error(`${dir} changed while writing; not storing`);
       }
-      (0, import_node_fs17.linkSync)(temp, path);
+      (0, import_node_fs18.linkSync)(temp, path);
       return { ok: true, path, label: file.label, step: file.step };
     } catch (error) {
       return { ok: false, error: `${path}: ${errorText(error)}` };
     } finally {
       try {
-        (0, import_node_fs17.unlinkSync)(temp);
+        (0, import_node_fs18.unlinkSync)(temp);
       } catch {
       }
     }
   });
 }
-var import_node_crypto4, import_node_fs17, import_node_path18, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX, ORPHAN_MIN_AGE_MS, PRUNED_DIRS;
+var import_node_crypto4, import_node_fs18, import_node_path20, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX, ORPHAN_MIN_AGE_MS, PRUNED_DIRS;
 var init_trajectory_files = __esm({
   "extensions/handoff/trajectory-files.ts"() {
     "use strict";
     import_node_crypto4 = require("node:crypto");
-    import_node_fs17 = require("node:fs");
-    import_node_path18 = require("node:path");
+    import_node_fs18 = require("node:fs");
+    import_node_path20 = require("node:path");
     init_artifact_store();
     init_format();
     TRAJECTORY_FILE_MODE = 384;
@@ -15176,9 +15733,9 @@ function compactionPlan(reason, phase, hasFocus) {
   return phase === "idle" ? "full" : "use-staged";
 }
 function keepAfterStaging(entries, stagedLeafId, fallbackId) {
-  const at = entries.findIndex((e) => e.id === stagedLeafId);
-  if (at < 0) return { usable: false, reason: "the staged point is no longer on this branch" };
-  const after = entries.slice(at + 1);
+  const at2 = entries.findIndex((e) => e.id === stagedLeafId);
+  if (at2 < 0) return { usable: false, reason: "the staged point is no longer on this branch" };
+  const after = entries.slice(at2 + 1);
   if (after.some((e) => e.type === "compaction")) return { usable: false, reason: "compacted since staging" };
   const firstMessage = after.find((e) => e.type === "message");
   if (firstMessage?.message?.role === "toolResult") {

@@ -1,7 +1,8 @@
 /**
  * pi-context-headroom's command: `/headroom` shows the context ledger (what the context holds by source,
  * what this package kept out of it, this session's artifacts) and the artifact store; `/headroom prune`
- * prunes the store. In the TUI the ledger is a panel with bar charts; print and rpc modes get plain text,
+ * prunes the store; `/headroom trust` (`untrust`, `forget`) records whether this project's own files of the package
+ * apply (../shared/host/trust.ts). In the TUI the ledger is a panel with bar charts; print and rpc modes get plain text,
  * and a session entry (never sent to the model) whose `details.ledger` is the ledger as JSON.
  * Pruning also runs in the background shortly after a session starts, off the hot path, at most once per
  * process and once per six hours across processes (the bootstrap schedules it: ../shared/host/bootstrap.ts).
@@ -10,11 +11,27 @@ import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-age
 import { bootExtension } from "../shared/host/bootstrap.ts";
 import { sessionCallUsage } from "../shared/host/model-usage.ts";
 import { hasUI } from "../shared/host/pi-host.ts";
+import {
+	folderTrust,
+	projectFilesPresent,
+	projectRoot,
+	trustCommand,
+	trustedBy,
+	untrustedHint,
+} from "../shared/host/trust.ts";
 import { currentLedger } from "./collect.ts";
 import type { Ledger } from "./ledger.ts";
 import { formatLedger } from "./ledger-format.ts";
 import { LedgerPanel } from "./ledger-view.ts";
-import { COMMAND_DESCRIPTION, formatCallUsage, formatPrune, formatPruneLimits, formatStatus, USAGE } from "./prompt.ts";
+import {
+	COMMAND_DESCRIPTION,
+	formatCallUsage,
+	formatProjectTrust,
+	formatPrune,
+	formatPruneLimits,
+	formatStatus,
+	USAGE,
+} from "./prompt.ts";
 
 /** Session entry type recording what /headroom showed when there was no UI (never sent to the model). */
 export const STATUS_ENTRY_TYPE = "headroom-status";
@@ -43,7 +60,7 @@ export default function headroom(pi: ExtensionAPI) {
 		const store = host.store();
 		const storeStatus = formatStatus({ root: store.root, ...(await store.stats()) }, Date.now());
 		const calls = formatCallUsage(sessionCallUsage(ctx.sessionManager.getEntries()));
-		const storeText = `${storeStatus}\n${calls}`;
+		const storeText = `${storeStatus}\n${calls}\n${projectTrustLine(ctx)}`;
 		const ledger = currentLedger(pi, ctx);
 		let shown = false;
 		if (hasUI(ctx)) {
@@ -70,6 +87,13 @@ export default function headroom(pi: ExtensionAPI) {
 		}
 	};
 
+	/** Whether this project's files apply, and how to change that. */
+	const projectTrustLine = (ctx: ExtensionContext) => {
+		const decision = folderTrust(host.agentDir(), ctx.cwd, ctx);
+		const files = projectFilesPresent(ctx.cwd, projectRoot(ctx.cwd, decision.path));
+		return formatProjectTrust(decision.trusted ? trustedBy(decision) : undefined, untrustedHint(decision), files);
+	};
+
 	const prune = async (ctx: ExtensionContext) => {
 		const { maxAgeDays, maxTotalBytes, minAgeHours } = host.config(ctx).store;
 		const result = await host.store().prune({ maxAgeDays, maxTotalBytes, minAgeHours });
@@ -85,6 +109,8 @@ export default function headroom(pi: ExtensionAPI) {
 					await status(ctx);
 				} else if (verb === "prune") {
 					say(ctx, await prune(ctx));
+				} else if (verb === "trust" || verb === "untrust" || verb === "forget") {
+					say(ctx, trustCommand(host.agentDir(), ctx.cwd, verb));
 				} else {
 					say(ctx, USAGE, "warning");
 				}

@@ -19,9 +19,19 @@ export interface StoreStatus {
 }
 
 export const COMMAND_DESCRIPTION =
-	"Show the headroom artifact store (count, size, newest); `/headroom prune` prunes it now";
+	"Show the headroom artifact store (count, size, newest); `/headroom prune` prunes it now; `/headroom trust` lets this project's .pi/headroom.json and agent files apply";
 
-export const USAGE = "usage: /headroom [status|prune]";
+export const USAGE = "usage: /headroom [status|prune|trust|untrust|forget]";
+
+/**
+ * Whether this project's own files of the package apply: `trusted` says by what when they do; otherwise `hint`
+ * says why not and how to trust it. `files` are the project files found (none: nothing to trust).
+ */
+export function formatProjectTrust(trusted: string | undefined, hint: string, files: readonly string[]): string {
+	if (trusted) return `project files: ${trusted}${files.length > 0 ? `: ${files.join(", ")}` : ""}`;
+	if (files.length === 0) return `project files: none here (${hint})`;
+	return `project files: ignored: ${files.join(", ")}: ${hint}`;
+}
 
 /** Bytes as a short human figure: 1,234 B, 12.1 KiB, 3.4 MiB, 1.0 GiB. */
 export function humanBytes(bytes: number): string {

@@ -71,6 +71,19 @@ export function forkUnavailableError(reason: string): string {
 export interface AgentSummary {
 	name: string;
 	description: string;
+	/** Where it comes from (agents.ts AgentSource); a project's agent is marked in the list. */
+	source?: string;
+	/** The definition of the same name it replaces. */
+	overrides?: { source: string; file?: string };
+}
+
+/** A project agent's mark in the spawn description: never a silent replacement of a built-in or of yours. */
+export function projectAgentMark(a: AgentSummary): string {
+	if (a.source !== "project" && a.source !== "claude-project") return "";
+	if (!a.overrides) return " (this project's)";
+	return a.overrides.source === "built-in"
+		? " (this project's; replaces the built-in)"
+		: ` (this project's; replaces the ${a.overrides.source} one)`;
 }
 
 /** The budget of the agent list in subagent_spawn's description (UTF-8 bytes and lines of the whole list). */
@@ -90,7 +103,9 @@ export function spawnDescription(agents: readonly AgentSummary[]): string {
 	if (agents.length === 0) return base;
 	const heading = 'Named agents (pass agent="<name>"; its settings apply and your explicit parameters override them):';
 	const lines = agents.map(
-		(a) => project(`- ${a.name}${a.description ? ` — ${a.description}` : ""}`, "subagents.agentLine").text,
+		(a) =>
+			project(`- ${a.name}${projectAgentMark(a)}${a.description ? ` — ${a.description}` : ""}`, "subagents.agentLine")
+				.text,
 	);
 	const list = project(lines, "subagents.agentList", {
 		maxBytes: AGENT_LIST_BUDGET.maxBytes - utf8ByteLength(heading) - 1,
@@ -152,7 +167,13 @@ export function agentSourceLabel(source: string, file?: string): string {
 /** The /agents listing: each agent with its source, tools and model, then the warnings. */
 export function agentsCommandText(
 	agents: ReadonlyArray<
-		AgentSummary & { source: string; file?: string; tools?: string[]; model?: string; extensions?: string }
+		AgentSummary & {
+			source: string;
+			file?: string;
+			tools?: string[];
+			model?: string;
+			extensions?: string;
+		}
 	>,
 	warnings: readonly string[],
 	defaultTools: readonly string[],
@@ -161,6 +182,7 @@ export function agentsCommandText(
 	for (const a of agents) {
 		lines.push(`${a.name} — ${a.description || "(no description)"}`);
 		lines.push(`  source ${agentSourceLabel(a.source, a.file)}`);
+		if (a.overrides) lines.push(`  overrides ${agentSourceLabel(a.overrides.source, a.overrides.file)}`);
 		lines.push(
 			`  tools ${a.tools ? a.tools.join(", ") : `${defaultTools.join(", ")} + extension tools`} · model ${a.model ?? "(the parent's)"}${a.extensions ? ` · extensions ${a.extensions}` : ""}`,
 		);

@@ -417,3 +417,14 @@ export function restoredNote(count: number): string {
 export function configWarning(warning: string): string {
 	return `subagents: ${warning}`;
 }
+
+/** A spawn that lists tools its parent does not have active: refused, naming what the parent has. */
+export function toolsBeyondParentError(beyond: readonly string[], parentTools: readonly string[]): string {
+	const own = parentTools.filter((t) => !t.startsWith("subagent_"));
+	return `A child never gets a tool its parent lacks: ${beyond.join(", ")} ${beyond.length === 1 ? "is" : "are"} not among this session's active tools (${own.join(", ") || "none"}; grep, find and ls come with read). Ask for a subset of them, or leave tools out.`;
+}
+
+/** An agent's or the default tools narrowed to the parent's: said in the spawn result. */
+export function toolsLeftOutNote(beyond: readonly string[]): string {
+	return `subagents: the child does not get ${beyond.join(", ")}: this session does not have ${beyond.length === 1 ? "it" : "them"} active (a child never gets a tool its parent lacks).`;
+}

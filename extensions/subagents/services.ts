@@ -33,5 +33,5 @@ export interface SubagentServices {
 	/** What is written into the parent's session: results as messages, settled and delivered entries. */
 	session: Pick<ExtensionAPI, "appendEntry" | "sendMessage">;
 	/** What is read of the parent: its tools and thinking level (a spawn's defaults and checks). */
-	parent: Pick<ExtensionAPI, "getAllTools" | "getThinkingLevel">;
+	parent: Pick<ExtensionAPI, "getAllTools" | "getThinkingLevel"> & Partial<Pick<ExtensionAPI, "getActiveTools">>;
 }

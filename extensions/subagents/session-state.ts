@@ -21,6 +21,23 @@ import { createSessionChildren } from "./children/session.ts";
 import type { SubagentServices } from "./services.ts";
 
 /** The adapter's side of the services: the only writer of what they read. */
+/**
+ * The parent's active tools, read when a child starts; the last list read when this extension instance's `pi` has
+ * gone stale (a session replaced), so a bound is never lost.
+ */
+function activeToolsOf(pi: Pick<ExtensionAPI, "getActiveTools">): () => readonly string[] | undefined {
+	let last: readonly string[] | undefined;
+	return () => {
+		try {
+			const tools = pi.getActiveTools();
+			if (Array.isArray(tools)) last = [...tools];
+		} catch {
+			// stale: keep the last list
+		}
+		return last;
+	};
+}
+
 export interface SessionState {
 	readonly services: SubagentServices;
 	/** A context from Pi: remembered as the latest; the configuration is read on the first one. */
@@ -107,7 +124,13 @@ export function createSessionState(options: SessionStateOptions): SessionState {
 		children: (context) => {
 			enter(context);
 			if (manager || adoptHome(context)) return manager!;
-			manager = createSessionChildren(context, { depth, agentDir, config, nested: options.nested });
+			manager = createSessionChildren(context, {
+				depth,
+				agentDir,
+				config,
+				nested: options.nested,
+				parentTools: config.subagents.toolsBeyondParent ? undefined : activeToolsOf(pi),
+			});
 			// Top level: the children live in a process-wide home keyed by session (children/home.ts).
 			if (depth === 0) {
 				const key = sessionKey(context);

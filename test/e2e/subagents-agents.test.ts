@@ -134,8 +134,8 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 			before: writeAgents,
 		});
 		const description = spawnDescriptionOf(server.requests[0]);
-		expect(description).toContain("- auditor — Audits code (project file)");
-		expect(description).toContain("- claudebot — A Claude Code agent");
+		expect(description).toContain("- auditor (this project's; replaces the user one) — Audits code (project file)");
+		expect(description).toContain("- claudebot (this project's) — A Claude Code agent");
 		expect(description).toContain("- scout — ");
 		const [audit] = childRequests(server, "audit");
 		expect(audit.system).toContain("AUDITOR-PROJECT-PROMPT");
@@ -166,9 +166,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 				args: ["--no-session", "--no-approve"],
 				before: writeAgents,
 			});
-			expect(run.stderr).toContain(
-				`${join(sandbox.cwd, ".pi", "agents")}: ignored because Pi does not trust this project`,
-			);
+			expect(run.stderr).toContain(`${join(sandbox.cwd, ".pi", "agents")}: ignored: Pi does not trust this project`);
 			expect(spawnDescriptionOf(server.requests[0])).not.toContain("claudebot");
 			const [audit] = childRequests(server, "audit");
 			expect(audit.system).toContain("AUDITOR-USER-PROMPT");

@@ -3,11 +3,11 @@
  * session with the parent's registry, a persistent (resumable) session file, the default tools,
  * and events the manager understands. (Pi 1.x is covered end to end, under Bun.)
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { AuthStorage, ModelRegistry, SessionManager } from "@mariozechner/pi-coding-agent";
-import { describe, expect, it } from "vitest";
-import { createInProcessBackend } from "../../extensions/subagents/children/backend.ts";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { createInProcessBackend, type InProcessBackendOptions } from "../../extensions/subagents/children/backend.ts";
 import type { ChildEvent } from "../../extensions/subagents/children/manager.ts";
 import { missingSessionFileError } from "../../extensions/subagents/prompt.ts";
 import { makeSandbox } from "../fixtures/pi-runner.ts";
@@ -17,7 +17,7 @@ import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 const TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 const startServer = useScriptedServers();
 
-async function setup(script: Script) {
+async function setup(script: Script, options: Partial<InProcessBackendOptions> = {}) {
 	const server = await startServer(script);
 	const sandbox = makeSandbox({ server });
 	const registry = ModelRegistry.create(
@@ -26,7 +26,12 @@ async function setup(script: Script) {
 	);
 	const model = registry.find("mock", "mock-model");
 	const sessionDir = join(sandbox.agentDir, "sessions", "parent", "subagents");
-	const backend = createInProcessBackend({ agentDir: sandbox.agentDir, modelRegistry: registry, sessionDir });
+	const backend = createInProcessBackend({
+		agentDir: sandbox.agentDir,
+		modelRegistry: registry,
+		sessionDir,
+		...options,
+	});
 	return { server, sandbox, model, backend, sessionDir };
 }
 
@@ -131,5 +136,41 @@ describe("in-process backend (Pi 0.73 SDK)", () => {
 		).rejects.toThrow(missingSessionFileError({ id: "sa-4", name: "sa-4" }, gone));
 		expect(existsSync(gone)).toBe(false);
 		expect(server.requests.length).toBe(0);
+	});
+
+	it("a child's cwd gets its own trust (no project extension of an untrusted folder), tools within the parent's, no subagent tools past the depth", async () => {
+		// Pi loads the project extension through jiti: no transpile cache left in this run's temporary folder.
+		const savedCache = process.env.JITI_FS_CACHE;
+		process.env.JITI_FS_CACHE = "false";
+		onTestFinished(() => {
+			if (savedCache === undefined) delete process.env.JITI_FS_CACHE;
+			else process.env.JITI_FS_CACHE = savedCache;
+		});
+		const elsewhere: string[] = [];
+		const { server, sandbox, model, backend } = await setup(() => ({ text: "ok" }), {
+			trustOf: (cwd) => !elsewhere.includes(cwd),
+			toolBound: () => ["read", "grep", "probe_echo"],
+		});
+		const other = join(sandbox.root, "elsewhere");
+		elsewhere.push(other);
+		mkdirSync(join(other, ".pi", "extensions"), { recursive: true });
+		writeFileSync(
+			join(other, ".pi", "extensions", "probe.js"),
+			`export default function (pi) {
+	pi.registerTool({ name: "probe_echo", label: "Probe", description: "Echo.", parameters: { type: "object", properties: {} },
+		async execute() { return { content: [{ type: "text", text: "PROBE" }], details: {} }; } });
+}
+`,
+		);
+		const tools = [...TOOLS, "subagent_spawn", "subagent_wait"];
+		const untrusted = await backend.create({ id: "sa-1", cwd: other, tools, model, systemAppend: [] }, () => {});
+		await untrusted.prompt("hello");
+		untrusted.dispose();
+		expect([...server.requests[0].toolNames].sort()).toEqual(["find", "grep", "ls", "read"]);
+		elsewhere.length = 0; // the same folder, now trusted: its project extension loads, within the bound
+		const trusted = await backend.create({ id: "sa-2", cwd: other, tools, model, systemAppend: [] }, () => {});
+		await trusted.prompt("hello");
+		trusted.dispose();
+		expect([...server.requests[1].toolNames].sort()).toEqual(["find", "grep", "ls", "probe_echo", "read"]);
 	});
 });

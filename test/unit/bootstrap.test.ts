@@ -9,6 +9,7 @@ import { describe, expect, it, vi } from "vitest";
 import { bootExtension, CONFIG_WARNING_PREFIX } from "../../extensions/shared/host/bootstrap.ts";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { hasUI, projectTrusted } from "../../extensions/shared/host/pi-host.ts";
+import { writeTrustDecision } from "../../extensions/shared/host/trust.ts";
 import { useAgentDirEnv } from "../fixtures/agent-dir-env.ts";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
@@ -78,17 +79,22 @@ describe("bootExtension", () => {
 		for (const line of printed) expect(line.startsWith(CONFIG_WARNING_PREFIX)).toBe(true);
 	});
 
-	it("reads the project's file only when Pi trusts the project", async () => {
+	it("reads the project's file only when the user trusted the project explicitly, not on isProjectTrusted() alone", async () => {
 		const w = world();
-		writeFileSync(join(w.cwd, ".pi", "headroom.json"), JSON.stringify({ subagents: { maxConcurrent: 9 } }));
+		writeFileSync(join(w.cwd, ".pi", "headroom.json"), JSON.stringify({ subagents: { maxConcurrent: 3 } }));
 		vi.spyOn(console, "error").mockImplementation(() => {});
-		const trusted = bootExtension(standIn().pi, "t");
-		const untrusted = bootExtension(standIn().pi, "u");
-		expect(
-			trusted.config({ cwd: w.cwd, hasUI: false, isProjectTrusted: () => true } as never).subagents.maxConcurrent,
-		).toBe(9);
-		const other = untrusted.config({ cwd: w.cwd, hasUI: false, isProjectTrusted: () => false } as never);
-		expect(other.subagents.maxConcurrent).toBe(DEFAULT_CONFIG.subagents.maxConcurrent);
+		const piSaysYes = { cwd: w.cwd, hasUI: false, isProjectTrusted: () => true };
+		const piSaysNo = { cwd: w.cwd, hasUI: false, isProjectTrusted: () => false };
+		const notAsked = bootExtension(standIn().pi, "a");
+		expect(notAsked.config(piSaysYes as never).subagents.maxConcurrent).toBe(DEFAULT_CONFIG.subagents.maxConcurrent);
+		expect(notAsked.trust()).toEqual({ trusted: false, reason: "undecided" });
+		writeTrustDecision(w.agentDir, w.cwd, true);
+		const recorded = bootExtension(standIn().pi, "b");
+		expect(recorded.config(piSaysYes as never).subagents.maxConcurrent).toBe(3);
+		expect(recorded.trust()).toMatchObject({ trusted: true, reason: "own-record" });
+		const denied = bootExtension(standIn().pi, "c");
+		expect(denied.config(piSaysNo as never).subagents.maxConcurrent).toBe(DEFAULT_CONFIG.subagents.maxConcurrent);
+		expect(denied.trust()).toEqual({ trusted: false, reason: "pi-denied" });
 	});
 
 	it("notifies in the UI when there is one, else on stderr, prefixed with the extension; notifyOnce once", () => {

@@ -98,17 +98,17 @@ describe("loadConfig", () => {
 
 	it("applies the agent file, then the project file over it (deep merge, arrays replaced)", () => {
 		writeJson(userFile, {
-			subagents: { maxConcurrent: 2, maxDepth: 2, defaultTools: ["read", "bash"] },
-			toolArtifacts: { perTool: { bash: 20_000, read: false } },
+			subagents: { maxConcurrent: 8, maxDepth: 2, defaultTools: ["read", "bash"] },
+			toolArtifacts: { perTool: { bash: 20_000, read: false }, summary: { model: "openai/gpt-mini" } },
 			handoff: { model: "anthropic/claude-haiku" },
 		});
 		writeJson(projectFile, {
-			subagents: { maxConcurrent: 8, defaultTools: ["read"] },
-			toolArtifacts: { perTool: { grep: 5000 }, summary: { model: "openai/gpt-mini" } },
+			subagents: { maxConcurrent: 2, defaultTools: ["read"] },
+			toolArtifacts: { perTool: { grep: 5000 } },
 		});
 		const { config, warnings } = load();
 		expect(warnings).toEqual([]);
-		expect(config.subagents).toMatchObject({ maxConcurrent: 8, maxDepth: 2, defaultTools: ["read"] });
+		expect(config.subagents).toMatchObject({ maxConcurrent: 2, maxDepth: 2, defaultTools: ["read"] });
 		expect(config.toolArtifacts.perTool).toEqual({ bash: 20_000, read: false, grep: 5000 });
 		expect(config.toolArtifacts.summary.model).toBe("openai/gpt-mini");
 		expect(config.handoff.model).toBe("anthropic/claude-haiku");
@@ -178,9 +178,10 @@ describe("loadConfig", () => {
 
 	it("invalid JSON: a warning with the file; the other file still applies", () => {
 		writeFileSync(userFile, '{ "store": { "maxAgeDays": 3 }, }');
-		writeJson(projectFile, { store: { minAgeHours: 2 } });
+		writeJson(projectFile, { subagents: { maxConcurrent: 2 } });
 		const { config, warnings } = load();
-		expect(config.store).toEqual({ ...DEFAULT_CONFIG.store, minAgeHours: 2 });
+		expect(config.store).toEqual(DEFAULT_CONFIG.store);
+		expect(config.subagents.maxConcurrent).toBe(2);
 		expect(warnings).toHaveLength(1);
 		expect(warnings[0]).toMatch(new RegExp(`^${escapeRegExp(userFile)}: invalid JSON`));
 	});
@@ -359,12 +360,12 @@ describe("project trust", () => {
 			const cwd = join(root, "work");
 			mkdirSync(agentDir, { recursive: true });
 			mkdirSync(join(cwd, ".pi"), { recursive: true });
-			writeFileSync(join(cwd, ".pi", CONFIG_FILE_NAME), JSON.stringify({ subagents: { maxConcurrent: 9 } }));
+			writeFileSync(join(cwd, ".pi", CONFIG_FILE_NAME), JSON.stringify({ subagents: { maxConcurrent: 3 } }));
 			const untrusted = loadConfig({ agentDir, cwd, projectTrusted: false });
 			expect(untrusted.config.subagents.maxConcurrent).toBe(DEFAULT_CONFIG.subagents.maxConcurrent);
-			expect(untrusted.warnings.join("\n")).toContain("does not trust this project");
-			expect(loadConfig({ agentDir, cwd, projectTrusted: true }).config.subagents.maxConcurrent).toBe(9);
-			expect(loadConfig({ agentDir, cwd }).config.subagents.maxConcurrent).toBe(9);
+			expect(untrusted.warnings.join("\n")).toContain("ignored: this project is not trusted");
+			expect(loadConfig({ agentDir, cwd, projectTrusted: true }).config.subagents.maxConcurrent).toBe(3);
+			expect(loadConfig({ agentDir, cwd }).config.subagents.maxConcurrent).toBe(3);
 		} finally {
 			rmSync(root, { recursive: true, force: true });
 		}

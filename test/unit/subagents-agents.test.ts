@@ -193,7 +193,7 @@ describe("sources", () => {
 			parses++;
 			return parseFrontmatter(text);
 		});
-		const options = { agentDir, cwd, home, projectTrusted: true, claudeAgents: true };
+		const options = { agentDir, cwd, home, projectTrusted: true, claudeAgents: true, projectRoot: project };
 		const trusted = catalog.load(options);
 		const find = (s: typeof trusted, name: string) => s.agents.find((a) => a.name === name);
 		expect(find(trusted, "scout")).toMatchObject({ source: "project", systemPrompt: "PROJECT" });
@@ -212,9 +212,7 @@ describe("sources", () => {
 		const untrusted = catalog.load({ ...options, projectTrusted: false });
 		expect(find(untrusted, "scout")).toMatchObject({ source: "user", systemPrompt: "MINE2" });
 		expect(find(untrusted, "cc")).toBeUndefined();
-		expect(untrusted.warnings).toContain(
-			`${join(project, ".pi", "agents")}: ignored because Pi does not trust this project`,
-		);
+		expect(untrusted.warnings).toContain(`${join(project, ".pi", "agents")}: ignored: this project is not trusted`);
 		const noClaude = catalog.load({ ...options, claudeAgents: false });
 		expect(find(noClaude, "cc")).toBeUndefined();
 		expect(find(noClaude, "homecc")).toBeUndefined();

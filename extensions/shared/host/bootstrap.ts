@@ -2,8 +2,8 @@
  * The one extension bootstrap. Every extension of the package starts with `bootExtension(pi, name)`
  * and gets the same services, set up the same way:
  *
- * - **Configuration, one reload policy**: `<agentDir>/headroom.json` and (when Pi trusts the project)
- *   `<project>/.pi/headroom.json` are read at every `session_start` — a new, resumed or forked session,
+ * - **Configuration, one reload policy**: `<agentDir>/headroom.json` and (when the user trusted the project,
+ *   ./trust.ts) `<project>/.pi/headroom.json` are read at every `session_start` — a new, resumed or forked session,
  *   and after `/reload` — and on first use when an event comes before any session_start. Between two
  *   session starts the configuration is fixed, so one session runs under one configuration.
  * - **Warnings once**: each configuration warning names its file and key and is shown once per
@@ -22,7 +22,8 @@ import { type ArtifactStore, storeForAgentDir } from "../store/artifact-store.ts
 import { scheduleBackgroundPrune } from "../store/background-prune.ts";
 import { fingerprintReady } from "../text/fingerprint.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig, loadConfig, unseenConfigWarnings } from "./config.ts";
-import { hasUI, projectTrusted } from "./pi-host.ts";
+import { hasUI } from "./pi-host.ts";
+import { folderTrust, type TrustDecision, untrustedHint } from "./trust.ts";
 
 /** How loud a notice is (Pi's notify levels). */
 export type NoticeLevel = "info" | "warning" | "error";
@@ -40,6 +41,11 @@ export interface ExtensionHost {
 	reload(ctx: ExtensionContext): HeadroomConfig;
 	/** Called with every configuration read (session_start, or first use), after warnings were shown. */
 	onConfig(listener: (config: HeadroomConfig, ctx: ExtensionContext) => void): void;
+	/**
+	 * Whether this session's project files take effect (./trust.ts), as decided at the last configuration read;
+	 * decided now when nothing was read yet and `ctx` is given.
+	 */
+	trust(ctx?: ExtensionContext): TrustDecision;
 	/** Pi's agent dir (`PI_CODING_AGENT_DIR` or ~/.pi/agent), as Pi resolves it now. */
 	agentDir(): string;
 	/** The artifact store of the agent dir (one object per agent dir; never throws: failures surface on use). */
@@ -69,6 +75,7 @@ export const CONFIG_WARNING_PREFIX = "headroom config: ";
 /** Boot one extension: register the session_start reload and return its services. */
 export function bootExtension(pi: ExtensionAPI, name: string): ExtensionHost {
 	let config: HeadroomConfig | undefined;
+	let trust: TrustDecision | undefined;
 	let store: { agentDir: string; store: ArtifactStore } | undefined;
 	const listeners: Array<(config: HeadroomConfig, ctx: ExtensionContext) => void> = [];
 	const told = new Set<string>();
@@ -79,13 +86,23 @@ export function bootExtension(pi: ExtensionAPI, name: string): ExtensionHost {
 		config: (ctx) => config ?? (ctx ? host.reload(ctx) : DEFAULT_CONFIG),
 		reload(ctx) {
 			const agentDir = getAgentDir();
-			const loaded = loadConfig({ agentDir, cwd: ctx.cwd, projectTrusted: projectTrusted(ctx) });
+			trust = folderTrust(agentDir, ctx.cwd, ctx);
+			const loaded = loadConfig({
+				agentDir,
+				cwd: ctx.cwd,
+				projectTrusted: trust.trusted,
+				untrustedHint: untrustedHint(trust),
+			});
 			config = loaded.config;
 			for (const warning of unseenConfigWarnings(loaded.warnings))
 				tellPerson(ctx, `${CONFIG_WARNING_PREFIX}${warning}`);
 			scheduleBackgroundPrune(agentDir, loaded.config.store);
 			for (const listener of listeners) listener(loaded.config, ctx);
 			return loaded.config;
+		},
+		trust(ctx) {
+			if (!trust && ctx) host.reload(ctx);
+			return trust ?? { trusted: false, reason: "undecided" };
 		},
 		onConfig: (listener) => {
 			listeners.push(listener);

@@ -40,6 +40,7 @@ export function defaultConfig(): HeadroomConfig {
 			pollThrottleMs: 1000,
 			childExtensions: true,
 			claudeAgents: true,
+			toolsBeyondParent: false,
 		},
 		toolArtifacts: {
 			enabled: true,

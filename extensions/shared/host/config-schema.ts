@@ -103,6 +103,11 @@ function buildSchema(z: ZodApi) {
 						.default(true),
 					/** Whether `.claude/agents/*.md` (project and home) are read as agent files too. */
 					claudeAgents: z.boolean().default(true),
+					/**
+					 * Whether a child may have tools its parent does not have active (false: a child's tools are
+					 * always a subset of the parent's). Only the user's own file sets it.
+					 */
+					toolsBeyondParent: z.boolean().default(false),
 				})
 				.prefault({}),
 			toolArtifacts: z

@@ -2,13 +2,14 @@
  * User configuration: loading. The schema (one zod object with defaults, one section per extension) is
  * ./config-schema.ts; the `surfaces` section and surface resolution are ./config-surfaces.ts.
  *
- * Read from <agentDir>/headroom.json, then <cwd>/.pi/headroom.json (deep-merged, the project file
- * wins; arrays are replaced, not merged). A bad value or an unknown key produces a warning that
+ * Read from <agentDir>/headroom.json, then <cwd>/.pi/headroom.json when the project is trusted (deep-merged, the
+ * project file wins within the bounds the user's own file sets; arrays are replaced, not merged). A bad value or an unknown key produces a warning that
  * names the key path and the file, and only that key falls back to its default. An unreadable
  * file or invalid JSON produces a warning and contributes nothing. loadConfig never throws.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { boundProjectConfig } from "./config-bounds.ts";
 import { DEFAULT_CONFIG, defaultConfig } from "./config-defaults.ts";
 import {
 	CONFIG_FILE_NAME,
@@ -152,6 +153,25 @@ function readConfigFile(file: string, warnings: string[]): Json | undefined {
 	return parsed;
 }
 
+/**
+ * Why a project's configuration file is not read though the project is trusted: a symbolic link (it could point at
+ * any file of yours), or a file (or `.pi` folder) another user owns. Undefined when it is fine or absent.
+ */
+function unsafeProjectFile(file: string): string | undefined {
+	const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+	for (const path of [dirname(file), file]) {
+		let st: ReturnType<typeof lstatSync>;
+		try {
+			st = lstatSync(path);
+		} catch {
+			return undefined; // absent: nothing to read
+		}
+		if (st.isSymbolicLink()) return `${path}: a symbolic link; not followed, the project's configuration is ignored`;
+		if (uid !== undefined && st.uid !== uid) return `${path}: not owned by you; the project's configuration is ignored`;
+	}
+	return undefined;
+}
+
 /** Paths of the two configuration files, in the order they apply. */
 export function configFilePaths(opts: { agentDir: string; cwd: string }): { user: string; project: string } {
 	return { user: join(opts.agentDir, CONFIG_FILE_NAME), project: join(opts.cwd, ".pi", CONFIG_FILE_NAME) };
@@ -162,24 +182,37 @@ export { projectTrusted } from "./pi-host.ts";
 
 /**
  * The effective configuration and every problem found on the way; never throws. An untrusted project's
- * `.pi/headroom.json` is not read (it could point summaries at another model, or widen a child's tools).
+ * `.pi/headroom.json` is not read (it could point summaries at another model, or widen a child's tools); a
+ * trusted one is bounded by the user's own settings (./config-bounds.ts). `untrustedHint` says why the project is
+ * not trusted and how to trust it, in the warning that names the ignored file.
  */
-export function loadConfig(opts: { agentDir: string; cwd: string; projectTrusted?: boolean }): {
+export function loadConfig(opts: { agentDir: string; cwd: string; projectTrusted?: boolean; untrustedHint?: string }): {
 	config: HeadroomConfig;
 	warnings: string[];
 } {
 	const warnings: string[] = [];
 	try {
 		const { user, project } = configFilePaths(opts);
-		let merged: Json = {};
-		let read = false;
-		const files = [user];
-		if (opts.projectTrusted !== false) files.push(project);
-		else if (existsSync(project)) warnings.push(`${project}: ignored because Pi does not trust this project`);
-		for (const file of files) {
-			const raw = readConfigFile(file, warnings);
-			if (raw) merged = deepMerge(merged, keepValidKeys(raw, file, warnings));
-			read ||= raw !== undefined;
+		const userRaw = readConfigFile(user, warnings);
+		let merged: Json = userRaw ? keepValidKeys(userRaw, user, warnings) : {};
+		let read = userRaw !== undefined;
+		if (opts.projectTrusted !== false) {
+			const unsafe = unsafeProjectFile(project);
+			if (unsafe) warnings.push(unsafe);
+			const projectRaw = unsafe ? undefined : readConfigFile(project, warnings);
+			if (projectRaw) {
+				read = true;
+				const userParsed = headroomConfigSchema().safeParse(merged);
+				const bounded = boundProjectConfig(
+					keepValidKeys(projectRaw, project, warnings),
+					userParsed.success ? userParsed.data : defaultConfig(),
+					{ project, user },
+				);
+				warnings.push(...bounded.warnings);
+				merged = deepMerge(merged, bounded.config);
+			}
+		} else if (existsSync(project)) {
+			warnings.push(`${project}: ignored: ${opts.untrustedHint ?? "this project is not trusted"}`);
 		}
 		// No file: the defaults as plain data, without loading the schema (start-up; docs/startup.md).
 		if (!read) return { config: defaultConfig(), warnings };

@@ -11,7 +11,8 @@
  * - tool exposure (1.x `exposure: "deferred"` found through `tool_search`; 0.73 has neither).
  * - events only 1.x emits (agent_settled, agent_before_settle, session_compact_failed), with their 1.x
  *   shapes (onPi1Event); on 0.73 they never fire, so callers pair agent_settled with agent_end polling.
- * - project trust (1.x `ctx.isProjectTrusted()`; 0.73 has no project trust and loads project files).
+ * - project trust: 1.x `ctx.isProjectTrusted()`, its trust store (`<agentDir>/trust.json`), whether Pi gates a
+ *   folder, and its `--approve` flags; 0.73 has none of these and loads project files (see ./trust.ts).
  * - UI presence (`ctx.hasUI` with a `ui` to draw on; print and json modes have none), and Pi 1.x's
  *   `ctx.mode`, which tells a single-shot run (print/json: the process ends with the run) apart.
  * - where the system prompt and tool declarations are in the request: since Pi 0.87 the transcript carries
@@ -21,6 +22,7 @@
 
 import type { Api, AssistantMessage, Context, Model } from "@mariozechner/pi-ai";
 import * as piAi from "@mariozechner/pi-ai";
+import * as PiSdk from "@mariozechner/pi-coding-agent";
 import { type ExtensionContext, SettingsManager } from "@mariozechner/pi-coding-agent";
 
 /**
@@ -305,4 +307,65 @@ export function onContextWithSystem<C>(
 		"context_with_system",
 		(e, c) => handler(e as ContextWithSystemEvent, c as C),
 	);
+}
+
+/** One explicit decision of Pi 1.x's trust store: the folder it names and whether it is trusted. */
+export interface PiTrustEntry {
+	path: string;
+	decision: boolean;
+}
+
+type PiTrustStoreClass = new (agentDir: string) => { getEntry(cwd: string): PiTrustEntry | null };
+
+/** Pi 1.x's trust store class (`<agentDir>/trust.json`), or undefined on Pi 0.73 (which has none). */
+function piTrustStoreClass(): PiTrustStoreClass | undefined {
+	const found = (PiSdk as Record<string, unknown>).ProjectTrustStore;
+	return typeof found === "function" ? (found as PiTrustStoreClass) : undefined;
+}
+
+/** Whether this Pi line keeps explicit project trust decisions (Pi 1.x); Pi 0.73 has no trust store. */
+export function piHasTrustStore(): boolean {
+	return piTrustStoreClass() !== undefined;
+}
+
+/**
+ * The nearest explicit decision for `cwd` in Pi 1.x's trust store: undefined on Pi 0.73 (no store), null when
+ * there is none or the store cannot be read (an unreadable store never trusts anything).
+ */
+export function piTrustStoreEntry(agentDir: string, cwd: string): PiTrustEntry | null | undefined {
+	const Store = piTrustStoreClass();
+	if (!Store) return undefined;
+	try {
+		const entry = new Store(agentDir).getEntry(cwd);
+		return entry && typeof entry.decision === "boolean" ? { path: entry.path, decision: entry.decision } : null;
+	} catch {
+		return null;
+	}
+}
+
+/**
+ * Whether Pi 1.x itself gates this folder (it holds resources Pi asks about before loading: `.pi/settings.json`,
+ * `.pi/extensions`, `.agents/skills`, …). Only then does `ctx.isProjectTrusted()` mean the user was asked.
+ */
+export function piGatesProject(cwd: string): boolean {
+	const gates = (PiSdk as Record<string, unknown>).hasTrustRequiringProjectResources;
+	if (typeof gates !== "function") return false;
+	try {
+		return gates(cwd) === true;
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * Pi 1.x's `--approve` / `-a` (true) and `--no-approve` / `-na` (false) on this process's command line: an explicit
+ * decision for this run. Undefined when neither is given, and always on Pi 0.73 (no such flags).
+ */
+export function piApproveFlag(argv: readonly string[] = process.argv): boolean | undefined {
+	if (!piHasTrustStore()) return undefined;
+	const end = argv.indexOf("--");
+	const args = end >= 0 ? argv.slice(0, end) : argv;
+	if (args.some((a) => a === "--no-approve" || a === "-na")) return false;
+	if (args.some((a) => a === "--approve" || a === "-a")) return true;
+	return undefined;
 }

@@ -1,12 +1,15 @@
 /**
  * Finding and reading agent files: `<agentDir>/agents/*.md`, `~/.claude/agents/*.md`, and the
- * project's `.claude/agents/*.md` and `.pi/agents/*.md` (the nearest ones up from the cwd, read only
- * when Pi trusts the project). Each call lists the folders again and re-parses only files whose
- * size or modification time changed, so it runs before every spawn at the cost of a few stats.
+ * project's `.claude/agents/*.md` and `.pi/agents/*.md` (the nearest ones up from the cwd, no higher than
+ * the project root, read only when the user trusted the project: ../../shared/host/trust.ts). A project's
+ * folders and files are read only when no symlink is on their way and the user owns each part; a project
+ * agent that replaces a built-in or one of the user's says so. Each call lists the folders again and re-parses
+ * only files whose size or modification time changed, so it runs before every spawn at the cost of a few stats.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { findProjectFolder, projectRoot, safeProjectPath } from "../../shared/host/trust.ts";
 import {
 	type AgentDefinition,
 	type AgentSource,
@@ -26,8 +29,12 @@ export interface AgentCatalogOptions {
 	agentDir: string;
 	/** The directory the search for project folders starts from. */
 	cwd: string;
-	/** Whether Pi trusts the project (project folders are read only then). */
+	/** Whether the user trusted the project (project folders are read only then). */
 	projectTrusted: boolean;
+	/** Why it is not trusted and how to trust it (the tail of the "ignored" warning). */
+	untrustedHint?: string;
+	/** The highest folder project agents are looked up in (default: the git root, else the cwd). */
+	projectRoot?: string;
 	/** Whether `.claude/agents` folders are read (subagents.claudeAgents). */
 	claudeAgents: boolean;
 	/** Home directory (default: the OS's). */
@@ -58,20 +65,6 @@ function isDirectory(path: string): boolean {
 	}
 }
 
-/** The nearest `<ancestor>/<relative>` folder up from cwd, never the home directory's own one. */
-export function findUp(cwd: string, relative: string, home: string): string | undefined {
-	let dir = resolve(cwd);
-	for (;;) {
-		if (dir !== home) {
-			const candidate = join(dir, relative);
-			if (isDirectory(candidate)) return candidate;
-		}
-		const parent = dirname(dir);
-		if (parent === dir) return undefined;
-		dir = parent;
-	}
-}
-
 /** Reads agent files with a per-file cache; one instance per extension instance. */
 export class AgentCatalog {
 	private readonly cache = new Map<string, CachedFile>();
@@ -85,18 +78,25 @@ export class AgentCatalog {
 		const folders: AgentCatalogSnapshot["folders"] = [];
 		const definitions: AgentDefinition[] = [...BUILT_IN_AGENTS];
 		const seen = new Set<string>();
+		const root = resolve(options.projectRoot ?? projectRoot(options.cwd));
 		const add = (source: AgentSource, dir: string | undefined, trusted: boolean) => {
 			if (!dir) return;
 			const exists = isDirectory(dir);
 			folders.push({ source, dir, exists, read: exists && trusted });
 			if (!exists) return;
 			if (!trusted) {
-				warnings.push(`${dir}: ignored because Pi does not trust this project`);
+				warnings.push(`${dir}: ignored: ${options.untrustedHint ?? "this project is not trusted"}`);
+				return;
+			}
+			const projectFolder = source === "project" || source === "claude-project";
+			const unsafeDir = projectFolder ? safeProjectPath(dir, root) : undefined;
+			if (unsafeDir) {
+				warnings.push(`${unsafeDir}; the folder's agents are ignored`);
 				return;
 			}
 			for (const file of this.listFiles(dir, warnings)) {
 				seen.add(file);
-				const parsed = this.readFile(file, source);
+				const parsed = this.readFile(file, source, projectFolder ? root : undefined);
 				warnings.push(...parsed.warnings);
 				if (parsed.agent) definitions.push(parsed.agent);
 			}
@@ -104,10 +104,20 @@ export class AgentCatalog {
 		add("user", join(options.agentDir, "agents"), true);
 		if (options.claudeAgents) add("claude-user", join(home, ".claude", "agents"), true);
 		if (options.claudeAgents)
-			add("claude-project", findUp(options.cwd, join(".claude", "agents"), home), options.projectTrusted);
-		add("project", findUp(options.cwd, join(".pi", "agents"), home), options.projectTrusted);
+			add(
+				"claude-project",
+				findProjectFolder(options.cwd, join(".claude", "agents"), root, home),
+				options.projectTrusted,
+			);
+		add("project", findProjectFolder(options.cwd, join(".pi", "agents"), root, home), options.projectTrusted);
+		const agents = mergeAgents(definitions);
+		for (const agent of agents) {
+			if (!agent.overrides || (agent.source !== "project" && agent.source !== "claude-project")) continue;
+			const replaced = agent.overrides.file ? `${agent.overrides.source} ${agent.overrides.file}` : "the built-in";
+			warnings.push(`${agent.file}: agent "${agent.name}" of this project overrides ${replaced} ${agent.name}`);
+		}
 		for (const file of this.cache.keys()) if (!seen.has(file)) this.cache.delete(file);
-		return { agents: mergeAgents(definitions), warnings, folders };
+		return { agents, warnings, folders };
 	}
 
 	private listFiles(dir: string, warnings: string[]): string[] {
@@ -126,9 +136,14 @@ export class AgentCatalog {
 		return names.map((n) => join(dir, n));
 	}
 
-	private readFile(file: string, source: AgentSource): ParsedAgentFile {
+	/** One file; `root` set for a project file, which must be safe (no symlink, owned by the user) up from it. */
+	private readFile(file: string, source: AgentSource, root?: string): ParsedAgentFile {
 		let size: number;
 		let mtimeMs: number;
+		if (root) {
+			const unsafe = safeProjectPath(file, root);
+			if (unsafe) return { warnings: [`${unsafe}; skipped`] };
+		}
 		try {
 			const st = statSync(file);
 			if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
@@ -147,7 +162,7 @@ export class AgentCatalog {
 		}
 		let text: string;
 		try {
-			text = readFileSync(file, "utf8");
+			text = root ? readNoFollow(file) : readFileSync(file, "utf8");
 		} catch (error) {
 			return {
 				warnings: [`${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}); skipped`],
@@ -156,6 +171,17 @@ export class AgentCatalog {
 		const parsed = parseAgentFile(text, { file, source, parseFrontmatter: this.parseFrontmatter });
 		this.cache.set(file, { size, mtimeMs, source, parsed });
 		return parsed;
+	}
+}
+
+/** A project file's text, opened without following a symlink and without blocking on a FIFO. */
+function readNoFollow(file: string): string {
+	const fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+	try {
+		if (!fstatSync(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
+		return readFileSync(fd, "utf8");
+	} finally {
+		closeSync(fd);
 	}
 }
 

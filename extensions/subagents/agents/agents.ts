@@ -67,6 +67,8 @@ export interface AgentDefinition {
 	source: AgentSource;
 	/** Its file (absent for built-in agents). */
 	file?: string;
+	/** The definition of the same name this one replaces (a built-in, or a file of a lower source). */
+	overrides?: { source: AgentSource; file?: string };
 }
 
 /** Longest agent name, in characters. */
@@ -290,8 +292,14 @@ export function mergeAgents(definitions: readonly AgentDefinition[]): AgentDefin
 	const ordered = [...definitions].sort((a, b) => rank(a) - rank(b));
 	const byName = new Map<string, AgentDefinition>();
 	for (const agent of ordered) {
+		const replaced = byName.get(agent.name);
 		byName.delete(agent.name); // re-insert: the winner takes its place in the listing order by name anyway
-		byName.set(agent.name, agent);
+		byName.set(
+			agent.name,
+			replaced
+				? { ...agent, overrides: { source: replaced.source, ...(replaced.file ? { file: replaced.file } : {}) } }
+				: agent,
+		);
 	}
 	return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -1,12 +1,12 @@
 /**
  * The agents of this extension instance: one catalog (its per-file cache) read with the configuration
- * as it is now, from the context's cwd and trust. New warnings are told once, to the UI or stderr; they
+ * as it is now, from the context's cwd and its trust decision. New warnings are told once, to the UI or stderr; they
  * never stop anything.
  */
 import { type ExtensionContext, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { tellPerson } from "../../shared/host/bootstrap.ts";
 import { type HeadroomConfig, unseenConfigWarnings } from "../../shared/host/config.ts";
-import { projectTrusted } from "../../shared/host/pi-host.ts";
+import { folderTrust, projectRoot, untrustedHint } from "../../shared/host/trust.ts";
 import { configWarning } from "../prompt.ts";
 import { AgentCatalog, type AgentCatalogSnapshot } from "./agent-files.ts";
 
@@ -18,10 +18,15 @@ export function agentLoader(settings: {
 	let catalog: AgentCatalog | undefined;
 	return (ctx) => {
 		catalog ??= new AgentCatalog(parseFrontmatter);
+		const agentDir = settings.agentDir();
+		const cwd = ctx?.cwd ?? process.cwd();
+		const trust = ctx ? folderTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" as const };
 		const snapshot = catalog.load({
-			agentDir: settings.agentDir(),
-			cwd: ctx?.cwd ?? process.cwd(),
-			projectTrusted: ctx ? projectTrusted(ctx) : false,
+			agentDir,
+			cwd,
+			projectTrusted: trust.trusted,
+			untrustedHint: untrustedHint(trust),
+			projectRoot: projectRoot(cwd, trust.path),
 			claudeAgents: settings.config().subagents.claudeAgents,
 		});
 		for (const warning of unseenConfigWarnings(snapshot.warnings)) tellPerson(ctx, configWarning(warning));

@@ -3,12 +3,14 @@
  * parent's model registry and credentials, with a persistent session file and its own tools. By
  * default it loads what Pi would load for a new session in its cwd (the user's and the project's
  * extensions and packages; on Pi 1.x the enabled built-in extensions too), filtered by the child's
- * extension policy, never with a UI, and never with this package's subagent tools past the depth limit.
+ * extension policy, never with a UI, and never with this package's subagent tools past the depth limit. Its
+ * folder gets its own trust decision (project extensions load only in a trusted one), and its tools stay within
+ * the parent's active tools.
  * The same source runs on Pi 0.73 (modelRegistry + authStorage) and 1.x (modelRuntime). A child from an
  * earlier process is resumed by reopening its session file: Pi restores its messages as the context.
  */
 import { statSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
 	createAgentSession,
@@ -22,6 +24,7 @@ import { missingSessionFileError } from "../prompt.ts";
 import { extensionLoadError, missingExtensionToolsError } from "../prompt-spawn.ts";
 import {
 	ALL_EXTENSIONS,
+	boundByParent,
 	childToolAllowlist,
 	extensionNames,
 	fatalLoadError,
@@ -39,8 +42,16 @@ export interface InProcessBackendOptions {
 	sessionDir: string;
 	/** Extensions loaded into each child (the subagents extension one level deeper, when allowed). */
 	extensionFactories?: ExtensionFactory[];
-	/** Whether Pi trusts the project (Pi 1.x): a child's project extensions load only then. */
-	projectTrusted?: boolean;
+	/**
+	 * Whether the user trusted the folder a child works in (../../shared/host/trust.ts): its project settings and
+	 * extensions load only then. Each child's cwd gets its own decision. Default: trusted.
+	 */
+	trustOf?: (cwd: string) => boolean;
+	/**
+	 * The parent's active tools now: a child never gets a tool outside them (this package's subagent tools aside,
+	 * which the depth limit governs). Undefined: no bound (subagents.toolsBeyondParent).
+	 */
+	toolBound?: () => readonly string[] | undefined;
 	/** Pi's built-in tool names a child may have (default: CHILD_TOOL_NAMES). */
 	builtInTools?: readonly string[];
 	/** This package's subagent tool names (kept from children unless the nested extension provides them). */
@@ -126,6 +137,17 @@ async function builtInExtensions(packageDir: string | undefined): Promise<unknow
 	}
 }
 
+/**
+ * Whether Pi loaded an extension from the project (`.pi/extensions`, a package the project's settings install
+ * under `.pi/`), not the user's. By path: when the override runs, Pi has not yet assigned every source's scope.
+ */
+function isProjectScoped(ext: unknown, cwd: string): boolean {
+	const e = ext as { path?: unknown; sourceInfo?: { scope?: string } };
+	if (e.sourceInfo?.scope === "project") return true;
+	const projectDir = join(resolve(cwd), ".pi") + sep;
+	return typeof e.path === "string" && resolve(e.path).startsWith(projectDir);
+}
+
 type PiExtension = { path: string; tools: Map<string, unknown>; sourceInfo?: { origin?: string; baseDir?: string } };
 
 function describe(ext: PiExtension): LoadedExtension {
@@ -140,10 +162,12 @@ export function createInProcessBackend(options: InProcessBackendOptions): ChildB
 			const policy = spec.extensions ?? ALL_EXTENSIONS;
 			builtIns ??= builtInExtensions(options.packageDir);
 			const factories = [...(policy.mode === "none" ? [] : await builtIns), ...(options.extensionFactories ?? [])];
-			// 1.x: trust decides whether project extensions and settings load; 0.73 ignores the option.
+			// The child's own folder's trust: 1.x then loads project extensions and settings or not; on 0.73, which
+			// ignores the option, project-scope extensions are filtered out below.
+			const trusted = options.trustOf ? options.trustOf(spec.trustFrom ?? spec.cwd) : true;
 			const settingsManager = (
 				SettingsManager.create as unknown as (cwd: string, dir: string, o: object) => SettingsManager
-			)(spec.cwd, options.agentDir, { projectTrusted: options.projectTrusted !== false });
+			)(spec.cwd, options.agentDir, { projectTrusted: trusted });
 			const loader = new DefaultResourceLoader({
 				cwd: spec.cwd,
 				agentDir: options.agentDir,
@@ -155,8 +179,14 @@ export function createInProcessBackend(options: InProcessBackendOptions): ChildB
 				extensionFactories: factories as ExtensionFactory[],
 				extensionsOverride: (base) => ({
 					...base,
-					extensions: base.extensions.filter((e) =>
-						keepExtension(describe(e as unknown as PiExtension), policy, options.subagentTools ?? SUBAGENT_TOOL_NAMES),
+					extensions: base.extensions.filter(
+						(e) =>
+							(trusted || !isProjectScoped(e, spec.cwd)) &&
+							keepExtension(
+								describe(e as unknown as PiExtension),
+								policy,
+								options.subagentTools ?? SUBAGENT_TOOL_NAMES,
+							),
 					),
 				}),
 			});
@@ -165,13 +195,21 @@ export function createInProcessBackend(options: InProcessBackendOptions): ChildB
 			const fatal = fatalLoadError(loaded.errors, policy);
 			if (fatal) throw new Error(extensionLoadError(fatal.name, fatal.path, fatal.error));
 			const extensionTools = loaded.extensions.flatMap((e) => [...(e as unknown as PiExtension).tools.keys()]);
-			const { tools, missing } = childToolAllowlist({
-				base: spec.tools,
+			// Past the depth limit (no nested extension) a recorded child keeps no subagent tools, whatever it had.
+			const subagentTools: readonly string[] = options.subagentTools ?? SUBAGENT_TOOL_NAMES;
+			const nested = (options.extensionFactories ?? []).length > 0;
+			const allowlist = childToolAllowlist({
+				base: nested ? spec.tools : spec.tools.filter((t) => !subagentTools.includes(t)),
 				exact: spec.exactTools === true,
 				builtIn: options.builtInTools ?? CHILD_TOOL_NAMES,
 				extensionTools,
 			});
-			if (missing.length > 0) throw new Error(missingExtensionToolsError(missing));
+			if (allowlist.missing.length > 0) throw new Error(missingExtensionToolsError(allowlist.missing));
+			const tools = boundByParent(
+				allowlist.tools,
+				options.toolBound?.(),
+				options.builtInTools ?? CHILD_TOOL_NAMES,
+			).kept;
 			const registry = options.modelRegistry as { authStorage?: unknown; runtime?: unknown };
 			// 0.73 takes the registry and its auth storage; 1.x takes the runtime behind the registry.
 			// Each line ignores the other's keys.

@@ -118,3 +118,27 @@ export function childToolAllowlist(options: {
 	const tools = [...new Set([...options.base, ...options.extensionTools])];
 	return { tools, missing: options.base.filter((t) => !provided.has(t)) };
 }
+
+/** Read-only search tools a parent with `read` is taken to have (Pi activates only read, bash, edit, write by default). */
+export const READ_COMPANIONS: readonly string[] = ["grep", "find", "ls"];
+
+/**
+ * A child's tools within its parent's active ones: `kept` in order, `beyond` the ones the parent lacks. Only Pi's
+ * built-in tools (`builtIns`: read, bash, edit, write, grep, find, ls) are bounded here, and a parent with `read`
+ * counts as having grep, find and ls; extension tools come with the extensions a child loads, which the user's own
+ * `subagents.childExtensions` decides, and this package's subagent tools with the depth limit. No bound
+ * (undefined): every tool is kept.
+ */
+export function boundByParent(
+	tools: readonly string[],
+	bound: readonly string[] | undefined,
+	builtIns: readonly string[],
+): { kept: string[]; beyond: string[] } {
+	if (!bound) return { kept: [...tools], beyond: [] };
+	const has = new Set(bound);
+	if (has.has("read")) for (const t of READ_COMPANIONS) has.add(t);
+	const kept: string[] = [];
+	const beyond: string[] = [];
+	for (const t of tools) (!builtIns.includes(t) || has.has(t) ? kept : beyond).push(t);
+	return { kept, beyond };
+}

@@ -58,6 +58,8 @@ export interface ChildSpec {
 	exactTools?: boolean;
 	/** Which of the user's extensions the child loads. */
 	extensions?: ExtensionPolicy;
+	/** The folder whose trust decision the child's cwd takes (a worktree's: the same folder of its repository). */
+	trustFrom?: string;
 }
 
 export interface ChildBackend {

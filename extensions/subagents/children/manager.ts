@@ -5,6 +5,7 @@
  * run's inside (events, watchdog verdict, outcome) is in child-run.ts. No Pi imports: the backend is an
  * interface, so this runs in unit tests with a fake backend.
  */
+import { join, relative } from "node:path";
 import type { Reviewed, RunSteps } from "../checkable/run-steps.ts";
 import {
 	type ChildRecord,
@@ -463,6 +464,10 @@ export class SubagentManager {
 				sessionFile: rt.resumeFile,
 				exactTools: rt.exactTools,
 				extensions: rt.extensions,
+				// A worktree child's folder is trusted as the same folder of its repository is.
+				...(child.worktree
+					? { trustFrom: join(child.worktree.repoTop, relative(child.worktree.path, child.cwd)) }
+					: {}),
 			};
 			rt.handle ??= await this.backend.create(spec, (event) => {
 				if (applyEvent(child, rt, event, this.now()).visible) this.changed();

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import * as PiSdk from "@mariozechner/pi-coding-agent";
 import type { HeadroomConfig } from "../../shared/host/config.ts";
-import { projectTrusted } from "../../shared/host/pi-host.ts";
+import { canonicalFolder, folderTrust } from "../../shared/host/trust.ts";
 import { createInProcessBackend } from "./backend.ts";
 import { type ManagerLimits, SubagentManager } from "./manager.ts";
 
@@ -37,16 +37,25 @@ export interface SessionChildrenOptions {
 	config: HeadroomConfig;
 	/** Builds the extension for a child one level deeper. */
 	nested: (depth: number) => (pi: ExtensionAPI) => void;
+	/** The parent's active tools now (undefined: no bound); see InProcessBackendOptions.toolBound. */
+	parentTools?: () => readonly string[] | undefined;
 }
 
 export function createSessionChildren(ctx: ExtensionContext, options: SessionChildrenOptions): SubagentManager {
 	const nextDepth = options.depth + 1;
+	// The parent's own folder keeps the parent's decision (Pi's answer for this session counts there); any other
+	// folder is decided from the explicit records alone.
+	const parentFolder = canonicalFolder(ctx.cwd);
+	const parentTrusted = folderTrust(options.agentDir, ctx.cwd, ctx).trusted;
+	const trustOf = (cwd: string) =>
+		canonicalFolder(cwd) === parentFolder ? parentTrusted : folderTrust(options.agentDir, cwd).trusted;
 	const backend = createInProcessBackend({
 		agentDir: options.agentDir,
 		modelRegistry: ctx.modelRegistry,
 		sessionDir: childSessionDir(ctx, options.agentDir),
 		extensionFactories: nextDepth < options.config.subagents.maxDepth ? [options.nested(nextDepth)] : undefined,
-		projectTrusted: projectTrusted(ctx),
+		trustOf,
+		toolBound: options.parentTools,
 		packageDir: safePackageDir(),
 	});
 	return new SubagentManager(backend, limitsOf(options.config));

@@ -13,6 +13,7 @@ import { ownerFraming } from "../../shared/transcript/prompt.ts";
 import { type ShortenOptions, storedShortening } from "../../shared/transcript/view.ts";
 import { type AgentDefinition, parseExtensionPolicy } from "../agents/agents.ts";
 import { isolationFor, prepareCheckable } from "../checkable/spawn-checkable.ts";
+import { boundByParent } from "../children/child-extensions.ts";
 import type { ResumeSettings } from "../children/requests.ts";
 import { childWindow, composeHandover } from "../delivery/handover.ts";
 import {
@@ -199,6 +200,16 @@ function listableTools(deps: Pick<SubagentServices, "parent">): string[] {
 	return [...names];
 }
 
+/** The parent's active tools now, or undefined where the host cannot say (no bound then). */
+function parentActiveTools(deps: Pick<SubagentServices, "parent">): readonly string[] | undefined {
+	try {
+		const tools = deps.parent.getActiveTools?.();
+		return Array.isArray(tools) ? tools : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
 /** What a spawn uses: the children, the configuration, store and agents, and the parent's tools and thinking. */
 export type SpawnDeps = Pick<
 	SubagentServices,
@@ -250,7 +261,16 @@ async function spawnOne(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionCont
 	}
 	if (!model) throw new Error(noModelError());
 	const exactTools = params.tools !== undefined || agent?.tools !== undefined;
-	const tools = params.tools ?? agent?.tools ?? cfg.defaultTools;
+	const asked = params.tools ?? agent?.tools ?? cfg.defaultTools;
+	// Children never exceed their parent: an explicit list beyond the parent's active tools is refused; an agent's
+	// or the default list is narrowed to them, and the spawn says what was left out.
+	const active = cfg.toolsBeyondParent ? undefined : parentActiveTools(deps);
+	const bounded = boundByParent(asked, active, CHILD_TOOL_NAMES);
+	if (bounded.beyond.length > 0) {
+		if (params.tools !== undefined) throw new Error(P.toolsBeyondParentError(bounded.beyond, active ?? []));
+		notes.push(P.toolsLeftOutNote(bounded.beyond));
+	}
+	const tools = bounded.kept;
 	const allowed = listableTools(deps);
 	const unknownTools = tools.filter((t) => !allowed.includes(t));
 	if (unknownTools.length > 0) {

@@ -3,9 +3,11 @@
  * list where there is no custom UI (print, json and rpc modes). Nothing here reaches the parent's model
  * context: steering goes to the child through subagent_send's own handler, cancelling through the
  * manager (the cancelled result then reaches the parent as any settled result does), and the view
- * writes no message and no entry.
+ * writes no message and no entry. `/subagents trust` (`untrust`, `forget`) records whether this project's agent
+ * files apply; project agents kept out by it are named each time the command runs.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { folderTrust, trustCommand, untrustedHint } from "../../shared/host/trust.ts";
 import { project } from "../../shared/projection/projection.ts";
 import type { ChildRecord } from "../domain.ts";
 import { CANCELLED_IN_VIEW } from "../prompt.ts";
@@ -52,7 +54,7 @@ export interface OtherSessions {
 }
 
 /** What the view uses: what subagent_send uses (steering), the children as they are now, the store. */
-export type ViewDeps = SendDeps & Pick<SubagentServices, "existingChildren" | "store">;
+export type ViewDeps = SendDeps & Pick<SubagentServices, "existingChildren" | "store" | "agents" | "agentDir">;
 
 /** Register /subagents; `enter` hands each command's context to the adapter first (as every tool call does). */
 export function registerSubagentsView(
@@ -63,8 +65,29 @@ export function registerSubagentsView(
 ): void {
 	pi.registerCommand("subagents", {
 		description: VIEW_COMMAND_DESCRIPTION,
-		handler: async (_args, ctx) => {
+		handler: async (args, ctx) => {
 			enter(ctx);
+			const tell = (text: string, level: "info" | "warning" | "error" = "info") => {
+				if (ctx.hasUI) ctx.ui.notify(text, level);
+				else process.stderr.write(`${text}\n`);
+			};
+			const verb = args.trim();
+			if (verb === "trust" || verb === "untrust" || verb === "forget") {
+				try {
+					tell(`subagents: ${trustCommand(deps.agentDir(), ctx.cwd, verb)}`);
+				} catch (error) {
+					tell(`subagents: ${error instanceof Error ? error.message : String(error)}`, "error");
+				}
+				return;
+			}
+			// Project agents this project's trust keeps out: said every time, with the command that trusts it.
+			const ignored = deps
+				.agents(ctx)
+				.folders.filter((f) => f.exists && !f.read && (f.source === "project" || f.source === "claude-project"));
+			if (ignored.length > 0) {
+				const hint = untrustedHint(folderTrust(deps.agentDir(), ctx.cwd, ctx), "/subagents trust");
+				tell(`subagents: project agents ignored: ${ignored.map((f) => f.dir).join(", ")}: ${hint}`, "warning");
+			}
 			const manager = deps.children(ctx);
 			let shown = false;
 			if (ctx.hasUI) {
