@@ -53,7 +53,9 @@ describe("pruneWorktrees", () => {
 		expect(outcome.failed).toEqual([]);
 		expect(outcome.removed.sort()).toEqual([old.path, orphan.path].sort());
 		expect(existsSync(old.path)).toBe(false);
-		expect(cases.git(repoDir, ["for-each-ref", "--format=%(refname:short)", "refs/heads/headroom/"]).trim()).toBe("headroom/sa-2-bbbb");
+		expect(cases.git(repoDir, ["for-each-ref", "--format=%(refname:short)", "refs/heads/headroom/"]).trim()).toBe(
+			"headroom/sa-2-bbbb",
+		);
 		expect(existsSync(fresh.path)).toBe(true);
 		expect(existsSync(orphan.path)).toBe(false);
 		expect(existsSync(elsewhere)).toBe(true);
