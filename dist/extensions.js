@@ -3728,7 +3728,7 @@ var init_collect = __esm({
 // extensions/headroom/prompt.ts
 function formatProjectTrust(trusted, hint, files) {
   if (trusted) return `project files: ${trusted}${files.length > 0 ? `: ${files.join(", ")}` : ""}`;
-  if (files.length === 0) return `project files: none here (${hint})`;
+  if (files.length === 0) return "project files: none here";
   return `project files: ignored: ${files.join(", ")}: ${hint}`;
 }
 function humanBytes(bytes) {

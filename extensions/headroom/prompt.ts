@@ -29,7 +29,7 @@ export const USAGE = "usage: /headroom [status|prune|trust|untrust|forget]";
  */
 export function formatProjectTrust(trusted: string | undefined, hint: string, files: readonly string[]): string {
 	if (trusted) return `project files: ${trusted}${files.length > 0 ? `: ${files.join(", ")}` : ""}`;
-	if (files.length === 0) return `project files: none here (${hint})`;
+	if (files.length === 0) return "project files: none here";
 	return `project files: ignored: ${files.join(", ")}: ${hint}`;
 }
 

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
+import { formatProjectTrust } from "../../extensions/headroom/prompt.ts";
 import { CONFIG_FILE_NAME, DEFAULT_CONFIG, loadConfig } from "../../extensions/shared/host/config.ts";
 import { boundProjectConfig } from "../../extensions/shared/host/config-bounds.ts";
 import {
@@ -69,6 +70,17 @@ describe("decideTrust", () => {
 		expect(decideTrust({ piSession: true, piGated: false })).toEqual({ trusted: false, reason: "undecided" });
 		expect(decideTrust({ piSession: true, piGated: true })).toEqual({ trusted: true, reason: "pi-asked" });
 		expect(untrustedHint({ trusted: false, reason: "undecided" })).toContain("/headroom trust");
+	});
+
+	it("/headroom says whether this project's files apply, and how to trust them", () => {
+		const hint = untrustedHint({ trusted: false, reason: "undecided" });
+		expect(formatProjectTrust(undefined, hint, ["/p/.pi/agents"])).toBe(
+			"project files: ignored: /p/.pi/agents: this project is not trusted yet (trust it with /headroom trust)",
+		);
+		expect(formatProjectTrust("trusted (x)", hint, ["/p/.pi/agents"])).toBe(
+			"project files: trusted (x): /p/.pi/agents",
+		);
+		expect(formatProjectTrust(undefined, hint, [])).toBe("project files: none here");
 	});
 
 	it("the nearest entry up from the folder wins", () => {
