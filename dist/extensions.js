@@ -8599,8 +8599,8 @@ function badOutputSchemaError(reason) {
   return `output_schema cannot be used: ${reason}. No child was started; pass a JSON Schema object.`;
 }
 function isolationNote(w) {
-  const carried = w.parentUncommitted > 0 ? `Your ${plural(w.parentUncommitted, "uncommitted change")} (staged, unstaged or untracked) are NOT in it: commit first if the child needs them.` : "Your working tree had no uncommitted changes, so the child sees exactly your files.";
-  return `Isolated: it works in a new git worktree ${w.path} on branch ${w.branch}, created from HEAD ${shortHash(w.base, COMMIT_ID_HEX)} of ${w.repoTop}. ${carried} Your tree and index are not touched; its result starts with what it changed.`;
+  const carried2 = w.parentUncommitted > 0 ? `Your ${plural(w.parentUncommitted, "uncommitted change")} (staged, unstaged or untracked) are NOT in it: commit first if the child needs them.` : "Your working tree had no uncommitted changes, so the child sees exactly your files.";
+  return `Isolated: it works in a new git worktree ${w.path} on branch ${w.branch}, created from HEAD ${shortHash(w.base, COMMIT_ID_HEX)} of ${w.repoTop}. ${carried2} Your tree and index are not touched; its result starts with what it changed.`;
 }
 function structuredNote() {
   return "Its answer must end with JSON valid against output_schema (one correction turn); you get the validated JSON.";
@@ -9604,13 +9604,18 @@ function snapshot(child, run2) {
     ...child.after?.length ? { after: child.after, afterFailed: child.afterFailed ?? "skip" } : {}
   };
 }
-function persistDelivered(deps, keys, by) {
-  if (keys.length === 0) return;
-  try {
-    deps.session.appendEntry(DELIVERED_ENTRY, { keys, by });
-  } catch (error) {
-    console.error(`subagents: could not record delivery of ${keys.join(", ")}: ${String(error)}`);
-  }
+function deliveryProof(...groups) {
+  return { delivered: groups.filter((g) => g.keys.length > 0) };
+}
+function provenDelivered(details) {
+  const groups = details?.delivered;
+  if (!Array.isArray(groups)) return [];
+  return groups.flatMap((g) => {
+    const keys = g?.keys;
+    if (!Array.isArray(keys)) return [];
+    const by = g.by === "wait" ? "wait" : "auto";
+    return [{ keys: keys.filter((k) => typeof k === "string"), by }];
+  });
 }
 function restoreFromSession(deps, ctx, waiting) {
   const manager = deps.children(ctx);
@@ -9618,7 +9623,8 @@ function restoreFromSession(deps, ctx, waiting) {
   const runs = /* @__PURE__ */ new Map();
   const started = /* @__PURE__ */ new Set();
   const delivered = /* @__PURE__ */ new Map();
-  for (const entry of ctx.sessionManager.getBranch()) {
+  const branch = ctx.sessionManager.getBranch();
+  for (const entry of branch) {
     if (entry.type !== "custom" || !entry.data || typeof entry.data !== "object") continue;
     if (entry.customType === SETTLED_ENTRY) settled.push(entry.data);
     else if (entry.customType === RUN_ENTRY) {
@@ -9631,6 +9637,9 @@ function restoreFromSession(deps, ctx, waiting) {
       const d = entry.data;
       for (const key of Array.isArray(d.keys) ? d.keys : []) delivered.set(key, d.by === "wait" ? "wait" : "auto");
     }
+  }
+  for (const entry of branch) {
+    for (const group of carried(entry)) for (const key of group.keys) delivered.set(key, group.by);
   }
   const settledKeys = new Set(settled.map((d) => d.key));
   const known = /* @__PURE__ */ new Set([...runs.keys(), ...settled.map((d) => d.id)]);
@@ -9702,6 +9711,14 @@ async function restoreWaiting(deps, ctx, waiting, respawn) {
   }
   return failed;
 }
+function carried(entry) {
+  if (entry.type === "custom_message" && entry.customType === RESULT_MESSAGE_TYPE)
+    return provenDelivered(entry.details);
+  const m = entry.type === "message" ? entry.message : void 0;
+  if (m?.role === "toolResult" && typeof m.toolName === "string" && CARRYING_TOOL.test(m.toolName))
+    return provenDelivered(m.details);
+  return [];
+}
 function idNumber2(id) {
   return Number(id.replace(/^sa-/, "")) || 0;
 }
@@ -9765,7 +9782,7 @@ function readStored(deps, sha256) {
     return void 0;
   }
 }
-var import_node_fs9, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
+var import_node_fs9, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES, RESULT_MESSAGE_TYPE, CARRYING_TOOL;
 var init_persistence = __esm({
   "extensions/subagents/delivery/persistence.ts"() {
     "use strict";
@@ -9783,6 +9800,8 @@ var init_persistence = __esm({
     DELIVERED_ENTRY = "subagent-delivered";
     INLINE_ENTRY_MAX_BYTES = 64 * 1024;
     SETTLED_PROMPT_MAX_BYTES = SURFACES["subagents.settledPrompt"].maxBytes;
+    RESULT_MESSAGE_TYPE = "subagent-result";
+    CARRYING_TOOL = /^subagent_/;
   }
 });
 
@@ -9920,11 +9939,10 @@ async function deliverPending(deps, how) {
       customType: RESULT_MESSAGE_TYPE,
       content: owed.text,
       display: true,
-      details: owed.details
+      details: { ...owed.details, ...deliveryProof({ keys, by: "auto" }) }
     };
     if (how === "trigger") deps.session.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
     else deps.session.sendMessage(message);
-    persistDelivered(deps, keys, "auto");
     return true;
   } catch (error) {
     for (const key of keys) manager.ledger.release(key);
@@ -9932,7 +9950,7 @@ async function deliverPending(deps, how) {
     return true;
   }
 }
-var RESULT_MESSAGE_TYPE, FLUSH_DEBOUNCE_MS, FLUSH_POLL_MS, FLUSH_POLL_ATTEMPTS, AutoDelivery;
+var FLUSH_DEBOUNCE_MS, FLUSH_POLL_MS, FLUSH_POLL_ATTEMPTS, AutoDelivery;
 var init_delivery = __esm({
   "extensions/subagents/delivery/delivery.ts"() {
     "use strict";
@@ -9946,7 +9964,6 @@ var init_delivery = __esm({
     init_batch2();
     init_batch_options();
     init_persistence();
-    RESULT_MESSAGE_TYPE = "subagent-result";
     FLUSH_DEBOUNCE_MS = 50;
     FLUSH_POLL_MS = 25;
     FLUSH_POLL_ATTEMPTS = 200;
@@ -10087,7 +10104,7 @@ async function deliveryDrafts(manager, deps, ctx) {
         customType: RESULT_MESSAGE_TYPE,
         content: owed.text,
         display: true,
-        details: owed.details
+        details: { ...owed.details, ...deliveryProof({ keys, by: "auto" }) }
       },
       { type: "custom", customType: DELIVERED_ENTRY, data: { keys, by: "auto" } }
     ];
@@ -10447,18 +10464,11 @@ async function consumeResults(deps, ctx, ids2, outcome, timeoutLabel, timeoutSec
       batchOptions(deps, ctx, "wait", { leading: [...leading, ...handed.lines] })
     );
     recordArtifacts(manager, batch.items);
-    persistDelivered(
-      deps,
-      claimed.map((r) => r.key),
-      "wait"
+    const proof = deliveryProof(
+      { keys: claimed.map((r) => r.key), by: "wait" },
+      { keys: relayed.map((r) => r.key), by: "auto" }
     );
-    if (relayed.length > 0)
-      persistDelivered(
-        deps,
-        relayed.map((r) => r.key),
-        "auto"
-      );
-    return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel });
+    return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel, ...proof });
   } catch (error) {
     for (const r of [...claimed, ...relayed]) manager.ledger.release(r.key);
     throw error;
