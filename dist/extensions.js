@@ -7630,12 +7630,26 @@ function sessionNameOf(ctx) {
 }
 function createSessionHome(key, sessionFile, manager) {
   let sink;
+  let away;
+  let switchedAway = false;
   const waiting = [];
   const write2 = (to, type, data) => {
     try {
       to(type, data);
     } catch (error) {
       console.error(`subagents: could not record ${type} in the session: ${String(error)}`);
+    }
+  };
+  const writeAway = (type, data) => {
+    if (!sessionFile || !(0, import_node_fs7.existsSync)(sessionFile)) return false;
+    try {
+      away ??= import_pi_coding_agent4.SessionManager.open(sessionFile);
+      away.appendCustomEntry(type, data);
+      return true;
+    } catch (error) {
+      away = void 0;
+      console.error(`subagents: could not record ${type} in ${sessionFile}: ${String(error)}`);
+      return false;
     }
   };
   return {
@@ -7645,20 +7659,23 @@ function createSessionHome(key, sessionFile, manager) {
     name: void 0,
     record(type, data) {
       if (sink) write2(sink, type, data);
-      else waiting.push([type, data]);
+      else if (!(switchedAway && waiting.length === 0 && writeAway(type, data))) waiting.push([type, data]);
     },
     attach(next) {
       sink = next;
+      switchedAway = false;
+      away = void 0;
       for (const [type, data] of waiting.splice(0)) write2(next, type, data);
     },
-    detach() {
+    detach(switched) {
       sink = void 0;
+      switchedAway = switched === true;
     },
     waiting: () => waiting.length,
     flushToFile() {
       if (waiting.length === 0 || !sessionFile) return;
       try {
-        const file = import_pi_coding_agent4.SessionManager.open(sessionFile);
+        const file = away ?? import_pi_coding_agent4.SessionManager.open(sessionFile);
         for (const [type, data] of waiting.splice(0)) file.appendCustomEntry(type, data);
       } catch (error) {
         console.error(`subagents: could not record results in ${sessionFile}: ${String(error)}`);
@@ -7666,10 +7683,11 @@ function createSessionHome(key, sessionFile, manager) {
     }
   };
 }
-var import_pi_coding_agent4, HOMES;
+var import_node_fs7, import_pi_coding_agent4, HOMES;
 var init_home = __esm({
   "extensions/subagents/children/home.ts"() {
     "use strict";
+    import_node_fs7 = require("node:fs");
     import_pi_coding_agent4 = require("@mariozechner/pi-coding-agent");
     HOMES = /* @__PURE__ */ Symbol.for("pi-context-headroom.subagents.homes");
   }
@@ -8336,7 +8354,7 @@ function sessionFor(spec, sessionDir) {
   if (!spec.sessionFile) return import_pi_coding_agent5.SessionManager.create(spec.cwd, sessionDir);
   let isFile = false;
   try {
-    isFile = (0, import_node_fs7.statSync)(spec.sessionFile).isFile();
+    isFile = (0, import_node_fs8.statSync)(spec.sessionFile).isFile();
   } catch {
     isFile = false;
   }
@@ -8347,7 +8365,7 @@ async function builtInExtensions(packageDir) {
   if (!packageDir) return [];
   const file = (0, import_node_path8.join)(packageDir, "dist", "extensions", "index.js");
   try {
-    (0, import_node_fs7.statSync)(file);
+    (0, import_node_fs8.statSync)(file);
   } catch {
     return [];
   }
@@ -8454,11 +8472,11 @@ function createInProcessBackend(options) {
     }
   };
 }
-var import_node_fs7, import_node_path8, import_node_url, import_pi_coding_agent5;
+var import_node_fs8, import_node_path8, import_node_url, import_pi_coding_agent5;
 var init_backend = __esm({
   "extensions/subagents/children/backend.ts"() {
     "use strict";
-    import_node_fs7 = require("node:fs");
+    import_node_fs8 = require("node:fs");
     import_node_path8 = require("node:path");
     import_node_url = require("node:url");
     import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
@@ -9524,30 +9542,30 @@ function readPartialOutput(sessionFile) {
   if (!sessionFile) return { ok: true, text: "" };
   let fd;
   try {
-    fd = (0, import_node_fs8.openSync)(sessionFile, "r");
+    fd = (0, import_node_fs9.openSync)(sessionFile, "r");
   } catch (error) {
     const code2 = error.code;
     return code2 === "ENOENT" ? { ok: true, text: "" } : { ok: false, reason: String(error) };
   }
   try {
-    const size = (0, import_node_fs8.fstatSync)(fd).size;
+    const size = (0, import_node_fs9.fstatSync)(fd).size;
     const length = Math.min(size, PARTIAL_READ_MAX_BYTES);
     const buffer = Buffer.alloc(length);
-    (0, import_node_fs8.readSync)(fd, buffer, 0, length, size - length);
+    (0, import_node_fs9.readSync)(fd, buffer, 0, length, size - length);
     let text = buffer.toString("utf8");
     if (length < size) text = text.slice(text.indexOf("\n") + 1);
     return { ok: true, text: lastRunText(text) };
   } catch (error) {
     return { ok: false, reason: String(error) };
   } finally {
-    (0, import_node_fs8.closeSync)(fd);
+    (0, import_node_fs9.closeSync)(fd);
   }
 }
-var import_node_fs8, PARTIAL_READ_MAX_BYTES;
+var import_node_fs9, PARTIAL_READ_MAX_BYTES;
 var init_partial_output = __esm({
   "extensions/subagents/children/partial-output.ts"() {
     "use strict";
-    import_node_fs8 = require("node:fs");
+    import_node_fs9 = require("node:fs");
     init_content();
     PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
   }
@@ -9777,16 +9795,16 @@ function readStored(deps, sha256) {
   const found = deps.store().resolve(sha256, "subagent-results");
   if (!found.ok) return void 0;
   try {
-    return (0, import_node_fs9.readFileSync)(found.path, "utf8");
+    return (0, import_node_fs10.readFileSync)(found.path, "utf8");
   } catch {
     return void 0;
   }
 }
-var import_node_fs9, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES, RESULT_MESSAGE_TYPE, CARRYING_TOOL;
+var import_node_fs10, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES, RESULT_MESSAGE_TYPE, CARRYING_TOOL;
 var init_persistence = __esm({
   "extensions/subagents/delivery/persistence.ts"() {
     "use strict";
-    import_node_fs9 = require("node:fs");
+    import_node_fs10 = require("node:fs");
     init_projection();
     init_surfaces();
     init_tokens();
@@ -10133,7 +10151,7 @@ var init_settle = __esm({
 // extensions/subagents/agents/agent-files.ts
 function isDirectory(path) {
   try {
-    return (0, import_node_fs10.statSync)(path).isDirectory();
+    return (0, import_node_fs11.statSync)(path).isDirectory();
   } catch {
     return false;
   }
@@ -10157,11 +10175,11 @@ function safeHome() {
     return "/";
   }
 }
-var import_node_fs10, import_node_os, import_node_path10, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var import_node_fs11, import_node_os, import_node_path10, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
 var init_agent_files = __esm({
   "extensions/subagents/agents/agent-files.ts"() {
     "use strict";
-    import_node_fs10 = require("node:fs");
+    import_node_fs11 = require("node:fs");
     import_node_os = require("node:os");
     import_node_path10 = require("node:path");
     init_agents();
@@ -10206,7 +10224,7 @@ var init_agent_files = __esm({
       listFiles(dir, warnings) {
         let names;
         try {
-          names = (0, import_node_fs10.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+          names = (0, import_node_fs11.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
         } catch (error) {
           warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
           return [];
@@ -10222,7 +10240,7 @@ var init_agent_files = __esm({
         let size;
         let mtimeMs;
         try {
-          const st = (0, import_node_fs10.statSync)(file);
+          const st = (0, import_node_fs11.statSync)(file);
           if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
           size = st.size;
           mtimeMs = st.mtimeMs;
@@ -10239,7 +10257,7 @@ var init_agent_files = __esm({
         }
         let text;
         try {
-          text = (0, import_node_fs10.readFileSync)(file, "utf8");
+          text = (0, import_node_fs11.readFileSync)(file, "utf8");
         } catch (error) {
           return {
             warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
@@ -10361,10 +10379,10 @@ function createSessionState(options) {
       enter(context);
       return !manager && adoptHome(context);
     },
-    detach: () => {
+    detach: (away) => {
       unfollow?.();
       unfollow = void 0;
-      home?.detach();
+      home?.detach(away);
       home = void 0;
       manager = void 0;
     },
@@ -10629,17 +10647,17 @@ async function probeRepository(cwd, options = {}) {
 function ensurePrivateDir2(trustedRoot, dir) {
   const rel = (0, import_node_path11.relative)(trustedRoot, dir);
   if (rel.startsWith("..") || (0, import_node_path11.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
-  (0, import_node_fs11.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
+  (0, import_node_fs12.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
   let current = trustedRoot;
   const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
   for (const part of rel === "" ? [] : rel.split(import_node_path11.sep)) {
     current = (0, import_node_path11.join)(current, part);
     let st;
     try {
-      st = (0, import_node_fs11.lstatSync)(current);
+      st = (0, import_node_fs12.lstatSync)(current);
     } catch {
-      (0, import_node_fs11.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
-      st = (0, import_node_fs11.lstatSync)(current);
+      (0, import_node_fs12.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
+      st = (0, import_node_fs12.lstatSync)(current);
     }
     if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
     if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
@@ -10669,7 +10687,7 @@ async function createWorktreeNow(options) {
   }
   ensurePrivateDir2(options.trustedRoot, root);
   try {
-    (0, import_node_fs11.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
+    (0, import_node_fs12.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
   } catch (error) {
     throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
   }
@@ -10684,7 +10702,7 @@ async function createWorktreeNow(options) {
   }
   const cwd = (0, import_node_path11.join)(path, repo.relCwd);
   try {
-    if (!(0, import_node_fs11.statSync)(cwd).isDirectory()) throw new Error("not a directory");
+    if (!(0, import_node_fs12.statSync)(cwd).isDirectory()) throw new Error("not a directory");
   } catch {
     return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
   }
@@ -10692,7 +10710,7 @@ async function createWorktreeNow(options) {
 }
 function removeEmptyDir(path) {
   try {
-    if ((0, import_node_fs11.readdirSync)(path).length === 0) (0, import_node_fs11.rmdirSync)(path);
+    if ((0, import_node_fs12.readdirSync)(path).length === 0) (0, import_node_fs12.rmdirSync)(path);
   } catch {
   }
 }
@@ -10720,14 +10738,14 @@ async function captureChanges(worktree, options = {}) {
   const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env });
   const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
   if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
-  const scratch = (0, import_node_fs11.mkdtempSync)((0, import_node_path11.join)((0, import_node_os2.tmpdir)(), "headroom-index-"));
+  const scratch = (0, import_node_fs12.mkdtempSync)((0, import_node_path11.join)((0, import_node_os2.tmpdir)(), "headroom-index-"));
   try {
     const index = (0, import_node_path11.join)(scratch, "index");
     try {
       const original = indexPath.stdout.trim();
-      (0, import_node_fs11.copyFileSync)(original, index);
-      const st = (0, import_node_fs11.statSync)(original);
-      (0, import_node_fs11.utimesSync)(index, st.atime, st.mtime);
+      (0, import_node_fs12.copyFileSync)(original, index);
+      const st = (0, import_node_fs12.statSync)(original);
+      (0, import_node_fs12.utimesSync)(index, st.atime, st.mtime);
     } catch {
     }
     const env = { GIT_INDEX_FILE: index };
@@ -10760,7 +10778,7 @@ async function captureChanges(worktree, options = {}) {
     }
     return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
   } finally {
-    (0, import_node_fs11.rmSync)(scratch, { recursive: true, force: true });
+    (0, import_node_fs12.rmSync)(scratch, { recursive: true, force: true });
   }
 }
 function removeWorktree(worktree, options = {}) {
@@ -10782,7 +10800,7 @@ async function removeWorktreeNow(worktree, options) {
 }
 function existsDir(path) {
   try {
-    return (0, import_node_fs11.statSync)(path).isDirectory();
+    return (0, import_node_fs12.statSync)(path).isDirectory();
   } catch {
     return false;
   }
@@ -10794,11 +10812,11 @@ async function patchContainedIn(patchFile, repoTop, options = {}) {
   const check = await runGit(["apply", "--check", "--reverse", "--binary", patchFile], { ...options, cwd: repoTop });
   return check.code === 0;
 }
-var import_node_fs11, import_node_os2, import_node_path11, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
+var import_node_fs12, import_node_os2, import_node_path11, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
 var init_isolation = __esm({
   "extensions/subagents/checkable/isolation.ts"() {
     "use strict";
-    import_node_fs11 = require("node:fs");
+    import_node_fs12 = require("node:fs");
     import_node_os2 = require("node:os");
     import_node_path11 = require("node:path");
     init_git();
@@ -11237,7 +11255,7 @@ var init_handover = __esm({
 // extensions/subagents/tools/spawn.ts
 function isKind2(path, kind) {
   try {
-    const st = (0, import_node_fs12.statSync)(path);
+    const st = (0, import_node_fs13.statSync)(path);
     return kind === "file" ? st.isFile() : st.isDirectory();
   } catch {
     return false;
@@ -11498,11 +11516,11 @@ function resumeSettings(deps, child, ctx) {
   const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : void 0;
   return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
 }
-var import_node_fs12, import_node_path13, import_pi_coding_agent7;
+var import_node_fs13, import_node_path13, import_pi_coding_agent7;
 var init_spawn = __esm({
   "extensions/subagents/tools/spawn.ts"() {
     "use strict";
-    import_node_fs12 = require("node:fs");
+    import_node_fs13 = require("node:fs");
     import_node_path13 = require("node:path");
     import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
     init_config();
@@ -12185,11 +12203,11 @@ function itemsOfEntry(entry, seenTask) {
       return [];
   }
 }
-var import_node_fs13, READ_STEP_BYTES, TranscriptReader;
+var import_node_fs14, READ_STEP_BYTES, TranscriptReader;
 var init_transcript = __esm({
   "extensions/subagents/view/transcript.ts"() {
     "use strict";
-    import_node_fs13 = require("node:fs");
+    import_node_fs14 = require("node:fs");
     init_content();
     READ_STEP_BYTES = 4 * 1024 * 1024;
     TranscriptReader = class {
@@ -12209,7 +12227,7 @@ var init_transcript = __esm({
         if (!this.path) return false;
         let st;
         try {
-          st = (0, import_node_fs13.lstatSync)(this.path, { throwIfNoEntry: false });
+          st = (0, import_node_fs14.lstatSync)(this.path, { throwIfNoEntry: false });
         } catch (error) {
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
@@ -12238,12 +12256,12 @@ var init_transcript = __esm({
       readFrom(size) {
         let fd;
         try {
-          fd = (0, import_node_fs13.openSync)(this.path, "r");
-          const st = (0, import_node_fs13.fstatSync)(fd);
+          fd = (0, import_node_fs14.openSync)(this.path, "r");
+          const st = (0, import_node_fs14.fstatSync)(fd);
           if (!st.isFile()) return false;
           const length = Math.min(READ_STEP_BYTES, Math.max(0, size - this.offset));
           const buffer = Buffer.alloc(length);
-          const read2 = (0, import_node_fs13.readSync)(fd, buffer, 0, length, this.offset);
+          const read2 = (0, import_node_fs14.readSync)(fd, buffer, 0, length, this.offset);
           const lastNewline = buffer.lastIndexOf(10, read2 - 1);
           if (lastNewline < 0) return false;
           this.offset += lastNewline + 1;
@@ -12270,7 +12288,7 @@ var init_transcript = __esm({
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
         } finally {
-          if (fd !== void 0) (0, import_node_fs13.closeSync)(fd);
+          if (fd !== void 0) (0, import_node_fs14.closeSync)(fd);
         }
       }
     };
@@ -12765,7 +12783,7 @@ function setupSubagents(pi, depth) {
     delivery.cancel();
     status.stop();
     const reason = event?.reason;
-    if (depth === 0 && reason !== void 0 && reason !== "quit") return state.detach();
+    if (depth === 0 && reason !== void 0 && reason !== "quit") return state.detach(reason !== "reload");
     const manager = state.dropChildren();
     const others = depth === 0 ? [...sessionHomes().values()] : [];
     if (depth === 0) sessionHomes().clear();
@@ -13651,7 +13669,7 @@ function highestIndex(names) {
 }
 function lstatOrNull2(path) {
   try {
-    return (0, import_node_fs14.lstatSync)(path);
+    return (0, import_node_fs15.lstatSync)(path);
   } catch (error) {
     if (error.code === "ENOENT") return null;
     throw error;
@@ -13660,7 +13678,7 @@ function lstatOrNull2(path) {
 function highestIndexIn(dir) {
   try {
     const st = lstatOrNull2(dir);
-    return st?.isDirectory() ? highestIndex((0, import_node_fs14.readdirSync)(dir)) : 0;
+    return st?.isDirectory() ? highestIndex((0, import_node_fs15.readdirSync)(dir)) : 0;
   } catch {
     return 0;
   }
@@ -13681,19 +13699,19 @@ function writeTrajectories(target, files) {
   return files.map((file) => {
     const path = (0, import_node_path14.join)(dir, file.fileName);
     try {
-      const flags = import_node_fs14.constants.O_WRONLY | import_node_fs14.constants.O_CREAT | import_node_fs14.constants.O_EXCL | (import_node_fs14.constants.O_NOFOLLOW ?? 0);
-      const fd = (0, import_node_fs14.openSync)(path, flags, TRAJECTORY_FILE_MODE);
+      const flags = import_node_fs15.constants.O_WRONLY | import_node_fs15.constants.O_CREAT | import_node_fs15.constants.O_EXCL | (import_node_fs15.constants.O_NOFOLLOW ?? 0);
+      const fd = (0, import_node_fs15.openSync)(path, flags, TRAJECTORY_FILE_MODE);
       try {
-        (0, import_node_fs14.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
+        (0, import_node_fs15.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
         const now = lstatOrNull2(dir);
         if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
-          (0, import_node_fs14.unlinkSync)(path);
+          (0, import_node_fs15.unlinkSync)(path);
           throw new Error(`${dir} changed while writing; not storing`);
         }
-        (0, import_node_fs14.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
+        (0, import_node_fs15.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
 `);
       } finally {
-        (0, import_node_fs14.closeSync)(fd);
+        (0, import_node_fs15.closeSync)(fd);
       }
       return { ok: true, path, label: file.label, step: file.step };
     } catch (error) {
@@ -13701,11 +13719,11 @@ function writeTrajectories(target, files) {
     }
   });
 }
-var import_node_fs14, import_node_path14, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX;
+var import_node_fs15, import_node_path14, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX;
 var init_trajectory_files = __esm({
   "extensions/handoff/trajectory-files.ts"() {
     "use strict";
-    import_node_fs14 = require("node:fs");
+    import_node_fs15 = require("node:fs");
     import_node_path14 = require("node:path");
     init_artifact_store();
     init_format();
