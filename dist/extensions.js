@@ -8886,8 +8886,8 @@ function badOutputSchemaError(reason) {
   return `output_schema cannot be used: ${reason}. No child was started; pass a JSON Schema object.`;
 }
 function isolationNote(w) {
-  const carried = w.parentUncommitted > 0 ? `Your ${plural(w.parentUncommitted, "uncommitted change")} (staged, unstaged or untracked) are NOT in it: commit first if the child needs them.` : "Your working tree had no uncommitted changes, so the child sees exactly your files.";
-  return `Isolated: it works in a new git worktree ${w.path} on branch ${w.branch}, created from HEAD ${shortHash(w.base, COMMIT_ID_HEX)} of ${w.repoTop}. ${carried} Your tree and index are not touched; its result starts with what it changed.`;
+  const carried2 = w.parentUncommitted > 0 ? `Your ${plural(w.parentUncommitted, "uncommitted change")} (staged, unstaged or untracked) are NOT in it: commit first if the child needs them.` : "Your working tree had no uncommitted changes, so the child sees exactly your files.";
+  return `Isolated: it works in a new git worktree ${w.path} on branch ${w.branch}, created from HEAD ${shortHash(w.base, COMMIT_ID_HEX)} of ${w.repoTop}. ${carried2} Your tree and index are not touched; its result starts with what it changed.`;
 }
 function structuredNote() {
   return "Its answer must end with JSON valid against output_schema (one correction turn); you get the validated JSON.";
@@ -10175,12 +10175,26 @@ function sessionNameOf(ctx) {
 }
 function createSessionHome(key, sessionFile, manager) {
   let sink;
+  let away;
+  let switchedAway = false;
   const waiting = [];
   const write2 = (to, type, data) => {
     try {
       to(type, data);
     } catch (error) {
       console.error(`subagents: could not record ${type} in the session: ${String(error)}`);
+    }
+  };
+  const writeAway = (type, data) => {
+    if (!sessionFile || !(0, import_node_fs11.existsSync)(sessionFile)) return false;
+    try {
+      away ??= import_pi_coding_agent4.SessionManager.open(sessionFile);
+      away.appendCustomEntry(type, data);
+      return true;
+    } catch (error) {
+      away = void 0;
+      console.error(`subagents: could not record ${type} in ${sessionFile}: ${String(error)}`);
+      return false;
     }
   };
   return {
@@ -10190,20 +10204,23 @@ function createSessionHome(key, sessionFile, manager) {
     name: void 0,
     record(type, data) {
       if (sink) write2(sink, type, data);
-      else waiting.push([type, data]);
+      else if (!(switchedAway && waiting.length === 0 && writeAway(type, data))) waiting.push([type, data]);
     },
     attach(next) {
       sink = next;
+      switchedAway = false;
+      away = void 0;
       for (const [type, data] of waiting.splice(0)) write2(next, type, data);
     },
-    detach() {
+    detach(switched) {
       sink = void 0;
+      switchedAway = switched === true;
     },
     waiting: () => waiting.length,
     flushToFile() {
       if (waiting.length === 0 || !sessionFile) return;
       try {
-        const file = import_pi_coding_agent4.SessionManager.open(sessionFile);
+        const file = away ?? import_pi_coding_agent4.SessionManager.open(sessionFile);
         for (const [type, data] of waiting.splice(0)) file.appendCustomEntry(type, data);
       } catch (error) {
         console.error(`subagents: could not record results in ${sessionFile}: ${String(error)}`);
@@ -10211,10 +10228,11 @@ function createSessionHome(key, sessionFile, manager) {
     }
   };
 }
-var import_pi_coding_agent4, HOMES;
+var import_node_fs11, import_pi_coding_agent4, HOMES;
 var init_home = __esm({
   "extensions/subagents/children/home.ts"() {
     "use strict";
+    import_node_fs11 = require("node:fs");
     import_pi_coding_agent4 = require("@mariozechner/pi-coding-agent");
     HOMES = /* @__PURE__ */ Symbol.for("pi-context-headroom.subagents.homes");
   }
@@ -10448,7 +10466,7 @@ function sessionFor(spec, sessionDir) {
   if (!spec.sessionFile) return import_pi_coding_agent5.SessionManager.create(spec.cwd, sessionDir);
   let isFile = false;
   try {
-    isFile = (0, import_node_fs11.statSync)(spec.sessionFile).isFile();
+    isFile = (0, import_node_fs12.statSync)(spec.sessionFile).isFile();
   } catch {
     isFile = false;
   }
@@ -10459,7 +10477,7 @@ async function builtInExtensions(packageDir) {
   if (!packageDir) return [];
   const file = (0, import_node_path12.join)(packageDir, "dist", "extensions", "index.js");
   try {
-    (0, import_node_fs11.statSync)(file);
+    (0, import_node_fs12.statSync)(file);
   } catch {
     return [];
   }
@@ -10584,11 +10602,11 @@ function createInProcessBackend(options) {
     }
   };
 }
-var import_node_fs11, import_node_path12, import_node_url, import_pi_coding_agent5;
+var import_node_fs12, import_node_path12, import_node_url, import_pi_coding_agent5;
 var init_backend = __esm({
   "extensions/subagents/children/backend.ts"() {
     "use strict";
-    import_node_fs11 = require("node:fs");
+    import_node_fs12 = require("node:fs");
     import_node_path12 = require("node:path");
     import_node_url = require("node:url");
     import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
@@ -11532,35 +11550,35 @@ function readPartialOutput(sessionFile) {
   if (!sessionFile) return { ok: true, text: "" };
   let fd;
   try {
-    fd = (0, import_node_fs12.openSync)(sessionFile, OPEN_FLAGS);
+    fd = (0, import_node_fs13.openSync)(sessionFile, OPEN_FLAGS);
   } catch (error) {
     const code2 = error.code;
     return code2 === "ENOENT" ? { ok: true, text: "" } : { ok: false, reason: String(error) };
   }
   try {
-    const st = (0, import_node_fs12.fstatSync)(fd);
+    const st = (0, import_node_fs13.fstatSync)(fd);
     if (!st.isFile()) return { ok: false, reason: `${sessionFile} is not a regular file` };
     const size = st.size;
     const length = Math.min(size, PARTIAL_READ_MAX_BYTES);
     const buffer = Buffer.alloc(length);
-    (0, import_node_fs12.readSync)(fd, buffer, 0, length, size - length);
+    (0, import_node_fs13.readSync)(fd, buffer, 0, length, size - length);
     let text = buffer.toString("utf8");
     if (length < size) text = text.slice(text.indexOf("\n") + 1);
     return { ok: true, text: lastRunText(text) };
   } catch (error) {
     return { ok: false, reason: String(error) };
   } finally {
-    (0, import_node_fs12.closeSync)(fd);
+    (0, import_node_fs13.closeSync)(fd);
   }
 }
-var import_node_fs12, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
+var import_node_fs13, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
 var init_partial_output = __esm({
   "extensions/subagents/children/partial-output.ts"() {
     "use strict";
-    import_node_fs12 = require("node:fs");
+    import_node_fs13 = require("node:fs");
     init_content();
     PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
-    OPEN_FLAGS = import_node_fs12.constants.O_RDONLY | (import_node_fs12.constants.O_NONBLOCK ?? 0) | (import_node_fs12.constants.O_NOFOLLOW ?? 0);
+    OPEN_FLAGS = import_node_fs13.constants.O_RDONLY | (import_node_fs13.constants.O_NONBLOCK ?? 0) | (import_node_fs13.constants.O_NOFOLLOW ?? 0);
   }
 });
 
@@ -11590,7 +11608,7 @@ function inside(root, path) {
 }
 function realOrSelf(path) {
   try {
-    return (0, import_node_fs13.realpathSync)(path);
+    return (0, import_node_fs14.realpathSync)(path);
   } catch {
     return path;
   }
@@ -11623,7 +11641,7 @@ function checkWorktreeRecord(w, root) {
     return { ok: false, problem: `its cwd ${JSON.stringify(cwd)} is not inside ${expected}` };
   let st;
   try {
-    st = (0, import_node_fs13.lstatSync)(expected, { throwIfNoEntry: false });
+    st = (0, import_node_fs14.lstatSync)(expected, { throwIfNoEntry: false });
   } catch (error) {
     return { ok: false, problem: `its path cannot be checked (${error.message})` };
   }
@@ -11631,7 +11649,7 @@ function checkWorktreeRecord(w, root) {
     const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
     if (st.isSymbolicLink() || !st.isDirectory()) return { ok: false, problem: `${expected} is not a real directory` };
     if (uid !== void 0 && st.uid !== uid) return { ok: false, problem: `${expected} is owned by another user` };
-    if ((0, import_node_fs13.realpathSync)(expected) !== (0, import_node_path15.join)(realOrSelf(root), name))
+    if ((0, import_node_fs14.realpathSync)(expected) !== (0, import_node_path15.join)(realOrSelf(root), name))
       return { ok: false, problem: `${expected} resolves outside the worktrees folder` };
   }
   return {
@@ -11667,11 +11685,11 @@ function recordedSpawnProblem(schema2, params) {
   }
   return "invalid";
 }
-var import_node_fs13, import_node_path15, import_compile2, COMMIT_ID, spawnValidators;
+var import_node_fs14, import_node_path15, import_compile2, COMMIT_ID, spawnValidators;
 var init_record_checks = __esm({
   "extensions/subagents/delivery/record-checks.ts"() {
     "use strict";
-    import_node_fs13 = require("node:fs");
+    import_node_fs14 = require("node:fs");
     import_node_path15 = require("node:path");
     import_compile2 = require("typebox/compile");
     init_isolation();
@@ -11731,13 +11749,18 @@ function snapshot(child, run2) {
     ...child.after?.length ? { after: child.after, afterFailed: child.afterFailed ?? "skip" } : {}
   };
 }
-function persistDelivered(deps, keys, by) {
-  if (keys.length === 0) return;
-  try {
-    deps.session.appendEntry(DELIVERED_ENTRY, { keys, by });
-  } catch (error) {
-    console.error(`subagents: could not record delivery of ${keys.join(", ")}: ${String(error)}`);
-  }
+function deliveryProof(...groups) {
+  return { delivered: groups.filter((g) => g.keys.length > 0) };
+}
+function provenDelivered(details) {
+  const groups = details?.delivered;
+  if (!Array.isArray(groups)) return [];
+  return groups.flatMap((g) => {
+    const keys = g?.keys;
+    if (!Array.isArray(keys)) return [];
+    const by = g.by === "wait" ? "wait" : "auto";
+    return [{ keys: keys.filter((k) => typeof k === "string"), by }];
+  });
 }
 function restoreFromSession(deps, ctx, waiting) {
   const manager = deps.children(ctx);
@@ -11746,7 +11769,8 @@ function restoreFromSession(deps, ctx, waiting) {
   const started = /* @__PURE__ */ new Set();
   const delivered = /* @__PURE__ */ new Map();
   const screen = recordScreen(deps);
-  for (const entry of ctx.sessionManager.getBranch()) {
+  const branch = ctx.sessionManager.getBranch();
+  for (const entry of branch) {
     if (entry.type !== "custom" || !entry.data || typeof entry.data !== "object") continue;
     if (entry.customType === SETTLED_ENTRY) settled.push(screen.check(entry.data));
     else if (entry.customType === RUN_ENTRY) {
@@ -11759,6 +11783,9 @@ function restoreFromSession(deps, ctx, waiting) {
       const d = entry.data;
       for (const key of Array.isArray(d.keys) ? d.keys : []) delivered.set(key, d.by === "wait" ? "wait" : "auto");
     }
+  }
+  for (const entry of branch) {
+    for (const group of carried(entry)) for (const key of group.keys) delivered.set(key, group.by);
   }
   const settledKeys = new Set(settled.map((d) => d.key));
   const known = /* @__PURE__ */ new Set([...runs.keys(), ...settled.map((d) => d.id)]);
@@ -11887,6 +11914,14 @@ ${text}` : text;
     }
   };
 }
+function carried(entry) {
+  if (entry.type === "custom_message" && entry.customType === RESULT_MESSAGE_TYPE)
+    return provenDelivered(entry.details);
+  const m = entry.type === "message" ? entry.message : void 0;
+  if (m?.role === "toolResult" && typeof m.toolName === "string" && CARRYING_TOOL.test(m.toolName))
+    return provenDelivered(m.details);
+  return [];
+}
 function idNumber2(id) {
   return Number(id.replace(/^sa-/, "")) || 0;
 }
@@ -11945,16 +11980,16 @@ function readStored(deps, sha256) {
   const found = deps.store().resolve(sha256, "subagent-results");
   if (!found.ok) return void 0;
   try {
-    return (0, import_node_fs14.readFileSync)(found.path, "utf8");
+    return (0, import_node_fs15.readFileSync)(found.path, "utf8");
   } catch {
     return void 0;
   }
 }
-var import_node_fs14, import_node_path16, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES;
+var import_node_fs15, import_node_path16, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES, RESULT_MESSAGE_TYPE, CARRYING_TOOL;
 var init_persistence = __esm({
   "extensions/subagents/delivery/persistence.ts"() {
     "use strict";
-    import_node_fs14 = require("node:fs");
+    import_node_fs15 = require("node:fs");
     import_node_path16 = require("node:path");
     init_projection();
     init_surfaces();
@@ -11972,6 +12007,8 @@ var init_persistence = __esm({
     DELIVERED_ENTRY = "subagent-delivered";
     INLINE_ENTRY_MAX_BYTES = 64 * 1024;
     SETTLED_PROMPT_MAX_BYTES = SURFACES["subagents.settledPrompt"].maxBytes;
+    RESULT_MESSAGE_TYPE = "subagent-result";
+    CARRYING_TOOL = /^subagent_/;
   }
 });
 
@@ -12109,11 +12146,10 @@ async function deliverPending(deps, how) {
       customType: RESULT_MESSAGE_TYPE,
       content: owed.text,
       display: true,
-      details: owed.details
+      details: { ...owed.details, ...deliveryProof({ keys, by: "auto" }) }
     };
     if (how === "trigger") deps.session.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
     else deps.session.sendMessage(message);
-    persistDelivered(deps, keys, "auto");
     return true;
   } catch (error) {
     for (const key of keys) manager.ledger.release(key);
@@ -12121,7 +12157,7 @@ async function deliverPending(deps, how) {
     return true;
   }
 }
-var RESULT_MESSAGE_TYPE, FLUSH_DEBOUNCE_MS, FLUSH_POLL_MS, FLUSH_POLL_ATTEMPTS, AutoDelivery;
+var FLUSH_DEBOUNCE_MS, FLUSH_POLL_MS, FLUSH_POLL_ATTEMPTS, AutoDelivery;
 var init_delivery = __esm({
   "extensions/subagents/delivery/delivery.ts"() {
     "use strict";
@@ -12135,7 +12171,6 @@ var init_delivery = __esm({
     init_batch2();
     init_batch_options();
     init_persistence();
-    RESULT_MESSAGE_TYPE = "subagent-result";
     FLUSH_DEBOUNCE_MS = 50;
     FLUSH_POLL_MS = 25;
     FLUSH_POLL_ATTEMPTS = 200;
@@ -12276,7 +12311,7 @@ async function deliveryDrafts(manager, deps, ctx) {
         customType: RESULT_MESSAGE_TYPE,
         content: owed.text,
         display: true,
-        details: owed.details
+        details: { ...owed.details, ...deliveryProof({ keys, by: "auto" }) }
       },
       { type: "custom", customType: DELIVERED_ENTRY, data: { keys, by: "auto" } }
     ];
@@ -12305,18 +12340,18 @@ var init_settle = __esm({
 // extensions/subagents/agents/agent-files.ts
 function isDirectory(path) {
   try {
-    return (0, import_node_fs15.statSync)(path).isDirectory();
+    return (0, import_node_fs16.statSync)(path).isDirectory();
   } catch {
     return false;
   }
 }
 function readNoFollow(file) {
-  const fd = (0, import_node_fs15.openSync)(file, import_node_fs15.constants.O_RDONLY | (import_node_fs15.constants.O_NOFOLLOW ?? 0) | (import_node_fs15.constants.O_NONBLOCK ?? 0));
+  const fd = (0, import_node_fs16.openSync)(file, import_node_fs16.constants.O_RDONLY | (import_node_fs16.constants.O_NOFOLLOW ?? 0) | (import_node_fs16.constants.O_NONBLOCK ?? 0));
   try {
-    if (!(0, import_node_fs15.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
-    return (0, import_node_fs15.readFileSync)(fd, "utf8");
+    if (!(0, import_node_fs16.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
+    return (0, import_node_fs16.readFileSync)(fd, "utf8");
   } finally {
-    (0, import_node_fs15.closeSync)(fd);
+    (0, import_node_fs16.closeSync)(fd);
   }
 }
 function safeHome() {
@@ -12326,11 +12361,11 @@ function safeHome() {
     return "/";
   }
 }
-var import_node_fs15, import_node_os2, import_node_path17, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var import_node_fs16, import_node_os2, import_node_path17, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
 var init_agent_files = __esm({
   "extensions/subagents/agents/agent-files.ts"() {
     "use strict";
-    import_node_fs15 = require("node:fs");
+    import_node_fs16 = require("node:fs");
     import_node_os2 = require("node:os");
     import_node_path17 = require("node:path");
     init_trust();
@@ -12393,7 +12428,7 @@ var init_agent_files = __esm({
       listFiles(dir, warnings) {
         let names;
         try {
-          names = (0, import_node_fs15.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+          names = (0, import_node_fs16.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
         } catch (error) {
           warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
           return [];
@@ -12414,7 +12449,7 @@ var init_agent_files = __esm({
           if (unsafe) return { warnings: [`${unsafe}; skipped`] };
         }
         try {
-          const st = (0, import_node_fs15.statSync)(file);
+          const st = (0, import_node_fs16.statSync)(file);
           if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
           size = st.size;
           mtimeMs = st.mtimeMs;
@@ -12431,7 +12466,7 @@ var init_agent_files = __esm({
         }
         let text;
         try {
-          text = root ? readNoFollow(file) : (0, import_node_fs15.readFileSync)(file, "utf8");
+          text = root ? readNoFollow(file) : (0, import_node_fs16.readFileSync)(file, "utf8");
         } catch (error) {
           return {
             warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
@@ -12575,10 +12610,10 @@ function createSessionState(options) {
       enter(context);
       return !manager && adoptHome(context);
     },
-    detach: () => {
+    detach: (away) => {
       unfollow?.();
       unfollow = void 0;
-      home?.detach();
+      home?.detach(away);
       home = void 0;
       manager = void 0;
     },
@@ -12678,18 +12713,11 @@ async function consumeResults(deps, ctx, ids2, outcome, timeoutLabel, timeoutSec
       batchOptions(deps, ctx, "wait", { leading: [...leading, ...handed.lines] })
     );
     recordArtifacts(manager, batch.items);
-    persistDelivered(
-      deps,
-      claimed.map((r) => r.key),
-      "wait"
+    const proof = deliveryProof(
+      { keys: claimed.map((r) => r.key), by: "wait" },
+      { keys: relayed.map((r) => r.key), by: "auto" }
     );
-    if (relayed.length > 0)
-      persistDelivered(
-        deps,
-        relayed.map((r) => r.key),
-        "auto"
-      );
-    return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel });
+    return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel, ...proof });
   } catch (error) {
     for (const r of [...claimed, ...relayed]) manager.ledger.release(r.key);
     throw error;
@@ -12955,7 +12983,7 @@ var init_handover = __esm({
 // extensions/subagents/tools/spawn.ts
 function isKind2(path, kind) {
   try {
-    const st = (0, import_node_fs16.statSync)(path);
+    const st = (0, import_node_fs17.statSync)(path);
     return kind === "file" ? st.isFile() : st.isDirectory();
   } catch {
     return false;
@@ -13231,11 +13259,11 @@ function resumeSettings(deps, child, ctx) {
   const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : void 0;
   return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
 }
-var import_node_fs16, import_node_path18, import_pi_coding_agent7;
+var import_node_fs17, import_node_path18, import_pi_coding_agent7;
 var init_spawn = __esm({
   "extensions/subagents/tools/spawn.ts"() {
     "use strict";
-    import_node_fs16 = require("node:fs");
+    import_node_fs17 = require("node:fs");
     import_node_path18 = require("node:path");
     import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
     init_config();
@@ -13934,11 +13962,11 @@ function itemsOfEntry(entry, seenTask) {
       return [];
   }
 }
-var import_node_fs17, READ_STEP_BYTES, TranscriptReader;
+var import_node_fs18, READ_STEP_BYTES, TranscriptReader;
 var init_transcript = __esm({
   "extensions/subagents/view/transcript.ts"() {
     "use strict";
-    import_node_fs17 = require("node:fs");
+    import_node_fs18 = require("node:fs");
     init_content();
     READ_STEP_BYTES = 4 * 1024 * 1024;
     TranscriptReader = class {
@@ -13958,7 +13986,7 @@ var init_transcript = __esm({
         if (!this.path) return false;
         let st;
         try {
-          st = (0, import_node_fs17.lstatSync)(this.path, { throwIfNoEntry: false });
+          st = (0, import_node_fs18.lstatSync)(this.path, { throwIfNoEntry: false });
         } catch (error) {
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
@@ -13987,12 +14015,12 @@ var init_transcript = __esm({
       readFrom(size) {
         let fd;
         try {
-          fd = (0, import_node_fs17.openSync)(this.path, "r");
-          const st = (0, import_node_fs17.fstatSync)(fd);
+          fd = (0, import_node_fs18.openSync)(this.path, "r");
+          const st = (0, import_node_fs18.fstatSync)(fd);
           if (!st.isFile()) return false;
           const length = Math.min(READ_STEP_BYTES, Math.max(0, size - this.offset));
           const buffer = Buffer.alloc(length);
-          const read2 = (0, import_node_fs17.readSync)(fd, buffer, 0, length, this.offset);
+          const read2 = (0, import_node_fs18.readSync)(fd, buffer, 0, length, this.offset);
           const lastNewline = buffer.lastIndexOf(10, read2 - 1);
           if (lastNewline < 0) return false;
           this.offset += lastNewline + 1;
@@ -14019,7 +14047,7 @@ var init_transcript = __esm({
           this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
           return false;
         } finally {
-          if (fd !== void 0) (0, import_node_fs17.closeSync)(fd);
+          if (fd !== void 0) (0, import_node_fs18.closeSync)(fd);
         }
       }
     };
@@ -14542,7 +14570,7 @@ function setupSubagents(pi, depth) {
     delivery.cancel();
     status.stop();
     const reason = event?.reason;
-    if (depth === 0 && reason !== void 0 && reason !== "quit") return state.detach();
+    if (depth === 0 && reason !== void 0 && reason !== "quit") return state.detach(reason !== "reload");
     const manager = state.dropChildren();
     const others = depth === 0 ? [...sessionHomes().values()] : [];
     if (depth === 0) sessionHomes().clear();
@@ -15433,7 +15461,7 @@ function highestIndex(names) {
 }
 function lstatOrNull2(path) {
   try {
-    return (0, import_node_fs18.lstatSync)(path);
+    return (0, import_node_fs19.lstatSync)(path);
   } catch (error) {
     if (error.code === "ENOENT") return null;
     throw error;
@@ -15442,7 +15470,7 @@ function lstatOrNull2(path) {
 function highestIndexIn(dir) {
   try {
     const st = lstatOrNull2(dir);
-    return st?.isDirectory() ? highestIndex((0, import_node_fs18.readdirSync)(dir)) : 0;
+    return st?.isDirectory() ? highestIndex((0, import_node_fs19.readdirSync)(dir)) : 0;
   } catch {
     return 0;
   }
@@ -15451,7 +15479,7 @@ function pruneOrphanTrajectories(dir, now = Date.now()) {
   const removed = [];
   let names;
   try {
-    names = (0, import_node_fs18.readdirSync)(dir);
+    names = (0, import_node_fs19.readdirSync)(dir);
   } catch {
     return removed;
   }
@@ -15461,14 +15489,14 @@ function pruneOrphanTrajectories(dir, now = Date.now()) {
       continue;
     const folder = (0, import_node_path20.join)(dir, name);
     try {
-      const st = (0, import_node_fs18.lstatSync)(folder);
+      const st = (0, import_node_fs19.lstatSync)(folder);
       if (!st.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
-      const files = (0, import_node_fs18.readdirSync)(folder);
-      const stats = files.map((f) => (0, import_node_fs18.lstatSync)((0, import_node_path20.join)(folder, f)));
+      const files = (0, import_node_fs19.readdirSync)(folder);
+      const stats = files.map((f) => (0, import_node_fs19.lstatSync)((0, import_node_path20.join)(folder, f)));
       if (files.some((f, i) => !f.endsWith(".json") || !stats[i].isFile())) continue;
       if (stats.some((s) => now - s.mtimeMs < ORPHAN_MIN_AGE_MS) || now - st.mtimeMs < ORPHAN_MIN_AGE_MS) continue;
-      for (const f of files) (0, import_node_fs18.unlinkSync)((0, import_node_path20.join)(folder, f));
-      (0, import_node_fs18.rmdirSync)(folder);
+      for (const f of files) (0, import_node_fs19.unlinkSync)((0, import_node_path20.join)(folder, f));
+      (0, import_node_fs19.rmdirSync)(folder);
       removed.push(folder);
     } catch {
     }
@@ -15500,38 +15528,38 @@ function writeTrajectories(target, files) {
     const path = (0, import_node_path20.join)(dir, file.fileName);
     const temp = (0, import_node_path20.join)(dir, `.tmp-${process.pid}-${(0, import_node_crypto4.randomBytes)(8).toString("hex")}.json`);
     try {
-      const flags = import_node_fs18.constants.O_WRONLY | import_node_fs18.constants.O_CREAT | import_node_fs18.constants.O_EXCL | (import_node_fs18.constants.O_NOFOLLOW ?? 0);
-      const fd = (0, import_node_fs18.openSync)(temp, flags, TRAJECTORY_FILE_MODE);
+      const flags = import_node_fs19.constants.O_WRONLY | import_node_fs19.constants.O_CREAT | import_node_fs19.constants.O_EXCL | (import_node_fs19.constants.O_NOFOLLOW ?? 0);
+      const fd = (0, import_node_fs19.openSync)(temp, flags, TRAJECTORY_FILE_MODE);
       try {
-        (0, import_node_fs18.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
-        (0, import_node_fs18.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
+        (0, import_node_fs19.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
+        (0, import_node_fs19.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
 `);
-        (0, import_node_fs18.fsyncSync)(fd);
+        (0, import_node_fs19.fsyncSync)(fd);
       } finally {
-        (0, import_node_fs18.closeSync)(fd);
+        (0, import_node_fs19.closeSync)(fd);
       }
       const now = lstatOrNull2(dir);
       if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
         throw new Error(`${dir} changed while writing; not storing`);
       }
-      (0, import_node_fs18.linkSync)(temp, path);
+      (0, import_node_fs19.linkSync)(temp, path);
       return { ok: true, path, label: file.label, step: file.step };
     } catch (error) {
       return { ok: false, error: `${path}: ${errorText(error)}` };
     } finally {
       try {
-        (0, import_node_fs18.unlinkSync)(temp);
+        (0, import_node_fs19.unlinkSync)(temp);
       } catch {
       }
     }
   });
 }
-var import_node_crypto4, import_node_fs18, import_node_path20, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX, ORPHAN_MIN_AGE_MS, PRUNED_DIRS;
+var import_node_crypto4, import_node_fs19, import_node_path20, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX, ORPHAN_MIN_AGE_MS, PRUNED_DIRS;
 var init_trajectory_files = __esm({
   "extensions/handoff/trajectory-files.ts"() {
     "use strict";
     import_node_crypto4 = require("node:crypto");
-    import_node_fs18 = require("node:fs");
+    import_node_fs19 = require("node:fs");
     import_node_path20 = require("node:path");
     init_artifact_store();
     init_format();

@@ -377,9 +377,10 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		delivery.cancel();
 		status.stop();
 		// A session switch (/new, /resume, /fork) or /reload: the children go on in their home, and their
-		// results reach this session when it is active again.
+		// results reach this session when it is active again. After a switch their records go straight into
+		// this session's file (on disk at once, whatever ends the process later); a reload keeps the session open.
 		const reason = (event as { reason?: string } | undefined)?.reason;
-		if (depth === 0 && reason !== undefined && reason !== "quit") return state.detach();
+		if (depth === 0 && reason !== undefined && reason !== "quit") return state.detach(reason !== "reload");
 		// The process ends: running children are stopped; their partial output is recorded as owed, for the next
 		// start — this session's through this instance, other sessions' straight into their files.
 		const manager = state.dropChildren();

@@ -51,8 +51,11 @@ export interface SessionState {
 	 * switch back to it); true when there were some. Their waiting records are written through this instance.
 	 */
 	adopt(ctx: ExtensionContext): boolean;
-	/** Session switch or reload: this instance lets go; the children go on in their home. */
-	detach(): void;
+	/**
+	 * Session switch (`away`: their records go straight into the session's file from now on) or reload: this
+	 * instance lets go; the children go on in their home.
+	 */
+	detach(away?: boolean): void;
 	/** Forget this session's children and their home (the process ends); returns them. */
 	dropChildren(): SubagentManager | undefined;
 }
@@ -161,10 +164,10 @@ export function createSessionState(options: SessionStateOptions): SessionState {
 			enter(context);
 			return !manager && adoptHome(context);
 		},
-		detach: () => {
+		detach: (away) => {
 			unfollow?.();
 			unfollow = undefined;
-			home?.detach();
+			home?.detach(away);
 			home = undefined;
 			manager = undefined;
 		},

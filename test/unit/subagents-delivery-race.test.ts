@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { deliverPending } from "../../extensions/subagents/delivery/delivery.ts";
-import { DELIVERED_ENTRY } from "../../extensions/subagents/delivery/persistence.ts";
+import { DELIVERED_ENTRY, provenDelivered } from "../../extensions/subagents/delivery/persistence.ts";
 import { consumeResults } from "../../extensions/subagents/tools/consume.ts";
 import { waitTool } from "../../extensions/subagents/tools/wait.ts";
 import { type FakeWorld, onSettled, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
@@ -35,15 +35,21 @@ function occurrences(texts: string[], marker: string): number {
 	return texts.reduce((n, t) => n + t.split(marker).length - 1, 0);
 }
 
-function deliveredKeys(world: FakeWorld): string[] {
-	return world.entries.filter((e) => e.type === DELIVERED_ENTRY).flatMap((e) => (e.data as { keys: string[] }).keys);
+/** Keys recorded as delivered: by separate entries, or by the messages and tool results that carried them. */
+function deliveredKeys(world: FakeWorld, toolDetails: unknown[]): string[] {
+	return [
+		...world.entries.filter((e) => e.type === DELIVERED_ENTRY).flatMap((e) => (e.data as { keys: string[] }).keys),
+		...[...world.sent.map((s) => s.message.details), ...toolDetails].flatMap((d) =>
+			provenDelivered(d).flatMap((g) => g.keys),
+		),
+	];
 }
 
 describe.each(["flush first", "wait first"] as const)("settle while wait and flush race (%s)", (order) => {
 	it("delivers the full result once; the loser reports it as already delivered with a real artifact", async () => {
 		const { world, id } = await spawnedWorld();
 		const { services, ctx } = world;
-		let waitRun: Promise<{ content: Array<{ text: string }> }> | undefined;
+		let waitRun: Promise<{ content: Array<{ text: string }>; details: unknown }> | undefined;
 		let flushRun: Promise<boolean> | undefined;
 		// Both paths start inside the settle itself, in one tick, in the order under test.
 		onSettled(world, () => {
@@ -63,13 +69,16 @@ describe.each(["flush first", "wait first"] as const)("settle while wait and flu
 		});
 		world.backend.finish(id, LONG);
 		await until(() => waitRun !== undefined && flushRun !== undefined);
-		const waitText = (await waitRun!).content[0].text;
+		const waitResult = await waitRun!;
+		const waitText = waitResult.content[0].text;
 		expect(await flushRun!).toBe(true);
 		const autoTexts = world.sent.map((s) => s.message.content);
 		const all = [waitText, ...autoTexts];
 		expect(occurrences(all, "BEGIN-RACE")).toBe(1);
 		expect(occurrences(all, "END-RACE")).toBe(1);
-		expect(deliveredKeys(world)).toEqual([`${id}#1`]);
+		// Recorded once, by whichever carried it: nothing is recorded apart from the text that delivers it.
+		expect(world.entries.filter((e) => e.type === DELIVERED_ENTRY)).toEqual([]);
+		expect(deliveredKeys(world, [waitResult.details])).toEqual([`${id}#1`]);
 
 		let winnerText: string;
 		let loserLine: string;

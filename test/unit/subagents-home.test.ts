@@ -1,7 +1,8 @@
 /**
  * The process-wide home of a session's children: records go through the attached instance; while none is
- * attached (a session switch, a reload) they wait, in order, and are written through the next instance of
- * that session, or straight into its session file when the process ends. One map for every module instance.
+ * attached after a switch away they go straight into the session's file; during a reload (or before the session
+ * has a file) they wait, in order, and are written through the next instance of that session, or into its file
+ * when the process ends. One map for every module instance.
  */
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
@@ -61,6 +62,50 @@ describe("a session's home", () => {
 		expect(branch.at(-1)).toMatchObject({ type: "custom", customType: "subagent-settled", data: { key: "sa-1#1" } });
 	});
 
+	it("after a switch away, writes each record straight into the session file (nothing waits in memory)", () => {
+		const file = sessionOnFile();
+		const home = createSessionHome(file, file, manager());
+		const through: unknown[] = [];
+		home.attach((type, data) => through.push([type, data]));
+		home.detach(true);
+		home.record("subagent-settled", { key: "sa-1#1" });
+		home.record("subagent-run", { id: "sa-2" });
+		expect(home.waiting()).toBe(0);
+		expect(through).toEqual([]);
+		const customs = () =>
+			(SessionManager.open(file).getBranch() as Array<{ type: string; customType?: string; data?: unknown }>)
+				.filter((e) => e.type === "custom")
+				.map((e) => [e.customType, e.data]);
+		expect(customs()).toEqual([
+			["subagent-settled", { key: "sa-1#1" }],
+			["subagent-run", { id: "sa-2" }],
+		]);
+		// Back to that session: nothing is written twice.
+		home.attach((type, data) => through.push([type, data]));
+		expect(through).toEqual([]);
+		// A reload keeps the session open in Pi: records wait for the next instance instead.
+		home.detach();
+		home.record("subagent-settled", { key: "sa-2#1" });
+		expect(home.waiting()).toBe(1);
+		expect(customs()).toHaveLength(2);
+	});
+
+	it("after a switch away from a session with no file yet, records wait (and keep their order)", () => {
+		const dir = tempRoot("subagents-home-");
+		const file = join(dir, "never-written.jsonl");
+		const home = createSessionHome(file, file, manager());
+		home.detach(true);
+		home.record("a", 1);
+		home.record("b", 2);
+		expect(home.waiting()).toBe(2);
+		const next: unknown[] = [];
+		home.attach((type, data) => next.push([type, data]));
+		expect(next).toEqual([
+			["a", 1],
+			["b", 2],
+		]);
+	});
+
 	it("is one map for the whole process, found under a global symbol", () => {
 		const home = createSessionHome("k2", undefined, manager());
 		sessionHomes().set("k2", home);
@@ -68,3 +113,21 @@ describe("a session's home", () => {
 		expect(g[Symbol.for("pi-context-headroom.subagents.homes")].get("k2")).toBe(home);
 	});
 });
+
+/** A parent session on file (a user message and an answer, as Pi writes it once the conversation starts). */
+function sessionOnFile(): string {
+	const dir = tempRoot("subagents-home-");
+	const sm = SessionManager.create(dir, join(dir, "sessions"));
+	sm.appendMessage({ role: "user", content: "task", timestamp: 1 } as never);
+	sm.appendMessage({
+		role: "assistant",
+		content: [{ type: "text", text: "ok" }],
+		api: "openai-completions",
+		provider: "mock",
+		model: "m",
+		usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { total: 0 } },
+		stopReason: "stop",
+		timestamp: 2,
+	} as never);
+	return sm.getSessionFile()!;
+}

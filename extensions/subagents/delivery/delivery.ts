@@ -17,10 +17,9 @@ import { relayedLine } from "../prompt-pipeline.ts";
 import type { SubagentServices } from "../services.ts";
 import { type BatchInput, type BatchItem, type BatchOutput, projectBatch } from "./batch.ts";
 import { batchOptions } from "./batch-options.ts";
-import { persistDelivered } from "./persistence.ts";
+import { type DeliveryProof, deliveryProof, RESULT_MESSAGE_TYPE } from "./persistence.ts";
 
-/** customType of the messages that carry results to the parent. */
-export const RESULT_MESSAGE_TYPE = "subagent-result";
+export { RESULT_MESSAGE_TYPE };
 /** Delay before an automatic delivery, in milliseconds, so children finishing together arrive together. */
 export const FLUSH_DEBOUNCE_MS = 50;
 /** Interval of idle polls after the parent's run ended, in milliseconds. */
@@ -202,15 +201,16 @@ export async function deliverPending(
 	try {
 		const header = how === "append" ? restoredNote(pending.length) : autoDeliveryHeader(pending.length);
 		const owed = await projectOwed(manager, deps, ctx, pending, header);
+		// The message is the record of the delivery (persistence.ts, DeliveryProof): no separate entry that could
+		// reach the file while the message does not.
 		const message = {
 			customType: RESULT_MESSAGE_TYPE,
 			content: owed.text,
 			display: true,
-			details: owed.details,
+			details: { ...owed.details, ...deliveryProof({ keys, by: "auto" }) } satisfies DeliveryProof,
 		};
 		if (how === "trigger") deps.session.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
 		else deps.session.sendMessage(message);
-		persistDelivered(deps, keys, "auto");
 		return true;
 	} catch (error) {
 		for (const key of keys) manager.ledger.release(key);

@@ -175,18 +175,39 @@ function snapshot(child: ChildRecord, run: number): Omit<SettledEntryData, "key"
 	};
 }
 
-export function persistDelivered(
-	deps: Pick<SubagentServices, "session">,
-	keys: string[],
-	by: DeliveredEntryData["by"],
-): void {
-	if (keys.length === 0) return;
-	try {
-		deps.session.appendEntry(DELIVERED_ENTRY, { keys, by } satisfies DeliveredEntryData);
-	} catch (error) {
-		console.error(`subagents: could not record delivery of ${keys.join(", ")}: ${String(error)}`);
-	}
+/** customType of the messages that carry results to the parent. */
+export const RESULT_MESSAGE_TYPE = "subagent-result";
+
+/**
+ * What a message carrying results holds in its details: which results it carries, and how. The message is
+ * the record of their delivery: a result counts as received exactly when a message carrying it is in the
+ * session. A separate record written beside the message could reach the file while the message does not
+ * (Pi 1.x defers a message sent as its run settles, and a signal can end the process first), and the result
+ * would then be lost on the next start.
+ */
+export interface DeliveryProof {
+	delivered: DeliveredEntryData[];
 }
+
+/** The details field that says which results a message carries (empty groups left out). */
+export function deliveryProof(...groups: DeliveredEntryData[]): DeliveryProof {
+	return { delivered: groups.filter((g) => g.keys.length > 0) };
+}
+
+/** The keys a message's details say it delivered (details are session input: anything malformed is ignored). */
+export function provenDelivered(details: unknown): DeliveredEntryData[] {
+	const groups = (details as { delivered?: unknown } | null | undefined)?.delivered;
+	if (!Array.isArray(groups)) return [];
+	return groups.flatMap((g) => {
+		const keys = (g as { keys?: unknown })?.keys;
+		if (!Array.isArray(keys)) return [];
+		const by: DeliveredEntryData["by"] = (g as { by?: unknown }).by === "wait" ? "wait" : "auto";
+		return [{ keys: keys.filter((k): k is string => typeof k === "string"), by }];
+	});
+}
+
+/** Tools whose results carry results of children (subagent_wait, subagent_cancel). */
+const CARRYING_TOOL = /^subagent_/;
 
 /**
  * Rebuild children and results from the session; returns how many results are still owed. A run recorded
@@ -207,7 +228,8 @@ export function restoreFromSession(
 	const started = new Set<string>();
 	const delivered = new Map<string, DeliveredEntryData["by"]>();
 	const screen = recordScreen(deps);
-	for (const entry of ctx.sessionManager.getBranch() as Array<{ type: string; customType?: string; data?: unknown }>) {
+	const branch = ctx.sessionManager.getBranch() as BranchEntry[];
+	for (const entry of branch) {
 		if (entry.type !== "custom" || !entry.data || typeof entry.data !== "object") continue;
 		if (entry.customType === SETTLED_ENTRY) settled.push(screen.check(entry.data as SettledEntryData));
 		else if (entry.customType === RUN_ENTRY) {
@@ -220,6 +242,10 @@ export function restoreFromSession(
 			const d = entry.data as DeliveredEntryData;
 			for (const key of Array.isArray(d.keys) ? d.keys : []) delivered.set(key, d.by === "wait" ? "wait" : "auto");
 		}
+	}
+	// The messages that carried results (automatic deliveries, subagent_wait and subagent_cancel results).
+	for (const entry of branch) {
+		for (const group of carried(entry)) for (const key of group.keys) delivered.set(key, group.by);
 	}
 	const settledKeys = new Set(settled.map((d) => d.key));
 	const known = new Set([...runs.keys(), ...settled.map((d) => d.id)]);
@@ -363,6 +389,25 @@ function recordScreen(deps: Pick<SubagentServices, "store">) {
 			}
 		},
 	};
+}
+
+/** A session entry as restore reads it (session files are input: every field is checked before use). */
+interface BranchEntry {
+	type: string;
+	customType?: string;
+	data?: unknown;
+	details?: unknown;
+	message?: { role?: unknown; toolName?: unknown; details?: unknown };
+}
+
+/** What a message entry says it delivered: a result message of this extension, or a subagent tool's result. */
+function carried(entry: BranchEntry): DeliveredEntryData[] {
+	if (entry.type === "custom_message" && entry.customType === RESULT_MESSAGE_TYPE)
+		return provenDelivered(entry.details);
+	const m = entry.type === "message" ? entry.message : undefined;
+	if (m?.role === "toolResult" && typeof m.toolName === "string" && CARRYING_TOOL.test(m.toolName))
+		return provenDelivered(m.details);
+	return [];
 }
 
 function idNumber(id: string): number {

@@ -21,7 +21,7 @@ import { type ChildState, isSettled } from "../domain.ts";
 import { SETTLE_INTERRUPTED, settleCutError, settleDeliveryHeader } from "../prompt.ts";
 import type { SubagentServices } from "../services.ts";
 import { projectOwed, RESULT_MESSAGE_TYPE } from "./delivery.ts";
-import { DELIVERED_ENTRY, type DeliveredEntryData } from "./persistence.ts";
+import { DELIVERED_ENTRY, type DeliveredEntryData, deliveryProof } from "./persistence.ts";
 
 /**
  * Most extra turns one prompt gets for results in a single-shot run. Children spawned in an extra turn are
@@ -182,7 +182,7 @@ async function deliveryDrafts(
 				customType: RESULT_MESSAGE_TYPE,
 				content: owed.text,
 				display: true,
-				details: owed.details,
+				details: { ...owed.details, ...deliveryProof({ keys, by: "auto" }) },
 			},
 			{ type: "custom", customType: DELIVERED_ENTRY, data: { keys, by: "auto" } satisfies DeliveredEntryData },
 		];

@@ -1,13 +1,14 @@
 /**
  * Handing out the results of named children (subagent_wait, and subagent_cancel after it stopped them): each
  * result is claimed in the ledger before any await, then all go through ONE batch projection; a result
- * someone else received already is one line naming its full text. The delivery is recorded in the session.
+ * someone else received already is one line naming its full text. The tool's result records the delivery
+ * (its details say which results it carries: persistence.ts, DeliveryProof).
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { projectBatch } from "../delivery/batch.ts";
 import { batchOptions } from "../delivery/batch-options.ts";
 import { batchDetails, batchInput, claimRelayed, recordArtifacts, relayedLines } from "../delivery/delivery.ts";
-import { persistDelivered } from "../delivery/persistence.ts";
+import { deliveryProof } from "../delivery/persistence.ts";
 import { type ChildRow, isSettled, type SettledResult } from "../domain.ts";
 import * as P from "../prompt.ts";
 import type { SubagentServices } from "../services.ts";
@@ -82,18 +83,13 @@ export async function consumeResults(
 			batchOptions(deps, ctx, "wait", { leading: [...leading, ...handed.lines] }),
 		);
 		recordArtifacts(manager, batch.items);
-		persistDelivered(
-			deps,
-			claimed.map((r) => r.key),
-			"wait",
+		// The tool's result is the record of the delivery (persistence.ts, DeliveryProof): on disk with it, or not
+		// at all (a process ended before Pi wrote the result leaves these owed to the next start).
+		const proof = deliveryProof(
+			{ keys: claimed.map((r) => r.key), by: "wait" },
+			{ keys: relayed.map((r) => r.key), by: "auto" },
 		);
-		if (relayed.length > 0)
-			persistDelivered(
-				deps,
-				relayed.map((r) => r.key),
-				"auto",
-			);
-		return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel });
+		return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel, ...proof });
 	} catch (error) {
 		for (const r of [...claimed, ...relayed]) manager.ledger.release(r.key);
 		throw error;
