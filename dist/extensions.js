@@ -7219,16 +7219,22 @@ var init_excerpt = __esm({
 });
 
 // extensions/tool-artifacts/full-output.ts
+function atEnd(re, text) {
+  const from = Math.max(0, text.length - END_WINDOW);
+  const match = re.exec(from === 0 ? text : text.slice(from));
+  return match ? { match, index: from + match.index } : void 0;
+}
 function trailingStatus(text) {
-  const m = STATUS.exec(text);
-  return m ? m[0].trim() : void 0;
+  const m = atEnd(STATUS, text);
+  return m ? m.match[0].trim() : void 0;
 }
 function locateFullOutput(text, details) {
-  const statusMatch = STATUS.exec(text);
+  const statusMatch = atEnd(STATUS, text);
   const body = statusMatch ? text.slice(0, statusMatch.index) : text;
-  const notice = NOTICE.exec(body);
-  const headTail = notice ? void 0 : HEAD_TAIL_NOTICE.exec(body);
-  const shownTail = notice ? body.slice(0, notice.index) : headTail ? body.slice(0, headTail.index) : body;
+  const found = atEnd(NOTICE, body);
+  const notice = found?.match;
+  const headTail = notice ? void 0 : atEnd(HEAD_TAIL_NOTICE, body);
+  const shownTail = found ? body.slice(0, found.index) : headTail ? body.slice(0, headTail.index) : body;
   const fromDetails = details && typeof details === "object" ? details.fullOutputPath : void 0;
   if (typeof fromDetails === "string" && (0, import_node_path6.isAbsolute)(fromDetails)) {
     return { path: fromDetails, source: "details", shownTail };
@@ -7242,8 +7248,8 @@ function locateFullOutput(text, details) {
 function wasTruncated(text, details) {
   const truncation = details && typeof details === "object" ? details.truncation : void 0;
   if (truncation && truncation.truncated === true) return true;
-  const statusMatch = STATUS.exec(text);
-  return NOTICE.test(statusMatch ? text.slice(0, statusMatch.index) : text);
+  const statusMatch = atEnd(STATUS, text);
+  return atEnd(NOTICE, statusMatch ? text.slice(0, statusMatch.index) : text) !== void 0;
 }
 function errnoOf(error) {
   const code2 = error?.code;
@@ -7341,7 +7347,7 @@ function withoutFinalNewlines(text) {
   while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
   return end === text.length ? text : text.slice(0, end);
 }
-var import_node_fs7, import_promises, import_node_path6, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, READ_CHUNK_BYTES2, TAIL_MARGIN_BYTES, LARGE_OUTPUT_BYTES, VIEW_REGION_BYTES, SCAN_UNIT_BYTES, LINES_MISMATCH, LargeOutputReader, PI_MAX_LINES, PI_MAX_BYTES;
+var import_node_fs7, import_promises, import_node_path6, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, END_WINDOW, READ_CHUNK_BYTES2, TAIL_MARGIN_BYTES, LARGE_OUTPUT_BYTES, VIEW_REGION_BYTES, SCAN_UNIT_BYTES, LINES_MISMATCH, LargeOutputReader, PI_MAX_LINES, PI_MAX_BYTES;
 var init_full_output = __esm({
   "extensions/tool-artifacts/full-output.ts"() {
     "use strict";
@@ -7357,6 +7363,7 @@ var init_full_output = __esm({
     HEAD_TAIL_NOTICE = /\n\n\[Full output: [^\]\n]+ \(read it with offset\/limit\)\]$/;
     DETAILS_TAIL_CHECK_CHARS = 256;
     STATUS = /\n\n(?:Command exited with code -?\d+|Command aborted|Command timed out after [^\n]*|Command terminated without an exit code)$/;
+    END_WINDOW = 16 * 1024;
     READ_CHUNK_BYTES2 = 1024 * 1024;
     TAIL_MARGIN_BYTES = 64;
     LARGE_OUTPUT_BYTES = 32 * 1024 * 1024;

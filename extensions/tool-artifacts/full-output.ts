@@ -56,19 +56,30 @@ export interface FullOutputLocation {
 	totalLines?: number;
 }
 
+/** Characters at a result's end its notices are looked for in (a notice holds one path: far less). */
+const END_WINDOW = 16 * 1024;
+
+/** `re` (anchored at the end) run on the last END_WINDOW characters only; `index` is in `text`'s terms. */
+function atEnd(re: RegExp, text: string): { match: RegExpExecArray; index: number } | undefined {
+	const from = Math.max(0, text.length - END_WINDOW);
+	const match = re.exec(from === 0 ? text : text.slice(from));
+	return match ? { match, index: from + match.index } : undefined;
+}
+
 /** Pure: the status line Pi appended to an error result ("Command exited with code 2"), if any. */
 export function trailingStatus(text: string): string | undefined {
-	const m = STATUS.exec(text);
-	return m ? m[0].trim() : undefined;
+	const m = atEnd(STATUS, text);
+	return m ? m.match[0].trim() : undefined;
 }
 
 /** Pure: find the full-output file of a bash result, if it names one. */
 export function locateFullOutput(text: string, details: unknown): FullOutputLocation | undefined {
-	const statusMatch = STATUS.exec(text);
+	const statusMatch = atEnd(STATUS, text);
 	const body = statusMatch ? text.slice(0, statusMatch.index) : text;
-	const notice = NOTICE.exec(body);
-	const headTail = notice ? undefined : HEAD_TAIL_NOTICE.exec(body);
-	const shownTail = notice ? body.slice(0, notice.index) : headTail ? body.slice(0, headTail.index) : body;
+	const found = atEnd(NOTICE, body);
+	const notice = found?.match;
+	const headTail = notice ? undefined : atEnd(HEAD_TAIL_NOTICE, body);
+	const shownTail = found ? body.slice(0, found.index) : headTail ? body.slice(0, headTail.index) : body;
 	const fromDetails =
 		details && typeof details === "object" ? (details as { fullOutputPath?: unknown }).fullOutputPath : undefined;
 	if (typeof fromDetails === "string" && isAbsolute(fromDetails)) {
@@ -88,8 +99,8 @@ export function wasTruncated(text: string, details: unknown): boolean {
 			? (details as { truncation?: { truncated?: unknown } }).truncation
 			: undefined;
 	if (truncation && truncation.truncated === true) return true;
-	const statusMatch = STATUS.exec(text);
-	return NOTICE.test(statusMatch ? text.slice(0, statusMatch.index) : text);
+	const statusMatch = atEnd(STATUS, text);
+	return atEnd(NOTICE, statusMatch ? text.slice(0, statusMatch.index) : text) !== undefined;
 }
 
 /** Why the complete output could not be recovered (worded for the model in prompt.ts). */

@@ -37,6 +37,8 @@ const ALLOWED: Record<string, string> = {
 	"subagents/view/others.ts": "a session id cut to its first 8 characters as a label (an identifier, not a text view)",
 	"headroom/ledger-format.ts": "the /headroom ledger's artifact list (shown to the user, not the model)",
 	"tool-artifacts/recall.ts": "artifact ids from file names (not a text view)",
+	"tool-artifacts/full-output.ts":
+		"the end of a result where Pi's notices are searched (a regex's window, not a text view)",
 };
 
 function sources(dir: string): string[] {
