@@ -10,7 +10,7 @@ import {
 	loadHeldoutLogs,
 	splitOf,
 } from "../fixtures/heldout-logs.ts";
-import { criticalVisible, sameLine } from "../fixtures/real-logs.ts";
+import { criticalVisible, readRealLogIndex, sameLine } from "../fixtures/real-logs.ts";
 
 const groups = heldoutGroups();
 const logs = loadHeldoutLogs();
@@ -39,6 +39,18 @@ describe("the held-out log corpus index", () => {
 			expect(log.file.endsWith(".gz"), log.id).toBe(log.gz);
 			if (log.bytes > GZIP_OVER) expect(log.gz, `${log.id} is over 64 KiB`).toBe(true);
 		}
+	});
+
+	it("holds each log once across all groups, and none of the corpus the rules were written on", () => {
+		const bySha = new Map<string, string>();
+		for (const log of logs) {
+			const seen = bySha.get(log.sha256);
+			expect(seen, `${log.group}/${log.id} is the same file as ${seen}`).toBeUndefined();
+			bySha.set(log.sha256, `${log.group}/${log.id}`);
+		}
+		const sources = new Set(logs.map((log) => `${log.source.repo}:${log.source.path}`));
+		expect(sources.size).toBe(logs.length);
+		for (const real of readRealLogIndex()) expect(bySha.has(real.sha256), real.id).toBe(false);
 	});
 
 	it("matches each file's bytes: sha256, size and lines as Pi's read counts them", () => {
