@@ -9,14 +9,16 @@
  *   imports nothing by name, so it loads natively (no transpile) on Node and Bun; Pi's own modules (`host`)
  *   are handed in. Each module is initialised lazily, so a `load` evaluates only the named extension's graph,
  *   and afresh each time, like jiti's uncached load (module state never outlives a /reload).
- * - `dist/<name>.ts` per extension: the entry `pi.extensions` names. A few lines that import Pi's modules
- *   (Pi's loader maps them to the running Pi, as for any extension) and pass them to `load`.
+ * - `dist/<name>.js` per extension: the entry `pi.extensions` names. A few lines of plain JavaScript that import
+ *   nothing by name (only the bundle beside them), so Pi's loader imports them natively too: no Babel. The
+ *   running Pi's modules are located from the loader's call of the factory (scripts/locate-pi.ts, compiled into
+ *   the bundle) and imported by file URL.
  * Plain JavaScript files the code starts by URL (the recall search worker) are copied beside them.
  */
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildSync } from "esbuild";
+import { buildSync, transformSync } from "esbuild";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -88,8 +90,8 @@ export function buildExtensions(outDir = join(ROOT, "dist")): string[] {
 	});
 	writeFileSync(join(outDir, BUNDLE), bundleModule(result.outputFiles[0].text));
 	for (const name of EXTENSIONS) {
-		writeFileSync(join(outDir, `${name}.ts`), entryModule(name, hostModulesOf(name)));
-		written.push(`${name}.ts`);
+		writeFileSync(join(outDir, `${name}.js`), entryModule(name, hostModulesOf(name)));
+		written.push(`${name}.js`);
 	}
 	for (const file of URL_LOADED) {
 		const base = file.slice(file.lastIndexOf("/") + 1);
@@ -102,12 +104,23 @@ export function buildExtensions(outDir = join(ROOT, "dist")): string[] {
 /** The one bundle of every extension's modules. */
 export const BUNDLE = "extensions.js";
 
-/** The CommonJS bundle wrapped as an ES module whose `load(host, name)` evaluates it with Pi's modules. */
+/** scripts/locate-pi.ts as plain JavaScript, for the top of the bundle. */
+function locator(): string {
+	const source = readFileSync(join(ROOT, "scripts", "locate-pi.ts"), "utf8");
+	return transformSync(source, { loader: "ts", format: "esm", target: "node20", legalComments: "none" }).code;
+}
+
+/**
+ * The CommonJS bundle wrapped as an ES module: `load(host, name)` evaluates it with Pi's modules handed in;
+ * `start(name, ids, caller, fallback, pi)`, what the entries call, first locates and imports them.
+ */
 function bundleModule(cjs: string): string {
 	return `${BANNER}
-import { createRequire } from "node:module";
+import { createRequire as createNodeRequire } from "node:module";
 
-const nodeRequire = createRequire(import.meta.url);
+// Locating the running Pi's modules (scripts/locate-pi.ts).
+${locator()}
+const nodeRequire = createNodeRequire(import.meta.url);
 const __bundleUrl = import.meta.url;
 
 /**
@@ -124,25 +137,30 @@ ${cjs}
 	const extension = await module.exports.extensions[name]();
 	return extension.default;
 }
+
+/**
+ * Run extension name's factory on pi: Pi's modules ids come from the Pi whose loader made the
+ * caller Error (or from the entry's own fallback import), then the extension's modules are evaluated.
+ */
+export async function start(name, ids, caller, fallback, pi) {
+	const host = await piModules(ids, caller, fallback);
+	return (await load(host, name))(pi);
+}
 `;
 }
 
-/** The entry Pi loads: Pi's modules through Pi's loader, then the bundle natively. */
+/** The entry Pi loads: plain JavaScript, no import by name (Pi imports it natively); calls the bundle's start. */
 function entryModule(name: string, hostNames: readonly string[]): string {
-	const ids = hostNames.map((m, i) => [m, `host${i}`] as const);
-	const imports = ids.map(([m, id]) => `import * as ${id} from "${m}";`).join("\n");
-	const map = ids.map(([m, id]) => `\t"${m}": ${id},`).join("\n");
 	return `${BANNER}
-// The entry of the ${name} extension: Pi's loader maps these imports to the running Pi's modules.
-${imports}
+// The entry of the ${name} extension: plain JavaScript that imports nothing by name, so Pi's loader imports it
+// natively, with no transpile. The Error made in Pi's call of the factory names Pi's loader in its stack: the
+// bundle imports the running Pi's modules from there (scripts/locate-pi.ts).
+import { start } from "./${BUNDLE}";
 
-const host: Record<string, unknown> = {
-${map}
-};
+const PI_MODULES = ${JSON.stringify(hostNames)};
 
-export default async function ${camel(name)}(pi: unknown): Promise<void> {
-	const { load } = await import("./${BUNDLE}");
-	await (await load(host, "${name}"))(pi);
+export default function ${camel(name)}(pi) {
+	return start("${name}", PI_MODULES, new Error("locating the running Pi"), (id) => import(id), pi);
 }
 `;
 }
