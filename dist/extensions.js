@@ -998,7 +998,7 @@ var init_utf8 = __esm({
   "extensions/shared/text/utf8.ts"() {
     "use strict";
     NEWLINE = "\n";
-    REPLACEMENT_CHARACTER = "�";
+    REPLACEMENT_CHARACTER = "\uFFFD";
     LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
     nativeByteLength = typeof globalThis.Buffer?.byteLength === "function" ? (text) => Buffer.byteLength(text, "utf8") : void 0;
     nativeToWellFormed = String.prototype.toWellFormed;
@@ -1010,12 +1010,12 @@ function shellQuote(path) {
   return `'${path.replaceAll("'", `'\\''`)}'`;
 }
 function omissionMarker(omittedLines, omittedBytes) {
-  return `[… ${plural(omittedLines, "line")} (${formatCount(omittedBytes)} bytes) omitted — see the footer …]`;
+  return `[\u2026 ${plural(omittedLines, "line")} (${formatCount(omittedBytes)} bytes) omitted \u2014 see the footer \u2026]`;
 }
 function storedFooter(f) {
-  const range = f.firstOmittedLine === f.lastOmittedLine ? `line ${formatCount(f.firstOmittedLine)}` : `lines ${formatCount(f.firstOmittedLine)}–${formatCount(f.lastOmittedLine)}`;
+  const range = f.firstOmittedLine === f.lastOmittedLine ? `line ${formatCount(f.firstOmittedLine)}` : `lines ${formatCount(f.firstOmittedLine)}\u2013${formatCount(f.lastOmittedLine)}`;
   const call = `read(path=${JSON.stringify(f.path)}, offset=${f.readOffset}, limit=${f.readLimit})`;
-  let text = `[Full text: ${plural(f.totalBytes, "byte", "bytes")}, ${plural(f.totalLines, "line", "lines")}. Omitted: ${range} — read with ${call}`;
+  let text = `[Full text: ${plural(f.totalBytes, "byte", "bytes")}, ${plural(f.totalLines, "line", "lines")}. Omitted: ${range} \u2014 read with ${call}`;
   if (f.longLine && !/[\u0000-\u001f\u007f]/.test(f.path)) {
     const next = f.longLine.fromByte + f.longLine.pageBytes;
     text += `; line ${formatCount(f.readOffset)} is longer than read returns, so page it with bash: tail -c +${f.longLine.fromByte} ${shellQuote(f.path)} | head -c ${f.longLine.pageBytes} (next page: tail -c +${next})`;
@@ -1026,23 +1026,23 @@ function oneLineReason(reason) {
   return String(reason).replace(/[\u0000-\u001f\u007f]+/g, " ").replace(/ {2,}/g, " ").trim();
 }
 function notSavedFooter(totalBytes, totalLines, reason) {
-  return `[Full text: ${plural(totalBytes, "byte", "bytes")}, ${plural(totalLines, "line", "lines")}, NOT saved (${reason}) — only the head and tail above are available]`;
+  return `[Full text: ${plural(totalBytes, "byte", "bytes")}, ${plural(totalLines, "line", "lines")}, NOT saved (${reason}) \u2014 only the head and tail above are available]`;
 }
 function listMore(omitted) {
-  return `… and ${formatCount(omitted)} more`;
+  return `\u2026 and ${formatCount(omitted)} more`;
 }
 function notableItem(line, text, count2) {
-  return `${line === void 0 ? "" : `L${line}: `}${text}${count2 > 1 ? ` (×${formatCount(count2)})` : ""}`;
+  return `${line === void 0 ? "" : `L${line}: `}${text}${count2 > 1 ? ` (\xD7${formatCount(count2)})` : ""}`;
 }
 function notableMore(omitted) {
-  return `… and ${plural(omitted, "more notable line", "more notable lines")} (search the full text for them)`;
+  return `\u2026 and ${plural(omitted, "more notable line", "more notable lines")} (search the full text for them)`;
 }
 var CLIP_MARK, UNKNOWN_REASON, NO_STORE_REASON, NOTABLE_HEADING, NOTABLE_HEADING_UNSAVED;
 var init_prompt = __esm({
   "extensions/shared/projection/prompt.ts"() {
     "use strict";
     init_format();
-    CLIP_MARK = "…";
+    CLIP_MARK = "\u2026";
     UNKNOWN_REASON = "unknown error";
     NO_STORE_REASON = "no artifact store was given";
     NOTABLE_HEADING = "Notable lines (L<n> is line n of the full text: read it with offset=n):";
@@ -2164,7 +2164,7 @@ function allocateBatchBudgets(input) {
     source = "headroom";
     const headroomBytes = bytesForTokens(Math.floor(headroom2.tokens * share));
     batchBytes = Math.min(caps.batchBytes, headroomBytes);
-    reason = `headroom ${formatCount(headroom2.tokens)} tokens × ${share} → ${formatCount(headroomBytes)} bytes` + (headroomBytes > caps.batchBytes ? ` (capped at ${formatCount(caps.batchBytes)})` : "");
+    reason = `headroom ${formatCount(headroom2.tokens)} tokens \xD7 ${share} \u2192 ${formatCount(headroomBytes)} bytes` + (headroomBytes > caps.batchBytes ? ` (capped at ${formatCount(caps.batchBytes)})` : "");
   } else {
     reason = `static caps (${headroom2.why}): batch ${formatCount(batchBytes)} bytes`;
   }
@@ -2505,7 +2505,7 @@ function buildSchema(z) {
       stubMaxBytes: positiveInt().min(2 * MIN_WINDOW_BYTES).default(SURFACES["toolArtifacts.stub.unknown"].maxBytes),
       /** Lines of a whole stub. */
       stubMaxLines: positiveInt().min(MIN_WINDOW_LINES).default(SURFACES["toolArtifacts.stub.unknown"].maxLines),
-      /** Tool name → output kind, for tools whose names do not say what they return. */
+      /** Tool name \u2192 output kind, for tools whose names do not say what they return. */
       toolClasses: z.record(z.string(), z.enum(["command", "search", "listing", "structured", "web", "file", "unknown"])).default(() => ({})),
       summary: z.strictObject({
         enabled: z.boolean().default(true),
@@ -2530,7 +2530,7 @@ function buildSchema(z) {
         marginTokens: positiveInt().default(8192),
         /** Turns of context growth the margin covers (raised when handoffs are measured slower). */
         leadTurns: positiveInt().default(4),
-        /** Tokens of new history after which a staged handoff is stale; absent = max(keepRecentTokens, 60% of window − reserve). */
+        /** Tokens of new history after which a staged handoff is stale; absent = max(keepRecentTokens, 60% of window \u2212 reserve). */
         maxStaleTokens: positiveInt().optional()
       }).prefault({})
     }).prefault({}),
@@ -3335,7 +3335,7 @@ function bar(share, columns, bars) {
   const safe = Number.isFinite(share) ? Math.min(1, Math.max(0, share)) : 0;
   let full = Math.round(safe * columns);
   if (full === 0 && safe > 0) full = 1;
-  const [on, off] = bars === "blocks" ? ["█", "░"] : ["#", "."];
+  const [on, off] = bars === "blocks" ? ["\u2588", "\u2591"] : ["#", "."];
   return on.repeat(full) + off.repeat(columns - full);
 }
 function age(ms) {
@@ -3348,15 +3348,15 @@ function age(ms) {
 function trimLine(k) {
   const t = k.latestTrim;
   if (k.count === 0 || !t) return `${k.extension.padEnd(15)} no request trimmed this session`;
-  const shortened = t.textsShortened > 0 ? `, ${plural(t.textsShortened, "text", "texts")} as head+tail (${humanBytes(t.shortenedFromBytes)} → ${humanBytes(t.shortenedToBytes)})` : "";
-  return `${k.extension.padEnd(15)} latest trim: ${formatCount(t.messagesBefore)} → ${formatCount(t.messagesAfter)} messages, ≈ ${formatCount(t.tokensBefore)} → ${formatCount(t.tokensAfter)} tokens per request (≈ ${formatCount(k.keptOutTokens)} kept out, ${formatCount(t.messagesOmitted)} messages left out${shortened}); the cut changed ${plural(k.count, "time", "times")}`;
+  const shortened = t.textsShortened > 0 ? `, ${plural(t.textsShortened, "text", "texts")} as head+tail (${humanBytes(t.shortenedFromBytes)} \u2192 ${humanBytes(t.shortenedToBytes)})` : "";
+  return `${k.extension.padEnd(15)} latest trim: ${formatCount(t.messagesBefore)} \u2192 ${formatCount(t.messagesAfter)} messages, \u2248 ${formatCount(t.tokensBefore)} \u2192 ${formatCount(t.tokensAfter)} tokens per request (\u2248 ${formatCount(k.keptOutTokens)} kept out, ${formatCount(t.messagesOmitted)} messages left out${shortened}); the cut changed ${plural(k.count, "time", "times")}`;
 }
 function keptOutLine(k) {
   if (k.extension === "context-trim") return trimLine(k);
   if (k.count === 0) return `${k.extension.padEnd(15)} nothing this session`;
-  const saved = `≈ ${formatCount(k.keptOutTokens)} tokens kept out`;
+  const saved = `\u2248 ${formatCount(k.keptOutTokens)} tokens kept out`;
   if (k.extension === "handoff") {
-    return `${k.extension.padEnd(15)} ${plural(k.count, "handoff", "handoffs")}: ${formatCount(k.fullTokens)} tokens of history → ${formatCount(k.shownTokens)} tokens of summary (${saved})`;
+    return `${k.extension.padEnd(15)} ${plural(k.count, "handoff", "handoffs")}: ${formatCount(k.fullTokens)} tokens of history \u2192 ${formatCount(k.shownTokens)} tokens of summary (${saved})`;
   }
   const what = k.extension === "tool-artifacts" ? plural(k.count, "stub", "stubs") : plural(k.count, "result", "results");
   return `${k.extension.padEnd(15)} ${what}: ${humanBytes(k.fullBytes ?? 0)} stored as artifacts, ${humanBytes(k.shownBytes)} shown (${saved})`;
@@ -3367,7 +3367,7 @@ function formatLedger(ledger, now, style) {
   const total = ledger.sources.reduce((sum, s) => sum + s.tokens, 0);
   const used = ledger.usedTokens ?? total;
   const window = ledger.contextWindow;
-  const head = ledger.basis === "pi-usage" ? `context: ${formatCount(used)}${window ? ` of ${formatCount(window)}` : ""} tokens${window ? ` (${percent(used / window)})` : ""} — Pi's reading, split by this package's estimate` : `context: ≈ ${formatCount(total)} tokens${window ? ` of ${formatCount(window)}` : ""} — this package's estimate (Pi has no reading yet)`;
+  const head = ledger.basis === "pi-usage" ? `context: ${formatCount(used)}${window ? ` of ${formatCount(window)}` : ""} tokens${window ? ` (${percent(used / window)})` : ""} \u2014 Pi's reading, split by this package's estimate` : `context: \u2248 ${formatCount(total)} tokens${window ? ` of ${formatCount(window)}` : ""} \u2014 this package's estimate (Pi has no reading yet)`;
   lines.push(paint("accent", head));
   const labelWidth = Math.max(...ledger.sources.map((s) => s.label.length), "window used".length);
   const denominator = Math.max(1, total);
@@ -3393,7 +3393,7 @@ function formatLedger(ledger, now, style) {
     lines.push(`  ${size.padStart(10)}  ${when.padStart(10)}  ${a.kind}`);
     lines.push(`      ${paint("dim", a.readCall)}`);
   }
-  if (n2 > LEDGER_ARTIFACTS_SHOWN) lines.push(paint("dim", `  … ${formatCount(n2 - LEDGER_ARTIFACTS_SHOWN)} more`));
+  if (n2 > LEDGER_ARTIFACTS_SHOWN) lines.push(paint("dim", `  \u2026 ${formatCount(n2 - LEDGER_ARTIFACTS_SHOWN)} more`));
   return lines;
 }
 var plain, BAR_COLUMNS, LEDGER_ARTIFACTS_SHOWN, percent;
@@ -3457,9 +3457,9 @@ var init_ledger_view = __esm({
         const all = this.wrapped(width);
         const page = Math.max(1, this.height() - 3);
         const shown = all.slice(this.offset, this.offset + page);
-        const rule = this.paint("borderMuted", "─".repeat(Math.max(0, width)));
-        const more = all.length > page ? ` ${this.offset + 1}–${this.offset + shown.length} of ${all.length}` : "";
-        const hint = this.paint("dim", `↑↓ scroll · esc close${more}`);
+        const rule = this.paint("borderMuted", "\u2500".repeat(Math.max(0, width)));
+        const more = all.length > page ? ` ${this.offset + 1}\u2013${this.offset + shown.length} of ${all.length}` : "";
+        const hint = this.paint("dim", `\u2191\u2193 scroll \xB7 esc close${more}`);
         return [
           rule,
           (0, import_pi_tui.truncateToWidth)(this.paint("accent", this.title), width),
@@ -4219,16 +4219,16 @@ var init_notable_rules = __esm({
         ecosystem: "jest",
         kind: "failure",
         pattern: /^\s*FAIL\s+\S+\.(test|spec)\.\w+|^ FAIL {2}\S/,
-        after: { lines: 2, while: /^\s*(●|Test suite failed)/ }
+        after: { lines: 2, while: /^\s*(\u25cf|Test suite failed)/ }
       },
       {
         id: "jest.test-failure",
         verdict: true,
-        keys: ["●"],
+        keys: ["\u25CF"],
         ecosystem: "jest",
         kind: "failure",
-        pattern: /^\s*● \S/,
-        not: [/^\s*● Console\b/],
+        pattern: /^\s*\u25cf \S/,
+        not: [/^\s*\u25cf Console\b/],
         after: { lines: 6 }
       },
       {
@@ -4242,11 +4242,11 @@ var init_notable_rules = __esm({
       {
         id: "tests.cross-mark",
         verdict: true,
-        keys: ["×", "✕", "✖", "✗"],
+        keys: ["\xD7", "\u2715", "\u2716", "\u2717"],
         ecosystem: "vitest/jest/node:test",
         kind: "failure",
-        pattern: /^\s*[×✕✖✗]\s+\S/,
-        not: [/^\s*✖ \d+ problems?\b/]
+        pattern: /^\s*[\u00d7\u2715\u2716\u2717]\s+\S/,
+        not: [/^\s*\u2716 \d+ problems?\b/]
       },
       {
         id: "bazel.summary",
@@ -4292,11 +4292,11 @@ var init_notable_rules = __esm({
       },
       {
         id: "tap.summary",
-        keys: ["# fail", "# pass", "ℹ fail", "ℹ pass", "# tests", "ℹ tests"],
+        keys: ["# fail", "# pass", "\u2139 fail", "\u2139 pass", "# tests", "\u2139 tests"],
         ecosystem: "tap",
         kind: "summary",
-        pattern: /^[#ℹ] (fail|pass|tests|failed|passed)\s+\d+\s*$/,
-        failing: /^[#ℹ] fail(ed)?\s+[1-9]/
+        pattern: /^[#\u2139] (fail|pass|tests|failed|passed)\s+\d+\s*$/,
+        failing: /^[#\u2139] fail(ed)?\s+[1-9]/
       },
       {
         id: "unittest.summary",
@@ -4593,7 +4593,7 @@ var init_notable_rules = __esm({
         keys: ["command failed", "unexpected error", "exit code", "yn0"],
         ecosystem: "yarn",
         kind: "failure",
-        pattern: /^error (Command failed|An unexpected error|.*\bexit code)|➤ YN\d{4}: .*\b(failed|error)\b/i
+        pattern: /^error (Command failed|An unexpected error|.*\bexit code)|\u27a4 YN\d{4}: .*\b(failed|error)\b/i
       },
       {
         id: "yarn.trace",
@@ -4791,10 +4791,16 @@ function buildWordAutomaton(input) {
   const k = classOf2.size + 3;
   const fold = new Uint8Array(UNITS);
   if (k > 255) throw new RangeError("buildWordAutomaton: too many distinct characters");
-  for (let c = 0; c < UNITS; c++) {
+  const foldUnit = (c) => {
     const lower = String.fromCharCode(c).toLowerCase();
     fold[c] = lower.length === 1 ? classOf2.get(lower.charCodeAt(0)) ?? 0 : 0;
+  };
+  for (const unit of classOf2.keys()) {
+    foldUnit(unit);
+    const upper = String.fromCharCode(unit).toUpperCase();
+    if (upper.length === 1) foldUnit(upper.charCodeAt(0));
   }
+  for (const [unit, lower] of FOLD_EXCEPTIONS) if (classOf2.has(lower)) foldUnit(unit);
   fold[ESC] = escClass;
   fold[NEWLINE3] = nlClass;
   const children = [new Array(k).fill(-1)];
@@ -4902,7 +4908,7 @@ function buildWordAutomaton(input) {
     }
   };
 }
-var UNITS, ACCEPT, ROW, ESC, NEWLINE3;
+var UNITS, ACCEPT, ROW, ESC, NEWLINE3, FOLD_EXCEPTIONS;
 var init_word_automaton = __esm({
   "extensions/shared/text/word-automaton.ts"() {
     "use strict";
@@ -4911,6 +4917,44 @@ var init_word_automaton = __esm({
     ROW = 2147483647;
     ESC = 27;
     NEWLINE3 = 10;
+    FOLD_EXCEPTIONS = [
+      [453, 454],
+      [456, 457],
+      [459, 460],
+      [498, 499],
+      [1012, 952],
+      [7838, 223],
+      [8072, 8064],
+      [8073, 8065],
+      [8074, 8066],
+      [8075, 8067],
+      [8076, 8068],
+      [8077, 8069],
+      [8078, 8070],
+      [8079, 8071],
+      [8088, 8080],
+      [8089, 8081],
+      [8090, 8082],
+      [8091, 8083],
+      [8092, 8084],
+      [8093, 8085],
+      [8094, 8086],
+      [8095, 8087],
+      [8104, 8096],
+      [8105, 8097],
+      [8106, 8098],
+      [8107, 8099],
+      [8108, 8100],
+      [8109, 8101],
+      [8110, 8102],
+      [8111, 8103],
+      [8124, 8115],
+      [8140, 8131],
+      [8188, 8179],
+      [8486, 969],
+      [8490, 107],
+      [8491, 229]
+    ];
   }
 });
 
@@ -5167,7 +5211,7 @@ var init_notable = __esm({
     DEFAULT_NOTABLE_LINE_CHARS = 500;
     MATCH_UNITS = 1024;
     LAST_SUMMARIES = 2;
-    CLIPPED = "…";
+    CLIPPED = "\u2026";
     ANSI = /\u001b(\[[0-9;?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)|[@-Z\\-_])/g;
     CI_PREFIX = /^(\uFEFF)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z? ?|\[(task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(\[\d+\] )?(\d\d:\d\d:\d\d(\.\d+)?\s+(INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?(\s*(PID \d+|GECKO\(\d+\)) \| )?/;
     PREFIX_START = /^[\uFEFF\d[\s]|^(PID|GECKO)/;
@@ -5530,7 +5574,7 @@ function toolsLine(index, detail) {
   if (index.tools.length === 0) return void 0;
   const named = index.tools.map((t) => {
     const briefs = detail.briefs > 0 ? project(t.briefs, "transcript.briefsPerTool", { maxLines: detail.briefs, separator: "; ", more: () => "" }).text : "";
-    return `${t.name} ×${t.count}${briefs.length > 0 ? ` (${briefs})` : ""}`;
+    return `${t.name} \xD7${t.count}${briefs.length > 0 ? ` (${briefs})` : ""}`;
   });
   const listed2 = project(named, "transcript.indexTools", {
     ...INDEX_LIST,
@@ -5552,7 +5596,7 @@ function shortenedLine(index, detail) {
   if (index.shortened.length === 0) return void 0;
   const named = index.shortened.map((s) => {
     const what = s.role === "toolResult" ? `${s.toolName ?? "tool"} result` : s.toolName ? `${s.toolName} call` : s.role;
-    return `${what} (${n(s.originalBytes)} → ${n(s.keptBytes)} bytes)`;
+    return `${what} (${n(s.originalBytes)} \u2192 ${n(s.keptBytes)} bytes)`;
   });
   const listed2 = project(named, "transcript.indexShortened", {
     ...INDEX_LIST,
@@ -5580,7 +5624,7 @@ function transcriptWhere(sessionFile) {
 }
 function forkIntro(sessionFile) {
   return [
-    "You are continuing a session that the parent agent started. Below is that session's history, narrated: lines in square brackets report what the user said and what the parent did — calls it made and the results it saw. You did not make those calls; their results are real and you may rely on them.",
+    "You are continuing a session that the parent agent started. Below is that session's history, narrated: lines in square brackets report what the user said and what the parent did \u2014 calls it made and the results it saw. You did not make those calls; their results are real and you may rely on them.",
     "This work is yours; continue it. Do not recap the history or review it as someone else's work unless asked.",
     sessionFile ? `The parent's session file holds the complete record: ${sessionFile}` : void 0
   ].filter(Boolean).join("\n");
@@ -6116,7 +6160,7 @@ function stubHeader(id, tool, bytes, lines, lastLineEmpty) {
   return `[Artifact ${id} | ${tool} | ${counted(bytes, "byte", "bytes")}, ${counted(lines, "line", "lines")}${empty}]`;
 }
 function stubFooter(path, id) {
-  return `[Full output stored: ${path} — page it with read (offset/limit) or search it with ${RECALL_TOOL_NAME}("${id}")]`;
+  return `[Full output stored: ${path} \u2014 page it with read (offset/limit) or search it with ${RECALL_TOOL_NAME}("${id}")]`;
 }
 function unstoredStubHeader(tool, bytes, lines, lastLineEmpty) {
   const empty = lastLineEmpty ? ` ${LAST_LINE_EMPTY}` : "";
@@ -6125,9 +6169,9 @@ function unstoredStubHeader(tool, bytes, lines, lastLineEmpty) {
 function unstoredStubFooter(reason, fullOutputFile) {
   const why = `[Full output NOT stored (the artifact store failed: ${sanitizeReason(reason)})`;
   if (fullOutputFile) {
-    return `${why} — Pi's full-output file still holds it: ${fullOutputFile} — page it with read (offset/limit) while it exists]`;
+    return `${why} \u2014 Pi's full-output file still holds it: ${fullOutputFile} \u2014 page it with read (offset/limit) while it exists]`;
   }
-  return `${why} — only the excerpt above is left; re-run the tool with narrower output (a filter, a range) to see more]`;
+  return `${why} \u2014 only the excerpt above is left; re-run the tool with narrower output (a filter, a range) to see more]`;
 }
 function fullOutputFailureText(failure) {
   switch (failure.code) {
@@ -6167,7 +6211,7 @@ function readNoticeLine(notice) {
   return `The read tool's note about the source file (not the stored output): ${notice}`;
 }
 function summaryCutMarker(omittedLines, omittedBytes) {
-  return `[… ${counted(omittedLines, "line", "lines")} (${counted(omittedBytes, "byte", "bytes")}) of the summary cut to fit; the verbatim output is in the artifact …]`;
+  return `[\u2026 ${counted(omittedLines, "line", "lines")} (${counted(omittedBytes, "byte", "bytes")}) of the summary cut to fit; the verbatim output is in the artifact \u2026]`;
 }
 function searchIndexHeader(files, matches) {
   return `Matches by file (${counted(matches, "matching line", "matching lines")} in ${counted(files, "file", "files")}):`;
@@ -6176,7 +6220,7 @@ function listingIndexHeader(entries) {
   return `Entries by kind (${counted(entries, "entry", "entries")}):`;
 }
 function moreIndexRows(omitted, noun) {
-  return `  … and ${plural(omitted, `more ${noun}`)}`;
+  return `  \u2026 and ${plural(omitted, `more ${noun}`)}`;
 }
 function summarySystemPrompt(kind) {
   return [
@@ -6214,9 +6258,9 @@ var init_prompt5 = __esm({
     LAST_LINE_EMPTY = "(the last one empty)";
     counted = plural;
     STUB_HEADER_PATTERN = /^\[Artifact ([0-9a-f]{8,64}) \| ([^|\n]+) \| (\d{1,3}(?:,\d{3})*) bytes?, (\d{1,3}(?:,\d{3})*) lines?( \(the last one empty\))?\]$/;
-    STUB_FOOTER_PATTERN = /^\[Full output stored: .+ — page it with read \(offset\/limit\) or search it with recall_artifact\("[0-9a-f]{8,64}"\)\]$/;
+    STUB_FOOTER_PATTERN = /^\[Full output stored: .+ \u2014 page it with read \(offset\/limit\) or search it with recall_artifact\("[0-9a-f]{8,64}"\)\]$/;
     UNSTORED_STUB_HEADER_PATTERN = /^\[Tool output NOT stored \| ([^|\n]+) \| (\d{1,3}(?:,\d{3})*) bytes?, (\d{1,3}(?:,\d{3})*) lines?( \(the last one empty\))?\]$/;
-    UNSTORED_STUB_FOOTER_PATTERN = /^\[Full output NOT stored \(the artifact store failed: .+\) — .+\]$/;
+    UNSTORED_STUB_FOOTER_PATTERN = /^\[Full output NOT stored \(the artifact store failed: .+\) \u2014 .+\]$/;
     EXCERPT_LABEL = "Excerpt:";
     ARGS_NOT_STORED = "the arguments are not stored";
     CLASS_INSTRUCTIONS = {
@@ -6245,8 +6289,8 @@ var init_prompt5 = __esm({
       ignoreCase: "Match the pattern case-insensitively."
     };
     RECALL_ERRORS = {
-      badId: (id) => `Invalid artifact id ${JSON.stringify(id)}: ids are 8-64 hex characters, e.g. the 12-hex id in a stub's first line [Artifact 1a2b3c4d5e6f | …].`,
-      unknownId: (id, recent) => `Unknown artifact id ${JSON.stringify(id)}; ids are the 12-hex ids in stub headers, e.g. [Artifact 1a2b3c4d5e6f | …].` + (recent.length > 0 ? ` Most recent ids: ${recent.join(", ")}.` : " No tool output is stored yet."),
+      badId: (id) => `Invalid artifact id ${JSON.stringify(id)}: ids are 8-64 hex characters, e.g. the 12-hex id in a stub's first line [Artifact 1a2b3c4d5e6f | \u2026].`,
+      unknownId: (id, recent) => `Unknown artifact id ${JSON.stringify(id)}; ids are the 12-hex ids in stub headers, e.g. [Artifact 1a2b3c4d5e6f | \u2026].` + (recent.length > 0 ? ` Most recent ids: ${recent.join(", ")}.` : " No tool output is stored yet."),
       ambiguousId: (id, matches) => `Artifact id ${JSON.stringify(id)} matches ${matches} stored outputs; give more of its hex characters (the stub header has 12).`,
       storeUnavailable: "The artifact store cannot be read right now, so no artifact can be recalled; use read on the path in the stub instead.",
       badPattern: (message) => (
@@ -7250,8 +7294,8 @@ function stripControls(text) {
       if (low >= 56320 && low <= 57343) {
         out += text.slice(i, i + 2);
         next = i + 2;
-      } else out += "�";
-    } else if (c >= 55296 && c <= 57343) out += "�";
+      } else out += "\uFFFD";
+    } else if (c >= 55296 && c <= 57343) out += "\uFFFD";
     i = Math.max(next, i + 1);
     start = i;
   }
@@ -7381,7 +7425,7 @@ function compileOutputSchema(raw) {
     }
   }
   if (!schema2 || typeof schema2 !== "object" || Array.isArray(schema2)) {
-    return { ok: false, error: 'it must be a JSON Schema object, e.g. {"type":"object","properties":{…}}' };
+    return { ok: false, error: 'it must be a JSON Schema object, e.g. {"type":"object","properties":{\u2026}}' };
   }
   const text = JSON.stringify(schema2, null, 2);
   const bytes = utf8ByteLength(text);
@@ -7818,24 +7862,24 @@ function deriveName(prompt, given) {
 function statusGlyph(state) {
   switch (state) {
     case "waiting":
-      return "⧗";
+      return "\u29D7";
     case "queued":
-      return "◷";
+      return "\u25F7";
     case "starting":
     case "running":
-      return "●";
+      return "\u25CF";
     case "completed":
-      return "✓";
+      return "\u2713";
     case "incomplete":
-      return "◐";
+      return "\u25D0";
     case "failed":
-      return "✗";
+      return "\u2717";
     case "cancelled":
-      return "■";
+      return "\u25A0";
     case "skipped":
-      return "⊘";
+      return "\u2298";
     case "interrupted":
-      return "↯";
+      return "\u21AF";
   }
 }
 function formatDuration(ms) {
@@ -8016,29 +8060,29 @@ function queuedText(c, all, maxConcurrent, how = "auto") {
   return `Queued ${label(c)}${asAgent(c)}: ${busy} of ${maxConcurrent} slots busy; position ${queuePosition(all, c.id)} in the queue. It starts on ${c.model} when a slot frees. ${arrival(c, how)}`;
 }
 function statusLine(c, now) {
-  if (c.state === "queued") return `${label(c)}: queued — not started yet.`;
-  if (c.state === "waiting") return `${label(c)}: waiting for ${(c.after ?? []).join(", ")} — not started yet.`;
+  if (c.state === "queued") return `${label(c)}: queued \u2014 not started yet.`;
+  if (c.state === "waiting") return `${label(c)}: waiting for ${(c.after ?? []).join(", ")} \u2014 not started yet.`;
   const elapsed = formatDuration(now - (c.startedAt ?? c.createdAt));
   if (c.state === "running" || c.state === "starting") {
-    return `${label(c)}: running for ${elapsed} (${plural(c.turns, "turn")}) — not finished.`;
+    return `${label(c)}: running for ${elapsed} (${plural(c.turns, "turn")}) \u2014 not finished.`;
   }
   return `${label(c)}: ${c.state}.`;
 }
 function resultHeader(c, state, run2) {
   const took = c.startedAt && c.endedAt ? ` in ${formatDuration(c.endedAt - c.startedAt)}` : "";
   const runNote = run2 > 1 ? `, run ${run2}` : "";
-  return `── ${label(c)}${asAgent(c)} ${state}${took} (${plural(c.turns, "turn")}${runNote}, ${c.model}) ──`;
+  return `\u2500\u2500 ${label(c)}${asAgent(c)} ${state}${took} (${plural(c.turns, "turn")}${runNote}, ${c.model}) \u2500\u2500`;
 }
 function alreadyDeliveredLine(c, by, artifactPath) {
   const where = by === "auto" ? "delivered to you automatically earlier" : "returned by an earlier subagent_wait";
   const full = artifactPath ? `full text: ${artifactPath}` : "it was shown in full there";
-  return `${label(c)}: ${c.state} — ${where}; ${full}.`;
+  return `${label(c)}: ${c.state} \u2014 ${where}; ${full}.`;
 }
 function noRoomLine(c, bytes, lines, path) {
-  return `${label(c)}: ${c.state} — ${formatCount(bytes)} bytes, ${formatCount(lines)} lines; no room left in this batch. Full text stored at ${path} — read it with read(path="${path}", offset=1, limit=${Math.min(lines, 200)}).`;
+  return `${label(c)}: ${c.state} \u2014 ${formatCount(bytes)} bytes, ${formatCount(lines)} lines; no room left in this batch. Full text stored at ${path} \u2014 read it with read(path="${path}", offset=1, limit=${Math.min(lines, 200)}).`;
 }
 function noRoomUnsavedLine(c, bytes, error) {
-  return `${label(c)}: ${c.state} — ${formatCount(bytes)} bytes; no room left in this batch and the full text could not be stored (${error}). Call subagent_wait(ids=["${c.id}"]) alone to receive it.`;
+  return `${label(c)}: ${c.state} \u2014 ${formatCount(bytes)} bytes; no room left in this batch and the full text could not be stored (${error}). Call subagent_wait(ids=["${c.id}"]) alone to receive it.`;
 }
 function waitTimeoutHeader(seconds, finished, total) {
   return `Timed out after ${seconds} s: ${finished} of ${total} finished. The others keep running.`;
@@ -8053,7 +8097,7 @@ function waitProgress(children, now) {
   return `Waiting for ${plural(children.length, "subagent")}: ${parts.join(", ")}`;
 }
 function autoDeliveryHeader(count2) {
-  return count2 === 1 ? "[Subagent result — delivered automatically when the child finished]" : `[${count2} subagent results — delivered automatically, together, after your run ended]`;
+  return count2 === 1 ? "[Subagent result \u2014 delivered automatically when the child finished]" : `[${count2} subagent results \u2014 delivered automatically, together, after your run ended]`;
 }
 function failedResultText(state, error, partial) {
   const head = state === "cancelled" ? `Cancelled: ${error}` : state === "incomplete" ? `Incomplete: ${error}` : `Error: ${error}`;
@@ -8079,7 +8123,7 @@ function missingStoredText(bytes) {
 }
 function interruptedResultText(c, started, partial, sessionFile) {
   if (!started) return `Interrupted: ${NEVER_STARTED}; nothing ran. Spawn a new child with the same task to run it.`;
-  const head = `Interrupted: ${INTERRUPTED_BY_EXIT}. subagent_send(id="${c.id}", text=…) continues it on its own transcript.`;
+  const head = `Interrupted: ${INTERRUPTED_BY_EXIT}. subagent_send(id="${c.id}", text=\u2026) continues it on its own transcript.`;
   const where = sessionFile ? ` (its session file: ${sessionFile})` : "";
   if (!partial.ok) return `${head}
 
@@ -8131,29 +8175,29 @@ function alreadySettledCancelLine(c) {
 function listLine(c, now, glyph2) {
   const since = c.startedAt ?? c.createdAt;
   const elapsed = formatDuration((c.endedAt ?? now) - since);
-  const ctx = c.contextTokens !== void 0 ? ` · ctx ${formatCount(c.contextTokens)} tok` : "";
-  const agent = c.agent ? ` · agent ${c.agent}` : "";
+  const ctx = c.contextTokens !== void 0 ? ` \xB7 ctx ${formatCount(c.contextTokens)} tok` : "";
+  const agent = c.agent ? ` \xB7 agent ${c.agent}` : "";
   const state = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : c.state;
-  return `${glyph2} ${label(c)} ${state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${agent}${ctx}`;
+  return `${glyph2} ${label(c)} ${state} \xB7 ${elapsed} \xB7 ${plural(c.turns, "turn")} \xB7 ${c.model}${agent}${ctx}`;
 }
 function checkText(c, now, recentOutput) {
   const since = c.startedAt ?? c.createdAt;
   const lines = [
-    c.state === "waiting" ? `${label(c)} — waiting for ${(c.after ?? []).join(", ")} (it starts when they settle, its task opening with their results)` : `${label(c)} — ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
-    `${c.agent ? `agent ${c.agent} · ` : ""}model ${c.model} · run ${c.run} · ${plural(c.turns, "turn")} · ${plural(c.outputTokens, "output token")}` + (c.contextTokens !== void 0 && c.contextWindow ? ` · context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens` : "")
+    c.state === "waiting" ? `${label(c)} \u2014 waiting for ${(c.after ?? []).join(", ")} (it starts when they settle, its task opening with their results)` : `${label(c)} \u2014 ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
+    `${c.agent ? `agent ${c.agent} \xB7 ` : ""}model ${c.model} \xB7 run ${c.run} \xB7 ${plural(c.turns, "turn")} \xB7 ${plural(c.outputTokens, "output token")}` + (c.contextTokens !== void 0 && c.contextWindow ? ` \xB7 context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens` : "")
   ];
   if (c.sessionFile) lines.push(`session file: ${c.sessionFile}`);
   if (c.error) lines.push(`error: ${c.error}`);
   if (c.recentTools.length > 0) {
     lines.push("last tool calls:");
-    for (const t of c.recentTools) lines.push(`  ${t.isError ? "✗" : "·"} ${t.name} ${t.args}`);
+    for (const t of c.recentTools) lines.push(`  ${t.isError ? "\u2717" : "\xB7"} ${t.name} ${t.args}`);
   }
   lines.push(recentOutput.length > 0 ? `recent output:
 ${recentOutput}` : "recent output: (none yet)");
   return lines.join("\n");
 }
 function settleDeliveryHeader(count2) {
-  return count2 === 1 ? "[Subagent result — your run waited for the child before ending; answer with it now]" : `[${count2} subagent results — your run waited for the children before ending; answer with them now]`;
+  return count2 === 1 ? "[Subagent result \u2014 your run waited for the child before ending; answer with it now]" : `[${count2} subagent results \u2014 your run waited for the children before ending; answer with them now]`;
 }
 function settleCutError(seconds) {
   return `the single-shot run stopped waiting after ${seconds} s (subagents.maxRunSeconds); use subagent_send to continue it.`;
@@ -8164,12 +8208,12 @@ function rosterHeader(running, queued, owed) {
     queued > 0 ? `${queued} queued` : "",
     owed > 0 ? `${plural(owed, "result")} not yet received` : ""
   ].filter(Boolean);
-  return `[Subagents after the compaction — still yours, whatever the summary says: ${parts.join(", ")}. Each result reaches you once, as a message when the child finishes; subagent_wait(ids=[…]) blocks for them, subagent_check(id) shows progress. Do not spawn the same work again.]`;
+  return `[Subagents after the compaction \u2014 still yours, whatever the summary says: ${parts.join(", ")}. Each result reaches you once, as a message when the child finishes; subagent_wait(ids=[\u2026]) blocks for them, subagent_check(id) shows progress. Do not spawn the same work again.]`;
 }
 function rosterLine(c, now, brief2, owed) {
   const since = (t) => formatDuration(now - (t ?? c.createdAt));
   const state = c.state === "running" || c.state === "starting" ? `running for ${since(c.startedAt)}` : c.state === "queued" ? `queued for ${since(c.queuedAt)}` : `${c.state} ${since(c.endedAt)} ago${owed ? ", result not yet received" : ""}`;
-  return `- ${label(c)}${asAgent(c)}: ${state}${c.run > 1 ? ` (run ${c.run})` : ""} — task: ${brief2}`;
+  return `- ${label(c)}${asAgent(c)}: ${state}${c.run > 1 ? ` (run ${c.run})` : ""} \u2014 task: ${brief2}`;
 }
 function restoredNote(count2) {
   return `[${plural(count2, "subagent result")} from before the session was reloaded or resumed]`;
@@ -8291,7 +8335,7 @@ function spawnDescription(agents) {
   if (agents.length === 0) return base;
   const heading = 'Named agents (pass agent="<name>"; its settings apply and your explicit parameters override them):';
   const lines = agents.map(
-    (a) => project(`- ${a.name}${a.description ? ` — ${a.description}` : ""}`, "subagents.agentLine").text
+    (a) => project(`- ${a.name}${a.description ? ` \u2014 ${a.description}` : ""}`, "subagents.agentLine").text
   );
   const list = project(lines, "subagents.agentList", {
     maxBytes: AGENT_LIST_BUDGET.maxBytes - utf8ByteLength(heading) - 1,
@@ -8305,10 +8349,10 @@ ${list.text}`;
 }
 function moreAgentsLine(omitted, rest) {
   if (omitted * 3 < AGENT_LIST_BUDGET.lineBytes) {
-    const named = `- … and ${omitted} more: ${rest.map((a) => a.name).join(", ")}`;
+    const named = `- \u2026 and ${omitted} more: ${rest.map((a) => a.name).join(", ")}`;
     if (utf8ByteLength(named) <= AGENT_LIST_BUDGET.lineBytes) return named;
   }
-  return `- … and ${formatCount(omitted)} more agents`;
+  return `- \u2026 and ${formatCount(omitted)} more agents`;
 }
 function unknownAgentError(name, known) {
   const list = known.length > 0 ? project(known, "subagents.agentNames", INLINE_LIST).text : "none";
@@ -8332,10 +8376,10 @@ function agentSourceLabel(source, file) {
 function agentsCommandText(agents, warnings, defaultTools) {
   const lines = [`${plural(agents.length, "agent")} (later sources override earlier ones by name):`];
   for (const a of agents) {
-    lines.push(`${a.name} — ${a.description || "(no description)"}`);
+    lines.push(`${a.name} \u2014 ${a.description || "(no description)"}`);
     lines.push(`  source ${agentSourceLabel(a.source, a.file)}`);
     lines.push(
-      `  tools ${a.tools ? a.tools.join(", ") : `${defaultTools.join(", ")} + extension tools`} · model ${a.model ?? "(the parent's)"}${a.extensions ? ` · extensions ${a.extensions}` : ""}`
+      `  tools ${a.tools ? a.tools.join(", ") : `${defaultTools.join(", ")} + extension tools`} \xB7 model ${a.model ?? "(the parent's)"}${a.extensions ? ` \xB7 extensions ${a.extensions}` : ""}`
     );
   }
   if (warnings.length > 0) {
@@ -8732,7 +8776,7 @@ function structuredNote() {
   return "Its answer must end with JSON valid against output_schema (one correction turn); you get the validated JSON.";
 }
 function outputSchemaInstruction(schemaText) {
-  return "\n\n---\nAnswer format (required): end your final message with one JSON value that validates against this JSON Schema — as a ```json fenced block or bare JSON, as the very last thing in the message, nothing after it:\n```json\n" + schemaText + "\n```";
+  return "\n\n---\nAnswer format (required): end your final message with one JSON value that validates against this JSON Schema \u2014 as a ```json fenced block or bare JSON, as the very last thing in the message, nothing after it:\n```json\n" + schemaText + "\n```";
 }
 function outputSchemaCorrection(found, errors, schemaText) {
   const what = found ? `Your final JSON does not validate against the required JSON Schema:
@@ -8755,11 +8799,11 @@ function correctionFailed(error) {
   return `the correction turn failed: ${error}`;
 }
 function moreChangedFiles(omitted) {
-  return `  … and ${plural(omitted, "more file")} (all in the patch)`;
+  return `  \u2026 and ${plural(omitted, "more file")} (all in the patch)`;
 }
 function fileLine(f) {
   const mark = f.status === "added" ? "A" : f.status === "deleted" ? "D" : "M";
-  const counts = f.added === void 0 ? "binary" : `+${formatCount(f.added)} −${formatCount(f.removed ?? 0)}`;
+  const counts = f.added === void 0 ? "binary" : `+${formatCount(f.added)} \u2212${formatCount(f.removed ?? 0)}`;
   const tail = ` (${counts})`;
   return `  ${mark} ${project(stripControls(f.path).replace(/[\n\t]/g, " "), "subagents.changedFiles", { maxBytes: CHANGED_FILE_LINE_BYTES - 4 - utf8ByteLength(tail), maxLines: 1 }).text}${tail}`;
 }
@@ -8767,14 +8811,14 @@ function changesText(o) {
   const added = o.files.reduce((n2, f) => n2 + (f.added ?? 0), 0);
   const removed = o.files.reduce((n2, f) => n2 + (f.removed ?? 0), 0);
   const lines = [
-    `Changes in worktree ${o.worktree} (branch ${o.branch}, from ${shortHash(o.base, COMMIT_ID_HEX)}): ${plural(o.files.length, "file")} changed, +${formatCount(added)} −${formatCount(removed)}` + (o.commits > 0 ? `, ${plural(o.commits, "commit")} on the branch` : "") + "."
+    `Changes in worktree ${o.worktree} (branch ${o.branch}, from ${shortHash(o.base, COMMIT_ID_HEX)}): ${plural(o.files.length, "file")} changed, +${formatCount(added)} \u2212${formatCount(removed)}` + (o.commits > 0 ? `, ${plural(o.commits, "commit")} on the branch` : "") + "."
   ];
   if (o.files.length > 0) {
     lines.push(project(o.files.map(fileLine), "subagents.changedFiles", { more: moreChangedFiles }).text);
   }
   if (o.patch?.ok) {
     lines.push(
-      `Patch of everything it changed (untracked files included): ${o.patch.path} — read it, or take it with git -C ${o.repoTop} apply ${o.patch.path} (add --check to try first).`
+      `Patch of everything it changed (untracked files included): ${o.patch.path} \u2014 read it, or take it with git -C ${o.repoTop} apply ${o.patch.path} (add --check to try first).`
     );
   } else {
     const why = o.patch ? `the patch could not be stored (${o.patch.error})` : "no patch was stored";
@@ -8805,7 +8849,7 @@ function cleanupLine(c, outcome) {
       return `${label(c)}: worktree and branch removed (${why})${patch}.`;
     }
     case "kept":
-      return `${label(c)}: kept — its changes (${plural(outcome.files, "file")}) are not in your working tree yet. ` + (outcome.patchPath ? `Apply ${outcome.patchPath} with git -C ${outcome.repoTop} apply, ` : "Merge its branch ") + "then clean up again, or pass discard: true to remove it anyway.";
+      return `${label(c)}: kept \u2014 its changes (${plural(outcome.files, "file")}) are not in your working tree yet. ` + (outcome.patchPath ? `Apply ${outcome.patchPath} with git -C ${outcome.repoTop} apply, ` : "Merge its branch ") + "then clean up again, or pass discard: true to remove it anyway.";
     case "not-isolated":
       return `${label(c)}: not isolated; nothing to remove.`;
     case "already-removed":
@@ -8849,7 +8893,7 @@ function afterProblemError(problem) {
     case "ambiguous":
       return `after: the name ${problem.ref} belongs to ${problem.ids.join(", ")}; name one by id. Nothing was started.`;
     case "cycle":
-      return `after would make a cycle (${problem.path.join(" → ")}); a child cannot wait for itself. Nothing was started.`;
+      return `after would make a cycle (${problem.path.join(" \u2192 ")}); a child cannot wait for itself. Nothing was started.`;
     case "too-deep":
       return `after would make a pipeline of ${problem.stages} stages; at most ${problem.max} wait at once. Wait for an earlier stage first, then spawn the rest. Nothing was started.`;
   }
@@ -11722,7 +11766,7 @@ function cutToWidth(text, columns) {
     out += segment;
     used += w;
   }
-  return `${out}…`;
+  return `${out}\u2026`;
 }
 function safeLine(text) {
   return sanitizeLine(text, { widthOf: import_pi_tui2.visibleWidth }).replace(/\s+/g, " ").trim();
@@ -11767,7 +11811,7 @@ function othersWidgetLine(others, paint = (_c, t) => t) {
   const sessions = new Set(others.map((o) => o.session)).size;
   const counts = [`${running} running`, queued > 0 ? `${queued} queued` : "", waiting > 0 ? `${waiting} waiting` : ""].filter(Boolean).join(", ");
   const where = sessions === 1 ? otherTag(others[0].label) : `${sessions} other sessions`;
-  return paint("muted", `○ ${where}: ${counts} · /subagents`);
+  return paint("muted", `\u25CB ${where}: ${counts} \xB7 /subagents`);
 }
 var import_pi_tui2, SESSION_LABEL_COLUMNS, SHORT_ID_CHARS, ACTIVE, graphemes2;
 var init_others = __esm({
@@ -11796,27 +11840,27 @@ function rowText(row2, paint = plain3) {
   if (row2.agent) parts.push(paint("dim", `(${oneLine2(row2.agent)})`));
   parts.push(paint("muted", row2.state));
   if (row2.fullBytes !== void 0) {
-    const shown = row2.shownBytes !== void 0 && row2.shownBytes < row2.fullBytes ? ` → ${formatCount(row2.shownBytes)} B` : "";
+    const shown = row2.shownBytes !== void 0 && row2.shownBytes < row2.fullBytes ? ` \u2192 ${formatCount(row2.shownBytes)} B` : "";
     parts.push(paint("dim", `${formatCount(row2.fullBytes)} B${shown}`));
   }
   if (row2.note && row2.note !== row2.state) parts.push(paint("dim", oneLine2(row2.note)));
   if (row2.artifactPath) parts.push(paint("dim", shortPath(row2.artifactPath)));
-  if (row2.reason) parts.push(paint("error", `— ${(0, import_pi_tui3.truncateToWidth)(oneLine2(row2.reason).trim(), REASON_COLUMNS, "…")}`));
+  if (row2.reason) parts.push(paint("error", `\u2014 ${(0, import_pi_tui3.truncateToWidth)(oneLine2(row2.reason).trim(), REASON_COLUMNS, "\u2026")}`));
   return parts.join(" ");
 }
 function shortPath(path) {
   const segments = path.split("/").filter(Boolean);
   const last = segments.length > 0 ? segments[segments.length - 1] : "";
   const hashed = /^([0-9a-f]{64})(\.[A-Za-z0-9]+)?$/.exec(last);
-  if (hashed) segments[segments.length - 1] = `${hashed[1].slice(0, SHORT_HASH_CHARS)}…${hashed[2] ?? ""}`;
-  return segments.length <= 2 ? segments.join("/") || path : `…/${segments.slice(-2).join("/")}`;
+  if (hashed) segments[segments.length - 1] = `${hashed[1].slice(0, SHORT_HASH_CHARS)}\u2026${hashed[2] ?? ""}`;
+  return segments.length <= 2 ? segments.join("/") || path : `\u2026/${segments.slice(-2).join("/")}`;
 }
 function callText(tool, args, paint = plain3) {
   const title = paint("toolTitle", tool);
   if (tool === "subagent_spawn") {
     const given = typeof args.name === "string" && args.name ? args.name : String(args.prompt ?? "").split("\n")[0];
     const name = oneLine2(given);
-    const short = (0, import_pi_tui3.truncateToWidth)(name, CALL_NAME_COLUMNS, "…");
+    const short = (0, import_pi_tui3.truncateToWidth)(name, CALL_NAME_COLUMNS, "\u2026");
     const model = typeof args.model === "string" ? oneLine2(args.model) : void 0;
     const agent = typeof args.agent === "string" ? `as ${oneLine2(args.agent).slice(0, 64)}` : void 0;
     const extras = [agent, model, args.context === "fork" ? "fork" : void 0].filter(Boolean).join(", ");
@@ -11837,7 +11881,7 @@ function resultText2(rows, fullText, expanded, paint = plain3) {
 ${shown}` : shown;
 }
 function firstLine(text) {
-  return (0, import_pi_tui3.truncateToWidth)(oneLine2(text.split("\n")[0] ?? ""), FIRST_LINE_COLUMNS, "…");
+  return (0, import_pi_tui3.truncateToWidth)(oneLine2(text.split("\n")[0] ?? ""), FIRST_LINE_COLUMNS, "\u2026");
 }
 function displayText(text) {
   return sanitizeTerminalText(text, { widthOf: import_pi_tui3.visibleWidth });
@@ -11851,7 +11895,7 @@ function statusText(children, paint = plain3) {
   const waiting = children.filter((c) => c.state === "waiting").length;
   if (running + queued + waiting === 0) return void 0;
   const q = (queued > 0 ? `, ${queued} queued` : "") + (waiting > 0 ? `, ${waiting} waiting` : "");
-  return paint("accent", `● subagents: ${running} running${q}`);
+  return paint("accent", `\u25CF subagents: ${running} running${q}`);
 }
 function widgetLines(children, now, paint = plain3) {
   const active = children.filter(
@@ -11860,9 +11904,9 @@ function widgetLines(children, now, paint = plain3) {
   const shown = active.length > WIDGET_MAX_ROWS + 1 ? active.slice(0, WIDGET_MAX_ROWS) : active;
   const lines = shown.map((c) => {
     const elapsed = c.state === "waiting" ? `waits for ${(c.after ?? []).join(", ")}` : c.startedAt ? formatDuration(now - c.startedAt) : "waiting";
-    const tokens = c.contextTokens !== void 0 ? ` · ${formatCount(c.contextTokens)} tok` : "";
+    const tokens = c.contextTokens !== void 0 ? ` \xB7 ${formatCount(c.contextTokens)} tok` : "";
     const agent = c.agent ? paint("dim", ` (${oneLine2(c.agent)})`) : "";
-    return `${paint(stateColor(c.state), statusGlyph(c.state))} ${c.id} ${oneLine2(c.name)}${agent} · ${elapsed}${tokens}`;
+    return `${paint(stateColor(c.state), statusGlyph(c.state))} ${c.id} ${oneLine2(c.name)}${agent} \xB7 ${elapsed}${tokens}`;
   });
   const hidden = active.length - shown.length;
   if (hidden > 0) lines.push(paint("muted", `+${hidden} more`));
@@ -11907,9 +11951,9 @@ var init_render = __esm({
 // extensions/subagents/view/screens.ts
 function glyph(state) {
   try {
-    return statusGlyph(state) ?? "·";
+    return statusGlyph(state) ?? "\xB7";
   } catch {
-    return "·";
+    return "\xB7";
   }
 }
 function stateColor2(state) {
@@ -11922,11 +11966,11 @@ function agentOf(c) {
   return typeof c.agent === "string" ? c.agent : "";
 }
 function elapsedOf(c, now) {
-  if (!c.startedAt) return c.state === "queued" || c.state === "waiting" ? "waiting" : "—";
+  if (!c.startedAt) return c.state === "queued" || c.state === "waiting" ? "waiting" : "\u2014";
   return formatDuration((c.endedAt ?? now) - c.startedAt);
 }
 function contextOf(c) {
-  if (c.contextTokens === void 0) return "—";
+  if (c.contextTokens === void 0) return "\u2014";
   if (!c.contextWindow) return `${formatCount(c.contextTokens)} tok`;
   return `${formatCount(c.contextTokens)} (${(c.contextTokens / c.contextWindow * 100).toFixed(1)}%)`;
 }
@@ -11935,7 +11979,7 @@ function stateWords(c, all) {
   return c.state === "queued" ? `queued #${queuePosition([...all], c.id)}` : c.state;
 }
 function cell(text, width) {
-  const cut2 = (0, import_pi_tui4.truncateToWidth)(text, width, "…");
+  const cut2 = (0, import_pi_tui4.truncateToWidth)(text, width, "\u2026");
   return cut2 + " ".repeat(Math.max(0, width - (0, import_pi_tui4.visibleWidth)(cut2)));
 }
 function pickerHeader() {
@@ -11971,7 +12015,7 @@ function stateLine(c, all, now) {
     `context ${contextOf(c)}`,
     c.run > 1 ? `run ${c.run}` : void 0
   ];
-  return parts.filter(Boolean).join(" · ");
+  return parts.filter(Boolean).join(" \xB7 ");
 }
 function transcriptProblem(state, c) {
   if (state.ok) return void 0;
@@ -11986,19 +12030,19 @@ function transcriptLines(items, project2, paint) {
   for (const item of items) {
     switch (item.kind) {
       case "task":
-        lines.push(paint("accent", "task ›"), ...cleanBlock(item.text).split("\n"));
+        lines.push(paint("accent", "task \u203A"), ...cleanBlock(item.text).split("\n"));
         break;
       case "message":
-        lines.push(paint("accent", "message ›"), ...cleanBlock(item.text).split("\n"));
+        lines.push(paint("accent", "message \u203A"), ...cleanBlock(item.text).split("\n"));
         break;
       case "assistant":
         lines.push(...cleanBlock(item.text).split("\n"));
         break;
       case "toolCall":
-        lines.push(`${paint("toolTitle", `→ ${clean(item.name)}`)} ${paint("dim", clean(item.args))}`);
+        lines.push(`${paint("toolTitle", `\u2192 ${clean(item.name)}`)} ${paint("dim", clean(item.args))}`);
         break;
       case "toolResult": {
-        const mark = item.isError ? paint("error", "✗") : paint("success", "←");
+        const mark = item.isError ? paint("error", "\u2717") : paint("success", "\u2190");
         lines.push(`${mark} ${paint("muted", clean(item.name))}`);
         for (const l of cleanBlock(project2(item.text)).split("\n")) lines.push(paint("toolOutput", `  ${l}`));
         break;
@@ -12089,7 +12133,7 @@ var init_screens = __esm({
           return;
         }
         this.input.setValue("");
-        this.notice = { text: `sending to ${child.id}…`, color: "dim" };
+        this.notice = { text: `sending to ${child.id}\u2026`, color: "dim" };
         this.host.send(child.id, value).then((what) => {
           this.notice = { text: clean(what), color: "success" };
         }).catch((error) => {
@@ -12106,7 +12150,7 @@ var init_screens = __esm({
         if (this.confirmCancel) {
           this.confirmCancel = false;
           if (child && (data === "y" || data === "Y")) {
-            this.notice = { text: `cancelling ${child.id}…`, color: "warning" };
+            this.notice = { text: `cancelling ${child.id}\u2026`, color: "warning" };
             const other = entry.other;
             const cancelling = other ? this.host.cancelOther?.(other.session, child.id) ?? Promise.reject(new Error("cannot cancel another session's child here")) : this.host.cancel(child.id);
             void cancelling.then(() => {
@@ -12161,12 +12205,12 @@ var init_screens = __esm({
         const entries = [...own, ...others];
         const now = Date.now();
         this.selected = Math.min(this.selected, Math.max(0, entries.length - 1));
-        const rule = paint("borderMuted", "─".repeat(width));
+        const rule = paint("borderMuted", "\u2500".repeat(width));
         const out = [rule, paint("accent", `subagents of this session: ${own.length} (newest first)`)];
         const body = [];
         if (own.length === 0) body.push({ text: paint("dim", "  no subagents in this session yet") });
         const row2 = (e, i) => {
-          const pointer = i === this.selected ? paint("accent", "›") : " ";
+          const pointer = i === this.selected ? paint("accent", "\u203A") : " ";
           const color = e.other ? "muted" : stateColor2(e.child.state);
           return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now))}`, entry: i };
         };
@@ -12189,14 +12233,14 @@ var init_screens = __esm({
         );
         const start = Math.max(0, Math.min(at - room + 1, body.length - room));
         out.push(...body.slice(start, start + room).map((l) => l.text));
-        out.push(paint("dim", "↑↓ select · enter open · esc close"), rule);
+        out.push(paint("dim", "\u2191\u2193 select \xB7 enter open \xB7 esc close"), rule);
         return out;
       }
       renderView(width) {
         const { paint } = this.host;
         const entry = this.currentEntry();
         const child = entry?.child;
-        const rule = paint("borderMuted", "─".repeat(width));
+        const rule = paint("borderMuted", "\u2500".repeat(width));
         if (!entry || !child) {
           const gone = this.open?.session === void 0 ? "is no longer known" : "of another session has settled";
           return [rule, paint("error", `${this.open?.id} ${gone}`), paint("dim", "esc back"), rule];
@@ -12220,13 +12264,13 @@ var init_screens = __esm({
         const end = body.length - this.scroll;
         const shown = body.slice(Math.max(0, end - room), end);
         while (shown.length < room) shown.push("");
-        const where = maxScroll > 0 ? ` · lines ${Math.max(1, end - room + 1)}–${end} of ${body.length}` : "";
-        const hint = this.confirmCancel ? paint("warning", `cancel ${child.id}? press y to cancel it, any other key keeps it running`) : entry.other ? paint("dim", `ctrl+x cancel · ↑↓ pgup pgdn scroll · end follow · esc back${where}`) : paint("dim", `enter steer · ctrl+x cancel · ↑↓ pgup pgdn scroll · end follow · esc back${where}`);
+        const where = maxScroll > 0 ? ` \xB7 lines ${Math.max(1, end - room + 1)}\u2013${end} of ${body.length}` : "";
+        const hint = this.confirmCancel ? paint("warning", `cancel ${child.id}? press y to cancel it, any other key keeps it running`) : entry.other ? paint("dim", `ctrl+x cancel \xB7 \u2191\u2193 pgup pgdn scroll \xB7 end follow \xB7 esc back${where}`) : paint("dim", `enter steer \xB7 ctrl+x cancel \xB7 \u2191\u2193 pgup pgdn scroll \xB7 end follow \xB7 esc back${where}`);
         const status = this.notice ? paint(this.notice.color, this.notice.text) : "";
         return [
           rule,
           paint(stateColor2(child.state), stateLine(child, all, Date.now())),
-          ...entry.other ? [paint("warning", `${otherTag(entry.other.label)} · its result goes to that session`)] : [],
+          ...entry.other ? [paint("warning", `${otherTag(entry.other.label)} \xB7 its result goes to that session`)] : [],
           hint,
           rule,
           ...shown,
@@ -13019,10 +13063,10 @@ ${task}
 </task>${earlier}
 
 Write a detailed summary of the agent's work so far, with these sections:
-1. Major actions completed — each significant command or tool call and what it showed.
-2. Important information learned — findings, file paths, configurations, error messages, system state.
-3. Challenging problems addressed — what went wrong and how it was resolved (or not).
-4. Current status — where the work stands now and what remains to be done.
+1. Major actions completed \u2014 each significant command or tool call and what it showed.
+2. Important information learned \u2014 findings, file paths, configurations, error messages, system state.
+3. Challenging problems addressed \u2014 what went wrong and how it was resolved (or not).
+4. Current status \u2014 where the work stands now and what remains to be done.
 
 Be specific: quote exact paths, names, numbers and error messages. The summary will replace the transcript.${userFocus}`;
 }

@@ -62,7 +62,8 @@ const COMMON = {
 	packages: "external",
 	define: { "import.meta.url": "__bundleUrl" },
 	legalComments: "none",
-	charset: "utf8",
+	// ASCII only (non-ASCII escaped): Bun reads a file marked `// @bun` as Latin-1, not UTF-8.
+	charset: "ascii",
 	logLevel: "silent",
 } as const;
 
@@ -94,7 +95,7 @@ export function buildExtensions(outDir = join(ROOT, "dist")): string[] {
 			loader: "ts",
 		},
 	});
-	writeFileSync(join(outDir, BUNDLE), bundleModule(result.outputFiles[0].text));
+	writeFileSync(join(outDir, BUNDLE), asciiOnly(bundleModule(result.outputFiles[0].text)));
 	for (const name of EXTENSIONS) {
 		writeFileSync(join(outDir, `${name}.js`), entryModule(name, hostModulesOf(name)));
 		written.push(`${name}.js`);
@@ -109,6 +110,17 @@ export function buildExtensions(outDir = join(ROOT, "dist")): string[] {
 
 /** The one bundle of every extension's modules. */
 export const BUNDLE = "extensions.js";
+
+/**
+ * The bundle with every non-ASCII unit written as a \\uXXXX escape: Bun reads a file marked `// @bun` as
+ * Latin-1. esbuild's ASCII charset escapes strings and identifiers but leaves regular expression literals and
+ * comments as they are; in those an escape means the same unit (a surrogate pair's two escapes one code point
+ * under the u flag), unless a backslash precedes the unit, which the build refuses.
+ */
+function asciiOnly(code: string): string {
+	if (/\\[^\x00-\x7f]/.test(code)) throw new Error("the bundle escapes a non-ASCII character: cannot write it as ASCII");
+	return code.replace(/[^\x00-\x7f]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
 
 /** scripts/locate-pi.ts as plain JavaScript, for the top of the bundle. */
 function locator(): string {

@@ -36,6 +36,9 @@ describe("the shipped build", () => {
 		const imports = [...bundle.matchAll(/^\s*import\s[^;]*?from\s+"([^"]+)"/gm)].map((m) => m[1]);
 		expect(imports.length).toBeGreaterThan(0);
 		for (const id of imports) expect(id, `the bundle imports ${id}`).toMatch(/^node:/);
+		// Marked for Bun as needing no transpile, which makes Bun read it as Latin-1: it must be ASCII.
+		expect(bundle.startsWith("// @bun\n")).toBe(true);
+		expect(bundle.match(/[^\x00-\x7f]/g), "non-ASCII characters in the bundle").toBeNull();
 		const pkg = readManifest(REPO_ROOT);
 		const allowed = new Set<string>([...HOST_MODULES, ...Object.keys(pkg.dependencies ?? {})]);
 		const required = new Set([...bundle.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]));
