@@ -118,7 +118,8 @@ export const BUNDLE = "extensions.js";
  * under the u flag), unless a backslash precedes the unit, which the build refuses.
  */
 function asciiOnly(code: string): string {
-	if (/\\[^\x00-\x7f]/.test(code)) throw new Error("the bundle escapes a non-ASCII character: cannot write it as ASCII");
+	if (/\\[^\x00-\x7f]/.test(code))
+		throw new Error("the bundle escapes a non-ASCII character: cannot write it as ASCII");
 	return code.replace(/[^\x00-\x7f]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
