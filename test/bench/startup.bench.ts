@@ -153,10 +153,14 @@ function withCwd(text: string, cwd: string): string {
 
 async function main(): Promise<void> {
 	let onRequest: ((request: ChatRequest) => void) | undefined;
-	const server = await startScriptedServer((request) => {
-		onRequest?.(request);
-		return { text: "ok" };
-	});
+	// Rounds take minutes each on a busy machine: the server must outlive the run (its default lifetime is 10 min).
+	const server = await startScriptedServer(
+		(request) => {
+			onRequest?.(request);
+			return { text: "ok" };
+		},
+		{ lifetimeMs: 4 * 3_600_000 },
+	);
 	const packages: Record<Variant, string[]> = {
 		alone: [],
 		package: [stagedPackageRoot()],
