@@ -8,13 +8,17 @@
  *   request's fixed bytes (system prompt + tool schemas).
  * The package is installed as a user installs it: the staged copy (published files and runtime dependencies,
  * outside the repository) listed in the sandbox's settings `packages`, with Pi discovering everything else as
- * usual. Variants alternate round by round; medians; ratios against Pi alone from the same run.
+ * usual. Two reference extensions, generated in a folder outside the repository and installed the same way,
+ * show what any extension costs: `plain-js`, one plain JavaScript file with no import that registers one tool
+ * (a JSON-schema object) and one command — the floor; `ts-sdk`, one TypeScript file that imports a function
+ * from Pi's SDK and registers one command — what Pi's loader does for the usual extension. Variants rotate
+ * round by round (each round a different order); medians; ratios against Pi alone from the same run.
  *
  * STARTUP_ROUNDS (default 3) sets the rounds; STARTUP_LINES ("0.73,1.x") the Pi lines; STARTUP_WINDOW (default
  * 128000) the mock model's context window: the resumed session (Pi's last usage reading 177,657 tokens) is over
  * budget at 128k, so the first request trims it, and far within it at 1000000.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
 	makeSandbox,
@@ -27,14 +31,70 @@ import {
 import type { ChatRequest } from "../fixtures/scripted-server.ts";
 import { startScriptedServer } from "../fixtures/scripted-server.ts";
 import { realSession, sessionIndex } from "../fixtures/sessions/index.ts";
+import { makeOutsideDir } from "../fixtures/test-dirs.ts";
 
 const ROUNDS = Number(process.env.STARTUP_ROUNDS ?? 3);
 const LINES = (process.env.STARTUP_LINES ?? "0.73,1.x").split(",") as PiLine[];
 const WINDOW = Number(process.env.STARTUP_WINDOW ?? 128_000);
 const SESSION_FILE = "large-session.jsonl.gz";
-const EXTENSION_COMMAND = "headroom";
 
-type Variant = "alone" | "package";
+/** Pi alone, with this package, and with each reference extension. */
+const VARIANTS = ["alone", "package", "plain-js", "ts-sdk"] as const;
+type Variant = (typeof VARIANTS)[number];
+/** The command each variant's extension registers (how the bench checks that it loaded). */
+const COMMAND: Record<Variant, string | undefined> = {
+	alone: undefined,
+	package: "headroom",
+	"plain-js": "ref-plain",
+	"ts-sdk": "ref-sdk",
+};
+
+/**
+ * The two reference extensions as installable packages in a folder outside the repository (no node_modules
+ * above them: the TypeScript one gets Pi's SDK only through Pi's loader, as an installed extension does).
+ */
+function referencePackages(): Record<"plain-js" | "ts-sdk", string> {
+	const root = makeOutsideDir("startup-refs");
+	const write = (name: string, file: string, source: string) => {
+		const dir = join(root, name);
+		mkdirSync(dir, { recursive: true });
+		writeFileSync(join(dir, file), source);
+		writeFileSync(
+			join(dir, "package.json"),
+			JSON.stringify({ name, version: "0.0.0", type: "module", pi: { extensions: [`./${file}`] } }, null, 2),
+		);
+		return dir;
+	};
+	const plain = write(
+		"ref-plain",
+		"index.js",
+		`export default function (pi) {
+	pi.registerTool({
+		name: "ref_echo",
+		label: "Echo",
+		description: "Returns its text.",
+		parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+		async execute(_id, params) {
+			return { content: [{ type: "text", text: String(params.text) }], details: {} };
+		},
+	});
+	pi.registerCommand("ref-plain", { description: "reference", handler: async () => {} });
+}
+`,
+	);
+	const sdk = write(
+		"ref-sdk",
+		"index.ts",
+		`import { getAgentDir } from "@mariozechner/pi-coding-agent";
+
+export default function (pi: { registerCommand(name: string, options: object): void }): void {
+	const dir: string = getAgentDir();
+	pi.registerCommand("ref-sdk", { description: \`reference (\${dir.length})\`, handler: async () => {} });
+}
+`,
+	);
+	return { "plain-js": plain, "ts-sdk": sdk };
+}
 type SessionKind = "empty" | "resumed";
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -93,11 +153,19 @@ function withCwd(text: string, cwd: string): string {
 
 async function main(): Promise<void> {
 	let onRequest: ((request: ChatRequest) => void) | undefined;
-	const server = await startScriptedServer((request) => {
-		onRequest?.(request);
-		return { text: "ok" };
-	});
-	const packageRoot = stagedPackageRoot();
+	// Rounds take minutes each on a busy machine: the server must outlive the run (its default lifetime is 10 min).
+	const server = await startScriptedServer(
+		(request) => {
+			onRequest?.(request);
+			return { text: "ok" };
+		},
+		{ lifetimeMs: 4 * 3_600_000 },
+	);
+	const packages: Record<Variant, string[]> = {
+		alone: [],
+		package: [stagedPackageRoot()],
+		...wrap(referencePackages()),
+	};
 	const sessionText = realSession(SESSION_FILE);
 	const entries = sessionIndex().find((s) => s.file === SESSION_FILE)?.entries;
 
@@ -105,7 +173,7 @@ async function main(): Promise<void> {
 		makeSandbox({
 			server,
 			contextWindow: WINDOW,
-			settings: variant === "package" ? { packages: [packageRoot] } : {},
+			settings: { packages: packages[variant] },
 		});
 
 	/** Start pi, answer get_state; returns the process and the time to ready. */
@@ -136,29 +204,41 @@ async function main(): Promise<void> {
 		pi.send({ type: "get_commands" });
 		const reply = await pi.waitFor((e) => e.type === "response" && e.command === "get_commands", 30_000, from);
 		const names = ((reply.data as { commands?: Array<{ name: string }> })?.commands ?? []).map((c) => c.name);
-		if (names.includes(EXTENSION_COMMAND) !== (variant === "package"))
-			throw new Error(
-				`${variant}: /${EXTENSION_COMMAND} ${variant === "package" ? "missing" : "present"}: ${pi.stderr}`,
-			);
+		for (const other of VARIANTS) {
+			const command = COMMAND[other];
+			if (command && names.includes(command) !== (other === variant))
+				throw new Error(`${variant}: /${command} ${other === variant ? "missing" : "present"}: ${pi.stderr}`);
+		}
 	};
 
+	/**
+	 * Prompt → the request's arrival. A prompt whose request never reaches the server (a refused connection on a
+	 * starved machine: the run ends with an error instead) is sent again, up to three times.
+	 */
 	const promptToRequest = async (pi: PiRpc): Promise<[number, number, number]> => {
-		const seen = new Promise<[number, number, ChatRequest]>((resolve) => {
-			onRequest = (request) => resolve([performance.now(), cpuMs(pi.child.pid), request]);
-		});
-		const from = pi.events.length;
-		const cpu0 = cpuMs(pi.child.pid);
-		const t0 = performance.now();
-		pi.send({ type: "prompt", message: "say ok" });
-		const [t1, cpu1, request] = await seen;
-		onRequest = undefined;
-		await pi.waitFor((e) => e.type === "agent_end", 60_000, from);
-		return [t1 - t0, cpu1 - cpu0, fixedBytes(request)];
+		for (let attempt = 1; ; attempt++) {
+			const seen = new Promise<[number, number, ChatRequest]>((resolve) => {
+				onRequest = (request) => resolve([performance.now(), cpuMs(pi.child.pid), request]);
+			});
+			const from = pi.events.length;
+			const cpu0 = cpuMs(pi.child.pid);
+			const t0 = performance.now();
+			pi.send({ type: "prompt", message: "say ok" });
+			const ended = pi.waitFor((e) => e.type === "agent_end", 60_000, from);
+			const first = await Promise.race([seen, ended.then(() => undefined)]);
+			onRequest = undefined;
+			await ended;
+			if (first) return [first[0] - t0, first[1] - cpu0, fixedBytes(first[2])];
+			if (attempt === 3) throw new Error(`three prompts ended without a request reaching the server: ${pi.stderr}`);
+			console.log(`a prompt ended without reaching the server (attempt ${attempt}); sending it again`);
+		}
 	};
 
 	const t = performance.now();
 	for (let round = 0; round < ROUNDS; round++) {
-		const order: Variant[] = round % 2 === 0 ? ["alone", "package"] : ["package", "alone"];
+		// A different order each round: no variant always follows the same one.
+		const order: Variant[] = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]);
+		if (round % 2 === 1) order.reverse();
 		for (const line of LINES) {
 			for (const session of ["empty", "resumed"] as SessionKind[]) {
 				for (const variant of order) {
@@ -186,42 +266,46 @@ async function main(): Promise<void> {
 	}
 	await server.close();
 
+	const signed = (x: number) => `${x >= 0 ? "+" : ""}${ms(x)}`;
+	const others = VARIANTS.filter((v) => v !== "alone");
 	console.log(
-		`\nstart → ready (rpc get_state answered), medians of ${ROUNDS} alternating rounds; resumed = a real ${entries}-entry session`,
+		`\nstart → ready (rpc get_state answered), medians of ${ROUNDS} rotating rounds; resumed = a real ${entries}-entry session; ` +
+			"ratio = wall-clock / Pi alone's, CPU = the pi process's CPU time to ready / Pi alone's",
 	);
-	console.log(
-		"| line | session | start | Pi alone | with package | ratio | CPU alone | CPU with package | CPU ratio |",
-	);
-	console.log("|---|---|---|---:|---:|---:|---:|---:|---:|");
+	console.log(`| line | session | start | Pi alone | ${others.map((v) => `${v} | ratio | CPU ratio`).join(" | ")} |`);
+	console.log(`|---|---|---|---:|${others.map(() => "---:|---:|---:").join("|")}|`);
 	for (const line of LINES)
 		for (const session of ["empty", "resumed"] as SessionKind[])
 			for (const kind of ["cold", "warm"] as const) {
 				const a = median(slot(line, "alone", session)[kind]);
-				const p = median(slot(line, "package", session)[kind]);
 				const ca = median(slot(line, "alone", session)[`${kind}Cpu`]);
-				const cp = median(slot(line, "package", session)[`${kind}Cpu`]);
-				console.log(
-					`| ${line} | ${session} | ${kind} | ${ms(a)} | ${ms(p)} | ${(p / a).toFixed(2)}× | ${ms(ca)} | ${ms(cp)} | ${(cp / ca).toFixed(2)}× |`,
-				);
+				const cells = others.map((v) => {
+					const p = median(slot(line, v, session)[kind]);
+					const cp = median(slot(line, v, session)[`${kind}Cpu`]);
+					return `${ms(p)} | ${(p / a).toFixed(2)}× | ${(cp / ca).toFixed(2)}×`;
+				});
+				console.log(`| ${line} | ${session} | ${kind} | ${ms(a)} (CPU ${ms(ca)}) | ${cells.join(" | ")} |`);
 			}
 	console.log(
-		`\nwarm resumed session (${WINDOW.toLocaleString("en-US")}-token window): prompt → first model request; first request's fixed bytes (system + tools)`,
+		`\nwarm resumed session (${WINDOW.toLocaleString("en-US")}-token window): prompt → first model request, difference to Pi alone's (wall-clock, CPU of the pi process); first request's fixed bytes (system + tools) added`,
 	);
-	console.log(
-		"| line | Pi alone | with package | difference | CPU alone | CPU with package | CPU difference | fixed bytes alone | with package | added |",
-	);
-	console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+	console.log(`| line | Pi alone | ${others.map((v) => `${v} | CPU | bytes added`).join(" | ")} |`);
+	console.log(`|---|---:|${others.map(() => "---:|---:|---:").join("|")}|`);
 	for (const line of LINES) {
 		const a = slot(line, "alone", "resumed");
-		const p = slot(line, "package", "resumed");
-		const [la, lp] = [median(a.firstRequest), median(p.firstRequest)];
-		const [ca, cp] = [median(a.firstRequestCpu), median(p.firstRequestCpu)];
-		const [ba, bp] = [median(a.fixedBytes), median(p.fixedBytes)];
-		const signed = (x: number) => `${x >= 0 ? "+" : ""}${ms(x)}`;
-		console.log(
-			`| ${line} | ${ms(la)} | ${ms(lp)} | ${signed(lp - la)} | ${ms(ca)} | ${ms(cp)} | ${signed(cp - ca)} | ${kb(ba)} | ${kb(bp)} | +${kb(bp - ba)} |`,
-		);
+		const [la, ca, ba] = [median(a.firstRequest), median(a.firstRequestCpu), median(a.fixedBytes)];
+		const cells = others.map((v) => {
+			const p = slot(line, v, "resumed");
+			const [lp, cp, bp] = [median(p.firstRequest), median(p.firstRequestCpu), median(p.fixedBytes)];
+			return `${signed(lp - la)} | ${signed(cp - ca)} | +${kb(bp - ba)}`;
+		});
+		console.log(`| ${line} | ${ms(la)} (CPU ${ms(ca)}, ${kb(ba)}) | ${cells.join(" | ")} |`);
 	}
+}
+
+/** Each reference package as a one-item package list. */
+function wrap(refs: Record<"plain-js" | "ts-sdk", string>): Record<"plain-js" | "ts-sdk", string[]> {
+	return { "plain-js": [refs["plain-js"]], "ts-sdk": [refs["ts-sdk"]] };
 }
 
 main().then(

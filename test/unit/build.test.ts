@@ -28,13 +28,17 @@ describe("the shipped build", () => {
 	it("package.json ships dist/ and lists one built entry per extension", () => {
 		const pkg = readManifest(REPO_ROOT);
 		expect(pkg.files).toContain("dist");
-		expect(pkg.pi?.extensions).toEqual(EXTENSIONS.map((name) => `./dist/${name}.ts`));
+		expect(pkg.pi?.extensions).toEqual(EXTENSIONS.map((name) => `./dist/${name}.js`));
 	});
 
-	it("the bundle imports nothing by name; it requires only Node's modules, Pi's (handed in) and dependencies", () => {
+	it("the bundle and the entries import nothing by name but Node's modules (Pi's and dependencies are required)", () => {
 		const bundle = readFileSync(join(DIST, BUNDLE), "utf8");
 		const imports = [...bundle.matchAll(/^\s*import\s[^;]*?from\s+"([^"]+)"/gm)].map((m) => m[1]);
-		expect(imports).toEqual(["node:module"]);
+		expect(imports.length).toBeGreaterThan(0);
+		for (const id of imports) expect(id, `the bundle imports ${id}`).toMatch(/^node:/);
+		// Marked for Bun as needing no transpile, which makes Bun read it as Latin-1: it must be ASCII.
+		expect(bundle.startsWith("// @bun\n")).toBe(true);
+		expect(bundle.match(/[^\x00-\x7f]/g), "non-ASCII characters in the bundle").toBeNull();
 		const pkg = readManifest(REPO_ROOT);
 		const allowed = new Set<string>([...HOST_MODULES, ...Object.keys(pkg.dependencies ?? {})]);
 		const required = new Set([...bundle.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]));
@@ -43,10 +47,14 @@ describe("the shipped build", () => {
 			expect(id.startsWith("node:") || builtinModules.includes(id) || allowed.has(id), `require("${id}")`).toBe(true);
 		}
 		for (const name of EXTENSIONS) {
-			const entry = readFileSync(join(DIST, `${name}.ts`), "utf8");
-			const named = [...entry.matchAll(/from "([^"]+)"/g)].map((m) => m[1]);
-			for (const id of named) expect(HOST_MODULES as readonly string[], `${name}.ts imports ${id}`).toContain(id);
-			expect(entry).toContain(`load(host, "${name}")`);
+			// Plain JavaScript that imports only the bundle beside it: Pi's loader imports it natively (no Babel).
+			const entry = readFileSync(join(DIST, `${name}.js`), "utf8");
+			const named = [...entry.matchAll(/\bfrom "([^"]+)"|\bimport\("([^"]+)"\)/g)].map((m) => m[1] ?? m[2]);
+			expect(named, `${name}.js`).toEqual([`./${BUNDLE}`]);
+			expect(entry).toContain(`start("${name}", PI_MODULES, new Error(`);
+			const listed = JSON.parse(/const PI_MODULES = (\[.*\]);/.exec(entry)?.[1] ?? "null") as string[];
+			expect(listed.length).toBeGreaterThan(0);
+			for (const id of listed) expect(HOST_MODULES as readonly string[], `${name}.js asks for ${id}`).toContain(id);
 		}
 	});
 });

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildWordAutomaton } from "../../extensions/shared/text/word-automaton.ts";
+import { buildWordAutomaton, FOLD_EXCEPTIONS } from "../../extensions/shared/text/word-automaton.ts";
 
 const WORDS = ["fail", "failed", "error", "error:", "err!", "●", "--- fail", "ai", "not ok"];
 const automaton = buildWordAutomaton(WORDS);
@@ -17,6 +17,31 @@ function naive(text: string): string[] {
 }
 
 describe("buildWordAutomaton", () => {
+	it("FOLD_EXCEPTIONS lists every unit that lower-cases to one unit whose upper case is not it", () => {
+		const found: Array<[number, number]> = [];
+		for (let c = 0; c < 0x10000; c++) {
+			const unit = String.fromCharCode(c);
+			const lower = unit.toLowerCase();
+			if (lower.length === 1 && lower !== unit && lower.toUpperCase() !== unit) found.push([c, lower.charCodeAt(0)]);
+		}
+		expect(found).toEqual(FOLD_EXCEPTIONS.map(([u, l]) => [u, l]));
+	});
+
+	it("folds like a naive lower-case search on cased letters, the exceptions included", () => {
+		const words = ["kill", "error", "ßtop", "åbc", "ωx", "ǆa", "fail ✗"];
+		const folded = buildWordAutomaton(words);
+		const units = "kK\u212aiIlLeErRoOßẞ\u1e9eåÅ\u212bωΩ\u2126xXǄǅǆaAbBcCtTpPfF✗ \u0130\u00e9\n";
+		const text = fc.string({ unit: fc.constantFrom(...units), maxLength: 40 });
+		fc.assert(
+			fc.property(text, (t) => {
+				const lines = t.toLowerCase().split("\n");
+				const expected = words.filter((w) => lines.some((l) => l.includes(w))).sort();
+				expect([...folded.wordsIn(t)].sort()).toEqual(expected);
+			}),
+			{ numRuns: 1000 },
+		);
+	});
+
 	it("finds the same words as a naive lower-case search, and the first match where it ends", () => {
 		const text = fc.string({ unit: fc.constantFrom(..."failedFAILEDro:!● -tnok NOT"), maxLength: 60 });
 		fc.assert(

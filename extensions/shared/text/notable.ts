@@ -153,21 +153,26 @@ interface Entry {
 	step: number;
 }
 
-/** Every rule's keys, and per key (by its index) the rules that hold it. */
-function compileKeys(rules: readonly NotableRule[]): { words: string[]; rulesOf: number[][] } {
-	const words = [...new Set(rules.flatMap((r) => r.keys.map((k) => k.toLowerCase())))];
-	const rulesOf = words.map((w) =>
-		rules.flatMap((rule, index) => (rule.keys.some((k) => k.toLowerCase() === w) ? [index] : [])),
-	);
-	return { words, rulesOf };
+/** The search words of the scan (every rule's keys, lower-cased, once each), for tests and the docs. */
+export const NOTABLE_KEYS: readonly string[] = [
+	...new Set(NOTABLE_RULES.flatMap((r) => r.keys.map((k) => k.toLowerCase()))),
+];
+
+let tables: { automaton: ReturnType<typeof buildWordAutomaton>; rulesOf: number[][] } | undefined;
+/**
+ * The automaton that finds every key at once, case-insensitively, and per key (by its index) the rules that
+ * hold it. Built on first use, not when the module loads: building them was most of the time evaluating the
+ * shared code took at start-up (docs/startup.md), and most sessions never scan a log.
+ */
+function scanTables(): NonNullable<typeof tables> {
+	tables ??= {
+		automaton: buildWordAutomaton(NOTABLE_KEYS),
+		rulesOf: NOTABLE_KEYS.map((w) =>
+			NOTABLE_RULES.flatMap((rule, index) => (rule.keys.some((k) => k.toLowerCase() === w) ? [index] : [])),
+		),
+	};
+	return tables;
 }
-
-const COMPILED = compileKeys(NOTABLE_RULES);
-/** Finds every rule's keys at once, case-insensitively. */
-const KEYS = buildWordAutomaton(COMPILED.words);
-
-/** The search words of the scan (every rule's keys), for tests and the docs. */
-export const NOTABLE_KEYS: readonly string[] = KEYS.words;
 
 /** Marks of the rules worth trying on one line (reused: a line marks, tries in table order, clears). */
 const marks = new Uint8Array(NOTABLE_RULES.length);
@@ -187,10 +192,11 @@ function enabledMask(evaluation: NotableEvaluation | undefined): Uint8Array {
  * first enabled rule in table order whose keys the line holds and whose pattern matches (unless vetoed).
  */
 function decide(clean: string, keys: readonly number[], enabled: Uint8Array = ALL_RULES): NotableRule | undefined {
+	const { rulesOf } = scanTables();
 	let first = NOTABLE_RULES.length;
 	let last = -1;
 	for (const k of keys) {
-		for (const r of COMPILED.rulesOf[k]) {
+		for (const r of rulesOf[k]) {
 			marks[r] = 1;
 			if (r < first) first = r;
 			if (r > last) last = r;
@@ -212,7 +218,7 @@ function decide(clean: string, keys: readonly number[], enabled: Uint8Array = AL
 
 /** The rule that decides a cleaned line (the first in table order whose keys it holds and whose pattern matches, unless vetoed), or undefined. */
 export function matchRule(clean: string, evaluation?: NotableEvaluation): NotableRule | undefined {
-	return decide(clean, KEYS.indicesIn(clean), enabledMask(evaluation));
+	return decide(clean, scanTables().automaton.indicesIn(clean), enabledMask(evaluation));
 }
 
 function whole(n: unknown, fallback: number, min: number): number {
@@ -236,6 +242,7 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	const steps = evaluation?.steps !== false;
 	const maxChars = Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2));
 	const n = text.length;
+	const KEYS = scanTables().automaton;
 
 	const folded = new Map<string, Entry>();
 	const verdicts: Entry[] = []; // a runner's own verdicts on a test or a step
