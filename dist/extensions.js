@@ -10719,11 +10719,11 @@ function createInProcessBackend(options) {
         extensionTools
       });
       if (allowlist.missing.length > 0) throw new Error(missingExtensionToolsError(allowlist.missing));
-      const tools = boundByParent(
-        allowlist.tools,
-        options.toolBound?.(),
-        options.builtInTools ?? CHILD_TOOL_NAMES
-      ).kept;
+      const piOwnTools = loaded2.extensions.filter((e) => e.path.startsWith("builtin:")).flatMap((e) => [...e.tools.keys()]);
+      const tools = boundByParent(allowlist.tools, options.toolBound?.(), [
+        ...options.builtInTools ?? CHILD_TOOL_NAMES,
+        ...piOwnTools
+      ]).kept;
       const registry = options.modelRegistry;
       const lineSpecific = { modelRegistry: registry };
       if (registry.authStorage) lineSpecific.authStorage = registry.authStorage;

@@ -221,7 +221,7 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 	});
 
 	if (line === "1.x") {
-		it('on Pi 1.x a default child also gets the enabled built-in extensions (codemode, tool search); extensions: ["!codemode"] drops one', async () => {
+		it('on Pi 1.x a default child also gets the built-in extensions its parent has active (codemode, tool search); extensions: ["!codemode"] drops one', async () => {
 			const server = await startServer((req) => {
 				if (isChild(req)) return { text: `tools: ${[...req.toolNames].sort().join(",")}` };
 				return parentScript([
@@ -229,12 +229,18 @@ describe.each(PI_LINES)("named agents on $label", ({ line }) => {
 					{ prompt: "CHILD-TASK no-codemode", extensions: ["!codemode"] },
 				])(req);
 			});
-			await runs.print(server, {
+			// The harness runs --no-extensions: the parent loads Pi's codemode and tool search back by name.
+			const parent = await runs.print(server, {
 				prompt: "delegate",
+				extensions: [...EXT, "builtin:codemode", "builtin:tool-search"],
+				sandbox: { settings: { defaultTools: ["+codemode", "+tool_search"] } },
 				before: (sandbox) => {
 					write(join(sandbox.agentDir, "extensions", "probe.ts"), PROBE_EXTENSION);
 				},
 			});
+			const parentTools = server.requests.find((r) => !isChild(r))?.toolNames ?? [];
+			expect(parentTools).toEqual(expect.arrayContaining(["codemode", "tool_search"]));
+			expect(parent.run.exitCode).toBe(0);
 			const [all] = childRequests(server, "builtins");
 			expect(all.toolNames).toEqual(expect.arrayContaining(["read", "probe_echo", "codemode", "tool_search"]));
 			expect(all.toolNames).not.toContain("subagent_spawn");

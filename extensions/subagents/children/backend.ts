@@ -205,11 +205,15 @@ export function createInProcessBackend(options: InProcessBackendOptions): ChildB
 				extensionTools,
 			});
 			if (allowlist.missing.length > 0) throw new Error(missingExtensionToolsError(allowlist.missing));
-			const tools = boundByParent(
-				allowlist.tools,
-				options.toolBound?.(),
-				options.builtInTools ?? CHILD_TOOL_NAMES,
-			).kept;
+			// Pi 1.x's built-in extensions (`builtin:codemode`, `builtin:tool-search`, `builtin:mcp`) are Pi's own, not
+			// the user's: their tools follow the parent's active tools like read or bash do.
+			const piOwnTools = loaded.extensions
+				.filter((e) => (e as unknown as PiExtension).path.startsWith("builtin:"))
+				.flatMap((e) => [...(e as unknown as PiExtension).tools.keys()]);
+			const tools = boundByParent(allowlist.tools, options.toolBound?.(), [
+				...(options.builtInTools ?? CHILD_TOOL_NAMES),
+				...piOwnTools,
+			]).kept;
 			const registry = options.modelRegistry as { authStorage?: unknown; runtime?: unknown };
 			// 0.73 takes the registry and its auth storage; 1.x takes the runtime behind the registry.
 			// Each line ignores the other's keys.

@@ -124,10 +124,10 @@ export const READ_COMPANIONS: readonly string[] = ["grep", "find", "ls"];
 
 /**
  * A child's tools within its parent's active ones: `kept` in order, `beyond` the ones the parent lacks. Only Pi's
- * built-in tools (`builtIns`: read, bash, edit, write, grep, find, ls) are bounded here, and a parent with `read`
- * counts as having grep, find and ls; extension tools come with the extensions a child loads, which the user's own
- * `subagents.childExtensions` decides, and this package's subagent tools with the depth limit. No bound
- * (undefined): every tool is kept.
+ * own tools (`builtIns`: read, bash, edit, write, grep, find, ls, and on 1.x those of its built-in extensions such
+ * as codemode and tool_search) are bounded here, and a parent with `read` counts as having grep, find and ls; the
+ * user's extension tools come with the extensions a child loads, which the user's own `subagents.childExtensions`
+ * decides, and this package's subagent tools with the depth limit. No bound (undefined): every tool is kept.
  */
 export function boundByParent(
 	tools: readonly string[],
