@@ -7053,8 +7053,9 @@ var init_search_lines = __esm({
 });
 
 // extensions/tool-artifacts/search-worker.ts
-function parseWorkerMessage(message) {
+function parseWorkerMessage(message, timeoutMs = RECALL_SEARCH_TIMEOUT_MS) {
   const m = message;
+  if (m && m.ok === false && m.code === "timeout") return { ok: false, code: "timeout", timeoutMs };
   if (m && m.ok === false && m.code === "unreadable") {
     return { ok: false, code: "unreadable", errno: typeof m.errno === "string" ? m.errno : void 0 };
   }
@@ -7117,7 +7118,7 @@ function runSearchNow(job, options = {}) {
     const timer = setTimeout(() => finish2({ ok: false, code: "timeout", timeoutMs }), timeoutMs);
     const onAbort = () => finish2({ ok: false, code: "aborted" });
     options.signal?.addEventListener("abort", onAbort, { once: true });
-    worker.on("message", (message) => finish2(parseWorkerMessage(message)));
+    worker.on("message", (message) => finish2(parseWorkerMessage(message, timeoutMs)));
     worker.on("error", () => finish2({ ok: false, code: "failed" }));
     worker.on("exit", () => finish2({ ok: false, code: "failed" }));
   });
@@ -9248,6 +9249,7 @@ function probePatterns(patterns, strings, timeoutMs = PATTERN_PROBE_TIMEOUT_MS) 
     const timer = setTimeout(() => finish2({ ok: false, pattern: patterns[at2] ?? "", timeoutMs }), timeoutMs);
     worker.on("message", (m) => {
       if (typeof m?.at === "number") at2 = m.at;
+      else if (typeof m?.gaveUp === "number") finish2({ ok: false, pattern: patterns[m.gaveUp] ?? "", timeoutMs });
       else if (m?.done === true) finish2({ ok: true });
     });
     worker.on("error", () => finish2({ ok: false, failed: true }));

@@ -8,6 +8,9 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 
+/** A failed match that took this long, in milliseconds, is taken as the engine giving up on the pattern. */
+const GAVE_UP_MS = 150;
+
 /** @param {{ patterns: string[]; strings: string[] }} job */
 function run(job) {
 	for (let i = 0; i < job.patterns.length; i++) {
@@ -18,7 +21,15 @@ function run(job) {
 		} catch {
 			continue; // TypeBox refused it at spawn already
 		}
-		for (const s of job.strings) re.test(s);
+		for (const s of job.strings) {
+			const started = performance.now();
+			// JavaScriptCore (Bun) abandons a backtracking match after a step limit and reports "no match";
+			// V8 runs on. A failed match this slow is the pattern backtracking without end, on either engine.
+			if (!re.test(s) && performance.now() - started >= GAVE_UP_MS) {
+				parentPort?.postMessage({ gaveUp: i });
+				return;
+			}
+		}
 	}
 	parentPort?.postMessage({ done: true });
 }

@@ -40,6 +40,17 @@ export const LINE_MAX_CHARS = 64 * 1024;
 export const ROWS_MAX_CHARS = 4 * 1024 * 1024;
 
 /**
+ * A failed match that took this long, in milliseconds, is taken as the engine giving up. V8 backtracks on a
+ * pattern like ^(a+)+$ until the worker is stopped, but JavaScriptCore (Bun) abandons a match after a step limit
+ * (~0.5 s) and reports "no match": without this, such a pattern would quietly find nothing, or not, depending on
+ * the number of lines. No honest match of one line of at most LINE_MAX_CHARS takes this long.
+ */
+export const MATCH_GAVE_UP_MS = 150;
+
+/** Thrown by a line scan whose pattern made the engine give up (or nearly). */
+export class PatternGaveUp extends Error {}
+
+/**
  * A line scan fed one line at a time (see searchLines for what it finds). `line` is the line as read (at most
  * LINE_MAX_CHARS characters of it); `push` returns false once nothing more is listed (then only counting is left).
  *
@@ -71,6 +82,13 @@ export function lineSearch(source, flags, context, maxMatches, separator, start,
 		rows.push(row);
 		rowChars += row.length;
 	};
+	/** @param {string} line */
+	const test = (line) => {
+		const started = performance.now();
+		const matched = regex.test(line);
+		if (!matched && performance.now() - started >= MATCH_GAVE_UP_MS) throw new PatternGaveUp();
+		return matched;
+	};
 	return {
 		/**
 		 * @param {string} line
@@ -81,7 +99,7 @@ export function lineSearch(source, flags, context, maxMatches, separator, start,
 			if (capped || lineNo < first) return !capped;
 			if (fullLength > line.length) longLines++;
 			regex.lastIndex = 0;
-			if (matches < maxMatches && rowChars + line.length <= maxRowChars && regex.test(line)) {
+			if (matches < maxMatches && rowChars + line.length <= maxRowChars && test(line)) {
 				const firstShown = before.length > 0 ? before[0][0] : lineNo;
 				if (lastPrinted > 0 && firstShown > lastPrinted + 1) add(separator);
 				for (const [n, seen] of before) add(`${n}-${seen}`);

@@ -6,7 +6,7 @@
  */
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
-import { LINE_MAX_CHARS, lineSearch, readLines } from "./search-lines.js";
+import { LINE_MAX_CHARS, lineSearch, PatternGaveUp, readLines } from "./search-lines.js";
 
 /** @typedef {import("./search-lines.js").SearchJob} SearchJob */
 
@@ -27,6 +27,8 @@ function run(job) {
 			closeSync(fd);
 		}
 	} catch (error) {
+		// The pattern backtracks without end; the engine gave up on a line (see MATCH_GAVE_UP_MS).
+		if (error instanceof PatternGaveUp) return { ok: false, code: "timeout" };
 		const code = /** @type {{ code?: unknown } | undefined} */ (error)?.code;
 		return { ok: false, code: "unreadable", errno: typeof code === "string" ? code : undefined };
 	}

@@ -35,9 +35,13 @@ export type SearchOutcome =
 	/** The file could not be read; `errno` is the system's code when there is one. */
 	| { ok: false; code: "unreadable"; errno?: string };
 
-/** Pure: accept a worker's message only in the shape the worker sends. */
-export function parseWorkerMessage(message: unknown): SearchOutcome {
+/**
+ * Pure: accept a worker's message only in the shape the worker sends. A "timeout" from the worker is a pattern
+ * the engine gave up on (JavaScriptCore stops itself; V8 runs on until the deadline): reported like the deadline.
+ */
+export function parseWorkerMessage(message: unknown, timeoutMs = RECALL_SEARCH_TIMEOUT_MS): SearchOutcome {
 	const m = message as Record<string, unknown> | null;
+	if (m && m.ok === false && m.code === "timeout") return { ok: false, code: "timeout", timeoutMs };
 	if (m && m.ok === false && m.code === "unreadable") {
 		return { ok: false, code: "unreadable", errno: typeof m.errno === "string" ? m.errno : undefined };
 	}
@@ -126,7 +130,7 @@ function runSearchNow(
 		const timer = setTimeout(() => finish({ ok: false, code: "timeout", timeoutMs }), timeoutMs);
 		const onAbort = () => finish({ ok: false, code: "aborted" });
 		options.signal?.addEventListener("abort", onAbort, { once: true });
-		worker.on("message", (message: unknown) => finish(parseWorkerMessage(message)));
+		worker.on("message", (message: unknown) => finish(parseWorkerMessage(message, timeoutMs)));
 		worker.on("error", () => finish({ ok: false, code: "failed" }));
 		worker.on("exit", () => finish({ ok: false, code: "failed" }));
 	});

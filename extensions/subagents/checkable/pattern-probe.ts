@@ -91,8 +91,10 @@ export function probePatterns(
 			resolve(outcome);
 		};
 		const timer = setTimeout(() => finish({ ok: false, pattern: patterns[at] ?? "", timeoutMs }), timeoutMs);
-		worker.on("message", (m: { at?: unknown; done?: unknown }) => {
+		worker.on("message", (m: { at?: unknown; done?: unknown; gaveUp?: unknown }) => {
 			if (typeof m?.at === "number") at = m.at;
+			// The engine gave up on a pattern (JavaScriptCore does, after a step limit): it did not finish.
+			else if (typeof m?.gaveUp === "number") finish({ ok: false, pattern: patterns[m.gaveUp] ?? "", timeoutMs });
 			else if (m?.done === true) finish({ ok: true });
 		});
 		worker.on("error", () => finish({ ok: false, failed: true }));
