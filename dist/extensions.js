@@ -7490,6 +7490,19 @@ function filler(bytes, newlines, endsWithNewline, twoByte) {
 ${`${seg(base)}
 `.repeat(newlines - 1)}${last}`;
 }
+function completeUtf8End(bytes) {
+  let lead = bytes.length - 1;
+  while (lead > 0 && lead > bytes.length - 4 && (bytes[lead] & 192) === 128) lead--;
+  if (lead < 0) return 0;
+  const b = bytes[lead];
+  const size = b >= 240 ? 4 : b >= 224 ? 3 : b >= 192 ? 2 : 1;
+  return lead + size > bytes.length ? lead : bytes.length;
+}
+function utf8CharStart(bytes) {
+  let i = 0;
+  while (i < 3 && i < bytes.length && (bytes[i] & 192) === 128) i++;
+  return i;
+}
 function newlinesIn(bytes) {
   let n2 = 0;
   for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) n2++;
@@ -7617,15 +7630,15 @@ var init_full_output = __esm({
       };
       /** The stand-in text (see the class comment); call after the chunks were consumed. */
       view() {
-        const headEnd = this.head.length === this.read ? this.head.length : this.head.lastIndexOf(10) + 1 || this.head.length;
+        const headEnd = this.head.length === this.read ? this.head.length : this.head.lastIndexOf(10) + 1 || completeUtf8End(this.head);
         const nl = this.tail.indexOf(10);
-        const tailStart = this.tail.length === 0 ? 0 : nl + 1;
+        const tailStart = this.tail.length === 0 ? 0 : nl + 1 || utf8CharStart(this.tail);
         const headText = this.head.subarray(0, headEnd).toString("utf8");
         const tailText = this.tail.subarray(tailStart).toString("utf8");
         const gapBytes = this.tailFrom + tailStart - headEnd;
         if (gapBytes <= 0) return headText + tailText;
         const gapNewlines = this.newlines - newlinesIn(this.head.subarray(0, headEnd)) - newlinesIn(this.tail.subarray(tailStart));
-        const endsWithNewline = tailStart > 0;
+        const endsWithNewline = this.tail.length > 0 && nl !== -1;
         const firstGapLine = newlinesIn(this.head.subarray(0, headEnd)) + 1;
         const gapLines = endsWithNewline ? gapNewlines : gapNewlines + 1;
         const startsAtLine = headEnd === 0 || this.head[headEnd - 1] === 10;
@@ -7647,9 +7660,10 @@ var init_full_output = __esm({
           extra = 0;
           parts.push(filler(bytes, lastOpen ? lines - 1 : lines, !lastOpen, twoByte));
         };
-        for (const [n2, text] of kept) {
+        for (const [i, [n2, text]] of kept.entries()) {
           run2(n2 - next, false);
-          parts.push(`${text}
+          const pad = fillerLines === 0 && i === kept.length - 1 ? filler(fillerBytes, 0, false, twoByte) : "";
+          parts.push(`${text}${pad}
 `);
           next = n2 + 1;
         }

@@ -302,17 +302,19 @@ export class LargeOutputReader {
 
 	/** The stand-in text (see the class comment); call after the chunks were consumed. */
 	view(): string {
+		// A region cut inside a line is cut at a character's edge: a split UTF-8 character would decode to U+FFFD.
 		const headEnd =
-			this.head.length === this.read ? this.head.length : this.head.lastIndexOf(10) + 1 || this.head.length;
+			this.head.length === this.read ? this.head.length : this.head.lastIndexOf(10) + 1 || completeUtf8End(this.head);
 		const nl = this.tail.indexOf(10);
-		const tailStart = this.tail.length === 0 ? 0 : nl + 1; // 0: the region starts inside a line
+		// 0 (then past a split character's continuation bytes): the region starts inside a line
+		const tailStart = this.tail.length === 0 ? 0 : nl + 1 || utf8CharStart(this.tail);
 		const headText = this.head.subarray(0, headEnd).toString("utf8");
 		const tailText = this.tail.subarray(tailStart).toString("utf8");
 		const gapBytes = this.tailFrom + tailStart - headEnd;
 		if (gapBytes <= 0) return headText + tailText;
 		const gapNewlines =
 			this.newlines - newlinesIn(this.head.subarray(0, headEnd)) - newlinesIn(this.tail.subarray(tailStart));
-		const endsWithNewline = tailStart > 0;
+		const endsWithNewline = this.tail.length > 0 && nl !== -1;
 		// The notable lines of the middle, at their own line numbers (whole lines of the gap only).
 		const firstGapLine = newlinesIn(this.head.subarray(0, headEnd)) + 1;
 		const gapLines = endsWithNewline ? gapNewlines : gapNewlines + 1;
@@ -341,9 +343,12 @@ export class LargeOutputReader {
 			extra = 0;
 			parts.push(filler(bytes, lastOpen ? lines - 1 : lines, !lastOpen, twoByte));
 		};
-		for (const [n, text] of kept) {
+		for (const [i, [n, text]] of kept.entries()) {
 			run(n - next, false);
-			parts.push(`${text}\n`);
+			// With no filler line to take them, the bytes the kept lines lack (their "\r", escapes, clipped part)
+			// end the last kept line.
+			const pad = fillerLines === 0 && i === kept.length - 1 ? filler(fillerBytes, 0, false, twoByte) : "";
+			parts.push(`${text}${pad}\n`);
 			next = n + 1;
 		}
 		run(firstGapLine + gapLines - next, !endsWithNewline);
@@ -373,6 +378,23 @@ export function filler(bytes: number, newlines: number, endsWithNewline: boolean
 export async function readFullOutput(location: FullOutputLocation): Promise<FullOutputRead> {
 	const opened = await openFullOutput(location);
 	return opened.ok ? readOpenedOutput(opened.opened) : opened;
+}
+
+/** Pure: the length of `bytes` without a UTF-8 character that its end cuts short. */
+function completeUtf8End(bytes: Uint8Array): number {
+	let lead = bytes.length - 1;
+	while (lead > 0 && lead > bytes.length - 4 && (bytes[lead] & 0xc0) === 0x80) lead--;
+	if (lead < 0) return 0;
+	const b = bytes[lead];
+	const size = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+	return lead + size > bytes.length ? lead : bytes.length;
+}
+
+/** Pure: where the first whole UTF-8 character of `bytes` starts (past at most 3 continuation bytes). */
+function utf8CharStart(bytes: Uint8Array): number {
+	let i = 0;
+	while (i < 3 && i < bytes.length && (bytes[i] & 0xc0) === 0x80) i++;
+	return i;
 }
 
 /** Newline bytes in `bytes`. */
