@@ -5,13 +5,13 @@
 import * as fs from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import type { HandoffOutcome, ModelCall } from "../../extensions/handoff/handoff.ts";
-import { buildTrajectories, type TrajectoryContext } from "../../extensions/handoff/trajectory.ts";
+import { buildTrajectories } from "../../extensions/handoff/trajectory.ts";
 import {
 	ORPHAN_MIN_AGE_MS,
 	pruneOrphanTrajectories,
 	writeTrajectories,
 } from "../../extensions/handoff/trajectory-files.ts";
+import { ctx, outcome } from "../fixtures/handoff-trajectory-data.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 /** When set, the next write puts half its text on disk and then fails as a full disk would. */
@@ -28,57 +28,6 @@ vi.mock("node:fs", async (importOriginal) => {
 		},
 	};
 });
-
-const usage = { input: 100, output: 20, cacheRead: 10, cacheWrite: 0, costUsd: 0.5 };
-const call = (text: string): ModelCall => ({ systemPrompt: "SYS", messages: [{ role: "user", text }] });
-
-const ctx: TrajectoryContext = {
-	parentSessionId: "sess-1",
-	index: 2,
-	modelName: "mock/mock-model",
-	copiedMessages: [
-		{ role: "user", content: "task" },
-		{
-			role: "assistant",
-			content: "ok",
-			model: "mock-model",
-			usage: { input: 7, output: 3, cacheRead: 0, cost: { total: 1 } },
-		},
-		{ role: "toolResult", content: "out" },
-	],
-	copiedBlocks: ["[User]: task", "[Assistant]: ok", "[Tool result: bash]: out"],
-	omittedBytes: 0,
-	summaryInstruction: "INSTRUCTION",
-};
-
-function outcome(kind: "full" | "summary-only"): HandoffOutcome {
-	const start = new Date(0).toISOString();
-	const records: HandoffOutcome["records"] = [
-		{
-			step: "summary",
-			call: call("S"),
-			reply: { text: "SUMMARY", model: "mock/mock-model", usage, reasoning: "WHY" },
-			startedAt: start,
-			durationMs: 5,
-		},
-		{
-			step: "questions",
-			call: call("Q-PROMPT"),
-			...(kind === "full" ? { reply: { text: "QS", model: "mock/mock-model", usage } } : { error: "HTTP 500" }),
-			startedAt: start,
-			durationMs: 5,
-		},
-	];
-	if (kind === "full")
-		records.push({
-			step: "answers",
-			call: call("A-PROMPT"),
-			reply: { text: "AS", model: "mock/mock-model", usage },
-			startedAt: start,
-			durationMs: 5,
-		});
-	return { kind, records, errors: [], aborted: false, text: "T" };
-}
 
 describe("atomic trajectory files", () => {
 	it("a write that fails halfway leaves nothing under the final name and no temp", () => {

@@ -1,9 +1,8 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { HandoffOutcome, ModelCall } from "../../extensions/handoff/handoff.ts";
 import { COPIED_METRICS_NOTE, COPIED_SUMMARY_NOTE } from "../../extensions/handoff/prompt.ts";
-import { buildTrajectories, markCopied, type TrajectoryContext } from "../../extensions/handoff/trajectory.ts";
+import { buildTrajectories, markCopied } from "../../extensions/handoff/trajectory.ts";
 import {
 	highestIndex,
 	highestIndexIn,
@@ -13,58 +12,8 @@ import {
 	trajectoryTarget,
 	writeTrajectories,
 } from "../../extensions/handoff/trajectory-files.ts";
+import { ctx, outcome } from "../fixtures/handoff-trajectory-data.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
-
-const usage = { input: 100, output: 20, cacheRead: 10, cacheWrite: 0, costUsd: 0.5 };
-const call = (text: string): ModelCall => ({ systemPrompt: "SYS", messages: [{ role: "user", text }] });
-
-const ctx: TrajectoryContext = {
-	parentSessionId: "sess-1",
-	index: 2,
-	modelName: "mock/mock-model",
-	copiedMessages: [
-		{ role: "user", content: "task" },
-		{
-			role: "assistant",
-			content: "ok",
-			model: "mock-model",
-			usage: { input: 7, output: 3, cacheRead: 0, cost: { total: 1 } },
-		},
-		{ role: "toolResult", content: "out" },
-	],
-	copiedBlocks: ["[User]: task", "[Assistant]: ok", "[Tool result: bash]: out"],
-	omittedBytes: 0,
-	summaryInstruction: "INSTRUCTION",
-};
-
-function outcome(kind: "full" | "summary-only"): HandoffOutcome {
-	const start = new Date(0).toISOString();
-	const records: HandoffOutcome["records"] = [
-		{
-			step: "summary",
-			call: call("S"),
-			reply: { text: "SUMMARY", model: "mock/mock-model", usage, reasoning: "WHY" },
-			startedAt: start,
-			durationMs: 5,
-		},
-		{
-			step: "questions",
-			call: call("Q-PROMPT"),
-			...(kind === "full" ? { reply: { text: "QS", model: "mock/mock-model", usage } } : { error: "HTTP 500" }),
-			startedAt: start,
-			durationMs: 5,
-		},
-	];
-	if (kind === "full")
-		records.push({
-			step: "answers",
-			call: call("A-PROMPT"),
-			reply: { text: "AS", model: "mock/mock-model", usage },
-			startedAt: start,
-			durationMs: 5,
-		});
-	return { kind, records, errors: [], aborted: false, text: "T" };
-}
 
 describe("buildTrajectories", () => {
 	it("one file per call with ids, agent, model, parent, index, steps and metrics", () => {
