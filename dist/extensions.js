@@ -9201,8 +9201,7 @@ var init_prompt_checkable = __esm({
 });
 
 // extensions/subagents/checkable/pattern-probe.ts
-function schemaPatterns(schema2) {
-  const found = /* @__PURE__ */ new Set();
+function* schemaEntries(schema2) {
   const stack = [schema2];
   while (stack.length > 0) {
     const node = stack.pop();
@@ -9213,12 +9212,17 @@ function schemaPatterns(schema2) {
     }
     for (const [key, value] of Object.entries(node)) {
       if (DATA_KEYS.has(key)) continue;
-      if (key === "pattern" && typeof value === "string") found.add(value);
-      else if (key === "patternProperties" && value && typeof value === "object") {
-        for (const p of Object.keys(value)) found.add(p);
-        stack.push(value);
-      } else stack.push(value);
+      yield [key, value];
+      stack.push(value);
     }
+  }
+}
+function schemaPatterns(schema2) {
+  const found = /* @__PURE__ */ new Set();
+  for (const [key, value] of schemaEntries(schema2)) {
+    if (key === "pattern" && typeof value === "string") found.add(value);
+    else if (key === "patternProperties" && value && typeof value === "object")
+      for (const p of Object.keys(value)) found.add(p);
   }
   return [...found];
 }
@@ -9317,20 +9321,10 @@ function danglingRef(schema2) {
     $defs: schema2.$defs ?? {},
     definitions: schema2.definitions ?? {}
   };
-  const stack = [schema2];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (!node || typeof node !== "object") continue;
-    if (Array.isArray(node)) {
-      stack.push(...node);
-      continue;
-    }
-    for (const [key, value] of Object.entries(node)) {
-      if (key === "$ref" && typeof value === "string") {
-        const [, folder, name] = /^#\/(\$defs|definitions)\/(.+)$/.exec(value) ?? [];
-        if (!folder || !Object.hasOwn(defs[folder], name)) return value;
-      } else if (key !== "enum" && key !== "const" && key !== "default" && key !== "examples") stack.push(value);
-    }
+  for (const [key, value] of schemaEntries(schema2)) {
+    if (key !== "$ref" || typeof value !== "string") continue;
+    const [, folder, name] = /^#\/(\$defs|definitions)\/(.+)$/.exec(value) ?? [];
+    if (!folder || !Object.hasOwn(defs[folder], name)) return value;
   }
   return void 0;
 }

@@ -22,9 +22,8 @@ export type PatternProbe =
 
 const DATA_KEYS = new Set(["enum", "const", "default", "examples"]);
 
-/** Every `pattern` string and `patternProperties` key of a JSON Schema (data keywords skipped). */
-export function schemaPatterns(schema: unknown): string[] {
-	const found = new Set<string>();
+/** Every keyword entry `[key, value]` of a JSON Schema, at any depth; data keywords (enum, const, …) skipped. */
+export function* schemaEntries(schema: unknown): Generator<[string, unknown]> {
 	const stack: unknown[] = [schema];
 	while (stack.length > 0) {
 		const node = stack.pop();
@@ -35,12 +34,19 @@ export function schemaPatterns(schema: unknown): string[] {
 		}
 		for (const [key, value] of Object.entries(node)) {
 			if (DATA_KEYS.has(key)) continue;
-			if (key === "pattern" && typeof value === "string") found.add(value);
-			else if (key === "patternProperties" && value && typeof value === "object") {
-				for (const p of Object.keys(value)) found.add(p);
-				stack.push(value);
-			} else stack.push(value);
+			yield [key, value];
+			stack.push(value);
 		}
+	}
+}
+
+/** Every `pattern` string and `patternProperties` key of a JSON Schema (data keywords skipped). */
+export function schemaPatterns(schema: unknown): string[] {
+	const found = new Set<string>();
+	for (const [key, value] of schemaEntries(schema)) {
+		if (key === "pattern" && typeof value === "string") found.add(value);
+		else if (key === "patternProperties" && value && typeof value === "object")
+			for (const p of Object.keys(value)) found.add(p);
 	}
 	return [...found];
 }

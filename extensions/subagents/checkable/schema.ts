@@ -11,7 +11,7 @@ import { project } from "../../shared/projection/projection.ts";
 import { SURFACES } from "../../shared/surfaces.ts";
 import { utf8Length } from "../../shared/text/tokens.ts";
 import { patternProbeFailed, patternTimedOut } from "../prompt-checkable.ts";
-import { probePatterns, schemaPatterns, valueStrings } from "./pattern-probe.ts";
+import { probePatterns, schemaEntries, schemaPatterns, valueStrings } from "./pattern-probe.ts";
 
 /** Largest output_schema accepted, in UTF-8 bytes of its JSON (it is shown to the child in full). */
 export const OUTPUT_SCHEMA_MAX_BYTES = SURFACES["subagents.outputSchema"].maxBytes;
@@ -165,20 +165,10 @@ function danglingRef(schema: Record<string, unknown>): string | undefined {
 		$defs: (schema.$defs ?? {}) as Record<string, unknown>,
 		definitions: (schema.definitions ?? {}) as Record<string, unknown>,
 	};
-	const stack: unknown[] = [schema];
-	while (stack.length > 0) {
-		const node = stack.pop();
-		if (!node || typeof node !== "object") continue;
-		if (Array.isArray(node)) {
-			stack.push(...node);
-			continue;
-		}
-		for (const [key, value] of Object.entries(node)) {
-			if (key === "$ref" && typeof value === "string") {
-				const [, folder, name] = /^#\/(\$defs|definitions)\/(.+)$/.exec(value) ?? [];
-				if (!folder || !Object.hasOwn(defs[folder as keyof typeof defs], name)) return value;
-			} else if (key !== "enum" && key !== "const" && key !== "default" && key !== "examples") stack.push(value);
-		}
+	for (const [key, value] of schemaEntries(schema)) {
+		if (key !== "$ref" || typeof value !== "string") continue;
+		const [, folder, name] = /^#\/(\$defs|definitions)\/(.+)$/.exec(value) ?? [];
+		if (!folder || !Object.hasOwn(defs[folder as keyof typeof defs], name)) return value;
 	}
 	return undefined;
 }
