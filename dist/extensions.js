@@ -8457,168 +8457,7 @@ var init_tool_artifacts = __esm({
   }
 });
 
-// extensions/shared/text/sanitize.ts
-function csiEnd(text, i) {
-  let j = i;
-  while (j < text.length) {
-    const c = text.charCodeAt(j);
-    if (c >= 48 && c <= 63) j++;
-    else break;
-  }
-  while (j < text.length) {
-    const c = text.charCodeAt(j);
-    if (c >= 32 && c <= 47) j++;
-    else break;
-  }
-  if (j < text.length) {
-    const c = text.charCodeAt(j);
-    if (c >= 64 && c <= 126) return j + 1;
-  }
-  return j;
-}
-function stringEnd(text, i) {
-  for (let j = i; j < text.length; j++) {
-    const c = text.charCodeAt(j);
-    if (c === BEL || c === C1_ST) return j + 1;
-    if (c === ESC2) {
-      if (text.charCodeAt(j + 1) === 92) return j + 2;
-      return j;
-    }
-    if (c === 10 || c === 13) return j;
-  }
-  return text.length;
-}
-function escapeEnd(text, i) {
-  const next = text.charCodeAt(i + 1);
-  if (Number.isNaN(next)) return i + 1;
-  if (next === 91) return csiEnd(text, i + 2);
-  if (next === 93 || next === 80 || next === 88 || next === 94 || next === 95) return stringEnd(text, i + 2);
-  let j = i + 1;
-  while (j < text.length && text.charCodeAt(j) >= 32 && text.charCodeAt(j) <= 47) j++;
-  if (j < text.length) {
-    const c = text.charCodeAt(j);
-    if (c >= 48 && c <= 126) return j + 1;
-  }
-  return j;
-}
-function isBidiControl(code2) {
-  return code2 >= 8234 && code2 <= 8238 || code2 >= 8294 && code2 <= 8297 || code2 === 8206 || code2 === 8207;
-}
-function stripControls(text) {
-  let out = "";
-  let start = 0;
-  const flush = (end) => {
-    if (end > start) out += text.slice(start, end);
-  };
-  for (let i = 0; i < text.length; ) {
-    const c = text.charCodeAt(i);
-    if (c >= 32 && c < 127) {
-      i++;
-      continue;
-    }
-    if (c === 10 || c === 9) {
-      i++;
-      continue;
-    }
-    if (c >= 160 && !(c >= 55296 && c <= 57343) && !isBidiControl(c)) {
-      i++;
-      continue;
-    }
-    flush(i);
-    let next = i + 1;
-    if (c === ESC2) next = escapeEnd(text, i);
-    else if (c === C1_CSI) next = csiEnd(text, i + 1);
-    else if (c === C1_OSC || c === C1_DCS || c === C1_SOS || c === C1_PM || c === C1_APC) next = stringEnd(text, i + 1);
-    else if (c === 13) {
-      if (text.charCodeAt(i + 1) !== 10) out += "\n";
-    } else if (c >= 55296 && c <= 56319 && i + 1 < text.length) {
-      const low = text.charCodeAt(i + 1);
-      if (low >= 56320 && low <= 57343) {
-        out += text.slice(i, i + 2);
-        next = i + 2;
-      } else out += "\uFFFD";
-    } else if (c >= 55296 && c <= 57343) out += "\uFFFD";
-    i = Math.max(next, i + 1);
-    start = i;
-  }
-  flush(text.length);
-  return out;
-}
-function isWideCodePoint(cp) {
-  return cp >= 4352 && cp <= 4447 || cp >= 11904 && cp <= 12350 || cp >= 12353 && cp <= 13311 || cp >= 13312 && cp <= 19903 || cp >= 19968 && cp <= 40959 || cp >= 40960 && cp <= 42191 || cp >= 44032 && cp <= 55203 || cp >= 63744 && cp <= 64255 || cp >= 65072 && cp <= 65103 || cp >= 65280 && cp <= 65376 || cp >= 65504 && cp <= 65510 || cp >= 127744 && cp <= 128591 || cp >= 129280 && cp <= 129535 || cp >= 131072 && cp <= 262141;
-}
-function graphemes(line) {
-  segmenter ??= new Intl.Segmenter(void 0, { granularity: "grapheme" });
-  const it = segmenter.segment(line);
-  return {
-    *[Symbol.iterator]() {
-      for (const s of it) yield s.segment;
-    }
-  };
-}
-function expandTabs(line, widthOf, tabStop) {
-  if (!line.includes("	")) return line;
-  let out = "";
-  let column = 0;
-  for (const g of graphemes(line)) {
-    if (g === "	") {
-      const spaces = tabStop - column % tabStop;
-      out += " ".repeat(spaces);
-      column += spaces;
-    } else {
-      out += g;
-      column += widthOf(g);
-    }
-  }
-  return out;
-}
-function sanitizeTerminalText(text, options = {}) {
-  const widthOf = options.widthOf ?? approximateWidth;
-  const tabStop = Math.max(1, Math.floor(options.tabStop ?? TAB_STOP_COLUMNS));
-  const clean2 = stripControls(typeof text === "string" ? text : String(text));
-  const lines = clean2.split("\n").map((line) => expandTabs(line, widthOf, tabStop));
-  if (options.multiline === false) return lines.filter((l, i) => l.length > 0 || i === 0).join(" ");
-  return lines.join("\n");
-}
-function sanitizeLine(text, options = {}) {
-  return sanitizeTerminalText(text, { ...options, multiline: false });
-}
-var TAB_STOP_COLUMNS, ESC2, BEL, C1_CSI, C1_OSC, C1_DCS, C1_SOS, C1_PM, C1_APC, C1_ST, ZERO_WIDTH, approximateWidth, segmenter;
-var init_sanitize = __esm({
-  "extensions/shared/text/sanitize.ts"() {
-    "use strict";
-    TAB_STOP_COLUMNS = 8;
-    ESC2 = 27;
-    BEL = 7;
-    C1_CSI = 155;
-    C1_OSC = 157;
-    C1_DCS = 144;
-    C1_SOS = 152;
-    C1_PM = 158;
-    C1_APC = 159;
-    C1_ST = 156;
-    ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]+$/u;
-    approximateWidth = (grapheme) => {
-      if (grapheme.length === 0 || ZERO_WIDTH.test(grapheme)) return 0;
-      return isWideCodePoint(grapheme.codePointAt(0) ?? 0) ? 2 : 1;
-    };
-  }
-});
-
-// extensions/subagents/domain.ts
-function isSettled(state) {
-  return SETTLED_STATES.includes(state);
-}
-function resultKey(id, run2) {
-  return `${id}#${run2}`;
-}
-function childId(sequence) {
-  return `sa-${sequence}`;
-}
-function deriveName(prompt, given) {
-  const source = (given?.trim() || prompt.trim().split("\n")[0] || "task").replace(/\s+/g, " ");
-  return project(source, "subagents.name").text;
-}
+// extensions/subagents/domain/format.ts
 function statusGlyph(state) {
   switch (state) {
     case "waiting":
@@ -8650,58 +8489,6 @@ function formatDuration(ms) {
   const seconds = Math.floor(ms % 6e4 / 1e3);
   return `${minutes}m ${String(seconds).padStart(2, "0")}s`;
 }
-function orderChoices(models, preferProvider) {
-  const preferred = models.filter((m) => m.provider === preferProvider).map(keyOf);
-  const rest = models.filter((m) => m.provider !== preferProvider).map(keyOf);
-  return [.../* @__PURE__ */ new Set([...preferred.sort(), ...rest.sort()])];
-}
-function resolveModelSpec(spec, pools) {
-  const wanted = spec.trim();
-  const slash = wanted.indexOf("/");
-  const exact = (m) => slash > 0 && m.provider === wanted.slice(0, slash) && m.id === wanted.slice(slash + 1);
-  const usableExact = pools.available.find(exact);
-  if (usableExact) return { ok: true, value: usableExact };
-  const sameId = uniqueModels(pools.available.filter((m) => m.id === wanted));
-  if (sameId.length === 1) return { ok: true, value: sameId[0] };
-  if (sameId.length > 1) {
-    return { ok: false, failure: { reason: "ambiguous", choices: orderChoices(sameId, pools.preferProvider) } };
-  }
-  const knownExact = pools.all.find(exact);
-  if (knownExact) return { ok: true, value: knownExact };
-  const choices = orderChoices(pools.available, pools.preferProvider);
-  const known = pools.all.filter((m) => m.id === wanted);
-  if (known.length > 0) {
-    const providers = [...new Set(known.map((m) => m.provider))].sort();
-    return { ok: false, failure: { reason: "no-credentials", choices, providers } };
-  }
-  return { ok: false, failure: { reason: "unknown", choices } };
-}
-function uniqueModels(models) {
-  const seen = /* @__PURE__ */ new Set();
-  return models.filter((m) => !seen.has(keyOf(m)) && seen.add(keyOf(m)));
-}
-function partitionIds(requested, known) {
-  const set2 = new Set(known);
-  const seen = /* @__PURE__ */ new Set();
-  const good = [];
-  const bad = [];
-  for (const raw of requested) {
-    const id = raw.trim();
-    if (seen.has(id)) continue;
-    seen.add(id);
-    (set2.has(id) ? good : bad).push(id);
-  }
-  return { known: good, unknown: bad };
-}
-function childrenToStart(children, maxConcurrent) {
-  const active = children.filter((c) => c.state === "running" || c.state === "starting").length;
-  const free = Math.max(0, maxConcurrent - active);
-  return children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt).slice(0, free);
-}
-function queuePosition(children, id) {
-  const queued = children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt);
-  return queued.findIndex((c) => c.id === id) + 1;
-}
 function assistantText(message) {
   if (!message || typeof message !== "object") return "";
   const m = message;
@@ -8725,13 +8512,56 @@ function compactArgs(args, maxBytes = TOOL_ARGS_BRIEF_BYTES) {
   }
   return project(String(text).replace(/\s+/g, " "), "subagents.toolArgs", { maxBytes }).text;
 }
-var SETTLED_STATES, CHILD_TOOL_NAMES, SUBAGENT_TOOL_NAMES, THINKING_LEVELS, RECENT_TOOL_CALLS, NAME_MAX_BYTES, TOOL_ARGS_BRIEF_BYTES, keyOf, MODEL_CHOICES_SHOWN, DeliveryLedger;
-var init_domain = __esm({
-  "extensions/subagents/domain.ts"() {
+var TOOL_ARGS_BRIEF_BYTES;
+var init_format2 = __esm({
+  "extensions/subagents/domain/format.ts"() {
     "use strict";
     init_projection();
     init_surfaces();
     init_format();
+    TOOL_ARGS_BRIEF_BYTES = SURFACES["subagents.toolArgs"].maxBytes;
+  }
+});
+
+// extensions/subagents/domain/records.ts
+function isSettled(state) {
+  return SETTLED_STATES.includes(state);
+}
+function childId(sequence) {
+  return `sa-${sequence}`;
+}
+function deriveName(prompt, given) {
+  const source = (given?.trim() || prompt.trim().split("\n")[0] || "task").replace(/\s+/g, " ");
+  return project(source, "subagents.name").text;
+}
+function partitionIds(requested, known) {
+  const set2 = new Set(known);
+  const seen = /* @__PURE__ */ new Set();
+  const good = [];
+  const bad = [];
+  for (const raw of requested) {
+    const id = raw.trim();
+    if (seen.has(id)) continue;
+    seen.add(id);
+    (set2.has(id) ? good : bad).push(id);
+  }
+  return { known: good, unknown: bad };
+}
+function childrenToStart(children, maxConcurrent) {
+  const active = children.filter((c) => c.state === "running" || c.state === "starting").length;
+  const free = Math.max(0, maxConcurrent - active);
+  return children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt).slice(0, free);
+}
+function queuePosition(children, id) {
+  const queued = children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt);
+  return queued.findIndex((c) => c.id === id) + 1;
+}
+var SETTLED_STATES, CHILD_TOOL_NAMES, SUBAGENT_TOOL_NAMES, THINKING_LEVELS, RECENT_TOOL_CALLS, NAME_MAX_BYTES;
+var init_records = __esm({
+  "extensions/subagents/domain/records.ts"() {
+    "use strict";
+    init_projection();
+    init_surfaces();
     SETTLED_STATES = [
       "completed",
       "incomplete",
@@ -8753,51 +8583,10 @@ var init_domain = __esm({
     THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
     RECENT_TOOL_CALLS = 5;
     NAME_MAX_BYTES = SURFACES["subagents.name"].maxBytes;
-    TOOL_ARGS_BRIEF_BYTES = SURFACES["subagents.toolArgs"].maxBytes;
-    keyOf = (m) => `${m.provider}/${m.id}`;
-    MODEL_CHOICES_SHOWN = SURFACES["subagents.modelChoices"].maxLines - 1;
-    DeliveryLedger = class {
-      results = /* @__PURE__ */ new Map();
-      add(result) {
-        const existing = this.results.get(result.key);
-        if (existing) return existing;
-        const stored = { ...result, delivery: result.delivery ?? "pending" };
-        this.results.set(result.key, stored);
-        return stored;
-      }
-      get(key) {
-        return this.results.get(key);
-      }
-      /** Latest result of a child (highest run). */
-      latest(id) {
-        let best;
-        for (const r of this.results.values()) if (r.id === id && (!best || r.run > best.run)) best = r;
-        return best;
-      }
-      /** Mark as consumed; false when someone already did (the caller must then not deliver it in full). */
-      claim(key, by) {
-        const r = this.results.get(key);
-        if (r?.delivery !== "pending" && !(r?.delivery === "relayed" && by === "wait")) return false;
-        r.delivery = by;
-        return true;
-      }
-      /** Undo a claim whose delivery failed, so the result is offered again. */
-      release(key) {
-        const r = this.results.get(key);
-        if (r) r.delivery = "pending";
-      }
-      /** Results nobody consumed yet, oldest first. */
-      pending() {
-        return [...this.results.values()].filter((r) => r.delivery === "pending").sort((a, b) => a.settledAt - b.settledAt);
-      }
-      all() {
-        return [...this.results.values()];
-      }
-    };
   }
 });
 
-// extensions/subagents/prompt.ts
+// extensions/subagents/prompt/common.ts
 function label(c) {
   return `${c.id} "${c.name}"`;
 }
@@ -8992,10 +8781,11 @@ function toolsLeftOutNote(beyond) {
   return `subagents: the child does not get ${beyond.join(", ")}: this session does not have ${beyond.length === 1 ? "it" : "them"} active (a child never gets a tool its parent lacks).`;
 }
 var TOOL_TEXT, CHILD_SYSTEM_APPEND, NOTHING_TO_WAIT_FOR, NO_CHILDREN, EMPTY_PROMPT_ERROR, SHUT_DOWN_ERROR, PROVIDER_ERROR, ABORTED, STOPPED_BEFORE_START, EMPTY_SEND_TEXT_ERROR, CANCELLED_BY_PARENT, CANCELLED_IN_VIEW, INTERRUPTED_BY_EXIT, NEVER_STARTED, INTERRUPTED_BY_SHUTDOWN, SETTLE_INTERRUPTED, ROSTER_MESSAGE_TYPE;
-var init_prompt6 = __esm({
-  "extensions/subagents/prompt.ts"() {
+var init_common = __esm({
+  "extensions/subagents/prompt/common.ts"() {
     "use strict";
-    init_domain();
+    init_format2();
+    init_records();
     TOOL_TEXT = {
       spawn: {
         label: "Spawn subagent",
@@ -9064,7 +8854,155 @@ var init_prompt6 = __esm({
   }
 });
 
-// extensions/subagents/prompt-checkable.ts
+// extensions/shared/text/sanitize.ts
+function csiEnd(text, i) {
+  let j = i;
+  while (j < text.length) {
+    const c = text.charCodeAt(j);
+    if (c >= 48 && c <= 63) j++;
+    else break;
+  }
+  while (j < text.length) {
+    const c = text.charCodeAt(j);
+    if (c >= 32 && c <= 47) j++;
+    else break;
+  }
+  if (j < text.length) {
+    const c = text.charCodeAt(j);
+    if (c >= 64 && c <= 126) return j + 1;
+  }
+  return j;
+}
+function stringEnd(text, i) {
+  for (let j = i; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === BEL || c === C1_ST) return j + 1;
+    if (c === ESC2) {
+      if (text.charCodeAt(j + 1) === 92) return j + 2;
+      return j;
+    }
+    if (c === 10 || c === 13) return j;
+  }
+  return text.length;
+}
+function escapeEnd(text, i) {
+  const next = text.charCodeAt(i + 1);
+  if (Number.isNaN(next)) return i + 1;
+  if (next === 91) return csiEnd(text, i + 2);
+  if (next === 93 || next === 80 || next === 88 || next === 94 || next === 95) return stringEnd(text, i + 2);
+  let j = i + 1;
+  while (j < text.length && text.charCodeAt(j) >= 32 && text.charCodeAt(j) <= 47) j++;
+  if (j < text.length) {
+    const c = text.charCodeAt(j);
+    if (c >= 48 && c <= 126) return j + 1;
+  }
+  return j;
+}
+function isBidiControl(code2) {
+  return code2 >= 8234 && code2 <= 8238 || code2 >= 8294 && code2 <= 8297 || code2 === 8206 || code2 === 8207;
+}
+function stripControls(text) {
+  let out = "";
+  let start = 0;
+  const flush = (end) => {
+    if (end > start) out += text.slice(start, end);
+  };
+  for (let i = 0; i < text.length; ) {
+    const c = text.charCodeAt(i);
+    if (c >= 32 && c < 127) {
+      i++;
+      continue;
+    }
+    if (c === 10 || c === 9) {
+      i++;
+      continue;
+    }
+    if (c >= 160 && !(c >= 55296 && c <= 57343) && !isBidiControl(c)) {
+      i++;
+      continue;
+    }
+    flush(i);
+    let next = i + 1;
+    if (c === ESC2) next = escapeEnd(text, i);
+    else if (c === C1_CSI) next = csiEnd(text, i + 1);
+    else if (c === C1_OSC || c === C1_DCS || c === C1_SOS || c === C1_PM || c === C1_APC) next = stringEnd(text, i + 1);
+    else if (c === 13) {
+      if (text.charCodeAt(i + 1) !== 10) out += "\n";
+    } else if (c >= 55296 && c <= 56319 && i + 1 < text.length) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 56320 && low <= 57343) {
+        out += text.slice(i, i + 2);
+        next = i + 2;
+      } else out += "\uFFFD";
+    } else if (c >= 55296 && c <= 57343) out += "\uFFFD";
+    i = Math.max(next, i + 1);
+    start = i;
+  }
+  flush(text.length);
+  return out;
+}
+function isWideCodePoint(cp) {
+  return cp >= 4352 && cp <= 4447 || cp >= 11904 && cp <= 12350 || cp >= 12353 && cp <= 13311 || cp >= 13312 && cp <= 19903 || cp >= 19968 && cp <= 40959 || cp >= 40960 && cp <= 42191 || cp >= 44032 && cp <= 55203 || cp >= 63744 && cp <= 64255 || cp >= 65072 && cp <= 65103 || cp >= 65280 && cp <= 65376 || cp >= 65504 && cp <= 65510 || cp >= 127744 && cp <= 128591 || cp >= 129280 && cp <= 129535 || cp >= 131072 && cp <= 262141;
+}
+function graphemes(line) {
+  segmenter ??= new Intl.Segmenter(void 0, { granularity: "grapheme" });
+  const it = segmenter.segment(line);
+  return {
+    *[Symbol.iterator]() {
+      for (const s of it) yield s.segment;
+    }
+  };
+}
+function expandTabs(line, widthOf, tabStop) {
+  if (!line.includes("	")) return line;
+  let out = "";
+  let column = 0;
+  for (const g of graphemes(line)) {
+    if (g === "	") {
+      const spaces = tabStop - column % tabStop;
+      out += " ".repeat(spaces);
+      column += spaces;
+    } else {
+      out += g;
+      column += widthOf(g);
+    }
+  }
+  return out;
+}
+function sanitizeTerminalText(text, options = {}) {
+  const widthOf = options.widthOf ?? approximateWidth;
+  const tabStop = Math.max(1, Math.floor(options.tabStop ?? TAB_STOP_COLUMNS));
+  const clean2 = stripControls(typeof text === "string" ? text : String(text));
+  const lines = clean2.split("\n").map((line) => expandTabs(line, widthOf, tabStop));
+  if (options.multiline === false) return lines.filter((l, i) => l.length > 0 || i === 0).join(" ");
+  return lines.join("\n");
+}
+function sanitizeLine(text, options = {}) {
+  return sanitizeTerminalText(text, { ...options, multiline: false });
+}
+var TAB_STOP_COLUMNS, ESC2, BEL, C1_CSI, C1_OSC, C1_DCS, C1_SOS, C1_PM, C1_APC, C1_ST, ZERO_WIDTH, approximateWidth, segmenter;
+var init_sanitize = __esm({
+  "extensions/shared/text/sanitize.ts"() {
+    "use strict";
+    TAB_STOP_COLUMNS = 8;
+    ESC2 = 27;
+    BEL = 7;
+    C1_CSI = 155;
+    C1_OSC = 157;
+    C1_DCS = 144;
+    C1_SOS = 152;
+    C1_PM = 158;
+    C1_APC = 159;
+    C1_ST = 156;
+    ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]+$/u;
+    approximateWidth = (grapheme) => {
+      if (grapheme.length === 0 || ZERO_WIDTH.test(grapheme)) return 0;
+      return isWideCodePoint(grapheme.codePointAt(0) ?? 0) ? 2 : 1;
+    };
+  }
+});
+
+// extensions/subagents/prompt/checkable.ts
 function notARepositoryError(reason) {
   return `isolation "worktree" is not possible: ${reason}. No child was started. Spawn without isolation (it then works in your tree), or run git init and commit first.`;
 }
@@ -9176,16 +9114,16 @@ function cleanupLine(c, outcome) {
   }
 }
 var COMMIT_ID_HEX, OUTPUT_SCHEMA_REMINDER, VERDICT_VALID, VERDICT_INVALID, NO_JSON_FOUND, CHANGED_FILES_SHOWN, CHANGED_FILE_LINE_BYTES, PATCH_NOT_UTF8, CLEANUP_NOTHING;
-var init_prompt_checkable = __esm({
-  "extensions/subagents/prompt-checkable.ts"() {
+var init_checkable = __esm({
+  "extensions/subagents/prompt/checkable.ts"() {
     "use strict";
     init_projection();
     init_surfaces();
     init_format();
     init_sanitize();
     init_utf8();
-    init_domain();
-    init_prompt6();
+    init_format2();
+    init_common();
     COMMIT_ID_HEX = 12;
     OUTPUT_SCHEMA_REMINDER = "\n\n(As before: end your final message with one JSON value valid against the output schema of your task.)";
     VERDICT_VALID = "output valid";
@@ -9416,7 +9354,7 @@ var init_schema = __esm({
     init_projection();
     init_surfaces();
     init_tokens();
-    init_prompt_checkable();
+    init_checkable();
     init_pattern_probe();
     OUTPUT_SCHEMA_MAX_BYTES = SURFACES["subagents.outputSchema"].maxBytes;
     SCHEMA_ERRORS_SHOWN = SURFACES["subagents.schemaErrors"].maxLines;
@@ -9704,632 +9642,179 @@ var init_agents = __esm({
   }
 });
 
-// extensions/subagents/checkable/git.ts
-function gitEnv(extra = {}) {
-  const env = {
-    ...process.env,
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_PAGER: "cat",
-    GIT_OPTIONAL_LOCKS: "0",
-    LC_ALL: "C"
-  };
-  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
-  return { ...env, ...extra };
-}
-function runGit(args, options) {
-  return new Promise((resolvePromise) => {
-    (0, import_node_child_process.execFile)(
-      options.git ?? "git",
-      [...FIXED_CONFIG, ...options.config ?? [], ...args],
-      {
-        cwd: options.cwd,
-        env: gitEnv(options.env),
-        maxBuffer: GIT_MAX_OUTPUT_BYTES,
-        timeout: GIT_TIMEOUT_MS,
-        encoding: options.bytes ? "latin1" : "utf8",
-        windowsHide: true
-      },
-      (error, stdout, stderr) => {
-        const e = error;
-        if (e && typeof e.code === "string") {
-          resolvePromise({ code: null, stdout: "", stderr: String(stderr ?? ""), spawnError: e.code });
-          return;
-        }
-        const code2 = e ? typeof e.code === "number" ? e.code : 1 : 0;
-        const killed = e?.killed ? `
-(git was stopped after ${GIT_TIMEOUT_MS / 1e3} s)` : "";
-        resolvePromise({ code: code2, stdout: String(stdout ?? ""), stderr: String(stderr ?? "") + killed });
-      }
-    );
-  });
-}
-function gitComplaint(result, maxLines = 3) {
-  if (result.spawnError) return `git could not be started (${result.spawnError})`;
-  const lines = result.stderr.split("\n").map((l) => l.trim()).filter(Boolean);
-  return lines.slice(0, maxLines).join(" ") || `git exited with code ${result.code}`;
-}
-async function repositoryFilterOverrides(cwd, options = {}) {
-  const listed2 = await runGit(["config", "--list", "--show-scope", "-z"], { ...options, cwd });
-  if (listed2.code !== 0) return { ok: false, reason: `cannot read the repository's config: ${gitComplaint(listed2)}` };
-  const drivers = /* @__PURE__ */ new Set();
-  const fields = listed2.stdout.split("\0");
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const scope = fields[i];
-    const key = fields[i + 1].split("\n", 1)[0];
-    const m = FILTER_KEY.exec(key);
-    if (m && (scope === "local" || scope === "worktree")) drivers.add(m[1]);
-  }
-  const config = [];
-  for (const driver of drivers) {
-    if (driver.includes("="))
-      return {
-        ok: false,
-        reason: `the repository's config names a filter driver ${JSON.stringify(driver)} that cannot be switched off`
-      };
-    const k = `filter.${driver}`;
-    config.push("-c", `${k}.clean=`, "-c", `${k}.smudge=`, "-c", `${k}.process=`, "-c", `${k}.required=false`);
-  }
-  return { ok: true, config };
-}
-var import_node_child_process, GIT_MAX_OUTPUT_BYTES, GIT_TIMEOUT_MS, FIXED_CONFIG, FILTER_KEY;
-var init_git = __esm({
-  "extensions/subagents/checkable/git.ts"() {
-    "use strict";
-    import_node_child_process = require("node:child_process");
-    GIT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
-    GIT_TIMEOUT_MS = 12e4;
-    FIXED_CONFIG = [
-      "-c",
-      "core.hooksPath=/dev/null",
-      "-c",
-      "core.fsmonitor=false",
-      "-c",
-      "diff.noprefix=false",
-      "-c",
-      "diff.mnemonicPrefix=false",
-      "-c",
-      "diff.relative=false",
-      "-c",
-      "core.quotePath=false",
-      "-c",
-      "color.ui=false"
-    ];
-    FILTER_KEY = /^filter\.(.+)\.(clean|smudge|process|required)$/i;
-  }
-});
-
-// extensions/subagents/checkable/isolation.ts
-async function probeRepository(cwd, options = {}) {
-  const version = await runGit(["--version"], { ...options, cwd });
-  if (version.spawnError === "ENOENT") return { ok: false, reason: "git is not installed (not found on PATH)" };
-  if (version.code !== 0) return { ok: false, reason: `git does not run: ${gitComplaint(version)}` };
-  const top = await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd });
-  if (top.code !== 0) return { ok: false, reason: `${cwd} is not inside a git repository (${gitComplaint(top, 1)})` };
-  const toplevel = (0, import_node_path9.resolve)(top.stdout.trim());
-  const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { ...options, cwd });
-  if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(head.stdout.trim())) {
-    return { ok: false, reason: `the repository at ${toplevel} has no commit yet (HEAD is unborn); commit first` };
-  }
-  const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { ...options, cwd: toplevel });
-  const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((e) => /^[ MADRCUT?!]{2} /.test(e)).length : 0;
-  return {
-    ok: true,
-    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path9.relative)(toplevel, (0, import_node_path9.resolve)(cwd)), uncommitted }
-  };
-}
-function ensurePrivateDir2(trustedRoot, dir) {
-  const rel = (0, import_node_path9.relative)(trustedRoot, dir);
-  if (rel.startsWith("..") || (0, import_node_path9.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
-  (0, import_node_fs9.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
-  let current = trustedRoot;
-  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
-  for (const part of rel === "" ? [] : rel.split(import_node_path9.sep)) {
-    current = (0, import_node_path9.join)(current, part);
-    let st;
-    try {
-      st = (0, import_node_fs9.lstatSync)(current);
-    } catch {
-      (0, import_node_fs9.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
-      st = (0, import_node_fs9.lstatSync)(current);
-    }
-    if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
-    if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
-    if (uid !== void 0 && st.uid !== uid) throw new Error(`${current} is owned by another user`);
-  }
-}
-function oneAtATime(repoTop, task) {
-  const previous = repoQueues.get(repoTop) ?? Promise.resolve();
-  const next = previous.then(task, task);
-  const settled = next.catch(() => void 0);
-  repoQueues.set(repoTop, settled);
-  void settled.then(() => {
-    if (repoQueues.get(repoTop) === settled) repoQueues.delete(repoTop);
-  });
-  return next;
-}
-function createWorktree(options) {
-  return oneAtATime(options.repo.toplevel, () => createWorktreeNow(options));
-}
-async function createWorktreeNow(options) {
-  const { repo, root, name } = options;
-  if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
-  const path = (0, import_node_path9.join)(root, name);
-  const inside2 = (0, import_node_path9.relative)(repo.toplevel, path);
-  if (!inside2.startsWith("..") && !(0, import_node_path9.isAbsolute)(inside2)) {
-    throw new Error(`the worktree folder ${path} would lie inside the repository ${repo.toplevel}`);
-  }
-  ensurePrivateDir2(options.trustedRoot, root);
-  try {
-    (0, import_node_fs9.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
-  } catch (error) {
-    throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
-  }
-  const branch = `${BRANCH_PREFIX}${name}`;
-  const filters = await repositoryFilterOverrides(repo.toplevel, options);
-  if (!filters.ok) {
-    removeEmptyDir(path);
-    throw new Error(filters.reason);
-  }
-  const added = await runGit(["worktree", "add", "--quiet", "-b", branch, "--end-of-options", path, repo.head], {
-    ...options,
-    cwd: repo.toplevel,
-    config: filters.config
-  });
-  if (added.code !== 0) {
-    removeEmptyDir(path);
-    throw new Error(`git worktree add failed: ${gitComplaint(added)}`);
-  }
-  const cwd = (0, import_node_path9.join)(path, repo.relCwd);
-  try {
-    if (!(0, import_node_fs9.statSync)(cwd).isDirectory()) throw new Error("not a directory");
-  } catch {
-    return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
-  }
-  return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd, parentUncommitted: repo.uncommitted };
-}
-function removeEmptyDir(path) {
-  try {
-    if ((0, import_node_fs9.readdirSync)(path).length === 0) (0, import_node_fs9.rmdirSync)(path);
-  } catch {
-  }
-}
-function parseNumstat(out) {
-  const map = /* @__PURE__ */ new Map();
-  for (const record of out.split("\0")) {
-    const m = /^(\d+|-)\t(\d+|-)\t([\s\S]+)$/.exec(record.replace(/^\n/, ""));
-    if (!m) continue;
-    map.set(m[3], { added: m[1] === "-" ? void 0 : Number(m[1]), removed: m[2] === "-" ? void 0 : Number(m[2]) });
-  }
-  return map;
-}
-function parseNameStatus(out) {
-  const parts = out.split("\0");
-  const result = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const code2 = parts[i].trim().charAt(0);
-    const path = parts[i + 1];
-    if (!code2 || !path) continue;
-    result.push({ path, status: code2 === "A" ? "added" : code2 === "D" ? "deleted" : "modified" });
-  }
-  return result;
-}
-async function captureChanges(worktree, options = {}) {
-  const filters = await repositoryFilterOverrides(worktree.path, options);
-  if (!filters.ok) throw new Error(`cannot collect the child's changes: ${filters.reason}`);
-  const config = filters.config;
-  const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env, config });
-  const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
-  if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
-  const scratch = (0, import_node_fs9.mkdtempSync)((0, import_node_path9.join)((0, import_node_os.tmpdir)(), "headroom-index-"));
-  try {
-    const index = (0, import_node_path9.join)(scratch, "index");
-    try {
-      const original = indexPath.stdout.trim();
-      (0, import_node_fs9.copyFileSync)(original, index);
-      const st = (0, import_node_fs9.statSync)(original);
-      (0, import_node_fs9.utimesSync)(index, st.atime, st.mtime);
-    } catch {
-    }
-    const env = { GIT_INDEX_FILE: index };
-    const add = await run2(["add", "-A", "--", "."], env);
-    if (add.code !== 0) throw new Error(`cannot collect the child's changes: ${gitComplaint(add)}`);
-    const diff = ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
-    const [numstat, names, patch, commits] = await Promise.all([
-      run2([...diff, "--numstat", "-z", "--end-of-options", worktree.base], env),
-      run2([...diff, "--name-status", "-z", "--end-of-options", worktree.base], env),
-      runGit([...diff, "--binary", "--full-index", "--end-of-options", worktree.base], {
-        ...options,
-        cwd: worktree.path,
-        env,
-        config,
-        bytes: true
-      }),
-      run2(["rev-list", "--count", "--end-of-options", `${worktree.base}..HEAD`])
-    ]);
-    for (const r of [numstat, names, patch]) {
-      if (r.code !== 0) throw new Error(`cannot diff the child's changes: ${gitComplaint(r)}`);
-    }
-    const counts = parseNumstat(numstat.stdout);
-    const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...counts.get(f.path) })).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-    const bytes = Buffer.from(patch.stdout, "latin1");
-    let text = "";
-    let patchIsUtf8 = true;
-    try {
-      text = STRICT_UTF8.decode(bytes);
-    } catch {
-      patchIsUtf8 = false;
-    }
-    return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
-  } finally {
-    (0, import_node_fs9.rmSync)(scratch, { recursive: true, force: true });
-  }
-}
-function removeWorktree(worktree, options = {}) {
-  return oneAtATime(worktree.repoTop, () => removeWorktreeNow(worktree, options));
-}
-async function removeWorktreeNow(worktree, options) {
-  const removed = await runGit(["worktree", "remove", "--force", "--end-of-options", worktree.path], {
-    ...options,
-    cwd: worktree.repoTop
-  });
-  if (removed.code !== 0 && existsDir(worktree.path)) {
-    throw new Error(`git worktree remove failed: ${gitComplaint(removed)}`);
-  }
-  await runGit(["worktree", "prune"], { ...options, cwd: worktree.repoTop });
-  const branch = await runGit(["branch", "-D", "--end-of-options", worktree.branch], {
-    ...options,
-    cwd: worktree.repoTop
-  });
-  if (branch.code !== 0 && !/not found/.test(branch.stderr)) {
-    throw new Error(`the worktree is gone but its branch ${worktree.branch} stays: ${gitComplaint(branch)}`);
-  }
-}
-function existsDir(path) {
+// extensions/subagents/agents/agent-files.ts
+function isDirectory(path) {
   try {
     return (0, import_node_fs9.statSync)(path).isDirectory();
   } catch {
     return false;
   }
 }
-function worktreeExists(worktree) {
-  return existsDir(worktree.path);
+function readNoFollow(file) {
+  const fd = (0, import_node_fs9.openSync)(file, import_node_fs9.constants.O_RDONLY | (import_node_fs9.constants.O_NOFOLLOW ?? 0) | (import_node_fs9.constants.O_NONBLOCK ?? 0));
+  try {
+    if (!(0, import_node_fs9.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
+    return (0, import_node_fs9.readFileSync)(fd, "utf8");
+  } finally {
+    (0, import_node_fs9.closeSync)(fd);
+  }
 }
-async function patchContainedIn(patchFile, repoTop, options = {}) {
-  const check = await runGit(["apply", "--check", "--reverse", "--binary", "--end-of-options", patchFile], {
-    ...options,
-    cwd: repoTop
-  });
-  return check.code === 0;
+function safeHome() {
+  try {
+    return (0, import_node_os.homedir)();
+  } catch {
+    return "/";
+  }
 }
-var import_node_fs9, import_node_os, import_node_path9, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
-var init_isolation = __esm({
-  "extensions/subagents/checkable/isolation.ts"() {
+var import_node_fs9, import_node_os, import_node_path9, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var init_agent_files = __esm({
+  "extensions/subagents/agents/agent-files.ts"() {
     "use strict";
     import_node_fs9 = require("node:fs");
     import_node_os = require("node:os");
     import_node_path9 = require("node:path");
-    init_git();
-    STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-    WORKTREE_DIR_MODE = 448;
-    BRANCH_PREFIX = "headroom/";
-    SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-    repoQueues = /* @__PURE__ */ new Map();
-  }
-});
-
-// extensions/subagents/checkable/prune-worktrees.ts
-function mtimeOf(path) {
-  try {
-    return (0, import_node_fs10.lstatSync)(path).mtimeMs;
-  } catch {
-    return 0;
-  }
-}
-function lastTouched(path, gitdir) {
-  const times = [mtimeOf(path), mtimeOf((0, import_node_path10.join)(path, ".git"))];
-  if (gitdir)
-    times.push(mtimeOf((0, import_node_path10.join)(gitdir, "index")), mtimeOf((0, import_node_path10.join)(gitdir, "HEAD")), mtimeOf((0, import_node_path10.join)(gitdir, "logs", "HEAD")));
-  return Math.max(...times);
-}
-function gitdirOf(path) {
-  const file = (0, import_node_path10.join)(path, ".git");
-  try {
-    const st = (0, import_node_fs10.lstatSync)(file);
-    if (!st.isFile() || st.size > 4096) return void 0;
-    const m = /^gitdir: (.+)$/m.exec((0, import_node_fs10.readFileSync)(file, "utf8"));
-    return m ? m[1].trim() : void 0;
-  } catch {
-    return void 0;
-  }
-}
-async function pruneWorktrees(root, maxAgeMs, now = Date.now(), options = {}) {
-  const outcome = { removed: [], failed: [] };
-  let names;
-  try {
-    const st = (0, import_node_fs10.lstatSync)(root);
-    if (!st.isDirectory() || st.isSymbolicLink()) return outcome;
-    names = (0, import_node_fs10.readdirSync)(root);
-  } catch {
-    return outcome;
-  }
-  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
-  for (const name of names) {
-    if (!SAFE_NAME.test(name)) continue;
-    const path = (0, import_node_path10.join)(root, name);
-    try {
-      const st = (0, import_node_fs10.lstatSync)(path);
-      if (st.isSymbolicLink() || !st.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
-      const gitdir = gitdirOf(path);
-      if (now - lastTouched(path, gitdir) <= maxAgeMs) continue;
-      const common = gitdir ? (0, import_node_path10.dirname)((0, import_node_path10.dirname)(gitdir)) : void 0;
-      const repoTop = common ? (0, import_node_path10.dirname)(common) : void 0;
-      const top = repoTop ? await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd: repoTop }) : void 0;
-      if (top && top.code === 0) {
-        const branch = `${BRANCH_PREFIX}${name}`;
-        await removeWorktree(
-          { path, branch, base: "", repoTop: top.stdout.trim(), cwd: path, parentUncommitted: 0 },
-          options
-        );
-      } else (0, import_node_fs10.rmSync)(path, { recursive: true, force: true });
-      outcome.removed.push(path);
-    } catch (error) {
-      outcome.failed.push({ path, error: error instanceof Error ? error.message : String(error) });
-    }
-  }
-  return outcome;
-}
-function scheduleWorktreePrune(root, maxAgeDays, delayMs = WORKTREE_PRUNE_DELAY_MS) {
-  const flags = globalThis;
-  if (flags[SCHEDULED2] || !(maxAgeDays > 0)) return false;
-  flags[SCHEDULED2] = true;
-  const timer = setTimeout(() => {
-    pruneWorktrees(root, maxAgeDays * 24 * 60 * 60 * 1e3).catch(() => void 0);
-  }, delayMs);
-  timer.unref?.();
-  return true;
-}
-var import_node_fs10, import_node_path10, WORKTREE_PRUNE_DELAY_MS, SCHEDULED2;
-var init_prune_worktrees = __esm({
-  "extensions/subagents/checkable/prune-worktrees.ts"() {
-    "use strict";
-    import_node_fs10 = require("node:fs");
-    import_node_path10 = require("node:path");
-    init_git();
-    init_isolation();
-    WORKTREE_PRUNE_DELAY_MS = 2e4;
-    SCHEDULED2 = /* @__PURE__ */ Symbol.for("pi-context-headroom.worktree-prune.scheduled");
-  }
-});
-
-// extensions/subagents/checkable/checkable.ts
-async function reportChanges(o) {
-  const w = o.worktree;
-  const base = { worktree: w.path, branch: w.branch, base: w.base, files: [], commits: 0 };
-  let changes;
-  try {
-    changes = await captureChanges(w, o);
-  } catch (error) {
-    const message = error.message;
-    return { text: changesUnknownText(w.path, message), outcome: { ...base, kept: true, error: message } };
-  }
-  if (changes.files.length === 0 && changes.commits === 0) {
-    try {
-      await removeWorktree(w, o);
-      return { text: noChangesText(w.path, { ok: true }), outcome: { ...base, kept: false } };
-    } catch (error) {
-      const message = error.message;
-      return {
-        text: noChangesText(w.path, { ok: false, error: message }),
-        outcome: { ...base, kept: true, error: message }
-      };
-    }
-  }
-  let patch;
-  if (!changes.patchIsUtf8) patch = { ok: false, error: PATCH_NOT_UTF8 };
-  else if (changes.patch.length > 0) {
-    const put = await o.store.put("subagent-results", changes.patch);
-    patch = put.ok ? { ok: true, path: put.path } : { ok: false, error: put.error };
-  }
-  const outcome = {
-    ...base,
-    kept: true,
-    files: changes.files,
-    commits: changes.commits,
-    patchPath: patch?.ok ? patch.path : void 0,
-    error: patch && !patch.ok ? patch.error : void 0
-  };
-  const text = changesText({
-    id: o.id,
-    worktree: w.path,
-    branch: w.branch,
-    base: w.base,
-    repoTop: w.repoTop,
-    files: changes.files,
-    commits: changes.commits,
-    patch
-  });
-  return { text, outcome };
-}
-function isolationSteps(o) {
-  let recreated;
-  return {
-    async beforeRun() {
-      if (worktreeExists(o.worktree)) return;
-      const probe = await probeRepository(o.worktree.repoTop, o);
-      if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
-      const fresh = await createWorktree({ ...o, repo: { ...probe.repo, relCwd: "" } });
-      Object.assign(o.worktree, { ...fresh, cwd: o.worktree.cwd });
-      recreated = recreatedWorktreeNote(fresh.path, fresh.base);
-    },
-    async conclude(_state, result) {
-      const report = await reportChanges(o);
-      const note = recreated ? `(${recreated}.) ` : "";
-      recreated = void 0;
-      return { ...result, text: `${note}${report.text}
-
-${result.text}`, extras: { changes: report.outcome } };
-    }
-  };
-}
-function structuredSteps(schema2) {
-  return {
-    async review(answer, ask) {
-      const first = await checkAnswerBounded(schema2, answer);
-      if (first.ok) {
-        return {
-          text: first.raw,
-          verdict: VERDICT_VALID,
-          extras: { structured: { status: "valid", value: first.value, corrections: 0 } }
+    init_trust();
+    init_agents();
+    MAX_AGENT_FILES_PER_DIR = 200;
+    AgentCatalog = class {
+      constructor(parseFrontmatter2) {
+        this.parseFrontmatter = parseFrontmatter2;
+      }
+      parseFrontmatter;
+      cache = /* @__PURE__ */ new Map();
+      /** The agents now on disk. Never throws. */
+      load(options) {
+        const home = (0, import_node_path9.resolve)(options.home ?? safeHome());
+        const warnings = [];
+        const folders = [];
+        const definitions = [...BUILT_IN_AGENTS];
+        const seen = /* @__PURE__ */ new Set();
+        const root = (0, import_node_path9.resolve)(options.projectRoot ?? projectRoot(options.cwd));
+        const add = (source, dir, trusted) => {
+          if (!dir) return;
+          const exists2 = isDirectory(dir);
+          folders.push({ source, dir, exists: exists2, read: exists2 && trusted });
+          if (!exists2) return;
+          if (!trusted) {
+            warnings.push(`${dir}: ignored: ${options.untrustedHint ?? "this project is not trusted"}`);
+            return;
+          }
+          const projectFolder = source === "project" || source === "claude-project";
+          const unsafeDir = projectFolder ? safeProjectPath(dir, root) : void 0;
+          if (unsafeDir) {
+            warnings.push(`${unsafeDir}; the folder's agents are ignored`);
+            return;
+          }
+          for (const file of this.listFiles(dir, warnings)) {
+            seen.add(file);
+            const parsed = this.readFile(file, source, projectFolder ? root : void 0);
+            warnings.push(...parsed.warnings);
+            if (parsed.agent) definitions.push(parsed.agent);
+          }
         };
+        add("user", (0, import_node_path9.join)(options.agentDir, "agents"), true);
+        if (options.claudeAgents) add("claude-user", (0, import_node_path9.join)(home, ".claude", "agents"), true);
+        if (options.claudeAgents)
+          add(
+            "claude-project",
+            findProjectFolder(options.cwd, (0, import_node_path9.join)(".claude", "agents"), root, home),
+            options.projectTrusted
+          );
+        add("project", findProjectFolder(options.cwd, (0, import_node_path9.join)(".pi", "agents"), root, home), options.projectTrusted);
+        const agents = mergeAgents(definitions);
+        for (const agent of agents) {
+          if (!agent.overrides || agent.source !== "project" && agent.source !== "claude-project") continue;
+          const replaced = agent.overrides.file ? `${agent.overrides.source} ${agent.overrides.file}` : "the built-in";
+          warnings.push(`${agent.file}: agent "${agent.name}" of this project overrides ${replaced} ${agent.name}`);
+        }
+        for (const file of this.cache.keys()) if (!seen.has(file)) this.cache.delete(file);
+        return { agents, warnings, folders };
       }
-      const firstReasons = first.found ? first.errors : [NO_JSON_FOUND];
-      const again = await ask(outputSchemaCorrection(first.found, first.errors, schema2.text));
-      if (!again.ok) {
-        const reasons2 = [...firstReasons, correctionFailed(again.error)];
-        return invalid(reasons2, 0, answer, first.found ? first.value : void 0);
+      listFiles(dir, warnings) {
+        let names;
+        try {
+          names = (0, import_node_fs9.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+        } catch (error) {
+          warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
+          return [];
+        }
+        names.sort();
+        if (names.length > MAX_AGENT_FILES_PER_DIR) {
+          warnings.push(`${dir}: ${names.length} agent files; only the first ${MAX_AGENT_FILES_PER_DIR} are read`);
+          names = names.slice(0, MAX_AGENT_FILES_PER_DIR);
+        }
+        return names.map((n2) => (0, import_node_path9.join)(dir, n2));
       }
-      const second = await checkAnswerBounded(schema2, again.text);
-      if (second.ok) {
-        return {
-          text: second.raw,
-          verdict: VERDICT_VALID,
-          extras: { structured: { status: "valid", value: second.value, corrections: 1 } }
-        };
+      /** One file; `root` set for a project file, which must be safe (no symlink, owned by the user) up from it. */
+      readFile(file, source, root) {
+        let size;
+        let mtimeMs;
+        if (root) {
+          const unsafe = safeProjectPath(file, root);
+          if (unsafe) return { warnings: [`${unsafe}; skipped`] };
+        }
+        try {
+          const st = (0, import_node_fs9.statSync)(file);
+          if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
+          size = st.size;
+          mtimeMs = st.mtimeMs;
+        } catch (error) {
+          return {
+            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
+          };
+        }
+        if (size > MAX_AGENT_FILE_BYTES)
+          return { warnings: [`${file}: larger than ${MAX_AGENT_FILE_BYTES} bytes; skipped`] };
+        const cached = this.cache.get(file);
+        if (cached && cached.size === size && cached.mtimeMs === mtimeMs && cached.source === source) {
+          return cached.parsed;
+        }
+        let text;
+        try {
+          text = root ? readNoFollow(file) : (0, import_node_fs9.readFileSync)(file, "utf8");
+        } catch (error) {
+          return {
+            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
+          };
+        }
+        const parsed = parseAgentFile(text, { file, source, parseFrontmatter: this.parseFrontmatter });
+        this.cache.set(file, { size, mtimeMs, source, parsed });
+        return parsed;
       }
-      const reasons = second.found ? second.errors : [NO_JSON_FOUND];
-      return invalid(reasons, 1, again.text, second.found ? second.value : void 0);
-    }
-  };
-}
-function invalid(errors, corrections, raw, value) {
-  return {
-    text: invalidOutputText(errors, corrections, raw),
-    verdict: VERDICT_INVALID,
-    extras: {
-      structured: { status: "invalid", errors, corrections, ...value !== void 0 ? { value } : {} }
-    }
-  };
-}
-var init_checkable = __esm({
-  "extensions/subagents/checkable/checkable.ts"() {
-    "use strict";
-    init_prompt_checkable();
-    init_isolation();
-    init_schema();
-  }
-});
-
-// extensions/subagents/checkable/run-steps.ts
-function composeSteps(parts) {
-  if (parts.length === 0) return void 0;
-  const before = parts.filter((p) => p.beforeRun);
-  const reviews = parts.filter((p) => p.review);
-  const concludes = parts.filter((p) => p.conclude);
-  return {
-    beforeRun: before.length ? async () => {
-      for (const p of before) await p.beforeRun();
-    } : void 0,
-    review: reviews.length ? async (answer, ask) => {
-      let result = { text: answer };
-      for (const p of reviews) {
-        const next = await p.review(result.text, ask);
-        result = { ...next, extras: { ...result.extras, ...next.extras } };
-      }
-      return result;
-    } : void 0,
-    conclude: concludes.length ? async (state, result) => {
-      let current = result;
-      for (const p of concludes) {
-        const next = await p.conclude(state, current);
-        current = { ...next, extras: { ...current.extras, ...next.extras } };
-      }
-      return current;
-    } : void 0
-  };
-}
-var init_run_steps = __esm({
-  "extensions/subagents/checkable/run-steps.ts"() {
-    "use strict";
-  }
-});
-
-// extensions/subagents/checkable/spawn-checkable.ts
-function worktreesRoot(home) {
-  return { root: (0, import_node_path11.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
-}
-async function prepareCheckable(home, reserveId, request) {
-  const mode = request.isolation ?? "none";
-  if (!ISOLATION_MODES.includes(mode)) throw new Error(badIsolationError(mode));
-  const parts = [];
-  const notes = [];
-  const details = {};
-  let firstMessage = request.firstMessage;
-  let structured = false;
-  if (request.outputSchema !== void 0 && request.outputSchema !== null) {
-    const compiled = compileOutputSchema(request.outputSchema);
-    if (!compiled.ok) throw new Error(badOutputSchemaError(compiled.error));
-    parts.push(structuredSteps(compiled.schema));
-    firstMessage += outputSchemaInstruction(compiled.schema.text);
-    notes.push(structuredNote());
-    details.outputSchema = compiled.schema.schema;
-    structured = true;
-  }
-  if (mode !== "worktree") {
-    return {
-      cwd: request.cwd,
-      firstMessage,
-      steps: composeSteps(parts),
-      structured,
-      notes,
-      details,
-      abandon: async () => void 0
     };
   }
-  const probe = await probeRepository(request.cwd);
-  if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
-  const id = reserveId();
-  const name = `${id}-${(0, import_node_crypto3.randomBytes)(4).toString("hex")}`;
-  const where = worktreesRoot(home);
-  let worktree;
-  try {
-    worktree = await createWorktree({ repo: probe.repo, name, ...where });
-  } catch (error) {
-    throw new Error(worktreeFailedError(error.message));
-  }
-  parts.push(isolationSteps({ id, worktree, store: home.store(), name, ...where }));
-  notes.push(isolationNote(worktree));
-  details.isolation = { ...worktree, carriesUncommitted: false };
-  return {
-    id,
-    cwd: worktree.cwd,
-    firstMessage,
-    steps: composeSteps(parts),
-    worktree,
-    structured,
-    notes,
-    details,
-    abandon: () => removeWorktree(worktree).catch(() => void 0)
+});
+
+// extensions/subagents/agents/loader.ts
+function agentLoader(settings) {
+  let catalog;
+  return (ctx) => {
+    catalog ??= new AgentCatalog(import_pi_coding_agent4.parseFrontmatter);
+    const agentDir = settings.agentDir();
+    const cwd = ctx?.cwd ?? process.cwd();
+    const trust = ctx ? folderTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" };
+    const snapshot2 = catalog.load({
+      agentDir,
+      cwd,
+      projectTrusted: trust.trusted,
+      untrustedHint: untrustedHint(trust),
+      projectRoot: projectRoot(cwd, trust.path),
+      claudeAgents: settings.config().subagents.claudeAgents
+    });
+    for (const warning of unseenConfigWarnings(snapshot2.warnings)) tellPerson(ctx, configWarning(warning));
+    return snapshot2;
   };
 }
-function isolationFor(home, child) {
-  const worktree = child.worktree;
-  if (!worktree) return void 0;
-  const name = worktree.branch.startsWith(BRANCH_PREFIX) ? worktree.branch.slice(BRANCH_PREFIX.length) : child.id;
-  return isolationSteps({ id: child.id, worktree, store: home.store(), name, ...worktreesRoot(home) });
-}
-var import_node_crypto3, import_node_path11, WORKTREES_FOLDER, ISOLATION_MODES;
-var init_spawn_checkable = __esm({
-  "extensions/subagents/checkable/spawn-checkable.ts"() {
+var import_pi_coding_agent4;
+var init_loader = __esm({
+  "extensions/subagents/agents/loader.ts"() {
     "use strict";
-    import_node_crypto3 = require("node:crypto");
-    import_node_path11 = require("node:path");
-    init_prompt_checkable();
-    init_checkable();
-    init_isolation();
-    init_run_steps();
-    init_schema();
-    WORKTREES_FOLDER = "worktrees";
-    ISOLATION_MODES = ["none", "worktree"];
+    import_pi_coding_agent4 = require("@mariozechner/pi-coding-agent");
+    init_bootstrap();
+    init_config();
+    init_trust();
+    init_common();
+    init_agent_files();
   }
 });
 
@@ -10373,9 +9858,9 @@ function createSessionHome(key, sessionFile, manager) {
     }
   };
   const writeAway = (type, data) => {
-    if (!sessionFile || !(0, import_node_fs11.existsSync)(sessionFile)) return false;
+    if (!sessionFile || !(0, import_node_fs10.existsSync)(sessionFile)) return false;
     try {
-      away ??= import_pi_coding_agent4.SessionManager.open(sessionFile);
+      away ??= import_pi_coding_agent5.SessionManager.open(sessionFile);
       away.appendCustomEntry(type, data);
       return true;
     } catch (error) {
@@ -10407,7 +9892,7 @@ function createSessionHome(key, sessionFile, manager) {
     flushToFile() {
       if (waiting.length === 0 || !sessionFile) return;
       try {
-        const file = away ?? import_pi_coding_agent4.SessionManager.open(sessionFile);
+        const file = away ?? import_pi_coding_agent5.SessionManager.open(sessionFile);
         for (const [type, data] of waiting.splice(0)) file.appendCustomEntry(type, data);
       } catch (error) {
         console.error(`subagents: could not record results in ${sessionFile}: ${String(error)}`);
@@ -10415,17 +9900,17 @@ function createSessionHome(key, sessionFile, manager) {
     }
   };
 }
-var import_node_fs11, import_pi_coding_agent4, HOMES;
+var import_node_fs10, import_pi_coding_agent5, HOMES;
 var init_home = __esm({
   "extensions/subagents/children/home.ts"() {
     "use strict";
-    import_node_fs11 = require("node:fs");
-    import_pi_coding_agent4 = require("@mariozechner/pi-coding-agent");
+    import_node_fs10 = require("node:fs");
+    import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
     HOMES = /* @__PURE__ */ Symbol.for("pi-context-headroom.subagents.homes");
   }
 });
 
-// extensions/subagents/prompt-spawn.ts
+// extensions/subagents/prompt/spawn.ts
 function choiceList(choices, surface = "subagents.modelChoices") {
   if (choices.length === 0) return "none have credentials configured";
   return project(choices, surface, INLINE_LIST).text;
@@ -10526,14 +10011,14 @@ function agentsCommandText(agents, warnings, defaultTools) {
   return lines.join("\n");
 }
 var INLINE_LIST, AGENT_LIST_BUDGET, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, AGENT_NAMES_SHOWN;
-var init_prompt_spawn = __esm({
-  "extensions/subagents/prompt-spawn.ts"() {
+var init_spawn = __esm({
+  "extensions/subagents/prompt/spawn.ts"() {
     "use strict";
     init_projection();
     init_surfaces();
     init_utf8();
-    init_domain();
-    init_prompt6();
+    init_format2();
+    init_common();
     INLINE_LIST = { separator: ", ", markerSeparator: " " };
     AGENT_LIST_BUDGET = {
       maxBytes: SURFACES["subagents.agentList"].maxBytes,
@@ -10650,21 +10135,21 @@ function normalizeEvent(event, contextUsage) {
   return out;
 }
 function sessionFor(spec, sessionDir) {
-  if (!spec.sessionFile) return import_pi_coding_agent5.SessionManager.create(spec.cwd, sessionDir);
+  if (!spec.sessionFile) return import_pi_coding_agent6.SessionManager.create(spec.cwd, sessionDir);
   let isFile = false;
   try {
-    isFile = (0, import_node_fs12.statSync)(spec.sessionFile).isFile();
+    isFile = (0, import_node_fs11.statSync)(spec.sessionFile).isFile();
   } catch {
     isFile = false;
   }
   if (!isFile) throw new Error(missingSessionFileError({ id: spec.id, name: spec.id }, spec.sessionFile));
-  return import_pi_coding_agent5.SessionManager.open(spec.sessionFile, sessionDir, spec.cwd);
+  return import_pi_coding_agent6.SessionManager.open(spec.sessionFile, sessionDir, spec.cwd);
 }
 async function builtInExtensions(packageDir) {
   if (!packageDir) return [];
-  const file = (0, import_node_path12.join)(packageDir, "dist", "extensions", "index.js");
+  const file = (0, import_node_path10.join)(packageDir, "dist", "extensions", "index.js");
   try {
-    (0, import_node_fs12.statSync)(file);
+    (0, import_node_fs11.statSync)(file);
   } catch {
     return [];
   }
@@ -10679,8 +10164,8 @@ async function builtInExtensions(packageDir) {
 function isProjectScoped(ext, cwd) {
   const e = ext;
   if (e.sourceInfo?.scope === "project") return true;
-  const projectDir = (0, import_node_path12.join)((0, import_node_path12.resolve)(cwd), ".pi") + import_node_path12.sep;
-  return typeof e.path === "string" && (0, import_node_path12.resolve)(e.path).startsWith(projectDir);
+  const projectDir = (0, import_node_path10.join)((0, import_node_path10.resolve)(cwd), ".pi") + import_node_path10.sep;
+  return typeof e.path === "string" && (0, import_node_path10.resolve)(e.path).startsWith(projectDir);
 }
 function describe(ext) {
   const packageDir = ext.sourceInfo?.origin === "package" ? ext.sourceInfo.baseDir : void 0;
@@ -10694,8 +10179,8 @@ function createInProcessBackend(options) {
       builtIns ??= builtInExtensions(options.packageDir);
       const factories = [...policy.mode === "none" ? [] : await builtIns, ...options.extensionFactories ?? []];
       const trusted = options.trustOf ? options.trustOf(spec.trustFrom ?? spec.cwd) : true;
-      const settingsManager = import_pi_coding_agent5.SettingsManager.create(spec.cwd, options.agentDir, { projectTrusted: trusted });
-      const loader = new import_pi_coding_agent5.DefaultResourceLoader({
+      const settingsManager = import_pi_coding_agent6.SettingsManager.create(spec.cwd, options.agentDir, { projectTrusted: trusted });
+      const loader = new import_pi_coding_agent6.DefaultResourceLoader({
         cwd: spec.cwd,
         agentDir: options.agentDir,
         settingsManager,
@@ -10738,7 +10223,7 @@ function createInProcessBackend(options) {
       const lineSpecific = { modelRegistry: registry };
       if (registry.authStorage) lineSpecific.authStorage = registry.authStorage;
       if (registry.runtime) lineSpecific.modelRuntime = registry.runtime;
-      const { session } = await (0, import_pi_coding_agent5.createAgentSession)({
+      const { session } = await (0, import_pi_coding_agent6.createAgentSession)({
         cwd: spec.cwd,
         agentDir: options.agentDir,
         model: spec.model,
@@ -10789,18 +10274,68 @@ function createInProcessBackend(options) {
     }
   };
 }
-var import_node_fs12, import_node_path12, import_node_url, import_pi_coding_agent5;
+var import_node_fs11, import_node_path10, import_node_url, import_pi_coding_agent6;
 var init_backend = __esm({
   "extensions/subagents/children/backend.ts"() {
     "use strict";
-    import_node_fs12 = require("node:fs");
-    import_node_path12 = require("node:path");
+    import_node_fs11 = require("node:fs");
+    import_node_path10 = require("node:path");
     import_node_url = require("node:url");
-    import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
-    init_domain();
-    init_prompt6();
-    init_prompt_spawn();
+    import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
+    init_format2();
+    init_records();
+    init_common();
+    init_spawn();
     init_child_extensions();
+  }
+});
+
+// extensions/subagents/domain/ledger.ts
+function resultKey(id, run2) {
+  return `${id}#${run2}`;
+}
+var DeliveryLedger;
+var init_ledger2 = __esm({
+  "extensions/subagents/domain/ledger.ts"() {
+    "use strict";
+    DeliveryLedger = class {
+      results = /* @__PURE__ */ new Map();
+      add(result) {
+        const existing = this.results.get(result.key);
+        if (existing) return existing;
+        const stored = { ...result, delivery: result.delivery ?? "pending" };
+        this.results.set(result.key, stored);
+        return stored;
+      }
+      get(key) {
+        return this.results.get(key);
+      }
+      /** Latest result of a child (highest run). */
+      latest(id) {
+        let best;
+        for (const r of this.results.values()) if (r.id === id && (!best || r.run > best.run)) best = r;
+        return best;
+      }
+      /** Mark as consumed; false when someone already did (the caller must then not deliver it in full). */
+      claim(key, by) {
+        const r = this.results.get(key);
+        if (r?.delivery !== "pending" && !(r?.delivery === "relayed" && by === "wait")) return false;
+        r.delivery = by;
+        return true;
+      }
+      /** Undo a claim whose delivery failed, so the result is offered again. */
+      release(key) {
+        const r = this.results.get(key);
+        if (r) r.delivery = "pending";
+      }
+      /** Results nobody consumed yet, oldest first. */
+      pending() {
+        return [...this.results.values()].filter((r) => r.delivery === "pending").sort((a, b) => a.settledAt - b.settledAt);
+      }
+      all() {
+        return [...this.results.values()];
+      }
+    };
   }
 });
 
@@ -10915,12 +10450,12 @@ var MAX_PIPELINE_STAGES;
 var init_graph = __esm({
   "extensions/subagents/pipeline/graph.ts"() {
     "use strict";
-    init_domain();
+    init_records();
     MAX_PIPELINE_STAGES = 16;
   }
 });
 
-// extensions/subagents/prompt-pipeline.ts
+// extensions/subagents/prompt/pipeline.ts
 function afterProblemError(problem) {
   switch (problem.kind) {
     case "unknown":
@@ -10976,8 +10511,8 @@ function badAfterFailedError(value) {
   return `after_failed must be "skip" or "run", not ${JSON.stringify(value)}. Nothing was started.`;
 }
 var SPAWN_AFTER_PARAM, SPAWN_AFTER_FAILED_PARAM, listKnown, WAITING_AT_SHUTDOWN, NOT_RESTORED, TASK_HEADING, BAD_AFTER_ERROR;
-var init_prompt_pipeline = __esm({
-  "extensions/subagents/prompt-pipeline.ts"() {
+var init_pipeline = __esm({
+  "extensions/subagents/prompt/pipeline.ts"() {
     "use strict";
     SPAWN_AFTER_PARAM = "Start after these children (ids or names) settle; their results open its task";
     SPAWN_AFTER_FAILED_PARAM = "If an input did not complete: skip (default) or run anyway";
@@ -11053,8 +10588,9 @@ var WATCHDOG_TICK_MIN_MS, WATCHDOG_TICK_MAX_MS;
 var init_child_run = __esm({
   "extensions/subagents/children/child-run.ts"() {
     "use strict";
-    init_domain();
-    init_prompt6();
+    init_format2();
+    init_records();
+    init_common();
     WATCHDOG_TICK_MIN_MS = 50;
     WATCHDOG_TICK_MAX_MS = 1e3;
   }
@@ -11128,16 +10664,17 @@ function idNumber(id) {
 function pipelineKept(c) {
   return (c.state === "waiting" || c.state === "queued") && (c.after?.length ?? 0) > 0 && c.startedAt === void 0 && c.respawn !== void 0;
 }
-var import_node_path13, ABORT_GRACE_MS, SubagentManager;
+var import_node_path11, ABORT_GRACE_MS, SubagentManager;
 var init_manager = __esm({
   "extensions/subagents/children/manager.ts"() {
     "use strict";
-    import_node_path13 = require("node:path");
-    init_domain();
+    import_node_path11 = require("node:path");
+    init_ledger2();
+    init_records();
     init_graph();
-    init_prompt6();
-    init_prompt_checkable();
-    init_prompt_pipeline();
+    init_checkable();
+    init_common();
+    init_pipeline();
     init_child_run();
     init_read_model();
     init_wait_until();
@@ -11492,7 +11029,7 @@ ${result.text}` })).then((final) => this.settle(child, run2, state, final, error
             exactTools: rt.exactTools,
             extensions: rt.extensions,
             // A worktree child's folder is trusted as the same folder of its repository is.
-            ...child.worktree ? { trustFrom: (0, import_node_path13.join)(child.worktree.repoTop, (0, import_node_path13.relative)(child.worktree.path, child.cwd)) } : {}
+            ...child.worktree ? { trustFrom: (0, import_node_path11.join)(child.worktree.repoTop, (0, import_node_path11.relative)(child.worktree.path, child.cwd)) } : {}
           };
           rt.handle ??= await this.backend.create(spec, (event) => {
             if (applyEvent(child, rt, event, this.now()).visible) this.changed();
@@ -11562,7 +11099,7 @@ function childSessionDir(ctx, agentDir) {
   } catch {
     dir = void 0;
   }
-  return (0, import_node_path14.join)(dir || (0, import_node_path14.join)(agentDir, "sessions"), "subagents");
+  return (0, import_node_path12.join)(dir || (0, import_node_path12.join)(agentDir, "sessions"), "subagents");
 }
 function createSessionChildren(ctx, options) {
   const nextDepth = options.depth + 1;
@@ -11588,15 +11125,772 @@ function safePackageDir() {
     return void 0;
   }
 }
-var import_node_path14, PiSdk2;
+var import_node_path12, PiSdk2;
 var init_session = __esm({
   "extensions/subagents/children/session.ts"() {
     "use strict";
-    import_node_path14 = require("node:path");
+    import_node_path12 = require("node:path");
     PiSdk2 = __toESM(require("@mariozechner/pi-coding-agent"), 1);
     init_trust();
     init_backend();
     init_manager();
+  }
+});
+
+// extensions/subagents/adapter/session-state.ts
+function activeToolsOf(pi) {
+  let last;
+  return () => {
+    try {
+      const tools = pi.getActiveTools();
+      if (Array.isArray(tools)) last = [...tools];
+    } catch {
+    }
+    return last;
+  };
+}
+function createSessionState(options) {
+  const { pi, depth, host } = options;
+  let config = DEFAULT_CONFIG;
+  let configLoaded = false;
+  let agentDir = "";
+  let ctx;
+  let closing = false;
+  let store;
+  let manager;
+  let home;
+  let unfollow;
+  const sink = (type, data) => pi.appendEntry(type, data);
+  const adoptHome = (context) => {
+    if (depth !== 0) return false;
+    const found = sessionHomes().get(sessionKey(context));
+    if (!found) return false;
+    home = found;
+    home.name = sessionNameOf(context);
+    manager = found.manager;
+    found.attach(sink);
+    unfollow = options.follow?.(found.manager);
+    return true;
+  };
+  host.onConfig((next) => {
+    config = next;
+    configLoaded = true;
+    agentDir = host.agentDir();
+  });
+  const enter = (next) => {
+    ctx = next;
+    if (home) home.name = sessionNameOf(next);
+    if (configLoaded) return;
+    configLoaded = true;
+    agentDir = host.agentDir();
+    config = host.config(next);
+  };
+  const services = {
+    depth,
+    config: () => config,
+    agentDir: () => agentDir,
+    store: () => {
+      store ??= host.store();
+      return store;
+    },
+    context: () => ctx,
+    closing: () => closing,
+    children: (context) => {
+      enter(context);
+      if (manager || adoptHome(context)) return manager;
+      manager = createSessionChildren(context, {
+        depth,
+        agentDir,
+        config,
+        nested: options.nested,
+        parentTools: config.subagents.toolsBeyondParent ? void 0 : activeToolsOf(pi)
+      });
+      if (depth === 0) {
+        const key = sessionKey(context);
+        home = createSessionHome(key, keyFile(key), manager);
+        home.name = sessionNameOf(context);
+        home.attach(sink);
+        sessionHomes().set(key, home);
+        options.onChildren(manager, home.record);
+      } else options.onChildren(manager, sink);
+      unfollow = options.follow?.(manager);
+      return manager;
+    },
+    existingChildren: () => manager,
+    agents: agentLoader({ config: () => config, agentDir: () => agentDir || host.agentDir() }),
+    session: pi,
+    parent: pi
+  };
+  return {
+    services,
+    enter,
+    remember: (next) => {
+      ctx = next;
+    },
+    setClosing: (value) => {
+      closing = value;
+    },
+    adopt: (context) => {
+      enter(context);
+      return !manager && adoptHome(context);
+    },
+    detach: (away) => {
+      unfollow?.();
+      unfollow = void 0;
+      home?.detach(away);
+      home = void 0;
+      manager = void 0;
+    },
+    dropChildren: () => {
+      const dropped = manager;
+      unfollow?.();
+      unfollow = void 0;
+      if (home && sessionHomes().get(home.key) === home) sessionHomes().delete(home.key);
+      home = void 0;
+      manager = void 0;
+      return dropped;
+    }
+  };
+}
+function keyFile(key) {
+  return key.startsWith("id:") ? void 0 : key;
+}
+var init_session_state = __esm({
+  "extensions/subagents/adapter/session-state.ts"() {
+    "use strict";
+    init_config();
+    init_loader();
+    init_home();
+    init_session();
+  }
+});
+
+// extensions/subagents/checkable/git.ts
+function gitEnv(extra = {}) {
+  const env = {
+    ...process.env,
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_PAGER: "cat",
+    GIT_OPTIONAL_LOCKS: "0",
+    LC_ALL: "C"
+  };
+  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
+  return { ...env, ...extra };
+}
+function runGit(args, options) {
+  return new Promise((resolvePromise) => {
+    (0, import_node_child_process.execFile)(
+      options.git ?? "git",
+      [...FIXED_CONFIG, ...options.config ?? [], ...args],
+      {
+        cwd: options.cwd,
+        env: gitEnv(options.env),
+        maxBuffer: GIT_MAX_OUTPUT_BYTES,
+        timeout: GIT_TIMEOUT_MS,
+        encoding: options.bytes ? "latin1" : "utf8",
+        windowsHide: true
+      },
+      (error, stdout, stderr) => {
+        const e = error;
+        if (e && typeof e.code === "string") {
+          resolvePromise({ code: null, stdout: "", stderr: String(stderr ?? ""), spawnError: e.code });
+          return;
+        }
+        const code2 = e ? typeof e.code === "number" ? e.code : 1 : 0;
+        const killed = e?.killed ? `
+(git was stopped after ${GIT_TIMEOUT_MS / 1e3} s)` : "";
+        resolvePromise({ code: code2, stdout: String(stdout ?? ""), stderr: String(stderr ?? "") + killed });
+      }
+    );
+  });
+}
+function gitComplaint(result, maxLines = 3) {
+  if (result.spawnError) return `git could not be started (${result.spawnError})`;
+  const lines = result.stderr.split("\n").map((l) => l.trim()).filter(Boolean);
+  return lines.slice(0, maxLines).join(" ") || `git exited with code ${result.code}`;
+}
+async function repositoryFilterOverrides(cwd, options = {}) {
+  const listed2 = await runGit(["config", "--list", "--show-scope", "-z"], { ...options, cwd });
+  if (listed2.code !== 0) return { ok: false, reason: `cannot read the repository's config: ${gitComplaint(listed2)}` };
+  const drivers = /* @__PURE__ */ new Set();
+  const fields = listed2.stdout.split("\0");
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const scope = fields[i];
+    const key = fields[i + 1].split("\n", 1)[0];
+    const m = FILTER_KEY.exec(key);
+    if (m && (scope === "local" || scope === "worktree")) drivers.add(m[1]);
+  }
+  const config = [];
+  for (const driver of drivers) {
+    if (driver.includes("="))
+      return {
+        ok: false,
+        reason: `the repository's config names a filter driver ${JSON.stringify(driver)} that cannot be switched off`
+      };
+    const k = `filter.${driver}`;
+    config.push("-c", `${k}.clean=`, "-c", `${k}.smudge=`, "-c", `${k}.process=`, "-c", `${k}.required=false`);
+  }
+  return { ok: true, config };
+}
+var import_node_child_process, GIT_MAX_OUTPUT_BYTES, GIT_TIMEOUT_MS, FIXED_CONFIG, FILTER_KEY;
+var init_git = __esm({
+  "extensions/subagents/checkable/git.ts"() {
+    "use strict";
+    import_node_child_process = require("node:child_process");
+    GIT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
+    GIT_TIMEOUT_MS = 12e4;
+    FIXED_CONFIG = [
+      "-c",
+      "core.hooksPath=/dev/null",
+      "-c",
+      "core.fsmonitor=false",
+      "-c",
+      "diff.noprefix=false",
+      "-c",
+      "diff.mnemonicPrefix=false",
+      "-c",
+      "diff.relative=false",
+      "-c",
+      "core.quotePath=false",
+      "-c",
+      "color.ui=false"
+    ];
+    FILTER_KEY = /^filter\.(.+)\.(clean|smudge|process|required)$/i;
+  }
+});
+
+// extensions/subagents/checkable/isolation.ts
+async function probeRepository(cwd, options = {}) {
+  const version = await runGit(["--version"], { ...options, cwd });
+  if (version.spawnError === "ENOENT") return { ok: false, reason: "git is not installed (not found on PATH)" };
+  if (version.code !== 0) return { ok: false, reason: `git does not run: ${gitComplaint(version)}` };
+  const top = await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd });
+  if (top.code !== 0) return { ok: false, reason: `${cwd} is not inside a git repository (${gitComplaint(top, 1)})` };
+  const toplevel = (0, import_node_path13.resolve)(top.stdout.trim());
+  const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { ...options, cwd });
+  if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(head.stdout.trim())) {
+    return { ok: false, reason: `the repository at ${toplevel} has no commit yet (HEAD is unborn); commit first` };
+  }
+  const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { ...options, cwd: toplevel });
+  const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((e) => /^[ MADRCUT?!]{2} /.test(e)).length : 0;
+  return {
+    ok: true,
+    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path13.relative)(toplevel, (0, import_node_path13.resolve)(cwd)), uncommitted }
+  };
+}
+function ensurePrivateDir2(trustedRoot, dir) {
+  const rel = (0, import_node_path13.relative)(trustedRoot, dir);
+  if (rel.startsWith("..") || (0, import_node_path13.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
+  (0, import_node_fs12.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
+  let current = trustedRoot;
+  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
+  for (const part of rel === "" ? [] : rel.split(import_node_path13.sep)) {
+    current = (0, import_node_path13.join)(current, part);
+    let st;
+    try {
+      st = (0, import_node_fs12.lstatSync)(current);
+    } catch {
+      (0, import_node_fs12.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
+      st = (0, import_node_fs12.lstatSync)(current);
+    }
+    if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
+    if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
+    if (uid !== void 0 && st.uid !== uid) throw new Error(`${current} is owned by another user`);
+  }
+}
+function oneAtATime(repoTop, task) {
+  const previous = repoQueues.get(repoTop) ?? Promise.resolve();
+  const next = previous.then(task, task);
+  const settled = next.catch(() => void 0);
+  repoQueues.set(repoTop, settled);
+  void settled.then(() => {
+    if (repoQueues.get(repoTop) === settled) repoQueues.delete(repoTop);
+  });
+  return next;
+}
+function createWorktree(options) {
+  return oneAtATime(options.repo.toplevel, () => createWorktreeNow(options));
+}
+async function createWorktreeNow(options) {
+  const { repo, root, name } = options;
+  if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
+  const path = (0, import_node_path13.join)(root, name);
+  const inside2 = (0, import_node_path13.relative)(repo.toplevel, path);
+  if (!inside2.startsWith("..") && !(0, import_node_path13.isAbsolute)(inside2)) {
+    throw new Error(`the worktree folder ${path} would lie inside the repository ${repo.toplevel}`);
+  }
+  ensurePrivateDir2(options.trustedRoot, root);
+  try {
+    (0, import_node_fs12.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
+  } catch (error) {
+    throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
+  }
+  const branch = `${BRANCH_PREFIX}${name}`;
+  const filters = await repositoryFilterOverrides(repo.toplevel, options);
+  if (!filters.ok) {
+    removeEmptyDir(path);
+    throw new Error(filters.reason);
+  }
+  const added = await runGit(["worktree", "add", "--quiet", "-b", branch, "--end-of-options", path, repo.head], {
+    ...options,
+    cwd: repo.toplevel,
+    config: filters.config
+  });
+  if (added.code !== 0) {
+    removeEmptyDir(path);
+    throw new Error(`git worktree add failed: ${gitComplaint(added)}`);
+  }
+  const cwd = (0, import_node_path13.join)(path, repo.relCwd);
+  try {
+    if (!(0, import_node_fs12.statSync)(cwd).isDirectory()) throw new Error("not a directory");
+  } catch {
+    return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
+  }
+  return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd, parentUncommitted: repo.uncommitted };
+}
+function removeEmptyDir(path) {
+  try {
+    if ((0, import_node_fs12.readdirSync)(path).length === 0) (0, import_node_fs12.rmdirSync)(path);
+  } catch {
+  }
+}
+function parseNumstat(out) {
+  const map = /* @__PURE__ */ new Map();
+  for (const record of out.split("\0")) {
+    const m = /^(\d+|-)\t(\d+|-)\t([\s\S]+)$/.exec(record.replace(/^\n/, ""));
+    if (!m) continue;
+    map.set(m[3], { added: m[1] === "-" ? void 0 : Number(m[1]), removed: m[2] === "-" ? void 0 : Number(m[2]) });
+  }
+  return map;
+}
+function parseNameStatus(out) {
+  const parts = out.split("\0");
+  const result = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const code2 = parts[i].trim().charAt(0);
+    const path = parts[i + 1];
+    if (!code2 || !path) continue;
+    result.push({ path, status: code2 === "A" ? "added" : code2 === "D" ? "deleted" : "modified" });
+  }
+  return result;
+}
+async function captureChanges(worktree, options = {}) {
+  const filters = await repositoryFilterOverrides(worktree.path, options);
+  if (!filters.ok) throw new Error(`cannot collect the child's changes: ${filters.reason}`);
+  const config = filters.config;
+  const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env, config });
+  const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+  if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
+  const scratch = (0, import_node_fs12.mkdtempSync)((0, import_node_path13.join)((0, import_node_os2.tmpdir)(), "headroom-index-"));
+  try {
+    const index = (0, import_node_path13.join)(scratch, "index");
+    try {
+      const original = indexPath.stdout.trim();
+      (0, import_node_fs12.copyFileSync)(original, index);
+      const st = (0, import_node_fs12.statSync)(original);
+      (0, import_node_fs12.utimesSync)(index, st.atime, st.mtime);
+    } catch {
+    }
+    const env = { GIT_INDEX_FILE: index };
+    const add = await run2(["add", "-A", "--", "."], env);
+    if (add.code !== 0) throw new Error(`cannot collect the child's changes: ${gitComplaint(add)}`);
+    const diff = ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
+    const [numstat, names, patch, commits] = await Promise.all([
+      run2([...diff, "--numstat", "-z", "--end-of-options", worktree.base], env),
+      run2([...diff, "--name-status", "-z", "--end-of-options", worktree.base], env),
+      runGit([...diff, "--binary", "--full-index", "--end-of-options", worktree.base], {
+        ...options,
+        cwd: worktree.path,
+        env,
+        config,
+        bytes: true
+      }),
+      run2(["rev-list", "--count", "--end-of-options", `${worktree.base}..HEAD`])
+    ]);
+    for (const r of [numstat, names, patch]) {
+      if (r.code !== 0) throw new Error(`cannot diff the child's changes: ${gitComplaint(r)}`);
+    }
+    const counts = parseNumstat(numstat.stdout);
+    const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...counts.get(f.path) })).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+    const bytes = Buffer.from(patch.stdout, "latin1");
+    let text = "";
+    let patchIsUtf8 = true;
+    try {
+      text = STRICT_UTF8.decode(bytes);
+    } catch {
+      patchIsUtf8 = false;
+    }
+    return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
+  } finally {
+    (0, import_node_fs12.rmSync)(scratch, { recursive: true, force: true });
+  }
+}
+function removeWorktree(worktree, options = {}) {
+  return oneAtATime(worktree.repoTop, () => removeWorktreeNow(worktree, options));
+}
+async function removeWorktreeNow(worktree, options) {
+  const removed = await runGit(["worktree", "remove", "--force", "--end-of-options", worktree.path], {
+    ...options,
+    cwd: worktree.repoTop
+  });
+  if (removed.code !== 0 && existsDir(worktree.path)) {
+    throw new Error(`git worktree remove failed: ${gitComplaint(removed)}`);
+  }
+  await runGit(["worktree", "prune"], { ...options, cwd: worktree.repoTop });
+  const branch = await runGit(["branch", "-D", "--end-of-options", worktree.branch], {
+    ...options,
+    cwd: worktree.repoTop
+  });
+  if (branch.code !== 0 && !/not found/.test(branch.stderr)) {
+    throw new Error(`the worktree is gone but its branch ${worktree.branch} stays: ${gitComplaint(branch)}`);
+  }
+}
+function existsDir(path) {
+  try {
+    return (0, import_node_fs12.statSync)(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function worktreeExists(worktree) {
+  return existsDir(worktree.path);
+}
+async function patchContainedIn(patchFile, repoTop, options = {}) {
+  const check = await runGit(["apply", "--check", "--reverse", "--binary", "--end-of-options", patchFile], {
+    ...options,
+    cwd: repoTop
+  });
+  return check.code === 0;
+}
+var import_node_fs12, import_node_os2, import_node_path13, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
+var init_isolation = __esm({
+  "extensions/subagents/checkable/isolation.ts"() {
+    "use strict";
+    import_node_fs12 = require("node:fs");
+    import_node_os2 = require("node:os");
+    import_node_path13 = require("node:path");
+    init_git();
+    STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+    WORKTREE_DIR_MODE = 448;
+    BRANCH_PREFIX = "headroom/";
+    SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+    repoQueues = /* @__PURE__ */ new Map();
+  }
+});
+
+// extensions/subagents/checkable/prune-worktrees.ts
+function mtimeOf(path) {
+  try {
+    return (0, import_node_fs13.lstatSync)(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+function lastTouched(path, gitdir) {
+  const times = [mtimeOf(path), mtimeOf((0, import_node_path14.join)(path, ".git"))];
+  if (gitdir)
+    times.push(mtimeOf((0, import_node_path14.join)(gitdir, "index")), mtimeOf((0, import_node_path14.join)(gitdir, "HEAD")), mtimeOf((0, import_node_path14.join)(gitdir, "logs", "HEAD")));
+  return Math.max(...times);
+}
+function gitdirOf(path) {
+  const file = (0, import_node_path14.join)(path, ".git");
+  try {
+    const st = (0, import_node_fs13.lstatSync)(file);
+    if (!st.isFile() || st.size > 4096) return void 0;
+    const m = /^gitdir: (.+)$/m.exec((0, import_node_fs13.readFileSync)(file, "utf8"));
+    return m ? m[1].trim() : void 0;
+  } catch {
+    return void 0;
+  }
+}
+async function pruneWorktrees(root, maxAgeMs, now = Date.now(), options = {}) {
+  const outcome = { removed: [], failed: [] };
+  let names;
+  try {
+    const st = (0, import_node_fs13.lstatSync)(root);
+    if (!st.isDirectory() || st.isSymbolicLink()) return outcome;
+    names = (0, import_node_fs13.readdirSync)(root);
+  } catch {
+    return outcome;
+  }
+  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
+  for (const name of names) {
+    if (!SAFE_NAME.test(name)) continue;
+    const path = (0, import_node_path14.join)(root, name);
+    try {
+      const st = (0, import_node_fs13.lstatSync)(path);
+      if (st.isSymbolicLink() || !st.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
+      const gitdir = gitdirOf(path);
+      if (now - lastTouched(path, gitdir) <= maxAgeMs) continue;
+      const common = gitdir ? (0, import_node_path14.dirname)((0, import_node_path14.dirname)(gitdir)) : void 0;
+      const repoTop = common ? (0, import_node_path14.dirname)(common) : void 0;
+      const top = repoTop ? await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd: repoTop }) : void 0;
+      if (top && top.code === 0) {
+        const branch = `${BRANCH_PREFIX}${name}`;
+        await removeWorktree(
+          { path, branch, base: "", repoTop: top.stdout.trim(), cwd: path, parentUncommitted: 0 },
+          options
+        );
+      } else (0, import_node_fs13.rmSync)(path, { recursive: true, force: true });
+      outcome.removed.push(path);
+    } catch (error) {
+      outcome.failed.push({ path, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return outcome;
+}
+function scheduleWorktreePrune(root, maxAgeDays, delayMs = WORKTREE_PRUNE_DELAY_MS) {
+  const flags = globalThis;
+  if (flags[SCHEDULED2] || !(maxAgeDays > 0)) return false;
+  flags[SCHEDULED2] = true;
+  const timer = setTimeout(() => {
+    pruneWorktrees(root, maxAgeDays * 24 * 60 * 60 * 1e3).catch(() => void 0);
+  }, delayMs);
+  timer.unref?.();
+  return true;
+}
+var import_node_fs13, import_node_path14, WORKTREE_PRUNE_DELAY_MS, SCHEDULED2;
+var init_prune_worktrees = __esm({
+  "extensions/subagents/checkable/prune-worktrees.ts"() {
+    "use strict";
+    import_node_fs13 = require("node:fs");
+    import_node_path14 = require("node:path");
+    init_git();
+    init_isolation();
+    WORKTREE_PRUNE_DELAY_MS = 2e4;
+    SCHEDULED2 = /* @__PURE__ */ Symbol.for("pi-context-headroom.worktree-prune.scheduled");
+  }
+});
+
+// extensions/subagents/checkable/checkable.ts
+async function reportChanges(o) {
+  const w = o.worktree;
+  const base = { worktree: w.path, branch: w.branch, base: w.base, files: [], commits: 0 };
+  let changes;
+  try {
+    changes = await captureChanges(w, o);
+  } catch (error) {
+    const message = error.message;
+    return { text: changesUnknownText(w.path, message), outcome: { ...base, kept: true, error: message } };
+  }
+  if (changes.files.length === 0 && changes.commits === 0) {
+    try {
+      await removeWorktree(w, o);
+      return { text: noChangesText(w.path, { ok: true }), outcome: { ...base, kept: false } };
+    } catch (error) {
+      const message = error.message;
+      return {
+        text: noChangesText(w.path, { ok: false, error: message }),
+        outcome: { ...base, kept: true, error: message }
+      };
+    }
+  }
+  let patch;
+  if (!changes.patchIsUtf8) patch = { ok: false, error: PATCH_NOT_UTF8 };
+  else if (changes.patch.length > 0) {
+    const put = await o.store.put("subagent-results", changes.patch);
+    patch = put.ok ? { ok: true, path: put.path } : { ok: false, error: put.error };
+  }
+  const outcome = {
+    ...base,
+    kept: true,
+    files: changes.files,
+    commits: changes.commits,
+    patchPath: patch?.ok ? patch.path : void 0,
+    error: patch && !patch.ok ? patch.error : void 0
+  };
+  const text = changesText({
+    id: o.id,
+    worktree: w.path,
+    branch: w.branch,
+    base: w.base,
+    repoTop: w.repoTop,
+    files: changes.files,
+    commits: changes.commits,
+    patch
+  });
+  return { text, outcome };
+}
+function isolationSteps(o) {
+  let recreated;
+  return {
+    async beforeRun() {
+      if (worktreeExists(o.worktree)) return;
+      const probe = await probeRepository(o.worktree.repoTop, o);
+      if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
+      const fresh = await createWorktree({ ...o, repo: { ...probe.repo, relCwd: "" } });
+      Object.assign(o.worktree, { ...fresh, cwd: o.worktree.cwd });
+      recreated = recreatedWorktreeNote(fresh.path, fresh.base);
+    },
+    async conclude(_state, result) {
+      const report = await reportChanges(o);
+      const note = recreated ? `(${recreated}.) ` : "";
+      recreated = void 0;
+      return { ...result, text: `${note}${report.text}
+
+${result.text}`, extras: { changes: report.outcome } };
+    }
+  };
+}
+function structuredSteps(schema2) {
+  return {
+    async review(answer, ask) {
+      const first = await checkAnswerBounded(schema2, answer);
+      if (first.ok) {
+        return {
+          text: first.raw,
+          verdict: VERDICT_VALID,
+          extras: { structured: { status: "valid", value: first.value, corrections: 0 } }
+        };
+      }
+      const firstReasons = first.found ? first.errors : [NO_JSON_FOUND];
+      const again = await ask(outputSchemaCorrection(first.found, first.errors, schema2.text));
+      if (!again.ok) {
+        const reasons2 = [...firstReasons, correctionFailed(again.error)];
+        return invalid(reasons2, 0, answer, first.found ? first.value : void 0);
+      }
+      const second = await checkAnswerBounded(schema2, again.text);
+      if (second.ok) {
+        return {
+          text: second.raw,
+          verdict: VERDICT_VALID,
+          extras: { structured: { status: "valid", value: second.value, corrections: 1 } }
+        };
+      }
+      const reasons = second.found ? second.errors : [NO_JSON_FOUND];
+      return invalid(reasons, 1, again.text, second.found ? second.value : void 0);
+    }
+  };
+}
+function invalid(errors, corrections, raw, value) {
+  return {
+    text: invalidOutputText(errors, corrections, raw),
+    verdict: VERDICT_INVALID,
+    extras: {
+      structured: { status: "invalid", errors, corrections, ...value !== void 0 ? { value } : {} }
+    }
+  };
+}
+var init_checkable2 = __esm({
+  "extensions/subagents/checkable/checkable.ts"() {
+    "use strict";
+    init_checkable();
+    init_isolation();
+    init_schema();
+  }
+});
+
+// extensions/subagents/checkable/run-steps.ts
+function composeSteps(parts) {
+  if (parts.length === 0) return void 0;
+  const before = parts.filter((p) => p.beforeRun);
+  const reviews = parts.filter((p) => p.review);
+  const concludes = parts.filter((p) => p.conclude);
+  return {
+    beforeRun: before.length ? async () => {
+      for (const p of before) await p.beforeRun();
+    } : void 0,
+    review: reviews.length ? async (answer, ask) => {
+      let result = { text: answer };
+      for (const p of reviews) {
+        const next = await p.review(result.text, ask);
+        result = { ...next, extras: { ...result.extras, ...next.extras } };
+      }
+      return result;
+    } : void 0,
+    conclude: concludes.length ? async (state, result) => {
+      let current = result;
+      for (const p of concludes) {
+        const next = await p.conclude(state, current);
+        current = { ...next, extras: { ...current.extras, ...next.extras } };
+      }
+      return current;
+    } : void 0
+  };
+}
+var init_run_steps = __esm({
+  "extensions/subagents/checkable/run-steps.ts"() {
+    "use strict";
+  }
+});
+
+// extensions/subagents/checkable/spawn-checkable.ts
+function worktreesRoot(home) {
+  return { root: (0, import_node_path15.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
+}
+async function prepareCheckable(home, reserveId, request) {
+  const mode = request.isolation ?? "none";
+  if (!ISOLATION_MODES.includes(mode)) throw new Error(badIsolationError(mode));
+  const parts = [];
+  const notes = [];
+  const details = {};
+  let firstMessage = request.firstMessage;
+  let structured = false;
+  if (request.outputSchema !== void 0 && request.outputSchema !== null) {
+    const compiled = compileOutputSchema(request.outputSchema);
+    if (!compiled.ok) throw new Error(badOutputSchemaError(compiled.error));
+    parts.push(structuredSteps(compiled.schema));
+    firstMessage += outputSchemaInstruction(compiled.schema.text);
+    notes.push(structuredNote());
+    details.outputSchema = compiled.schema.schema;
+    structured = true;
+  }
+  if (mode !== "worktree") {
+    return {
+      cwd: request.cwd,
+      firstMessage,
+      steps: composeSteps(parts),
+      structured,
+      notes,
+      details,
+      abandon: async () => void 0
+    };
+  }
+  const probe = await probeRepository(request.cwd);
+  if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
+  const id = reserveId();
+  const name = `${id}-${(0, import_node_crypto3.randomBytes)(4).toString("hex")}`;
+  const where = worktreesRoot(home);
+  let worktree;
+  try {
+    worktree = await createWorktree({ repo: probe.repo, name, ...where });
+  } catch (error) {
+    throw new Error(worktreeFailedError(error.message));
+  }
+  parts.push(isolationSteps({ id, worktree, store: home.store(), name, ...where }));
+  notes.push(isolationNote(worktree));
+  details.isolation = { ...worktree, carriesUncommitted: false };
+  return {
+    id,
+    cwd: worktree.cwd,
+    firstMessage,
+    steps: composeSteps(parts),
+    worktree,
+    structured,
+    notes,
+    details,
+    abandon: () => removeWorktree(worktree).catch(() => void 0)
+  };
+}
+function isolationFor(home, child) {
+  const worktree = child.worktree;
+  if (!worktree) return void 0;
+  const name = worktree.branch.startsWith(BRANCH_PREFIX) ? worktree.branch.slice(BRANCH_PREFIX.length) : child.id;
+  return isolationSteps({ id: child.id, worktree, store: home.store(), name, ...worktreesRoot(home) });
+}
+var import_node_crypto3, import_node_path15, WORKTREES_FOLDER, ISOLATION_MODES;
+var init_spawn_checkable = __esm({
+  "extensions/subagents/checkable/spawn-checkable.ts"() {
+    "use strict";
+    import_node_crypto3 = require("node:crypto");
+    import_node_path15 = require("node:path");
+    init_checkable();
+    init_checkable2();
+    init_isolation();
+    init_run_steps();
+    init_schema();
+    WORKTREES_FOLDER = "worktrees";
+    ISOLATION_MODES = ["none", "worktree"];
   }
 });
 
@@ -11737,39 +12031,39 @@ function readPartialOutput(sessionFile) {
   if (!sessionFile) return { ok: true, text: "" };
   let fd;
   try {
-    fd = (0, import_node_fs13.openSync)(sessionFile, OPEN_FLAGS);
+    fd = (0, import_node_fs14.openSync)(sessionFile, OPEN_FLAGS);
   } catch (error) {
     const code2 = error.code;
     return code2 === "ENOENT" ? { ok: true, text: "" } : { ok: false, reason: String(error) };
   }
   try {
-    const st = (0, import_node_fs13.fstatSync)(fd);
+    const st = (0, import_node_fs14.fstatSync)(fd);
     if (!st.isFile()) return { ok: false, reason: `${sessionFile} is not a regular file` };
     const size = st.size;
     const length = Math.min(size, PARTIAL_READ_MAX_BYTES);
     const buffer = Buffer.alloc(length);
-    (0, import_node_fs13.readSync)(fd, buffer, 0, length, size - length);
+    (0, import_node_fs14.readSync)(fd, buffer, 0, length, size - length);
     let text = buffer.toString("utf8");
     if (length < size) text = text.slice(text.indexOf("\n") + 1);
     return { ok: true, text: lastRunText(text) };
   } catch (error) {
     return { ok: false, reason: String(error) };
   } finally {
-    (0, import_node_fs13.closeSync)(fd);
+    (0, import_node_fs14.closeSync)(fd);
   }
 }
-var import_node_fs13, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
+var import_node_fs14, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
 var init_partial_output = __esm({
   "extensions/subagents/children/partial-output.ts"() {
     "use strict";
-    import_node_fs13 = require("node:fs");
+    import_node_fs14 = require("node:fs");
     init_content();
     PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
-    OPEN_FLAGS = import_node_fs13.constants.O_RDONLY | (import_node_fs13.constants.O_NONBLOCK ?? 0) | (import_node_fs13.constants.O_NOFOLLOW ?? 0);
+    OPEN_FLAGS = import_node_fs14.constants.O_RDONLY | (import_node_fs14.constants.O_NONBLOCK ?? 0) | (import_node_fs14.constants.O_NOFOLLOW ?? 0);
   }
 });
 
-// extensions/subagents/prompt-records.ts
+// extensions/subagents/prompt/records.ts
 function damagedResultText(id, problem) {
   return `[${id}'s recorded result is damaged in the session file (${problem}); it is not shown. Spawn a new child if you still need that work.]`;
 }
@@ -11782,20 +12076,20 @@ function damagedSpawnError(problem) {
 function damagedRecordsWarning(items) {
   return `subagents: ${items.length} damaged record${items.length === 1 ? "" : "s"} in this session file, their unsafe parts ignored: ${items.join("; ")}`;
 }
-var init_prompt_records = __esm({
-  "extensions/subagents/prompt-records.ts"() {
+var init_records2 = __esm({
+  "extensions/subagents/prompt/records.ts"() {
     "use strict";
   }
 });
 
 // extensions/subagents/delivery/record-checks.ts
 function inside(root, path) {
-  const rel = (0, import_node_path15.relative)(root, path);
-  return rel === "" || !rel.startsWith("..") && !(0, import_node_path15.isAbsolute)(rel);
+  const rel = (0, import_node_path16.relative)(root, path);
+  return rel === "" || !rel.startsWith("..") && !(0, import_node_path16.isAbsolute)(rel);
 }
 function realOrSelf(path) {
   try {
-    return (0, import_node_fs14.realpathSync)(path);
+    return (0, import_node_fs15.realpathSync)(path);
   } catch {
     return path;
   }
@@ -11816,19 +12110,19 @@ function checkWorktreeRecord(w, root) {
       ok: false,
       problem: `its branch ${JSON.stringify(branch)} is not one of this package's (${BRANCH_PREFIX}\u2026)`
     };
-  if (!(0, import_node_path15.isAbsolute)(repoTop))
+  if (!(0, import_node_path16.isAbsolute)(repoTop))
     return { ok: false, problem: `its repoTop ${JSON.stringify(repoTop)} is not an absolute path` };
-  const expected = (0, import_node_path15.join)(root, name);
-  if (path !== expected && (0, import_node_path15.resolve)(path) !== expected)
+  const expected = (0, import_node_path16.join)(root, name);
+  if (path !== expected && (0, import_node_path16.resolve)(path) !== expected)
     return {
       ok: false,
       problem: `its path ${JSON.stringify(path)} is not ${expected} (this package's worktrees folder)`
     };
-  if (!inside(expected, (0, import_node_path15.resolve)(cwd)))
+  if (!inside(expected, (0, import_node_path16.resolve)(cwd)))
     return { ok: false, problem: `its cwd ${JSON.stringify(cwd)} is not inside ${expected}` };
   let st;
   try {
-    st = (0, import_node_fs14.lstatSync)(expected, { throwIfNoEntry: false });
+    st = (0, import_node_fs15.lstatSync)(expected, { throwIfNoEntry: false });
   } catch (error) {
     return { ok: false, problem: `its path cannot be checked (${error.message})` };
   }
@@ -11836,7 +12130,7 @@ function checkWorktreeRecord(w, root) {
     const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
     if (st.isSymbolicLink() || !st.isDirectory()) return { ok: false, problem: `${expected} is not a real directory` };
     if (uid !== void 0 && st.uid !== uid) return { ok: false, problem: `${expected} is owned by another user` };
-    if ((0, import_node_fs14.realpathSync)(expected) !== (0, import_node_path15.join)(realOrSelf(root), name))
+    if ((0, import_node_fs15.realpathSync)(expected) !== (0, import_node_path16.join)(realOrSelf(root), name))
       return { ok: false, problem: `${expected} resolves outside the worktrees folder` };
   }
   return {
@@ -11845,8 +12139,8 @@ function checkWorktreeRecord(w, root) {
       path: expected,
       branch,
       base,
-      repoTop: (0, import_node_path15.resolve)(repoTop),
-      cwd: (0, import_node_path15.resolve)(cwd),
+      repoTop: (0, import_node_path16.resolve)(repoTop),
+      cwd: (0, import_node_path16.resolve)(cwd),
       parentUncommitted: o.parentUncommitted
     }
   };
@@ -11872,12 +12166,12 @@ function recordedSpawnProblem(schema2, params) {
   }
   return "invalid";
 }
-var import_node_fs14, import_node_path15, import_compile2, COMMIT_ID, spawnValidators;
+var import_node_fs15, import_node_path16, import_compile2, COMMIT_ID, spawnValidators;
 var init_record_checks = __esm({
   "extensions/subagents/delivery/record-checks.ts"() {
     "use strict";
-    import_node_fs14 = require("node:fs");
-    import_node_path15 = require("node:path");
+    import_node_fs15 = require("node:fs");
+    import_node_path16 = require("node:path");
     import_compile2 = require("typebox/compile");
     init_isolation();
     COMMIT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
@@ -12049,7 +12343,7 @@ async function restoreWaiting(deps, ctx, waiting, respawn) {
 function recordScreen(deps) {
   let root;
   try {
-    root = (0, import_node_path16.join)(deps.store().root, WORKTREES_FOLDER);
+    root = (0, import_node_path17.join)(deps.store().root, WORKTREES_FOLDER);
   } catch {
     root = "\0no worktrees folder";
   }
@@ -12167,27 +12461,27 @@ function readStored(deps, sha256) {
   const found = deps.store().resolve(sha256, "subagent-results");
   if (!found.ok) return void 0;
   try {
-    return (0, import_node_fs15.readFileSync)(found.path, "utf8");
+    return (0, import_node_fs16.readFileSync)(found.path, "utf8");
   } catch {
     return void 0;
   }
 }
-var import_node_fs15, import_node_path16, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES, RESULT_MESSAGE_TYPE, CARRYING_TOOL;
+var import_node_fs16, import_node_path17, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES, RESULT_MESSAGE_TYPE, CARRYING_TOOL;
 var init_persistence = __esm({
   "extensions/subagents/delivery/persistence.ts"() {
     "use strict";
-    import_node_fs15 = require("node:fs");
-    import_node_path16 = require("node:path");
+    import_node_fs16 = require("node:fs");
+    import_node_path17 = require("node:path");
     init_projection();
     init_surfaces();
     init_tokens();
     init_spawn_checkable();
     init_partial_output();
-    init_domain();
+    init_ledger2();
     init_graph();
-    init_prompt6();
-    init_prompt_pipeline();
-    init_prompt_records();
+    init_common();
+    init_pipeline();
+    init_records2();
     init_record_checks();
     SETTLED_ENTRY = "subagent-settled";
     RUN_ENTRY = "subagent-run";
@@ -12351,10 +12645,10 @@ var init_delivery = __esm({
     init_details();
     init_pi_host();
     init_tokens();
-    init_domain();
+    init_ledger2();
     init_graph();
-    init_prompt6();
-    init_prompt_pipeline();
+    init_common();
+    init_pipeline();
     init_batch2();
     init_batch_options();
     init_persistence();
@@ -12414,8 +12708,8 @@ var init_roster = __esm({
   "extensions/subagents/delivery/roster.ts"() {
     "use strict";
     init_projection();
-    init_domain();
-    init_prompt6();
+    init_records();
+    init_common();
   }
 });
 
@@ -12514,317 +12808,13 @@ var init_settle = __esm({
     "use strict";
     init_pi_host();
     init_manager();
-    init_domain();
-    init_prompt6();
+    init_records();
+    init_common();
     init_delivery();
     init_persistence();
     SETTLE_MAX_ROUNDS = 4;
     SETTLE_WAIT_SLACK_MS = ABORT_GRACE_MS + 2e3;
     SETTLE_INTERRUPTED_EXIT_CODE = 130;
-  }
-});
-
-// extensions/subagents/agents/agent-files.ts
-function isDirectory(path) {
-  try {
-    return (0, import_node_fs16.statSync)(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-function readNoFollow(file) {
-  const fd = (0, import_node_fs16.openSync)(file, import_node_fs16.constants.O_RDONLY | (import_node_fs16.constants.O_NOFOLLOW ?? 0) | (import_node_fs16.constants.O_NONBLOCK ?? 0));
-  try {
-    if (!(0, import_node_fs16.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
-    return (0, import_node_fs16.readFileSync)(fd, "utf8");
-  } finally {
-    (0, import_node_fs16.closeSync)(fd);
-  }
-}
-function safeHome() {
-  try {
-    return (0, import_node_os2.homedir)();
-  } catch {
-    return "/";
-  }
-}
-var import_node_fs16, import_node_os2, import_node_path17, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
-var init_agent_files = __esm({
-  "extensions/subagents/agents/agent-files.ts"() {
-    "use strict";
-    import_node_fs16 = require("node:fs");
-    import_node_os2 = require("node:os");
-    import_node_path17 = require("node:path");
-    init_trust();
-    init_agents();
-    MAX_AGENT_FILES_PER_DIR = 200;
-    AgentCatalog = class {
-      constructor(parseFrontmatter2) {
-        this.parseFrontmatter = parseFrontmatter2;
-      }
-      parseFrontmatter;
-      cache = /* @__PURE__ */ new Map();
-      /** The agents now on disk. Never throws. */
-      load(options) {
-        const home = (0, import_node_path17.resolve)(options.home ?? safeHome());
-        const warnings = [];
-        const folders = [];
-        const definitions = [...BUILT_IN_AGENTS];
-        const seen = /* @__PURE__ */ new Set();
-        const root = (0, import_node_path17.resolve)(options.projectRoot ?? projectRoot(options.cwd));
-        const add = (source, dir, trusted) => {
-          if (!dir) return;
-          const exists2 = isDirectory(dir);
-          folders.push({ source, dir, exists: exists2, read: exists2 && trusted });
-          if (!exists2) return;
-          if (!trusted) {
-            warnings.push(`${dir}: ignored: ${options.untrustedHint ?? "this project is not trusted"}`);
-            return;
-          }
-          const projectFolder = source === "project" || source === "claude-project";
-          const unsafeDir = projectFolder ? safeProjectPath(dir, root) : void 0;
-          if (unsafeDir) {
-            warnings.push(`${unsafeDir}; the folder's agents are ignored`);
-            return;
-          }
-          for (const file of this.listFiles(dir, warnings)) {
-            seen.add(file);
-            const parsed = this.readFile(file, source, projectFolder ? root : void 0);
-            warnings.push(...parsed.warnings);
-            if (parsed.agent) definitions.push(parsed.agent);
-          }
-        };
-        add("user", (0, import_node_path17.join)(options.agentDir, "agents"), true);
-        if (options.claudeAgents) add("claude-user", (0, import_node_path17.join)(home, ".claude", "agents"), true);
-        if (options.claudeAgents)
-          add(
-            "claude-project",
-            findProjectFolder(options.cwd, (0, import_node_path17.join)(".claude", "agents"), root, home),
-            options.projectTrusted
-          );
-        add("project", findProjectFolder(options.cwd, (0, import_node_path17.join)(".pi", "agents"), root, home), options.projectTrusted);
-        const agents = mergeAgents(definitions);
-        for (const agent of agents) {
-          if (!agent.overrides || agent.source !== "project" && agent.source !== "claude-project") continue;
-          const replaced = agent.overrides.file ? `${agent.overrides.source} ${agent.overrides.file}` : "the built-in";
-          warnings.push(`${agent.file}: agent "${agent.name}" of this project overrides ${replaced} ${agent.name}`);
-        }
-        for (const file of this.cache.keys()) if (!seen.has(file)) this.cache.delete(file);
-        return { agents, warnings, folders };
-      }
-      listFiles(dir, warnings) {
-        let names;
-        try {
-          names = (0, import_node_fs16.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
-        } catch (error) {
-          warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
-          return [];
-        }
-        names.sort();
-        if (names.length > MAX_AGENT_FILES_PER_DIR) {
-          warnings.push(`${dir}: ${names.length} agent files; only the first ${MAX_AGENT_FILES_PER_DIR} are read`);
-          names = names.slice(0, MAX_AGENT_FILES_PER_DIR);
-        }
-        return names.map((n2) => (0, import_node_path17.join)(dir, n2));
-      }
-      /** One file; `root` set for a project file, which must be safe (no symlink, owned by the user) up from it. */
-      readFile(file, source, root) {
-        let size;
-        let mtimeMs;
-        if (root) {
-          const unsafe = safeProjectPath(file, root);
-          if (unsafe) return { warnings: [`${unsafe}; skipped`] };
-        }
-        try {
-          const st = (0, import_node_fs16.statSync)(file);
-          if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
-          size = st.size;
-          mtimeMs = st.mtimeMs;
-        } catch (error) {
-          return {
-            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
-          };
-        }
-        if (size > MAX_AGENT_FILE_BYTES)
-          return { warnings: [`${file}: larger than ${MAX_AGENT_FILE_BYTES} bytes; skipped`] };
-        const cached = this.cache.get(file);
-        if (cached && cached.size === size && cached.mtimeMs === mtimeMs && cached.source === source) {
-          return cached.parsed;
-        }
-        let text;
-        try {
-          text = root ? readNoFollow(file) : (0, import_node_fs16.readFileSync)(file, "utf8");
-        } catch (error) {
-          return {
-            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
-          };
-        }
-        const parsed = parseAgentFile(text, { file, source, parseFrontmatter: this.parseFrontmatter });
-        this.cache.set(file, { size, mtimeMs, source, parsed });
-        return parsed;
-      }
-    };
-  }
-});
-
-// extensions/subagents/agents/loader.ts
-function agentLoader(settings) {
-  let catalog;
-  return (ctx) => {
-    catalog ??= new AgentCatalog(import_pi_coding_agent6.parseFrontmatter);
-    const agentDir = settings.agentDir();
-    const cwd = ctx?.cwd ?? process.cwd();
-    const trust = ctx ? folderTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" };
-    const snapshot2 = catalog.load({
-      agentDir,
-      cwd,
-      projectTrusted: trust.trusted,
-      untrustedHint: untrustedHint(trust),
-      projectRoot: projectRoot(cwd, trust.path),
-      claudeAgents: settings.config().subagents.claudeAgents
-    });
-    for (const warning of unseenConfigWarnings(snapshot2.warnings)) tellPerson(ctx, configWarning(warning));
-    return snapshot2;
-  };
-}
-var import_pi_coding_agent6;
-var init_loader = __esm({
-  "extensions/subagents/agents/loader.ts"() {
-    "use strict";
-    import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
-    init_bootstrap();
-    init_config();
-    init_trust();
-    init_prompt6();
-    init_agent_files();
-  }
-});
-
-// extensions/subagents/session-state.ts
-function activeToolsOf(pi) {
-  let last;
-  return () => {
-    try {
-      const tools = pi.getActiveTools();
-      if (Array.isArray(tools)) last = [...tools];
-    } catch {
-    }
-    return last;
-  };
-}
-function createSessionState(options) {
-  const { pi, depth, host } = options;
-  let config = DEFAULT_CONFIG;
-  let configLoaded = false;
-  let agentDir = "";
-  let ctx;
-  let closing = false;
-  let store;
-  let manager;
-  let home;
-  let unfollow;
-  const sink = (type, data) => pi.appendEntry(type, data);
-  const adoptHome = (context) => {
-    if (depth !== 0) return false;
-    const found = sessionHomes().get(sessionKey(context));
-    if (!found) return false;
-    home = found;
-    home.name = sessionNameOf(context);
-    manager = found.manager;
-    found.attach(sink);
-    unfollow = options.follow?.(found.manager);
-    return true;
-  };
-  host.onConfig((next) => {
-    config = next;
-    configLoaded = true;
-    agentDir = host.agentDir();
-  });
-  const enter = (next) => {
-    ctx = next;
-    if (home) home.name = sessionNameOf(next);
-    if (configLoaded) return;
-    configLoaded = true;
-    agentDir = host.agentDir();
-    config = host.config(next);
-  };
-  const services = {
-    depth,
-    config: () => config,
-    agentDir: () => agentDir,
-    store: () => {
-      store ??= host.store();
-      return store;
-    },
-    context: () => ctx,
-    closing: () => closing,
-    children: (context) => {
-      enter(context);
-      if (manager || adoptHome(context)) return manager;
-      manager = createSessionChildren(context, {
-        depth,
-        agentDir,
-        config,
-        nested: options.nested,
-        parentTools: config.subagents.toolsBeyondParent ? void 0 : activeToolsOf(pi)
-      });
-      if (depth === 0) {
-        const key = sessionKey(context);
-        home = createSessionHome(key, keyFile(key), manager);
-        home.name = sessionNameOf(context);
-        home.attach(sink);
-        sessionHomes().set(key, home);
-        options.onChildren(manager, home.record);
-      } else options.onChildren(manager, sink);
-      unfollow = options.follow?.(manager);
-      return manager;
-    },
-    existingChildren: () => manager,
-    agents: agentLoader({ config: () => config, agentDir: () => agentDir || host.agentDir() }),
-    session: pi,
-    parent: pi
-  };
-  return {
-    services,
-    enter,
-    remember: (next) => {
-      ctx = next;
-    },
-    setClosing: (value) => {
-      closing = value;
-    },
-    adopt: (context) => {
-      enter(context);
-      return !manager && adoptHome(context);
-    },
-    detach: (away) => {
-      unfollow?.();
-      unfollow = void 0;
-      home?.detach(away);
-      home = void 0;
-      manager = void 0;
-    },
-    dropChildren: () => {
-      const dropped = manager;
-      unfollow?.();
-      unfollow = void 0;
-      if (home && sessionHomes().get(home.key) === home) sessionHomes().delete(home.key);
-      home = void 0;
-      manager = void 0;
-      return dropped;
-    }
-  };
-}
-function keyFile(key) {
-  return key.startsWith("id:") ? void 0 : key;
-}
-var init_session_state = __esm({
-  "extensions/subagents/session-state.ts"() {
-    "use strict";
-    init_config();
-    init_loader();
-    init_home();
-    init_session();
   }
 });
 
@@ -12843,9 +12833,9 @@ var reply;
 var init_reply = __esm({
   "extensions/subagents/tools/reply.ts"() {
     "use strict";
-    init_domain();
-    init_prompt6();
-    init_prompt_pipeline();
+    init_records();
+    init_common();
+    init_pipeline();
     reply = (text, details = {}) => ({
       content: [{ type: "text", text }],
       details
@@ -12917,8 +12907,8 @@ var init_consume = __esm({
     init_batch_options();
     init_delivery();
     init_persistence();
-    init_domain();
-    init_prompt6();
+    init_records();
+    init_common();
     init_reply();
   }
 });
@@ -12936,8 +12926,8 @@ async function cancelTool(deps, params, ctx) {
 var init_cancel = __esm({
   "extensions/subagents/tools/cancel.ts"() {
     "use strict";
-    init_domain();
-    init_prompt6();
+    init_records();
+    init_common();
     init_consume();
     init_reply();
   }
@@ -12969,8 +12959,8 @@ var init_check = __esm({
     init_batch2();
     init_batch_options();
     init_delivery();
-    init_domain();
-    init_prompt6();
+    init_records();
+    init_common();
     init_reply();
   }
 });
@@ -13023,9 +13013,9 @@ var init_cleanup = __esm({
   "extensions/subagents/tools/cleanup.ts"() {
     "use strict";
     init_isolation();
-    init_domain();
-    init_prompt6();
-    init_prompt_checkable();
+    init_records();
+    init_checkable();
+    init_common();
   }
 });
 
@@ -13042,8 +13032,8 @@ function listTool(deps, ctx) {
 var init_list3 = __esm({
   "extensions/subagents/tools/list.ts"() {
     "use strict";
-    init_domain();
-    init_prompt6();
+    init_format2();
+    init_common();
     init_reply();
   }
 });
@@ -13159,11 +13149,52 @@ var init_handover = __esm({
   "extensions/subagents/delivery/handover.ts"() {
     "use strict";
     init_tokens();
-    init_prompt6();
-    init_prompt_pipeline();
+    init_common();
+    init_pipeline();
     init_batch2();
     HANDOVER_SHARE = 0.5;
     UNKNOWN_CONTEXT_WINDOW = 128e3;
+  }
+});
+
+// extensions/subagents/domain/models.ts
+function orderChoices(models, preferProvider) {
+  const preferred = models.filter((m) => m.provider === preferProvider).map(keyOf);
+  const rest = models.filter((m) => m.provider !== preferProvider).map(keyOf);
+  return [.../* @__PURE__ */ new Set([...preferred.sort(), ...rest.sort()])];
+}
+function resolveModelSpec(spec, pools) {
+  const wanted = spec.trim();
+  const slash = wanted.indexOf("/");
+  const exact = (m) => slash > 0 && m.provider === wanted.slice(0, slash) && m.id === wanted.slice(slash + 1);
+  const usableExact = pools.available.find(exact);
+  if (usableExact) return { ok: true, value: usableExact };
+  const sameId = uniqueModels(pools.available.filter((m) => m.id === wanted));
+  if (sameId.length === 1) return { ok: true, value: sameId[0] };
+  if (sameId.length > 1) {
+    return { ok: false, failure: { reason: "ambiguous", choices: orderChoices(sameId, pools.preferProvider) } };
+  }
+  const knownExact = pools.all.find(exact);
+  if (knownExact) return { ok: true, value: knownExact };
+  const choices = orderChoices(pools.available, pools.preferProvider);
+  const known = pools.all.filter((m) => m.id === wanted);
+  if (known.length > 0) {
+    const providers = [...new Set(known.map((m) => m.provider))].sort();
+    return { ok: false, failure: { reason: "no-credentials", choices, providers } };
+  }
+  return { ok: false, failure: { reason: "unknown", choices } };
+}
+function uniqueModels(models) {
+  const seen = /* @__PURE__ */ new Set();
+  return models.filter((m) => !seen.has(keyOf(m)) && seen.add(keyOf(m)));
+}
+var keyOf, MODEL_CHOICES_SHOWN;
+var init_models = __esm({
+  "extensions/subagents/domain/models.ts"() {
+    "use strict";
+    init_surfaces();
+    keyOf = (m) => `${m.provider}/${m.id}`;
+    MODEL_CHOICES_SHOWN = SURFACES["subagents.modelChoices"].maxLines - 1;
   }
 });
 
@@ -13447,7 +13478,7 @@ function resumeSettings(deps, child, ctx) {
   return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
 }
 var import_node_fs17, import_node_path18, import_pi_coding_agent7;
-var init_spawn = __esm({
+var init_spawn2 = __esm({
   "extensions/subagents/tools/spawn.ts"() {
     "use strict";
     import_node_fs17 = require("node:fs");
@@ -13463,10 +13494,11 @@ var init_spawn = __esm({
     init_spawn_checkable();
     init_child_extensions();
     init_handover();
-    init_domain();
-    init_prompt6();
-    init_prompt_pipeline();
-    init_prompt_spawn();
+    init_models();
+    init_records();
+    init_common();
+    init_pipeline();
+    init_spawn();
     init_reply();
   }
 });
@@ -13488,11 +13520,11 @@ async function sendTool(deps, params, ctx) {
 var init_send = __esm({
   "extensions/subagents/tools/send.ts"() {
     "use strict";
-    init_domain();
-    init_prompt6();
-    init_prompt_checkable();
+    init_records();
+    init_checkable();
+    init_common();
     init_reply();
-    init_spawn();
+    init_spawn2();
   }
 });
 
@@ -13544,8 +13576,8 @@ var init_wait = __esm({
   "extensions/subagents/tools/wait.ts"() {
     "use strict";
     init_timers();
-    init_domain();
-    init_prompt6();
+    init_records();
+    init_common();
     init_consume();
     init_reply();
   }
@@ -13742,7 +13774,7 @@ var init_render = __esm({
     "use strict";
     import_pi_tui3 = require("@mariozechner/pi-tui");
     init_sanitize();
-    init_domain();
+    init_format2();
     plain3 = (_c, t) => t;
     REASON_COLUMNS = 100;
     SHORT_HASH_CHARS = 12;
@@ -13862,7 +13894,8 @@ var init_screens = __esm({
     "use strict";
     import_pi_tui4 = require("@mariozechner/pi-tui");
     init_sanitize();
-    init_domain();
+    init_format2();
+    init_records();
     init_others();
     clean = (text) => sanitizeLine(text, { widthOf: import_pi_tui4.visibleWidth });
     cleanBlock = (text) => sanitizeTerminalText(text, { widthOf: import_pi_tui4.visibleWidth });
@@ -14345,7 +14378,7 @@ var init_command = __esm({
     "use strict";
     init_trust();
     init_projection();
-    init_prompt6();
+    init_common();
     init_send();
     init_others();
     init_render();
@@ -14387,7 +14420,7 @@ var init_live_rows = __esm({
   "extensions/subagents/view/live-rows.ts"() {
     "use strict";
     import_pi_tui5 = require("@mariozechner/pi-tui");
-    init_domain();
+    init_records();
     init_render();
     LiveResultComponent = class {
       constructor(rows, fullText, expanded, paint, children) {
@@ -14787,6 +14820,7 @@ var init_subagents = __esm({
     import_typebox2 = require("typebox");
     init_bootstrap();
     init_pi_host();
+    init_session_state();
     init_agents();
     init_prune_worktrees();
     init_spawn_checkable();
@@ -14797,17 +14831,16 @@ var init_subagents = __esm({
     init_record_checks();
     init_roster();
     init_settle();
-    init_prompt6();
-    init_prompt_pipeline();
-    init_prompt_records();
-    init_prompt_spawn();
-    init_session_state();
+    init_common();
+    init_pipeline();
+    init_records2();
+    init_spawn();
     init_cancel();
     init_check();
     init_cleanup();
     init_list3();
     init_send();
-    init_spawn();
+    init_spawn2();
     init_wait();
     init_command();
     init_live_rows();
@@ -14993,7 +15026,7 @@ function trajectoryLabel(n2, step) {
   return `Handoff ${n2}: ${what}`;
 }
 var SUMMARY_SYSTEM_PROMPT, QUESTIONS_SYSTEM_PROMPT, ANSWERS_SYSTEM_PROMPT, TRANSCRIPT_LABELS, NO_TEXT, HANDOFF_CLOSING, RESUME_MESSAGE, COPIED_METRICS_NOTE, COPIED_SUMMARY_NOTE, SHORTENED_NOTE, QUESTIONS_SHORTFALL_NOTE, LOG;
-var init_prompt7 = __esm({
+var init_prompt6 = __esm({
   "extensions/handoff/prompt.ts"() {
     "use strict";
     SUMMARY_SYSTEM_PROMPT = `You are writing a handoff summary of an AI coding agent's work so far.
@@ -15058,7 +15091,7 @@ var init_model_ref = __esm({
     "use strict";
     init_projection();
     init_surfaces();
-    init_prompt7();
+    init_prompt6();
     MAX_LISTED_MODELS = SURFACES["handoff.modelList"].maxLines - 1;
   }
 });
@@ -15217,7 +15250,7 @@ var init_handoff = __esm({
   "extensions/handoff/handoff.ts"() {
     "use strict";
     init_format();
-    init_prompt7();
+    init_prompt6();
     init_questions();
   }
 });
@@ -15449,7 +15482,7 @@ var init_serialize = __esm({
     init_content();
     init_tokens();
     init_tool_kind();
-    init_prompt7();
+    init_prompt6();
     TOOL_RESULT_HEAD_SHARE = SURFACES["handoff.toolResult"].headShare;
     STATE_TOOL_RESULTS = 3;
     BLOCK_SEPARATOR = "\n\n";
@@ -15611,7 +15644,7 @@ var TRAJECTORY_FORMAT, AGENT_NAME, SOURCE;
 var init_trajectory = __esm({
   "extensions/handoff/trajectory.ts"() {
     "use strict";
-    init_prompt7();
+    init_prompt6();
     TRAJECTORY_FORMAT = "pi-context-headroom.handoff-trajectory/1";
     AGENT_NAME = "pi-context-headroom-handoff";
     SOURCE = {
@@ -15890,7 +15923,7 @@ var init_prepare = __esm({
     init_details2();
     init_handoff();
     init_model_call();
-    init_prompt7();
+    init_prompt6();
     init_serialize();
     init_trajectory();
     init_trajectory_files();
@@ -16308,7 +16341,7 @@ var init_handoff2 = __esm({
     init_model_ref();
     init_prepare();
     init_probe();
-    init_prompt7();
+    init_prompt6();
     init_serialize();
     APPLY_DELAY_MS = 200;
     APPLY_RETRY_MS = 100;

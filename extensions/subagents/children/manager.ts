@@ -7,18 +7,17 @@
  */
 import { join, relative } from "node:path";
 import type { Reviewed, RunSteps } from "../checkable/run-steps.ts";
+import { DeliveryLedger, resultKey, type SettledResult } from "../domain/ledger.ts";
 import {
 	type ChildRecord,
 	type ChildState,
 	childId,
 	childrenToStart,
-	DeliveryLedger,
 	deriveName,
 	isSettled,
-	resultKey,
-	type SettledResult,
-} from "../domain.ts";
+} from "../domain/records.ts";
 import { type AfterResolution, readiness, resolveAfter, waitingDependents } from "../pipeline/graph.ts";
+import { concludeFailedNote } from "../prompt/checkable.ts";
 import {
 	ABORTED,
 	CANCELLED_BY_PARENT,
@@ -28,9 +27,8 @@ import {
 	restoredSendError,
 	SHUT_DOWN_ERROR,
 	STOPPED_BEFORE_START,
-} from "../prompt.ts";
-import { concludeFailedNote } from "../prompt-checkable.ts";
-import { inputCancelledText, skippedText, WAITING_AT_SHUTDOWN } from "../prompt-pipeline.ts";
+} from "../prompt/common.ts";
+import { inputCancelledText, skippedText, WAITING_AT_SHUTDOWN } from "../prompt/pipeline.ts";
 import {
 	applyEvent,
 	type ChildBackend,
