@@ -10596,6 +10596,212 @@ var init_child_run = __esm({
   }
 });
 
+// extensions/subagents/children/settle.ts
+function conclude(core, child, run2, state, result, error) {
+  const rt = core.runtimes.get(child.id);
+  if (!rt || rt.settledRuns >= run2) return Promise.resolve();
+  if (rt.concluding?.run === run2) return rt.concluding.promise;
+  const step = rt.steps?.conclude;
+  if (!step) {
+    settle(core, child, run2, state, result, error);
+    return Promise.resolve();
+  }
+  const promise = step(state, result).catch((failure) => ({ ...result, text: `${concludeFailedNote(failure)}
+
+${result.text}` })).then((final) => settle(core, child, run2, state, final, error));
+  rt.concluding = { run: run2, promise };
+  return promise;
+}
+function settle(core, child, run2, state, result, error) {
+  const rt = core.runtimes.get(child.id);
+  if (!rt || rt.settledRuns >= run2) return;
+  const text = result.text;
+  rt.settledRuns = run2;
+  if (rt.watchdog) clearInterval(rt.watchdog);
+  rt.watchdog = void 0;
+  child.state = state;
+  child.endedAt = core.now();
+  child.error = error;
+  child.finalText = text;
+  if (rt.handle?.sessionFile) child.sessionFile = rt.handle.sessionFile;
+  const key = resultKey(child.id, run2);
+  const settled = core.ledger.add({
+    key,
+    id: child.id,
+    run: run2,
+    text,
+    state,
+    settledAt: child.endedAt,
+    verdict: result.verdict,
+    extras: result.extras
+  });
+  rt.runDone?.();
+  core.subscribers.publish({ type: "settled", result: settled, child });
+  for (const waiter of [...core.waiters]) waiter();
+  core.pump();
+}
+function settleFailed(core, child, run2, state, error) {
+  return conclude(core, child, run2, state, { text: failedResultText(state, error, child.partialText) }, error);
+}
+var init_settle = __esm({
+  "extensions/subagents/children/settle.ts"() {
+    "use strict";
+    init_ledger2();
+    init_checkable();
+    init_common();
+  }
+});
+
+// extensions/subagents/children/runner.ts
+async function runChild(core, child) {
+  const rt = core.runtimes.get(child.id);
+  const prompt = rt.pendingPrompt ?? child.prompt;
+  rt.pendingPrompt = void 0;
+  child.startedAt = core.now();
+  child.respawn = void 0;
+  rt.lastActivity = core.now();
+  rt.toolsInFlight = 0;
+  rt.settledRun = new Promise((r) => {
+    rt.runDone = r;
+  });
+  const run2 = child.run;
+  const stopped = (fallback) => {
+    const reason = rt.stopReason ?? { state: "failed", error: fallback };
+    void settleFailed(core, child, run2, reason.state, reason.error);
+  };
+  try {
+    await rt.steps?.beforeRun?.();
+    if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
+    const spec = {
+      id: child.id,
+      cwd: child.cwd,
+      tools: child.tools,
+      thinking: child.thinking,
+      model: rt.model,
+      systemAppend: rt.systemAppend,
+      sessionFile: rt.resumeFile,
+      exactTools: rt.exactTools,
+      extensions: rt.extensions,
+      // A worktree child's folder is trusted as the same folder of its repository is.
+      ...child.worktree ? { trustFrom: (0, import_node_path11.join)(child.worktree.repoTop, (0, import_node_path11.relative)(child.worktree.path, child.cwd)) } : {}
+    };
+    rt.handle ??= await core.backend.create(spec, (event) => {
+      if (applyEvent(child, rt, event, core.now()).visible) core.changed();
+      const cut2 = event.type === "turn_end" ? maxTurnsVerdict(child, rt) : void 0;
+      if (cut2) void stopChild(core, child.id, cut2);
+    });
+    child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
+    if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
+    child.state = "running";
+    core.subscribers.publish({ type: "started", child, run: run2 });
+    core.changed();
+    armWatchdog(core, child, rt);
+    const handle = rt.handle;
+    const messages = await handle.prompt(prompt);
+    if (rt.stopReason) return stopped(ABORTED);
+    const outcome = runOutcome(messages, child.partialText);
+    if (outcome.state !== "completed") return void settleFailed(core, child, run2, outcome.state, outcome.error);
+    let result = { text: outcome.text };
+    if (rt.steps?.review) {
+      result = await rt.steps.review(outcome.text, async (text) => {
+        const more = runOutcome(await handle.prompt(text), "");
+        return more.state === "completed" ? { ok: true, text: more.text } : { ok: false, error: more.error };
+      });
+      if (rt.stopReason) return stopped(ABORTED);
+    }
+    await conclude(core, child, run2, "completed", result);
+  } catch (error) {
+    if (rt.stopReason) return stopped(String(error));
+    settleFailed(core, child, run2, "failed", error instanceof Error ? error.message : String(error));
+  }
+}
+async function stopChild(core, id, reason) {
+  const child = core.mustGet(id);
+  const rt = core.runtimes.get(id);
+  if (isSettled(child.state) || !rt) return;
+  if (child.state === "queued" || child.state === "waiting")
+    return await settleFailed(core, child, child.run, "cancelled", reason.error);
+  rt.stopReason ??= reason;
+  const done = rt.settledRun;
+  await rt.handle?.abort().catch(() => void 0);
+  await Promise.race([done, new Promise((r) => setTimeout(r, ABORT_GRACE_MS).unref?.())]);
+  await settleFailed(core, child, child.run, reason.state, reason.error);
+}
+function armWatchdog(core, child, rt) {
+  rt.watchdog = setInterval(() => {
+    const verdict = watchdogVerdict(child, rt, core.limits, core.now());
+    if (verdict) void stopChild(core, child.id, verdict);
+  }, watchdogTickMs(core.limits));
+  rt.watchdog.unref?.();
+}
+var import_node_path11, ABORT_GRACE_MS;
+var init_runner = __esm({
+  "extensions/subagents/children/runner.ts"() {
+    "use strict";
+    import_node_path11 = require("node:path");
+    init_records();
+    init_common();
+    init_child_run();
+    init_settle();
+    ABORT_GRACE_MS = 5e3;
+  }
+});
+
+// extensions/subagents/children/queue.ts
+function pump(core) {
+  if (core.closed) return;
+  advanceWaiting(core);
+  for (const child of childrenToStart(core.list(), core.limits.maxConcurrent)) {
+    child.state = "starting";
+    void runChild(core, child);
+  }
+  core.changed();
+}
+function advanceWaiting(core) {
+  const all = core.list();
+  for (const child of all) {
+    const handover = core.handovers.get(child.id);
+    if (child.state !== "waiting" || !handover || handover.preparing) continue;
+    const verdict = readiness(child.after ?? [], all, child.afterFailed);
+    if (verdict.act === "wait") continue;
+    if (verdict.act === "skip") {
+      const text = skippedText(verdict.failed);
+      void conclude(core, child, child.run, "skipped", { text }, text);
+      continue;
+    }
+    handover.preparing = true;
+    void release(core, child, handover);
+  }
+}
+async function release(core, child, handover) {
+  const inputs = (child.after ?? []).map((id) => ({ child: core.mustGet(id), result: core.ledger.latest(id) }));
+  let first;
+  try {
+    first = await handover.compose(inputs, handover.base);
+  } catch (error) {
+    if (child.state !== "waiting") return;
+    const why = `its inputs could not be handed over: ${error instanceof Error ? error.message : String(error)}`;
+    return void settleFailed(core, child, child.run, "failed", why);
+  }
+  const rt = core.runtimes.get(child.id);
+  if (child.state !== "waiting" || !rt || core.closed) return;
+  core.handovers.delete(child.id);
+  rt.pendingPrompt = first;
+  child.state = "queued";
+  child.queuedAt = core.now() + core.sequence / 1e6;
+  core.pump();
+}
+var init_queue = __esm({
+  "extensions/subagents/children/queue.ts"() {
+    "use strict";
+    init_records();
+    init_graph();
+    init_pipeline();
+    init_runner();
+    init_settle();
+  }
+});
+
 // extensions/subagents/children/read-model.ts
 var Subscribers;
 var init_read_model = __esm({
@@ -10664,60 +10870,69 @@ function idNumber(id) {
 function pipelineKept(c) {
   return (c.state === "waiting" || c.state === "queued") && (c.after?.length ?? 0) > 0 && c.startedAt === void 0 && c.respawn !== void 0;
 }
-var import_node_path11, ABORT_GRACE_MS, SubagentManager;
+var SubagentManager;
 var init_manager = __esm({
   "extensions/subagents/children/manager.ts"() {
     "use strict";
-    import_node_path11 = require("node:path");
     init_ledger2();
     init_records();
     init_graph();
-    init_checkable();
     init_common();
     init_pipeline();
-    init_child_run();
+    init_queue();
     init_read_model();
+    init_runner();
+    init_settle();
     init_wait_until();
-    ABORT_GRACE_MS = 5e3;
+    init_runner();
     SubagentManager = class {
-      constructor(backend, limits, clock = {}) {
-        this.backend = backend;
-        this.limits = limits;
-        this.clock = clock;
-      }
-      backend;
-      limits;
-      clock;
-      ledger = new DeliveryLedger();
-      records = /* @__PURE__ */ new Map();
-      runtimes = /* @__PURE__ */ new Map();
-      sequence = 0;
-      /** Waits in progress (waitFor): checked after every settled run, after the subscribers heard of it. */
-      waiters = /* @__PURE__ */ new Set();
-      subscribers = new Subscribers();
-      /** Waiting children's handovers (their first message from their inputs), and whether one is being made. */
-      handovers = /* @__PURE__ */ new Map();
-      closed = false;
+      ledger;
+      /** The state its parts share (queue, runner, settle). */
+      core;
       /** The latest spawn in progress (inOrder). */
       spawning = Promise.resolve();
-      now() {
-        return this.clock.now?.() ?? Date.now();
+      constructor(backend, limits, clock = {}) {
+        const records = /* @__PURE__ */ new Map();
+        const subscribers = new Subscribers();
+        const core = {
+          backend,
+          ledger: new DeliveryLedger(),
+          records,
+          runtimes: /* @__PURE__ */ new Map(),
+          waiters: /* @__PURE__ */ new Set(),
+          subscribers,
+          handovers: /* @__PURE__ */ new Map(),
+          limits,
+          closed: false,
+          sequence: 0,
+          now: () => clock.now?.() ?? Date.now(),
+          list: () => [...records.values()].sort((a, b) => a.createdAt - b.createdAt || idNumber(a.id) - idNumber(b.id)),
+          mustGet: (id) => {
+            const r = records.get(id);
+            if (!r) throw new Error(`unknown subagent ${id}`);
+            return r;
+          },
+          changed: () => subscribers.publish({ type: "changed" }),
+          pump: () => pump(core)
+        };
+        this.core = core;
+        this.ledger = core.ledger;
       }
       /** Hear of every visible change and every settled run (its result pending in the ledger); returns the unsubscribe. */
       subscribe(listener) {
-        return this.subscribers.add(listener);
+        return this.core.subscribers.add(listener);
       }
       setLimits(limits) {
-        this.limits = limits;
+        this.core.limits = limits;
       }
       get maxConcurrent() {
-        return this.limits.maxConcurrent;
+        return this.core.limits.maxConcurrent;
       }
       list() {
-        return [...this.records.values()].sort((a, b) => a.createdAt - b.createdAt || idNumber(a.id) - idNumber(b.id));
+        return this.core.list();
       }
       get(id) {
-        return this.records.get(id);
+        return this.core.records.get(id);
       }
       ids() {
         return this.list().map((c) => c.id);
@@ -10727,20 +10942,21 @@ var init_manager = __esm({
        * subagent_send reopens its session file. Its latest run wins (a child may have settled several).
        */
       restore(record, result) {
+        const core = this.core;
         const n2 = Number(record.id.replace(/^sa-/, ""));
-        if (Number.isInteger(n2)) this.sequence = Math.max(this.sequence, n2);
-        const known = this.records.get(record.id);
-        if (!known || !this.runtimes.has(record.id) && record.run >= known.run) this.records.set(record.id, record);
-        if (result) this.ledger.add(result);
+        if (Number.isInteger(n2)) core.sequence = Math.max(core.sequence, n2);
+        const known = core.records.get(record.id);
+        if (!known || !core.runtimes.has(record.id) && record.run >= known.run) core.records.set(record.id, record);
+        if (result) core.ledger.add(result);
       }
       /** True for a child restored from an earlier process that has not been run again here. */
       isRestored(id) {
-        return this.records.has(id) && !this.runtimes.has(id);
+        return this.core.records.has(id) && !this.core.runtimes.has(id);
       }
       /** Take the next child id now (for a spawn that prepares something named after it first). */
       reserveId() {
-        if (this.closed) throw new Error(SHUT_DOWN_ERROR);
-        return childId(++this.sequence);
+        if (this.core.closed) throw new Error(SHUT_DOWN_ERROR);
+        return childId(++this.core.sequence);
       }
       /**
        * Run spawns one after another, in the order they were asked for: Pi may execute the tool calls of one
@@ -10756,13 +10972,14 @@ var init_manager = __esm({
       }
       /** The ids a spawn's `after` names, or why it cannot be used (checked before anything is prepared). */
       planAfter(refs) {
-        return resolveAfter(refs, this.list(), childId(this.sequence + 1));
+        return resolveAfter(refs, this.list(), childId(this.core.sequence + 1));
       }
       /** Register a child and start it, queue it past the concurrency limit, or let it wait for its inputs. */
       spawn(request) {
-        if (this.closed) throw new Error(SHUT_DOWN_ERROR);
-        const id = request.id && !this.records.has(request.id) ? request.id : childId(++this.sequence);
-        this.sequence = Math.max(this.sequence, idNumber(id));
+        const core = this.core;
+        if (core.closed) throw new Error(SHUT_DOWN_ERROR);
+        const id = request.id && !core.records.has(request.id) ? request.id : childId(++core.sequence);
+        core.sequence = Math.max(core.sequence, idNumber(id));
         const record = {
           id,
           name: deriveName(request.prompt, request.name),
@@ -10776,9 +10993,9 @@ var init_manager = __esm({
           context: request.context,
           state: "queued",
           run: 1,
-          createdAt: this.now(),
+          createdAt: core.now(),
           // Spawn order must be queue order even when several spawns share a millisecond.
-          queuedAt: this.now() + this.sequence / 1e6,
+          queuedAt: core.now() + core.sequence / 1e6,
           turns: 0,
           outputTokens: 0,
           partialText: "",
@@ -10795,16 +11012,16 @@ var init_manager = __esm({
           record.afterFailed = request.afterFailed ?? "skip";
           if (request.respawn) record.respawn = request.respawn;
           const base = request.firstMessage ?? request.prompt;
-          this.handovers.set(id, { compose: request.handover ?? (async () => base), base, preparing: false });
+          core.handovers.set(id, { compose: request.handover ?? (async () => base), base, preparing: false });
         }
-        this.records.set(id, record);
+        core.records.set(id, record);
         const rt = this.newRuntime(request.model, request.systemAppend, request.steps);
         rt.exactTools = request.exactTools;
         rt.extensions = request.extensions;
-        this.runtimes.set(id, rt);
-        this.runtimes.get(id).pendingPrompt = request.firstMessage ?? request.prompt;
-        this.subscribers.publish({ type: "queued", child: record, run: 1 });
-        this.pump();
+        core.runtimes.set(id, rt);
+        core.runtimes.get(id).pendingPrompt = request.firstMessage ?? request.prompt;
+        core.subscribers.publish({ type: "queued", child: record, run: 1 });
+        core.pump();
         return record;
       }
       /**
@@ -10812,10 +11029,11 @@ var init_manager = __esm({
        * restored from an earlier process reopens its session file (with `resume`'s model and prompt).
        */
       async send(id, text, resume) {
-        const record = this.mustGet(id);
+        const core = this.core;
+        const record = core.mustGet(id);
         if (typeof text !== "string" || text.trim().length === 0) throw new Error(EMPTY_SEND_TEXT_ERROR);
-        if (this.closed) throw new Error(SHUT_DOWN_ERROR);
-        let rt = this.runtimes.get(id);
+        if (core.closed) throw new Error(SHUT_DOWN_ERROR);
+        let rt = core.runtimes.get(id);
         if (record.state === "queued" || record.state === "waiting") return "queued-child";
         if ((record.state === "running" || record.state === "starting") && rt?.handle) {
           await rt.handle.steer(text);
@@ -10826,11 +11044,11 @@ var init_manager = __esm({
           rt = this.newRuntime(resume?.model, resume?.systemAppend ?? [], resume?.steps);
           rt.resumeFile = record.sessionFile;
           rt.settledRuns = record.run;
-          this.runtimes.set(id, rt);
+          core.runtimes.set(id, rt);
         }
         record.run += 1;
         record.state = "queued";
-        record.queuedAt = this.now() + this.sequence / 1e6;
+        record.queuedAt = core.now() + core.sequence / 1e6;
         record.startedAt = void 0;
         record.endedAt = void 0;
         record.turns = 0;
@@ -10838,18 +11056,19 @@ var init_manager = __esm({
         record.error = void 0;
         rt.pendingPrompt = text;
         rt.stopReason = void 0;
-        this.subscribers.publish({ type: "queued", child: record, run: record.run });
-        this.pump();
+        core.subscribers.publish({ type: "queued", child: record, run: record.run });
+        core.pump();
         return "rerun";
       }
       /** Stop children; resolves once each has settled (with its partial output in the ledger). */
       async cancel(ids2, error = CANCELLED_BY_PARENT) {
+        const core = this.core;
         const gone = /* @__PURE__ */ new Set([...ids2, ...waitingDependents(this.list(), ids2)]);
-        const skipped = waitingDependents(this.list(), ids2).filter((id) => !ids2.includes(id)).map((id) => this.mustGet(id)).map((child) => {
+        const skipped = waitingDependents(this.list(), ids2).filter((id) => !ids2.includes(id)).map((id) => core.mustGet(id)).map((child) => {
           const text = inputCancelledText((child.after ?? []).filter((i) => gone.has(i)));
-          return this.conclude(child, child.run, "skipped", { text }, text);
+          return conclude(core, child, child.run, "skipped", { text }, text);
         });
-        await Promise.all([...skipped, ...ids2.map((id) => this.stop(id, { state: "cancelled", error }))]);
+        await Promise.all([...skipped, ...ids2.map((id) => stopChild(core, id, { state: "cancelled", error }))]);
       }
       /**
        * Abort every child (parent shutdown/reload); settled results stay in the ledger. With `keepPipelines`
@@ -10860,8 +11079,10 @@ var init_manager = __esm({
         const all = this.list().filter((c) => !isSettled(c.state));
         if (keepPipelines) {
           const stopping = all.filter((c) => !pipelineKept(c));
-          this.closed = true;
-          await Promise.all(stopping.map((c) => this.stop(c.id, { state: "cancelled", error: INTERRUPTED_BY_SHUTDOWN })));
+          this.core.closed = true;
+          await Promise.all(
+            stopping.map((c) => stopChild(this.core, c.id, { state: "cancelled", error: INTERRUPTED_BY_SHUTDOWN }))
+          );
           return this.close();
         }
         const active = all;
@@ -10876,8 +11097,8 @@ var init_manager = __esm({
         this.close();
       }
       close() {
-        this.closed = true;
-        for (const rt of this.runtimes.values()) {
+        this.core.closed = true;
+        for (const rt of this.core.runtimes.values()) {
           if (rt.watchdog) clearInterval(rt.watchdog);
           rt.handle?.dispose();
         }
@@ -10885,200 +11106,13 @@ var init_manager = __esm({
       /** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
       async waitFor(ids2, options) {
         const done = () => {
-          const settled = ids2.filter((id) => isSettled(this.mustGet(id).state)).length;
+          const settled = ids2.filter((id) => isSettled(this.core.mustGet(id).state)).length;
           return options.mode === "any" ? settled > 0 || ids2.length === 0 : settled === ids2.length;
         };
-        return waitUntil(this.waiters, done, options);
+        return waitUntil(this.core.waiters, done, options);
       }
       newRuntime(model, systemAppend, steps) {
-        return { model, systemAppend, steps, lastActivity: this.now(), toolsInFlight: 0, settledRuns: 0 };
-      }
-      mustGet(id) {
-        const r = this.records.get(id);
-        if (!r) throw new Error(`unknown subagent ${id}`);
-        return r;
-      }
-      changed() {
-        this.subscribers.publish({ type: "changed" });
-      }
-      /** Settle or release waiting children whose inputs settled, then start queued children while slots are free. */
-      pump() {
-        if (this.closed) return;
-        this.advanceWaiting();
-        for (const child of childrenToStart(this.list(), this.limits.maxConcurrent)) {
-          child.state = "starting";
-          void this.run(child);
-        }
-        this.changed();
-      }
-      /** Each waiting child whose inputs all settled is skipped, or gets its first message and joins the queue. */
-      advanceWaiting() {
-        const all = this.list();
-        for (const child of all) {
-          const handover = this.handovers.get(child.id);
-          if (child.state !== "waiting" || !handover || handover.preparing) continue;
-          const verdict = readiness(child.after ?? [], all, child.afterFailed);
-          if (verdict.act === "wait") continue;
-          if (verdict.act === "skip") {
-            const text = skippedText(verdict.failed);
-            void this.conclude(child, child.run, "skipped", { text }, text);
-            continue;
-          }
-          handover.preparing = true;
-          void this.release(child, handover);
-        }
-      }
-      /** Make a ready child's first message from its inputs' results, then queue it (unless it was stopped meanwhile). */
-      async release(child, handover) {
-        const inputs = (child.after ?? []).map((id) => ({ child: this.mustGet(id), result: this.ledger.latest(id) }));
-        let first;
-        try {
-          first = await handover.compose(inputs, handover.base);
-        } catch (error) {
-          if (child.state !== "waiting") return;
-          const why = `its inputs could not be handed over: ${error instanceof Error ? error.message : String(error)}`;
-          return void this.settleFailed(child, child.run, "failed", why);
-        }
-        const rt = this.runtimes.get(child.id);
-        if (child.state !== "waiting" || !rt || this.closed) return;
-        this.handovers.delete(child.id);
-        rt.pendingPrompt = first;
-        child.state = "queued";
-        child.queuedAt = this.now() + this.sequence / 1e6;
-        this.pump();
-      }
-      /**
-       * Settle a run once, after its conclude step (what an isolated child changed) when it has one; whoever
-       * settles the run first, the step runs once and the others wait for it.
-       */
-      conclude(child, run2, state, result, error) {
-        const rt = this.runtimes.get(child.id);
-        if (!rt || rt.settledRuns >= run2) return Promise.resolve();
-        if (rt.concluding?.run === run2) return rt.concluding.promise;
-        const step = rt.steps?.conclude;
-        if (!step) {
-          this.settle(child, run2, state, result, error);
-          return Promise.resolve();
-        }
-        const promise = step(state, result).catch((failure) => ({ ...result, text: `${concludeFailedNote(failure)}
-
-${result.text}` })).then((final) => this.settle(child, run2, state, final, error));
-        rt.concluding = { run: run2, promise };
-        return promise;
-      }
-      /** Record a run's outcome once: ledger, subscribers, waiters, and the next queued child. */
-      settle(child, run2, state, result, error) {
-        const rt = this.runtimes.get(child.id);
-        if (!rt || rt.settledRuns >= run2) return;
-        const text = result.text;
-        rt.settledRuns = run2;
-        if (rt.watchdog) clearInterval(rt.watchdog);
-        rt.watchdog = void 0;
-        child.state = state;
-        child.endedAt = this.now();
-        child.error = error;
-        child.finalText = text;
-        if (rt.handle?.sessionFile) child.sessionFile = rt.handle.sessionFile;
-        const key = resultKey(child.id, run2);
-        const settled = this.ledger.add({
-          key,
-          id: child.id,
-          run: run2,
-          text,
-          state,
-          settledAt: child.endedAt,
-          verdict: result.verdict,
-          extras: result.extras
-        });
-        rt.runDone?.();
-        this.subscribers.publish({ type: "settled", result: settled, child });
-        for (const waiter of [...this.waiters]) waiter();
-        this.pump();
-      }
-      /** Settle with an error text first and whatever the child had produced. */
-      settleFailed(child, run2, state, error) {
-        return this.conclude(child, run2, state, { text: failedResultText(state, error, child.partialText) }, error);
-      }
-      async run(child) {
-        const rt = this.runtimes.get(child.id);
-        const prompt = rt.pendingPrompt ?? child.prompt;
-        rt.pendingPrompt = void 0;
-        child.startedAt = this.now();
-        child.respawn = void 0;
-        rt.lastActivity = this.now();
-        rt.toolsInFlight = 0;
-        rt.settledRun = new Promise((r) => {
-          rt.runDone = r;
-        });
-        const run2 = child.run;
-        const stopped = (fallback) => {
-          const reason = rt.stopReason ?? { state: "failed", error: fallback };
-          void this.settleFailed(child, run2, reason.state, reason.error);
-        };
-        try {
-          await rt.steps?.beforeRun?.();
-          if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
-          const spec = {
-            id: child.id,
-            cwd: child.cwd,
-            tools: child.tools,
-            thinking: child.thinking,
-            model: rt.model,
-            systemAppend: rt.systemAppend,
-            sessionFile: rt.resumeFile,
-            exactTools: rt.exactTools,
-            extensions: rt.extensions,
-            // A worktree child's folder is trusted as the same folder of its repository is.
-            ...child.worktree ? { trustFrom: (0, import_node_path11.join)(child.worktree.repoTop, (0, import_node_path11.relative)(child.worktree.path, child.cwd)) } : {}
-          };
-          rt.handle ??= await this.backend.create(spec, (event) => {
-            if (applyEvent(child, rt, event, this.now()).visible) this.changed();
-            const cut2 = event.type === "turn_end" ? maxTurnsVerdict(child, rt) : void 0;
-            if (cut2) void this.stop(child.id, cut2);
-          });
-          child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
-          if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
-          child.state = "running";
-          this.subscribers.publish({ type: "started", child, run: run2 });
-          this.changed();
-          this.armWatchdog(child, rt);
-          const handle = rt.handle;
-          const messages = await handle.prompt(prompt);
-          if (rt.stopReason) return stopped(ABORTED);
-          const outcome = runOutcome(messages, child.partialText);
-          if (outcome.state !== "completed") return void this.settleFailed(child, run2, outcome.state, outcome.error);
-          let result = { text: outcome.text };
-          if (rt.steps?.review) {
-            result = await rt.steps.review(outcome.text, async (text) => {
-              const more = runOutcome(await handle.prompt(text), "");
-              return more.state === "completed" ? { ok: true, text: more.text } : { ok: false, error: more.error };
-            });
-            if (rt.stopReason) return stopped(ABORTED);
-          }
-          await this.conclude(child, run2, "completed", result);
-        } catch (error) {
-          if (rt.stopReason) return stopped(String(error));
-          this.settleFailed(child, run2, "failed", error instanceof Error ? error.message : String(error));
-        }
-      }
-      async stop(id, reason) {
-        const child = this.mustGet(id);
-        const rt = this.runtimes.get(id);
-        if (isSettled(child.state) || !rt) return;
-        if (child.state === "queued" || child.state === "waiting")
-          return await this.settleFailed(child, child.run, "cancelled", reason.error);
-        rt.stopReason ??= reason;
-        const done = rt.settledRun;
-        await rt.handle?.abort().catch(() => void 0);
-        await Promise.race([done, new Promise((r) => setTimeout(r, ABORT_GRACE_MS).unref?.())]);
-        await this.settleFailed(child, child.run, reason.state, reason.error);
-      }
-      armWatchdog(child, rt) {
-        rt.watchdog = setInterval(() => {
-          const verdict = watchdogVerdict(child, rt, this.limits, this.now());
-          if (verdict) void this.stop(child.id, verdict);
-        }, watchdogTickMs(this.limits));
-        rt.watchdog.unref?.();
+        return { model, systemAppend, steps, lastActivity: this.core.now(), toolsInFlight: 0, settledRuns: 0 };
       }
     };
   }
@@ -12803,7 +12837,7 @@ async function deliveryDrafts(manager, deps, ctx) {
   }
 }
 var SETTLE_MAX_ROUNDS, SETTLE_WAIT_SLACK_MS, SETTLE_INTERRUPTED_EXIT_CODE;
-var init_settle = __esm({
+var init_settle2 = __esm({
   "extensions/subagents/delivery/settle.ts"() {
     "use strict";
     init_pi_host();
@@ -14757,16 +14791,16 @@ function setupSubagents(pi, depth) {
     state.remember(ctx);
     void deliverPending(services, "trigger");
   });
-  const settle = { rounds: 0 };
+  const settle2 = { rounds: 0 };
   onPi1Event(pi, "agent_before_settle", (event, ctx) => {
     state.enter(ctx);
-    return settleSingleShot(services, settle, event, ctx);
+    return settleSingleShot(services, settle2, event, ctx);
   });
   pi.on("turn_start", (_event, ctx) => {
     state.remember(ctx);
   });
   pi.on("before_agent_start", (_event, ctx) => {
-    settle.rounds = 0;
+    settle2.rounds = 0;
     state.enter(ctx);
     refreshAgents(ctx);
   });
@@ -14786,7 +14820,7 @@ function setupSubagents(pi, depth) {
   });
   pi.on("session_shutdown", async (event) => {
     state.setClosing(true);
-    settle.abort?.abort();
+    settle2.abort?.abort();
     delivery.cancel();
     status.stop();
     const reason = event?.reason;
@@ -14830,7 +14864,7 @@ var init_subagents = __esm({
     init_persistence();
     init_record_checks();
     init_roster();
-    init_settle();
+    init_settle2();
     init_common();
     init_pipeline();
     init_records2();
