@@ -5,10 +5,11 @@
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
-import type { ChildRecord } from "../../extensions/subagents/domain/records.ts";
+import { type ChildRecord, SUBAGENT_TOOL_NAMES } from "../../extensions/subagents/domain/records.ts";
 import subagents, { setupSubagents } from "../../extensions/subagents/index.ts";
 import * as P from "../../extensions/subagents/prompt/common.ts";
 import { depthLimitError } from "../../extensions/subagents/prompt/spawn.ts";
+import { RARE_TOOLS, SUBAGENT_TOOLS } from "../../extensions/subagents/tools/table.ts";
 import { callText, resultText, rowText, statusText, widgetLines } from "../../extensions/subagents/view/render.ts";
 import { useAgentDirEnv } from "../fixtures/agent-dir-env.ts";
 import { childRecord } from "./subagents-fakes.ts";
@@ -66,7 +67,10 @@ beforeAll(() => {
 const run = (name: string, params: unknown) => tools.get(name)!.execute("call-1", params, undefined, undefined, ctx);
 
 describe("registration drift guards", () => {
-	it("registers exactly the seven tools, each worded in prompt.ts and with both renderers", () => {
+	it("registers exactly the seven tools of the table, each worded in prompt/ and with both renderers", () => {
+		// The table is the child's list of this extension's tools too (enabled in a child only below the depth limit).
+		expect(SUBAGENT_TOOLS.map((t) => t.name)).toEqual([...SUBAGENT_TOOL_NAMES]);
+		expect(RARE_TOOLS).toEqual(["subagent_check", "subagent_send", "subagent_cancel", "subagent_list"]);
 		const expected = ["spawn", "wait", "check", "send", "cancel", "list", "cleanup"] as const;
 		expect([...tools.keys()].sort()).toEqual(expected.map((k) => `subagent_${k}`).sort());
 		for (const key of expected) {
