@@ -2,7 +2,7 @@
  * What the parts of subagents are handed instead of shared mutable state (types only, so every part may
  * import it). SubagentServices is read-only to them: each handler names the few members it uses
  * (`Pick<SubagentServices, …>`), so its signature tells what it may read and change. Only the adapter
- * changes what lies behind it, through its SessionState (session-state.ts): the latest context, the
+ * changes what lies behind it, through its SessionState (adapter/session-state.ts): the latest context, the
  * closing flag, and this session's manager (made on first use, dropped at shutdown).
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";

@@ -21,7 +21,7 @@ export interface PipelineNode {
 	startedAt?: number;
 }
 
-/** Why `after` cannot be used; the adapter turns it into wording (prompt-pipeline.ts). */
+/** Why `after` cannot be used; the adapter turns it into wording (prompt/pipeline.ts). */
 export type AfterProblem =
 	| { kind: "unknown"; refs: string[]; known: Array<{ id: string; name: string }> }
 	| { kind: "ambiguous"; ref: string; ids: string[] }

@@ -1,7 +1,7 @@
 /**
  * Wording of the checkable children a model reads: isolated ones (worktree, what changed, the patch,
  * subagent_cleanup) and structured ones (output_schema, its correction turn and verdict). Split from
- * prompt.ts, which holds the wording every tool shares; pinned by test/unit/subagents-*.test.ts.
+ * common.ts, which holds the wording every tool shares; pinned by test/unit/subagents-*.test.ts.
  */
 
 import { project } from "../../shared/projection/projection.ts";

@@ -1,8 +1,9 @@
 /**
  * The sentences of the subagents extension that a model reads and every tool shares: tool descriptions,
  * parameter help, tool result texts, run errors, delivery headers and the child's system-prompt addition.
- * subagent_spawn's own description and errors are in prompt-spawn.ts, the wording of isolated and
- * structured children in prompt-checkable.ts. Pinned by tests.
+ * subagent_spawn's own description and errors are in spawn.ts, the wording of isolated and
+ * structured children in checkable.ts, of pipelines in pipeline.ts, of damaged records in records.ts (all in
+ * this prompt/ folder). Pinned by tests.
  */
 
 import { formatCount, formatDuration, plural } from "../domain/format.ts";

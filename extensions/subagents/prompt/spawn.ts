@@ -1,7 +1,7 @@
 /**
  * subagent_spawn's own wording a model reads: the named agents in its description, the errors of its
  * parameters (model, cwd, tools, thinking, depth, fork, agent) and the /agents listing. Split from
- * prompt.ts, which holds the wording every tool shares; pinned by test/unit/subagents-*.test.ts.
+ * common.ts, which holds the wording every tool shares; pinned by test/unit/subagents-*.test.ts.
  */
 
 import { project } from "../../shared/projection/projection.ts";
