@@ -82,10 +82,20 @@ function setup(depth = 0) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Run `fn` on a fresh top-level lifecycle; the process "ends" afterwards (its children stopped), pass or fail. */
+async function withLifecycle(fn: (t: ReturnType<typeof setup>) => Promise<void>): Promise<void> {
+	const t = setup();
+	try {
+		await fn(t);
+	} finally {
+		await t.life.sessionShutdown({ reason: "quit" });
+		t.cleanup();
+	}
+}
+
 describe("the subagents lifecycle object", () => {
-	it("0.73: after agent_end it polls while the parent winds down, and delivers once it is idle", async () => {
-		const t = setup();
-		try {
+	it("0.73: after agent_end it polls while the parent winds down, and delivers once it is idle", () =>
+		withLifecycle(async (t) => {
 			const manager = t.owe();
 			t.setIdle(false);
 			t.life.agentEnd(t.ctx as never);
@@ -98,30 +108,20 @@ describe("the subagents lifecycle object", () => {
 			expect(String(t.delivered()[0].message.content)).toContain("result of sa-1");
 			expect(t.delivered()[0].options).toEqual({ deliverAs: "followUp", triggerTurn: true });
 			expect(manager.ledger.pending()).toHaveLength(0);
-		} finally {
-			await t.life.sessionShutdown({ reason: "quit" });
-			t.cleanup();
-		}
-	});
+		}));
 
-	it("1.x: agent_settled delivers at once, exactly once", async () => {
-		const t = setup();
-		try {
+	it("1.x: agent_settled delivers at once, exactly once", () =>
+		withLifecycle(async (t) => {
 			t.owe();
 			t.life.agentSettled(t.ctx as never);
 			await until(() => t.delivered().length > 0);
 			t.life.agentSettled(t.ctx as never);
 			await sleep(100);
 			expect(t.delivered()).toHaveLength(1);
-		} finally {
-			await t.life.sessionShutdown({ reason: "quit" });
-			t.cleanup();
-		}
-	});
+		}));
 
-	it("a single-shot run (print mode) leaves the trigger path alone: its settle step delivers instead", async () => {
-		const t = setup();
-		try {
+	it("a single-shot run (print mode) leaves the trigger path alone: its settle step delivers instead", () =>
+		withLifecycle(async (t) => {
 			const manager = t.owe();
 			t.ctx.mode = "print";
 			t.life.agentSettled(t.ctx as never);
@@ -129,11 +129,7 @@ describe("the subagents lifecycle object", () => {
 			await sleep(200);
 			expect(t.delivered()).toHaveLength(0);
 			expect(manager.ledger.pending()).toHaveLength(1);
-		} finally {
-			await t.life.sessionShutdown({ reason: "quit" });
-			t.cleanup();
-		}
-	});
+		}));
 
 	it("a reload lets the children go on in their home; the end of the process stops them and clears the homes", async () => {
 		const t = setup();
