@@ -6285,22 +6285,22 @@ var init_tool_kind = __esm({
 });
 
 // extensions/shared/transcript/view.ts
-function budgetKey(maxBytes, log2) {
-  return log2 ? `log:${maxBytes}` : String(maxBytes);
+function budgetKey(maxBytes, log) {
+  return log ? `log:${maxBytes}` : String(maxBytes);
 }
 function storedShortening(store, headShare, surface, toolClasses) {
   return { headShare, surface, sink: store.sink("transcripts"), memo: new ShortenedTexts(), toolClasses };
 }
-function shortenText(text, maxBytes, options = {}, log2 = false) {
-  const hit = options.memo?.get(maxBytes, text, log2);
+function shortenText(text, maxBytes, options = {}, log = false) {
+  const hit = options.memo?.get(maxBytes, text, log);
   if (hit !== void 0) return hit;
-  const projectWith = log2 ? projectLog : project;
+  const projectWith = log ? projectLog : project;
   const shown = projectWith(text, options.surface ?? "transcript.segment", {
     maxBytes,
     headShare: options.headShare,
     sink: options.sink
   }).text;
-  options.memo?.set(maxBytes, text, shown, log2);
+  options.memo?.set(maxBytes, text, shown, log);
   return shown;
 }
 function viewItems(view) {
@@ -6310,20 +6310,20 @@ function viewItems(view) {
   return items;
 }
 function slotsOf(message, msg, out, toolClasses) {
-  const add = (part, field2, text, arg, toolName2, log3 = false) => {
+  const add = (part, field2, text, arg, toolName2, log2 = false) => {
     if (typeof text !== "string" || text.length < MIN_SHORTENABLE_CHARS) return;
-    out.push({ msg, part, field: field2, arg, text, tokens: estimateTokens(text), toolName: toolName2, log: log3 });
+    out.push({ msg, part, field: field2, arg, text, tokens: estimateTokens(text), toolName: toolName2, log: log2 });
   };
   const toolName = typeof message.toolName === "string" ? message.toolName : void 0;
-  const log2 = message.role === "toolResult" && isLogOutput({ toolName: toolName ?? "tool", isError: message.isError === true, overrides: toolClasses });
+  const log = message.role === "toolResult" && isLogOutput({ toolName: toolName ?? "tool", isError: message.isError === true, overrides: toolClasses });
   if (message.role === "bashExecution") add(-1, "output", message.output, void 0, "bash", true);
   else if (message.role === "compactionSummary" || message.role === "branchSummary")
     add(-1, "summary", message.summary);
-  else if (typeof message.content === "string") add(-1, "content", message.content, void 0, toolName, log2);
+  else if (typeof message.content === "string") add(-1, "content", message.content, void 0, toolName, log);
   if (!Array.isArray(message.content)) return;
   message.content.forEach((part, i) => {
     if (!isObject7(part)) return;
-    if (part.type === "text") add(i, "text", part.text, void 0, toolName, log2);
+    if (part.type === "text") add(i, "text", part.text, void 0, toolName, log);
     else if (part.type === "thinking") add(i, "thinking", part.thinking);
     else if (part.type === "toolCall" && isObject7(part.arguments)) {
       for (const [key, value] of Object.entries(part.arguments)) add(i, "arguments", value, key, String(part.name));
@@ -6433,15 +6433,15 @@ var init_view = __esm({
     ShortenedTexts = class {
       byBudget = /* @__PURE__ */ new Map();
       entries = 0;
-      get(maxBytes, text, log2 = false) {
-        return this.byBudget.get(budgetKey(maxBytes, log2))?.get(text);
+      get(maxBytes, text, log = false) {
+        return this.byBudget.get(budgetKey(maxBytes, log))?.get(text);
       }
-      set(maxBytes, text, shown, log2 = false) {
+      set(maxBytes, text, shown, log = false) {
         if (this.entries >= SHORTENED_MEMO_ENTRIES) {
           this.byBudget.clear();
           this.entries = 0;
         }
-        const key = budgetKey(maxBytes, log2);
+        const key = budgetKey(maxBytes, log);
         let byText = this.byBudget.get(key);
         if (!byText) {
           byText = /* @__PURE__ */ new Map();
@@ -14822,67 +14822,6 @@ var init_subagents = __esm({
   }
 });
 
-// extensions/handoff/details.ts
-function isHandoffDetails(details) {
-  return Boolean(details) && typeof details === "object" && details.kind === "headroom-handoff";
-}
-function summarizationIndex(lastInProcess, highestOnDisk, entries) {
-  let max = Math.max(0, lastInProcess, highestOnDisk);
-  for (const e of entries) {
-    if (e.type === "compaction" && isHandoffDetails(e.details) && Number.isInteger(e.details.index)) {
-      max = Math.max(max, e.details.index);
-    }
-  }
-  return max + 1;
-}
-function buildDetails(outcome, applied) {
-  return {
-    kind: "headroom-handoff",
-    version: 1,
-    index: applied.index,
-    outcome: outcome.kind,
-    staged: applied.staged,
-    model: applied.model,
-    trajectoryDir: applied.trajectoryDir,
-    trajectories: applied.trajectories,
-    errors: outcome.errors,
-    calls: outcome.records.map((r) => ({
-      step: r.step,
-      durationMs: Math.round(r.durationMs),
-      inputTokens: r.reply ? r.reply.usage.input + r.reply.usage.cacheRead : 0,
-      outputTokens: r.reply?.usage.output ?? 0,
-      ok: Boolean(r.reply),
-      ...r.reask ? { reask: true } : {}
-    })),
-    usage: outcomeUsage(outcome),
-    ...outcome.questionCheck ? { questions: outcome.questionCheck } : {},
-    transcriptOmittedBytes: applied.transcriptOmittedBytes,
-    taskOmittedBytes: applied.taskOmittedBytes
-  };
-}
-function outcomeUsage(outcome) {
-  let total = { ...NO_USAGE };
-  for (const r of outcome.records) {
-    if (!r.reply) continue;
-    const u = r.reply.usage;
-    total = addUsage(total, {
-      calls: 1,
-      input: u.input,
-      output: u.output,
-      cacheRead: u.cacheRead,
-      cacheWrite: u.cacheWrite,
-      costUsd: u.costUsd
-    });
-  }
-  return total;
-}
-var init_details2 = __esm({
-  "extensions/handoff/details.ts"() {
-    "use strict";
-    init_model_usage();
-  }
-});
-
 // extensions/handoff/prompt.ts
 function summaryInstruction(task, previousSummary, focus) {
   const earlier = previousSummary ? `
@@ -15060,6 +14999,67 @@ var init_model_ref = __esm({
     init_surfaces();
     init_prompt7();
     MAX_LISTED_MODELS = SURFACES["handoff.modelList"].maxLines - 1;
+  }
+});
+
+// extensions/handoff/details.ts
+function isHandoffDetails(details) {
+  return Boolean(details) && typeof details === "object" && details.kind === "headroom-handoff";
+}
+function summarizationIndex(lastInProcess, highestOnDisk, entries) {
+  let max = Math.max(0, lastInProcess, highestOnDisk);
+  for (const e of entries) {
+    if (e.type === "compaction" && isHandoffDetails(e.details) && Number.isInteger(e.details.index)) {
+      max = Math.max(max, e.details.index);
+    }
+  }
+  return max + 1;
+}
+function buildDetails(outcome, applied) {
+  return {
+    kind: "headroom-handoff",
+    version: 1,
+    index: applied.index,
+    outcome: outcome.kind,
+    staged: applied.staged,
+    model: applied.model,
+    trajectoryDir: applied.trajectoryDir,
+    trajectories: applied.trajectories,
+    errors: outcome.errors,
+    calls: outcome.records.map((r) => ({
+      step: r.step,
+      durationMs: Math.round(r.durationMs),
+      inputTokens: r.reply ? r.reply.usage.input + r.reply.usage.cacheRead : 0,
+      outputTokens: r.reply?.usage.output ?? 0,
+      ok: Boolean(r.reply),
+      ...r.reask ? { reask: true } : {}
+    })),
+    usage: outcomeUsage(outcome),
+    ...outcome.questionCheck ? { questions: outcome.questionCheck } : {},
+    transcriptOmittedBytes: applied.transcriptOmittedBytes,
+    taskOmittedBytes: applied.taskOmittedBytes
+  };
+}
+function outcomeUsage(outcome) {
+  let total = { ...NO_USAGE };
+  for (const r of outcome.records) {
+    if (!r.reply) continue;
+    const u = r.reply.usage;
+    total = addUsage(total, {
+      calls: 1,
+      input: u.input,
+      output: u.output,
+      cacheRead: u.cacheRead,
+      cacheWrite: u.cacheWrite,
+      costUsd: u.costUsd
+    });
+  }
+  return total;
+}
+var init_details2 = __esm({
+  "extensions/handoff/details.ts"() {
+    "use strict";
+    init_model_usage();
   }
 });
 
@@ -15292,7 +15292,7 @@ function messageBlock(message, pieceLimits = {}, sink) {
     headShare: pieceLimits.headShare ?? own.piece?.headShare,
     sink
   }).text;
-  const cutOutput = (text, log2) => shortenOutput(text, own.toolResult ?? "handoff.toolResult", log2, {
+  const cutOutput = (text, log) => shortenOutput(text, own.toolResult ?? "handoff.toolResult", log, {
     maxBytes: pieceLimits.maxBytes,
     maxLines: pieceLimits.maxLines,
     sink
@@ -15315,8 +15315,8 @@ function messageBlock(message, pieceLimits = {}, sink) {
     }
     case "toolResult": {
       const label2 = L.toolResult(message.toolName ?? "tool", Boolean(message.isError));
-      const log2 = isLogResult(message, pieceLimits.toolClasses);
-      return `${label2}: ${cutOutput(contentText(message.content) || NO_TEXT, log2)}`;
+      const log = isLogResult(message, pieceLimits.toolClasses);
+      return `${label2}: ${cutOutput(contentText(message.content) || NO_TEXT, log)}`;
     }
     case "bashExecution": {
       if (message.excludeFromContext) return "";
@@ -15336,8 +15336,8 @@ ${cutOutput(message.output ?? "", true)}`;
 function isLogResult(message, toolClasses) {
   return isLogOutput({ toolName: message.toolName ?? "tool", isError: message.isError, overrides: toolClasses });
 }
-function shortenOutput(text, surface, log2, options) {
-  return log2 ? projectLog(text, surface, options) : project(text, surface, options);
+function shortenOutput(text, surface, log, options) {
+  return log ? projectLog(text, surface, options) : project(text, surface, options);
 }
 function serializeHistory(messages, opts) {
   const blocks = messages.map((m) => messageBlock(m, opts.pieceLimits, opts.sink));
@@ -15353,7 +15353,7 @@ function serializeHistory(messages, opts) {
 }
 function currentState(messages, limits = {}, sink, surface = "handoff.currentState") {
   const { maxBytes, maxLines, headShare } = limits;
-  const cut2 = (text, log2 = false) => shortenOutput(text, surface, log2, { maxBytes, maxLines, headShare, sink }).text;
+  const cut2 = (text, log = false) => shortenOutput(text, surface, log, { maxBytes, maxLines, headShare, sink }).text;
   const results = [];
   let assistant;
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -15768,7 +15768,7 @@ function handoffSurfaces(config) {
     transcript: surfaceFor(config, "handoff.transcript")
   };
 }
-async function computeHandoff(resolved, settings, input, signal, log2) {
+async function computeHandoff(resolved, settings, input, signal, log) {
   const model = resolved.model;
   const cfg = settings.handoff;
   const headShare = settings.headShare;
@@ -15812,12 +15812,12 @@ async function computeHandoff(resolved, settings, input, signal, log2) {
     input.summaryOnly === true
   );
   if (outcome.kind === "failed" || !outcome.text) {
-    if (!outcome.aborted) log2(LOG.summaryFailed(outcome.errors.join("; ")));
+    if (!outcome.aborted) log(LOG.summaryFailed(outcome.errors.join("; ")));
     return void 0;
   }
-  for (const e of outcome.errors) log2(LOG.followUpFailed(e.split(":")[0] ?? "", e));
+  for (const e of outcome.errors) log(LOG.followUpFailed(e.split(":")[0] ?? "", e));
   const check = outcome.questionCheck;
-  if (check?.shortfall) log2(LOG.questionsShortfall(check.count, check.required));
+  if (check?.shortfall) log(LOG.questionsShortfall(check.count, check.required));
   return {
     outcome: { ...outcome, kind: outcome.kind, text: outcome.text },
     modelName: `${model.provider}/${model.id}`,
@@ -15843,7 +15843,7 @@ function transcriptLocation(ctx) {
   const { dir } = sessionTarget(ctx);
   return { sessionFile: ctx.sessionManager.getSessionFile() || void 0, trajectoryDir: dir };
 }
-function applyHandoff(ctx, computed, lastIndex, log2) {
+function applyHandoff(ctx, computed, lastIndex, log) {
   const { sessionId, dir, target } = sessionTarget(ctx);
   const index = summarizationIndex(lastIndex, highestIndexIn(dir), ctx.sessionManager.getEntries());
   let trajectories = [];
@@ -15861,10 +15861,10 @@ function applyHandoff(ctx, computed, lastIndex, log2) {
       computed.outcome
     );
     const written = writeTrajectories(target, files);
-    for (const w of written) if (!w.ok) log2(LOG.trajectoryFailed(w.error));
+    for (const w of written) if (!w.ok) log(LOG.trajectoryFailed(w.error));
     trajectories = written.flatMap((w) => w.ok ? [{ path: w.path, label: w.label }] : []);
   } catch (error) {
-    log2(LOG.trajectoryFailed(error instanceof Error ? error.message : String(error)));
+    log(LOG.trajectoryFailed(error instanceof Error ? error.message : String(error)));
   }
   return {
     text: computed.outcome.text,
@@ -15959,10 +15959,10 @@ function keepAfterStaging(entries, stagedLeafId, fallbackId) {
   if (after.length === 0) return { usable: true, firstKeptEntryId: fallbackId, arrivedAfter: 0 };
   return { usable: true, firstKeptEntryId: after[0].id, arrivedAfter: after.length };
 }
-function shouldResume(mode, lastStopReason) {
+function shouldResume(mode, lastStopReason2) {
   if (mode === "never") return false;
-  if (mode === "always") return lastStopReason !== "aborted";
-  return lastStopReason === "toolUse" || lastStopReason === "length" || lastStopReason === "error";
+  if (mode === "always") return lastStopReason2 !== "aborted";
+  return lastStopReason2 === "toolUse" || lastStopReason2 === "length" || lastStopReason2 === "error";
 }
 var MAX_MARGIN_SHARE2, GROWTH_WINDOW_TURNS, MAX_STALE_SHARE, HandoffStager, MAX_READINGS, ProbeObserver;
 var init_probe = __esm({
@@ -16067,6 +16067,255 @@ var init_probe = __esm({
   }
 });
 
+// extensions/handoff/session.ts
+function lastStopReason(messages) {
+  const last = [...messages].reverse().find((m) => m.role === "assistant");
+  return last?.stopReason;
+}
+var APPLY_DELAY_MS, APPLY_RETRY_MS, APPLY_TRIES, HandoffSession;
+var init_session2 = __esm({
+  "extensions/handoff/session.ts"() {
+    "use strict";
+    init_model_usage();
+    init_details2();
+    init_probe();
+    init_prompt7();
+    init_serialize();
+    APPLY_DELAY_MS = 200;
+    APPLY_RETRY_MS = 100;
+    APPLY_TRIES = 50;
+    HandoffSession = class {
+      constructor(options) {
+        this.options = options;
+      }
+      options;
+      /** Holds a computed (not yet applied) handoff: applying it is what takes an index and writes files. */
+      stager = new HandoffStager();
+      /** Context growth, turn times and handoff durations that size the probe's margin. */
+      observer = new ProbeObserver();
+      /** Pi's effective compaction settings per "provider/id": its settings files, then each compaction's own. */
+      piSettings = /* @__PURE__ */ new Map();
+      /** Highest summarization index applied in this process (files and entries are checked too). */
+      lastIndex = 0;
+      /** The configured model already warned about as not found (one warning per value, not per handoff). */
+      warnedModel;
+      stopReason;
+      runActive = false;
+      /** agent_end events seen: a newer one supersedes the older one's idleness polling. */
+      agentEnds = 0;
+      /** Compactions Pi started (session_before_compact): one after agent_end means Pi took the staged handoff. */
+      compactionsStarted = 0;
+      /** True from ctx.compact() until it completes or fails: one application at a time. */
+      applying = false;
+      turnStartedAt;
+      /** Whether a handoff is staged or being staged ("idle" when none). */
+      get phase() {
+        return this.stager.phase;
+      }
+      /** session_before_compact: the staged handoff if still usable, else one computed now; undefined lets Pi compact. */
+      async beforeCompact(request, ctx) {
+        this.compactionsStarted++;
+        const { branch, signal, reason, tokensBefore } = request;
+        if (request.effectiveSettings) this.piSettings.set(ctx.modelKey(), request.effectiveSettings);
+        this.observer.compacted();
+        if (!ctx.settings().handoff.enabled) {
+          this.stager.reset();
+          return;
+        }
+        const focus = request.customInstructions?.trim() ? request.customInstructions : void 0;
+        const plan = compactionPlan(reason, this.stager.phase, focus !== void 0);
+        if (plan !== "use-staged") this.stager.reset();
+        if (plan === "use-staged") {
+          const staged = await this.stager.take(signal);
+          if (signal.aborted) return;
+          if (staged) {
+            const bound = this.staleAfter(ctx, ctx.usage()?.contextWindow);
+            const arrived = tokensBefore - staged.tokens;
+            const keep = keepAfterStaging(branch, staged.leafId, request.firstKeptEntryId);
+            if (arrived > bound) ctx.log(LOG.staleDropped(arrived, bound));
+            else if (keep.usable) return this.answer(ctx, staged.result, keep.firstKeptEntryId, tokensBefore);
+          }
+        }
+        const computed = await this.compute(
+          ctx,
+          {
+            messages: [...request.messagesToSummarize, ...request.turnPrefixMessages],
+            previousSummary: request.previousSummary,
+            branch,
+            staged: false,
+            // An overflow retry is waiting: one call, not three (see compactionPlan).
+            summaryOnly: reason === "overflow" && focus === void 0,
+            focus,
+            location: ctx.location()
+          },
+          signal
+        );
+        if (!computed || signal.aborted) return;
+        return this.answer(ctx, computed, request.firstKeptEntryId, tokensBefore);
+      }
+      /** Pi 1.x's session_compact_failed: a compaction failed or was aborted. Nothing half-staged may survive it. */
+      compactFailed(failure, ctx) {
+        this.stager.reset();
+        this.applying = false;
+        ctx.log(LOG.piCompactFailed(failure.reason ?? "automatic", failure.errorMessage, failure.aborted === true));
+      }
+      /** turn_start: the turn's wall time is measured from here. */
+      turnStarted() {
+        this.turnStartedAt = Date.now();
+      }
+      /** turn_end: the probe. Stage the handoff in the background when free context runs low. */
+      turnEnded(ctx) {
+        const cfg = ctx.settings().handoff;
+        const usage = ctx.usage();
+        const started = this.turnStartedAt;
+        this.observer.turnEnded(usage?.tokens, started === void 0 ? void 0 : Date.now() - started);
+        if (!cfg.enabled || !cfg.probe.enabled || !usage) return;
+        const state = this.stager.state();
+        if (state.phase !== "idle" && isStale(state.tokens, usage.tokens, this.staleAfter(ctx, usage.contextWindow)))
+          this.stager.reset();
+        const pic = this.piCompaction(ctx);
+        if (!pic.enabled && cfg.probe.freeTokensThreshold === void 0) return;
+        const threshold = stagingThreshold(cfg.probe, pic, usage.contextWindow, this.observer.observations());
+        if (!shouldStage(usage, threshold, this.stager.phase)) return;
+        const leafId = ctx.leafId();
+        if (!leafId || usage.tokens === null) return;
+        const branch = ctx.branch();
+        const context = branchContext(branch);
+        this.stager.start(
+          leafId,
+          (signal) => this.compute(
+            ctx,
+            {
+              messages: context.messages,
+              previousSummary: context.previousSummary,
+              branch,
+              staged: true,
+              location: ctx.location()
+            },
+            signal
+          ).catch((error) => {
+            ctx.log(LOG.stageFailed(error instanceof Error ? error.message : String(error)));
+            return void 0;
+          }),
+          usage.tokens
+        );
+      }
+      /** agent_start: a run is under way (a staged handoff waits for its end). */
+      agentStarted() {
+        this.runActive = true;
+      }
+      /**
+       * agent_end. Pi 0.73 has no agent_settled (1.x has, and applies there; `applying` keeps it to one):
+       * after APPLY_DELAY_MS, poll for idleness and apply the staged handoff \u2014 unless a new run started,
+       * a later agent_end took over, or Pi ran its own compaction meanwhile (which took the staged handoff
+       * through beforeCompact).
+       */
+      agentEnded(stopReason, ctx) {
+        this.runActive = false;
+        this.stopReason = stopReason;
+        if (this.stager.phase === "idle") return;
+        const mark = ++this.agentEnds;
+        const startedBefore = this.compactionsStarted;
+        const attempt = (tries) => {
+          if (mark !== this.agentEnds || this.runActive || this.compactionsStarted !== startedBefore) return;
+          if (this.stager.phase === "idle") return;
+          if (!ctx.isIdle()) {
+            if (tries < APPLY_TRIES) setTimeout(() => attempt(tries + 1), APPLY_RETRY_MS);
+            return;
+          }
+          this.applyStaged(ctx);
+        };
+        setTimeout(() => attempt(0), APPLY_DELAY_MS);
+      }
+      /** Pi 1.x's agent_settled: the run, its retries and Pi's own compaction are over. A tick later, out of the handler. */
+      agentSettled(ctx) {
+        if (this.stager.phase !== "idle") setTimeout(() => this.applyStaged(ctx), 0);
+      }
+      /**
+       * session_shutdown (quit, /reload, /new, /resume, /fork): drop what is staged (a run in flight is
+       * aborted; pending idleness polls find nothing to apply) and the cached Pi settings. The index is
+       * kept: the next handoff still checks the trajectory files and the session's entries.
+       */
+      shutdown() {
+        this.stager.reset();
+        this.piSettings.clear();
+      }
+      /** Apply the staged handoff through Pi's compaction (only when idle: ctx.compact() aborts a running agent). */
+      applyStaged(ctx) {
+        if (this.applying || this.stager.phase === "idle") return;
+        this.applying = true;
+        const resume = shouldResume(ctx.settings().handoff.resume, this.stopReason);
+        ctx.compact({
+          onComplete: (details) => {
+            this.applying = false;
+            if (!resume || !isHandoffDetails(details) || !details.staged) return;
+            setTimeout(() => this.options.resume(), 0);
+          },
+          onError: (message) => {
+            this.applying = false;
+            ctx.log(LOG.compactFailed(message));
+          }
+        });
+      }
+      /** Pi's compaction settings for the session's model: a compaction's own, else its settings files. */
+      piCompaction(ctx) {
+        const key = ctx.modelKey();
+        let found = this.piSettings.get(key);
+        if (!found) {
+          found = ctx.readPiCompaction();
+          this.piSettings.set(key, found);
+        }
+        return found;
+      }
+      /** Tokens of new history past which a staged handoff is stale. */
+      staleAfter(ctx, window) {
+        return staleBound(ctx.settings().handoff.probe, this.piCompaction(ctx), window ?? ctx.modelWindow() ?? 0);
+      }
+      /** The model for the handoff's calls; warns once per configured model that was not found. */
+      model(ctx) {
+        const configured = ctx.settings().handoff.model;
+        const choice = ctx.chooseModel(configured);
+        if (choice.warning && this.warnedModel !== configured) {
+          this.warnedModel = configured;
+          ctx.log(choice.warning);
+        }
+        return choice.model;
+      }
+      /** Compute a handoff (no index, no files); undefined when there is no model or the summary failed. */
+      async compute(ctx, input, signal) {
+        const model = this.model(ctx);
+        if (model === void 0) {
+          ctx.log(LOG.noModel);
+          return void 0;
+        }
+        const t0 = Date.now();
+        try {
+          const computed = await ctx.computeHandoff(model, input, signal);
+          if (computed && !input.summaryOnly) this.observer.handoffTook(Date.now() - t0);
+          return computed;
+        } catch (error) {
+          ctx.log(LOG.summaryFailed(error instanceof Error ? error.message : String(error)));
+          return void 0;
+        }
+      }
+      /** Turn a computed handoff into the compaction: only now is an index taken and are trajectories written. */
+      answer(ctx, computed, firstKeptEntryId, tokensBefore) {
+        const applied = ctx.applyHandoff(computed, this.lastIndex);
+        this.lastIndex = applied.details.index;
+        return {
+          compaction: {
+            summary: applied.text,
+            firstKeptEntryId,
+            tokensBefore,
+            details: applied.details,
+            usage: toPiUsage(applied.details.usage)
+          }
+        };
+      }
+    };
+  }
+});
+
 // extensions/handoff/index.ts
 var handoff_exports = {};
 __export(handoff_exports, {
@@ -16075,28 +16324,12 @@ __export(handoff_exports, {
 });
 function handoffExtension(pi) {
   const host = bootExtension(pi, "handoff");
-  const stager = new HandoffStager();
-  let lastIndex = 0;
-  let warnedModel;
-  let lastStopReason;
-  let runActive = false;
-  let agentEnds = 0;
-  let compactionsStarted = 0;
-  let applying = false;
-  const observer = new ProbeObserver();
-  let turnStartedAt;
-  const piSettings = /* @__PURE__ */ new Map();
-  const modelKey = (ctx) => ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "";
-  const piCompaction = (ctx) => {
-    const key = modelKey(ctx);
-    let found = piSettings.get(key);
-    if (!found) {
-      found = readCompactionSettings(ctx.cwd, host.agentDir(), ctx.model, projectTrusted(ctx));
-      piSettings.set(key, found);
-    }
-    return found;
-  };
-  const staleAfter = (ctx, window) => staleBound(settings(ctx).handoff.probe, piCompaction(ctx), window ?? ctx.model?.contextWindow ?? 0);
+  const session = new HandoffSession({
+    resume: () => pi.sendMessage(
+      { customType: RESUME_CUSTOM_TYPE, content: RESUME_MESSAGE, display: true },
+      { deliverAs: "followUp", triggerTurn: true }
+    )
+  });
   const settings = (ctx) => {
     const config = host.config(ctx);
     return {
@@ -16106,215 +16339,85 @@ function handoffExtension(pi) {
       toolClasses: config.toolArtifacts.toolClasses
     };
   };
-  async function resolveModel(ctx) {
-    const configured = settings(ctx).handoff.model;
-    const registry = ctx.modelRegistry;
-    const choice = chooseModel(
-      configured,
-      ctx.model,
-      (provider, id) => registry.find(provider, id),
-      () => typeof registry.getAvailable === "function" ? registry.getAvailable() : registry.getAll()
-    );
-    if (choice.warning && warnedModel !== configured) {
-      warnedModel = configured;
-      log(ctx, choice.warning);
-    }
-    return choice.model ? { model: choice.model, registry } : void 0;
-  }
-  async function compute(ctx, input, signal) {
-    const resolved = await resolveModel(ctx);
-    if (!resolved) {
-      log(ctx, LOG.noModel);
-      return void 0;
-    }
-    const t0 = Date.now();
-    try {
-      const computed = await computeHandoff(resolved, settings(ctx), input, signal, (m) => log(ctx, m));
-      if (computed && !input.summaryOnly) observer.handoffTook(Date.now() - t0);
-      return computed;
-    } catch (error) {
-      log(ctx, LOG.summaryFailed(error instanceof Error ? error.message : String(error)));
-      return void 0;
-    }
-  }
-  function apply(ctx, computed) {
-    const applied = applyHandoff(ctx, computed, lastIndex, (m) => log(ctx, m));
-    lastIndex = applied.details.index;
-    return applied;
-  }
-  pi.on("session_before_compact", async (event, ctx) => {
-    compactionsStarted++;
-    const { preparation, branchEntries, signal } = event;
-    const effective = compactionSettingsOf(preparation);
-    if (effective) piSettings.set(modelKey(ctx), effective);
-    observer.compacted();
-    if (!settings(ctx).handoff.enabled) {
-      stager.reset();
-      return;
-    }
-    const branch = branchEntries;
-    const reason = compactionReasonOf(event);
-    const focus = event.customInstructions?.trim() ? event.customInstructions : void 0;
-    const plan = compactionPlan(reason, stager.phase, focus !== void 0);
-    if (plan !== "use-staged") stager.reset();
-    if (plan === "use-staged") {
-      const staged = await stager.take(signal);
-      if (signal.aborted) return;
-      if (staged) {
-        const bound = staleAfter(ctx, ctx.getContextUsage()?.contextWindow);
-        const arrived = preparation.tokensBefore - staged.tokens;
-        const keep = keepAfterStaging(branch, staged.leafId, preparation.firstKeptEntryId);
-        if (arrived > bound) log(ctx, LOG.staleDropped(arrived, bound));
-        else if (keep.usable) {
-          const applied2 = apply(ctx, staged.result);
-          return {
-            compaction: {
-              summary: applied2.text,
-              firstKeptEntryId: keep.firstKeptEntryId,
-              tokensBefore: preparation.tokensBefore,
-              details: applied2.details,
-              usage: toPiUsage(applied2.details.usage)
-            }
-          };
-        }
-      }
-    }
-    const computed = await compute(
-      ctx,
-      {
-        messages: [...preparation.messagesToSummarize, ...preparation.turnPrefixMessages],
-        previousSummary: preparation.previousSummary,
-        branch,
-        staged: false,
-        // An overflow retry is waiting: one call, not three (see compactionPlan).
-        summaryOnly: reason === "overflow" && focus === void 0,
-        focus,
-        location: transcriptLocation(ctx)
-      },
-      signal
-    );
-    if (!computed || signal.aborted) return;
-    const applied = apply(ctx, computed);
+  const contextOf2 = (ctx) => {
+    const log = (message) => tellPerson(ctx, message);
     return {
-      compaction: {
-        summary: applied.text,
+      settings: () => settings(ctx),
+      modelKey: () => ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "",
+      modelWindow: () => ctx.model?.contextWindow,
+      readPiCompaction: () => readCompactionSettings(ctx.cwd, host.agentDir(), ctx.model, projectTrusted(ctx)),
+      usage: () => ctx.getContextUsage(),
+      leafId: () => ctx.sessionManager.getLeafId(),
+      branch: () => ctx.sessionManager.getBranch(),
+      location: () => transcriptLocation(ctx),
+      chooseModel: (configured) => {
+        const registry = ctx.modelRegistry;
+        const choice = chooseModel(
+          configured,
+          ctx.model,
+          (provider, id) => registry.find(provider, id),
+          () => typeof registry.getAvailable === "function" ? registry.getAvailable() : registry.getAll()
+        );
+        return { ...choice, model: choice.model ? { model: choice.model, registry } : void 0 };
+      },
+      computeHandoff: (model, input, signal) => computeHandoff(model, settings(ctx), input, signal, log),
+      applyHandoff: (computed, lastIndex) => applyHandoff(ctx, computed, lastIndex, log),
+      isIdle: () => ctx.isIdle(),
+      compact: (done) => ctx.compact({
+        onComplete: (result) => done.onComplete(result.details),
+        onError: (error) => done.onError(error.message)
+      }),
+      log
+    };
+  };
+  pi.on("session_before_compact", (event, ctx) => {
+    const { preparation } = event;
+    return session.beforeCompact(
+      {
+        effectiveSettings: compactionSettingsOf(preparation),
+        reason: compactionReasonOf(event),
+        customInstructions: event.customInstructions,
+        messagesToSummarize: preparation.messagesToSummarize,
+        turnPrefixMessages: preparation.turnPrefixMessages,
+        previousSummary: preparation.previousSummary,
         firstKeptEntryId: preparation.firstKeptEntryId,
         tokensBefore: preparation.tokensBefore,
-        details: applied.details,
-        usage: toPiUsage(applied.details.usage)
-      }
-    };
-  });
-  onPi1Event(pi, "session_compact_failed", (event, ctx) => {
-    stager.reset();
-    applying = false;
-    log(ctx, LOG.piCompactFailed(event.reason ?? "automatic", event.errorMessage, event.aborted === true));
-  });
-  pi.on("turn_start", () => {
-    turnStartedAt = Date.now();
-  });
-  pi.on("turn_end", (_event, ctx) => {
-    const cfg = settings(ctx).handoff;
-    const usage = ctx.getContextUsage();
-    observer.turnEnded(usage?.tokens, turnStartedAt === void 0 ? void 0 : Date.now() - turnStartedAt);
-    if (!cfg.enabled || !cfg.probe.enabled || !usage) return;
-    const state = stager.state();
-    if (state.phase !== "idle" && isStale(state.tokens, usage.tokens, staleAfter(ctx, usage.contextWindow)))
-      stager.reset();
-    const pic = piCompaction(ctx);
-    if (!pic.enabled && cfg.probe.freeTokensThreshold === void 0) return;
-    const threshold = stagingThreshold(cfg.probe, pic, usage.contextWindow, observer.observations());
-    if (!shouldStage(usage, threshold, stager.phase)) return;
-    const leafId = ctx.sessionManager.getLeafId();
-    if (!leafId || usage.tokens === null) return;
-    const branch = ctx.sessionManager.getBranch();
-    const context = branchContext(branch);
-    stager.start(
-      leafId,
-      (signal) => compute(
-        ctx,
-        {
-          messages: context.messages,
-          previousSummary: context.previousSummary,
-          branch,
-          staged: true,
-          location: transcriptLocation(ctx)
-        },
-        signal
-      ).catch((error) => {
-        log(ctx, LOG.stageFailed(error instanceof Error ? error.message : String(error)));
-        return void 0;
-      }),
-      usage.tokens
+        branch: event.branchEntries,
+        signal: event.signal
+      },
+      contextOf2(ctx)
     );
   });
-  const applyStaged = (ctx) => {
-    if (applying || stager.phase === "idle") return;
-    applying = true;
-    const resume = shouldResume(settings(ctx).handoff.resume, lastStopReason);
-    ctx.compact({
-      onComplete: (result) => {
-        applying = false;
-        if (!resume || !isHandoffDetails(result.details) || !result.details.staged) return;
-        setTimeout(() => {
-          pi.sendMessage(
-            { customType: RESUME_CUSTOM_TYPE, content: RESUME_MESSAGE, display: true },
-            { deliverAs: "followUp", triggerTurn: true }
-          );
-        }, 0);
-      },
-      onError: (error) => {
-        applying = false;
-        log(ctx, LOG.compactFailed(error.message));
-      }
-    });
-  };
-  pi.on("agent_start", () => {
-    runActive = true;
-  });
-  pi.on("agent_end", (event, ctx) => {
-    runActive = false;
-    const last = [...event.messages].reverse().find((m) => m.role === "assistant");
-    lastStopReason = last?.stopReason;
-    if (stager.phase === "idle") return;
-    const mark = ++agentEnds;
-    const startedBefore = compactionsStarted;
-    const attempt = (tries) => {
-      if (mark !== agentEnds || runActive || compactionsStarted !== startedBefore || stager.phase === "idle") return;
-      if (!ctx.isIdle()) {
-        if (tries < APPLY_TRIES) setTimeout(() => attempt(tries + 1), APPLY_RETRY_MS);
-        return;
-      }
-      applyStaged(ctx);
-    };
-    setTimeout(() => attempt(0), APPLY_DELAY_MS);
-  });
-  onPi1Event(pi, "agent_settled", (_event, ctx) => {
-    if (stager.phase !== "idle") setTimeout(() => applyStaged(ctx), 0);
-  });
-  pi.on("session_shutdown", () => {
-    stager.reset();
-    piSettings.clear();
-  });
+  onPi1Event(
+    pi,
+    "session_compact_failed",
+    (event, ctx) => session.compactFailed(event, contextOf2(ctx))
+  );
+  pi.on("turn_start", () => session.turnStarted());
+  pi.on("turn_end", (_event, ctx) => session.turnEnded(contextOf2(ctx)));
+  pi.on("agent_start", () => session.agentStarted());
+  pi.on(
+    "agent_end",
+    (event, ctx) => session.agentEnded(lastStopReason(event.messages), contextOf2(ctx))
+  );
+  onPi1Event(
+    pi,
+    "agent_settled",
+    (_event, ctx) => session.agentSettled(contextOf2(ctx))
+  );
+  pi.on("session_shutdown", () => session.shutdown());
 }
-var APPLY_DELAY_MS, APPLY_RETRY_MS, APPLY_TRIES, RESUME_CUSTOM_TYPE, log;
+var RESUME_CUSTOM_TYPE;
 var init_handoff2 = __esm({
   "extensions/handoff/index.ts"() {
     "use strict";
     init_bootstrap();
-    init_model_usage();
     init_pi_host();
-    init_details2();
     init_model_ref();
     init_prepare();
-    init_probe();
     init_prompt7();
-    init_serialize();
-    APPLY_DELAY_MS = 200;
-    APPLY_RETRY_MS = 100;
-    APPLY_TRIES = 50;
+    init_session2();
     RESUME_CUSTOM_TYPE = "headroom-handoff-resume";
-    log = (ctx, message) => tellPerson(ctx, message);
   }
 });
 
