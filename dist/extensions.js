@@ -6939,70 +6939,6 @@ var init_context_trim = __esm({
   }
 });
 
-// extensions/shared/text/content.ts
-function contentText(content, images = "marked") {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  const out = [];
-  for (const part of content) {
-    if (!part || typeof part !== "object") continue;
-    const p = part;
-    if (p.type === "text" && typeof p.text === "string") out.push(p.text);
-    else if (p.type === "image" && images === "marked") out.push("[image]");
-  }
-  return out.join("\n");
-}
-var init_content = __esm({
-  "extensions/shared/text/content.ts"() {
-    "use strict";
-  }
-});
-
-// extensions/tool-artifacts/agreement.ts
-function mentionsFailure(summary) {
-  for (const m of summary.matchAll(FAILURE_WORD)) {
-    const before = summary.slice(Math.max(0, m.index - 40), m.index);
-    const after = summary.slice(m.index + m[0].length, m.index + m[0].length + 12);
-    if (NEGATED_BEFORE.test(before) || ZERO_AFTER.test(after)) continue;
-    return true;
-  }
-  return false;
-}
-function scanFoundFailure(lines) {
-  return lines.some((l) => l.kind === "failure" || l.failing);
-}
-function summaryDisagrees(summary, lines) {
-  return scanFoundFailure(lines) && !mentionsFailure(summary);
-}
-var FAILURE_WORD, NEGATED_BEFORE, ZERO_AFTER;
-var init_agreement = __esm({
-  "extensions/tool-artifacts/agreement.ts"() {
-    "use strict";
-    FAILURE_WORD = /\b(?:fail(?:s|ed|ing|ure|ures)?|errors?|errored|exceptions?|panic(?:s|ked)?|fatal|crash(?:es|ed)?|abort(?:s|ed)?|traceback|segfault|segmentation fault|timed? ?out|timeouts?|broken|regressions?|did not (?:pass|succeed|complete)|unsuccessful|non-?zero (?:exit|status|code)|exit(?:ed)? (?:with )?(?:code|status) [1-9]\d*)\b/gi;
-    NEGATED_BEFORE = /(?:\b(?:no|not|never|without|zero|none|nor|free of|0)\b[\s,:-]*(?:\w+[\s,:-]+){0,2}|\b0\s*(?:\w+\s+)?)$/i;
-    ZERO_AFTER = /^\s*[:=]?\s*(?:0\b|none\b|zero\b)/i;
-  }
-});
-
-// extensions/tool-artifacts/classify.ts
-var CLASS_HEAD_SHARE;
-var init_classify = __esm({
-  "extensions/tool-artifacts/classify.ts"() {
-    "use strict";
-    init_surfaces();
-    init_tool_kind();
-    CLASS_HEAD_SHARE = {
-      command: SURFACES["toolArtifacts.stub.command"].headShare,
-      search: SURFACES["toolArtifacts.stub.search"].headShare,
-      listing: SURFACES["toolArtifacts.stub.listing"].headShare,
-      structured: SURFACES["toolArtifacts.stub.structured"].headShare,
-      web: SURFACES["toolArtifacts.stub.web"].headShare,
-      file: SURFACES["toolArtifacts.stub.file"].headShare,
-      unknown: SURFACES["toolArtifacts.stub.unknown"].headShare
-    };
-  }
-});
-
 // extensions/tool-artifacts/search-lines.js
 function readLines(fd, maxLineChars, onLine) {
   const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
@@ -7293,6 +7229,70 @@ var init_prompt5 = __esm({
       searchBusy: (running, queued) => `The search was not run: ${running} searches are running and ${queued} more are waiting (the most at once); try again when they are done.`
     };
     RECALL_GROUP_SEPARATOR = "--";
+  }
+});
+
+// extensions/shared/text/content.ts
+function contentText(content, images = "marked") {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  const out = [];
+  for (const part of content) {
+    if (!part || typeof part !== "object") continue;
+    const p = part;
+    if (p.type === "text" && typeof p.text === "string") out.push(p.text);
+    else if (p.type === "image" && images === "marked") out.push("[image]");
+  }
+  return out.join("\n");
+}
+var init_content = __esm({
+  "extensions/shared/text/content.ts"() {
+    "use strict";
+  }
+});
+
+// extensions/tool-artifacts/agreement.ts
+function mentionsFailure(summary) {
+  for (const m of summary.matchAll(FAILURE_WORD)) {
+    const before = summary.slice(Math.max(0, m.index - 40), m.index);
+    const after = summary.slice(m.index + m[0].length, m.index + m[0].length + 12);
+    if (NEGATED_BEFORE.test(before) || ZERO_AFTER.test(after)) continue;
+    return true;
+  }
+  return false;
+}
+function scanFoundFailure(lines) {
+  return lines.some((l) => l.kind === "failure" || l.failing);
+}
+function summaryDisagrees(summary, lines) {
+  return scanFoundFailure(lines) && !mentionsFailure(summary);
+}
+var FAILURE_WORD, NEGATED_BEFORE, ZERO_AFTER;
+var init_agreement = __esm({
+  "extensions/tool-artifacts/agreement.ts"() {
+    "use strict";
+    FAILURE_WORD = /\b(?:fail(?:s|ed|ing|ure|ures)?|errors?|errored|exceptions?|panic(?:s|ked)?|fatal|crash(?:es|ed)?|abort(?:s|ed)?|traceback|segfault|segmentation fault|timed? ?out|timeouts?|broken|regressions?|did not (?:pass|succeed|complete)|unsuccessful|non-?zero (?:exit|status|code)|exit(?:ed)? (?:with )?(?:code|status) [1-9]\d*)\b/gi;
+    NEGATED_BEFORE = /(?:\b(?:no|not|never|without|zero|none|nor|free of|0)\b[\s,:-]*(?:\w+[\s,:-]+){0,2}|\b0\s*(?:\w+\s+)?)$/i;
+    ZERO_AFTER = /^\s*[:=]?\s*(?:0\b|none\b|zero\b)/i;
+  }
+});
+
+// extensions/tool-artifacts/classify.ts
+var CLASS_HEAD_SHARE;
+var init_classify = __esm({
+  "extensions/tool-artifacts/classify.ts"() {
+    "use strict";
+    init_surfaces();
+    init_tool_kind();
+    CLASS_HEAD_SHARE = {
+      command: SURFACES["toolArtifacts.stub.command"].headShare,
+      search: SURFACES["toolArtifacts.stub.search"].headShare,
+      listing: SURFACES["toolArtifacts.stub.listing"].headShare,
+      structured: SURFACES["toolArtifacts.stub.structured"].headShare,
+      web: SURFACES["toolArtifacts.stub.web"].headShare,
+      file: SURFACES["toolArtifacts.stub.file"].headShare,
+      unknown: SURFACES["toolArtifacts.stub.unknown"].headShare
+    };
   }
 });
 
@@ -8070,12 +8070,37 @@ function resolveForRecall(store, id) {
   const failure = explainResolveFailure(id, listStoreEntries(store.dirFor(TOOL_OUTPUT_KIND)));
   return { ok: false, error: resolveFailureText(id, failure) };
 }
+async function recallArtifact(store, params, surface, signal) {
+  const valid = validateRecall(params);
+  if (!valid.ok) throw new Error(valid.error);
+  const id = params.id.trim().toLowerCase();
+  const resolved = resolveForRecall(store, id);
+  if (!resolved.ok) throw new Error(resolved.error);
+  let answer;
+  if (params.pattern !== void 0) {
+    const compiled = compilePattern(params.pattern, params.ignoreCase === true);
+    if (!compiled.ok) throw new Error(compiled.error);
+    answer = await searchStored(resolved.path, id, params.pattern, compiled.regex, params.context ?? 0, {
+      signal,
+      offset: params.offset
+    });
+  } else answer = pageStored(resolved.path, id, params.offset, params.limit);
+  if (!answer.ok) throw new Error(answer.error);
+  const projection = await project(answer.text, surface, { sink: store.asyncSink(TOOL_OUTPUT_KIND) });
+  const artifacts = [resolved.path];
+  if (projection.artifact?.ok) artifacts.push(projection.artifact.path);
+  return {
+    content: [{ type: "text", text: projection.text }],
+    details: { headroom: headroomDetails({ artifacts }), id, sha256: resolved.sha256 }
+  };
+}
 var import_node_fs8, import_node_path8, RECALL_DEFAULT_LIMIT_LINES, RECALL_MAX_PATTERN_CHARS, RECALL_MAX_MATCHES, RECALL_MAX_CONTEXT_LINES, ARTIFACT_ID_PATTERN, RECALL_PAGE_MAX_CHARS, RECENT_IDS_SHOWN, RECENT_SAMPLE, RECENT_IDS_SCAN_LIMIT, ARTIFACT_FILE;
 var init_recall = __esm({
   "extensions/tool-artifacts/recall.ts"() {
     "use strict";
     import_node_fs8 = require("node:fs");
     import_node_path8 = require("node:path");
+    init_details();
     init_projection();
     init_surfaces();
     init_artifacts();
@@ -8093,6 +8118,186 @@ var init_recall = __esm({
     RECENT_SAMPLE = { separator: ", ", more: () => "" };
     RECENT_IDS_SCAN_LIMIT = 2e3;
     ARTIFACT_FILE = /^[0-9a-f]{64}\.txt$/;
+  }
+});
+
+// extensions/tool-artifacts/turn.ts
+function planTurnCap(items, capChars, stubChars) {
+  const cost = (item) => item.forced && !item.fixed ? Math.min(item.chars, stubChars) : item.chars;
+  let total = items.reduce((sum, item) => sum + cost(item), 0);
+  const candidates = items.map((item, index) => ({ item, index })).filter(({ item }) => item.eligible && !item.fixed && !item.forced && item.chars > stubChars).sort((a, b) => b.item.chars - a.item.chars || a.index - b.index);
+  const moved = [];
+  for (const { item } of candidates) {
+    if (total <= capChars) break;
+    moved.push(item.id);
+    total -= item.chars - stubChars;
+  }
+  return { moved, totalChars: total, fits: total <= capChars };
+}
+var BATCH_WAIT_LIMIT_MS, TurnBatch;
+var init_turn = __esm({
+  "extensions/tool-artifacts/turn.ts"() {
+    "use strict";
+    BATCH_WAIT_LIMIT_MS = 10 * 6e4;
+    TurnBatch = class {
+      constructor(capChars, stubChars, waitLimitMs = BATCH_WAIT_LIMIT_MS) {
+        this.capChars = capChars;
+        this.stubChars = stubChars;
+        this.waitLimitMs = waitLimitMs;
+      }
+      capChars;
+      stubChars;
+      waitLimitMs;
+      members = /* @__PURE__ */ new Map();
+      waiters = [];
+      timer;
+      /** A call that will (normally) produce a `tool_result`. */
+      register(id) {
+        if (this.members.has(id)) return;
+        this.members.set(id, {
+          state: "pending",
+          item: { id, chars: 0, fixed: false, forced: false, eligible: false }
+        });
+      }
+      /** A call's result is here. Resolves when every registered call has arrived or ended. */
+      arrive(item, signal) {
+        const member = this.members.get(item.id);
+        const next = { state: "arrived", item: { ...item, fixed: false } };
+        if (member) Object.assign(member, next);
+        else this.members.set(item.id, next);
+        const promise = new Promise((resolve9) => {
+          this.waiters.push({ id: item.id, resolve: resolve9 });
+        });
+        signal?.addEventListener("abort", () => this.release(), { once: true });
+        if (signal?.aborted) this.release();
+        else this.releaseIfComplete();
+        if (this.waiters.length > 0 && !this.timer) {
+          this.timer = setTimeout(() => this.release(), this.waitLimitMs);
+          this.timer.unref?.();
+        }
+        return promise;
+      }
+      /** A call ended; when it never arrived it will not, so it no longer holds the batch. */
+      ended(id, chars) {
+        const member = this.members.get(id);
+        if (member?.state !== "pending") return;
+        member.state = "ended";
+        member.item = { id, chars, fixed: true, forced: false, eligible: false };
+        this.releaseIfComplete();
+      }
+      /** The result's final size (stub or verbatim); later decisions count it as fixed. */
+      finalize(id, chars) {
+        const member = this.members.get(id);
+        if (!member) return;
+        member.item = { ...member.item, chars, fixed: true, forced: false };
+      }
+      /** Ids registered but neither arrived nor ended. */
+      pendingIds() {
+        return [...this.members.entries()].filter(([, m]) => m.state === "pending").map(([id]) => id);
+      }
+      releaseIfComplete() {
+        if (this.pendingIds().length === 0) this.release();
+      }
+      /** Decide for everyone waiting, from what is known now (pending calls count as empty). */
+      release() {
+        if (this.waiters.length === 0) return;
+        if (this.timer) clearTimeout(this.timer);
+        this.timer = void 0;
+        const items = [...this.members.values()].filter((m) => m.state !== "pending").map((m) => m.item);
+        const plan = planTurnCap(items, this.capChars, this.stubChars);
+        const moved = new Set(plan.moved);
+        const waiters = this.waiters;
+        this.waiters = [];
+        for (const w of waiters) w.resolve(moved.has(w.id));
+      }
+    };
+  }
+});
+
+// extensions/tool-artifacts/session.ts
+function isNested(event) {
+  return typeof event.parentToolCallId === "string";
+}
+function newBatch(cfg) {
+  return new TurnBatch(cfg.turnCapChars, turnStubChars(cfg));
+}
+var ToolArtifactsSession;
+var init_session = __esm({
+  "extensions/tool-artifacts/session.ts"() {
+    "use strict";
+    init_artifacts();
+    init_turn();
+    ToolArtifactsSession = class {
+      /** The current turn's batch: every call prepared in it registers here (made at the first call if no turn_start). */
+      batch;
+      /** The batch each tool call of this turn registered with. */
+      batchOf = /* @__PURE__ */ new Map();
+      /** Stubs already made, by tool call id: a stub once sent never changes. */
+      stubs = /* @__PURE__ */ new Map();
+      /** session_start (startup, /new, /resume, /fork, /reload): stubs of another session do not apply. */
+      sessionStarted() {
+        this.stubs.clear();
+      }
+      /** turn_start: a new batch for the calls of this turn. */
+      turnStarted(ctx) {
+        this.batch = newBatch(ctx.config());
+        this.batchOf.clear();
+      }
+      /** tool_call: every prepared call passes here before any call of the turn runs (parallel mode): the batch. */
+      toolCalled(call, ctx) {
+        const cfg = ctx.config();
+        if (!cfg.enabled || isNested(call)) return;
+        this.batch ??= newBatch(cfg);
+        this.batch.register(call.toolCallId);
+        this.batchOf.set(call.toolCallId, this.batch);
+      }
+      /** tool_execution_end: a call that ended without reaching tool_result no longer holds its batch. */
+      toolExecutionEnded(end) {
+        this.batchOf.get(end.toolCallId)?.ended(end.toolCallId, resultText(end.result?.content).length);
+      }
+      /**
+       * tool_result: the stub replacing an output over its threshold or moved by the turn's cap (waiting
+       * for the rest of the batch first); undefined leaves the result as it is. A result seen again gets
+       * the same stub.
+       */
+      async toolResult(result, ctx) {
+        const cfg = ctx.config();
+        const st = ctx.store();
+        if (!cfg.enabled || isNested(result)) return;
+        const cached = this.stubs.get(result.toolCallId);
+        if (cached) return cached;
+        const text = resultText(result.content);
+        const threshold = thresholdFor(result.toolName, cfg);
+        const passThrough = isPassThrough(text, result.details) || readsStoredArtifact(result.toolName, result.input, ctx.cwd, st.root);
+        const limit = threshold === false ? Number.POSITIVE_INFINITY : threshold;
+        const eligible = !passThrough && threshold !== false && text.length > 0;
+        const forced = eligible && Math.max(text.length, cutOutputBytes(result.details)) > limit;
+        const owner = this.batchOf.get(result.toolCallId) ?? this.batch ?? newBatch(cfg);
+        const moved = await owner.arrive({ id: result.toolCallId, chars: text.length, forced, eligible }, ctx.signal);
+        if (!forced && !moved) {
+          owner.finalize(result.toolCallId, text.length);
+          return;
+        }
+        const deps = { store: st, config: cfg, ...ctx.summary(cfg) };
+        const built = await buildStub(
+          {
+            toolName: result.toolName,
+            toolCallId: result.toolCallId,
+            input: result.input,
+            content: result.content,
+            details: result.details,
+            isError: result.isError
+          },
+          text,
+          deps
+        );
+        if ("notStored" in built) ctx.warn(`could not store a ${result.toolName} result: ${built.notStored}`);
+        owner.finalize(result.toolCallId, built.text.length);
+        const patch = { content: built.content, details: built.details };
+        this.stubs.set(result.toolCallId, patch);
+        return patch;
+      }
+    };
   }
 });
 
@@ -8198,99 +8403,6 @@ var init_summary = __esm({
   }
 });
 
-// extensions/tool-artifacts/turn.ts
-function planTurnCap(items, capChars, stubChars) {
-  const cost = (item) => item.forced && !item.fixed ? Math.min(item.chars, stubChars) : item.chars;
-  let total = items.reduce((sum, item) => sum + cost(item), 0);
-  const candidates = items.map((item, index) => ({ item, index })).filter(({ item }) => item.eligible && !item.fixed && !item.forced && item.chars > stubChars).sort((a, b) => b.item.chars - a.item.chars || a.index - b.index);
-  const moved = [];
-  for (const { item } of candidates) {
-    if (total <= capChars) break;
-    moved.push(item.id);
-    total -= item.chars - stubChars;
-  }
-  return { moved, totalChars: total, fits: total <= capChars };
-}
-var BATCH_WAIT_LIMIT_MS, TurnBatch;
-var init_turn = __esm({
-  "extensions/tool-artifacts/turn.ts"() {
-    "use strict";
-    BATCH_WAIT_LIMIT_MS = 10 * 6e4;
-    TurnBatch = class {
-      constructor(capChars, stubChars, waitLimitMs = BATCH_WAIT_LIMIT_MS) {
-        this.capChars = capChars;
-        this.stubChars = stubChars;
-        this.waitLimitMs = waitLimitMs;
-      }
-      capChars;
-      stubChars;
-      waitLimitMs;
-      members = /* @__PURE__ */ new Map();
-      waiters = [];
-      timer;
-      /** A call that will (normally) produce a `tool_result`. */
-      register(id) {
-        if (this.members.has(id)) return;
-        this.members.set(id, {
-          state: "pending",
-          item: { id, chars: 0, fixed: false, forced: false, eligible: false }
-        });
-      }
-      /** A call's result is here. Resolves when every registered call has arrived or ended. */
-      arrive(item, signal) {
-        const member = this.members.get(item.id);
-        const next = { state: "arrived", item: { ...item, fixed: false } };
-        if (member) Object.assign(member, next);
-        else this.members.set(item.id, next);
-        const promise = new Promise((resolve9) => {
-          this.waiters.push({ id: item.id, resolve: resolve9 });
-        });
-        signal?.addEventListener("abort", () => this.release(), { once: true });
-        if (signal?.aborted) this.release();
-        else this.releaseIfComplete();
-        if (this.waiters.length > 0 && !this.timer) {
-          this.timer = setTimeout(() => this.release(), this.waitLimitMs);
-          this.timer.unref?.();
-        }
-        return promise;
-      }
-      /** A call ended; when it never arrived it will not, so it no longer holds the batch. */
-      ended(id, chars) {
-        const member = this.members.get(id);
-        if (member?.state !== "pending") return;
-        member.state = "ended";
-        member.item = { id, chars, fixed: true, forced: false, eligible: false };
-        this.releaseIfComplete();
-      }
-      /** The result's final size (stub or verbatim); later decisions count it as fixed. */
-      finalize(id, chars) {
-        const member = this.members.get(id);
-        if (!member) return;
-        member.item = { ...member.item, chars, fixed: true, forced: false };
-      }
-      /** Ids registered but neither arrived nor ended. */
-      pendingIds() {
-        return [...this.members.entries()].filter(([, m]) => m.state === "pending").map(([id]) => id);
-      }
-      releaseIfComplete() {
-        if (this.pendingIds().length === 0) this.release();
-      }
-      /** Decide for everyone waiting, from what is known now (pending calls count as empty). */
-      release() {
-        if (this.waiters.length === 0) return;
-        if (this.timer) clearTimeout(this.timer);
-        this.timer = void 0;
-        const items = [...this.members.values()].filter((m) => m.state !== "pending").map((m) => m.item);
-        const plan = planTurnCap(items, this.capChars, this.stubChars);
-        const moved = new Set(plan.moved);
-        const waiters = this.waiters;
-        this.waiters = [];
-        for (const w of waiters) w.resolve(moved.has(w.id));
-      }
-    };
-  }
-});
-
 // extensions/tool-artifacts/index.ts
 var tool_artifacts_exports = {};
 __export(tool_artifacts_exports, {
@@ -8298,76 +8410,30 @@ __export(tool_artifacts_exports, {
 });
 function toolArtifacts(pi) {
   const host = bootExtension(pi, "tool-artifacts");
-  let batch;
-  const batchOf = /* @__PURE__ */ new Map();
-  const stubs = /* @__PURE__ */ new Map();
+  const session = new ToolArtifactsSession();
   const warn = (ctx, message) => host.notifyOnce(ctx, message);
-  const setup = (ctx) => ({
-    config: { ...host.config(ctx).toolArtifacts, surfaces: host.config(ctx).surfaces },
-    store: host.store()
+  const contextOf2 = (ctx) => ({
+    config: () => ({ ...host.config(ctx).toolArtifacts, surfaces: host.config(ctx).surfaces }),
+    store: () => host.store(),
+    cwd: ctx.cwd,
+    signal: ctx.signal,
+    summary: (cfg) => summaryDeps(cfg, ctx),
+    warn: (message) => warn(ctx, message)
   });
-  const newBatch = (cfg) => new TurnBatch(cfg.turnCapChars, turnStubChars(cfg));
   pi.on("session_start", (_event, ctx) => {
-    stubs.clear();
+    session.sessionStarted();
     settleDeferredTools(pi, [RECALL_TOOL_NAME], host.config(ctx).exposure.deferRareTools);
   });
-  pi.on("turn_start", (_event, ctx) => {
-    batch = newBatch(setup(ctx).config);
-    batchOf.clear();
-  });
-  pi.on("tool_call", (event, ctx) => {
-    const cfg = setup(ctx).config;
-    if (!cfg.enabled || isNested(event)) return;
-    batch ??= newBatch(cfg);
-    batch.register(event.toolCallId);
-    batchOf.set(event.toolCallId, batch);
-  });
-  pi.on("tool_execution_end", (event) => {
-    const owner = batchOf.get(event.toolCallId);
-    owner?.ended(event.toolCallId, resultText(event.result?.content).length);
-  });
-  pi.on("tool_result", async (event, ctx) => {
-    const { config: cfg, store: st } = setup(ctx);
-    if (!cfg.enabled || isNested(event)) return;
-    const cached = stubs.get(event.toolCallId);
-    if (cached) return cached;
-    const text = resultText(event.content);
-    const threshold = thresholdFor(event.toolName, cfg);
-    const passThrough = isPassThrough(text, event.details) || readsStoredArtifact(event.toolName, event.input, ctx.cwd, st.root);
-    const limit = threshold === false ? Number.POSITIVE_INFINITY : threshold;
-    const eligible = !passThrough && threshold !== false && text.length > 0;
-    const forced = eligible && Math.max(text.length, cutOutputBytes(event.details)) > limit;
-    const owner = batchOf.get(event.toolCallId) ?? batch ?? newBatch(cfg);
-    const moved = await owner.arrive({ id: event.toolCallId, chars: text.length, forced, eligible }, ctx.signal);
-    if (!forced && !moved) {
-      owner.finalize(event.toolCallId, text.length);
-      return;
-    }
-    const deps = { store: st, config: cfg, ...summaryDeps(cfg, ctx) };
-    const built = await buildStub(
-      {
-        toolName: event.toolName,
-        toolCallId: event.toolCallId,
-        input: event.input,
-        content: event.content,
-        details: event.details,
-        isError: event.isError
-      },
-      text,
-      deps
-    );
-    if ("notStored" in built) warn(ctx, `could not store a ${event.toolName} result: ${built.notStored}`);
-    owner.finalize(event.toolCallId, built.text.length);
-    const patch = { content: built.content, details: built.details };
-    stubs.set(event.toolCallId, patch);
-    return patch;
-  });
+  pi.on("turn_start", (_event, ctx) => session.turnStarted(contextOf2(ctx)));
+  pi.on("tool_call", (event, ctx) => session.toolCalled(event, contextOf2(ctx)));
+  pi.on("tool_execution_end", (event) => session.toolExecutionEnded(event));
+  pi.on("tool_result", (event, ctx) => session.toolResult(event, contextOf2(ctx)));
   const summaryDeps = (cfg, ctx) => {
     if (!cfg.summary.enabled) return {};
-    const session = ctx.model ? { provider: ctx.model.provider, id: ctx.model.id } : void 0;
+    const session2 = ctx.model ? { provider: ctx.model.provider, id: ctx.model.id } : void 0;
     const choice = chooseSummaryModel({
       configured: cfg.summary.model,
-      session,
+      session: session2,
       available: ctx.modelRegistry.getAvailable().map((m) => ({ provider: m.provider, id: m.id }))
     });
     if ("error" in choice) {
@@ -8407,37 +8473,8 @@ function toolArtifacts(pi) {
       context: import_typebox.Type.Optional(import_typebox.Type.Integer({ minimum: 0, maximum: 20, description: RECALL_PARAMS.context })),
       ignoreCase: import_typebox.Type.Optional(import_typebox.Type.Boolean({ description: RECALL_PARAMS.ignoreCase }))
     }),
-    async execute(_toolCallId, params, signal, _onUpdate, ctx) {
-      const { store: st } = setup(ctx);
-      const valid = validateRecall(params);
-      if (!valid.ok) throw new Error(valid.error);
-      const id = params.id.trim().toLowerCase();
-      const resolved = resolveForRecall(st, id);
-      if (!resolved.ok) throw new Error(resolved.error);
-      let answer;
-      if (params.pattern !== void 0) {
-        const compiled = compilePattern(params.pattern, params.ignoreCase === true);
-        if (!compiled.ok) throw new Error(compiled.error);
-        answer = await searchStored(resolved.path, id, params.pattern, compiled.regex, params.context ?? 0, {
-          signal: signal ?? void 0,
-          offset: params.offset
-        });
-      } else answer = pageStored(resolved.path, id, params.offset, params.limit);
-      if (!answer.ok) throw new Error(answer.error);
-      const projection = await project(answer.text, surfaceFor(host.config(ctx), "toolArtifacts.recall"), {
-        sink: st.asyncSink(TOOL_OUTPUT_KIND)
-      });
-      const artifacts = [resolved.path];
-      if (projection.artifact?.ok) artifacts.push(projection.artifact.path);
-      return {
-        content: [{ type: "text", text: projection.text }],
-        details: { headroom: headroomDetails({ artifacts }), id, sha256: resolved.sha256 }
-      };
-    }
+    execute: async (_toolCallId, params, signal, _onUpdate, ctx) => recallArtifact(host.store(), params, surfaceFor(host.config(ctx), "toolArtifacts.recall"), signal ?? void 0)
   });
-}
-function isNested(event) {
-  return typeof event.parentToolCallId === "string";
 }
 var import_typebox;
 var init_tool_artifacts = __esm({
@@ -8446,14 +8483,11 @@ var init_tool_artifacts = __esm({
     import_typebox = require("typebox");
     init_bootstrap();
     init_config();
-    init_details();
     init_pi_host();
-    init_projection();
-    init_artifacts();
     init_prompt5();
     init_recall();
+    init_session();
     init_summary();
-    init_turn();
   }
 });
 
@@ -11589,7 +11623,7 @@ function safePackageDir() {
   }
 }
 var import_node_path14, PiSdk2;
-var init_session = __esm({
+var init_session2 = __esm({
   "extensions/subagents/children/session.ts"() {
     "use strict";
     import_node_path14 = require("node:path");
@@ -12824,7 +12858,7 @@ var init_session_state = __esm({
     init_config();
     init_loader();
     init_home();
-    init_session();
+    init_session2();
   }
 });
 
@@ -14791,7 +14825,7 @@ var init_subagents = __esm({
     init_prune_worktrees();
     init_spawn_checkable();
     init_home();
-    init_session();
+    init_session2();
     init_delivery();
     init_persistence();
     init_record_checks();
@@ -16073,7 +16107,7 @@ function lastStopReason(messages) {
   return last?.stopReason;
 }
 var APPLY_DELAY_MS, APPLY_RETRY_MS, APPLY_TRIES, HandoffSession;
-var init_session2 = __esm({
+var init_session3 = __esm({
   "extensions/handoff/session.ts"() {
     "use strict";
     init_model_usage();
@@ -16416,7 +16450,7 @@ var init_handoff2 = __esm({
     init_model_ref();
     init_prepare();
     init_prompt7();
-    init_session2();
+    init_session3();
     RESUME_CUSTOM_TYPE = "headroom-handoff-resume";
   }
 });
