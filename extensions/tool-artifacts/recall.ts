@@ -5,9 +5,10 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { headroomDetails } from "../shared/host/details.ts";
 import { project } from "../shared/projection/projection.ts";
 import type { ArtifactStore } from "../shared/store/artifact-store.ts";
-import { SURFACES } from "../shared/surfaces.ts";
+import { SURFACES, type SurfaceBudget } from "../shared/surfaces.ts";
 import { TOOL_OUTPUT_KIND } from "./artifacts.ts";
 import {
 	RECALL_ERRORS,
@@ -258,4 +259,38 @@ export function resolveForRecall(
 	if (resolved.ok) return { ok: true, path: resolved.path, sha256: resolved.sha256 };
 	const failure = explainResolveFailure(id, listStoreEntries(store.dirFor(TOOL_OUTPUT_KIND)));
 	return { ok: false, error: resolveFailureText(id, failure) };
+}
+
+/**
+ * The tool's answer: the page or the search result of one stored output, projected on `surface` (a
+ * longer answer is stored too). Throws an error saying what to do next on bad input or an unknown id.
+ */
+export async function recallArtifact(
+	store: ArtifactStore,
+	params: RecallParams,
+	surface: SurfaceBudget,
+	signal: AbortSignal | undefined,
+) {
+	const valid = validateRecall(params);
+	if (!valid.ok) throw new Error(valid.error);
+	const id = params.id.trim().toLowerCase();
+	const resolved = resolveForRecall(store, id);
+	if (!resolved.ok) throw new Error(resolved.error);
+	let answer: RecallAnswer;
+	if (params.pattern !== undefined) {
+		const compiled = compilePattern(params.pattern, params.ignoreCase === true);
+		if (!compiled.ok) throw new Error(compiled.error);
+		answer = await searchStored(resolved.path, id, params.pattern, compiled.regex, params.context ?? 0, {
+			signal,
+			offset: params.offset,
+		});
+	} else answer = pageStored(resolved.path, id, params.offset, params.limit);
+	if (!answer.ok) throw new Error(answer.error);
+	const projection = await project(answer.text, surface, { sink: store.asyncSink(TOOL_OUTPUT_KIND) });
+	const artifacts = [resolved.path];
+	if (projection.artifact?.ok) artifacts.push(projection.artifact.path);
+	return {
+		content: [{ type: "text" as const, text: projection.text }],
+		details: { headroom: headroomDetails({ artifacts }), id, sha256: resolved.sha256 },
+	};
 }
