@@ -2320,7 +2320,9 @@ function readHeadroom(usage, reservedOutputTokens) {
   if (typeof contextWindow !== "number" || !Number.isFinite(contextWindow) || contextWindow <= 0) {
     return { ok: false, why: `invalid context window ${String(contextWindow)}` };
   }
-  if (tokens > contextWindow) return { ok: false, why: "token count exceeds the context window" };
+  if (tokens > contextWindow) {
+    return { ok: false, why: "token count exceeds the context window", overBy: tokens - contextWindow };
+  }
   const reserved = reservedOutputTokens ?? 0;
   if (typeof reserved !== "number" || !Number.isFinite(reserved) || reserved < 0) {
     return { ok: false, why: `invalid reserved output tokens ${String(reserved)}` };
@@ -7838,15 +7840,11 @@ async function buildStub(fact, text, deps) {
 ${summary.label}
 ${cut2}`;
   }
-  const body = buildExcerpt({
-    kind,
-    surface,
-    text: full,
-    args: fact.input,
+  const excerptRoom = {
     maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
-    maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1)),
-    artifact: ref
-  }) + after;
+    maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1))
+  };
+  const body = excerptOf(kind, surface, fact, full, excerptRoom, ref) + after;
   const stub = renderStub({ ...base, notes: bodyNotes, label: label2, body });
   const headroom2 = headroomDetails({ artifacts: [put.path], ...usage ? { usage } : {} });
   return {
@@ -7867,15 +7865,7 @@ function unstoredStub(fact, complete2, reason, config) {
   const surface = stubSurface(kind, config);
   const room = budget(surface, { ...base, notes, label: EXCERPT_LABEL });
   const ref = fullOutputFile ? { ok: true, path: fullOutputFile, sha256: (0, import_node_crypto2.createHash)("sha256").update(full).digest("hex") } : { ok: false, error: reason };
-  const body = buildExcerpt({
-    kind,
-    surface,
-    text: full,
-    args: fact.input,
-    maxBytes: room.maxBytes,
-    maxLines: room.maxLines,
-    artifact: ref
-  });
+  const body = excerptOf(kind, surface, fact, full, room, ref);
   const stub = renderStub({ ...base, notes, label: EXCERPT_LABEL, body });
   const headroom2 = headroomDetails({
     artifacts: fullOutputFile ? [fullOutputFile] : [],
@@ -7889,6 +7879,9 @@ function unstoredStub(fact, complete2, reason, config) {
     summarized: false,
     notStored: reason
   };
+}
+function excerptOf(kind, surface, fact, full, room, artifact) {
+  return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact });
 }
 function measure(full) {
   return { bytes: Buffer.byteLength(full, "utf8"), lines: countLines(full), lastLineEmpty: full.endsWith("\n") };
@@ -15903,11 +15896,6 @@ var init_prepare = __esm({
 });
 
 // extensions/handoff/probe.ts
-function freeTokens(usage) {
-  if (!usage || usage.tokens === null || !Number.isFinite(usage.tokens)) return void 0;
-  if (!Number.isFinite(usage.contextWindow) || usage.contextWindow <= 0) return void 0;
-  return usage.contextWindow - usage.tokens;
-}
 function leadTurnsFor(settings, seen) {
   const measured = seen.handoffMs !== void 0 && seen.turnMs !== void 0 && seen.turnMs > 0 ? Math.ceil(seen.handoffMs / seen.turnMs) + 1 : 0;
   return Math.max(settings.leadTurns, Math.min(measured, 50));
@@ -15930,8 +15918,8 @@ function growthPerTurn(readings) {
 }
 function shouldStage(usage, threshold, phase, enabled = true) {
   if (!enabled || phase !== "idle") return false;
-  const free = freeTokens(usage);
-  return free !== void 0 && free < threshold;
+  const free = readHeadroom(usage);
+  return free.ok ? free.tokens < threshold : free.overBy !== void 0 && -free.overBy < threshold;
 }
 function staleBound(settings, pi, window) {
   if (settings.maxStaleTokens !== void 0) return settings.maxStaleTokens;
@@ -15968,6 +15956,7 @@ var MAX_MARGIN_SHARE2, GROWTH_WINDOW_TURNS, MAX_STALE_SHARE, HandoffStager, MAX_
 var init_probe = __esm({
   "extensions/handoff/probe.ts"() {
     "use strict";
+    init_batch();
     MAX_MARGIN_SHARE2 = 0.25;
     GROWTH_WINDOW_TURNS = 3;
     MAX_STALE_SHARE = 0.6;
