@@ -4155,51 +4155,32 @@ function argumentsJson(args) {
   }
 }
 function estimateMessageTokens(message) {
-  let tokens = MESSAGE_OVERHEAD_TOKENS;
-  const content = message.content;
-  switch (message.role) {
-    case "bashExecution":
-      if (message.excludeFromContext === true) return 0;
-      return tokens + estimateTokens(String(message.command ?? "")) + estimateTokens(String(message.output ?? ""));
-    case "compactionSummary":
-    case "branchSummary":
-      return tokens + estimateTokens(String(message.summary ?? "")) + 32;
-  }
-  if (typeof content === "string") return tokens + estimateTokens(content);
-  if (!Array.isArray(content)) return tokens;
-  for (const part of content) {
-    if (!isObject4(part)) continue;
-    if (part.type === "text" && typeof part.text === "string") tokens += estimateTokens(part.text);
-    else if (part.type === "thinking" && typeof part.thinking === "string") tokens += estimateTokens(part.thinking);
-    else if (part.type === "image") tokens += IMAGE_TOKENS;
-    else if (part.type === "toolCall") {
-      tokens += TOOL_CALL_OVERHEAD_TOKENS + estimateTokens(String(part.name ?? ""));
-      tokens += estimateTokens(argumentsJson(part.arguments));
-    }
-  }
-  return tokens;
+  return messageTokensBy(message, estimateTokens);
 }
 function messageTokensUpperBound(message) {
+  return messageTokensBy(message, textBound);
+}
+function messageTokensBy(message, tokensOf) {
   let tokens = MESSAGE_OVERHEAD_TOKENS;
   const content = message.content;
   switch (message.role) {
     case "bashExecution":
       if (message.excludeFromContext === true) return 0;
-      return tokens + textBound(String(message.command ?? "")) + textBound(String(message.output ?? ""));
+      return tokens + tokensOf(String(message.command ?? "")) + tokensOf(String(message.output ?? ""));
     case "compactionSummary":
     case "branchSummary":
-      return tokens + textBound(String(message.summary ?? "")) + 32;
+      return tokens + tokensOf(String(message.summary ?? "")) + 32;
   }
-  if (typeof content === "string") return tokens + textBound(content);
+  if (typeof content === "string") return tokens + tokensOf(content);
   if (!Array.isArray(content)) return tokens;
   for (const part of content) {
     if (!isObject4(part)) continue;
-    if (part.type === "text" && typeof part.text === "string") tokens += textBound(part.text);
-    else if (part.type === "thinking" && typeof part.thinking === "string") tokens += textBound(part.thinking);
+    if (part.type === "text" && typeof part.text === "string") tokens += tokensOf(part.text);
+    else if (part.type === "thinking" && typeof part.thinking === "string") tokens += tokensOf(part.thinking);
     else if (part.type === "image") tokens += IMAGE_TOKENS;
     else if (part.type === "toolCall") {
-      tokens += TOOL_CALL_OVERHEAD_TOKENS + textBound(String(part.name ?? ""));
-      tokens += textBound(argumentsJson(part.arguments));
+      tokens += TOOL_CALL_OVERHEAD_TOKENS + tokensOf(String(part.name ?? ""));
+      tokens += tokensOf(argumentsJson(part.arguments));
     }
   }
   return tokens;
