@@ -7828,15 +7828,7 @@ ${cut2}`;
   const body = excerptOf(kind, surface, fact, full, excerptRoom, ref) + after;
   const stub = renderStub({ ...base, notes: bodyNotes, label: label2, body });
   const headroom2 = headroomDetails({ artifacts: [put.path], ...usage ? { usage } : {} });
-  return {
-    text: stub,
-    content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
-    details: { ...previousDetails(fact), headroom: headroom2 },
-    id,
-    path: put.path,
-    kind,
-    summarized: summary !== void 0
-  };
+  return { ...stubResult(fact, stub, headroom2), id, path: put.path, kind, summarized: summary !== void 0 };
 }
 function unstoredStub(fact, complete2, reason, config) {
   const { full, notes, fullOutputFile } = complete2;
@@ -7852,13 +7844,13 @@ function unstoredStub(fact, complete2, reason, config) {
     artifacts: fullOutputFile ? [fullOutputFile] : [],
     notStored: reason
   });
+  return { ...stubResult(fact, stub, headroom2), kind, summarized: false, notStored: reason };
+}
+function stubResult(fact, stub, headroom2) {
   return {
     text: stub,
     content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
-    details: { ...previousDetails(fact), headroom: headroom2 },
-    kind,
-    summarized: false,
-    notStored: reason
+    details: { ...previousDetails(fact), headroom: headroom2 }
   };
 }
 function excerptOf(kind, surface, fact, full, room, artifact) {
@@ -14838,15 +14830,7 @@ function outcomeUsage(outcome) {
   let total = { ...NO_USAGE };
   for (const r of outcome.records) {
     if (!r.reply) continue;
-    const u = r.reply.usage;
-    total = addUsage(total, {
-      calls: 1,
-      input: u.input,
-      output: u.output,
-      cacheRead: u.cacheRead,
-      cacheWrite: u.cacheWrite,
-      costUsd: u.costUsd
-    });
+    total = addUsage(total, { ...r.reply.usage, calls: 1 });
   }
   return total;
 }

@@ -296,15 +296,7 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	const body = excerptOf(kind, surface, fact, full, excerptRoom, ref) + after;
 	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
 	const headroom = headroomDetails({ artifacts: [put.path], ...(usage ? { usage } : {}) });
-	return {
-		text: stub,
-		content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
-		details: { ...previousDetails(fact), headroom },
-		id,
-		path: put.path,
-		kind,
-		summarized: summary !== undefined,
-	};
+	return { ...stubResult(fact, stub, headroom), id, path: put.path, kind, summarized: summary !== undefined };
 }
 
 /**
@@ -334,13 +326,19 @@ function unstoredStub(
 		artifacts: fullOutputFile ? [fullOutputFile] : [],
 		notStored: reason,
 	});
+	return { ...stubResult(fact, stub, headroom), kind, summarized: false, notStored: reason };
+}
+
+/** What replaces the tool's result: the stub as its text, the result's other parts, its details with `headroom`. */
+function stubResult(
+	fact: ToolResultFacts,
+	stub: string,
+	headroom: ReturnType<typeof headroomDetails>,
+): Pick<StubResult, "text" | "content" | "details"> {
 	return {
 		text: stub,
 		content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
 		details: { ...previousDetails(fact), headroom },
-		kind,
-		summarized: false,
-		notStored: reason,
 	};
 }
 
