@@ -8,6 +8,9 @@
  */
 import { readHeadroom, type UsageReading } from "../shared/budget/batch.ts";
 
+/** What ctx.getContextUsage() returns: the shared reading, named here for the probe's callers. */
+export type { UsageReading };
+
 export interface ProbeSettings {
 	enabled: boolean;
 	/** Fixed threshold: stage when fewer than this many tokens are free. Absent: derived from Pi's reserve. */
