@@ -2320,7 +2320,9 @@ function readHeadroom(usage, reservedOutputTokens) {
   if (typeof contextWindow !== "number" || !Number.isFinite(contextWindow) || contextWindow <= 0) {
     return { ok: false, why: `invalid context window ${String(contextWindow)}` };
   }
-  if (tokens > contextWindow) return { ok: false, why: "token count exceeds the context window" };
+  if (tokens > contextWindow) {
+    return { ok: false, why: "token count exceeds the context window", overBy: tokens - contextWindow };
+  }
   const reserved = reservedOutputTokens ?? 0;
   if (typeof reserved !== "number" || !Number.isFinite(reserved) || reserved < 0) {
     return { ok: false, why: `invalid reserved output tokens ${String(reserved)}` };
@@ -4153,51 +4155,32 @@ function argumentsJson(args) {
   }
 }
 function estimateMessageTokens(message) {
-  let tokens = MESSAGE_OVERHEAD_TOKENS;
-  const content = message.content;
-  switch (message.role) {
-    case "bashExecution":
-      if (message.excludeFromContext === true) return 0;
-      return tokens + estimateTokens(String(message.command ?? "")) + estimateTokens(String(message.output ?? ""));
-    case "compactionSummary":
-    case "branchSummary":
-      return tokens + estimateTokens(String(message.summary ?? "")) + 32;
-  }
-  if (typeof content === "string") return tokens + estimateTokens(content);
-  if (!Array.isArray(content)) return tokens;
-  for (const part of content) {
-    if (!isObject4(part)) continue;
-    if (part.type === "text" && typeof part.text === "string") tokens += estimateTokens(part.text);
-    else if (part.type === "thinking" && typeof part.thinking === "string") tokens += estimateTokens(part.thinking);
-    else if (part.type === "image") tokens += IMAGE_TOKENS;
-    else if (part.type === "toolCall") {
-      tokens += TOOL_CALL_OVERHEAD_TOKENS + estimateTokens(String(part.name ?? ""));
-      tokens += estimateTokens(argumentsJson(part.arguments));
-    }
-  }
-  return tokens;
+  return messageTokensBy(message, estimateTokens);
 }
 function messageTokensUpperBound(message) {
+  return messageTokensBy(message, textBound);
+}
+function messageTokensBy(message, tokensOf) {
   let tokens = MESSAGE_OVERHEAD_TOKENS;
   const content = message.content;
   switch (message.role) {
     case "bashExecution":
       if (message.excludeFromContext === true) return 0;
-      return tokens + textBound(String(message.command ?? "")) + textBound(String(message.output ?? ""));
+      return tokens + tokensOf(String(message.command ?? "")) + tokensOf(String(message.output ?? ""));
     case "compactionSummary":
     case "branchSummary":
-      return tokens + textBound(String(message.summary ?? "")) + 32;
+      return tokens + tokensOf(String(message.summary ?? "")) + 32;
   }
-  if (typeof content === "string") return tokens + textBound(content);
+  if (typeof content === "string") return tokens + tokensOf(content);
   if (!Array.isArray(content)) return tokens;
   for (const part of content) {
     if (!isObject4(part)) continue;
-    if (part.type === "text" && typeof part.text === "string") tokens += textBound(part.text);
-    else if (part.type === "thinking" && typeof part.thinking === "string") tokens += textBound(part.thinking);
+    if (part.type === "text" && typeof part.text === "string") tokens += tokensOf(part.text);
+    else if (part.type === "thinking" && typeof part.thinking === "string") tokens += tokensOf(part.thinking);
     else if (part.type === "image") tokens += IMAGE_TOKENS;
     else if (part.type === "toolCall") {
-      tokens += TOOL_CALL_OVERHEAD_TOKENS + textBound(String(part.name ?? ""));
-      tokens += textBound(argumentsJson(part.arguments));
+      tokens += TOOL_CALL_OVERHEAD_TOKENS + tokensOf(String(part.name ?? ""));
+      tokens += tokensOf(argumentsJson(part.arguments));
     }
   }
   return tokens;
@@ -7838,26 +7821,14 @@ async function buildStub(fact, text, deps) {
 ${summary.label}
 ${cut2}`;
   }
-  const body = buildExcerpt({
-    kind,
-    surface,
-    text: full,
-    args: fact.input,
+  const excerptRoom = {
     maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
-    maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1)),
-    artifact: ref
-  }) + after;
+    maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1))
+  };
+  const body = excerptOf(kind, surface, fact, full, excerptRoom, ref) + after;
   const stub = renderStub({ ...base, notes: bodyNotes, label: label2, body });
   const headroom2 = headroomDetails({ artifacts: [put.path], ...usage ? { usage } : {} });
-  return {
-    text: stub,
-    content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
-    details: { ...previousDetails(fact), headroom: headroom2 },
-    id,
-    path: put.path,
-    kind,
-    summarized: summary !== void 0
-  };
+  return { ...stubResult(fact, stub, headroom2), id, path: put.path, kind, summarized: summary !== void 0 };
 }
 function unstoredStub(fact, complete2, reason, config) {
   const { full, notes, fullOutputFile } = complete2;
@@ -7867,28 +7838,23 @@ function unstoredStub(fact, complete2, reason, config) {
   const surface = stubSurface(kind, config);
   const room = budget(surface, { ...base, notes, label: EXCERPT_LABEL });
   const ref = fullOutputFile ? { ok: true, path: fullOutputFile, sha256: (0, import_node_crypto2.createHash)("sha256").update(full).digest("hex") } : { ok: false, error: reason };
-  const body = buildExcerpt({
-    kind,
-    surface,
-    text: full,
-    args: fact.input,
-    maxBytes: room.maxBytes,
-    maxLines: room.maxLines,
-    artifact: ref
-  });
+  const body = excerptOf(kind, surface, fact, full, room, ref);
   const stub = renderStub({ ...base, notes, label: EXCERPT_LABEL, body });
   const headroom2 = headroomDetails({
     artifacts: fullOutputFile ? [fullOutputFile] : [],
     notStored: reason
   });
+  return { ...stubResult(fact, stub, headroom2), kind, summarized: false, notStored: reason };
+}
+function stubResult(fact, stub, headroom2) {
   return {
     text: stub,
     content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
-    details: { ...previousDetails(fact), headroom: headroom2 },
-    kind,
-    summarized: false,
-    notStored: reason
+    details: { ...previousDetails(fact), headroom: headroom2 }
   };
+}
+function excerptOf(kind, surface, fact, full, room, artifact) {
+  return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact });
 }
 function measure(full) {
   return { bytes: Buffer.byteLength(full, "utf8"), lines: countLines(full), lastLineEmpty: full.endsWith("\n") };
@@ -15045,15 +15011,7 @@ function outcomeUsage(outcome) {
   let total = { ...NO_USAGE };
   for (const r of outcome.records) {
     if (!r.reply) continue;
-    const u = r.reply.usage;
-    total = addUsage(total, {
-      calls: 1,
-      input: u.input,
-      output: u.output,
-      cacheRead: u.cacheRead,
-      cacheWrite: u.cacheWrite,
-      costUsd: u.costUsd
-    });
+    total = addUsage(total, { ...r.reply.usage, calls: 1 });
   }
   return total;
 }
@@ -16084,11 +16042,6 @@ var init_prepare = __esm({
 });
 
 // extensions/handoff/probe.ts
-function freeTokens(usage) {
-  if (!usage || usage.tokens === null || !Number.isFinite(usage.tokens)) return void 0;
-  if (!Number.isFinite(usage.contextWindow) || usage.contextWindow <= 0) return void 0;
-  return usage.contextWindow - usage.tokens;
-}
 function leadTurnsFor(settings, seen) {
   const measured = seen.handoffMs !== void 0 && seen.turnMs !== void 0 && seen.turnMs > 0 ? Math.ceil(seen.handoffMs / seen.turnMs) + 1 : 0;
   return Math.max(settings.leadTurns, Math.min(measured, 50));
@@ -16111,8 +16064,8 @@ function growthPerTurn(readings) {
 }
 function shouldStage(usage, threshold, phase, enabled = true) {
   if (!enabled || phase !== "idle") return false;
-  const free = freeTokens(usage);
-  return free !== void 0 && free < threshold;
+  const free = readHeadroom(usage);
+  return free.ok ? free.tokens < threshold : free.overBy !== void 0 && -free.overBy < threshold;
 }
 function staleBound(settings, pi, window) {
   if (settings.maxStaleTokens !== void 0) return settings.maxStaleTokens;
@@ -16149,6 +16102,7 @@ var MAX_MARGIN_SHARE2, GROWTH_WINDOW_TURNS, MAX_STALE_SHARE, HandoffStager, MAX_
 var init_probe = __esm({
   "extensions/handoff/probe.ts"() {
     "use strict";
+    init_batch();
     MAX_MARGIN_SHARE2 = 0.25;
     GROWTH_WINDOW_TURNS = 3;
     MAX_STALE_SHARE = 0.6;

@@ -289,27 +289,14 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 		}).text;
 		after = `\n${summary.label}\n${cut}`;
 	}
-	const body =
-		buildExcerpt({
-			kind,
-			surface,
-			text: full,
-			args: fact.input,
-			maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
-			maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1)),
-			artifact: ref,
-		}) + after;
+	const excerptRoom = {
+		maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
+		maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1)),
+	};
+	const body = excerptOf(kind, surface, fact, full, excerptRoom, ref) + after;
 	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
 	const headroom = headroomDetails({ artifacts: [put.path], ...(usage ? { usage } : {}) });
-	return {
-		text: stub,
-		content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
-		details: { ...previousDetails(fact), headroom },
-		id,
-		path: put.path,
-		kind,
-		summarized: summary !== undefined,
-	};
+	return { ...stubResult(fact, stub, headroom), id, path: put.path, kind, summarized: summary !== undefined };
 }
 
 /**
@@ -333,28 +320,38 @@ function unstoredStub(
 	const ref: ArtifactRef = fullOutputFile
 		? { ok: true, path: fullOutputFile, sha256: createHash("sha256").update(full).digest("hex") }
 		: { ok: false, error: reason };
-	const body = buildExcerpt({
-		kind,
-		surface,
-		text: full,
-		args: fact.input,
-		maxBytes: room.maxBytes,
-		maxLines: room.maxLines,
-		artifact: ref,
-	});
+	const body = excerptOf(kind, surface, fact, full, room, ref);
 	const stub = renderStub({ ...base, notes, label: EXCERPT_LABEL, body });
 	const headroom = headroomDetails({
 		artifacts: fullOutputFile ? [fullOutputFile] : [],
 		notStored: reason,
 	});
+	return { ...stubResult(fact, stub, headroom), kind, summarized: false, notStored: reason };
+}
+
+/** What replaces the tool's result: the stub as its text, the result's other parts, its details with `headroom`. */
+function stubResult(
+	fact: ToolResultFacts,
+	stub: string,
+	headroom: ReturnType<typeof headroomDetails>,
+): Pick<StubResult, "text" | "content" | "details"> {
 	return {
 		text: stub,
 		content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
 		details: { ...previousDetails(fact), headroom },
-		kind,
-		summarized: false,
-		notStored: reason,
 	};
+}
+
+/** The stub's type-aware excerpt of `full` within `room`, its footer pointing at `artifact` (or saying why not). */
+function excerptOf(
+	kind: OutputClass,
+	surface: SurfaceBudget,
+	fact: ToolResultFacts,
+	full: string,
+	room: { maxBytes: number; maxLines: number },
+	artifact: ArtifactRef,
+): string {
+	return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact });
 }
 
 /** Bytes and lines (as Pi's read counts them) of an output, for the stub's header. */
