@@ -414,18 +414,18 @@ function* listStore(kinds, check, dirFor) {
 function statsOf(kinds, listing) {
   const byKind = {};
   for (const kind of kinds) byKind[kind] = { count: 0, bytes: 0 };
-  let count2 = 0;
+  let count3 = 0;
   let bytes = 0;
   let newest;
   for (const e of listing.entries) {
-    count2 += e.files;
+    count3 += e.files;
     bytes += e.bytes;
     byKind[e.kind].count += e.files;
     byKind[e.kind].bytes += e.bytes;
     if (!newest || e.mtimeMs > newest.mtimeMs) newest = { path: e.path, mtimeMs: e.mtimeMs };
   }
   const problems = listing.problems;
-  return { count: count2, bytes, newest, byKind, ...problems.length > 0 ? { problems } : {} };
+  return { count: count3, bytes, newest, byKind, ...problems.length > 0 ? { problems } : {} };
 }
 function* removeFolder(e) {
   const st = yield* fsStep.quietly(fsStep.lstat(e.path));
@@ -1093,7 +1093,11 @@ var init_config_bounds = __esm({
       "subagents.maxConcurrent",
       "subagents.maxRunSeconds",
       "subagents.idleTimeoutSeconds",
-      "toolArtifacts.summary.timeoutMs"
+      "toolArtifacts.summary.timeoutMs",
+      "subagents.budget.perChild.tokens",
+      "subagents.budget.perChild.cost",
+      "subagents.budget.perSession.tokens",
+      "subagents.budget.perSession.cost"
     ];
     PROJECT_SUBSET_KEYS = ["subagents.defaultTools"];
   }
@@ -1152,13 +1156,13 @@ function retreatByBytes(text, end, maxBytes, floor = 0) {
 }
 function countNewlines(text, start = 0, end = text.length) {
   const s = start === 0 && end === text.length ? text : text.slice(start, end);
-  let count2 = 0;
+  let count3 = 0;
   let at2 = s.indexOf(NEWLINE);
   while (at2 !== -1) {
-    count2++;
+    count3++;
     at2 = s.indexOf(NEWLINE, at2 + 1);
   }
-  return count2;
+  return count3;
 }
 function countLines(text) {
   return countNewlines(text) + 1;
@@ -1186,8 +1190,8 @@ function afterNthNewline(text, n2, start, end) {
   return start + at2 + 1;
 }
 function afterNthNewlineFromEnd(text, n2, start, end) {
-  const count2 = countNewlines(text, start, end);
-  return count2 < n2 ? -1 : afterNthNewline(text, count2 - n2 + 1, start, end);
+  const count3 = countNewlines(text, start, end);
+  return count3 < n2 ? -1 : afterNthNewline(text, count3 - n2 + 1, start, end);
 }
 function replaceLoneSurrogates(text) {
   return text.replace(LONE_SURROGATE, REPLACEMENT_CHARACTER);
@@ -1233,8 +1237,8 @@ function notSavedFooter(totalBytes, totalLines, reason) {
 function listMore(omitted) {
   return `\u2026 and ${formatCount(omitted)} more`;
 }
-function notableItem(line, text, count2) {
-  return `${line === void 0 ? "" : `L${line}: `}${text}${count2 > 1 ? ` (\xD7${formatCount(count2)})` : ""}`;
+function notableItem(line, text, count3) {
+  return `${line === void 0 ? "" : `L${line}: `}${text}${count3 > 1 ? ` (\xD7${formatCount(count3)})` : ""}`;
 }
 function notableMore(omitted) {
   return `\u2026 and ${plural(omitted, "more notable line", "more notable lines")} (search the full text for them)`;
@@ -2450,7 +2454,8 @@ function defaultConfig() {
       pollThrottleMs: 1e3,
       childExtensions: true,
       claudeAgents: true,
-      toolsBeyondParent: false
+      toolsBeyondParent: false,
+      budget: { perChild: {}, perSession: {} }
     },
     toolArtifacts: {
       enabled: true,
@@ -2662,6 +2667,10 @@ var init_zod = __esm({
 function buildSchema(z) {
   const positiveInt = () => z.number().int().positive();
   const nonNegativeInt = () => z.number().int().nonnegative();
+  const spendLimit = () => z.strictObject({
+    tokens: positiveInt().optional(),
+    cost: z.number().positive().optional()
+  }).prefault({});
   const modelRef = () => z.string().regex(MODEL_REF, { error: 'expected "provider/model-id"' }).optional();
   const batchAliases2 = (surface) => {
     const entry = SURFACES[`subagents.${surface}`];
@@ -2716,7 +2725,16 @@ function buildSchema(z) {
        * Whether a child may have tools its parent does not have active (false: a child's tools are
        * always a subset of the parent's). Only the user's own file sets it.
        */
-      toolsBeyondParent: z.boolean().default(false)
+      toolsBeyondParent: z.boolean().default(false),
+      /**
+       * What children may spend (tokens: input + output + cache reads and writes over every request;
+       * cost: Pi's prices): each child (`perChild`, a bound the spawn or agent file can only lower) and
+       * this session's children together (`perSession`). Absent: unbounded. A project may only lower them.
+       */
+      budget: z.strictObject({
+        perChild: spendLimit(),
+        perSession: spendLimit()
+      }).prefault({})
     }).prefault({}),
     toolArtifacts: z.strictObject({
       enabled: z.boolean().default(true),
@@ -4337,10 +4355,10 @@ var init_size = __esm({
       /** Passes begun so far. */
       passes = 0;
       /** Start a pass over a whole list of `count` messages (segmentMessages calls it; positional sizing belongs to passes). */
-      beginPass(count2 = 0) {
+      beginPass(count3 = 0) {
         this.firstChange = Number.POSITIVE_INFINITY;
         this.passes++;
-        this.verifyFrom = count2 - SHAPE_CHECK_NEWEST;
+        this.verifyFrom = count3 - SHAPE_CHECK_NEWEST;
       }
       tokens(message, index) {
         if (index === void 0) return this.keyed(message);
@@ -7034,11 +7052,11 @@ function readLines(fd, maxLineChars, onLine) {
   return 0;
 }
 function countNewlines2(fd, buffer) {
-  let count2 = 0;
+  let count3 = 0;
   for (let n2 = (0, import_node_fs6.readSync)(fd, buffer, 0, buffer.length, null); n2 > 0; n2 = (0, import_node_fs6.readSync)(fd, buffer, 0, buffer.length, null)) {
-    for (let at2 = buffer.indexOf(10, 0); at2 !== -1 && at2 < n2; at2 = buffer.indexOf(10, at2 + 1)) count2++;
+    for (let at2 = buffer.indexOf(10, 0); at2 !== -1 && at2 < n2; at2 = buffer.indexOf(10, at2 + 1)) count3++;
   }
-  return count2;
+  return count3;
 }
 var import_node_fs6, import_node_string_decoder, READ_CHUNK_BYTES, LINE_MAX_CHARS, ROWS_MAX_CHARS;
 var init_search_lines = __esm({
@@ -7224,10 +7242,10 @@ function recallContinue(next, total) {
   return `[${total - next + 1} more lines. Use offset=${next} to continue.]`;
 }
 function recallSearchHeader(id, pattern, hit, start) {
-  const count2 = `${hit.capped ? "first " : ""}${hit.matches} matching ${hit.matches === 1 ? "line" : "lines"}`;
+  const count3 = `${hit.capped ? "first " : ""}${hit.matches} matching ${hit.matches === 1 ? "line" : "lines"}`;
   const scope = start > 1 ? `lines ${start}-${hit.total} of ${hit.total}` : `${hit.total} lines`;
   const long = hit.longLines ? `; ${hit.longLines} ${hit.longLines === 1 ? "line" : "lines"} longer than ${hit.lineMaxChars} characters searched and shown in their first ${hit.lineMaxChars}` : "";
-  return `[Artifact ${id}: ${count2} for /${pattern}/ in ${scope}${long}; "N:" marks a match, "N-" context]`;
+  return `[Artifact ${id}: ${count3} for /${pattern}/ in ${scope}${long}; "N:" marks a match, "N-" context]`;
 }
 function recallSearchContinue(matches, lastMatch) {
   return `[Stopped after ${matches} matches at line ${lastMatch}; search again with offset=${lastMatch + 1}, or narrow the pattern.]`;
@@ -8003,7 +8021,7 @@ async function searchStored(path, id, pattern, regex, context = 0, options = {})
 }
 function pageStored(path, id, offset = 1, limit = RECALL_DEFAULT_LIMIT_LINES) {
   const first = Math.max(1, Math.floor(offset));
-  const count2 = Math.max(1, Math.floor(limit));
+  const count3 = Math.max(1, Math.floor(limit));
   const page = [];
   let chars = 0;
   let lineNo = 0;
@@ -8018,7 +8036,7 @@ function pageStored(path, id, offset = 1, limit = RECALL_DEFAULT_LIMIT_LINES) {
         if (page.length > 0 && chars + line.length > RECALL_PAGE_MAX_CHARS) return false;
         page.push(line);
         chars += line.length;
-        return page.length < count2;
+        return page.length < count3;
       });
       total = lineNo + rest;
     } finally {
@@ -8640,6 +8658,8 @@ function statusGlyph(state) {
       return "\u2298";
     case "interrupted":
       return "\u21AF";
+    case "budget":
+      return "\u2296";
   }
 }
 function formatDuration(ms) {
@@ -8738,7 +8758,8 @@ var init_domain = __esm({
       "failed",
       "cancelled",
       "skipped",
-      "interrupted"
+      "interrupted",
+      "budget"
     ];
     CHILD_TOOL_NAMES = ["read", "bash", "edit", "write", "grep", "find", "ls"];
     SUBAGENT_TOOL_NAMES = [
@@ -8859,11 +8880,11 @@ function waitProgress(children, now) {
   );
   return `Waiting for ${plural(children.length, "subagent")}: ${parts.join(", ")}`;
 }
-function autoDeliveryHeader(count2) {
-  return count2 === 1 ? "[Subagent result \u2014 delivered automatically when the child finished]" : `[${count2} subagent results \u2014 delivered automatically, together, after your run ended]`;
+function autoDeliveryHeader(count3) {
+  return count3 === 1 ? "[Subagent result \u2014 delivered automatically when the child finished]" : `[${count3} subagent results \u2014 delivered automatically, together, after your run ended]`;
 }
 function failedResultText(state, error, partial) {
-  const head = state === "cancelled" ? `Cancelled: ${error}` : state === "incomplete" ? `Incomplete: ${error}` : `Error: ${error}`;
+  const head = state === "cancelled" ? `Cancelled: ${error}` : state === "incomplete" ? `Incomplete: ${error}` : state === "budget" ? `Budget reached: ${error}` : `Error: ${error}`;
   partial = partial.trimEnd();
   return partial.length > 0 ? `${head}
 
@@ -8929,8 +8950,8 @@ function rerunText(c, how = "auto") {
   const started = `${label(c)} started run ${c.run} on its transcript`;
   return how === "auto" ? `${started}; its result arrives like the first.` : `${started}. ${arrival(c, how)}`;
 }
-function cancelHeader(count2) {
-  return count2 === 1 ? "Cancelled 1 subagent. Its partial output:" : `Cancelled ${count2} subagents. Partial output of each:`;
+function cancelHeader(count3) {
+  return count3 === 1 ? "Cancelled 1 subagent. Its partial output:" : `Cancelled ${count3} subagents. Partial output of each:`;
 }
 function alreadySettledCancelLine(c) {
   return `${label(c)}: already ${c.state}; nothing to cancel.`;
@@ -8959,8 +8980,8 @@ function checkText(c, now, recentOutput) {
 ${recentOutput}` : "recent output: (none yet)");
   return lines.join("\n");
 }
-function settleDeliveryHeader(count2) {
-  return count2 === 1 ? "[Subagent result \u2014 your run waited for the child before ending; answer with it now]" : `[${count2} subagent results \u2014 your run waited for the children before ending; answer with them now]`;
+function settleDeliveryHeader(count3) {
+  return count3 === 1 ? "[Subagent result \u2014 your run waited for the child before ending; answer with it now]" : `[${count3} subagent results \u2014 your run waited for the children before ending; answer with them now]`;
 }
 function settleCutError(seconds) {
   return `the single-shot run stopped waiting after ${seconds} s (subagents.maxRunSeconds); use subagent_send to continue it.`;
@@ -8978,8 +8999,8 @@ function rosterLine(c, now, brief2, owed) {
   const state = c.state === "running" || c.state === "starting" ? `running for ${since(c.startedAt)}` : c.state === "queued" ? `queued for ${since(c.queuedAt)}` : `${c.state} ${since(c.endedAt)} ago${owed ? ", result not yet received" : ""}`;
   return `- ${label(c)}${asAgent(c)}: ${state}${c.run > 1 ? ` (run ${c.run})` : ""} \u2014 task: ${brief2}`;
 }
-function restoredNote(count2) {
-  return `[${plural(count2, "subagent result")} from before the session was reloaded or resumed]`;
+function restoredNote(count3) {
+  return `[${plural(count3, "subagent result")} from before the session was reloaded or resumed]`;
 }
 function configWarning(warning) {
   return `subagents: ${warning}`;
@@ -10425,6 +10446,31 @@ var init_home = __esm({
   }
 });
 
+// extensions/shared/budget/spend.ts
+function spendOfUsage(usage) {
+  if (!usage || typeof usage !== "object") return { tokens: 0 };
+  const u = usage;
+  const tokens = count2(u.input) + count2(u.output) + count2(u.cacheRead) + count2(u.cacheWrite);
+  const cost = count2(u.cost?.total);
+  return cost > 0 ? { tokens, cost } : { tokens };
+}
+function addSpend(a, b) {
+  const tokens = a.tokens + b.tokens;
+  if (a.cost === void 0 && b.cost === void 0) return { tokens };
+  return { tokens, cost: (a.cost ?? 0) + (b.cost ?? 0) };
+}
+function formatCost(cost) {
+  if (!Number.isFinite(cost)) return `$${cost}`;
+  return cost < 1 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
+}
+var count2;
+var init_spend = __esm({
+  "extensions/shared/budget/spend.ts"() {
+    "use strict";
+    count2 = (v) => typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0;
+  }
+});
+
 // extensions/subagents/prompt-spawn.ts
 function choiceList(choices, surface = "subagents.modelChoices") {
   if (choices.length === 0) return "none have credentials configured";
@@ -10624,7 +10670,8 @@ function normalizeEvent(event, contextUsage) {
     }
     case "message_end": {
       const message = event.message;
-      if (message?.role === "assistant") out.push({ type: "assistant_end", outputTokens: message.usage?.output });
+      if (message?.role === "assistant")
+        out.push({ type: "assistant_end", outputTokens: message.usage?.output, spend: spendOfUsage(message.usage) });
       break;
     }
     case "turn_end": {
@@ -10797,10 +10844,51 @@ var init_backend = __esm({
     import_node_path12 = require("node:path");
     import_node_url = require("node:url");
     import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
+    init_spend();
     init_domain();
     init_prompt6();
     init_prompt_spawn();
     init_child_extensions();
+  }
+});
+
+// extensions/subagents/budget/budget.ts
+function reached(spent, limit) {
+  if (positive(limit.tokens) && spent.tokens >= limit.tokens)
+    return { unit: "tokens", limit: limit.tokens, spent: spent.tokens };
+  if (positive(limit.cost) && spent.cost !== void 0 && spent.cost >= limit.cost)
+    return { unit: "cost", limit: limit.cost, spent: spent.cost };
+  return void 0;
+}
+function totalSpend(children) {
+  let total = { tokens: 0 };
+  for (const c of children) if (c.spend) total = addSpend(total, c.spend);
+  return total;
+}
+function sharing(children, owner) {
+  return children.filter((c) => c.id === owner || c.budget?.shared === owner);
+}
+function budgetVerdict(child, children, session) {
+  const own = child.budget ? reached(child.spend ?? { tokens: 0 }, child.budget) : void 0;
+  if (own) return { scope: "child", ...own };
+  const ownerId = child.budget?.shared;
+  if (ownerId && ownerId !== child.id) {
+    const owner = children.find((c) => c.id === ownerId);
+    const pool2 = owner?.budget ? reached(totalSpend(sharing(children, ownerId)), owner.budget) : void 0;
+    if (pool2) return { scope: "pipeline", owner: ownerId, ...pool2 };
+  } else if (ownerId === child.id && child.budget) {
+    const pool2 = reached(totalSpend(sharing(children, ownerId)), child.budget);
+    if (pool2) return { scope: "pipeline", owner: ownerId, ...pool2 };
+  }
+  const all = session ? reached(totalSpend(children), session) : void 0;
+  return all ? { scope: "session", ...all } : void 0;
+}
+var positive;
+var init_budget = __esm({
+  "extensions/subagents/budget/budget.ts"() {
+    "use strict";
+    init_spend();
+    positive = (v) => typeof v === "number" && Number.isFinite(v) && v > 0;
   }
 });
 
@@ -10882,15 +10970,15 @@ function readiness(inputs, children, afterFailed = "skip") {
   return { act: "skip", failed };
 }
 function waitingDependents(children, ids2) {
-  const reached = new Set(ids2);
+  const reached2 = new Set(ids2);
   const out = [];
   let grew = true;
   while (grew) {
     grew = false;
     for (const c of children) {
-      if (reached.has(c.id) || c.state !== "waiting") continue;
-      if ((c.after ?? []).some((i) => reached.has(i))) {
-        reached.add(c.id);
+      if (reached2.has(c.id) || c.state !== "waiting") continue;
+      if ((c.after ?? []).some((i) => reached2.has(i))) {
+        reached2.add(c.id);
         out.push(c.id);
         grew = true;
       }
@@ -10920,6 +11008,32 @@ var init_graph = __esm({
   }
 });
 
+// extensions/subagents/prompt-budget.ts
+function amount(unit, n2) {
+  return unit === "tokens" ? `${formatCount(n2)} tokens` : formatCost(n2);
+}
+function whose(r) {
+  if (r.scope === "child") return "its budget";
+  if (r.scope === "pipeline") return `the budget its pipeline shares (given to ${r.owner})`;
+  return "this session's subagent budget (subagents.budget.perSession)";
+}
+function budgetStopReason(r) {
+  return `stopped at the end of a turn: it reached ${whose(r)} of ${amount(r.unit, r.limit)} (${amount(r.unit, r.spent)} spent); its output so far follows. A new child with a budget can take the work on.`;
+}
+function budgetNotStartedReason(r) {
+  return `not started: ${whose(r)} of ${amount(r.unit, r.limit)} is spent (${amount(r.unit, r.spent)}).`;
+}
+function budgetSpentSendError(id, r) {
+  return `${id} cannot run again: ${budgetNotStartedReason(r).replace(/^not started: /, "")} Spawn a new child for the rest of the work.`;
+}
+var init_prompt_budget = __esm({
+  "extensions/subagents/prompt-budget.ts"() {
+    "use strict";
+    init_spend();
+    init_domain();
+  }
+});
+
 // extensions/subagents/prompt-pipeline.ts
 function afterProblemError(problem) {
   switch (problem.kind) {
@@ -10934,7 +11048,7 @@ function afterProblemError(problem) {
   }
 }
 function outcomeWords(input) {
-  const what = input.state === "cancelled" ? "was cancelled" : input.state === "failed" ? "failed" : input.state === "skipped" ? "was skipped" : input.state === "incomplete" ? "was incomplete" : input.state;
+  const what = input.state === "cancelled" ? "was cancelled" : input.state === "failed" ? "failed" : input.state === "skipped" ? "was skipped" : input.state === "incomplete" ? "was incomplete" : input.state === "budget" ? "reached its budget" : input.state;
   return `${input.id} (${input.name}) ${what}${input.error ? `: ${input.error}` : ""}`;
 }
 function skippedText(failed) {
@@ -10947,8 +11061,8 @@ function notRestoredText(problem) {
   const why = problem.why === "not-recorded" ? "its spawn was not recorded (an older version, or a child of a nested run)" : problem.why === "unknown-inputs" ? `its input${problem.missing.length === 1 ? "" : "s"} ${problem.missing.join(", ")} ${problem.missing.length === 1 ? "is" : "are"} not in this session` : `spawning it again failed: ${problem.error}`;
   return `Not restored: the parent's process ended while it waited for its inputs, and ${why}. Nothing ran; spawn it again (with after) to run it.`;
 }
-function inputsIntro(count2) {
-  return `Your inputs: the final results of ${count2 === 1 ? "1 child" : `${count2} children`} this task follows (each full text is one read away).`;
+function inputsIntro(count3) {
+  return `Your inputs: the final results of ${count3 === 1 ? "1 child" : `${count3} children`} this task follows (each full text is one read away).`;
 }
 function inputHeader(input, bytes, path, extra) {
   const outcome = input.state === "completed" ? `${input.id} (${input.name}) completed` : outcomeWords(input);
@@ -10996,6 +11110,11 @@ function maxTurnsVerdict(child, rt) {
     return { state: "incomplete", error: maxTurnsReason(child.maxTurns) };
   return void 0;
 }
+function budgetStopVerdict(child, rt, children, session) {
+  if (rt.stopReason || child.state !== "running" || !rt.continuing) return void 0;
+  const verdict = budgetVerdict(child, children, session);
+  return verdict ? { state: "budget", error: budgetStopReason(verdict) } : void 0;
+}
 function watchdogTickMs(limits) {
   return limits.watchdogTickMs ?? Math.max(WATCHDOG_TICK_MIN_MS, Math.min(WATCHDOG_TICK_MAX_MS, limits.inactivityTimeoutMs / 4));
 }
@@ -11018,6 +11137,7 @@ function applyEvent(child, rt, event, now) {
       return { visible: false };
     case "assistant_end":
       if (event.outputTokens) child.outputTokens += event.outputTokens;
+      if (event.spend) child.spend = addSpend(child.spend ?? { tokens: 0 }, event.spend);
       if (child.partialText.length > 0 && !child.partialText.endsWith("\n\n")) child.partialText += "\n\n";
       child.streamingText = void 0;
       return { visible: false };
@@ -11053,8 +11173,11 @@ var WATCHDOG_TICK_MIN_MS, WATCHDOG_TICK_MAX_MS;
 var init_child_run = __esm({
   "extensions/subagents/children/child-run.ts"() {
     "use strict";
+    init_spend();
+    init_budget();
     init_domain();
     init_prompt6();
+    init_prompt_budget();
     WATCHDOG_TICK_MIN_MS = 50;
     WATCHDOG_TICK_MAX_MS = 1e3;
   }
@@ -11133,9 +11256,11 @@ var init_manager = __esm({
   "extensions/subagents/children/manager.ts"() {
     "use strict";
     import_node_path13 = require("node:path");
+    init_budget();
     init_domain();
     init_graph();
     init_prompt6();
+    init_prompt_budget();
     init_prompt_checkable();
     init_prompt_pipeline();
     init_child_run();
@@ -11249,6 +11374,8 @@ var init_manager = __esm({
           ...request.worktree ? { worktree: request.worktree } : {},
           ...request.structured ? { structured: true } : {}
         };
+        const budget2 = request.budget?.(id);
+        if (budget2) record.budget = budget2;
         const after = request.after ?? [];
         if (after.length > 0) {
           const plan = resolveAfter(after, this.list(), id);
@@ -11284,6 +11411,8 @@ var init_manager = __esm({
           await rt.handle.steer(text);
           return "steered";
         }
+        const spent = budgetVerdict(record, this.list(), this.limits.sessionBudget);
+        if (spent) throw new Error(budgetSpentSendError(record.id, spent));
         if (!rt) {
           if (!record.sessionFile) throw new Error(restoredSendError(record));
           rt = this.newRuntime(resume?.model, resume?.systemAppend ?? [], resume?.steps);
@@ -11464,6 +11593,8 @@ ${result.text}` })).then((final) => this.settle(child, run2, state, final, error
       }
       async run(child) {
         const rt = this.runtimes.get(child.id);
+        const spent = budgetVerdict(child, this.list(), this.limits.sessionBudget);
+        if (spent) return void this.settleFailed(child, child.run, "budget", budgetNotStartedReason(spent));
         const prompt = rt.pendingPrompt ?? child.prompt;
         rt.pendingPrompt = void 0;
         child.startedAt = this.now();
@@ -11496,7 +11627,7 @@ ${result.text}` })).then((final) => this.settle(child, run2, state, final, error
           };
           rt.handle ??= await this.backend.create(spec, (event) => {
             if (applyEvent(child, rt, event, this.now()).visible) this.changed();
-            const cut2 = event.type === "turn_end" ? maxTurnsVerdict(child, rt) : void 0;
+            const cut2 = event.type === "turn_end" ? budgetStopVerdict(child, rt, this.list(), this.limits.sessionBudget) ?? maxTurnsVerdict(child, rt) : void 0;
             if (cut2) void this.stop(child.id, cut2);
           });
           child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
@@ -11552,7 +11683,8 @@ function limitsOf2(config) {
   return {
     maxConcurrent: config.subagents.maxConcurrent,
     inactivityTimeoutMs: config.subagents.idleTimeoutSeconds * 1e3,
-    maxRunTimeMs: config.subagents.maxRunSeconds * 1e3
+    maxRunTimeMs: config.subagents.maxRunSeconds * 1e3,
+    sessionBudget: config.subagents.budget.perSession
   };
 }
 function childSessionDir(ctx, agentDir) {
@@ -13634,7 +13766,7 @@ var init_others = __esm({
 function stateColor(state) {
   if (state === "completed") return "success";
   if (state === "failed") return "error";
-  if (state === "cancelled" || state === "incomplete" || state === "skipped" || state === "interrupted")
+  if (state === "cancelled" || state === "incomplete" || state === "skipped" || state === "interrupted" || state === "budget")
     return "warning";
   if (state === "waiting") return "muted";
   return "accent";
@@ -13716,8 +13848,8 @@ function widgetLines(children, now, paint = plain3) {
   if (hidden > 0) lines.push(paint("muted", `+${hidden} more`));
   return lines;
 }
-function deliveredLabel(count2, expanded, expandKey2) {
-  const what = count2 === 1 ? "subagent result delivered" : `${count2} subagent results delivered`;
+function deliveredLabel(count3, expanded, expandKey2) {
+  const what = count3 === 1 ? "subagent result delivered" : `${count3} subagent results delivered`;
   return expanded || !expandKey2 ? what : `${what} (${expandKey2} for the full text)`;
 }
 function paintFor(theme) {
@@ -13763,7 +13895,8 @@ function glyph(state) {
 function stateColor2(state) {
   if (state === "completed") return "success";
   if (state === "failed") return "error";
-  if (state === "cancelled" || state === "incomplete" || state === "interrupted") return "warning";
+  if (state === "cancelled" || state === "incomplete" || state === "interrupted" || state === "budget")
+    return "warning";
   return "accent";
 }
 function agentOf(c) {
@@ -13983,15 +14116,15 @@ var init_screens = __esm({
         this.host.requestRender();
       }
       pickerInput(data) {
-        const count2 = this.list().length;
+        const count3 = this.list().length;
         if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.escape) || data === "q") {
           this.host.close();
           return;
         }
         if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.up)) this.selected = Math.max(0, this.selected - 1);
-        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.down)) this.selected = Math.min(Math.max(0, count2 - 1), this.selected + 1);
-        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.enter) && count2 > 0) {
-          const entry = this.list()[Math.min(this.selected, count2 - 1)];
+        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.down)) this.selected = Math.min(Math.max(0, count3 - 1), this.selected + 1);
+        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.enter) && count3 > 0) {
+          const entry = this.list()[Math.min(this.selected, count3 - 1)];
           this.open = { id: entry.child.id, session: entry.other?.session };
           this.scroll = 0;
           this.notice = void 0;
@@ -14938,8 +15071,8 @@ ${currentState2}
 
 Ask at least five questions (more if needed) about information the summary leaves out or leaves unclear and that you need to continue the task. Number them. After this you will be on your own: the previous agent cannot be asked again.`;
 }
-function questionsReaskPrompt(count2, required) {
-  return `You asked ${count2} question${count2 === 1 ? "" : "s"}; at least ${required} are needed. Write the full list again: at least ${required} numbered questions, one per line, about what the summary leaves out or unclear.`;
+function questionsReaskPrompt(count3, required) {
+  return `You asked ${count3} question${count3 === 1 ? "" : "s"}; at least ${required} are needed. Write the full list again: at least ${required} numbered questions, one per line, about what the summary leaves out or unclear.`;
 }
 function answersPrompt(questions) {
   return `The agent taking over has these questions. Answer each one, in order and in detail:
@@ -15018,7 +15151,7 @@ Answer from the transcript; say plainly when the transcript does not contain the
     COPIED_METRICS_NOTE = "Metrics omitted to avoid double counting: they are recorded in the parent session.";
     COPIED_SUMMARY_NOTE = "Copied from the summary step of this handoff; its metrics are recorded in that trajectory.";
     SHORTENED_NOTE = (omittedBytes) => `The transcript was shortened head+tail to fit the model's window; ${omittedBytes} bytes were left out of the request.`;
-    QUESTIONS_SHORTFALL_NOTE = (count2, required, reasked) => `The questions reply asked ${count2} question(s), fewer than the ${required} required${reasked ? ", even after one corrective re-ask" : ""}; the handoff went on with them.`;
+    QUESTIONS_SHORTFALL_NOTE = (count3, required, reasked) => `The questions reply asked ${count3} question(s), fewer than the ${required} required${reasked ? ", even after one corrective re-ask" : ""}; the handoff went on with them.`;
     LOG = {
       summaryFailed: (error) => `headroom handoff: the summary call failed (${error}); Pi's default compaction runs`,
       followUpFailed: (step, error) => `headroom handoff: the ${step} call failed (${error}); the summary alone is the handoff`,
@@ -15028,7 +15161,7 @@ Answer from the transcript; say plainly when the transcript does not contain the
       compactFailed: (error) => `headroom handoff: applying the staged handoff failed (${error})`,
       piCompactFailed: (reason, error, aborted) => `headroom handoff: Pi's ${reason} compaction ${aborted ? "was aborted" : `failed (${error ?? "no reason given"})`}; nothing is staged now, the next compaction starts afresh`,
       staleDropped: (arrived, bound) => `headroom handoff: the staged handoff is ${arrived} tokens behind the history (bound ${bound}); it was dropped, not applied`,
-      questionsShortfall: (count2, required) => `headroom handoff: the questions call asked ${count2} question(s) even after a re-ask (${required} required); the handoff goes on with them`,
+      questionsShortfall: (count3, required) => `headroom handoff: the questions call asked ${count3} question(s) even after a re-ask (${required} required); the handoff goes on with them`,
       modelNotFound: (configured, available) => `headroom handoff: the configured handoff.model "${configured}" was not found; using the session's model. Available: ${available.length > 0 ? available.join(", ") : "(none)"}`
     };
   }
@@ -15065,7 +15198,7 @@ var init_model_ref = __esm({
 
 // extensions/handoff/questions.ts
 function countQuestions(text) {
-  let count2 = 0;
+  let count3 = 0;
   let inNumberedItem = false;
   for (const raw of String(text ?? "").split(/\r?\n/)) {
     const line = raw.trim();
@@ -15074,20 +15207,20 @@ function countQuestions(text) {
       continue;
     }
     if (NUMBERED.test(line)) {
-      count2++;
+      count3++;
       inNumberedItem = true;
     } else if (QUESTION_END.test(line) && (BULLET.test(line) || !inNumberedItem)) {
-      count2++;
+      count3++;
     }
   }
-  return count2;
+  return count3;
 }
 function needsReask(firstCount) {
   return firstCount < MIN_QUESTIONS;
 }
 function questionCheck(firstCount, reasked, reaskCount) {
-  const count2 = Math.max(firstCount, reaskCount ?? 0);
-  return { firstCount, count: count2, required: MIN_QUESTIONS, reasked, shortfall: count2 < MIN_QUESTIONS };
+  const count3 = Math.max(firstCount, reaskCount ?? 0);
+  return { firstCount, count: count3, required: MIN_QUESTIONS, reasked, shortfall: count3 < MIN_QUESTIONS };
 }
 var MIN_QUESTIONS, NUMBERED, BULLET, QUESTION_END;
 var init_questions = __esm({
@@ -15128,13 +15261,13 @@ function questionsCall(input, summary) {
     messages: [{ role: "user", text: questionsPrompt(input.task, summary, input.currentState) }]
   };
 }
-function questionsReaskCall(first, firstReply, count2) {
+function questionsReaskCall(first, firstReply, count3) {
   return {
     systemPrompt: first.systemPrompt,
     messages: [
       ...first.messages,
       { role: "assistant", text: firstReply },
-      { role: "user", text: questionsReaskPrompt(count2, MIN_QUESTIONS) }
+      { role: "user", text: questionsReaskPrompt(count3, MIN_QUESTIONS) }
     ]
   };
 }

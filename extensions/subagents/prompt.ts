@@ -213,9 +213,19 @@ export function autoDeliveryHeader(count: number): string {
  * Body of a result that failed, was cancelled or is incomplete: why, in one line, first; then what it
  * produced before it stopped.
  */
-export function failedResultText(state: "failed" | "cancelled" | "incomplete", error: string, partial: string): string {
+export function failedResultText(
+	state: "failed" | "cancelled" | "incomplete" | "budget",
+	error: string,
+	partial: string,
+): string {
 	const head =
-		state === "cancelled" ? `Cancelled: ${error}` : state === "incomplete" ? `Incomplete: ${error}` : `Error: ${error}`;
+		state === "cancelled"
+			? `Cancelled: ${error}`
+			: state === "incomplete"
+				? `Incomplete: ${error}`
+				: state === "budget"
+					? `Budget reached: ${error}`
+					: `Error: ${error}`;
 	partial = partial.trimEnd();
 	return partial.length > 0
 		? `${head}\n\nPartial output before it stopped:\n${partial}`

@@ -19,6 +19,7 @@ import {
 	SessionManager,
 	SettingsManager,
 } from "@mariozechner/pi-coding-agent";
+import { spendOfUsage } from "../../shared/budget/spend.ts";
 import { CHILD_TOOL_NAMES, compactArgs, SUBAGENT_TOOL_NAMES } from "../domain.ts";
 import { missingSessionFileError } from "../prompt.ts";
 import { extensionLoadError, missingExtensionToolsError } from "../prompt-spawn.ts";
@@ -77,7 +78,8 @@ export function normalizeEvent(
 		}
 		case "message_end": {
 			const message = event.message as { role?: string; usage?: { output?: number } } | undefined;
-			if (message?.role === "assistant") out.push({ type: "assistant_end", outputTokens: message.usage?.output });
+			if (message?.role === "assistant")
+				out.push({ type: "assistant_end", outputTokens: message.usage?.output, spend: spendOfUsage(message.usage) });
 			break;
 		}
 		case "turn_end": {

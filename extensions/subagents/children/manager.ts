@@ -6,6 +6,7 @@
  * interface, so this runs in unit tests with a fake backend.
  */
 import { join, relative } from "node:path";
+import { budgetVerdict } from "../budget/budget.ts";
 import type { Reviewed, RunSteps } from "../checkable/run-steps.ts";
 import {
 	type ChildRecord,
@@ -29,10 +30,12 @@ import {
 	SHUT_DOWN_ERROR,
 	STOPPED_BEFORE_START,
 } from "../prompt.ts";
+import { budgetNotStartedReason, budgetSpentSendError } from "../prompt-budget.ts";
 import { concludeFailedNote } from "../prompt-checkable.ts";
 import { inputCancelledText, skippedText, WAITING_AT_SHUTDOWN } from "../prompt-pipeline.ts";
 import {
 	applyEvent,
+	budgetStopVerdict,
 	type ChildBackend,
 	type ManagerLimits,
 	maxTurnsVerdict,
@@ -186,6 +189,8 @@ export class SubagentManager {
 			...(request.worktree ? { worktree: request.worktree } : {}),
 			...(request.structured ? { structured: true } : {}),
 		};
+		const budget = request.budget?.(id);
+		if (budget) record.budget = budget;
 		const after = request.after ?? [];
 		if (after.length > 0) {
 			const plan = resolveAfter(after, this.list(), id);
@@ -222,6 +227,9 @@ export class SubagentManager {
 			await rt.handle.steer(text);
 			return "steered";
 		}
+		// A child that spent its budget (or whose pipeline or session did) does not run again.
+		const spent = budgetVerdict(record, this.list(), this.limits.sessionBudget);
+		if (spent) throw new Error(budgetSpentSendError(record.id, spent));
 		if (!rt) {
 			// A restored child: its session lived in an earlier process; its file is the way back.
 			if (!record.sessionFile) throw new Error(restoredSendError(record));
@@ -429,7 +437,7 @@ export class SubagentManager {
 	private settleFailed(
 		child: ChildRecord,
 		run: number,
-		state: "failed" | "cancelled" | "incomplete",
+		state: "failed" | "cancelled" | "incomplete" | "budget",
 		error: string,
 	): Promise<void> {
 		return this.conclude(child, run, state, { text: failedResultText(state, error, child.partialText) }, error);
@@ -437,6 +445,9 @@ export class SubagentManager {
 
 	private async run(child: ChildRecord): Promise<void> {
 		const rt = this.runtimes.get(child.id)!;
+		// Its budget (its pipeline's, the session's) spent while it waited: it does not start.
+		const spent = budgetVerdict(child, this.list(), this.limits.sessionBudget);
+		if (spent) return void this.settleFailed(child, child.run, "budget", budgetNotStartedReason(spent));
 		const prompt = rt.pendingPrompt ?? child.prompt;
 		rt.pendingPrompt = undefined;
 		child.startedAt = this.now();
@@ -471,7 +482,10 @@ export class SubagentManager {
 			};
 			rt.handle ??= await this.backend.create(spec, (event) => {
 				if (applyEvent(child, rt, event, this.now()).visible) this.changed();
-				const cut = event.type === "turn_end" ? maxTurnsVerdict(child, rt) : undefined;
+				const cut =
+					event.type === "turn_end"
+						? (budgetStopVerdict(child, rt, this.list(), this.limits.sessionBudget) ?? maxTurnsVerdict(child, rt))
+						: undefined;
 				if (cut) void this.stop(child.id, cut);
 			});
 			child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
