@@ -1773,9 +1773,9 @@ function surfaceOf(surface) {
   return surface;
 }
 function limitsOf(entry, options) {
-  const short = entry.clip === true;
-  const surfaceBytes = count(entry.maxBytes) ?? (short ? 0 : MIN_WINDOW_BYTES);
-  const surfaceLines = count(entry.maxLines) ?? (short ? 1 : MIN_WINDOW_LINES);
+  const short2 = entry.clip === true;
+  const surfaceBytes = count(entry.maxBytes) ?? (short2 ? 0 : MIN_WINDOW_BYTES);
+  const surfaceLines = count(entry.maxLines) ?? (short2 ? 1 : MIN_WINDOW_LINES);
   const callBytes = count(options.maxBytes);
   let callLines = count(options.maxLines);
   if (callLines === void 0 && callBytes !== void 0 && entry.bytesPerLine && entry.bytesPerLine > 0) {
@@ -1785,12 +1785,12 @@ function limitsOf(entry, options) {
   const headShare = isShare(share) ? Math.min(1, Math.max(0, share)) : DEFAULT_HEAD_SHARE;
   const maxBytes = Math.min(surfaceBytes, callBytes ?? surfaceBytes);
   const maxLines = Math.min(surfaceLines, callLines ?? surfaceLines);
-  if (short) return { maxBytes, maxLines: Math.max(1, maxLines), headShare, short };
+  if (short2) return { maxBytes, maxLines: Math.max(1, maxLines), headShare, short: short2 };
   return {
     maxBytes: Math.max(MIN_WINDOW_BYTES, maxBytes),
     maxLines: Math.max(MIN_WINDOW_LINES, maxLines),
     headShare,
-    short
+    short: short2
   };
 }
 var DEFAULT_HEAD_SHARE, MIN_WINDOW_BYTES, MIN_WINDOW_LINES, MIN_BODY_BYTES, UNLIMITED;
@@ -3109,13 +3109,13 @@ function loadConfig(opts) {
       if (projectRaw) {
         read2 = true;
         const userParsed = headroomConfigSchema().safeParse(merged);
-        const bounded = boundProjectConfig(
+        const bounded2 = boundProjectConfig(
           keepValidKeys(projectRaw, project2, warnings),
           userParsed.success ? userParsed.data : defaultConfig(),
           { project: project2, user }
         );
-        warnings.push(...bounded.warnings);
-        merged = deepMerge(merged, bounded.config);
+        warnings.push(...bounded2.warnings);
+        merged = deepMerge(merged, bounded2.config);
       }
     } else if ((0, import_node_fs3.existsSync)(project2)) {
       warnings.push(`${project2}: ignored: ${opts.untrustedHint ?? "this project is not trusted"}`);
@@ -3613,6 +3613,55 @@ var init_model_usage = __esm({
   }
 });
 
+// extensions/shared/budget/spend.ts
+function spendOfUsage(usage) {
+  if (!usage || typeof usage !== "object") return { tokens: 0 };
+  const u = usage;
+  const tokens = count2(u.input) + count2(u.output) + count2(u.cacheRead) + count2(u.cacheWrite);
+  const cost = count2(u.cost?.total);
+  return cost > 0 ? { tokens, cost } : { tokens };
+}
+function addSpend(a, b) {
+  const tokens = a.tokens + b.tokens;
+  if (a.cost === void 0 && b.cost === void 0) return { tokens };
+  return { tokens, cost: (a.cost ?? 0) + (b.cost ?? 0) };
+}
+function checkSpend(raw) {
+  if (!raw || typeof raw !== "object") return void 0;
+  const r = raw;
+  if (typeof r.tokens !== "number" || !Number.isFinite(r.tokens) || r.tokens < 0) return void 0;
+  if (r.cost === void 0) return { tokens: r.tokens };
+  if (typeof r.cost !== "number" || !Number.isFinite(r.cost) || r.cost < 0) return { tokens: r.tokens };
+  return { tokens: r.tokens, cost: r.cost };
+}
+function sessionSpendOf(entries) {
+  const latest = /* @__PURE__ */ new Map();
+  for (const raw of entries) {
+    const e = raw ?? {};
+    if (e.type !== "custom" || typeof e.customType !== "string" || !SPEND_ENTRY_TYPES.includes(e.customType)) continue;
+    const data = e.data ?? {};
+    if (typeof data.id !== "string") continue;
+    const spend = checkSpend(data.spend);
+    if (spend) latest.set(data.id, spend);
+    else if (!latest.has(data.id)) latest.set(data.id, { tokens: 0 });
+  }
+  let total = { tokens: 0 };
+  for (const s of latest.values()) total = addSpend(total, s);
+  return { children: latest.size, spend: total };
+}
+function formatCost(cost) {
+  if (!Number.isFinite(cost)) return `$${cost}`;
+  return cost < 1 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
+}
+var SPEND_ENTRY_TYPES, count2;
+var init_spend = __esm({
+  "extensions/shared/budget/spend.ts"() {
+    "use strict";
+    SPEND_ENTRY_TYPES = ["subagent-run", "subagent-settled"];
+    count2 = (v) => typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0;
+  }
+});
+
 // extensions/headroom/ledger.ts
 function sizedText(content) {
   if (typeof content === "string") return content;
@@ -3776,6 +3825,11 @@ function keptOut(entries, artifacts) {
   for (const k of [tool, sub, hand, trim]) k.keptOutTokens = Math.max(0, k.fullTokens - k.shownTokens);
   return [tool, sub, hand, trim];
 }
+function childSpend(entries, budget2) {
+  const { children, spend } = sessionSpendOf(entries);
+  const bounded2 = budget2 && (budget2.tokens !== void 0 || budget2.cost !== void 0);
+  return { children, ...spend, ...bounded2 ? { budget: { ...budget2 } } : {} };
+}
 function buildLedger(input) {
   const { sources, basis } = composition(input);
   const paths = sessionArtifactPaths(input.entries);
@@ -3789,13 +3843,15 @@ function buildLedger(input) {
     basis,
     sources,
     keptOut: keptOut(input.entries, input.artifacts),
-    artifacts
+    artifacts,
+    subagentSpend: childSpend(input.entries, input.sessionBudget)
   };
 }
 var SOURCE_LABELS, SOURCES, SUBAGENT_TOOL, SUBAGENT_MESSAGE;
 var init_ledger = __esm({
   "extensions/headroom/ledger.ts"() {
     "use strict";
+    init_spend();
     init_details();
     init_tokens();
     SOURCE_LABELS = {
@@ -3833,7 +3889,7 @@ function statArtifacts(paths) {
   }
   return facts;
 }
-function ledgerInput(pi, ctx) {
+function ledgerInput(pi, ctx, sessionBudget) {
   const sm = ctx.sessionManager;
   const entries = guarded(() => sm.getBranch(), []);
   const messages = guarded(
@@ -3849,11 +3905,12 @@ function ledgerInput(pi, ctx) {
     systemPrompt: guarded(() => ctx.getSystemPrompt(), ""),
     tools,
     usage: usage ? { tokens: usage.tokens, contextWindow: usage.contextWindow } : void 0,
-    artifacts: statArtifacts(sessionArtifactPaths(entries))
+    artifacts: statArtifacts(sessionArtifactPaths(entries)),
+    sessionBudget
   };
 }
-function currentLedger(pi, ctx) {
-  return buildLedger(ledgerInput(pi, ctx));
+function currentLedger(pi, ctx, sessionBudget) {
+  return buildLedger(ledgerInput(pi, ctx, sessionBudget));
 }
 var import_node_fs5, import_pi_coding_agent3;
 var init_collect = __esm({
@@ -3954,6 +4011,23 @@ function keptOutLine(k) {
   const what = k.extension === "tool-artifacts" ? plural(k.count, "stub", "stubs") : plural(k.count, "result", "results");
   return `${k.extension.padEnd(15)} ${what}: ${humanBytes(k.fullBytes ?? 0)} stored as artifacts, ${humanBytes(k.shownBytes)} shown (${saved})`;
 }
+function spendLine(s) {
+  if (!s || s.children === 0 && !s.budget) return "";
+  const cost = s.cost !== void 0 ? `, ${formatCost(s.cost)}` : "";
+  let budget2 = "";
+  if (s.budget) {
+    const limits = [
+      s.budget.tokens !== void 0 ? `${formatCount(s.budget.tokens)} tokens` : "",
+      s.budget.cost !== void 0 ? formatCost(s.budget.cost) : ""
+    ].filter(Boolean);
+    const left = [
+      s.budget.tokens !== void 0 ? `${formatCount(Math.max(0, s.budget.tokens - s.tokens))} tokens` : "",
+      s.budget.cost !== void 0 ? formatCost(Math.max(0, s.budget.cost - (s.cost ?? 0))) : ""
+    ].filter(Boolean);
+    budget2 = ` (session budget ${limits.join(" or ")}: ${left.join(", ")} left)`;
+  }
+  return `${plural(s.children, "child", "children")}: ${formatCount(s.tokens)} tokens${cost}${budget2}`;
+}
 function formatLedger(ledger, now, style) {
   const paint = style.paint ?? plain;
   const lines = [];
@@ -3978,6 +4052,8 @@ function formatLedger(ledger, now, style) {
   }
   lines.push(paint("accent", "kept out of the context this session"));
   for (const k of ledger.keptOut) lines.push(`  ${keptOutLine(k)}`);
+  const spend = spendLine(ledger.subagentSpend);
+  if (spend) lines.push(paint("accent", "subagents' spend this session"), `  ${spend}`);
   const n2 = ledger.artifacts.length;
   lines.push(paint("accent", `artifacts of this session: ${formatCount(n2)}${n2 > 0 ? " (newest first)" : ""}`));
   for (const a of ledger.artifacts.slice(0, LEDGER_ARTIFACTS_SHOWN)) {
@@ -3993,6 +4069,7 @@ var plain, BAR_COLUMNS, LEDGER_ARTIFACTS_SHOWN, percent;
 var init_ledger_format = __esm({
   "extensions/headroom/ledger-format.ts"() {
     "use strict";
+    init_spend();
     init_format();
     init_prompt2();
     plain = (_c, t) => t;
@@ -4092,14 +4169,15 @@ function headroom(pi) {
     const storeText = `${storeStatus}
 ${calls}
 ${projectTrustLine(ctx)}`;
-    const ledger = currentLedger(pi, ctx);
+    const budget2 = host.config(ctx).subagents.budget.perSession;
+    const ledger = currentLedger(pi, ctx, budget2);
     let shown = false;
     if (hasUI(ctx)) {
       await ctx.ui.custom((tui, theme, _keys, done) => {
         shown = true;
         const paint = (color, text) => theme.fg(color, text);
         const lines = () => [
-          ...formatLedger(currentLedger(pi, ctx), Date.now(), { bars: "blocks", paint }),
+          ...formatLedger(currentLedger(pi, ctx, budget2), Date.now(), { bars: "blocks", paint }),
           ...storeText.split("\n")
         ];
         return new LedgerPanel(
@@ -8818,6 +8896,87 @@ var init_domain = __esm({
   }
 });
 
+// extensions/subagents/prompt-budget.ts
+function spendWords(spend) {
+  const s = spend ?? { tokens: 0 };
+  return `${formatCount(s.tokens)} tokens${s.cost !== void 0 ? `, ${formatCost(s.cost)}` : ""}`;
+}
+function budgetWords(b) {
+  const parts = [
+    b.tokens !== void 0 ? `${formatCount(b.tokens)} tokens` : "",
+    b.cost !== void 0 ? formatCost(b.cost) : ""
+  ].filter(Boolean);
+  return parts.join(" or ");
+}
+function leftWords(b) {
+  return budgetWords(b).replace(" or ", ", ");
+}
+function amount(unit, n2) {
+  return unit === "tokens" ? `${formatCount(n2)} tokens` : formatCost(n2);
+}
+function whose(r) {
+  if (r.scope === "child") return "its budget";
+  if (r.scope === "pipeline") return `the budget its pipeline shares (given to ${r.owner})`;
+  return "this session's subagent budget (subagents.budget.perSession)";
+}
+function budgetStopReason(r) {
+  return `stopped at the end of a turn: it reached ${whose(r)} of ${amount(r.unit, r.limit)} (${amount(r.unit, r.spent)} spent); its output so far follows. A new child with a budget can take the work on.`;
+}
+function budgetNotStartedReason(r) {
+  return `not started: ${whose(r)} of ${amount(r.unit, r.limit)} is spent (${amount(r.unit, r.spent)}).`;
+}
+function sessionBudgetRefusal(r, left) {
+  return `No child started: this session's subagents spent ${amount(r.unit, r.spent)} of their budget of ${amount(r.unit, r.limit)} (subagents.budget.perSession); remaining: ${leftWords(left) || "nothing"}. Finish with what you have, or ask the user to raise the budget.`;
+}
+function budgetSpentSendError(id, r) {
+  return `${id} cannot run again: ${budgetNotStartedReason(r).replace(/^not started: /, "")} Spawn a new child for the rest of the work.`;
+}
+function badBudgetError(problem) {
+  return `budget: ${problem}; give { tokens?: <positive number>, cost?: <positive number>, shared?: true }.`;
+}
+function budgetSpawnNote(own, shared, id, sessionLeft) {
+  const parts = [];
+  if (own.tokens !== void 0 || own.cost !== void 0) parts.push(`budget ${budgetWords(own)}`);
+  if (shared === id) parts.push("shared with the stages spawned after it");
+  else if (shared) parts.push(`drawing on the budget shared with ${shared}`);
+  if (sessionLeft) parts.push(`this session has ${leftWords(sessionLeft) || "nothing"} left`);
+  return parts.length > 0 ? `Budget: ${parts.join("; ")}.` : "";
+}
+function unpricedModelNote(model) {
+  return `Note: Pi knows no price for ${model}, so a cost budget cannot stop this child; its tokens are counted.`;
+}
+function spendSuffix(c) {
+  if (!c.spend && !c.budget) return "";
+  return ` \xB7 ${spendOfBudget(c.spend, c.budget)}${sharedWords(c.budget)}`;
+}
+function sharedWords(b) {
+  return b?.shared ? ` (shared budget of ${b.shared})` : "";
+}
+function spendOfBudget(spend, budget2) {
+  const of = budget2 && (budget2.tokens !== void 0 || budget2.cost !== void 0) ? ` of ${budgetWords(budget2)}` : "";
+  return `spent ${spendWords(spend)}${of}`;
+}
+function short(n2) {
+  if (n2 < 1e3) return String(Math.round(n2));
+  if (n2 < 1e6) return `${(n2 / 1e3).toFixed(n2 < 1e4 ? 1 : 0)}k`;
+  return `${(n2 / 1e6).toFixed(1)}M`;
+}
+function spentCell(c) {
+  if (!c.spend && !c.budget) return "\u2014";
+  const tokens = short(c.spend?.tokens ?? 0) + (c.budget?.tokens !== void 0 ? `/${short(c.budget.tokens)}` : "");
+  const cost = c.spend?.cost !== void 0 ? ` ${formatCost(c.spend.cost)}` : "";
+  return tokens + cost;
+}
+var SPAWN_BUDGET_PARAM;
+var init_prompt_budget = __esm({
+  "extensions/subagents/prompt-budget.ts"() {
+    "use strict";
+    init_spend();
+    init_domain();
+    SPAWN_BUDGET_PARAM = "Spending cap (optional): tokens (input+output+cache, all turns) and/or cost (model price units). Reached: stopped after that turn, outcome budget. shared: stages spawned after it share it.";
+  }
+});
+
 // extensions/subagents/prompt.ts
 function label(c) {
   return `${c.id} "${c.name}"`;
@@ -8962,7 +9121,7 @@ function listLine(c, now, glyph2) {
   const ctx = c.contextTokens !== void 0 ? ` \xB7 ctx ${formatCount(c.contextTokens)} tok` : "";
   const agent = c.agent ? ` \xB7 agent ${c.agent}` : "";
   const state = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : c.state;
-  return `${glyph2} ${label(c)} ${state} \xB7 ${elapsed} \xB7 ${plural(c.turns, "turn")} \xB7 ${c.model}${agent}${ctx}`;
+  return `${glyph2} ${label(c)} ${state} \xB7 ${elapsed} \xB7 ${plural(c.turns, "turn")} \xB7 ${c.model}${agent}${ctx}${spendSuffix(c)}`;
 }
 function checkText(c, now, recentOutput) {
   const since = c.startedAt ?? c.createdAt;
@@ -8970,6 +9129,8 @@ function checkText(c, now, recentOutput) {
     c.state === "waiting" ? `${label(c)} \u2014 waiting for ${(c.after ?? []).join(", ")} (it starts when they settle, its task opening with their results)` : `${label(c)} \u2014 ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
     `${c.agent ? `agent ${c.agent} \xB7 ` : ""}model ${c.model} \xB7 run ${c.run} \xB7 ${plural(c.turns, "turn")} \xB7 ${plural(c.outputTokens, "output token")}` + (c.contextTokens !== void 0 && c.contextWindow ? ` \xB7 context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens` : "")
   ];
+  const spend = spendSuffix(c);
+  if (spend) lines.push(spend.replace(/^ \u00b7 /, ""));
   if (c.sessionFile) lines.push(`session file: ${c.sessionFile}`);
   if (c.error) lines.push(`error: ${c.error}`);
   if (c.recentTools.length > 0) {
@@ -9017,6 +9178,7 @@ var init_prompt6 = __esm({
   "extensions/subagents/prompt.ts"() {
     "use strict";
     init_domain();
+    init_prompt_budget();
     TOOL_TEXT = {
       spawn: {
         label: "Spawn subagent",
@@ -9536,7 +9698,8 @@ function buildAgentFields(z) {
     maxTurns: z.number().int().positive().max(MAX_TURNS_LIMIT),
     context: z.enum(["fresh", "fork"]),
     isolation: z.enum(["none", "worktree"]),
-    output_schema: outputSchemaField
+    output_schema: outputSchemaField,
+    budget: z.strictObject({ tokens: z.number().int().positive().optional(), cost: z.number().positive().optional() }).refine((b) => b.tokens !== void 0 || b.cost !== void 0, { error: "expected tokens and/or cost" })
   };
 }
 function agentFields() {
@@ -9627,7 +9790,8 @@ function parseAgentFile(content, options) {
     ...values.maxTurns !== void 0 ? { maxTurns: values.maxTurns } : {},
     ...values.context !== void 0 ? { context: values.context } : {},
     ...values.isolation !== void 0 ? { isolation: values.isolation } : {},
-    ...values.output_schema !== void 0 ? { outputSchema: values.output_schema } : {}
+    ...values.output_schema !== void 0 ? { outputSchema: values.output_schema } : {},
+    ...values.budget !== void 0 ? { budget: values.budget } : {}
   };
   return { agent, warnings };
 }
@@ -10446,31 +10610,6 @@ var init_home = __esm({
   }
 });
 
-// extensions/shared/budget/spend.ts
-function spendOfUsage(usage) {
-  if (!usage || typeof usage !== "object") return { tokens: 0 };
-  const u = usage;
-  const tokens = count2(u.input) + count2(u.output) + count2(u.cacheRead) + count2(u.cacheWrite);
-  const cost = count2(u.cost?.total);
-  return cost > 0 ? { tokens, cost } : { tokens };
-}
-function addSpend(a, b) {
-  const tokens = a.tokens + b.tokens;
-  if (a.cost === void 0 && b.cost === void 0) return { tokens };
-  return { tokens, cost: (a.cost ?? 0) + (b.cost ?? 0) };
-}
-function formatCost(cost) {
-  if (!Number.isFinite(cost)) return `$${cost}`;
-  return cost < 1 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
-}
-var count2;
-var init_spend = __esm({
-  "extensions/shared/budget/spend.ts"() {
-    "use strict";
-    count2 = (v) => typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0;
-  }
-});
-
 // extensions/subagents/prompt-spawn.ts
 function choiceList(choices, surface = "subagents.modelChoices") {
   if (choices.length === 0) return "none have credentials configured";
@@ -10853,12 +10992,30 @@ var init_backend = __esm({
 });
 
 // extensions/subagents/budget/budget.ts
+function tightest(...budgets) {
+  const out = {};
+  for (const b of budgets) {
+    if (!b) continue;
+    if (positive(b.tokens)) out.tokens = Math.min(out.tokens ?? Number.POSITIVE_INFINITY, b.tokens);
+    if (positive(b.cost)) out.cost = Math.min(out.cost ?? Number.POSITIVE_INFINITY, b.cost);
+  }
+  return out;
+}
+function bounded(b) {
+  return positive(b?.tokens) || positive(b?.cost);
+}
 function reached(spent, limit) {
   if (positive(limit.tokens) && spent.tokens >= limit.tokens)
     return { unit: "tokens", limit: limit.tokens, spent: spent.tokens };
   if (positive(limit.cost) && spent.cost !== void 0 && spent.cost >= limit.cost)
     return { unit: "cost", limit: limit.cost, spent: spent.cost };
   return void 0;
+}
+function remaining2(limit, spent) {
+  const out = {};
+  if (positive(limit.tokens)) out.tokens = Math.max(0, limit.tokens - spent.tokens);
+  if (positive(limit.cost)) out.cost = Math.max(0, limit.cost - (spent.cost ?? 0));
+  return out;
 }
 function totalSpend(children) {
   let total = { tokens: 0 };
@@ -10882,6 +11039,47 @@ function budgetVerdict(child, children, session) {
   }
   const all = session ? reached(totalSpend(children), session) : void 0;
   return all ? { scope: "session", ...all } : void 0;
+}
+function sharedFrom(inputs, children) {
+  for (const id of inputs) {
+    const shared = children.find((c) => c.id === id)?.budget?.shared;
+    if (shared) return shared;
+  }
+  return void 0;
+}
+function childBudget(options) {
+  const limits = tightest(options.param, options.agent, options.perChild);
+  const shared = options.param?.shared === true ? options.id : options.inputsShared;
+  if (!bounded(limits) && !shared) return void 0;
+  return { ...limits, ...shared ? { shared } : {} };
+}
+function checkBudgetParam(raw) {
+  if (raw === void 0) return { ok: true };
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return { ok: false, problem: "not an object" };
+  const r = raw;
+  for (const key of Object.keys(r))
+    if (!["tokens", "cost", "shared"].includes(key)) return { ok: false, problem: `unknown key "${key}"` };
+  for (const key of ["tokens", "cost"])
+    if (r[key] !== void 0 && !positive(r[key])) return { ok: false, problem: `${key} must be a positive number` };
+  if (r.shared !== void 0 && typeof r.shared !== "boolean")
+    return { ok: false, problem: "shared must be true or false" };
+  return {
+    ok: true,
+    value: {
+      ...r.tokens !== void 0 ? { tokens: r.tokens } : {},
+      ...r.cost !== void 0 ? { cost: r.cost } : {},
+      ...r.shared !== void 0 ? { shared: r.shared } : {}
+    }
+  };
+}
+function checkChildBudget(raw) {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return void 0;
+  const r = raw;
+  const out = {};
+  if (positive(r.tokens)) out.tokens = r.tokens;
+  if (positive(r.cost)) out.cost = r.cost;
+  if (typeof r.shared === "string" && /^sa-\d+$/.test(r.shared)) out.shared = r.shared;
+  return bounded(out) || out.shared ? out : void 0;
 }
 var positive;
 var init_budget = __esm({
@@ -11005,32 +11203,6 @@ var init_graph = __esm({
     "use strict";
     init_domain();
     MAX_PIPELINE_STAGES = 16;
-  }
-});
-
-// extensions/subagents/prompt-budget.ts
-function amount(unit, n2) {
-  return unit === "tokens" ? `${formatCount(n2)} tokens` : formatCost(n2);
-}
-function whose(r) {
-  if (r.scope === "child") return "its budget";
-  if (r.scope === "pipeline") return `the budget its pipeline shares (given to ${r.owner})`;
-  return "this session's subagent budget (subagents.budget.perSession)";
-}
-function budgetStopReason(r) {
-  return `stopped at the end of a turn: it reached ${whose(r)} of ${amount(r.unit, r.limit)} (${amount(r.unit, r.spent)} spent); its output so far follows. A new child with a budget can take the work on.`;
-}
-function budgetNotStartedReason(r) {
-  return `not started: ${whose(r)} of ${amount(r.unit, r.limit)} is spent (${amount(r.unit, r.spent)}).`;
-}
-function budgetSpentSendError(id, r) {
-  return `${id} cannot run again: ${budgetNotStartedReason(r).replace(/^not started: /, "")} Spawn a new child for the rest of the work.`;
-}
-var init_prompt_budget = __esm({
-  "extensions/subagents/prompt-budget.ts"() {
-    "use strict";
-    init_spend();
-    init_domain();
   }
 });
 
@@ -12065,7 +12237,9 @@ function snapshot(child, run2) {
     context: child.context,
     ...child.agent ? { agent: child.agent } : {},
     ...child.worktree ? { worktree: child.worktree } : {},
-    ...child.after?.length ? { after: child.after, afterFailed: child.afterFailed ?? "skip" } : {}
+    ...child.after?.length ? { after: child.after, afterFailed: child.afterFailed ?? "skip" } : {},
+    ...child.spend ? { spend: child.spend } : {},
+    ...child.budget ? { budget: child.budget } : {}
   };
 }
 function deliveryProof(...groups) {
@@ -12286,8 +12460,14 @@ function recordOf(deps, ctx, d) {
     sessionFile: d.sessionFile,
     recentTools: [],
     ...validWorktree(d.worktree) ? { worktree: d.worktree } : {},
-    ...Array.isArray(d.after) && d.after.length > 0 ? { after: d.after.map(String), afterFailed: d.afterFailed === "run" ? "run" : "skip" } : {}
+    ...Array.isArray(d.after) && d.after.length > 0 ? { after: d.after.map(String), afterFailed: d.afterFailed === "run" ? "run" : "skip" } : {},
+    ...spentOf(d)
   };
+}
+function spentOf(d) {
+  const spend = checkSpend(d.spend);
+  const budget2 = checkChildBudget(d.budget);
+  return { ...spend ? { spend } : {}, ...budget2 ? { budget: budget2 } : {} };
 }
 function validWorktree(w) {
   if (!w || typeof w !== "object") return false;
@@ -12310,9 +12490,11 @@ var init_persistence = __esm({
     "use strict";
     import_node_fs15 = require("node:fs");
     import_node_path16 = require("node:path");
+    init_spend();
     init_projection();
     init_surfaces();
     init_tokens();
+    init_budget();
     init_spawn_checkable();
     init_partial_output();
     init_domain();
@@ -13239,6 +13421,42 @@ var init_narrate = __esm({
   }
 });
 
+// extensions/subagents/budget/spawn-budget.ts
+function priced(model) {
+  const cost = model?.cost;
+  if (!cost || typeof cost !== "object") return false;
+  return Object.values(cost).some((v) => typeof v === "number" && v > 0);
+}
+function spawnBudget(children, param, agent, config, after) {
+  const checked = checkBudgetParam(param);
+  if (!checked.ok) throw new Error(badBudgetError(checked.problem));
+  const spent = totalSpend(children);
+  const session = bounded(config.perSession) ? config.perSession : void 0;
+  const over = session ? reached(spent, session) : void 0;
+  if (session && over) throw new Error(sessionBudgetRefusal({ scope: "session", ...over }, remaining2(session, spent)));
+  const inputsShared = sharedFrom(after, children);
+  return {
+    of: (id) => childBudget({ id, param: checked.value, agent, perChild: config.perChild, inputsShared }),
+    notes: (child, model, modelLabel) => {
+      const own = child.budget ?? {};
+      const limits = {
+        ...own.tokens !== void 0 ? { tokens: own.tokens } : {},
+        ...own.cost !== void 0 ? { cost: own.cost } : {}
+      };
+      const note = budgetSpawnNote(limits, own.shared, child.id, session ? remaining2(session, spent) : void 0);
+      const wantsCost = own.cost !== void 0 || session?.cost !== void 0;
+      return [note, wantsCost && !priced(model) ? unpricedModelNote(modelLabel) : ""].filter(Boolean);
+    }
+  };
+}
+var init_spawn_budget = __esm({
+  "extensions/subagents/budget/spawn-budget.ts"() {
+    "use strict";
+    init_prompt_budget();
+    init_budget();
+  }
+});
+
 // extensions/subagents/delivery/handover.ts
 function childWindow(model, overheadTexts2) {
   const m = model ?? {};
@@ -13405,6 +13623,7 @@ async function spawnOne(deps, params, ctx, id) {
   if (typeof params.prompt !== "string" || params.prompt.trim().length === 0) throw new Error(EMPTY_PROMPT_ERROR);
   const agent = agentFor(deps, params.agent, ctx);
   const inputs = plannedInputs(manager, params);
+  const budget2 = spawnBudget(manager.list(), params.budget, agent?.budget, cfg.budget, inputs.after);
   const notes = [];
   const registry = ctx.modelRegistry;
   let model = ctx.model;
@@ -13431,12 +13650,12 @@ async function spawnOne(deps, params, ctx, id) {
   const exactTools = params.tools !== void 0 || agent?.tools !== void 0;
   const asked = params.tools ?? agent?.tools ?? cfg.defaultTools;
   const active = cfg.toolsBeyondParent ? void 0 : parentActiveTools(deps);
-  const bounded = boundByParent(asked, active, CHILD_TOOL_NAMES);
-  if (bounded.beyond.length > 0) {
-    if (params.tools !== void 0) throw new Error(toolsBeyondParentError(bounded.beyond, active ?? []));
-    notes.push(toolsLeftOutNote(bounded.beyond));
+  const bounded2 = boundByParent(asked, active, CHILD_TOOL_NAMES);
+  if (bounded2.beyond.length > 0) {
+    if (params.tools !== void 0) throw new Error(toolsBeyondParentError(bounded2.beyond, active ?? []));
+    notes.push(toolsLeftOutNote(bounded2.beyond));
   }
-  const tools = bounded.kept;
+  const tools = bounded2.kept;
   const allowed = listableTools(deps);
   const unknownTools = tools.filter((t) => !allowed.includes(t));
   if (unknownTools.length > 0) {
@@ -13525,6 +13744,7 @@ async function spawnOne(deps, params, ctx, id) {
       steps: checkable.steps,
       worktree: checkable.worktree,
       structured: checkable.structured,
+      budget: budget2.of,
       ...handover,
       ...respawn
     });
@@ -13535,9 +13755,11 @@ async function spawnOne(deps, params, ctx, id) {
   const queued = child.state === "queued";
   const how = arrivalOf(deps, ctx);
   const text = child.state === "waiting" ? waitingSpawnText(child, arrival(child, how)) : queued ? queuedText(child, manager.list(), manager.maxConcurrent, how) : spawnedText(child, how);
-  const shown = [[text, ...checkable.notes].join(" "), ...notes.map((n2) => n2.replace(/^subagents: /, "Note: "))].join(
-    "\n"
-  );
+  const budgetNotes = budget2.notes(child, model, modelLabel);
+  const shown = [
+    [text, ...checkable.notes, ...budgetNotes].join(" "),
+    ...notes.map((n2) => n2.replace(/^subagents: /, "Note: "))
+  ].join("\n");
   return reply(shown, {
     rows: [
       row(
@@ -13592,6 +13814,7 @@ var init_spawn = __esm({
     init_prompt3();
     init_view();
     init_agents();
+    init_spawn_budget();
     init_spawn_checkable();
     init_child_extensions();
     init_handover();
@@ -13796,11 +14019,11 @@ function callText(tool, args, paint = plain3) {
   if (tool === "subagent_spawn") {
     const given = typeof args.name === "string" && args.name ? args.name : String(args.prompt ?? "").split("\n")[0];
     const name = oneLine2(given);
-    const short = (0, import_pi_tui3.truncateToWidth)(name, CALL_NAME_COLUMNS, "\u2026");
+    const short2 = (0, import_pi_tui3.truncateToWidth)(name, CALL_NAME_COLUMNS, "\u2026");
     const model = typeof args.model === "string" ? oneLine2(args.model) : void 0;
     const agent = typeof args.agent === "string" ? `as ${oneLine2(args.agent).slice(0, 64)}` : void 0;
     const extras = [agent, model, args.context === "fork" ? "fork" : void 0].filter(Boolean).join(", ");
-    return `${title} ${short}${extras ? paint("dim", ` (${extras})`) : ""}`;
+    return `${title} ${short2}${extras ? paint("dim", ` (${extras})`) : ""}`;
   }
   const ids2 = oneLine2(
     Array.isArray(args.ids) ? args.ids.join(", ") : typeof args.id === "string" ? args.id : ""
@@ -13933,7 +14156,8 @@ function pickerRow(c, all, now) {
     elapsedOf(c, now),
     formatCount(c.turns),
     formatCount(c.outputTokens),
-    contextOf(c)
+    contextOf(c),
+    spentCell(c)
   ];
   return values.map((v, i) => cell(v, COLUMNS[i][1])).join(" ");
 }
@@ -13950,6 +14174,7 @@ function stateLine(c, all, now) {
     `${formatCount(c.turns)} ${c.turns === 1 ? "turn" : "turns"}`,
     `${formatCount(c.outputTokens)} tok out`,
     `context ${contextOf(c)}`,
+    c.spend || c.budget ? spendOfBudget(c.spend, c.budget) : void 0,
     c.run > 1 ? `run ${c.run}` : void 0
   ];
   return parts.filter(Boolean).join(" \xB7 ");
@@ -13996,6 +14221,7 @@ var init_screens = __esm({
     import_pi_tui4 = require("@mariozechner/pi-tui");
     init_sanitize();
     init_domain();
+    init_prompt_budget();
     init_others();
     clean = (text) => sanitizeLine(text, { widthOf: import_pi_tui4.visibleWidth });
     cleanBlock = (text) => sanitizeTerminalText(text, { widthOf: import_pi_tui4.visibleWidth });
@@ -14009,7 +14235,8 @@ var init_screens = __esm({
       ["elapsed", 9],
       ["turns", 6],
       ["tokens", 8],
-      ["context", 16]
+      ["context", 16],
+      ["spent", 18]
     ];
     RESERVED_ROWS2 = 10;
     MIN_ROWS2 = 10;
@@ -14713,6 +14940,16 @@ function setupSubagents(pi, depth) {
     after: import_typebox2.Type.Optional(import_typebox2.Type.Array(import_typebox2.Type.String(), { description: SPAWN_AFTER_PARAM })),
     after_failed: import_typebox2.Type.Optional(
       import_typebox2.Type.Union([import_typebox2.Type.Literal("skip"), import_typebox2.Type.Literal("run")], { description: SPAWN_AFTER_FAILED_PARAM })
+    ),
+    budget: import_typebox2.Type.Optional(
+      import_typebox2.Type.Object(
+        {
+          tokens: import_typebox2.Type.Optional(import_typebox2.Type.Number()),
+          cost: import_typebox2.Type.Optional(import_typebox2.Type.Number()),
+          shared: import_typebox2.Type.Optional(import_typebox2.Type.Boolean())
+        },
+        { description: SPAWN_BUDGET_PARAM }
+      )
     )
   });
   let spawnDescriptionText = "";
@@ -14931,6 +15168,7 @@ var init_subagents = __esm({
     init_roster();
     init_settle();
     init_prompt6();
+    init_prompt_budget();
     init_prompt_pipeline();
     init_prompt_records();
     init_prompt_spawn();

@@ -30,6 +30,7 @@ import { rosterText } from "./delivery/roster.ts";
 import { type SettleState, settleSingleShot } from "./delivery/settle.ts";
 import type { ChildRow } from "./domain.ts";
 import { CANCELLED_IN_VIEW, ROSTER_MESSAGE_TYPE, TOOL_TEXT } from "./prompt.ts";
+import { SPAWN_BUDGET_PARAM } from "./prompt-budget.ts";
 import { SPAWN_AFTER_FAILED_PARAM, SPAWN_AFTER_PARAM } from "./prompt-pipeline.ts";
 import { damagedSpawnError } from "./prompt-records.ts";
 import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription } from "./prompt-spawn.ts";
@@ -169,6 +170,16 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		after: Type.Optional(Type.Array(Type.String(), { description: SPAWN_AFTER_PARAM })),
 		after_failed: Type.Optional(
 			Type.Union([Type.Literal("skip"), Type.Literal("run")], { description: SPAWN_AFTER_FAILED_PARAM }),
+		),
+		budget: Type.Optional(
+			Type.Object(
+				{
+					tokens: Type.Optional(Type.Number()),
+					cost: Type.Optional(Type.Number()),
+					shared: Type.Optional(Type.Boolean()),
+				},
+				{ description: SPAWN_BUDGET_PARAM },
+			),
 		),
 	});
 	// The description lists the agents; it is registered again only when that list changed, so the

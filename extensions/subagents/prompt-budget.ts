@@ -26,6 +26,11 @@ export function budgetWords(b: Budget): string {
 	return parts.join(" or ");
 }
 
+/** What remains of a budget: "800 tokens, $1.50". */
+function leftWords(b: Budget): string {
+	return budgetWords(b).replace(" or ", ", ");
+}
+
 /** A unit's amount: "201,234 tokens", "$2.0100". */
 function amount(unit: "tokens" | "cost", n: number): string {
 	return unit === "tokens" ? `${formatCount(n)} tokens` : formatCost(n);
@@ -55,7 +60,7 @@ export function budgetNotStartedReason(r: BudgetReached): string {
 export function sessionBudgetRefusal(r: BudgetReached, left: Budget): string {
 	return (
 		`No child started: this session's subagents spent ${amount(r.unit, r.spent)} of their budget of ` +
-		`${amount(r.unit, r.limit)} (subagents.budget.perSession); remaining: ${budgetWords(left) || "nothing"}. ` +
+		`${amount(r.unit, r.limit)} (subagents.budget.perSession); remaining: ${leftWords(left) || "nothing"}. ` +
 		"Finish with what you have, or ask the user to raise the budget."
 	);
 }
@@ -76,7 +81,7 @@ export function budgetSpawnNote(own: Budget, shared: string | undefined, id: str
 	if (own.tokens !== undefined || own.cost !== undefined) parts.push(`budget ${budgetWords(own)}`);
 	if (shared === id) parts.push("shared with the stages spawned after it");
 	else if (shared) parts.push(`drawing on the budget shared with ${shared}`);
-	if (sessionLeft) parts.push(`this session has ${budgetWords(sessionLeft) || "nothing"} left`);
+	if (sessionLeft) parts.push(`this session has ${leftWords(sessionLeft) || "nothing"} left`);
 	return parts.length > 0 ? `Budget: ${parts.join("; ")}.` : "";
 }
 
@@ -85,8 +90,34 @@ export function unpricedModelNote(model: string): string {
 	return `Note: Pi knows no price for ${model}, so a cost budget cannot stop this child; its tokens are counted.`;
 }
 
+/** " · spent 1,234 tokens of 10,000 tokens" for a list line: only once it spent something or has a budget. */
+export function spendSuffix(c: { spend?: Spend; budget?: Budget & { shared?: string } }): string {
+	if (!c.spend && !c.budget) return "";
+	return ` · ${spendOfBudget(c.spend, c.budget)}${sharedWords(c.budget)}`;
+}
+
+/** " (shared with sa-1's pipeline)" for a child drawing on a shared budget. */
+function sharedWords(b: { shared?: string } | undefined): string {
+	return b?.shared ? ` (shared budget of ${b.shared})` : "";
+}
+
 /** Spend with its limit, for lists and checks: "12,345 tokens of 200,000 tokens". */
 export function spendOfBudget(spend: Spend | undefined, budget: Budget | undefined): string {
 	const of = budget && (budget.tokens !== undefined || budget.cost !== undefined) ? ` of ${budgetWords(budget)}` : "";
 	return `spent ${spendWords(spend)}${of}`;
+}
+
+/** 1234 → "1.2k", 2500000 → "2.5M": a picker cell's short count. */
+function short(n: number): string {
+	if (n < 1000) return String(Math.round(n));
+	if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+	return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+/** The picker's "spent" cell: "12k/200k $0.0123", "—" before any spend. */
+export function spentCell(c: { spend?: Spend; budget?: Budget }): string {
+	if (!c.spend && !c.budget) return "—";
+	const tokens = short(c.spend?.tokens ?? 0) + (c.budget?.tokens !== undefined ? `/${short(c.budget.tokens)}` : "");
+	const cost = c.spend?.cost !== undefined ? ` ${formatCost(c.spend.cost)}` : "";
+	return tokens + cost;
 }

@@ -6,6 +6,7 @@
  */
 
 import { type ChildRecord, formatCount, formatDuration, plural, queuePosition } from "./domain.ts";
+import { spendSuffix } from "./prompt-budget.ts";
 
 export const TOOL_TEXT = {
 	spawn: {
@@ -347,7 +348,7 @@ export function listLine(c: ChildRecord, now: number, glyph: string): string {
 	const ctx = c.contextTokens !== undefined ? ` · ctx ${formatCount(c.contextTokens)} tok` : "";
 	const agent = c.agent ? ` · agent ${c.agent}` : "";
 	const state = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : c.state;
-	return `${glyph} ${label(c)} ${state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${agent}${ctx}`;
+	return `${glyph} ${label(c)} ${state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${agent}${ctx}${spendSuffix(c)}`;
 }
 
 export function checkText(c: ChildRecord, now: number, recentOutput: string): string {
@@ -361,6 +362,8 @@ export function checkText(c: ChildRecord, now: number, recentOutput: string): st
 				? ` · context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens`
 				: ""),
 	];
+	const spend = spendSuffix(c);
+	if (spend) lines.push(spend.replace(/^ · /, ""));
 	if (c.sessionFile) lines.push(`session file: ${c.sessionFile}`);
 	if (c.error) lines.push(`error: ${c.error}`);
 	if (c.recentTools.length > 0) {

@@ -194,7 +194,7 @@ describe("budget verdicts", () => {
 			cost: 2,
 		})!;
 		expect(sessionBudgetRefusal(session, remaining({ tokens: 1000, cost: 2 }, s(1200)))).toContain(
-			"remaining: 0 tokens or $2.00",
+			"remaining: 0 tokens, $2.00",
 		);
 	});
 });
@@ -323,5 +323,32 @@ describe("budgets in the configuration", () => {
 			user: "u.json",
 		});
 		expect(lower).toEqual({ config: { subagents: { budget: { perChild: { tokens: 1000 } } } }, warnings: [] });
+	});
+});
+
+describe("schema growth", () => {
+	it("the spawn's budget parameter adds at most 400 bytes to the parent's first request", async () => {
+		const { setupSubagents } = await import("../../extensions/subagents/index.ts");
+		const tools = new Map<string, { parameters: { properties: Record<string, unknown> } }>();
+		setupSubagents(
+			{
+				registerTool: (t: { name: string; parameters: { properties: Record<string, unknown> } }) =>
+					tools.set(t.name, t),
+				registerCommand: () => undefined,
+				registerMessageRenderer: () => undefined,
+				on: () => undefined,
+				sendMessage: () => undefined,
+				appendEntry: () => undefined,
+				getThinkingLevel: () => "off",
+			} as never,
+			0,
+		);
+		const spawn = tools.get("subagent_spawn")!;
+		const added = Buffer.byteLength(`,"budget":${JSON.stringify(spawn.parameters.properties.budget)}`);
+		expect(added).toBeGreaterThan(100); // it is there
+		expect(added).toBeLessThanOrEqual(400);
+		// Every other tool's schema is unchanged by budgets: only subagent_spawn has the parameter.
+		for (const [name, t] of tools)
+			if (name !== "subagent_spawn") expect(t.parameters.properties?.budget).toBeUndefined();
 	});
 });

@@ -5,6 +5,7 @@
  * cancel it with a confirmation). Pure row builders plus two small pi-tui components; every line is
  * sanitized (shared/text/sanitize) and cut to the terminal's width with pi-tui's helpers.
  */
+
 import {
 	type Component,
 	Input,
@@ -16,6 +17,7 @@ import {
 } from "@mariozechner/pi-tui";
 import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
 import { type ChildRecord, formatCount, formatDuration, isSettled, queuePosition, statusGlyph } from "../domain.ts";
+import { spendOfBudget, spentCell } from "../prompt-budget.ts";
 import { type OtherChild, otherTag } from "./others.ts";
 import type { Paint } from "./render.ts";
 import type { TranscriptItem, TranscriptState } from "./transcript.ts";
@@ -76,6 +78,7 @@ const COLUMNS = [
 	["turns", 6],
 	["tokens", 8],
 	["context", 16],
+	["spent", 18],
 ] as const;
 
 function cell(text: string, width: number): string {
@@ -101,6 +104,7 @@ export function pickerRow(c: ChildRecord, all: readonly ChildRecord[], now: numb
 		formatCount(c.turns),
 		formatCount(c.outputTokens),
 		contextOf(c),
+		spentCell(c),
 	];
 	return values.map((v, i) => cell(v, COLUMNS[i][1])).join(" ");
 }
@@ -121,6 +125,7 @@ export function stateLine(c: ChildRecord, all: readonly ChildRecord[], now: numb
 		`${formatCount(c.turns)} ${c.turns === 1 ? "turn" : "turns"}`,
 		`${formatCount(c.outputTokens)} tok out`,
 		`context ${contextOf(c)}`,
+		c.spend || c.budget ? spendOfBudget(c.spend, c.budget) : undefined,
 		c.run > 1 ? `run ${c.run}` : undefined,
 	];
 	return parts.filter(Boolean).join(" · ");
