@@ -21,7 +21,7 @@ import {
 } from "../../extensions/subagents/budget/budget.ts";
 import type { ChildEvent, ChildHandle, ChildSpec } from "../../extensions/subagents/children/manager.ts";
 import { SubagentManager } from "../../extensions/subagents/children/manager.ts";
-import { budgetStopReason, sessionBudgetRefusal } from "../../extensions/subagents/prompt-budget.ts";
+import { budgetStopReason, sessionBudgetRefusal } from "../../extensions/subagents/prompt/budget.ts";
 
 const amount = fc.integer({ min: 0, max: 1_000_000 });
 const price = fc.option(fc.double({ min: 0, max: 50, noNaN: true }), { nil: undefined });

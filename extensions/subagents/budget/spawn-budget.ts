@@ -4,8 +4,8 @@
  * from the parameter, its agent file's and the configured per-child bound, sharing its inputs' account when a
  * pipeline shares one. Returns what the manager needs (the budget given the child's id) and the spawn's notes.
  */
-import type { ChildRecord } from "../domain.ts";
-import { badBudgetError, budgetSpawnNote, sessionBudgetRefusal, unpricedModelNote } from "../prompt-budget.ts";
+import type { ChildRecord } from "../domain/records.ts";
+import { badBudgetError, budgetSpawnNote, sessionBudgetRefusal, unpricedModelNote } from "../prompt/budget.ts";
 import {
 	type Budget,
 	bounded,

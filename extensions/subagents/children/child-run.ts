@@ -9,7 +9,9 @@ import { addSpend, type Spend } from "../../shared/budget/spend.ts";
 import type { ExtensionPolicy } from "../agents/agents.ts";
 import { type Budget, budgetVerdict } from "../budget/budget.ts";
 import type { RunSteps } from "../checkable/run-steps.ts";
-import { type ChildRecord, lastAssistant, RECENT_TOOL_CALLS } from "../domain.ts";
+import { lastAssistant } from "../domain/format.ts";
+import { type ChildRecord, RECENT_TOOL_CALLS } from "../domain/records.ts";
+import { budgetStopReason } from "../prompt/budget.ts";
 import {
 	ABORTED,
 	emptyAnswerNote,
@@ -18,8 +20,7 @@ import {
 	outputLimitReason,
 	PROVIDER_ERROR,
 	watchdogError,
-} from "../prompt.ts";
-import { budgetStopReason } from "../prompt-budget.ts";
+} from "../prompt/common.ts";
 
 /** What a backend reports while a child runs (normalized from Pi's session events). */
 export type ChildEvent =

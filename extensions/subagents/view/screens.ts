@@ -16,8 +16,9 @@ import {
 	wrapTextWithAnsi,
 } from "@mariozechner/pi-tui";
 import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
-import { type ChildRecord, formatCount, formatDuration, isSettled, queuePosition, statusGlyph } from "../domain.ts";
-import { spendOfBudget, spentCell } from "../prompt-budget.ts";
+import { formatCount, formatDuration, statusGlyph } from "../domain/format.ts";
+import { type ChildRecord, isSettled, queuePosition } from "../domain/records.ts";
+import { spendOfBudget, spentCell } from "../prompt/budget.ts";
 import { type OtherChild, otherTag } from "./others.ts";
 import type { Paint } from "./render.ts";
 import type { TranscriptItem, TranscriptState } from "./transcript.ts";
@@ -37,8 +38,7 @@ function glyph(state: string): string {
 function stateColor(state: string): string {
 	if (state === "completed") return "success";
 	if (state === "failed") return "error";
-	if (state === "cancelled" || state === "incomplete" || state === "interrupted" || state === "budget")
-		return "warning";
+	if (state === "cancelled" || state === "incomplete" || state === "interrupted") return "warning";
 	return "accent";
 }
 

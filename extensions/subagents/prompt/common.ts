@@ -5,8 +5,9 @@
  * structured children in prompt-checkable.ts. Pinned by tests.
  */
 
-import { type ChildRecord, formatCount, formatDuration, plural, queuePosition } from "./domain.ts";
-import { spendSuffix } from "./prompt-budget.ts";
+import { formatCount, formatDuration, plural } from "../domain/format.ts";
+import { type ChildRecord, queuePosition } from "../domain/records.ts";
+import { spendSuffix } from "./budget.ts";
 
 export const TOOL_TEXT = {
 	spawn: {

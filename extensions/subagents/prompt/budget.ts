@@ -2,9 +2,9 @@
  * The wording of children's budgets: the spawn parameter, why a child was stopped or not started, a spawn refused
  * past the session's budget, spend as lists, checks and the picker show it. Pinned by tests.
  */
-import { formatCost, type Spend } from "../shared/budget/spend.ts";
-import type { Budget, BudgetReached } from "./budget/budget.ts";
-import { formatCount } from "./domain.ts";
+import { formatCost, type Spend } from "../../shared/budget/spend.ts";
+import type { Budget, BudgetReached } from "../budget/budget.ts";
+import { formatCount } from "../domain/format.ts";
 
 /** subagent_spawn's `budget` parameter (kept short: it is in every request's tool schemas). */
 export const SPAWN_BUDGET_PARAM =
