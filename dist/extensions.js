@@ -14186,7 +14186,8 @@ function glyph(state) {
 function stateColor2(state) {
   if (state === "completed") return "success";
   if (state === "failed") return "error";
-  if (state === "cancelled" || state === "incomplete" || state === "interrupted") return "warning";
+  if (state === "cancelled" || state === "incomplete" || state === "interrupted" || state === "budget")
+    return "warning";
   return "accent";
 }
 function agentOf(c) {

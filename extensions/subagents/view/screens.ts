@@ -38,7 +38,8 @@ function glyph(state: string): string {
 function stateColor(state: string): string {
 	if (state === "completed") return "success";
 	if (state === "failed") return "error";
-	if (state === "cancelled" || state === "incomplete" || state === "interrupted") return "warning";
+	if (state === "cancelled" || state === "incomplete" || state === "interrupted" || state === "budget")
+		return "warning";
 	return "accent";
 }
 
