@@ -3649,6 +3649,21 @@ function sessionSpendOf(entries) {
   for (const s of latest.values()) total = addSpend(total, s);
   return { children: latest.size, spend: total };
 }
+function spendOfSessionText(jsonl) {
+  let total = { tokens: 0 };
+  for (const raw of jsonl.split("\n")) {
+    if (!raw.startsWith("{") || !raw.includes('"assistant"')) continue;
+    let line;
+    try {
+      line = JSON.parse(raw);
+    } catch {
+      continue;
+    }
+    if (line?.type === "message" && line.message?.role === "assistant")
+      total = addSpend(total, spendOfUsage(line.message.usage));
+  }
+  return total;
+}
 function formatCost(cost) {
   if (!Number.isFinite(cost)) return `$${cost}`;
   return cost < 1 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
@@ -12059,6 +12074,14 @@ function lastRunText(jsonl) {
   return parts.join("\n\n");
 }
 function readPartialOutput(sessionFile) {
+  const tail = readTail(sessionFile);
+  return tail.ok ? { ok: true, text: lastRunText(tail.text) } : tail;
+}
+function readSessionSpend(sessionFile) {
+  const tail = readTail(sessionFile);
+  return tail.ok && tail.text.length > 0 ? spendOfSessionText(tail.text) : void 0;
+}
+function readTail(sessionFile) {
   if (!sessionFile) return { ok: true, text: "" };
   let fd;
   try {
@@ -12076,7 +12099,7 @@ function readPartialOutput(sessionFile) {
     (0, import_node_fs13.readSync)(fd, buffer, 0, length, size - length);
     let text = buffer.toString("utf8");
     if (length < size) text = text.slice(text.indexOf("\n") + 1);
-    return { ok: true, text: lastRunText(text) };
+    return { ok: true, text };
   } catch (error) {
     return { ok: false, reason: String(error) };
   } finally {
@@ -12088,6 +12111,7 @@ var init_partial_output = __esm({
   "extensions/subagents/children/partial-output.ts"() {
     "use strict";
     import_node_fs13 = require("node:fs");
+    init_spend();
     init_content();
     PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
     OPEN_FLAGS = import_node_fs13.constants.O_RDONLY | (import_node_fs13.constants.O_NONBLOCK ?? 0) | (import_node_fs13.constants.O_NOFOLLOW ?? 0);
@@ -12446,8 +12470,12 @@ function interrupted(deps, d, started, why) {
   const partial = started ? readPartialOutput(d.sessionFile) : { ok: true, text: "" };
   const text = why ?? interruptedResultText({ id: d.id, name: String(d.name ?? d.id) }, started, partial, d.sessionFile);
   const { phase: _phase, spawn: _spawn, ...rest } = d;
+  const fileSpend = started ? readSessionSpend(d.sessionFile) : void 0;
+  const recorded = checkSpend(d.spend);
+  const spend = fileSpend && fileSpend.tokens > (recorded?.tokens ?? -1) ? fileSpend : recorded;
   const data = {
     ...rest,
+    ...spend ? { spend } : {},
     key: resultKey(d.id, d.run),
     state: "interrupted",
     error: started ? INTERRUPTED_BY_EXIT : why ? NOT_RESTORED : NEVER_STARTED,

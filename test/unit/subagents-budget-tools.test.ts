@@ -4,9 +4,12 @@
  * remains), shares a pipeline's budget with the stages after it; list and check show each child's spend; the
  * session's records keep spend and budget so a restore continues the same accounts; /headroom's ledger sums them.
  */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { childSpend } from "../../extensions/headroom/ledger.ts";
 import { spendLine } from "../../extensions/headroom/ledger-format.ts";
+import { spendOfSessionText } from "../../extensions/shared/budget/spend.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
 import { persistRun, persistSettled, restoreFromSession } from "../../extensions/subagents/delivery/persistence.ts";
 import { checkTool } from "../../extensions/subagents/tools/check.ts";
@@ -122,5 +125,79 @@ describe("spend shown and kept", () => {
 		expect(third.manager.get("sa-1")?.spend).toBeUndefined();
 		expect(third.manager.get("sa-1")?.budget).toBeUndefined();
 		expect(spendLine(childSpend([]))).toBe("");
+	});
+});
+
+describe("a crash keeps the account", () => {
+	it("a run the process left unsettled takes its spend from the child's own session file", async () => {
+		const w = world();
+		const file = join(w.root, "child.jsonl");
+		const assistant = (input: number, output: number, total: number) =>
+			JSON.stringify({
+				type: "message",
+				message: {
+					role: "assistant",
+					content: [{ type: "text", text: "x" }],
+					usage: { input, output, cacheRead: 0, cacheWrite: 0, cost: { total } },
+				},
+			});
+		writeFileSync(
+			file,
+			[
+				JSON.stringify({ type: "session" }),
+				assistant(1000, 500, 0.01),
+				assistant(1200, 300, 0.02),
+				'{"type":"mess',
+			].join("\n"),
+		);
+		expect(spendOfSessionText(readFileSync(file, "utf8"))).toEqual({ tokens: 3000, cost: 0.03 });
+		const run = {
+			id: "sa-1",
+			run: 1,
+			name: "crashed",
+			model: "mock/mock-model",
+			prompt: "task",
+			turns: 1,
+			createdAt: 1,
+			startedAt: 2,
+			sessionFile: file,
+			phase: "started",
+			spend: { tokens: 200 },
+			budget: { tokens: 10_000 },
+		};
+		const branch = [{ type: "custom", customType: "subagent-run", data: run }];
+		const next = world({
+			sessionManager: { getSessionDir: () => w.root, getBranch: () => branch, getSessionFile: () => undefined },
+		});
+		restoreFromSession(next.services, next.ctx);
+		expect(next.manager.get("sa-1")).toMatchObject({
+			state: "interrupted",
+			spend: { tokens: 3000 },
+			budget: { tokens: 10_000 },
+		});
+		// The settled record it wrote carries that spend: /headroom and the next start read the same account.
+		const settled = next.entries.find((e) => e.type === "subagent-settled")!;
+		expect((settled.data as { spend?: unknown }).spend).toMatchObject({ tokens: 3000 });
+	});
+});
+
+describe("an agent file's budget", () => {
+	it("is read from its frontmatter, a bad one is a warning naming the key, and a spawn can only lower it", async () => {
+		const { parseFrontmatter } = await import("@mariozechner/pi-coding-agent");
+		const { parseAgentFile } = await import("../../extensions/subagents/agents/agents.ts");
+		const parse = (budget: string) =>
+			parseAgentFile(`---\nname: capped\ndescription: d\nbudget: ${budget}\n---\nbody`, {
+				file: "capped.md",
+				source: "user",
+				parseFrontmatter,
+			});
+		expect(parse("{ tokens: 4000, cost: 1.5 }").agent?.budget).toEqual({ tokens: 4000, cost: 1.5 });
+		const bad = parse("{ tokens: -3 }");
+		expect(bad.agent?.budget).toBeUndefined();
+		expect(bad.warnings.join("\n")).toContain('capped.md: "budget"');
+		expect(parse("{}").warnings.join("\n")).toContain("expected tokens and/or cost");
+		const { spawnBudget } = await import("../../extensions/subagents/budget/spawn-budget.ts");
+		const made = spawnBudget([], { tokens: 9000 }, { tokens: 4000 }, { perChild: {}, perSession: {} }, []);
+		expect(made.of("sa-1")).toEqual({ tokens: 4000 });
 	});
 });

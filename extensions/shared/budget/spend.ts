@@ -68,6 +68,26 @@ export function sessionSpendOf(entries: readonly unknown[]): { children: number;
 	return { children: latest.size, spend: total };
 }
 
+/**
+ * What a child's own session file (Pi's JSONL) says it spent: the usage of every assistant message in it, summed.
+ * Lines that do not parse (a torn last line) count as nothing.
+ */
+export function spendOfSessionText(jsonl: string): Spend {
+	let total: Spend = { tokens: 0 };
+	for (const raw of jsonl.split("\n")) {
+		if (!raw.startsWith("{") || !raw.includes('"assistant"')) continue;
+		let line: { type?: unknown; message?: { role?: unknown; usage?: unknown } };
+		try {
+			line = JSON.parse(raw);
+		} catch {
+			continue;
+		}
+		if (line?.type === "message" && line.message?.role === "assistant")
+			total = addSpend(total, spendOfUsage(line.message.usage));
+	}
+	return total;
+}
+
 /** "$0.0123", "$1.25": four decimals below a dollar, two above. */
 export function formatCost(cost: number): string {
 	if (!Number.isFinite(cost)) return `$${cost}`;

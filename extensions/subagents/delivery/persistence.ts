@@ -14,7 +14,7 @@ import { SURFACES } from "../../shared/surfaces.ts";
 import { utf8Length } from "../../shared/text/tokens.ts";
 import { type ChildBudget, checkChildBudget } from "../budget/budget.ts";
 import { WORKTREES_FOLDER } from "../checkable/spawn-checkable.ts";
-import { readPartialOutput } from "../children/partial-output.ts";
+import { readPartialOutput, readSessionSpend } from "../children/partial-output.ts";
 import type { DeliveryState, SettledResult } from "../domain/ledger.ts";
 import { resultKey } from "../domain/ledger.ts";
 import type { AfterFailed, ChildRecord, ChildState, ContextMode, RecordedSpawn } from "../domain/records.ts";
@@ -433,8 +433,13 @@ function interrupted(
 	const text =
 		why ?? interruptedResultText({ id: d.id, name: String(d.name ?? d.id) }, started, partial, d.sessionFile);
 	const { phase: _phase, spawn: _spawn, ...rest } = d;
+	// The run's spend since its start is in the child's own file (the run entry has what it had spent before).
+	const fileSpend = started ? readSessionSpend(d.sessionFile) : undefined;
+	const recorded = checkSpend(d.spend);
+	const spend = fileSpend && fileSpend.tokens > (recorded?.tokens ?? -1) ? fileSpend : recorded;
 	const data: SettledEntryData = {
 		...rest,
+		...(spend ? { spend } : {}),
 		key: resultKey(d.id, d.run),
 		state: "interrupted",
 		error: started ? INTERRUPTED_BY_EXIT : why ? NOT_RESTORED : NEVER_STARTED,
