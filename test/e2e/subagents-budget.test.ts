@@ -1,8 +1,9 @@
 /**
  * Children's budgets end to end, on both Pi lines with the scripted model reporting usage per response: a child
  * stopped by its token budget at the end of the turn that reached it, reported with outcome budget and its partial
- * output, delivered once; a session budget refusing a spawn, saying what remains; in Pi's TUI under tmux, the
- * child's spend in `/subagents`, and the same account after `pi -c` (the picker and /headroom's ledger).
+ * output, delivered once; a pipeline sharing one budget (shared: true); a session budget refusing a spawn, saying
+ * what remains; in Pi's TUI under tmux, the child's spend in `/subagents`, and the same account after `pi -c` (the
+ * picker and /headroom's ledger).
  */
 import { describe, expect, it } from "vitest";
 import { extensionPath, PI_LINES, toolResults } from "../fixtures/pi-runner.ts";
@@ -69,6 +70,42 @@ describe.each(PI_LINES)("children's budgets on $label", ({ line }) => {
 		expect(new Set(carrying).size).toBe(1);
 		const lastParent = parent[parent.length - 1];
 		expect(lastParent.raw.split("Budget reached:").length - 1).toBe(1);
+	}, 180_000);
+
+	it("a pipeline's stages share the budget given with shared: true; the later stage is stopped on it", async () => {
+		const server = await runs.startServer((req) => {
+			if (isChild(req)) {
+				if (req.firstUser.includes("PIPE-SCOUT"))
+					return { promptTokens: 2000, completionTokens: 500, text: "SCOUT-MAP" };
+				return childTurn(req);
+			}
+			const called = calledTools(req);
+			if (called.length === 0)
+				return {
+					toolCalls: [
+						{
+							name: "subagent_spawn",
+							arguments: { prompt: "PIPE-SCOUT map", name: "scout", budget: { tokens: 3000, shared: true } },
+						},
+						{ name: "subagent_spawn", arguments: { prompt: "PIPE-WORKER fix", name: "worker", after: ["scout"] } },
+					],
+				};
+			if (called.length === 2) return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-1", "sa-2"] } }] };
+			return { text: "PARENT-DONE" };
+		});
+		const { run } = await runs.print(server, { prompt: "a pipeline on one budget" });
+		const [scout, worker] = toolResults(run.events, "subagent_spawn");
+		expect(scout.text).toContain("shared with the stages spawned after it");
+		expect(worker.text).toContain("drawing on the budget shared with sa-1");
+		const wait = toolResults(run.events, "subagent_wait")[0].text;
+		expect(wait).toMatch(/sa-1 "scout" completed/);
+		// 2,500 by the scout, then 1,500 by the worker's first turn: 4,000 of the shared 3,000, so it stops there.
+		expect(wait).toMatch(/sa-2 "worker" budget/);
+		expect(wait).toContain(
+			"it reached the budget its pipeline shares (given to sa-1) of 3,000 tokens (4,000 tokens spent)",
+		);
+		expect(wait).toContain("PROGRESS-0");
+		expect(childRequests(server.requests).filter((r) => r.firstUser.includes("PIPE-WORKER"))).toHaveLength(1);
 	}, 180_000);
 
 	it("refuses a spawn once the session's children spent the session's budget, saying what remains", async () => {
