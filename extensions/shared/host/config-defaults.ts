@@ -41,6 +41,7 @@ export function defaultConfig(): HeadroomConfig {
 			childExtensions: true,
 			claudeAgents: true,
 			toolsBeyondParent: false,
+			budget: { perChild: {}, perSession: {} },
 		},
 		toolArtifacts: {
 			enabled: true,

@@ -33,6 +33,13 @@ const MODEL_REF = /^[^/\s]+\/\S+$/;
 function buildSchema(z: ZodApi) {
 	const positiveInt = () => z.number().int().positive();
 	const nonNegativeInt = () => z.number().int().nonnegative();
+	const spendLimit = () =>
+		z
+			.strictObject({
+				tokens: positiveInt().optional(),
+				cost: z.number().positive().optional(),
+			})
+			.prefault({});
 	const modelRef = () => z.string().regex(MODEL_REF, { error: 'expected "provider/model-id"' }).optional();
 
 	/**
@@ -108,6 +115,17 @@ function buildSchema(z: ZodApi) {
 					 * always a subset of the parent's). Only the user's own file sets it.
 					 */
 					toolsBeyondParent: z.boolean().default(false),
+					/**
+					 * What children may spend (tokens: input + output + cache reads and writes over every request;
+					 * cost: Pi's prices): each child (`perChild`, a bound the spawn or agent file can only lower) and
+					 * this session's children together (`perSession`). Absent: unbounded. A project may only lower them.
+					 */
+					budget: z
+						.strictObject({
+							perChild: spendLimit(),
+							perSession: spendLimit(),
+						})
+						.prefault({}),
 				})
 				.prefault({}),
 			toolArtifacts: z

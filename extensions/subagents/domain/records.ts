@@ -3,8 +3,11 @@
  * get, which ids a call names, and the queue rule (which queued children start, a queued child's position).
  * No Pi imports, no I/O.
  */
+
+import type { Spend } from "../../shared/budget/spend.ts";
 import { project } from "../../shared/projection/projection.ts";
 import { SURFACES } from "../../shared/surfaces.ts";
+import type { ChildBudget } from "../budget/budget.ts";
 import type { Worktree } from "./result-extras.ts";
 
 /**
@@ -12,7 +15,8 @@ import type { Worktree } from "./result-extras.ts";
  * subagent_send. "incomplete": the run ended early but honestly — its last reply hit the output limit,
  * it reached its maxTurns, or subagents.maxRunSeconds cut it — so its answer is partial. "interrupted": the
  * parent's process ended (crash, kill) while the run was queued or running; found on the next start from the
- * session's records, with what the child's own session file holds.
+ * session's records, with what the child's own session file holds. "budget": it reached its budget (its own, its
+ * pipeline's or the session's) and was stopped at the end of a turn, or never started; never "completed".
  */
 export type ChildState =
 	| "waiting"
@@ -24,7 +28,8 @@ export type ChildState =
 	| "failed"
 	| "cancelled"
 	| "skipped"
-	| "interrupted";
+	| "interrupted"
+	| "budget";
 
 /**
  * "waiting": spawned with `after`, it starts once every input has settled (pipeline/graph.ts decides);
@@ -37,6 +42,7 @@ export const SETTLED_STATES: readonly ChildState[] = [
 	"cancelled",
 	"skipped",
 	"interrupted",
+	"budget",
 ];
 
 export function isSettled(state: ChildState): boolean {
@@ -139,6 +145,10 @@ export interface ChildRecord {
 	 * in the session, they let `pi -c` spawn it again when an earlier process ended while it waited.
 	 */
 	respawn?: RecordedSpawn;
+	/** What it spent over all its runs (Pi's usage of its requests). */
+	spend?: Spend;
+	/** Its budget: own limits and the shared account it draws from (budget/budget.ts). */
+	budget?: ChildBudget;
 }
 
 /** A spawn's parameters as the spawn tool got them (cwd made absolute, `after` resolved to ids). */

@@ -5,6 +5,7 @@
  * cancel it with a confirmation). Pure row builders plus two small pi-tui components; every line is
  * sanitized (shared/text/sanitize) and cut to the terminal's width with pi-tui's helpers.
  */
+
 import {
 	type Component,
 	Input,
@@ -17,6 +18,7 @@ import {
 import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
 import { formatCount, formatDuration, statusGlyph } from "../domain/format.ts";
 import { type ChildRecord, isSettled, queuePosition } from "../domain/records.ts";
+import { spendOfBudget, spentCell } from "../prompt/budget.ts";
 import { type OtherChild, otherTag } from "./others.ts";
 import type { Paint } from "./render.ts";
 import type { TranscriptItem, TranscriptState } from "./transcript.ts";
@@ -36,7 +38,8 @@ function glyph(state: string): string {
 function stateColor(state: string): string {
 	if (state === "completed") return "success";
 	if (state === "failed") return "error";
-	if (state === "cancelled" || state === "incomplete" || state === "interrupted") return "warning";
+	if (state === "cancelled" || state === "incomplete" || state === "interrupted" || state === "budget")
+		return "warning";
 	return "accent";
 }
 
@@ -76,6 +79,7 @@ const COLUMNS = [
 	["turns", 6],
 	["tokens", 8],
 	["context", 16],
+	["spent", 18],
 ] as const;
 
 function cell(text: string, width: number): string {
@@ -101,6 +105,7 @@ export function pickerRow(c: ChildRecord, all: readonly ChildRecord[], now: numb
 		formatCount(c.turns),
 		formatCount(c.outputTokens),
 		contextOf(c),
+		spentCell(c),
 	];
 	return values.map((v, i) => cell(v, COLUMNS[i][1])).join(" ");
 }
@@ -121,6 +126,7 @@ export function stateLine(c: ChildRecord, all: readonly ChildRecord[], now: numb
 		`${formatCount(c.turns)} ${c.turns === 1 ? "turn" : "turns"}`,
 		`${formatCount(c.outputTokens)} tok out`,
 		`context ${contextOf(c)}`,
+		c.spend || c.budget ? spendOfBudget(c.spend, c.budget) : undefined,
 		c.run > 1 ? `run ${c.run}` : undefined,
 	];
 	return parts.filter(Boolean).join(" · ");
