@@ -4772,11 +4772,12 @@ var init_omission = __esm({
 });
 
 // extensions/shared/text/notable-rules.ts
-var MAX_CONTEXT_LINES, EXPECTED_FAILURE, NONZERO_FAILED, INDENTED, COUNTED, COUNT_PAIR, GENERIC_SUMMARY, GENERIC_FAILING_COUNT, GENERIC_FAILURE_WORD, GENERIC_NOT_FAILURE, NOTABLE_RULES;
+var MAX_CONTEXT_LINES, BLOCK_CONTEXT, EXPECTED_FAILURE, NONZERO_FAILED, INDENTED, COUNTED, COUNT_PAIR, GENERIC_SUMMARY, GENERIC_FAILING_COUNT, GENERIC_FAILURE_WORD, GENERIC_NOT_FAILURE, NOTABLE_RULES;
 var init_notable_rules = __esm({
   "extensions/shared/text/notable-rules.ts"() {
     "use strict";
     MAX_CONTEXT_LINES = 8;
+    BLOCK_CONTEXT = { lines: 2 };
     EXPECTED_FAILURE = /\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected)\b/i;
     NONZERO_FAILED = /\b[1-9]\d* (failed|failing|failures?|errors?)\b/i;
     INDENTED = /^\s+\S/;
@@ -5482,10 +5483,12 @@ var init_notable_rules = __esm({
       {
         id: "generic.verdict-line",
         weak: true,
-        keys: ["fail", "error", "fatal", "panic", "crash", "timeout", "not ok"],
+        keys: ["fail", "error", "fatal", "panic", "crash", "timeout", "not ok", "\u274C", "\u2717", "\u2718", "\u2716"],
         ecosystem: "generic",
         kind: "failure",
-        pattern: /^\W{0,4}([\w.]+[-_ ])?(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]/,
+        // A verdict word at the start of a line, or in capitals after a test's name ("\u2026 took 0.7 FAILURE",
+        // "\u2026 *** FAILED ***"), or a cross mark before a message.
+        pattern: /^\W{0,4}([\w.]+[-_ ])?(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
         not: GENERIC_NOT_FAILURE
       },
       {
@@ -5929,8 +5932,8 @@ function scanNotable(text, options = {}) {
     }
     if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line2);
     lastTaken = line2;
-    if (rule.after)
-      carrying = { entry, ctx: rule.after, left: Math.min(rule.after.lines, MAX_CONTEXT_LINES), blanks: 0 };
+    const after = rule.after ?? (steps && (rule.kind === "failure" || failing) ? BLOCK_CONTEXT : void 0);
+    if (after) carrying = { entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 };
   };
   const takeBefore = (entry, ctx, lineStart, line2) => {
     const taken = [];
@@ -5941,8 +5944,9 @@ function scanNotable(text, options = {}) {
       const start = text.lastIndexOf("\n", end - 1) + 1;
       const clean2 = window(start, end);
       end = start - 1;
-      if (clean2.trim() === "" && !ctx.while && ++blanks <= 2) continue;
-      if (clean2.trim() === "" || ctx.while && !ctx.while.test(clean2)) break;
+      const empty = clean2.trim() === "" || steps && FILLER.test(clean2);
+      if (empty && !ctx.while && ++blanks <= 2) continue;
+      if (empty || ctx.while && !ctx.while.test(clean2)) break;
       taken.push({ line: line2 - k, text: kept(clean2, start, end + 1) });
     }
     entry.context.push(...ctx.while ? taken.reverse() : taken);
@@ -5979,8 +5983,11 @@ function scanNotable(text, options = {}) {
     const clean2 = window(lineStart, lineEnd);
     if (carrying) {
       const c = carrying;
-      if (clean2.trim() === "") {
+      const filler2 = clean2.trim() === "" ? 1 : steps && FILLER.test(clean2) ? tryLine(lineStart, lineEnd, line, clean2) ? 2 : 1 : 0;
+      if (filler2 === 1) {
         if (++c.blanks > MAX_CONTEXT_LINES) carrying = void 0;
+      } else if (filler2 === 2) {
+        if (carrying === c) carrying = void 0;
       } else if (c.ctx.while) {
         if (c.ctx.while.test(clean2)) {
           if (c.left > 0) {
@@ -6014,7 +6021,8 @@ function scanNotable(text, options = {}) {
     cap,
     stepFails,
     stepPasses,
-    stepVerdict: stepVerdict.map((v, s) => v ?? (stepChecked[s] ? "pass" : void 0))
+    stepVerdict: stepVerdict.map((v, s) => v ?? (stepChecked[s] ? "pass" : void 0)),
+    steps
   });
 }
 function bothEnds(head, tail) {
@@ -6045,11 +6053,16 @@ function rank(found) {
   const chosen = [];
   const taken = /* @__PURE__ */ new Set();
   let room = f.cap;
+  const withFirst = /* @__PURE__ */ new Set();
   const take = (e) => {
     if (room <= 0 || taken.has(e)) return;
     taken.add(e);
     chosen.push(e);
     room--;
+    if (found.steps && e.context.length > 0 && room > 0) {
+      withFirst.add(e);
+      room--;
+    }
   };
   const summaries = f.ring.slice(-f.cap);
   for (const e of summaries.slice(-LAST_SUMMARIES)) take(e);
@@ -6078,9 +6091,11 @@ function rank(found) {
     for (const e of chosen) {
       const candidates = pass === 0 ? e.context.slice(0, 1) : e.context.slice(1);
       for (const c of candidates) {
-        if (room <= 0 || seen.has(c.line)) continue;
+        const reserved = pass === 0 && withFirst.has(e);
+        if (reserved && seen.has(c.line)) room++;
+        if (!reserved && room <= 0 || seen.has(c.line)) continue;
         seen.add(c.line);
-        room--;
+        if (!reserved) room--;
         if (pass === 0) firstContext.set(e, contextLine(e, c));
         else restContext.push(contextLine(e, c));
       }
@@ -6088,6 +6103,7 @@ function rank(found) {
   }
   const out = [];
   let represented = 0;
+  let pending;
   for (const e of chosen) {
     represented += e.count;
     const kind = e.rule.kind === "summary" ? "summary" : "failure";
@@ -6100,9 +6116,14 @@ function rank(found) {
       failing: e.failing,
       rank: out.length
     });
-    const first = firstContext.get(e);
-    if (first) out.push({ ...first, rank: out.length });
+    if (pending) out.push({ ...pending, rank: out.length });
+    pending = firstContext.get(e);
+    if (!f.steps && pending) {
+      out.push({ ...pending, rank: out.length });
+      pending = void 0;
+    }
   }
+  if (pending) out.push({ ...pending, rank: out.length });
   for (const c of restContext) out.push({ ...c, rank: out.length });
   out.sort((a, b) => a.line - b.line);
   return {
@@ -6112,7 +6133,7 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, NOTABLE_KEYS, tables, marks, ALL_RULES;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, ALL_RULES;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -6128,6 +6149,7 @@ var init_notable = __esm({
     ANSI = /\u001b(\[[0-9;?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)|[@-Z\\-_])/g;
     CI_PREFIX = /^(\uFEFF)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z? ?|\[(task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(\[\d+\] )?(\d\d:\d\d:\d\d(\.\d+)?\s+(INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?(\s*(PID \d+|GECKO\(\d+\)) \| )?/;
     PREFIX_START = /^[\uFEFF\d[\s]|^(PID|GECKO)/;
+    FILLER = /^[\W\d_]*((\[?\b(INFO|DEBUG|TRACE|WARN|WARNING|ERROR|info|debug|error)\b\]?)[\W\d_]*)?$|^\W*(travis_(time|fold):|##\[(end)?group\]|section_(start|end):\d|Post job cleanup\.)/;
     NOTABLE_KEYS = [
       ...new Set(NOTABLE_RULES.flatMap((r) => r.keys.map((k) => k.toLowerCase())))
     ];

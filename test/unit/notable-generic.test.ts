@@ -138,6 +138,55 @@ describe("a log as steps", () => {
 	});
 });
 
+describe("a failure's block", () => {
+	// Lines of held-out dev logs: a pytest header and the test's name under it (scikit-learn-562431016:3589),
+	// a javac error and its symbol (gha-gradle-grasscutter-missing-symbol:624-627), Maven's filler lines.
+	const log = [
+		"collected 10 items",
+		"=================================== FAILURES ===================================",
+		"____________________________ test_unsorted_indices _____________________________",
+		"",
+		"    def test_unsorted_indices():",
+		"src/main/java/emu/grasscutter/game/dungeons/challenge/DungeonChallenge.java:91: error: cannot find symbol",
+		"[INFO] ",
+		"------------------------------------------------------------------------",
+		"  symbol:   method getDungeonSettleObservers()",
+		"  location: class Scene",
+		"  more of the block",
+		"done",
+	].join("\n");
+
+	it("carries the lines under a failure without context of its own, stepping over filler lines", () => {
+		const lines = scanNotable(log).lines;
+		const context = lines.filter((n) => n.kind === "context");
+		expect(context.map((n) => [n.line, n.of])).toEqual([
+			[3, 2],
+			[5, 2],
+			[9, 6],
+			[10, 6],
+		]);
+		expect(texts(lines)).not.toContain("[INFO] ");
+		expect(texts(lines)).not.toContain("  more of the block"); // two lines per block
+	});
+
+	it("ranks a failure's first context line after the next failure, within a small cap", () => {
+		const lines = scanNotable(log, { maxLines: 3 }).lines;
+		// The javac error (a strong rule) first, the header (failure vocabulary) next, then the error's symbol.
+		expect(lines.map((n) => [n.line, n.kind])).toEqual([
+			[2, "failure"],
+			[6, "failure"],
+			[9, "context"],
+		]);
+		const byRank = [...lines].sort((a, b) => a.rank - b.rank).map((n) => n.line);
+		expect(byRank).toEqual([6, 2, 9]);
+	});
+
+	it("is not the scan as it was before (its own context only, filler lines included)", () => {
+		const before = scanNotable(log, { evaluation: { rules: isTableRule, steps: false } }).lines;
+		expect(before.filter((n) => n.kind === "context").map((n) => n.line)).toEqual([7, 8]);
+	});
+});
+
 describe("rule ecosystems (leave-one-ecosystem-out)", () => {
 	it("maps every rule group to the corpus ecosystems it was written on; generic to none", () => {
 		for (const rule of NOTABLE_RULES) expect(RULE_ECOSYSTEMS[rule.ecosystem], rule.id).toBeDefined();

@@ -373,6 +373,21 @@ const REAL: Example[] = [
 		from: "corpus mozilla-xpcshell-crash:17949",
 	},
 	{
+		rule: "generic.verdict-line",
+		text: "[info] - http/2 client, http/1.1 server (streaming): symmetric reader and getContent *** FAILED ***",
+		from: "held-out finagle-565063041:5462",
+	},
+	{
+		rule: "generic.verdict-line",
+		text: "2022-06-22T20:40:08.3144663Z Testcase: installThemeOnScene() took 0.749 FAILURE org.opentest4j.AssertionFailedError: expected: <2> but was: <3>",
+		from: "held-out gha-gradle-jabref-theme-then-report:898",
+	},
+	{
+		rule: "generic.verdict-line",
+		text: "nl\u001b[31m\u274c  \u001b[0m/Users/travis/build/SwiftyJSON/SwiftyJSON/Source/SwiftyJSON.swift:97:2: \u001b[31munknown attribute 'dynamicMemberLookup'\u001b[0m",
+		from: "held-out swiftyjson-431821442:3103",
+	},
+	{
 		rule: "generic.failure",
 		text: "Copr build error: Build failed",
 		from: "held-out copr-gstreamer-builddep-missing:988",
@@ -649,8 +664,10 @@ describe("line numbers as Pi's read counts them", () => {
 
 	it("counts the line after a bare ESC at a line's end, and keeps its hit", () => {
 		const lines = scanNotable("ok\n\u001b\nerror: boom\nnext\nerror: two").lines;
+		// "next" is the block under the first error (its context).
 		expect(lines.map((l) => [l.line, l.text])).toEqual([
 			[3, "error: boom"],
+			[4, "next"],
 			[5, "error: two"],
 		]);
 	});

@@ -137,6 +137,13 @@ export function writtenFor(rule: NotableRule, ecosystem: string): boolean {
 /** Most context lines any rule carries on one side. */
 export const MAX_CONTEXT_LINES = 8;
 
+/**
+ * The context of a failure (or a failing summary) whose rule names none: the next lines of the block it heads,
+ * whatever the ecosystem (a test's name under a "FAILURES" header, the message under a failing test's name, the
+ * `symbol:` line under a compiler error).
+ */
+export const BLOCK_CONTEXT: NotableContext = { lines: 2 };
+
 /** Said of a failure that was expected: never a failure (applies to every failure rule). */
 export const EXPECTED_FAILURE =
 	/\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected)\b/i;
@@ -885,11 +892,13 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	{
 		id: "generic.verdict-line",
 		weak: true,
-		keys: ["fail", "error", "fatal", "panic", "crash", "timeout", "not ok"],
+		keys: ["fail", "error", "fatal", "panic", "crash", "timeout", "not ok", "\u274c", "\u2717", "\u2718", "\u2716"],
 		ecosystem: "generic",
 		kind: "failure",
+		// A verdict word at the start of a line, or in capitals after a test's name ("… took 0.7 FAILURE",
+		// "… *** FAILED ***"), or a cross mark before a message.
 		pattern:
-			/^\W{0,4}([\w.]+[-_ ])?(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]/,
+			/^\W{0,4}([\w.]+[-_ ])?(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
 		not: GENERIC_NOT_FAILURE,
 	},
 	{

@@ -20,6 +20,7 @@
  *   own step passed, so a passing summary of one step never silences another step's failure.
  */
 import {
+	BLOCK_CONTEXT,
 	EXPECTED_FAILURE,
 	MAX_CONTEXT_LINES,
 	NOTABLE_RULES,
@@ -81,7 +82,7 @@ export interface NotableOptions {
 export interface NotableEvaluation {
 	/** The rules the scan may use; a rule it returns false for is as if it were not in the table. */
 	rules?: (rule: NotableRule) => boolean;
-	/** Read the log as steps (default true): false treats it as one step, as the scan did before. */
+	/** Read the log as steps, with block context (default true): false is the scan as it was before issue 32. */
 	steps?: boolean;
 }
 
@@ -139,6 +140,14 @@ export function cleanLogLine(raw: string): string {
 	const m = CI_PREFIX.exec(s);
 	return m && m[0].length > 0 ? s.slice(m[0].length) : s;
 }
+
+/**
+ * A line that carries no message, as context goes: blank, a rule or a log level alone ("[INFO] ", "-----"),
+ * or a CI's bookkeeping (Travis' fold and timer marks, GitHub Actions' group marks and clean-up, GitLab's
+ * section marks). Context steps over it as over a blank line.
+ */
+const FILLER =
+	/^[\W\d_]*((\[?\b(INFO|DEBUG|TRACE|WARN|WARNING|ERROR|info|debug|error)\b\]?)[\W\d_]*)?$|^\W*(travis_(time|fold):|##\[(end)?group\]|section_(start|end):\d|Post job cleanup\.)/;
 
 /** A found line with what it carries, before ranking. */
 interface Entry {
@@ -382,8 +391,10 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		}
 		if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line);
 		lastTaken = line;
-		if (rule.after)
-			carrying = { entry, ctx: rule.after, left: Math.min(rule.after.lines, MAX_CONTEXT_LINES), blanks: 0 };
+		// A failure without context of its own heads a block: its next lines carry what it is about (the test's
+		// name under a header, the message under a test's name, the symbol under a compiler error).
+		const after = rule.after ?? (steps && (rule.kind === "failure" || failing) ? BLOCK_CONTEXT : undefined);
+		if (after) carrying = { entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 };
 	};
 
 	/** The lines just above a hit that carry its message (the last frames of a traceback), while they match. */
@@ -397,8 +408,9 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 			const clean = window(start, end);
 			end = start - 1;
 			// Without `while` (the last lines of a failed step) a blank line or two above is stepped over.
-			if (clean.trim() === "" && !ctx.while && ++blanks <= 2) continue;
-			if (clean.trim() === "" || (ctx.while && !ctx.while.test(clean))) break;
+			const empty = clean.trim() === "" || (steps && FILLER.test(clean));
+			if (empty && !ctx.while && ++blanks <= 2) continue;
+			if (empty || (ctx.while && !ctx.while.test(clean))) break;
 			taken.push({ line: line - k, text: kept(clean, start, end + 1) });
 		}
 		// A step's last lines: the nearest first (what a shorter view keeps); else in line order.
@@ -443,8 +455,13 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 
 		if (carrying) {
 			const c = carrying;
-			if (clean.trim() === "") {
+			// A filler line is stepped over like a blank one, unless it is a hit (a step marker).
+			const filler =
+				clean.trim() === "" ? 1 : steps && FILLER.test(clean) ? (tryLine(lineStart, lineEnd, line, clean) ? 2 : 1) : 0;
+			if (filler === 1) {
 				if (++c.blanks > MAX_CONTEXT_LINES) carrying = undefined;
+			} else if (filler === 2) {
+				if (carrying === c) carrying = undefined;
 			} else if (c.ctx.while) {
 				if (c.ctx.while.test(clean)) {
 					if (c.left > 0) {
@@ -480,6 +497,7 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		stepFails,
 		stepPasses,
 		stepVerdict: stepVerdict.map((v, s) => v ?? (stepChecked[s] ? "pass" : undefined)),
+		steps,
 	});
 }
 
@@ -506,6 +524,8 @@ interface Found {
 	stepFails: readonly number[];
 	stepPasses: readonly number[];
 	stepVerdict: readonly ("pass" | "fail" | undefined)[];
+	/** The scan as issue 32 made it (steps, block context); false: as it was before. */
+	steps: boolean;
 }
 
 /** The kept lines under the cap, by priority, then in line order. */
@@ -532,11 +552,18 @@ function rank(found: Found): NotableScan {
 	const chosen: Entry[] = [];
 	const taken = new Set<Entry>();
 	let room = f.cap;
+	// An entry taken with room to spare brings its first context line along (its message, or the test's name
+	// under a header, is worth more than another header): reserved here, placed below.
+	const withFirst = new Set<Entry>();
 	const take = (e: Entry) => {
 		if (room <= 0 || taken.has(e)) return;
 		taken.add(e);
 		chosen.push(e);
 		room--;
+		if (found.steps && e.context.length > 0 && room > 0) {
+			withFirst.add(e);
+			room--;
+		}
 	};
 	const summaries = f.ring.slice(-f.cap);
 	for (const e of summaries.slice(-LAST_SUMMARIES)) take(e);
@@ -574,9 +601,11 @@ function rank(found: Found): NotableScan {
 		for (const e of chosen) {
 			const candidates = pass === 0 ? e.context.slice(0, 1) : e.context.slice(1);
 			for (const c of candidates) {
-				if (room <= 0 || seen.has(c.line)) continue;
+				const reserved = pass === 0 && withFirst.has(e);
+				if (reserved && seen.has(c.line)) room++; // already shown: the reserved room goes back
+				if ((!reserved && room <= 0) || seen.has(c.line)) continue;
 				seen.add(c.line);
-				room--;
+				if (!reserved) room--;
 				if (pass === 0) firstContext.set(e, contextLine(e, c));
 				else restContext.push(contextLine(e, c));
 			}
@@ -584,6 +613,7 @@ function rank(found: Found): NotableScan {
 	}
 	const out: NotableLine[] = [];
 	let represented = 0;
+	let pending: NotableLine | undefined;
 	for (const e of chosen) {
 		represented += e.count;
 		const kind = e.rule.kind === "summary" ? "summary" : "failure"; // a marker is never an entry
@@ -596,9 +626,16 @@ function rank(found: Found): NotableScan {
 			failing: e.failing,
 			rank: out.length,
 		});
-		const first = firstContext.get(e);
-		if (first) out.push({ ...first, rank: out.length });
+		// Read as steps, an entry's first context line ranks after the next entry: the first two failures (often
+		// the first and the last block) come before either's message.
+		if (pending) out.push({ ...pending, rank: out.length });
+		pending = firstContext.get(e);
+		if (!f.steps && pending) {
+			out.push({ ...pending, rank: out.length });
+			pending = undefined;
+		}
 	}
+	if (pending) out.push({ ...pending, rank: out.length });
 	for (const c of restContext) out.push({ ...c, rank: out.length });
 	out.sort((a, b) => a.line - b.line);
 	return {
