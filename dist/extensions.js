@@ -2348,7 +2348,9 @@ function readHeadroom(usage, reservedOutputTokens) {
   if (typeof contextWindow !== "number" || !Number.isFinite(contextWindow) || contextWindow <= 0) {
     return { ok: false, why: `invalid context window ${String(contextWindow)}` };
   }
-  if (tokens > contextWindow) return { ok: false, why: "token count exceeds the context window" };
+  if (tokens > contextWindow) {
+    return { ok: false, why: "token count exceeds the context window", overBy: tokens - contextWindow };
+  }
   const reserved = reservedOutputTokens ?? 0;
   if (typeof reserved !== "number" || !Number.isFinite(reserved) || reserved < 0) {
     return { ok: false, why: `invalid reserved output tokens ${String(reserved)}` };
@@ -3669,15 +3671,15 @@ function composition(input) {
   const tokens = new Map(SOURCES.map((s) => [s, 0]));
   const counts = new Map(SOURCES.map((s) => [s, 0]));
   let schemas = "";
-  for (const tool of input.tools) {
+  for (const tool2 of input.tools) {
     try {
-      schemas += `${tool.name}
-${tool.description ?? ""}
-${JSON.stringify(tool.parameters ?? {})}
+      schemas += `${tool2.name}
+${tool2.description ?? ""}
+${JSON.stringify(tool2.parameters ?? {})}
 `;
     } catch {
-      schemas += `${tool.name}
-${tool.description ?? ""}
+      schemas += `${tool2.name}
+${tool2.description ?? ""}
 `;
     }
   }
@@ -3735,7 +3737,7 @@ function sessionArtifactPaths(entries) {
 }
 function keptOut(entries, artifacts) {
   const zero = { count: 0, fullBytes: 0, shownBytes: 0, fullTokens: 0, shownTokens: 0, keptOutTokens: 0 };
-  const tool = { extension: "tool-artifacts", ...zero };
+  const tool2 = { extension: "tool-artifacts", ...zero };
   const sub = { extension: "subagents", ...zero };
   const hand = { extension: "handoff", ...zero, fullBytes: void 0 };
   const trim = { extension: "context-trim", ...zero, fullBytes: void 0 };
@@ -3760,9 +3762,9 @@ function keptOut(entries, artifacts) {
       }
       const stored = artifactsOf(m.details);
       if (m.role === "toolResult" && stored.length > 0) {
-        tool.count++;
-        tool.fullBytes = (tool.fullBytes ?? 0) + stored.reduce((sum, p) => sum + (artifacts.get(p)?.bytes ?? 0), 0);
-        tool.shownBytes += utf8ByteLength(sizedText(m.content));
+        tool2.count++;
+        tool2.fullBytes = (tool2.fullBytes ?? 0) + stored.reduce((sum, p) => sum + (artifacts.get(p)?.bytes ?? 0), 0);
+        tool2.shownBytes += utf8ByteLength(sizedText(m.content));
       }
     } else if (e.type === "compaction") {
       const d = e.details;
@@ -3774,7 +3776,7 @@ function keptOut(entries, artifacts) {
       hand.shownTokens += estimateTokens(summary);
     }
   }
-  for (const k of [tool, sub]) {
+  for (const k of [tool2, sub]) {
     k.fullTokens = estimateTokensFromBytes(k.fullBytes ?? 0);
     k.shownTokens = estimateTokensFromBytes(k.shownBytes);
   }
@@ -3783,8 +3785,8 @@ function keptOut(entries, artifacts) {
     trim.shownTokens = trim.latestTrim.tokensAfter;
     trim.shownBytes = trim.latestTrim.shortenedToBytes;
   }
-  for (const k of [tool, sub, hand, trim]) k.keptOutTokens = Math.max(0, k.fullTokens - k.shownTokens);
-  return [tool, sub, hand, trim];
+  for (const k of [tool2, sub, hand, trim]) k.keptOutTokens = Math.max(0, k.fullTokens - k.shownTokens);
+  return [tool2, sub, hand, trim];
 }
 function buildLedger(input) {
   const { sources, basis } = composition(input);
@@ -4181,57 +4183,38 @@ function argumentsJson(args) {
   }
 }
 function estimateMessageTokens(message) {
-  let tokens = MESSAGE_OVERHEAD_TOKENS;
-  const content = message.content;
-  switch (message.role) {
-    case "bashExecution":
-      if (message.excludeFromContext === true) return 0;
-      return tokens + estimateTokens(String(message.command ?? "")) + estimateTokens(String(message.output ?? ""));
-    case "compactionSummary":
-    case "branchSummary":
-      return tokens + estimateTokens(String(message.summary ?? "")) + 32;
-  }
-  if (typeof content === "string") return tokens + estimateTokens(content);
-  if (!Array.isArray(content)) return tokens;
-  for (const part of content) {
-    if (!isObject4(part)) continue;
-    if (part.type === "text" && typeof part.text === "string") tokens += estimateTokens(part.text);
-    else if (part.type === "thinking" && typeof part.thinking === "string") tokens += estimateTokens(part.thinking);
-    else if (part.type === "image") tokens += IMAGE_TOKENS;
-    else if (part.type === "toolCall") {
-      tokens += TOOL_CALL_OVERHEAD_TOKENS + estimateTokens(String(part.name ?? ""));
-      tokens += estimateTokens(argumentsJson(part.arguments));
-    }
-  }
-  return tokens;
+  return messageTokensBy(message, estimateTokens);
 }
 function messageTokensUpperBound(message) {
+  return messageTokensBy(message, textBound);
+}
+function messageTokensBy(message, tokensOf) {
   let tokens = MESSAGE_OVERHEAD_TOKENS;
   const content = message.content;
   switch (message.role) {
     case "bashExecution":
       if (message.excludeFromContext === true) return 0;
-      return tokens + textBound(String(message.command ?? "")) + textBound(String(message.output ?? ""));
+      return tokens + tokensOf(String(message.command ?? "")) + tokensOf(String(message.output ?? ""));
     case "compactionSummary":
     case "branchSummary":
-      return tokens + textBound(String(message.summary ?? "")) + 32;
+      return tokens + tokensOf(String(message.summary ?? "")) + 32;
   }
-  if (typeof content === "string") return tokens + textBound(content);
+  if (typeof content === "string") return tokens + tokensOf(content);
   if (!Array.isArray(content)) return tokens;
   for (const part of content) {
     if (!isObject4(part)) continue;
-    if (part.type === "text" && typeof part.text === "string") tokens += textBound(part.text);
-    else if (part.type === "thinking" && typeof part.thinking === "string") tokens += textBound(part.thinking);
+    if (part.type === "text" && typeof part.text === "string") tokens += tokensOf(part.text);
+    else if (part.type === "thinking" && typeof part.thinking === "string") tokens += tokensOf(part.thinking);
     else if (part.type === "image") tokens += IMAGE_TOKENS;
     else if (part.type === "toolCall") {
-      tokens += TOOL_CALL_OVERHEAD_TOKENS + textBound(String(part.name ?? ""));
-      tokens += textBound(argumentsJson(part.arguments));
+      tokens += TOOL_CALL_OVERHEAD_TOKENS + tokensOf(String(part.name ?? ""));
+      tokens += tokensOf(argumentsJson(part.arguments));
     }
   }
   return tokens;
 }
-function toolDeclarationTokens(tool) {
-  const t = isObject4(tool) ? tool : {};
+function toolDeclarationTokens(tool2) {
+  const t = isObject4(tool2) ? tool2 : {};
   const definition = { name: t.name, description: t.description, parameters: t.parameters };
   return TOOL_DEFINITION_OVERHEAD_TOKENS + estimateTokens(argumentsJson(definition));
 }
@@ -4248,10 +4231,10 @@ function systemMessageTokens(message) {
       tokens += estimateTokens(name) + (typeof value === "string" ? estimateTokens(value) : 1);
     }
   }
-  if (Array.isArray(message.toolsAdded)) for (const tool of message.toolsAdded) tokens += toolDeclarationTokens(tool);
+  if (Array.isArray(message.toolsAdded)) for (const tool2 of message.toolsAdded) tokens += toolDeclarationTokens(tool2);
   if (Array.isArray(message.toolsRemoved)) {
-    for (const tool of message.toolsRemoved)
-      tokens += MESSAGE_OVERHEAD_TOKENS + estimateTokens(String(isObject4(tool) ? tool.name : tool));
+    for (const tool2 of message.toolsRemoved)
+      tokens += MESSAGE_OVERHEAD_TOKENS + estimateTokens(String(isObject4(tool2) ? tool2.name : tool2));
   }
   return tokens;
 }
@@ -6881,9 +6864,9 @@ function contextTrim(pi) {
     if (key !== tools.key) {
       const wanted = new Set(active);
       let tokens = 0;
-      for (const tool of pi.getAllTools()) {
-        if (!wanted.has(tool.name)) continue;
-        tokens += toolDeclarationTokens(tool);
+      for (const tool2 of pi.getAllTools()) {
+        if (!wanted.has(tool2.name)) continue;
+        tokens += toolDeclarationTokens(tool2);
       }
       tools = { key, tokens };
     }
@@ -7118,8 +7101,8 @@ function parseWorkerMessage(message, timeoutMs = RECALL_SEARCH_TIMEOUT_MS) {
   if (m && m.ok === false && m.code === "unreadable") {
     return { ok: false, code: "unreadable", errno: typeof m.errno === "string" ? m.errno : void 0 };
   }
-  const valid = m?.ok === true && Array.isArray(m.rows) && m.rows.every((row2) => typeof row2 === "string") && typeof m.matches === "number" && typeof m.capped === "boolean" && typeof m.total === "number" && typeof m.lastMatch === "number" && (m.longLines === void 0 || typeof m.longLines === "number");
-  if (!valid) return { ok: false, code: "failed" };
+  const valid2 = m?.ok === true && Array.isArray(m.rows) && m.rows.every((row2) => typeof row2 === "string") && typeof m.matches === "number" && typeof m.capped === "boolean" && typeof m.total === "number" && typeof m.lastMatch === "number" && (m.longLines === void 0 || typeof m.longLines === "number");
+  if (!valid2) return { ok: false, code: "failed" };
   return {
     ok: true,
     rows: m.rows,
@@ -7198,16 +7181,16 @@ var init_search_worker = __esm({
 });
 
 // extensions/tool-artifacts/prompt.ts
-function stubHeader(id, tool, bytes, lines, lastLineEmpty) {
+function stubHeader(id, tool2, bytes, lines, lastLineEmpty) {
   const empty = lastLineEmpty ? ` ${LAST_LINE_EMPTY}` : "";
-  return `[Artifact ${id} | ${tool} | ${counted(bytes, "byte", "bytes")}, ${counted(lines, "line", "lines")}${empty}]`;
+  return `[Artifact ${id} | ${tool2} | ${counted(bytes, "byte", "bytes")}, ${counted(lines, "line", "lines")}${empty}]`;
 }
 function stubFooter(path, id) {
   return `[Full output stored: ${path} \u2014 page it with read (offset/limit) or search it with ${RECALL_TOOL_NAME}("${id}")]`;
 }
-function unstoredStubHeader(tool, bytes, lines, lastLineEmpty) {
+function unstoredStubHeader(tool2, bytes, lines, lastLineEmpty) {
   const empty = lastLineEmpty ? ` ${LAST_LINE_EMPTY}` : "";
-  return `[Tool output NOT stored | ${tool} | ${counted(bytes, "byte", "bytes")}, ${counted(lines, "line", "lines")}${empty}]`;
+  return `[Tool output NOT stored | ${tool2} | ${counted(bytes, "byte", "bytes")}, ${counted(lines, "line", "lines")}${empty}]`;
 }
 function unstoredStubFooter(reason, fullOutputFile) {
   const why = `[Full output NOT stored (the artifact store failed: ${sanitizeReason(reason)})`;
@@ -7809,8 +7792,8 @@ function cutOutputBytes(details) {
   const t = truncation;
   return t.truncated === true && typeof t.totalBytes === "number" && Number.isFinite(t.totalBytes) ? t.totalBytes : 0;
 }
-function thresholdFor(tool, config) {
-  const own = Object.hasOwn(config.perTool, tool) ? config.perTool[tool] : void 0;
+function thresholdFor(tool2, config) {
+  const own = Object.hasOwn(config.perTool, tool2) ? config.perTool[tool2] : void 0;
   return own === void 0 ? config.thresholdChars : own;
 }
 async function completeOutput(fact, text, store) {
@@ -7900,23 +7883,15 @@ async function buildStub(fact, text, deps) {
 ${summary.label}
 ${cut2}`;
   }
-  const limits = {
+  const excerptRoom = {
     maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
     maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1))
   };
-  const scan = early && logScanLines(full, surface, limits) === early.maxLines ? early.scan : void 0;
-  const body = buildExcerpt({ kind, surface, text: full, args: fact.input, ...limits, artifact: ref, scan }) + after;
+  const scan = early && logScanLines(full, surface, excerptRoom) === early.maxLines ? early.scan : void 0;
+  const body = excerptOf(kind, surface, fact, full, excerptRoom, ref, scan) + after;
   const stub = renderStub({ ...base, notes: bodyNotes, label: label2, body });
   const headroom2 = headroomDetails({ artifacts: [put.path], ...usage ? { usage } : {} });
-  return {
-    text: stub,
-    content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
-    details: { ...previousDetails(fact), headroom: headroom2 },
-    id,
-    path: put.path,
-    kind,
-    summarized: summary !== void 0
-  };
+  return { ...stubResult(fact, stub, headroom2), id, path: put.path, kind, summarized: summary !== void 0 };
 }
 function unstoredStub(fact, complete2, reason, config) {
   const { full, notes, fullOutputFile } = complete2;
@@ -7926,27 +7901,19 @@ function unstoredStub(fact, complete2, reason, config) {
   const surface = stubSurface(kind, config);
   const room = budget(surface, { ...base, notes, label: EXCERPT_LABEL });
   const ref = fullOutputFile ? { ok: true, path: fullOutputFile, sha256: (0, import_node_crypto2.createHash)("sha256").update(full).digest("hex") } : { ok: false, error: reason };
-  const body = buildExcerpt({
-    kind,
-    surface,
-    text: full,
-    args: fact.input,
-    maxBytes: room.maxBytes,
-    maxLines: room.maxLines,
-    artifact: ref
-  });
+  const body = excerptOf(kind, surface, fact, full, room, ref);
   const stub = renderStub({ ...base, notes, label: EXCERPT_LABEL, body });
   const headroom2 = headroomDetails({
     artifacts: fullOutputFile ? [fullOutputFile] : [],
     notStored: reason
   });
+  return { ...stubResult(fact, stub, headroom2), kind, summarized: false, notStored: reason };
+}
+function stubResult(fact, stub, headroom2) {
   return {
     text: stub,
     content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
-    details: { ...previousDetails(fact), headroom: headroom2 },
-    kind,
-    summarized: false,
-    notStored: reason
+    details: { ...previousDetails(fact), headroom: headroom2 }
   };
 }
 function earlyScan(fact, full, kind, sizes, notes, deps) {
@@ -7958,6 +7925,9 @@ function earlyScan(fact, full, kind, sizes, notes, deps) {
   const room = budget(surface, { ...base, notes: bodyNotes, label: EXCERPT_LABEL });
   const maxLines = logScanLines(full, surface, room);
   return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines }) };
+}
+function excerptOf(kind, surface, fact, full, room, artifact, scan) {
+  return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact, scan });
 }
 function measure(full) {
   return { bytes: Buffer.byteLength(full, "utf8"), lines: countLines(full), lastLineEmpty: full.endsWith("\n") };
@@ -8479,8 +8449,8 @@ function toolArtifacts(pi) {
     }),
     async execute(_toolCallId, params, signal, _onUpdate, ctx) {
       const { store: st } = setup(ctx);
-      const valid = validateRecall(params);
-      if (!valid.ok) throw new Error(valid.error);
+      const valid2 = validateRecall(params);
+      if (!valid2.ok) throw new Error(valid2.error);
       const id = params.id.trim().toLowerCase();
       const resolved = resolveForRecall(st, id);
       if (!resolved.ok) throw new Error(resolved.error);
@@ -8675,20 +8645,7 @@ var init_sanitize = __esm({
   }
 });
 
-// extensions/subagents/domain.ts
-function isSettled(state) {
-  return SETTLED_STATES.includes(state);
-}
-function resultKey(id, run2) {
-  return `${id}#${run2}`;
-}
-function childId(sequence) {
-  return `sa-${sequence}`;
-}
-function deriveName(prompt, given) {
-  const source = (given?.trim() || prompt.trim().split("\n")[0] || "task").replace(/\s+/g, " ");
-  return project(source, "subagents.name").text;
-}
+// extensions/subagents/domain/format.ts
 function statusGlyph(state) {
   switch (state) {
     case "waiting":
@@ -8720,58 +8677,6 @@ function formatDuration(ms) {
   const seconds = Math.floor(ms % 6e4 / 1e3);
   return `${minutes}m ${String(seconds).padStart(2, "0")}s`;
 }
-function orderChoices(models, preferProvider) {
-  const preferred = models.filter((m) => m.provider === preferProvider).map(keyOf);
-  const rest = models.filter((m) => m.provider !== preferProvider).map(keyOf);
-  return [.../* @__PURE__ */ new Set([...preferred.sort(), ...rest.sort()])];
-}
-function resolveModelSpec(spec, pools) {
-  const wanted = spec.trim();
-  const slash = wanted.indexOf("/");
-  const exact = (m) => slash > 0 && m.provider === wanted.slice(0, slash) && m.id === wanted.slice(slash + 1);
-  const usableExact = pools.available.find(exact);
-  if (usableExact) return { ok: true, value: usableExact };
-  const sameId = uniqueModels(pools.available.filter((m) => m.id === wanted));
-  if (sameId.length === 1) return { ok: true, value: sameId[0] };
-  if (sameId.length > 1) {
-    return { ok: false, failure: { reason: "ambiguous", choices: orderChoices(sameId, pools.preferProvider) } };
-  }
-  const knownExact = pools.all.find(exact);
-  if (knownExact) return { ok: true, value: knownExact };
-  const choices = orderChoices(pools.available, pools.preferProvider);
-  const known = pools.all.filter((m) => m.id === wanted);
-  if (known.length > 0) {
-    const providers = [...new Set(known.map((m) => m.provider))].sort();
-    return { ok: false, failure: { reason: "no-credentials", choices, providers } };
-  }
-  return { ok: false, failure: { reason: "unknown", choices } };
-}
-function uniqueModels(models) {
-  const seen = /* @__PURE__ */ new Set();
-  return models.filter((m) => !seen.has(keyOf(m)) && seen.add(keyOf(m)));
-}
-function partitionIds(requested, known) {
-  const set2 = new Set(known);
-  const seen = /* @__PURE__ */ new Set();
-  const good = [];
-  const bad = [];
-  for (const raw of requested) {
-    const id = raw.trim();
-    if (seen.has(id)) continue;
-    seen.add(id);
-    (set2.has(id) ? good : bad).push(id);
-  }
-  return { known: good, unknown: bad };
-}
-function childrenToStart(children, maxConcurrent) {
-  const active = children.filter((c) => c.state === "running" || c.state === "starting").length;
-  const free = Math.max(0, maxConcurrent - active);
-  return children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt).slice(0, free);
-}
-function queuePosition(children, id) {
-  const queued = children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt);
-  return queued.findIndex((c) => c.id === id) + 1;
-}
 function assistantText(message) {
   if (!message || typeof message !== "object") return "";
   const m = message;
@@ -8795,13 +8700,56 @@ function compactArgs(args, maxBytes = TOOL_ARGS_BRIEF_BYTES) {
   }
   return project(String(text).replace(/\s+/g, " "), "subagents.toolArgs", { maxBytes }).text;
 }
-var SETTLED_STATES, CHILD_TOOL_NAMES, SUBAGENT_TOOL_NAMES, THINKING_LEVELS, RECENT_TOOL_CALLS, NAME_MAX_BYTES, TOOL_ARGS_BRIEF_BYTES, keyOf, MODEL_CHOICES_SHOWN, DeliveryLedger;
-var init_domain = __esm({
-  "extensions/subagents/domain.ts"() {
+var TOOL_ARGS_BRIEF_BYTES;
+var init_format2 = __esm({
+  "extensions/subagents/domain/format.ts"() {
     "use strict";
     init_projection();
     init_surfaces();
     init_format();
+    TOOL_ARGS_BRIEF_BYTES = SURFACES["subagents.toolArgs"].maxBytes;
+  }
+});
+
+// extensions/subagents/domain/records.ts
+function isSettled(state) {
+  return SETTLED_STATES.includes(state);
+}
+function childId(sequence) {
+  return `sa-${sequence}`;
+}
+function deriveName(prompt, given) {
+  const source = (given?.trim() || prompt.trim().split("\n")[0] || "task").replace(/\s+/g, " ");
+  return project(source, "subagents.name").text;
+}
+function partitionIds(requested, known) {
+  const set2 = new Set(known);
+  const seen = /* @__PURE__ */ new Set();
+  const good = [];
+  const bad = [];
+  for (const raw of requested) {
+    const id = raw.trim();
+    if (seen.has(id)) continue;
+    seen.add(id);
+    (set2.has(id) ? good : bad).push(id);
+  }
+  return { known: good, unknown: bad };
+}
+function childrenToStart(children, maxConcurrent) {
+  const active = children.filter((c) => c.state === "running" || c.state === "starting").length;
+  const free = Math.max(0, maxConcurrent - active);
+  return children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt).slice(0, free);
+}
+function queuePosition(children, id) {
+  const queued = children.filter((c) => c.state === "queued").sort((a, b) => a.queuedAt - b.queuedAt);
+  return queued.findIndex((c) => c.id === id) + 1;
+}
+var SETTLED_STATES, CHILD_TOOL_NAMES, SUBAGENT_TOOL_NAMES, THINKING_LEVELS, RECENT_TOOL_CALLS, NAME_MAX_BYTES;
+var init_records = __esm({
+  "extensions/subagents/domain/records.ts"() {
+    "use strict";
+    init_projection();
+    init_surfaces();
     SETTLED_STATES = [
       "completed",
       "incomplete",
@@ -8823,51 +8771,10 @@ var init_domain = __esm({
     THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
     RECENT_TOOL_CALLS = 5;
     NAME_MAX_BYTES = SURFACES["subagents.name"].maxBytes;
-    TOOL_ARGS_BRIEF_BYTES = SURFACES["subagents.toolArgs"].maxBytes;
-    keyOf = (m) => `${m.provider}/${m.id}`;
-    MODEL_CHOICES_SHOWN = SURFACES["subagents.modelChoices"].maxLines - 1;
-    DeliveryLedger = class {
-      results = /* @__PURE__ */ new Map();
-      add(result) {
-        const existing = this.results.get(result.key);
-        if (existing) return existing;
-        const stored = { ...result, delivery: result.delivery ?? "pending" };
-        this.results.set(result.key, stored);
-        return stored;
-      }
-      get(key) {
-        return this.results.get(key);
-      }
-      /** Latest result of a child (highest run). */
-      latest(id) {
-        let best;
-        for (const r of this.results.values()) if (r.id === id && (!best || r.run > best.run)) best = r;
-        return best;
-      }
-      /** Mark as consumed; false when someone already did (the caller must then not deliver it in full). */
-      claim(key, by) {
-        const r = this.results.get(key);
-        if (r?.delivery !== "pending" && !(r?.delivery === "relayed" && by === "wait")) return false;
-        r.delivery = by;
-        return true;
-      }
-      /** Undo a claim whose delivery failed, so the result is offered again. */
-      release(key) {
-        const r = this.results.get(key);
-        if (r) r.delivery = "pending";
-      }
-      /** Results nobody consumed yet, oldest first. */
-      pending() {
-        return [...this.results.values()].filter((r) => r.delivery === "pending").sort((a, b) => a.settledAt - b.settledAt);
-      }
-      all() {
-        return [...this.results.values()];
-      }
-    };
   }
 });
 
-// extensions/subagents/prompt.ts
+// extensions/subagents/prompt/common.ts
 function label(c) {
   return `${c.id} "${c.name}"`;
 }
@@ -9062,10 +8969,11 @@ function toolsLeftOutNote(beyond) {
   return `subagents: the child does not get ${beyond.join(", ")}: this session does not have ${beyond.length === 1 ? "it" : "them"} active (a child never gets a tool its parent lacks).`;
 }
 var TOOL_TEXT, CHILD_SYSTEM_APPEND, NOTHING_TO_WAIT_FOR, NO_CHILDREN, EMPTY_PROMPT_ERROR, SHUT_DOWN_ERROR, PROVIDER_ERROR, ABORTED, STOPPED_BEFORE_START, EMPTY_SEND_TEXT_ERROR, CANCELLED_BY_PARENT, CANCELLED_IN_VIEW, INTERRUPTED_BY_EXIT, NEVER_STARTED, INTERRUPTED_BY_SHUTDOWN, SETTLE_INTERRUPTED, ROSTER_MESSAGE_TYPE;
-var init_prompt6 = __esm({
-  "extensions/subagents/prompt.ts"() {
+var init_common = __esm({
+  "extensions/subagents/prompt/common.ts"() {
     "use strict";
-    init_domain();
+    init_format2();
+    init_records();
     TOOL_TEXT = {
       spawn: {
         label: "Spawn subagent",
@@ -9134,7 +9042,7 @@ var init_prompt6 = __esm({
   }
 });
 
-// extensions/subagents/prompt-checkable.ts
+// extensions/subagents/prompt/checkable.ts
 function notARepositoryError(reason) {
   return `isolation "worktree" is not possible: ${reason}. No child was started. Spawn without isolation (it then works in your tree), or run git init and commit first.`;
 }
@@ -9246,16 +9154,16 @@ function cleanupLine(c, outcome) {
   }
 }
 var COMMIT_ID_HEX, OUTPUT_SCHEMA_REMINDER, VERDICT_VALID, VERDICT_INVALID, NO_JSON_FOUND, CHANGED_FILES_SHOWN, CHANGED_FILE_LINE_BYTES, PATCH_NOT_UTF8, CLEANUP_NOTHING;
-var init_prompt_checkable = __esm({
-  "extensions/subagents/prompt-checkable.ts"() {
+var init_checkable = __esm({
+  "extensions/subagents/prompt/checkable.ts"() {
     "use strict";
     init_projection();
     init_surfaces();
     init_format();
     init_sanitize();
     init_utf8();
-    init_domain();
-    init_prompt6();
+    init_format2();
+    init_common();
     COMMIT_ID_HEX = 12;
     OUTPUT_SCHEMA_REMINDER = "\n\n(As before: end your final message with one JSON value valid against the output schema of your task.)";
     VERDICT_VALID = "output valid";
@@ -9486,7 +9394,7 @@ var init_schema = __esm({
     init_projection();
     init_surfaces();
     init_tokens();
-    init_prompt_checkable();
+    init_checkable();
     init_pattern_probe();
     OUTPUT_SCHEMA_MAX_BYTES = SURFACES["subagents.outputSchema"].maxBytes;
     SCHEMA_ERRORS_SHOWN = SURFACES["subagents.schemaErrors"].maxLines;
@@ -10241,16 +10149,15 @@ ${result.text}`, extras: { changes: report.outcome } };
     }
   };
 }
+function valid(raw, value, corrections) {
+  return { text: raw, verdict: VERDICT_VALID, extras: { structured: { status: "valid", value, corrections } } };
+}
 function structuredSteps(schema2) {
   return {
     async review(answer, ask) {
       const first = await checkAnswerBounded(schema2, answer);
       if (first.ok) {
-        return {
-          text: first.raw,
-          verdict: VERDICT_VALID,
-          extras: { structured: { status: "valid", value: first.value, corrections: 0 } }
-        };
+        return valid(first.raw, first.value, 0);
       }
       const firstReasons = first.found ? first.errors : [NO_JSON_FOUND];
       const again = await ask(outputSchemaCorrection(first.found, first.errors, schema2.text));
@@ -10260,11 +10167,7 @@ function structuredSteps(schema2) {
       }
       const second = await checkAnswerBounded(schema2, again.text);
       if (second.ok) {
-        return {
-          text: second.raw,
-          verdict: VERDICT_VALID,
-          extras: { structured: { status: "valid", value: second.value, corrections: 1 } }
-        };
+        return valid(second.raw, second.value, 1);
       }
       const reasons = second.found ? second.errors : [NO_JSON_FOUND];
       return invalid(reasons, 1, again.text, second.found ? second.value : void 0);
@@ -10280,10 +10183,10 @@ function invalid(errors, corrections, raw, value) {
     }
   };
 }
-var init_checkable = __esm({
+var init_checkable2 = __esm({
   "extensions/subagents/checkable/checkable.ts"() {
     "use strict";
-    init_prompt_checkable();
+    init_checkable();
     init_isolation();
     init_schema();
   }
@@ -10393,8 +10296,8 @@ var init_spawn_checkable = __esm({
     "use strict";
     import_node_crypto3 = require("node:crypto");
     import_node_path11 = require("node:path");
-    init_prompt_checkable();
     init_checkable();
+    init_checkable2();
     init_isolation();
     init_run_steps();
     init_schema();
@@ -10495,7 +10398,7 @@ var init_home = __esm({
   }
 });
 
-// extensions/subagents/prompt-spawn.ts
+// extensions/subagents/prompt/spawn.ts
 function choiceList(choices, surface = "subagents.modelChoices") {
   if (choices.length === 0) return "none have credentials configured";
   return project(choices, surface, INLINE_LIST).text;
@@ -10596,14 +10499,14 @@ function agentsCommandText(agents, warnings, defaultTools) {
   return lines.join("\n");
 }
 var INLINE_LIST, AGENT_LIST_BUDGET, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, AGENT_NAMES_SHOWN;
-var init_prompt_spawn = __esm({
-  "extensions/subagents/prompt-spawn.ts"() {
+var init_spawn = __esm({
+  "extensions/subagents/prompt/spawn.ts"() {
     "use strict";
     init_projection();
     init_surfaces();
     init_utf8();
-    init_domain();
-    init_prompt6();
+    init_format2();
+    init_common();
     INLINE_LIST = { separator: ", ", markerSeparator: " " };
     AGENT_LIST_BUDGET = {
       maxBytes: SURFACES["subagents.agentList"].maxBytes,
@@ -10867,16 +10770,66 @@ var init_backend = __esm({
     import_node_path12 = require("node:path");
     import_node_url = require("node:url");
     import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
-    init_domain();
-    init_prompt6();
-    init_prompt_spawn();
+    init_format2();
+    init_records();
+    init_common();
+    init_spawn();
     init_child_extensions();
+  }
+});
+
+// extensions/subagents/domain/ledger.ts
+function resultKey(id, run2) {
+  return `${id}#${run2}`;
+}
+var DeliveryLedger;
+var init_ledger2 = __esm({
+  "extensions/subagents/domain/ledger.ts"() {
+    "use strict";
+    DeliveryLedger = class {
+      results = /* @__PURE__ */ new Map();
+      add(result) {
+        const existing = this.results.get(result.key);
+        if (existing) return existing;
+        const stored = { ...result, delivery: result.delivery ?? "pending" };
+        this.results.set(result.key, stored);
+        return stored;
+      }
+      get(key) {
+        return this.results.get(key);
+      }
+      /** Latest result of a child (highest run). */
+      latest(id) {
+        let best;
+        for (const r of this.results.values()) if (r.id === id && (!best || r.run > best.run)) best = r;
+        return best;
+      }
+      /** Mark as consumed; false when someone already did (the caller must then not deliver it in full). */
+      claim(key, by) {
+        const r = this.results.get(key);
+        if (r?.delivery !== "pending" && !(r?.delivery === "relayed" && by === "wait")) return false;
+        r.delivery = by;
+        return true;
+      }
+      /** Undo a claim whose delivery failed, so the result is offered again. */
+      release(key) {
+        const r = this.results.get(key);
+        if (r) r.delivery = "pending";
+      }
+      /** Results nobody consumed yet, oldest first. */
+      pending() {
+        return [...this.results.values()].filter((r) => r.delivery === "pending").sort((a, b) => a.settledAt - b.settledAt);
+      }
+      all() {
+        return [...this.results.values()];
+      }
+    };
   }
 });
 
 // extensions/subagents/pipeline/graph.ts
 function resolveAfter(refs, children, self, maxStages = MAX_PIPELINE_STAGES) {
-  const ids2 = [];
+  const ids = [];
   const unknown = [];
   for (const raw of refs) {
     const ref = String(raw).trim();
@@ -10888,18 +10841,18 @@ function resolveAfter(refs, children, self, maxStages = MAX_PIPELINE_STAGES) {
       id = named[0]?.id;
     }
     if (!id) unknown.push(ref);
-    else if (!ids2.includes(id)) ids2.push(id);
+    else if (!ids.includes(id)) ids.push(id);
   }
   if (unknown.length > 0) {
     const known = children.map((c) => ({ id: c.id, name: c.name }));
     return { ok: false, problem: { kind: "unknown", refs: unknown, known } };
   }
-  const graph = [...children, { id: self, name: self, state: "waiting", after: ids2 }];
+  const graph = [...children, { id: self, name: self, state: "waiting", after: ids }];
   const cycle = findCycle(graph);
   if (cycle) return { ok: false, problem: { kind: "cycle", path: cycle } };
   const stages = stagesOf(graph, self);
   if (stages > maxStages) return { ok: false, problem: { kind: "too-deep", stages, max: maxStages } };
-  return { ok: true, ids: ids2 };
+  return { ok: true, ids };
 }
 function findCycle(nodes) {
   const byId = new Map(nodes.map((n2) => [n2.id, n2]));
@@ -10951,8 +10904,8 @@ function readiness(inputs, children, afterFailed = "skip") {
   if (failed.length === 0 || afterFailed === "run") return { act: "run" };
   return { act: "skip", failed };
 }
-function waitingDependents(children, ids2) {
-  const reached = new Set(ids2);
+function waitingDependents(children, ids) {
+  const reached = new Set(ids);
   const out = [];
   let grew = true;
   while (grew) {
@@ -10976,21 +10929,21 @@ function restoreVerdict(entry, known) {
   const after = Array.isArray(entry.after) ? entry.after : [];
   if (!spawn || typeof spawn !== "object" || typeof spawn.prompt !== "string" || after.length === 0)
     return { act: "give-up", problem: { why: "not-recorded" } };
-  const ids2 = after.map(String);
-  const missing = ids2.filter((id) => !known.has(id));
+  const ids = after.map(String);
+  const missing = ids.filter((id) => !known.has(id));
   if (missing.length > 0) return { act: "give-up", problem: { why: "unknown-inputs", missing } };
-  return { act: "restore", after: ids2 };
+  return { act: "restore", after: ids };
 }
 var MAX_PIPELINE_STAGES;
 var init_graph = __esm({
   "extensions/subagents/pipeline/graph.ts"() {
     "use strict";
-    init_domain();
+    init_records();
     MAX_PIPELINE_STAGES = 16;
   }
 });
 
-// extensions/subagents/prompt-pipeline.ts
+// extensions/subagents/prompt/pipeline.ts
 function afterProblemError(problem) {
   switch (problem.kind) {
     case "unknown":
@@ -11046,8 +10999,8 @@ function badAfterFailedError(value) {
   return `after_failed must be "skip" or "run", not ${JSON.stringify(value)}. Nothing was started.`;
 }
 var SPAWN_AFTER_PARAM, SPAWN_AFTER_FAILED_PARAM, listKnown, WAITING_AT_SHUTDOWN, NOT_RESTORED, TASK_HEADING, BAD_AFTER_ERROR;
-var init_prompt_pipeline = __esm({
-  "extensions/subagents/prompt-pipeline.ts"() {
+var init_pipeline = __esm({
+  "extensions/subagents/prompt/pipeline.ts"() {
     "use strict";
     SPAWN_AFTER_PARAM = "Start after these children (ids or names) settle; their results open its task";
     SPAWN_AFTER_FAILED_PARAM = "If an input did not complete: skip (default) or run anyway";
@@ -11123,10 +11076,217 @@ var WATCHDOG_TICK_MIN_MS, WATCHDOG_TICK_MAX_MS;
 var init_child_run = __esm({
   "extensions/subagents/children/child-run.ts"() {
     "use strict";
-    init_domain();
-    init_prompt6();
+    init_format2();
+    init_records();
+    init_common();
     WATCHDOG_TICK_MIN_MS = 50;
     WATCHDOG_TICK_MAX_MS = 1e3;
+  }
+});
+
+// extensions/subagents/children/settle.ts
+function conclude(core, child, run2, state, result, error) {
+  const settle = (final) => {
+    const rt2 = core.runtimes.get(child.id);
+    if (!rt2 || rt2.settledRuns >= run2) return;
+    const text = final.text;
+    rt2.settledRuns = run2;
+    if (rt2.watchdog) clearInterval(rt2.watchdog);
+    rt2.watchdog = void 0;
+    child.state = state;
+    child.endedAt = core.now();
+    child.error = error;
+    child.finalText = text;
+    if (rt2.handle?.sessionFile) child.sessionFile = rt2.handle.sessionFile;
+    const key = resultKey(child.id, run2);
+    const settled = core.ledger.add({
+      key,
+      id: child.id,
+      run: run2,
+      text,
+      state,
+      settledAt: child.endedAt,
+      verdict: final.verdict,
+      extras: final.extras
+    });
+    rt2.runDone?.();
+    core.subscribers.publish({ type: "settled", result: settled, child });
+    for (const waiter of [...core.waiters]) waiter();
+    core.pump();
+  };
+  const rt = core.runtimes.get(child.id);
+  if (!rt || rt.settledRuns >= run2) return Promise.resolve();
+  if (rt.concluding?.run === run2) return rt.concluding.promise;
+  const step = rt.steps?.conclude;
+  if (!step) {
+    settle(result);
+    return Promise.resolve();
+  }
+  const promise = step(state, result).catch((failure) => ({ ...result, text: `${concludeFailedNote(failure)}
+
+${result.text}` })).then(settle);
+  rt.concluding = { run: run2, promise };
+  return promise;
+}
+function settleFailed(core, child, run2, state, error) {
+  return conclude(core, child, run2, state, { text: failedResultText(state, error, child.partialText) }, error);
+}
+var init_settle = __esm({
+  "extensions/subagents/children/settle.ts"() {
+    "use strict";
+    init_ledger2();
+    init_checkable();
+    init_common();
+  }
+});
+
+// extensions/subagents/children/runner.ts
+async function runChild(core, child) {
+  const rt = core.runtimes.get(child.id);
+  const prompt = rt.pendingPrompt ?? child.prompt;
+  rt.pendingPrompt = void 0;
+  child.startedAt = core.now();
+  child.respawn = void 0;
+  rt.lastActivity = core.now();
+  rt.toolsInFlight = 0;
+  rt.settledRun = new Promise((r) => {
+    rt.runDone = r;
+  });
+  const run2 = child.run;
+  const stopped = (fallback) => {
+    const reason = rt.stopReason ?? { state: "failed", error: fallback };
+    void settleFailed(core, child, run2, reason.state, reason.error);
+  };
+  try {
+    await rt.steps?.beforeRun?.();
+    if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
+    const spec = {
+      id: child.id,
+      cwd: child.cwd,
+      tools: child.tools,
+      thinking: child.thinking,
+      model: rt.model,
+      systemAppend: rt.systemAppend,
+      sessionFile: rt.resumeFile,
+      exactTools: rt.exactTools,
+      extensions: rt.extensions,
+      // A worktree child's folder is trusted as the same folder of its repository is.
+      ...child.worktree ? { trustFrom: (0, import_node_path13.join)(child.worktree.repoTop, (0, import_node_path13.relative)(child.worktree.path, child.cwd)) } : {}
+    };
+    rt.handle ??= await core.backend.create(spec, (event) => {
+      if (applyEvent(child, rt, event, core.now()).visible) core.changed();
+      const cut2 = event.type === "turn_end" ? maxTurnsVerdict(child, rt) : void 0;
+      if (cut2) void stopChild(core, child.id, cut2);
+    });
+    child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
+    if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
+    child.state = "running";
+    core.subscribers.publish({ type: "started", child, run: run2 });
+    core.changed();
+    armWatchdog(core, child, rt);
+    const handle = rt.handle;
+    const messages = await handle.prompt(prompt);
+    if (rt.stopReason) return stopped(ABORTED);
+    const outcome = runOutcome(messages, child.partialText);
+    if (outcome.state !== "completed") return void settleFailed(core, child, run2, outcome.state, outcome.error);
+    let result = { text: outcome.text };
+    if (rt.steps?.review) {
+      result = await rt.steps.review(outcome.text, async (text) => {
+        const more = runOutcome(await handle.prompt(text), "");
+        return more.state === "completed" ? { ok: true, text: more.text } : { ok: false, error: more.error };
+      });
+      if (rt.stopReason) return stopped(ABORTED);
+    }
+    await conclude(core, child, run2, "completed", result);
+  } catch (error) {
+    if (rt.stopReason) return stopped(String(error));
+    settleFailed(core, child, run2, "failed", error instanceof Error ? error.message : String(error));
+  }
+}
+async function stopChild(core, id, reason) {
+  const child = core.mustGet(id);
+  const rt = core.runtimes.get(id);
+  if (isSettled(child.state) || !rt) return;
+  if (child.state === "queued" || child.state === "waiting")
+    return await settleFailed(core, child, child.run, "cancelled", reason.error);
+  rt.stopReason ??= reason;
+  const done = rt.settledRun;
+  await rt.handle?.abort().catch(() => void 0);
+  await Promise.race([done, new Promise((r) => setTimeout(r, ABORT_GRACE_MS).unref?.())]);
+  await settleFailed(core, child, child.run, reason.state, reason.error);
+}
+function armWatchdog(core, child, rt) {
+  rt.watchdog = setInterval(() => {
+    const verdict = watchdogVerdict(child, rt, core.limits, core.now());
+    if (verdict) void stopChild(core, child.id, verdict);
+  }, watchdogTickMs(core.limits));
+  rt.watchdog.unref?.();
+}
+var import_node_path13, ABORT_GRACE_MS;
+var init_runner = __esm({
+  "extensions/subagents/children/runner.ts"() {
+    "use strict";
+    import_node_path13 = require("node:path");
+    init_records();
+    init_common();
+    init_child_run();
+    init_settle();
+    ABORT_GRACE_MS = 5e3;
+  }
+});
+
+// extensions/subagents/children/queue.ts
+function pump(core) {
+  if (core.closed) return;
+  advanceWaiting(core);
+  for (const child of childrenToStart(core.list(), core.limits.maxConcurrent)) {
+    child.state = "starting";
+    void runChild(core, child);
+  }
+  core.changed();
+}
+function advanceWaiting(core) {
+  const all = core.list();
+  for (const child of all) {
+    const handover = core.handovers.get(child.id);
+    if (child.state !== "waiting" || !handover || handover.preparing) continue;
+    const verdict = readiness(child.after ?? [], all, child.afterFailed);
+    if (verdict.act === "wait") continue;
+    if (verdict.act === "skip") {
+      const text = skippedText(verdict.failed);
+      void conclude(core, child, child.run, "skipped", { text }, text);
+      continue;
+    }
+    handover.preparing = true;
+    void release(core, child, handover);
+  }
+}
+async function release(core, child, handover) {
+  const inputs = (child.after ?? []).map((id) => ({ child: core.mustGet(id), result: core.ledger.latest(id) }));
+  let first;
+  try {
+    first = await handover.compose(inputs, handover.base);
+  } catch (error) {
+    if (child.state !== "waiting") return;
+    const why = `its inputs could not be handed over: ${error instanceof Error ? error.message : String(error)}`;
+    return void settleFailed(core, child, child.run, "failed", why);
+  }
+  const rt = core.runtimes.get(child.id);
+  if (child.state !== "waiting" || !rt || core.closed) return;
+  core.handovers.delete(child.id);
+  rt.pendingPrompt = first;
+  child.state = "queued";
+  child.queuedAt = core.now() + core.sequence / 1e6;
+  core.pump();
+}
+var init_queue = __esm({
+  "extensions/subagents/children/queue.ts"() {
+    "use strict";
+    init_records();
+    init_graph();
+    init_pipeline();
+    init_runner();
+    init_settle();
   }
 });
 
@@ -11198,59 +11358,69 @@ function idNumber(id) {
 function pipelineKept(c) {
   return (c.state === "waiting" || c.state === "queued") && (c.after?.length ?? 0) > 0 && c.startedAt === void 0 && c.respawn !== void 0;
 }
-var import_node_path13, ABORT_GRACE_MS, SubagentManager;
+var SubagentManager;
 var init_manager = __esm({
   "extensions/subagents/children/manager.ts"() {
     "use strict";
-    import_node_path13 = require("node:path");
-    init_domain();
+    init_ledger2();
+    init_records();
     init_graph();
-    init_prompt6();
-    init_prompt_checkable();
-    init_prompt_pipeline();
-    init_child_run();
+    init_common();
+    init_pipeline();
+    init_queue();
     init_read_model();
+    init_runner();
+    init_settle();
     init_wait_until();
-    ABORT_GRACE_MS = 5e3;
+    init_runner();
     SubagentManager = class {
-      constructor(backend, limits, clock = {}) {
-        this.backend = backend;
-        this.limits = limits;
-        this.clock = clock;
-      }
-      backend;
-      limits;
-      clock;
-      ledger = new DeliveryLedger();
-      records = /* @__PURE__ */ new Map();
-      runtimes = /* @__PURE__ */ new Map();
-      sequence = 0;
-      /** Waits in progress (waitFor): checked after every settled run, after the subscribers heard of it. */
-      waiters = /* @__PURE__ */ new Set();
-      subscribers = new Subscribers();
-      /** Waiting children's handovers (their first message from their inputs), and whether one is being made. */
-      handovers = /* @__PURE__ */ new Map();
-      closed = false;
+      ledger;
+      /** The state its parts share (queue, runner, settle). */
+      core;
       /** The latest spawn in progress (inOrder). */
       spawning = Promise.resolve();
-      now() {
-        return this.clock.now?.() ?? Date.now();
+      constructor(backend, limits, clock = {}) {
+        const records = /* @__PURE__ */ new Map();
+        const subscribers = new Subscribers();
+        const core = {
+          backend,
+          ledger: new DeliveryLedger(),
+          records,
+          runtimes: /* @__PURE__ */ new Map(),
+          waiters: /* @__PURE__ */ new Set(),
+          subscribers,
+          handovers: /* @__PURE__ */ new Map(),
+          limits,
+          closed: false,
+          sequence: 0,
+          now: () => clock.now?.() ?? Date.now(),
+          list: () => [...records.values()].sort((a, b) => a.createdAt - b.createdAt || idNumber(a.id) - idNumber(b.id)),
+          mustGet: (id) => {
+            const r = records.get(id);
+            if (!r) throw new Error(`unknown subagent ${id}`);
+            return r;
+          },
+          changed: () => subscribers.publish({ type: "changed" }),
+          pump: () => pump(core)
+        };
+        this.core = core;
+        this.ledger = core.ledger;
       }
       /** Hear of every visible change and every settled run (its result pending in the ledger); returns the unsubscribe. */
       subscribe(listener) {
-        return this.subscribers.add(listener);
+        return this.core.subscribers.add(listener);
       }
       setLimits(limits) {
-        this.limits = limits;
+        this.core.limits = limits;
       }
       get maxConcurrent() {
-        return this.limits.maxConcurrent;
+        return this.core.limits.maxConcurrent;
       }
       list() {
-        return [...this.records.values()].sort((a, b) => a.createdAt - b.createdAt || idNumber(a.id) - idNumber(b.id));
+        return this.core.list();
       }
       get(id) {
-        return this.records.get(id);
+        return this.core.records.get(id);
       }
       ids() {
         return this.list().map((c) => c.id);
@@ -11260,20 +11430,21 @@ var init_manager = __esm({
        * subagent_send reopens its session file. Its latest run wins (a child may have settled several).
        */
       restore(record, result) {
+        const core = this.core;
         const n2 = Number(record.id.replace(/^sa-/, ""));
-        if (Number.isInteger(n2)) this.sequence = Math.max(this.sequence, n2);
-        const known = this.records.get(record.id);
-        if (!known || !this.runtimes.has(record.id) && record.run >= known.run) this.records.set(record.id, record);
-        if (result) this.ledger.add(result);
+        if (Number.isInteger(n2)) core.sequence = Math.max(core.sequence, n2);
+        const known = core.records.get(record.id);
+        if (!known || !core.runtimes.has(record.id) && record.run >= known.run) core.records.set(record.id, record);
+        if (result) core.ledger.add(result);
       }
       /** True for a child restored from an earlier process that has not been run again here. */
       isRestored(id) {
-        return this.records.has(id) && !this.runtimes.has(id);
+        return this.core.records.has(id) && !this.core.runtimes.has(id);
       }
       /** Take the next child id now (for a spawn that prepares something named after it first). */
       reserveId() {
-        if (this.closed) throw new Error(SHUT_DOWN_ERROR);
-        return childId(++this.sequence);
+        if (this.core.closed) throw new Error(SHUT_DOWN_ERROR);
+        return childId(++this.core.sequence);
       }
       /**
        * Run spawns one after another, in the order they were asked for: Pi may execute the tool calls of one
@@ -11289,13 +11460,14 @@ var init_manager = __esm({
       }
       /** The ids a spawn's `after` names, or why it cannot be used (checked before anything is prepared). */
       planAfter(refs) {
-        return resolveAfter(refs, this.list(), childId(this.sequence + 1));
+        return resolveAfter(refs, this.list(), childId(this.core.sequence + 1));
       }
       /** Register a child and start it, queue it past the concurrency limit, or let it wait for its inputs. */
       spawn(request) {
-        if (this.closed) throw new Error(SHUT_DOWN_ERROR);
-        const id = request.id && !this.records.has(request.id) ? request.id : childId(++this.sequence);
-        this.sequence = Math.max(this.sequence, idNumber(id));
+        const core = this.core;
+        if (core.closed) throw new Error(SHUT_DOWN_ERROR);
+        const id = request.id && !core.records.has(request.id) ? request.id : childId(++core.sequence);
+        core.sequence = Math.max(core.sequence, idNumber(id));
         const record = {
           id,
           name: deriveName(request.prompt, request.name),
@@ -11309,9 +11481,9 @@ var init_manager = __esm({
           context: request.context,
           state: "queued",
           run: 1,
-          createdAt: this.now(),
+          createdAt: core.now(),
           // Spawn order must be queue order even when several spawns share a millisecond.
-          queuedAt: this.now() + this.sequence / 1e6,
+          queuedAt: core.now() + core.sequence / 1e6,
           turns: 0,
           outputTokens: 0,
           partialText: "",
@@ -11328,16 +11500,16 @@ var init_manager = __esm({
           record.afterFailed = request.afterFailed ?? "skip";
           if (request.respawn) record.respawn = request.respawn;
           const base = request.firstMessage ?? request.prompt;
-          this.handovers.set(id, { compose: request.handover ?? (async () => base), base, preparing: false });
+          core.handovers.set(id, { compose: request.handover ?? (async () => base), base, preparing: false });
         }
-        this.records.set(id, record);
+        core.records.set(id, record);
         const rt = this.newRuntime(request.model, request.systemAppend, request.steps);
         rt.exactTools = request.exactTools;
         rt.extensions = request.extensions;
-        this.runtimes.set(id, rt);
-        this.runtimes.get(id).pendingPrompt = request.firstMessage ?? request.prompt;
-        this.subscribers.publish({ type: "queued", child: record, run: 1 });
-        this.pump();
+        core.runtimes.set(id, rt);
+        core.runtimes.get(id).pendingPrompt = request.firstMessage ?? request.prompt;
+        core.subscribers.publish({ type: "queued", child: record, run: 1 });
+        core.pump();
         return record;
       }
       /**
@@ -11345,10 +11517,11 @@ var init_manager = __esm({
        * restored from an earlier process reopens its session file (with `resume`'s model and prompt).
        */
       async send(id, text, resume) {
-        const record = this.mustGet(id);
+        const core = this.core;
+        const record = core.mustGet(id);
         if (typeof text !== "string" || text.trim().length === 0) throw new Error(EMPTY_SEND_TEXT_ERROR);
-        if (this.closed) throw new Error(SHUT_DOWN_ERROR);
-        let rt = this.runtimes.get(id);
+        if (core.closed) throw new Error(SHUT_DOWN_ERROR);
+        let rt = core.runtimes.get(id);
         if (record.state === "queued" || record.state === "waiting") return "queued-child";
         if ((record.state === "running" || record.state === "starting") && rt?.handle) {
           await rt.handle.steer(text);
@@ -11359,11 +11532,11 @@ var init_manager = __esm({
           rt = this.newRuntime(resume?.model, resume?.systemAppend ?? [], resume?.steps);
           rt.resumeFile = record.sessionFile;
           rt.settledRuns = record.run;
-          this.runtimes.set(id, rt);
+          core.runtimes.set(id, rt);
         }
         record.run += 1;
         record.state = "queued";
-        record.queuedAt = this.now() + this.sequence / 1e6;
+        record.queuedAt = core.now() + core.sequence / 1e6;
         record.startedAt = void 0;
         record.endedAt = void 0;
         record.turns = 0;
@@ -11371,18 +11544,19 @@ var init_manager = __esm({
         record.error = void 0;
         rt.pendingPrompt = text;
         rt.stopReason = void 0;
-        this.subscribers.publish({ type: "queued", child: record, run: record.run });
-        this.pump();
+        core.subscribers.publish({ type: "queued", child: record, run: record.run });
+        core.pump();
         return "rerun";
       }
       /** Stop children; resolves once each has settled (with its partial output in the ledger). */
-      async cancel(ids2, error = CANCELLED_BY_PARENT) {
-        const gone = /* @__PURE__ */ new Set([...ids2, ...waitingDependents(this.list(), ids2)]);
-        const skipped = waitingDependents(this.list(), ids2).filter((id) => !ids2.includes(id)).map((id) => this.mustGet(id)).map((child) => {
+      async cancel(ids, error = CANCELLED_BY_PARENT) {
+        const core = this.core;
+        const gone = /* @__PURE__ */ new Set([...ids, ...waitingDependents(this.list(), ids)]);
+        const skipped = waitingDependents(this.list(), ids).filter((id) => !ids.includes(id)).map((id) => core.mustGet(id)).map((child) => {
           const text = inputCancelledText((child.after ?? []).filter((i) => gone.has(i)));
-          return this.conclude(child, child.run, "skipped", { text }, text);
+          return conclude(core, child, child.run, "skipped", { text }, text);
         });
-        await Promise.all([...skipped, ...ids2.map((id) => this.stop(id, { state: "cancelled", error }))]);
+        await Promise.all([...skipped, ...ids.map((id) => stopChild(core, id, { state: "cancelled", error }))]);
       }
       /**
        * Abort every child (parent shutdown/reload); settled results stay in the ledger. With `keepPipelines`
@@ -11393,8 +11567,10 @@ var init_manager = __esm({
         const all = this.list().filter((c) => !isSettled(c.state));
         if (keepPipelines) {
           const stopping = all.filter((c) => !pipelineKept(c));
-          this.closed = true;
-          await Promise.all(stopping.map((c) => this.stop(c.id, { state: "cancelled", error: INTERRUPTED_BY_SHUTDOWN })));
+          this.core.closed = true;
+          await Promise.all(
+            stopping.map((c) => stopChild(this.core, c.id, { state: "cancelled", error: INTERRUPTED_BY_SHUTDOWN }))
+          );
           return this.close();
         }
         const active = all;
@@ -11409,209 +11585,22 @@ var init_manager = __esm({
         this.close();
       }
       close() {
-        this.closed = true;
-        for (const rt of this.runtimes.values()) {
+        this.core.closed = true;
+        for (const rt of this.core.runtimes.values()) {
           if (rt.watchdog) clearInterval(rt.watchdog);
           rt.handle?.dispose();
         }
       }
       /** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
-      async waitFor(ids2, options) {
+      async waitFor(ids, options) {
         const done = () => {
-          const settled = ids2.filter((id) => isSettled(this.mustGet(id).state)).length;
-          return options.mode === "any" ? settled > 0 || ids2.length === 0 : settled === ids2.length;
+          const settled = ids.filter((id) => isSettled(this.core.mustGet(id).state)).length;
+          return options.mode === "any" ? settled > 0 || ids.length === 0 : settled === ids.length;
         };
-        return waitUntil(this.waiters, done, options);
+        return waitUntil(this.core.waiters, done, options);
       }
       newRuntime(model, systemAppend, steps) {
-        return { model, systemAppend, steps, lastActivity: this.now(), toolsInFlight: 0, settledRuns: 0 };
-      }
-      mustGet(id) {
-        const r = this.records.get(id);
-        if (!r) throw new Error(`unknown subagent ${id}`);
-        return r;
-      }
-      changed() {
-        this.subscribers.publish({ type: "changed" });
-      }
-      /** Settle or release waiting children whose inputs settled, then start queued children while slots are free. */
-      pump() {
-        if (this.closed) return;
-        this.advanceWaiting();
-        for (const child of childrenToStart(this.list(), this.limits.maxConcurrent)) {
-          child.state = "starting";
-          void this.run(child);
-        }
-        this.changed();
-      }
-      /** Each waiting child whose inputs all settled is skipped, or gets its first message and joins the queue. */
-      advanceWaiting() {
-        const all = this.list();
-        for (const child of all) {
-          const handover = this.handovers.get(child.id);
-          if (child.state !== "waiting" || !handover || handover.preparing) continue;
-          const verdict = readiness(child.after ?? [], all, child.afterFailed);
-          if (verdict.act === "wait") continue;
-          if (verdict.act === "skip") {
-            const text = skippedText(verdict.failed);
-            void this.conclude(child, child.run, "skipped", { text }, text);
-            continue;
-          }
-          handover.preparing = true;
-          void this.release(child, handover);
-        }
-      }
-      /** Make a ready child's first message from its inputs' results, then queue it (unless it was stopped meanwhile). */
-      async release(child, handover) {
-        const inputs = (child.after ?? []).map((id) => ({ child: this.mustGet(id), result: this.ledger.latest(id) }));
-        let first;
-        try {
-          first = await handover.compose(inputs, handover.base);
-        } catch (error) {
-          if (child.state !== "waiting") return;
-          const why = `its inputs could not be handed over: ${error instanceof Error ? error.message : String(error)}`;
-          return void this.settleFailed(child, child.run, "failed", why);
-        }
-        const rt = this.runtimes.get(child.id);
-        if (child.state !== "waiting" || !rt || this.closed) return;
-        this.handovers.delete(child.id);
-        rt.pendingPrompt = first;
-        child.state = "queued";
-        child.queuedAt = this.now() + this.sequence / 1e6;
-        this.pump();
-      }
-      /**
-       * Settle a run once, after its conclude step (what an isolated child changed) when it has one; whoever
-       * settles the run first, the step runs once and the others wait for it.
-       */
-      conclude(child, run2, state, result, error) {
-        const rt = this.runtimes.get(child.id);
-        if (!rt || rt.settledRuns >= run2) return Promise.resolve();
-        if (rt.concluding?.run === run2) return rt.concluding.promise;
-        const step = rt.steps?.conclude;
-        if (!step) {
-          this.settle(child, run2, state, result, error);
-          return Promise.resolve();
-        }
-        const promise = step(state, result).catch((failure) => ({ ...result, text: `${concludeFailedNote(failure)}
-
-${result.text}` })).then((final) => this.settle(child, run2, state, final, error));
-        rt.concluding = { run: run2, promise };
-        return promise;
-      }
-      /** Record a run's outcome once: ledger, subscribers, waiters, and the next queued child. */
-      settle(child, run2, state, result, error) {
-        const rt = this.runtimes.get(child.id);
-        if (!rt || rt.settledRuns >= run2) return;
-        const text = result.text;
-        rt.settledRuns = run2;
-        if (rt.watchdog) clearInterval(rt.watchdog);
-        rt.watchdog = void 0;
-        child.state = state;
-        child.endedAt = this.now();
-        child.error = error;
-        child.finalText = text;
-        if (rt.handle?.sessionFile) child.sessionFile = rt.handle.sessionFile;
-        const key = resultKey(child.id, run2);
-        const settled = this.ledger.add({
-          key,
-          id: child.id,
-          run: run2,
-          text,
-          state,
-          settledAt: child.endedAt,
-          verdict: result.verdict,
-          extras: result.extras
-        });
-        rt.runDone?.();
-        this.subscribers.publish({ type: "settled", result: settled, child });
-        for (const waiter of [...this.waiters]) waiter();
-        this.pump();
-      }
-      /** Settle with an error text first and whatever the child had produced. */
-      settleFailed(child, run2, state, error) {
-        return this.conclude(child, run2, state, { text: failedResultText(state, error, child.partialText) }, error);
-      }
-      async run(child) {
-        const rt = this.runtimes.get(child.id);
-        const prompt = rt.pendingPrompt ?? child.prompt;
-        rt.pendingPrompt = void 0;
-        child.startedAt = this.now();
-        child.respawn = void 0;
-        rt.lastActivity = this.now();
-        rt.toolsInFlight = 0;
-        rt.settledRun = new Promise((r) => {
-          rt.runDone = r;
-        });
-        const run2 = child.run;
-        const stopped = (fallback) => {
-          const reason = rt.stopReason ?? { state: "failed", error: fallback };
-          void this.settleFailed(child, run2, reason.state, reason.error);
-        };
-        try {
-          await rt.steps?.beforeRun?.();
-          if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
-          const spec = {
-            id: child.id,
-            cwd: child.cwd,
-            tools: child.tools,
-            thinking: child.thinking,
-            model: rt.model,
-            systemAppend: rt.systemAppend,
-            sessionFile: rt.resumeFile,
-            exactTools: rt.exactTools,
-            extensions: rt.extensions,
-            // A worktree child's folder is trusted as the same folder of its repository is.
-            ...child.worktree ? { trustFrom: (0, import_node_path13.join)(child.worktree.repoTop, (0, import_node_path13.relative)(child.worktree.path, child.cwd)) } : {}
-          };
-          rt.handle ??= await this.backend.create(spec, (event) => {
-            if (applyEvent(child, rt, event, this.now()).visible) this.changed();
-            const cut2 = event.type === "turn_end" ? maxTurnsVerdict(child, rt) : void 0;
-            if (cut2) void this.stop(child.id, cut2);
-          });
-          child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
-          if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
-          child.state = "running";
-          this.subscribers.publish({ type: "started", child, run: run2 });
-          this.changed();
-          this.armWatchdog(child, rt);
-          const handle = rt.handle;
-          const messages = await handle.prompt(prompt);
-          if (rt.stopReason) return stopped(ABORTED);
-          const outcome = runOutcome(messages, child.partialText);
-          if (outcome.state !== "completed") return void this.settleFailed(child, run2, outcome.state, outcome.error);
-          let result = { text: outcome.text };
-          if (rt.steps?.review) {
-            result = await rt.steps.review(outcome.text, async (text) => {
-              const more = runOutcome(await handle.prompt(text), "");
-              return more.state === "completed" ? { ok: true, text: more.text } : { ok: false, error: more.error };
-            });
-            if (rt.stopReason) return stopped(ABORTED);
-          }
-          await this.conclude(child, run2, "completed", result);
-        } catch (error) {
-          if (rt.stopReason) return stopped(String(error));
-          this.settleFailed(child, run2, "failed", error instanceof Error ? error.message : String(error));
-        }
-      }
-      async stop(id, reason) {
-        const child = this.mustGet(id);
-        const rt = this.runtimes.get(id);
-        if (isSettled(child.state) || !rt) return;
-        if (child.state === "queued" || child.state === "waiting")
-          return await this.settleFailed(child, child.run, "cancelled", reason.error);
-        rt.stopReason ??= reason;
-        const done = rt.settledRun;
-        await rt.handle?.abort().catch(() => void 0);
-        await Promise.race([done, new Promise((r) => setTimeout(r, ABORT_GRACE_MS).unref?.())]);
-        await this.settleFailed(child, child.run, reason.state, reason.error);
-      }
-      armWatchdog(child, rt) {
-        rt.watchdog = setInterval(() => {
-          const verdict = watchdogVerdict(child, rt, this.limits, this.now());
-          if (verdict) void this.stop(child.id, verdict);
-        }, watchdogTickMs(this.limits));
-        rt.watchdog.unref?.();
+        return { model, systemAppend, steps, lastActivity: this.core.now(), toolsInFlight: 0, settledRuns: 0 };
       }
     };
   }
@@ -11839,7 +11828,7 @@ var init_partial_output = __esm({
   }
 });
 
-// extensions/subagents/prompt-records.ts
+// extensions/subagents/prompt/records.ts
 function damagedResultText(id, problem) {
   return `[${id}'s recorded result is damaged in the session file (${problem}); it is not shown. Spawn a new child if you still need that work.]`;
 }
@@ -11852,8 +11841,8 @@ function damagedSpawnError(problem) {
 function damagedRecordsWarning(items) {
   return `subagents: ${items.length} damaged record${items.length === 1 ? "" : "s"} in this session file, their unsafe parts ignored: ${items.join("; ")}`;
 }
-var init_prompt_records = __esm({
-  "extensions/subagents/prompt-records.ts"() {
+var init_records2 = __esm({
+  "extensions/subagents/prompt/records.ts"() {
     "use strict";
   }
 });
@@ -12253,11 +12242,11 @@ var init_persistence = __esm({
     init_tokens();
     init_spawn_checkable();
     init_partial_output();
-    init_domain();
+    init_ledger2();
     init_graph();
-    init_prompt6();
-    init_prompt_pipeline();
-    init_prompt_records();
+    init_common();
+    init_pipeline();
+    init_records2();
     init_record_checks();
     SETTLED_ENTRY = "subagent-settled";
     RUN_ENTRY = "subagent-run";
@@ -12421,10 +12410,10 @@ var init_delivery = __esm({
     init_details();
     init_pi_host();
     init_tokens();
-    init_domain();
+    init_ledger2();
     init_graph();
-    init_prompt6();
-    init_prompt_pipeline();
+    init_common();
+    init_pipeline();
     init_batch2();
     init_batch_options();
     init_persistence();
@@ -12484,8 +12473,8 @@ var init_roster = __esm({
   "extensions/subagents/delivery/roster.ts"() {
     "use strict";
     init_projection();
-    init_domain();
-    init_prompt6();
+    init_records();
+    init_common();
   }
 });
 
@@ -12496,8 +12485,8 @@ function planSettle(input) {
   if (input.closing) return { act: "none", why: "closing" };
   if (input.outcome !== void 0 && input.outcome !== "completed") return { act: "none", why: "outcome" };
   if (input.rounds >= SETTLE_MAX_ROUNDS) return { act: "none", why: "rounds" };
-  const ids2 = input.children.filter((c) => !isSettled(c.state)).map((c) => c.id);
-  if (ids2.length > 0) return { act: "wait", ids: ids2, timeoutMs: input.maxRunSeconds * 1e3 + SETTLE_WAIT_SLACK_MS };
+  const ids = input.children.filter((c) => !isSettled(c.state)).map((c) => c.id);
+  if (ids.length > 0) return { act: "wait", ids, timeoutMs: input.maxRunSeconds * 1e3 + SETTLE_WAIT_SLACK_MS };
   return input.pending > 0 ? { act: "deliver" } : { act: "none", why: "nothing" };
 }
 async function settleSingleShot(deps, state, event, ctx) {
@@ -12525,7 +12514,7 @@ async function settleSingleShot(deps, state, event, ctx) {
   state.rounds++;
   return { entries: [...Array.isArray(event.entries) ? event.entries : [], ...drafts], continue: true };
 }
-async function waitForChildren(manager, deps, state, ids2, timeoutMs) {
+async function waitForChildren(manager, deps, state, ids, timeoutMs) {
   const abort = new AbortController();
   state.abort = abort;
   let interrupted2 = false;
@@ -12536,8 +12525,8 @@ async function waitForChildren(manager, deps, state, ids2, timeoutMs) {
   };
   process.on("SIGINT", onSigint);
   try {
-    const outcome = await manager.waitFor(ids2, { mode: "all", timeoutMs, signal: abort.signal });
-    const running = () => ids2.filter((id) => !isSettled(manager.get(id)?.state ?? "completed"));
+    const outcome = await manager.waitFor(ids, { mode: "all", timeoutMs, signal: abort.signal });
+    const running = () => ids.filter((id) => !isSettled(manager.get(id)?.state ?? "completed"));
     if (outcome.aborted) {
       if (interrupted2) {
         await manager.cancel(running(), SETTLE_INTERRUPTED);
@@ -12579,13 +12568,13 @@ async function deliveryDrafts(manager, deps, ctx) {
   }
 }
 var SETTLE_MAX_ROUNDS, SETTLE_WAIT_SLACK_MS, SETTLE_INTERRUPTED_EXIT_CODE;
-var init_settle = __esm({
+var init_settle2 = __esm({
   "extensions/subagents/delivery/settle.ts"() {
     "use strict";
     init_pi_host();
     init_manager();
-    init_domain();
-    init_prompt6();
+    init_records();
+    init_common();
     init_delivery();
     init_persistence();
     SETTLE_MAX_ROUNDS = 4;
@@ -12594,527 +12583,58 @@ var init_settle = __esm({
   }
 });
 
-// extensions/subagents/agents/agent-files.ts
-function isDirectory(path) {
-  try {
-    return (0, import_node_fs16.statSync)(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-function readNoFollow(file) {
-  const fd = (0, import_node_fs16.openSync)(file, import_node_fs16.constants.O_RDONLY | (import_node_fs16.constants.O_NOFOLLOW ?? 0) | (import_node_fs16.constants.O_NONBLOCK ?? 0));
-  try {
-    if (!(0, import_node_fs16.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
-    return (0, import_node_fs16.readFileSync)(fd, "utf8");
-  } finally {
-    (0, import_node_fs16.closeSync)(fd);
-  }
-}
-function safeHome() {
-  try {
-    return (0, import_node_os2.homedir)();
-  } catch {
-    return "/";
-  }
-}
-var import_node_fs16, import_node_os2, import_node_path17, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
-var init_agent_files = __esm({
-  "extensions/subagents/agents/agent-files.ts"() {
+// extensions/subagents/tools/schemas.ts
+var import_typebox2, SPAWN_PARAMETERS, WAIT_PARAMETERS, CHECK_PARAMETERS, SEND_PARAMETERS, CANCEL_PARAMETERS, LIST_PARAMETERS, CLEANUP_PARAMETERS;
+var init_schemas = __esm({
+  "extensions/subagents/tools/schemas.ts"() {
     "use strict";
-    import_node_fs16 = require("node:fs");
-    import_node_os2 = require("node:os");
-    import_node_path17 = require("node:path");
-    init_trust();
-    init_agents();
-    MAX_AGENT_FILES_PER_DIR = 200;
-    AgentCatalog = class {
-      constructor(parseFrontmatter2) {
-        this.parseFrontmatter = parseFrontmatter2;
-      }
-      parseFrontmatter;
-      cache = /* @__PURE__ */ new Map();
-      /** The agents now on disk. Never throws. */
-      load(options) {
-        const home = (0, import_node_path17.resolve)(options.home ?? safeHome());
-        const warnings = [];
-        const folders = [];
-        const definitions = [...BUILT_IN_AGENTS];
-        const seen = /* @__PURE__ */ new Set();
-        const root = (0, import_node_path17.resolve)(options.projectRoot ?? projectRoot(options.cwd));
-        const add = (source, dir, trusted) => {
-          if (!dir) return;
-          const exists2 = isDirectory(dir);
-          folders.push({ source, dir, exists: exists2, read: exists2 && trusted });
-          if (!exists2) return;
-          if (!trusted) {
-            warnings.push(`${dir}: ignored: ${options.untrustedHint ?? "this project is not trusted"}`);
-            return;
-          }
-          const projectFolder = source === "project" || source === "claude-project";
-          const unsafeDir = projectFolder ? safeProjectPath(dir, root) : void 0;
-          if (unsafeDir) {
-            warnings.push(`${unsafeDir}; the folder's agents are ignored`);
-            return;
-          }
-          for (const file of this.listFiles(dir, warnings)) {
-            seen.add(file);
-            const parsed = this.readFile(file, source, projectFolder ? root : void 0);
-            warnings.push(...parsed.warnings);
-            if (parsed.agent) definitions.push(parsed.agent);
-          }
-        };
-        add("user", (0, import_node_path17.join)(options.agentDir, "agents"), true);
-        if (options.claudeAgents) add("claude-user", (0, import_node_path17.join)(home, ".claude", "agents"), true);
-        if (options.claudeAgents)
-          add(
-            "claude-project",
-            findProjectFolder(options.cwd, (0, import_node_path17.join)(".claude", "agents"), root, home),
-            options.projectTrusted
-          );
-        add("project", findProjectFolder(options.cwd, (0, import_node_path17.join)(".pi", "agents"), root, home), options.projectTrusted);
-        const agents = mergeAgents(definitions);
-        for (const agent of agents) {
-          if (!agent.overrides || agent.source !== "project" && agent.source !== "claude-project") continue;
-          const replaced = agent.overrides.file ? `${agent.overrides.source} ${agent.overrides.file}` : "the built-in";
-          warnings.push(`${agent.file}: agent "${agent.name}" of this project overrides ${replaced} ${agent.name}`);
-        }
-        for (const file of this.cache.keys()) if (!seen.has(file)) this.cache.delete(file);
-        return { agents, warnings, folders };
-      }
-      listFiles(dir, warnings) {
-        let names;
-        try {
-          names = (0, import_node_fs16.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
-        } catch (error) {
-          warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
-          return [];
-        }
-        names.sort();
-        if (names.length > MAX_AGENT_FILES_PER_DIR) {
-          warnings.push(`${dir}: ${names.length} agent files; only the first ${MAX_AGENT_FILES_PER_DIR} are read`);
-          names = names.slice(0, MAX_AGENT_FILES_PER_DIR);
-        }
-        return names.map((n2) => (0, import_node_path17.join)(dir, n2));
-      }
-      /** One file; `root` set for a project file, which must be safe (no symlink, owned by the user) up from it. */
-      readFile(file, source, root) {
-        let size;
-        let mtimeMs;
-        if (root) {
-          const unsafe = safeProjectPath(file, root);
-          if (unsafe) return { warnings: [`${unsafe}; skipped`] };
-        }
-        try {
-          const st = (0, import_node_fs16.statSync)(file);
-          if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
-          size = st.size;
-          mtimeMs = st.mtimeMs;
-        } catch (error) {
-          return {
-            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
-          };
-        }
-        if (size > MAX_AGENT_FILE_BYTES)
-          return { warnings: [`${file}: larger than ${MAX_AGENT_FILE_BYTES} bytes; skipped`] };
-        const cached = this.cache.get(file);
-        if (cached && cached.size === size && cached.mtimeMs === mtimeMs && cached.source === source) {
-          return cached.parsed;
-        }
-        let text;
-        try {
-          text = root ? readNoFollow(file) : (0, import_node_fs16.readFileSync)(file, "utf8");
-        } catch (error) {
-          return {
-            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
-          };
-        }
-        const parsed = parseAgentFile(text, { file, source, parseFrontmatter: this.parseFrontmatter });
-        this.cache.set(file, { size, mtimeMs, source, parsed });
-        return parsed;
-      }
-    };
-  }
-});
-
-// extensions/subagents/agents/loader.ts
-function agentLoader(settings) {
-  let catalog;
-  return (ctx) => {
-    catalog ??= new AgentCatalog(import_pi_coding_agent6.parseFrontmatter);
-    const agentDir = settings.agentDir();
-    const cwd = ctx?.cwd ?? process.cwd();
-    const trust = ctx ? folderTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" };
-    const snapshot2 = catalog.load({
-      agentDir,
-      cwd,
-      projectTrusted: trust.trusted,
-      untrustedHint: untrustedHint(trust),
-      projectRoot: projectRoot(cwd, trust.path),
-      claudeAgents: settings.config().subagents.claudeAgents
+    import_typebox2 = require("typebox");
+    init_common();
+    init_pipeline();
+    init_spawn();
+    SPAWN_PARAMETERS = import_typebox2.Type.Object({
+      prompt: import_typebox2.Type.String({ description: TOOL_TEXT.spawn.prompt }),
+      agent: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: SPAWN_AGENT_PARAM })),
+      name: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: TOOL_TEXT.spawn.name })),
+      model: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: TOOL_TEXT.spawn.model })),
+      tools: import_typebox2.Type.Optional(import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.spawn.tools })),
+      cwd: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: TOOL_TEXT.spawn.cwd })),
+      thinking: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: TOOL_TEXT.spawn.thinking })),
+      context: import_typebox2.Type.Optional(
+        import_typebox2.Type.Union([import_typebox2.Type.Literal("fresh"), import_typebox2.Type.Literal("fork")], { description: TOOL_TEXT.spawn.context })
+      ),
+      extensions: import_typebox2.Type.Optional(
+        import_typebox2.Type.Union([import_typebox2.Type.Boolean(), import_typebox2.Type.Array(import_typebox2.Type.String())], { description: SPAWN_EXTENSIONS_PARAM })
+      ),
+      isolation: import_typebox2.Type.Optional(
+        import_typebox2.Type.Union([import_typebox2.Type.Literal("none"), import_typebox2.Type.Literal("worktree")], { description: TOOL_TEXT.spawn.isolation })
+      ),
+      output_schema: import_typebox2.Type.Optional(
+        import_typebox2.Type.Object({}, { additionalProperties: true, description: TOOL_TEXT.spawn.outputSchema })
+      ),
+      after: import_typebox2.Type.Optional(import_typebox2.Type.Array(import_typebox2.Type.String(), { description: SPAWN_AFTER_PARAM })),
+      after_failed: import_typebox2.Type.Optional(
+        import_typebox2.Type.Union([import_typebox2.Type.Literal("skip"), import_typebox2.Type.Literal("run")], { description: SPAWN_AFTER_FAILED_PARAM })
+      )
     });
-    for (const warning of unseenConfigWarnings(snapshot2.warnings)) tellPerson(ctx, configWarning(warning));
-    return snapshot2;
-  };
-}
-var import_pi_coding_agent6;
-var init_loader = __esm({
-  "extensions/subagents/agents/loader.ts"() {
-    "use strict";
-    import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
-    init_bootstrap();
-    init_config();
-    init_trust();
-    init_prompt6();
-    init_agent_files();
-  }
-});
-
-// extensions/subagents/session-state.ts
-function activeToolsOf(pi) {
-  let last;
-  return () => {
-    try {
-      const tools = pi.getActiveTools();
-      if (Array.isArray(tools)) last = [...tools];
-    } catch {
-    }
-    return last;
-  };
-}
-function createSessionState(options) {
-  const { pi, depth, host } = options;
-  let config = DEFAULT_CONFIG;
-  let configLoaded = false;
-  let agentDir = "";
-  let ctx;
-  let closing = false;
-  let store;
-  let manager;
-  let home;
-  let unfollow;
-  const sink = (type, data) => pi.appendEntry(type, data);
-  const adoptHome = (context) => {
-    if (depth !== 0) return false;
-    const found = sessionHomes().get(sessionKey(context));
-    if (!found) return false;
-    home = found;
-    home.name = sessionNameOf(context);
-    manager = found.manager;
-    found.attach(sink);
-    unfollow = options.follow?.(found.manager);
-    return true;
-  };
-  host.onConfig((next) => {
-    config = next;
-    configLoaded = true;
-    agentDir = host.agentDir();
-  });
-  const enter = (next) => {
-    ctx = next;
-    if (home) home.name = sessionNameOf(next);
-    if (configLoaded) return;
-    configLoaded = true;
-    agentDir = host.agentDir();
-    config = host.config(next);
-  };
-  const services = {
-    depth,
-    config: () => config,
-    agentDir: () => agentDir,
-    store: () => {
-      store ??= host.store();
-      return store;
-    },
-    context: () => ctx,
-    closing: () => closing,
-    children: (context) => {
-      enter(context);
-      if (manager || adoptHome(context)) return manager;
-      manager = createSessionChildren(context, {
-        depth,
-        agentDir,
-        config,
-        nested: options.nested,
-        parentTools: config.subagents.toolsBeyondParent ? void 0 : activeToolsOf(pi)
-      });
-      if (depth === 0) {
-        const key = sessionKey(context);
-        home = createSessionHome(key, keyFile(key), manager);
-        home.name = sessionNameOf(context);
-        home.attach(sink);
-        sessionHomes().set(key, home);
-        options.onChildren(manager, home.record);
-      } else options.onChildren(manager, sink);
-      unfollow = options.follow?.(manager);
-      return manager;
-    },
-    existingChildren: () => manager,
-    agents: agentLoader({ config: () => config, agentDir: () => agentDir || host.agentDir() }),
-    session: pi,
-    parent: pi
-  };
-  return {
-    services,
-    enter,
-    remember: (next) => {
-      ctx = next;
-    },
-    setClosing: (value) => {
-      closing = value;
-    },
-    adopt: (context) => {
-      enter(context);
-      return !manager && adoptHome(context);
-    },
-    detach: (away) => {
-      unfollow?.();
-      unfollow = void 0;
-      home?.detach(away);
-      home = void 0;
-      manager = void 0;
-    },
-    dropChildren: () => {
-      const dropped = manager;
-      unfollow?.();
-      unfollow = void 0;
-      if (home && sessionHomes().get(home.key) === home) sessionHomes().delete(home.key);
-      home = void 0;
-      manager = void 0;
-      return dropped;
-    }
-  };
-}
-function keyFile(key) {
-  return key.startsWith("id:") ? void 0 : key;
-}
-var init_session_state = __esm({
-  "extensions/subagents/session-state.ts"() {
-    "use strict";
-    init_config();
-    init_loader();
-    init_home();
-    init_session();
-  }
-});
-
-// extensions/subagents/tools/reply.ts
-function row(c, note) {
-  const waits = c.state === "waiting" ? waitingFor(c.after ?? []) : void 0;
-  return { id: c.id, name: c.name, state: c.state, note: note ?? waits, ...c.agent ? { agent: c.agent } : {} };
-}
-function requireIds(manager, requested) {
-  const known = manager.ids();
-  const { known: good, unknown } = partitionIds(requested, known);
-  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
-  return good;
-}
-var reply;
-var init_reply = __esm({
-  "extensions/subagents/tools/reply.ts"() {
-    "use strict";
-    init_domain();
-    init_prompt6();
-    init_prompt_pipeline();
-    reply = (text, details = {}) => ({
-      content: [{ type: "text", text }],
-      details
+    WAIT_PARAMETERS = import_typebox2.Type.Object({
+      ids: import_typebox2.Type.Optional(import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.wait.ids })),
+      timeout_s: import_typebox2.Type.Optional(import_typebox2.Type.Number({ description: TOOL_TEXT.wait.timeout, minimum: 0 })),
+      mode: import_typebox2.Type.Optional(import_typebox2.Type.Union([import_typebox2.Type.Literal("all"), import_typebox2.Type.Literal("any")], { description: TOOL_TEXT.wait.mode }))
     });
-  }
-});
-
-// extensions/subagents/tools/consume.ts
-async function deliveredPath(deps, result) {
-  if (result.artifactPath) return result.artifactPath;
-  const put = await deps.store().put("subagent-results", result.text);
-  if (!put.ok) return void 0;
-  result.artifactPath ??= put.path;
-  return put.path;
-}
-async function consumeResults(deps, ctx, ids2, outcome, timeoutLabel, timeoutSeconds) {
-  const manager = deps.children(ctx);
-  const now = Date.now();
-  const leading = [];
-  const extraRows = [];
-  const claimed = [];
-  const finished = ids2.filter((id) => isSettled(manager.get(id).state)).length;
-  if (outcome.header) leading.push(outcome.header);
-  else if (outcome.timedOut) leading.push(waitTimeoutHeader(timeoutSeconds ?? 0, finished, ids2.length));
-  else if (outcome.aborted) leading.push(waitAbortedHeader(finished, ids2.length));
-  const taken = /* @__PURE__ */ new Map();
-  const unsettled = [];
-  for (const id of ids2) {
-    const latest = manager.ledger.latest(id);
-    if (!latest || !isSettled(manager.get(id).state)) unsettled.push(id);
-    else if (manager.ledger.claim(latest.key, "wait")) claimed.push(latest);
-    else taken.set(id, latest);
-  }
-  const relayed = claimRelayed(manager, ids2);
-  try {
-    const handed = await relayedLines(manager, deps, relayed);
-    extraRows.push(...handed.rows);
-    for (const id of ids2) {
-      const child = manager.get(id);
-      const other = taken.get(id);
-      if (unsettled.includes(id)) {
-        leading.push(statusLine(child, now));
-        extraRows.push(row(child));
-      } else if (other) {
-        const path = await deliveredPath(deps, other);
-        leading.push(alreadyDeliveredLine(child, other.delivery === "auto" ? "auto" : "wait", path));
-        extraRows.push({ ...row(child, "already received"), artifactPath: path });
-      }
-    }
-    const batch = await projectBatch(
-      claimed.map((r) => batchInput(manager, r)),
-      batchOptions(deps, ctx, "wait", { leading: [...leading, ...handed.lines] })
-    );
-    recordArtifacts(manager, batch.items);
-    const proof = deliveryProof(
-      { keys: claimed.map((r) => r.key), by: "wait" },
-      { keys: relayed.map((r) => r.key), by: "auto" }
-    );
-    return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel, ...proof });
-  } catch (error) {
-    for (const r of [...claimed, ...relayed]) manager.ledger.release(r.key);
-    throw error;
-  }
-}
-var init_consume = __esm({
-  "extensions/subagents/tools/consume.ts"() {
-    "use strict";
-    init_batch2();
-    init_batch_options();
-    init_delivery();
-    init_persistence();
-    init_domain();
-    init_prompt6();
-    init_reply();
-  }
-});
-
-// extensions/subagents/tools/cancel.ts
-async function cancelTool(deps, params, ctx) {
-  const manager = deps.children(ctx);
-  const ids2 = requireIds(manager, params.ids ?? []);
-  const active = ids2.filter((id) => !isSettled(manager.get(id).state));
-  await manager.cancel(active);
-  const lines = ids2.filter((id) => !active.includes(id)).map((id) => alreadySettledCancelLine(manager.get(id)));
-  const header = [cancelHeader(active.length), ...lines].join("\n");
-  return consumeResults(deps, ctx, active, { timedOut: false, aborted: false, header }, "cancel");
-}
-var init_cancel = __esm({
-  "extensions/subagents/tools/cancel.ts"() {
-    "use strict";
-    init_domain();
-    init_prompt6();
-    init_consume();
-    init_reply();
-  }
-});
-
-// extensions/subagents/tools/check.ts
-async function checkTool(deps, params, ctx) {
-  const manager = deps.children(ctx);
-  const [id] = requireIds(manager, [params.id]);
-  const child = manager.get(id);
-  const recent = isSettled(child.state) ? manager.ledger.latest(id)?.text ?? child.finalText ?? "" : child.partialText;
-  let output = "";
-  let details = { rows: [row(child)] };
-  if (recent.length > 0) {
-    const batch = await projectBatch([{ id, run: child.run, header: "", text: recent, noRoom: () => "" }], {
-      ...batchOptions(deps, ctx, "check"),
-      // its head share (0 in the table): the recent end
-      notable: !isSettled(child.state)
-      // a running child's output leads with its notable lines; a final report is prose
+    CHECK_PARAMETERS = import_typebox2.Type.Object({ id: import_typebox2.Type.String({ description: TOOL_TEXT.check.id }) });
+    SEND_PARAMETERS = import_typebox2.Type.Object({
+      id: import_typebox2.Type.String({ description: TOOL_TEXT.send.id }),
+      text: import_typebox2.Type.String({ description: TOOL_TEXT.send.text })
     });
-    output = batch.text.replace(/^\n/, "");
-    details = { ...batchDetails(manager, batch), rows: [row(child)] };
-  }
-  return reply(checkText(child, Date.now(), output), details);
-}
-var init_check = __esm({
-  "extensions/subagents/tools/check.ts"() {
-    "use strict";
-    init_batch2();
-    init_batch_options();
-    init_delivery();
-    init_domain();
-    init_prompt6();
-    init_reply();
-  }
-});
-
-// extensions/subagents/tools/cleanup.ts
-async function cleanOne(deps, child, discard) {
-  const w = child.worktree;
-  if (!w) return { kind: "not-isolated" };
-  if (!isSettled(child.state)) return { kind: "running" };
-  if (!worktreeExists(w)) return { kind: "already-removed" };
-  try {
-    const changes = await captureChanges(w);
-    if (changes.files.length === 0 && changes.commits === 0) {
-      await removeWorktree(w);
-      return { kind: "removed", why: "no-changes", files: 0 };
-    }
-    let patchPath;
-    if (changes.patchIsUtf8 && changes.patch.length > 0) {
-      const put = await deps.store().put("subagent-results", changes.patch);
-      if (put.ok) patchPath = put.path;
-    }
-    const inTree = patchPath !== void 0 && await patchContainedIn(patchPath, w.repoTop);
-    if (!inTree && !discard) return { kind: "kept", files: changes.files.length, patchPath, repoTop: w.repoTop };
-    await removeWorktree(w);
-    return { kind: "removed", why: inTree ? "in-tree" : "discarded", files: changes.files.length, patchPath };
-  } catch (error) {
-    return { kind: "failed", error: error.message };
-  }
-}
-async function cleanupTool(deps, params, ctx) {
-  const manager = deps.children(ctx);
-  const known = manager.ids();
-  const { known: ids2, unknown } = partitionIds(params.ids ?? [], known);
-  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
-  const results = [];
-  for (const id of ids2) results.push({ id, outcome: await cleanOne(deps, manager.get(id), params.discard === true) });
-  const text = results.map((r) => cleanupLine(manager.get(r.id), r.outcome)).join("\n");
-  return {
-    content: [{ type: "text", text: text || CLEANUP_NOTHING }],
-    details: {
-      rows: results.map((r) => ({ ...rowOf(manager.get(r.id)), note: r.outcome.kind })),
-      cleanup: results
-    }
-  };
-}
-function rowOf(c) {
-  return { id: c.id, name: c.name, state: c.state };
-}
-var init_cleanup = __esm({
-  "extensions/subagents/tools/cleanup.ts"() {
-    "use strict";
-    init_isolation();
-    init_domain();
-    init_prompt6();
-    init_prompt_checkable();
-  }
-});
-
-// extensions/subagents/tools/list.ts
-function listTool(deps, ctx) {
-  const manager = deps.children(ctx);
-  const children = manager.list();
-  if (children.length === 0) return reply(NO_CHILDREN, { rows: [] });
-  const now = Date.now();
-  return reply(children.map((c) => listLine(c, now, statusGlyph(c.state))).join("\n"), {
-    rows: children.map((c) => row(c))
-  });
-}
-var init_list3 = __esm({
-  "extensions/subagents/tools/list.ts"() {
-    "use strict";
-    init_domain();
-    init_prompt6();
-    init_reply();
+    CANCEL_PARAMETERS = import_typebox2.Type.Object({
+      ids: import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.cancel.ids })
+    });
+    LIST_PARAMETERS = import_typebox2.Type.Object({});
+    CLEANUP_PARAMETERS = import_typebox2.Type.Object({
+      ids: import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.cleanup.ids }),
+      discard: import_typebox2.Type.Optional(import_typebox2.Type.Boolean({ description: TOOL_TEXT.cleanup.discard }))
+    });
   }
 });
 
@@ -13229,18 +12749,84 @@ var init_handover = __esm({
   "extensions/subagents/delivery/handover.ts"() {
     "use strict";
     init_tokens();
-    init_prompt6();
-    init_prompt_pipeline();
+    init_common();
+    init_pipeline();
     init_batch2();
     HANDOVER_SHARE = 0.5;
     UNKNOWN_CONTEXT_WINDOW = 128e3;
   }
 });
 
+// extensions/subagents/domain/models.ts
+function orderChoices(models, preferProvider) {
+  const preferred = models.filter((m) => m.provider === preferProvider).map(keyOf);
+  const rest = models.filter((m) => m.provider !== preferProvider).map(keyOf);
+  return [.../* @__PURE__ */ new Set([...preferred.sort(), ...rest.sort()])];
+}
+function resolveModelSpec(spec, pools) {
+  const wanted = spec.trim();
+  const slash = wanted.indexOf("/");
+  const exact = (m) => slash > 0 && m.provider === wanted.slice(0, slash) && m.id === wanted.slice(slash + 1);
+  const usableExact = pools.available.find(exact);
+  if (usableExact) return { ok: true, value: usableExact };
+  const sameId = uniqueModels(pools.available.filter((m) => m.id === wanted));
+  if (sameId.length === 1) return { ok: true, value: sameId[0] };
+  if (sameId.length > 1) {
+    return { ok: false, failure: { reason: "ambiguous", choices: orderChoices(sameId, pools.preferProvider) } };
+  }
+  const knownExact = pools.all.find(exact);
+  if (knownExact) return { ok: true, value: knownExact };
+  const choices = orderChoices(pools.available, pools.preferProvider);
+  const known = pools.all.filter((m) => m.id === wanted);
+  if (known.length > 0) {
+    const providers = [...new Set(known.map((m) => m.provider))].sort();
+    return { ok: false, failure: { reason: "no-credentials", choices, providers } };
+  }
+  return { ok: false, failure: { reason: "unknown", choices } };
+}
+function uniqueModels(models) {
+  const seen = /* @__PURE__ */ new Set();
+  return models.filter((m) => !seen.has(keyOf(m)) && seen.add(keyOf(m)));
+}
+var keyOf, MODEL_CHOICES_SHOWN;
+var init_models = __esm({
+  "extensions/subagents/domain/models.ts"() {
+    "use strict";
+    init_surfaces();
+    keyOf = (m) => `${m.provider}/${m.id}`;
+    MODEL_CHOICES_SHOWN = SURFACES["subagents.modelChoices"].maxLines - 1;
+  }
+});
+
+// extensions/subagents/tools/reply.ts
+function row(c, note) {
+  const waits = c.state === "waiting" ? waitingFor(c.after ?? []) : void 0;
+  return { id: c.id, name: c.name, state: c.state, note: note ?? waits, ...c.agent ? { agent: c.agent } : {} };
+}
+function requireIds(manager, requested) {
+  const known = manager.ids();
+  const { known: good, unknown } = partitionIds(requested, known);
+  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
+  return good;
+}
+var reply;
+var init_reply = __esm({
+  "extensions/subagents/tools/reply.ts"() {
+    "use strict";
+    init_records();
+    init_common();
+    init_pipeline();
+    reply = (text, details = {}) => ({
+      content: [{ type: "text", text }],
+      details
+    });
+  }
+});
+
 // extensions/subagents/tools/spawn.ts
 function isKind2(path, kind) {
   try {
-    const st = (0, import_node_fs17.statSync)(path);
+    const st = (0, import_node_fs16.statSync)(path);
     return kind === "file" ? st.isFile() : st.isDirectory();
   } catch {
     return false;
@@ -13272,7 +12858,7 @@ function forkShortening(deps) {
 }
 function parentMessages(ctx) {
   const sm = ctx.sessionManager;
-  return (0, import_pi_coding_agent7.buildSessionContext)(sm.getEntries(), sm.getLeafId()).messages;
+  return (0, import_pi_coding_agent6.buildSessionContext)(sm.getEntries(), sm.getLeafId()).messages;
 }
 function plannedInputs(manager, params) {
   if (params.after_failed !== void 0 && params.after_failed !== "skip" && params.after_failed !== "run")
@@ -13381,7 +12967,7 @@ async function spawnOne(deps, params, ctx, id) {
     if (params.tools !== void 0) throw new Error(badToolsError(unknownTools, allowed));
   }
   const extensions2 = params.extensions !== void 0 ? parseExtensionPolicy(params.extensions) : agent?.extensions ?? parseExtensionPolicy(cfg.childExtensions);
-  const cwd = params.cwd ? (0, import_node_path18.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
+  const cwd = params.cwd ? (0, import_node_path17.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
   if (!isKind2(cwd, "directory")) throw new Error(badCwdError(params.cwd ?? cwd, ctx.cwd));
   const levels = THINKING_LEVELS;
   if (params.thinking !== void 0 && !levels.includes(params.thinking)) {
@@ -13516,13 +13102,13 @@ function resumeSettings(deps, child, ctx) {
   const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : void 0;
   return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
 }
-var import_node_fs17, import_node_path18, import_pi_coding_agent7;
-var init_spawn = __esm({
+var import_node_fs16, import_node_path17, import_pi_coding_agent6;
+var init_spawn2 = __esm({
   "extensions/subagents/tools/spawn.ts"() {
     "use strict";
-    import_node_fs17 = require("node:fs");
-    import_node_path18 = require("node:path");
-    import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
+    import_node_fs16 = require("node:fs");
+    import_node_path17 = require("node:path");
+    import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
     init_config();
     init_pi_host();
     init_narrate();
@@ -13533,10 +13119,206 @@ var init_spawn = __esm({
     init_spawn_checkable();
     init_child_extensions();
     init_handover();
-    init_domain();
-    init_prompt6();
-    init_prompt_pipeline();
-    init_prompt_spawn();
+    init_models();
+    init_records();
+    init_common();
+    init_pipeline();
+    init_spawn();
+    init_reply();
+  }
+});
+
+// extensions/subagents/tools/consume.ts
+async function deliveredPath(deps, result) {
+  if (result.artifactPath) return result.artifactPath;
+  const put = await deps.store().put("subagent-results", result.text);
+  if (!put.ok) return void 0;
+  result.artifactPath ??= put.path;
+  return put.path;
+}
+async function consumeResults(deps, ctx, ids, outcome, timeoutLabel, timeoutSeconds) {
+  const manager = deps.children(ctx);
+  const now = Date.now();
+  const leading = [];
+  const extraRows = [];
+  const claimed = [];
+  const finished = ids.filter((id) => isSettled(manager.get(id).state)).length;
+  if (outcome.header) leading.push(outcome.header);
+  else if (outcome.timedOut) leading.push(waitTimeoutHeader(timeoutSeconds ?? 0, finished, ids.length));
+  else if (outcome.aborted) leading.push(waitAbortedHeader(finished, ids.length));
+  const taken = /* @__PURE__ */ new Map();
+  const unsettled = [];
+  for (const id of ids) {
+    const latest = manager.ledger.latest(id);
+    if (!latest || !isSettled(manager.get(id).state)) unsettled.push(id);
+    else if (manager.ledger.claim(latest.key, "wait")) claimed.push(latest);
+    else taken.set(id, latest);
+  }
+  const relayed = claimRelayed(manager, ids);
+  try {
+    const handed = await relayedLines(manager, deps, relayed);
+    extraRows.push(...handed.rows);
+    for (const id of ids) {
+      const child = manager.get(id);
+      const other = taken.get(id);
+      if (unsettled.includes(id)) {
+        leading.push(statusLine(child, now));
+        extraRows.push(row(child));
+      } else if (other) {
+        const path = await deliveredPath(deps, other);
+        leading.push(alreadyDeliveredLine(child, other.delivery === "auto" ? "auto" : "wait", path));
+        extraRows.push({ ...row(child, "already received"), artifactPath: path });
+      }
+    }
+    const batch = await projectBatch(
+      claimed.map((r) => batchInput(manager, r)),
+      batchOptions(deps, ctx, "wait", { leading: [...leading, ...handed.lines] })
+    );
+    recordArtifacts(manager, batch.items);
+    const proof = deliveryProof(
+      { keys: claimed.map((r) => r.key), by: "wait" },
+      { keys: relayed.map((r) => r.key), by: "auto" }
+    );
+    return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel, ...proof });
+  } catch (error) {
+    for (const r of [...claimed, ...relayed]) manager.ledger.release(r.key);
+    throw error;
+  }
+}
+var init_consume = __esm({
+  "extensions/subagents/tools/consume.ts"() {
+    "use strict";
+    init_batch2();
+    init_batch_options();
+    init_delivery();
+    init_persistence();
+    init_records();
+    init_common();
+    init_reply();
+  }
+});
+
+// extensions/subagents/tools/cancel.ts
+async function cancelTool(deps, params, ctx) {
+  const manager = deps.children(ctx);
+  const ids = requireIds(manager, params.ids ?? []);
+  const active = ids.filter((id) => !isSettled(manager.get(id).state));
+  await manager.cancel(active);
+  const lines = ids.filter((id) => !active.includes(id)).map((id) => alreadySettledCancelLine(manager.get(id)));
+  const header = [cancelHeader(active.length), ...lines].join("\n");
+  return consumeResults(deps, ctx, active, { timedOut: false, aborted: false, header }, "cancel");
+}
+var init_cancel = __esm({
+  "extensions/subagents/tools/cancel.ts"() {
+    "use strict";
+    init_records();
+    init_common();
+    init_consume();
+    init_reply();
+  }
+});
+
+// extensions/subagents/tools/check.ts
+async function checkTool(deps, params, ctx) {
+  const manager = deps.children(ctx);
+  const [id] = requireIds(manager, [params.id]);
+  const child = manager.get(id);
+  const recent = isSettled(child.state) ? manager.ledger.latest(id)?.text ?? child.finalText ?? "" : child.partialText;
+  let output = "";
+  let details = { rows: [row(child)] };
+  if (recent.length > 0) {
+    const batch = await projectBatch([{ id, run: child.run, header: "", text: recent, noRoom: () => "" }], {
+      ...batchOptions(deps, ctx, "check"),
+      // its head share (0 in the table): the recent end
+      notable: !isSettled(child.state)
+      // a running child's output leads with its notable lines; a final report is prose
+    });
+    output = batch.text.replace(/^\n/, "");
+    details = { ...batchDetails(manager, batch), rows: [row(child)] };
+  }
+  return reply(checkText(child, Date.now(), output), details);
+}
+var init_check = __esm({
+  "extensions/subagents/tools/check.ts"() {
+    "use strict";
+    init_batch2();
+    init_batch_options();
+    init_delivery();
+    init_records();
+    init_common();
+    init_reply();
+  }
+});
+
+// extensions/subagents/tools/cleanup.ts
+async function cleanOne(deps, child, discard) {
+  const w = child.worktree;
+  if (!w) return { kind: "not-isolated" };
+  if (!isSettled(child.state)) return { kind: "running" };
+  if (!worktreeExists(w)) return { kind: "already-removed" };
+  try {
+    const changes = await captureChanges(w);
+    if (changes.files.length === 0 && changes.commits === 0) {
+      await removeWorktree(w);
+      return { kind: "removed", why: "no-changes", files: 0 };
+    }
+    let patchPath;
+    if (changes.patchIsUtf8 && changes.patch.length > 0) {
+      const put = await deps.store().put("subagent-results", changes.patch);
+      if (put.ok) patchPath = put.path;
+    }
+    const inTree = patchPath !== void 0 && await patchContainedIn(patchPath, w.repoTop);
+    if (!inTree && !discard) return { kind: "kept", files: changes.files.length, patchPath, repoTop: w.repoTop };
+    await removeWorktree(w);
+    return { kind: "removed", why: inTree ? "in-tree" : "discarded", files: changes.files.length, patchPath };
+  } catch (error) {
+    return { kind: "failed", error: error.message };
+  }
+}
+async function cleanupTool(deps, params, ctx) {
+  const manager = deps.children(ctx);
+  const known = manager.ids();
+  const { known: ids, unknown } = partitionIds(params.ids ?? [], known);
+  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
+  const results = [];
+  for (const id of ids) results.push({ id, outcome: await cleanOne(deps, manager.get(id), params.discard === true) });
+  const text = results.map((r) => cleanupLine(manager.get(r.id), r.outcome)).join("\n");
+  return {
+    content: [{ type: "text", text: text || CLEANUP_NOTHING }],
+    details: {
+      rows: results.map((r) => ({ ...rowOf(manager.get(r.id)), note: r.outcome.kind })),
+      cleanup: results
+    }
+  };
+}
+function rowOf(c) {
+  return { id: c.id, name: c.name, state: c.state };
+}
+var init_cleanup = __esm({
+  "extensions/subagents/tools/cleanup.ts"() {
+    "use strict";
+    init_isolation();
+    init_records();
+    init_checkable();
+    init_common();
+  }
+});
+
+// extensions/subagents/tools/list.ts
+function listTool(deps, ctx) {
+  const manager = deps.children(ctx);
+  const children = manager.list();
+  if (children.length === 0) return reply(NO_CHILDREN, { rows: [] });
+  const now = Date.now();
+  return reply(children.map((c) => listLine(c, now, statusGlyph(c.state))).join("\n"), {
+    rows: children.map((c) => row(c))
+  });
+}
+var init_list3 = __esm({
+  "extensions/subagents/tools/list.ts"() {
+    "use strict";
+    init_format2();
+    init_common();
     init_reply();
   }
 });
@@ -13558,30 +13340,30 @@ async function sendTool(deps, params, ctx) {
 var init_send = __esm({
   "extensions/subagents/tools/send.ts"() {
     "use strict";
-    init_domain();
-    init_prompt6();
-    init_prompt_checkable();
+    init_records();
+    init_checkable();
+    init_common();
     init_reply();
-    init_spawn();
+    init_spawn2();
   }
 });
 
 // extensions/subagents/tools/wait.ts
 async function waitTool(deps, params, signal, onUpdate, ctx) {
   const manager = deps.children(ctx);
-  let ids2;
-  if (params.ids && params.ids.length > 0) ids2 = requireIds(manager, params.ids);
+  let ids;
+  if (params.ids && params.ids.length > 0) ids = requireIds(manager, params.ids);
   else {
     if (manager.list().length === 0) return reply(NO_CHILDREN, { rows: [] });
-    ids2 = manager.list().filter((c) => !isSettled(c.state) || manager.ledger.latest(c.id)?.delivery === "pending").map((c) => c.id);
-    if (ids2.length === 0) return reply(NOTHING_TO_WAIT_FOR, { rows: [] });
+    ids = manager.list().filter((c) => !isSettled(c.state) || manager.ledger.latest(c.id)?.delivery === "pending").map((c) => c.id);
+    if (ids.length === 0) return reply(NOTHING_TO_WAIT_FOR, { rows: [] });
   }
   const mode = params.mode === "any" ? "any" : "all";
   const asked = typeof params.timeout_s === "number" && params.timeout_s >= 0 ? Math.round(params.timeout_s * 1e3) : void 0;
   const timeoutMs = asked === void 0 ? void 0 : clampTimerMs(asked);
   const clamped = asked !== void 0 && asked > MAX_TIMER_MS;
   const throttle = Math.max(250, deps.config().subagents.pollThrottleMs);
-  const outcome = await manager.waitFor(ids2, {
+  const outcome = await manager.waitFor(ids, {
     mode,
     timeoutMs,
     signal,
@@ -13589,7 +13371,7 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
     onTick: onUpdate ? () => onUpdate(
       reply(
         waitProgress(
-          ids2.map((id) => manager.get(id)),
+          ids.map((id) => manager.get(id)),
           Date.now()
         ),
         { progress: true }
@@ -13599,7 +13381,7 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
   const result = await consumeResults(
     deps,
     ctx,
-    ids2,
+    ids,
     outcome,
     "wait",
     clamped ? Math.floor(MAX_TIMER_MS / 1e3) : params.timeout_s
@@ -13614,10 +13396,87 @@ var init_wait = __esm({
   "extensions/subagents/tools/wait.ts"() {
     "use strict";
     init_timers();
-    init_domain();
-    init_prompt6();
+    init_records();
+    init_common();
     init_consume();
     init_reply();
+  }
+});
+
+// extensions/subagents/tools/table.ts
+var tool, SUBAGENT_TOOLS, RARE_TOOLS;
+var init_table = __esm({
+  "extensions/subagents/tools/table.ts"() {
+    "use strict";
+    init_common();
+    init_cancel();
+    init_check();
+    init_cleanup();
+    init_list3();
+    init_schemas();
+    init_send();
+    init_spawn2();
+    init_wait();
+    tool = (row2) => row2;
+    SUBAGENT_TOOLS = [
+      tool({
+        name: "subagent_spawn",
+        label: TOOL_TEXT.spawn.label,
+        promptSnippet: TOOL_TEXT.spawn.snippet,
+        parameters: SPAWN_PARAMETERS,
+        rare: false,
+        run: (services, params, { ctx }) => spawnTool(services, params, ctx)
+      }),
+      tool({
+        name: "subagent_wait",
+        label: TOOL_TEXT.wait.label,
+        description: TOOL_TEXT.wait.description,
+        parameters: WAIT_PARAMETERS,
+        rare: false,
+        run: (services, params, { signal, onUpdate, ctx }) => waitTool(services, params, signal, onUpdate, ctx)
+      }),
+      tool({
+        name: "subagent_check",
+        label: TOOL_TEXT.check.label,
+        description: TOOL_TEXT.check.description,
+        parameters: CHECK_PARAMETERS,
+        rare: true,
+        run: (services, params, { ctx }) => checkTool(services, params, ctx)
+      }),
+      tool({
+        name: "subagent_send",
+        label: TOOL_TEXT.send.label,
+        description: TOOL_TEXT.send.description,
+        parameters: SEND_PARAMETERS,
+        rare: true,
+        run: (services, params, { ctx }) => sendTool(services, params, ctx)
+      }),
+      tool({
+        name: "subagent_cancel",
+        label: TOOL_TEXT.cancel.label,
+        description: TOOL_TEXT.cancel.description,
+        parameters: CANCEL_PARAMETERS,
+        rare: true,
+        run: (services, params, { ctx }) => cancelTool(services, params, ctx)
+      }),
+      tool({
+        name: "subagent_list",
+        label: TOOL_TEXT.list.label,
+        description: TOOL_TEXT.list.description,
+        parameters: LIST_PARAMETERS,
+        rare: true,
+        run: async (services, _params, { ctx }) => listTool(services, ctx)
+      }),
+      tool({
+        name: "subagent_cleanup",
+        label: TOOL_TEXT.cleanup.label,
+        description: TOOL_TEXT.cleanup.description,
+        parameters: CLEANUP_PARAMETERS,
+        rare: false,
+        run: (services, params, { ctx }) => cleanupTool(services, params, ctx)
+      })
+    ];
+    RARE_TOOLS = SUBAGENT_TOOLS.filter((t) => t.rare).map((t) => t.name);
   }
 });
 
@@ -13729,9 +13588,9 @@ function shortPath(path) {
   if (hashed) segments[segments.length - 1] = `${hashed[1].slice(0, SHORT_HASH_CHARS)}\u2026${hashed[2] ?? ""}`;
   return segments.length <= 2 ? segments.join("/") || path : `\u2026/${segments.slice(-2).join("/")}`;
 }
-function callText(tool, args, paint = plain3) {
-  const title = paint("toolTitle", tool);
-  if (tool === "subagent_spawn") {
+function callText(tool2, args, paint = plain3) {
+  const title = paint("toolTitle", tool2);
+  if (tool2 === "subagent_spawn") {
     const given = typeof args.name === "string" && args.name ? args.name : String(args.prompt ?? "").split("\n")[0];
     const name = oneLine2(given);
     const short = (0, import_pi_tui3.truncateToWidth)(name, CALL_NAME_COLUMNS, "\u2026");
@@ -13740,11 +13599,11 @@ function callText(tool, args, paint = plain3) {
     const extras = [agent, model, args.context === "fork" ? "fork" : void 0].filter(Boolean).join(", ");
     return `${title} ${short}${extras ? paint("dim", ` (${extras})`) : ""}`;
   }
-  const ids2 = oneLine2(
+  const ids = oneLine2(
     Array.isArray(args.ids) ? args.ids.join(", ") : typeof args.id === "string" ? args.id : ""
   );
-  const extra = tool === "subagent_wait" && args.mode === "any" ? " (any)" : "";
-  return `${title} ${ids2 || (tool === "subagent_wait" ? "all outstanding" : "")}${extra}`.trimEnd();
+  const extra = tool2 === "subagent_wait" && args.mode === "any" ? " (any)" : "";
+  return `${title} ${ids || (tool2 === "subagent_wait" ? "all outstanding" : "")}${extra}`.trimEnd();
 }
 function resultText2(rows, fullText, expanded, paint = plain3) {
   const lines = rows.map((r) => rowText(r, paint));
@@ -13812,13 +13671,584 @@ var init_render = __esm({
     "use strict";
     import_pi_tui3 = require("@mariozechner/pi-tui");
     init_sanitize();
-    init_domain();
+    init_format2();
     plain3 = (_c, t) => t;
     REASON_COLUMNS = 100;
     SHORT_HASH_CHARS = 12;
     CALL_NAME_COLUMNS = 60;
     FIRST_LINE_COLUMNS = 160;
     WIDGET_MAX_ROWS = 8;
+  }
+});
+
+// extensions/subagents/view/status.ts
+var STATUS_REFRESH_MS, StatusLine;
+var init_status = __esm({
+  "extensions/subagents/view/status.ts"() {
+    "use strict";
+    init_others();
+    init_render();
+    STATUS_REFRESH_MS = 1e3;
+    StatusLine = class {
+      /** `children` is undefined while the session has none made (before first use, after shutdown). */
+      constructor(context, children, others = () => []) {
+        this.context = context;
+        this.children = children;
+        this.others = others;
+      }
+      context;
+      children;
+      others;
+      timer;
+      /** Redraw now from the children's current state. */
+      refresh = () => {
+        const ctx = this.context();
+        if (!ctx?.hasUI) return;
+        try {
+          const own = this.children();
+          const others = this.others();
+          if (!own && others.length === 0 && !this.timer) return;
+          const children = own ?? [];
+          const paint = paintFor(ctx.ui.theme);
+          ctx.ui.setStatus("subagents", statusText(children, paint));
+          const lines = widgetLines(children, Date.now(), paint);
+          const elsewhere = othersWidgetLine(others, paint);
+          if (elsewhere) lines.push(elsewhere);
+          ctx.ui.setWidget("subagents", lines.length > 0 ? lines : void 0);
+          const active = lines.length > 0;
+          if (active && !this.timer) {
+            this.timer = setInterval(this.refresh, STATUS_REFRESH_MS);
+            this.timer.unref?.();
+          } else if (!active && this.timer) this.stop();
+        } catch {
+        }
+      };
+      /** Stop the refresh timer (shutdown). */
+      stop() {
+        if (this.timer) clearInterval(this.timer);
+        this.timer = void 0;
+      }
+    };
+  }
+});
+
+// extensions/subagents/agents/agent-files.ts
+function isDirectory(path) {
+  try {
+    return (0, import_node_fs17.statSync)(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function readNoFollow(file) {
+  const fd = (0, import_node_fs17.openSync)(file, import_node_fs17.constants.O_RDONLY | (import_node_fs17.constants.O_NOFOLLOW ?? 0) | (import_node_fs17.constants.O_NONBLOCK ?? 0));
+  try {
+    if (!(0, import_node_fs17.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
+    return (0, import_node_fs17.readFileSync)(fd, "utf8");
+  } finally {
+    (0, import_node_fs17.closeSync)(fd);
+  }
+}
+function safeHome() {
+  try {
+    return (0, import_node_os2.homedir)();
+  } catch {
+    return "/";
+  }
+}
+var import_node_fs17, import_node_os2, import_node_path18, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var init_agent_files = __esm({
+  "extensions/subagents/agents/agent-files.ts"() {
+    "use strict";
+    import_node_fs17 = require("node:fs");
+    import_node_os2 = require("node:os");
+    import_node_path18 = require("node:path");
+    init_trust();
+    init_agents();
+    MAX_AGENT_FILES_PER_DIR = 200;
+    AgentCatalog = class {
+      constructor(parseFrontmatter2) {
+        this.parseFrontmatter = parseFrontmatter2;
+      }
+      parseFrontmatter;
+      cache = /* @__PURE__ */ new Map();
+      /** The agents now on disk. Never throws. */
+      load(options) {
+        const home = (0, import_node_path18.resolve)(options.home ?? safeHome());
+        const warnings = [];
+        const folders = [];
+        const definitions = [...BUILT_IN_AGENTS];
+        const seen = /* @__PURE__ */ new Set();
+        const root = (0, import_node_path18.resolve)(options.projectRoot ?? projectRoot(options.cwd));
+        const add = (source, dir, trusted) => {
+          if (!dir) return;
+          const exists2 = isDirectory(dir);
+          folders.push({ source, dir, exists: exists2, read: exists2 && trusted });
+          if (!exists2) return;
+          if (!trusted) {
+            warnings.push(`${dir}: ignored: ${options.untrustedHint ?? "this project is not trusted"}`);
+            return;
+          }
+          const projectFolder = source === "project" || source === "claude-project";
+          const unsafeDir = projectFolder ? safeProjectPath(dir, root) : void 0;
+          if (unsafeDir) {
+            warnings.push(`${unsafeDir}; the folder's agents are ignored`);
+            return;
+          }
+          for (const file of this.listFiles(dir, warnings)) {
+            seen.add(file);
+            const parsed = this.readFile(file, source, projectFolder ? root : void 0);
+            warnings.push(...parsed.warnings);
+            if (parsed.agent) definitions.push(parsed.agent);
+          }
+        };
+        add("user", (0, import_node_path18.join)(options.agentDir, "agents"), true);
+        if (options.claudeAgents) add("claude-user", (0, import_node_path18.join)(home, ".claude", "agents"), true);
+        if (options.claudeAgents)
+          add(
+            "claude-project",
+            findProjectFolder(options.cwd, (0, import_node_path18.join)(".claude", "agents"), root, home),
+            options.projectTrusted
+          );
+        add("project", findProjectFolder(options.cwd, (0, import_node_path18.join)(".pi", "agents"), root, home), options.projectTrusted);
+        const agents = mergeAgents(definitions);
+        for (const agent of agents) {
+          if (!agent.overrides || agent.source !== "project" && agent.source !== "claude-project") continue;
+          const replaced = agent.overrides.file ? `${agent.overrides.source} ${agent.overrides.file}` : "the built-in";
+          warnings.push(`${agent.file}: agent "${agent.name}" of this project overrides ${replaced} ${agent.name}`);
+        }
+        for (const file of this.cache.keys()) if (!seen.has(file)) this.cache.delete(file);
+        return { agents, warnings, folders };
+      }
+      listFiles(dir, warnings) {
+        let names;
+        try {
+          names = (0, import_node_fs17.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+        } catch (error) {
+          warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
+          return [];
+        }
+        names.sort();
+        if (names.length > MAX_AGENT_FILES_PER_DIR) {
+          warnings.push(`${dir}: ${names.length} agent files; only the first ${MAX_AGENT_FILES_PER_DIR} are read`);
+          names = names.slice(0, MAX_AGENT_FILES_PER_DIR);
+        }
+        return names.map((n2) => (0, import_node_path18.join)(dir, n2));
+      }
+      /** One file; `root` set for a project file, which must be safe (no symlink, owned by the user) up from it. */
+      readFile(file, source, root) {
+        let size;
+        let mtimeMs;
+        if (root) {
+          const unsafe = safeProjectPath(file, root);
+          if (unsafe) return { warnings: [`${unsafe}; skipped`] };
+        }
+        try {
+          const st = (0, import_node_fs17.statSync)(file);
+          if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
+          size = st.size;
+          mtimeMs = st.mtimeMs;
+        } catch (error) {
+          return {
+            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
+          };
+        }
+        if (size > MAX_AGENT_FILE_BYTES)
+          return { warnings: [`${file}: larger than ${MAX_AGENT_FILE_BYTES} bytes; skipped`] };
+        const cached = this.cache.get(file);
+        if (cached && cached.size === size && cached.mtimeMs === mtimeMs && cached.source === source) {
+          return cached.parsed;
+        }
+        let text;
+        try {
+          text = root ? readNoFollow(file) : (0, import_node_fs17.readFileSync)(file, "utf8");
+        } catch (error) {
+          return {
+            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
+          };
+        }
+        const parsed = parseAgentFile(text, { file, source, parseFrontmatter: this.parseFrontmatter });
+        this.cache.set(file, { size, mtimeMs, source, parsed });
+        return parsed;
+      }
+    };
+  }
+});
+
+// extensions/subagents/agents/loader.ts
+function agentLoader(settings) {
+  let catalog;
+  return (ctx) => {
+    catalog ??= new AgentCatalog(import_pi_coding_agent7.parseFrontmatter);
+    const agentDir = settings.agentDir();
+    const cwd = ctx?.cwd ?? process.cwd();
+    const trust = ctx ? folderTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" };
+    const snapshot2 = catalog.load({
+      agentDir,
+      cwd,
+      projectTrusted: trust.trusted,
+      untrustedHint: untrustedHint(trust),
+      projectRoot: projectRoot(cwd, trust.path),
+      claudeAgents: settings.config().subagents.claudeAgents
+    });
+    for (const warning of unseenConfigWarnings(snapshot2.warnings)) tellPerson(ctx, configWarning(warning));
+    return snapshot2;
+  };
+}
+var import_pi_coding_agent7;
+var init_loader = __esm({
+  "extensions/subagents/agents/loader.ts"() {
+    "use strict";
+    import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
+    init_bootstrap();
+    init_config();
+    init_trust();
+    init_common();
+    init_agent_files();
+  }
+});
+
+// extensions/subagents/adapter/session-state.ts
+function activeToolsOf(pi) {
+  let last;
+  return () => {
+    try {
+      const tools = pi.getActiveTools();
+      if (Array.isArray(tools)) last = [...tools];
+    } catch {
+    }
+    return last;
+  };
+}
+function createSessionState(options) {
+  const { pi, depth, host } = options;
+  let config = DEFAULT_CONFIG;
+  let configLoaded = false;
+  let agentDir = "";
+  let ctx;
+  let closing = false;
+  let store;
+  let manager;
+  let home;
+  let unfollow;
+  const sink = (type, data) => pi.appendEntry(type, data);
+  const adoptHome = (context) => {
+    if (depth !== 0) return false;
+    const found = sessionHomes().get(sessionKey(context));
+    if (!found) return false;
+    home = found;
+    home.name = sessionNameOf(context);
+    manager = found.manager;
+    found.attach(sink);
+    unfollow = options.follow?.(found.manager);
+    return true;
+  };
+  host.onConfig((next) => {
+    config = next;
+    configLoaded = true;
+    agentDir = host.agentDir();
+  });
+  const enter = (next) => {
+    ctx = next;
+    if (home) home.name = sessionNameOf(next);
+    if (configLoaded) return;
+    configLoaded = true;
+    agentDir = host.agentDir();
+    config = host.config(next);
+  };
+  const services = {
+    depth,
+    config: () => config,
+    agentDir: () => agentDir,
+    store: () => {
+      store ??= host.store();
+      return store;
+    },
+    context: () => ctx,
+    closing: () => closing,
+    children: (context) => {
+      enter(context);
+      if (manager || adoptHome(context)) return manager;
+      manager = createSessionChildren(context, {
+        depth,
+        agentDir,
+        config,
+        nested: options.nested,
+        parentTools: config.subagents.toolsBeyondParent ? void 0 : activeToolsOf(pi)
+      });
+      if (depth === 0) {
+        const key = sessionKey(context);
+        home = createSessionHome(key, keyFile(key), manager);
+        home.name = sessionNameOf(context);
+        home.attach(sink);
+        sessionHomes().set(key, home);
+        options.onChildren(manager, home.record);
+      } else options.onChildren(manager, sink);
+      unfollow = options.follow?.(manager);
+      return manager;
+    },
+    existingChildren: () => manager,
+    agents: agentLoader({ config: () => config, agentDir: () => agentDir || host.agentDir() }),
+    session: pi,
+    parent: pi
+  };
+  return {
+    services,
+    enter,
+    remember: (next) => {
+      ctx = next;
+    },
+    setClosing: (value) => {
+      closing = value;
+    },
+    adopt: (context) => {
+      enter(context);
+      return !manager && adoptHome(context);
+    },
+    detach: (away) => {
+      unfollow?.();
+      unfollow = void 0;
+      home?.detach(away);
+      home = void 0;
+      manager = void 0;
+    },
+    dropChildren: () => {
+      const dropped = manager;
+      unfollow?.();
+      unfollow = void 0;
+      if (home && sessionHomes().get(home.key) === home) sessionHomes().delete(home.key);
+      home = void 0;
+      manager = void 0;
+      return dropped;
+    }
+  };
+}
+function keyFile(key) {
+  return key.startsWith("id:") ? void 0 : key;
+}
+var init_session_state = __esm({
+  "extensions/subagents/adapter/session-state.ts"() {
+    "use strict";
+    init_config();
+    init_loader();
+    init_home();
+    init_session();
+  }
+});
+
+// extensions/subagents/adapter/lifecycle.ts
+var import_node_path19, SHUTDOWN_WAIT_MS, AGENTS_COMMAND_DESCRIPTION, SubagentsLifecycle;
+var init_lifecycle = __esm({
+  "extensions/subagents/adapter/lifecycle.ts"() {
+    "use strict";
+    import_node_path19 = require("node:path");
+    init_pi_host();
+    init_agents();
+    init_prune_worktrees();
+    init_spawn_checkable();
+    init_home();
+    init_session();
+    init_delivery();
+    init_persistence();
+    init_record_checks();
+    init_roster();
+    init_settle2();
+    init_common();
+    init_records2();
+    init_spawn();
+    init_schemas();
+    init_spawn2();
+    init_table();
+    init_others();
+    init_status();
+    init_session_state();
+    SHUTDOWN_WAIT_MS = 8e3;
+    AGENTS_COMMAND_DESCRIPTION = "List the named agents for subagent_spawn: source file, tools, model, and any warnings";
+    SubagentsLifecycle = class {
+      state;
+      services;
+      /**
+       * Children of other sessions of this process (top level only): shown marked and cancellable by the person,
+       * never by the model (every subagent_* tool stays with this session's own children).
+       */
+      elsewhere;
+      pi;
+      depth;
+      registerSpawn;
+      status;
+      delivery;
+      /** 1.x single-shot runs: the rounds taken and the wait in progress (delivery/settle.ts). */
+      settle = { rounds: 0 };
+      /** The description subagent_spawn was registered with last. */
+      spawnDescriptionText = "";
+      constructor(options) {
+        const { pi, depth } = options;
+        this.pi = pi;
+        this.depth = depth;
+        this.registerSpawn = options.registerSpawn;
+        this.state = createSessionState({
+          pi,
+          depth,
+          host: options.host,
+          nested: options.nested,
+          // Once per manager: every run and result is recorded in the parent's session, through `record`, which
+          // outlives this instance (children/home.ts): a child that settles after a session switch is recorded too.
+          onChildren: (manager, record) => {
+            const deps = { store: this.services.store, session: { appendEntry: record } };
+            manager.subscribe((event) => {
+              if (event.type === "changed") return;
+              if (event.type === "settled") persistSettled(deps, event.result, event.child);
+              else persistRun(deps, event.child, event.run, event.type);
+            });
+          },
+          // This instance's own listener, dropped when it lets the children go (session switch, reload).
+          follow: (manager) => manager.subscribe((event) => {
+            if (event.type === "changed") return this.status.refresh();
+            if (event.type === "settled" && !this.services.closing()) this.delivery.schedule();
+          })
+        });
+        const services = this.state.services;
+        this.services = services;
+        this.elsewhere = {
+          list: (ctx) => depth === 0 ? otherSessionChildren(sessionHomes().values(), sessionKey(ctx), services.existingChildren()) : [],
+          cancel: async (session, id) => {
+            await cancelOther(sessionHomes().values(), session, id, CANCELLED_IN_VIEW);
+            this.status.refresh();
+          }
+        };
+        this.status = new StatusLine(
+          services.context,
+          () => services.existingChildren()?.list(),
+          () => {
+            const ctx = services.context();
+            return ctx ? this.elsewhere.list(ctx) : [];
+          }
+        );
+        this.delivery = new AutoDelivery(() => deliverPending(services, "trigger"));
+      }
+      /** Register subagent_spawn again only when its description changed, so the parent's prompt (and its provider cache) stays the same. */
+      describeSpawn(description) {
+        if (description === this.spawnDescriptionText) return;
+        this.spawnDescriptionText = description;
+        this.registerSpawn(description);
+      }
+      /** The spawn tool's description lists the agents on disk now (unchanged files cost a stat). */
+      refreshAgents(ctx) {
+        try {
+          this.describeSpawn(spawnDescription(this.services.agents(ctx).agents));
+        } catch (error) {
+          console.error(`subagents: agent files could not be read (${String(error)})`);
+        }
+      }
+      /** /agents: the named agents, their sources and warnings. */
+      agentsCommand(ctx) {
+        this.state.enter(ctx);
+        const snapshot2 = this.services.agents(ctx);
+        this.refreshAgents(ctx);
+        const text = agentsCommandText(
+          snapshot2.agents.map((a) => ({ ...a, extensions: a.extensions ? describePolicy(a.extensions) : void 0 })),
+          snapshot2.warnings,
+          this.services.config().subagents.defaultTools
+        );
+        if (ctx.hasUI) ctx.ui.notify(text, "info");
+        else console.log(text);
+      }
+      async sessionStart(ctx) {
+        const { state, services } = this;
+        state.setClosing(false);
+        state.enter(ctx);
+        try {
+          scheduleWorktreePrune((0, import_node_path19.join)(services.store().root, WORKTREES_FOLDER), services.config().store.maxAgeDays);
+        } catch {
+        }
+        settleDeferredTools(this.pi, RARE_TOOLS, services.config().exposure.deferRareTools, "subagent_spawn");
+        this.refreshAgents(ctx);
+        const adopted = state.adopt(ctx);
+        services.children(ctx).setLimits(limitsOf2(services.config()));
+        const waiting = [];
+        if (!adopted) restoreFromSession(services, ctx, waiting);
+        await restoreWaiting(services, ctx, waiting, (params, id) => {
+          const problem = recordedSpawnProblem(SPAWN_PARAMETERS, params);
+          if (problem) throw new Error(damagedSpawnError(problem));
+          return spawnTool(services, params, ctx, id);
+        });
+        const owed = services.existingChildren()?.ledger.pending().length ?? 0;
+        this.status.refresh();
+        if (owed > 0) await deliverPending(services, "append");
+      }
+      /** 0.73: sendMessage inside agent_end starts no turn, so poll for idle on later ticks. */
+      agentEnd(ctx) {
+        this.state.remember(ctx);
+        this.delivery.schedule(FLUSH_POLL_ATTEMPTS);
+      }
+      /** 1.x: agent_settled fires once the agent is really idle. */
+      agentSettled(ctx) {
+        this.state.remember(ctx);
+        void deliverPending(this.services, "trigger");
+      }
+      /**
+       * 1.x single-shot runs (print/json mode): a run that would settle while children run waits for them and
+       * takes their results into one more turn before Pi exits (delivery/settle.ts). Acts on nothing with a UI.
+       */
+      beforeSettle(event, ctx) {
+        this.state.enter(ctx);
+        return settleSingleShot(this.services, this.settle, event, ctx);
+      }
+      turnStart(ctx) {
+        this.state.remember(ctx);
+      }
+      /** Agent files changed since the last prompt: the next request lists them. */
+      beforeAgentStart(ctx) {
+        this.settle.rounds = 0;
+        this.state.enter(ctx);
+        this.refreshAgents(ctx);
+      }
+      /**
+       * A compaction summarizes the spawn calls away: the roster re-states, by code, what still runs or is owed.
+       * Sent without a turn: appended at once when idle; mid-run it joins the run at its next boundary.
+       */
+      sessionCompact(ctx) {
+        this.state.remember(ctx);
+        const manager = this.services.existingChildren();
+        if (!manager) return;
+        const roster = rosterText(
+          { list: () => manager.list(), owed: (id) => manager.ledger.latest(id)?.delivery === "pending" },
+          Date.now()
+        );
+        if (!roster) return;
+        this.pi.sendMessage(
+          { customType: ROSTER_MESSAGE_TYPE, content: roster.text, display: true, details: { ids: roster.ids } },
+          { triggerTurn: false }
+        );
+      }
+      async sessionShutdown(event) {
+        const { state, depth } = this;
+        state.setClosing(true);
+        this.settle.abort?.abort();
+        this.delivery.cancel();
+        this.status.stop();
+        const reason = event?.reason;
+        if (depth === 0 && reason !== void 0 && reason !== "quit") return state.detach(reason !== "reload");
+        const manager = state.dropChildren();
+        const others = depth === 0 ? [...sessionHomes().values()] : [];
+        if (depth === 0) sessionHomes().clear();
+        const keep = depth === 0;
+        const onFile = (() => {
+          try {
+            return Boolean(state.services.context()?.sessionManager.getSessionFile());
+          } catch {
+            return false;
+          }
+        })();
+        const stopping = [
+          ...manager ? [manager.shutdown(keep && onFile)] : [],
+          ...others.map((home) => home.manager.shutdown(keep).then(() => home.flushToFile()))
+        ];
+        if (stopping.length === 0) return;
+        await Promise.race([Promise.all(stopping), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
+        for (const home of others) home.flushToFile();
+      }
+    };
   }
 });
 
@@ -13932,7 +14362,8 @@ var init_screens = __esm({
     "use strict";
     import_pi_tui4 = require("@mariozechner/pi-tui");
     init_sanitize();
-    init_domain();
+    init_format2();
+    init_records();
     init_others();
     clean = (text) => sanitizeLine(text, { widthOf: import_pi_tui4.visibleWidth });
     cleanBlock = (text) => sanitizeTerminalText(text, { widthOf: import_pi_tui4.visibleWidth });
@@ -14415,7 +14846,7 @@ var init_command = __esm({
     "use strict";
     init_trust();
     init_projection();
-    init_prompt6();
+    init_common();
     init_send();
     init_others();
     init_render();
@@ -14457,7 +14888,7 @@ var init_live_rows = __esm({
   "extensions/subagents/view/live-rows.ts"() {
     "use strict";
     import_pi_tui5 = require("@mariozechner/pi-tui");
-    init_domain();
+    init_records();
     init_render();
     LiveResultComponent = class {
       constructor(rows, fullText, expanded, paint, children) {
@@ -14499,54 +14930,39 @@ var init_live_rows = __esm({
   }
 });
 
-// extensions/subagents/view/status.ts
-var STATUS_REFRESH_MS, StatusLine;
-var init_status = __esm({
-  "extensions/subagents/view/status.ts"() {
+// extensions/subagents/view/tool-render.ts
+function expandKey() {
+  try {
+    return (0, import_pi_coding_agent8.keyText)("app.tools.expand") || DEFAULT_EXPAND_KEY;
+  } catch {
+    return DEFAULT_EXPAND_KEY;
+  }
+}
+function toolRenderers(children) {
+  return {
+    renderCall(tool2) {
+      return (args, theme) => textComponent(callText(tool2, args ?? {}, paintFor(theme)));
+    },
+    renderResult(result, options, theme) {
+      const text = (result.content ?? []).map((c) => c.text ?? "").join("");
+      const rows = result.details?.rows ?? [];
+      return new LiveResultComponent(rows, text, Boolean(options?.expanded), paintFor(theme), children);
+    }
+  };
+}
+function renderDelivered(message, options, theme) {
+  const rows = message.details?.rows ?? [];
+  const content = typeof message.content === "string" ? message.content : "";
+  return deliveredComponent(rows, content, { expanded: options.expanded, expandKey: expandKey() }, theme);
+}
+var import_pi_coding_agent8, DEFAULT_EXPAND_KEY;
+var init_tool_render = __esm({
+  "extensions/subagents/view/tool-render.ts"() {
     "use strict";
-    init_others();
+    import_pi_coding_agent8 = require("@mariozechner/pi-coding-agent");
+    init_live_rows();
     init_render();
-    STATUS_REFRESH_MS = 1e3;
-    StatusLine = class {
-      /** `children` is undefined while the session has none made (before first use, after shutdown). */
-      constructor(context, children, others = () => []) {
-        this.context = context;
-        this.children = children;
-        this.others = others;
-      }
-      context;
-      children;
-      others;
-      timer;
-      /** Redraw now from the children's current state. */
-      refresh = () => {
-        const ctx = this.context();
-        if (!ctx?.hasUI) return;
-        try {
-          const own = this.children();
-          const others = this.others();
-          if (!own && others.length === 0 && !this.timer) return;
-          const children = own ?? [];
-          const paint = paintFor(ctx.ui.theme);
-          ctx.ui.setStatus("subagents", statusText(children, paint));
-          const lines = widgetLines(children, Date.now(), paint);
-          const elsewhere = othersWidgetLine(others, paint);
-          if (elsewhere) lines.push(elsewhere);
-          ctx.ui.setWidget("subagents", lines.length > 0 ? lines : void 0);
-          const active = lines.length > 0;
-          if (active && !this.timer) {
-            this.timer = setInterval(this.refresh, STATUS_REFRESH_MS);
-            this.timer.unref?.();
-          } else if (!active && this.timer) this.stop();
-        } catch {
-        }
-      };
-      /** Stop the refresh timer (shutdown). */
-      stop() {
-        if (this.timer) clearInterval(this.timer);
-        this.timer = void 0;
-      }
-    };
+    DEFAULT_EXPAND_KEY = "ctrl+o";
   }
 });
 
@@ -14558,337 +14974,72 @@ __export(subagents_exports, {
   default: () => subagents,
   setupSubagents: () => setupSubagents
 });
-function expandKey() {
-  try {
-    return (0, import_pi_coding_agent8.keyText)("app.tools.expand") || DEFAULT_EXPAND_KEY;
-  } catch {
-    return DEFAULT_EXPAND_KEY;
-  }
-}
 function subagents(pi) {
   setupSubagents(pi, 0);
 }
 function setupSubagents(pi, depth) {
-  const state = createSessionState({
+  const life = new SubagentsLifecycle({
     pi,
     depth,
     host: bootExtension(pi, "subagents"),
     nested: (d) => (childPi) => setupSubagents(childPi, d),
-    // Once per manager: every run and result is recorded in the parent's session, through `record`, which
-    // outlives this instance (children/home.ts): a child that settles after a session switch is recorded too.
-    onChildren: (manager, record) => {
-      const deps = { store: services.store, session: { appendEntry: record } };
-      manager.subscribe((event) => {
-        if (event.type === "changed") return;
-        if (event.type === "settled") persistSettled(deps, event.result, event.child);
-        else persistRun(deps, event.child, event.run, event.type);
-      });
-    },
-    // This instance's own listener, dropped when it lets the children go (session switch, reload).
-    follow: (manager) => manager.subscribe((event) => {
-      if (event.type === "changed") return status.refresh();
-      if (event.type === "settled" && !services.closing()) delivery.schedule();
-    })
+    registerSpawn: (description) => register(SUBAGENT_TOOLS[0], description)
   });
-  const { services } = state;
-  const elsewhere = {
-    list: (ctx) => depth === 0 ? otherSessionChildren(sessionHomes().values(), sessionKey(ctx), services.existingChildren()) : [],
-    cancel: async (session, id) => {
-      await cancelOther(sessionHomes().values(), session, id, CANCELLED_IN_VIEW);
-      status.refresh();
-    }
-  };
-  const status = new StatusLine(
-    services.context,
-    () => services.existingChildren()?.list(),
-    () => {
-      const ctx = services.context();
-      return ctx ? elsewhere.list(ctx) : [];
-    }
-  );
-  const delivery = new AutoDelivery(() => deliverPending(services, "trigger"));
-  const render = {
-    renderCall(tool) {
-      return (args, theme) => textComponent(callText(tool, args ?? {}, paintFor(theme)));
-    },
-    renderResult(result, options, theme) {
-      const text = (result.content ?? []).map((c) => c.text ?? "").join("");
-      const rows = result.details?.rows ?? [];
-      return new LiveResultComponent(
-        rows,
-        text,
-        Boolean(options?.expanded),
-        paintFor(theme),
-        () => services.existingChildren()?.list()
-      );
-    }
-  };
-  const withCtx = (ctx, fn) => {
-    state.enter(ctx);
-    return fn();
-  };
-  const spawnParameters = import_typebox2.Type.Object({
-    prompt: import_typebox2.Type.String({ description: TOOL_TEXT.spawn.prompt }),
-    agent: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: SPAWN_AGENT_PARAM })),
-    name: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: TOOL_TEXT.spawn.name })),
-    model: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: TOOL_TEXT.spawn.model })),
-    tools: import_typebox2.Type.Optional(import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.spawn.tools })),
-    cwd: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: TOOL_TEXT.spawn.cwd })),
-    thinking: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: TOOL_TEXT.spawn.thinking })),
-    context: import_typebox2.Type.Optional(
-      import_typebox2.Type.Union([import_typebox2.Type.Literal("fresh"), import_typebox2.Type.Literal("fork")], { description: TOOL_TEXT.spawn.context })
-    ),
-    extensions: import_typebox2.Type.Optional(
-      import_typebox2.Type.Union([import_typebox2.Type.Boolean(), import_typebox2.Type.Array(import_typebox2.Type.String())], { description: SPAWN_EXTENSIONS_PARAM })
-    ),
-    isolation: import_typebox2.Type.Optional(
-      import_typebox2.Type.Union([import_typebox2.Type.Literal("none"), import_typebox2.Type.Literal("worktree")], { description: TOOL_TEXT.spawn.isolation })
-    ),
-    output_schema: import_typebox2.Type.Optional(
-      import_typebox2.Type.Object({}, { additionalProperties: true, description: TOOL_TEXT.spawn.outputSchema })
-    ),
-    after: import_typebox2.Type.Optional(import_typebox2.Type.Array(import_typebox2.Type.String(), { description: SPAWN_AFTER_PARAM })),
-    after_failed: import_typebox2.Type.Optional(
-      import_typebox2.Type.Union([import_typebox2.Type.Literal("skip"), import_typebox2.Type.Literal("run")], { description: SPAWN_AFTER_FAILED_PARAM })
-    )
-  });
-  let spawnDescriptionText = "";
-  const registerSpawn = (description) => {
-    if (description === spawnDescriptionText) return;
-    spawnDescriptionText = description;
+  const { services, state } = life;
+  const render = toolRenderers(() => services.existingChildren()?.list());
+  function register(tool2, description = tool2.description ?? "") {
     pi.registerTool({
-      name: "subagent_spawn",
-      label: TOOL_TEXT.spawn.label,
+      ...tool2.rare ? DEFERRED_EXPOSURE : {},
+      name: tool2.name,
+      label: tool2.label,
       description,
-      promptSnippet: TOOL_TEXT.spawn.snippet,
-      parameters: spawnParameters,
-      execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => spawnTool(services, params, ctx)),
-      renderCall: render.renderCall("subagent_spawn"),
+      ...tool2.promptSnippet ? { promptSnippet: tool2.promptSnippet } : {},
+      parameters: tool2.parameters,
+      execute: (_id, params, signal, onUpdate, ctx) => {
+        state.enter(ctx);
+        return tool2.run(services, params, { signal, onUpdate, ctx });
+      },
+      renderCall: render.renderCall(tool2.name),
       renderResult: render.renderResult
     });
-  };
-  const refreshAgents = (ctx) => {
-    try {
-      registerSpawn(spawnDescription(services.agents(ctx).agents));
-    } catch (error) {
-      console.error(`subagents: agent files could not be read (${String(error)})`);
-    }
-  };
-  registerSpawn(spawnDescription(BUILT_IN_AGENTS));
-  pi.registerTool({
-    name: "subagent_wait",
-    label: TOOL_TEXT.wait.label,
-    description: TOOL_TEXT.wait.description,
-    parameters: import_typebox2.Type.Object({
-      ids: import_typebox2.Type.Optional(ids()),
-      timeout_s: import_typebox2.Type.Optional(import_typebox2.Type.Number({ description: TOOL_TEXT.wait.timeout, minimum: 0 })),
-      mode: import_typebox2.Type.Optional(import_typebox2.Type.Union([import_typebox2.Type.Literal("all"), import_typebox2.Type.Literal("any")], { description: TOOL_TEXT.wait.mode }))
-    }),
-    execute: (_id, params, signal, onUpdate, ctx) => withCtx(ctx, () => waitTool(services, params, signal, onUpdate, ctx)),
-    renderCall: render.renderCall("subagent_wait"),
-    renderResult: render.renderResult
-  });
-  pi.registerTool({
-    ...DEFERRED_EXPOSURE,
-    name: "subagent_check",
-    label: TOOL_TEXT.check.label,
-    description: TOOL_TEXT.check.description,
-    parameters: import_typebox2.Type.Object({ id: import_typebox2.Type.String({ description: TOOL_TEXT.check.id }) }),
-    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => checkTool(services, params, ctx)),
-    renderCall: render.renderCall("subagent_check"),
-    renderResult: render.renderResult
-  });
-  pi.registerTool({
-    ...DEFERRED_EXPOSURE,
-    name: "subagent_send",
-    label: TOOL_TEXT.send.label,
-    description: TOOL_TEXT.send.description,
-    parameters: import_typebox2.Type.Object({
-      id: import_typebox2.Type.String({ description: TOOL_TEXT.send.id }),
-      text: import_typebox2.Type.String({ description: TOOL_TEXT.send.text })
-    }),
-    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => sendTool(services, params, ctx)),
-    renderCall: render.renderCall("subagent_send"),
-    renderResult: render.renderResult
-  });
-  pi.registerTool({
-    ...DEFERRED_EXPOSURE,
-    name: "subagent_cancel",
-    label: TOOL_TEXT.cancel.label,
-    description: TOOL_TEXT.cancel.description,
-    parameters: import_typebox2.Type.Object({ ids: import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.cancel.ids }) }),
-    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cancelTool(services, params, ctx)),
-    renderCall: render.renderCall("subagent_cancel"),
-    renderResult: render.renderResult
-  });
-  pi.registerTool({
-    ...DEFERRED_EXPOSURE,
-    name: "subagent_list",
-    label: TOOL_TEXT.list.label,
-    description: TOOL_TEXT.list.description,
-    parameters: import_typebox2.Type.Object({}),
-    execute: async (_id, _params, _signal, _onUpdate, ctx) => withCtx(ctx, () => listTool(services, ctx)),
-    renderCall: render.renderCall("subagent_list"),
-    renderResult: render.renderResult
-  });
-  pi.registerTool({
-    name: "subagent_cleanup",
-    label: TOOL_TEXT.cleanup.label,
-    description: TOOL_TEXT.cleanup.description,
-    parameters: import_typebox2.Type.Object({
-      ids: import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.cleanup.ids }),
-      discard: import_typebox2.Type.Optional(import_typebox2.Type.Boolean({ description: TOOL_TEXT.cleanup.discard }))
-    }),
-    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cleanupTool(services, params, ctx)),
-    renderCall: render.renderCall("subagent_cleanup"),
-    renderResult: render.renderResult
-  });
-  registerSubagentsView(pi, services, state.enter, elsewhere);
-  pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, (message, options, theme) => {
-    const rows = message.details?.rows ?? [];
-    const content = typeof message.content === "string" ? message.content : "";
-    return deliveredComponent(rows, content, { expanded: options.expanded, expandKey: expandKey() }, theme);
-  });
+  }
+  for (const tool2 of SUBAGENT_TOOLS) {
+    if (tool2.description === void 0) life.describeSpawn(spawnDescription(BUILT_IN_AGENTS));
+    else register(tool2);
+  }
+  registerSubagentsView(pi, services, state.enter, life.elsewhere);
+  pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, renderDelivered);
   pi.registerCommand("agents", {
-    description: "List the named agents for subagent_spawn: source file, tools, model, and any warnings",
-    handler: async (_args, ctx) => {
-      state.enter(ctx);
-      const snapshot2 = services.agents(ctx);
-      refreshAgents(ctx);
-      const text = agentsCommandText(
-        snapshot2.agents.map((a) => ({ ...a, extensions: a.extensions ? describePolicy(a.extensions) : void 0 })),
-        snapshot2.warnings,
-        services.config().subagents.defaultTools
-      );
-      if (ctx.hasUI) ctx.ui.notify(text, "info");
-      else console.log(text);
-    }
+    description: AGENTS_COMMAND_DESCRIPTION,
+    handler: async (_args, ctx) => life.agentsCommand(ctx)
   });
-  pi.on("session_start", async (_event, ctx) => {
-    state.setClosing(false);
-    state.enter(ctx);
-    try {
-      scheduleWorktreePrune((0, import_node_path19.join)(services.store().root, WORKTREES_FOLDER), services.config().store.maxAgeDays);
-    } catch {
-    }
-    settleDeferredTools(pi, RARE_TOOLS, services.config().exposure.deferRareTools, "subagent_spawn");
-    refreshAgents(ctx);
-    const adopted = state.adopt(ctx);
-    services.children(ctx).setLimits(limitsOf2(services.config()));
-    const waiting = [];
-    if (!adopted) restoreFromSession(services, ctx, waiting);
-    await restoreWaiting(services, ctx, waiting, (params, id) => {
-      const problem = recordedSpawnProblem(spawnParameters, params);
-      if (problem) throw new Error(damagedSpawnError(problem));
-      return spawnTool(services, params, ctx, id);
-    });
-    const owed = services.existingChildren()?.ledger.pending().length ?? 0;
-    status.refresh();
-    if (owed > 0) await deliverPending(services, "append");
-  });
-  pi.on("agent_end", (_event, ctx) => {
-    state.remember(ctx);
-    delivery.schedule(FLUSH_POLL_ATTEMPTS);
-  });
-  onPi1Event(pi, "agent_settled", (_event, ctx) => {
-    state.remember(ctx);
-    void deliverPending(services, "trigger");
-  });
-  const settle = { rounds: 0 };
-  onPi1Event(pi, "agent_before_settle", (event, ctx) => {
-    state.enter(ctx);
-    return settleSingleShot(services, settle, event, ctx);
-  });
-  pi.on("turn_start", (_event, ctx) => {
-    state.remember(ctx);
-  });
-  pi.on("before_agent_start", (_event, ctx) => {
-    settle.rounds = 0;
-    state.enter(ctx);
-    refreshAgents(ctx);
-  });
-  pi.on("session_compact", (_event, ctx) => {
-    state.remember(ctx);
-    const manager = services.existingChildren();
-    if (!manager) return;
-    const roster = rosterText(
-      { list: () => manager.list(), owed: (id) => manager.ledger.latest(id)?.delivery === "pending" },
-      Date.now()
-    );
-    if (!roster) return;
-    pi.sendMessage(
-      { customType: ROSTER_MESSAGE_TYPE, content: roster.text, display: true, details: { ids: roster.ids } },
-      { triggerTurn: false }
-    );
-  });
-  pi.on("session_shutdown", async (event) => {
-    state.setClosing(true);
-    settle.abort?.abort();
-    delivery.cancel();
-    status.stop();
-    const reason = event?.reason;
-    if (depth === 0 && reason !== void 0 && reason !== "quit") return state.detach(reason !== "reload");
-    const manager = state.dropChildren();
-    const others = depth === 0 ? [...sessionHomes().values()] : [];
-    if (depth === 0) sessionHomes().clear();
-    const keep = depth === 0;
-    const onFile = (() => {
-      try {
-        return Boolean(state.services.context()?.sessionManager.getSessionFile());
-      } catch {
-        return false;
-      }
-    })();
-    const stopping = [
-      ...manager ? [manager.shutdown(keep && onFile)] : [],
-      ...others.map((home) => home.manager.shutdown(keep).then(() => home.flushToFile()))
-    ];
-    if (stopping.length === 0) return;
-    await Promise.race([Promise.all(stopping), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
-    for (const home of others) home.flushToFile();
-  });
+  pi.on("session_start", (_event, ctx) => life.sessionStart(ctx));
+  pi.on("agent_end", (_event, ctx) => life.agentEnd(ctx));
+  onPi1Event(pi, "agent_settled", (_event, ctx) => life.agentSettled(ctx));
+  onPi1Event(
+    pi,
+    "agent_before_settle",
+    (event, ctx) => life.beforeSettle(event, ctx)
+  );
+  pi.on("turn_start", (_event, ctx) => life.turnStart(ctx));
+  pi.on("before_agent_start", (_event, ctx) => life.beforeAgentStart(ctx));
+  pi.on("session_compact", (_event, ctx) => life.sessionCompact(ctx));
+  pi.on("session_shutdown", (event) => life.sessionShutdown(event));
 }
-var import_node_path19, import_pi_coding_agent8, import_typebox2, SHUTDOWN_WAIT_MS, ids, DEFAULT_EXPAND_KEY, RARE_TOOLS;
 var init_subagents = __esm({
   "extensions/subagents/index.ts"() {
     "use strict";
-    import_node_path19 = require("node:path");
-    import_pi_coding_agent8 = require("@mariozechner/pi-coding-agent");
-    import_typebox2 = require("typebox");
     init_bootstrap();
     init_pi_host();
+    init_lifecycle();
     init_agents();
-    init_prune_worktrees();
-    init_spawn_checkable();
-    init_home();
-    init_session();
     init_delivery();
-    init_persistence();
-    init_record_checks();
-    init_roster();
-    init_settle();
-    init_prompt6();
-    init_prompt_pipeline();
-    init_prompt_records();
-    init_prompt_spawn();
-    init_session_state();
-    init_cancel();
-    init_check();
-    init_cleanup();
-    init_list3();
-    init_send();
     init_spawn();
-    init_wait();
+    init_table();
     init_command();
-    init_live_rows();
-    init_others();
-    init_render();
+    init_tool_render();
+    init_lifecycle();
     init_status();
-    init_status();
-    SHUTDOWN_WAIT_MS = 8e3;
-    ids = () => import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.wait.ids });
-    DEFAULT_EXPAND_KEY = "ctrl+o";
-    RARE_TOOLS = ["subagent_check", "subagent_send", "subagent_cancel", "subagent_list"];
   }
 });
 
@@ -14934,15 +15085,7 @@ function outcomeUsage(outcome) {
   let total = { ...NO_USAGE };
   for (const r of outcome.records) {
     if (!r.reply) continue;
-    const u = r.reply.usage;
-    total = addUsage(total, {
-      calls: 1,
-      input: u.input,
-      output: u.output,
-      cacheRead: u.cacheRead,
-      cacheWrite: u.cacheWrite,
-      costUsd: u.costUsd
-    });
+    total = addUsage(total, { ...r.reply.usage, calls: 1 });
   }
   return total;
 }
@@ -15063,7 +15206,7 @@ function trajectoryLabel(n2, step) {
   return `Handoff ${n2}: ${what}`;
 }
 var SUMMARY_SYSTEM_PROMPT, QUESTIONS_SYSTEM_PROMPT, ANSWERS_SYSTEM_PROMPT, TRANSCRIPT_LABELS, NO_TEXT, HANDOFF_CLOSING, RESUME_MESSAGE, COPIED_METRICS_NOTE, COPIED_SUMMARY_NOTE, SHORTENED_NOTE, QUESTIONS_SHORTFALL_NOTE, LOG;
-var init_prompt7 = __esm({
+var init_prompt6 = __esm({
   "extensions/handoff/prompt.ts"() {
     "use strict";
     SUMMARY_SYSTEM_PROMPT = `You are writing a handoff summary of an AI coding agent's work so far.
@@ -15128,7 +15271,7 @@ var init_model_ref = __esm({
     "use strict";
     init_projection();
     init_surfaces();
-    init_prompt7();
+    init_prompt6();
     MAX_LISTED_MODELS = SURFACES["handoff.modelList"].maxLines - 1;
   }
 });
@@ -15287,7 +15430,7 @@ var init_handoff = __esm({
   "extensions/handoff/handoff.ts"() {
     "use strict";
     init_format();
-    init_prompt7();
+    init_prompt6();
     init_questions();
   }
 });
@@ -15519,7 +15662,7 @@ var init_serialize = __esm({
     init_content();
     init_tokens();
     init_tool_kind();
-    init_prompt7();
+    init_prompt6();
     TOOL_RESULT_HEAD_SHARE = SURFACES["handoff.toolResult"].headShare;
     STATE_TOOL_RESULTS = 3;
     BLOCK_SEPARATOR = "\n\n";
@@ -15681,7 +15824,7 @@ var TRAJECTORY_FORMAT, AGENT_NAME, SOURCE;
 var init_trajectory = __esm({
   "extensions/handoff/trajectory.ts"() {
     "use strict";
-    init_prompt7();
+    init_prompt6();
     TRAJECTORY_FORMAT = "pi-context-headroom.handoff-trajectory/1";
     AGENT_NAME = "pi-context-headroom-handoff";
     SOURCE = {
@@ -15960,7 +16103,7 @@ var init_prepare = __esm({
     init_details2();
     init_handoff();
     init_model_call();
-    init_prompt7();
+    init_prompt6();
     init_serialize();
     init_trajectory();
     init_trajectory_files();
@@ -15973,11 +16116,6 @@ var init_prepare = __esm({
 });
 
 // extensions/handoff/probe.ts
-function freeTokens(usage) {
-  if (!usage || usage.tokens === null || !Number.isFinite(usage.tokens)) return void 0;
-  if (!Number.isFinite(usage.contextWindow) || usage.contextWindow <= 0) return void 0;
-  return usage.contextWindow - usage.tokens;
-}
 function leadTurnsFor(settings, seen) {
   const measured = seen.handoffMs !== void 0 && seen.turnMs !== void 0 && seen.turnMs > 0 ? Math.ceil(seen.handoffMs / seen.turnMs) + 1 : 0;
   return Math.max(settings.leadTurns, Math.min(measured, 50));
@@ -16000,8 +16138,8 @@ function growthPerTurn(readings) {
 }
 function shouldStage(usage, threshold, phase, enabled = true) {
   if (!enabled || phase !== "idle") return false;
-  const free = freeTokens(usage);
-  return free !== void 0 && free < threshold;
+  const free = readHeadroom(usage);
+  return free.ok ? free.tokens < threshold : free.overBy !== void 0 && -free.overBy < threshold;
 }
 function staleBound(settings, pi, window) {
   if (settings.maxStaleTokens !== void 0) return settings.maxStaleTokens;
@@ -16038,6 +16176,7 @@ var MAX_MARGIN_SHARE2, GROWTH_WINDOW_TURNS, MAX_STALE_SHARE, HandoffStager, MAX_
 var init_probe = __esm({
   "extensions/handoff/probe.ts"() {
     "use strict";
+    init_batch();
     MAX_MARGIN_SHARE2 = 0.25;
     GROWTH_WINDOW_TURNS = 3;
     MAX_STALE_SHARE = 0.6;
@@ -16378,7 +16517,7 @@ var init_handoff2 = __esm({
     init_model_ref();
     init_prepare();
     init_probe();
-    init_prompt7();
+    init_prompt6();
     init_serialize();
     APPLY_DELAY_MS = 200;
     APPLY_RETRY_MS = 100;

@@ -113,15 +113,7 @@ export function outcomeUsage(outcome: HandoffOutcome): CallUsage {
 	let total: CallUsage = { ...NO_USAGE };
 	for (const r of outcome.records) {
 		if (!r.reply) continue;
-		const u = r.reply.usage;
-		total = addUsage(total, {
-			calls: 1,
-			input: u.input,
-			output: u.output,
-			cacheRead: u.cacheRead,
-			cacheWrite: u.cacheWrite,
-			costUsd: u.costUsd,
-		});
+		total = addUsage(total, { ...r.reply.usage, calls: 1 });
 	}
 	return total;
 }

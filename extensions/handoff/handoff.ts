@@ -8,6 +8,7 @@
  * prompt; if it is still short the handoff goes on, and the outcome records the shortfall.
  */
 
+import type { CallUsage } from "../shared/host/model-usage.ts";
 import { errorText } from "../shared/text/format.ts";
 import {
 	ANSWERS_SYSTEM_PROMPT,
@@ -36,19 +37,8 @@ export interface ModelCall {
 	messages: ChatTurn[];
 }
 
-/** Token usage and cost of one reply, as the provider reported it. */
-export interface ModelUsage {
-	/** Prompt tokens (not counting cache reads). */
-	input: number;
-	/** Completion tokens. */
-	output: number;
-	/** Prompt tokens served from the provider's cache. */
-	cacheRead: number;
-	/** Prompt tokens written to the provider's cache. */
-	cacheWrite: number;
-	/** Total cost in US dollars (0 when the model has no prices). */
-	costUsd: number;
-}
+/** Token usage and cost of one reply, as the provider reported it: the shared usage record of one call. */
+export type ModelUsage = Omit<CallUsage, "calls">;
 
 /** A successful model reply. */
 export interface ModelReply {

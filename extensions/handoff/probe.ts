@@ -6,19 +6,10 @@
  * keeping verbatim what came after staging; a staged handoff the history has outgrown is dropped.
  * Only one handoff is ever in flight. Decisions are pure functions; HandoffStager owns the promise.
  */
+import { readHeadroom, type UsageReading } from "../shared/budget/batch.ts";
 
-/** What ctx.getContextUsage() returns (tokens is null right after a compaction). */
-export interface UsageReading {
-	tokens: number | null;
-	contextWindow: number;
-}
-
-/** Free tokens of the window, or undefined when the reading is unknown or malformed. */
-export function freeTokens(usage: UsageReading | undefined): number | undefined {
-	if (!usage || usage.tokens === null || !Number.isFinite(usage.tokens)) return undefined;
-	if (!Number.isFinite(usage.contextWindow) || usage.contextWindow <= 0) return undefined;
-	return usage.contextWindow - usage.tokens;
-}
+/** What ctx.getContextUsage() returns: the shared reading, named here for the probe's callers. */
+export type { UsageReading };
 
 export interface ProbeSettings {
 	enabled: boolean;
@@ -97,7 +88,10 @@ export function growthPerTurn(readings: readonly number[]): number | undefined {
 
 export type StagePhase = "idle" | "staging" | "staged";
 
-/** Stage now? Only when Pi compacts automatically, the stager is idle, and free tokens are below the threshold. */
+/**
+ * Stage now? Only when Pi compacts automatically, the stager is idle, and free tokens are below the threshold
+ * (a reading above the window is below any threshold); never on an unknown or malformed reading.
+ */
 export function shouldStage(
 	usage: UsageReading | undefined,
 	threshold: number,
@@ -105,8 +99,8 @@ export function shouldStage(
 	enabled = true,
 ): boolean {
 	if (!enabled || phase !== "idle") return false;
-	const free = freeTokens(usage);
-	return free !== undefined && free < threshold;
+	const free = readHeadroom(usage);
+	return free.ok ? free.tokens < threshold : free.overBy !== undefined && -free.overBy < threshold;
 }
 
 /** Share of the usable window (window − Pi's reserve) that what came after staging may fill before the staged handoff is stale. */

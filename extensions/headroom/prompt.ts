@@ -1,21 +1,12 @@
 /** Wording of the /headroom command (the artifact store's status and pruning). */
 import type { CallUsage, SessionCallUsage } from "../shared/host/model-usage.ts";
+import type { StoreStats } from "../shared/store/list.ts";
 import { formatCount } from "../shared/text/format.ts";
 
 /** What the store looks like, as the command reports it. */
-export interface StoreStatus {
+export interface StoreStatus extends StoreStats {
 	/** Absolute root of the store. */
 	root: string;
-	/** Number of artifacts. */
-	count: number;
-	/** Total bytes of all artifacts. */
-	bytes: number;
-	/** The newest artifact, if any. */
-	newest?: { path: string; mtimeMs: number };
-	/** Count and bytes per artifact kind. */
-	byKind: Record<string, { count: number; bytes: number }>;
-	/** Directories skipped because they were unsafe. */
-	problems?: string[];
 }
 
 export const COMMAND_DESCRIPTION =

@@ -294,25 +294,17 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 		}).text;
 		after = `\n${summary.label}\n${cut}`;
 	}
-	const limits = {
+	const excerptRoom = {
 		maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
 		maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1)),
 	};
 	// The scan made while the store synced is the excerpt's when it was made at the same limits (it always is:
 	// the name the stub shows has the length the early scan assumed); else the excerpt scans again.
-	const scan = early && logScanLines(full, surface, limits) === early.maxLines ? early.scan : undefined;
-	const body = buildExcerpt({ kind, surface, text: full, args: fact.input, ...limits, artifact: ref, scan }) + after;
+	const scan = early && logScanLines(full, surface, excerptRoom) === early.maxLines ? early.scan : undefined;
+	const body = excerptOf(kind, surface, fact, full, excerptRoom, ref, scan) + after;
 	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
 	const headroom = headroomDetails({ artifacts: [put.path], ...(usage ? { usage } : {}) });
-	return {
-		text: stub,
-		content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
-		details: { ...previousDetails(fact), headroom },
-		id,
-		path: put.path,
-		kind,
-		summarized: summary !== undefined,
-	};
+	return { ...stubResult(fact, stub, headroom), id, path: put.path, kind, summarized: summary !== undefined };
 }
 
 /**
@@ -336,27 +328,25 @@ function unstoredStub(
 	const ref: ArtifactRef = fullOutputFile
 		? { ok: true, path: fullOutputFile, sha256: createHash("sha256").update(full).digest("hex") }
 		: { ok: false, error: reason };
-	const body = buildExcerpt({
-		kind,
-		surface,
-		text: full,
-		args: fact.input,
-		maxBytes: room.maxBytes,
-		maxLines: room.maxLines,
-		artifact: ref,
-	});
+	const body = excerptOf(kind, surface, fact, full, room, ref);
 	const stub = renderStub({ ...base, notes, label: EXCERPT_LABEL, body });
 	const headroom = headroomDetails({
 		artifacts: fullOutputFile ? [fullOutputFile] : [],
 		notStored: reason,
 	});
+	return { ...stubResult(fact, stub, headroom), kind, summarized: false, notStored: reason };
+}
+
+/** What replaces the tool's result: the stub as its text, the result's other parts, its details with `headroom`. */
+function stubResult(
+	fact: ToolResultFacts,
+	stub: string,
+	headroom: ReturnType<typeof headroomDetails>,
+): Pick<StubResult, "text" | "content" | "details"> {
 	return {
 		text: stub,
 		content: [{ type: "text", text: stub }, ...nonTextParts(fact.content)],
 		details: { ...previousDetails(fact), headroom },
-		kind,
-		summarized: false,
-		notStored: reason,
 	};
 }
 
@@ -384,6 +374,22 @@ function earlyScan(
 	const room = budget(surface, { ...base, notes: bodyNotes, label: EXCERPT_LABEL });
 	const maxLines = logScanLines(full, surface, room);
 	return maxLines === undefined ? undefined : { maxLines, scan: scanNotable(full, { maxLines }) };
+}
+
+/**
+ * The stub's type-aware excerpt of `full` within `room`, its footer pointing at `artifact` (or saying why not);
+ * `scan`: a command log's notable-line scan already made at these limits.
+ */
+function excerptOf(
+	kind: OutputClass,
+	surface: SurfaceBudget,
+	fact: ToolResultFacts,
+	full: string,
+	room: { maxBytes: number; maxLines: number },
+	artifact: ArtifactRef,
+	scan?: NotableScan,
+): string {
+	return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact, scan });
 }
 
 /** Bytes and lines (as Pi's read counts them) of an output, for the stub's header. */

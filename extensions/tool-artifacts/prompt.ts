@@ -2,7 +2,7 @@
  * Every piece of model-facing wording of the tool-artifacts extension, in one place so it is
  * reviewed together and pinned by tests. Nothing here decides anything: callers pass the facts.
  */
-import { sanitizeReason } from "../shared/projection/projection.ts";
+import { sanitizeReason, type WindowPlace } from "../shared/projection/projection.ts";
 import { plural } from "../shared/text/format.ts";
 import type { OutputClass } from "./classify.ts";
 import type { FullOutputFailure } from "./full-output.ts";
@@ -116,14 +116,7 @@ export const EXCERPT_LABEL = "Excerpt:";
  * For file content: one sentence on what lies before and after the verbatim window, in the file's
  * line numbers; when the read started past line 1, how those map to the stored output's lines.
  */
-export function fileWindowContext(info: {
-	firstShown: number;
-	lastShown: number;
-	firstLine: number;
-	lastLine: number;
-	beforeBytes: number;
-	afterBytes: number;
-}): string {
+export function fileWindowContext(info: WindowPlace): string {
 	const before =
 		info.firstShown > info.firstLine
 			? `lines ${info.firstLine}-${info.firstShown - 1} (${counted(info.beforeBytes, "byte", "bytes")}) come before`

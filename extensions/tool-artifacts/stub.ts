@@ -21,15 +21,21 @@ export function artifactId(sha256: string): string {
 	return shortHash(sha256, ARTIFACT_ID_HEX);
 }
 
-/** The facts a stub states. */
-export interface StubParts {
+/** The facts a stub's first line states. */
+export interface StubHeaderFacts {
+	/** Artifact id (hex). */
 	id: string;
+	/** Name of the tool whose result it replaced. */
 	tool: string;
 	/** UTF-8 bytes and lines (as Pi's read counts) of the stored output. */
 	bytes: number;
 	lines: number;
 	/** True when the stored output ends with "\n", so its last line (as read counts) is empty. */
 	lastLineEmpty: boolean;
+}
+
+/** The facts a stub states. */
+export interface StubParts extends StubHeaderFacts {
 	/** Absolute path of the artifact. */
 	path: string;
 	/** Notes before the body (partial output, summary failure), one line each. */
@@ -86,19 +92,6 @@ export function isStub(text: string): boolean {
 		(STUB_HEADER_PATTERN.test(first) && STUB_FOOTER_PATTERN.test(last)) ||
 		(UNSTORED_STUB_HEADER_PATTERN.test(first) && UNSTORED_STUB_FOOTER_PATTERN.test(last))
 	);
-}
-
-/** The facts a stub's first line states. */
-export interface StubHeaderFacts {
-	/** Artifact id (hex). */
-	id: string;
-	/** Name of the tool whose result it replaced. */
-	tool: string;
-	/** UTF-8 bytes and lines (as Pi's read counts) of the stored output. */
-	bytes: number;
-	lines: number;
-	/** True when the header says the last line is empty (the output ends with "\n"). */
-	lastLineEmpty: boolean;
 }
 
 /** Pure: the facts of a stub's first line, or undefined when it is not one. */

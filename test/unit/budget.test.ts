@@ -280,6 +280,19 @@ describe("allocateBatchBudgets: fallback to the static caps", () => {
 	}
 });
 
+describe("readHeadroom", () => {
+	it("says how far a reading above the window is over it, and only then", () => {
+		fc.assert(
+			fc.property(fc.integer({ min: 1, max: 2_000_000 }), fc.integer({ min: 0, max: 4_000_000 }), (window, tokens) => {
+				const reading = readHeadroom({ tokens, contextWindow: window });
+				if (tokens > window) expect(reading).toEqual({ ok: false, why: expect.any(String), overBy: tokens - window });
+				else expect(reading).toEqual({ ok: true, tokens: window - tokens });
+			}),
+		);
+		expect(readHeadroom({ tokens: -5, contextWindow: 1000 })).not.toHaveProperty("overBy");
+	});
+});
+
 describe("allocateBatchBudgets: examples", () => {
 	it("auto-delivery without a reading: a short report whole, a long one at the 24 KiB cap", () => {
 		const a = allocateBatchBudgets({

@@ -16,7 +16,8 @@ import { configLoader } from "./config-fixture.ts";
 const README_MAX_LINES = 250;
 
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-const pages = docPages();
+/** Every page the checks below read: the README, docs/ and the contributors' page. */
+const pages = [...docPages(), docPage("CONTRIBUTING.md")];
 const benches = new Set(
 	readdirSync(join(REPO_ROOT, "test/bench"))
 		.filter((name) => name.endsWith(".bench.ts"))
@@ -74,6 +75,7 @@ describe("the README", () => {
 			if (path !== index.path) expect(fromIndex.has(path), `docs/README.md → ${path}`).toBe(true);
 		}
 		expect(fromReadme.has("CHANGELOG.md")).toBe(true);
+		expect(fromReadme.has("CONTRIBUTING.md")).toBe(true);
 	});
 
 	it("shows the test command `.ci/run` runs, and the demo", () => {
@@ -92,7 +94,7 @@ describe("the published package", () => {
 		) as { files: { path: string }[] }[];
 		const files = packed[0].files.map((f) => f.path);
 		for (const path of ["README.md", "CHANGELOG.md", "LICENSE", "package.json"]) expect(files).toContain(path);
-		for (const page of pages) expect(files, page.path).toContain(page.path);
+		for (const page of docPages()) expect(files, page.path).toContain(page.path);
 		expect(files.some((f) => f.startsWith("extensions/subagents/"))).toBe(true);
 		expect(files.filter((f) => f.startsWith("test/"))).toEqual([]);
 	});
@@ -123,7 +125,7 @@ describe.each(pages.map((p) => ({ ...p, name: p.path })))("$name", (page) => {
 
 	it("names only repository files and folders that exist", () => {
 		const paths = [...codeSpans(page.text), ...shownCommands(page.text).flatMap((c) => c.split(/\s+/))].filter(
-			(s) => /^(test|extensions|docs|\.ci)\/[\w./-]*$/.test(s) && !s.includes("*"),
+			(s) => /^(test|extensions|docs|scripts|\.ci)\/[\w./-]*$/.test(s) && !s.includes("*"),
 		);
 		for (const path of paths) expect(existsSync(join(REPO_ROOT, path)), `${page.path}: ${path}`).toBe(true);
 	});

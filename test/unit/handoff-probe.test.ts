@@ -2,7 +2,6 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
 	compactionPlan,
-	freeTokens,
 	growthPerTurn,
 	HandoffStager,
 	isStale,
@@ -39,8 +38,9 @@ describe("shouldStage", () => {
 	it("never stages on an unknown reading", () => {
 		expect(shouldStage(undefined, 8000, "idle")).toBe(false);
 		expect(shouldStage({ tokens: null, contextWindow: 1000 }, 8000, "idle")).toBe(false);
-		expect(freeTokens({ tokens: Number.NaN, contextWindow: 1000 })).toBeUndefined();
-		expect(freeTokens({ tokens: 10, contextWindow: 0 })).toBeUndefined();
+		expect(shouldStage({ tokens: Number.NaN, contextWindow: 1000 }, 8000, "idle")).toBe(false);
+		expect(shouldStage({ tokens: 10, contextWindow: 0 }, 8000, "idle")).toBe(false);
+		expect(shouldStage({ tokens: 10, contextWindow: Number.NaN }, 8000, "idle")).toBe(false);
 	});
 });
 

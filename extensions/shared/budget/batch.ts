@@ -93,8 +93,12 @@ export interface AllocationInput {
 	oneLineBytes?: number;
 }
 
-/** Remaining context in tokens, or why the reading cannot be used. */
-export type HeadroomReading = { ok: true; tokens: number } | { ok: false; why: string };
+/**
+ * Remaining context in tokens, or why the reading cannot be used. A reading above the window is unusable
+ * as a budget, but says how far over it is (`overBy`, tokens past the window), for callers that act on a
+ * full context (the handoff probe stages then).
+ */
+export type HeadroomReading = { ok: true; tokens: number } | { ok: false; why: string; overBy?: number };
 
 /** Headroom = context window − used tokens − reserved output, from a reading that makes sense. */
 export function readHeadroom(usage: UsageReading | null | undefined, reservedOutputTokens?: number): HeadroomReading {
@@ -108,7 +112,9 @@ export function readHeadroom(usage: UsageReading | null | undefined, reservedOut
 	if (typeof contextWindow !== "number" || !Number.isFinite(contextWindow) || contextWindow <= 0) {
 		return { ok: false, why: `invalid context window ${String(contextWindow)}` };
 	}
-	if (tokens > contextWindow) return { ok: false, why: "token count exceeds the context window" };
+	if (tokens > contextWindow) {
+		return { ok: false, why: "token count exceeds the context window", overBy: tokens - contextWindow };
+	}
 	const reserved = reservedOutputTokens ?? 0;
 	if (typeof reserved !== "number" || !Number.isFinite(reserved) || reserved < 0) {
 		return { ok: false, why: `invalid reserved output tokens ${String(reserved)}` };

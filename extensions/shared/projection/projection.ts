@@ -69,17 +69,8 @@ import { layoutWindow, type WindowOption } from "./window.ts";
 
 export { READ_PAGE_MAX_BYTES, READ_PAGE_MAX_LINES } from "./cut.ts";
 export { DEFAULT_HEAD_SHARE, fitsSurface, MIN_BODY_BYTES, MIN_WINDOW_BYTES, MIN_WINDOW_LINES } from "./limits.ts";
-export type {
-	ArtifactRef,
-	ArtifactSink,
-	AsyncArtifactSink,
-	ListOptions,
-	Projection,
-	ProjectOptions,
-	SinkResult,
-	StoredSource,
-	SurfaceLimits,
-} from "./types.ts";
+// Every type of the contract, so callers import the projection from this one module.
+export type * from "./types.ts";
 export type { WindowOption, WindowPlace } from "./window.ts";
 
 /** Bytes of the "\n" after the marker plus the ones after a partial head line and a partial tail line. */

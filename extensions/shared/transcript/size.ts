@@ -32,29 +32,7 @@ export function argumentsJson(args: unknown): string {
 
 /** Estimated tokens of one message as the model sees it (Pi's accounting, with a real token estimate). */
 export function estimateMessageTokens(message: TranscriptMessage): number {
-	let tokens = MESSAGE_OVERHEAD_TOKENS;
-	const content = message.content;
-	switch (message.role) {
-		case "bashExecution":
-			if (message.excludeFromContext === true) return 0;
-			return tokens + estimateTokens(String(message.command ?? "")) + estimateTokens(String(message.output ?? ""));
-		case "compactionSummary":
-		case "branchSummary":
-			return tokens + estimateTokens(String(message.summary ?? "")) + 32;
-	}
-	if (typeof content === "string") return tokens + estimateTokens(content);
-	if (!Array.isArray(content)) return tokens;
-	for (const part of content) {
-		if (!isObject(part)) continue;
-		if (part.type === "text" && typeof part.text === "string") tokens += estimateTokens(part.text);
-		else if (part.type === "thinking" && typeof part.thinking === "string") tokens += estimateTokens(part.thinking);
-		else if (part.type === "image") tokens += IMAGE_TOKENS;
-		else if (part.type === "toolCall") {
-			tokens += TOOL_CALL_OVERHEAD_TOKENS + estimateTokens(String(part.name ?? ""));
-			tokens += estimateTokens(argumentsJson(part.arguments));
-		}
-	}
-	return tokens;
+	return messageTokensBy(message, estimateTokens);
 }
 
 /** estimateTokensUpperBound of a text; 0 for an empty one, as estimateTokens gives. */
@@ -66,26 +44,31 @@ const textBound = (text: string): number => (text.length === 0 ? 0 : estimateTok
  * Tool-call arguments are measured as the JSON the estimate reads.
  */
 export function messageTokensUpperBound(message: TranscriptMessage): number {
+	return messageTokensBy(message, textBound);
+}
+
+/** Pi's accounting of one message, each of its texts charged `tokensOf` it (the estimate, or its bound). */
+function messageTokensBy(message: TranscriptMessage, tokensOf: (text: string) => number): number {
 	let tokens = MESSAGE_OVERHEAD_TOKENS;
 	const content = message.content;
 	switch (message.role) {
 		case "bashExecution":
 			if (message.excludeFromContext === true) return 0;
-			return tokens + textBound(String(message.command ?? "")) + textBound(String(message.output ?? ""));
+			return tokens + tokensOf(String(message.command ?? "")) + tokensOf(String(message.output ?? ""));
 		case "compactionSummary":
 		case "branchSummary":
-			return tokens + textBound(String(message.summary ?? "")) + 32;
+			return tokens + tokensOf(String(message.summary ?? "")) + 32;
 	}
-	if (typeof content === "string") return tokens + textBound(content);
+	if (typeof content === "string") return tokens + tokensOf(content);
 	if (!Array.isArray(content)) return tokens;
 	for (const part of content) {
 		if (!isObject(part)) continue;
-		if (part.type === "text" && typeof part.text === "string") tokens += textBound(part.text);
-		else if (part.type === "thinking" && typeof part.thinking === "string") tokens += textBound(part.thinking);
+		if (part.type === "text" && typeof part.text === "string") tokens += tokensOf(part.text);
+		else if (part.type === "thinking" && typeof part.thinking === "string") tokens += tokensOf(part.thinking);
 		else if (part.type === "image") tokens += IMAGE_TOKENS;
 		else if (part.type === "toolCall") {
-			tokens += TOOL_CALL_OVERHEAD_TOKENS + textBound(String(part.name ?? ""));
-			tokens += textBound(argumentsJson(part.arguments));
+			tokens += TOOL_CALL_OVERHEAD_TOKENS + tokensOf(String(part.name ?? ""));
+			tokens += tokensOf(argumentsJson(part.arguments));
 		}
 	}
 	return tokens;

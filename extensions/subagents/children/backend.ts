@@ -19,9 +19,10 @@ import {
 	SessionManager,
 	SettingsManager,
 } from "@mariozechner/pi-coding-agent";
-import { CHILD_TOOL_NAMES, compactArgs, SUBAGENT_TOOL_NAMES } from "../domain.ts";
-import { missingSessionFileError } from "../prompt.ts";
-import { extensionLoadError, missingExtensionToolsError } from "../prompt-spawn.ts";
+import { compactArgs } from "../domain/format.ts";
+import { CHILD_TOOL_NAMES, SUBAGENT_TOOL_NAMES } from "../domain/records.ts";
+import { missingSessionFileError } from "../prompt/common.ts";
+import { extensionLoadError, missingExtensionToolsError } from "../prompt/spawn.ts";
 import {
 	ALL_EXTENSIONS,
 	boundByParent,

@@ -4,8 +4,8 @@
  * header, then one line a child, then "… and N more". Pure: the adapter sends it after Pi's session_compact.
  */
 import { project } from "../../shared/projection/projection.ts";
-import { type ChildRecord, isSettled } from "../domain.ts";
-import { rosterHeader, rosterLine } from "../prompt.ts";
+import { type ChildRecord, isSettled } from "../domain/records.ts";
+import { rosterHeader, rosterLine } from "../prompt/common.ts";
 
 /** What the roster needs of the manager's read model. */
 export interface RosterSource {

@@ -4,8 +4,8 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { clampTimerMs, MAX_TIMER_MS } from "../../shared/host/timers.ts";
-import { isSettled } from "../domain.ts";
-import * as P from "../prompt.ts";
+import { isSettled } from "../domain/records.ts";
+import * as P from "../prompt/common.ts";
 import { type ConsumeDeps, consumeResults } from "./consume.ts";
 import { type OnUpdate, reply, requireIds, type ToolReturn } from "./reply.ts";
 
