@@ -262,6 +262,25 @@ function runSync(gen) {
   }
   return next.value;
 }
+async function runUntilFsync(gen) {
+  let next = gen.next();
+  let synced = false;
+  while (!next.done) {
+    let value;
+    try {
+      const o = next.value;
+      if (o.op === "fsync" && !synced) {
+        synced = true;
+        value = await execAsync(o);
+      } else value = synced ? await execAsync(o) : execSync(o);
+    } catch (error) {
+      next = gen.throw(error);
+      continue;
+    }
+    next = gen.next(value);
+  }
+  return next.value;
+}
 async function runAsync(gen) {
   let next = gen.next();
   while (!next.done) {
@@ -644,6 +663,15 @@ var init_artifact_store = __esm({
       }
       put(kind, text) {
         return runAsync(this.putSteps(kind, text)).catch((error) => ({ ok: false, error: errorText(error) })).then((result) => this.afterPut(result));
+      }
+      /**
+       * A put whose encoding, hashing and writing happen in this call, on this thread; only the fsync waits in the
+       * thread pool, then the same naming as put. The caller's next work on this thread (the tool-output stub's
+       * scan) runs while the disk makes the bytes durable; the result says whether they were stored. Same checks,
+       * modes, content-addressed name and failures as put.
+       */
+      startPut(kind, text) {
+        return runUntilFsync(this.putSteps(kind, text)).catch((error) => ({ ok: false, error: errorText(error) })).then((result) => this.afterPut(result));
       }
       putSync(kind, text) {
         try {
@@ -1818,7 +1846,7 @@ function projectList(input, lim, options) {
   const more = options.more ?? listMore;
   const n2 = items.length;
   const sep5 = { bytes: utf8ByteLength(separator), newlines: countNewlines(separator) };
-  const join18 = { bytes: utf8ByteLength(joiner), newlines: countNewlines(joiner) };
+  const join19 = { bytes: utf8ByteLength(joiner), newlines: countNewlines(joiner) };
   const bytes = [0];
   const newlines = [0];
   for (let k2 = 0; k2 < n2; k2++) {
@@ -1831,7 +1859,7 @@ function projectList(input, lim, options) {
   if (fits({ bytes: bytes[n2], newlines: newlines[n2], entries: n2 }, lim)) return listed(call, n2, "");
   const spendOf = (k2, marker2) => {
     if (marker2 === "") return { bytes: bytes[k2], newlines: newlines[k2], entries: k2 };
-    const glue = k2 > 0 ? join18 : { bytes: 0, newlines: 0 };
+    const glue = k2 > 0 ? join19 : { bytes: 0, newlines: 0 };
     return {
       bytes: bytes[k2] + glue.bytes + utf8ByteLength(marker2),
       newlines: newlines[k2] + glue.newlines + countNewlines(marker2),
@@ -1851,7 +1879,7 @@ function projectList(input, lim, options) {
   }
   if (n2 > 0) {
     const rest = n2 > 1 ? more(n2 - 1) : "";
-    tries.push({ shown: 1, rest, spend: spendOf(0, rest), glue: rest === "" ? { bytes: 0, newlines: 0 } : join18 });
+    tries.push({ shown: 1, rest, spend: spendOf(0, rest), glue: rest === "" ? { bytes: 0, newlines: 0 } : join19 });
   }
   for (const t of tries) {
     const roomBytes = lim.maxBytes - t.spend.bytes - t.glue.bytes - CLIP_MARK_BYTES;
@@ -6283,21 +6311,30 @@ function sectionLimits(lim, name) {
 function plain2(p) {
   return { ...p, notable: [], notableOmitted: 0 };
 }
+function scanPlan(text, surface, options) {
+  if (typeof text !== "string" || options.window) return void 0;
+  const entry = surfaceOf(surface);
+  if (entry.clip) return void 0;
+  const lim = limitsOf(entry, options);
+  if (text.length <= lim.maxBytes && utf8ByteLength(text) <= lim.maxBytes && countLines(text) <= lim.maxLines) {
+    return void 0;
+  }
+  const caps = sectionLimits(lim, options.section ?? "notable.lines");
+  if (caps.maxBytes <= 0 || caps.maxLines <= 1) return void 0;
+  return { lim, caps };
+}
+function logScanLines(text, surface, options = {}) {
+  return scanPlan(text, surface, options)?.caps.maxLines;
+}
 function projectLog(text, surface, options = {}) {
-  const { scan: given, section: sectionSurface, ...projectOptions } = options;
+  const { scan: given, section: _section, ...projectOptions } = options;
   const whole2 = () => {
     const p = project(text, surface, projectOptions);
     return p instanceof Promise ? p.then(plain2) : plain2(p);
   };
-  if (typeof text !== "string" || projectOptions.window) return whole2();
-  const entry = surfaceOf(surface);
-  if (entry.clip) return whole2();
-  const lim = limitsOf(entry, projectOptions);
-  if (text.length <= lim.maxBytes && utf8ByteLength(text) <= lim.maxBytes && countLines(text) <= lim.maxLines) {
-    return whole2();
-  }
-  const caps = sectionLimits(lim, sectionSurface ?? "notable.lines");
-  if (caps.maxBytes <= 0 || caps.maxLines <= 1) return whole2();
+  const planned = scanPlan(text, surface, options);
+  if (!planned) return whole2();
+  const { lim, caps } = planned;
   const scan = given ?? scanNotable(text, { maxLines: caps.maxLines });
   if (scan.lines.length === 0) return whole2();
   const lineOffset = Math.max(0, Math.floor(Number(projectOptions.source?.firstLine) || 1) - 1);
@@ -7481,7 +7518,7 @@ function buildExcerpt(input) {
   if (input.kind === "search") prefix.push(...renderSearchIndex(indexSearchResults(input.text)));
   if (input.kind === "listing") prefix.push(...renderListingIndex(input.text));
   const options = { ...remaining(input, prefix), stored: input.artifact };
-  const shown = input.kind === "command" ? projectLog(input.text, input.surface, options) : project(input.text, input.surface, options);
+  const shown = input.kind === "command" ? projectLog(input.text, input.surface, { ...options, scan: input.scan }) : project(input.text, input.surface, options);
   return [...prefix, shown.text].join("\n");
 }
 function remaining(input, prefix) {
@@ -7904,12 +7941,15 @@ async function completeOutput(fact, text, store) {
 async function buildStub(fact, text, deps) {
   const complete2 = await completeOutput(fact, text, deps.store);
   const { full, notes } = complete2;
-  const put = complete2.stored ?? await deps.store.put(TOOL_OUTPUT_KIND, full).catch((error) => ({ ok: false, error: String(error) }));
+  const putting = complete2.stored ? Promise.resolve(complete2.stored) : deps.store.startPut(TOOL_OUTPUT_KIND, full).catch((error) => ({ ok: false, error: String(error) }));
+  const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
+  const sizes = measure(full);
+  const early = deps.summarize ? void 0 : earlyScan(fact, full, kind, sizes, notes, deps);
+  const put = await putting;
   if (!put.ok) return unstoredStub(fact, complete2, put.error, deps.config);
   const ref = { ok: true, path: put.path, sha256: put.sha256 };
   const id = artifactId(put.sha256);
-  const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
-  const base = { id, tool: fact.toolName, ...measure(full), path: put.path };
+  const base = { id, tool: fact.toolName, ...sizes, path: put.path };
   let usage;
   let summary;
   const bodyNotes = [...notes];
@@ -7958,7 +7998,8 @@ ${cut2}`;
     maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
     maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1))
   };
-  const body = excerptOf(kind, surface, fact, full, excerptRoom, ref) + after;
+  const scan = early && logScanLines(full, surface, excerptRoom) === early.maxLines ? early.scan : void 0;
+  const body = excerptOf(kind, surface, fact, full, excerptRoom, ref, scan) + after;
   const stub = renderStub({ ...base, notes: bodyNotes, label: label2, body });
   const headroom2 = headroomDetails({ artifacts: [put.path], ...usage ? { usage } : {} });
   return { ...stubResult(fact, stub, headroom2), id, path: put.path, kind, summarized: summary !== void 0 };
@@ -7986,8 +8027,18 @@ function stubResult(fact, stub, headroom2) {
     details: { ...previousDetails(fact), headroom: headroom2 }
   };
 }
-function excerptOf(kind, surface, fact, full, room, artifact) {
-  return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact });
+function earlyScan(fact, full, kind, sizes, notes, deps) {
+  if (kind !== "command") return void 0;
+  const surface = stubSurface(kind, deps.config);
+  const path = (0, import_node_path7.join)(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
+  const bodyNotes = deps.summaryUnavailable ? [...notes, summaryFailedNote(deps.summaryUnavailable)] : [...notes];
+  const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
+  const room = budget(surface, { ...base, notes: bodyNotes, label: EXCERPT_LABEL });
+  const maxLines = logScanLines(full, surface, room);
+  return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines }) };
+}
+function excerptOf(kind, surface, fact, full, room, artifact, scan) {
+  return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact, scan });
 }
 function measure(full) {
   return { bytes: Buffer.byteLength(full, "utf8"), lines: countLines(full), lastLineEmpty: full.endsWith("\n") };
@@ -8012,7 +8063,7 @@ function describeArgs(input, surface = SURFACES["toolArtifacts.args"]) {
   }
   return project(json, surface, { notSavedReason: ARGS_NOT_STORED }).text;
 }
-var import_node_crypto2, import_node_path7, TOOL_OUTPUT_KIND, stubAlias, OUTPUT_KINDS;
+var import_node_crypto2, import_node_path7, TOOL_OUTPUT_KIND, stubAlias, OUTPUT_KINDS, UNKNOWN_SHA256;
 var init_artifacts = __esm({
   "extensions/tool-artifacts/artifacts.ts"() {
     "use strict";
@@ -8035,6 +8086,7 @@ var init_artifacts = __esm({
     TOOL_OUTPUT_KIND = "tool-outputs";
     stubAlias = (config) => ({ maxBytes: config.stubMaxBytes, maxLines: config.stubMaxLines });
     OUTPUT_KINDS = ["command", "search", "listing", "structured", "web", "file", "unknown"];
+    UNKNOWN_SHA256 = "0".repeat(64);
   }
 });
 

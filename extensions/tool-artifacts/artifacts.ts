@@ -3,16 +3,16 @@
  * the event's fields, the store and (when summaries are on) a summarizer.
  */
 import { createHash } from "node:crypto";
-import { isAbsolute, relative, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { configuredSurface, type HeadroomConfig, type SurfaceOverrides } from "../shared/host/config.ts";
 import { headroomDetails, isProjected } from "../shared/host/details.ts";
 import type { CallUsage } from "../shared/host/model-usage.ts";
-import { projectLog } from "../shared/projection/log.ts";
+import { logScanLines, projectLog } from "../shared/projection/log.ts";
 import { type ArtifactRef, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore, PutFailure, PutResult } from "../shared/store/artifact-store.ts";
 import { SURFACES, type SurfaceBudget } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
-import { scanNotable } from "../shared/text/notable.ts";
+import { type NotableScan, scanNotable } from "../shared/text/notable.ts";
 import { countLines } from "../shared/text/utf8.ts";
 import { summaryDisagrees } from "./agreement.ts";
 import { classifyTool, type OutputClass } from "./classify.ts";
@@ -226,16 +226,21 @@ export interface UnstoredStub extends StubResult {
 export async function buildStub(fact: ToolResultFacts, text: string, deps: StubDeps): Promise<BuiltStub> {
 	const complete = await completeOutput(fact, text, deps.store);
 	const { full, notes } = complete;
-	const put =
-		complete.stored ??
-		(await deps.store
-			.put(TOOL_OUTPUT_KIND, full)
-			.catch((error: unknown) => ({ ok: false as const, error: String(error) })));
+	// The store encodes, hashes and writes the output in this call and makes it durable in the thread pool while
+	// this thread classifies, measures and scans it: only the excerpt's footer needs the artifact's name.
+	const putting: Promise<PutResult | PutFailure> = complete.stored
+		? Promise.resolve(complete.stored)
+		: deps.store
+				.startPut(TOOL_OUTPUT_KIND, full)
+				.catch((error: unknown) => ({ ok: false as const, error: String(error) }));
+	const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
+	const sizes = measure(full);
+	const early = deps.summarize ? undefined : earlyScan(fact, full, kind, sizes, notes, deps);
+	const put = await putting;
 	if (!put.ok) return unstoredStub(fact, complete, put.error, deps.config);
 	const ref: ArtifactRef = { ok: true, path: put.path, sha256: put.sha256 };
 	const id = artifactId(put.sha256);
-	const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
-	const base = { id, tool: fact.toolName, ...measure(full), path: put.path };
+	const base = { id, tool: fact.toolName, ...sizes, path: put.path };
 
 	let usage: CallUsage | undefined;
 	/** The model's summary with its label, when it answered: it goes beside the excerpt, never instead of it. */
@@ -293,7 +298,10 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 		maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
 		maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1)),
 	};
-	const body = excerptOf(kind, surface, fact, full, excerptRoom, ref) + after;
+	// The scan made while the store synced is the excerpt's when it was made at the same limits (it always is:
+	// the name the stub shows has the length the early scan assumed); else the excerpt scans again.
+	const scan = early && logScanLines(full, surface, excerptRoom) === early.maxLines ? early.scan : undefined;
+	const body = excerptOf(kind, surface, fact, full, excerptRoom, ref, scan) + after;
 	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
 	const headroom = headroomDetails({ artifacts: [put.path], ...(usage ? { usage } : {}) });
 	return { ...stubResult(fact, stub, headroom), id, path: put.path, kind, summarized: summary !== undefined };
@@ -342,7 +350,36 @@ function stubResult(
 	};
 }
 
-/** The stub's type-aware excerpt of `full` within `room`, its footer pointing at `artifact` (or saying why not). */
+/** A content-addressed name's place holder: a SHA-256 hex has 64 characters, whatever the content. */
+const UNKNOWN_SHA256 = "0".repeat(64);
+
+/**
+ * The notable-line scan of a command's log at the limits its excerpt will have (no summary: the excerpt is the
+ * whole body), made before the artifact has its name: the header and footer it leaves room for name an
+ * artifact id and path of the same length as the real ones. Undefined when the excerpt would not scan.
+ */
+function earlyScan(
+	fact: ToolResultFacts,
+	full: string,
+	kind: OutputClass,
+	sizes: ReturnType<typeof measure>,
+	notes: readonly string[],
+	deps: StubDeps,
+): { maxLines: number; scan: NotableScan } | undefined {
+	if (kind !== "command") return undefined;
+	const surface = stubSurface(kind, deps.config);
+	const path = join(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
+	const bodyNotes = deps.summaryUnavailable ? [...notes, summaryFailedNote(deps.summaryUnavailable)] : [...notes];
+	const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
+	const room = budget(surface, { ...base, notes: bodyNotes, label: EXCERPT_LABEL });
+	const maxLines = logScanLines(full, surface, room);
+	return maxLines === undefined ? undefined : { maxLines, scan: scanNotable(full, { maxLines }) };
+}
+
+/**
+ * The stub's type-aware excerpt of `full` within `room`, its footer pointing at `artifact` (or saying why not);
+ * `scan`: a command log's notable-line scan already made at these limits.
+ */
 function excerptOf(
 	kind: OutputClass,
 	surface: SurfaceBudget,
@@ -350,8 +387,9 @@ function excerptOf(
 	full: string,
 	room: { maxBytes: number; maxLines: number },
 	artifact: ArtifactRef,
+	scan?: NotableScan,
 ): string {
-	return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact });
+	return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact, scan });
 }
 
 /** Bytes and lines (as Pi's read counts them) of an output, for the stub's header. */

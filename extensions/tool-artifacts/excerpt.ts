@@ -9,6 +9,7 @@
 import { projectLog } from "../shared/projection/log.ts";
 import { type ArtifactRef, project, type SurfaceLimits, type WindowPlace } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
+import type { NotableScan } from "../shared/text/notable.ts";
 import type { OutputClass } from "./classify.ts";
 import { fileWindowContext, listingIndexHeader, moreIndexRows, readNoticeLine, searchIndexHeader } from "./prompt.ts";
 
@@ -105,6 +106,8 @@ export interface ExcerptInput {
 	maxLines: number;
 	/** Where the full output is. */
 	artifact: ArtifactRef;
+	/** For a command's log: its notable-line scan when the caller already made it at projectLog's limits (logScanLines). */
+	scan?: NotableScan;
 }
 
 /** Pure: the excerpt body. */
@@ -132,7 +135,7 @@ export function buildExcerpt(input: ExcerptInput): string {
 	const options = { ...remaining(input, prefix), stored: input.artifact };
 	const shown =
 		input.kind === "command"
-			? projectLog(input.text, input.surface, options)
+			? projectLog(input.text, input.surface, { ...options, scan: input.scan })
 			: project(input.text, input.surface, options);
 	return [...prefix, shown.text].join("\n");
 }

@@ -80,13 +80,13 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(agentDir, { recursive: true, force: true }));
 
-/** Both entry points fail with `pattern`, and the kind directory holds no artifact and no temp file. */
+/** Every entry point fails with `pattern`, and the kind directory holds no artifact and no temp file. */
 async function expectFailure(pattern: RegExp, kindDirMayExist = true) {
 	const results: Array<PutResult | PutFailure> = [];
-	for (const sync of [false, true]) {
+	for (const entry of ["put", "putSync", "startPut"] as const) {
 		const plan = new Map(faults.plan);
-		results.push(sync ? store.putSync("tool-outputs", TEXT) : await store.put("tool-outputs", TEXT));
-		faults.plan = plan; // same faults for the second entry point
+		results.push(entry === "putSync" ? store.putSync("tool-outputs", TEXT) : await store[entry]("tool-outputs", TEXT));
+		faults.plan = plan; // same faults for the next entry point
 	}
 	for (const r of results) expect(r).toEqual({ ok: false, error: expect.stringMatching(pattern) });
 	const dir = store.dirFor("tool-outputs");
@@ -97,7 +97,8 @@ async function expectFailure(pattern: RegExp, kindDirMayExist = true) {
 
 describe("injected I/O faults", () => {
 	const cases: Array<[string, string[], string]> = [
-		// put runs metadata calls synchronously and data calls on the thread pool; putSync runs all synchronously.
+		// put runs metadata calls synchronously and data calls on the thread pool; putSync runs all synchronously;
+		// startPut all but the fsync, which waits in the thread pool.
 		["EACCES creating a directory", ["mkdirSync"], "EACCES"],
 		["EROFS opening the temp file", ["openSync"], "EROFS"],
 		["ENOSPC while writing", ["writeSync", "write"], "ENOSPC"],

@@ -121,6 +121,37 @@ function plain(p: Projection): LogProjection {
 	return { ...p, notable: [], notableOmitted: 0 };
 }
 
+/** The limits projectLog works in and its notable section's caps; undefined when it would not scan at all. */
+function scanPlan(
+	text: string,
+	surface: SurfaceName | SurfaceLimits,
+	options: LogOptions,
+): { lim: Limits; caps: { maxBytes: number; maxLines: number } } | undefined {
+	if (typeof text !== "string" || options.window) return undefined;
+	const entry = surfaceOf(surface);
+	if (entry.clip) return undefined;
+	const lim = limitsOf(entry, options);
+	// Text that fits comes back verbatim: no scan needed to know that.
+	if (text.length <= lim.maxBytes && utf8ByteLength(text) <= lim.maxBytes && countLines(text) <= lim.maxLines) {
+		return undefined;
+	}
+	const caps = sectionLimits(lim, options.section ?? "notable.lines");
+	if (caps.maxBytes <= 0 || caps.maxLines <= 1) return undefined;
+	return { lim, caps };
+}
+
+/**
+ * The `maxLines` projectLog(text, surface, options) scans with, or undefined when it would not scan: a caller
+ * that scans before it has everything the projection needs (the artifact's name) passes that scan as `scan`.
+ */
+export function logScanLines(
+	text: string,
+	surface: SurfaceName | SurfaceLimits,
+	options: LogOptions = {},
+): number | undefined {
+	return scanPlan(text, surface, options)?.caps.maxLines;
+}
+
 /**
  * A log's projection: notable lines first, then project()'s head + tail, within the surface's limits (see the
  * module comment). Returns a promise exactly when project() would (an async sink).
@@ -136,21 +167,14 @@ export function projectLog(
 	surface: SurfaceName | SurfaceLimits,
 	options: LogOptions = {},
 ): LogProjection | Promise<LogProjection> {
-	const { scan: given, section: sectionSurface, ...projectOptions } = options;
+	const { scan: given, section: _section, ...projectOptions } = options;
 	const whole = () => {
 		const p = project(text, surface, projectOptions);
 		return p instanceof Promise ? p.then(plain) : plain(p);
 	};
-	if (typeof text !== "string" || projectOptions.window) return whole();
-	const entry = surfaceOf(surface);
-	if (entry.clip) return whole();
-	const lim = limitsOf(entry, projectOptions);
-	// Text that fits comes back verbatim: no scan needed to know that.
-	if (text.length <= lim.maxBytes && utf8ByteLength(text) <= lim.maxBytes && countLines(text) <= lim.maxLines) {
-		return whole();
-	}
-	const caps = sectionLimits(lim, sectionSurface ?? "notable.lines");
-	if (caps.maxBytes <= 0 || caps.maxLines <= 1) return whole();
+	const planned = scanPlan(text, surface, options);
+	if (!planned) return whole();
+	const { lim, caps } = planned;
 	const scan = given ?? scanNotable(text, { maxLines: caps.maxLines });
 	if (scan.lines.length === 0) return whole();
 	const lineOffset = Math.max(0, Math.floor(Number(projectOptions.source?.firstLine) || 1) - 1);

@@ -9,14 +9,14 @@
  * never replaces an existing file. An existing file under the name is reused only after its content is
  * verified. Every failure comes back as a PutFailure, never as a thrown error.
  *
- * The put logic is one generator of file-system steps run by a sync or an async driver (store-fs.ts),
- * so putSync and put cannot drift apart.
+ * The put logic is one generator of file-system steps run by a sync or an async driver (fs-steps.ts),
+ * so putSync, put and startPut cannot drift apart.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { ArtifactSink, AsyncArtifactSink } from "../projection/projection.ts";
-import { runAsync, runSync, type Step, fsStep as step } from "./fs-steps.ts";
+import { runAsync, runSync, runUntilFsync, type Step, fsStep as step } from "./fs-steps.ts";
 import { ARTIFACT_KINDS, type ArtifactKind, FOLDER_NAME, isKind } from "./kinds.ts";
 import {
 	ARTIFACT_NAME,
@@ -97,6 +97,18 @@ export class ArtifactStore {
 
 	put(kind: ArtifactKind, text: string): Promise<PutResult | PutFailure> {
 		return runAsync(this.putSteps(kind, text))
+			.catch((error) => ({ ok: false as const, error: errorText(error) }))
+			.then((result) => this.afterPut(result));
+	}
+
+	/**
+	 * A put whose encoding, hashing and writing happen in this call, on this thread; only the fsync waits in the
+	 * thread pool, then the same naming as put. The caller's next work on this thread (the tool-output stub's
+	 * scan) runs while the disk makes the bytes durable; the result says whether they were stored. Same checks,
+	 * modes, content-addressed name and failures as put.
+	 */
+	startPut(kind: ArtifactKind, text: string): Promise<PutResult | PutFailure> {
+		return runUntilFsync(this.putSteps(kind, text))
 			.catch((error) => ({ ok: false as const, error: errorText(error) }))
 			.then((result) => this.afterPut(result));
 	}

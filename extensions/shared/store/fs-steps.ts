@@ -121,6 +121,31 @@ export function runSync<T>(gen: Step<T>): T {
 	return next.value;
 }
 
+/**
+ * Run a step on this thread up to its first fsync, which waits in the libuv thread pool: the call returns (a
+ * promise) once the bytes are written, so the caller's next work on this thread runs while the disk catches up.
+ * What follows the fsync (close, link, verify) runs when the caller awaits, as runAsync runs it.
+ */
+export async function runUntilFsync<T>(gen: Step<T>): Promise<T> {
+	let next = gen.next();
+	let synced = false;
+	while (!next.done) {
+		let value: unknown;
+		try {
+			const o = next.value;
+			if (o.op === "fsync" && !synced) {
+				synced = true;
+				value = await execAsync(o);
+			} else value = synced ? await execAsync(o) : execSync(o);
+		} catch (error) {
+			next = gen.throw(error);
+			continue;
+		}
+		next = gen.next(value);
+	}
+	return next.value;
+}
+
 /** Run a step with the bulk of its I/O off the event loop (see execAsync). */
 export async function runAsync<T>(gen: Step<T>): Promise<T> {
 	let next = gen.next();
