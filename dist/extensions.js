@@ -6751,183 +6751,12 @@ var init_trim = __esm({
   }
 });
 
-// extensions/context-trim/index.ts
-var context_trim_exports = {};
-__export(context_trim_exports, {
-  default: () => contextTrim
-});
-function contextTrim(pi) {
-  const host = bootExtension(pi, "context-trim");
-  const sizer = new TokenSizer();
-  const memo = new OmissionMemo(sizer);
-  const bounds = { count: 0, tokens: 0 };
-  let settings;
-  host.onConfig(() => {
-    settings = void 0;
-  });
-  let tools = { key: "", tokens: 0 };
-  let system = { text: "", tokens: 0 };
-  let reportedError = false;
-  let withSystemSeen = false;
-  const systemMemo = /* @__PURE__ */ new Map();
-  const systemTokens = (message) => {
-    const key = argumentsJson(message);
-    const hit = systemMemo.get(key);
-    if (hit !== void 0) return hit;
-    const tokens = systemMessageTokens(message);
-    if (systemMemo.size >= SYSTEM_MEMO_ENTRIES) systemMemo.clear();
-    systemMemo.set(key, tokens);
-    return tokens;
-  };
-  const withinBudget = (messages, requestBudget, measured) => {
-    let system2 = 0;
-    const conversation2 = [];
-    for (const message of messages) {
-      if (message.role === "system") system2 += systemTokens(message);
-      else conversation2.push(message);
-    }
-    return surelyWithinBudget(
-      conversation2,
-      {
-        budgetTokens: Math.max(0, requestBudget - system2),
-        measuredTokens: measured === void 0 ? void 0 : measured - system2
-      },
-      bounds
-    );
-  };
-  const fullSizer = {
-    tokens: (message, index) => message.role === "system" ? systemTokens(message) : sizer.tokens(message, index)
-  };
-  const setup = (ctx) => {
-    if (settings) return settings;
-    const config = host.config(ctx);
-    const segment = surfaceFor(config, "transcript.segment");
-    const headShare = segment.headShare;
-    const toolClasses = config.toolArtifacts.toolClasses;
-    let shorten;
-    try {
-      shorten = storedShortening(host.store(), headShare, segment, toolClasses);
-    } catch (error) {
-      shorten = { headShare, surface: segment, toolClasses };
-      host.notifyOnce(ctx, `shortened texts cannot be stored (${String(error)}); they say so`);
-    }
-    settings = { config: config.contextTrim, shorten };
-    return settings;
-  };
-  const overheadTokens = (ctx) => {
-    const prompt = ctx.getSystemPrompt();
-    if (prompt !== system.text) system = { text: prompt, tokens: estimateTokens(prompt) };
-    const active = pi.getActiveTools();
-    const key = active.join("\n");
-    if (key !== tools.key) {
-      const wanted = new Set(active);
-      let tokens = 0;
-      for (const tool of pi.getAllTools()) {
-        if (!wanted.has(tool.name)) continue;
-        tokens += toolDeclarationTokens(tool);
-      }
-      tools = { key, tokens };
-    }
-    return system.tokens + tools.tokens;
-  };
-  const whenSized = (event, ctx, seesSystem, seen) => {
-    if (fingerprintAvailable()) return trim(event, ctx, seesSystem, seen);
-    return fingerprintReady().then((ok) => {
-      if (!ok && !reportedError) {
-        reportedError = true;
-        host.notify(ctx, `message sizes are recomputed on every call (${fingerprintError()})`);
-      }
-      return trim(event, ctx, seesSystem, seen);
-    });
-  };
-  let conversation;
-  onContextWithSystem(pi, (event, ctx) => {
-    withSystemSeen = true;
-    const seen = conversation;
-    conversation = void 0;
-    return whenSized(event, ctx, true, seen);
-  });
-  pi.on("context", (event, ctx) => {
-    if (withSystemSeen || hostSeesSystemMessages(ctx)) {
-      conversation = event.messages;
-      return void 0;
-    }
-    return whenSized(event, ctx, false);
-  });
-  let recordedKey = "";
-  const record = (ctx, result, messages, systemTokens2, budgetTokens) => {
-    const key = trimKey(result);
-    if (key === recordedKey || typeof pi.appendEntry !== "function") return;
-    recordedKey = key;
-    const conversation2 = messages.some((m) => m.role === "system") ? messages.filter((m) => m.role !== "system") : messages;
-    const data = trimRecord(result, conversation2, { systemTokens: systemTokens2, budgetTokens });
-    try {
-      pi.appendEntry(CONTEXT_TRIM_ENTRY, data);
-    } catch (error) {
-      host.notifyOnce(ctx, `could not record a trim in the session (${String(error)})`);
-    }
-  };
-  const trim = (event, ctx, seesSystem, seen) => {
-    try {
-      const { config, shorten } = setup(ctx);
-      if (!config.enabled) return void 0;
-      const contextWindow = ctx.model?.contextWindow ?? ctx.getContextUsage()?.contextWindow;
-      if (!contextWindow) return void 0;
-      const budget2 = (overheadTokens2) => messageBudget({
-        contextWindow,
-        maxTokens: ctx.model?.maxTokens,
-        reserveTokens: config.reserveTokens,
-        safetyMarginTokens: config.safetyMarginTokens,
-        overheadTokens: overheadTokens2
-      });
-      const messages = event.messages;
-      const common = {
-        cutStepTokens: config.cutStepTokens,
-        sessionFile: ctx.sessionManager.getSessionFile(),
-        sizer,
-        shorten,
-        memo
-      };
-      let result;
-      let system2;
-      if (seesSystem) {
-        const measuredTokens = usageBasedTokens(messages, fullSizer);
-        if (withinBudget(messages, budget2(0), measuredTokens)) return void 0;
-        const full = trimTranscript(messages, {
-          ...common,
-          requestBudgetTokens: budget2(0),
-          measuredTokens,
-          systemTokens,
-          conversation: seen
-        });
-        result = full;
-        system2 = full.systemTokens;
-      } else {
-        system2 = overheadTokens(ctx);
-        const used = usageBasedTokens(messages, sizer);
-        const budgetTokens = budget2(system2);
-        const measuredTokens = used === void 0 ? void 0 : used - system2;
-        if (surelyWithinBudget(messages, { budgetTokens, measuredTokens }, bounds)) return void 0;
-        result = trimMessages(messages, { ...common, budgetTokens, measuredTokens });
-      }
-      if (!result.trimmed) return void 0;
-      record(ctx, result, messages, system2, budget2(0));
-      return { messages: result.messages };
-    } catch (error) {
-      if (!reportedError) host.notify(ctx, `left this request untrimmed (${String(error)})`);
-      reportedError = true;
-      return void 0;
-    }
-  };
-}
-var SYSTEM_MEMO_ENTRIES;
-var init_context_trim = __esm({
-  "extensions/context-trim/index.ts"() {
+// extensions/context-trim/session.ts
+var SYSTEM_MEMO_ENTRIES, ContextTrimSession;
+var init_session = __esm({
+  "extensions/context-trim/session.ts"() {
     "use strict";
-    init_bootstrap();
     init_config();
-    init_details();
-    init_pi_host();
     init_fingerprint();
     init_tokens();
     init_omission();
@@ -6936,6 +6765,244 @@ var init_context_trim = __esm({
     init_view();
     init_trim();
     SYSTEM_MEMO_ENTRIES = 64;
+    ContextTrimSession = class {
+      constructor(options) {
+        this.options = options;
+      }
+      options;
+      sizer = new TokenSizer();
+      memo = new OmissionMemo(this.sizer);
+      /** surelyWithinBudget's bound of the history seen so far: later calls bound only the newest messages. */
+      bounds = { count: 0, tokens: 0 };
+      /** Settings of the current configuration; made again after each configuration read. */
+      settings;
+      tools = { key: "", tokens: 0 };
+      system = { text: "", tokens: 0 };
+      reportedError = false;
+      /** Set once `context_with_system` ran: from then on it alone trims (Pi 0.87+). */
+      withSystemSeen = false;
+      /** Estimates of system messages by their JSON: Pi hands a fresh copy on every call. */
+      systemMemo = /* @__PURE__ */ new Map();
+      /** The list the `context` phase of this request saw (0.87+): lets the split skip reading every role. */
+      conversation;
+      /** The last cut recorded in the session (trimKey): a record is appended only when it changes. */
+      recordedKey = "";
+      /** The sizer for Pi's usage reading on a full transcript: system messages counted with their tools. */
+      fullSizer = {
+        tokens: (message, index) => message.role === "system" ? this.systemTokens(message) : this.sizer.tokens(message, index)
+      };
+      /** A configuration was read (session_start, or first use): settings are made again from it. */
+      configChanged() {
+        this.settings = void 0;
+      }
+      /**
+       * Pi's `context` event: the conversation without system messages. On 0.73 it is the request's only
+       * hook; on 0.87+ `context_with_system` follows with the same message objects, and trims.
+       */
+      context(messages, ctx) {
+        if (this.withSystemSeen || ctx.seesSystemMessages()) {
+          this.conversation = messages;
+          return void 0;
+        }
+        return this.whenSized(messages, ctx, false);
+      }
+      /** Pi 0.87+'s `context_with_system` event: the whole transcript, system messages included. */
+      contextWithSystem(messages, ctx) {
+        this.withSystemSeen = true;
+        const seen = this.conversation;
+        this.conversation = void 0;
+        return this.whenSized(messages, ctx, true, seen);
+      }
+      systemTokens = (message) => {
+        const key = argumentsJson(message);
+        const hit = this.systemMemo.get(key);
+        if (hit !== void 0) return hit;
+        const tokens = systemMessageTokens(message);
+        if (this.systemMemo.size >= SYSTEM_MEMO_ENTRIES) this.systemMemo.clear();
+        this.systemMemo.set(key, tokens);
+        return tokens;
+      };
+      /**
+       * surelyWithinBudget for a full transcript (context_with_system), with trimTranscript's figures: the
+       * system messages counted in full, the conversation bounded against what is left of the budget.
+       */
+      withinBudget(messages, requestBudget, measured) {
+        let system = 0;
+        const conversation = [];
+        for (const message of messages) {
+          if (message.role === "system") system += this.systemTokens(message);
+          else conversation.push(message);
+        }
+        return surelyWithinBudget(
+          conversation,
+          {
+            budgetTokens: Math.max(0, requestBudget - system),
+            measuredTokens: measured === void 0 ? void 0 : measured - system
+          },
+          this.bounds
+        );
+      }
+      setup(ctx) {
+        if (this.settings) return this.settings;
+        const config = ctx.config();
+        const segment = surfaceFor(config, "transcript.segment");
+        const headShare = segment.headShare;
+        const toolClasses = config.toolArtifacts.toolClasses;
+        let shorten;
+        try {
+          shorten = storedShortening(ctx.store(), headShare, segment, toolClasses);
+        } catch (error) {
+          shorten = { headShare, surface: segment, toolClasses };
+          ctx.notifyOnce(`shortened texts cannot be stored (${String(error)}); they say so`);
+        }
+        this.settings = { config: config.contextTrim, shorten };
+        return this.settings;
+      }
+      /** System prompt and tool definitions: sent with every request, outside the message list. */
+      overheadTokens(ctx) {
+        const prompt = ctx.systemPrompt();
+        if (prompt !== this.system.text) this.system = { text: prompt, tokens: estimateTokens(prompt) };
+        const active = this.options.activeTools();
+        const key = active.join("\n");
+        if (key !== this.tools.key) {
+          const wanted = new Set(active);
+          let tokens = 0;
+          for (const tool of this.options.allTools()) {
+            if (!wanted.has(tool.name)) continue;
+            tokens += toolDeclarationTokens(tool);
+          }
+          this.tools = { key, tokens };
+        }
+        return this.system.tokens + this.tools.tokens;
+      }
+      /** Synchronous once the fingerprint runs; the first call of a process may wait for it to start. */
+      whenSized(messages, ctx, seesSystem, seen) {
+        if (fingerprintAvailable()) return this.trim(messages, ctx, seesSystem, seen);
+        return fingerprintReady().then((ok) => {
+          if (!ok && !this.reportedError) {
+            this.reportedError = true;
+            ctx.notify(`message sizes are recomputed on every call (${fingerprintError()})`);
+          }
+          return this.trim(messages, ctx, seesSystem, seen);
+        });
+      }
+      /** Record what the trim did, in a session entry the model never sees (the /headroom ledger reads it). */
+      record(ctx, result, messages, systemTokens, budgetTokens) {
+        const key = trimKey(result);
+        const append2 = this.options.record;
+        if (key === this.recordedKey || !append2) return;
+        this.recordedKey = key;
+        const conversation = messages.some((m) => m.role === "system") ? messages.filter((m) => m.role !== "system") : messages;
+        const data = trimRecord(result, conversation, { systemTokens, budgetTokens });
+        try {
+          append2(data);
+        } catch (error) {
+          ctx.notifyOnce(`could not record a trim in the session (${String(error)})`);
+        }
+      }
+      /**
+       * `seesSystem`: the list is the whole transcript, system messages included (context_with_system);
+       * `seen`: the conversation the `context` phase of the same request saw.
+       */
+      trim(messages, ctx, seesSystem, seen) {
+        try {
+          const { config, shorten } = this.setup(ctx);
+          if (!config.enabled) return void 0;
+          const model = ctx.model();
+          const contextWindow = model?.contextWindow ?? ctx.usageWindow();
+          if (!contextWindow) return void 0;
+          const budget2 = (overheadTokens) => messageBudget({
+            contextWindow,
+            maxTokens: model?.maxTokens,
+            reserveTokens: config.reserveTokens,
+            safetyMarginTokens: config.safetyMarginTokens,
+            overheadTokens
+          });
+          const common = {
+            cutStepTokens: config.cutStepTokens,
+            sessionFile: ctx.sessionFile(),
+            sizer: this.sizer,
+            shorten,
+            memo: this.memo
+          };
+          let result;
+          let system;
+          if (seesSystem) {
+            const measuredTokens = usageBasedTokens(messages, this.fullSizer);
+            if (this.withinBudget(messages, budget2(0), measuredTokens)) return void 0;
+            const full = trimTranscript(messages, {
+              ...common,
+              requestBudgetTokens: budget2(0),
+              measuredTokens,
+              systemTokens: this.systemTokens,
+              conversation: seen
+            });
+            result = full;
+            system = full.systemTokens;
+          } else {
+            system = this.overheadTokens(ctx);
+            const used = usageBasedTokens(messages, this.sizer);
+            const budgetTokens = budget2(system);
+            const measuredTokens = used === void 0 ? void 0 : used - system;
+            if (surelyWithinBudget(messages, { budgetTokens, measuredTokens }, this.bounds)) return void 0;
+            result = trimMessages(messages, { ...common, budgetTokens, measuredTokens });
+          }
+          if (!result.trimmed) return void 0;
+          this.record(ctx, result, messages, system, budget2(0));
+          return { messages: result.messages };
+        } catch (error) {
+          if (!this.reportedError) ctx.notify(`left this request untrimmed (${String(error)})`);
+          this.reportedError = true;
+          return void 0;
+        }
+      }
+    };
+  }
+});
+
+// extensions/context-trim/index.ts
+var context_trim_exports = {};
+__export(context_trim_exports, {
+  default: () => contextTrim
+});
+function trimContext(host, ctx) {
+  return {
+    config: () => host.config(ctx),
+    store: () => host.store(),
+    model: () => ctx.model,
+    usageWindow: () => ctx.getContextUsage()?.contextWindow,
+    systemPrompt: () => ctx.getSystemPrompt(),
+    sessionFile: () => ctx.sessionManager.getSessionFile(),
+    seesSystemMessages: () => hostSeesSystemMessages(ctx),
+    notify: (text) => host.notify(ctx, text),
+    notifyOnce: (text) => host.notifyOnce(ctx, text)
+  };
+}
+function contextTrim(pi) {
+  const host = bootExtension(pi, "context-trim");
+  const session = new ContextTrimSession({
+    activeTools: () => pi.getActiveTools(),
+    allTools: () => pi.getAllTools(),
+    // A host without appendEntry (a stand-in of Pi's API) has no session to record in.
+    record: typeof pi.appendEntry === "function" ? (data) => pi.appendEntry(CONTEXT_TRIM_ENTRY, data) : void 0
+  });
+  host.onConfig(() => session.configChanged());
+  onContextWithSystem(
+    pi,
+    (event, ctx) => session.contextWithSystem(event.messages, trimContext(host, ctx))
+  );
+  pi.on("context", (event, ctx) => {
+    const messages = event.messages;
+    return session.context(messages, trimContext(host, ctx));
+  });
+}
+var init_context_trim = __esm({
+  "extensions/context-trim/index.ts"() {
+    "use strict";
+    init_bootstrap();
+    init_details();
+    init_pi_host();
+    init_session();
   }
 });
 
@@ -11589,7 +11656,7 @@ function safePackageDir() {
   }
 }
 var import_node_path14, PiSdk2;
-var init_session = __esm({
+var init_session2 = __esm({
   "extensions/subagents/children/session.ts"() {
     "use strict";
     import_node_path14 = require("node:path");
@@ -12824,7 +12891,7 @@ var init_session_state = __esm({
     init_config();
     init_loader();
     init_home();
-    init_session();
+    init_session2();
   }
 });
 
@@ -14791,7 +14858,7 @@ var init_subagents = __esm({
     init_prune_worktrees();
     init_spawn_checkable();
     init_home();
-    init_session();
+    init_session2();
     init_delivery();
     init_persistence();
     init_record_checks();
