@@ -2905,6 +2905,17 @@ function hostSeesSystemMessages(ctx) {
   const sm = ctx?.sessionManager;
   return typeof sm?.appendContextEdit === "function";
 }
+function sessionHistory(ctx) {
+  const sm = ctx?.sessionManager;
+  const build = sm?.buildSessionProjection ?? sm?.buildSessionContext;
+  if (typeof build !== "function") return void 0;
+  try {
+    const messages = build.call(sm)?.messages;
+    return Array.isArray(messages) ? messages : void 0;
+  } catch {
+    return void 0;
+  }
+}
 function onContextWithSystem(pi, handler) {
   pi.on.call(
     pi,
@@ -4336,11 +4347,22 @@ var init_size = __esm({
       firstChange = Number.POSITIVE_INFINITY;
       /** Passes begun so far. */
       passes = 0;
+      /** The next pass verifies the shape of every message it recognises (verifyNextPass). */
+      verifyAll = false;
       /** Start a pass over a whole list of `count` messages (segmentMessages calls it; positional sizing belongs to passes). */
       beginPass(count2 = 0) {
         this.firstChange = Number.POSITIVE_INFINITY;
         this.passes++;
-        this.verifyFrom = count2 - SHAPE_CHECK_NEWEST;
+        this.verifyFrom = this.verifyAll ? 0 : count2 - SHAPE_CHECK_NEWEST;
+        this.verifyAll = false;
+      }
+      /**
+       * Make the next pass verify the shape of every message it recognises at its position, not every
+       * SHAPE_CHECK_STRIDE-th: for sizes learnt from a list other than the one the next pass is handed (a
+       * history read from the session in idle time, before Pi's first request of it).
+       */
+      verifyNextPass() {
+        this.verifyAll = true;
       }
       tokens(message, index) {
         if (index === void 0) return this.keyed(message);
@@ -6752,7 +6774,7 @@ var init_trim = __esm({
 });
 
 // extensions/context-trim/session.ts
-var SYSTEM_MEMO_ENTRIES, ContextTrimSession;
+var SYSTEM_MEMO_ENTRIES, unrefLater, WARM_UP_DELAY_MS, WARM_UP_CHUNK_MESSAGES, ContextTrimSession;
 var init_session = __esm({
   "extensions/context-trim/session.ts"() {
     "use strict";
@@ -6765,9 +6787,22 @@ var init_session = __esm({
     init_view();
     init_trim();
     SYSTEM_MEMO_ENTRIES = 64;
+    unrefLater = (run2, ms) => {
+      if (ms <= 0) {
+        const handle2 = setImmediate(run2);
+        handle2.unref?.();
+        return () => clearImmediate(handle2);
+      }
+      const handle = setTimeout(run2, ms);
+      handle.unref?.();
+      return () => clearTimeout(handle);
+    };
+    WARM_UP_DELAY_MS = 300;
+    WARM_UP_CHUNK_MESSAGES = 64;
     ContextTrimSession = class {
       constructor(options) {
         this.options = options;
+        this.later = options.later ?? unrefLater;
       }
       options;
       sizer = new TokenSizer();
@@ -6791,6 +6826,99 @@ var init_session = __esm({
       fullSizer = {
         tokens: (message, index) => message.role === "system" ? this.systemTokens(message) : this.sizer.tokens(message, index)
       };
+      later;
+      /** Bumped by every warm-up start and stop: a scheduled step of an older warm-up does nothing. */
+      generation = 0;
+      cancelStep;
+      warm = "none";
+      /** Where the idle-time warm-up is (see WarmUpState). */
+      get warmUp() {
+        return this.warm;
+      }
+      /** Messages estimated so far (sizes found in the caches are not estimated again). */
+      get estimatedMessages() {
+        return this.sizer.estimated;
+      }
+      /** Pi's `session_start` (startup, resume, new, fork, reload): warm the caches for the first request in idle time. */
+      sessionStarted(ctx) {
+        this.stopWarmUp("waiting");
+        const generation = this.generation;
+        this.cancelStep = this.later(() => this.beginWarmUp(generation, ctx), WARM_UP_DELAY_MS);
+      }
+      /** Pi's `session_shutdown` (quit, /reload, /new, /resume, /fork): no work is left scheduled. */
+      shutdown() {
+        this.stopWarmUp("stopped");
+      }
+      stopWarmUp(next) {
+        this.generation++;
+        this.cancelStep?.();
+        this.cancelStep = void 0;
+        this.warm = next;
+      }
+      /** A request came: a warm-up under way stops (the request sizes what is left; the caches hold at every step). */
+      requestBegins() {
+        if (this.warm === "waiting" || this.warm === "sizing") this.stopWarmUp("stopped");
+      }
+      /** The warm-up's first step: the settings, the budget, the history; then sizing, a chunk per turn. */
+      beginWarmUp(generation, ctx) {
+        if (generation !== this.generation) return;
+        this.cancelStep = void 0;
+        try {
+          const { config } = this.setup(ctx);
+          const model = ctx.model();
+          const contextWindow = model?.contextWindow ?? ctx.usageWindow();
+          const history = config.enabled && contextWindow ? ctx.history() : void 0;
+          if (!history || history.length === 0 || !contextWindow) {
+            this.warm = "ready";
+            return;
+          }
+          const system = this.overheadTokens(ctx);
+          const budgetTokens = messageBudget({
+            contextWindow,
+            maxTokens: model?.maxTokens,
+            reserveTokens: config.reserveTokens,
+            safetyMarginTokens: config.safetyMarginTokens,
+            overheadTokens: system
+          });
+          const used = usageBasedTokens(history, this.sizer);
+          const measuredTokens = used === void 0 ? void 0 : used - system;
+          if (surelyWithinBudget(history, { budgetTokens, measuredTokens }, this.bounds)) {
+            this.warm = "ready";
+            return;
+          }
+          this.warm = "sizing";
+          this.sizer.verifyNextPass();
+          this.sizeChunk(generation, ctx, history, 0, { budgetTokens, measuredTokens });
+        } catch {
+          this.warm = "stopped";
+        }
+      }
+      /** Size history[from, from + chunk) at their positions; then the next chunk, or the trim itself. */
+      sizeChunk(generation, ctx, history, from, figures) {
+        if (generation !== this.generation) return;
+        this.cancelStep = void 0;
+        try {
+          const to = Math.min(history.length, from + WARM_UP_CHUNK_MESSAGES);
+          for (let k = from; k < to; k++) this.sizer.tokens(history[k], k);
+          if (to < history.length) {
+            this.cancelStep = this.later(() => this.sizeChunk(generation, ctx, history, to, figures), 0);
+            return;
+          }
+          const { config, shorten } = this.setup(ctx);
+          trimMessages(history, {
+            ...figures,
+            cutStepTokens: config.cutStepTokens,
+            sessionFile: ctx.sessionFile(),
+            sizer: this.sizer,
+            shorten,
+            memo: this.memo
+          });
+          this.sizer.verifyNextPass();
+          this.warm = "ready";
+        } catch {
+          this.warm = "stopped";
+        }
+      }
       /** A configuration was read (session_start, or first use): settings are made again from it. */
       configChanged() {
         this.settings = void 0;
@@ -6800,6 +6928,7 @@ var init_session = __esm({
        * hook; on 0.87+ `context_with_system` follows with the same message objects, and trims.
        */
       context(messages, ctx) {
+        this.requestBegins();
         if (this.withSystemSeen || ctx.seesSystemMessages()) {
           this.conversation = messages;
           return void 0;
@@ -6808,6 +6937,7 @@ var init_session = __esm({
       }
       /** Pi 0.87+'s `context_with_system` event: the whole transcript, system messages included. */
       contextWithSystem(messages, ctx) {
+        this.requestBegins();
         this.withSystemSeen = true;
         const seen = this.conversation;
         this.conversation = void 0;
@@ -6974,6 +7104,7 @@ function trimContext(host, ctx) {
     systemPrompt: () => ctx.getSystemPrompt(),
     sessionFile: () => ctx.sessionManager.getSessionFile(),
     seesSystemMessages: () => hostSeesSystemMessages(ctx),
+    history: () => sessionHistory(ctx),
     notify: (text) => host.notify(ctx, text),
     notifyOnce: (text) => host.notifyOnce(ctx, text)
   };
@@ -6987,6 +7118,8 @@ function contextTrim(pi) {
     record: typeof pi.appendEntry === "function" ? (data) => pi.appendEntry(CONTEXT_TRIM_ENTRY, data) : void 0
   });
   host.onConfig(() => session.configChanged());
+  pi.on("session_start", (_event, ctx) => session.sessionStarted(trimContext(host, ctx)));
+  pi.on("session_shutdown", () => session.shutdown());
   onContextWithSystem(
     pi,
     (event, ctx) => session.contextWithSystem(event.messages, trimContext(host, ctx))

@@ -16,7 +16,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { bootExtension, type ExtensionHost } from "../shared/host/bootstrap.ts";
 import { CONTEXT_TRIM_ENTRY } from "../shared/host/details.ts";
-import { hostSeesSystemMessages, onContextWithSystem } from "../shared/host/pi-host.ts";
+import { hostSeesSystemMessages, onContextWithSystem, sessionHistory } from "../shared/host/pi-host.ts";
 import type { TranscriptMessage } from "../shared/transcript/plan.ts";
 import { ContextTrimSession, type TrimContext } from "./session.ts";
 
@@ -30,6 +30,7 @@ function trimContext(host: ExtensionHost, ctx: ExtensionContext): TrimContext {
 		systemPrompt: () => ctx.getSystemPrompt(),
 		sessionFile: () => ctx.sessionManager.getSessionFile(),
 		seesSystemMessages: () => hostSeesSystemMessages(ctx),
+		history: () => sessionHistory(ctx) as TranscriptMessage[] | undefined,
 		notify: (text) => host.notify(ctx, text),
 		notifyOnce: (text) => host.notifyOnce(ctx, text),
 	};
@@ -44,6 +45,9 @@ export default function contextTrim(pi: ExtensionAPI): void {
 		record: typeof pi.appendEntry === "function" ? (data) => pi.appendEntry(CONTEXT_TRIM_ENTRY, data) : undefined,
 	});
 	host.onConfig(() => session.configChanged());
+	// After the bootstrap's own session_start (the configuration is read by then): warm up in idle time.
+	pi.on("session_start", (_event, ctx) => session.sessionStarted(trimContext(host, ctx)));
+	pi.on("session_shutdown", () => session.shutdown());
 	// One hook trims per Pi line: 0.87+ runs `context` without the system messages, then
 	// `context_with_system` with them (0.73 never emits it).
 	onContextWithSystem<ExtensionContext>(pi, (event, ctx) =>

@@ -1,19 +1,29 @@
 /**
  * context-trim's lifecycle object (extensions/context-trim/session.ts) without Pi: both Pi lines' event
  * orders (`context` alone on 0.73; `context` then `context_with_system` on 0.87+), the settings made again
- * after a configuration read, the session record written once per cut, and the safe failures.
+ * after a configuration read, the session record written once per cut, and the safe failures; the
+ * warm-up in idle time after session_start (sizing the resumed history a chunk per turn, then the trim the
+ * first request would run), its races with a request that comes first and with a session switch, and that a
+ * warm-up never changes an answer: every request equals the one a session without warm-up gives.
  */
 import { rmSync } from "node:fs";
+import fc from "fast-check";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
-import { ContextTrimSession, type TrimContext } from "../../extensions/context-trim/session.ts";
+import {
+	ContextTrimSession,
+	type Later,
+	type TrimContext,
+	WARM_UP_CHUNK_MESSAGES,
+	WARM_UP_DELAY_MS,
+} from "../../extensions/context-trim/session.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
 import type { ContextTrimRecord } from "../../extensions/shared/host/details.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { fingerprintReady } from "../../extensions/shared/text/fingerprint.ts";
 import type { TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
-import { filler, HistoryBuilder } from "./transcript-history.ts";
+import { buildHistory, filler, HistoryBuilder, historyArb } from "./transcript-history.ts";
 
 beforeAll(async () => {
 	await fingerprintReady();
@@ -27,7 +37,14 @@ afterEach(() => {
 const TOOLS = [{ name: "bash", description: "Run a command", parameters: { type: "object" } }];
 
 /** A session and a context over plain data; `notices` collects what the person would be told. */
-function harness(options: { config?: HeadroomConfig; seesSystem?: boolean; record?: boolean; prompt?: () => string }) {
+function harness(options: {
+	config?: HeadroomConfig;
+	seesSystem?: boolean;
+	record?: boolean;
+	prompt?: () => string;
+	history?: () => TranscriptMessage[] | undefined;
+	later?: Later;
+}) {
 	const agentDir = makeTestDir("ct-session");
 	dirs.push(agentDir);
 	const store = new ArtifactStore({ agentDir });
@@ -38,6 +55,7 @@ function harness(options: { config?: HeadroomConfig; seesSystem?: boolean; recor
 		activeTools: () => ["bash"],
 		allTools: () => TOOLS,
 		record: options.record === false ? undefined : (data) => records.push(data),
+		later: options.later,
 	});
 	const told = new Set<string>();
 	const ctx: TrimContext = {
@@ -48,6 +66,7 @@ function harness(options: { config?: HeadroomConfig; seesSystem?: boolean; recor
 		systemPrompt: options.prompt ?? (() => "You are a coding agent."),
 		sessionFile: () => "/sessions/s.jsonl",
 		seesSystemMessages: () => options.seesSystem === true,
+		history: options.history ?? (() => undefined),
 		notify: (text) => notices.push(text),
 		notifyOnce: (text) => {
 			if (told.has(text)) return;
@@ -165,5 +184,253 @@ describe("ContextTrimSession on Pi 0.87+ (context, then context_with_system)", (
 		const seen = sync(a.session.contextWithSystem(withSystem(conversation), a.ctx));
 		const unseen = sync(b.session.contextWithSystem(withSystem(history(60)), b.ctx));
 		expect(JSON.stringify(seen?.messages)).toBe(JSON.stringify(unseen?.messages));
+	});
+});
+
+/** A scheduler the test steps by hand: each scheduled run waits in a queue until `step`. */
+class ManualLater {
+	private readonly queue: Array<{ run: () => void; ms: number; cancelled: boolean }> = [];
+	readonly delays: number[] = [];
+	readonly later: Later = (run, ms) => {
+		const item = { run, ms, cancelled: false };
+		this.queue.push(item);
+		this.delays.push(ms);
+		return () => {
+			item.cancelled = true;
+		};
+	};
+	/** Scheduled runs not cancelled. */
+	get pending(): number {
+		return this.queue.filter((item) => !item.cancelled).length;
+	}
+	/** Run the oldest scheduled run (a cancelled one is dropped); false when none is left. */
+	step(): boolean {
+		const item = this.queue.shift();
+		if (!item) return false;
+		if (!item.cancelled) item.run();
+		return true;
+	}
+	runAll(): number {
+		let steps = 0;
+		while (this.step()) steps++;
+		return steps;
+	}
+}
+
+/** Pi's copy of the resumed history plus the new prompt: fresh objects, as every request gets. */
+function request(history: TranscriptMessage[], prompt = "go on"): TranscriptMessage[] {
+	const copy = structuredClone(history);
+	copy.push({ role: "user", content: [{ type: "text", text: prompt }], timestamp: 1_900_000_000_000 });
+	return copy;
+}
+
+/** The answer a session without warm-up gives to the same requests. */
+function fresh(history: TranscriptMessage[], seesSystem = false, prompts = ["go on"]): string[] {
+	const { session, ctx } = harness({ seesSystem });
+	return prompts.map((prompt) => answer(session, ctx, request(history, prompt), seesSystem));
+}
+
+function answer(session: ContextTrimSession, ctx: TrimContext, messages: TranscriptMessage[], seesSystem = false) {
+	if (!seesSystem) return JSON.stringify(sync(session.context(messages, ctx)) ?? "untouched");
+	sync(session.context(messages, ctx));
+	return JSON.stringify(sync(session.contextWithSystem(withSystem(messages), ctx)) ?? "untouched");
+}
+
+describe("ContextTrimSession warm-up in idle time (session_start)", () => {
+	const resumed = history(150);
+
+	it("sizes the resumed history after its delay, a chunk per turn, then the first request sizes only the prompt", () => {
+		const clock = new ManualLater();
+		let reads = 0;
+		const { session, ctx } = harness({
+			later: clock.later,
+			history: () => {
+				reads++;
+				return structuredClone(resumed);
+			},
+		});
+		session.sessionStarted(ctx);
+		expect(session.warmUp).toBe("waiting");
+		expect(clock.delays).toEqual([WARM_UP_DELAY_MS]);
+		expect(reads).toBe(0);
+		clock.step();
+		expect(session.warmUp).toBe("sizing");
+		expect(reads).toBe(1);
+		const steps = clock.runAll();
+		expect(steps).toBe(Math.ceil(resumed.length / WARM_UP_CHUNK_MESSAGES) - 1);
+		expect(clock.delays.slice(1).every((ms) => ms === 0)).toBe(true);
+		expect(session.warmUp).toBe("ready");
+		const before = session.estimatedMessages;
+		expect(before).toBeGreaterThanOrEqual(resumed.length);
+		const out = answer(session, ctx, request(resumed));
+		expect(out).toBe(fresh(resumed)[0]);
+		expect(out).toContain(MARKER_CUSTOM_TYPE);
+		// The new prompt only (estimated for Pi's usage reading and at its position).
+		expect(session.estimatedMessages - before).toBeLessThanOrEqual(2);
+	});
+
+	it("gives the same answers on Pi 0.87+'s order (context, then context_with_system)", () => {
+		const clock = new ManualLater();
+		const { session, ctx } = harness({ later: clock.later, seesSystem: true, history: () => structuredClone(resumed) });
+		session.sessionStarted(ctx);
+		clock.runAll();
+		expect(session.warmUp).toBe("ready");
+		const before = session.estimatedMessages;
+		const prompts = ["go on", "and then"];
+		const expected = fresh(resumed, true, prompts);
+		expect(prompts.map((p) => answer(session, ctx, request(resumed, p), true))).toEqual(expected);
+		expect(session.estimatedMessages - before).toBeLessThanOrEqual(4);
+	});
+
+	it("a request before the warm-up finished stops it and answers as without warm-up", () => {
+		const clock = new ManualLater();
+		const { session, ctx } = harness({ later: clock.later, history: () => structuredClone(resumed) });
+		session.sessionStarted(ctx);
+		clock.step();
+		clock.step();
+		expect(session.warmUp).toBe("sizing");
+		const expected = fresh(resumed, false, ["go on", "and then"]);
+		expect(answer(session, ctx, request(resumed, "go on"))).toBe(expected[0]);
+		expect(session.warmUp).toBe("stopped");
+		expect(clock.pending).toBe(0);
+		// Whatever was still queued does nothing, and the next request is still right.
+		clock.runAll();
+		expect(session.warmUp).toBe("stopped");
+		expect(answer(session, ctx, request(resumed, "and then"))).toBe(expected[1]);
+	});
+
+	it("a request during the delay stops the warm-up before it reads the history", () => {
+		const clock = new ManualLater();
+		let reads = 0;
+		const { session, ctx } = harness({
+			later: clock.later,
+			history: () => {
+				reads++;
+				return structuredClone(resumed);
+			},
+		});
+		session.sessionStarted(ctx);
+		expect(answer(session, ctx, request(resumed))).toBe(fresh(resumed)[0]);
+		clock.runAll();
+		expect(reads).toBe(0);
+		expect(session.warmUp).toBe("stopped");
+	});
+
+	it("a session switched while sizing: the old warm-up stops, the new one sizes the new history", () => {
+		const clock = new ManualLater();
+		const other = history(120, 1_800_000_000_000);
+		let current = resumed;
+		const reads: TranscriptMessage[][] = [];
+		const { session, ctx } = harness({
+			later: clock.later,
+			history: () => {
+				reads.push(current);
+				return structuredClone(current);
+			},
+		});
+		session.sessionStarted(ctx);
+		clock.step();
+		clock.step();
+		expect(session.warmUp).toBe("sizing");
+		current = other;
+		session.sessionStarted(ctx);
+		expect(session.warmUp).toBe("waiting");
+		clock.runAll();
+		expect(session.warmUp).toBe("ready");
+		expect(reads).toEqual([resumed, other]);
+		expect(answer(session, ctx, request(other))).toBe(fresh(other)[0]);
+	});
+
+	it("shutdown (quit, /reload, /new) while sizing leaves nothing scheduled", () => {
+		const clock = new ManualLater();
+		const { session, ctx } = harness({ later: clock.later, history: () => structuredClone(resumed) });
+		session.sessionStarted(ctx);
+		clock.step();
+		session.shutdown();
+		expect(session.warmUp).toBe("stopped");
+		expect(clock.pending).toBe(0);
+		const estimated = session.estimatedMessages;
+		clock.runAll();
+		expect(session.estimatedMessages).toBe(estimated);
+	});
+
+	it("sizes nothing for a history within budget, a disabled trim, or a host that cannot read the history", () => {
+		const small = history(3);
+		const within = new ManualLater();
+		const a = harness({ later: within.later, history: () => structuredClone(small) });
+		a.session.sessionStarted(a.ctx);
+		within.runAll();
+		expect(a.session.warmUp).toBe("ready");
+		// Only what follows Pi's last usage reading (the last tool result) is estimated, not the history.
+		expect(a.session.estimatedMessages).toBeLessThanOrEqual(1);
+		expect(answer(a.session, a.ctx, request(small))).toBe(fresh(small)[0]);
+
+		const off = new ManualLater();
+		let reads = 0;
+		const disabled = { ...DEFAULT_CONFIG, contextTrim: { ...DEFAULT_CONFIG.contextTrim, enabled: false } };
+		const b = harness({
+			later: off.later,
+			config: disabled,
+			history: () => {
+				reads++;
+				return resumed;
+			},
+		});
+		b.session.sessionStarted(b.ctx);
+		off.runAll();
+		expect(reads).toBe(0);
+		expect(b.session.warmUp).toBe("ready");
+
+		const none = new ManualLater();
+		const c = harness({ later: none.later, history: () => undefined });
+		c.session.sessionStarted(c.ctx);
+		none.runAll();
+		expect(c.session.warmUp).toBe("ready");
+		expect(answer(c.session, c.ctx, request(resumed))).toBe(fresh(resumed)[0]);
+	});
+
+	it("a history read that throws stops the warm-up quietly; the request answers as without it", () => {
+		const clock = new ManualLater();
+		const { session, ctx, notices } = harness({
+			later: clock.later,
+			history: () => {
+				throw new Error("session manager gone");
+			},
+		});
+		session.sessionStarted(ctx);
+		clock.runAll();
+		expect(session.warmUp).toBe("stopped");
+		expect(notices).toEqual([]);
+		expect(answer(session, ctx, request(resumed))).toBe(fresh(resumed)[0]);
+	});
+
+	it("a message Pi hands differently from the session's list (same role and time, other text) is sized again", () => {
+		const clock = new ManualLater();
+		// The session's list as read in idle time: one old result half as long as in Pi's copy.
+		const differs = structuredClone(resumed);
+		const at = 37; // not a multiple of the shape-check stride
+		const part = (differs[at].content as Array<{ text: string }>)[0];
+		part.text = part.text.slice(0, part.text.length / 2);
+		const { session, ctx } = harness({ later: clock.later, history: () => differs });
+		session.sessionStarted(ctx);
+		clock.runAll();
+		expect(session.warmUp).toBe("ready");
+		expect(answer(session, ctx, request(resumed))).toBe(fresh(resumed)[0]);
+	});
+
+	it("property: warm-up stopped after any number of steps never changes the next two answers", () => {
+		fc.assert(
+			fc.property(historyArb, fc.integer({ min: 0, max: 12 }), fc.boolean(), ({ steps, summary }, stop, seesSystem) => {
+				const h = buildHistory(steps, { summary });
+				const clock = new ManualLater();
+				const { session, ctx } = harness({ later: clock.later, seesSystem, history: () => structuredClone(h) });
+				session.sessionStarted(ctx);
+				for (let i = 0; i < stop; i++) clock.step();
+				const prompts = ["go on", "and then"];
+				const got = prompts.map((p) => answer(session, ctx, request(h, p), seesSystem));
+				expect(got).toEqual(fresh(h, seesSystem, prompts));
+			}),
+			{ numRuns: 40 },
+		);
 	});
 });
