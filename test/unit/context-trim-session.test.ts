@@ -7,6 +7,7 @@
  * warm-up never changes an answer: every request equals the one a session without warm-up gives.
  */
 import { rmSync } from "node:fs";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
@@ -19,6 +20,7 @@ import {
 } from "../../extensions/context-trim/session.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
 import type { ContextTrimRecord } from "../../extensions/shared/host/details.ts";
+import { sessionHistory } from "../../extensions/shared/host/pi-host.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { fingerprintReady } from "../../extensions/shared/text/fingerprint.ts";
 import type { TranscriptMessage } from "../../extensions/shared/transcript/plan.ts";
@@ -432,5 +434,34 @@ describe("ContextTrimSession warm-up in idle time (session_start)", () => {
 			}),
 			{ numRuns: 40 },
 		);
+	});
+});
+
+describe("sessionHistory: the resumed history the warm-up reads", () => {
+	it("is Pi 0.73's session context (what Pi sets the agent's messages to on resume)", () => {
+		const sm = SessionManager.inMemory("/work");
+		const [user, assistant] = history(1);
+		sm.appendMessage(user as never);
+		sm.appendMessage(assistant as never);
+		const read = sessionHistory({ sessionManager: sm });
+		expect(read).toHaveLength(2);
+		expect(read).toEqual(sm.buildSessionContext().messages);
+	});
+
+	it("prefers 1.x's projection (context edits applied), and is undefined where neither exists or reading fails", () => {
+		const projected = history(2);
+		const both = {
+			buildSessionProjection: () => ({ messages: projected }),
+			buildSessionContext: () => ({ messages: [] }),
+		};
+		expect(sessionHistory({ sessionManager: both })).toBe(projected);
+		expect(sessionHistory({ sessionManager: {} })).toBeUndefined();
+		expect(sessionHistory(undefined)).toBeUndefined();
+		const failing = {
+			buildSessionContext: () => {
+				throw new Error("gone");
+			},
+		};
+		expect(sessionHistory({ sessionManager: failing })).toBeUndefined();
 	});
 });
