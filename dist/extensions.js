@@ -6788,12 +6788,7 @@ var init_session = __esm({
     init_trim();
     SYSTEM_MEMO_ENTRIES = 64;
     unrefLater = (run2, ms) => {
-      if (ms <= 0) {
-        const handle2 = setImmediate(run2);
-        handle2.unref?.();
-        return () => clearImmediate(handle2);
-      }
-      const handle = setTimeout(run2, ms);
+      const handle = setTimeout(run2, Math.max(0, ms));
       handle.unref?.();
       return () => clearTimeout(handle);
     };

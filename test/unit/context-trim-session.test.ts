@@ -284,6 +284,17 @@ describe("ContextTrimSession warm-up in idle time (session_start)", () => {
 		expect(session.estimatedMessages - before).toBeLessThanOrEqual(4);
 	});
 
+	it("runs on the real timers to the end while nothing else wakes the event loop (one pending timer)", async () => {
+		const { session, ctx } = harness({ history: () => structuredClone(resumed) });
+		session.sessionStarted(ctx);
+		// One ref'd timer and nothing else to do: each step must be due on its own, not wait for other events.
+		await new Promise((resolve) => setTimeout(resolve, WARM_UP_DELAY_MS + 2500));
+		expect(session.warmUp).toBe("ready");
+		const before = session.estimatedMessages;
+		expect(answer(session, ctx, request(resumed))).toBe(fresh(resumed)[0]);
+		expect(session.estimatedMessages - before).toBeLessThanOrEqual(2);
+	}, 15_000);
+
 	it("a request before the warm-up finished stops it and answers as without warm-up", () => {
 		const clock = new ManualLater();
 		const { session, ctx } = harness({ later: clock.later, history: () => structuredClone(resumed) });
