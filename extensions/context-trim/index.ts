@@ -18,10 +18,10 @@ import { bootExtension, type ExtensionHost } from "../shared/host/bootstrap.ts";
 import { CONTEXT_TRIM_ENTRY } from "../shared/host/details.ts";
 import { hostSeesSystemMessages, onContextWithSystem, sessionHistory } from "../shared/host/pi-host.ts";
 import type { TranscriptMessage } from "../shared/transcript/plan.ts";
-import { ContextTrimSession, type TrimContext } from "./session.ts";
+import { type ContextTrimContext, ContextTrimSession } from "./session.ts";
 
 /** One event's context as the session reads it. */
-function trimContext(host: ExtensionHost, ctx: ExtensionContext): TrimContext {
+function trimContext(host: ExtensionHost, ctx: ExtensionContext): ContextTrimContext {
 	return {
 		config: () => host.config(ctx),
 		store: () => host.store(),

@@ -1,7 +1,7 @@
 /**
  * context-trim's lifecycle state in one object: the size caches that carry from one request to the next,
  * the settings of the configuration in force, the last cut recorded in the session, which hook trims on
- * this Pi line. One method per Pi event it handles, each taking plain data and a TrimContext (readings and
+ * this Pi line. One method per Pi event it handles, each taking plain data and a ContextTrimContext (readings and
  * callbacks over one event's context), so both Pi lines' orders — `context` alone on 0.73; `context` then
  * `context_with_system` on 0.87+ (1.x) — are testable without Pi. index.ts only subscribes Pi's events.
  *
@@ -55,7 +55,7 @@ export interface ToolInfo {
  * One Pi event's context as the session sees it: readings and callbacks, each read when called (the
  * configuration and the model may change between two events, never within one call).
  */
-export interface TrimContext {
+export interface ContextTrimContext {
 	/** The configuration in force (read now when none was read yet). */
 	config(): HeadroomConfig;
 	/** The artifact store shortened texts are saved in; may throw (then they say they were not saved). */
@@ -166,7 +166,7 @@ export class ContextTrimSession {
 	}
 
 	/** Pi's `session_start` (startup, resume, new, fork, reload): warm the caches for the first request in idle time. */
-	sessionStarted(ctx: TrimContext): void {
+	sessionStarted(ctx: ContextTrimContext): void {
 		this.stopWarmUp("waiting");
 		const generation = this.generation;
 		this.cancelStep = this.later(() => this.beginWarmUp(generation, ctx), WARM_UP_DELAY_MS);
@@ -190,7 +190,7 @@ export class ContextTrimSession {
 	}
 
 	/** The warm-up's first step: the settings, the budget, the history; then sizing, a chunk per turn. */
-	private beginWarmUp(generation: number, ctx: TrimContext): void {
+	private beginWarmUp(generation: number, ctx: ContextTrimContext): void {
 		if (generation !== this.generation) return;
 		this.cancelStep = undefined;
 		try {
@@ -233,7 +233,7 @@ export class ContextTrimSession {
 	/** Size history[from, from + chunk) at their positions; then the next chunk, or the trim itself. */
 	private sizeChunk(
 		generation: number,
-		ctx: TrimContext,
+		ctx: ContextTrimContext,
 		history: TranscriptMessage[],
 		from: number,
 		figures: { budgetTokens: number; measuredTokens: number | undefined },
@@ -274,7 +274,7 @@ export class ContextTrimSession {
 	 * Pi's `context` event: the conversation without system messages. On 0.73 it is the request's only
 	 * hook; on 0.87+ `context_with_system` follows with the same message objects, and trims.
 	 */
-	context(messages: TranscriptMessage[], ctx: TrimContext): TrimAnswer | Promise<TrimAnswer> {
+	context(messages: TranscriptMessage[], ctx: ContextTrimContext): TrimAnswer | Promise<TrimAnswer> {
 		this.requestBegins();
 		if (this.withSystemSeen || ctx.seesSystemMessages()) {
 			// Pi 0.87+ calls context_with_system next with the same message objects plus the system ones.
@@ -285,7 +285,7 @@ export class ContextTrimSession {
 	}
 
 	/** Pi 0.87+'s `context_with_system` event: the whole transcript, system messages included. */
-	contextWithSystem(messages: TranscriptMessage[], ctx: TrimContext): TrimAnswer | Promise<TrimAnswer> {
+	contextWithSystem(messages: TranscriptMessage[], ctx: ContextTrimContext): TrimAnswer | Promise<TrimAnswer> {
 		this.requestBegins();
 		this.withSystemSeen = true;
 		// used for this request only, and not kept: it holds Pi's copy of the whole history
@@ -325,7 +325,7 @@ export class ContextTrimSession {
 		);
 	}
 
-	private setup(ctx: TrimContext): { config: TrimConfig; shorten: ShortenOptions } {
+	private setup(ctx: ContextTrimContext): { config: TrimConfig; shorten: ShortenOptions } {
 		if (this.settings) return this.settings;
 		const config = ctx.config();
 		const segment = surfaceFor(config, "transcript.segment");
@@ -345,7 +345,7 @@ export class ContextTrimSession {
 	}
 
 	/** System prompt and tool definitions: sent with every request, outside the message list. */
-	private overheadTokens(ctx: TrimContext): number {
+	private overheadTokens(ctx: ContextTrimContext): number {
 		const prompt = ctx.systemPrompt();
 		if (prompt !== this.system.text) this.system = { text: prompt, tokens: estimateTokens(prompt) };
 		const active = this.options.activeTools();
@@ -365,7 +365,7 @@ export class ContextTrimSession {
 	/** Synchronous once the fingerprint runs; the first call of a process may wait for it to start. */
 	private whenSized(
 		messages: TranscriptMessage[],
-		ctx: TrimContext,
+		ctx: ContextTrimContext,
 		seesSystem: boolean,
 		seen?: TranscriptMessage[],
 	): TrimAnswer | Promise<TrimAnswer> {
@@ -381,7 +381,7 @@ export class ContextTrimSession {
 
 	/** Record what the trim did, in a session entry the model never sees (the /headroom ledger reads it). */
 	private record(
-		ctx: TrimContext,
+		ctx: ContextTrimContext,
 		result: TrimResult,
 		messages: TranscriptMessage[],
 		systemTokens: number,
@@ -409,7 +409,7 @@ export class ContextTrimSession {
 	 */
 	private trim(
 		messages: TranscriptMessage[],
-		ctx: TrimContext,
+		ctx: ContextTrimContext,
 		seesSystem: boolean,
 		seen?: TranscriptMessage[],
 	): TrimAnswer {

@@ -12,9 +12,9 @@ import fc from "fast-check";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
 import {
+	type ContextTrimContext,
 	ContextTrimSession,
 	type Later,
-	type TrimContext,
 	WARM_UP_CHUNK_MESSAGES,
 	WARM_UP_DELAY_MS,
 } from "../../extensions/context-trim/session.ts";
@@ -60,7 +60,7 @@ function harness(options: {
 		later: options.later,
 	});
 	const told = new Set<string>();
-	const ctx: TrimContext = {
+	const ctx: ContextTrimContext = {
 		config: () => config,
 		store: () => store,
 		model: () => ({ contextWindow: 16_000, maxTokens: 2000 }),
@@ -232,7 +232,12 @@ function fresh(history: TranscriptMessage[], seesSystem = false, prompts = ["go 
 	return prompts.map((prompt) => answer(session, ctx, request(history, prompt), seesSystem));
 }
 
-function answer(session: ContextTrimSession, ctx: TrimContext, messages: TranscriptMessage[], seesSystem = false) {
+function answer(
+	session: ContextTrimSession,
+	ctx: ContextTrimContext,
+	messages: TranscriptMessage[],
+	seesSystem = false,
+) {
 	if (!seesSystem) return JSON.stringify(sync(session.context(messages, ctx)) ?? "untouched");
 	sync(session.context(messages, ctx));
 	return JSON.stringify(sync(session.contextWithSystem(withSystem(messages), ctx)) ?? "untouched");
