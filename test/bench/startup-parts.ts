@@ -152,8 +152,12 @@ async function main(): Promise<void> {
 			}
 		}
 		console.log(`\n## Pi ${line}: cold start to ready (and exit), CPU profile, medians of ${ROUNDS} rounds`);
-		console.log("| part | with the package | Pi alone | difference |");
-		console.log("|---|---:|---:|---:|");
+		console.log("| part | with the package | share | Pi alone | share | difference |");
+		console.log("|---|---:|---:|---:|---:|---:|");
+		const sum = (x: Record<Part, number>) => PARTS.reduce((t, part) => t + x[part], 0);
+		const allP = median(parts.package.map(sum));
+		const allA = median(parts.alone.map(sum));
+		const pct = (x: number, all: number) => `${((100 * x) / all).toFixed(1)} %`;
 		let totalP = 0;
 		let totalA = 0;
 		for (const part of PARTS) {
@@ -161,11 +165,16 @@ async function main(): Promise<void> {
 			const a = median(parts.alone.map((x) => x[part]));
 			totalP += p;
 			totalA += a;
+			const diff = `${p - a >= 0 ? "+" : ""}${Math.round(p - a)} ms`;
 			console.log(
-				`| ${part} | ${Math.round(p)} ms | ${Math.round(a)} ms | ${p - a >= 0 ? "+" : ""}${Math.round(p - a)} ms |`,
+				`| ${part} | ${Math.round(p)} ms | ${pct(p, allP)} | ${Math.round(a)} ms | ${pct(a, allA)} | ${diff} |`,
 			);
 		}
-		console.log(`| all | ${Math.round(totalP)} ms | ${Math.round(totalA)} ms | +${Math.round(totalP - totalA)} ms |`);
+		const diffAll = `${totalP - totalA >= 0 ? "+" : ""}${Math.round(totalP - totalA)} ms`;
+		console.log(`| all | ${Math.round(totalP)} ms | 100 % | ${Math.round(totalA)} ms | 100 % | ${diffAll} |`);
+		console.log(
+			"(profile time is the sampler's wall-clock between samples: on a busy machine it includes time the process waited for a core; read the shares)",
+		);
 		console.log(`\nPI_TIMING, cold (last round):\n${timings.join("\n") || "(none printed)"}`);
 		console.log(`\nPI_TIMING, warm:\n${warmTimings.join("\n") || "(none printed)"}`);
 		const transpiled = jiti.filter((l) => /transpile/i.test(l));
