@@ -31,9 +31,14 @@ beforeAll(async () => {
 	await fingerprintReady();
 });
 
-const dirs: string[] = [];
+/**
+ * One agent dir per test, shared by every session the test makes: shortened texts name their artifact's path,
+ * so a session and the one it is compared with must store into the same folder to give the same answer.
+ */
+let agentDir: string | undefined;
 afterEach(() => {
-	for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+	if (agentDir) rmSync(agentDir, { recursive: true, force: true });
+	agentDir = undefined;
 });
 
 const TOOLS = [{ name: "bash", description: "Run a command", parameters: { type: "object" } }];
@@ -47,8 +52,7 @@ function harness(options: {
 	history?: () => TranscriptMessage[] | undefined;
 	later?: Later;
 }) {
-	const agentDir = makeTestDir("ct-session");
-	dirs.push(agentDir);
+	agentDir ??= makeTestDir("ct-session");
 	const store = new ArtifactStore({ agentDir });
 	const records: ContextTrimRecord[] = [];
 	const notices: string[] = [];
