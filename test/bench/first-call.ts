@@ -10,7 +10,9 @@
  * transcript (a leading system message with the prompt and the tool declarations).
  *
  * Usage: node --import jiti/register test/bench/first-call.ts <context|context_with_system> <contextWindow>
- * (FIRST_CALL_BUNDLE=<path of another build's extensions.js> to measure that build instead).
+ * (FIRST_CALL_BUNDLE=<path of another build's extensions.js> to measure that build instead; FIRST_CALL_WARM=1 to start
+ * the session first, as Pi does on resume, and leave the extension its idle time — FIRST_CALL_IDLE_MS, default 2000 —
+ * before the prompt: the first call then finds the warm-up's caches).
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -34,6 +36,8 @@ mkdirSync(cwd, { recursive: true });
 const entries = piSdk.parseSessionEntries(realSession("large-session.jsonl.gz"));
 piSdk.migrateSessionEntries(entries);
 const session = piSdk.buildSessionContext(entries.filter((e) => e.type !== "session") as piSdk.SessionEntry[]);
+/** The history as Pi's session manager hands it out on resume (before the prompt). */
+const resumed = structuredClone(session.messages);
 const conversation = session.messages as unknown as Message[];
 conversation.push({ role: "user", content: [{ type: "text", text: "say ok" }], timestamp: Date.now() });
 const tools = piSdk.createCodingTools(cwd) as unknown as Array<{
@@ -56,8 +60,11 @@ const transcript: Message[] =
 		: conversation;
 
 const handlers = new Map<string, Handler>();
+/** Every session_start handler (the bootstrap's and the extension's own), in order. */
+const starts: Handler[] = [];
 const pi = {
-	on: (name: string, handler: Handler) => handlers.set(name, handler),
+	on: (name: string, handler: Handler) =>
+		name === "session_start" ? starts.push(handler) : handlers.set(name, handler),
 	appendEntry: () => undefined,
 	registerTool: () => undefined,
 	registerCommand: () => undefined,
@@ -82,14 +89,21 @@ const ctx = {
 	getSystemPrompt: () => systemPrompt,
 	getContextUsage: () => undefined,
 	sessionManager: onePointX
-		? { getSessionFile: () => "/sessions/resumed.jsonl", appendContextEdit: () => undefined }
-		: { getSessionFile: () => "/sessions/resumed.jsonl" },
+		? {
+				getSessionFile: () => "/sessions/resumed.jsonl",
+				appendContextEdit: () => undefined,
+				buildSessionProjection: () => ({ messages: resumed }),
+			}
+		: { getSessionFile: () => "/sessions/resumed.jsonl", buildSessionContext: () => ({ messages: resumed }) },
 };
 const registered = [handlers.get("context"), handlers.get("context_with_system")];
 if (!registered[0] || !registered[1]) throw new Error("the extension registered no context handlers");
 const [context, withSystem] = registered as [Handler, Handler];
 // Pi is ready some time before the first prompt: the extension's start-up work (the hasher) has run.
-await new Promise((resolve) => setTimeout(resolve, 100));
+if (process.env.FIRST_CALL_WARM === "1") {
+	for (const start of starts) await start({ type: "session_start", messages: [] }, ctx);
+	await new Promise((resolve) => setTimeout(resolve, Number(process.env.FIRST_CALL_IDLE_MS ?? 2000)));
+} else await new Promise((resolve) => setTimeout(resolve, 100));
 
 /** One request: Pi's deep copy (untimed, Pi pays it alone too), then the hook(s), timed until settled. */
 async function request(): Promise<{ ms: number; sent: number }> {

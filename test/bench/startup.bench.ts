@@ -4,8 +4,10 @@
  * - cold: a fresh sandbox (empty TMPDIR and HOME, so jiti's and Bun's transpile caches are empty), as on a
  *   fresh install, a container, a CI job or after a reboot; warm: the same sandbox started again;
  * - on an empty session and on a real resumed session (test/fixtures/sessions, 1,019 entries);
- * - on the warm resumed start, prompt → first model request (arrival at the scripted server), and the first
- *   request's fixed bytes (system prompt + tool schemas).
+ * - on the resumed session, prompt → first model request (arrival at the scripted server): on the warm start after
+ *   a pause (STARTUP_IDLE_MS, default 2,000 ms: a person reads the screen and types; idle-time work after
+ *   session_start has run), and on the cold start at once after ready (a prompt piped in: idle-time work had no
+ *   time); and the first request's fixed bytes (system prompt + tool schemas).
  * The package is installed as a user installs it: the staged copy (published files and runtime dependencies,
  * outside the repository) listed in the sandbox's settings `packages`, with Pi discovering everything else as
  * usual. Two reference extensions, generated in a folder outside the repository and installed the same way,
@@ -17,8 +19,13 @@
  * STARTUP_ROUNDS (default 3) sets the rounds; STARTUP_LINES ("0.73,1.x") the Pi lines; STARTUP_WINDOW (default
  * 128000) the mock model's context window: the resumed session (Pi's last usage reading 177,657 tokens) is over
  * budget at 128k, so the first request trims it, and far within it at 1000000.
+ *
+ * At the end it prints a ready-to-paste Markdown table (CPU ratios, which a busy machine disturbs least, and
+ * wall-clock ratios; the references beside the package), the run's duration and the load average at its start and
+ * end, so a quiet run can be told from a busy one. Quiet 2-core machine: about 5 minutes for 3 rounds.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import {
 	makeSandbox,
@@ -37,6 +44,8 @@ const ROUNDS = Number(process.env.STARTUP_ROUNDS ?? 3);
 const LINES = (process.env.STARTUP_LINES ?? "0.73,1.x").split(",") as PiLine[];
 const WINDOW = Number(process.env.STARTUP_WINDOW ?? 128_000);
 const SESSION_FILE = "large-session.jsonl.gz";
+/** The pause between ready and the prompt on the warm resumed start (a person reading and typing), in ms. */
+const IDLE_MS = Number(process.env.STARTUP_IDLE_MS ?? 2000);
 
 /** Pi alone, with this package, and with each reference extension. */
 const VARIANTS = ["alone", "package", "plain-js", "ts-sdk"] as const;
@@ -109,9 +118,13 @@ interface Samples {
 	/** CPU ms (user + system) the pi process used until ready: steadier than wall-clock on a busy machine. */
 	coldCpu: number[];
 	warmCpu: number[];
+	/** Warm start, prompt after IDLE_MS: wall-clock ms from the prompt to the request's arrival. */
 	firstRequest: number[];
 	/** CPU ms the pi process used from the prompt to the request's arrival. */
 	firstRequestCpu: number[];
+	/** Cold start, prompt at once after ready: wall-clock and CPU ms to the request's arrival. */
+	firstRequestNow: number[];
+	firstRequestNowCpu: number[];
 	fixedBytes: number[];
 }
 
@@ -120,7 +133,17 @@ function slot(line: PiLine, variant: Variant, session: SessionKind): Samples {
 	const key = `${line}|${variant}|${session}`;
 	let s = samples.get(key);
 	if (!s) {
-		s = { cold: [], warm: [], coldCpu: [], warmCpu: [], firstRequest: [], firstRequestCpu: [], fixedBytes: [] };
+		s = {
+			cold: [],
+			warm: [],
+			coldCpu: [],
+			warmCpu: [],
+			firstRequest: [],
+			firstRequestCpu: [],
+			firstRequestNow: [],
+			firstRequestNowCpu: [],
+			fixedBytes: [],
+		};
 		samples.set(key, s);
 	}
 	return s;
@@ -215,7 +238,8 @@ async function main(): Promise<void> {
 	 * Prompt → the request's arrival. A prompt whose request never reaches the server (a refused connection on a
 	 * starved machine: the run ends with an error instead) is sent again, up to three times.
 	 */
-	const promptToRequest = async (pi: PiRpc): Promise<[number, number, number]> => {
+	const promptToRequest = async (pi: PiRpc, pauseMs: number): Promise<[number, number, number]> => {
+		if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
 		for (let attempt = 1; ; attempt++) {
 			const seen = new Promise<[number, number, ChatRequest]>((resolve) => {
 				onRequest = (request) => resolve([performance.now(), cpuMs(pi.child.pid), request]);
@@ -235,6 +259,7 @@ async function main(): Promise<void> {
 	};
 
 	const t = performance.now();
+	const loadAtStart = loadavg()[0];
 	for (let round = 0; round < ROUNDS; round++) {
 		// A different order each round: no variant always follows the same one.
 		const order: Variant[] = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]);
@@ -247,13 +272,18 @@ async function main(): Promise<void> {
 					const [cold, coldTook, coldCpu] = await start(line, sandbox, session);
 					s.cold.push(coldTook);
 					s.coldCpu.push(coldCpu);
+					if (session === "resumed") {
+						const [latency, cpu] = await promptToRequest(cold, 0);
+						s.firstRequestNow.push(latency);
+						s.firstRequestNowCpu.push(cpu);
+					}
 					await checkLoaded(cold, variant);
 					await cold.stop();
 					const [warm, warmTook, warmCpu] = await start(line, sandbox, session);
 					s.warm.push(warmTook);
 					s.warmCpu.push(warmCpu);
 					if (session === "resumed") {
-						const [latency, cpu, bytes] = await promptToRequest(warm);
+						const [latency, cpu, bytes] = await promptToRequest(warm, IDLE_MS);
 						s.firstRequest.push(latency);
 						s.firstRequestCpu.push(cpu);
 						s.fixedBytes.push(bytes);
@@ -265,6 +295,8 @@ async function main(): Promise<void> {
 		console.log(`round ${round + 1}/${ROUNDS} done (${ms(performance.now() - t)})`);
 	}
 	await server.close();
+	const took = performance.now() - t;
+	const loadAtEnd = loadavg()[0];
 
 	const signed = (x: number) => `${x >= 0 ? "+" : ""}${ms(x)}`;
 	const others = VARIANTS.filter((v) => v !== "alone");
@@ -301,6 +333,62 @@ async function main(): Promise<void> {
 		});
 		console.log(`| ${line} | ${ms(la)} (CPU ${ms(ca)}, ${kb(ba)}) | ${cells.join(" | ")} |`);
 	}
+	console.log(
+		`\ncold resumed session, prompt at once after ready (idle-time work had no time): prompt → first model request, difference to Pi alone's (wall-clock, CPU)`,
+	);
+	console.log(`| line | Pi alone | ${others.map((v) => `${v} | CPU`).join(" | ")} |`);
+	console.log(`|---|---:|${others.map(() => "---:|---:").join("|")}|`);
+	for (const line of LINES) {
+		const a = slot(line, "alone", "resumed");
+		const [la, ca] = [median(a.firstRequestNow), median(a.firstRequestNowCpu)];
+		const cells = others.map((v) => {
+			const p = slot(line, v, "resumed");
+			return `${signed(median(p.firstRequestNow) - la)} | ${signed(median(p.firstRequestNowCpu) - ca)}`;
+		});
+		console.log(`| ${line} | ${ms(la)} (CPU ${ms(ca)}) | ${cells.join(" | ")} |`);
+	}
+	console.log(pasteTable(took, loadAtStart, loadAtEnd));
+}
+
+/** The summary for README and docs/startup.md: one Markdown table, the run's conditions under it. */
+function pasteTable(took: number, loadAtStart: number, loadAtEnd: number): string {
+	const ratio = (line: PiLine, v: Variant, session: SessionKind, kind: "cold" | "warm") => {
+		const a = slot(line, "alone", session);
+		const p = slot(line, v, session);
+		const cpu = median(p[`${kind}Cpu`]) / median(a[`${kind}Cpu`]);
+		const wall = median(p[kind]) / median(a[kind]);
+		return `${cpu.toFixed(2)}× (${wall.toFixed(2)}×)`;
+	};
+	const delta = (line: PiLine, v: Variant, field: "firstRequestCpu" | "firstRequestNowCpu") => {
+		const d = median(slot(line, v, "resumed")[field]) - median(slot(line, "alone", "resumed")[field]);
+		return `${d >= 0 ? "+" : "−"}${Math.abs(Math.round(d))} ms`;
+	};
+	const rows: string[] = [
+		"| Pi line | measure | goal | this package | plain-JS reference | TS reference (imports Pi's SDK) |",
+		"|---|---|---|---:|---:|---:|",
+	];
+	const refs = ["package", "plain-js", "ts-sdk"] as const;
+	for (const line of LINES) {
+		for (const kind of ["cold", "warm"] as const)
+			for (const session of ["empty", "resumed"] as SessionKind[]) {
+				const goal = kind === "cold" ? "≤ 1.2×" : "≤ 1.1×";
+				const cells = refs.map((v) => ratio(line, v, session, kind));
+				rows.push(
+					`| ${line} | ${kind} start, ${session} session: CPU (wall) to ready | ${goal} | ${cells.join(" | ")} |`,
+				);
+			}
+		rows.push(
+			`| ${line} | prompt → first request, resumed, after ${IDLE_MS / 1000} s idle: CPU over Pi alone | ≤ +20 ms | ${refs.map((v) => delta(line, v, "firstRequestCpu")).join(" | ")} |`,
+		);
+		rows.push(
+			`| ${line} | prompt → first request, resumed, at once after a cold start: CPU over Pi alone | — | ${refs.map((v) => delta(line, v, "firstRequestNowCpu")).join(" | ")} |`,
+		);
+	}
+	const conditions =
+		`Medians of ${ROUNDS} rotating rounds, ${WINDOW.toLocaleString("en-US")}-token window; ratios to Pi alone in the ` +
+		`same run, CPU time of the pi process (wall-clock in brackets); the run took ${(took / 60_000).toFixed(1)} min, ` +
+		`load average ${loadAtStart.toFixed(1)} at its start and ${loadAtEnd.toFixed(1)} at its end.`;
+	return `\n--- ready to paste (README, docs/startup.md) ---\n${rows.join("\n")}\n\n${conditions}\n`;
 }
 
 /** Each reference package as a one-item package list. */

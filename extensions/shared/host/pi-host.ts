@@ -292,6 +292,25 @@ export function hostSeesSystemMessages(ctx: unknown): boolean {
 	return typeof sm?.appendContextEdit === "function";
 }
 
+/**
+ * The messages of the session's current branch as Pi hands them to the next request's `context` hook
+ * (before the new prompt): 1.x `sessionManager.buildSessionProjection()` (context edits applied), 0.73
+ * `sessionManager.buildSessionContext()` — what Pi sets the agent's messages to when it resumes a session.
+ * Undefined when the host has neither (a stand-in of Pi's API) or reading fails.
+ */
+export function sessionHistory(ctx: unknown): unknown[] | undefined {
+	type Built = { messages?: unknown };
+	const sm = (ctx as { sessionManager?: Record<string, unknown> } | undefined)?.sessionManager;
+	const build = sm?.buildSessionProjection ?? sm?.buildSessionContext;
+	if (typeof build !== "function") return undefined;
+	try {
+		const messages = (build.call(sm) as Built | undefined)?.messages;
+		return Array.isArray(messages) ? messages : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
 /** Pi 1.x's `context_with_system` event: the full transcript, system messages included. */
 export interface ContextWithSystemEvent {
 	messages: unknown[];

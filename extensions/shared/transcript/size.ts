@@ -252,11 +252,24 @@ export class TokenSizer {
 	/** @param maxEntries cached messages kept before the cache starts over (bounds memory). */
 	constructor(private readonly maxEntries = 50_000) {}
 
+	/** The next pass verifies the shape of every message it recognises (verifyNextPass). */
+	private verifyAll = false;
+
 	/** Start a pass over a whole list of `count` messages (segmentMessages calls it; positional sizing belongs to passes). */
 	beginPass(count = 0): void {
 		this.firstChange = Number.POSITIVE_INFINITY;
 		this.passes++;
-		this.verifyFrom = count - SHAPE_CHECK_NEWEST;
+		this.verifyFrom = this.verifyAll ? 0 : count - SHAPE_CHECK_NEWEST;
+		this.verifyAll = false;
+	}
+
+	/**
+	 * Make the next pass verify the shape of every message it recognises at its position, not every
+	 * SHAPE_CHECK_STRIDE-th: for sizes learnt from a list other than the one the next pass is handed (a
+	 * history read from the session in idle time, before Pi's first request of it).
+	 */
+	verifyNextPass(): void {
+		this.verifyAll = true;
 	}
 
 	tokens(message: TranscriptMessage, index?: number): number {
