@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../fixtures/sandbox.ts";
 
 const EXTENSIONS = join(REPO_ROOT, "extensions");
-const SHELLS = ["handoff", "tool-artifacts", "headroom"];
+const SHELLS = ["handoff", "tool-artifacts", "headroom", "context-trim", "subagents"];
 const MAX_LINES = 150;
 
 /** Lines declaring mutable state at module level (no indent) or in the extension function's scope (one tab). */
