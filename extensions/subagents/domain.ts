@@ -4,6 +4,7 @@
  */
 import { project } from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
+import type { AskedQuestion } from "./ask/types.ts";
 import type { ResultExtras, Worktree } from "./result-extras.ts";
 
 /**
@@ -138,6 +139,8 @@ export interface ChildRecord {
 	 * in the session, they let `pi -c` spawn it again when an earlier process ended while it waited.
 	 */
 	respawn?: RecordedSpawn;
+	/** Its open question to the parent (ask_parent), until answered, timed out or withdrawn (ask/desk.ts). */
+	question?: AskedQuestion;
 }
 
 /** A spawn's parameters as the spawn tool got them (cwd made absolute, `after` resolved to ids). */

@@ -13,6 +13,9 @@ import { Type } from "typebox";
 import { bootExtension } from "../shared/host/bootstrap.ts";
 import { DEFERRED_EXPOSURE, onPi1Event, settleDeferredTools } from "../shared/host/pi-host.ts";
 import { BUILT_IN_AGENTS, describePolicy } from "./agents/agents.ts";
+import { deliverQuestions } from "./ask/deliver.ts";
+import { askLimitsOf } from "./ask/desk.ts";
+import { persistQuestion, restoreQuestions } from "./ask/records.ts";
 import { scheduleWorktreePrune } from "./checkable/prune-worktrees.ts";
 import { WORKTREES_FOLDER } from "./checkable/spawn-checkable.ts";
 import { sessionHomes, sessionKey } from "./children/home.ts";
@@ -88,6 +91,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		// outlives this instance (children/home.ts): a child that settles after a session switch is recorded too.
 		onChildren: (manager, record) => {
 			const deps = { store: services.store, session: { appendEntry: record } };
+			manager.questions.subscribe((event) => persistQuestion(record, event));
 			manager.subscribe((event) => {
 				if (event.type === "changed") return;
 				if (event.type === "settled") persistSettled(deps, event.result, event.child);
@@ -95,11 +99,20 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 			});
 		},
 		// This instance's own listener, dropped when it lets the children go (session switch, reload).
-		follow: (manager) =>
-			manager.subscribe((event) => {
+		follow: (manager) => {
+			const children = manager.subscribe((event) => {
 				if (event.type === "changed") return status.refresh();
 				if (event.type === "settled" && !services.closing()) delivery.schedule();
-			}),
+			});
+			// A child's question goes to the parent as a result does: at once when it is idle (ask_parent).
+			const questions = manager.questions.subscribe((event) => {
+				if (event.type === "asked" && !services.closing()) delivery.schedule();
+			});
+			return () => {
+				children();
+				questions();
+			};
+		},
 	});
 	const { services } = state;
 	// Children of other sessions of this process (top level only): shown marked and cancellable by the person,
@@ -120,7 +133,12 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 			return ctx ? elsewhere.list(ctx) : [];
 		},
 	);
-	const delivery = new AutoDelivery(() => deliverPending(services, "trigger"));
+	// Results first; questions at the next idle moment after them (one message starts one turn).
+	const deliverNext = () =>
+		(services.existingChildren()?.ledger.pending().length ?? 0) > 0
+			? deliverPending(services, "trigger")
+			: deliverQuestions(services, "trigger");
+	const delivery = new AutoDelivery(deliverNext);
 
 	const render = {
 		renderCall(tool: string) {
@@ -312,9 +330,14 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		// are; otherwise they are rebuilt from the session's records.
 		const adopted = state.adopt(ctx);
 		services.children(ctx).setLimits(limitsOf(services.config()));
+		services.children(ctx).questions.setLimits(askLimitsOf(services.config()));
 		// Pipeline stages an earlier process left waiting are spawned again under their ids (restoreWaiting).
 		const waiting: RunEntryData[] = [];
-		if (!adopted) restoreFromSession(services, ctx, waiting);
+		if (!adopted) {
+			restoreFromSession(services, ctx, waiting);
+			// Questions an earlier process left unanswered are asked again (ask/records.ts).
+			restoreQuestions(services.children(ctx), ctx.sessionManager.getBranch());
+		}
 		// A recorded stage's parameters pass the spawn tool's own schema again (the session file is input).
 		await restoreWaiting(services, ctx, waiting, (params, id) => {
 			const problem = recordedSpawnProblem(spawnParameters, params);
@@ -324,6 +347,8 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		const owed = services.existingChildren()?.ledger.pending().length ?? 0;
 		status.refresh(); // a redraw: rows of the resumed history show their children's final state
 		if (owed > 0) await deliverPending(services, "append");
+		if ((services.existingChildren()?.questions.undelivered().length ?? 0) > 0)
+			await deliverQuestions(services, "append");
 	});
 
 	// Results that settled while the parent was busy go out together once its run is over.
@@ -335,7 +360,7 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 	// 1.x: agent_settled fires once the agent is really idle.
 	onPi1Event<"agent_settled", ExtensionContext>(pi, "agent_settled", (_event, ctx) => {
 		state.remember(ctx);
-		void deliverPending(services, "trigger");
+		void deliverNext();
 	});
 	// 1.x single-shot runs (print/json mode): a run that would settle while children run waits for them
 	// and takes their results into one more turn before Pi exits (settle.ts). Acts on nothing with a UI.

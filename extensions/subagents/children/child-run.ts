@@ -5,6 +5,7 @@
  * so the manager keeps only the lifecycle: queue, start, stop, settle, wait.
  */
 import type { ExtensionPolicy } from "../agents/agents.ts";
+import type { AskChannel } from "../ask/child-tool.ts";
 import type { RunSteps } from "../checkable/run-steps.ts";
 import { type ChildRecord, lastAssistant, RECENT_TOOL_CALLS } from "../domain.ts";
 import {
@@ -60,6 +61,8 @@ export interface ChildSpec {
 	extensions?: ExtensionPolicy;
 	/** The folder whose trust decision the child's cwd takes (a worktree's: the same folder of its repository). */
 	trustFrom?: string;
+	/** The child's way to ask its parent (ask_parent); absent: the child gets no such tool. */
+	ask?: AskChannel;
 }
 
 export interface ChildBackend {

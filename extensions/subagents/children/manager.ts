@@ -6,6 +6,8 @@
  * interface, so this runs in unit tests with a fake backend.
  */
 import { join, relative } from "node:path";
+import { QuestionDesk } from "../ask/desk.ts";
+import type { AskInput } from "../ask/question.ts";
 import type { Reviewed, RunSteps } from "../checkable/run-steps.ts";
 import {
 	type ChildRecord,
@@ -69,6 +71,8 @@ export function pipelineKept(c: ChildRecord): boolean {
 
 export class SubagentManager {
 	readonly ledger = new DeliveryLedger();
+	/** The children's open questions to the parent (ask_parent): they live as long as the children do. */
+	readonly questions: QuestionDesk;
 	private readonly records = new Map<string, ChildRecord>();
 	private readonly runtimes = new Map<string, Runtime>();
 	private sequence = 0;
@@ -85,7 +89,14 @@ export class SubagentManager {
 		private readonly backend: ChildBackend,
 		private limits: ManagerLimits,
 		private readonly clock: { now?: () => number } = {},
-	) {}
+	) {
+		this.questions = new QuestionDesk(() => this.now());
+		// A question asked or closed is a visible change, and a wait that takes questions hears of it.
+		this.questions.subscribe(() => {
+			this.changed();
+			for (const waiter of [...this.waiters]) waiter();
+		});
+	}
 
 	private now(): number {
 		return this.clock.now?.() ?? Date.now();
@@ -296,9 +307,11 @@ export class SubagentManager {
 	/** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
 	async waitFor(
 		ids: string[],
-		options: WaitOptions & { mode: "all" | "any" },
+		options: WaitOptions & { mode: "all" | "any"; questions?: boolean },
 	): Promise<{ timedOut: boolean; aborted: boolean }> {
 		const done = () => {
+			// With `questions`, a question the parent has not seen yet ends the wait too (subagent_wait hands it out).
+			if (options.questions && this.questions.undelivered(ids).length > 0) return true;
 			const settled = ids.filter((id) => isSettled(this.mustGet(id).state)).length;
 			return options.mode === "any" ? settled > 0 || ids.length === 0 : settled === ids.length;
 		};
@@ -406,6 +419,7 @@ export class SubagentManager {
 		child.endedAt = this.now();
 		child.error = error;
 		child.finalText = text;
+		this.questions.runEnded(child);
 		if (rt.handle?.sessionFile) child.sessionFile = rt.handle.sessionFile;
 		const key = resultKey(child.id, run);
 		const settled = this.ledger.add({
@@ -464,6 +478,9 @@ export class SubagentManager {
 				sessionFile: rt.resumeFile,
 				exactTools: rt.exactTools,
 				extensions: rt.extensions,
+				...(this.questions.enabled
+					? { ask: (input: AskInput, signal?: AbortSignal) => this.questions.ask(child, input, signal) }
+					: {}),
 				// A worktree child's folder is trusted as the same folder of its repository is.
 				...(child.worktree
 					? { trustFrom: join(child.worktree.repoTop, relative(child.worktree.path, child.cwd)) }
