@@ -8,9 +8,11 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { extensionPath, PI_LINES, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
+import { extensionPath, makeSandbox, PI_LINES, type Sandbox, startPiRpc, toolResults } from "../fixtures/pi-runner.ts";
 import { usePrintRuns } from "../fixtures/print-runs.ts";
-import type { ChatRequest, ScriptedReply } from "../fixtures/scripted-server.ts";
+import { type ChatRequest, messageText, type ScriptedReply } from "../fixtures/scripted-server.ts";
+import { useScriptedServers } from "../fixtures/scripted-servers.ts";
+import { handoffScript, kindOf, PI_DEFAULT_REPLY } from "./handoff-helpers.ts";
 import { isChild, lastToolText } from "./subagents-support.ts";
 
 const EXT = [extensionPath("subagents")];
@@ -123,5 +125,83 @@ describe.each(PI_LINES)("ask_parent in print mode on $label", ({ line }) => {
 		);
 		expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
 		expect(parentCustom(sandbox, "subagent-answer")).toEqual([{ id: "sa-1", seq: 1, how: "timeout" }]);
+	});
+});
+
+/** Long enough that keepRecentTokens keeps only the newest reply: what came before goes into the summary. */
+const LONG_REPLY = `Noted. ${"filler words for the reply ".repeat(150)}`;
+const textOf = (req: ChatRequest) => req.body.messages.map((m) => messageText(m)).join("\n");
+const countOf = (text: string, needle: string) => text.split(needle).length - 1;
+
+// rpc mode (a session that outlives each run): the question arrives on its own while the parent is idle; a
+// compaction summarizes it away, and the roster after it still names it; the answer given after that reaches the
+// child, whose result then arrives once.
+describe.each(PI_LINES)("ask_parent across a compaction in rpc mode on $label", ({ line }) => {
+	const startServer = useScriptedServers();
+
+	it("delivers the question when the parent is idle; the roster keeps it; the later answer is used", async () => {
+		const parent = handoffScript((_n, req) => {
+			const tool = lastToolName(req);
+			if (req.lastUser.includes("delegate the banner")) {
+				if (!tool)
+					return { toolCalls: [{ name: "subagent_spawn", arguments: { prompt: "ASK-TASK paint", name: "painter" } }] };
+				return { text: LONG_REPLY };
+			}
+			if (req.lastUser.includes("ANSWER-NOW")) {
+				if (!tool) return { toolCalls: [{ name: "subagent_send", arguments: { id: "sa-1", text: ANSWER } }] };
+				return { text: "PARENT-SENT" };
+			}
+			return { text: LONG_REPLY };
+		});
+		const server = await startServer((req) => (isChild(req) && kindOf(req) === "agent" ? child(req) : parent(req)));
+		const sandbox = makeSandbox({
+			server,
+			settings: { compaction: { enabled: true, reserveTokens: 4000, keepRecentTokens: 400 } },
+		});
+		const rpc = startPiRpc({ line, sandbox, extensions: EXT });
+		const parents = () => server.requests.filter((r) => !isChild(r) && kindOf(r) === "agent");
+		const until = async (what: string, ok: () => boolean, ms = 60_000) => {
+			const deadline = Date.now() + ms;
+			while (!ok()) {
+				if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${rpc.stderr.slice(-2000)}`);
+				await new Promise((r) => setTimeout(r, 100));
+			}
+		};
+		try {
+			await rpc.prompt("delegate the banner");
+			// The question starts a turn of its own while the parent is idle.
+			await until("the question's own turn", () =>
+				parents().some((r) => r.lastUser.includes("[A subagent asks you a question]")),
+			);
+			const asked = parents().find((r) => r.lastUser.includes("[A subagent asks you a question]"))!;
+			expect(asked.lastUser).toContain('[Question from subagent sa-1 "painter" — it waits for your answer');
+			expect(asked.lastUser).toContain(`question › ${QUESTION}`);
+			await rpc.waitFor((e) => e.type === "agent_end", 60_000, rpc.events.findIndex((e) => e.type === "agent_end") + 1);
+			// More work after it, so the compaction keeps only that turn and summarizes the question's away.
+			await rpc.prompt("MORE-WORK on something else");
+			const from = rpc.events.length;
+			const id = rpc.send({ type: "compact" });
+			const done = await rpc.waitFor((e) => e.type === "response" && e.id === id, 60_000, from);
+			expect(done.success, JSON.stringify(done)).toBe(true);
+			await rpc.prompt("ANSWER-NOW what is still open?");
+			const after = parents().find((r) => r.lastUser.includes("ANSWER-NOW"))!;
+			const context = textOf(after);
+			expect(context).toContain(PI_DEFAULT_REPLY);
+			// The compaction summarized the spawn and the question's own message away.
+			expect(context).not.toContain("Spawned sa-1");
+			expect(context).not.toContain("[A subagent asks you a question]");
+			// The roster names the waiting child and its question, whatever the summary kept.
+			expect(context).toContain("[Subagents after the compaction");
+			expect(context).toMatch(/- sa-1 "painter": running for [^\n]*; asks you: Which colour should the banner use\?/);
+			// The answer reaches the child, which uses it; its result arrives once.
+			const used = `CHILD-USED <<Your parent answered:\n${ANSWER}>>`;
+			await until("the child's result", () => parents().some((r) => textOf(r).includes(used)));
+			await new Promise((r) => setTimeout(r, 1_500)); // a (wrong) second delivery would show by now
+			const last = parents().at(-1)!;
+			expect(countOf(textOf(last), used)).toBe(1);
+			expect(countOf(textOf(last), "[A subagent asks you a question]")).toBeLessThanOrEqual(1);
+		} finally {
+			await rpc.stop();
+		}
 	});
 });
