@@ -12,6 +12,7 @@ import { type ExtensionAPI, type ExtensionContext, keyText } from "@mariozechner
 import { Type } from "typebox";
 import { bootExtension } from "../shared/host/bootstrap.ts";
 import { DEFERRED_EXPOSURE, onPi1Event, settleDeferredTools } from "../shared/host/pi-host.ts";
+import { createSessionState } from "./adapter/session-state.ts";
 import { BUILT_IN_AGENTS, describePolicy } from "./agents/agents.ts";
 import { deliverQuestions } from "./ask/deliver.ts";
 import { askLimitsOf } from "./ask/desk.ts";
@@ -31,12 +32,11 @@ import {
 import { recordedSpawnProblem } from "./delivery/record-checks.ts";
 import { rosterText } from "./delivery/roster.ts";
 import { type SettleState, settleSingleShot } from "./delivery/settle.ts";
-import type { ChildRow } from "./domain.ts";
-import { CANCELLED_IN_VIEW, ROSTER_MESSAGE_TYPE, TOOL_TEXT } from "./prompt.ts";
-import { SPAWN_AFTER_FAILED_PARAM, SPAWN_AFTER_PARAM } from "./prompt-pipeline.ts";
-import { damagedSpawnError } from "./prompt-records.ts";
-import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription } from "./prompt-spawn.ts";
-import { createSessionState } from "./session-state.ts";
+import type { ChildRow } from "./domain/records.ts";
+import { CANCELLED_IN_VIEW, ROSTER_MESSAGE_TYPE, TOOL_TEXT } from "./prompt/common.ts";
+import { SPAWN_AFTER_FAILED_PARAM, SPAWN_AFTER_PARAM } from "./prompt/pipeline.ts";
+import { damagedSpawnError } from "./prompt/records.ts";
+import { agentsCommandText, SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM, spawnDescription } from "./prompt/spawn.ts";
 import { cancelTool } from "./tools/cancel.ts";
 import { checkTool } from "./tools/check.ts";
 import { cleanupTool } from "./tools/cleanup.ts";

@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { BUILT_IN_AGENTS } from "../../extensions/subagents/agents/agents.ts";
-import { CHILD_SYSTEM_APPEND } from "../../extensions/subagents/prompt.ts";
+import { CHILD_SYSTEM_APPEND } from "../../extensions/subagents/prompt/common.ts";
 import { extensionPath, makeSandbox, REPO_ROOT, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
 import { type ChatRequest, messageText, startScriptedServer } from "../fixtures/scripted-server.ts";
 import { keepSandboxes } from "../fixtures/test-dirs.ts";

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { NO_CHILDREN } from "../../extensions/subagents/prompt.ts";
+import { NO_CHILDREN } from "../../extensions/subagents/prompt/common.ts";
 import {
 	extensionPath,
 	makeSandbox,

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { basename } from "node:path";
-import { CHILD_SYSTEM_APPEND } from "../../extensions/subagents/prompt.ts";
+import { CHILD_SYSTEM_APPEND } from "../../extensions/subagents/prompt/common.ts";
 import { type ChatRequest, messageText } from "../fixtures/scripted-server.ts";
 
 /** `BEGIN-<tag>` (or `BEGIN`), `lines` numbered lines, `END-<tag>`, padded to exactly `totalBytes` (ASCII). */

@@ -9,7 +9,7 @@ import { AuthStorage, ModelRegistry, SessionManager } from "@mariozechner/pi-cod
 import { describe, expect, it, onTestFinished } from "vitest";
 import { createInProcessBackend, type InProcessBackendOptions } from "../../extensions/subagents/children/backend.ts";
 import type { ChildEvent } from "../../extensions/subagents/children/manager.ts";
-import { missingSessionFileError } from "../../extensions/subagents/prompt.ts";
+import { missingSessionFileError } from "../../extensions/subagents/prompt/common.ts";
 import { makeSandbox } from "../fixtures/pi-runner.ts";
 import { messageText, type Script } from "../fixtures/scripted-server.ts";
 import { useScriptedServers } from "../fixtures/scripted-servers.ts";

@@ -26,7 +26,7 @@ import {
 } from "../../extensions/shared/host/trust.ts";
 import { AgentCatalog } from "../../extensions/subagents/agents/agent-files.ts";
 import { boundByParent } from "../../extensions/subagents/children/child-extensions.ts";
-import { CHILD_TOOL_NAMES } from "../../extensions/subagents/domain.ts";
+import { CHILD_TOOL_NAMES } from "../../extensions/subagents/domain/records.ts";
 import { useAgentDirEnv } from "../fixtures/agent-dir-env.ts";
 import { makeOutsideDir } from "../fixtures/test-dirs.ts";
 

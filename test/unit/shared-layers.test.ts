@@ -23,20 +23,14 @@ const SHARED_LAYERS: Record<string, number> = {
 };
 
 /**
- * Parts of subagents/, lowest first: the shared base (domain, wording, plain result types, the services'
- * types), then each folder, then the adapter. At run time a module imports its own part and lower ones
- * only; `import type` is erased (services.ts names the manager's type; the cycle tests see type imports).
+ * Parts of subagents/, lowest first: the shared base (domain/: records, formatting, models, the ledger, plain
+ * result types, the services' types; prompt/: all model-facing wording), then each folder, then the adapter.
+ * At run time a module imports its own part and lower ones only; `import type` is erased (domain/services.ts
+ * names the manager's type; the cycle tests see type imports).
  */
 const SUBAGENT_PARTS: Record<string, number> = {
-	"domain.ts": 0,
-	"prompt.ts": 0,
-	"prompt-spawn.ts": 0,
-	"prompt-checkable.ts": 0,
-	"prompt-pipeline.ts": 0,
-	"prompt-records.ts": 0,
-	"prompt-ask.ts": 0,
-	"result-extras.ts": 0,
-	"services.ts": 0,
+	domain: 0,
+	prompt: 0,
 	checkable: 1,
 	agents: 2,
 	pipeline: 2,
@@ -45,7 +39,7 @@ const SUBAGENT_PARTS: Record<string, number> = {
 	delivery: 4,
 	tools: 5,
 	view: 6,
-	"session-state.ts": 7,
+	adapter: 7,
 	"index.ts": 7,
 };
 

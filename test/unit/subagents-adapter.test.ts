@@ -5,10 +5,10 @@
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
-import type { ChildRecord } from "../../extensions/subagents/domain.ts";
+import type { ChildRecord } from "../../extensions/subagents/domain/records.ts";
 import subagents, { setupSubagents } from "../../extensions/subagents/index.ts";
-import * as P from "../../extensions/subagents/prompt.ts";
-import { depthLimitError } from "../../extensions/subagents/prompt-spawn.ts";
+import * as P from "../../extensions/subagents/prompt/common.ts";
+import { depthLimitError } from "../../extensions/subagents/prompt/spawn.ts";
 import { callText, resultText, rowText, statusText, widgetLines } from "../../extensions/subagents/view/render.ts";
 import { useAgentDirEnv } from "../fixtures/agent-dir-env.ts";
 import { childRecord } from "./subagents-fakes.ts";

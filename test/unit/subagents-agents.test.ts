@@ -25,9 +25,9 @@ import {
 	keepExtension,
 } from "../../extensions/subagents/children/child-extensions.ts";
 import { maxTurnsVerdict, runOutcome } from "../../extensions/subagents/children/child-run.ts";
-import { SUBAGENT_TOOL_NAMES } from "../../extensions/subagents/domain.ts";
-import * as P from "../../extensions/subagents/prompt.ts";
-import { AGENT_LIST_BUDGET, spawnDescription } from "../../extensions/subagents/prompt-spawn.ts";
+import { SUBAGENT_TOOL_NAMES } from "../../extensions/subagents/domain/records.ts";
+import * as P from "../../extensions/subagents/prompt/common.ts";
+import { AGENT_LIST_BUDGET, spawnDescription } from "../../extensions/subagents/prompt/spawn.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 const root = makeTestDir("agents-unit");
@@ -333,7 +333,7 @@ describe("rows and texts show the agent and the incomplete state", () => {
 	it("list, check and result headers name the agent; incomplete has its own glyph", async () => {
 		const { childRecord } = await import("./subagents-fakes.ts");
 		const { rowText } = await import("../../extensions/subagents/view/render.ts");
-		const { statusGlyph } = await import("../../extensions/subagents/domain.ts");
+		const { statusGlyph } = await import("../../extensions/subagents/domain/format.ts");
 		const child = childRecord({ id: "sa-3", name: "look around", agent: "scout", state: "incomplete" });
 		expect(P.listLine(child, Date.now(), statusGlyph(child.state))).toMatch(
 			/^◐ sa-3 "look around" incomplete .* agent scout/,

@@ -5,25 +5,27 @@
  * session records and their restore, and the framing the parent reads.
  */
 import fc from "fast-check";
+import { Value } from "typebox/value";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { SURFACES } from "../../extensions/shared/surfaces.ts";
+import { ASK_PARAMETERS } from "../../extensions/subagents/ask/child-tool.ts";
 import { takeQuestions } from "../../extensions/subagents/ask/deliver.ts";
 import { DEFAULT_ASK_LIMITS, QuestionDesk, type QuestionEvent } from "../../extensions/subagents/ask/desk.ts";
-import { askDecision, cleanQuestion } from "../../extensions/subagents/ask/question.ts";
+import { askDecision, cleanQuestion, questionBody } from "../../extensions/subagents/ask/question.ts";
 import {
 	ANSWER_ENTRY,
 	openQuestions,
 	persistQuestion,
 	QUESTION_ENTRY,
 } from "../../extensions/subagents/ask/records.ts";
-import type { ChildRecord } from "../../extensions/subagents/domain.ts";
-import { INTERRUPTED_BY_SHUTDOWN } from "../../extensions/subagents/prompt.ts";
+import type { ChildRecord } from "../../extensions/subagents/domain/records.ts";
 import {
 	EMPTY_QUESTION_ERROR,
 	MAX_QUESTION_OPTIONS,
 	OPEN_QUESTION_ERROR,
 	WITHDRAWN_FOR_CHILD,
-} from "../../extensions/subagents/prompt-ask.ts";
+} from "../../extensions/subagents/prompt/ask.ts";
+import { INTERRUPTED_BY_SHUTDOWN } from "../../extensions/subagents/prompt/common.ts";
 
 const bytes = (s: string) => Buffer.byteLength(s, "utf8");
 
@@ -93,7 +95,9 @@ describe("a child's question made safe", () => {
 				}
 				expect(bytes(clean.text)).toBeLessThanOrEqual(SURFACES["subagents.question"].maxBytes);
 				expect(clean.text.split("\n").length).toBeLessThanOrEqual(SURFACES["subagents.question"].maxLines);
-				expect(clean.options.length).toBeLessThanOrEqual(MAX_QUESTION_OPTIONS);
+				const body = questionBody(clean);
+				expect(bytes(body)).toBeLessThanOrEqual(SURFACES["subagents.question"].maxBytes);
+				expect(body.split("\n").length).toBeLessThanOrEqual(SURFACES["subagents.question"].maxLines);
 				for (const o of clean.options) {
 					expect(o).not.toContain("\n");
 					expect(bytes(o)).toBeLessThanOrEqual(SURFACES["subagents.questionBrief"].maxBytes);
@@ -102,15 +106,28 @@ describe("a child's question made safe", () => {
 		);
 	});
 
-	it("keeps a plain question and its options as they are; drops non-strings and counts dropped options", () => {
+	it("keeps a plain question and its options as they are; drops non-strings; bounds many options as a whole", () => {
 		const clean = cleanQuestion({
 			question: "  Which database?\nPostgres or SQLite  ",
 			options: ["Postgres", 7, "SQLite", ...Array.from({ length: 9 }, (_, i) => `o${i}`)],
 		});
 		expect(clean.text).toBe("Which database?\nPostgres or SQLite");
 		expect(clean.options.slice(0, 2)).toEqual(["Postgres", "SQLite"]);
-		expect(clean.options).toHaveLength(MAX_QUESTION_OPTIONS);
-		expect(clean.droppedOptions).toBe(3);
+		expect(clean.options).toHaveLength(11);
+		expect(questionBody(clean)).toBe(
+			["question › Which database?\nPostgres or SQLite", ...clean.options.map((o, i) => `option ${i + 1} › ${o}`)].join(
+				"\n",
+			),
+		);
+		// The tool's schema allows at most MAX_QUESTION_OPTIONS; a record read back with more is bounded where shown.
+		expect(Value.Check(ASK_PARAMETERS, { question: "q", options: Array(MAX_QUESTION_OPTIONS).fill("o") })).toBe(true);
+		expect(Value.Check(ASK_PARAMETERS, { question: "q", options: Array(MAX_QUESTION_OPTIONS + 1).fill("o") })).toBe(
+			false,
+		);
+		const many = questionBody(
+			cleanQuestion({ question: "q", options: Array.from({ length: 1000 }, (_, i) => `o${i}`) }),
+		);
+		expect(many.split("\n").length).toBeLessThanOrEqual(SURFACES["subagents.question"].maxLines);
 		expect(cleanQuestion({ question: 42 }).text).toBe("");
 		expect(cleanQuestion({ question: "\u001b[2J\u0007  " }).text).toBe("");
 	});

@@ -13,8 +13,13 @@ import {
 	watchdogTickMs,
 	watchdogVerdict,
 } from "../../extensions/subagents/children/child-run.ts";
-import { type ChildRecord, type ChildState, RECENT_TOOL_CALLS } from "../../extensions/subagents/domain.ts";
-import { emptyAnswerNote, maxRunTimeError, PROVIDER_ERROR, watchdogError } from "../../extensions/subagents/prompt.ts";
+import { type ChildRecord, type ChildState, RECENT_TOOL_CALLS } from "../../extensions/subagents/domain/records.ts";
+import {
+	emptyAnswerNote,
+	maxRunTimeError,
+	PROVIDER_ERROR,
+	watchdogError,
+} from "../../extensions/subagents/prompt/common.ts";
 import { childRecord } from "./subagents-fakes.ts";
 
 const STATES: ChildState[] = ["queued", "starting", "running", "completed", "failed", "cancelled"];

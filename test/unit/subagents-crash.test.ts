@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { lastRunText, readPartialOutput } from "../../extensions/subagents/children/partial-output.ts";
 import { RUN_ENTRY, restoreFromSession, SETTLED_ENTRY } from "../../extensions/subagents/delivery/persistence.ts";
-import * as P from "../../extensions/subagents/prompt.ts";
+import * as P from "../../extensions/subagents/prompt/common.ts";
 import { sendTool } from "../../extensions/subagents/tools/send.ts";
 import {
 	FAKE_LIMITS,

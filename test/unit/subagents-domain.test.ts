@@ -1,23 +1,24 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-	type ChildRecord,
-	childrenToStart,
 	compactArgs,
-	DeliveryLedger,
-	deriveName,
 	formatDuration,
 	lastAssistant,
-	MODEL_CHOICES_SHOWN,
-	NAME_MAX_BYTES,
-	partitionIds,
 	plural,
-	queuePosition,
-	resolveModelSpec,
 	statusGlyph,
 	TOOL_ARGS_BRIEF_BYTES,
-} from "../../extensions/subagents/domain.ts";
-import { badModelError } from "../../extensions/subagents/prompt-spawn.ts";
+} from "../../extensions/subagents/domain/format.ts";
+import { DeliveryLedger } from "../../extensions/subagents/domain/ledger.ts";
+import { MODEL_CHOICES_SHOWN, resolveModelSpec } from "../../extensions/subagents/domain/models.ts";
+import {
+	type ChildRecord,
+	childrenToStart,
+	deriveName,
+	NAME_MAX_BYTES,
+	partitionIds,
+	queuePosition,
+} from "../../extensions/subagents/domain/records.ts";
+import { badModelError } from "../../extensions/subagents/prompt/spawn.ts";
 import { childRecord } from "./subagents-fakes.ts";
 
 const bytes = (text: string) => Buffer.byteLength(text, "utf8");

@@ -24,8 +24,9 @@ import {
 	persistSettled,
 	SETTLED_ENTRY,
 } from "../../extensions/subagents/delivery/persistence.ts";
-import type { ChildRecord, SettledResult } from "../../extensions/subagents/domain.ts";
-import type { SubagentServices } from "../../extensions/subagents/services.ts";
+import type { SettledResult } from "../../extensions/subagents/domain/ledger.ts";
+import type { ChildRecord } from "../../extensions/subagents/domain/records.ts";
+import type { SubagentServices } from "../../extensions/subagents/domain/services.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 export const FAKE_LIMITS: ManagerLimits = {

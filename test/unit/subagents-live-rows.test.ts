@@ -5,7 +5,7 @@
 import { visibleWidth } from "@mariozechner/pi-tui";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { ChildState } from "../../extensions/subagents/domain.ts";
+import type { ChildState } from "../../extensions/subagents/domain/records.ts";
 import { currentRow, currentRows, LiveResultComponent } from "../../extensions/subagents/view/live-rows.ts";
 import { rowText } from "../../extensions/subagents/view/render.ts";
 import { childRecord } from "./subagents-fakes.ts";

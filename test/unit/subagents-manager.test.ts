@@ -7,8 +7,8 @@ import {
 	type ManagerLimits,
 	SubagentManager,
 } from "../../extensions/subagents/children/manager.ts";
-import { type ChildRecord, isSettled } from "../../extensions/subagents/domain.ts";
-import { EMPTY_SEND_TEXT_ERROR, restoredSendError } from "../../extensions/subagents/prompt.ts";
+import { type ChildRecord, isSettled } from "../../extensions/subagents/domain/records.ts";
+import { EMPTY_SEND_TEXT_ERROR, restoredSendError } from "../../extensions/subagents/prompt/common.ts";
 
 /** A scripted child: emits events, then ends its run as told; abort ends it as aborted. */
 interface FakeRun {

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSessionHome, type SessionHome, sessionHomes } from "../../extensions/subagents/children/home.ts";
 import { SubagentManager } from "../../extensions/subagents/children/manager.ts";
-import type { ChildRecord } from "../../extensions/subagents/domain.ts";
+import type { ChildRecord } from "../../extensions/subagents/domain/records.ts";
 import { plainList } from "../../extensions/subagents/view/command.ts";
 import {
 	cancelOther,

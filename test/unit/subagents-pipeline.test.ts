@@ -6,7 +6,9 @@ import { bytesForTokens } from "../../extensions/shared/text/tokens.ts";
 import { utf8ByteLength } from "../../extensions/shared/text/utf8.ts";
 import { deliverPending } from "../../extensions/subagents/delivery/delivery.ts";
 import { composeHandover } from "../../extensions/subagents/delivery/handover.ts";
-import { type ChildState, type SettledResult, statusGlyph } from "../../extensions/subagents/domain.ts";
+import { statusGlyph } from "../../extensions/subagents/domain/format.ts";
+import type { SettledResult } from "../../extensions/subagents/domain/ledger.ts";
+import type { ChildState } from "../../extensions/subagents/domain/records.ts";
 import {
 	consumersOf,
 	findCycle,
@@ -16,8 +18,8 @@ import {
 	stagesOf,
 	waitingDependents,
 } from "../../extensions/subagents/pipeline/graph.ts";
-import { checkText, listLine, queuedSendError, statusLine } from "../../extensions/subagents/prompt.ts";
-import { afterProblemError } from "../../extensions/subagents/prompt-pipeline.ts";
+import { checkText, listLine, queuedSendError, statusLine } from "../../extensions/subagents/prompt/common.ts";
+import { afterProblemError } from "../../extensions/subagents/prompt/pipeline.ts";
 import { row } from "../../extensions/subagents/tools/reply.ts";
 import { waitTool } from "../../extensions/subagents/tools/wait.ts";
 import { currentRow } from "../../extensions/subagents/view/live-rows.ts";

@@ -5,7 +5,7 @@
 import { visibleWidth } from "@mariozechner/pi-tui";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { ChildRecord, ChildRow, ChildState } from "../../extensions/subagents/domain.ts";
+import type { ChildRecord, ChildRow, ChildState } from "../../extensions/subagents/domain/records.ts";
 import {
 	deliveredComponent,
 	deliveredLabel,

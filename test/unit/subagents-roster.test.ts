@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SURFACES } from "../../extensions/shared/surfaces.ts";
 import { rosterText } from "../../extensions/subagents/delivery/roster.ts";
-import type { ChildRecord } from "../../extensions/subagents/domain.ts";
+import type { ChildRecord } from "../../extensions/subagents/domain/records.ts";
 import { childRecord } from "./subagents-fakes.ts";
 
 const source = (children: ChildRecord[], owed: string[] = []) => ({

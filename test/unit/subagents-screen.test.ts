@@ -4,7 +4,7 @@
  */
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { describe, expect, it } from "vitest";
-import type { ChildRecord } from "../../extensions/subagents/domain.ts";
+import type { ChildRecord } from "../../extensions/subagents/domain/records.ts";
 import { SubagentsScreen, type ViewHost } from "../../extensions/subagents/view/screens.ts";
 import { childRecord } from "./subagents-fakes.ts";
 

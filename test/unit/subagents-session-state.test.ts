@@ -9,8 +9,8 @@ import { describe, expect, it } from "vitest";
 import type { ExtensionHost } from "../../extensions/shared/host/bootstrap.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { createSessionState } from "../../extensions/subagents/adapter/session-state.ts";
 import type { SubagentManager } from "../../extensions/subagents/children/manager.ts";
-import { createSessionState } from "../../extensions/subagents/session-state.ts";
 import { tempRoot } from "./subagents-fakes.ts";
 
 function fakeHost(root: string, config: HeadroomConfig) {

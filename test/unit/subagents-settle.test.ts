@@ -17,8 +17,8 @@ import {
 	type SettleState,
 	settleSingleShot,
 } from "../../extensions/subagents/delivery/settle.ts";
-import { type ChildState, isSettled } from "../../extensions/subagents/domain.ts";
-import * as P from "../../extensions/subagents/prompt.ts";
+import { type ChildState, isSettled } from "../../extensions/subagents/domain/records.ts";
+import * as P from "../../extensions/subagents/prompt/common.ts";
 import { childRecord, type FakeWorld, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const STATES: ChildState[] = ["queued", "starting", "running", "completed", "incomplete", "failed", "cancelled"];

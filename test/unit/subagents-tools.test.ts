@@ -20,7 +20,7 @@ import {
 	SETTLED_ENTRY,
 	SETTLED_PROMPT_MAX_BYTES,
 } from "../../extensions/subagents/delivery/persistence.ts";
-import * as P from "../../extensions/subagents/prompt.ts";
+import * as P from "../../extensions/subagents/prompt/common.ts";
 import { consumeResults } from "../../extensions/subagents/tools/consume.ts";
 import { sendTool } from "../../extensions/subagents/tools/send.ts";
 import { parentMessages, spawnTool } from "../../extensions/subagents/tools/spawn.ts";

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../extensions/shared/host/config.ts";
 import { clampTimerMs, MAX_TIMER_MS, MAX_TIMER_SECONDS } from "../../extensions/shared/host/timers.ts";
 import { waitUntil } from "../../extensions/subagents/children/wait-until.ts";
-import { waitTimeoutClampedNote } from "../../extensions/subagents/prompt.ts";
+import { waitTimeoutClampedNote } from "../../extensions/subagents/prompt/common.ts";
 import { type CompleteFn, summarize } from "../../extensions/tool-artifacts/summary.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 

@@ -12,7 +12,7 @@ import { type ZodApi, zod } from "../../shared/host/zod.ts";
 import { project } from "../../shared/projection/projection.ts";
 import { stripControls } from "../../shared/text/sanitize.ts";
 import { compileOutputSchema } from "../checkable/schema.ts";
-import type { ContextMode } from "../domain.ts";
+import type { ContextMode } from "../domain/records.ts";
 
 /** Where an agent definition came from, lowest priority first (see AGENT_SOURCE_ORDER). */
 export type AgentSource = "built-in" | "user" | "claude-user" | "claude-project" | "project";

@@ -7,7 +7,7 @@ import { type ExtensionContext, parseFrontmatter } from "@mariozechner/pi-coding
 import { tellPerson } from "../../shared/host/bootstrap.ts";
 import { type HeadroomConfig, unseenConfigWarnings } from "../../shared/host/config.ts";
 import { folderTrust, projectRoot, untrustedHint } from "../../shared/host/trust.ts";
-import { configWarning } from "../prompt.ts";
+import { configWarning } from "../prompt/common.ts";
 import { AgentCatalog, type AgentCatalogSnapshot } from "./agent-files.ts";
 
 /** A reader of the agents on disk now (cheap: unchanged files are not re-read). */

@@ -5,7 +5,7 @@
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
-import { ASK_TOOL_TEXT } from "../prompt-ask.ts";
+import { ASK_TOOL_TEXT, MAX_QUESTION_OPTIONS } from "../prompt/ask.ts";
 import type { AskInput } from "./question.ts";
 
 /** Name of the child's tool. */
@@ -16,7 +16,9 @@ export type AskChannel = (input: AskInput, signal?: AbortSignal) => Promise<stri
 
 export const ASK_PARAMETERS = Type.Object({
 	question: Type.String({ description: ASK_TOOL_TEXT.question }),
-	options: Type.Optional(Type.Array(Type.String(), { description: ASK_TOOL_TEXT.options })),
+	options: Type.Optional(
+		Type.Array(Type.String(), { description: ASK_TOOL_TEXT.options, maxItems: MAX_QUESTION_OPTIONS }),
+	),
 });
 
 /** The extension that registers ask_parent in a child, bound to `channel`. */

@@ -1,15 +1,16 @@
 /**
  * Questions reach the parent the way results do: as a message of their own when the parent is idle (a
  * follow-up that starts a turn), or in the result of a subagent_wait that names the child, and after a
- * resume with the session's first request. Each question is framed as the child's words (prompt-ask.ts).
+ * resume with the session's first request. Each question is framed as the child's words (prompt/ask.ts).
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { singleShotMode } from "../../shared/host/pi-host.ts";
 import type { SubagentManager } from "../children/manager.ts";
-import type { ChildRecord } from "../domain.ts";
-import { QUESTION_MESSAGE_TYPE, type QuestionView, questionBlock, questionsHeader } from "../prompt-ask.ts";
-import type { SubagentServices } from "../services.ts";
+import type { ChildRecord } from "../domain/records.ts";
+import type { SubagentServices } from "../domain/services.ts";
+import { QUESTION_MESSAGE_TYPE, type QuestionView, questionBlock, questionsHeader } from "../prompt/ask.ts";
 import type { QuestionDesk } from "./desk.ts";
+import { questionBody } from "./question.ts";
 
 export { QUESTION_MESSAGE_TYPE };
 
@@ -25,9 +26,7 @@ export function questionView(child: ChildRecord, timeoutSeconds: number): Questi
 	return {
 		id: child.id,
 		name: child.name,
-		text: q.text,
-		options: q.options,
-		droppedOptions: q.droppedOptions,
+		body: questionBody(q),
 		timeoutSeconds,
 		askedAt: q.askedAt,
 		detached: q.detached,

@@ -11,8 +11,7 @@
  */
 import type { HeadroomConfig } from "../../shared/host/config.ts";
 import { clampTimerMs } from "../../shared/host/timers.ts";
-import type { ChildRecord } from "../domain.ts";
-import { INTERRUPTED_BY_SHUTDOWN } from "../prompt.ts";
+import type { ChildRecord } from "../domain/records.ts";
 import {
 	answerForChild,
 	EMPTY_QUESTION_ERROR,
@@ -21,7 +20,8 @@ import {
 	OPEN_QUESTION_ERROR,
 	questionCapError,
 	WITHDRAWN_FOR_CHILD,
-} from "../prompt-ask.ts";
+} from "../prompt/ask.ts";
+import { INTERRUPTED_BY_SHUTDOWN } from "../prompt/common.ts";
 import { type AskedQuestion, type AskInput, type AskLimits, askDecision, cleanQuestion } from "./question.ts";
 
 /** How a question ended. */
@@ -120,7 +120,6 @@ export class QuestionDesk {
 			seq: ++this.seq,
 			text: clean.text,
 			options: clean.options,
-			...(clean.droppedOptions > 0 ? { droppedOptions: clean.droppedOptions } : {}),
 			run: child.run,
 			askedAt: this.now(),
 			delivered: false,

@@ -6,7 +6,7 @@
  */
 import { project } from "../../shared/projection/projection.ts";
 import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
-import { MAX_QUESTION_OPTIONS } from "../prompt-ask.ts";
+import { questionLines } from "../prompt/ask.ts";
 import type { AskedQuestion } from "./types.ts";
 
 export type { AskedQuestion } from "./types.ts";
@@ -28,16 +28,24 @@ export interface AskLimits {
 	timeoutMs: number;
 }
 
-/** The child's question and options made safe: no escapes or controls, bounded, options one line each. */
-export function cleanQuestion(input: AskInput): { text: string; options: string[]; droppedOptions: number } {
+/**
+ * The child's question and options made safe: no escapes or controls, the question bounded, each option one
+ * bounded line. How many options there are is bounded by the tool's schema (a record read back is bounded where
+ * it is shown: questionBody).
+ */
+export function cleanQuestion(input: AskInput): { text: string; options: string[] } {
 	const raw = typeof input.question === "string" ? input.question : "";
 	const text = project(sanitizeTerminalText(raw).trim(), "subagents.question").text;
 	const given = Array.isArray(input.options) ? input.options.filter((o): o is string => typeof o === "string") : [];
 	const options = given
 		.map((o) => project(sanitizeLine(o).replace(/\s+/g, " ").trim(), "subagents.questionBrief").text)
 		.filter((o) => o.length > 0);
-	const kept = options.slice(0, MAX_QUESTION_OPTIONS);
-	return { text, options: kept, droppedOptions: options.length - kept.length };
+	return { text, options };
+}
+
+/** The question and its options as the parent reads them, bounded as a whole by the `subagents.question` surface. */
+export function questionBody(q: Pick<AskedQuestion, "text" | "options">): string {
+	return project(questionLines(q.text, q.options), "subagents.question").text;
 }
 
 /** A question in one short line (lists, the roster, the TUI). */

@@ -11,8 +11,6 @@ export interface AskedQuestion {
 	text: string;
 	/** Options to choose from, each sanitized to one bounded line. */
 	options: string[];
-	/** Options dropped past MAX_QUESTION_OPTIONS. */
-	droppedOptions?: number;
 	/** The run that asked it. */
 	run: number;
 	/** Epoch ms it was asked. */

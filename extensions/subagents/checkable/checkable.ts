@@ -4,6 +4,7 @@
  * removed. Structured: the answer is checked against output_schema, with exactly one correction turn.
  */
 import type { ArtifactStore } from "../../shared/store/artifact-store.ts";
+import type { ChangesOutcome } from "../domain/result-extras.ts";
 import {
 	changesText,
 	changesUnknownText,
@@ -17,8 +18,7 @@ import {
 	recreatedWorktreeNote,
 	VERDICT_INVALID,
 	VERDICT_VALID,
-} from "../prompt-checkable.ts";
-import type { ChangesOutcome } from "../result-extras.ts";
+} from "../prompt/checkable.ts";
 import {
 	captureChanges,
 	createWorktree,

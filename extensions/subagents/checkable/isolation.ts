@@ -22,10 +22,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import type { Worktree } from "../result-extras.ts";
+import type { Worktree } from "../domain/result-extras.ts";
 import { type GitOptions, gitComplaint, repositoryFilterOverrides, runGit } from "./git.ts";
 
-export type { Worktree } from "../result-extras.ts";
+export type { Worktree } from "../domain/result-extras.ts";
 export type { GitOptions } from "./git.ts";
 
 /** Decodes a patch only when it is valid UTF-8 (the store keeps text). */

@@ -4,8 +4,8 @@
  * structured one (its answer validated against output_schema, with one correction turn). The manager
  * calls them; the steps themselves know git, the schema and the store. Several step sets compose in order.
  */
-import type { ChildState } from "../domain.ts";
-import type { ResultExtras } from "../result-extras.ts";
+import type { ChildState } from "../domain/records.ts";
+import type { ResultExtras } from "../domain/result-extras.ts";
 
 /** A run's answer after a review step: the text the parent receives, a label for its header, extras. */
 export interface Reviewed {

@@ -10,7 +10,7 @@ import { Compile } from "typebox/compile";
 import { project } from "../../shared/projection/projection.ts";
 import { SURFACES } from "../../shared/surfaces.ts";
 import { utf8Length } from "../../shared/text/tokens.ts";
-import { patternProbeFailed, patternTimedOut } from "../prompt-checkable.ts";
+import { patternProbeFailed, patternTimedOut } from "../prompt/checkable.ts";
 import { probePatterns, schemaEntries, schemaPatterns, valueStrings } from "./pattern-probe.ts";
 
 /** Largest output_schema accepted, in UTF-8 bytes of its JSON (it is shown to the child in full). */

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { ArtifactStore } from "../../shared/store/artifact-store.ts";
-import type { ChildRecord } from "../domain.ts";
+import type { ChildRecord } from "../domain/records.ts";
 import {
 	badIsolationError,
 	badOutputSchemaError,
@@ -15,7 +15,7 @@ import {
 	outputSchemaInstruction,
 	structuredNote,
 	worktreeFailedError,
-} from "../prompt-checkable.ts";
+} from "../prompt/checkable.ts";
 import { isolationSteps, structuredSteps } from "./checkable.ts";
 import { BRANCH_PREFIX, createWorktree, probeRepository, removeWorktree, type Worktree } from "./isolation.ts";
 import { composeSteps, type RunSteps } from "./run-steps.ts";

@@ -20,9 +20,10 @@ import {
 	SettingsManager,
 } from "@mariozechner/pi-coding-agent";
 import { ASK_TOOL_NAME, askParentExtension } from "../ask/child-tool.ts";
-import { CHILD_TOOL_NAMES, compactArgs, SUBAGENT_TOOL_NAMES } from "../domain.ts";
-import { missingSessionFileError } from "../prompt.ts";
-import { extensionLoadError, missingExtensionToolsError } from "../prompt-spawn.ts";
+import { compactArgs } from "../domain/format.ts";
+import { CHILD_TOOL_NAMES, SUBAGENT_TOOL_NAMES } from "../domain/records.ts";
+import { missingSessionFileError } from "../prompt/common.ts";
+import { extensionLoadError, missingExtensionToolsError } from "../prompt/spawn.ts";
 import {
 	ALL_EXTENSIONS,
 	boundByParent,

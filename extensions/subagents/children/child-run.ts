@@ -7,7 +7,8 @@
 import type { ExtensionPolicy } from "../agents/agents.ts";
 import type { AskChannel } from "../ask/child-tool.ts";
 import type { RunSteps } from "../checkable/run-steps.ts";
-import { type ChildRecord, lastAssistant, RECENT_TOOL_CALLS } from "../domain.ts";
+import { lastAssistant } from "../domain/format.ts";
+import { type ChildRecord, RECENT_TOOL_CALLS } from "../domain/records.ts";
 import {
 	ABORTED,
 	emptyAnswerNote,
@@ -16,7 +17,7 @@ import {
 	outputLimitReason,
 	PROVIDER_ERROR,
 	watchdogError,
-} from "../prompt.ts";
+} from "../prompt/common.ts";
 
 /** What a backend reports while a child runs (normalized from Pi's session events). */
 export type ChildEvent =

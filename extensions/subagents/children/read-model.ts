@@ -2,7 +2,8 @@
  * The manager's read model as others see it: what it publishes (a visible change, a settled run) and the
  * set of subscribers it publishes to. A subscriber that throws is logged and skipped; the others still hear.
  */
-import type { ChildRecord, SettledResult } from "../domain.ts";
+import type { SettledResult } from "../domain/ledger.ts";
+import type { ChildRecord } from "../domain/records.ts";
 
 /**
  * What the manager publishes to its subscribers: a visible change; a run queued (a spawn, or a new run

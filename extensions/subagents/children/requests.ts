@@ -4,7 +4,8 @@
  */
 import type { ExtensionPolicy } from "../agents/agents.ts";
 import type { RunSteps } from "../checkable/run-steps.ts";
-import type { AfterFailed, ChildRecord, ContextMode, RecordedSpawn, SettledResult } from "../domain.ts";
+import type { SettledResult } from "../domain/ledger.ts";
+import type { AfterFailed, ChildRecord, ContextMode, RecordedSpawn } from "../domain/records.ts";
 
 /** One input of a dependent, once settled: the child and its latest result. */
 export interface HandoverInput {

@@ -11,14 +11,14 @@ import type { ArtifactStore } from "../../shared/store/artifact-store.ts";
 import type { SurfaceBudget } from "../../shared/surfaces.ts";
 import { estimateTokens, utf8Length } from "../../shared/text/tokens.ts";
 import type { HandoverInput } from "../children/requests.ts";
-import { noRoomLine, noRoomUnsavedLine } from "../prompt.ts";
+import { noRoomLine, noRoomUnsavedLine } from "../prompt/common.ts";
 import {
 	inputHeader,
 	inputsIntro,
 	inputWorktreeLine,
 	structuredTooLargeLine,
 	TASK_HEADING,
-} from "../prompt-pipeline.ts";
+} from "../prompt/pipeline.ts";
 import { type BatchInput, type BatchOutput, projectBatch } from "./batch.ts";
 
 /** Share of the child's free window (after its system prompt, tools and answer) its inputs may take. */

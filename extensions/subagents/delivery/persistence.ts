@@ -13,21 +13,14 @@ import { SURFACES } from "../../shared/surfaces.ts";
 import { utf8Length } from "../../shared/text/tokens.ts";
 import { WORKTREES_FOLDER } from "../checkable/spawn-checkable.ts";
 import { readPartialOutput } from "../children/partial-output.ts";
-import type {
-	AfterFailed,
-	ChildRecord,
-	ChildState,
-	ContextMode,
-	DeliveryState,
-	RecordedSpawn,
-	SettledResult,
-} from "../domain.ts";
-import { resultKey } from "../domain.ts";
+import type { DeliveryState, SettledResult } from "../domain/ledger.ts";
+import { resultKey } from "../domain/ledger.ts";
+import type { AfterFailed, ChildRecord, ChildState, ContextMode, RecordedSpawn } from "../domain/records.ts";
+import type { SubagentServices } from "../domain/services.ts";
 import { restoreVerdict } from "../pipeline/graph.ts";
-import { INTERRUPTED_BY_EXIT, interruptedResultText, missingStoredText, NEVER_STARTED } from "../prompt.ts";
-import { NOT_RESTORED, notRestoredText } from "../prompt-pipeline.ts";
-import { damagedRecordsWarning, damagedResultText, damagedWorktreeNote } from "../prompt-records.ts";
-import type { SubagentServices } from "../services.ts";
+import { INTERRUPTED_BY_EXIT, interruptedResultText, missingStoredText, NEVER_STARTED } from "../prompt/common.ts";
+import { NOT_RESTORED, notRestoredText } from "../prompt/pipeline.ts";
+import { damagedRecordsWarning, damagedResultText, damagedWorktreeNote } from "../prompt/records.ts";
 import { checkRecordText, checkWorktreeRecord } from "./record-checks.ts";
 
 /** Session entry written when a run settles. */

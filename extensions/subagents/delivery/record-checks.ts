@@ -10,7 +10,7 @@ import { lstatSync, realpathSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { Compile } from "typebox/compile";
 import { BRANCH_PREFIX, SAFE_NAME } from "../checkable/isolation.ts";
-import type { Worktree } from "../result-extras.ts";
+import type { Worktree } from "../domain/result-extras.ts";
 
 /** A full commit id: SHA-1 (40 hex digits) or SHA-256 (64). */
 const COMMIT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;

@@ -5,9 +5,9 @@
  */
 import { project } from "../../shared/projection/projection.ts";
 import { questionBrief } from "../ask/question.ts";
-import { type ChildRecord, isSettled } from "../domain.ts";
-import { rosterHeader, rosterLine } from "../prompt.ts";
-import { askingNote } from "../prompt-ask.ts";
+import { type ChildRecord, isSettled } from "../domain/records.ts";
+import { askingNote } from "../prompt/ask.ts";
+import { rosterHeader, rosterLine } from "../prompt/common.ts";
 
 /** What the roster needs of the manager's read model. */
 export interface RosterSource {

@@ -17,9 +17,9 @@ import {
 	singleShotMode,
 } from "../../shared/host/pi-host.ts";
 import { ABORT_GRACE_MS, type SubagentManager } from "../children/manager.ts";
-import { type ChildState, isSettled } from "../domain.ts";
-import { SETTLE_INTERRUPTED, settleCutError, settleDeliveryHeader } from "../prompt.ts";
-import type { SubagentServices } from "../services.ts";
+import { type ChildState, isSettled } from "../domain/records.ts";
+import type { SubagentServices } from "../domain/services.ts";
+import { SETTLE_INTERRUPTED, settleCutError, settleDeliveryHeader } from "../prompt/common.ts";
 import { projectOwed, RESULT_MESSAGE_TYPE } from "./delivery.ts";
 import { DELIVERED_ENTRY, type DeliveredEntryData, deliveryProof } from "./persistence.ts";
 

@@ -3,8 +3,8 @@
  * the graph would get a cycle or more stages than allowed, when a waiting child may start or must be skipped,
  * which waiting children a cancel takes with it, and who used a result. Plain data in, plain data out.
  */
-import type { AfterFailed, ChildState } from "../domain.ts";
-import { isSettled } from "../domain.ts";
+import type { AfterFailed, ChildState } from "../domain/records.ts";
+import { isSettled } from "../domain/records.ts";
 
 /** Most stages a chain of waiting children may have (a spawn that would make a longer one is refused). */
 export const MAX_PIPELINE_STAGES = 16;

@@ -3,8 +3,8 @@
  * output kept) like a wait; children that had settled already get one line each.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { isSettled } from "../domain.ts";
-import * as P from "../prompt.ts";
+import { isSettled } from "../domain/records.ts";
+import * as P from "../prompt/common.ts";
 import { type ConsumeDeps, consumeResults } from "./consume.ts";
 import { requireIds, type ToolReturn } from "./reply.ts";
 

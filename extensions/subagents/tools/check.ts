@@ -7,10 +7,10 @@ import { questionView } from "../ask/deliver.ts";
 import { projectBatch } from "../delivery/batch.ts";
 import { batchOptions } from "../delivery/batch-options.ts";
 import { batchDetails } from "../delivery/delivery.ts";
-import { isSettled } from "../domain.ts";
-import * as P from "../prompt.ts";
-import { questionBlock } from "../prompt-ask.ts";
-import type { SubagentServices } from "../services.ts";
+import { isSettled } from "../domain/records.ts";
+import type { SubagentServices } from "../domain/services.ts";
+import { questionBlock } from "../prompt/ask.ts";
+import * as P from "../prompt/common.ts";
 import { reply, requireIds, row, type ToolReturn } from "./reply.ts";
 
 export async function checkTool(

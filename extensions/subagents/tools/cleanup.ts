@@ -5,10 +5,10 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { captureChanges, patchContainedIn, removeWorktree, worktreeExists } from "../checkable/isolation.ts";
-import { type ChildRecord, isSettled, partitionIds } from "../domain.ts";
-import * as P from "../prompt.ts";
-import { CLEANUP_NOTHING, cleanupLine } from "../prompt-checkable.ts";
-import type { SubagentServices } from "../services.ts";
+import { type ChildRecord, isSettled, partitionIds } from "../domain/records.ts";
+import type { SubagentServices } from "../domain/services.ts";
+import { CLEANUP_NOTHING, cleanupLine } from "../prompt/checkable.ts";
+import * as P from "../prompt/common.ts";
 
 export interface CleanupParams {
 	ids: string[];

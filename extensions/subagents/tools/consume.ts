@@ -9,9 +9,10 @@ import { projectBatch } from "../delivery/batch.ts";
 import { batchOptions } from "../delivery/batch-options.ts";
 import { batchDetails, batchInput, claimRelayed, recordArtifacts, relayedLines } from "../delivery/delivery.ts";
 import { deliveryProof } from "../delivery/persistence.ts";
-import { type ChildRow, isSettled, type SettledResult } from "../domain.ts";
-import * as P from "../prompt.ts";
-import type { SubagentServices } from "../services.ts";
+import type { SettledResult } from "../domain/ledger.ts";
+import { type ChildRow, isSettled } from "../domain/records.ts";
+import type { SubagentServices } from "../domain/services.ts";
+import * as P from "../prompt/common.ts";
 import { reply, row, type ToolReturn } from "./reply.ts";
 
 /** What handing out results uses: the children, the configuration and store (projection), the session. */

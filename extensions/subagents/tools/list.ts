@@ -1,10 +1,10 @@
 /** subagent_list's handler: one line per child of this session, with its state. */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { questionBrief } from "../ask/question.ts";
-import { statusGlyph } from "../domain.ts";
-import * as P from "../prompt.ts";
-import { askingNote } from "../prompt-ask.ts";
-import type { SubagentServices } from "../services.ts";
+import { statusGlyph } from "../domain/format.ts";
+import type { SubagentServices } from "../domain/services.ts";
+import { askingNote } from "../prompt/ask.ts";
+import * as P from "../prompt/common.ts";
 import { reply, row, type ToolReturn } from "./reply.ts";
 
 export function listTool(deps: Pick<SubagentServices, "children">, ctx: ExtensionContext): ToolReturn {

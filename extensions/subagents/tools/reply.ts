@@ -3,10 +3,10 @@
  * that names children makes first. Shared by the tool modules.
  */
 import type { SubagentManager } from "../children/manager.ts";
-import { type ChildRecord, type ChildRow, partitionIds } from "../domain.ts";
-import { unknownIdsError } from "../prompt.ts";
-import { ASKING_STATE } from "../prompt-ask.ts";
-import { waitingFor } from "../prompt-pipeline.ts";
+import { type ChildRecord, type ChildRow, partitionIds } from "../domain/records.ts";
+import { ASKING_STATE } from "../prompt/ask.ts";
+import { unknownIdsError } from "../prompt/common.ts";
+import { waitingFor } from "../prompt/pipeline.ts";
 
 export type ToolReturn = { content: Array<{ type: "text"; text: string }>; details: Record<string, unknown> };
 export type OnUpdate = ((partial: ToolReturn) => void) | undefined;

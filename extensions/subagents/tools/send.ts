@@ -3,11 +3,11 @@
  * an earlier process runs again with its own model, tools and framing (resumeSettings).
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { isSettled } from "../domain.ts";
-import * as P from "../prompt.ts";
-import { answeredText, resumedAnswerText } from "../prompt-ask.ts";
-import { OUTPUT_SCHEMA_REMINDER } from "../prompt-checkable.ts";
-import type { SubagentServices } from "../services.ts";
+import { isSettled } from "../domain/records.ts";
+import type { SubagentServices } from "../domain/services.ts";
+import { answeredText, resumedAnswerText } from "../prompt/ask.ts";
+import { OUTPUT_SCHEMA_REMINDER } from "../prompt/checkable.ts";
+import * as P from "../prompt/common.ts";
 import { reply, requireIds, row, type ToolReturn } from "./reply.ts";
 import { arrivalOf, resumeSettings } from "./spawn.ts";
 

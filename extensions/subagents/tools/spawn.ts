@@ -16,19 +16,17 @@ import { isolationFor, prepareCheckable } from "../checkable/spawn-checkable.ts"
 import { boundByParent } from "../children/child-extensions.ts";
 import type { ResumeSettings } from "../children/requests.ts";
 import { childWindow, composeHandover } from "../delivery/handover.ts";
+import { type ModelChoice, type ModelPools, orderChoices, resolveModelSpec } from "../domain/models.ts";
 import {
 	CHILD_TOOL_NAMES,
 	type ChildRecord,
 	type ContextMode,
-	type ModelChoice,
-	type ModelPools,
-	orderChoices,
-	resolveModelSpec,
 	SUBAGENT_TOOL_NAMES,
 	THINKING_LEVELS,
-} from "../domain.ts";
-import * as P from "../prompt.ts";
-import { afterProblemError, BAD_AFTER_ERROR, badAfterFailedError, waitingSpawnText } from "../prompt-pipeline.ts";
+} from "../domain/records.ts";
+import type { SubagentServices } from "../domain/services.ts";
+import * as P from "../prompt/common.ts";
+import { afterProblemError, BAD_AFTER_ERROR, badAfterFailedError, waitingSpawnText } from "../prompt/pipeline.ts";
 import {
 	agentModelFallbackWarning,
 	badCwdError,
@@ -40,8 +38,7 @@ import {
 	noModelError,
 	resumeModelError,
 	unknownAgentError,
-} from "../prompt-spawn.ts";
-import type { SubagentServices } from "../services.ts";
+} from "../prompt/spawn.ts";
 
 import { reply, row, type ToolReturn } from "./reply.ts";
 

@@ -6,9 +6,9 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { clampTimerMs, MAX_TIMER_MS } from "../../shared/host/timers.ts";
 import { takeQuestions } from "../ask/deliver.ts";
 import { questionBrief } from "../ask/question.ts";
-import { isSettled } from "../domain.ts";
-import * as P from "../prompt.ts";
-import { stillAskingLine } from "../prompt-ask.ts";
+import { isSettled } from "../domain/records.ts";
+import { stillAskingLine } from "../prompt/ask.ts";
+import * as P from "../prompt/common.ts";
 import { type ConsumeDeps, consumeResults } from "./consume.ts";
 import { type OnUpdate, reply, requireIds, type ToolReturn } from "./reply.ts";
 

@@ -9,9 +9,9 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { folderTrust, trustCommand, untrustedHint } from "../../shared/host/trust.ts";
 import { project } from "../../shared/projection/projection.ts";
-import type { ChildRecord } from "../domain.ts";
-import { CANCELLED_IN_VIEW } from "../prompt.ts";
-import type { SubagentServices } from "../services.ts";
+import type { ChildRecord } from "../domain/records.ts";
+import type { SubagentServices } from "../domain/services.ts";
+import { CANCELLED_IN_VIEW } from "../prompt/common.ts";
 import { type SendDeps, sendTool } from "../tools/send.ts";
 import { type OtherChild, otherTag } from "./others.ts";
 import { paintFor } from "./render.ts";

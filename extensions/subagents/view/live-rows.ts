@@ -7,8 +7,8 @@
  */
 import type { Component } from "@mariozechner/pi-tui";
 import { Text } from "@mariozechner/pi-tui";
-import type { ChildRow } from "../domain.ts";
-import { type ChildRecord, isSettled, queuePosition } from "../domain.ts";
+import type { ChildRow } from "../domain/records.ts";
+import { type ChildRecord, isSettled, queuePosition } from "../domain/records.ts";
 import { type Paint, resultText } from "./render.ts";
 
 /** The children as the manager knows them now (undefined before the first event of a session). */

@@ -7,7 +7,7 @@
  */
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { sanitizeLine } from "../../shared/text/sanitize.ts";
-import type { ChildRecord, ChildState } from "../domain.ts";
+import type { ChildRecord, ChildState } from "../domain/records.ts";
 import type { Paint } from "./render.ts";
 
 /** What the view needs of a home: its key, its session's name, its children, a way to cancel one. */

@@ -5,14 +5,8 @@
  */
 import { Box, type Component, Text, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
 import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
-import {
-	type ChildRecord,
-	type ChildRow,
-	type ChildState,
-	formatCount,
-	formatDuration,
-	statusGlyph,
-} from "../domain.ts";
+import { formatCount, formatDuration, statusGlyph } from "../domain/format.ts";
+import type { ChildRecord, ChildRow, ChildState } from "../domain/records.ts";
 
 /** Colour function: Pi's theme.fg, or identity in tests. */
 export type Paint = (color: string, text: string) => string;

@@ -16,8 +16,9 @@ import {
 } from "@mariozechner/pi-tui";
 import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
 import { questionBrief } from "../ask/question.ts";
-import { type ChildRecord, formatCount, formatDuration, isSettled, queuePosition, statusGlyph } from "../domain.ts";
-import { ASKING_STATE, askingViewLine } from "../prompt-ask.ts";
+import { formatCount, formatDuration, statusGlyph } from "../domain/format.ts";
+import { type ChildRecord, isSettled, queuePosition } from "../domain/records.ts";
+import { ASKING_STATE, askingViewLine } from "../prompt/ask.ts";
 import { type OtherChild, otherTag } from "./others.ts";
 import type { Paint } from "./render.ts";
 import type { TranscriptItem, TranscriptState } from "./transcript.ts";

@@ -5,7 +5,7 @@
  * module's own: it starts with the first active child and stops when none is left, or at shutdown.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { ChildRecord } from "../domain.ts";
+import type { ChildRecord } from "../domain/records.ts";
 import { type OtherChild, othersWidgetLine } from "./others.ts";
 import { paintFor, statusText, widgetLines } from "./render.ts";
 

@@ -4,11 +4,13 @@
  * prompt.ts, which holds the wording every tool shares; pinned by test/unit/subagents-*.test.ts.
  */
 
-import { project } from "../shared/projection/projection.ts";
-import { SURFACES } from "../shared/surfaces.ts";
-import { utf8ByteLength } from "../shared/text/utf8.ts";
-import { type ChildRecord, formatCount, type ModelFailure, plural } from "./domain.ts";
-import { label, TOOL_TEXT } from "./prompt.ts";
+import { project } from "../../shared/projection/projection.ts";
+import { SURFACES } from "../../shared/surfaces.ts";
+import { utf8ByteLength } from "../../shared/text/utf8.ts";
+import { formatCount, plural } from "../domain/format.ts";
+import type { ModelFailure } from "../domain/models.ts";
+import type { ChildRecord } from "../domain/records.ts";
+import { label, TOOL_TEXT } from "./common.ts";
 
 /** An inline list: items joined by commas, then "… and N more" (the projection's list mode). */
 const INLINE_LIST = { separator: ", ", markerSeparator: " " } as const;

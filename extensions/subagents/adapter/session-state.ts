@@ -4,10 +4,10 @@
  * a SessionState; the parts get its read-only `services`.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { ExtensionHost } from "../shared/host/bootstrap.ts";
-import { DEFAULT_CONFIG } from "../shared/host/config.ts";
-import type { ArtifactStore } from "../shared/store/artifact-store.ts";
-import { agentLoader } from "./agents/loader.ts";
+import type { ExtensionHost } from "../../shared/host/bootstrap.ts";
+import { DEFAULT_CONFIG } from "../../shared/host/config.ts";
+import type { ArtifactStore } from "../../shared/store/artifact-store.ts";
+import { agentLoader } from "../agents/loader.ts";
 import {
 	createSessionHome,
 	type EntrySink,
@@ -15,10 +15,10 @@ import {
 	sessionHomes,
 	sessionKey,
 	sessionNameOf,
-} from "./children/home.ts";
-import type { SubagentManager } from "./children/manager.ts";
-import { createSessionChildren } from "./children/session.ts";
-import type { SubagentServices } from "./services.ts";
+} from "../children/home.ts";
+import type { SubagentManager } from "../children/manager.ts";
+import { createSessionChildren } from "../children/session.ts";
+import type { SubagentServices } from "../domain/services.ts";
 
 /** The adapter's side of the services: the only writer of what they read. */
 /**

@@ -5,7 +5,8 @@
  * structured children in prompt-checkable.ts. Pinned by tests.
  */
 
-import { type ChildRecord, formatCount, formatDuration, plural, queuePosition } from "./domain.ts";
+import { formatCount, formatDuration, plural } from "../domain/format.ts";
+import { type ChildRecord, queuePosition } from "../domain/records.ts";
 
 export const TOOL_TEXT = {
 	spawn: {

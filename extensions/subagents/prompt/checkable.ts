@@ -4,13 +4,14 @@
  * prompt.ts, which holds the wording every tool shares; pinned by test/unit/subagents-*.test.ts.
  */
 
-import { project } from "../shared/projection/projection.ts";
-import { SURFACES } from "../shared/surfaces.ts";
-import { shortHash } from "../shared/text/format.ts";
-import { stripControls } from "../shared/text/sanitize.ts";
-import { utf8ByteLength } from "../shared/text/utf8.ts";
-import { type ChildRecord, formatCount, plural } from "./domain.ts";
-import { label } from "./prompt.ts";
+import { project } from "../../shared/projection/projection.ts";
+import { SURFACES } from "../../shared/surfaces.ts";
+import { shortHash } from "../../shared/text/format.ts";
+import { stripControls } from "../../shared/text/sanitize.ts";
+import { utf8ByteLength } from "../../shared/text/utf8.ts";
+import { formatCount, plural } from "../domain/format.ts";
+import type { ChildRecord } from "../domain/records.ts";
+import { label } from "./common.ts";
 
 /** Hex digits of a commit id as the results show it (as git log --abbrev=12 would). */
 const COMMIT_ID_HEX = 12;

@@ -2,8 +2,8 @@
  * Model-facing wording of pipelines (`after`): the spawn parameters, errors at spawn, why a child was
  * skipped, how its inputs are introduced in its task, and the one line a relayed result takes in the parent.
  */
-import type { ChildRecord, ChildState } from "./domain.ts";
-import type { AfterProblem, FailedInput, NotRestorable } from "./pipeline/graph.ts";
+import type { ChildRecord, ChildState } from "../domain/records.ts";
+import type { AfterProblem, FailedInput, NotRestorable } from "../pipeline/graph.ts";
 
 /** subagent_spawn's `after` and `after_failed` parameters (terse: every request carries them). */
 export const SPAWN_AFTER_PARAM = "Start after these children (ids or names) settle; their results open its task";

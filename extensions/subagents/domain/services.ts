@@ -6,10 +6,10 @@
  * closing flag, and this session's manager (made on first use, dropped at shutdown).
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { HeadroomConfig } from "../shared/host/config.ts";
-import type { ArtifactStore } from "../shared/store/artifact-store.ts";
-import type { AgentCatalogSnapshot } from "./agents/agent-files.ts";
-import type { SubagentManager } from "./children/manager.ts";
+import type { HeadroomConfig } from "../../shared/host/config.ts";
+import type { ArtifactStore } from "../../shared/store/artifact-store.ts";
+import type { AgentCatalogSnapshot } from "../agents/agent-files.ts";
+import type { SubagentManager } from "../children/manager.ts";
 
 export interface SubagentServices {
 	/** 0 for the top-level agent, n for a child n levels down. */
