@@ -3662,15 +3662,15 @@ function composition(input) {
   const tokens = new Map(SOURCES.map((s) => [s, 0]));
   const counts = new Map(SOURCES.map((s) => [s, 0]));
   let schemas = "";
-  for (const tool of input.tools) {
+  for (const tool2 of input.tools) {
     try {
-      schemas += `${tool.name}
-${tool.description ?? ""}
-${JSON.stringify(tool.parameters ?? {})}
+      schemas += `${tool2.name}
+${tool2.description ?? ""}
+${JSON.stringify(tool2.parameters ?? {})}
 `;
     } catch {
-      schemas += `${tool.name}
-${tool.description ?? ""}
+      schemas += `${tool2.name}
+${tool2.description ?? ""}
 `;
     }
   }
@@ -3728,7 +3728,7 @@ function sessionArtifactPaths(entries) {
 }
 function keptOut(entries, artifacts) {
   const zero = { count: 0, fullBytes: 0, shownBytes: 0, fullTokens: 0, shownTokens: 0, keptOutTokens: 0 };
-  const tool = { extension: "tool-artifacts", ...zero };
+  const tool2 = { extension: "tool-artifacts", ...zero };
   const sub = { extension: "subagents", ...zero };
   const hand = { extension: "handoff", ...zero, fullBytes: void 0 };
   const trim = { extension: "context-trim", ...zero, fullBytes: void 0 };
@@ -3753,9 +3753,9 @@ function keptOut(entries, artifacts) {
       }
       const stored = artifactsOf(m.details);
       if (m.role === "toolResult" && stored.length > 0) {
-        tool.count++;
-        tool.fullBytes = (tool.fullBytes ?? 0) + stored.reduce((sum, p) => sum + (artifacts.get(p)?.bytes ?? 0), 0);
-        tool.shownBytes += utf8ByteLength(sizedText(m.content));
+        tool2.count++;
+        tool2.fullBytes = (tool2.fullBytes ?? 0) + stored.reduce((sum, p) => sum + (artifacts.get(p)?.bytes ?? 0), 0);
+        tool2.shownBytes += utf8ByteLength(sizedText(m.content));
       }
     } else if (e.type === "compaction") {
       const d = e.details;
@@ -3767,7 +3767,7 @@ function keptOut(entries, artifacts) {
       hand.shownTokens += estimateTokens(summary);
     }
   }
-  for (const k of [tool, sub]) {
+  for (const k of [tool2, sub]) {
     k.fullTokens = estimateTokensFromBytes(k.fullBytes ?? 0);
     k.shownTokens = estimateTokensFromBytes(k.shownBytes);
   }
@@ -3776,8 +3776,8 @@ function keptOut(entries, artifacts) {
     trim.shownTokens = trim.latestTrim.tokensAfter;
     trim.shownBytes = trim.latestTrim.shortenedToBytes;
   }
-  for (const k of [tool, sub, hand, trim]) k.keptOutTokens = Math.max(0, k.fullTokens - k.shownTokens);
-  return [tool, sub, hand, trim];
+  for (const k of [tool2, sub, hand, trim]) k.keptOutTokens = Math.max(0, k.fullTokens - k.shownTokens);
+  return [tool2, sub, hand, trim];
 }
 function buildLedger(input) {
   const { sources, basis } = composition(input);
@@ -4223,8 +4223,8 @@ function messageTokensUpperBound(message) {
   }
   return tokens;
 }
-function toolDeclarationTokens(tool) {
-  const t = isObject4(tool) ? tool : {};
+function toolDeclarationTokens(tool2) {
+  const t = isObject4(tool2) ? tool2 : {};
   const definition = { name: t.name, description: t.description, parameters: t.parameters };
   return TOOL_DEFINITION_OVERHEAD_TOKENS + estimateTokens(argumentsJson(definition));
 }
@@ -4241,10 +4241,10 @@ function systemMessageTokens(message) {
       tokens += estimateTokens(name) + (typeof value === "string" ? estimateTokens(value) : 1);
     }
   }
-  if (Array.isArray(message.toolsAdded)) for (const tool of message.toolsAdded) tokens += toolDeclarationTokens(tool);
+  if (Array.isArray(message.toolsAdded)) for (const tool2 of message.toolsAdded) tokens += toolDeclarationTokens(tool2);
   if (Array.isArray(message.toolsRemoved)) {
-    for (const tool of message.toolsRemoved)
-      tokens += MESSAGE_OVERHEAD_TOKENS + estimateTokens(String(isObject4(tool) ? tool.name : tool));
+    for (const tool2 of message.toolsRemoved)
+      tokens += MESSAGE_OVERHEAD_TOKENS + estimateTokens(String(isObject4(tool2) ? tool2.name : tool2));
   }
   return tokens;
 }
@@ -6843,9 +6843,9 @@ function contextTrim(pi) {
     if (key !== tools.key) {
       const wanted = new Set(active);
       let tokens = 0;
-      for (const tool of pi.getAllTools()) {
-        if (!wanted.has(tool.name)) continue;
-        tokens += toolDeclarationTokens(tool);
+      for (const tool2 of pi.getAllTools()) {
+        if (!wanted.has(tool2.name)) continue;
+        tokens += toolDeclarationTokens(tool2);
       }
       tools = { key, tokens };
     }
@@ -7080,8 +7080,8 @@ function parseWorkerMessage(message, timeoutMs = RECALL_SEARCH_TIMEOUT_MS) {
   if (m && m.ok === false && m.code === "unreadable") {
     return { ok: false, code: "unreadable", errno: typeof m.errno === "string" ? m.errno : void 0 };
   }
-  const valid = m?.ok === true && Array.isArray(m.rows) && m.rows.every((row2) => typeof row2 === "string") && typeof m.matches === "number" && typeof m.capped === "boolean" && typeof m.total === "number" && typeof m.lastMatch === "number" && (m.longLines === void 0 || typeof m.longLines === "number");
-  if (!valid) return { ok: false, code: "failed" };
+  const valid2 = m?.ok === true && Array.isArray(m.rows) && m.rows.every((row2) => typeof row2 === "string") && typeof m.matches === "number" && typeof m.capped === "boolean" && typeof m.total === "number" && typeof m.lastMatch === "number" && (m.longLines === void 0 || typeof m.longLines === "number");
+  if (!valid2) return { ok: false, code: "failed" };
   return {
     ok: true,
     rows: m.rows,
@@ -7160,16 +7160,16 @@ var init_search_worker = __esm({
 });
 
 // extensions/tool-artifacts/prompt.ts
-function stubHeader(id, tool, bytes, lines, lastLineEmpty) {
+function stubHeader(id, tool2, bytes, lines, lastLineEmpty) {
   const empty = lastLineEmpty ? ` ${LAST_LINE_EMPTY}` : "";
-  return `[Artifact ${id} | ${tool} | ${counted(bytes, "byte", "bytes")}, ${counted(lines, "line", "lines")}${empty}]`;
+  return `[Artifact ${id} | ${tool2} | ${counted(bytes, "byte", "bytes")}, ${counted(lines, "line", "lines")}${empty}]`;
 }
 function stubFooter(path, id) {
   return `[Full output stored: ${path} \u2014 page it with read (offset/limit) or search it with ${RECALL_TOOL_NAME}("${id}")]`;
 }
-function unstoredStubHeader(tool, bytes, lines, lastLineEmpty) {
+function unstoredStubHeader(tool2, bytes, lines, lastLineEmpty) {
   const empty = lastLineEmpty ? ` ${LAST_LINE_EMPTY}` : "";
-  return `[Tool output NOT stored | ${tool} | ${counted(bytes, "byte", "bytes")}, ${counted(lines, "line", "lines")}${empty}]`;
+  return `[Tool output NOT stored | ${tool2} | ${counted(bytes, "byte", "bytes")}, ${counted(lines, "line", "lines")}${empty}]`;
 }
 function unstoredStubFooter(reason, fullOutputFile) {
   const why = `[Full output NOT stored (the artifact store failed: ${sanitizeReason(reason)})`;
@@ -7771,8 +7771,8 @@ function cutOutputBytes(details) {
   const t = truncation;
   return t.truncated === true && typeof t.totalBytes === "number" && Number.isFinite(t.totalBytes) ? t.totalBytes : 0;
 }
-function thresholdFor(tool, config) {
-  const own = Object.hasOwn(config.perTool, tool) ? config.perTool[tool] : void 0;
+function thresholdFor(tool2, config) {
+  const own = Object.hasOwn(config.perTool, tool2) ? config.perTool[tool2] : void 0;
   return own === void 0 ? config.thresholdChars : own;
 }
 async function completeOutput(fact, text, store) {
@@ -8430,8 +8430,8 @@ function toolArtifacts(pi) {
     }),
     async execute(_toolCallId, params, signal, _onUpdate, ctx) {
       const { store: st } = setup(ctx);
-      const valid = validateRecall(params);
-      if (!valid.ok) throw new Error(valid.error);
+      const valid2 = validateRecall(params);
+      if (!valid2.ok) throw new Error(valid2.error);
       const id = params.id.trim().toLowerCase();
       const resolved = resolveForRecall(st, id);
       if (!resolved.ok) throw new Error(resolved.error);
@@ -8475,6 +8475,154 @@ var init_tool_artifacts = __esm({
     init_recall();
     init_summary();
     init_turn();
+  }
+});
+
+// extensions/shared/text/sanitize.ts
+function csiEnd(text, i) {
+  let j = i;
+  while (j < text.length) {
+    const c = text.charCodeAt(j);
+    if (c >= 48 && c <= 63) j++;
+    else break;
+  }
+  while (j < text.length) {
+    const c = text.charCodeAt(j);
+    if (c >= 32 && c <= 47) j++;
+    else break;
+  }
+  if (j < text.length) {
+    const c = text.charCodeAt(j);
+    if (c >= 64 && c <= 126) return j + 1;
+  }
+  return j;
+}
+function stringEnd(text, i) {
+  for (let j = i; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === BEL || c === C1_ST) return j + 1;
+    if (c === ESC2) {
+      if (text.charCodeAt(j + 1) === 92) return j + 2;
+      return j;
+    }
+    if (c === 10 || c === 13) return j;
+  }
+  return text.length;
+}
+function escapeEnd(text, i) {
+  const next = text.charCodeAt(i + 1);
+  if (Number.isNaN(next)) return i + 1;
+  if (next === 91) return csiEnd(text, i + 2);
+  if (next === 93 || next === 80 || next === 88 || next === 94 || next === 95) return stringEnd(text, i + 2);
+  let j = i + 1;
+  while (j < text.length && text.charCodeAt(j) >= 32 && text.charCodeAt(j) <= 47) j++;
+  if (j < text.length) {
+    const c = text.charCodeAt(j);
+    if (c >= 48 && c <= 126) return j + 1;
+  }
+  return j;
+}
+function isBidiControl(code2) {
+  return code2 >= 8234 && code2 <= 8238 || code2 >= 8294 && code2 <= 8297 || code2 === 8206 || code2 === 8207;
+}
+function stripControls(text) {
+  let out = "";
+  let start = 0;
+  const flush = (end) => {
+    if (end > start) out += text.slice(start, end);
+  };
+  for (let i = 0; i < text.length; ) {
+    const c = text.charCodeAt(i);
+    if (c >= 32 && c < 127) {
+      i++;
+      continue;
+    }
+    if (c === 10 || c === 9) {
+      i++;
+      continue;
+    }
+    if (c >= 160 && !(c >= 55296 && c <= 57343) && !isBidiControl(c)) {
+      i++;
+      continue;
+    }
+    flush(i);
+    let next = i + 1;
+    if (c === ESC2) next = escapeEnd(text, i);
+    else if (c === C1_CSI) next = csiEnd(text, i + 1);
+    else if (c === C1_OSC || c === C1_DCS || c === C1_SOS || c === C1_PM || c === C1_APC) next = stringEnd(text, i + 1);
+    else if (c === 13) {
+      if (text.charCodeAt(i + 1) !== 10) out += "\n";
+    } else if (c >= 55296 && c <= 56319 && i + 1 < text.length) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 56320 && low <= 57343) {
+        out += text.slice(i, i + 2);
+        next = i + 2;
+      } else out += "\uFFFD";
+    } else if (c >= 55296 && c <= 57343) out += "\uFFFD";
+    i = Math.max(next, i + 1);
+    start = i;
+  }
+  flush(text.length);
+  return out;
+}
+function isWideCodePoint(cp) {
+  return cp >= 4352 && cp <= 4447 || cp >= 11904 && cp <= 12350 || cp >= 12353 && cp <= 13311 || cp >= 13312 && cp <= 19903 || cp >= 19968 && cp <= 40959 || cp >= 40960 && cp <= 42191 || cp >= 44032 && cp <= 55203 || cp >= 63744 && cp <= 64255 || cp >= 65072 && cp <= 65103 || cp >= 65280 && cp <= 65376 || cp >= 65504 && cp <= 65510 || cp >= 127744 && cp <= 128591 || cp >= 129280 && cp <= 129535 || cp >= 131072 && cp <= 262141;
+}
+function graphemes(line) {
+  segmenter ??= new Intl.Segmenter(void 0, { granularity: "grapheme" });
+  const it = segmenter.segment(line);
+  return {
+    *[Symbol.iterator]() {
+      for (const s of it) yield s.segment;
+    }
+  };
+}
+function expandTabs(line, widthOf, tabStop) {
+  if (!line.includes("	")) return line;
+  let out = "";
+  let column = 0;
+  for (const g of graphemes(line)) {
+    if (g === "	") {
+      const spaces = tabStop - column % tabStop;
+      out += " ".repeat(spaces);
+      column += spaces;
+    } else {
+      out += g;
+      column += widthOf(g);
+    }
+  }
+  return out;
+}
+function sanitizeTerminalText(text, options = {}) {
+  const widthOf = options.widthOf ?? approximateWidth;
+  const tabStop = Math.max(1, Math.floor(options.tabStop ?? TAB_STOP_COLUMNS));
+  const clean2 = stripControls(typeof text === "string" ? text : String(text));
+  const lines = clean2.split("\n").map((line) => expandTabs(line, widthOf, tabStop));
+  if (options.multiline === false) return lines.filter((l, i) => l.length > 0 || i === 0).join(" ");
+  return lines.join("\n");
+}
+function sanitizeLine(text, options = {}) {
+  return sanitizeTerminalText(text, { ...options, multiline: false });
+}
+var TAB_STOP_COLUMNS, ESC2, BEL, C1_CSI, C1_OSC, C1_DCS, C1_SOS, C1_PM, C1_APC, C1_ST, ZERO_WIDTH, approximateWidth, segmenter;
+var init_sanitize = __esm({
+  "extensions/shared/text/sanitize.ts"() {
+    "use strict";
+    TAB_STOP_COLUMNS = 8;
+    ESC2 = 27;
+    BEL = 7;
+    C1_CSI = 155;
+    C1_OSC = 157;
+    C1_DCS = 144;
+    C1_SOS = 152;
+    C1_PM = 158;
+    C1_APC = 159;
+    C1_ST = 156;
+    ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]+$/u;
+    approximateWidth = (grapheme) => {
+      if (grapheme.length === 0 || ZERO_WIDTH.test(grapheme)) return 0;
+      return isWideCodePoint(grapheme.codePointAt(0) ?? 0) ? 2 : 1;
+    };
   }
 });
 
@@ -8872,154 +9020,6 @@ var init_common = __esm({
     INTERRUPTED_BY_SHUTDOWN = "the parent session shut down or reloaded while the child was running";
     SETTLE_INTERRUPTED = "the single-shot run was interrupted (Ctrl-C) while it waited for the child";
     ROSTER_MESSAGE_TYPE = "subagent-roster";
-  }
-});
-
-// extensions/shared/text/sanitize.ts
-function csiEnd(text, i) {
-  let j = i;
-  while (j < text.length) {
-    const c = text.charCodeAt(j);
-    if (c >= 48 && c <= 63) j++;
-    else break;
-  }
-  while (j < text.length) {
-    const c = text.charCodeAt(j);
-    if (c >= 32 && c <= 47) j++;
-    else break;
-  }
-  if (j < text.length) {
-    const c = text.charCodeAt(j);
-    if (c >= 64 && c <= 126) return j + 1;
-  }
-  return j;
-}
-function stringEnd(text, i) {
-  for (let j = i; j < text.length; j++) {
-    const c = text.charCodeAt(j);
-    if (c === BEL || c === C1_ST) return j + 1;
-    if (c === ESC2) {
-      if (text.charCodeAt(j + 1) === 92) return j + 2;
-      return j;
-    }
-    if (c === 10 || c === 13) return j;
-  }
-  return text.length;
-}
-function escapeEnd(text, i) {
-  const next = text.charCodeAt(i + 1);
-  if (Number.isNaN(next)) return i + 1;
-  if (next === 91) return csiEnd(text, i + 2);
-  if (next === 93 || next === 80 || next === 88 || next === 94 || next === 95) return stringEnd(text, i + 2);
-  let j = i + 1;
-  while (j < text.length && text.charCodeAt(j) >= 32 && text.charCodeAt(j) <= 47) j++;
-  if (j < text.length) {
-    const c = text.charCodeAt(j);
-    if (c >= 48 && c <= 126) return j + 1;
-  }
-  return j;
-}
-function isBidiControl(code2) {
-  return code2 >= 8234 && code2 <= 8238 || code2 >= 8294 && code2 <= 8297 || code2 === 8206 || code2 === 8207;
-}
-function stripControls(text) {
-  let out = "";
-  let start = 0;
-  const flush = (end) => {
-    if (end > start) out += text.slice(start, end);
-  };
-  for (let i = 0; i < text.length; ) {
-    const c = text.charCodeAt(i);
-    if (c >= 32 && c < 127) {
-      i++;
-      continue;
-    }
-    if (c === 10 || c === 9) {
-      i++;
-      continue;
-    }
-    if (c >= 160 && !(c >= 55296 && c <= 57343) && !isBidiControl(c)) {
-      i++;
-      continue;
-    }
-    flush(i);
-    let next = i + 1;
-    if (c === ESC2) next = escapeEnd(text, i);
-    else if (c === C1_CSI) next = csiEnd(text, i + 1);
-    else if (c === C1_OSC || c === C1_DCS || c === C1_SOS || c === C1_PM || c === C1_APC) next = stringEnd(text, i + 1);
-    else if (c === 13) {
-      if (text.charCodeAt(i + 1) !== 10) out += "\n";
-    } else if (c >= 55296 && c <= 56319 && i + 1 < text.length) {
-      const low = text.charCodeAt(i + 1);
-      if (low >= 56320 && low <= 57343) {
-        out += text.slice(i, i + 2);
-        next = i + 2;
-      } else out += "\uFFFD";
-    } else if (c >= 55296 && c <= 57343) out += "\uFFFD";
-    i = Math.max(next, i + 1);
-    start = i;
-  }
-  flush(text.length);
-  return out;
-}
-function isWideCodePoint(cp) {
-  return cp >= 4352 && cp <= 4447 || cp >= 11904 && cp <= 12350 || cp >= 12353 && cp <= 13311 || cp >= 13312 && cp <= 19903 || cp >= 19968 && cp <= 40959 || cp >= 40960 && cp <= 42191 || cp >= 44032 && cp <= 55203 || cp >= 63744 && cp <= 64255 || cp >= 65072 && cp <= 65103 || cp >= 65280 && cp <= 65376 || cp >= 65504 && cp <= 65510 || cp >= 127744 && cp <= 128591 || cp >= 129280 && cp <= 129535 || cp >= 131072 && cp <= 262141;
-}
-function graphemes(line) {
-  segmenter ??= new Intl.Segmenter(void 0, { granularity: "grapheme" });
-  const it = segmenter.segment(line);
-  return {
-    *[Symbol.iterator]() {
-      for (const s of it) yield s.segment;
-    }
-  };
-}
-function expandTabs(line, widthOf, tabStop) {
-  if (!line.includes("	")) return line;
-  let out = "";
-  let column = 0;
-  for (const g of graphemes(line)) {
-    if (g === "	") {
-      const spaces = tabStop - column % tabStop;
-      out += " ".repeat(spaces);
-      column += spaces;
-    } else {
-      out += g;
-      column += widthOf(g);
-    }
-  }
-  return out;
-}
-function sanitizeTerminalText(text, options = {}) {
-  const widthOf = options.widthOf ?? approximateWidth;
-  const tabStop = Math.max(1, Math.floor(options.tabStop ?? TAB_STOP_COLUMNS));
-  const clean2 = stripControls(typeof text === "string" ? text : String(text));
-  const lines = clean2.split("\n").map((line) => expandTabs(line, widthOf, tabStop));
-  if (options.multiline === false) return lines.filter((l, i) => l.length > 0 || i === 0).join(" ");
-  return lines.join("\n");
-}
-function sanitizeLine(text, options = {}) {
-  return sanitizeTerminalText(text, { ...options, multiline: false });
-}
-var TAB_STOP_COLUMNS, ESC2, BEL, C1_CSI, C1_OSC, C1_DCS, C1_SOS, C1_PM, C1_APC, C1_ST, ZERO_WIDTH, approximateWidth, segmenter;
-var init_sanitize = __esm({
-  "extensions/shared/text/sanitize.ts"() {
-    "use strict";
-    TAB_STOP_COLUMNS = 8;
-    ESC2 = 27;
-    BEL = 7;
-    C1_CSI = 155;
-    C1_OSC = 157;
-    C1_DCS = 144;
-    C1_SOS = 152;
-    C1_PM = 158;
-    C1_APC = 159;
-    C1_ST = 156;
-    ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]+$/u;
-    approximateWidth = (grapheme) => {
-      if (grapheme.length === 0 || ZERO_WIDTH.test(grapheme)) return 0;
-      return isWideCodePoint(grapheme.codePointAt(0) ?? 0) ? 2 : 1;
-    };
   }
 });
 
@@ -9663,274 +9663,6 @@ var init_agents = __esm({
   }
 });
 
-// extensions/subagents/agents/agent-files.ts
-function isDirectory(path) {
-  try {
-    return (0, import_node_fs9.statSync)(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-function readNoFollow(file) {
-  const fd = (0, import_node_fs9.openSync)(file, import_node_fs9.constants.O_RDONLY | (import_node_fs9.constants.O_NOFOLLOW ?? 0) | (import_node_fs9.constants.O_NONBLOCK ?? 0));
-  try {
-    if (!(0, import_node_fs9.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
-    return (0, import_node_fs9.readFileSync)(fd, "utf8");
-  } finally {
-    (0, import_node_fs9.closeSync)(fd);
-  }
-}
-function safeHome() {
-  try {
-    return (0, import_node_os.homedir)();
-  } catch {
-    return "/";
-  }
-}
-var import_node_fs9, import_node_os, import_node_path9, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
-var init_agent_files = __esm({
-  "extensions/subagents/agents/agent-files.ts"() {
-    "use strict";
-    import_node_fs9 = require("node:fs");
-    import_node_os = require("node:os");
-    import_node_path9 = require("node:path");
-    init_trust();
-    init_agents();
-    MAX_AGENT_FILES_PER_DIR = 200;
-    AgentCatalog = class {
-      constructor(parseFrontmatter2) {
-        this.parseFrontmatter = parseFrontmatter2;
-      }
-      parseFrontmatter;
-      cache = /* @__PURE__ */ new Map();
-      /** The agents now on disk. Never throws. */
-      load(options) {
-        const home = (0, import_node_path9.resolve)(options.home ?? safeHome());
-        const warnings = [];
-        const folders = [];
-        const definitions = [...BUILT_IN_AGENTS];
-        const seen = /* @__PURE__ */ new Set();
-        const root = (0, import_node_path9.resolve)(options.projectRoot ?? projectRoot(options.cwd));
-        const add = (source, dir, trusted) => {
-          if (!dir) return;
-          const exists2 = isDirectory(dir);
-          folders.push({ source, dir, exists: exists2, read: exists2 && trusted });
-          if (!exists2) return;
-          if (!trusted) {
-            warnings.push(`${dir}: ignored: ${options.untrustedHint ?? "this project is not trusted"}`);
-            return;
-          }
-          const projectFolder = source === "project" || source === "claude-project";
-          const unsafeDir = projectFolder ? safeProjectPath(dir, root) : void 0;
-          if (unsafeDir) {
-            warnings.push(`${unsafeDir}; the folder's agents are ignored`);
-            return;
-          }
-          for (const file of this.listFiles(dir, warnings)) {
-            seen.add(file);
-            const parsed = this.readFile(file, source, projectFolder ? root : void 0);
-            warnings.push(...parsed.warnings);
-            if (parsed.agent) definitions.push(parsed.agent);
-          }
-        };
-        add("user", (0, import_node_path9.join)(options.agentDir, "agents"), true);
-        if (options.claudeAgents) add("claude-user", (0, import_node_path9.join)(home, ".claude", "agents"), true);
-        if (options.claudeAgents)
-          add(
-            "claude-project",
-            findProjectFolder(options.cwd, (0, import_node_path9.join)(".claude", "agents"), root, home),
-            options.projectTrusted
-          );
-        add("project", findProjectFolder(options.cwd, (0, import_node_path9.join)(".pi", "agents"), root, home), options.projectTrusted);
-        const agents = mergeAgents(definitions);
-        for (const agent of agents) {
-          if (!agent.overrides || agent.source !== "project" && agent.source !== "claude-project") continue;
-          const replaced = agent.overrides.file ? `${agent.overrides.source} ${agent.overrides.file}` : "the built-in";
-          warnings.push(`${agent.file}: agent "${agent.name}" of this project overrides ${replaced} ${agent.name}`);
-        }
-        for (const file of this.cache.keys()) if (!seen.has(file)) this.cache.delete(file);
-        return { agents, warnings, folders };
-      }
-      listFiles(dir, warnings) {
-        let names;
-        try {
-          names = (0, import_node_fs9.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
-        } catch (error) {
-          warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
-          return [];
-        }
-        names.sort();
-        if (names.length > MAX_AGENT_FILES_PER_DIR) {
-          warnings.push(`${dir}: ${names.length} agent files; only the first ${MAX_AGENT_FILES_PER_DIR} are read`);
-          names = names.slice(0, MAX_AGENT_FILES_PER_DIR);
-        }
-        return names.map((n2) => (0, import_node_path9.join)(dir, n2));
-      }
-      /** One file; `root` set for a project file, which must be safe (no symlink, owned by the user) up from it. */
-      readFile(file, source, root) {
-        let size;
-        let mtimeMs;
-        if (root) {
-          const unsafe = safeProjectPath(file, root);
-          if (unsafe) return { warnings: [`${unsafe}; skipped`] };
-        }
-        try {
-          const st = (0, import_node_fs9.statSync)(file);
-          if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
-          size = st.size;
-          mtimeMs = st.mtimeMs;
-        } catch (error) {
-          return {
-            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
-          };
-        }
-        if (size > MAX_AGENT_FILE_BYTES)
-          return { warnings: [`${file}: larger than ${MAX_AGENT_FILE_BYTES} bytes; skipped`] };
-        const cached = this.cache.get(file);
-        if (cached && cached.size === size && cached.mtimeMs === mtimeMs && cached.source === source) {
-          return cached.parsed;
-        }
-        let text;
-        try {
-          text = root ? readNoFollow(file) : (0, import_node_fs9.readFileSync)(file, "utf8");
-        } catch (error) {
-          return {
-            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
-          };
-        }
-        const parsed = parseAgentFile(text, { file, source, parseFrontmatter: this.parseFrontmatter });
-        this.cache.set(file, { size, mtimeMs, source, parsed });
-        return parsed;
-      }
-    };
-  }
-});
-
-// extensions/subagents/agents/loader.ts
-function agentLoader(settings) {
-  let catalog;
-  return (ctx) => {
-    catalog ??= new AgentCatalog(import_pi_coding_agent4.parseFrontmatter);
-    const agentDir = settings.agentDir();
-    const cwd = ctx?.cwd ?? process.cwd();
-    const trust = ctx ? folderTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" };
-    const snapshot2 = catalog.load({
-      agentDir,
-      cwd,
-      projectTrusted: trust.trusted,
-      untrustedHint: untrustedHint(trust),
-      projectRoot: projectRoot(cwd, trust.path),
-      claudeAgents: settings.config().subagents.claudeAgents
-    });
-    for (const warning of unseenConfigWarnings(snapshot2.warnings)) tellPerson(ctx, configWarning(warning));
-    return snapshot2;
-  };
-}
-var import_pi_coding_agent4;
-var init_loader = __esm({
-  "extensions/subagents/agents/loader.ts"() {
-    "use strict";
-    import_pi_coding_agent4 = require("@mariozechner/pi-coding-agent");
-    init_bootstrap();
-    init_config();
-    init_trust();
-    init_common();
-    init_agent_files();
-  }
-});
-
-// extensions/subagents/children/home.ts
-function sessionHomes() {
-  const g = globalThis;
-  g[HOMES] ??= /* @__PURE__ */ new Map();
-  return g[HOMES];
-}
-function sessionKey(ctx) {
-  let file;
-  try {
-    file = ctx.sessionManager.getSessionFile();
-  } catch {
-    file = void 0;
-  }
-  if (file) return file;
-  try {
-    return `id:${ctx.sessionManager.getSessionId()}`;
-  } catch {
-    return "id:?";
-  }
-}
-function sessionNameOf(ctx) {
-  try {
-    return ctx.sessionManager.getSessionName?.() || void 0;
-  } catch {
-    return void 0;
-  }
-}
-function createSessionHome(key, sessionFile, manager) {
-  let sink;
-  let away;
-  let switchedAway = false;
-  const waiting = [];
-  const write2 = (to, type, data) => {
-    try {
-      to(type, data);
-    } catch (error) {
-      console.error(`subagents: could not record ${type} in the session: ${String(error)}`);
-    }
-  };
-  const writeAway = (type, data) => {
-    if (!sessionFile || !(0, import_node_fs10.existsSync)(sessionFile)) return false;
-    try {
-      away ??= import_pi_coding_agent5.SessionManager.open(sessionFile);
-      away.appendCustomEntry(type, data);
-      return true;
-    } catch (error) {
-      away = void 0;
-      console.error(`subagents: could not record ${type} in ${sessionFile}: ${String(error)}`);
-      return false;
-    }
-  };
-  return {
-    key,
-    sessionFile,
-    manager,
-    name: void 0,
-    record(type, data) {
-      if (sink) write2(sink, type, data);
-      else if (!(switchedAway && waiting.length === 0 && writeAway(type, data))) waiting.push([type, data]);
-    },
-    attach(next) {
-      sink = next;
-      switchedAway = false;
-      away = void 0;
-      for (const [type, data] of waiting.splice(0)) write2(next, type, data);
-    },
-    detach(switched) {
-      sink = void 0;
-      switchedAway = switched === true;
-    },
-    waiting: () => waiting.length,
-    flushToFile() {
-      if (waiting.length === 0 || !sessionFile) return;
-      try {
-        const file = away ?? import_pi_coding_agent5.SessionManager.open(sessionFile);
-        for (const [type, data] of waiting.splice(0)) file.appendCustomEntry(type, data);
-      } catch (error) {
-        console.error(`subagents: could not record results in ${sessionFile}: ${String(error)}`);
-      }
-    }
-  };
-}
-var import_node_fs10, import_pi_coding_agent5, HOMES;
-var init_home = __esm({
-  "extensions/subagents/children/home.ts"() {
-    "use strict";
-    import_node_fs10 = require("node:fs");
-    import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
-    HOMES = /* @__PURE__ */ Symbol.for("pi-context-headroom.subagents.homes");
-  }
-});
-
 // extensions/subagents/prompt/ask.ts
 function answerForChild(answer) {
   return `Your parent answered:
@@ -9996,6 +9728,1077 @@ var init_ask = __esm({
     OPEN_QUESTION_ERROR = "You already have a question open; ask one at a time and wait for its answer before asking again.";
     QUESTION_MESSAGE_TYPE = "subagent-question";
     ASKING_STATE = "asks you";
+  }
+});
+
+// extensions/subagents/ask/question.ts
+function cleanQuestion(input) {
+  const raw = typeof input.question === "string" ? input.question : "";
+  const text = project(sanitizeTerminalText(raw).trim(), "subagents.question").text;
+  const given = Array.isArray(input.options) ? input.options.filter((o) => typeof o === "string") : [];
+  const options = given.map((o) => project(sanitizeLine(o).replace(/\s+/g, " ").trim(), "subagents.questionBrief").text).filter((o) => o.length > 0);
+  return { text, options };
+}
+function questionBody(q) {
+  return project(questionLines(q.text, q.options), "subagents.question").text;
+}
+function questionBrief(text) {
+  return project(text.replace(/\s+/g, " ").trim(), "subagents.questionBrief").text;
+}
+function askDecision(state, text, limits) {
+  if (text.length === 0) return "empty";
+  if (state.open) return "open";
+  if (state.asked >= limits.maxQuestions) return "cap";
+  if (state.maxTurns !== void 0 && state.turns + 1 >= state.maxTurns) return "last-turn";
+  return void 0;
+}
+var init_question = __esm({
+  "extensions/subagents/ask/question.ts"() {
+    "use strict";
+    init_projection();
+    init_sanitize();
+    init_ask();
+  }
+});
+
+// extensions/subagents/ask/deliver.ts
+function questionView(child, timeoutSeconds) {
+  const q = child.question;
+  if (!q) return void 0;
+  return {
+    id: child.id,
+    name: child.name,
+    body: questionBody(q),
+    timeoutSeconds,
+    askedAt: q.askedAt,
+    detached: q.detached
+  };
+}
+function takeQuestions(desk, ids, all = false, now = Date.now()) {
+  const children = all ? desk.asking(ids) : desk.undelivered(ids);
+  if (children.length === 0) return void 0;
+  const blocks = [];
+  const carried2 = { questions: [] };
+  for (const child of children) {
+    const view = questionView(child, desk.timeoutSeconds);
+    if (!view || !child.question) continue;
+    blocks.push(questionBlock(view, now));
+    carried2.questions.push({ id: child.id, seq: child.question.seq });
+    child.question.delivered = true;
+  }
+  return { text: blocks.join("\n\n"), carried: carried2 };
+}
+async function deliverQuestions(deps, how) {
+  const ctx = deps.context();
+  const manager = deps.existingChildren();
+  if (!ctx || !manager) return true;
+  let idle;
+  try {
+    idle = ctx.isIdle();
+  } catch {
+    return true;
+  }
+  if (how === "trigger" && !idle) return false;
+  if (how === "trigger" && deps.depth === 0 && singleShotMode(ctx)) return true;
+  const undelivered = manager.questions.undelivered();
+  if (undelivered.length === 0) return true;
+  const taken = takeQuestions(manager.questions);
+  if (!taken) return true;
+  const message = {
+    customType: QUESTION_MESSAGE_TYPE,
+    content: `${questionsHeader(taken.carried.questions.length)}
+${taken.text}`,
+    display: true,
+    details: taken.carried
+  };
+  try {
+    if (how === "trigger") deps.session.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
+    else deps.session.sendMessage(message);
+  } catch (error) {
+    for (const c of undelivered) if (c.question) c.question.delivered = false;
+    console.error(`subagents: a question could not be delivered, will retry: ${String(error)}`);
+  }
+  return true;
+}
+var init_deliver = __esm({
+  "extensions/subagents/ask/deliver.ts"() {
+    "use strict";
+    init_pi_host();
+    init_ask();
+    init_question();
+  }
+});
+
+// extensions/subagents/ask/desk.ts
+function askLimitsOf(config) {
+  return {
+    maxQuestions: config.subagents.maxQuestions,
+    timeoutMs: clampTimerMs(config.subagents.askTimeoutSeconds * 1e3)
+  };
+}
+var DEFAULT_ASK_LIMITS, QuestionDesk;
+var init_desk = __esm({
+  "extensions/subagents/ask/desk.ts"() {
+    "use strict";
+    init_timers();
+    init_ask();
+    init_common();
+    init_question();
+    DEFAULT_ASK_LIMITS = { maxQuestions: 20, timeoutMs: 6e5 };
+    QuestionDesk = class {
+      constructor(now = Date.now) {
+        this.now = now;
+      }
+      now;
+      limits = DEFAULT_ASK_LIMITS;
+      /** Questions this session's children asked (those of earlier processes included). */
+      asked = 0;
+      seq = 0;
+      /** Children whose question is open, by id. */
+      open = /* @__PURE__ */ new Map();
+      /** The blocked tool call of each child that waits. */
+      waiting = /* @__PURE__ */ new Map();
+      listeners = /* @__PURE__ */ new Set();
+      setLimits(limits) {
+        this.limits = limits;
+      }
+      /** Seconds a child waits for an answer now. */
+      get timeoutSeconds() {
+        return Math.floor(clampTimerMs(this.limits.timeoutMs) / 1e3);
+      }
+      /** Whether children may ask at all (subagents.maxQuestions > 0): they get ask_parent only then. */
+      get enabled() {
+        return this.limits.maxQuestions > 0;
+      }
+      /** Questions asked in this session so far. */
+      get count() {
+        return this.asked;
+      }
+      /** Hear of every question asked and closed; returns the unsubscribe. */
+      subscribe(listener) {
+        this.listeners.add(listener);
+        return () => {
+          this.listeners.delete(listener);
+        };
+      }
+      publish(event) {
+        for (const listener of [...this.listeners]) {
+          try {
+            listener(event);
+          } catch (error) {
+            console.error(`subagents: a question listener failed: ${String(error)}`);
+          }
+        }
+      }
+      /**
+       * The child asks: refused at once with the reason (thrown, so the child's tool call is an error), or it
+       * waits for the answer, the time limit, or `signal` (its run is being stopped). Resolves with what the
+       * child reads.
+       */
+      ask(child, input, signal) {
+        const clean2 = cleanQuestion(input);
+        const refusal = askDecision(
+          { open: child.question, turns: child.turns, maxTurns: child.maxTurns, asked: this.asked },
+          clean2.text,
+          this.limits
+        );
+        if (refusal === "empty") return Promise.reject(new Error(EMPTY_QUESTION_ERROR));
+        if (refusal === "open") return Promise.reject(new Error(OPEN_QUESTION_ERROR));
+        if (refusal === "cap") return Promise.reject(new Error(questionCapError(this.limits.maxQuestions)));
+        if (refusal === "last-turn") return Promise.reject(new Error(lastTurnError(child.maxTurns ?? 0)));
+        if (signal?.aborted) return Promise.resolve(WITHDRAWN_FOR_CHILD);
+        this.asked++;
+        const question = {
+          seq: ++this.seq,
+          text: clean2.text,
+          options: clean2.options,
+          run: child.run,
+          askedAt: this.now(),
+          delivered: false
+        };
+        child.question = question;
+        this.open.set(child.id, child);
+        const seconds = this.timeoutSeconds;
+        return new Promise((resolve9) => {
+          let timer;
+          const onAbort = () => {
+            finish2();
+            resolve9(WITHDRAWN_FOR_CHILD);
+          };
+          const finish2 = () => {
+            if (timer) clearTimeout(timer);
+            signal?.removeEventListener("abort", onAbort);
+            if (this.waiting.get(child.id) === waiter) this.waiting.delete(child.id);
+          };
+          const waiter = {
+            settle: (text) => {
+              finish2();
+              resolve9(text);
+            }
+          };
+          this.waiting.set(child.id, waiter);
+          signal?.addEventListener("abort", onAbort, { once: true });
+          timer = setTimeout(() => {
+            if (child.question !== question) return;
+            waiter.settle(noAnswerForChild(seconds));
+            this.close(child, "timeout");
+          }, clampTimerMs(this.limits.timeoutMs));
+          timer.unref?.();
+          this.publish({ type: "asked", child, question });
+        });
+      }
+      /**
+       * The parent's answer. "answered": the waiting child has it now. "detached": nobody waits (the run that
+       * asked ended); the caller starts a new run with the answer, then closes the question. Undefined: no
+       * question is open.
+       */
+      answer(id, text) {
+        const child = this.open.get(id);
+        if (!child?.question) return void 0;
+        const waiter = this.waiting.get(id);
+        if (!waiter) return "detached";
+        waiter.settle(answerForChild(text));
+        this.close(child, "answered");
+        return "answered";
+      }
+      /** Close a child's open question (answered, timed out, withdrawn); its waiter, if any, is let go. */
+      close(child, how) {
+        const question = child.question;
+        if (!question) return;
+        this.waiting.get(child.id)?.settle(WITHDRAWN_FOR_CHILD);
+        child.question = void 0;
+        this.open.delete(child.id);
+        this.publish({ type: "closed", child, question, how });
+      }
+      /**
+       * A child's run settled. A question still open then is withdrawn, unless the parent's process is shutting
+       * down: then it stays open and detached, and nothing is recorded, so the next start asks the parent again.
+       */
+      runEnded(child) {
+        const question = child.question;
+        if (!question || question.detached) return;
+        if (child.error === INTERRUPTED_BY_SHUTDOWN) {
+          this.waiting.get(child.id)?.settle(WITHDRAWN_FOR_CHILD);
+          question.detached = true;
+          return;
+        }
+        this.close(child, "withdrawn");
+      }
+      /** A question an earlier process left open (restore): detached, not yet delivered to this process's parent. */
+      restore(child, question) {
+        child.question = { ...question, detached: true, delivered: false };
+        this.open.set(child.id, child);
+        this.seq = Math.max(this.seq, question.seq);
+      }
+      /** Questions asked in earlier processes of the session (they count against the cap), and the highest number. */
+      restoreCount(asked, lastSeq) {
+        this.asked = Math.max(this.asked, asked);
+        this.seq = Math.max(this.seq, lastSeq);
+      }
+      /** Children with an open question, oldest question first; only `ids` when given. */
+      asking(ids) {
+        return [...this.open.values()].filter((c) => c.question && (!ids || ids.includes(c.id))).sort((a, b) => (a.question?.seq ?? 0) - (b.question?.seq ?? 0));
+      }
+      /** Open questions the parent does not have yet. */
+      undelivered(ids) {
+        return this.asking(ids).filter((c) => !c.question?.delivered);
+      }
+    };
+  }
+});
+
+// extensions/subagents/ask/records.ts
+function persistQuestion(record, event) {
+  const { child, question } = event;
+  try {
+    if (event.type === "asked") {
+      const data = {
+        id: child.id,
+        seq: question.seq,
+        run: question.run,
+        text: question.text,
+        options: question.options,
+        askedAt: question.askedAt
+      };
+      record(QUESTION_ENTRY, data);
+    } else record(ANSWER_ENTRY, { id: child.id, seq: question.seq, how: event.how });
+  } catch (error) {
+    console.error(`subagents: could not record ${child.id}'s question in the session: ${String(error)}`);
+  }
+}
+function openQuestions(entries) {
+  const asked = /* @__PURE__ */ new Map();
+  const closed = /* @__PURE__ */ new Set();
+  let lastSeq = 0;
+  for (const raw of entries) {
+    const e = raw;
+    if (e?.type !== "custom" || !e.data || typeof e.data !== "object") continue;
+    const d = e.data;
+    if (!validId(d.id) || !validSeq(d.seq)) continue;
+    const key = `${d.id}#${d.seq}`;
+    if (e.customType === ANSWER_ENTRY) closed.add(key);
+    if (e.customType !== QUESTION_ENTRY) continue;
+    const clean2 = cleanQuestion({ question: d.text, options: d.options });
+    if (clean2.text.length === 0) continue;
+    lastSeq = Math.max(lastSeq, d.seq);
+    asked.set(key, {
+      id: d.id,
+      seq: d.seq,
+      text: clean2.text,
+      options: clean2.options,
+      run: validSeq(d.run) ? d.run : 1,
+      askedAt: typeof d.askedAt === "number" && Number.isFinite(d.askedAt) ? d.askedAt : 0,
+      delivered: false
+    });
+  }
+  const open2 = /* @__PURE__ */ new Map();
+  for (const [key, q] of asked) {
+    if (closed.has(key)) continue;
+    const known = open2.get(q.id);
+    if (!known || q.seq > known.seq) {
+      const { id: _id, ...question } = q;
+      open2.set(q.id, question);
+    }
+  }
+  return { asked: asked.size, lastSeq, open: open2 };
+}
+function restoreQuestions(manager, entries) {
+  const found = openQuestions(entries);
+  manager.questions.restoreCount(found.asked, found.lastSeq);
+  let restored = 0;
+  for (const [id, question] of found.open) {
+    const child = manager.get(id);
+    if (!child || child.question || !manager.isRestored(id)) continue;
+    manager.questions.restore(child, question);
+    restored++;
+  }
+  return restored;
+}
+var QUESTION_ENTRY, ANSWER_ENTRY, validId, validSeq;
+var init_records2 = __esm({
+  "extensions/subagents/ask/records.ts"() {
+    "use strict";
+    init_question();
+    QUESTION_ENTRY = "subagent-question";
+    ANSWER_ENTRY = "subagent-answer";
+    validId = (id) => typeof id === "string" && /^sa-\d+$/.test(id);
+    validSeq = (n2) => typeof n2 === "number" && Number.isInteger(n2) && n2 > 0;
+  }
+});
+
+// extensions/subagents/checkable/git.ts
+function gitEnv(extra = {}) {
+  const env = {
+    ...process.env,
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_PAGER: "cat",
+    GIT_OPTIONAL_LOCKS: "0",
+    LC_ALL: "C"
+  };
+  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
+  return { ...env, ...extra };
+}
+function runGit(args, options) {
+  return new Promise((resolvePromise) => {
+    (0, import_node_child_process.execFile)(
+      options.git ?? "git",
+      [...FIXED_CONFIG, ...options.config ?? [], ...args],
+      {
+        cwd: options.cwd,
+        env: gitEnv(options.env),
+        maxBuffer: GIT_MAX_OUTPUT_BYTES,
+        timeout: GIT_TIMEOUT_MS,
+        encoding: options.bytes ? "latin1" : "utf8",
+        windowsHide: true
+      },
+      (error, stdout, stderr) => {
+        const e = error;
+        if (e && typeof e.code === "string") {
+          resolvePromise({ code: null, stdout: "", stderr: String(stderr ?? ""), spawnError: e.code });
+          return;
+        }
+        const code2 = e ? typeof e.code === "number" ? e.code : 1 : 0;
+        const killed = e?.killed ? `
+(git was stopped after ${GIT_TIMEOUT_MS / 1e3} s)` : "";
+        resolvePromise({ code: code2, stdout: String(stdout ?? ""), stderr: String(stderr ?? "") + killed });
+      }
+    );
+  });
+}
+function gitComplaint(result, maxLines = 3) {
+  if (result.spawnError) return `git could not be started (${result.spawnError})`;
+  const lines = result.stderr.split("\n").map((l) => l.trim()).filter(Boolean);
+  return lines.slice(0, maxLines).join(" ") || `git exited with code ${result.code}`;
+}
+async function repositoryFilterOverrides(cwd, options = {}) {
+  const listed2 = await runGit(["config", "--list", "--show-scope", "-z"], { ...options, cwd });
+  if (listed2.code !== 0) return { ok: false, reason: `cannot read the repository's config: ${gitComplaint(listed2)}` };
+  const drivers = /* @__PURE__ */ new Set();
+  const fields = listed2.stdout.split("\0");
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const scope = fields[i];
+    const key = fields[i + 1].split("\n", 1)[0];
+    const m = FILTER_KEY.exec(key);
+    if (m && (scope === "local" || scope === "worktree")) drivers.add(m[1]);
+  }
+  const config = [];
+  for (const driver of drivers) {
+    if (driver.includes("="))
+      return {
+        ok: false,
+        reason: `the repository's config names a filter driver ${JSON.stringify(driver)} that cannot be switched off`
+      };
+    const k = `filter.${driver}`;
+    config.push("-c", `${k}.clean=`, "-c", `${k}.smudge=`, "-c", `${k}.process=`, "-c", `${k}.required=false`);
+  }
+  return { ok: true, config };
+}
+var import_node_child_process, GIT_MAX_OUTPUT_BYTES, GIT_TIMEOUT_MS, FIXED_CONFIG, FILTER_KEY;
+var init_git = __esm({
+  "extensions/subagents/checkable/git.ts"() {
+    "use strict";
+    import_node_child_process = require("node:child_process");
+    GIT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
+    GIT_TIMEOUT_MS = 12e4;
+    FIXED_CONFIG = [
+      "-c",
+      "core.hooksPath=/dev/null",
+      "-c",
+      "core.fsmonitor=false",
+      "-c",
+      "diff.noprefix=false",
+      "-c",
+      "diff.mnemonicPrefix=false",
+      "-c",
+      "diff.relative=false",
+      "-c",
+      "core.quotePath=false",
+      "-c",
+      "color.ui=false"
+    ];
+    FILTER_KEY = /^filter\.(.+)\.(clean|smudge|process|required)$/i;
+  }
+});
+
+// extensions/subagents/checkable/isolation.ts
+async function probeRepository(cwd, options = {}) {
+  const version = await runGit(["--version"], { ...options, cwd });
+  if (version.spawnError === "ENOENT") return { ok: false, reason: "git is not installed (not found on PATH)" };
+  if (version.code !== 0) return { ok: false, reason: `git does not run: ${gitComplaint(version)}` };
+  const top = await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd });
+  if (top.code !== 0) return { ok: false, reason: `${cwd} is not inside a git repository (${gitComplaint(top, 1)})` };
+  const toplevel = (0, import_node_path9.resolve)(top.stdout.trim());
+  const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { ...options, cwd });
+  if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(head.stdout.trim())) {
+    return { ok: false, reason: `the repository at ${toplevel} has no commit yet (HEAD is unborn); commit first` };
+  }
+  const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { ...options, cwd: toplevel });
+  const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((e) => /^[ MADRCUT?!]{2} /.test(e)).length : 0;
+  return {
+    ok: true,
+    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path9.relative)(toplevel, (0, import_node_path9.resolve)(cwd)), uncommitted }
+  };
+}
+function ensurePrivateDir2(trustedRoot, dir) {
+  const rel = (0, import_node_path9.relative)(trustedRoot, dir);
+  if (rel.startsWith("..") || (0, import_node_path9.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
+  (0, import_node_fs9.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
+  let current = trustedRoot;
+  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
+  for (const part of rel === "" ? [] : rel.split(import_node_path9.sep)) {
+    current = (0, import_node_path9.join)(current, part);
+    let st;
+    try {
+      st = (0, import_node_fs9.lstatSync)(current);
+    } catch {
+      (0, import_node_fs9.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
+      st = (0, import_node_fs9.lstatSync)(current);
+    }
+    if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
+    if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
+    if (uid !== void 0 && st.uid !== uid) throw new Error(`${current} is owned by another user`);
+  }
+}
+function oneAtATime(repoTop, task) {
+  const previous = repoQueues.get(repoTop) ?? Promise.resolve();
+  const next = previous.then(task, task);
+  const settled = next.catch(() => void 0);
+  repoQueues.set(repoTop, settled);
+  void settled.then(() => {
+    if (repoQueues.get(repoTop) === settled) repoQueues.delete(repoTop);
+  });
+  return next;
+}
+function createWorktree(options) {
+  return oneAtATime(options.repo.toplevel, () => createWorktreeNow(options));
+}
+async function createWorktreeNow(options) {
+  const { repo, root, name } = options;
+  if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
+  const path = (0, import_node_path9.join)(root, name);
+  const inside2 = (0, import_node_path9.relative)(repo.toplevel, path);
+  if (!inside2.startsWith("..") && !(0, import_node_path9.isAbsolute)(inside2)) {
+    throw new Error(`the worktree folder ${path} would lie inside the repository ${repo.toplevel}`);
+  }
+  ensurePrivateDir2(options.trustedRoot, root);
+  try {
+    (0, import_node_fs9.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
+  } catch (error) {
+    throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
+  }
+  const branch = `${BRANCH_PREFIX}${name}`;
+  const filters = await repositoryFilterOverrides(repo.toplevel, options);
+  if (!filters.ok) {
+    removeEmptyDir(path);
+    throw new Error(filters.reason);
+  }
+  const added = await runGit(["worktree", "add", "--quiet", "-b", branch, "--end-of-options", path, repo.head], {
+    ...options,
+    cwd: repo.toplevel,
+    config: filters.config
+  });
+  if (added.code !== 0) {
+    removeEmptyDir(path);
+    throw new Error(`git worktree add failed: ${gitComplaint(added)}`);
+  }
+  const cwd = (0, import_node_path9.join)(path, repo.relCwd);
+  try {
+    if (!(0, import_node_fs9.statSync)(cwd).isDirectory()) throw new Error("not a directory");
+  } catch {
+    return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
+  }
+  return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd, parentUncommitted: repo.uncommitted };
+}
+function removeEmptyDir(path) {
+  try {
+    if ((0, import_node_fs9.readdirSync)(path).length === 0) (0, import_node_fs9.rmdirSync)(path);
+  } catch {
+  }
+}
+function parseNumstat(out) {
+  const map = /* @__PURE__ */ new Map();
+  for (const record of out.split("\0")) {
+    const m = /^(\d+|-)\t(\d+|-)\t([\s\S]+)$/.exec(record.replace(/^\n/, ""));
+    if (!m) continue;
+    map.set(m[3], { added: m[1] === "-" ? void 0 : Number(m[1]), removed: m[2] === "-" ? void 0 : Number(m[2]) });
+  }
+  return map;
+}
+function parseNameStatus(out) {
+  const parts = out.split("\0");
+  const result = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const code2 = parts[i].trim().charAt(0);
+    const path = parts[i + 1];
+    if (!code2 || !path) continue;
+    result.push({ path, status: code2 === "A" ? "added" : code2 === "D" ? "deleted" : "modified" });
+  }
+  return result;
+}
+async function captureChanges(worktree, options = {}) {
+  const filters = await repositoryFilterOverrides(worktree.path, options);
+  if (!filters.ok) throw new Error(`cannot collect the child's changes: ${filters.reason}`);
+  const config = filters.config;
+  const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env, config });
+  const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+  if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
+  const scratch = (0, import_node_fs9.mkdtempSync)((0, import_node_path9.join)((0, import_node_os.tmpdir)(), "headroom-index-"));
+  try {
+    const index = (0, import_node_path9.join)(scratch, "index");
+    try {
+      const original = indexPath.stdout.trim();
+      (0, import_node_fs9.copyFileSync)(original, index);
+      const st = (0, import_node_fs9.statSync)(original);
+      (0, import_node_fs9.utimesSync)(index, st.atime, st.mtime);
+    } catch {
+    }
+    const env = { GIT_INDEX_FILE: index };
+    const add = await run2(["add", "-A", "--", "."], env);
+    if (add.code !== 0) throw new Error(`cannot collect the child's changes: ${gitComplaint(add)}`);
+    const diff = ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
+    const [numstat, names, patch, commits] = await Promise.all([
+      run2([...diff, "--numstat", "-z", "--end-of-options", worktree.base], env),
+      run2([...diff, "--name-status", "-z", "--end-of-options", worktree.base], env),
+      runGit([...diff, "--binary", "--full-index", "--end-of-options", worktree.base], {
+        ...options,
+        cwd: worktree.path,
+        env,
+        config,
+        bytes: true
+      }),
+      run2(["rev-list", "--count", "--end-of-options", `${worktree.base}..HEAD`])
+    ]);
+    for (const r of [numstat, names, patch]) {
+      if (r.code !== 0) throw new Error(`cannot diff the child's changes: ${gitComplaint(r)}`);
+    }
+    const counts = parseNumstat(numstat.stdout);
+    const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...counts.get(f.path) })).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+    const bytes = Buffer.from(patch.stdout, "latin1");
+    let text = "";
+    let patchIsUtf8 = true;
+    try {
+      text = STRICT_UTF8.decode(bytes);
+    } catch {
+      patchIsUtf8 = false;
+    }
+    return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
+  } finally {
+    (0, import_node_fs9.rmSync)(scratch, { recursive: true, force: true });
+  }
+}
+function removeWorktree(worktree, options = {}) {
+  return oneAtATime(worktree.repoTop, () => removeWorktreeNow(worktree, options));
+}
+async function removeWorktreeNow(worktree, options) {
+  const removed = await runGit(["worktree", "remove", "--force", "--end-of-options", worktree.path], {
+    ...options,
+    cwd: worktree.repoTop
+  });
+  if (removed.code !== 0 && existsDir(worktree.path)) {
+    throw new Error(`git worktree remove failed: ${gitComplaint(removed)}`);
+  }
+  await runGit(["worktree", "prune"], { ...options, cwd: worktree.repoTop });
+  const branch = await runGit(["branch", "-D", "--end-of-options", worktree.branch], {
+    ...options,
+    cwd: worktree.repoTop
+  });
+  if (branch.code !== 0 && !/not found/.test(branch.stderr)) {
+    throw new Error(`the worktree is gone but its branch ${worktree.branch} stays: ${gitComplaint(branch)}`);
+  }
+}
+function existsDir(path) {
+  try {
+    return (0, import_node_fs9.statSync)(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function worktreeExists(worktree) {
+  return existsDir(worktree.path);
+}
+async function patchContainedIn(patchFile, repoTop, options = {}) {
+  const check = await runGit(["apply", "--check", "--reverse", "--binary", "--end-of-options", patchFile], {
+    ...options,
+    cwd: repoTop
+  });
+  return check.code === 0;
+}
+var import_node_fs9, import_node_os, import_node_path9, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
+var init_isolation = __esm({
+  "extensions/subagents/checkable/isolation.ts"() {
+    "use strict";
+    import_node_fs9 = require("node:fs");
+    import_node_os = require("node:os");
+    import_node_path9 = require("node:path");
+    init_git();
+    STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+    WORKTREE_DIR_MODE = 448;
+    BRANCH_PREFIX = "headroom/";
+    SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+    repoQueues = /* @__PURE__ */ new Map();
+  }
+});
+
+// extensions/subagents/checkable/prune-worktrees.ts
+function mtimeOf(path) {
+  try {
+    return (0, import_node_fs10.lstatSync)(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+function lastTouched(path, gitdir) {
+  const times = [mtimeOf(path), mtimeOf((0, import_node_path10.join)(path, ".git"))];
+  if (gitdir)
+    times.push(mtimeOf((0, import_node_path10.join)(gitdir, "index")), mtimeOf((0, import_node_path10.join)(gitdir, "HEAD")), mtimeOf((0, import_node_path10.join)(gitdir, "logs", "HEAD")));
+  return Math.max(...times);
+}
+function gitdirOf(path) {
+  const file = (0, import_node_path10.join)(path, ".git");
+  try {
+    const st = (0, import_node_fs10.lstatSync)(file);
+    if (!st.isFile() || st.size > 4096) return void 0;
+    const m = /^gitdir: (.+)$/m.exec((0, import_node_fs10.readFileSync)(file, "utf8"));
+    return m ? m[1].trim() : void 0;
+  } catch {
+    return void 0;
+  }
+}
+async function pruneWorktrees(root, maxAgeMs, now = Date.now(), options = {}) {
+  const outcome = { removed: [], failed: [] };
+  let names;
+  try {
+    const st = (0, import_node_fs10.lstatSync)(root);
+    if (!st.isDirectory() || st.isSymbolicLink()) return outcome;
+    names = (0, import_node_fs10.readdirSync)(root);
+  } catch {
+    return outcome;
+  }
+  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
+  for (const name of names) {
+    if (!SAFE_NAME.test(name)) continue;
+    const path = (0, import_node_path10.join)(root, name);
+    try {
+      const st = (0, import_node_fs10.lstatSync)(path);
+      if (st.isSymbolicLink() || !st.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
+      const gitdir = gitdirOf(path);
+      if (now - lastTouched(path, gitdir) <= maxAgeMs) continue;
+      const common = gitdir ? (0, import_node_path10.dirname)((0, import_node_path10.dirname)(gitdir)) : void 0;
+      const repoTop = common ? (0, import_node_path10.dirname)(common) : void 0;
+      const top = repoTop ? await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd: repoTop }) : void 0;
+      if (top && top.code === 0) {
+        const branch = `${BRANCH_PREFIX}${name}`;
+        await removeWorktree(
+          { path, branch, base: "", repoTop: top.stdout.trim(), cwd: path, parentUncommitted: 0 },
+          options
+        );
+      } else (0, import_node_fs10.rmSync)(path, { recursive: true, force: true });
+      outcome.removed.push(path);
+    } catch (error) {
+      outcome.failed.push({ path, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return outcome;
+}
+function scheduleWorktreePrune(root, maxAgeDays, delayMs = WORKTREE_PRUNE_DELAY_MS) {
+  const flags = globalThis;
+  if (flags[SCHEDULED2] || !(maxAgeDays > 0)) return false;
+  flags[SCHEDULED2] = true;
+  const timer = setTimeout(() => {
+    pruneWorktrees(root, maxAgeDays * 24 * 60 * 60 * 1e3).catch(() => void 0);
+  }, delayMs);
+  timer.unref?.();
+  return true;
+}
+var import_node_fs10, import_node_path10, WORKTREE_PRUNE_DELAY_MS, SCHEDULED2;
+var init_prune_worktrees = __esm({
+  "extensions/subagents/checkable/prune-worktrees.ts"() {
+    "use strict";
+    import_node_fs10 = require("node:fs");
+    import_node_path10 = require("node:path");
+    init_git();
+    init_isolation();
+    WORKTREE_PRUNE_DELAY_MS = 2e4;
+    SCHEDULED2 = /* @__PURE__ */ Symbol.for("pi-context-headroom.worktree-prune.scheduled");
+  }
+});
+
+// extensions/subagents/checkable/checkable.ts
+async function reportChanges(o) {
+  const w = o.worktree;
+  const base = { worktree: w.path, branch: w.branch, base: w.base, files: [], commits: 0 };
+  let changes;
+  try {
+    changes = await captureChanges(w, o);
+  } catch (error) {
+    const message = error.message;
+    return { text: changesUnknownText(w.path, message), outcome: { ...base, kept: true, error: message } };
+  }
+  if (changes.files.length === 0 && changes.commits === 0) {
+    try {
+      await removeWorktree(w, o);
+      return { text: noChangesText(w.path, { ok: true }), outcome: { ...base, kept: false } };
+    } catch (error) {
+      const message = error.message;
+      return {
+        text: noChangesText(w.path, { ok: false, error: message }),
+        outcome: { ...base, kept: true, error: message }
+      };
+    }
+  }
+  let patch;
+  if (!changes.patchIsUtf8) patch = { ok: false, error: PATCH_NOT_UTF8 };
+  else if (changes.patch.length > 0) {
+    const put = await o.store.put("subagent-results", changes.patch);
+    patch = put.ok ? { ok: true, path: put.path } : { ok: false, error: put.error };
+  }
+  const outcome = {
+    ...base,
+    kept: true,
+    files: changes.files,
+    commits: changes.commits,
+    patchPath: patch?.ok ? patch.path : void 0,
+    error: patch && !patch.ok ? patch.error : void 0
+  };
+  const text = changesText({
+    id: o.id,
+    worktree: w.path,
+    branch: w.branch,
+    base: w.base,
+    repoTop: w.repoTop,
+    files: changes.files,
+    commits: changes.commits,
+    patch
+  });
+  return { text, outcome };
+}
+function isolationSteps(o) {
+  let recreated;
+  return {
+    async beforeRun() {
+      if (worktreeExists(o.worktree)) return;
+      const probe = await probeRepository(o.worktree.repoTop, o);
+      if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
+      const fresh = await createWorktree({ ...o, repo: { ...probe.repo, relCwd: "" } });
+      Object.assign(o.worktree, { ...fresh, cwd: o.worktree.cwd });
+      recreated = recreatedWorktreeNote(fresh.path, fresh.base);
+    },
+    async conclude(_state, result) {
+      const report = await reportChanges(o);
+      const note = recreated ? `(${recreated}.) ` : "";
+      recreated = void 0;
+      return { ...result, text: `${note}${report.text}
+
+${result.text}`, extras: { changes: report.outcome } };
+    }
+  };
+}
+function valid(raw, value, corrections) {
+  return { text: raw, verdict: VERDICT_VALID, extras: { structured: { status: "valid", value, corrections } } };
+}
+function structuredSteps(schema2) {
+  return {
+    async review(answer, ask) {
+      const first = await checkAnswerBounded(schema2, answer);
+      if (first.ok) {
+        return valid(first.raw, first.value, 0);
+      }
+      const firstReasons = first.found ? first.errors : [NO_JSON_FOUND];
+      const again = await ask(outputSchemaCorrection(first.found, first.errors, schema2.text));
+      if (!again.ok) {
+        const reasons2 = [...firstReasons, correctionFailed(again.error)];
+        return invalid(reasons2, 0, answer, first.found ? first.value : void 0);
+      }
+      const second = await checkAnswerBounded(schema2, again.text);
+      if (second.ok) {
+        return valid(second.raw, second.value, 1);
+      }
+      const reasons = second.found ? second.errors : [NO_JSON_FOUND];
+      return invalid(reasons, 1, again.text, second.found ? second.value : void 0);
+    }
+  };
+}
+function invalid(errors, corrections, raw, value) {
+  return {
+    text: invalidOutputText(errors, corrections, raw),
+    verdict: VERDICT_INVALID,
+    extras: {
+      structured: { status: "invalid", errors, corrections, ...value !== void 0 ? { value } : {} }
+    }
+  };
+}
+var init_checkable2 = __esm({
+  "extensions/subagents/checkable/checkable.ts"() {
+    "use strict";
+    init_checkable();
+    init_isolation();
+    init_schema();
+  }
+});
+
+// extensions/subagents/checkable/run-steps.ts
+function composeSteps(parts) {
+  if (parts.length === 0) return void 0;
+  const before = parts.filter((p) => p.beforeRun);
+  const reviews = parts.filter((p) => p.review);
+  const concludes = parts.filter((p) => p.conclude);
+  return {
+    beforeRun: before.length ? async () => {
+      for (const p of before) await p.beforeRun();
+    } : void 0,
+    review: reviews.length ? async (answer, ask) => {
+      let result = { text: answer };
+      for (const p of reviews) {
+        const next = await p.review(result.text, ask);
+        result = { ...next, extras: { ...result.extras, ...next.extras } };
+      }
+      return result;
+    } : void 0,
+    conclude: concludes.length ? async (state, result) => {
+      let current = result;
+      for (const p of concludes) {
+        const next = await p.conclude(state, current);
+        current = { ...next, extras: { ...current.extras, ...next.extras } };
+      }
+      return current;
+    } : void 0
+  };
+}
+var init_run_steps = __esm({
+  "extensions/subagents/checkable/run-steps.ts"() {
+    "use strict";
+  }
+});
+
+// extensions/subagents/checkable/spawn-checkable.ts
+function worktreesRoot(home) {
+  return { root: (0, import_node_path11.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
+}
+async function prepareCheckable(home, reserveId, request) {
+  const mode = request.isolation ?? "none";
+  if (!ISOLATION_MODES.includes(mode)) throw new Error(badIsolationError(mode));
+  const parts = [];
+  const notes = [];
+  const details = {};
+  let firstMessage = request.firstMessage;
+  let structured = false;
+  if (request.outputSchema !== void 0 && request.outputSchema !== null) {
+    const compiled = compileOutputSchema(request.outputSchema);
+    if (!compiled.ok) throw new Error(badOutputSchemaError(compiled.error));
+    parts.push(structuredSteps(compiled.schema));
+    firstMessage += outputSchemaInstruction(compiled.schema.text);
+    notes.push(structuredNote());
+    details.outputSchema = compiled.schema.schema;
+    structured = true;
+  }
+  if (mode !== "worktree") {
+    return {
+      cwd: request.cwd,
+      firstMessage,
+      steps: composeSteps(parts),
+      structured,
+      notes,
+      details,
+      abandon: async () => void 0
+    };
+  }
+  const probe = await probeRepository(request.cwd);
+  if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
+  const id = reserveId();
+  const name = `${id}-${(0, import_node_crypto3.randomBytes)(4).toString("hex")}`;
+  const where = worktreesRoot(home);
+  let worktree;
+  try {
+    worktree = await createWorktree({ repo: probe.repo, name, ...where });
+  } catch (error) {
+    throw new Error(worktreeFailedError(error.message));
+  }
+  parts.push(isolationSteps({ id, worktree, store: home.store(), name, ...where }));
+  notes.push(isolationNote(worktree));
+  details.isolation = { ...worktree, carriesUncommitted: false };
+  return {
+    id,
+    cwd: worktree.cwd,
+    firstMessage,
+    steps: composeSteps(parts),
+    worktree,
+    structured,
+    notes,
+    details,
+    abandon: () => removeWorktree(worktree).catch(() => void 0)
+  };
+}
+function isolationFor(home, child) {
+  const worktree = child.worktree;
+  if (!worktree) return void 0;
+  const name = worktree.branch.startsWith(BRANCH_PREFIX) ? worktree.branch.slice(BRANCH_PREFIX.length) : child.id;
+  return isolationSteps({ id: child.id, worktree, store: home.store(), name, ...worktreesRoot(home) });
+}
+var import_node_crypto3, import_node_path11, WORKTREES_FOLDER, ISOLATION_MODES;
+var init_spawn_checkable = __esm({
+  "extensions/subagents/checkable/spawn-checkable.ts"() {
+    "use strict";
+    import_node_crypto3 = require("node:crypto");
+    import_node_path11 = require("node:path");
+    init_checkable();
+    init_checkable2();
+    init_isolation();
+    init_run_steps();
+    init_schema();
+    WORKTREES_FOLDER = "worktrees";
+    ISOLATION_MODES = ["none", "worktree"];
+  }
+});
+
+// extensions/subagents/children/home.ts
+function sessionHomes() {
+  const g = globalThis;
+  g[HOMES] ??= /* @__PURE__ */ new Map();
+  return g[HOMES];
+}
+function sessionKey(ctx) {
+  let file;
+  try {
+    file = ctx.sessionManager.getSessionFile();
+  } catch {
+    file = void 0;
+  }
+  if (file) return file;
+  try {
+    return `id:${ctx.sessionManager.getSessionId()}`;
+  } catch {
+    return "id:?";
+  }
+}
+function sessionNameOf(ctx) {
+  try {
+    return ctx.sessionManager.getSessionName?.() || void 0;
+  } catch {
+    return void 0;
+  }
+}
+function createSessionHome(key, sessionFile, manager) {
+  let sink;
+  let away;
+  let switchedAway = false;
+  const waiting = [];
+  const write2 = (to, type, data) => {
+    try {
+      to(type, data);
+    } catch (error) {
+      console.error(`subagents: could not record ${type} in the session: ${String(error)}`);
+    }
+  };
+  const writeAway = (type, data) => {
+    if (!sessionFile || !(0, import_node_fs11.existsSync)(sessionFile)) return false;
+    try {
+      away ??= import_pi_coding_agent4.SessionManager.open(sessionFile);
+      away.appendCustomEntry(type, data);
+      return true;
+    } catch (error) {
+      away = void 0;
+      console.error(`subagents: could not record ${type} in ${sessionFile}: ${String(error)}`);
+      return false;
+    }
+  };
+  return {
+    key,
+    sessionFile,
+    manager,
+    name: void 0,
+    record(type, data) {
+      if (sink) write2(sink, type, data);
+      else if (!(switchedAway && waiting.length === 0 && writeAway(type, data))) waiting.push([type, data]);
+    },
+    attach(next) {
+      sink = next;
+      switchedAway = false;
+      away = void 0;
+      for (const [type, data] of waiting.splice(0)) write2(next, type, data);
+    },
+    detach(switched) {
+      sink = void 0;
+      switchedAway = switched === true;
+    },
+    waiting: () => waiting.length,
+    flushToFile() {
+      if (waiting.length === 0 || !sessionFile) return;
+      try {
+        const file = away ?? import_pi_coding_agent4.SessionManager.open(sessionFile);
+        for (const [type, data] of waiting.splice(0)) file.appendCustomEntry(type, data);
+      } catch (error) {
+        console.error(`subagents: could not record results in ${sessionFile}: ${String(error)}`);
+      }
+    }
+  };
+}
+var import_node_fs11, import_pi_coding_agent4, HOMES;
+var init_home = __esm({
+  "extensions/subagents/children/home.ts"() {
+    "use strict";
+    import_node_fs11 = require("node:fs");
+    import_pi_coding_agent4 = require("@mariozechner/pi-coding-agent");
+    HOMES = /* @__PURE__ */ Symbol.for("pi-context-headroom.subagents.homes");
   }
 });
 
@@ -10255,21 +11058,21 @@ function normalizeEvent(event, contextUsage) {
   return out;
 }
 function sessionFor(spec, sessionDir) {
-  if (!spec.sessionFile) return import_pi_coding_agent6.SessionManager.create(spec.cwd, sessionDir);
+  if (!spec.sessionFile) return import_pi_coding_agent5.SessionManager.create(spec.cwd, sessionDir);
   let isFile = false;
   try {
-    isFile = (0, import_node_fs11.statSync)(spec.sessionFile).isFile();
+    isFile = (0, import_node_fs12.statSync)(spec.sessionFile).isFile();
   } catch {
     isFile = false;
   }
   if (!isFile) throw new Error(missingSessionFileError({ id: spec.id, name: spec.id }, spec.sessionFile));
-  return import_pi_coding_agent6.SessionManager.open(spec.sessionFile, sessionDir, spec.cwd);
+  return import_pi_coding_agent5.SessionManager.open(spec.sessionFile, sessionDir, spec.cwd);
 }
 async function builtInExtensions(packageDir) {
   if (!packageDir) return [];
-  const file = (0, import_node_path10.join)(packageDir, "dist", "extensions", "index.js");
+  const file = (0, import_node_path12.join)(packageDir, "dist", "extensions", "index.js");
   try {
-    (0, import_node_fs11.statSync)(file);
+    (0, import_node_fs12.statSync)(file);
   } catch {
     return [];
   }
@@ -10284,8 +11087,8 @@ async function builtInExtensions(packageDir) {
 function isProjectScoped(ext, cwd) {
   const e = ext;
   if (e.sourceInfo?.scope === "project") return true;
-  const projectDir = (0, import_node_path10.join)((0, import_node_path10.resolve)(cwd), ".pi") + import_node_path10.sep;
-  return typeof e.path === "string" && (0, import_node_path10.resolve)(e.path).startsWith(projectDir);
+  const projectDir = (0, import_node_path12.join)((0, import_node_path12.resolve)(cwd), ".pi") + import_node_path12.sep;
+  return typeof e.path === "string" && (0, import_node_path12.resolve)(e.path).startsWith(projectDir);
 }
 function describe(ext) {
   const packageDir = ext.sourceInfo?.origin === "package" ? ext.sourceInfo.baseDir : void 0;
@@ -10304,8 +11107,8 @@ function createInProcessBackend(options) {
         ...spec.ask ? [askParentExtension(spec.ask)] : []
       ];
       const trusted = options.trustOf ? options.trustOf(spec.trustFrom ?? spec.cwd) : true;
-      const settingsManager = import_pi_coding_agent6.SettingsManager.create(spec.cwd, options.agentDir, { projectTrusted: trusted });
-      const loader = new import_pi_coding_agent6.DefaultResourceLoader({
+      const settingsManager = import_pi_coding_agent5.SettingsManager.create(spec.cwd, options.agentDir, { projectTrusted: trusted });
+      const loader = new import_pi_coding_agent5.DefaultResourceLoader({
         cwd: spec.cwd,
         agentDir: options.agentDir,
         settingsManager,
@@ -10349,7 +11152,7 @@ function createInProcessBackend(options) {
       const lineSpecific = { modelRegistry: registry };
       if (registry.authStorage) lineSpecific.authStorage = registry.authStorage;
       if (registry.runtime) lineSpecific.modelRuntime = registry.runtime;
-      const { session } = await (0, import_pi_coding_agent6.createAgentSession)({
+      const { session } = await (0, import_pi_coding_agent5.createAgentSession)({
         cwd: spec.cwd,
         agentDir: options.agentDir,
         model: spec.model,
@@ -10400,228 +11203,20 @@ function createInProcessBackend(options) {
     }
   };
 }
-var import_node_fs11, import_node_path10, import_node_url, import_pi_coding_agent6;
+var import_node_fs12, import_node_path12, import_node_url, import_pi_coding_agent5;
 var init_backend = __esm({
   "extensions/subagents/children/backend.ts"() {
     "use strict";
-    import_node_fs11 = require("node:fs");
-    import_node_path10 = require("node:path");
+    import_node_fs12 = require("node:fs");
+    import_node_path12 = require("node:path");
     import_node_url = require("node:url");
-    import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
+    import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
     init_child_tool();
     init_format2();
     init_records();
     init_common();
     init_spawn();
     init_child_extensions();
-  }
-});
-
-// extensions/subagents/ask/question.ts
-function cleanQuestion(input) {
-  const raw = typeof input.question === "string" ? input.question : "";
-  const text = project(sanitizeTerminalText(raw).trim(), "subagents.question").text;
-  const given = Array.isArray(input.options) ? input.options.filter((o) => typeof o === "string") : [];
-  const options = given.map((o) => project(sanitizeLine(o).replace(/\s+/g, " ").trim(), "subagents.questionBrief").text).filter((o) => o.length > 0);
-  return { text, options };
-}
-function questionBody(q) {
-  return project(questionLines(q.text, q.options), "subagents.question").text;
-}
-function questionBrief(text) {
-  return project(text.replace(/\s+/g, " ").trim(), "subagents.questionBrief").text;
-}
-function askDecision(state, text, limits) {
-  if (text.length === 0) return "empty";
-  if (state.open) return "open";
-  if (state.asked >= limits.maxQuestions) return "cap";
-  if (state.maxTurns !== void 0 && state.turns + 1 >= state.maxTurns) return "last-turn";
-  return void 0;
-}
-var init_question = __esm({
-  "extensions/subagents/ask/question.ts"() {
-    "use strict";
-    init_projection();
-    init_sanitize();
-    init_ask();
-  }
-});
-
-// extensions/subagents/ask/desk.ts
-function askLimitsOf(config) {
-  return {
-    maxQuestions: config.subagents.maxQuestions,
-    timeoutMs: clampTimerMs(config.subagents.askTimeoutSeconds * 1e3)
-  };
-}
-var DEFAULT_ASK_LIMITS, QuestionDesk;
-var init_desk = __esm({
-  "extensions/subagents/ask/desk.ts"() {
-    "use strict";
-    init_timers();
-    init_ask();
-    init_common();
-    init_question();
-    DEFAULT_ASK_LIMITS = { maxQuestions: 20, timeoutMs: 6e5 };
-    QuestionDesk = class {
-      constructor(now = Date.now) {
-        this.now = now;
-      }
-      now;
-      limits = DEFAULT_ASK_LIMITS;
-      /** Questions this session's children asked (those of earlier processes included). */
-      asked = 0;
-      seq = 0;
-      /** Children whose question is open, by id. */
-      open = /* @__PURE__ */ new Map();
-      /** The blocked tool call of each child that waits. */
-      waiting = /* @__PURE__ */ new Map();
-      listeners = /* @__PURE__ */ new Set();
-      setLimits(limits) {
-        this.limits = limits;
-      }
-      /** Seconds a child waits for an answer now. */
-      get timeoutSeconds() {
-        return Math.floor(clampTimerMs(this.limits.timeoutMs) / 1e3);
-      }
-      /** Whether children may ask at all (subagents.maxQuestions > 0): they get ask_parent only then. */
-      get enabled() {
-        return this.limits.maxQuestions > 0;
-      }
-      /** Questions asked in this session so far. */
-      get count() {
-        return this.asked;
-      }
-      /** Hear of every question asked and closed; returns the unsubscribe. */
-      subscribe(listener) {
-        this.listeners.add(listener);
-        return () => {
-          this.listeners.delete(listener);
-        };
-      }
-      publish(event) {
-        for (const listener of [...this.listeners]) {
-          try {
-            listener(event);
-          } catch (error) {
-            console.error(`subagents: a question listener failed: ${String(error)}`);
-          }
-        }
-      }
-      /**
-       * The child asks: refused at once with the reason (thrown, so the child's tool call is an error), or it
-       * waits for the answer, the time limit, or `signal` (its run is being stopped). Resolves with what the
-       * child reads.
-       */
-      ask(child, input, signal) {
-        const clean2 = cleanQuestion(input);
-        const refusal = askDecision(
-          { open: child.question, turns: child.turns, maxTurns: child.maxTurns, asked: this.asked },
-          clean2.text,
-          this.limits
-        );
-        if (refusal === "empty") return Promise.reject(new Error(EMPTY_QUESTION_ERROR));
-        if (refusal === "open") return Promise.reject(new Error(OPEN_QUESTION_ERROR));
-        if (refusal === "cap") return Promise.reject(new Error(questionCapError(this.limits.maxQuestions)));
-        if (refusal === "last-turn") return Promise.reject(new Error(lastTurnError(child.maxTurns ?? 0)));
-        if (signal?.aborted) return Promise.resolve(WITHDRAWN_FOR_CHILD);
-        this.asked++;
-        const question = {
-          seq: ++this.seq,
-          text: clean2.text,
-          options: clean2.options,
-          run: child.run,
-          askedAt: this.now(),
-          delivered: false
-        };
-        child.question = question;
-        this.open.set(child.id, child);
-        const seconds = this.timeoutSeconds;
-        return new Promise((resolve9) => {
-          let timer;
-          const onAbort = () => {
-            finish2();
-            resolve9(WITHDRAWN_FOR_CHILD);
-          };
-          const finish2 = () => {
-            if (timer) clearTimeout(timer);
-            signal?.removeEventListener("abort", onAbort);
-            if (this.waiting.get(child.id) === waiter) this.waiting.delete(child.id);
-          };
-          const waiter = {
-            settle: (text) => {
-              finish2();
-              resolve9(text);
-            }
-          };
-          this.waiting.set(child.id, waiter);
-          signal?.addEventListener("abort", onAbort, { once: true });
-          timer = setTimeout(() => {
-            if (child.question !== question) return;
-            waiter.settle(noAnswerForChild(seconds));
-            this.close(child, "timeout");
-          }, clampTimerMs(this.limits.timeoutMs));
-          timer.unref?.();
-          this.publish({ type: "asked", child, question });
-        });
-      }
-      /**
-       * The parent's answer. "answered": the waiting child has it now. "detached": nobody waits (the run that
-       * asked ended); the caller starts a new run with the answer, then closes the question. Undefined: no
-       * question is open.
-       */
-      answer(id, text) {
-        const child = this.open.get(id);
-        if (!child?.question) return void 0;
-        const waiter = this.waiting.get(id);
-        if (!waiter) return "detached";
-        waiter.settle(answerForChild(text));
-        this.close(child, "answered");
-        return "answered";
-      }
-      /** Close a child's open question (answered, timed out, withdrawn); its waiter, if any, is let go. */
-      close(child, how) {
-        const question = child.question;
-        if (!question) return;
-        this.waiting.get(child.id)?.settle(WITHDRAWN_FOR_CHILD);
-        child.question = void 0;
-        this.open.delete(child.id);
-        this.publish({ type: "closed", child, question, how });
-      }
-      /**
-       * A child's run settled. A question still open then is withdrawn, unless the parent's process is shutting
-       * down: then it stays open and detached, and nothing is recorded, so the next start asks the parent again.
-       */
-      runEnded(child) {
-        const question = child.question;
-        if (!question || question.detached) return;
-        if (child.error === INTERRUPTED_BY_SHUTDOWN) {
-          this.waiting.get(child.id)?.settle(WITHDRAWN_FOR_CHILD);
-          question.detached = true;
-          return;
-        }
-        this.close(child, "withdrawn");
-      }
-      /** A question an earlier process left open (restore): detached, not yet delivered to this process's parent. */
-      restore(child, question) {
-        child.question = { ...question, detached: true, delivered: false };
-        this.open.set(child.id, child);
-        this.seq = Math.max(this.seq, question.seq);
-      }
-      /** Questions asked in earlier processes of the session (they count against the cap), and the highest number. */
-      restoreCount(asked, lastSeq) {
-        this.asked = Math.max(this.asked, asked);
-        this.seq = Math.max(this.seq, lastSeq);
-      }
-      /** Children with an open question, oldest question first; only `ids` when given. */
-      asking(ids2) {
-        return [...this.open.values()].filter((c) => c.question && (!ids2 || ids2.includes(c.id))).sort((a, b) => (a.question?.seq ?? 0) - (b.question?.seq ?? 0));
-      }
-      /** Open questions the parent does not have yet. */
-      undelivered(ids2) {
-        return this.asking(ids2).filter((c) => !c.question?.delivered);
-      }
-    };
   }
 });
 
@@ -10676,7 +11271,7 @@ var init_ledger2 = __esm({
 
 // extensions/subagents/pipeline/graph.ts
 function resolveAfter(refs, children, self, maxStages = MAX_PIPELINE_STAGES) {
-  const ids2 = [];
+  const ids = [];
   const unknown = [];
   for (const raw of refs) {
     const ref = String(raw).trim();
@@ -10688,18 +11283,18 @@ function resolveAfter(refs, children, self, maxStages = MAX_PIPELINE_STAGES) {
       id = named[0]?.id;
     }
     if (!id) unknown.push(ref);
-    else if (!ids2.includes(id)) ids2.push(id);
+    else if (!ids.includes(id)) ids.push(id);
   }
   if (unknown.length > 0) {
     const known = children.map((c) => ({ id: c.id, name: c.name }));
     return { ok: false, problem: { kind: "unknown", refs: unknown, known } };
   }
-  const graph = [...children, { id: self, name: self, state: "waiting", after: ids2 }];
+  const graph = [...children, { id: self, name: self, state: "waiting", after: ids }];
   const cycle = findCycle(graph);
   if (cycle) return { ok: false, problem: { kind: "cycle", path: cycle } };
   const stages = stagesOf(graph, self);
   if (stages > maxStages) return { ok: false, problem: { kind: "too-deep", stages, max: maxStages } };
-  return { ok: true, ids: ids2 };
+  return { ok: true, ids };
 }
 function findCycle(nodes) {
   const byId = new Map(nodes.map((n2) => [n2.id, n2]));
@@ -10751,8 +11346,8 @@ function readiness(inputs, children, afterFailed = "skip") {
   if (failed.length === 0 || afterFailed === "run") return { act: "run" };
   return { act: "skip", failed };
 }
-function waitingDependents(children, ids2) {
-  const reached = new Set(ids2);
+function waitingDependents(children, ids) {
+  const reached = new Set(ids);
   const out = [];
   let grew = true;
   while (grew) {
@@ -10776,10 +11371,10 @@ function restoreVerdict(entry, known) {
   const after = Array.isArray(entry.after) ? entry.after : [];
   if (!spawn || typeof spawn !== "object" || typeof spawn.prompt !== "string" || after.length === 0)
     return { act: "give-up", problem: { why: "not-recorded" } };
-  const ids2 = after.map(String);
-  const missing = ids2.filter((id) => !known.has(id));
+  const ids = after.map(String);
+  const missing = ids.filter((id) => !known.has(id));
   if (missing.length > 0) return { act: "give-up", problem: { why: "unknown-inputs", missing } };
-  return { act: "restore", after: ids2 };
+  return { act: "restore", after: ids };
 }
 var MAX_PIPELINE_STAGES;
 var init_graph = __esm({
@@ -10933,48 +11528,48 @@ var init_child_run = __esm({
 
 // extensions/subagents/children/settle.ts
 function conclude(core, child, run2, state, result, error) {
+  const settle = (final) => {
+    const rt2 = core.runtimes.get(child.id);
+    if (!rt2 || rt2.settledRuns >= run2) return;
+    const text = final.text;
+    rt2.settledRuns = run2;
+    if (rt2.watchdog) clearInterval(rt2.watchdog);
+    rt2.watchdog = void 0;
+    child.state = state;
+    child.endedAt = core.now();
+    child.error = error;
+    child.finalText = text;
+    core.questions.runEnded(child);
+    if (rt2.handle?.sessionFile) child.sessionFile = rt2.handle.sessionFile;
+    const key = resultKey(child.id, run2);
+    const settled = core.ledger.add({
+      key,
+      id: child.id,
+      run: run2,
+      text,
+      state,
+      settledAt: child.endedAt,
+      verdict: final.verdict,
+      extras: final.extras
+    });
+    rt2.runDone?.();
+    core.subscribers.publish({ type: "settled", result: settled, child });
+    for (const waiter of [...core.waiters]) waiter();
+    core.pump();
+  };
   const rt = core.runtimes.get(child.id);
   if (!rt || rt.settledRuns >= run2) return Promise.resolve();
   if (rt.concluding?.run === run2) return rt.concluding.promise;
   const step = rt.steps?.conclude;
   if (!step) {
-    settle(core, child, run2, state, result, error);
+    settle(result);
     return Promise.resolve();
   }
   const promise = step(state, result).catch((failure) => ({ ...result, text: `${concludeFailedNote(failure)}
 
-${result.text}` })).then((final) => settle(core, child, run2, state, final, error));
+${result.text}` })).then(settle);
   rt.concluding = { run: run2, promise };
   return promise;
-}
-function settle(core, child, run2, state, result, error) {
-  const rt = core.runtimes.get(child.id);
-  if (!rt || rt.settledRuns >= run2) return;
-  const text = result.text;
-  rt.settledRuns = run2;
-  if (rt.watchdog) clearInterval(rt.watchdog);
-  rt.watchdog = void 0;
-  child.state = state;
-  child.endedAt = core.now();
-  child.error = error;
-  child.finalText = text;
-  core.questions.runEnded(child);
-  if (rt.handle?.sessionFile) child.sessionFile = rt.handle.sessionFile;
-  const key = resultKey(child.id, run2);
-  const settled = core.ledger.add({
-    key,
-    id: child.id,
-    run: run2,
-    text,
-    state,
-    settledAt: child.endedAt,
-    verdict: result.verdict,
-    extras: result.extras
-  });
-  rt.runDone?.();
-  core.subscribers.publish({ type: "settled", result: settled, child });
-  for (const waiter of [...core.waiters]) waiter();
-  core.pump();
 }
 function settleFailed(core, child, run2, state, error) {
   return conclude(core, child, run2, state, { text: failedResultText(state, error, child.partialText) }, error);
@@ -11020,7 +11615,7 @@ async function runChild(core, child) {
       extensions: rt.extensions,
       ...core.questions.enabled ? { ask: (input, signal) => core.questions.ask(child, input, signal) } : {},
       // A worktree child's folder is trusted as the same folder of its repository is.
-      ...child.worktree ? { trustFrom: (0, import_node_path11.join)(child.worktree.repoTop, (0, import_node_path11.relative)(child.worktree.path, child.cwd)) } : {}
+      ...child.worktree ? { trustFrom: (0, import_node_path13.join)(child.worktree.repoTop, (0, import_node_path13.relative)(child.worktree.path, child.cwd)) } : {}
     };
     rt.handle ??= await core.backend.create(spec, (event) => {
       if (applyEvent(child, rt, event, core.now()).visible) core.changed();
@@ -11071,11 +11666,11 @@ function armWatchdog(core, child, rt) {
   }, watchdogTickMs(core.limits));
   rt.watchdog.unref?.();
 }
-var import_node_path11, ABORT_GRACE_MS;
+var import_node_path13, ABORT_GRACE_MS;
 var init_runner = __esm({
   "extensions/subagents/children/runner.ts"() {
     "use strict";
-    import_node_path11 = require("node:path");
+    import_node_path13 = require("node:path");
     init_records();
     init_common();
     init_child_run();
@@ -11408,14 +12003,14 @@ var init_manager = __esm({
         return "rerun";
       }
       /** Stop children; resolves once each has settled (with its partial output in the ledger). */
-      async cancel(ids2, error = CANCELLED_BY_PARENT) {
+      async cancel(ids, error = CANCELLED_BY_PARENT) {
         const core = this.core;
-        const gone = /* @__PURE__ */ new Set([...ids2, ...waitingDependents(this.list(), ids2)]);
-        const skipped = waitingDependents(this.list(), ids2).filter((id) => !ids2.includes(id)).map((id) => core.mustGet(id)).map((child) => {
+        const gone = /* @__PURE__ */ new Set([...ids, ...waitingDependents(this.list(), ids)]);
+        const skipped = waitingDependents(this.list(), ids).filter((id) => !ids.includes(id)).map((id) => core.mustGet(id)).map((child) => {
           const text = inputCancelledText((child.after ?? []).filter((i) => gone.has(i)));
           return conclude(core, child, child.run, "skipped", { text }, text);
         });
-        await Promise.all([...skipped, ...ids2.map((id) => stopChild(core, id, { state: "cancelled", error }))]);
+        await Promise.all([...skipped, ...ids.map((id) => stopChild(core, id, { state: "cancelled", error }))]);
       }
       /**
        * Abort every child (parent shutdown/reload); settled results stay in the ledger. With `keepPipelines`
@@ -11451,11 +12046,11 @@ var init_manager = __esm({
         }
       }
       /** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
-      async waitFor(ids2, options) {
+      async waitFor(ids, options) {
         const done = () => {
-          if (options.questions && this.questions.undelivered(ids2).length > 0) return true;
-          const settled = ids2.filter((id) => isSettled(this.core.mustGet(id).state)).length;
-          return options.mode === "any" ? settled > 0 || ids2.length === 0 : settled === ids2.length;
+          if (options.questions && this.questions.undelivered(ids).length > 0) return true;
+          const settled = ids.filter((id) => isSettled(this.core.mustGet(id).state)).length;
+          return options.mode === "any" ? settled > 0 || ids.length === 0 : settled === ids.length;
         };
         return waitUntil(this.core.waiters, done, options);
       }
@@ -11481,7 +12076,7 @@ function childSessionDir(ctx, agentDir) {
   } catch {
     dir = void 0;
   }
-  return (0, import_node_path12.join)(dir || (0, import_node_path12.join)(agentDir, "sessions"), "subagents");
+  return (0, import_node_path14.join)(dir || (0, import_node_path14.join)(agentDir, "sessions"), "subagents");
 }
 function createSessionChildren(ctx, options) {
   const nextDepth = options.depth + 1;
@@ -11507,919 +12102,15 @@ function safePackageDir() {
     return void 0;
   }
 }
-var import_node_path12, PiSdk2;
+var import_node_path14, PiSdk2;
 var init_session = __esm({
   "extensions/subagents/children/session.ts"() {
     "use strict";
-    import_node_path12 = require("node:path");
+    import_node_path14 = require("node:path");
     PiSdk2 = __toESM(require("@mariozechner/pi-coding-agent"), 1);
     init_trust();
     init_backend();
     init_manager();
-  }
-});
-
-// extensions/subagents/adapter/session-state.ts
-function activeToolsOf(pi) {
-  let last;
-  return () => {
-    try {
-      const tools = pi.getActiveTools();
-      if (Array.isArray(tools)) last = [...tools];
-    } catch {
-    }
-    return last;
-  };
-}
-function createSessionState(options) {
-  const { pi, depth, host } = options;
-  let config = DEFAULT_CONFIG;
-  let configLoaded = false;
-  let agentDir = "";
-  let ctx;
-  let closing = false;
-  let store;
-  let manager;
-  let home;
-  let unfollow;
-  const sink = (type, data) => pi.appendEntry(type, data);
-  const adoptHome = (context) => {
-    if (depth !== 0) return false;
-    const found = sessionHomes().get(sessionKey(context));
-    if (!found) return false;
-    home = found;
-    home.name = sessionNameOf(context);
-    manager = found.manager;
-    found.attach(sink);
-    unfollow = options.follow?.(found.manager);
-    return true;
-  };
-  host.onConfig((next) => {
-    config = next;
-    configLoaded = true;
-    agentDir = host.agentDir();
-  });
-  const enter = (next) => {
-    ctx = next;
-    if (home) home.name = sessionNameOf(next);
-    if (configLoaded) return;
-    configLoaded = true;
-    agentDir = host.agentDir();
-    config = host.config(next);
-  };
-  const services = {
-    depth,
-    config: () => config,
-    agentDir: () => agentDir,
-    store: () => {
-      store ??= host.store();
-      return store;
-    },
-    context: () => ctx,
-    closing: () => closing,
-    children: (context) => {
-      enter(context);
-      if (manager || adoptHome(context)) return manager;
-      manager = createSessionChildren(context, {
-        depth,
-        agentDir,
-        config,
-        nested: options.nested,
-        parentTools: config.subagents.toolsBeyondParent ? void 0 : activeToolsOf(pi)
-      });
-      if (depth === 0) {
-        const key = sessionKey(context);
-        home = createSessionHome(key, keyFile(key), manager);
-        home.name = sessionNameOf(context);
-        home.attach(sink);
-        sessionHomes().set(key, home);
-        options.onChildren(manager, home.record);
-      } else options.onChildren(manager, sink);
-      unfollow = options.follow?.(manager);
-      return manager;
-    },
-    existingChildren: () => manager,
-    agents: agentLoader({ config: () => config, agentDir: () => agentDir || host.agentDir() }),
-    session: pi,
-    parent: pi
-  };
-  return {
-    services,
-    enter,
-    remember: (next) => {
-      ctx = next;
-    },
-    setClosing: (value) => {
-      closing = value;
-    },
-    adopt: (context) => {
-      enter(context);
-      return !manager && adoptHome(context);
-    },
-    detach: (away) => {
-      unfollow?.();
-      unfollow = void 0;
-      home?.detach(away);
-      home = void 0;
-      manager = void 0;
-    },
-    dropChildren: () => {
-      const dropped = manager;
-      unfollow?.();
-      unfollow = void 0;
-      if (home && sessionHomes().get(home.key) === home) sessionHomes().delete(home.key);
-      home = void 0;
-      manager = void 0;
-      return dropped;
-    }
-  };
-}
-function keyFile(key) {
-  return key.startsWith("id:") ? void 0 : key;
-}
-var init_session_state = __esm({
-  "extensions/subagents/adapter/session-state.ts"() {
-    "use strict";
-    init_config();
-    init_loader();
-    init_home();
-    init_session();
-  }
-});
-
-// extensions/subagents/ask/deliver.ts
-function questionView(child, timeoutSeconds) {
-  const q = child.question;
-  if (!q) return void 0;
-  return {
-    id: child.id,
-    name: child.name,
-    body: questionBody(q),
-    timeoutSeconds,
-    askedAt: q.askedAt,
-    detached: q.detached
-  };
-}
-function takeQuestions(desk, ids2, all = false, now = Date.now()) {
-  const children = all ? desk.asking(ids2) : desk.undelivered(ids2);
-  if (children.length === 0) return void 0;
-  const blocks = [];
-  const carried2 = { questions: [] };
-  for (const child of children) {
-    const view = questionView(child, desk.timeoutSeconds);
-    if (!view || !child.question) continue;
-    blocks.push(questionBlock(view, now));
-    carried2.questions.push({ id: child.id, seq: child.question.seq });
-    child.question.delivered = true;
-  }
-  return { text: blocks.join("\n\n"), carried: carried2 };
-}
-async function deliverQuestions(deps, how) {
-  const ctx = deps.context();
-  const manager = deps.existingChildren();
-  if (!ctx || !manager) return true;
-  let idle;
-  try {
-    idle = ctx.isIdle();
-  } catch {
-    return true;
-  }
-  if (how === "trigger" && !idle) return false;
-  if (how === "trigger" && deps.depth === 0 && singleShotMode(ctx)) return true;
-  const undelivered = manager.questions.undelivered();
-  if (undelivered.length === 0) return true;
-  const taken = takeQuestions(manager.questions);
-  if (!taken) return true;
-  const message = {
-    customType: QUESTION_MESSAGE_TYPE,
-    content: `${questionsHeader(taken.carried.questions.length)}
-${taken.text}`,
-    display: true,
-    details: taken.carried
-  };
-  try {
-    if (how === "trigger") deps.session.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
-    else deps.session.sendMessage(message);
-  } catch (error) {
-    for (const c of undelivered) if (c.question) c.question.delivered = false;
-    console.error(`subagents: a question could not be delivered, will retry: ${String(error)}`);
-  }
-  return true;
-}
-var init_deliver = __esm({
-  "extensions/subagents/ask/deliver.ts"() {
-    "use strict";
-    init_pi_host();
-    init_ask();
-    init_question();
-  }
-});
-
-// extensions/subagents/ask/records.ts
-function persistQuestion(record, event) {
-  const { child, question } = event;
-  try {
-    if (event.type === "asked") {
-      const data = {
-        id: child.id,
-        seq: question.seq,
-        run: question.run,
-        text: question.text,
-        options: question.options,
-        askedAt: question.askedAt
-      };
-      record(QUESTION_ENTRY, data);
-    } else record(ANSWER_ENTRY, { id: child.id, seq: question.seq, how: event.how });
-  } catch (error) {
-    console.error(`subagents: could not record ${child.id}'s question in the session: ${String(error)}`);
-  }
-}
-function openQuestions(entries) {
-  const asked = /* @__PURE__ */ new Map();
-  const closed = /* @__PURE__ */ new Set();
-  let lastSeq = 0;
-  for (const raw of entries) {
-    const e = raw;
-    if (e?.type !== "custom" || !e.data || typeof e.data !== "object") continue;
-    const d = e.data;
-    if (!validId(d.id) || !validSeq(d.seq)) continue;
-    const key = `${d.id}#${d.seq}`;
-    if (e.customType === ANSWER_ENTRY) closed.add(key);
-    if (e.customType !== QUESTION_ENTRY) continue;
-    const clean2 = cleanQuestion({ question: d.text, options: d.options });
-    if (clean2.text.length === 0) continue;
-    lastSeq = Math.max(lastSeq, d.seq);
-    asked.set(key, {
-      id: d.id,
-      seq: d.seq,
-      text: clean2.text,
-      options: clean2.options,
-      run: validSeq(d.run) ? d.run : 1,
-      askedAt: typeof d.askedAt === "number" && Number.isFinite(d.askedAt) ? d.askedAt : 0,
-      delivered: false
-    });
-  }
-  const open2 = /* @__PURE__ */ new Map();
-  for (const [key, q] of asked) {
-    if (closed.has(key)) continue;
-    const known = open2.get(q.id);
-    if (!known || q.seq > known.seq) {
-      const { id: _id, ...question } = q;
-      open2.set(q.id, question);
-    }
-  }
-  return { asked: asked.size, lastSeq, open: open2 };
-}
-function restoreQuestions(manager, entries) {
-  const found = openQuestions(entries);
-  manager.questions.restoreCount(found.asked, found.lastSeq);
-  let restored = 0;
-  for (const [id, question] of found.open) {
-    const child = manager.get(id);
-    if (!child || child.question || !manager.isRestored(id)) continue;
-    manager.questions.restore(child, question);
-    restored++;
-  }
-  return restored;
-}
-var QUESTION_ENTRY, ANSWER_ENTRY, validId, validSeq;
-var init_records2 = __esm({
-  "extensions/subagents/ask/records.ts"() {
-    "use strict";
-    init_question();
-    QUESTION_ENTRY = "subagent-question";
-    ANSWER_ENTRY = "subagent-answer";
-    validId = (id) => typeof id === "string" && /^sa-\d+$/.test(id);
-    validSeq = (n2) => typeof n2 === "number" && Number.isInteger(n2) && n2 > 0;
-  }
-});
-
-// extensions/subagents/checkable/git.ts
-function gitEnv(extra = {}) {
-  const env = {
-    ...process.env,
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_PAGER: "cat",
-    GIT_OPTIONAL_LOCKS: "0",
-    LC_ALL: "C"
-  };
-  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
-  return { ...env, ...extra };
-}
-function runGit(args, options) {
-  return new Promise((resolvePromise) => {
-    (0, import_node_child_process.execFile)(
-      options.git ?? "git",
-      [...FIXED_CONFIG, ...options.config ?? [], ...args],
-      {
-        cwd: options.cwd,
-        env: gitEnv(options.env),
-        maxBuffer: GIT_MAX_OUTPUT_BYTES,
-        timeout: GIT_TIMEOUT_MS,
-        encoding: options.bytes ? "latin1" : "utf8",
-        windowsHide: true
-      },
-      (error, stdout, stderr) => {
-        const e = error;
-        if (e && typeof e.code === "string") {
-          resolvePromise({ code: null, stdout: "", stderr: String(stderr ?? ""), spawnError: e.code });
-          return;
-        }
-        const code2 = e ? typeof e.code === "number" ? e.code : 1 : 0;
-        const killed = e?.killed ? `
-(git was stopped after ${GIT_TIMEOUT_MS / 1e3} s)` : "";
-        resolvePromise({ code: code2, stdout: String(stdout ?? ""), stderr: String(stderr ?? "") + killed });
-      }
-    );
-  });
-}
-function gitComplaint(result, maxLines = 3) {
-  if (result.spawnError) return `git could not be started (${result.spawnError})`;
-  const lines = result.stderr.split("\n").map((l) => l.trim()).filter(Boolean);
-  return lines.slice(0, maxLines).join(" ") || `git exited with code ${result.code}`;
-}
-async function repositoryFilterOverrides(cwd, options = {}) {
-  const listed2 = await runGit(["config", "--list", "--show-scope", "-z"], { ...options, cwd });
-  if (listed2.code !== 0) return { ok: false, reason: `cannot read the repository's config: ${gitComplaint(listed2)}` };
-  const drivers = /* @__PURE__ */ new Set();
-  const fields = listed2.stdout.split("\0");
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const scope = fields[i];
-    const key = fields[i + 1].split("\n", 1)[0];
-    const m = FILTER_KEY.exec(key);
-    if (m && (scope === "local" || scope === "worktree")) drivers.add(m[1]);
-  }
-  const config = [];
-  for (const driver of drivers) {
-    if (driver.includes("="))
-      return {
-        ok: false,
-        reason: `the repository's config names a filter driver ${JSON.stringify(driver)} that cannot be switched off`
-      };
-    const k = `filter.${driver}`;
-    config.push("-c", `${k}.clean=`, "-c", `${k}.smudge=`, "-c", `${k}.process=`, "-c", `${k}.required=false`);
-  }
-  return { ok: true, config };
-}
-var import_node_child_process, GIT_MAX_OUTPUT_BYTES, GIT_TIMEOUT_MS, FIXED_CONFIG, FILTER_KEY;
-var init_git = __esm({
-  "extensions/subagents/checkable/git.ts"() {
-    "use strict";
-    import_node_child_process = require("node:child_process");
-    GIT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
-    GIT_TIMEOUT_MS = 12e4;
-    FIXED_CONFIG = [
-      "-c",
-      "core.hooksPath=/dev/null",
-      "-c",
-      "core.fsmonitor=false",
-      "-c",
-      "diff.noprefix=false",
-      "-c",
-      "diff.mnemonicPrefix=false",
-      "-c",
-      "diff.relative=false",
-      "-c",
-      "core.quotePath=false",
-      "-c",
-      "color.ui=false"
-    ];
-    FILTER_KEY = /^filter\.(.+)\.(clean|smudge|process|required)$/i;
-  }
-});
-
-// extensions/subagents/checkable/isolation.ts
-async function probeRepository(cwd, options = {}) {
-  const version = await runGit(["--version"], { ...options, cwd });
-  if (version.spawnError === "ENOENT") return { ok: false, reason: "git is not installed (not found on PATH)" };
-  if (version.code !== 0) return { ok: false, reason: `git does not run: ${gitComplaint(version)}` };
-  const top = await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd });
-  if (top.code !== 0) return { ok: false, reason: `${cwd} is not inside a git repository (${gitComplaint(top, 1)})` };
-  const toplevel = (0, import_node_path13.resolve)(top.stdout.trim());
-  const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { ...options, cwd });
-  if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(head.stdout.trim())) {
-    return { ok: false, reason: `the repository at ${toplevel} has no commit yet (HEAD is unborn); commit first` };
-  }
-  const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { ...options, cwd: toplevel });
-  const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((e) => /^[ MADRCUT?!]{2} /.test(e)).length : 0;
-  return {
-    ok: true,
-    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path13.relative)(toplevel, (0, import_node_path13.resolve)(cwd)), uncommitted }
-  };
-}
-function ensurePrivateDir2(trustedRoot, dir) {
-  const rel = (0, import_node_path13.relative)(trustedRoot, dir);
-  if (rel.startsWith("..") || (0, import_node_path13.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
-  (0, import_node_fs12.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
-  let current = trustedRoot;
-  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
-  for (const part of rel === "" ? [] : rel.split(import_node_path13.sep)) {
-    current = (0, import_node_path13.join)(current, part);
-    let st;
-    try {
-      st = (0, import_node_fs12.lstatSync)(current);
-    } catch {
-      (0, import_node_fs12.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
-      st = (0, import_node_fs12.lstatSync)(current);
-    }
-    if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
-    if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
-    if (uid !== void 0 && st.uid !== uid) throw new Error(`${current} is owned by another user`);
-  }
-}
-function oneAtATime(repoTop, task) {
-  const previous = repoQueues.get(repoTop) ?? Promise.resolve();
-  const next = previous.then(task, task);
-  const settled = next.catch(() => void 0);
-  repoQueues.set(repoTop, settled);
-  void settled.then(() => {
-    if (repoQueues.get(repoTop) === settled) repoQueues.delete(repoTop);
-  });
-  return next;
-}
-function createWorktree(options) {
-  return oneAtATime(options.repo.toplevel, () => createWorktreeNow(options));
-}
-async function createWorktreeNow(options) {
-  const { repo, root, name } = options;
-  if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
-  const path = (0, import_node_path13.join)(root, name);
-  const inside2 = (0, import_node_path13.relative)(repo.toplevel, path);
-  if (!inside2.startsWith("..") && !(0, import_node_path13.isAbsolute)(inside2)) {
-    throw new Error(`the worktree folder ${path} would lie inside the repository ${repo.toplevel}`);
-  }
-  ensurePrivateDir2(options.trustedRoot, root);
-  try {
-    (0, import_node_fs12.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
-  } catch (error) {
-    throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
-  }
-  const branch = `${BRANCH_PREFIX}${name}`;
-  const filters = await repositoryFilterOverrides(repo.toplevel, options);
-  if (!filters.ok) {
-    removeEmptyDir(path);
-    throw new Error(filters.reason);
-  }
-  const added = await runGit(["worktree", "add", "--quiet", "-b", branch, "--end-of-options", path, repo.head], {
-    ...options,
-    cwd: repo.toplevel,
-    config: filters.config
-  });
-  if (added.code !== 0) {
-    removeEmptyDir(path);
-    throw new Error(`git worktree add failed: ${gitComplaint(added)}`);
-  }
-  const cwd = (0, import_node_path13.join)(path, repo.relCwd);
-  try {
-    if (!(0, import_node_fs12.statSync)(cwd).isDirectory()) throw new Error("not a directory");
-  } catch {
-    return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
-  }
-  return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd, parentUncommitted: repo.uncommitted };
-}
-function removeEmptyDir(path) {
-  try {
-    if ((0, import_node_fs12.readdirSync)(path).length === 0) (0, import_node_fs12.rmdirSync)(path);
-  } catch {
-  }
-}
-function parseNumstat(out) {
-  const map = /* @__PURE__ */ new Map();
-  for (const record of out.split("\0")) {
-    const m = /^(\d+|-)\t(\d+|-)\t([\s\S]+)$/.exec(record.replace(/^\n/, ""));
-    if (!m) continue;
-    map.set(m[3], { added: m[1] === "-" ? void 0 : Number(m[1]), removed: m[2] === "-" ? void 0 : Number(m[2]) });
-  }
-  return map;
-}
-function parseNameStatus(out) {
-  const parts = out.split("\0");
-  const result = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const code2 = parts[i].trim().charAt(0);
-    const path = parts[i + 1];
-    if (!code2 || !path) continue;
-    result.push({ path, status: code2 === "A" ? "added" : code2 === "D" ? "deleted" : "modified" });
-  }
-  return result;
-}
-async function captureChanges(worktree, options = {}) {
-  const filters = await repositoryFilterOverrides(worktree.path, options);
-  if (!filters.ok) throw new Error(`cannot collect the child's changes: ${filters.reason}`);
-  const config = filters.config;
-  const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env, config });
-  const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
-  if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
-  const scratch = (0, import_node_fs12.mkdtempSync)((0, import_node_path13.join)((0, import_node_os2.tmpdir)(), "headroom-index-"));
-  try {
-    const index = (0, import_node_path13.join)(scratch, "index");
-    try {
-      const original = indexPath.stdout.trim();
-      (0, import_node_fs12.copyFileSync)(original, index);
-      const st = (0, import_node_fs12.statSync)(original);
-      (0, import_node_fs12.utimesSync)(index, st.atime, st.mtime);
-    } catch {
-    }
-    const env = { GIT_INDEX_FILE: index };
-    const add = await run2(["add", "-A", "--", "."], env);
-    if (add.code !== 0) throw new Error(`cannot collect the child's changes: ${gitComplaint(add)}`);
-    const diff = ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
-    const [numstat, names, patch, commits] = await Promise.all([
-      run2([...diff, "--numstat", "-z", "--end-of-options", worktree.base], env),
-      run2([...diff, "--name-status", "-z", "--end-of-options", worktree.base], env),
-      runGit([...diff, "--binary", "--full-index", "--end-of-options", worktree.base], {
-        ...options,
-        cwd: worktree.path,
-        env,
-        config,
-        bytes: true
-      }),
-      run2(["rev-list", "--count", "--end-of-options", `${worktree.base}..HEAD`])
-    ]);
-    for (const r of [numstat, names, patch]) {
-      if (r.code !== 0) throw new Error(`cannot diff the child's changes: ${gitComplaint(r)}`);
-    }
-    const counts = parseNumstat(numstat.stdout);
-    const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...counts.get(f.path) })).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-    const bytes = Buffer.from(patch.stdout, "latin1");
-    let text = "";
-    let patchIsUtf8 = true;
-    try {
-      text = STRICT_UTF8.decode(bytes);
-    } catch {
-      patchIsUtf8 = false;
-    }
-    return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
-  } finally {
-    (0, import_node_fs12.rmSync)(scratch, { recursive: true, force: true });
-  }
-}
-function removeWorktree(worktree, options = {}) {
-  return oneAtATime(worktree.repoTop, () => removeWorktreeNow(worktree, options));
-}
-async function removeWorktreeNow(worktree, options) {
-  const removed = await runGit(["worktree", "remove", "--force", "--end-of-options", worktree.path], {
-    ...options,
-    cwd: worktree.repoTop
-  });
-  if (removed.code !== 0 && existsDir(worktree.path)) {
-    throw new Error(`git worktree remove failed: ${gitComplaint(removed)}`);
-  }
-  await runGit(["worktree", "prune"], { ...options, cwd: worktree.repoTop });
-  const branch = await runGit(["branch", "-D", "--end-of-options", worktree.branch], {
-    ...options,
-    cwd: worktree.repoTop
-  });
-  if (branch.code !== 0 && !/not found/.test(branch.stderr)) {
-    throw new Error(`the worktree is gone but its branch ${worktree.branch} stays: ${gitComplaint(branch)}`);
-  }
-}
-function existsDir(path) {
-  try {
-    return (0, import_node_fs12.statSync)(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-function worktreeExists(worktree) {
-  return existsDir(worktree.path);
-}
-async function patchContainedIn(patchFile, repoTop, options = {}) {
-  const check = await runGit(["apply", "--check", "--reverse", "--binary", "--end-of-options", patchFile], {
-    ...options,
-    cwd: repoTop
-  });
-  return check.code === 0;
-}
-var import_node_fs12, import_node_os2, import_node_path13, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
-var init_isolation = __esm({
-  "extensions/subagents/checkable/isolation.ts"() {
-    "use strict";
-    import_node_fs12 = require("node:fs");
-    import_node_os2 = require("node:os");
-    import_node_path13 = require("node:path");
-    init_git();
-    STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-    WORKTREE_DIR_MODE = 448;
-    BRANCH_PREFIX = "headroom/";
-    SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-    repoQueues = /* @__PURE__ */ new Map();
-  }
-});
-
-// extensions/subagents/checkable/prune-worktrees.ts
-function mtimeOf(path) {
-  try {
-    return (0, import_node_fs13.lstatSync)(path).mtimeMs;
-  } catch {
-    return 0;
-  }
-}
-function lastTouched(path, gitdir) {
-  const times = [mtimeOf(path), mtimeOf((0, import_node_path14.join)(path, ".git"))];
-  if (gitdir)
-    times.push(mtimeOf((0, import_node_path14.join)(gitdir, "index")), mtimeOf((0, import_node_path14.join)(gitdir, "HEAD")), mtimeOf((0, import_node_path14.join)(gitdir, "logs", "HEAD")));
-  return Math.max(...times);
-}
-function gitdirOf(path) {
-  const file = (0, import_node_path14.join)(path, ".git");
-  try {
-    const st = (0, import_node_fs13.lstatSync)(file);
-    if (!st.isFile() || st.size > 4096) return void 0;
-    const m = /^gitdir: (.+)$/m.exec((0, import_node_fs13.readFileSync)(file, "utf8"));
-    return m ? m[1].trim() : void 0;
-  } catch {
-    return void 0;
-  }
-}
-async function pruneWorktrees(root, maxAgeMs, now = Date.now(), options = {}) {
-  const outcome = { removed: [], failed: [] };
-  let names;
-  try {
-    const st = (0, import_node_fs13.lstatSync)(root);
-    if (!st.isDirectory() || st.isSymbolicLink()) return outcome;
-    names = (0, import_node_fs13.readdirSync)(root);
-  } catch {
-    return outcome;
-  }
-  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
-  for (const name of names) {
-    if (!SAFE_NAME.test(name)) continue;
-    const path = (0, import_node_path14.join)(root, name);
-    try {
-      const st = (0, import_node_fs13.lstatSync)(path);
-      if (st.isSymbolicLink() || !st.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
-      const gitdir = gitdirOf(path);
-      if (now - lastTouched(path, gitdir) <= maxAgeMs) continue;
-      const common = gitdir ? (0, import_node_path14.dirname)((0, import_node_path14.dirname)(gitdir)) : void 0;
-      const repoTop = common ? (0, import_node_path14.dirname)(common) : void 0;
-      const top = repoTop ? await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd: repoTop }) : void 0;
-      if (top && top.code === 0) {
-        const branch = `${BRANCH_PREFIX}${name}`;
-        await removeWorktree(
-          { path, branch, base: "", repoTop: top.stdout.trim(), cwd: path, parentUncommitted: 0 },
-          options
-        );
-      } else (0, import_node_fs13.rmSync)(path, { recursive: true, force: true });
-      outcome.removed.push(path);
-    } catch (error) {
-      outcome.failed.push({ path, error: error instanceof Error ? error.message : String(error) });
-    }
-  }
-  return outcome;
-}
-function scheduleWorktreePrune(root, maxAgeDays, delayMs = WORKTREE_PRUNE_DELAY_MS) {
-  const flags = globalThis;
-  if (flags[SCHEDULED2] || !(maxAgeDays > 0)) return false;
-  flags[SCHEDULED2] = true;
-  const timer = setTimeout(() => {
-    pruneWorktrees(root, maxAgeDays * 24 * 60 * 60 * 1e3).catch(() => void 0);
-  }, delayMs);
-  timer.unref?.();
-  return true;
-}
-var import_node_fs13, import_node_path14, WORKTREE_PRUNE_DELAY_MS, SCHEDULED2;
-var init_prune_worktrees = __esm({
-  "extensions/subagents/checkable/prune-worktrees.ts"() {
-    "use strict";
-    import_node_fs13 = require("node:fs");
-    import_node_path14 = require("node:path");
-    init_git();
-    init_isolation();
-    WORKTREE_PRUNE_DELAY_MS = 2e4;
-    SCHEDULED2 = /* @__PURE__ */ Symbol.for("pi-context-headroom.worktree-prune.scheduled");
-  }
-});
-
-// extensions/subagents/checkable/checkable.ts
-async function reportChanges(o) {
-  const w = o.worktree;
-  const base = { worktree: w.path, branch: w.branch, base: w.base, files: [], commits: 0 };
-  let changes;
-  try {
-    changes = await captureChanges(w, o);
-  } catch (error) {
-    const message = error.message;
-    return { text: changesUnknownText(w.path, message), outcome: { ...base, kept: true, error: message } };
-  }
-  if (changes.files.length === 0 && changes.commits === 0) {
-    try {
-      await removeWorktree(w, o);
-      return { text: noChangesText(w.path, { ok: true }), outcome: { ...base, kept: false } };
-    } catch (error) {
-      const message = error.message;
-      return {
-        text: noChangesText(w.path, { ok: false, error: message }),
-        outcome: { ...base, kept: true, error: message }
-      };
-    }
-  }
-  let patch;
-  if (!changes.patchIsUtf8) patch = { ok: false, error: PATCH_NOT_UTF8 };
-  else if (changes.patch.length > 0) {
-    const put = await o.store.put("subagent-results", changes.patch);
-    patch = put.ok ? { ok: true, path: put.path } : { ok: false, error: put.error };
-  }
-  const outcome = {
-    ...base,
-    kept: true,
-    files: changes.files,
-    commits: changes.commits,
-    patchPath: patch?.ok ? patch.path : void 0,
-    error: patch && !patch.ok ? patch.error : void 0
-  };
-  const text = changesText({
-    id: o.id,
-    worktree: w.path,
-    branch: w.branch,
-    base: w.base,
-    repoTop: w.repoTop,
-    files: changes.files,
-    commits: changes.commits,
-    patch
-  });
-  return { text, outcome };
-}
-function isolationSteps(o) {
-  let recreated;
-  return {
-    async beforeRun() {
-      if (worktreeExists(o.worktree)) return;
-      const probe = await probeRepository(o.worktree.repoTop, o);
-      if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
-      const fresh = await createWorktree({ ...o, repo: { ...probe.repo, relCwd: "" } });
-      Object.assign(o.worktree, { ...fresh, cwd: o.worktree.cwd });
-      recreated = recreatedWorktreeNote(fresh.path, fresh.base);
-    },
-    async conclude(_state, result) {
-      const report = await reportChanges(o);
-      const note = recreated ? `(${recreated}.) ` : "";
-      recreated = void 0;
-      return { ...result, text: `${note}${report.text}
-
-${result.text}`, extras: { changes: report.outcome } };
-    }
-  };
-}
-function structuredSteps(schema2) {
-  return {
-    async review(answer, ask) {
-      const first = await checkAnswerBounded(schema2, answer);
-      if (first.ok) {
-        return {
-          text: first.raw,
-          verdict: VERDICT_VALID,
-          extras: { structured: { status: "valid", value: first.value, corrections: 0 } }
-        };
-      }
-      const firstReasons = first.found ? first.errors : [NO_JSON_FOUND];
-      const again = await ask(outputSchemaCorrection(first.found, first.errors, schema2.text));
-      if (!again.ok) {
-        const reasons2 = [...firstReasons, correctionFailed(again.error)];
-        return invalid(reasons2, 0, answer, first.found ? first.value : void 0);
-      }
-      const second = await checkAnswerBounded(schema2, again.text);
-      if (second.ok) {
-        return {
-          text: second.raw,
-          verdict: VERDICT_VALID,
-          extras: { structured: { status: "valid", value: second.value, corrections: 1 } }
-        };
-      }
-      const reasons = second.found ? second.errors : [NO_JSON_FOUND];
-      return invalid(reasons, 1, again.text, second.found ? second.value : void 0);
-    }
-  };
-}
-function invalid(errors, corrections, raw, value) {
-  return {
-    text: invalidOutputText(errors, corrections, raw),
-    verdict: VERDICT_INVALID,
-    extras: {
-      structured: { status: "invalid", errors, corrections, ...value !== void 0 ? { value } : {} }
-    }
-  };
-}
-var init_checkable2 = __esm({
-  "extensions/subagents/checkable/checkable.ts"() {
-    "use strict";
-    init_checkable();
-    init_isolation();
-    init_schema();
-  }
-});
-
-// extensions/subagents/checkable/run-steps.ts
-function composeSteps(parts) {
-  if (parts.length === 0) return void 0;
-  const before = parts.filter((p) => p.beforeRun);
-  const reviews = parts.filter((p) => p.review);
-  const concludes = parts.filter((p) => p.conclude);
-  return {
-    beforeRun: before.length ? async () => {
-      for (const p of before) await p.beforeRun();
-    } : void 0,
-    review: reviews.length ? async (answer, ask) => {
-      let result = { text: answer };
-      for (const p of reviews) {
-        const next = await p.review(result.text, ask);
-        result = { ...next, extras: { ...result.extras, ...next.extras } };
-      }
-      return result;
-    } : void 0,
-    conclude: concludes.length ? async (state, result) => {
-      let current = result;
-      for (const p of concludes) {
-        const next = await p.conclude(state, current);
-        current = { ...next, extras: { ...current.extras, ...next.extras } };
-      }
-      return current;
-    } : void 0
-  };
-}
-var init_run_steps = __esm({
-  "extensions/subagents/checkable/run-steps.ts"() {
-    "use strict";
-  }
-});
-
-// extensions/subagents/checkable/spawn-checkable.ts
-function worktreesRoot(home) {
-  return { root: (0, import_node_path15.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
-}
-async function prepareCheckable(home, reserveId, request) {
-  const mode = request.isolation ?? "none";
-  if (!ISOLATION_MODES.includes(mode)) throw new Error(badIsolationError(mode));
-  const parts = [];
-  const notes = [];
-  const details = {};
-  let firstMessage = request.firstMessage;
-  let structured = false;
-  if (request.outputSchema !== void 0 && request.outputSchema !== null) {
-    const compiled = compileOutputSchema(request.outputSchema);
-    if (!compiled.ok) throw new Error(badOutputSchemaError(compiled.error));
-    parts.push(structuredSteps(compiled.schema));
-    firstMessage += outputSchemaInstruction(compiled.schema.text);
-    notes.push(structuredNote());
-    details.outputSchema = compiled.schema.schema;
-    structured = true;
-  }
-  if (mode !== "worktree") {
-    return {
-      cwd: request.cwd,
-      firstMessage,
-      steps: composeSteps(parts),
-      structured,
-      notes,
-      details,
-      abandon: async () => void 0
-    };
-  }
-  const probe = await probeRepository(request.cwd);
-  if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
-  const id = reserveId();
-  const name = `${id}-${(0, import_node_crypto3.randomBytes)(4).toString("hex")}`;
-  const where = worktreesRoot(home);
-  let worktree;
-  try {
-    worktree = await createWorktree({ repo: probe.repo, name, ...where });
-  } catch (error) {
-    throw new Error(worktreeFailedError(error.message));
-  }
-  parts.push(isolationSteps({ id, worktree, store: home.store(), name, ...where }));
-  notes.push(isolationNote(worktree));
-  details.isolation = { ...worktree, carriesUncommitted: false };
-  return {
-    id,
-    cwd: worktree.cwd,
-    firstMessage,
-    steps: composeSteps(parts),
-    worktree,
-    structured,
-    notes,
-    details,
-    abandon: () => removeWorktree(worktree).catch(() => void 0)
-  };
-}
-function isolationFor(home, child) {
-  const worktree = child.worktree;
-  if (!worktree) return void 0;
-  const name = worktree.branch.startsWith(BRANCH_PREFIX) ? worktree.branch.slice(BRANCH_PREFIX.length) : child.id;
-  return isolationSteps({ id: child.id, worktree, store: home.store(), name, ...worktreesRoot(home) });
-}
-var import_node_crypto3, import_node_path15, WORKTREES_FOLDER, ISOLATION_MODES;
-var init_spawn_checkable = __esm({
-  "extensions/subagents/checkable/spawn-checkable.ts"() {
-    "use strict";
-    import_node_crypto3 = require("node:crypto");
-    import_node_path15 = require("node:path");
-    init_checkable();
-    init_checkable2();
-    init_isolation();
-    init_run_steps();
-    init_schema();
-    WORKTREES_FOLDER = "worktrees";
-    ISOLATION_MODES = ["none", "worktree"];
   }
 });
 
@@ -12560,35 +12251,35 @@ function readPartialOutput(sessionFile) {
   if (!sessionFile) return { ok: true, text: "" };
   let fd;
   try {
-    fd = (0, import_node_fs14.openSync)(sessionFile, OPEN_FLAGS);
+    fd = (0, import_node_fs13.openSync)(sessionFile, OPEN_FLAGS);
   } catch (error) {
     const code2 = error.code;
     return code2 === "ENOENT" ? { ok: true, text: "" } : { ok: false, reason: String(error) };
   }
   try {
-    const st = (0, import_node_fs14.fstatSync)(fd);
+    const st = (0, import_node_fs13.fstatSync)(fd);
     if (!st.isFile()) return { ok: false, reason: `${sessionFile} is not a regular file` };
     const size = st.size;
     const length = Math.min(size, PARTIAL_READ_MAX_BYTES);
     const buffer = Buffer.alloc(length);
-    (0, import_node_fs14.readSync)(fd, buffer, 0, length, size - length);
+    (0, import_node_fs13.readSync)(fd, buffer, 0, length, size - length);
     let text = buffer.toString("utf8");
     if (length < size) text = text.slice(text.indexOf("\n") + 1);
     return { ok: true, text: lastRunText(text) };
   } catch (error) {
     return { ok: false, reason: String(error) };
   } finally {
-    (0, import_node_fs14.closeSync)(fd);
+    (0, import_node_fs13.closeSync)(fd);
   }
 }
-var import_node_fs14, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
+var import_node_fs13, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
 var init_partial_output = __esm({
   "extensions/subagents/children/partial-output.ts"() {
     "use strict";
-    import_node_fs14 = require("node:fs");
+    import_node_fs13 = require("node:fs");
     init_content();
     PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
-    OPEN_FLAGS = import_node_fs14.constants.O_RDONLY | (import_node_fs14.constants.O_NONBLOCK ?? 0) | (import_node_fs14.constants.O_NOFOLLOW ?? 0);
+    OPEN_FLAGS = import_node_fs13.constants.O_RDONLY | (import_node_fs13.constants.O_NONBLOCK ?? 0) | (import_node_fs13.constants.O_NOFOLLOW ?? 0);
   }
 });
 
@@ -12613,12 +12304,12 @@ var init_records3 = __esm({
 
 // extensions/subagents/delivery/record-checks.ts
 function inside(root, path) {
-  const rel = (0, import_node_path16.relative)(root, path);
-  return rel === "" || !rel.startsWith("..") && !(0, import_node_path16.isAbsolute)(rel);
+  const rel = (0, import_node_path15.relative)(root, path);
+  return rel === "" || !rel.startsWith("..") && !(0, import_node_path15.isAbsolute)(rel);
 }
 function realOrSelf(path) {
   try {
-    return (0, import_node_fs15.realpathSync)(path);
+    return (0, import_node_fs14.realpathSync)(path);
   } catch {
     return path;
   }
@@ -12639,19 +12330,19 @@ function checkWorktreeRecord(w, root) {
       ok: false,
       problem: `its branch ${JSON.stringify(branch)} is not one of this package's (${BRANCH_PREFIX}\u2026)`
     };
-  if (!(0, import_node_path16.isAbsolute)(repoTop))
+  if (!(0, import_node_path15.isAbsolute)(repoTop))
     return { ok: false, problem: `its repoTop ${JSON.stringify(repoTop)} is not an absolute path` };
-  const expected = (0, import_node_path16.join)(root, name);
-  if (path !== expected && (0, import_node_path16.resolve)(path) !== expected)
+  const expected = (0, import_node_path15.join)(root, name);
+  if (path !== expected && (0, import_node_path15.resolve)(path) !== expected)
     return {
       ok: false,
       problem: `its path ${JSON.stringify(path)} is not ${expected} (this package's worktrees folder)`
     };
-  if (!inside(expected, (0, import_node_path16.resolve)(cwd)))
+  if (!inside(expected, (0, import_node_path15.resolve)(cwd)))
     return { ok: false, problem: `its cwd ${JSON.stringify(cwd)} is not inside ${expected}` };
   let st;
   try {
-    st = (0, import_node_fs15.lstatSync)(expected, { throwIfNoEntry: false });
+    st = (0, import_node_fs14.lstatSync)(expected, { throwIfNoEntry: false });
   } catch (error) {
     return { ok: false, problem: `its path cannot be checked (${error.message})` };
   }
@@ -12659,7 +12350,7 @@ function checkWorktreeRecord(w, root) {
     const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
     if (st.isSymbolicLink() || !st.isDirectory()) return { ok: false, problem: `${expected} is not a real directory` };
     if (uid !== void 0 && st.uid !== uid) return { ok: false, problem: `${expected} is owned by another user` };
-    if ((0, import_node_fs15.realpathSync)(expected) !== (0, import_node_path16.join)(realOrSelf(root), name))
+    if ((0, import_node_fs14.realpathSync)(expected) !== (0, import_node_path15.join)(realOrSelf(root), name))
       return { ok: false, problem: `${expected} resolves outside the worktrees folder` };
   }
   return {
@@ -12668,8 +12359,8 @@ function checkWorktreeRecord(w, root) {
       path: expected,
       branch,
       base,
-      repoTop: (0, import_node_path16.resolve)(repoTop),
-      cwd: (0, import_node_path16.resolve)(cwd),
+      repoTop: (0, import_node_path15.resolve)(repoTop),
+      cwd: (0, import_node_path15.resolve)(cwd),
       parentUncommitted: o.parentUncommitted
     }
   };
@@ -12695,12 +12386,12 @@ function recordedSpawnProblem(schema2, params) {
   }
   return "invalid";
 }
-var import_node_fs15, import_node_path16, import_compile2, COMMIT_ID, spawnValidators;
+var import_node_fs14, import_node_path15, import_compile2, COMMIT_ID, spawnValidators;
 var init_record_checks = __esm({
   "extensions/subagents/delivery/record-checks.ts"() {
     "use strict";
-    import_node_fs15 = require("node:fs");
-    import_node_path16 = require("node:path");
+    import_node_fs14 = require("node:fs");
+    import_node_path15 = require("node:path");
     import_compile2 = require("typebox/compile");
     init_isolation();
     COMMIT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
@@ -12872,7 +12563,7 @@ async function restoreWaiting(deps, ctx, waiting, respawn) {
 function recordScreen(deps) {
   let root;
   try {
-    root = (0, import_node_path17.join)(deps.store().root, WORKTREES_FOLDER);
+    root = (0, import_node_path16.join)(deps.store().root, WORKTREES_FOLDER);
   } catch {
     root = "\0no worktrees folder";
   }
@@ -12990,17 +12681,17 @@ function readStored(deps, sha256) {
   const found = deps.store().resolve(sha256, "subagent-results");
   if (!found.ok) return void 0;
   try {
-    return (0, import_node_fs16.readFileSync)(found.path, "utf8");
+    return (0, import_node_fs15.readFileSync)(found.path, "utf8");
   } catch {
     return void 0;
   }
 }
-var import_node_fs16, import_node_path17, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES, RESULT_MESSAGE_TYPE, CARRYING_TOOL;
+var import_node_fs15, import_node_path16, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES, RESULT_MESSAGE_TYPE, CARRYING_TOOL;
 var init_persistence = __esm({
   "extensions/subagents/delivery/persistence.ts"() {
     "use strict";
-    import_node_fs16 = require("node:fs");
-    import_node_path17 = require("node:path");
+    import_node_fs15 = require("node:fs");
+    import_node_path16 = require("node:path");
     init_projection();
     init_surfaces();
     init_tokens();
@@ -13252,8 +12943,8 @@ function planSettle(input) {
   if (input.closing) return { act: "none", why: "closing" };
   if (input.outcome !== void 0 && input.outcome !== "completed") return { act: "none", why: "outcome" };
   if (input.rounds >= SETTLE_MAX_ROUNDS) return { act: "none", why: "rounds" };
-  const ids2 = input.children.filter((c) => !isSettled(c.state)).map((c) => c.id);
-  if (ids2.length > 0) return { act: "wait", ids: ids2, timeoutMs: input.maxRunSeconds * 1e3 + SETTLE_WAIT_SLACK_MS };
+  const ids = input.children.filter((c) => !isSettled(c.state)).map((c) => c.id);
+  if (ids.length > 0) return { act: "wait", ids, timeoutMs: input.maxRunSeconds * 1e3 + SETTLE_WAIT_SLACK_MS };
   return input.pending > 0 ? { act: "deliver" } : { act: "none", why: "nothing" };
 }
 async function settleSingleShot(deps, state, event, ctx) {
@@ -13281,7 +12972,7 @@ async function settleSingleShot(deps, state, event, ctx) {
   state.rounds++;
   return { entries: [...Array.isArray(event.entries) ? event.entries : [], ...drafts], continue: true };
 }
-async function waitForChildren(manager, deps, state, ids2, timeoutMs) {
+async function waitForChildren(manager, deps, state, ids, timeoutMs) {
   const abort = new AbortController();
   state.abort = abort;
   let interrupted2 = false;
@@ -13292,8 +12983,8 @@ async function waitForChildren(manager, deps, state, ids2, timeoutMs) {
   };
   process.on("SIGINT", onSigint);
   try {
-    const outcome = await manager.waitFor(ids2, { mode: "all", timeoutMs, signal: abort.signal });
-    const running = () => ids2.filter((id) => !isSettled(manager.get(id)?.state ?? "completed"));
+    const outcome = await manager.waitFor(ids, { mode: "all", timeoutMs, signal: abort.signal });
+    const running = () => ids.filter((id) => !isSettled(manager.get(id)?.state ?? "completed"));
     if (outcome.aborted) {
       if (interrupted2) {
         await manager.cancel(running(), SETTLE_INTERRUPTED);
@@ -13350,236 +13041,58 @@ var init_settle2 = __esm({
   }
 });
 
-// extensions/subagents/tools/reply.ts
-function row(c, note) {
-  const waits = c.state === "waiting" ? waitingFor(c.after ?? []) : c.question ? ASKING_STATE : void 0;
-  return { id: c.id, name: c.name, state: c.state, note: note ?? waits, ...c.agent ? { agent: c.agent } : {} };
-}
-function requireIds(manager, requested) {
-  const known = manager.ids();
-  const { known: good, unknown } = partitionIds(requested, known);
-  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
-  return good;
-}
-var reply;
-var init_reply = __esm({
-  "extensions/subagents/tools/reply.ts"() {
+// extensions/subagents/tools/schemas.ts
+var import_typebox3, SPAWN_PARAMETERS, WAIT_PARAMETERS, CHECK_PARAMETERS, SEND_PARAMETERS, CANCEL_PARAMETERS, LIST_PARAMETERS, CLEANUP_PARAMETERS;
+var init_schemas = __esm({
+  "extensions/subagents/tools/schemas.ts"() {
     "use strict";
-    init_records();
-    init_ask();
+    import_typebox3 = require("typebox");
     init_common();
     init_pipeline();
-    reply = (text, details = {}) => ({
-      content: [{ type: "text", text }],
-      details
+    init_spawn();
+    SPAWN_PARAMETERS = import_typebox3.Type.Object({
+      prompt: import_typebox3.Type.String({ description: TOOL_TEXT.spawn.prompt }),
+      agent: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: SPAWN_AGENT_PARAM })),
+      name: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: TOOL_TEXT.spawn.name })),
+      model: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: TOOL_TEXT.spawn.model })),
+      tools: import_typebox3.Type.Optional(import_typebox3.Type.Array(import_typebox3.Type.String(), { description: TOOL_TEXT.spawn.tools })),
+      cwd: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: TOOL_TEXT.spawn.cwd })),
+      thinking: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: TOOL_TEXT.spawn.thinking })),
+      context: import_typebox3.Type.Optional(
+        import_typebox3.Type.Union([import_typebox3.Type.Literal("fresh"), import_typebox3.Type.Literal("fork")], { description: TOOL_TEXT.spawn.context })
+      ),
+      extensions: import_typebox3.Type.Optional(
+        import_typebox3.Type.Union([import_typebox3.Type.Boolean(), import_typebox3.Type.Array(import_typebox3.Type.String())], { description: SPAWN_EXTENSIONS_PARAM })
+      ),
+      isolation: import_typebox3.Type.Optional(
+        import_typebox3.Type.Union([import_typebox3.Type.Literal("none"), import_typebox3.Type.Literal("worktree")], { description: TOOL_TEXT.spawn.isolation })
+      ),
+      output_schema: import_typebox3.Type.Optional(
+        import_typebox3.Type.Object({}, { additionalProperties: true, description: TOOL_TEXT.spawn.outputSchema })
+      ),
+      after: import_typebox3.Type.Optional(import_typebox3.Type.Array(import_typebox3.Type.String(), { description: SPAWN_AFTER_PARAM })),
+      after_failed: import_typebox3.Type.Optional(
+        import_typebox3.Type.Union([import_typebox3.Type.Literal("skip"), import_typebox3.Type.Literal("run")], { description: SPAWN_AFTER_FAILED_PARAM })
+      )
     });
-  }
-});
-
-// extensions/subagents/tools/consume.ts
-async function deliveredPath(deps, result) {
-  if (result.artifactPath) return result.artifactPath;
-  const put = await deps.store().put("subagent-results", result.text);
-  if (!put.ok) return void 0;
-  result.artifactPath ??= put.path;
-  return put.path;
-}
-async function consumeResults(deps, ctx, ids2, outcome, timeoutLabel, timeoutSeconds) {
-  const manager = deps.children(ctx);
-  const now = Date.now();
-  const leading = [];
-  const extraRows = [];
-  const claimed = [];
-  const finished = ids2.filter((id) => isSettled(manager.get(id).state)).length;
-  if (outcome.header) leading.push(outcome.header);
-  else if (outcome.timedOut) leading.push(waitTimeoutHeader(timeoutSeconds ?? 0, finished, ids2.length));
-  else if (outcome.aborted) leading.push(waitAbortedHeader(finished, ids2.length));
-  const taken = /* @__PURE__ */ new Map();
-  const unsettled = [];
-  for (const id of ids2) {
-    const latest = manager.ledger.latest(id);
-    if (!latest || !isSettled(manager.get(id).state)) unsettled.push(id);
-    else if (manager.ledger.claim(latest.key, "wait")) claimed.push(latest);
-    else taken.set(id, latest);
-  }
-  const relayed = claimRelayed(manager, ids2);
-  try {
-    const handed = await relayedLines(manager, deps, relayed);
-    extraRows.push(...handed.rows);
-    for (const id of ids2) {
-      const child = manager.get(id);
-      const other = taken.get(id);
-      if (unsettled.includes(id)) {
-        leading.push(statusLine(child, now));
-        extraRows.push(row(child));
-      } else if (other) {
-        const path = await deliveredPath(deps, other);
-        leading.push(alreadyDeliveredLine(child, other.delivery === "auto" ? "auto" : "wait", path));
-        extraRows.push({ ...row(child, "already received"), artifactPath: path });
-      }
-    }
-    const batch = await projectBatch(
-      claimed.map((r) => batchInput(manager, r)),
-      batchOptions(deps, ctx, "wait", { leading: [...leading, ...handed.lines] })
-    );
-    recordArtifacts(manager, batch.items);
-    const proof = deliveryProof(
-      { keys: claimed.map((r) => r.key), by: "wait" },
-      { keys: relayed.map((r) => r.key), by: "auto" }
-    );
-    return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel, ...proof });
-  } catch (error) {
-    for (const r of [...claimed, ...relayed]) manager.ledger.release(r.key);
-    throw error;
-  }
-}
-var init_consume = __esm({
-  "extensions/subagents/tools/consume.ts"() {
-    "use strict";
-    init_batch2();
-    init_batch_options();
-    init_delivery();
-    init_persistence();
-    init_records();
-    init_common();
-    init_reply();
-  }
-});
-
-// extensions/subagents/tools/cancel.ts
-async function cancelTool(deps, params, ctx) {
-  const manager = deps.children(ctx);
-  const ids2 = requireIds(manager, params.ids ?? []);
-  const active = ids2.filter((id) => !isSettled(manager.get(id).state));
-  await manager.cancel(active);
-  const lines = ids2.filter((id) => !active.includes(id)).map((id) => alreadySettledCancelLine(manager.get(id)));
-  const header = [cancelHeader(active.length), ...lines].join("\n");
-  return consumeResults(deps, ctx, active, { timedOut: false, aborted: false, header }, "cancel");
-}
-var init_cancel = __esm({
-  "extensions/subagents/tools/cancel.ts"() {
-    "use strict";
-    init_records();
-    init_common();
-    init_consume();
-    init_reply();
-  }
-});
-
-// extensions/subagents/tools/check.ts
-async function checkTool(deps, params, ctx) {
-  const manager = deps.children(ctx);
-  const [id] = requireIds(manager, [params.id]);
-  const child = manager.get(id);
-  const recent = isSettled(child.state) ? manager.ledger.latest(id)?.text ?? child.finalText ?? "" : child.partialText;
-  let output = "";
-  let details = { rows: [row(child)] };
-  if (recent.length > 0) {
-    const batch = await projectBatch([{ id, run: child.run, header: "", text: recent, noRoom: () => "" }], {
-      ...batchOptions(deps, ctx, "check"),
-      // its head share (0 in the table): the recent end
-      notable: !isSettled(child.state)
-      // a running child's output leads with its notable lines; a final report is prose
+    WAIT_PARAMETERS = import_typebox3.Type.Object({
+      ids: import_typebox3.Type.Optional(import_typebox3.Type.Array(import_typebox3.Type.String(), { description: TOOL_TEXT.wait.ids })),
+      timeout_s: import_typebox3.Type.Optional(import_typebox3.Type.Number({ description: TOOL_TEXT.wait.timeout, minimum: 0 })),
+      mode: import_typebox3.Type.Optional(import_typebox3.Type.Union([import_typebox3.Type.Literal("all"), import_typebox3.Type.Literal("any")], { description: TOOL_TEXT.wait.mode }))
     });
-    output = batch.text.replace(/^\n/, "");
-    details = { ...batchDetails(manager, batch), rows: [row(child)] };
-  }
-  const now = Date.now();
-  const asked = questionView(child, manager.questions.timeoutSeconds);
-  const text = checkText(child, now, output);
-  return reply(asked ? `${text}
-${questionBlock(asked, now)}` : text, details);
-}
-var init_check = __esm({
-  "extensions/subagents/tools/check.ts"() {
-    "use strict";
-    init_deliver();
-    init_batch2();
-    init_batch_options();
-    init_delivery();
-    init_records();
-    init_ask();
-    init_common();
-    init_reply();
-  }
-});
-
-// extensions/subagents/tools/cleanup.ts
-async function cleanOne(deps, child, discard) {
-  const w = child.worktree;
-  if (!w) return { kind: "not-isolated" };
-  if (!isSettled(child.state)) return { kind: "running" };
-  if (!worktreeExists(w)) return { kind: "already-removed" };
-  try {
-    const changes = await captureChanges(w);
-    if (changes.files.length === 0 && changes.commits === 0) {
-      await removeWorktree(w);
-      return { kind: "removed", why: "no-changes", files: 0 };
-    }
-    let patchPath;
-    if (changes.patchIsUtf8 && changes.patch.length > 0) {
-      const put = await deps.store().put("subagent-results", changes.patch);
-      if (put.ok) patchPath = put.path;
-    }
-    const inTree = patchPath !== void 0 && await patchContainedIn(patchPath, w.repoTop);
-    if (!inTree && !discard) return { kind: "kept", files: changes.files.length, patchPath, repoTop: w.repoTop };
-    await removeWorktree(w);
-    return { kind: "removed", why: inTree ? "in-tree" : "discarded", files: changes.files.length, patchPath };
-  } catch (error) {
-    return { kind: "failed", error: error.message };
-  }
-}
-async function cleanupTool(deps, params, ctx) {
-  const manager = deps.children(ctx);
-  const known = manager.ids();
-  const { known: ids2, unknown } = partitionIds(params.ids ?? [], known);
-  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
-  const results = [];
-  for (const id of ids2) results.push({ id, outcome: await cleanOne(deps, manager.get(id), params.discard === true) });
-  const text = results.map((r) => cleanupLine(manager.get(r.id), r.outcome)).join("\n");
-  return {
-    content: [{ type: "text", text: text || CLEANUP_NOTHING }],
-    details: {
-      rows: results.map((r) => ({ ...rowOf(manager.get(r.id)), note: r.outcome.kind })),
-      cleanup: results
-    }
-  };
-}
-function rowOf(c) {
-  return { id: c.id, name: c.name, state: c.state };
-}
-var init_cleanup = __esm({
-  "extensions/subagents/tools/cleanup.ts"() {
-    "use strict";
-    init_isolation();
-    init_records();
-    init_checkable();
-    init_common();
-  }
-});
-
-// extensions/subagents/tools/list.ts
-function listTool(deps, ctx) {
-  const manager = deps.children(ctx);
-  const children = manager.list();
-  if (children.length === 0) return reply(NO_CHILDREN, { rows: [] });
-  const now = Date.now();
-  const line = (c) => {
-    const base = listLine(c, now, statusGlyph(c.state));
-    return c.question ? `${base} \xB7 ${askingNote(questionBrief(c.question.text))}` : base;
-  };
-  return reply(children.map(line).join("\n"), {
-    rows: children.map((c) => row(c))
-  });
-}
-var init_list3 = __esm({
-  "extensions/subagents/tools/list.ts"() {
-    "use strict";
-    init_question();
-    init_format2();
-    init_ask();
-    init_common();
-    init_reply();
+    CHECK_PARAMETERS = import_typebox3.Type.Object({ id: import_typebox3.Type.String({ description: TOOL_TEXT.check.id }) });
+    SEND_PARAMETERS = import_typebox3.Type.Object({
+      id: import_typebox3.Type.String({ description: TOOL_TEXT.send.id }),
+      text: import_typebox3.Type.String({ description: TOOL_TEXT.send.text })
+    });
+    CANCEL_PARAMETERS = import_typebox3.Type.Object({
+      ids: import_typebox3.Type.Array(import_typebox3.Type.String(), { description: TOOL_TEXT.cancel.ids })
+    });
+    LIST_PARAMETERS = import_typebox3.Type.Object({});
+    CLEANUP_PARAMETERS = import_typebox3.Type.Object({
+      ids: import_typebox3.Type.Array(import_typebox3.Type.String(), { description: TOOL_TEXT.cleanup.ids }),
+      discard: import_typebox3.Type.Optional(import_typebox3.Type.Boolean({ description: TOOL_TEXT.cleanup.discard }))
+    });
   }
 });
 
@@ -13743,10 +13256,36 @@ var init_models = __esm({
   }
 });
 
+// extensions/subagents/tools/reply.ts
+function row(c, note) {
+  const waits = c.state === "waiting" ? waitingFor(c.after ?? []) : c.question ? ASKING_STATE : void 0;
+  return { id: c.id, name: c.name, state: c.state, note: note ?? waits, ...c.agent ? { agent: c.agent } : {} };
+}
+function requireIds(manager, requested) {
+  const known = manager.ids();
+  const { known: good, unknown } = partitionIds(requested, known);
+  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
+  return good;
+}
+var reply;
+var init_reply = __esm({
+  "extensions/subagents/tools/reply.ts"() {
+    "use strict";
+    init_records();
+    init_ask();
+    init_common();
+    init_pipeline();
+    reply = (text, details = {}) => ({
+      content: [{ type: "text", text }],
+      details
+    });
+  }
+});
+
 // extensions/subagents/tools/spawn.ts
 function isKind2(path, kind) {
   try {
-    const st = (0, import_node_fs17.statSync)(path);
+    const st = (0, import_node_fs16.statSync)(path);
     return kind === "file" ? st.isFile() : st.isDirectory();
   } catch {
     return false;
@@ -13778,7 +13317,7 @@ function forkShortening(deps) {
 }
 function parentMessages(ctx) {
   const sm = ctx.sessionManager;
-  return (0, import_pi_coding_agent7.buildSessionContext)(sm.getEntries(), sm.getLeafId()).messages;
+  return (0, import_pi_coding_agent6.buildSessionContext)(sm.getEntries(), sm.getLeafId()).messages;
 }
 function plannedInputs(manager, params) {
   if (params.after_failed !== void 0 && params.after_failed !== "skip" && params.after_failed !== "run")
@@ -13887,7 +13426,7 @@ async function spawnOne(deps, params, ctx, id) {
     if (params.tools !== void 0) throw new Error(badToolsError(unknownTools, allowed));
   }
   const extensions2 = params.extensions !== void 0 ? parseExtensionPolicy(params.extensions) : agent?.extensions ?? parseExtensionPolicy(cfg.childExtensions);
-  const cwd = params.cwd ? (0, import_node_path18.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
+  const cwd = params.cwd ? (0, import_node_path17.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
   if (!isKind2(cwd, "directory")) throw new Error(badCwdError(params.cwd ?? cwd, ctx.cwd));
   const levels = THINKING_LEVELS;
   if (params.thinking !== void 0 && !levels.includes(params.thinking)) {
@@ -14022,13 +13561,13 @@ function resumeSettings(deps, child, ctx) {
   const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : void 0;
   return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
 }
-var import_node_fs17, import_node_path18, import_pi_coding_agent7;
+var import_node_fs16, import_node_path17, import_pi_coding_agent6;
 var init_spawn2 = __esm({
   "extensions/subagents/tools/spawn.ts"() {
     "use strict";
-    import_node_fs17 = require("node:fs");
-    import_node_path18 = require("node:path");
-    import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
+    import_node_fs16 = require("node:fs");
+    import_node_path17 = require("node:path");
+    import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
     init_config();
     init_pi_host();
     init_narrate();
@@ -14044,6 +13583,213 @@ var init_spawn2 = __esm({
     init_common();
     init_pipeline();
     init_spawn();
+    init_reply();
+  }
+});
+
+// extensions/subagents/tools/consume.ts
+async function deliveredPath(deps, result) {
+  if (result.artifactPath) return result.artifactPath;
+  const put = await deps.store().put("subagent-results", result.text);
+  if (!put.ok) return void 0;
+  result.artifactPath ??= put.path;
+  return put.path;
+}
+async function consumeResults(deps, ctx, ids, outcome, timeoutLabel, timeoutSeconds) {
+  const manager = deps.children(ctx);
+  const now = Date.now();
+  const leading = [];
+  const extraRows = [];
+  const claimed = [];
+  const finished = ids.filter((id) => isSettled(manager.get(id).state)).length;
+  if (outcome.header) leading.push(outcome.header);
+  else if (outcome.timedOut) leading.push(waitTimeoutHeader(timeoutSeconds ?? 0, finished, ids.length));
+  else if (outcome.aborted) leading.push(waitAbortedHeader(finished, ids.length));
+  const taken = /* @__PURE__ */ new Map();
+  const unsettled = [];
+  for (const id of ids) {
+    const latest = manager.ledger.latest(id);
+    if (!latest || !isSettled(manager.get(id).state)) unsettled.push(id);
+    else if (manager.ledger.claim(latest.key, "wait")) claimed.push(latest);
+    else taken.set(id, latest);
+  }
+  const relayed = claimRelayed(manager, ids);
+  try {
+    const handed = await relayedLines(manager, deps, relayed);
+    extraRows.push(...handed.rows);
+    for (const id of ids) {
+      const child = manager.get(id);
+      const other = taken.get(id);
+      if (unsettled.includes(id)) {
+        leading.push(statusLine(child, now));
+        extraRows.push(row(child));
+      } else if (other) {
+        const path = await deliveredPath(deps, other);
+        leading.push(alreadyDeliveredLine(child, other.delivery === "auto" ? "auto" : "wait", path));
+        extraRows.push({ ...row(child, "already received"), artifactPath: path });
+      }
+    }
+    const batch = await projectBatch(
+      claimed.map((r) => batchInput(manager, r)),
+      batchOptions(deps, ctx, "wait", { leading: [...leading, ...handed.lines] })
+    );
+    recordArtifacts(manager, batch.items);
+    const proof = deliveryProof(
+      { keys: claimed.map((r) => r.key), by: "wait" },
+      { keys: relayed.map((r) => r.key), by: "auto" }
+    );
+    return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel, ...proof });
+  } catch (error) {
+    for (const r of [...claimed, ...relayed]) manager.ledger.release(r.key);
+    throw error;
+  }
+}
+var init_consume = __esm({
+  "extensions/subagents/tools/consume.ts"() {
+    "use strict";
+    init_batch2();
+    init_batch_options();
+    init_delivery();
+    init_persistence();
+    init_records();
+    init_common();
+    init_reply();
+  }
+});
+
+// extensions/subagents/tools/cancel.ts
+async function cancelTool(deps, params, ctx) {
+  const manager = deps.children(ctx);
+  const ids = requireIds(manager, params.ids ?? []);
+  const active = ids.filter((id) => !isSettled(manager.get(id).state));
+  await manager.cancel(active);
+  const lines = ids.filter((id) => !active.includes(id)).map((id) => alreadySettledCancelLine(manager.get(id)));
+  const header = [cancelHeader(active.length), ...lines].join("\n");
+  return consumeResults(deps, ctx, active, { timedOut: false, aborted: false, header }, "cancel");
+}
+var init_cancel = __esm({
+  "extensions/subagents/tools/cancel.ts"() {
+    "use strict";
+    init_records();
+    init_common();
+    init_consume();
+    init_reply();
+  }
+});
+
+// extensions/subagents/tools/check.ts
+async function checkTool(deps, params, ctx) {
+  const manager = deps.children(ctx);
+  const [id] = requireIds(manager, [params.id]);
+  const child = manager.get(id);
+  const recent = isSettled(child.state) ? manager.ledger.latest(id)?.text ?? child.finalText ?? "" : child.partialText;
+  let output = "";
+  let details = { rows: [row(child)] };
+  if (recent.length > 0) {
+    const batch = await projectBatch([{ id, run: child.run, header: "", text: recent, noRoom: () => "" }], {
+      ...batchOptions(deps, ctx, "check"),
+      // its head share (0 in the table): the recent end
+      notable: !isSettled(child.state)
+      // a running child's output leads with its notable lines; a final report is prose
+    });
+    output = batch.text.replace(/^\n/, "");
+    details = { ...batchDetails(manager, batch), rows: [row(child)] };
+  }
+  const now = Date.now();
+  const asked = questionView(child, manager.questions.timeoutSeconds);
+  const text = checkText(child, now, output);
+  return reply(asked ? `${text}
+${questionBlock(asked, now)}` : text, details);
+}
+var init_check = __esm({
+  "extensions/subagents/tools/check.ts"() {
+    "use strict";
+    init_deliver();
+    init_batch2();
+    init_batch_options();
+    init_delivery();
+    init_records();
+    init_ask();
+    init_common();
+    init_reply();
+  }
+});
+
+// extensions/subagents/tools/cleanup.ts
+async function cleanOne(deps, child, discard) {
+  const w = child.worktree;
+  if (!w) return { kind: "not-isolated" };
+  if (!isSettled(child.state)) return { kind: "running" };
+  if (!worktreeExists(w)) return { kind: "already-removed" };
+  try {
+    const changes = await captureChanges(w);
+    if (changes.files.length === 0 && changes.commits === 0) {
+      await removeWorktree(w);
+      return { kind: "removed", why: "no-changes", files: 0 };
+    }
+    let patchPath;
+    if (changes.patchIsUtf8 && changes.patch.length > 0) {
+      const put = await deps.store().put("subagent-results", changes.patch);
+      if (put.ok) patchPath = put.path;
+    }
+    const inTree = patchPath !== void 0 && await patchContainedIn(patchPath, w.repoTop);
+    if (!inTree && !discard) return { kind: "kept", files: changes.files.length, patchPath, repoTop: w.repoTop };
+    await removeWorktree(w);
+    return { kind: "removed", why: inTree ? "in-tree" : "discarded", files: changes.files.length, patchPath };
+  } catch (error) {
+    return { kind: "failed", error: error.message };
+  }
+}
+async function cleanupTool(deps, params, ctx) {
+  const manager = deps.children(ctx);
+  const known = manager.ids();
+  const { known: ids, unknown } = partitionIds(params.ids ?? [], known);
+  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
+  const results = [];
+  for (const id of ids) results.push({ id, outcome: await cleanOne(deps, manager.get(id), params.discard === true) });
+  const text = results.map((r) => cleanupLine(manager.get(r.id), r.outcome)).join("\n");
+  return {
+    content: [{ type: "text", text: text || CLEANUP_NOTHING }],
+    details: {
+      rows: results.map((r) => ({ ...rowOf(manager.get(r.id)), note: r.outcome.kind })),
+      cleanup: results
+    }
+  };
+}
+function rowOf(c) {
+  return { id: c.id, name: c.name, state: c.state };
+}
+var init_cleanup = __esm({
+  "extensions/subagents/tools/cleanup.ts"() {
+    "use strict";
+    init_isolation();
+    init_records();
+    init_checkable();
+    init_common();
+  }
+});
+
+// extensions/subagents/tools/list.ts
+function listTool(deps, ctx) {
+  const manager = deps.children(ctx);
+  const children = manager.list();
+  if (children.length === 0) return reply(NO_CHILDREN, { rows: [] });
+  const now = Date.now();
+  const line = (c) => {
+    const base = listLine(c, now, statusGlyph(c.state));
+    return c.question ? `${base} \xB7 ${askingNote(questionBrief(c.question.text))}` : base;
+  };
+  return reply(children.map(line).join("\n"), {
+    rows: children.map((c) => row(c))
+  });
+}
+var init_list3 = __esm({
+  "extensions/subagents/tools/list.ts"() {
+    "use strict";
+    init_question();
+    init_format2();
+    init_ask();
+    init_common();
     init_reply();
   }
 });
@@ -14082,19 +13828,19 @@ var init_send = __esm({
 // extensions/subagents/tools/wait.ts
 async function waitTool(deps, params, signal, onUpdate, ctx) {
   const manager = deps.children(ctx);
-  let ids2;
-  if (params.ids && params.ids.length > 0) ids2 = requireIds(manager, params.ids);
+  let ids;
+  if (params.ids && params.ids.length > 0) ids = requireIds(manager, params.ids);
   else {
     if (manager.list().length === 0) return reply(NO_CHILDREN, { rows: [] });
-    ids2 = manager.list().filter((c) => !isSettled(c.state) || manager.ledger.latest(c.id)?.delivery === "pending").map((c) => c.id);
-    if (ids2.length === 0) return reply(NOTHING_TO_WAIT_FOR, { rows: [] });
+    ids = manager.list().filter((c) => !isSettled(c.state) || manager.ledger.latest(c.id)?.delivery === "pending").map((c) => c.id);
+    if (ids.length === 0) return reply(NOTHING_TO_WAIT_FOR, { rows: [] });
   }
   const mode = params.mode === "any" ? "any" : "all";
   const asked = typeof params.timeout_s === "number" && params.timeout_s >= 0 ? Math.round(params.timeout_s * 1e3) : void 0;
   const timeoutMs = asked === void 0 ? void 0 : clampTimerMs(asked);
   const clamped = asked !== void 0 && asked > MAX_TIMER_MS;
   const throttle = Math.max(250, deps.config().subagents.pollThrottleMs);
-  const outcome = await manager.waitFor(ids2, {
+  const outcome = await manager.waitFor(ids, {
     mode,
     // A question from one of them ends the wait: the parent gets it at once (ask_parent).
     questions: true,
@@ -14104,7 +13850,7 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
     onTick: onUpdate ? () => onUpdate(
       reply(
         waitProgress(
-          ids2.map((id) => manager.get(id)),
+          ids.map((id) => manager.get(id)),
           Date.now()
         ),
         { progress: true }
@@ -14114,7 +13860,7 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
   const result = await consumeResults(
     deps,
     ctx,
-    ids2,
+    ids,
     outcome,
     "wait",
     clamped ? Math.floor(MAX_TIMER_MS / 1e3) : params.timeout_s
@@ -14123,8 +13869,8 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
     result.content[0].text = `${waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(MAX_TIMER_MS / 1e3))}
 ${result.content[0].text}`;
   }
-  const seen = manager.questions.asking(ids2).filter((c) => c.question?.delivered && !c.question.detached);
-  const fresh = takeQuestions(manager.questions, ids2);
+  const seen = manager.questions.asking(ids).filter((c) => c.question?.delivered && !c.question.detached);
+  const fresh = takeQuestions(manager.questions, ids);
   const lines = [
     ...fresh ? [fresh.text] : [],
     ...seen.map((c) => stillAskingLine(c.id, c.name, questionBrief(c.question?.text ?? "")))
@@ -14148,6 +13894,83 @@ var init_wait = __esm({
     init_common();
     init_consume();
     init_reply();
+  }
+});
+
+// extensions/subagents/tools/table.ts
+var tool, SUBAGENT_TOOLS, RARE_TOOLS;
+var init_table = __esm({
+  "extensions/subagents/tools/table.ts"() {
+    "use strict";
+    init_common();
+    init_cancel();
+    init_check();
+    init_cleanup();
+    init_list3();
+    init_schemas();
+    init_send();
+    init_spawn2();
+    init_wait();
+    tool = (row2) => row2;
+    SUBAGENT_TOOLS = [
+      tool({
+        name: "subagent_spawn",
+        label: TOOL_TEXT.spawn.label,
+        promptSnippet: TOOL_TEXT.spawn.snippet,
+        parameters: SPAWN_PARAMETERS,
+        rare: false,
+        run: (services, params, { ctx }) => spawnTool(services, params, ctx)
+      }),
+      tool({
+        name: "subagent_wait",
+        label: TOOL_TEXT.wait.label,
+        description: TOOL_TEXT.wait.description,
+        parameters: WAIT_PARAMETERS,
+        rare: false,
+        run: (services, params, { signal, onUpdate, ctx }) => waitTool(services, params, signal, onUpdate, ctx)
+      }),
+      tool({
+        name: "subagent_check",
+        label: TOOL_TEXT.check.label,
+        description: TOOL_TEXT.check.description,
+        parameters: CHECK_PARAMETERS,
+        rare: true,
+        run: (services, params, { ctx }) => checkTool(services, params, ctx)
+      }),
+      tool({
+        name: "subagent_send",
+        label: TOOL_TEXT.send.label,
+        description: TOOL_TEXT.send.description,
+        parameters: SEND_PARAMETERS,
+        rare: true,
+        run: (services, params, { ctx }) => sendTool(services, params, ctx)
+      }),
+      tool({
+        name: "subagent_cancel",
+        label: TOOL_TEXT.cancel.label,
+        description: TOOL_TEXT.cancel.description,
+        parameters: CANCEL_PARAMETERS,
+        rare: true,
+        run: (services, params, { ctx }) => cancelTool(services, params, ctx)
+      }),
+      tool({
+        name: "subagent_list",
+        label: TOOL_TEXT.list.label,
+        description: TOOL_TEXT.list.description,
+        parameters: LIST_PARAMETERS,
+        rare: true,
+        run: async (services, _params, { ctx }) => listTool(services, ctx)
+      }),
+      tool({
+        name: "subagent_cleanup",
+        label: TOOL_TEXT.cleanup.label,
+        description: TOOL_TEXT.cleanup.description,
+        parameters: CLEANUP_PARAMETERS,
+        rare: false,
+        run: (services, params, { ctx }) => cleanupTool(services, params, ctx)
+      })
+    ];
+    RARE_TOOLS = SUBAGENT_TOOLS.filter((t) => t.rare).map((t) => t.name);
   }
 });
 
@@ -14259,9 +14082,9 @@ function shortPath(path) {
   if (hashed) segments[segments.length - 1] = `${hashed[1].slice(0, SHORT_HASH_CHARS)}\u2026${hashed[2] ?? ""}`;
   return segments.length <= 2 ? segments.join("/") || path : `\u2026/${segments.slice(-2).join("/")}`;
 }
-function callText(tool, args, paint = plain3) {
-  const title = paint("toolTitle", tool);
-  if (tool === "subagent_spawn") {
+function callText(tool2, args, paint = plain3) {
+  const title = paint("toolTitle", tool2);
+  if (tool2 === "subagent_spawn") {
     const given = typeof args.name === "string" && args.name ? args.name : String(args.prompt ?? "").split("\n")[0];
     const name = oneLine2(given);
     const short = (0, import_pi_tui3.truncateToWidth)(name, CALL_NAME_COLUMNS, "\u2026");
@@ -14270,11 +14093,11 @@ function callText(tool, args, paint = plain3) {
     const extras = [agent, model, args.context === "fork" ? "fork" : void 0].filter(Boolean).join(", ");
     return `${title} ${short}${extras ? paint("dim", ` (${extras})`) : ""}`;
   }
-  const ids2 = oneLine2(
+  const ids = oneLine2(
     Array.isArray(args.ids) ? args.ids.join(", ") : typeof args.id === "string" ? args.id : ""
   );
-  const extra = tool === "subagent_wait" && args.mode === "any" ? " (any)" : "";
-  return `${title} ${ids2 || (tool === "subagent_wait" ? "all outstanding" : "")}${extra}`.trimEnd();
+  const extra = tool2 === "subagent_wait" && args.mode === "any" ? " (any)" : "";
+  return `${title} ${ids || (tool2 === "subagent_wait" ? "all outstanding" : "")}${extra}`.trimEnd();
 }
 function resultText2(rows, fullText, expanded, paint = plain3) {
   const lines = rows.map((r) => rowText(r, paint));
@@ -14349,6 +14172,601 @@ var init_render = __esm({
     CALL_NAME_COLUMNS = 60;
     FIRST_LINE_COLUMNS = 160;
     WIDGET_MAX_ROWS = 8;
+  }
+});
+
+// extensions/subagents/view/status.ts
+var STATUS_REFRESH_MS, StatusLine;
+var init_status = __esm({
+  "extensions/subagents/view/status.ts"() {
+    "use strict";
+    init_others();
+    init_render();
+    STATUS_REFRESH_MS = 1e3;
+    StatusLine = class {
+      /** `children` is undefined while the session has none made (before first use, after shutdown). */
+      constructor(context, children, others = () => []) {
+        this.context = context;
+        this.children = children;
+        this.others = others;
+      }
+      context;
+      children;
+      others;
+      timer;
+      /** Redraw now from the children's current state. */
+      refresh = () => {
+        const ctx = this.context();
+        if (!ctx?.hasUI) return;
+        try {
+          const own = this.children();
+          const others = this.others();
+          if (!own && others.length === 0 && !this.timer) return;
+          const children = own ?? [];
+          const paint = paintFor(ctx.ui.theme);
+          ctx.ui.setStatus("subagents", statusText(children, paint));
+          const lines = widgetLines(children, Date.now(), paint);
+          const elsewhere = othersWidgetLine(others, paint);
+          if (elsewhere) lines.push(elsewhere);
+          ctx.ui.setWidget("subagents", lines.length > 0 ? lines : void 0);
+          const active = lines.length > 0;
+          if (active && !this.timer) {
+            this.timer = setInterval(this.refresh, STATUS_REFRESH_MS);
+            this.timer.unref?.();
+          } else if (!active && this.timer) this.stop();
+        } catch {
+        }
+      };
+      /** Stop the refresh timer (shutdown). */
+      stop() {
+        if (this.timer) clearInterval(this.timer);
+        this.timer = void 0;
+      }
+    };
+  }
+});
+
+// extensions/subagents/agents/agent-files.ts
+function isDirectory(path) {
+  try {
+    return (0, import_node_fs17.statSync)(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+function readNoFollow(file) {
+  const fd = (0, import_node_fs17.openSync)(file, import_node_fs17.constants.O_RDONLY | (import_node_fs17.constants.O_NOFOLLOW ?? 0) | (import_node_fs17.constants.O_NONBLOCK ?? 0));
+  try {
+    if (!(0, import_node_fs17.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
+    return (0, import_node_fs17.readFileSync)(fd, "utf8");
+  } finally {
+    (0, import_node_fs17.closeSync)(fd);
+  }
+}
+function safeHome() {
+  try {
+    return (0, import_node_os2.homedir)();
+  } catch {
+    return "/";
+  }
+}
+var import_node_fs17, import_node_os2, import_node_path18, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var init_agent_files = __esm({
+  "extensions/subagents/agents/agent-files.ts"() {
+    "use strict";
+    import_node_fs17 = require("node:fs");
+    import_node_os2 = require("node:os");
+    import_node_path18 = require("node:path");
+    init_trust();
+    init_agents();
+    MAX_AGENT_FILES_PER_DIR = 200;
+    AgentCatalog = class {
+      constructor(parseFrontmatter2) {
+        this.parseFrontmatter = parseFrontmatter2;
+      }
+      parseFrontmatter;
+      cache = /* @__PURE__ */ new Map();
+      /** The agents now on disk. Never throws. */
+      load(options) {
+        const home = (0, import_node_path18.resolve)(options.home ?? safeHome());
+        const warnings = [];
+        const folders = [];
+        const definitions = [...BUILT_IN_AGENTS];
+        const seen = /* @__PURE__ */ new Set();
+        const root = (0, import_node_path18.resolve)(options.projectRoot ?? projectRoot(options.cwd));
+        const add = (source, dir, trusted) => {
+          if (!dir) return;
+          const exists2 = isDirectory(dir);
+          folders.push({ source, dir, exists: exists2, read: exists2 && trusted });
+          if (!exists2) return;
+          if (!trusted) {
+            warnings.push(`${dir}: ignored: ${options.untrustedHint ?? "this project is not trusted"}`);
+            return;
+          }
+          const projectFolder = source === "project" || source === "claude-project";
+          const unsafeDir = projectFolder ? safeProjectPath(dir, root) : void 0;
+          if (unsafeDir) {
+            warnings.push(`${unsafeDir}; the folder's agents are ignored`);
+            return;
+          }
+          for (const file of this.listFiles(dir, warnings)) {
+            seen.add(file);
+            const parsed = this.readFile(file, source, projectFolder ? root : void 0);
+            warnings.push(...parsed.warnings);
+            if (parsed.agent) definitions.push(parsed.agent);
+          }
+        };
+        add("user", (0, import_node_path18.join)(options.agentDir, "agents"), true);
+        if (options.claudeAgents) add("claude-user", (0, import_node_path18.join)(home, ".claude", "agents"), true);
+        if (options.claudeAgents)
+          add(
+            "claude-project",
+            findProjectFolder(options.cwd, (0, import_node_path18.join)(".claude", "agents"), root, home),
+            options.projectTrusted
+          );
+        add("project", findProjectFolder(options.cwd, (0, import_node_path18.join)(".pi", "agents"), root, home), options.projectTrusted);
+        const agents = mergeAgents(definitions);
+        for (const agent of agents) {
+          if (!agent.overrides || agent.source !== "project" && agent.source !== "claude-project") continue;
+          const replaced = agent.overrides.file ? `${agent.overrides.source} ${agent.overrides.file}` : "the built-in";
+          warnings.push(`${agent.file}: agent "${agent.name}" of this project overrides ${replaced} ${agent.name}`);
+        }
+        for (const file of this.cache.keys()) if (!seen.has(file)) this.cache.delete(file);
+        return { agents, warnings, folders };
+      }
+      listFiles(dir, warnings) {
+        let names;
+        try {
+          names = (0, import_node_fs17.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+        } catch (error) {
+          warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
+          return [];
+        }
+        names.sort();
+        if (names.length > MAX_AGENT_FILES_PER_DIR) {
+          warnings.push(`${dir}: ${names.length} agent files; only the first ${MAX_AGENT_FILES_PER_DIR} are read`);
+          names = names.slice(0, MAX_AGENT_FILES_PER_DIR);
+        }
+        return names.map((n2) => (0, import_node_path18.join)(dir, n2));
+      }
+      /** One file; `root` set for a project file, which must be safe (no symlink, owned by the user) up from it. */
+      readFile(file, source, root) {
+        let size;
+        let mtimeMs;
+        if (root) {
+          const unsafe = safeProjectPath(file, root);
+          if (unsafe) return { warnings: [`${unsafe}; skipped`] };
+        }
+        try {
+          const st = (0, import_node_fs17.statSync)(file);
+          if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
+          size = st.size;
+          mtimeMs = st.mtimeMs;
+        } catch (error) {
+          return {
+            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
+          };
+        }
+        if (size > MAX_AGENT_FILE_BYTES)
+          return { warnings: [`${file}: larger than ${MAX_AGENT_FILE_BYTES} bytes; skipped`] };
+        const cached = this.cache.get(file);
+        if (cached && cached.size === size && cached.mtimeMs === mtimeMs && cached.source === source) {
+          return cached.parsed;
+        }
+        let text;
+        try {
+          text = root ? readNoFollow(file) : (0, import_node_fs17.readFileSync)(file, "utf8");
+        } catch (error) {
+          return {
+            warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
+          };
+        }
+        const parsed = parseAgentFile(text, { file, source, parseFrontmatter: this.parseFrontmatter });
+        this.cache.set(file, { size, mtimeMs, source, parsed });
+        return parsed;
+      }
+    };
+  }
+});
+
+// extensions/subagents/agents/loader.ts
+function agentLoader(settings) {
+  let catalog;
+  return (ctx) => {
+    catalog ??= new AgentCatalog(import_pi_coding_agent7.parseFrontmatter);
+    const agentDir = settings.agentDir();
+    const cwd = ctx?.cwd ?? process.cwd();
+    const trust = ctx ? folderTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" };
+    const snapshot2 = catalog.load({
+      agentDir,
+      cwd,
+      projectTrusted: trust.trusted,
+      untrustedHint: untrustedHint(trust),
+      projectRoot: projectRoot(cwd, trust.path),
+      claudeAgents: settings.config().subagents.claudeAgents
+    });
+    for (const warning of unseenConfigWarnings(snapshot2.warnings)) tellPerson(ctx, configWarning(warning));
+    return snapshot2;
+  };
+}
+var import_pi_coding_agent7;
+var init_loader = __esm({
+  "extensions/subagents/agents/loader.ts"() {
+    "use strict";
+    import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
+    init_bootstrap();
+    init_config();
+    init_trust();
+    init_common();
+    init_agent_files();
+  }
+});
+
+// extensions/subagents/adapter/session-state.ts
+function activeToolsOf(pi) {
+  let last;
+  return () => {
+    try {
+      const tools = pi.getActiveTools();
+      if (Array.isArray(tools)) last = [...tools];
+    } catch {
+    }
+    return last;
+  };
+}
+function createSessionState(options) {
+  const { pi, depth, host } = options;
+  let config = DEFAULT_CONFIG;
+  let configLoaded = false;
+  let agentDir = "";
+  let ctx;
+  let closing = false;
+  let store;
+  let manager;
+  let home;
+  let unfollow;
+  const sink = (type, data) => pi.appendEntry(type, data);
+  const adoptHome = (context) => {
+    if (depth !== 0) return false;
+    const found = sessionHomes().get(sessionKey(context));
+    if (!found) return false;
+    home = found;
+    home.name = sessionNameOf(context);
+    manager = found.manager;
+    found.attach(sink);
+    unfollow = options.follow?.(found.manager);
+    return true;
+  };
+  host.onConfig((next) => {
+    config = next;
+    configLoaded = true;
+    agentDir = host.agentDir();
+  });
+  const enter = (next) => {
+    ctx = next;
+    if (home) home.name = sessionNameOf(next);
+    if (configLoaded) return;
+    configLoaded = true;
+    agentDir = host.agentDir();
+    config = host.config(next);
+  };
+  const services = {
+    depth,
+    config: () => config,
+    agentDir: () => agentDir,
+    store: () => {
+      store ??= host.store();
+      return store;
+    },
+    context: () => ctx,
+    closing: () => closing,
+    children: (context) => {
+      enter(context);
+      if (manager || adoptHome(context)) return manager;
+      manager = createSessionChildren(context, {
+        depth,
+        agentDir,
+        config,
+        nested: options.nested,
+        parentTools: config.subagents.toolsBeyondParent ? void 0 : activeToolsOf(pi)
+      });
+      if (depth === 0) {
+        const key = sessionKey(context);
+        home = createSessionHome(key, keyFile(key), manager);
+        home.name = sessionNameOf(context);
+        home.attach(sink);
+        sessionHomes().set(key, home);
+        options.onChildren(manager, home.record);
+      } else options.onChildren(manager, sink);
+      unfollow = options.follow?.(manager);
+      return manager;
+    },
+    existingChildren: () => manager,
+    agents: agentLoader({ config: () => config, agentDir: () => agentDir || host.agentDir() }),
+    session: pi,
+    parent: pi
+  };
+  return {
+    services,
+    enter,
+    remember: (next) => {
+      ctx = next;
+    },
+    setClosing: (value) => {
+      closing = value;
+    },
+    adopt: (context) => {
+      enter(context);
+      return !manager && adoptHome(context);
+    },
+    detach: (away) => {
+      unfollow?.();
+      unfollow = void 0;
+      home?.detach(away);
+      home = void 0;
+      manager = void 0;
+    },
+    dropChildren: () => {
+      const dropped = manager;
+      unfollow?.();
+      unfollow = void 0;
+      if (home && sessionHomes().get(home.key) === home) sessionHomes().delete(home.key);
+      home = void 0;
+      manager = void 0;
+      return dropped;
+    }
+  };
+}
+function keyFile(key) {
+  return key.startsWith("id:") ? void 0 : key;
+}
+var init_session_state = __esm({
+  "extensions/subagents/adapter/session-state.ts"() {
+    "use strict";
+    init_config();
+    init_loader();
+    init_home();
+    init_session();
+  }
+});
+
+// extensions/subagents/adapter/lifecycle.ts
+var import_node_path19, SHUTDOWN_WAIT_MS, AGENTS_COMMAND_DESCRIPTION, SubagentsLifecycle;
+var init_lifecycle = __esm({
+  "extensions/subagents/adapter/lifecycle.ts"() {
+    "use strict";
+    import_node_path19 = require("node:path");
+    init_pi_host();
+    init_agents();
+    init_deliver();
+    init_desk();
+    init_records2();
+    init_prune_worktrees();
+    init_spawn_checkable();
+    init_home();
+    init_session();
+    init_delivery();
+    init_persistence();
+    init_record_checks();
+    init_roster();
+    init_settle2();
+    init_common();
+    init_records3();
+    init_spawn();
+    init_schemas();
+    init_spawn2();
+    init_table();
+    init_others();
+    init_status();
+    init_session_state();
+    SHUTDOWN_WAIT_MS = 8e3;
+    AGENTS_COMMAND_DESCRIPTION = "List the named agents for subagent_spawn: source file, tools, model, and any warnings";
+    SubagentsLifecycle = class {
+      state;
+      services;
+      /**
+       * Children of other sessions of this process (top level only): shown marked and cancellable by the person,
+       * never by the model (every subagent_* tool stays with this session's own children).
+       */
+      elsewhere;
+      pi;
+      depth;
+      registerSpawn;
+      status;
+      delivery;
+      /** 1.x single-shot runs: the rounds taken and the wait in progress (delivery/settle.ts). */
+      settle = { rounds: 0 };
+      /** The description subagent_spawn was registered with last. */
+      spawnDescriptionText = "";
+      constructor(options) {
+        const { pi, depth } = options;
+        this.pi = pi;
+        this.depth = depth;
+        this.registerSpawn = options.registerSpawn;
+        this.state = createSessionState({
+          pi,
+          depth,
+          host: options.host,
+          nested: options.nested,
+          // Once per manager: every run and result is recorded in the parent's session, through `record`, which
+          // outlives this instance (children/home.ts): a child that settles after a session switch is recorded too.
+          onChildren: (manager, record) => {
+            const deps = { store: this.services.store, session: { appendEntry: record } };
+            manager.questions.subscribe((event) => persistQuestion(record, event));
+            manager.subscribe((event) => {
+              if (event.type === "changed") return;
+              if (event.type === "settled") persistSettled(deps, event.result, event.child);
+              else persistRun(deps, event.child, event.run, event.type);
+            });
+          },
+          // This instance's own listener, dropped when it lets the children go (session switch, reload).
+          follow: (manager) => {
+            const children = manager.subscribe((event) => {
+              if (event.type === "changed") return this.status.refresh();
+              if (event.type === "settled" && !this.services.closing()) this.delivery.schedule();
+            });
+            const questions = manager.questions.subscribe((event) => {
+              if (event.type === "asked" && !this.services.closing()) this.delivery.schedule();
+            });
+            return () => {
+              children();
+              questions();
+            };
+          }
+        });
+        const services = this.state.services;
+        this.services = services;
+        this.elsewhere = {
+          list: (ctx) => depth === 0 ? otherSessionChildren(sessionHomes().values(), sessionKey(ctx), services.existingChildren()) : [],
+          cancel: async (session, id) => {
+            await cancelOther(sessionHomes().values(), session, id, CANCELLED_IN_VIEW);
+            this.status.refresh();
+          }
+        };
+        this.status = new StatusLine(
+          services.context,
+          () => services.existingChildren()?.list(),
+          () => {
+            const ctx = services.context();
+            return ctx ? this.elsewhere.list(ctx) : [];
+          }
+        );
+        this.delivery = new AutoDelivery(() => this.deliverNext());
+      }
+      /** Results first; questions at the next idle moment after them (one message starts one turn). */
+      deliverNext() {
+        const services = this.services;
+        return (services.existingChildren()?.ledger.pending().length ?? 0) > 0 ? deliverPending(services, "trigger") : deliverQuestions(services, "trigger");
+      }
+      /** Register subagent_spawn again only when its description changed, so the parent's prompt (and its provider cache) stays the same. */
+      describeSpawn(description) {
+        if (description === this.spawnDescriptionText) return;
+        this.spawnDescriptionText = description;
+        this.registerSpawn(description);
+      }
+      /** The spawn tool's description lists the agents on disk now (unchanged files cost a stat). */
+      refreshAgents(ctx) {
+        try {
+          this.describeSpawn(spawnDescription(this.services.agents(ctx).agents));
+        } catch (error) {
+          console.error(`subagents: agent files could not be read (${String(error)})`);
+        }
+      }
+      /** /agents: the named agents, their sources and warnings. */
+      agentsCommand(ctx) {
+        this.state.enter(ctx);
+        const snapshot2 = this.services.agents(ctx);
+        this.refreshAgents(ctx);
+        const text = agentsCommandText(
+          snapshot2.agents.map((a) => ({ ...a, extensions: a.extensions ? describePolicy(a.extensions) : void 0 })),
+          snapshot2.warnings,
+          this.services.config().subagents.defaultTools
+        );
+        if (ctx.hasUI) ctx.ui.notify(text, "info");
+        else console.log(text);
+      }
+      async sessionStart(ctx) {
+        const { state, services } = this;
+        state.setClosing(false);
+        state.enter(ctx);
+        try {
+          scheduleWorktreePrune((0, import_node_path19.join)(services.store().root, WORKTREES_FOLDER), services.config().store.maxAgeDays);
+        } catch {
+        }
+        settleDeferredTools(this.pi, RARE_TOOLS, services.config().exposure.deferRareTools, "subagent_spawn");
+        this.refreshAgents(ctx);
+        const adopted = state.adopt(ctx);
+        services.children(ctx).setLimits(limitsOf2(services.config()));
+        services.children(ctx).questions.setLimits(askLimitsOf(services.config()));
+        const waiting = [];
+        if (!adopted) {
+          restoreFromSession(services, ctx, waiting);
+          restoreQuestions(services.children(ctx), ctx.sessionManager.getBranch());
+        }
+        await restoreWaiting(services, ctx, waiting, (params, id) => {
+          const problem = recordedSpawnProblem(SPAWN_PARAMETERS, params);
+          if (problem) throw new Error(damagedSpawnError(problem));
+          return spawnTool(services, params, ctx, id);
+        });
+        const owed = services.existingChildren()?.ledger.pending().length ?? 0;
+        this.status.refresh();
+        if (owed > 0) await deliverPending(services, "append");
+        if ((services.existingChildren()?.questions.undelivered().length ?? 0) > 0)
+          await deliverQuestions(services, "append");
+      }
+      /** 0.73: sendMessage inside agent_end starts no turn, so poll for idle on later ticks. */
+      agentEnd(ctx) {
+        this.state.remember(ctx);
+        this.delivery.schedule(FLUSH_POLL_ATTEMPTS);
+      }
+      /** 1.x: agent_settled fires once the agent is really idle. */
+      agentSettled(ctx) {
+        this.state.remember(ctx);
+        void this.deliverNext();
+      }
+      /**
+       * 1.x single-shot runs (print/json mode): a run that would settle while children run waits for them and
+       * takes their results into one more turn before Pi exits (delivery/settle.ts). Acts on nothing with a UI.
+       */
+      beforeSettle(event, ctx) {
+        this.state.enter(ctx);
+        return settleSingleShot(this.services, this.settle, event, ctx);
+      }
+      turnStart(ctx) {
+        this.state.remember(ctx);
+      }
+      /** Agent files changed since the last prompt: the next request lists them. */
+      beforeAgentStart(ctx) {
+        this.settle.rounds = 0;
+        this.state.enter(ctx);
+        this.refreshAgents(ctx);
+      }
+      /**
+       * A compaction summarizes the spawn calls away: the roster re-states, by code, what still runs or is owed.
+       * Sent without a turn: appended at once when idle; mid-run it joins the run at its next boundary.
+       */
+      sessionCompact(ctx) {
+        this.state.remember(ctx);
+        const manager = this.services.existingChildren();
+        if (!manager) return;
+        const roster = rosterText(
+          { list: () => manager.list(), owed: (id) => manager.ledger.latest(id)?.delivery === "pending" },
+          Date.now()
+        );
+        if (!roster) return;
+        this.pi.sendMessage(
+          { customType: ROSTER_MESSAGE_TYPE, content: roster.text, display: true, details: { ids: roster.ids } },
+          { triggerTurn: false }
+        );
+      }
+      async sessionShutdown(event) {
+        const { state, depth } = this;
+        state.setClosing(true);
+        this.settle.abort?.abort();
+        this.delivery.cancel();
+        this.status.stop();
+        const reason = event?.reason;
+        if (depth === 0 && reason !== void 0 && reason !== "quit") return state.detach(reason !== "reload");
+        const manager = state.dropChildren();
+        const others = depth === 0 ? [...sessionHomes().values()] : [];
+        if (depth === 0) sessionHomes().clear();
+        const keep = depth === 0;
+        const onFile = (() => {
+          try {
+            return Boolean(state.services.context()?.sessionManager.getSessionFile());
+          } catch {
+            return false;
+          }
+        })();
+        const stopping = [
+          ...manager ? [manager.shutdown(keep && onFile)] : [],
+          ...others.map((home) => home.manager.shutdown(keep).then(() => home.flushToFile()))
+        ];
+        if (stopping.length === 0) return;
+        await Promise.race([Promise.all(stopping), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
+        for (const home of others) home.flushToFile();
+      }
+    };
   }
 });
 
@@ -15040,54 +15458,39 @@ var init_live_rows = __esm({
   }
 });
 
-// extensions/subagents/view/status.ts
-var STATUS_REFRESH_MS, StatusLine;
-var init_status = __esm({
-  "extensions/subagents/view/status.ts"() {
+// extensions/subagents/view/tool-render.ts
+function expandKey() {
+  try {
+    return (0, import_pi_coding_agent8.keyText)("app.tools.expand") || DEFAULT_EXPAND_KEY;
+  } catch {
+    return DEFAULT_EXPAND_KEY;
+  }
+}
+function toolRenderers(children) {
+  return {
+    renderCall(tool2) {
+      return (args, theme) => textComponent(callText(tool2, args ?? {}, paintFor(theme)));
+    },
+    renderResult(result, options, theme) {
+      const text = (result.content ?? []).map((c) => c.text ?? "").join("");
+      const rows = result.details?.rows ?? [];
+      return new LiveResultComponent(rows, text, Boolean(options?.expanded), paintFor(theme), children);
+    }
+  };
+}
+function renderDelivered(message, options, theme) {
+  const rows = message.details?.rows ?? [];
+  const content = typeof message.content === "string" ? message.content : "";
+  return deliveredComponent(rows, content, { expanded: options.expanded, expandKey: expandKey() }, theme);
+}
+var import_pi_coding_agent8, DEFAULT_EXPAND_KEY;
+var init_tool_render = __esm({
+  "extensions/subagents/view/tool-render.ts"() {
     "use strict";
-    init_others();
+    import_pi_coding_agent8 = require("@mariozechner/pi-coding-agent");
+    init_live_rows();
     init_render();
-    STATUS_REFRESH_MS = 1e3;
-    StatusLine = class {
-      /** `children` is undefined while the session has none made (before first use, after shutdown). */
-      constructor(context, children, others = () => []) {
-        this.context = context;
-        this.children = children;
-        this.others = others;
-      }
-      context;
-      children;
-      others;
-      timer;
-      /** Redraw now from the children's current state. */
-      refresh = () => {
-        const ctx = this.context();
-        if (!ctx?.hasUI) return;
-        try {
-          const own = this.children();
-          const others = this.others();
-          if (!own && others.length === 0 && !this.timer) return;
-          const children = own ?? [];
-          const paint = paintFor(ctx.ui.theme);
-          ctx.ui.setStatus("subagents", statusText(children, paint));
-          const lines = widgetLines(children, Date.now(), paint);
-          const elsewhere = othersWidgetLine(others, paint);
-          if (elsewhere) lines.push(elsewhere);
-          ctx.ui.setWidget("subagents", lines.length > 0 ? lines : void 0);
-          const active = lines.length > 0;
-          if (active && !this.timer) {
-            this.timer = setInterval(this.refresh, STATUS_REFRESH_MS);
-            this.timer.unref?.();
-          } else if (!active && this.timer) this.stop();
-        } catch {
-        }
-      };
-      /** Stop the refresh timer (shutdown). */
-      stop() {
-        if (this.timer) clearInterval(this.timer);
-        this.timer = void 0;
-      }
-    };
+    DEFAULT_EXPAND_KEY = "ctrl+o";
   }
 });
 
@@ -15099,357 +15502,72 @@ __export(subagents_exports, {
   default: () => subagents,
   setupSubagents: () => setupSubagents
 });
-function expandKey() {
-  try {
-    return (0, import_pi_coding_agent8.keyText)("app.tools.expand") || DEFAULT_EXPAND_KEY;
-  } catch {
-    return DEFAULT_EXPAND_KEY;
-  }
-}
 function subagents(pi) {
   setupSubagents(pi, 0);
 }
 function setupSubagents(pi, depth) {
-  const state = createSessionState({
+  const life = new SubagentsLifecycle({
     pi,
     depth,
     host: bootExtension(pi, "subagents"),
     nested: (d) => (childPi) => setupSubagents(childPi, d),
-    // Once per manager: every run and result is recorded in the parent's session, through `record`, which
-    // outlives this instance (children/home.ts): a child that settles after a session switch is recorded too.
-    onChildren: (manager, record) => {
-      const deps = { store: services.store, session: { appendEntry: record } };
-      manager.questions.subscribe((event) => persistQuestion(record, event));
-      manager.subscribe((event) => {
-        if (event.type === "changed") return;
-        if (event.type === "settled") persistSettled(deps, event.result, event.child);
-        else persistRun(deps, event.child, event.run, event.type);
-      });
-    },
-    // This instance's own listener, dropped when it lets the children go (session switch, reload).
-    follow: (manager) => {
-      const children = manager.subscribe((event) => {
-        if (event.type === "changed") return status.refresh();
-        if (event.type === "settled" && !services.closing()) delivery.schedule();
-      });
-      const questions = manager.questions.subscribe((event) => {
-        if (event.type === "asked" && !services.closing()) delivery.schedule();
-      });
-      return () => {
-        children();
-        questions();
-      };
-    }
+    registerSpawn: (description) => register(SUBAGENT_TOOLS[0], description)
   });
-  const { services } = state;
-  const elsewhere = {
-    list: (ctx) => depth === 0 ? otherSessionChildren(sessionHomes().values(), sessionKey(ctx), services.existingChildren()) : [],
-    cancel: async (session, id) => {
-      await cancelOther(sessionHomes().values(), session, id, CANCELLED_IN_VIEW);
-      status.refresh();
-    }
-  };
-  const status = new StatusLine(
-    services.context,
-    () => services.existingChildren()?.list(),
-    () => {
-      const ctx = services.context();
-      return ctx ? elsewhere.list(ctx) : [];
-    }
-  );
-  const deliverNext = () => (services.existingChildren()?.ledger.pending().length ?? 0) > 0 ? deliverPending(services, "trigger") : deliverQuestions(services, "trigger");
-  const delivery = new AutoDelivery(deliverNext);
-  const render = {
-    renderCall(tool) {
-      return (args, theme) => textComponent(callText(tool, args ?? {}, paintFor(theme)));
-    },
-    renderResult(result, options, theme) {
-      const text = (result.content ?? []).map((c) => c.text ?? "").join("");
-      const rows = result.details?.rows ?? [];
-      return new LiveResultComponent(
-        rows,
-        text,
-        Boolean(options?.expanded),
-        paintFor(theme),
-        () => services.existingChildren()?.list()
-      );
-    }
-  };
-  const withCtx = (ctx, fn) => {
-    state.enter(ctx);
-    return fn();
-  };
-  const spawnParameters = import_typebox3.Type.Object({
-    prompt: import_typebox3.Type.String({ description: TOOL_TEXT.spawn.prompt }),
-    agent: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: SPAWN_AGENT_PARAM })),
-    name: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: TOOL_TEXT.spawn.name })),
-    model: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: TOOL_TEXT.spawn.model })),
-    tools: import_typebox3.Type.Optional(import_typebox3.Type.Array(import_typebox3.Type.String(), { description: TOOL_TEXT.spawn.tools })),
-    cwd: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: TOOL_TEXT.spawn.cwd })),
-    thinking: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: TOOL_TEXT.spawn.thinking })),
-    context: import_typebox3.Type.Optional(
-      import_typebox3.Type.Union([import_typebox3.Type.Literal("fresh"), import_typebox3.Type.Literal("fork")], { description: TOOL_TEXT.spawn.context })
-    ),
-    extensions: import_typebox3.Type.Optional(
-      import_typebox3.Type.Union([import_typebox3.Type.Boolean(), import_typebox3.Type.Array(import_typebox3.Type.String())], { description: SPAWN_EXTENSIONS_PARAM })
-    ),
-    isolation: import_typebox3.Type.Optional(
-      import_typebox3.Type.Union([import_typebox3.Type.Literal("none"), import_typebox3.Type.Literal("worktree")], { description: TOOL_TEXT.spawn.isolation })
-    ),
-    output_schema: import_typebox3.Type.Optional(
-      import_typebox3.Type.Object({}, { additionalProperties: true, description: TOOL_TEXT.spawn.outputSchema })
-    ),
-    after: import_typebox3.Type.Optional(import_typebox3.Type.Array(import_typebox3.Type.String(), { description: SPAWN_AFTER_PARAM })),
-    after_failed: import_typebox3.Type.Optional(
-      import_typebox3.Type.Union([import_typebox3.Type.Literal("skip"), import_typebox3.Type.Literal("run")], { description: SPAWN_AFTER_FAILED_PARAM })
-    )
-  });
-  let spawnDescriptionText = "";
-  const registerSpawn = (description) => {
-    if (description === spawnDescriptionText) return;
-    spawnDescriptionText = description;
+  const { services, state } = life;
+  const render = toolRenderers(() => services.existingChildren()?.list());
+  function register(tool2, description = tool2.description ?? "") {
     pi.registerTool({
-      name: "subagent_spawn",
-      label: TOOL_TEXT.spawn.label,
+      ...tool2.rare ? DEFERRED_EXPOSURE : {},
+      name: tool2.name,
+      label: tool2.label,
       description,
-      promptSnippet: TOOL_TEXT.spawn.snippet,
-      parameters: spawnParameters,
-      execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => spawnTool(services, params, ctx)),
-      renderCall: render.renderCall("subagent_spawn"),
+      ...tool2.promptSnippet ? { promptSnippet: tool2.promptSnippet } : {},
+      parameters: tool2.parameters,
+      execute: (_id, params, signal, onUpdate, ctx) => {
+        state.enter(ctx);
+        return tool2.run(services, params, { signal, onUpdate, ctx });
+      },
+      renderCall: render.renderCall(tool2.name),
       renderResult: render.renderResult
     });
-  };
-  const refreshAgents = (ctx) => {
-    try {
-      registerSpawn(spawnDescription(services.agents(ctx).agents));
-    } catch (error) {
-      console.error(`subagents: agent files could not be read (${String(error)})`);
-    }
-  };
-  registerSpawn(spawnDescription(BUILT_IN_AGENTS));
-  pi.registerTool({
-    name: "subagent_wait",
-    label: TOOL_TEXT.wait.label,
-    description: TOOL_TEXT.wait.description,
-    parameters: import_typebox3.Type.Object({
-      ids: import_typebox3.Type.Optional(ids()),
-      timeout_s: import_typebox3.Type.Optional(import_typebox3.Type.Number({ description: TOOL_TEXT.wait.timeout, minimum: 0 })),
-      mode: import_typebox3.Type.Optional(import_typebox3.Type.Union([import_typebox3.Type.Literal("all"), import_typebox3.Type.Literal("any")], { description: TOOL_TEXT.wait.mode }))
-    }),
-    execute: (_id, params, signal, onUpdate, ctx) => withCtx(ctx, () => waitTool(services, params, signal, onUpdate, ctx)),
-    renderCall: render.renderCall("subagent_wait"),
-    renderResult: render.renderResult
-  });
-  pi.registerTool({
-    ...DEFERRED_EXPOSURE,
-    name: "subagent_check",
-    label: TOOL_TEXT.check.label,
-    description: TOOL_TEXT.check.description,
-    parameters: import_typebox3.Type.Object({ id: import_typebox3.Type.String({ description: TOOL_TEXT.check.id }) }),
-    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => checkTool(services, params, ctx)),
-    renderCall: render.renderCall("subagent_check"),
-    renderResult: render.renderResult
-  });
-  pi.registerTool({
-    ...DEFERRED_EXPOSURE,
-    name: "subagent_send",
-    label: TOOL_TEXT.send.label,
-    description: TOOL_TEXT.send.description,
-    parameters: import_typebox3.Type.Object({
-      id: import_typebox3.Type.String({ description: TOOL_TEXT.send.id }),
-      text: import_typebox3.Type.String({ description: TOOL_TEXT.send.text })
-    }),
-    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => sendTool(services, params, ctx)),
-    renderCall: render.renderCall("subagent_send"),
-    renderResult: render.renderResult
-  });
-  pi.registerTool({
-    ...DEFERRED_EXPOSURE,
-    name: "subagent_cancel",
-    label: TOOL_TEXT.cancel.label,
-    description: TOOL_TEXT.cancel.description,
-    parameters: import_typebox3.Type.Object({ ids: import_typebox3.Type.Array(import_typebox3.Type.String(), { description: TOOL_TEXT.cancel.ids }) }),
-    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cancelTool(services, params, ctx)),
-    renderCall: render.renderCall("subagent_cancel"),
-    renderResult: render.renderResult
-  });
-  pi.registerTool({
-    ...DEFERRED_EXPOSURE,
-    name: "subagent_list",
-    label: TOOL_TEXT.list.label,
-    description: TOOL_TEXT.list.description,
-    parameters: import_typebox3.Type.Object({}),
-    execute: async (_id, _params, _signal, _onUpdate, ctx) => withCtx(ctx, () => listTool(services, ctx)),
-    renderCall: render.renderCall("subagent_list"),
-    renderResult: render.renderResult
-  });
-  pi.registerTool({
-    name: "subagent_cleanup",
-    label: TOOL_TEXT.cleanup.label,
-    description: TOOL_TEXT.cleanup.description,
-    parameters: import_typebox3.Type.Object({
-      ids: import_typebox3.Type.Array(import_typebox3.Type.String(), { description: TOOL_TEXT.cleanup.ids }),
-      discard: import_typebox3.Type.Optional(import_typebox3.Type.Boolean({ description: TOOL_TEXT.cleanup.discard }))
-    }),
-    execute: (_id, params, _signal, _onUpdate, ctx) => withCtx(ctx, () => cleanupTool(services, params, ctx)),
-    renderCall: render.renderCall("subagent_cleanup"),
-    renderResult: render.renderResult
-  });
-  registerSubagentsView(pi, services, state.enter, elsewhere);
-  pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, (message, options, theme) => {
-    const rows = message.details?.rows ?? [];
-    const content = typeof message.content === "string" ? message.content : "";
-    return deliveredComponent(rows, content, { expanded: options.expanded, expandKey: expandKey() }, theme);
-  });
+  }
+  for (const tool2 of SUBAGENT_TOOLS) {
+    if (tool2.description === void 0) life.describeSpawn(spawnDescription(BUILT_IN_AGENTS));
+    else register(tool2);
+  }
+  registerSubagentsView(pi, services, state.enter, life.elsewhere);
+  pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, renderDelivered);
   pi.registerCommand("agents", {
-    description: "List the named agents for subagent_spawn: source file, tools, model, and any warnings",
-    handler: async (_args, ctx) => {
-      state.enter(ctx);
-      const snapshot2 = services.agents(ctx);
-      refreshAgents(ctx);
-      const text = agentsCommandText(
-        snapshot2.agents.map((a) => ({ ...a, extensions: a.extensions ? describePolicy(a.extensions) : void 0 })),
-        snapshot2.warnings,
-        services.config().subagents.defaultTools
-      );
-      if (ctx.hasUI) ctx.ui.notify(text, "info");
-      else console.log(text);
-    }
+    description: AGENTS_COMMAND_DESCRIPTION,
+    handler: async (_args, ctx) => life.agentsCommand(ctx)
   });
-  pi.on("session_start", async (_event, ctx) => {
-    state.setClosing(false);
-    state.enter(ctx);
-    try {
-      scheduleWorktreePrune((0, import_node_path19.join)(services.store().root, WORKTREES_FOLDER), services.config().store.maxAgeDays);
-    } catch {
-    }
-    settleDeferredTools(pi, RARE_TOOLS, services.config().exposure.deferRareTools, "subagent_spawn");
-    refreshAgents(ctx);
-    const adopted = state.adopt(ctx);
-    services.children(ctx).setLimits(limitsOf2(services.config()));
-    services.children(ctx).questions.setLimits(askLimitsOf(services.config()));
-    const waiting = [];
-    if (!adopted) {
-      restoreFromSession(services, ctx, waiting);
-      restoreQuestions(services.children(ctx), ctx.sessionManager.getBranch());
-    }
-    await restoreWaiting(services, ctx, waiting, (params, id) => {
-      const problem = recordedSpawnProblem(spawnParameters, params);
-      if (problem) throw new Error(damagedSpawnError(problem));
-      return spawnTool(services, params, ctx, id);
-    });
-    const owed = services.existingChildren()?.ledger.pending().length ?? 0;
-    status.refresh();
-    if (owed > 0) await deliverPending(services, "append");
-    if ((services.existingChildren()?.questions.undelivered().length ?? 0) > 0)
-      await deliverQuestions(services, "append");
-  });
-  pi.on("agent_end", (_event, ctx) => {
-    state.remember(ctx);
-    delivery.schedule(FLUSH_POLL_ATTEMPTS);
-  });
-  onPi1Event(pi, "agent_settled", (_event, ctx) => {
-    state.remember(ctx);
-    void deliverNext();
-  });
-  const settle2 = { rounds: 0 };
-  onPi1Event(pi, "agent_before_settle", (event, ctx) => {
-    state.enter(ctx);
-    return settleSingleShot(services, settle2, event, ctx);
-  });
-  pi.on("turn_start", (_event, ctx) => {
-    state.remember(ctx);
-  });
-  pi.on("before_agent_start", (_event, ctx) => {
-    settle2.rounds = 0;
-    state.enter(ctx);
-    refreshAgents(ctx);
-  });
-  pi.on("session_compact", (_event, ctx) => {
-    state.remember(ctx);
-    const manager = services.existingChildren();
-    if (!manager) return;
-    const roster = rosterText(
-      { list: () => manager.list(), owed: (id) => manager.ledger.latest(id)?.delivery === "pending" },
-      Date.now()
-    );
-    if (!roster) return;
-    pi.sendMessage(
-      { customType: ROSTER_MESSAGE_TYPE, content: roster.text, display: true, details: { ids: roster.ids } },
-      { triggerTurn: false }
-    );
-  });
-  pi.on("session_shutdown", async (event) => {
-    state.setClosing(true);
-    settle2.abort?.abort();
-    delivery.cancel();
-    status.stop();
-    const reason = event?.reason;
-    if (depth === 0 && reason !== void 0 && reason !== "quit") return state.detach(reason !== "reload");
-    const manager = state.dropChildren();
-    const others = depth === 0 ? [...sessionHomes().values()] : [];
-    if (depth === 0) sessionHomes().clear();
-    const keep = depth === 0;
-    const onFile = (() => {
-      try {
-        return Boolean(state.services.context()?.sessionManager.getSessionFile());
-      } catch {
-        return false;
-      }
-    })();
-    const stopping = [
-      ...manager ? [manager.shutdown(keep && onFile)] : [],
-      ...others.map((home) => home.manager.shutdown(keep).then(() => home.flushToFile()))
-    ];
-    if (stopping.length === 0) return;
-    await Promise.race([Promise.all(stopping), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
-    for (const home of others) home.flushToFile();
-  });
+  pi.on("session_start", (_event, ctx) => life.sessionStart(ctx));
+  pi.on("agent_end", (_event, ctx) => life.agentEnd(ctx));
+  onPi1Event(pi, "agent_settled", (_event, ctx) => life.agentSettled(ctx));
+  onPi1Event(
+    pi,
+    "agent_before_settle",
+    (event, ctx) => life.beforeSettle(event, ctx)
+  );
+  pi.on("turn_start", (_event, ctx) => life.turnStart(ctx));
+  pi.on("before_agent_start", (_event, ctx) => life.beforeAgentStart(ctx));
+  pi.on("session_compact", (_event, ctx) => life.sessionCompact(ctx));
+  pi.on("session_shutdown", (event) => life.sessionShutdown(event));
 }
-var import_node_path19, import_pi_coding_agent8, import_typebox3, SHUTDOWN_WAIT_MS, ids, DEFAULT_EXPAND_KEY, RARE_TOOLS;
 var init_subagents = __esm({
   "extensions/subagents/index.ts"() {
     "use strict";
-    import_node_path19 = require("node:path");
-    import_pi_coding_agent8 = require("@mariozechner/pi-coding-agent");
-    import_typebox3 = require("typebox");
     init_bootstrap();
     init_pi_host();
-    init_session_state();
+    init_lifecycle();
     init_agents();
-    init_deliver();
-    init_desk();
-    init_records2();
-    init_prune_worktrees();
-    init_spawn_checkable();
-    init_home();
-    init_session();
     init_delivery();
-    init_persistence();
-    init_record_checks();
-    init_roster();
-    init_settle2();
-    init_common();
-    init_pipeline();
-    init_records3();
     init_spawn();
-    init_cancel();
-    init_check();
-    init_cleanup();
-    init_list3();
-    init_send();
-    init_spawn2();
-    init_wait();
+    init_table();
     init_command();
-    init_live_rows();
-    init_others();
-    init_render();
+    init_tool_render();
+    init_lifecycle();
     init_status();
-    init_status();
-    SHUTDOWN_WAIT_MS = 8e3;
-    ids = () => import_typebox3.Type.Array(import_typebox3.Type.String(), { description: TOOL_TEXT.wait.ids });
-    DEFAULT_EXPAND_KEY = "ctrl+o";
-    RARE_TOOLS = ["subagent_check", "subagent_send", "subagent_cancel", "subagent_list"];
   }
 });
 

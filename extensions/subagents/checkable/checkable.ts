@@ -118,17 +118,18 @@ export function isolationSteps(o: IsolationStepOptions): RunSteps {
 	};
 }
 
+/** A valid structured answer, after `corrections` correction turns. */
+function valid(raw: string, value: unknown, corrections: number): Reviewed {
+	return { text: raw, verdict: VERDICT_VALID, extras: { structured: { status: "valid", value, corrections } } };
+}
+
 /** Checks the answer against the schema; one correction turn through `ask`; invalid after that. */
 export function structuredSteps(schema: OutputSchema): RunSteps {
 	return {
 		async review(answer, ask): Promise<Reviewed> {
 			const first = await checkAnswerBounded(schema, answer);
 			if (first.ok) {
-				return {
-					text: first.raw,
-					verdict: VERDICT_VALID,
-					extras: { structured: { status: "valid", value: first.value, corrections: 0 } },
-				};
+				return valid(first.raw, first.value, 0);
 			}
 			const firstReasons = first.found ? first.errors : [NO_JSON_FOUND];
 			const again = await ask(outputSchemaCorrection(first.found, first.errors, schema.text));
@@ -138,11 +139,7 @@ export function structuredSteps(schema: OutputSchema): RunSteps {
 			}
 			const second = await checkAnswerBounded(schema, again.text);
 			if (second.ok) {
-				return {
-					text: second.raw,
-					verdict: VERDICT_VALID,
-					extras: { structured: { status: "valid", value: second.value, corrections: 1 } },
-				};
+				return valid(second.raw, second.value, 1);
 			}
 			const reasons = second.found ? second.errors : [NO_JSON_FOUND];
 			return invalid(reasons, 1, again.text, second.found ? second.value : undefined);

@@ -11,7 +11,8 @@ import type { ManagerCore } from "./core.ts";
 
 /**
  * Settle a run once, after its conclude step (what an isolated child changed) when it has one; whoever
- * settles the run first, the step runs once and the others wait for it.
+ * settles the run first, the step runs once and the others wait for it. Settling records the outcome once:
+ * ledger, subscribers, waiters, and the next queued child.
  */
 export function conclude(
 	core: ManagerCore,
@@ -21,58 +22,49 @@ export function conclude(
 	result: Reviewed,
 	error?: string,
 ): Promise<void> {
+	const settle = (final: Reviewed): void => {
+		const rt = core.runtimes.get(child.id);
+		if (!rt || rt.settledRuns >= run) return;
+		const text = final.text;
+		rt.settledRuns = run;
+		if (rt.watchdog) clearInterval(rt.watchdog);
+		rt.watchdog = undefined;
+		child.state = state;
+		child.endedAt = core.now();
+		child.error = error;
+		child.finalText = text;
+		core.questions.runEnded(child);
+		if (rt.handle?.sessionFile) child.sessionFile = rt.handle.sessionFile;
+		const key = resultKey(child.id, run);
+		const settled = core.ledger.add({
+			key,
+			id: child.id,
+			run,
+			text,
+			state,
+			settledAt: child.endedAt,
+			verdict: final.verdict,
+			extras: final.extras,
+		});
+		rt.runDone?.();
+		// The result is in the ledger either way; waiters and the queue never stall on a subscriber's failure.
+		core.subscribers.publish({ type: "settled", result: settled, child });
+		for (const waiter of [...core.waiters]) waiter();
+		core.pump();
+	};
 	const rt = core.runtimes.get(child.id);
 	if (!rt || rt.settledRuns >= run) return Promise.resolve();
 	if (rt.concluding?.run === run) return rt.concluding.promise;
 	const step = rt.steps?.conclude;
 	if (!step) {
-		settle(core, child, run, state, result, error);
+		settle(result);
 		return Promise.resolve();
 	}
 	const promise = step(state, result)
 		.catch((failure) => ({ ...result, text: `${concludeFailedNote(failure)}\n\n${result.text}` }))
-		.then((final) => settle(core, child, run, state, final, error));
+		.then(settle);
 	rt.concluding = { run, promise };
 	return promise;
-}
-
-/** Record a run's outcome once: ledger, subscribers, waiters, and the next queued child. */
-function settle(
-	core: ManagerCore,
-	child: ChildRecord,
-	run: number,
-	state: ChildState,
-	result: Reviewed,
-	error?: string,
-): void {
-	const rt = core.runtimes.get(child.id);
-	if (!rt || rt.settledRuns >= run) return;
-	const text = result.text;
-	rt.settledRuns = run;
-	if (rt.watchdog) clearInterval(rt.watchdog);
-	rt.watchdog = undefined;
-	child.state = state;
-	child.endedAt = core.now();
-	child.error = error;
-	child.finalText = text;
-	core.questions.runEnded(child);
-	if (rt.handle?.sessionFile) child.sessionFile = rt.handle.sessionFile;
-	const key = resultKey(child.id, run);
-	const settled = core.ledger.add({
-		key,
-		id: child.id,
-		run,
-		text,
-		state,
-		settledAt: child.endedAt,
-		verdict: result.verdict,
-		extras: result.extras,
-	});
-	rt.runDone?.();
-	// The result is in the ledger either way; waiters and the queue never stall on a subscriber's failure.
-	core.subscribers.publish({ type: "settled", result: settled, child });
-	for (const waiter of [...core.waiters]) waiter();
-	core.pump();
 }
 
 /** Settle with an error text first and whatever the child had produced. */
