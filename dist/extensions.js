@@ -12964,6 +12964,19 @@ async function settleSingleShot(deps, state, event, ctx) {
   if (plan.act === "wait") {
     const stopped = await waitForChildren(manager, deps, state, plan.ids, plan.timeoutMs);
     if (stopped === "interrupted") return void 0;
+    const asked = stopped === "asked" ? takeQuestions(manager.questions) : void 0;
+    if (asked) {
+      state.rounds++;
+      const draft = {
+        type: "custom_message",
+        customType: QUESTION_MESSAGE_TYPE,
+        content: `${questionsHeader(asked.carried.questions.length)}
+${asked.text}`,
+        display: true,
+        details: asked.carried
+      };
+      return { entries: [...Array.isArray(event.entries) ? event.entries : [], draft], continue: true };
+    }
     plan = planSettle(input());
   }
   if (plan.act !== "deliver") return void 0;
@@ -12983,7 +12996,7 @@ async function waitForChildren(manager, deps, state, ids, timeoutMs) {
   };
   process.on("SIGINT", onSigint);
   try {
-    const outcome = await manager.waitFor(ids, { mode: "all", timeoutMs, signal: abort.signal });
+    const outcome = await manager.waitFor(ids, { mode: "all", timeoutMs, signal: abort.signal, questions: true });
     const running = () => ids.filter((id) => !isSettled(manager.get(id)?.state ?? "completed"));
     if (outcome.aborted) {
       if (interrupted2) {
@@ -12996,7 +13009,7 @@ async function waitForChildren(manager, deps, state, ids, timeoutMs) {
       await manager.cancel(running(), settleCutError(deps.config().subagents.maxRunSeconds));
       return "cut";
     }
-    return "settled";
+    return manager.questions.undelivered(ids).length > 0 ? "asked" : "settled";
   } finally {
     process.off("SIGINT", onSigint);
     if (state.abort === abort) state.abort = void 0;
@@ -13030,8 +13043,10 @@ var init_settle2 = __esm({
   "extensions/subagents/delivery/settle.ts"() {
     "use strict";
     init_pi_host();
+    init_deliver();
     init_manager();
     init_records();
+    init_ask();
     init_common();
     init_delivery();
     init_persistence();

@@ -128,6 +128,37 @@ describe.each(PI_LINES)("ask_parent in print mode on $label", ({ line }) => {
 	});
 });
 
+// Pi 1.x only: a single-shot run that would end while its child runs waits for it (agent_before_settle); a question
+// asked then goes into one more turn, where the parent answers it. (Pi 0.73 has no such boundary: there the question
+// reaches a single-shot parent through subagent_wait, as above.)
+describe.each(PI_LINES.filter((l) => l.line === "1.x"))("ask_parent while a print run waits on $label", ({ line }) => {
+	const { startServer, print } = usePrintRuns(line, { extensions: EXT });
+
+	it("the run that waits for its child takes the question into one more turn; the answer is used", async () => {
+		const server = await startServer((req) => {
+			if (isChild(req)) return child(req);
+			const tool = lastToolName(req);
+			if (req.lastUser.includes("[A subagent asks you a question]")) {
+				if (tool === "subagent_send") return { text: "PARENT-ANSWERED" };
+				return { toolCalls: [{ name: "subagent_send", arguments: { id: "sa-1", text: ANSWER } }] };
+			}
+			if (req.lastUser.includes("your run waited for the child")) return { text: "PARENT-DONE" };
+			if (!tool)
+				return { toolCalls: [{ name: "subagent_spawn", arguments: { prompt: "ASK-TASK paint", name: "painter" } }] };
+			return { text: "PARENT-ENDS-TURN without waiting" };
+		});
+		const { run } = await print(server, { prompt: "delegate the banner" });
+		const [send] = toolResults(run.events, "subagent_send");
+		expect(send?.text).toContain(`Answered sa-1 "painter"'s question`);
+		const parents = server.requests.filter((r) => !isChild(r));
+		const asked = parents.filter((r) => r.lastUser.includes("[A subagent asks you a question]"));
+		expect(asked.length).toBeGreaterThanOrEqual(1);
+		expect(asked[0].lastUser).toContain(`question › ${QUESTION}`);
+		const last = parents.at(-1)!;
+		expect(last.lastUser).toContain(`CHILD-USED <<Your parent answered:\n${ANSWER}>>`);
+	});
+});
+
 /** Long enough that keepRecentTokens keeps only the newest reply: what came before goes into the summary. */
 const LONG_REPLY = `Noted. ${"filler words for the reply ".repeat(150)}`;
 const textOf = (req: ChatRequest) => req.body.messages.map((m) => messageText(m)).join("\n");
