@@ -414,18 +414,18 @@ function* listStore(kinds, check, dirFor) {
 function statsOf(kinds, listing) {
   const byKind = {};
   for (const kind of kinds) byKind[kind] = { count: 0, bytes: 0 };
-  let count2 = 0;
+  let count3 = 0;
   let bytes = 0;
   let newest;
   for (const e of listing.entries) {
-    count2 += e.files;
+    count3 += e.files;
     bytes += e.bytes;
     byKind[e.kind].count += e.files;
     byKind[e.kind].bytes += e.bytes;
     if (!newest || e.mtimeMs > newest.mtimeMs) newest = { path: e.path, mtimeMs: e.mtimeMs };
   }
   const problems = listing.problems;
-  return { count: count2, bytes, newest, byKind, ...problems.length > 0 ? { problems } : {} };
+  return { count: count3, bytes, newest, byKind, ...problems.length > 0 ? { problems } : {} };
 }
 function* removeFolder(e) {
   const st = yield* fsStep.quietly(fsStep.lstat(e.path));
@@ -1095,7 +1095,11 @@ var init_config_bounds = __esm({
       "subagents.idleTimeoutSeconds",
       "subagents.askTimeoutSeconds",
       "subagents.maxQuestions",
-      "toolArtifacts.summary.timeoutMs"
+      "toolArtifacts.summary.timeoutMs",
+      "subagents.budget.perChild.tokens",
+      "subagents.budget.perChild.cost",
+      "subagents.budget.perSession.tokens",
+      "subagents.budget.perSession.cost"
     ];
     PROJECT_SUBSET_KEYS = ["subagents.defaultTools"];
   }
@@ -1154,13 +1158,13 @@ function retreatByBytes(text, end, maxBytes, floor = 0) {
 }
 function countNewlines(text, start = 0, end = text.length) {
   const s = start === 0 && end === text.length ? text : text.slice(start, end);
-  let count2 = 0;
+  let count3 = 0;
   let at2 = s.indexOf(NEWLINE);
   while (at2 !== -1) {
-    count2++;
+    count3++;
     at2 = s.indexOf(NEWLINE, at2 + 1);
   }
-  return count2;
+  return count3;
 }
 function countLines(text) {
   return countNewlines(text) + 1;
@@ -1188,8 +1192,8 @@ function afterNthNewline(text, n2, start, end) {
   return start + at2 + 1;
 }
 function afterNthNewlineFromEnd(text, n2, start, end) {
-  const count2 = countNewlines(text, start, end);
-  return count2 < n2 ? -1 : afterNthNewline(text, count2 - n2 + 1, start, end);
+  const count3 = countNewlines(text, start, end);
+  return count3 < n2 ? -1 : afterNthNewline(text, count3 - n2 + 1, start, end);
 }
 function replaceLoneSurrogates(text) {
   return text.replace(LONE_SURROGATE, REPLACEMENT_CHARACTER);
@@ -1235,8 +1239,8 @@ function notSavedFooter(totalBytes, totalLines, reason) {
 function listMore(omitted) {
   return `\u2026 and ${formatCount(omitted)} more`;
 }
-function notableItem(line, text, count2) {
-  return `${line === void 0 ? "" : `L${line}: `}${text}${count2 > 1 ? ` (\xD7${formatCount(count2)})` : ""}`;
+function notableItem(line, text, count3) {
+  return `${line === void 0 ? "" : `L${line}: `}${text}${count3 > 1 ? ` (\xD7${formatCount(count3)})` : ""}`;
 }
 function notableMore(omitted) {
   return `\u2026 and ${plural(omitted, "more notable line", "more notable lines")} (search the full text for them)`;
@@ -1783,9 +1787,9 @@ function surfaceOf(surface) {
   return surface;
 }
 function limitsOf(entry, options) {
-  const short = entry.clip === true;
-  const surfaceBytes = count(entry.maxBytes) ?? (short ? 0 : MIN_WINDOW_BYTES);
-  const surfaceLines = count(entry.maxLines) ?? (short ? 1 : MIN_WINDOW_LINES);
+  const short2 = entry.clip === true;
+  const surfaceBytes = count(entry.maxBytes) ?? (short2 ? 0 : MIN_WINDOW_BYTES);
+  const surfaceLines = count(entry.maxLines) ?? (short2 ? 1 : MIN_WINDOW_LINES);
   const callBytes = count(options.maxBytes);
   let callLines = count(options.maxLines);
   if (callLines === void 0 && callBytes !== void 0 && entry.bytesPerLine && entry.bytesPerLine > 0) {
@@ -1795,12 +1799,12 @@ function limitsOf(entry, options) {
   const headShare = isShare(share) ? Math.min(1, Math.max(0, share)) : DEFAULT_HEAD_SHARE;
   const maxBytes = Math.min(surfaceBytes, callBytes ?? surfaceBytes);
   const maxLines = Math.min(surfaceLines, callLines ?? surfaceLines);
-  if (short) return { maxBytes, maxLines: Math.max(1, maxLines), headShare, short };
+  if (short2) return { maxBytes, maxLines: Math.max(1, maxLines), headShare, short: short2 };
   return {
     maxBytes: Math.max(MIN_WINDOW_BYTES, maxBytes),
     maxLines: Math.max(MIN_WINDOW_LINES, maxLines),
     headShare,
-    short
+    short: short2
   };
 }
 var DEFAULT_HEAD_SHARE, MIN_WINDOW_BYTES, MIN_WINDOW_LINES, MIN_BODY_BYTES, UNLIMITED;
@@ -2466,7 +2470,8 @@ function defaultConfig() {
       claudeAgents: true,
       toolsBeyondParent: false,
       askTimeoutSeconds: 600,
-      maxQuestions: 20
+      maxQuestions: 20,
+      budget: { perChild: {}, perSession: {} }
     },
     toolArtifacts: {
       enabled: true,
@@ -2678,6 +2683,10 @@ var init_zod = __esm({
 function buildSchema(z) {
   const positiveInt = () => z.number().int().positive();
   const nonNegativeInt = () => z.number().int().nonnegative();
+  const spendLimit = () => z.strictObject({
+    tokens: positiveInt().optional(),
+    cost: z.number().positive().optional()
+  }).prefault({});
   const modelRef = () => z.string().regex(MODEL_REF, { error: 'expected "provider/model-id"' }).optional();
   const batchAliases2 = (surface) => {
     const entry = SURFACES[`subagents.${surface}`];
@@ -2736,7 +2745,16 @@ function buildSchema(z) {
       /** How long a child's ask_parent waits for the parent's answer before it decides itself. */
       askTimeoutSeconds: z.number().positive().max(MAX_TIMER_SECONDS, { error: TIMER_LIMIT }).default(600),
       /** Questions all children of one session may ask together (0: children get no ask_parent). */
-      maxQuestions: nonNegativeInt().default(20)
+      maxQuestions: nonNegativeInt().default(20),
+      /**
+       * What children may spend (tokens: input + output + cache reads and writes over every request;
+       * cost: Pi's prices): each child (`perChild`, a bound the spawn or agent file can only lower) and
+       * this session's children together (`perSession`). Absent: unbounded. A project may only lower them.
+       */
+      budget: z.strictObject({
+        perChild: spendLimit(),
+        perSession: spendLimit()
+      }).prefault({})
     }).prefault({}),
     toolArtifacts: z.strictObject({
       enabled: z.boolean().default(true),
@@ -3112,13 +3130,13 @@ function loadConfig(opts) {
       if (projectRaw) {
         read2 = true;
         const userParsed = headroomConfigSchema().safeParse(merged);
-        const bounded = boundProjectConfig(
+        const bounded2 = boundProjectConfig(
           keepValidKeys(projectRaw, project2, warnings),
           userParsed.success ? userParsed.data : defaultConfig(),
           { project: project2, user }
         );
-        warnings.push(...bounded.warnings);
-        merged = deepMerge(merged, bounded.config);
+        warnings.push(...bounded2.warnings);
+        merged = deepMerge(merged, bounded2.config);
       }
     } else if ((0, import_node_fs3.existsSync)(project2)) {
       warnings.push(`${project2}: ignored: ${opts.untrustedHint ?? "this project is not trusted"}`);
@@ -3616,6 +3634,70 @@ var init_model_usage = __esm({
   }
 });
 
+// extensions/shared/budget/spend.ts
+function spendOfUsage(usage) {
+  if (!usage || typeof usage !== "object") return { tokens: 0 };
+  const u = usage;
+  const tokens = count2(u.input) + count2(u.output) + count2(u.cacheRead) + count2(u.cacheWrite);
+  const cost = count2(u.cost?.total);
+  return cost > 0 ? { tokens, cost } : { tokens };
+}
+function addSpend(a, b) {
+  const tokens = a.tokens + b.tokens;
+  if (a.cost === void 0 && b.cost === void 0) return { tokens };
+  return { tokens, cost: (a.cost ?? 0) + (b.cost ?? 0) };
+}
+function checkSpend(raw) {
+  if (!raw || typeof raw !== "object") return void 0;
+  const r = raw;
+  if (typeof r.tokens !== "number" || !Number.isFinite(r.tokens) || r.tokens < 0) return void 0;
+  if (r.cost === void 0) return { tokens: r.tokens };
+  if (typeof r.cost !== "number" || !Number.isFinite(r.cost) || r.cost < 0) return { tokens: r.tokens };
+  return { tokens: r.tokens, cost: r.cost };
+}
+function sessionSpendOf(entries) {
+  const latest = /* @__PURE__ */ new Map();
+  for (const raw of entries) {
+    const e = raw ?? {};
+    if (e.type !== "custom" || typeof e.customType !== "string" || !SPEND_ENTRY_TYPES.includes(e.customType)) continue;
+    const data = e.data ?? {};
+    if (typeof data.id !== "string") continue;
+    const spend = checkSpend(data.spend);
+    if (spend) latest.set(data.id, spend);
+    else if (!latest.has(data.id)) latest.set(data.id, { tokens: 0 });
+  }
+  let total = { tokens: 0 };
+  for (const s of latest.values()) total = addSpend(total, s);
+  return { children: latest.size, spend: total };
+}
+function spendOfSessionText(jsonl) {
+  let total = { tokens: 0 };
+  for (const raw of jsonl.split("\n")) {
+    if (!raw.startsWith("{") || !raw.includes('"assistant"')) continue;
+    let line;
+    try {
+      line = JSON.parse(raw);
+    } catch {
+      continue;
+    }
+    if (line?.type === "message" && line.message?.role === "assistant")
+      total = addSpend(total, spendOfUsage(line.message.usage));
+  }
+  return total;
+}
+function formatCost(cost) {
+  if (!Number.isFinite(cost)) return `$${cost}`;
+  return cost < 1 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
+}
+var SPEND_ENTRY_TYPES, count2;
+var init_spend = __esm({
+  "extensions/shared/budget/spend.ts"() {
+    "use strict";
+    SPEND_ENTRY_TYPES = ["subagent-run", "subagent-settled"];
+    count2 = (v) => typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0;
+  }
+});
+
 // extensions/headroom/ledger.ts
 function sizedText(content) {
   if (typeof content === "string") return content;
@@ -3779,6 +3861,11 @@ function keptOut(entries, artifacts) {
   for (const k of [tool2, sub, hand, trim]) k.keptOutTokens = Math.max(0, k.fullTokens - k.shownTokens);
   return [tool2, sub, hand, trim];
 }
+function childSpend(entries, budget2) {
+  const { children, spend } = sessionSpendOf(entries);
+  const bounded2 = budget2 && (budget2.tokens !== void 0 || budget2.cost !== void 0);
+  return { children, ...spend, ...bounded2 ? { budget: { ...budget2 } } : {} };
+}
 function buildLedger(input) {
   const { sources, basis } = composition(input);
   const paths = sessionArtifactPaths(input.entries);
@@ -3792,13 +3879,15 @@ function buildLedger(input) {
     basis,
     sources,
     keptOut: keptOut(input.entries, input.artifacts),
-    artifacts
+    artifacts,
+    subagentSpend: childSpend(input.entries, input.sessionBudget)
   };
 }
 var SOURCE_LABELS, SOURCES, SUBAGENT_TOOL, SUBAGENT_MESSAGE;
 var init_ledger = __esm({
   "extensions/headroom/ledger.ts"() {
     "use strict";
+    init_spend();
     init_details();
     init_tokens();
     SOURCE_LABELS = {
@@ -3836,7 +3925,7 @@ function statArtifacts(paths) {
   }
   return facts;
 }
-function ledgerInput(pi, ctx) {
+function ledgerInput(pi, ctx, sessionBudget) {
   const sm = ctx.sessionManager;
   const entries = guarded(() => sm.getBranch(), []);
   const messages = guarded(
@@ -3852,11 +3941,12 @@ function ledgerInput(pi, ctx) {
     systemPrompt: guarded(() => ctx.getSystemPrompt(), ""),
     tools,
     usage: usage ? { tokens: usage.tokens, contextWindow: usage.contextWindow } : void 0,
-    artifacts: statArtifacts(sessionArtifactPaths(entries))
+    artifacts: statArtifacts(sessionArtifactPaths(entries)),
+    sessionBudget
   };
 }
-function currentLedger(pi, ctx) {
-  return buildLedger(ledgerInput(pi, ctx));
+function currentLedger(pi, ctx, sessionBudget) {
+  return buildLedger(ledgerInput(pi, ctx, sessionBudget));
 }
 var import_node_fs5, import_pi_coding_agent3;
 var init_collect = __esm({
@@ -3957,6 +4047,23 @@ function keptOutLine(k) {
   const what = k.extension === "tool-artifacts" ? plural(k.count, "stub", "stubs") : plural(k.count, "result", "results");
   return `${k.extension.padEnd(15)} ${what}: ${humanBytes(k.fullBytes ?? 0)} stored as artifacts, ${humanBytes(k.shownBytes)} shown (${saved})`;
 }
+function spendLine(s) {
+  if (!s || s.children === 0 && !s.budget) return "";
+  const cost = s.cost !== void 0 ? `, ${formatCost(s.cost)}` : "";
+  let budget2 = "";
+  if (s.budget) {
+    const limits = [
+      s.budget.tokens !== void 0 ? `${formatCount(s.budget.tokens)} tokens` : "",
+      s.budget.cost !== void 0 ? formatCost(s.budget.cost) : ""
+    ].filter(Boolean);
+    const left = [
+      s.budget.tokens !== void 0 ? `${formatCount(Math.max(0, s.budget.tokens - s.tokens))} tokens` : "",
+      s.budget.cost !== void 0 ? formatCost(Math.max(0, s.budget.cost - (s.cost ?? 0))) : ""
+    ].filter(Boolean);
+    budget2 = ` (session budget ${limits.join(" or ")}: ${left.join(", ")} left)`;
+  }
+  return `${plural(s.children, "child", "children")}: ${formatCount(s.tokens)} tokens${cost}${budget2}`;
+}
 function formatLedger(ledger, now, style) {
   const paint = style.paint ?? plain;
   const lines = [];
@@ -3981,6 +4088,8 @@ function formatLedger(ledger, now, style) {
   }
   lines.push(paint("accent", "kept out of the context this session"));
   for (const k of ledger.keptOut) lines.push(`  ${keptOutLine(k)}`);
+  const spend = spendLine(ledger.subagentSpend);
+  if (spend) lines.push(paint("accent", "subagents' spend this session"), `  ${spend}`);
   const n2 = ledger.artifacts.length;
   lines.push(paint("accent", `artifacts of this session: ${formatCount(n2)}${n2 > 0 ? " (newest first)" : ""}`));
   for (const a of ledger.artifacts.slice(0, LEDGER_ARTIFACTS_SHOWN)) {
@@ -3996,6 +4105,7 @@ var plain, BAR_COLUMNS, LEDGER_ARTIFACTS_SHOWN, percent;
 var init_ledger_format = __esm({
   "extensions/headroom/ledger-format.ts"() {
     "use strict";
+    init_spend();
     init_format();
     init_prompt2();
     plain = (_c, t) => t;
@@ -4095,14 +4205,15 @@ function headroom(pi) {
     const storeText = `${storeStatus}
 ${calls}
 ${projectTrustLine(ctx)}`;
-    const ledger = currentLedger(pi, ctx);
+    const budget2 = host.config(ctx).subagents.budget.perSession;
+    const ledger = currentLedger(pi, ctx, budget2);
     let shown = false;
     if (hasUI(ctx)) {
       await ctx.ui.custom((tui, theme, _keys, done) => {
         shown = true;
         const paint = (color, text) => theme.fg(color, text);
         const lines = () => [
-          ...formatLedger(currentLedger(pi, ctx), Date.now(), { bars: "blocks", paint }),
+          ...formatLedger(currentLedger(pi, ctx, budget2), Date.now(), { bars: "blocks", paint }),
           ...storeText.split("\n")
         ];
         return new LedgerPanel(
@@ -4358,10 +4469,10 @@ var init_size = __esm({
       /** Passes begun so far. */
       passes = 0;
       /** Start a pass over a whole list of `count` messages (segmentMessages calls it; positional sizing belongs to passes). */
-      beginPass(count2 = 0) {
+      beginPass(count3 = 0) {
         this.firstChange = Number.POSITIVE_INFINITY;
         this.passes++;
-        this.verifyFrom = count2 - SHAPE_CHECK_NEWEST;
+        this.verifyFrom = count3 - SHAPE_CHECK_NEWEST;
       }
       tokens(message, index) {
         if (index === void 0) return this.keyed(message);
@@ -7055,11 +7166,11 @@ function readLines(fd, maxLineChars, onLine) {
   return 0;
 }
 function countNewlines2(fd, buffer) {
-  let count2 = 0;
+  let count3 = 0;
   for (let n2 = (0, import_node_fs6.readSync)(fd, buffer, 0, buffer.length, null); n2 > 0; n2 = (0, import_node_fs6.readSync)(fd, buffer, 0, buffer.length, null)) {
-    for (let at2 = buffer.indexOf(10, 0); at2 !== -1 && at2 < n2; at2 = buffer.indexOf(10, at2 + 1)) count2++;
+    for (let at2 = buffer.indexOf(10, 0); at2 !== -1 && at2 < n2; at2 = buffer.indexOf(10, at2 + 1)) count3++;
   }
-  return count2;
+  return count3;
 }
 var import_node_fs6, import_node_string_decoder, READ_CHUNK_BYTES, LINE_MAX_CHARS, ROWS_MAX_CHARS;
 var init_search_lines = __esm({
@@ -7245,10 +7356,10 @@ function recallContinue(next, total) {
   return `[${total - next + 1} more lines. Use offset=${next} to continue.]`;
 }
 function recallSearchHeader(id, pattern, hit, start) {
-  const count2 = `${hit.capped ? "first " : ""}${hit.matches} matching ${hit.matches === 1 ? "line" : "lines"}`;
+  const count3 = `${hit.capped ? "first " : ""}${hit.matches} matching ${hit.matches === 1 ? "line" : "lines"}`;
   const scope = start > 1 ? `lines ${start}-${hit.total} of ${hit.total}` : `${hit.total} lines`;
   const long = hit.longLines ? `; ${hit.longLines} ${hit.longLines === 1 ? "line" : "lines"} longer than ${hit.lineMaxChars} characters searched and shown in their first ${hit.lineMaxChars}` : "";
-  return `[Artifact ${id}: ${count2} for /${pattern}/ in ${scope}${long}; "N:" marks a match, "N-" context]`;
+  return `[Artifact ${id}: ${count3} for /${pattern}/ in ${scope}${long}; "N:" marks a match, "N-" context]`;
 }
 function recallSearchContinue(matches, lastMatch) {
   return `[Stopped after ${matches} matches at line ${lastMatch}; search again with offset=${lastMatch + 1}, or narrow the pattern.]`;
@@ -8024,7 +8135,7 @@ async function searchStored(path, id, pattern, regex, context = 0, options = {})
 }
 function pageStored(path, id, offset = 1, limit = RECALL_DEFAULT_LIMIT_LINES) {
   const first = Math.max(1, Math.floor(offset));
-  const count2 = Math.max(1, Math.floor(limit));
+  const count3 = Math.max(1, Math.floor(limit));
   const page = [];
   let chars = 0;
   let lineNo = 0;
@@ -8039,7 +8150,7 @@ function pageStored(path, id, offset = 1, limit = RECALL_DEFAULT_LIMIT_LINES) {
         if (page.length > 0 && chars + line.length > RECALL_PAGE_MAX_CHARS) return false;
         page.push(line);
         chars += line.length;
-        return page.length < count2;
+        return page.length < count3;
       });
       total = lineNo + rest;
     } finally {
@@ -8648,6 +8759,8 @@ function statusGlyph(state) {
       return "\u2298";
     case "interrupted":
       return "\u21AF";
+    case "budget":
+      return "\u2296";
   }
 }
 function formatDuration(ms) {
@@ -8737,7 +8850,8 @@ var init_records = __esm({
       "failed",
       "cancelled",
       "skipped",
-      "interrupted"
+      "interrupted",
+      "budget"
     ];
     CHILD_TOOL_NAMES = ["read", "bash", "edit", "write", "grep", "find", "ls"];
     SUBAGENT_TOOL_NAMES = [
@@ -8752,6 +8866,87 @@ var init_records = __esm({
     THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
     RECENT_TOOL_CALLS = 5;
     NAME_MAX_BYTES = SURFACES["subagents.name"].maxBytes;
+  }
+});
+
+// extensions/subagents/prompt/budget.ts
+function spendWords(spend) {
+  const s = spend ?? { tokens: 0 };
+  return `${formatCount(s.tokens)} tokens${s.cost !== void 0 ? `, ${formatCost(s.cost)}` : ""}`;
+}
+function budgetWords(b) {
+  const parts = [
+    b.tokens !== void 0 ? `${formatCount(b.tokens)} tokens` : "",
+    b.cost !== void 0 ? formatCost(b.cost) : ""
+  ].filter(Boolean);
+  return parts.join(" or ");
+}
+function leftWords(b) {
+  return budgetWords(b).replace(" or ", ", ");
+}
+function amount(unit, n2) {
+  return unit === "tokens" ? `${formatCount(n2)} tokens` : formatCost(n2);
+}
+function whose(r) {
+  if (r.scope === "child") return "its budget";
+  if (r.scope === "pipeline") return `the budget its pipeline shares (given to ${r.owner})`;
+  return "this session's subagent budget (subagents.budget.perSession)";
+}
+function budgetStopReason(r) {
+  return `stopped at the end of a turn: it reached ${whose(r)} of ${amount(r.unit, r.limit)} (${amount(r.unit, r.spent)} spent); its output so far follows. A new child with a budget can take the work on.`;
+}
+function budgetNotStartedReason(r) {
+  return `not started: ${whose(r)} of ${amount(r.unit, r.limit)} is spent (${amount(r.unit, r.spent)}).`;
+}
+function sessionBudgetRefusal(r, left) {
+  return `No child started: this session's subagents spent ${amount(r.unit, r.spent)} of their budget of ${amount(r.unit, r.limit)} (subagents.budget.perSession); remaining: ${leftWords(left) || "nothing"}. Finish with what you have, or ask the user to raise the budget.`;
+}
+function budgetSpentSendError(id, r) {
+  return `${id} cannot run again: ${budgetNotStartedReason(r).replace(/^not started: /, "")} Spawn a new child for the rest of the work.`;
+}
+function badBudgetError(problem) {
+  return `budget: ${problem}; give { tokens?: <positive number>, cost?: <positive number>, shared?: true }.`;
+}
+function budgetSpawnNote(own, shared, id, sessionLeft) {
+  const parts = [];
+  if (own.tokens !== void 0 || own.cost !== void 0) parts.push(`budget ${budgetWords(own)}`);
+  if (shared === id) parts.push("shared with the stages spawned after it");
+  else if (shared) parts.push(`drawing on the budget shared with ${shared}`);
+  if (sessionLeft) parts.push(`this session has ${leftWords(sessionLeft) || "nothing"} left`);
+  return parts.length > 0 ? `Budget: ${parts.join("; ")}.` : "";
+}
+function unpricedModelNote(model) {
+  return `Note: Pi knows no price for ${model}, so a cost budget cannot stop this child; its tokens are counted.`;
+}
+function spendSuffix(c) {
+  if (!c.spend && !c.budget) return "";
+  return ` \xB7 ${spendOfBudget(c.spend, c.budget)}${sharedWords(c.budget)}`;
+}
+function sharedWords(b) {
+  return b?.shared ? ` (shared budget of ${b.shared})` : "";
+}
+function spendOfBudget(spend, budget2) {
+  const of = budget2 && (budget2.tokens !== void 0 || budget2.cost !== void 0) ? ` of ${budgetWords(budget2)}` : "";
+  return `spent ${spendWords(spend)}${of}`;
+}
+function short(n2) {
+  if (n2 < 1e3) return String(Math.round(n2));
+  if (n2 < 1e6) return `${(n2 / 1e3).toFixed(n2 < 1e4 ? 1 : 0)}k`;
+  return `${(n2 / 1e6).toFixed(1)}M`;
+}
+function spentCell(c) {
+  if (!c.spend && !c.budget) return "\u2014";
+  const tokens = short(c.spend?.tokens ?? 0) + (c.budget?.tokens !== void 0 ? `/${short(c.budget.tokens)}` : "");
+  const cost = c.spend?.cost !== void 0 ? ` ${formatCost(c.spend.cost)}` : "";
+  return tokens + cost;
+}
+var SPAWN_BUDGET_PARAM;
+var init_budget = __esm({
+  "extensions/subagents/prompt/budget.ts"() {
+    "use strict";
+    init_spend();
+    init_format2();
+    SPAWN_BUDGET_PARAM = "Spending cap (optional): tokens (input+output+cache, all turns) and/or cost (model price units). Reached: stopped after that turn, outcome budget. shared: stages spawned after it share it.";
   }
 });
 
@@ -8817,11 +9012,11 @@ function waitProgress(children, now) {
   );
   return `Waiting for ${plural(children.length, "subagent")}: ${parts.join(", ")}`;
 }
-function autoDeliveryHeader(count2) {
-  return count2 === 1 ? "[Subagent result \u2014 delivered automatically when the child finished]" : `[${count2} subagent results \u2014 delivered automatically, together, after your run ended]`;
+function autoDeliveryHeader(count3) {
+  return count3 === 1 ? "[Subagent result \u2014 delivered automatically when the child finished]" : `[${count3} subagent results \u2014 delivered automatically, together, after your run ended]`;
 }
 function failedResultText(state, error, partial) {
-  const head = state === "cancelled" ? `Cancelled: ${error}` : state === "incomplete" ? `Incomplete: ${error}` : `Error: ${error}`;
+  const head = state === "cancelled" ? `Cancelled: ${error}` : state === "incomplete" ? `Incomplete: ${error}` : state === "budget" ? `Budget reached: ${error}` : `Error: ${error}`;
   partial = partial.trimEnd();
   return partial.length > 0 ? `${head}
 
@@ -8887,8 +9082,8 @@ function rerunText(c, how = "auto") {
   const started = `${label(c)} started run ${c.run} on its transcript`;
   return how === "auto" ? `${started}; its result arrives like the first.` : `${started}. ${arrival(c, how)}`;
 }
-function cancelHeader(count2) {
-  return count2 === 1 ? "Cancelled 1 subagent. Its partial output:" : `Cancelled ${count2} subagents. Partial output of each:`;
+function cancelHeader(count3) {
+  return count3 === 1 ? "Cancelled 1 subagent. Its partial output:" : `Cancelled ${count3} subagents. Partial output of each:`;
 }
 function alreadySettledCancelLine(c) {
   return `${label(c)}: already ${c.state}; nothing to cancel.`;
@@ -8899,7 +9094,7 @@ function listLine(c, now, glyph2) {
   const ctx = c.contextTokens !== void 0 ? ` \xB7 ctx ${formatCount(c.contextTokens)} tok` : "";
   const agent = c.agent ? ` \xB7 agent ${c.agent}` : "";
   const state = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : c.state;
-  return `${glyph2} ${label(c)} ${state} \xB7 ${elapsed} \xB7 ${plural(c.turns, "turn")} \xB7 ${c.model}${agent}${ctx}`;
+  return `${glyph2} ${label(c)} ${state} \xB7 ${elapsed} \xB7 ${plural(c.turns, "turn")} \xB7 ${c.model}${agent}${ctx}${spendSuffix(c)}`;
 }
 function checkText(c, now, recentOutput) {
   const since = c.startedAt ?? c.createdAt;
@@ -8907,6 +9102,8 @@ function checkText(c, now, recentOutput) {
     c.state === "waiting" ? `${label(c)} \u2014 waiting for ${(c.after ?? []).join(", ")} (it starts when they settle, its task opening with their results)` : `${label(c)} \u2014 ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
     `${c.agent ? `agent ${c.agent} \xB7 ` : ""}model ${c.model} \xB7 run ${c.run} \xB7 ${plural(c.turns, "turn")} \xB7 ${plural(c.outputTokens, "output token")}` + (c.contextTokens !== void 0 && c.contextWindow ? ` \xB7 context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens` : "")
   ];
+  const spend = spendSuffix(c);
+  if (spend) lines.push(spend.replace(/^ \u00b7 /, ""));
   if (c.sessionFile) lines.push(`session file: ${c.sessionFile}`);
   if (c.error) lines.push(`error: ${c.error}`);
   if (c.recentTools.length > 0) {
@@ -8917,8 +9114,8 @@ function checkText(c, now, recentOutput) {
 ${recentOutput}` : "recent output: (none yet)");
   return lines.join("\n");
 }
-function settleDeliveryHeader(count2) {
-  return count2 === 1 ? "[Subagent result \u2014 your run waited for the child before ending; answer with it now]" : `[${count2} subagent results \u2014 your run waited for the children before ending; answer with them now]`;
+function settleDeliveryHeader(count3) {
+  return count3 === 1 ? "[Subagent result \u2014 your run waited for the child before ending; answer with it now]" : `[${count3} subagent results \u2014 your run waited for the children before ending; answer with them now]`;
 }
 function settleCutError(seconds) {
   return `the single-shot run stopped waiting after ${seconds} s (subagents.maxRunSeconds); use subagent_send to continue it.`;
@@ -8936,8 +9133,8 @@ function rosterLine(c, now, brief2, owed) {
   const state = c.state === "running" || c.state === "starting" ? `running for ${since(c.startedAt)}` : c.state === "queued" ? `queued for ${since(c.queuedAt)}` : `${c.state} ${since(c.endedAt)} ago${owed ? ", result not yet received" : ""}`;
   return `- ${label(c)}${asAgent(c)}: ${state}${c.run > 1 ? ` (run ${c.run})` : ""} \u2014 task: ${brief2}`;
 }
-function restoredNote(count2) {
-  return `[${plural(count2, "subagent result")} from before the session was reloaded or resumed]`;
+function restoredNote(count3) {
+  return `[${plural(count3, "subagent result")} from before the session was reloaded or resumed]`;
 }
 function configWarning(warning) {
   return `subagents: ${warning}`;
@@ -8955,6 +9152,7 @@ var init_common = __esm({
     "use strict";
     init_format2();
     init_records();
+    init_budget();
     TOOL_TEXT = {
       spawn: {
         label: "Spawn subagent",
@@ -9474,7 +9672,8 @@ function buildAgentFields(z) {
     maxTurns: z.number().int().positive().max(MAX_TURNS_LIMIT),
     context: z.enum(["fresh", "fork"]),
     isolation: z.enum(["none", "worktree"]),
-    output_schema: outputSchemaField
+    output_schema: outputSchemaField,
+    budget: z.strictObject({ tokens: z.number().int().positive().optional(), cost: z.number().positive().optional() }).refine((b) => b.tokens !== void 0 || b.cost !== void 0, { error: "expected tokens and/or cost" })
   };
 }
 function agentFields() {
@@ -9565,7 +9764,8 @@ function parseAgentFile(content, options) {
     ...values.maxTurns !== void 0 ? { maxTurns: values.maxTurns } : {},
     ...values.context !== void 0 ? { context: values.context } : {},
     ...values.isolation !== void 0 ? { isolation: values.isolation } : {},
-    ...values.output_schema !== void 0 ? { outputSchema: values.output_schema } : {}
+    ...values.output_schema !== void 0 ? { outputSchema: values.output_schema } : {},
+    ...values.budget !== void 0 ? { budget: values.budget } : {}
   };
   return { agent, warnings };
 }
@@ -9689,8 +9889,8 @@ ${q.body}`;
 function questionLines(text, options) {
   return [`question \u203A ${text}`, ...options.map((o, i) => `option ${i + 1} \u203A ${o}`)].join("\n");
 }
-function questionsHeader(count2) {
-  return count2 === 1 ? "[A subagent asks you a question]" : `[${count2} subagents ask you questions \u2014 answer each with subagent_send]`;
+function questionsHeader(count3) {
+  return count3 === 1 ? "[A subagent asks you a question]" : `[${count3} subagents ask you questions \u2014 answer each with subagent_send]`;
 }
 function answeredText(id, name) {
   return `Answered ${id} "${name}"'s question; it goes on with your answer. Its result arrives like any other.`;
@@ -11032,7 +11232,8 @@ function normalizeEvent(event, contextUsage) {
     }
     case "message_end": {
       const message = event.message;
-      if (message?.role === "assistant") out.push({ type: "assistant_end", outputTokens: message.usage?.output });
+      if (message?.role === "assistant")
+        out.push({ type: "assistant_end", outputTokens: message.usage?.output, spend: spendOfUsage(message.usage) });
       break;
     }
     case "turn_end": {
@@ -11211,12 +11412,112 @@ var init_backend = __esm({
     import_node_path12 = require("node:path");
     import_node_url = require("node:url");
     import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
+    init_spend();
     init_child_tool();
     init_format2();
     init_records();
     init_common();
     init_spawn();
     init_child_extensions();
+  }
+});
+
+// extensions/subagents/budget/budget.ts
+function tightest(...budgets) {
+  const out = {};
+  for (const b of budgets) {
+    if (!b) continue;
+    if (positive(b.tokens)) out.tokens = Math.min(out.tokens ?? Number.POSITIVE_INFINITY, b.tokens);
+    if (positive(b.cost)) out.cost = Math.min(out.cost ?? Number.POSITIVE_INFINITY, b.cost);
+  }
+  return out;
+}
+function bounded(b) {
+  return positive(b?.tokens) || positive(b?.cost);
+}
+function reached(spent, limit) {
+  if (positive(limit.tokens) && spent.tokens >= limit.tokens)
+    return { unit: "tokens", limit: limit.tokens, spent: spent.tokens };
+  if (positive(limit.cost) && spent.cost !== void 0 && spent.cost >= limit.cost)
+    return { unit: "cost", limit: limit.cost, spent: spent.cost };
+  return void 0;
+}
+function remaining2(limit, spent) {
+  const out = {};
+  if (positive(limit.tokens)) out.tokens = Math.max(0, limit.tokens - spent.tokens);
+  if (positive(limit.cost)) out.cost = Math.max(0, limit.cost - (spent.cost ?? 0));
+  return out;
+}
+function totalSpend(children) {
+  let total = { tokens: 0 };
+  for (const c of children) if (c.spend) total = addSpend(total, c.spend);
+  return total;
+}
+function sharing(children, owner) {
+  return children.filter((c) => c.id === owner || c.budget?.shared === owner);
+}
+function budgetVerdict(child, children, session) {
+  const own = child.budget ? reached(child.spend ?? { tokens: 0 }, child.budget) : void 0;
+  if (own) return { scope: "child", ...own };
+  const ownerId = child.budget?.shared;
+  if (ownerId && ownerId !== child.id) {
+    const owner = children.find((c) => c.id === ownerId);
+    const pool2 = owner?.budget ? reached(totalSpend(sharing(children, ownerId)), owner.budget) : void 0;
+    if (pool2) return { scope: "pipeline", owner: ownerId, ...pool2 };
+  } else if (ownerId === child.id && child.budget) {
+    const pool2 = reached(totalSpend(sharing(children, ownerId)), child.budget);
+    if (pool2) return { scope: "pipeline", owner: ownerId, ...pool2 };
+  }
+  const all = session ? reached(totalSpend(children), session) : void 0;
+  return all ? { scope: "session", ...all } : void 0;
+}
+function sharedFrom(inputs, children) {
+  for (const id of inputs) {
+    const shared = children.find((c) => c.id === id)?.budget?.shared;
+    if (shared) return shared;
+  }
+  return void 0;
+}
+function childBudget(options) {
+  const limits = tightest(options.param, options.agent, options.perChild);
+  const shared = options.param?.shared === true ? options.id : options.inputsShared;
+  if (!bounded(limits) && !shared) return void 0;
+  return { ...limits, ...shared ? { shared } : {} };
+}
+function checkBudgetParam(raw) {
+  if (raw === void 0) return { ok: true };
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return { ok: false, problem: "not an object" };
+  const r = raw;
+  for (const key of Object.keys(r))
+    if (!["tokens", "cost", "shared"].includes(key)) return { ok: false, problem: `unknown key "${key}"` };
+  for (const key of ["tokens", "cost"])
+    if (r[key] !== void 0 && !positive(r[key])) return { ok: false, problem: `${key} must be a positive number` };
+  if (r.shared !== void 0 && typeof r.shared !== "boolean")
+    return { ok: false, problem: "shared must be true or false" };
+  return {
+    ok: true,
+    value: {
+      ...r.tokens !== void 0 ? { tokens: r.tokens } : {},
+      ...r.cost !== void 0 ? { cost: r.cost } : {},
+      ...r.shared !== void 0 ? { shared: r.shared } : {}
+    }
+  };
+}
+function checkChildBudget(raw) {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return void 0;
+  const r = raw;
+  const out = {};
+  if (positive(r.tokens)) out.tokens = r.tokens;
+  if (positive(r.cost)) out.cost = r.cost;
+  if (typeof r.shared === "string" && /^sa-\d+$/.test(r.shared)) out.shared = r.shared;
+  return bounded(out) || out.shared ? out : void 0;
+}
+var positive;
+var init_budget2 = __esm({
+  "extensions/subagents/budget/budget.ts"() {
+    "use strict";
+    init_spend();
+    positive = (v) => typeof v === "number" && Number.isFinite(v) && v > 0;
   }
 });
 
@@ -11347,15 +11648,15 @@ function readiness(inputs, children, afterFailed = "skip") {
   return { act: "skip", failed };
 }
 function waitingDependents(children, ids) {
-  const reached = new Set(ids);
+  const reached2 = new Set(ids);
   const out = [];
   let grew = true;
   while (grew) {
     grew = false;
     for (const c of children) {
-      if (reached.has(c.id) || c.state !== "waiting") continue;
-      if ((c.after ?? []).some((i) => reached.has(i))) {
-        reached.add(c.id);
+      if (reached2.has(c.id) || c.state !== "waiting") continue;
+      if ((c.after ?? []).some((i) => reached2.has(i))) {
+        reached2.add(c.id);
         out.push(c.id);
         grew = true;
       }
@@ -11399,7 +11700,7 @@ function afterProblemError(problem) {
   }
 }
 function outcomeWords(input) {
-  const what = input.state === "cancelled" ? "was cancelled" : input.state === "failed" ? "failed" : input.state === "skipped" ? "was skipped" : input.state === "incomplete" ? "was incomplete" : input.state;
+  const what = input.state === "cancelled" ? "was cancelled" : input.state === "failed" ? "failed" : input.state === "skipped" ? "was skipped" : input.state === "incomplete" ? "was incomplete" : input.state === "budget" ? "reached its budget" : input.state;
   return `${input.id} (${input.name}) ${what}${input.error ? `: ${input.error}` : ""}`;
 }
 function skippedText(failed) {
@@ -11412,8 +11713,8 @@ function notRestoredText(problem) {
   const why = problem.why === "not-recorded" ? "its spawn was not recorded (an older version, or a child of a nested run)" : problem.why === "unknown-inputs" ? `its input${problem.missing.length === 1 ? "" : "s"} ${problem.missing.join(", ")} ${problem.missing.length === 1 ? "is" : "are"} not in this session` : `spawning it again failed: ${problem.error}`;
   return `Not restored: the parent's process ended while it waited for its inputs, and ${why}. Nothing ran; spawn it again (with after) to run it.`;
 }
-function inputsIntro(count2) {
-  return `Your inputs: the final results of ${count2 === 1 ? "1 child" : `${count2} children`} this task follows (each full text is one read away).`;
+function inputsIntro(count3) {
+  return `Your inputs: the final results of ${count3 === 1 ? "1 child" : `${count3} children`} this task follows (each full text is one read away).`;
 }
 function inputHeader(input, bytes, path, extra) {
   const outcome = input.state === "completed" ? `${input.id} (${input.name}) completed` : outcomeWords(input);
@@ -11461,6 +11762,11 @@ function maxTurnsVerdict(child, rt) {
     return { state: "incomplete", error: maxTurnsReason(child.maxTurns) };
   return void 0;
 }
+function budgetStopVerdict(child, rt, children, session) {
+  if (rt.stopReason || child.state !== "running" || !rt.continuing) return void 0;
+  const verdict = budgetVerdict(child, children, session);
+  return verdict ? { state: "budget", error: budgetStopReason(verdict) } : void 0;
+}
 function watchdogTickMs(limits) {
   return limits.watchdogTickMs ?? Math.max(WATCHDOG_TICK_MIN_MS, Math.min(WATCHDOG_TICK_MAX_MS, limits.inactivityTimeoutMs / 4));
 }
@@ -11483,6 +11789,7 @@ function applyEvent(child, rt, event, now) {
       return { visible: false };
     case "assistant_end":
       if (event.outputTokens) child.outputTokens += event.outputTokens;
+      if (event.spend) child.spend = addSpend(child.spend ?? { tokens: 0 }, event.spend);
       if (child.partialText.length > 0 && !child.partialText.endsWith("\n\n")) child.partialText += "\n\n";
       child.streamingText = void 0;
       return { visible: false };
@@ -11518,8 +11825,11 @@ var WATCHDOG_TICK_MIN_MS, WATCHDOG_TICK_MAX_MS;
 var init_child_run = __esm({
   "extensions/subagents/children/child-run.ts"() {
     "use strict";
+    init_spend();
+    init_budget2();
     init_format2();
     init_records();
+    init_budget();
     init_common();
     WATCHDOG_TICK_MIN_MS = 50;
     WATCHDOG_TICK_MAX_MS = 1e3;
@@ -11586,6 +11896,8 @@ var init_settle = __esm({
 // extensions/subagents/children/runner.ts
 async function runChild(core, child) {
   const rt = core.runtimes.get(child.id);
+  const spent = budgetVerdict(child, core.list(), core.limits.sessionBudget);
+  if (spent) return void settleFailed(core, child, child.run, "budget", budgetNotStartedReason(spent));
   const prompt = rt.pendingPrompt ?? child.prompt;
   rt.pendingPrompt = void 0;
   child.startedAt = core.now();
@@ -11619,7 +11931,7 @@ async function runChild(core, child) {
     };
     rt.handle ??= await core.backend.create(spec, (event) => {
       if (applyEvent(child, rt, event, core.now()).visible) core.changed();
-      const cut2 = event.type === "turn_end" ? maxTurnsVerdict(child, rt) : void 0;
+      const cut2 = event.type === "turn_end" ? budgetStopVerdict(child, rt, core.list(), core.limits.sessionBudget) ?? maxTurnsVerdict(child, rt) : void 0;
       if (cut2) void stopChild(core, child.id, cut2);
     });
     child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
@@ -11671,7 +11983,9 @@ var init_runner = __esm({
   "extensions/subagents/children/runner.ts"() {
     "use strict";
     import_node_path13 = require("node:path");
+    init_budget2();
     init_records();
+    init_budget();
     init_common();
     init_child_run();
     init_settle();
@@ -11807,9 +12121,11 @@ var init_manager = __esm({
   "extensions/subagents/children/manager.ts"() {
     "use strict";
     init_desk();
+    init_budget2();
     init_ledger2();
     init_records();
     init_graph();
+    init_budget();
     init_common();
     init_pipeline();
     init_queue();
@@ -11945,6 +12261,8 @@ var init_manager = __esm({
           ...request.worktree ? { worktree: request.worktree } : {},
           ...request.structured ? { structured: true } : {}
         };
+        const budget2 = request.budget?.(id);
+        if (budget2) record.budget = budget2;
         const after = request.after ?? [];
         if (after.length > 0) {
           const plan = resolveAfter(after, this.list(), id);
@@ -11981,6 +12299,8 @@ var init_manager = __esm({
           await rt.handle.steer(text);
           return "steered";
         }
+        const spent = budgetVerdict(record, core.list(), core.limits.sessionBudget);
+        if (spent) throw new Error(budgetSpentSendError(record.id, spent));
         if (!rt) {
           if (!record.sessionFile) throw new Error(restoredSendError(record));
           rt = this.newRuntime(resume?.model, resume?.systemAppend ?? [], resume?.steps);
@@ -12066,7 +12386,8 @@ function limitsOf2(config) {
   return {
     maxConcurrent: config.subagents.maxConcurrent,
     inactivityTimeoutMs: config.subagents.idleTimeoutSeconds * 1e3,
-    maxRunTimeMs: config.subagents.maxRunSeconds * 1e3
+    maxRunTimeMs: config.subagents.maxRunSeconds * 1e3,
+    sessionBudget: config.subagents.budget.perSession
   };
 }
 function childSessionDir(ctx, agentDir) {
@@ -12248,6 +12569,14 @@ function lastRunText(jsonl) {
   return parts.join("\n\n");
 }
 function readPartialOutput(sessionFile) {
+  const tail = readTail(sessionFile);
+  return tail.ok ? { ok: true, text: lastRunText(tail.text) } : tail;
+}
+function readSessionSpend(sessionFile) {
+  const tail = readTail(sessionFile);
+  return tail.ok && tail.text.length > 0 ? spendOfSessionText(tail.text) : void 0;
+}
+function readTail(sessionFile) {
   if (!sessionFile) return { ok: true, text: "" };
   let fd;
   try {
@@ -12265,7 +12594,7 @@ function readPartialOutput(sessionFile) {
     (0, import_node_fs13.readSync)(fd, buffer, 0, length, size - length);
     let text = buffer.toString("utf8");
     if (length < size) text = text.slice(text.indexOf("\n") + 1);
-    return { ok: true, text: lastRunText(text) };
+    return { ok: true, text };
   } catch (error) {
     return { ok: false, reason: String(error) };
   } finally {
@@ -12277,6 +12606,7 @@ var init_partial_output = __esm({
   "extensions/subagents/children/partial-output.ts"() {
     "use strict";
     import_node_fs13 = require("node:fs");
+    init_spend();
     init_content();
     PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
     OPEN_FLAGS = import_node_fs13.constants.O_RDONLY | (import_node_fs13.constants.O_NONBLOCK ?? 0) | (import_node_fs13.constants.O_NOFOLLOW ?? 0);
@@ -12447,7 +12777,9 @@ function snapshot(child, run2) {
     context: child.context,
     ...child.agent ? { agent: child.agent } : {},
     ...child.worktree ? { worktree: child.worktree } : {},
-    ...child.after?.length ? { after: child.after, afterFailed: child.afterFailed ?? "skip" } : {}
+    ...child.after?.length ? { after: child.after, afterFailed: child.afterFailed ?? "skip" } : {},
+    ...child.spend ? { spend: child.spend } : {},
+    ...child.budget ? { budget: child.budget } : {}
   };
 }
 function deliveryProof(...groups) {
@@ -12633,8 +12965,12 @@ function interrupted(deps, d, started, why) {
   const partial = started ? readPartialOutput(d.sessionFile) : { ok: true, text: "" };
   const text = why ?? interruptedResultText({ id: d.id, name: String(d.name ?? d.id) }, started, partial, d.sessionFile);
   const { phase: _phase, spawn: _spawn, ...rest } = d;
+  const fileSpend = started ? readSessionSpend(d.sessionFile) : void 0;
+  const recorded = checkSpend(d.spend);
+  const spend = fileSpend && fileSpend.tokens > (recorded?.tokens ?? -1) ? fileSpend : recorded;
   const data = {
     ...rest,
+    ...spend ? { spend } : {},
     key: resultKey(d.id, d.run),
     state: "interrupted",
     error: started ? INTERRUPTED_BY_EXIT : why ? NOT_RESTORED : NEVER_STARTED,
@@ -12668,8 +13004,14 @@ function recordOf(deps, ctx, d) {
     sessionFile: d.sessionFile,
     recentTools: [],
     ...validWorktree(d.worktree) ? { worktree: d.worktree } : {},
-    ...Array.isArray(d.after) && d.after.length > 0 ? { after: d.after.map(String), afterFailed: d.afterFailed === "run" ? "run" : "skip" } : {}
+    ...Array.isArray(d.after) && d.after.length > 0 ? { after: d.after.map(String), afterFailed: d.afterFailed === "run" ? "run" : "skip" } : {},
+    ...spentOf(d)
   };
+}
+function spentOf(d) {
+  const spend = checkSpend(d.spend);
+  const budget2 = checkChildBudget(d.budget);
+  return { ...spend ? { spend } : {}, ...budget2 ? { budget: budget2 } : {} };
 }
 function validWorktree(w) {
   if (!w || typeof w !== "object") return false;
@@ -12692,9 +13034,11 @@ var init_persistence = __esm({
     "use strict";
     import_node_fs15 = require("node:fs");
     import_node_path16 = require("node:path");
+    init_spend();
     init_projection();
     init_surfaces();
     init_tokens();
+    init_budget2();
     init_spawn_checkable();
     init_partial_output();
     init_ledger2();
@@ -13062,6 +13406,7 @@ var init_schemas = __esm({
   "extensions/subagents/tools/schemas.ts"() {
     "use strict";
     import_typebox3 = require("typebox");
+    init_budget();
     init_common();
     init_pipeline();
     init_spawn();
@@ -13088,6 +13433,16 @@ var init_schemas = __esm({
       after: import_typebox3.Type.Optional(import_typebox3.Type.Array(import_typebox3.Type.String(), { description: SPAWN_AFTER_PARAM })),
       after_failed: import_typebox3.Type.Optional(
         import_typebox3.Type.Union([import_typebox3.Type.Literal("skip"), import_typebox3.Type.Literal("run")], { description: SPAWN_AFTER_FAILED_PARAM })
+      ),
+      budget: import_typebox3.Type.Optional(
+        import_typebox3.Type.Object(
+          {
+            tokens: import_typebox3.Type.Optional(import_typebox3.Type.Number()),
+            cost: import_typebox3.Type.Optional(import_typebox3.Type.Number()),
+            shared: import_typebox3.Type.Optional(import_typebox3.Type.Boolean())
+          },
+          { description: SPAWN_BUDGET_PARAM }
+        )
       )
     });
     WAIT_PARAMETERS = import_typebox3.Type.Object({
@@ -13167,6 +13522,42 @@ var init_narrate = __esm({
     init_prompt3();
     init_view();
     isObject8 = (value) => typeof value === "object" && value !== null;
+  }
+});
+
+// extensions/subagents/budget/spawn-budget.ts
+function priced(model) {
+  const cost = model?.cost;
+  if (!cost || typeof cost !== "object") return false;
+  return Object.values(cost).some((v) => typeof v === "number" && v > 0);
+}
+function spawnBudget(children, param, agent, config, after) {
+  const checked = checkBudgetParam(param);
+  if (!checked.ok) throw new Error(badBudgetError(checked.problem));
+  const spent = totalSpend(children);
+  const session = bounded(config.perSession) ? config.perSession : void 0;
+  const over = session ? reached(spent, session) : void 0;
+  if (session && over) throw new Error(sessionBudgetRefusal({ scope: "session", ...over }, remaining2(session, spent)));
+  const inputsShared = sharedFrom(after, children);
+  return {
+    of: (id) => childBudget({ id, param: checked.value, agent, perChild: config.perChild, inputsShared }),
+    notes: (child, model, modelLabel) => {
+      const own = child.budget ?? {};
+      const limits = {
+        ...own.tokens !== void 0 ? { tokens: own.tokens } : {},
+        ...own.cost !== void 0 ? { cost: own.cost } : {}
+      };
+      const note = budgetSpawnNote(limits, own.shared, child.id, session ? remaining2(session, spent) : void 0);
+      const wantsCost = own.cost !== void 0 || session?.cost !== void 0;
+      return [note, wantsCost && !priced(model) ? unpricedModelNote(modelLabel) : ""].filter(Boolean);
+    }
+  };
+}
+var init_spawn_budget = __esm({
+  "extensions/subagents/budget/spawn-budget.ts"() {
+    "use strict";
+    init_budget();
+    init_budget2();
   }
 });
 
@@ -13403,6 +13794,7 @@ async function spawnOne(deps, params, ctx, id) {
   if (typeof params.prompt !== "string" || params.prompt.trim().length === 0) throw new Error(EMPTY_PROMPT_ERROR);
   const agent = agentFor(deps, params.agent, ctx);
   const inputs = plannedInputs(manager, params);
+  const budget2 = spawnBudget(manager.list(), params.budget, agent?.budget, cfg.budget, inputs.after);
   const notes = [];
   const registry = ctx.modelRegistry;
   let model = ctx.model;
@@ -13429,12 +13821,12 @@ async function spawnOne(deps, params, ctx, id) {
   const exactTools = params.tools !== void 0 || agent?.tools !== void 0;
   const asked = params.tools ?? agent?.tools ?? cfg.defaultTools;
   const active = cfg.toolsBeyondParent ? void 0 : parentActiveTools(deps);
-  const bounded = boundByParent(asked, active, CHILD_TOOL_NAMES);
-  if (bounded.beyond.length > 0) {
-    if (params.tools !== void 0) throw new Error(toolsBeyondParentError(bounded.beyond, active ?? []));
-    notes.push(toolsLeftOutNote(bounded.beyond));
+  const bounded2 = boundByParent(asked, active, CHILD_TOOL_NAMES);
+  if (bounded2.beyond.length > 0) {
+    if (params.tools !== void 0) throw new Error(toolsBeyondParentError(bounded2.beyond, active ?? []));
+    notes.push(toolsLeftOutNote(bounded2.beyond));
   }
-  const tools = bounded.kept;
+  const tools = bounded2.kept;
   const allowed = listableTools(deps);
   const unknownTools = tools.filter((t) => !allowed.includes(t));
   if (unknownTools.length > 0) {
@@ -13523,6 +13915,7 @@ async function spawnOne(deps, params, ctx, id) {
       steps: checkable.steps,
       worktree: checkable.worktree,
       structured: checkable.structured,
+      budget: budget2.of,
       ...handover,
       ...respawn
     });
@@ -13533,9 +13926,11 @@ async function spawnOne(deps, params, ctx, id) {
   const queued = child.state === "queued";
   const how = arrivalOf(deps, ctx);
   const text = child.state === "waiting" ? waitingSpawnText(child, arrival(child, how)) : queued ? queuedText(child, manager.list(), manager.maxConcurrent, how) : spawnedText(child, how);
-  const shown = [[text, ...checkable.notes].join(" "), ...notes.map((n2) => n2.replace(/^subagents: /, "Note: "))].join(
-    "\n"
-  );
+  const budgetNotes = budget2.notes(child, model, modelLabel);
+  const shown = [
+    [text, ...checkable.notes, ...budgetNotes].join(" "),
+    ...notes.map((n2) => n2.replace(/^subagents: /, "Note: "))
+  ].join("\n");
   return reply(shown, {
     rows: [
       row(
@@ -13590,6 +13985,7 @@ var init_spawn2 = __esm({
     init_prompt3();
     init_view();
     init_agents();
+    init_spawn_budget();
     init_spawn_checkable();
     init_child_extensions();
     init_handover();
@@ -14072,7 +14468,7 @@ var init_others = __esm({
 function stateColor(state) {
   if (state === "completed") return "success";
   if (state === "failed") return "error";
-  if (state === "cancelled" || state === "incomplete" || state === "skipped" || state === "interrupted")
+  if (state === "cancelled" || state === "incomplete" || state === "skipped" || state === "interrupted" || state === "budget")
     return "warning";
   if (state === "waiting") return "muted";
   return "accent";
@@ -14102,11 +14498,11 @@ function callText(tool2, args, paint = plain3) {
   if (tool2 === "subagent_spawn") {
     const given = typeof args.name === "string" && args.name ? args.name : String(args.prompt ?? "").split("\n")[0];
     const name = oneLine2(given);
-    const short = (0, import_pi_tui3.truncateToWidth)(name, CALL_NAME_COLUMNS, "\u2026");
+    const short2 = (0, import_pi_tui3.truncateToWidth)(name, CALL_NAME_COLUMNS, "\u2026");
     const model = typeof args.model === "string" ? oneLine2(args.model) : void 0;
     const agent = typeof args.agent === "string" ? `as ${oneLine2(args.agent).slice(0, 64)}` : void 0;
     const extras = [agent, model, args.context === "fork" ? "fork" : void 0].filter(Boolean).join(", ");
-    return `${title} ${short}${extras ? paint("dim", ` (${extras})`) : ""}`;
+    return `${title} ${short2}${extras ? paint("dim", ` (${extras})`) : ""}`;
   }
   const ids = oneLine2(
     Array.isArray(args.ids) ? args.ids.join(", ") : typeof args.id === "string" ? args.id : ""
@@ -14154,8 +14550,8 @@ function widgetLines(children, now, paint = plain3) {
   if (hidden > 0) lines.push(paint("muted", `+${hidden} more`));
   return lines;
 }
-function deliveredLabel(count2, expanded, expandKey2) {
-  const what = count2 === 1 ? "subagent result delivered" : `${count2} subagent results delivered`;
+function deliveredLabel(count3, expanded, expandKey2) {
+  const what = count3 === 1 ? "subagent result delivered" : `${count3} subagent results delivered`;
   return expanded || !expandKey2 ? what : `${what} (${expandKey2} for the full text)`;
 }
 function paintFor(theme) {
@@ -14796,7 +15192,8 @@ function glyph(state) {
 function stateColor2(state) {
   if (state === "completed") return "success";
   if (state === "failed") return "error";
-  if (state === "cancelled" || state === "incomplete" || state === "interrupted") return "warning";
+  if (state === "cancelled" || state === "incomplete" || state === "interrupted" || state === "budget")
+    return "warning";
   return "accent";
 }
 function agentOf(c) {
@@ -14837,7 +15234,8 @@ function pickerRow(c, all, now) {
     elapsedOf(c, now),
     formatCount(c.turns),
     formatCount(c.outputTokens),
-    contextOf(c)
+    contextOf(c),
+    spentCell(c)
   ];
   return values.map((v, i) => cell(v, COLUMNS[i][1])).join(" ");
 }
@@ -14854,6 +15252,7 @@ function stateLine(c, all, now) {
     `${formatCount(c.turns)} ${c.turns === 1 ? "turn" : "turns"}`,
     `${formatCount(c.outputTokens)} tok out`,
     `context ${contextOf(c)}`,
+    c.spend || c.budget ? spendOfBudget(c.spend, c.budget) : void 0,
     c.run > 1 ? `run ${c.run}` : void 0
   ];
   return parts.filter(Boolean).join(" \xB7 ");
@@ -14903,6 +15302,7 @@ var init_screens = __esm({
     init_format2();
     init_records();
     init_ask();
+    init_budget();
     init_others();
     clean = (text) => sanitizeLine(text, { widthOf: import_pi_tui4.visibleWidth });
     cleanBlock = (text) => sanitizeTerminalText(text, { widthOf: import_pi_tui4.visibleWidth });
@@ -14916,7 +15316,8 @@ var init_screens = __esm({
       ["elapsed", 9],
       ["turns", 6],
       ["tokens", 8],
-      ["context", 16]
+      ["context", 16],
+      ["spent", 18]
     ];
     RESERVED_ROWS2 = 10;
     MIN_ROWS2 = 10;
@@ -15023,15 +15424,15 @@ var init_screens = __esm({
         this.host.requestRender();
       }
       pickerInput(data) {
-        const count2 = this.list().length;
+        const count3 = this.list().length;
         if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.escape) || data === "q") {
           this.host.close();
           return;
         }
         if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.up)) this.selected = Math.max(0, this.selected - 1);
-        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.down)) this.selected = Math.min(Math.max(0, count2 - 1), this.selected + 1);
-        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.enter) && count2 > 0) {
-          const entry = this.list()[Math.min(this.selected, count2 - 1)];
+        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.down)) this.selected = Math.min(Math.max(0, count3 - 1), this.selected + 1);
+        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.enter) && count3 > 0) {
+          const entry = this.list()[Math.min(this.selected, count3 - 1)];
           this.open = { id: entry.child.id, session: entry.other?.session };
           this.scroll = 0;
           this.notice = void 0;
@@ -15702,8 +16103,8 @@ ${currentState2}
 
 Ask at least five questions (more if needed) about information the summary leaves out or leaves unclear and that you need to continue the task. Number them. After this you will be on your own: the previous agent cannot be asked again.`;
 }
-function questionsReaskPrompt(count2, required) {
-  return `You asked ${count2} question${count2 === 1 ? "" : "s"}; at least ${required} are needed. Write the full list again: at least ${required} numbered questions, one per line, about what the summary leaves out or unclear.`;
+function questionsReaskPrompt(count3, required) {
+  return `You asked ${count3} question${count3 === 1 ? "" : "s"}; at least ${required} are needed. Write the full list again: at least ${required} numbered questions, one per line, about what the summary leaves out or unclear.`;
 }
 function answersPrompt(questions) {
   return `The agent taking over has these questions. Answer each one, in order and in detail:
@@ -15782,7 +16183,7 @@ Answer from the transcript; say plainly when the transcript does not contain the
     COPIED_METRICS_NOTE = "Metrics omitted to avoid double counting: they are recorded in the parent session.";
     COPIED_SUMMARY_NOTE = "Copied from the summary step of this handoff; its metrics are recorded in that trajectory.";
     SHORTENED_NOTE = (omittedBytes) => `The transcript was shortened head+tail to fit the model's window; ${omittedBytes} bytes were left out of the request.`;
-    QUESTIONS_SHORTFALL_NOTE = (count2, required, reasked) => `The questions reply asked ${count2} question(s), fewer than the ${required} required${reasked ? ", even after one corrective re-ask" : ""}; the handoff went on with them.`;
+    QUESTIONS_SHORTFALL_NOTE = (count3, required, reasked) => `The questions reply asked ${count3} question(s), fewer than the ${required} required${reasked ? ", even after one corrective re-ask" : ""}; the handoff went on with them.`;
     LOG = {
       summaryFailed: (error) => `headroom handoff: the summary call failed (${error}); Pi's default compaction runs`,
       followUpFailed: (step, error) => `headroom handoff: the ${step} call failed (${error}); the summary alone is the handoff`,
@@ -15792,7 +16193,7 @@ Answer from the transcript; say plainly when the transcript does not contain the
       compactFailed: (error) => `headroom handoff: applying the staged handoff failed (${error})`,
       piCompactFailed: (reason, error, aborted) => `headroom handoff: Pi's ${reason} compaction ${aborted ? "was aborted" : `failed (${error ?? "no reason given"})`}; nothing is staged now, the next compaction starts afresh`,
       staleDropped: (arrived, bound) => `headroom handoff: the staged handoff is ${arrived} tokens behind the history (bound ${bound}); it was dropped, not applied`,
-      questionsShortfall: (count2, required) => `headroom handoff: the questions call asked ${count2} question(s) even after a re-ask (${required} required); the handoff goes on with them`,
+      questionsShortfall: (count3, required) => `headroom handoff: the questions call asked ${count3} question(s) even after a re-ask (${required} required); the handoff goes on with them`,
       modelNotFound: (configured, available) => `headroom handoff: the configured handoff.model "${configured}" was not found; using the session's model. Available: ${available.length > 0 ? available.join(", ") : "(none)"}`
     };
   }
@@ -15829,7 +16230,7 @@ var init_model_ref = __esm({
 
 // extensions/handoff/questions.ts
 function countQuestions(text) {
-  let count2 = 0;
+  let count3 = 0;
   let inNumberedItem = false;
   for (const raw of String(text ?? "").split(/\r?\n/)) {
     const line = raw.trim();
@@ -15838,20 +16239,20 @@ function countQuestions(text) {
       continue;
     }
     if (NUMBERED.test(line)) {
-      count2++;
+      count3++;
       inNumberedItem = true;
     } else if (QUESTION_END.test(line) && (BULLET.test(line) || !inNumberedItem)) {
-      count2++;
+      count3++;
     }
   }
-  return count2;
+  return count3;
 }
 function needsReask(firstCount) {
   return firstCount < MIN_QUESTIONS;
 }
 function questionCheck(firstCount, reasked, reaskCount) {
-  const count2 = Math.max(firstCount, reaskCount ?? 0);
-  return { firstCount, count: count2, required: MIN_QUESTIONS, reasked, shortfall: count2 < MIN_QUESTIONS };
+  const count3 = Math.max(firstCount, reaskCount ?? 0);
+  return { firstCount, count: count3, required: MIN_QUESTIONS, reasked, shortfall: count3 < MIN_QUESTIONS };
 }
 var MIN_QUESTIONS, NUMBERED, BULLET, QUESTION_END;
 var init_questions = __esm({
@@ -15892,13 +16293,13 @@ function questionsCall(input, summary) {
     messages: [{ role: "user", text: questionsPrompt(input.task, summary, input.currentState) }]
   };
 }
-function questionsReaskCall(first, firstReply, count2) {
+function questionsReaskCall(first, firstReply, count3) {
   return {
     systemPrompt: first.systemPrompt,
     messages: [
       ...first.messages,
       { role: "assistant", text: firstReply },
-      { role: "user", text: questionsReaskPrompt(count2, MIN_QUESTIONS) }
+      { role: "user", text: questionsReaskPrompt(count3, MIN_QUESTIONS) }
     ]
   };
 }

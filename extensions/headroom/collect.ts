@@ -26,7 +26,11 @@ export function statArtifacts(paths: readonly string[]): Map<string, ArtifactFac
 	return facts;
 }
 
-export function ledgerInput(pi: ExtensionAPI, ctx: ExtensionContext): LedgerInput {
+export function ledgerInput(
+	pi: ExtensionAPI,
+	ctx: ExtensionContext,
+	sessionBudget?: LedgerInput["sessionBudget"],
+): LedgerInput {
 	const sm = ctx.sessionManager;
 	const entries = guarded(() => sm.getBranch() as unknown[], [] as unknown[]);
 	const messages = guarded(
@@ -43,9 +47,14 @@ export function ledgerInput(pi: ExtensionAPI, ctx: ExtensionContext): LedgerInpu
 		tools,
 		usage: usage ? { tokens: usage.tokens, contextWindow: usage.contextWindow } : undefined,
 		artifacts: statArtifacts(sessionArtifactPaths(entries)),
+		sessionBudget,
 	};
 }
 
-export function currentLedger(pi: ExtensionAPI, ctx: ExtensionContext): Ledger {
-	return buildLedger(ledgerInput(pi, ctx));
+export function currentLedger(
+	pi: ExtensionAPI,
+	ctx: ExtensionContext,
+	sessionBudget?: LedgerInput["sessionBudget"],
+): Ledger {
+	return buildLedger(ledgerInput(pi, ctx, sessionBudget));
 }

@@ -61,7 +61,8 @@ export default function headroom(pi: ExtensionAPI) {
 		const storeStatus = formatStatus({ root: store.root, ...(await store.stats()) }, Date.now());
 		const calls = formatCallUsage(sessionCallUsage(ctx.sessionManager.getEntries()));
 		const storeText = `${storeStatus}\n${calls}\n${projectTrustLine(ctx)}`;
-		const ledger = currentLedger(pi, ctx);
+		const budget = host.config(ctx).subagents.budget.perSession;
+		const ledger = currentLedger(pi, ctx, budget);
 		let shown = false;
 		if (hasUI(ctx)) {
 			// rpc mode answers custom() with undefined without calling the factory: then the text goes out instead.
@@ -69,7 +70,7 @@ export default function headroom(pi: ExtensionAPI) {
 				shown = true;
 				const paint = (color: string, text: string) => theme.fg(color as never, text);
 				const lines = () => [
-					...formatLedger(currentLedger(pi, ctx), Date.now(), { bars: "blocks", paint }),
+					...formatLedger(currentLedger(pi, ctx, budget), Date.now(), { bars: "blocks", paint }),
 					...storeText.split("\n"),
 				];
 				return new LedgerPanel(

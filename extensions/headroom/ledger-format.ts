@@ -3,8 +3,10 @@
  * extension kept out, and this session's artifacts with their read calls. Pure: plain lines, a
  * paint function for the TUI, block bars for the TUI and ASCII bars for print and rpc.
  */
+
+import { formatCost } from "../shared/budget/spend.ts";
 import { formatCount, plural } from "../shared/text/format.ts";
-import type { KeptOut, Ledger } from "./ledger.ts";
+import type { ChildSpend, KeptOut, Ledger } from "./ledger.ts";
 import { humanBytes } from "./prompt.ts";
 
 export type Paint = (color: string, text: string) => string;
@@ -64,6 +66,25 @@ function keptOutLine(k: KeptOut): string {
 	return `${k.extension.padEnd(15)} ${what}: ${humanBytes(k.fullBytes ?? 0)} stored as artifacts, ${humanBytes(k.shownBytes)} shown (${saved})`;
 }
 
+/** "2 children: 12,345 tokens, $0.0123 (session budget 100,000 tokens: 87,655 left)"; "" with no child and no budget. */
+export function spendLine(s: ChildSpend | undefined): string {
+	if (!s || (s.children === 0 && !s.budget)) return "";
+	const cost = s.cost !== undefined ? `, ${formatCost(s.cost)}` : "";
+	let budget = "";
+	if (s.budget) {
+		const limits = [
+			s.budget.tokens !== undefined ? `${formatCount(s.budget.tokens)} tokens` : "",
+			s.budget.cost !== undefined ? formatCost(s.budget.cost) : "",
+		].filter(Boolean);
+		const left = [
+			s.budget.tokens !== undefined ? `${formatCount(Math.max(0, s.budget.tokens - s.tokens))} tokens` : "",
+			s.budget.cost !== undefined ? formatCost(Math.max(0, s.budget.cost - (s.cost ?? 0))) : "",
+		].filter(Boolean);
+		budget = ` (session budget ${limits.join(" or ")}: ${left.join(", ")} left)`;
+	}
+	return `${plural(s.children, "child", "children")}: ${formatCount(s.tokens)} tokens${cost}${budget}`;
+}
+
 /** The ledger as lines of text. */
 export function formatLedger(ledger: Ledger, now: number, style: LedgerStyle): string[] {
 	const paint = style.paint ?? plain;
@@ -93,6 +114,8 @@ export function formatLedger(ledger: Ledger, now: number, style: LedgerStyle): s
 	}
 	lines.push(paint("accent", "kept out of the context this session"));
 	for (const k of ledger.keptOut) lines.push(`  ${keptOutLine(k)}`);
+	const spend = spendLine(ledger.subagentSpend);
+	if (spend) lines.push(paint("accent", "subagents' spend this session"), `  ${spend}`);
 	const n = ledger.artifacts.length;
 	lines.push(paint("accent", `artifacts of this session: ${formatCount(n)}${n > 0 ? " (newest first)" : ""}`));
 	for (const a of ledger.artifacts.slice(0, LEDGER_ARTIFACTS_SHOWN)) {

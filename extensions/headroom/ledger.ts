@@ -11,6 +11,7 @@
  * context-trim records each change of its cut in a custom session entry (ContextTrimRecord).
  */
 
+import { type Spend, sessionSpendOf } from "../shared/budget/spend.ts";
 import { type ContextTrimRecord, contextTrimRecordOf, headroomOf } from "../shared/host/details.ts";
 import { estimateTokens, estimateTokensFromBytes, utf8Length } from "../shared/text/tokens.ts";
 
@@ -62,6 +63,16 @@ export interface LedgerInput {
 	usage?: { tokens: number | null; contextWindow: number };
 	/** Facts of the artifacts found in `entries`, by path (stat them once, then pass them in). */
 	artifacts: ReadonlyMap<string, ArtifactFact>;
+	/** What this session's children may spend together (subagents.budget.perSession), if bounded. */
+	sessionBudget?: { tokens?: number; cost?: number };
+}
+
+/** What this session's children spent (their latest records in the session), against the session's budget. */
+export interface ChildSpend extends Spend {
+	/** Children with a record in this session. */
+	children: number;
+	/** subagents.budget.perSession, when bounded. */
+	budget?: { tokens?: number; cost?: number };
 }
 
 /** One source of the composition. */
@@ -110,6 +121,8 @@ export interface Ledger {
 	keptOut: KeptOut[];
 	/** This session's artifacts, newest first. */
 	artifacts: Array<{ path: string; kind: string; bytes?: number; mtimeMs?: number; readCall: string }>;
+	/** What this session's subagents spent (tokens, cost where Pi knows the price). */
+	subagentSpend: ChildSpend;
 }
 
 type Msg = { role?: string; content?: unknown; toolName?: string; customType?: string; summary?: string };
@@ -304,6 +317,13 @@ export function keptOut(entries: readonly unknown[], artifacts: ReadonlyMap<stri
 	return [tool, sub, hand, trim];
 }
 
+/** What the session's children spent, from the subagents extension's records (shared/budget/spend.ts). */
+export function childSpend(entries: readonly unknown[], budget?: { tokens?: number; cost?: number }): ChildSpend {
+	const { children, spend } = sessionSpendOf(entries);
+	const bounded = budget && (budget.tokens !== undefined || budget.cost !== undefined);
+	return { children, ...spend, ...(bounded ? { budget: { ...budget } } : {}) };
+}
+
 /** The whole ledger. */
 export function buildLedger(input: LedgerInput): Ledger {
 	const { sources, basis } = composition(input);
@@ -321,5 +341,6 @@ export function buildLedger(input: LedgerInput): Ledger {
 		sources,
 		keptOut: keptOut(input.entries, input.artifacts),
 		artifacts,
+		subagentSpend: childSpend(input.entries, input.sessionBudget),
 	};
 }

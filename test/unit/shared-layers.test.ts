@@ -32,6 +32,7 @@ const SUBAGENT_PARTS: Record<string, number> = {
 	domain: 0,
 	prompt: 0,
 	checkable: 1,
+	budget: 1,
 	agents: 2,
 	pipeline: 2,
 	ask: 2,

@@ -2,8 +2,8 @@
  * What a (trusted) project's `.pi/headroom.json` may change. A project never lifts what the user's own settings
  * bound: security-relevant keys are either the user's alone (which model gets summaries and handoffs, the shared
  * store's pruning, which extensions children load, whether children may exceed their parent's tools), or capped
- * by the user's effective value (depth, concurrency, run time: a project may lower them, and only the user's own
- * file can raise them), or a subset of it (a child's default tools). Pure: plain data in, plain data out.
+ * by the user's effective value (depth, concurrency, run time, children's budgets: a project may lower them, and only
+ * the user's own file can raise them), or a subset of it (a child's default tools). Pure: plain data in, plain data out.
  */
 import type { HeadroomConfig } from "./config-schema.ts";
 
@@ -27,6 +27,10 @@ export const PROJECT_CEILING_KEYS: readonly string[] = [
 	"subagents.askTimeoutSeconds",
 	"subagents.maxQuestions",
 	"toolArtifacts.summary.timeoutMs",
+	"subagents.budget.perChild.tokens",
+	"subagents.budget.perChild.cost",
+	"subagents.budget.perSession.tokens",
+	"subagents.budget.perSession.cost",
 ];
 
 /** List keys a project may only narrow: a subset of the user's effective list. */

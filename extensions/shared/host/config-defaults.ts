@@ -43,6 +43,7 @@ export function defaultConfig(): HeadroomConfig {
 			toolsBeyondParent: false,
 			askTimeoutSeconds: 600,
 			maxQuestions: 20,
+			budget: { perChild: {}, perSession: {} },
 		},
 		toolArtifacts: {
 			enabled: true,

@@ -34,6 +34,13 @@ const MODEL_REF = /^[^/\s]+\/\S+$/;
 function buildSchema(z: ZodApi) {
 	const positiveInt = () => z.number().int().positive();
 	const nonNegativeInt = () => z.number().int().nonnegative();
+	const spendLimit = () =>
+		z
+			.strictObject({
+				tokens: positiveInt().optional(),
+				cost: z.number().positive().optional(),
+			})
+			.prefault({});
 	const modelRef = () => z.string().regex(MODEL_REF, { error: 'expected "provider/model-id"' }).optional();
 
 	/**
@@ -113,6 +120,17 @@ function buildSchema(z: ZodApi) {
 					askTimeoutSeconds: z.number().positive().max(MAX_TIMER_SECONDS, { error: TIMER_LIMIT }).default(600),
 					/** Questions all children of one session may ask together (0: children get no ask_parent). */
 					maxQuestions: nonNegativeInt().default(20),
+					/**
+					 * What children may spend (tokens: input + output + cache reads and writes over every request;
+					 * cost: Pi's prices): each child (`perChild`, a bound the spawn or agent file can only lower) and
+					 * this session's children together (`perSession`). Absent: unbounded. A project may only lower them.
+					 */
+					budget: z
+						.strictObject({
+							perChild: spendLimit(),
+							perSession: spendLimit(),
+						})
+						.prefault({}),
 				})
 				.prefault({}),
 			toolArtifacts: z

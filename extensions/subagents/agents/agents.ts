@@ -7,10 +7,12 @@
  * To add a key: add it to the fields of agentFields() (its zod type, optional) and to AgentDefinition; the
  * warnings, the unknown-key check and the per-key fallback follow from the shape.
  */
+
 import type * as Zod from "zod";
 import { type ZodApi, zod } from "../../shared/host/zod.ts";
 import { project } from "../../shared/projection/projection.ts";
 import { stripControls } from "../../shared/text/sanitize.ts";
+import type { Budget } from "../budget/budget.ts";
 import { compileOutputSchema } from "../checkable/schema.ts";
 import type { ContextMode } from "../domain/records.ts";
 
@@ -63,6 +65,8 @@ export interface AgentDefinition {
 	isolation?: "none" | "worktree";
 	/** A JSON Schema the child's answer must end with a matching JSON value for (checked when the file is read). */
 	outputSchema?: Record<string, unknown>;
+	/** What each of its children may spend (tokens, cost); the spawn's and the configured bound can lower it. */
+	budget?: Budget;
 	/** Where it was defined. */
 	source: AgentSource;
 	/** Its file (absent for built-in agents). */
@@ -120,6 +124,9 @@ function buildAgentFields(z: ZodApi) {
 		context: z.enum(["fresh", "fork"]),
 		isolation: z.enum(["none", "worktree"]),
 		output_schema: outputSchemaField,
+		budget: z
+			.strictObject({ tokens: z.number().int().positive().optional(), cost: z.number().positive().optional() })
+			.refine((b) => b.tokens !== undefined || b.cost !== undefined, { error: "expected tokens and/or cost" }),
 	} satisfies Record<string, Zod.z.ZodType>;
 }
 
@@ -266,6 +273,7 @@ export function parseAgentFile(
 		...(values.context !== undefined ? { context: values.context as ContextMode } : {}),
 		...(values.isolation !== undefined ? { isolation: values.isolation as "none" | "worktree" } : {}),
 		...(values.output_schema !== undefined ? { outputSchema: values.output_schema as Record<string, unknown> } : {}),
+		...(values.budget !== undefined ? { budget: values.budget as Budget } : {}),
 	};
 	return { agent, warnings };
 }

@@ -19,6 +19,7 @@ import {
 	SessionManager,
 	SettingsManager,
 } from "@mariozechner/pi-coding-agent";
+import { spendOfUsage } from "../../shared/budget/spend.ts";
 import { ASK_TOOL_NAME, askParentExtension } from "../ask/child-tool.ts";
 import { compactArgs } from "../domain/format.ts";
 import { CHILD_TOOL_NAMES, SUBAGENT_TOOL_NAMES } from "../domain/records.ts";
@@ -79,7 +80,8 @@ export function normalizeEvent(
 		}
 		case "message_end": {
 			const message = event.message as { role?: string; usage?: { output?: number } } | undefined;
-			if (message?.role === "assistant") out.push({ type: "assistant_end", outputTokens: message.usage?.output });
+			if (message?.role === "assistant")
+				out.push({ type: "assistant_end", outputTokens: message.usage?.output, spend: spendOfUsage(message.usage) });
 			break;
 		}
 		case "turn_end": {

@@ -4,11 +4,15 @@
  * run's last messages turn into its outcome. Pure functions over plain data (no timers, no I/O),
  * so the manager keeps only the lifecycle: queue, start, stop, settle, wait.
  */
+
+import { addSpend, type Spend } from "../../shared/budget/spend.ts";
 import type { ExtensionPolicy } from "../agents/agents.ts";
 import type { AskChannel } from "../ask/child-tool.ts";
+import { type Budget, budgetVerdict } from "../budget/budget.ts";
 import type { RunSteps } from "../checkable/run-steps.ts";
 import { lastAssistant } from "../domain/format.ts";
 import { type ChildRecord, RECENT_TOOL_CALLS } from "../domain/records.ts";
+import { budgetStopReason } from "../prompt/budget.ts";
 import {
 	ABORTED,
 	emptyAnswerNote,
@@ -23,7 +27,7 @@ import {
 export type ChildEvent =
 	| { type: "activity" }
 	| { type: "text"; delta: string }
-	| { type: "assistant_end"; outputTokens?: number }
+	| { type: "assistant_end"; outputTokens?: number; spend?: Spend }
 	| { type: "turn_end"; contextTokens?: number; contextWindow?: number; continues?: boolean }
 	| { type: "tool_start"; name: string; args: string }
 	| { type: "tool_end"; name: string; isError: boolean };
@@ -79,6 +83,8 @@ export interface ManagerLimits {
 	maxRunTimeMs: number;
 	/** Watchdog check period in milliseconds. */
 	watchdogTickMs?: number;
+	/** What this session's children may spend together (subagents.budget.perSession); absent: unbounded. */
+	sessionBudget?: Budget;
 }
 
 /** What the manager holds per child besides its record. */
@@ -133,10 +139,28 @@ export function maxTurnsVerdict(
 	return undefined;
 }
 
+/**
+ * Whether a run must stop at this turn's end because it reached a budget (its own, its pipeline's shared one, the
+ * session's) and the model asked for more. A final answer in the turn that reached it completes normally.
+ */
+export function budgetStopVerdict(
+	child: ChildRecord,
+	rt: Pick<Runtime, "stopReason" | "continuing">,
+	children: readonly ChildRecord[],
+	session: Budget | undefined,
+): StopReason | undefined {
+	if (rt.stopReason || child.state !== "running" || !rt.continuing) return undefined;
+	const verdict = budgetVerdict(child, children, session);
+	return verdict ? { state: "budget", error: budgetStopReason(verdict) } : undefined;
+}
+
 /** Why a run is stopped from outside, and how it settles. */
 export interface StopReason {
-	/** State the run settles in ("incomplete": cut short by a limit, its partial output is the result). */
-	state: "failed" | "cancelled" | "incomplete";
+	/**
+	 * State the run settles in ("incomplete": cut short by a limit, its partial output is the result; "budget": it
+	 * reached its budget at a turn's end).
+	 */
+	state: "failed" | "cancelled" | "incomplete" | "budget";
 	/** Error text the parent reads first. */
 	error: string;
 }
@@ -180,6 +204,7 @@ export function applyEvent(child: ChildRecord, rt: Runtime, event: ChildEvent, n
 			return { visible: false };
 		case "assistant_end":
 			if (event.outputTokens) child.outputTokens += event.outputTokens;
+			if (event.spend) child.spend = addSpend(child.spend ?? { tokens: 0 }, event.spend);
 			// Separate the texts of consecutive assistant messages in the partial output.
 			if (child.partialText.length > 0 && !child.partialText.endsWith("\n\n")) child.partialText += "\n\n";
 			child.streamingText = undefined;

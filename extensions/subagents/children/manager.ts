@@ -7,10 +7,12 @@
  * backend is an interface, so this runs in unit tests with a fake backend.
  */
 import { QuestionDesk } from "../ask/desk.ts";
+import { budgetVerdict } from "../budget/budget.ts";
 import type { RunSteps } from "../checkable/run-steps.ts";
 import { DeliveryLedger, type SettledResult } from "../domain/ledger.ts";
 import { type ChildRecord, childId, deriveName, isSettled } from "../domain/records.ts";
 import { type AfterResolution, resolveAfter, waitingDependents } from "../pipeline/graph.ts";
+import { budgetSpentSendError } from "../prompt/budget.ts";
 import {
 	CANCELLED_BY_PARENT,
 	EMPTY_SEND_TEXT_ERROR,
@@ -189,6 +191,8 @@ export class SubagentManager {
 			...(request.worktree ? { worktree: request.worktree } : {}),
 			...(request.structured ? { structured: true } : {}),
 		};
+		const budget = request.budget?.(id);
+		if (budget) record.budget = budget;
 		const after = request.after ?? [];
 		if (after.length > 0) {
 			const plan = resolveAfter(after, this.list(), id);
@@ -226,6 +230,9 @@ export class SubagentManager {
 			await rt.handle.steer(text);
 			return "steered";
 		}
+		// A child that spent its budget (or whose pipeline or session did) does not run again.
+		const spent = budgetVerdict(record, core.list(), core.limits.sessionBudget);
+		if (spent) throw new Error(budgetSpentSendError(record.id, spent));
 		if (!rt) {
 			// A restored child: its session lived in an earlier process; its file is the way back.
 			if (!record.sessionFile) throw new Error(restoredSendError(record));

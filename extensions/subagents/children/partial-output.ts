@@ -5,6 +5,7 @@
  * time, from the first assistant reply on; a reply still streaming at the end is not in it.
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { type Spend, spendOfSessionText } from "../../shared/budget/spend.ts";
 import { contentText } from "../../shared/text/content.ts";
 
 /** The file's tail read at most, in bytes (the parent is told the file's path, which has all of it). */
@@ -44,6 +45,18 @@ const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants
 
 /** Read the last run's assistant text from a session file; a missing file is no output, not an error. */
 export function readPartialOutput(sessionFile: string | undefined): PartialOutput {
+	const tail = readTail(sessionFile);
+	return tail.ok ? { ok: true, text: lastRunText(tail.text) } : tail;
+}
+
+/** What a child's session file says it spent (every run; at most its last PARTIAL_READ_MAX_BYTES), if readable. */
+export function readSessionSpend(sessionFile: string | undefined): Spend | undefined {
+	const tail = readTail(sessionFile);
+	return tail.ok && tail.text.length > 0 ? spendOfSessionText(tail.text) : undefined;
+}
+
+/** The file's text (its last PARTIAL_READ_MAX_BYTES, from a whole line); a missing file is empty text. */
+function readTail(sessionFile: string | undefined): PartialOutput {
 	if (!sessionFile) return { ok: true, text: "" };
 	let fd: number;
 	try {
@@ -61,7 +74,7 @@ export function readPartialOutput(sessionFile: string | undefined): PartialOutpu
 		readSync(fd, buffer, 0, length, size - length);
 		let text = buffer.toString("utf8");
 		if (length < size) text = text.slice(text.indexOf("\n") + 1); // drop the torn first line
-		return { ok: true, text: lastRunText(text) };
+		return { ok: true, text };
 	} catch (error) {
 		return { ok: false, reason: String(error) };
 	} finally {

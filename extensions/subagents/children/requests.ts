@@ -3,6 +3,7 @@
  * restored from an earlier process again. Plain data; the manager owns what happens next.
  */
 import type { ExtensionPolicy } from "../agents/agents.ts";
+import type { ChildBudget } from "../budget/budget.ts";
 import type { RunSteps } from "../checkable/run-steps.ts";
 import type { SettledResult } from "../domain/ledger.ts";
 import type { AfterFailed, ChildRecord, ContextMode, RecordedSpawn } from "../domain/records.ts";
@@ -46,6 +47,8 @@ export interface SpawnRequest {
 	worktree?: ChildRecord["worktree"];
 	/** Whether its answers are checked against an output_schema. */
 	structured?: boolean;
+	/** Its budget, given its id (a budget it shares with later stages is named after it): budget/budget.ts. */
+	budget?: (id: string) => ChildBudget | undefined;
 	/** The named agent it runs as, if any. */
 	agent?: string;
 	/** Most turns a run may take. */

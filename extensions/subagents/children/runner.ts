@@ -6,11 +6,14 @@
  */
 import { join, relative } from "node:path";
 import type { AskInput } from "../ask/question.ts";
+import { budgetVerdict } from "../budget/budget.ts";
 import type { Reviewed } from "../checkable/run-steps.ts";
 import { type ChildRecord, isSettled } from "../domain/records.ts";
+import { budgetNotStartedReason } from "../prompt/budget.ts";
 import { ABORTED, STOPPED_BEFORE_START } from "../prompt/common.ts";
 import {
 	applyEvent,
+	budgetStopVerdict,
 	maxTurnsVerdict,
 	type Runtime,
 	runOutcome,
@@ -26,6 +29,9 @@ export const ABORT_GRACE_MS = 5_000;
 
 export async function runChild(core: ManagerCore, child: ChildRecord): Promise<void> {
 	const rt = core.runtimes.get(child.id)!;
+	// Its budget (its pipeline's, the session's) spent while it waited: it does not start.
+	const spent = budgetVerdict(child, core.list(), core.limits.sessionBudget);
+	if (spent) return void settleFailed(core, child, child.run, "budget", budgetNotStartedReason(spent));
 	const prompt = rt.pendingPrompt ?? child.prompt;
 	rt.pendingPrompt = undefined;
 	child.startedAt = core.now();
@@ -61,7 +67,10 @@ export async function runChild(core: ManagerCore, child: ChildRecord): Promise<v
 		};
 		rt.handle ??= await core.backend.create(spec, (event) => {
 			if (applyEvent(child, rt, event, core.now()).visible) core.changed();
-			const cut = event.type === "turn_end" ? maxTurnsVerdict(child, rt) : undefined;
+			const cut =
+				event.type === "turn_end"
+					? (budgetStopVerdict(child, rt, core.list(), core.limits.sessionBudget) ?? maxTurnsVerdict(child, rt))
+					: undefined;
 			if (cut) void stopChild(core, child.id, cut);
 		});
 		child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;

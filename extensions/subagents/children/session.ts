@@ -16,6 +16,7 @@ export function limitsOf(config: HeadroomConfig): ManagerLimits {
 		maxConcurrent: config.subagents.maxConcurrent,
 		inactivityTimeoutMs: config.subagents.idleTimeoutSeconds * 1000,
 		maxRunTimeMs: config.subagents.maxRunSeconds * 1000,
+		sessionBudget: config.subagents.budget.perSession,
 	};
 }
 

@@ -72,7 +72,7 @@ export function settleFailed(
 	core: ManagerCore,
 	child: ChildRecord,
 	run: number,
-	state: "failed" | "cancelled" | "incomplete",
+	state: "failed" | "cancelled" | "incomplete" | "budget",
 	error: string,
 ): Promise<void> {
 	return conclude(core, child, run, state, { text: failedResultText(state, error, child.partialText) }, error);

@@ -8,11 +8,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { checkSpend, type Spend } from "../../shared/budget/spend.ts";
 import { project } from "../../shared/projection/projection.ts";
 import { SURFACES } from "../../shared/surfaces.ts";
 import { utf8Length } from "../../shared/text/tokens.ts";
+import { type ChildBudget, checkChildBudget } from "../budget/budget.ts";
 import { WORKTREES_FOLDER } from "../checkable/spawn-checkable.ts";
-import { readPartialOutput } from "../children/partial-output.ts";
+import { readPartialOutput, readSessionSpend } from "../children/partial-output.ts";
 import type { DeliveryState, SettledResult } from "../domain/ledger.ts";
 import { resultKey } from "../domain/ledger.ts";
 import type { AfterFailed, ChildRecord, ChildState, ContextMode, RecordedSpawn } from "../domain/records.ts";
@@ -84,6 +86,10 @@ export interface SettledEntryData {
 	after?: string[];
 	/** What it does when an input did not complete. */
 	afterFailed?: AfterFailed;
+	/** What it spent so far, over all its runs (read by /headroom's ledger too: shared/budget/spend.ts). */
+	spend?: Spend;
+	/** Its budget, if bounded. */
+	budget?: ChildBudget;
 }
 
 /** What a run entry holds: the child as it was then (enough to rebuild it), and the run's phase. */
@@ -165,6 +171,8 @@ function snapshot(child: ChildRecord, run: number): Omit<SettledEntryData, "key"
 		...(child.agent ? { agent: child.agent } : {}),
 		...(child.worktree ? { worktree: child.worktree } : {}),
 		...(child.after?.length ? { after: child.after, afterFailed: child.afterFailed ?? "skip" } : {}),
+		...(child.spend ? { spend: child.spend } : {}),
+		...(child.budget ? { budget: child.budget } : {}),
 	};
 }
 
@@ -425,8 +433,13 @@ function interrupted(
 	const text =
 		why ?? interruptedResultText({ id: d.id, name: String(d.name ?? d.id) }, started, partial, d.sessionFile);
 	const { phase: _phase, spawn: _spawn, ...rest } = d;
+	// The run's spend since its start is in the child's own file (the run entry has what it had spent before).
+	const fileSpend = started ? readSessionSpend(d.sessionFile) : undefined;
+	const recorded = checkSpend(d.spend);
+	const spend = fileSpend && fileSpend.tokens > (recorded?.tokens ?? -1) ? fileSpend : recorded;
 	const data: SettledEntryData = {
 		...rest,
+		...(spend ? { spend } : {}),
 		key: resultKey(d.id, d.run),
 		state: "interrupted",
 		error: started ? INTERRUPTED_BY_EXIT : why ? NOT_RESTORED : NEVER_STARTED,
@@ -471,7 +484,15 @@ function recordOf(
 		...(Array.isArray(d.after) && d.after.length > 0
 			? { after: d.after.map(String), afterFailed: d.afterFailed === "run" ? "run" : "skip" }
 			: {}),
+		...spentOf(d),
 	};
+}
+
+/** A child's spend and budget from an entry, each only when valid (session files are input). */
+function spentOf(d: { spend?: unknown; budget?: unknown }): Pick<ChildRecord, "spend" | "budget"> {
+	const spend = checkSpend(d.spend);
+	const budget = checkChildBudget(d.budget);
+	return { ...(spend ? { spend } : {}), ...(budget ? { budget } : {}) };
 }
 
 /** A worktree record from a session entry: every field present with the right type. */

@@ -31,6 +31,8 @@ export function statusGlyph(state: ChildState): string {
 			return "⊘";
 		case "interrupted":
 			return "↯";
+		case "budget":
+			return "⊖";
 	}
 }
 

@@ -3,9 +3,12 @@
  * get, which ids a call names, and the queue rule (which queued children start, a queued child's position).
  * No Pi imports, no I/O.
  */
+
+import type { Spend } from "../../shared/budget/spend.ts";
 import { project } from "../../shared/projection/projection.ts";
 import { SURFACES } from "../../shared/surfaces.ts";
 import type { AskedQuestion } from "../ask/types.ts";
+import type { ChildBudget } from "../budget/budget.ts";
 import type { Worktree } from "./result-extras.ts";
 
 /**
@@ -13,7 +16,8 @@ import type { Worktree } from "./result-extras.ts";
  * subagent_send. "incomplete": the run ended early but honestly — its last reply hit the output limit,
  * it reached its maxTurns, or subagents.maxRunSeconds cut it — so its answer is partial. "interrupted": the
  * parent's process ended (crash, kill) while the run was queued or running; found on the next start from the
- * session's records, with what the child's own session file holds.
+ * session's records, with what the child's own session file holds. "budget": it reached its budget (its own, its
+ * pipeline's or the session's) and was stopped at the end of a turn, or never started; never "completed".
  */
 export type ChildState =
 	| "waiting"
@@ -25,7 +29,8 @@ export type ChildState =
 	| "failed"
 	| "cancelled"
 	| "skipped"
-	| "interrupted";
+	| "interrupted"
+	| "budget";
 
 /**
  * "waiting": spawned with `after`, it starts once every input has settled (pipeline/graph.ts decides);
@@ -38,6 +43,7 @@ export const SETTLED_STATES: readonly ChildState[] = [
 	"cancelled",
 	"skipped",
 	"interrupted",
+	"budget",
 ];
 
 export function isSettled(state: ChildState): boolean {
@@ -142,6 +148,10 @@ export interface ChildRecord {
 	respawn?: RecordedSpawn;
 	/** Its open question to the parent (ask_parent), until answered, timed out or withdrawn (ask/desk.ts). */
 	question?: AskedQuestion;
+	/** What it spent over all its runs (Pi's usage of its requests). */
+	spend?: Spend;
+	/** Its budget: own limits and the shared account it draws from (budget/budget.ts). */
+	budget?: ChildBudget;
 }
 
 /** A spawn's parameters as the spawn tool got them (cwd made absolute, `after` resolved to ids). */

@@ -7,6 +7,7 @@
 
 import { formatCount, formatDuration, plural } from "../domain/format.ts";
 import { type ChildRecord, queuePosition } from "../domain/records.ts";
+import { spendSuffix } from "./budget.ts";
 
 export const TOOL_TEXT = {
 	spawn: {
@@ -214,9 +215,19 @@ export function autoDeliveryHeader(count: number): string {
  * Body of a result that failed, was cancelled or is incomplete: why, in one line, first; then what it
  * produced before it stopped.
  */
-export function failedResultText(state: "failed" | "cancelled" | "incomplete", error: string, partial: string): string {
+export function failedResultText(
+	state: "failed" | "cancelled" | "incomplete" | "budget",
+	error: string,
+	partial: string,
+): string {
 	const head =
-		state === "cancelled" ? `Cancelled: ${error}` : state === "incomplete" ? `Incomplete: ${error}` : `Error: ${error}`;
+		state === "cancelled"
+			? `Cancelled: ${error}`
+			: state === "incomplete"
+				? `Incomplete: ${error}`
+				: state === "budget"
+					? `Budget reached: ${error}`
+					: `Error: ${error}`;
 	partial = partial.trimEnd();
 	return partial.length > 0
 		? `${head}\n\nPartial output before it stopped:\n${partial}`
@@ -338,7 +349,7 @@ export function listLine(c: ChildRecord, now: number, glyph: string): string {
 	const ctx = c.contextTokens !== undefined ? ` · ctx ${formatCount(c.contextTokens)} tok` : "";
 	const agent = c.agent ? ` · agent ${c.agent}` : "";
 	const state = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : c.state;
-	return `${glyph} ${label(c)} ${state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${agent}${ctx}`;
+	return `${glyph} ${label(c)} ${state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${agent}${ctx}${spendSuffix(c)}`;
 }
 
 export function checkText(c: ChildRecord, now: number, recentOutput: string): string {
@@ -352,6 +363,8 @@ export function checkText(c: ChildRecord, now: number, recentOutput: string): st
 				? ` · context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens`
 				: ""),
 	];
+	const spend = spendSuffix(c);
+	if (spend) lines.push(spend.replace(/^ · /, ""));
 	if (c.sessionFile) lines.push(`session file: ${c.sessionFile}`);
 	if (c.error) lines.push(`error: ${c.error}`);
 	if (c.recentTools.length > 0) {

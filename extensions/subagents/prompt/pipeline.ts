@@ -44,7 +44,9 @@ function outcomeWords(input: { id: string; name: string; state: ChildState; erro
 					? "was skipped"
 					: input.state === "incomplete"
 						? "was incomplete"
-						: input.state;
+						: input.state === "budget"
+							? "reached its budget"
+							: input.state;
 	return `${input.id} (${input.name}) ${what}${input.error ? `: ${input.error}` : ""}`;
 }
 

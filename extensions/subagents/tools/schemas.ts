@@ -5,6 +5,7 @@
  * it (delivery/record-checks.ts).
  */
 import { Type } from "typebox";
+import { SPAWN_BUDGET_PARAM } from "../prompt/budget.ts";
 import { TOOL_TEXT } from "../prompt/common.ts";
 import { SPAWN_AFTER_FAILED_PARAM, SPAWN_AFTER_PARAM } from "../prompt/pipeline.ts";
 import { SPAWN_AGENT_PARAM, SPAWN_EXTENSIONS_PARAM } from "../prompt/spawn.ts";
@@ -32,6 +33,16 @@ export const SPAWN_PARAMETERS = Type.Object({
 	after: Type.Optional(Type.Array(Type.String(), { description: SPAWN_AFTER_PARAM })),
 	after_failed: Type.Optional(
 		Type.Union([Type.Literal("skip"), Type.Literal("run")], { description: SPAWN_AFTER_FAILED_PARAM }),
+	),
+	budget: Type.Optional(
+		Type.Object(
+			{
+				tokens: Type.Optional(Type.Number()),
+				cost: Type.Optional(Type.Number()),
+				shared: Type.Optional(Type.Boolean()),
+			},
+			{ description: SPAWN_BUDGET_PARAM },
+		),
 	),
 });
 

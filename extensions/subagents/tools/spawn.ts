@@ -12,6 +12,7 @@ import { messageBudget } from "../../shared/transcript/plan.ts";
 import { ownerFraming } from "../../shared/transcript/prompt.ts";
 import { type ShortenOptions, storedShortening } from "../../shared/transcript/view.ts";
 import { type AgentDefinition, parseExtensionPolicy } from "../agents/agents.ts";
+import { spawnBudget } from "../budget/spawn-budget.ts";
 import { isolationFor, prepareCheckable } from "../checkable/spawn-checkable.ts";
 import { boundByParent } from "../children/child-extensions.ts";
 import type { ResumeSettings } from "../children/requests.ts";
@@ -123,6 +124,8 @@ export interface SpawnParams {
 	after?: string[];
 	/** When an input did not complete: "skip" (default) or "run". */
 	after_failed?: string;
+	/** What it may spend: tokens and/or cost; shared: true shares it with the stages spawned after it. */
+	budget?: unknown;
 }
 
 /** The inputs a spawn names, checked before anything is prepared: ids, or an error saying what to do. */
@@ -232,6 +235,8 @@ async function spawnOne(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionCont
 	if (typeof params.prompt !== "string" || params.prompt.trim().length === 0) throw new Error(P.EMPTY_PROMPT_ERROR);
 	const agent = agentFor(deps, params.agent, ctx);
 	const inputs = plannedInputs(manager, params);
+	// Refused before anything is prepared: a bad budget, or a session whose children spent its budget.
+	const budget = spawnBudget(manager.list(), params.budget, agent?.budget, cfg.budget, inputs.after);
 	const notes: string[] = [];
 	const registry = ctx.modelRegistry as unknown as RegistryView;
 	let model: unknown = ctx.model;
@@ -373,6 +378,7 @@ async function spawnOne(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionCont
 			steps: checkable.steps,
 			worktree: checkable.worktree,
 			structured: checkable.structured,
+			budget: budget.of,
 			...handover,
 			...respawn,
 		});
@@ -388,9 +394,11 @@ async function spawnOne(deps: SpawnDeps, params: SpawnParams, ctx: ExtensionCont
 			: queued
 				? P.queuedText(child, manager.list(), manager.maxConcurrent, how)
 				: P.spawnedText(child, how);
-	const shown = [[text, ...checkable.notes].join(" "), ...notes.map((n) => n.replace(/^subagents: /, "Note: "))].join(
-		"\n",
-	);
+	const budgetNotes = budget.notes(child, model, modelLabel);
+	const shown = [
+		[text, ...checkable.notes, ...budgetNotes].join(" "),
+		...notes.map((n) => n.replace(/^subagents: /, "Note: ")),
+	].join("\n");
 	return reply(shown, {
 		rows: [
 			row(

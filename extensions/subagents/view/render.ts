@@ -19,7 +19,13 @@ export const REASON_COLUMNS = 100;
 function stateColor(state: ChildState): string {
 	if (state === "completed") return "success";
 	if (state === "failed") return "error";
-	if (state === "cancelled" || state === "incomplete" || state === "skipped" || state === "interrupted")
+	if (
+		state === "cancelled" ||
+		state === "incomplete" ||
+		state === "skipped" ||
+		state === "interrupted" ||
+		state === "budget"
+	)
 		return "warning";
 	if (state === "waiting") return "muted";
 	return "accent";

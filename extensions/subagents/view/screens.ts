@@ -5,6 +5,7 @@
  * cancel it with a confirmation). Pure row builders plus two small pi-tui components; every line is
  * sanitized (shared/text/sanitize) and cut to the terminal's width with pi-tui's helpers.
  */
+
 import {
 	type Component,
 	Input,
@@ -19,6 +20,7 @@ import { questionBrief } from "../ask/question.ts";
 import { formatCount, formatDuration, statusGlyph } from "../domain/format.ts";
 import { type ChildRecord, isSettled, queuePosition } from "../domain/records.ts";
 import { ASKING_STATE, askingViewLine } from "../prompt/ask.ts";
+import { spendOfBudget, spentCell } from "../prompt/budget.ts";
 import { type OtherChild, otherTag } from "./others.ts";
 import type { Paint } from "./render.ts";
 import type { TranscriptItem, TranscriptState } from "./transcript.ts";
@@ -38,7 +40,8 @@ function glyph(state: string): string {
 function stateColor(state: string): string {
 	if (state === "completed") return "success";
 	if (state === "failed") return "error";
-	if (state === "cancelled" || state === "incomplete" || state === "interrupted") return "warning";
+	if (state === "cancelled" || state === "incomplete" || state === "interrupted" || state === "budget")
+		return "warning";
 	return "accent";
 }
 
@@ -85,6 +88,7 @@ const COLUMNS = [
 	["turns", 6],
 	["tokens", 8],
 	["context", 16],
+	["spent", 18],
 ] as const;
 
 function cell(text: string, width: number): string {
@@ -110,6 +114,7 @@ export function pickerRow(c: ChildRecord, all: readonly ChildRecord[], now: numb
 		formatCount(c.turns),
 		formatCount(c.outputTokens),
 		contextOf(c),
+		spentCell(c),
 	];
 	return values.map((v, i) => cell(v, COLUMNS[i][1])).join(" ");
 }
@@ -130,6 +135,7 @@ export function stateLine(c: ChildRecord, all: readonly ChildRecord[], now: numb
 		`${formatCount(c.turns)} ${c.turns === 1 ? "turn" : "turns"}`,
 		`${formatCount(c.outputTokens)} tok out`,
 		`context ${contextOf(c)}`,
+		c.spend || c.budget ? spendOfBudget(c.spend, c.budget) : undefined,
 		c.run > 1 ? `run ${c.run}` : undefined,
 	];
 	return parts.filter(Boolean).join(" · ");
