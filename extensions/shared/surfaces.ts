@@ -101,6 +101,18 @@ export const SURFACES = freezeEntries({
 		clip: true,
 		doc: "a child's task, briefly, in the roster after a compaction",
 	},
+	"subagents.question": {
+		maxBytes: 2 * KIB,
+		maxLines: 24,
+		clip: true,
+		doc: "a child's question to its parent (ask_parent), as the parent reads it",
+	},
+	"subagents.questionBrief": {
+		maxBytes: 160,
+		maxLines: 1,
+		clip: true,
+		doc: "one option of a child's question, or the question in brief (lists, roster, /subagents)",
+	},
 	"subagents.modelChoices": {
 		maxBytes: 4 * KIB,
 		maxLines: 21,

@@ -35,6 +35,7 @@ const SUBAGENT_PARTS: Record<string, number> = {
 	budget: 1,
 	agents: 2,
 	pipeline: 2,
+	ask: 2,
 	children: 3,
 	delivery: 4,
 	tools: 5,

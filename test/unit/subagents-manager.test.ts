@@ -330,6 +330,8 @@ describe("children restored from an earlier process", () => {
 				model,
 				systemAppend: ["FRAMING"],
 				sessionFile: "/sessions/old-sa-2.jsonl",
+				// Its way to ask the parent (ask_parent), bound to this child.
+				ask: expect.any(Function),
 			},
 		]);
 		expect(backend.prompts).toEqual([{ id: "sa-2", text: "and now the tests" }]);

@@ -24,6 +24,8 @@ export const PROJECT_CEILING_KEYS: readonly string[] = [
 	"subagents.maxConcurrent",
 	"subagents.maxRunSeconds",
 	"subagents.idleTimeoutSeconds",
+	"subagents.askTimeoutSeconds",
+	"subagents.maxQuestions",
 	"toolArtifacts.summary.timeoutMs",
 	"subagents.budget.perChild.tokens",
 	"subagents.budget.perChild.cost",

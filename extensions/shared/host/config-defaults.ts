@@ -41,6 +41,8 @@ export function defaultConfig(): HeadroomConfig {
 			childExtensions: true,
 			claudeAgents: true,
 			toolsBeyondParent: false,
+			askTimeoutSeconds: 600,
+			maxQuestions: 20,
 			budget: { perChild: {}, perSession: {} },
 		},
 		toolArtifacts: {

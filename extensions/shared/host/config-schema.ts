@@ -24,6 +24,7 @@ export const TIMER_KEYS: ReadonlySet<string> = new Set([
 	"subagents.idleTimeoutSeconds",
 	"subagents.maxRunSeconds",
 	"subagents.pollThrottleMs",
+	"subagents.askTimeoutSeconds",
 	"toolArtifacts.summary.timeoutMs",
 ]);
 const TIMER_LIMIT = "longer than the longest timer Node and Bun can hold (about 24.8 days)";
@@ -115,6 +116,10 @@ function buildSchema(z: ZodApi) {
 					 * always a subset of the parent's). Only the user's own file sets it.
 					 */
 					toolsBeyondParent: z.boolean().default(false),
+					/** How long a child's ask_parent waits for the parent's answer before it decides itself. */
+					askTimeoutSeconds: z.number().positive().max(MAX_TIMER_SECONDS, { error: TIMER_LIMIT }).default(600),
+					/** Questions all children of one session may ask together (0: children get no ask_parent). */
+					maxQuestions: nonNegativeInt().default(20),
 					/**
 					 * What children may spend (tokens: input + output + cache reads and writes over every request;
 					 * cost: Pi's prices): each child (`perChild`, a bound the spawn or agent file can only lower) and

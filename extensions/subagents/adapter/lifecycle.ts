@@ -9,6 +9,9 @@ import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-age
 import type { ExtensionHost } from "../../shared/host/bootstrap.ts";
 import { settleDeferredTools } from "../../shared/host/pi-host.ts";
 import { describePolicy } from "../agents/agents.ts";
+import { deliverQuestions } from "../ask/deliver.ts";
+import { askLimitsOf } from "../ask/desk.ts";
+import { persistQuestion, restoreQuestions } from "../ask/records.ts";
 import { scheduleWorktreePrune } from "../checkable/prune-worktrees.ts";
 import { WORKTREES_FOLDER } from "../checkable/spawn-checkable.ts";
 import { sessionHomes, sessionKey } from "../children/home.ts";
@@ -86,6 +89,7 @@ export class SubagentsLifecycle {
 			// outlives this instance (children/home.ts): a child that settles after a session switch is recorded too.
 			onChildren: (manager, record) => {
 				const deps = { store: this.services.store, session: { appendEntry: record } };
+				manager.questions.subscribe((event) => persistQuestion(record, event));
 				manager.subscribe((event) => {
 					if (event.type === "changed") return;
 					if (event.type === "settled") persistSettled(deps, event.result, event.child);
@@ -93,11 +97,20 @@ export class SubagentsLifecycle {
 				});
 			},
 			// This instance's own listener, dropped when it lets the children go (session switch, reload).
-			follow: (manager) =>
-				manager.subscribe((event) => {
+			follow: (manager) => {
+				const children = manager.subscribe((event) => {
 					if (event.type === "changed") return this.status.refresh();
 					if (event.type === "settled" && !this.services.closing()) this.delivery.schedule();
-				}),
+				});
+				// A child's question goes to the parent as a result does: at once when it is idle (ask_parent).
+				const questions = manager.questions.subscribe((event) => {
+					if (event.type === "asked" && !this.services.closing()) this.delivery.schedule();
+				});
+				return () => {
+					children();
+					questions();
+				};
+			},
 		});
 		const services = this.state.services;
 		this.services = services;
@@ -117,7 +130,15 @@ export class SubagentsLifecycle {
 				return ctx ? this.elsewhere.list(ctx) : [];
 			},
 		);
-		this.delivery = new AutoDelivery(() => deliverPending(services, "trigger"));
+		this.delivery = new AutoDelivery(() => this.deliverNext());
+	}
+
+	/** Results first; questions at the next idle moment after them (one message starts one turn). */
+	private deliverNext(): Promise<boolean> {
+		const services = this.services;
+		return (services.existingChildren()?.ledger.pending().length ?? 0) > 0
+			? deliverPending(services, "trigger")
+			: deliverQuestions(services, "trigger");
 	}
 
 	/** Register subagent_spawn again only when its description changed, so the parent's prompt (and its provider cache) stays the same. */
@@ -167,9 +188,14 @@ export class SubagentsLifecycle {
 		// are; otherwise they are rebuilt from the session's records.
 		const adopted = state.adopt(ctx);
 		services.children(ctx).setLimits(limitsOf(services.config()));
+		services.children(ctx).questions.setLimits(askLimitsOf(services.config()));
 		// Pipeline stages an earlier process left waiting are spawned again under their ids (restoreWaiting).
 		const waiting: RunEntryData[] = [];
-		if (!adopted) restoreFromSession(services, ctx, waiting);
+		if (!adopted) {
+			restoreFromSession(services, ctx, waiting);
+			// Questions an earlier process left unanswered are asked again (ask/records.ts).
+			restoreQuestions(services.children(ctx), ctx.sessionManager.getBranch());
+		}
 		// A recorded stage's parameters pass the spawn tool's own schema again (the session file is input).
 		await restoreWaiting(services, ctx, waiting, (params, id) => {
 			const problem = recordedSpawnProblem(SPAWN_PARAMETERS, params);
@@ -179,6 +205,8 @@ export class SubagentsLifecycle {
 		const owed = services.existingChildren()?.ledger.pending().length ?? 0;
 		this.status.refresh(); // a redraw: rows of the resumed history show their children's final state
 		if (owed > 0) await deliverPending(services, "append");
+		if ((services.existingChildren()?.questions.undelivered().length ?? 0) > 0)
+			await deliverQuestions(services, "append");
 	}
 
 	/** 0.73: sendMessage inside agent_end starts no turn, so poll for idle on later ticks. */
@@ -190,7 +218,7 @@ export class SubagentsLifecycle {
 	/** 1.x: agent_settled fires once the agent is really idle. */
 	agentSettled(ctx: ExtensionContext): void {
 		this.state.remember(ctx);
-		void deliverPending(this.services, "trigger");
+		void this.deliverNext();
 	}
 
 	/**

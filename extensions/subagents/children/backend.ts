@@ -20,6 +20,7 @@ import {
 	SettingsManager,
 } from "@mariozechner/pi-coding-agent";
 import { spendOfUsage } from "../../shared/budget/spend.ts";
+import { ASK_TOOL_NAME, askParentExtension } from "../ask/child-tool.ts";
 import { compactArgs } from "../domain/format.ts";
 import { CHILD_TOOL_NAMES, SUBAGENT_TOOL_NAMES } from "../domain/records.ts";
 import { missingSessionFileError } from "../prompt/common.ts";
@@ -164,7 +165,12 @@ export function createInProcessBackend(options: InProcessBackendOptions): ChildB
 		async create(spec: ChildSpec, onEvent: (event: ChildEvent) => void): Promise<ChildHandle> {
 			const policy = spec.extensions ?? ALL_EXTENSIONS;
 			builtIns ??= builtInExtensions(options.packageDir);
-			const factories = [...(policy.mode === "none" ? [] : await builtIns), ...(options.extensionFactories ?? [])];
+			const factories = [
+				...(policy.mode === "none" ? [] : await builtIns),
+				...(options.extensionFactories ?? []),
+				// ask_parent: this child's own tool, bound to its question channel (never the parent's).
+				...(spec.ask ? [askParentExtension(spec.ask)] : []),
+			];
 			// The child's own folder's trust: 1.x then loads project extensions and settings or not; on 0.73, which
 			// ignores the option, project-scope extensions are filtered out below.
 			const trusted = options.trustOf ? options.trustOf(spec.trustFrom ?? spec.cwd) : true;
@@ -217,6 +223,7 @@ export function createInProcessBackend(options: InProcessBackendOptions): ChildB
 				...(options.builtInTools ?? CHILD_TOOL_NAMES),
 				...piOwnTools,
 			]).kept;
+			if (spec.ask && !tools.includes(ASK_TOOL_NAME)) tools.push(ASK_TOOL_NAME);
 			const registry = options.modelRegistry as { authStorage?: unknown; runtime?: unknown };
 			// 0.73 takes the registry and its auth storage; 1.x takes the runtime behind the registry.
 			// Each line ignores the other's keys.

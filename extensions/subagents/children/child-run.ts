@@ -7,6 +7,7 @@
 
 import { addSpend, type Spend } from "../../shared/budget/spend.ts";
 import type { ExtensionPolicy } from "../agents/agents.ts";
+import type { AskChannel } from "../ask/child-tool.ts";
 import { type Budget, budgetVerdict } from "../budget/budget.ts";
 import type { RunSteps } from "../checkable/run-steps.ts";
 import { lastAssistant } from "../domain/format.ts";
@@ -65,6 +66,8 @@ export interface ChildSpec {
 	extensions?: ExtensionPolicy;
 	/** The folder whose trust decision the child's cwd takes (a worktree's: the same folder of its repository). */
 	trustFrom?: string;
+	/** The child's way to ask its parent (ask_parent); absent: the child gets no such tool. */
+	ask?: AskChannel;
 }
 
 export interface ChildBackend {

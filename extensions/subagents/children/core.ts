@@ -4,6 +4,7 @@
  * it and is its only public face; its parts take it as their first argument: the queue (queue.ts), a run
  * (runner.ts) and a run's settlement (settle.ts). No Pi imports.
  */
+import type { QuestionDesk } from "../ask/desk.ts";
 import type { DeliveryLedger } from "../domain/ledger.ts";
 import type { ChildRecord } from "../domain/records.ts";
 import type { ChildBackend, ManagerLimits, Runtime } from "./child-run.ts";
@@ -20,6 +21,8 @@ export interface PendingHandover {
 export interface ManagerCore {
 	readonly backend: ChildBackend;
 	readonly ledger: DeliveryLedger;
+	/** The children's open questions to the parent (ask_parent): they live as long as the children do. */
+	readonly questions: QuestionDesk;
 	readonly records: Map<string, ChildRecord>;
 	readonly runtimes: Map<string, Runtime>;
 	/** Waits in progress (waitFor): checked after every settled run, after the subscribers heard of it. */

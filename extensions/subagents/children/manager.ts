@@ -6,6 +6,7 @@
  * (settle.ts); one run's inside (events, watchdog verdict, outcome) is in child-run.ts. No Pi imports: the
  * backend is an interface, so this runs in unit tests with a fake backend.
  */
+import { QuestionDesk } from "../ask/desk.ts";
 import { budgetVerdict } from "../budget/budget.ts";
 import type { RunSteps } from "../checkable/run-steps.ts";
 import { DeliveryLedger, type SettledResult } from "../domain/ledger.ts";
@@ -50,6 +51,8 @@ export function pipelineKept(c: ChildRecord): boolean {
 
 export class SubagentManager {
 	readonly ledger: DeliveryLedger;
+	/** The children's open questions to the parent (ask_parent). */
+	readonly questions: QuestionDesk;
 	/** The state its parts share (queue, runner, settle). */
 	private readonly core: ManagerCore;
 	/** The latest spawn in progress (inOrder). */
@@ -58,9 +61,11 @@ export class SubagentManager {
 	constructor(backend: ChildBackend, limits: ManagerLimits, clock: { now?: () => number } = {}) {
 		const records = new Map<string, ChildRecord>();
 		const subscribers = new Subscribers();
+		const now = () => clock.now?.() ?? Date.now();
 		const core: ManagerCore = {
 			backend,
 			ledger: new DeliveryLedger(),
+			questions: new QuestionDesk(now),
 			records,
 			runtimes: new Map(),
 			waiters: new Set(),
@@ -69,7 +74,7 @@ export class SubagentManager {
 			limits,
 			closed: false,
 			sequence: 0,
-			now: () => clock.now?.() ?? Date.now(),
+			now,
 			list: () => [...records.values()].sort((a, b) => a.createdAt - b.createdAt || idNumber(a.id) - idNumber(b.id)),
 			mustGet: (id) => {
 				const r = records.get(id);
@@ -81,6 +86,12 @@ export class SubagentManager {
 		};
 		this.core = core;
 		this.ledger = core.ledger;
+		this.questions = core.questions;
+		// A question asked or closed is a visible change, and a wait that takes questions hears of it.
+		this.questions.subscribe(() => {
+			core.changed();
+			for (const waiter of [...core.waiters]) waiter();
+		});
 	}
 
 	/** Hear of every visible change and every settled run (its result pending in the ledger); returns the unsubscribe. */
@@ -299,9 +310,11 @@ export class SubagentManager {
 	/** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
 	async waitFor(
 		ids: string[],
-		options: WaitOptions & { mode: "all" | "any" },
+		options: WaitOptions & { mode: "all" | "any"; questions?: boolean },
 	): Promise<{ timedOut: boolean; aborted: boolean }> {
 		const done = () => {
+			// With `questions`, a question the parent has not seen yet ends the wait too (subagent_wait hands it out).
+			if (options.questions && this.questions.undelivered(ids).length > 0) return true;
 			const settled = ids.filter((id) => isSettled(this.core.mustGet(id).state)).length;
 			return options.mode === "any" ? settled > 0 || ids.length === 0 : settled === ids.length;
 		};

@@ -5,6 +5,7 @@
  * No Pi imports.
  */
 import { join, relative } from "node:path";
+import type { AskInput } from "../ask/question.ts";
 import { budgetVerdict } from "../budget/budget.ts";
 import type { Reviewed } from "../checkable/run-steps.ts";
 import { type ChildRecord, isSettled } from "../domain/records.ts";
@@ -58,6 +59,9 @@ export async function runChild(core: ManagerCore, child: ChildRecord): Promise<v
 			sessionFile: rt.resumeFile,
 			exactTools: rt.exactTools,
 			extensions: rt.extensions,
+			...(core.questions.enabled
+				? { ask: (input: AskInput, signal?: AbortSignal) => core.questions.ask(child, input, signal) }
+				: {}),
 			// A worktree child's folder is trusted as the same folder of its repository is.
 			...(child.worktree ? { trustFrom: join(child.worktree.repoTop, relative(child.worktree.path, child.cwd)) } : {}),
 		};

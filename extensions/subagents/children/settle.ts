@@ -33,6 +33,7 @@ export function conclude(
 		child.endedAt = core.now();
 		child.error = error;
 		child.finalText = text;
+		core.questions.runEnded(child);
 		if (rt.handle?.sessionFile) child.sessionFile = rt.handle.sessionFile;
 		const key = resultKey(child.id, run);
 		const settled = core.ledger.add({

@@ -16,9 +16,11 @@ import {
 	type BoundaryResult,
 	singleShotMode,
 } from "../../shared/host/pi-host.ts";
+import { takeQuestions } from "../ask/deliver.ts";
 import { ABORT_GRACE_MS, type SubagentManager } from "../children/manager.ts";
 import { type ChildState, isSettled } from "../domain/records.ts";
 import type { SubagentServices } from "../domain/services.ts";
+import { QUESTION_MESSAGE_TYPE, questionsHeader } from "../prompt/ask.ts";
 import { SETTLE_INTERRUPTED, settleCutError, settleDeliveryHeader } from "../prompt/common.ts";
 import { projectOwed, RESULT_MESSAGE_TYPE } from "./delivery.ts";
 import { DELIVERED_ENTRY, type DeliveredEntryData, deliveryProof } from "./persistence.ts";
@@ -109,6 +111,19 @@ export async function settleSingleShot(
 	if (plan.act === "wait") {
 		const stopped = await waitForChildren(manager, deps, state, plan.ids, plan.timeoutMs);
 		if (stopped === "interrupted") return undefined; // their partial output is owed to `pi -c`
+		// A child asks (ask_parent): its question goes into one more turn, where the parent can answer it.
+		const asked = stopped === "asked" ? takeQuestions(manager.questions) : undefined;
+		if (asked) {
+			state.rounds++;
+			const draft: BoundaryDraft = {
+				type: "custom_message",
+				customType: QUESTION_MESSAGE_TYPE,
+				content: `${questionsHeader(asked.carried.questions.length)}\n${asked.text}`,
+				display: true,
+				details: asked.carried,
+			};
+			return { entries: [...(Array.isArray(event.entries) ? event.entries : []), draft], continue: true };
+		}
 		plan = planSettle(input());
 	}
 	if (plan.act !== "deliver") return undefined;
@@ -128,7 +143,7 @@ async function waitForChildren(
 	state: SettleState,
 	ids: string[],
 	timeoutMs: number,
-): Promise<"settled" | "cut" | "interrupted"> {
+): Promise<"settled" | "asked" | "cut" | "interrupted"> {
 	const abort = new AbortController();
 	state.abort = abort;
 	let interrupted = false;
@@ -141,7 +156,7 @@ async function waitForChildren(
 	};
 	process.on("SIGINT", onSigint);
 	try {
-		const outcome = await manager.waitFor(ids, { mode: "all", timeoutMs, signal: abort.signal });
+		const outcome = await manager.waitFor(ids, { mode: "all", timeoutMs, signal: abort.signal, questions: true });
 		const running = () => ids.filter((id) => !isSettled(manager.get(id)?.state ?? "completed"));
 		if (outcome.aborted) {
 			if (interrupted) {
@@ -154,7 +169,7 @@ async function waitForChildren(
 			await manager.cancel(running(), settleCutError(deps.config().subagents.maxRunSeconds));
 			return "cut";
 		}
-		return "settled";
+		return manager.questions.undelivered(ids).length > 0 ? "asked" : "settled";
 	} finally {
 		process.off("SIGINT", onSigint);
 		if (state.abort === abort) state.abort = undefined;

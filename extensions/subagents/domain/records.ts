@@ -7,6 +7,7 @@
 import type { Spend } from "../../shared/budget/spend.ts";
 import { project } from "../../shared/projection/projection.ts";
 import { SURFACES } from "../../shared/surfaces.ts";
+import type { AskedQuestion } from "../ask/types.ts";
 import type { ChildBudget } from "../budget/budget.ts";
 import type { Worktree } from "./result-extras.ts";
 
@@ -145,6 +146,8 @@ export interface ChildRecord {
 	 * in the session, they let `pi -c` spawn it again when an earlier process ended while it waited.
 	 */
 	respawn?: RecordedSpawn;
+	/** Its open question to the parent (ask_parent), until answered, timed out or withdrawn (ask/desk.ts). */
+	question?: AskedQuestion;
 	/** What it spent over all its runs (Pi's usage of its requests). */
 	spend?: Spend;
 	/** Its budget: own limits and the shared account it draws from (budget/budget.ts). */

@@ -3,11 +3,13 @@
  * else what it has written so far), through the batch projection with the check surface's head share.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { questionView } from "../ask/deliver.ts";
 import { projectBatch } from "../delivery/batch.ts";
 import { batchOptions } from "../delivery/batch-options.ts";
 import { batchDetails } from "../delivery/delivery.ts";
 import { isSettled } from "../domain/records.ts";
 import type { SubagentServices } from "../domain/services.ts";
+import { questionBlock } from "../prompt/ask.ts";
 import * as P from "../prompt/common.ts";
 import { reply, requireIds, row, type ToolReturn } from "./reply.ts";
 
@@ -32,5 +34,8 @@ export async function checkTool(
 		output = batch.text.replace(/^\n/, "");
 		details = { ...batchDetails(manager, batch), rows: [row(child)] };
 	}
-	return reply(P.checkText(child, Date.now(), output), details);
+	const now = Date.now();
+	const asked = questionView(child, manager.questions.timeoutSeconds);
+	const text = P.checkText(child, now, output);
+	return reply(asked ? `${text}\n${questionBlock(asked, now)}` : text, details);
 }

@@ -4,6 +4,7 @@
  */
 import type { SubagentManager } from "../children/manager.ts";
 import { type ChildRecord, type ChildRow, partitionIds } from "../domain/records.ts";
+import { ASKING_STATE } from "../prompt/ask.ts";
 import { unknownIdsError } from "../prompt/common.ts";
 import { waitingFor } from "../prompt/pipeline.ts";
 
@@ -16,7 +17,7 @@ export const reply = (text: string, details: Record<string, unknown> = {}): Tool
 });
 
 export function row(c: ChildRecord, note?: string): ChildRow {
-	const waits = c.state === "waiting" ? waitingFor(c.after ?? []) : undefined;
+	const waits = c.state === "waiting" ? waitingFor(c.after ?? []) : c.question ? ASKING_STATE : undefined;
 	return { id: c.id, name: c.name, state: c.state, note: note ?? waits, ...(c.agent ? { agent: c.agent } : {}) };
 }
 

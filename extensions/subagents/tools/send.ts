@@ -5,6 +5,7 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { isSettled } from "../domain/records.ts";
 import type { SubagentServices } from "../domain/services.ts";
+import { answeredText, resumedAnswerText } from "../prompt/ask.ts";
 import { OUTPUT_SCHEMA_REMINDER } from "../prompt/checkable.ts";
 import * as P from "../prompt/common.ts";
 import { reply, requireIds, row, type ToolReturn } from "./reply.ts";
@@ -22,10 +23,17 @@ export async function sendTool(
 	const [id] = requireIds(manager, [params.id]);
 	if (typeof params.text !== "string" || params.text.trim().length === 0) throw new Error(P.EMPTY_SEND_TEXT_ERROR);
 	const child = manager.get(id)!;
+	// A child waiting for an answer (ask_parent) gets this text as the answer; one whose run ended while it
+	// waited (an earlier process) runs again, opening with its question and the answer.
+	const asked = child.question;
+	const answered = asked ? manager.questions.answer(id, params.text) : undefined;
+	if (answered === "answered") return reply(answeredText(child.id, child.name), { rows: [row(child)] });
+	const given = asked && answered === "detached" ? resumedAnswerText(asked.text, params.text) : params.text;
 	const resume = manager.isRestored(id) ? resumeSettings(deps, child, ctx) : undefined;
 	// A structured child's new run must end with the JSON again; a steer joins the run that already must.
-	const text = child.structured && isSettled(child.state) ? params.text + OUTPUT_SCHEMA_REMINDER : params.text;
+	const text = child.structured && isSettled(child.state) ? given + OUTPUT_SCHEMA_REMINDER : given;
 	const outcome = await manager.send(id, text, resume);
+	if (asked && answered === "detached" && outcome === "rerun") manager.questions.close(child, "answered");
 	if (outcome === "queued-child") throw new Error(P.queuedSendError(child));
 	return reply(outcome === "steered" ? P.steeredText(child) : P.rerunText(child, arrivalOf(deps, ctx)), {
 		rows: [row(child)],

@@ -4,7 +4,10 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { clampTimerMs, MAX_TIMER_MS } from "../../shared/host/timers.ts";
+import { takeQuestions } from "../ask/deliver.ts";
+import { questionBrief } from "../ask/question.ts";
 import { isSettled } from "../domain/records.ts";
+import { stillAskingLine } from "../prompt/ask.ts";
 import * as P from "../prompt/common.ts";
 import { type ConsumeDeps, consumeResults } from "./consume.ts";
 import { type OnUpdate, reply, requireIds, type ToolReturn } from "./reply.ts";
@@ -43,6 +46,8 @@ export async function waitTool(
 	const throttle = Math.max(250, deps.config().subagents.pollThrottleMs);
 	const outcome = await manager.waitFor(ids, {
 		mode,
+		// A question from one of them ends the wait: the parent gets it at once (ask_parent).
+		questions: true,
 		timeoutMs,
 		signal,
 		tickMs: throttle,
@@ -69,6 +74,17 @@ export async function waitTool(
 	);
 	if (clamped && result.content[0]) {
 		result.content[0].text = `${P.waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(MAX_TIMER_MS / 1000))}\n${result.content[0].text}`;
+	}
+	// Questions come first: the new ones in full, those the parent has already as one line each.
+	const seen = manager.questions.asking(ids).filter((c) => c.question?.delivered && !c.question.detached);
+	const fresh = takeQuestions(manager.questions, ids);
+	const lines = [
+		...(fresh ? [fresh.text] : []),
+		...seen.map((c) => stillAskingLine(c.id, c.name, questionBrief(c.question?.text ?? ""))),
+	];
+	if (lines.length > 0 && result.content[0]) {
+		result.content[0].text = `${lines.join("\n")}\n\n${result.content[0].text}`;
+		if (fresh) result.details.questions = fresh.carried.questions;
 	}
 	return result;
 }

@@ -16,8 +16,10 @@ import {
 	wrapTextWithAnsi,
 } from "@mariozechner/pi-tui";
 import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
+import { questionBrief } from "../ask/question.ts";
 import { formatCount, formatDuration, statusGlyph } from "../domain/format.ts";
 import { type ChildRecord, isSettled, queuePosition } from "../domain/records.ts";
+import { ASKING_STATE, askingViewLine } from "../prompt/ask.ts";
 import { spendOfBudget, spentCell } from "../prompt/budget.ts";
 import { type OtherChild, otherTag } from "./others.ts";
 import type { Paint } from "./render.ts";
@@ -64,7 +66,14 @@ export function contextOf(c: ChildRecord): string {
 /** State words: "running", "queued #2", "failed". */
 export function stateWords(c: ChildRecord, all: readonly ChildRecord[]): string {
 	if (c.state === "waiting") return `waits for ${(c.after ?? []).join(", ")}`;
+	// A child waiting for the parent's answer (ask_parent) says so; one whose run ended while it asked, too.
+	if (c.question) return isSettled(c.state) ? `${c.state}, ${ASKING_STATE}` : ASKING_STATE;
 	return c.state === "queued" ? `queued #${queuePosition([...all], c.id)}` : c.state;
+}
+
+/** The picker's mark of a child: "?" while it waits for an answer, else its state's glyph. */
+function markOf(c: ChildRecord): string {
+	return c.question ? "?" : glyph(c.state);
 }
 
 /** Picker columns: header and widths (in columns). */
@@ -95,7 +104,7 @@ export function pickerHeader(): string {
 /** One child as a picker row (plain text; the caller paints). */
 export function pickerRow(c: ChildRecord, all: readonly ChildRecord[], now: number): string {
 	const values = [
-		glyph(c.state),
+		markOf(c),
 		c.id,
 		clean(c.name),
 		clean(agentOf(c)),
@@ -119,7 +128,7 @@ export function newestFirst(children: readonly ChildRecord[]): ChildRecord[] {
 /** The live view's state line. */
 export function stateLine(c: ChildRecord, all: readonly ChildRecord[], now: number): string {
 	const parts = [
-		`${glyph(c.state)} ${c.id} ${clean(c.name)}`,
+		`${markOf(c)} ${c.id} ${clean(c.name)}`,
 		agentOf(c) ? clean(agentOf(c)) : undefined,
 		clean(c.model),
 		`${stateWords(c, all)} ${elapsedOf(c, now)}`,
@@ -418,7 +427,7 @@ export class SubagentsScreen implements Component {
 				body.push(...wrapTextWithAnsi(l, Math.max(10, width - 1)));
 		}
 		if (isSettled(child.state) && child.error) body.push(paint("error", `${child.state}: ${clean(child.error)}`));
-		const room = Math.max(1, this.height() - 6);
+		const room = Math.max(1, this.height() - 6 - (child.question && !entry.other ? 1 : 0));
 		const maxScroll = Math.max(0, body.length - room);
 		this.scroll = Math.min(this.scroll, maxScroll);
 		const end = body.length - this.scroll;
@@ -429,13 +438,19 @@ export class SubagentsScreen implements Component {
 			? paint("warning", `cancel ${child.id}? press y to cancel it, any other key keeps it running`)
 			: entry.other
 				? paint("dim", `ctrl+x cancel · ↑↓ pgup pgdn scroll · end follow · esc back${where}`)
-				: paint("dim", `enter steer · ctrl+x cancel · ↑↓ pgup pgdn scroll · end follow · esc back${where}`);
+				: paint(
+						"dim",
+						`enter ${child.question ? "answer" : "steer"} · ctrl+x cancel · ↑↓ pgup pgdn scroll · end follow · esc back${where}`,
+					);
 		const status = this.notice ? paint(this.notice.color, this.notice.text) : "";
 		// Hints on top and the input last: a Pi line that clips a tall component keeps both in sight.
 		return [
 			rule,
 			paint(stateColor(child.state), stateLine(child, all, Date.now())),
 			...(entry.other ? [paint("warning", `${otherTag(entry.other.label)} · its result goes to that session`)] : []),
+			...(child.question && !entry.other
+				? [paint("warning", clean(askingViewLine(questionBrief(child.question.text))))]
+				: []),
 			hint,
 			rule,
 			...shown,

@@ -1,0 +1,122 @@
+/**
+ * Questions in the parent's session (custom entries, never sent to the model): one when a question is asked,
+ * one when it is closed (answered, timed out, withdrawn). A question with no closing entry was open when its
+ * process ended (a shutdown, a crash): the next start finds it, hangs it on its restored child, detached, and
+ * asks the parent again; the answer resumes the child. Session files are input: every field is checked, and
+ * the text is cleaned again as a fresh question would be.
+ */
+import type { SubagentManager } from "../children/manager.ts";
+import type { QuestionEvent } from "./desk.ts";
+import { type AskedQuestion, cleanQuestion } from "./question.ts";
+
+/** Session entry written when a child asks. */
+export const QUESTION_ENTRY = "subagent-question";
+/** Session entry written when a question is closed. */
+export const ANSWER_ENTRY = "subagent-answer";
+
+export interface QuestionEntryData {
+	id: string;
+	seq: number;
+	run: number;
+	text: string;
+	options: string[];
+	askedAt: number;
+}
+
+export interface AnswerEntryData {
+	id: string;
+	seq: number;
+	how: "answered" | "timeout" | "withdrawn";
+}
+
+/** Write what a question event leaves in the session. */
+export function persistQuestion(record: (type: string, data: unknown) => void, event: QuestionEvent): void {
+	const { child, question } = event;
+	try {
+		if (event.type === "asked") {
+			const data: QuestionEntryData = {
+				id: child.id,
+				seq: question.seq,
+				run: question.run,
+				text: question.text,
+				options: question.options,
+				askedAt: question.askedAt,
+			};
+			record(QUESTION_ENTRY, data);
+		} else record(ANSWER_ENTRY, { id: child.id, seq: question.seq, how: event.how } satisfies AnswerEntryData);
+	} catch (error) {
+		console.error(`subagents: could not record ${child.id}'s question in the session: ${String(error)}`);
+	}
+}
+
+const validId = (id: unknown): id is string => typeof id === "string" && /^sa-\d+$/.test(id);
+const validSeq = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n > 0;
+
+/** A session entry as the restore reads it. */
+interface Entry {
+	type?: unknown;
+	customType?: unknown;
+	data?: unknown;
+}
+
+/**
+ * Questions of the session's branch: how many were asked (they count against the cap) and each child's latest
+ * one still open, cleaned. Pure over the entries.
+ */
+export function openQuestions(entries: readonly unknown[]): {
+	asked: number;
+	lastSeq: number;
+	open: Map<string, AskedQuestion>;
+} {
+	const asked = new Map<string, AskedQuestion & { id: string }>();
+	const closed = new Set<string>();
+	let lastSeq = 0;
+	for (const raw of entries) {
+		const e = raw as Entry;
+		if (e?.type !== "custom" || !e.data || typeof e.data !== "object") continue;
+		const d = e.data as Partial<QuestionEntryData & AnswerEntryData>;
+		if (!validId(d.id) || !validSeq(d.seq)) continue;
+		const key = `${d.id}#${d.seq}`;
+		if (e.customType === ANSWER_ENTRY) closed.add(key);
+		if (e.customType !== QUESTION_ENTRY) continue;
+		const clean = cleanQuestion({ question: d.text, options: d.options });
+		if (clean.text.length === 0) continue;
+		lastSeq = Math.max(lastSeq, d.seq);
+		asked.set(key, {
+			id: d.id,
+			seq: d.seq,
+			text: clean.text,
+			options: clean.options,
+			run: validSeq(d.run) ? d.run : 1,
+			askedAt: typeof d.askedAt === "number" && Number.isFinite(d.askedAt) ? d.askedAt : 0,
+			delivered: false,
+		});
+	}
+	const open = new Map<string, AskedQuestion>();
+	for (const [key, q] of asked) {
+		if (closed.has(key)) continue;
+		const known = open.get(q.id);
+		if (!known || q.seq > known.seq) {
+			const { id: _id, ...question } = q;
+			open.set(q.id, question);
+		}
+	}
+	return { asked: asked.size, lastSeq, open };
+}
+
+/**
+ * Hang each open question of an earlier process on its restored child (a child of this process that runs is
+ * not touched) and count the session's questions. Returns how many are open again.
+ */
+export function restoreQuestions(manager: SubagentManager, entries: readonly unknown[]): number {
+	const found = openQuestions(entries);
+	manager.questions.restoreCount(found.asked, found.lastSeq);
+	let restored = 0;
+	for (const [id, question] of found.open) {
+		const child = manager.get(id);
+		if (!child || child.question || !manager.isRestored(id)) continue;
+		manager.questions.restore(child, question);
+		restored++;
+	}
+	return restored;
+}
