@@ -2974,6 +2974,17 @@ function hostSeesSystemMessages(ctx) {
   const sm = ctx?.sessionManager;
   return typeof sm?.appendContextEdit === "function";
 }
+function sessionHistory(ctx) {
+  const sm = ctx?.sessionManager;
+  const build = sm?.buildSessionProjection ?? sm?.buildSessionContext;
+  if (typeof build !== "function") return void 0;
+  try {
+    const messages = build.call(sm)?.messages;
+    return Array.isArray(messages) ? messages : void 0;
+  } catch {
+    return void 0;
+  }
+}
 function onContextWithSystem(pi, handler) {
   pi.on.call(
     pi,
@@ -4479,11 +4490,22 @@ var init_size = __esm({
       firstChange = Number.POSITIVE_INFINITY;
       /** Passes begun so far. */
       passes = 0;
+      /** The next pass verifies the shape of every message it recognises (verifyNextPass). */
+      verifyAll = false;
       /** Start a pass over a whole list of `count` messages (segmentMessages calls it; positional sizing belongs to passes). */
       beginPass(count3 = 0) {
         this.firstChange = Number.POSITIVE_INFINITY;
         this.passes++;
-        this.verifyFrom = count3 - SHAPE_CHECK_NEWEST;
+        this.verifyFrom = this.verifyAll ? 0 : count3 - SHAPE_CHECK_NEWEST;
+        this.verifyAll = false;
+      }
+      /**
+       * Make the next pass verify the shape of every message it recognises at its position, not every
+       * SHAPE_CHECK_STRIDE-th: for sizes learnt from a list other than the one the next pass is handed (a
+       * history read from the session in idle time, before Pi's first request of it).
+       */
+      verifyNextPass() {
+        this.verifyAll = true;
       }
       tokens(message, index) {
         if (index === void 0) return this.keyed(message);
@@ -6459,22 +6481,22 @@ var init_tool_kind = __esm({
 });
 
 // extensions/shared/transcript/view.ts
-function budgetKey(maxBytes, log2) {
-  return log2 ? `log:${maxBytes}` : String(maxBytes);
+function budgetKey(maxBytes, log) {
+  return log ? `log:${maxBytes}` : String(maxBytes);
 }
 function storedShortening(store, headShare, surface, toolClasses) {
   return { headShare, surface, sink: store.sink("transcripts"), memo: new ShortenedTexts(), toolClasses };
 }
-function shortenText(text, maxBytes, options = {}, log2 = false) {
-  const hit = options.memo?.get(maxBytes, text, log2);
+function shortenText(text, maxBytes, options = {}, log = false) {
+  const hit = options.memo?.get(maxBytes, text, log);
   if (hit !== void 0) return hit;
-  const projectWith = log2 ? projectLog : project;
+  const projectWith = log ? projectLog : project;
   const shown = projectWith(text, options.surface ?? "transcript.segment", {
     maxBytes,
     headShare: options.headShare,
     sink: options.sink
   }).text;
-  options.memo?.set(maxBytes, text, shown, log2);
+  options.memo?.set(maxBytes, text, shown, log);
   return shown;
 }
 function viewItems(view) {
@@ -6484,20 +6506,20 @@ function viewItems(view) {
   return items;
 }
 function slotsOf(message, msg, out, toolClasses) {
-  const add = (part, field2, text, arg, toolName2, log3 = false) => {
+  const add = (part, field2, text, arg, toolName2, log2 = false) => {
     if (typeof text !== "string" || text.length < MIN_SHORTENABLE_CHARS) return;
-    out.push({ msg, part, field: field2, arg, text, tokens: estimateTokens(text), toolName: toolName2, log: log3 });
+    out.push({ msg, part, field: field2, arg, text, tokens: estimateTokens(text), toolName: toolName2, log: log2 });
   };
   const toolName = typeof message.toolName === "string" ? message.toolName : void 0;
-  const log2 = message.role === "toolResult" && isLogOutput({ toolName: toolName ?? "tool", isError: message.isError === true, overrides: toolClasses });
+  const log = message.role === "toolResult" && isLogOutput({ toolName: toolName ?? "tool", isError: message.isError === true, overrides: toolClasses });
   if (message.role === "bashExecution") add(-1, "output", message.output, void 0, "bash", true);
   else if (message.role === "compactionSummary" || message.role === "branchSummary")
     add(-1, "summary", message.summary);
-  else if (typeof message.content === "string") add(-1, "content", message.content, void 0, toolName, log2);
+  else if (typeof message.content === "string") add(-1, "content", message.content, void 0, toolName, log);
   if (!Array.isArray(message.content)) return;
   message.content.forEach((part, i) => {
     if (!isObject7(part)) return;
-    if (part.type === "text") add(i, "text", part.text, void 0, toolName, log2);
+    if (part.type === "text") add(i, "text", part.text, void 0, toolName, log);
     else if (part.type === "thinking") add(i, "thinking", part.thinking);
     else if (part.type === "toolCall" && isObject7(part.arguments)) {
       for (const [key, value] of Object.entries(part.arguments)) add(i, "arguments", value, key, String(part.name));
@@ -6607,15 +6629,15 @@ var init_view = __esm({
     ShortenedTexts = class {
       byBudget = /* @__PURE__ */ new Map();
       entries = 0;
-      get(maxBytes, text, log2 = false) {
-        return this.byBudget.get(budgetKey(maxBytes, log2))?.get(text);
+      get(maxBytes, text, log = false) {
+        return this.byBudget.get(budgetKey(maxBytes, log))?.get(text);
       }
-      set(maxBytes, text, shown, log2 = false) {
+      set(maxBytes, text, shown, log = false) {
         if (this.entries >= SHORTENED_MEMO_ENTRIES) {
           this.byBudget.clear();
           this.entries = 0;
         }
-        const key = budgetKey(maxBytes, log2);
+        const key = budgetKey(maxBytes, log);
         let byText = this.byBudget.get(key);
         if (!byText) {
           byText = /* @__PURE__ */ new Map();
@@ -6925,183 +6947,12 @@ var init_trim = __esm({
   }
 });
 
-// extensions/context-trim/index.ts
-var context_trim_exports = {};
-__export(context_trim_exports, {
-  default: () => contextTrim
-});
-function contextTrim(pi) {
-  const host = bootExtension(pi, "context-trim");
-  const sizer = new TokenSizer();
-  const memo = new OmissionMemo(sizer);
-  const bounds = { count: 0, tokens: 0 };
-  let settings;
-  host.onConfig(() => {
-    settings = void 0;
-  });
-  let tools = { key: "", tokens: 0 };
-  let system = { text: "", tokens: 0 };
-  let reportedError = false;
-  let withSystemSeen = false;
-  const systemMemo = /* @__PURE__ */ new Map();
-  const systemTokens = (message) => {
-    const key = argumentsJson(message);
-    const hit = systemMemo.get(key);
-    if (hit !== void 0) return hit;
-    const tokens = systemMessageTokens(message);
-    if (systemMemo.size >= SYSTEM_MEMO_ENTRIES) systemMemo.clear();
-    systemMemo.set(key, tokens);
-    return tokens;
-  };
-  const withinBudget = (messages, requestBudget, measured) => {
-    let system2 = 0;
-    const conversation2 = [];
-    for (const message of messages) {
-      if (message.role === "system") system2 += systemTokens(message);
-      else conversation2.push(message);
-    }
-    return surelyWithinBudget(
-      conversation2,
-      {
-        budgetTokens: Math.max(0, requestBudget - system2),
-        measuredTokens: measured === void 0 ? void 0 : measured - system2
-      },
-      bounds
-    );
-  };
-  const fullSizer = {
-    tokens: (message, index) => message.role === "system" ? systemTokens(message) : sizer.tokens(message, index)
-  };
-  const setup = (ctx) => {
-    if (settings) return settings;
-    const config = host.config(ctx);
-    const segment = surfaceFor(config, "transcript.segment");
-    const headShare = segment.headShare;
-    const toolClasses = config.toolArtifacts.toolClasses;
-    let shorten;
-    try {
-      shorten = storedShortening(host.store(), headShare, segment, toolClasses);
-    } catch (error) {
-      shorten = { headShare, surface: segment, toolClasses };
-      host.notifyOnce(ctx, `shortened texts cannot be stored (${String(error)}); they say so`);
-    }
-    settings = { config: config.contextTrim, shorten };
-    return settings;
-  };
-  const overheadTokens = (ctx) => {
-    const prompt = ctx.getSystemPrompt();
-    if (prompt !== system.text) system = { text: prompt, tokens: estimateTokens(prompt) };
-    const active = pi.getActiveTools();
-    const key = active.join("\n");
-    if (key !== tools.key) {
-      const wanted = new Set(active);
-      let tokens = 0;
-      for (const tool2 of pi.getAllTools()) {
-        if (!wanted.has(tool2.name)) continue;
-        tokens += toolDeclarationTokens(tool2);
-      }
-      tools = { key, tokens };
-    }
-    return system.tokens + tools.tokens;
-  };
-  const whenSized = (event, ctx, seesSystem, seen) => {
-    if (fingerprintAvailable()) return trim(event, ctx, seesSystem, seen);
-    return fingerprintReady().then((ok) => {
-      if (!ok && !reportedError) {
-        reportedError = true;
-        host.notify(ctx, `message sizes are recomputed on every call (${fingerprintError()})`);
-      }
-      return trim(event, ctx, seesSystem, seen);
-    });
-  };
-  let conversation;
-  onContextWithSystem(pi, (event, ctx) => {
-    withSystemSeen = true;
-    const seen = conversation;
-    conversation = void 0;
-    return whenSized(event, ctx, true, seen);
-  });
-  pi.on("context", (event, ctx) => {
-    if (withSystemSeen || hostSeesSystemMessages(ctx)) {
-      conversation = event.messages;
-      return void 0;
-    }
-    return whenSized(event, ctx, false);
-  });
-  let recordedKey = "";
-  const record = (ctx, result, messages, systemTokens2, budgetTokens) => {
-    const key = trimKey(result);
-    if (key === recordedKey || typeof pi.appendEntry !== "function") return;
-    recordedKey = key;
-    const conversation2 = messages.some((m) => m.role === "system") ? messages.filter((m) => m.role !== "system") : messages;
-    const data = trimRecord(result, conversation2, { systemTokens: systemTokens2, budgetTokens });
-    try {
-      pi.appendEntry(CONTEXT_TRIM_ENTRY, data);
-    } catch (error) {
-      host.notifyOnce(ctx, `could not record a trim in the session (${String(error)})`);
-    }
-  };
-  const trim = (event, ctx, seesSystem, seen) => {
-    try {
-      const { config, shorten } = setup(ctx);
-      if (!config.enabled) return void 0;
-      const contextWindow = ctx.model?.contextWindow ?? ctx.getContextUsage()?.contextWindow;
-      if (!contextWindow) return void 0;
-      const budget2 = (overheadTokens2) => messageBudget({
-        contextWindow,
-        maxTokens: ctx.model?.maxTokens,
-        reserveTokens: config.reserveTokens,
-        safetyMarginTokens: config.safetyMarginTokens,
-        overheadTokens: overheadTokens2
-      });
-      const messages = event.messages;
-      const common = {
-        cutStepTokens: config.cutStepTokens,
-        sessionFile: ctx.sessionManager.getSessionFile(),
-        sizer,
-        shorten,
-        memo
-      };
-      let result;
-      let system2;
-      if (seesSystem) {
-        const measuredTokens = usageBasedTokens(messages, fullSizer);
-        if (withinBudget(messages, budget2(0), measuredTokens)) return void 0;
-        const full = trimTranscript(messages, {
-          ...common,
-          requestBudgetTokens: budget2(0),
-          measuredTokens,
-          systemTokens,
-          conversation: seen
-        });
-        result = full;
-        system2 = full.systemTokens;
-      } else {
-        system2 = overheadTokens(ctx);
-        const used = usageBasedTokens(messages, sizer);
-        const budgetTokens = budget2(system2);
-        const measuredTokens = used === void 0 ? void 0 : used - system2;
-        if (surelyWithinBudget(messages, { budgetTokens, measuredTokens }, bounds)) return void 0;
-        result = trimMessages(messages, { ...common, budgetTokens, measuredTokens });
-      }
-      if (!result.trimmed) return void 0;
-      record(ctx, result, messages, system2, budget2(0));
-      return { messages: result.messages };
-    } catch (error) {
-      if (!reportedError) host.notify(ctx, `left this request untrimmed (${String(error)})`);
-      reportedError = true;
-      return void 0;
-    }
-  };
-}
-var SYSTEM_MEMO_ENTRIES;
-var init_context_trim = __esm({
-  "extensions/context-trim/index.ts"() {
+// extensions/context-trim/session.ts
+var SYSTEM_MEMO_ENTRIES, unrefLater, WARM_UP_DELAY_MS, WARM_UP_CHUNK_MESSAGES, ContextTrimSession;
+var init_session = __esm({
+  "extensions/context-trim/session.ts"() {
     "use strict";
-    init_bootstrap();
     init_config();
-    init_details();
-    init_pi_host();
     init_fingerprint();
     init_tokens();
     init_omission();
@@ -7110,70 +6961,350 @@ var init_context_trim = __esm({
     init_view();
     init_trim();
     SYSTEM_MEMO_ENTRIES = 64;
-  }
-});
-
-// extensions/shared/text/content.ts
-function contentText(content, images = "marked") {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  const out = [];
-  for (const part of content) {
-    if (!part || typeof part !== "object") continue;
-    const p = part;
-    if (p.type === "text" && typeof p.text === "string") out.push(p.text);
-    else if (p.type === "image" && images === "marked") out.push("[image]");
-  }
-  return out.join("\n");
-}
-var init_content = __esm({
-  "extensions/shared/text/content.ts"() {
-    "use strict";
-  }
-});
-
-// extensions/tool-artifacts/agreement.ts
-function mentionsFailure(summary) {
-  for (const m of summary.matchAll(FAILURE_WORD)) {
-    const before = summary.slice(Math.max(0, m.index - 40), m.index);
-    const after = summary.slice(m.index + m[0].length, m.index + m[0].length + 12);
-    if (NEGATED_BEFORE.test(before) || ZERO_AFTER.test(after)) continue;
-    return true;
-  }
-  return false;
-}
-function scanFoundFailure(lines) {
-  return lines.some((l) => l.kind === "failure" || l.failing);
-}
-function summaryDisagrees(summary, lines) {
-  return scanFoundFailure(lines) && !mentionsFailure(summary);
-}
-var FAILURE_WORD, NEGATED_BEFORE, ZERO_AFTER;
-var init_agreement = __esm({
-  "extensions/tool-artifacts/agreement.ts"() {
-    "use strict";
-    FAILURE_WORD = /\b(?:fail(?:s|ed|ing|ure|ures)?|errors?|errored|exceptions?|panic(?:s|ked)?|fatal|crash(?:es|ed)?|abort(?:s|ed)?|traceback|segfault|segmentation fault|timed? ?out|timeouts?|broken|regressions?|did not (?:pass|succeed|complete)|unsuccessful|non-?zero (?:exit|status|code)|exit(?:ed)? (?:with )?(?:code|status) [1-9]\d*)\b/gi;
-    NEGATED_BEFORE = /(?:\b(?:no|not|never|without|zero|none|nor|free of|0)\b[\s,:-]*(?:\w+[\s,:-]+){0,2}|\b0\s*(?:\w+\s+)?)$/i;
-    ZERO_AFTER = /^\s*[:=]?\s*(?:0\b|none\b|zero\b)/i;
-  }
-});
-
-// extensions/tool-artifacts/classify.ts
-var CLASS_HEAD_SHARE;
-var init_classify = __esm({
-  "extensions/tool-artifacts/classify.ts"() {
-    "use strict";
-    init_surfaces();
-    init_tool_kind();
-    CLASS_HEAD_SHARE = {
-      command: SURFACES["toolArtifacts.stub.command"].headShare,
-      search: SURFACES["toolArtifacts.stub.search"].headShare,
-      listing: SURFACES["toolArtifacts.stub.listing"].headShare,
-      structured: SURFACES["toolArtifacts.stub.structured"].headShare,
-      web: SURFACES["toolArtifacts.stub.web"].headShare,
-      file: SURFACES["toolArtifacts.stub.file"].headShare,
-      unknown: SURFACES["toolArtifacts.stub.unknown"].headShare
+    unrefLater = (run2, ms) => {
+      const handle = setTimeout(run2, Math.max(0, ms));
+      handle.unref?.();
+      return () => clearTimeout(handle);
     };
+    WARM_UP_DELAY_MS = 300;
+    WARM_UP_CHUNK_MESSAGES = 64;
+    ContextTrimSession = class {
+      constructor(options) {
+        this.options = options;
+        this.later = options.later ?? unrefLater;
+      }
+      options;
+      sizer = new TokenSizer();
+      memo = new OmissionMemo(this.sizer);
+      /** surelyWithinBudget's bound of the history seen so far: later calls bound only the newest messages. */
+      bounds = { count: 0, tokens: 0 };
+      /** Settings of the current configuration; made again after each configuration read. */
+      settings;
+      tools = { key: "", tokens: 0 };
+      system = { text: "", tokens: 0 };
+      reportedError = false;
+      /** Set once `context_with_system` ran: from then on it alone trims (Pi 0.87+). */
+      withSystemSeen = false;
+      /** Estimates of system messages by their JSON: Pi hands a fresh copy on every call. */
+      systemMemo = /* @__PURE__ */ new Map();
+      /** The list the `context` phase of this request saw (0.87+): lets the split skip reading every role. */
+      conversation;
+      /** The last cut recorded in the session (trimKey): a record is appended only when it changes. */
+      recordedKey = "";
+      /** The sizer for Pi's usage reading on a full transcript: system messages counted with their tools. */
+      fullSizer = {
+        tokens: (message, index) => message.role === "system" ? this.systemTokens(message) : this.sizer.tokens(message, index)
+      };
+      later;
+      /** Bumped by every warm-up start and stop: a scheduled step of an older warm-up does nothing. */
+      generation = 0;
+      cancelStep;
+      warm = "none";
+      /** Where the idle-time warm-up is (see WarmUpState). */
+      get warmUp() {
+        return this.warm;
+      }
+      /** Messages estimated so far (sizes found in the caches are not estimated again). */
+      get estimatedMessages() {
+        return this.sizer.estimated;
+      }
+      /** Pi's `session_start` (startup, resume, new, fork, reload): warm the caches for the first request in idle time. */
+      sessionStarted(ctx) {
+        this.stopWarmUp("waiting");
+        const generation = this.generation;
+        this.cancelStep = this.later(() => this.beginWarmUp(generation, ctx), WARM_UP_DELAY_MS);
+      }
+      /** Pi's `session_shutdown` (quit, /reload, /new, /resume, /fork): no work is left scheduled. */
+      shutdown() {
+        this.stopWarmUp("stopped");
+      }
+      stopWarmUp(next) {
+        this.generation++;
+        this.cancelStep?.();
+        this.cancelStep = void 0;
+        this.warm = next;
+      }
+      /** A request came: a warm-up under way stops (the request sizes what is left; the caches hold at every step). */
+      requestBegins() {
+        if (this.warm === "waiting" || this.warm === "sizing") this.stopWarmUp("stopped");
+      }
+      /** The warm-up's first step: the settings, the budget, the history; then sizing, a chunk per turn. */
+      beginWarmUp(generation, ctx) {
+        if (generation !== this.generation) return;
+        this.cancelStep = void 0;
+        try {
+          const { config } = this.setup(ctx);
+          const model = ctx.model();
+          const contextWindow = model?.contextWindow ?? ctx.usageWindow();
+          const history = config.enabled && contextWindow ? ctx.history() : void 0;
+          if (!history || history.length === 0 || !contextWindow) {
+            this.warm = "ready";
+            return;
+          }
+          const system = this.overheadTokens(ctx);
+          const budgetTokens = messageBudget({
+            contextWindow,
+            maxTokens: model?.maxTokens,
+            reserveTokens: config.reserveTokens,
+            safetyMarginTokens: config.safetyMarginTokens,
+            overheadTokens: system
+          });
+          const used = usageBasedTokens(history, this.sizer);
+          const measuredTokens = used === void 0 ? void 0 : used - system;
+          if (surelyWithinBudget(history, { budgetTokens, measuredTokens }, this.bounds)) {
+            this.warm = "ready";
+            return;
+          }
+          this.warm = "sizing";
+          this.sizer.verifyNextPass();
+          this.sizeChunk(generation, ctx, history, 0, { budgetTokens, measuredTokens });
+        } catch {
+          this.warm = "stopped";
+        }
+      }
+      /** Size history[from, from + chunk) at their positions; then the next chunk, or the trim itself. */
+      sizeChunk(generation, ctx, history, from, figures) {
+        if (generation !== this.generation) return;
+        this.cancelStep = void 0;
+        try {
+          const to = Math.min(history.length, from + WARM_UP_CHUNK_MESSAGES);
+          for (let k = from; k < to; k++) this.sizer.tokens(history[k], k);
+          if (to < history.length) {
+            this.cancelStep = this.later(() => this.sizeChunk(generation, ctx, history, to, figures), 0);
+            return;
+          }
+          const { config, shorten } = this.setup(ctx);
+          trimMessages(history, {
+            ...figures,
+            cutStepTokens: config.cutStepTokens,
+            sessionFile: ctx.sessionFile(),
+            sizer: this.sizer,
+            shorten,
+            memo: this.memo
+          });
+          this.sizer.verifyNextPass();
+          this.warm = "ready";
+        } catch {
+          this.warm = "stopped";
+        }
+      }
+      /** A configuration was read (session_start, or first use): settings are made again from it. */
+      configChanged() {
+        this.settings = void 0;
+      }
+      /**
+       * Pi's `context` event: the conversation without system messages. On 0.73 it is the request's only
+       * hook; on 0.87+ `context_with_system` follows with the same message objects, and trims.
+       */
+      context(messages, ctx) {
+        this.requestBegins();
+        if (this.withSystemSeen || ctx.seesSystemMessages()) {
+          this.conversation = messages;
+          return void 0;
+        }
+        return this.whenSized(messages, ctx, false);
+      }
+      /** Pi 0.87+'s `context_with_system` event: the whole transcript, system messages included. */
+      contextWithSystem(messages, ctx) {
+        this.requestBegins();
+        this.withSystemSeen = true;
+        const seen = this.conversation;
+        this.conversation = void 0;
+        return this.whenSized(messages, ctx, true, seen);
+      }
+      systemTokens = (message) => {
+        const key = argumentsJson(message);
+        const hit = this.systemMemo.get(key);
+        if (hit !== void 0) return hit;
+        const tokens = systemMessageTokens(message);
+        if (this.systemMemo.size >= SYSTEM_MEMO_ENTRIES) this.systemMemo.clear();
+        this.systemMemo.set(key, tokens);
+        return tokens;
+      };
+      /**
+       * surelyWithinBudget for a full transcript (context_with_system), with trimTranscript's figures: the
+       * system messages counted in full, the conversation bounded against what is left of the budget.
+       */
+      withinBudget(messages, requestBudget, measured) {
+        let system = 0;
+        const conversation = [];
+        for (const message of messages) {
+          if (message.role === "system") system += this.systemTokens(message);
+          else conversation.push(message);
+        }
+        return surelyWithinBudget(
+          conversation,
+          {
+            budgetTokens: Math.max(0, requestBudget - system),
+            measuredTokens: measured === void 0 ? void 0 : measured - system
+          },
+          this.bounds
+        );
+      }
+      setup(ctx) {
+        if (this.settings) return this.settings;
+        const config = ctx.config();
+        const segment = surfaceFor(config, "transcript.segment");
+        const headShare = segment.headShare;
+        const toolClasses = config.toolArtifacts.toolClasses;
+        let shorten;
+        try {
+          shorten = storedShortening(ctx.store(), headShare, segment, toolClasses);
+        } catch (error) {
+          shorten = { headShare, surface: segment, toolClasses };
+          ctx.notifyOnce(`shortened texts cannot be stored (${String(error)}); they say so`);
+        }
+        this.settings = { config: config.contextTrim, shorten };
+        return this.settings;
+      }
+      /** System prompt and tool definitions: sent with every request, outside the message list. */
+      overheadTokens(ctx) {
+        const prompt = ctx.systemPrompt();
+        if (prompt !== this.system.text) this.system = { text: prompt, tokens: estimateTokens(prompt) };
+        const active = this.options.activeTools();
+        const key = active.join("\n");
+        if (key !== this.tools.key) {
+          const wanted = new Set(active);
+          let tokens = 0;
+          for (const tool2 of this.options.allTools()) {
+            if (!wanted.has(tool2.name)) continue;
+            tokens += toolDeclarationTokens(tool2);
+          }
+          this.tools = { key, tokens };
+        }
+        return this.system.tokens + this.tools.tokens;
+      }
+      /** Synchronous once the fingerprint runs; the first call of a process may wait for it to start. */
+      whenSized(messages, ctx, seesSystem, seen) {
+        if (fingerprintAvailable()) return this.trim(messages, ctx, seesSystem, seen);
+        return fingerprintReady().then((ok) => {
+          if (!ok && !this.reportedError) {
+            this.reportedError = true;
+            ctx.notify(`message sizes are recomputed on every call (${fingerprintError()})`);
+          }
+          return this.trim(messages, ctx, seesSystem, seen);
+        });
+      }
+      /** Record what the trim did, in a session entry the model never sees (the /headroom ledger reads it). */
+      record(ctx, result, messages, systemTokens, budgetTokens) {
+        const key = trimKey(result);
+        const append2 = this.options.record;
+        if (key === this.recordedKey || !append2) return;
+        this.recordedKey = key;
+        const conversation = messages.some((m) => m.role === "system") ? messages.filter((m) => m.role !== "system") : messages;
+        const data = trimRecord(result, conversation, { systemTokens, budgetTokens });
+        try {
+          append2(data);
+        } catch (error) {
+          ctx.notifyOnce(`could not record a trim in the session (${String(error)})`);
+        }
+      }
+      /**
+       * `seesSystem`: the list is the whole transcript, system messages included (context_with_system);
+       * `seen`: the conversation the `context` phase of the same request saw.
+       */
+      trim(messages, ctx, seesSystem, seen) {
+        try {
+          const { config, shorten } = this.setup(ctx);
+          if (!config.enabled) return void 0;
+          const model = ctx.model();
+          const contextWindow = model?.contextWindow ?? ctx.usageWindow();
+          if (!contextWindow) return void 0;
+          const budget2 = (overheadTokens) => messageBudget({
+            contextWindow,
+            maxTokens: model?.maxTokens,
+            reserveTokens: config.reserveTokens,
+            safetyMarginTokens: config.safetyMarginTokens,
+            overheadTokens
+          });
+          const common = {
+            cutStepTokens: config.cutStepTokens,
+            sessionFile: ctx.sessionFile(),
+            sizer: this.sizer,
+            shorten,
+            memo: this.memo
+          };
+          let result;
+          let system;
+          if (seesSystem) {
+            const measuredTokens = usageBasedTokens(messages, this.fullSizer);
+            if (this.withinBudget(messages, budget2(0), measuredTokens)) return void 0;
+            const full = trimTranscript(messages, {
+              ...common,
+              requestBudgetTokens: budget2(0),
+              measuredTokens,
+              systemTokens: this.systemTokens,
+              conversation: seen
+            });
+            result = full;
+            system = full.systemTokens;
+          } else {
+            system = this.overheadTokens(ctx);
+            const used = usageBasedTokens(messages, this.sizer);
+            const budgetTokens = budget2(system);
+            const measuredTokens = used === void 0 ? void 0 : used - system;
+            if (surelyWithinBudget(messages, { budgetTokens, measuredTokens }, this.bounds)) return void 0;
+            result = trimMessages(messages, { ...common, budgetTokens, measuredTokens });
+          }
+          if (!result.trimmed) return void 0;
+          this.record(ctx, result, messages, system, budget2(0));
+          return { messages: result.messages };
+        } catch (error) {
+          if (!this.reportedError) ctx.notify(`left this request untrimmed (${String(error)})`);
+          this.reportedError = true;
+          return void 0;
+        }
+      }
+    };
+  }
+});
+
+// extensions/context-trim/index.ts
+var context_trim_exports = {};
+__export(context_trim_exports, {
+  default: () => contextTrim
+});
+function trimContext(host, ctx) {
+  return {
+    config: () => host.config(ctx),
+    store: () => host.store(),
+    model: () => ctx.model,
+    usageWindow: () => ctx.getContextUsage()?.contextWindow,
+    systemPrompt: () => ctx.getSystemPrompt(),
+    sessionFile: () => ctx.sessionManager.getSessionFile(),
+    seesSystemMessages: () => hostSeesSystemMessages(ctx),
+    history: () => sessionHistory(ctx),
+    notify: (text) => host.notify(ctx, text),
+    notifyOnce: (text) => host.notifyOnce(ctx, text)
+  };
+}
+function contextTrim(pi) {
+  const host = bootExtension(pi, "context-trim");
+  const session = new ContextTrimSession({
+    activeTools: () => pi.getActiveTools(),
+    allTools: () => pi.getAllTools(),
+    // A host without appendEntry (a stand-in of Pi's API) has no session to record in.
+    record: typeof pi.appendEntry === "function" ? (data) => pi.appendEntry(CONTEXT_TRIM_ENTRY, data) : void 0
+  });
+  host.onConfig(() => session.configChanged());
+  pi.on("session_start", (_event, ctx) => session.sessionStarted(trimContext(host, ctx)));
+  pi.on("session_shutdown", () => session.shutdown());
+  onContextWithSystem(
+    pi,
+    (event, ctx) => session.contextWithSystem(event.messages, trimContext(host, ctx))
+  );
+  pi.on("context", (event, ctx) => {
+    const messages = event.messages;
+    return session.context(messages, trimContext(host, ctx));
+  });
+}
+var init_context_trim = __esm({
+  "extensions/context-trim/index.ts"() {
+    "use strict";
+    init_bootstrap();
+    init_details();
+    init_pi_host();
+    init_session();
   }
 });
 
@@ -7467,6 +7598,70 @@ var init_prompt5 = __esm({
       searchBusy: (running, queued) => `The search was not run: ${running} searches are running and ${queued} more are waiting (the most at once); try again when they are done.`
     };
     RECALL_GROUP_SEPARATOR = "--";
+  }
+});
+
+// extensions/shared/text/content.ts
+function contentText(content, images = "marked") {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  const out = [];
+  for (const part of content) {
+    if (!part || typeof part !== "object") continue;
+    const p = part;
+    if (p.type === "text" && typeof p.text === "string") out.push(p.text);
+    else if (p.type === "image" && images === "marked") out.push("[image]");
+  }
+  return out.join("\n");
+}
+var init_content = __esm({
+  "extensions/shared/text/content.ts"() {
+    "use strict";
+  }
+});
+
+// extensions/tool-artifacts/agreement.ts
+function mentionsFailure(summary) {
+  for (const m of summary.matchAll(FAILURE_WORD)) {
+    const before = summary.slice(Math.max(0, m.index - 40), m.index);
+    const after = summary.slice(m.index + m[0].length, m.index + m[0].length + 12);
+    if (NEGATED_BEFORE.test(before) || ZERO_AFTER.test(after)) continue;
+    return true;
+  }
+  return false;
+}
+function scanFoundFailure(lines) {
+  return lines.some((l) => l.kind === "failure" || l.failing);
+}
+function summaryDisagrees(summary, lines) {
+  return scanFoundFailure(lines) && !mentionsFailure(summary);
+}
+var FAILURE_WORD, NEGATED_BEFORE, ZERO_AFTER;
+var init_agreement = __esm({
+  "extensions/tool-artifacts/agreement.ts"() {
+    "use strict";
+    FAILURE_WORD = /\b(?:fail(?:s|ed|ing|ure|ures)?|errors?|errored|exceptions?|panic(?:s|ked)?|fatal|crash(?:es|ed)?|abort(?:s|ed)?|traceback|segfault|segmentation fault|timed? ?out|timeouts?|broken|regressions?|did not (?:pass|succeed|complete)|unsuccessful|non-?zero (?:exit|status|code)|exit(?:ed)? (?:with )?(?:code|status) [1-9]\d*)\b/gi;
+    NEGATED_BEFORE = /(?:\b(?:no|not|never|without|zero|none|nor|free of|0)\b[\s,:-]*(?:\w+[\s,:-]+){0,2}|\b0\s*(?:\w+\s+)?)$/i;
+    ZERO_AFTER = /^\s*[:=]?\s*(?:0\b|none\b|zero\b)/i;
+  }
+});
+
+// extensions/tool-artifacts/classify.ts
+var CLASS_HEAD_SHARE;
+var init_classify = __esm({
+  "extensions/tool-artifacts/classify.ts"() {
+    "use strict";
+    init_surfaces();
+    init_tool_kind();
+    CLASS_HEAD_SHARE = {
+      command: SURFACES["toolArtifacts.stub.command"].headShare,
+      search: SURFACES["toolArtifacts.stub.search"].headShare,
+      listing: SURFACES["toolArtifacts.stub.listing"].headShare,
+      structured: SURFACES["toolArtifacts.stub.structured"].headShare,
+      web: SURFACES["toolArtifacts.stub.web"].headShare,
+      file: SURFACES["toolArtifacts.stub.file"].headShare,
+      unknown: SURFACES["toolArtifacts.stub.unknown"].headShare
+    };
   }
 });
 
@@ -8242,12 +8437,37 @@ function resolveForRecall(store, id) {
   const failure = explainResolveFailure(id, listStoreEntries(store.dirFor(TOOL_OUTPUT_KIND)));
   return { ok: false, error: resolveFailureText(id, failure) };
 }
+async function recallArtifact(store, params, surface, signal) {
+  const valid2 = validateRecall(params);
+  if (!valid2.ok) throw new Error(valid2.error);
+  const id = params.id.trim().toLowerCase();
+  const resolved = resolveForRecall(store, id);
+  if (!resolved.ok) throw new Error(resolved.error);
+  let answer;
+  if (params.pattern !== void 0) {
+    const compiled = compilePattern(params.pattern, params.ignoreCase === true);
+    if (!compiled.ok) throw new Error(compiled.error);
+    answer = await searchStored(resolved.path, id, params.pattern, compiled.regex, params.context ?? 0, {
+      signal,
+      offset: params.offset
+    });
+  } else answer = pageStored(resolved.path, id, params.offset, params.limit);
+  if (!answer.ok) throw new Error(answer.error);
+  const projection = await project(answer.text, surface, { sink: store.asyncSink(TOOL_OUTPUT_KIND) });
+  const artifacts = [resolved.path];
+  if (projection.artifact?.ok) artifacts.push(projection.artifact.path);
+  return {
+    content: [{ type: "text", text: projection.text }],
+    details: { headroom: headroomDetails({ artifacts }), id, sha256: resolved.sha256 }
+  };
+}
 var import_node_fs8, import_node_path8, RECALL_DEFAULT_LIMIT_LINES, RECALL_MAX_PATTERN_CHARS, RECALL_MAX_MATCHES, RECALL_MAX_CONTEXT_LINES, ARTIFACT_ID_PATTERN, RECALL_PAGE_MAX_CHARS, RECENT_IDS_SHOWN, RECENT_SAMPLE, RECENT_IDS_SCAN_LIMIT, ARTIFACT_FILE;
 var init_recall = __esm({
   "extensions/tool-artifacts/recall.ts"() {
     "use strict";
     import_node_fs8 = require("node:fs");
     import_node_path8 = require("node:path");
+    init_details();
     init_projection();
     init_surfaces();
     init_artifacts();
@@ -8265,6 +8485,186 @@ var init_recall = __esm({
     RECENT_SAMPLE = { separator: ", ", more: () => "" };
     RECENT_IDS_SCAN_LIMIT = 2e3;
     ARTIFACT_FILE = /^[0-9a-f]{64}\.txt$/;
+  }
+});
+
+// extensions/tool-artifacts/turn.ts
+function planTurnCap(items, capChars, stubChars) {
+  const cost = (item) => item.forced && !item.fixed ? Math.min(item.chars, stubChars) : item.chars;
+  let total = items.reduce((sum, item) => sum + cost(item), 0);
+  const candidates = items.map((item, index) => ({ item, index })).filter(({ item }) => item.eligible && !item.fixed && !item.forced && item.chars > stubChars).sort((a, b) => b.item.chars - a.item.chars || a.index - b.index);
+  const moved = [];
+  for (const { item } of candidates) {
+    if (total <= capChars) break;
+    moved.push(item.id);
+    total -= item.chars - stubChars;
+  }
+  return { moved, totalChars: total, fits: total <= capChars };
+}
+var BATCH_WAIT_LIMIT_MS, TurnBatch;
+var init_turn = __esm({
+  "extensions/tool-artifacts/turn.ts"() {
+    "use strict";
+    BATCH_WAIT_LIMIT_MS = 10 * 6e4;
+    TurnBatch = class {
+      constructor(capChars, stubChars, waitLimitMs = BATCH_WAIT_LIMIT_MS) {
+        this.capChars = capChars;
+        this.stubChars = stubChars;
+        this.waitLimitMs = waitLimitMs;
+      }
+      capChars;
+      stubChars;
+      waitLimitMs;
+      members = /* @__PURE__ */ new Map();
+      waiters = [];
+      timer;
+      /** A call that will (normally) produce a `tool_result`. */
+      register(id) {
+        if (this.members.has(id)) return;
+        this.members.set(id, {
+          state: "pending",
+          item: { id, chars: 0, fixed: false, forced: false, eligible: false }
+        });
+      }
+      /** A call's result is here. Resolves when every registered call has arrived or ended. */
+      arrive(item, signal) {
+        const member = this.members.get(item.id);
+        const next = { state: "arrived", item: { ...item, fixed: false } };
+        if (member) Object.assign(member, next);
+        else this.members.set(item.id, next);
+        const promise = new Promise((resolve9) => {
+          this.waiters.push({ id: item.id, resolve: resolve9 });
+        });
+        signal?.addEventListener("abort", () => this.release(), { once: true });
+        if (signal?.aborted) this.release();
+        else this.releaseIfComplete();
+        if (this.waiters.length > 0 && !this.timer) {
+          this.timer = setTimeout(() => this.release(), this.waitLimitMs);
+          this.timer.unref?.();
+        }
+        return promise;
+      }
+      /** A call ended; when it never arrived it will not, so it no longer holds the batch. */
+      ended(id, chars) {
+        const member = this.members.get(id);
+        if (member?.state !== "pending") return;
+        member.state = "ended";
+        member.item = { id, chars, fixed: true, forced: false, eligible: false };
+        this.releaseIfComplete();
+      }
+      /** The result's final size (stub or verbatim); later decisions count it as fixed. */
+      finalize(id, chars) {
+        const member = this.members.get(id);
+        if (!member) return;
+        member.item = { ...member.item, chars, fixed: true, forced: false };
+      }
+      /** Ids registered but neither arrived nor ended. */
+      pendingIds() {
+        return [...this.members.entries()].filter(([, m]) => m.state === "pending").map(([id]) => id);
+      }
+      releaseIfComplete() {
+        if (this.pendingIds().length === 0) this.release();
+      }
+      /** Decide for everyone waiting, from what is known now (pending calls count as empty). */
+      release() {
+        if (this.waiters.length === 0) return;
+        if (this.timer) clearTimeout(this.timer);
+        this.timer = void 0;
+        const items = [...this.members.values()].filter((m) => m.state !== "pending").map((m) => m.item);
+        const plan = planTurnCap(items, this.capChars, this.stubChars);
+        const moved = new Set(plan.moved);
+        const waiters = this.waiters;
+        this.waiters = [];
+        for (const w of waiters) w.resolve(moved.has(w.id));
+      }
+    };
+  }
+});
+
+// extensions/tool-artifacts/session.ts
+function isNested(event) {
+  return typeof event.parentToolCallId === "string";
+}
+function newBatch(cfg) {
+  return new TurnBatch(cfg.turnCapChars, turnStubChars(cfg));
+}
+var ToolArtifactsSession;
+var init_session2 = __esm({
+  "extensions/tool-artifacts/session.ts"() {
+    "use strict";
+    init_artifacts();
+    init_turn();
+    ToolArtifactsSession = class {
+      /** The current turn's batch: every call prepared in it registers here (made at the first call if no turn_start). */
+      batch;
+      /** The batch each tool call of this turn registered with. */
+      batchOf = /* @__PURE__ */ new Map();
+      /** Stubs already made, by tool call id: a stub once sent never changes. */
+      stubs = /* @__PURE__ */ new Map();
+      /** session_start (startup, /new, /resume, /fork, /reload): stubs of another session do not apply. */
+      sessionStarted() {
+        this.stubs.clear();
+      }
+      /** turn_start: a new batch for the calls of this turn. */
+      turnStarted(ctx) {
+        this.batch = newBatch(ctx.config());
+        this.batchOf.clear();
+      }
+      /** tool_call: every prepared call passes here before any call of the turn runs (parallel mode): the batch. */
+      toolCalled(call, ctx) {
+        const cfg = ctx.config();
+        if (!cfg.enabled || isNested(call)) return;
+        this.batch ??= newBatch(cfg);
+        this.batch.register(call.toolCallId);
+        this.batchOf.set(call.toolCallId, this.batch);
+      }
+      /** tool_execution_end: a call that ended without reaching tool_result no longer holds its batch. */
+      toolExecutionEnded(end) {
+        this.batchOf.get(end.toolCallId)?.ended(end.toolCallId, resultText(end.result?.content).length);
+      }
+      /**
+       * tool_result: the stub replacing an output over its threshold or moved by the turn's cap (waiting
+       * for the rest of the batch first); undefined leaves the result as it is. A result seen again gets
+       * the same stub.
+       */
+      async toolResult(result, ctx) {
+        const cfg = ctx.config();
+        const st = ctx.store();
+        if (!cfg.enabled || isNested(result)) return;
+        const cached = this.stubs.get(result.toolCallId);
+        if (cached) return cached;
+        const text = resultText(result.content);
+        const threshold = thresholdFor(result.toolName, cfg);
+        const passThrough = isPassThrough(text, result.details) || readsStoredArtifact(result.toolName, result.input, ctx.cwd, st.root);
+        const limit = threshold === false ? Number.POSITIVE_INFINITY : threshold;
+        const eligible = !passThrough && threshold !== false && text.length > 0;
+        const forced = eligible && Math.max(text.length, cutOutputBytes(result.details)) > limit;
+        const owner = this.batchOf.get(result.toolCallId) ?? this.batch ?? newBatch(cfg);
+        const moved = await owner.arrive({ id: result.toolCallId, chars: text.length, forced, eligible }, ctx.signal);
+        if (!forced && !moved) {
+          owner.finalize(result.toolCallId, text.length);
+          return;
+        }
+        const deps = { store: st, config: cfg, ...ctx.summary(cfg) };
+        const built = await buildStub(
+          {
+            toolName: result.toolName,
+            toolCallId: result.toolCallId,
+            input: result.input,
+            content: result.content,
+            details: result.details,
+            isError: result.isError
+          },
+          text,
+          deps
+        );
+        if ("notStored" in built) ctx.warn(`could not store a ${result.toolName} result: ${built.notStored}`);
+        owner.finalize(result.toolCallId, built.text.length);
+        const patch = { content: built.content, details: built.details };
+        this.stubs.set(result.toolCallId, patch);
+        return patch;
+      }
+    };
   }
 });
 
@@ -8370,99 +8770,6 @@ var init_summary = __esm({
   }
 });
 
-// extensions/tool-artifacts/turn.ts
-function planTurnCap(items, capChars, stubChars) {
-  const cost = (item) => item.forced && !item.fixed ? Math.min(item.chars, stubChars) : item.chars;
-  let total = items.reduce((sum, item) => sum + cost(item), 0);
-  const candidates = items.map((item, index) => ({ item, index })).filter(({ item }) => item.eligible && !item.fixed && !item.forced && item.chars > stubChars).sort((a, b) => b.item.chars - a.item.chars || a.index - b.index);
-  const moved = [];
-  for (const { item } of candidates) {
-    if (total <= capChars) break;
-    moved.push(item.id);
-    total -= item.chars - stubChars;
-  }
-  return { moved, totalChars: total, fits: total <= capChars };
-}
-var BATCH_WAIT_LIMIT_MS, TurnBatch;
-var init_turn = __esm({
-  "extensions/tool-artifacts/turn.ts"() {
-    "use strict";
-    BATCH_WAIT_LIMIT_MS = 10 * 6e4;
-    TurnBatch = class {
-      constructor(capChars, stubChars, waitLimitMs = BATCH_WAIT_LIMIT_MS) {
-        this.capChars = capChars;
-        this.stubChars = stubChars;
-        this.waitLimitMs = waitLimitMs;
-      }
-      capChars;
-      stubChars;
-      waitLimitMs;
-      members = /* @__PURE__ */ new Map();
-      waiters = [];
-      timer;
-      /** A call that will (normally) produce a `tool_result`. */
-      register(id) {
-        if (this.members.has(id)) return;
-        this.members.set(id, {
-          state: "pending",
-          item: { id, chars: 0, fixed: false, forced: false, eligible: false }
-        });
-      }
-      /** A call's result is here. Resolves when every registered call has arrived or ended. */
-      arrive(item, signal) {
-        const member = this.members.get(item.id);
-        const next = { state: "arrived", item: { ...item, fixed: false } };
-        if (member) Object.assign(member, next);
-        else this.members.set(item.id, next);
-        const promise = new Promise((resolve9) => {
-          this.waiters.push({ id: item.id, resolve: resolve9 });
-        });
-        signal?.addEventListener("abort", () => this.release(), { once: true });
-        if (signal?.aborted) this.release();
-        else this.releaseIfComplete();
-        if (this.waiters.length > 0 && !this.timer) {
-          this.timer = setTimeout(() => this.release(), this.waitLimitMs);
-          this.timer.unref?.();
-        }
-        return promise;
-      }
-      /** A call ended; when it never arrived it will not, so it no longer holds the batch. */
-      ended(id, chars) {
-        const member = this.members.get(id);
-        if (member?.state !== "pending") return;
-        member.state = "ended";
-        member.item = { id, chars, fixed: true, forced: false, eligible: false };
-        this.releaseIfComplete();
-      }
-      /** The result's final size (stub or verbatim); later decisions count it as fixed. */
-      finalize(id, chars) {
-        const member = this.members.get(id);
-        if (!member) return;
-        member.item = { ...member.item, chars, fixed: true, forced: false };
-      }
-      /** Ids registered but neither arrived nor ended. */
-      pendingIds() {
-        return [...this.members.entries()].filter(([, m]) => m.state === "pending").map(([id]) => id);
-      }
-      releaseIfComplete() {
-        if (this.pendingIds().length === 0) this.release();
-      }
-      /** Decide for everyone waiting, from what is known now (pending calls count as empty). */
-      release() {
-        if (this.waiters.length === 0) return;
-        if (this.timer) clearTimeout(this.timer);
-        this.timer = void 0;
-        const items = [...this.members.values()].filter((m) => m.state !== "pending").map((m) => m.item);
-        const plan = planTurnCap(items, this.capChars, this.stubChars);
-        const moved = new Set(plan.moved);
-        const waiters = this.waiters;
-        this.waiters = [];
-        for (const w of waiters) w.resolve(moved.has(w.id));
-      }
-    };
-  }
-});
-
 // extensions/tool-artifacts/index.ts
 var tool_artifacts_exports = {};
 __export(tool_artifacts_exports, {
@@ -8470,76 +8777,30 @@ __export(tool_artifacts_exports, {
 });
 function toolArtifacts(pi) {
   const host = bootExtension(pi, "tool-artifacts");
-  let batch;
-  const batchOf = /* @__PURE__ */ new Map();
-  const stubs = /* @__PURE__ */ new Map();
+  const session = new ToolArtifactsSession();
   const warn = (ctx, message) => host.notifyOnce(ctx, message);
-  const setup = (ctx) => ({
-    config: { ...host.config(ctx).toolArtifacts, surfaces: host.config(ctx).surfaces },
-    store: host.store()
+  const contextOf2 = (ctx) => ({
+    config: () => ({ ...host.config(ctx).toolArtifacts, surfaces: host.config(ctx).surfaces }),
+    store: () => host.store(),
+    cwd: ctx.cwd,
+    signal: ctx.signal,
+    summary: (cfg) => summaryDeps(cfg, ctx),
+    warn: (message) => warn(ctx, message)
   });
-  const newBatch = (cfg) => new TurnBatch(cfg.turnCapChars, turnStubChars(cfg));
   pi.on("session_start", (_event, ctx) => {
-    stubs.clear();
+    session.sessionStarted();
     settleDeferredTools(pi, [RECALL_TOOL_NAME], host.config(ctx).exposure.deferRareTools);
   });
-  pi.on("turn_start", (_event, ctx) => {
-    batch = newBatch(setup(ctx).config);
-    batchOf.clear();
-  });
-  pi.on("tool_call", (event, ctx) => {
-    const cfg = setup(ctx).config;
-    if (!cfg.enabled || isNested(event)) return;
-    batch ??= newBatch(cfg);
-    batch.register(event.toolCallId);
-    batchOf.set(event.toolCallId, batch);
-  });
-  pi.on("tool_execution_end", (event) => {
-    const owner = batchOf.get(event.toolCallId);
-    owner?.ended(event.toolCallId, resultText(event.result?.content).length);
-  });
-  pi.on("tool_result", async (event, ctx) => {
-    const { config: cfg, store: st } = setup(ctx);
-    if (!cfg.enabled || isNested(event)) return;
-    const cached = stubs.get(event.toolCallId);
-    if (cached) return cached;
-    const text = resultText(event.content);
-    const threshold = thresholdFor(event.toolName, cfg);
-    const passThrough = isPassThrough(text, event.details) || readsStoredArtifact(event.toolName, event.input, ctx.cwd, st.root);
-    const limit = threshold === false ? Number.POSITIVE_INFINITY : threshold;
-    const eligible = !passThrough && threshold !== false && text.length > 0;
-    const forced = eligible && Math.max(text.length, cutOutputBytes(event.details)) > limit;
-    const owner = batchOf.get(event.toolCallId) ?? batch ?? newBatch(cfg);
-    const moved = await owner.arrive({ id: event.toolCallId, chars: text.length, forced, eligible }, ctx.signal);
-    if (!forced && !moved) {
-      owner.finalize(event.toolCallId, text.length);
-      return;
-    }
-    const deps = { store: st, config: cfg, ...summaryDeps(cfg, ctx) };
-    const built = await buildStub(
-      {
-        toolName: event.toolName,
-        toolCallId: event.toolCallId,
-        input: event.input,
-        content: event.content,
-        details: event.details,
-        isError: event.isError
-      },
-      text,
-      deps
-    );
-    if ("notStored" in built) warn(ctx, `could not store a ${event.toolName} result: ${built.notStored}`);
-    owner.finalize(event.toolCallId, built.text.length);
-    const patch = { content: built.content, details: built.details };
-    stubs.set(event.toolCallId, patch);
-    return patch;
-  });
+  pi.on("turn_start", (_event, ctx) => session.turnStarted(contextOf2(ctx)));
+  pi.on("tool_call", (event, ctx) => session.toolCalled(event, contextOf2(ctx)));
+  pi.on("tool_execution_end", (event) => session.toolExecutionEnded(event));
+  pi.on("tool_result", (event, ctx) => session.toolResult(event, contextOf2(ctx)));
   const summaryDeps = (cfg, ctx) => {
     if (!cfg.summary.enabled) return {};
-    const session = ctx.model ? { provider: ctx.model.provider, id: ctx.model.id } : void 0;
+    const session2 = ctx.model ? { provider: ctx.model.provider, id: ctx.model.id } : void 0;
     const choice = chooseSummaryModel({
       configured: cfg.summary.model,
-      session,
+      session: session2,
       available: ctx.modelRegistry.getAvailable().map((m) => ({ provider: m.provider, id: m.id }))
     });
     if ("error" in choice) {
@@ -8579,37 +8840,8 @@ function toolArtifacts(pi) {
       context: import_typebox.Type.Optional(import_typebox.Type.Integer({ minimum: 0, maximum: 20, description: RECALL_PARAMS.context })),
       ignoreCase: import_typebox.Type.Optional(import_typebox.Type.Boolean({ description: RECALL_PARAMS.ignoreCase }))
     }),
-    async execute(_toolCallId, params, signal, _onUpdate, ctx) {
-      const { store: st } = setup(ctx);
-      const valid2 = validateRecall(params);
-      if (!valid2.ok) throw new Error(valid2.error);
-      const id = params.id.trim().toLowerCase();
-      const resolved = resolveForRecall(st, id);
-      if (!resolved.ok) throw new Error(resolved.error);
-      let answer;
-      if (params.pattern !== void 0) {
-        const compiled = compilePattern(params.pattern, params.ignoreCase === true);
-        if (!compiled.ok) throw new Error(compiled.error);
-        answer = await searchStored(resolved.path, id, params.pattern, compiled.regex, params.context ?? 0, {
-          signal: signal ?? void 0,
-          offset: params.offset
-        });
-      } else answer = pageStored(resolved.path, id, params.offset, params.limit);
-      if (!answer.ok) throw new Error(answer.error);
-      const projection = await project(answer.text, surfaceFor(host.config(ctx), "toolArtifacts.recall"), {
-        sink: st.asyncSink(TOOL_OUTPUT_KIND)
-      });
-      const artifacts = [resolved.path];
-      if (projection.artifact?.ok) artifacts.push(projection.artifact.path);
-      return {
-        content: [{ type: "text", text: projection.text }],
-        details: { headroom: headroomDetails({ artifacts }), id, sha256: resolved.sha256 }
-      };
-    }
+    execute: async (_toolCallId, params, signal, _onUpdate, ctx) => recallArtifact(host.store(), params, surfaceFor(host.config(ctx), "toolArtifacts.recall"), signal ?? void 0)
   });
-}
-function isNested(event) {
-  return typeof event.parentToolCallId === "string";
 }
 var import_typebox;
 var init_tool_artifacts = __esm({
@@ -8618,14 +8850,11 @@ var init_tool_artifacts = __esm({
     import_typebox = require("typebox");
     init_bootstrap();
     init_config();
-    init_details();
     init_pi_host();
-    init_projection();
-    init_artifacts();
     init_prompt5();
     init_recall();
+    init_session2();
     init_summary();
-    init_turn();
   }
 });
 
@@ -12464,7 +12693,7 @@ function safePackageDir() {
   }
 }
 var import_node_path14, PiSdk2;
-var init_session = __esm({
+var init_session3 = __esm({
   "extensions/subagents/children/session.ts"() {
     "use strict";
     import_node_path14 = require("node:path");
@@ -14977,7 +15206,7 @@ var init_session_state = __esm({
     init_config();
     init_loader();
     init_home();
-    init_session();
+    init_session3();
   }
 });
 
@@ -14995,7 +15224,7 @@ var init_lifecycle = __esm({
     init_prune_worktrees();
     init_spawn_checkable();
     init_home();
-    init_session();
+    init_session3();
     init_delivery();
     init_persistence();
     init_record_checks();
@@ -16027,59 +16256,6 @@ var init_subagents = __esm({
   }
 });
 
-// extensions/handoff/details.ts
-function isHandoffDetails(details) {
-  return Boolean(details) && typeof details === "object" && details.kind === "headroom-handoff";
-}
-function summarizationIndex(lastInProcess, highestOnDisk, entries) {
-  let max = Math.max(0, lastInProcess, highestOnDisk);
-  for (const e of entries) {
-    if (e.type === "compaction" && isHandoffDetails(e.details) && Number.isInteger(e.details.index)) {
-      max = Math.max(max, e.details.index);
-    }
-  }
-  return max + 1;
-}
-function buildDetails(outcome, applied) {
-  return {
-    kind: "headroom-handoff",
-    version: 1,
-    index: applied.index,
-    outcome: outcome.kind,
-    staged: applied.staged,
-    model: applied.model,
-    trajectoryDir: applied.trajectoryDir,
-    trajectories: applied.trajectories,
-    errors: outcome.errors,
-    calls: outcome.records.map((r) => ({
-      step: r.step,
-      durationMs: Math.round(r.durationMs),
-      inputTokens: r.reply ? r.reply.usage.input + r.reply.usage.cacheRead : 0,
-      outputTokens: r.reply?.usage.output ?? 0,
-      ok: Boolean(r.reply),
-      ...r.reask ? { reask: true } : {}
-    })),
-    usage: outcomeUsage(outcome),
-    ...outcome.questionCheck ? { questions: outcome.questionCheck } : {},
-    transcriptOmittedBytes: applied.transcriptOmittedBytes,
-    taskOmittedBytes: applied.taskOmittedBytes
-  };
-}
-function outcomeUsage(outcome) {
-  let total = { ...NO_USAGE };
-  for (const r of outcome.records) {
-    if (!r.reply) continue;
-    total = addUsage(total, { ...r.reply.usage, calls: 1 });
-  }
-  return total;
-}
-var init_details2 = __esm({
-  "extensions/handoff/details.ts"() {
-    "use strict";
-    init_model_usage();
-  }
-});
-
 // extensions/handoff/prompt.ts
 function summaryInstruction(task, previousSummary, focus) {
   const earlier = previousSummary ? `
@@ -16257,6 +16433,59 @@ var init_model_ref = __esm({
     init_surfaces();
     init_prompt6();
     MAX_LISTED_MODELS = SURFACES["handoff.modelList"].maxLines - 1;
+  }
+});
+
+// extensions/handoff/details.ts
+function isHandoffDetails(details) {
+  return Boolean(details) && typeof details === "object" && details.kind === "headroom-handoff";
+}
+function summarizationIndex(lastInProcess, highestOnDisk, entries) {
+  let max = Math.max(0, lastInProcess, highestOnDisk);
+  for (const e of entries) {
+    if (e.type === "compaction" && isHandoffDetails(e.details) && Number.isInteger(e.details.index)) {
+      max = Math.max(max, e.details.index);
+    }
+  }
+  return max + 1;
+}
+function buildDetails(outcome, applied) {
+  return {
+    kind: "headroom-handoff",
+    version: 1,
+    index: applied.index,
+    outcome: outcome.kind,
+    staged: applied.staged,
+    model: applied.model,
+    trajectoryDir: applied.trajectoryDir,
+    trajectories: applied.trajectories,
+    errors: outcome.errors,
+    calls: outcome.records.map((r) => ({
+      step: r.step,
+      durationMs: Math.round(r.durationMs),
+      inputTokens: r.reply ? r.reply.usage.input + r.reply.usage.cacheRead : 0,
+      outputTokens: r.reply?.usage.output ?? 0,
+      ok: Boolean(r.reply),
+      ...r.reask ? { reask: true } : {}
+    })),
+    usage: outcomeUsage(outcome),
+    ...outcome.questionCheck ? { questions: outcome.questionCheck } : {},
+    transcriptOmittedBytes: applied.transcriptOmittedBytes,
+    taskOmittedBytes: applied.taskOmittedBytes
+  };
+}
+function outcomeUsage(outcome) {
+  let total = { ...NO_USAGE };
+  for (const r of outcome.records) {
+    if (!r.reply) continue;
+    total = addUsage(total, { ...r.reply.usage, calls: 1 });
+  }
+  return total;
+}
+var init_details2 = __esm({
+  "extensions/handoff/details.ts"() {
+    "use strict";
+    init_model_usage();
   }
 });
 
@@ -16489,7 +16718,7 @@ function messageBlock(message, pieceLimits = {}, sink) {
     headShare: pieceLimits.headShare ?? own.piece?.headShare,
     sink
   }).text;
-  const cutOutput = (text, log2) => shortenOutput(text, own.toolResult ?? "handoff.toolResult", log2, {
+  const cutOutput = (text, log) => shortenOutput(text, own.toolResult ?? "handoff.toolResult", log, {
     maxBytes: pieceLimits.maxBytes,
     maxLines: pieceLimits.maxLines,
     sink
@@ -16512,8 +16741,8 @@ function messageBlock(message, pieceLimits = {}, sink) {
     }
     case "toolResult": {
       const label2 = L.toolResult(message.toolName ?? "tool", Boolean(message.isError));
-      const log2 = isLogResult(message, pieceLimits.toolClasses);
-      return `${label2}: ${cutOutput(contentText(message.content) || NO_TEXT, log2)}`;
+      const log = isLogResult(message, pieceLimits.toolClasses);
+      return `${label2}: ${cutOutput(contentText(message.content) || NO_TEXT, log)}`;
     }
     case "bashExecution": {
       if (message.excludeFromContext) return "";
@@ -16533,8 +16762,8 @@ ${cutOutput(message.output ?? "", true)}`;
 function isLogResult(message, toolClasses) {
   return isLogOutput({ toolName: message.toolName ?? "tool", isError: message.isError, overrides: toolClasses });
 }
-function shortenOutput(text, surface, log2, options) {
-  return log2 ? projectLog(text, surface, options) : project(text, surface, options);
+function shortenOutput(text, surface, log, options) {
+  return log ? projectLog(text, surface, options) : project(text, surface, options);
 }
 function serializeHistory(messages, opts) {
   const blocks = messages.map((m) => messageBlock(m, opts.pieceLimits, opts.sink));
@@ -16550,7 +16779,7 @@ function serializeHistory(messages, opts) {
 }
 function currentState(messages, limits = {}, sink, surface = "handoff.currentState") {
   const { maxBytes, maxLines, headShare } = limits;
-  const cut2 = (text, log2 = false) => shortenOutput(text, surface, log2, { maxBytes, maxLines, headShare, sink }).text;
+  const cut2 = (text, log = false) => shortenOutput(text, surface, log, { maxBytes, maxLines, headShare, sink }).text;
   const results = [];
   let assistant;
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -16965,7 +17194,7 @@ function handoffSurfaces(config) {
     transcript: surfaceFor(config, "handoff.transcript")
   };
 }
-async function computeHandoff(resolved, settings, input, signal, log2) {
+async function computeHandoff(resolved, settings, input, signal, log) {
   const model = resolved.model;
   const cfg = settings.handoff;
   const headShare = settings.headShare;
@@ -17009,12 +17238,12 @@ async function computeHandoff(resolved, settings, input, signal, log2) {
     input.summaryOnly === true
   );
   if (outcome.kind === "failed" || !outcome.text) {
-    if (!outcome.aborted) log2(LOG.summaryFailed(outcome.errors.join("; ")));
+    if (!outcome.aborted) log(LOG.summaryFailed(outcome.errors.join("; ")));
     return void 0;
   }
-  for (const e of outcome.errors) log2(LOG.followUpFailed(e.split(":")[0] ?? "", e));
+  for (const e of outcome.errors) log(LOG.followUpFailed(e.split(":")[0] ?? "", e));
   const check = outcome.questionCheck;
-  if (check?.shortfall) log2(LOG.questionsShortfall(check.count, check.required));
+  if (check?.shortfall) log(LOG.questionsShortfall(check.count, check.required));
   return {
     outcome: { ...outcome, kind: outcome.kind, text: outcome.text },
     modelName: `${model.provider}/${model.id}`,
@@ -17040,7 +17269,7 @@ function transcriptLocation(ctx) {
   const { dir } = sessionTarget(ctx);
   return { sessionFile: ctx.sessionManager.getSessionFile() || void 0, trajectoryDir: dir };
 }
-function applyHandoff(ctx, computed, lastIndex, log2) {
+function applyHandoff(ctx, computed, lastIndex, log) {
   const { sessionId, dir, target } = sessionTarget(ctx);
   const index = summarizationIndex(lastIndex, highestIndexIn(dir), ctx.sessionManager.getEntries());
   let trajectories = [];
@@ -17058,10 +17287,10 @@ function applyHandoff(ctx, computed, lastIndex, log2) {
       computed.outcome
     );
     const written = writeTrajectories(target, files);
-    for (const w of written) if (!w.ok) log2(LOG.trajectoryFailed(w.error));
+    for (const w of written) if (!w.ok) log(LOG.trajectoryFailed(w.error));
     trajectories = written.flatMap((w) => w.ok ? [{ path: w.path, label: w.label }] : []);
   } catch (error) {
-    log2(LOG.trajectoryFailed(error instanceof Error ? error.message : String(error)));
+    log(LOG.trajectoryFailed(error instanceof Error ? error.message : String(error)));
   }
   return {
     text: computed.outcome.text,
@@ -17151,10 +17380,10 @@ function keepAfterStaging(entries, stagedLeafId, fallbackId) {
   if (after.length === 0) return { usable: true, firstKeptEntryId: fallbackId, arrivedAfter: 0 };
   return { usable: true, firstKeptEntryId: after[0].id, arrivedAfter: after.length };
 }
-function shouldResume(mode, lastStopReason) {
+function shouldResume(mode, lastStopReason2) {
   if (mode === "never") return false;
-  if (mode === "always") return lastStopReason !== "aborted";
-  return lastStopReason === "toolUse" || lastStopReason === "length" || lastStopReason === "error";
+  if (mode === "always") return lastStopReason2 !== "aborted";
+  return lastStopReason2 === "toolUse" || lastStopReason2 === "length" || lastStopReason2 === "error";
 }
 var MAX_MARGIN_SHARE2, GROWTH_WINDOW_TURNS, MAX_STALE_SHARE, HandoffStager, MAX_READINGS, ProbeObserver;
 var init_probe = __esm({
@@ -17260,6 +17489,255 @@ var init_probe = __esm({
   }
 });
 
+// extensions/handoff/session.ts
+function lastStopReason(messages) {
+  const last = [...messages].reverse().find((m) => m.role === "assistant");
+  return last?.stopReason;
+}
+var APPLY_DELAY_MS, APPLY_RETRY_MS, APPLY_TRIES, HandoffSession;
+var init_session4 = __esm({
+  "extensions/handoff/session.ts"() {
+    "use strict";
+    init_model_usage();
+    init_details2();
+    init_probe();
+    init_prompt6();
+    init_serialize();
+    APPLY_DELAY_MS = 200;
+    APPLY_RETRY_MS = 100;
+    APPLY_TRIES = 50;
+    HandoffSession = class {
+      constructor(options) {
+        this.options = options;
+      }
+      options;
+      /** Holds a computed (not yet applied) handoff: applying it is what takes an index and writes files. */
+      stager = new HandoffStager();
+      /** Context growth, turn times and handoff durations that size the probe's margin. */
+      observer = new ProbeObserver();
+      /** Pi's effective compaction settings per "provider/id": its settings files, then each compaction's own. */
+      piSettings = /* @__PURE__ */ new Map();
+      /** Highest summarization index applied in this process (files and entries are checked too). */
+      lastIndex = 0;
+      /** The configured model already warned about as not found (one warning per value, not per handoff). */
+      warnedModel;
+      stopReason;
+      runActive = false;
+      /** agent_end events seen: a newer one supersedes the older one's idleness polling. */
+      agentEnds = 0;
+      /** Compactions Pi started (session_before_compact): one after agent_end means Pi took the staged handoff. */
+      compactionsStarted = 0;
+      /** True from ctx.compact() until it completes or fails: one application at a time. */
+      applying = false;
+      turnStartedAt;
+      /** Whether a handoff is staged or being staged ("idle" when none). */
+      get phase() {
+        return this.stager.phase;
+      }
+      /** session_before_compact: the staged handoff if still usable, else one computed now; undefined lets Pi compact. */
+      async beforeCompact(request, ctx) {
+        this.compactionsStarted++;
+        const { branch, signal, reason, tokensBefore } = request;
+        if (request.effectiveSettings) this.piSettings.set(ctx.modelKey(), request.effectiveSettings);
+        this.observer.compacted();
+        if (!ctx.settings().handoff.enabled) {
+          this.stager.reset();
+          return;
+        }
+        const focus = request.customInstructions?.trim() ? request.customInstructions : void 0;
+        const plan = compactionPlan(reason, this.stager.phase, focus !== void 0);
+        if (plan !== "use-staged") this.stager.reset();
+        if (plan === "use-staged") {
+          const staged = await this.stager.take(signal);
+          if (signal.aborted) return;
+          if (staged) {
+            const bound = this.staleAfter(ctx, ctx.usage()?.contextWindow);
+            const arrived = tokensBefore - staged.tokens;
+            const keep = keepAfterStaging(branch, staged.leafId, request.firstKeptEntryId);
+            if (arrived > bound) ctx.log(LOG.staleDropped(arrived, bound));
+            else if (keep.usable) return this.answer(ctx, staged.result, keep.firstKeptEntryId, tokensBefore);
+          }
+        }
+        const computed = await this.compute(
+          ctx,
+          {
+            messages: [...request.messagesToSummarize, ...request.turnPrefixMessages],
+            previousSummary: request.previousSummary,
+            branch,
+            staged: false,
+            // An overflow retry is waiting: one call, not three (see compactionPlan).
+            summaryOnly: reason === "overflow" && focus === void 0,
+            focus,
+            location: ctx.location()
+          },
+          signal
+        );
+        if (!computed || signal.aborted) return;
+        return this.answer(ctx, computed, request.firstKeptEntryId, tokensBefore);
+      }
+      /** Pi 1.x's session_compact_failed: a compaction failed or was aborted. Nothing half-staged may survive it. */
+      compactFailed(failure, ctx) {
+        this.stager.reset();
+        this.applying = false;
+        ctx.log(LOG.piCompactFailed(failure.reason ?? "automatic", failure.errorMessage, failure.aborted === true));
+      }
+      /** turn_start: the turn's wall time is measured from here. */
+      turnStarted() {
+        this.turnStartedAt = Date.now();
+      }
+      /** turn_end: the probe. Stage the handoff in the background when free context runs low. */
+      turnEnded(ctx) {
+        const cfg = ctx.settings().handoff;
+        const usage = ctx.usage();
+        const started = this.turnStartedAt;
+        this.observer.turnEnded(usage?.tokens, started === void 0 ? void 0 : Date.now() - started);
+        if (!cfg.enabled || !cfg.probe.enabled || !usage) return;
+        const state = this.stager.state();
+        if (state.phase !== "idle" && isStale(state.tokens, usage.tokens, this.staleAfter(ctx, usage.contextWindow)))
+          this.stager.reset();
+        const pic = this.piCompaction(ctx);
+        if (!pic.enabled && cfg.probe.freeTokensThreshold === void 0) return;
+        const threshold = stagingThreshold(cfg.probe, pic, usage.contextWindow, this.observer.observations());
+        if (!shouldStage(usage, threshold, this.stager.phase)) return;
+        const leafId = ctx.leafId();
+        if (!leafId || usage.tokens === null) return;
+        const branch = ctx.branch();
+        const context = branchContext(branch);
+        this.stager.start(
+          leafId,
+          (signal) => this.compute(
+            ctx,
+            {
+              messages: context.messages,
+              previousSummary: context.previousSummary,
+              branch,
+              staged: true,
+              location: ctx.location()
+            },
+            signal
+          ).catch((error) => {
+            ctx.log(LOG.stageFailed(error instanceof Error ? error.message : String(error)));
+            return void 0;
+          }),
+          usage.tokens
+        );
+      }
+      /** agent_start: a run is under way (a staged handoff waits for its end). */
+      agentStarted() {
+        this.runActive = true;
+      }
+      /**
+       * agent_end. Pi 0.73 has no agent_settled (1.x has, and applies there; `applying` keeps it to one):
+       * after APPLY_DELAY_MS, poll for idleness and apply the staged handoff \u2014 unless a new run started,
+       * a later agent_end took over, or Pi ran its own compaction meanwhile (which took the staged handoff
+       * through beforeCompact).
+       */
+      agentEnded(stopReason, ctx) {
+        this.runActive = false;
+        this.stopReason = stopReason;
+        if (this.stager.phase === "idle") return;
+        const mark = ++this.agentEnds;
+        const startedBefore = this.compactionsStarted;
+        const attempt = (tries) => {
+          if (mark !== this.agentEnds || this.runActive || this.compactionsStarted !== startedBefore) return;
+          if (this.stager.phase === "idle") return;
+          if (!ctx.isIdle()) {
+            if (tries < APPLY_TRIES) setTimeout(() => attempt(tries + 1), APPLY_RETRY_MS);
+            return;
+          }
+          this.applyStaged(ctx);
+        };
+        setTimeout(() => attempt(0), APPLY_DELAY_MS);
+      }
+      /** Pi 1.x's agent_settled: the run, its retries and Pi's own compaction are over. A tick later, out of the handler. */
+      agentSettled(ctx) {
+        if (this.stager.phase !== "idle") setTimeout(() => this.applyStaged(ctx), 0);
+      }
+      /**
+       * session_shutdown (quit, /reload, /new, /resume, /fork): drop what is staged (a run in flight is
+       * aborted; pending idleness polls find nothing to apply) and the cached Pi settings. The index is
+       * kept: the next handoff still checks the trajectory files and the session's entries.
+       */
+      shutdown() {
+        this.stager.reset();
+        this.piSettings.clear();
+      }
+      /** Apply the staged handoff through Pi's compaction (only when idle: ctx.compact() aborts a running agent). */
+      applyStaged(ctx) {
+        if (this.applying || this.stager.phase === "idle") return;
+        this.applying = true;
+        const resume = shouldResume(ctx.settings().handoff.resume, this.stopReason);
+        ctx.compact({
+          onComplete: (details) => {
+            this.applying = false;
+            if (!resume || !isHandoffDetails(details) || !details.staged) return;
+            setTimeout(() => this.options.resume(), 0);
+          },
+          onError: (message) => {
+            this.applying = false;
+            ctx.log(LOG.compactFailed(message));
+          }
+        });
+      }
+      /** Pi's compaction settings for the session's model: a compaction's own, else its settings files. */
+      piCompaction(ctx) {
+        const key = ctx.modelKey();
+        let found = this.piSettings.get(key);
+        if (!found) {
+          found = ctx.readPiCompaction();
+          this.piSettings.set(key, found);
+        }
+        return found;
+      }
+      /** Tokens of new history past which a staged handoff is stale. */
+      staleAfter(ctx, window) {
+        return staleBound(ctx.settings().handoff.probe, this.piCompaction(ctx), window ?? ctx.modelWindow() ?? 0);
+      }
+      /** The model for the handoff's calls; warns once per configured model that was not found. */
+      model(ctx) {
+        const configured = ctx.settings().handoff.model;
+        const choice = ctx.chooseModel(configured);
+        if (choice.warning && this.warnedModel !== configured) {
+          this.warnedModel = configured;
+          ctx.log(choice.warning);
+        }
+        return choice.model;
+      }
+      /** Compute a handoff (no index, no files); undefined when there is no model or the summary failed. */
+      async compute(ctx, input, signal) {
+        const model = this.model(ctx);
+        if (model === void 0) {
+          ctx.log(LOG.noModel);
+          return void 0;
+        }
+        const t0 = Date.now();
+        try {
+          const computed = await ctx.computeHandoff(model, input, signal);
+          if (computed && !input.summaryOnly) this.observer.handoffTook(Date.now() - t0);
+          return computed;
+        } catch (error) {
+          ctx.log(LOG.summaryFailed(error instanceof Error ? error.message : String(error)));
+          return void 0;
+        }
+      }
+      /** Turn a computed handoff into the compaction: only now is an index taken and are trajectories written. */
+      answer(ctx, computed, firstKeptEntryId, tokensBefore) {
+        const applied = ctx.applyHandoff(computed, this.lastIndex);
+        this.lastIndex = applied.details.index;
+        return {
+          compaction: {
+            summary: applied.text,
+            firstKeptEntryId,
+            tokensBefore,
+            details: applied.details,
+            usage: toPiUsage(applied.details.usage)
+          }
+        };
+      }
+    };
+  }
+});
+
 // extensions/handoff/index.ts
 var handoff_exports = {};
 __export(handoff_exports, {
@@ -17268,28 +17746,12 @@ __export(handoff_exports, {
 });
 function handoffExtension(pi) {
   const host = bootExtension(pi, "handoff");
-  const stager = new HandoffStager();
-  let lastIndex = 0;
-  let warnedModel;
-  let lastStopReason;
-  let runActive = false;
-  let agentEnds = 0;
-  let compactionsStarted = 0;
-  let applying = false;
-  const observer = new ProbeObserver();
-  let turnStartedAt;
-  const piSettings = /* @__PURE__ */ new Map();
-  const modelKey = (ctx) => ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "";
-  const piCompaction = (ctx) => {
-    const key = modelKey(ctx);
-    let found = piSettings.get(key);
-    if (!found) {
-      found = readCompactionSettings(ctx.cwd, host.agentDir(), ctx.model, projectTrusted(ctx));
-      piSettings.set(key, found);
-    }
-    return found;
-  };
-  const staleAfter = (ctx, window) => staleBound(settings(ctx).handoff.probe, piCompaction(ctx), window ?? ctx.model?.contextWindow ?? 0);
+  const session = new HandoffSession({
+    resume: () => pi.sendMessage(
+      { customType: RESUME_CUSTOM_TYPE, content: RESUME_MESSAGE, display: true },
+      { deliverAs: "followUp", triggerTurn: true }
+    )
+  });
   const settings = (ctx) => {
     const config = host.config(ctx);
     return {
@@ -17299,215 +17761,85 @@ function handoffExtension(pi) {
       toolClasses: config.toolArtifacts.toolClasses
     };
   };
-  async function resolveModel(ctx) {
-    const configured = settings(ctx).handoff.model;
-    const registry = ctx.modelRegistry;
-    const choice = chooseModel(
-      configured,
-      ctx.model,
-      (provider, id) => registry.find(provider, id),
-      () => typeof registry.getAvailable === "function" ? registry.getAvailable() : registry.getAll()
-    );
-    if (choice.warning && warnedModel !== configured) {
-      warnedModel = configured;
-      log(ctx, choice.warning);
-    }
-    return choice.model ? { model: choice.model, registry } : void 0;
-  }
-  async function compute(ctx, input, signal) {
-    const resolved = await resolveModel(ctx);
-    if (!resolved) {
-      log(ctx, LOG.noModel);
-      return void 0;
-    }
-    const t0 = Date.now();
-    try {
-      const computed = await computeHandoff(resolved, settings(ctx), input, signal, (m) => log(ctx, m));
-      if (computed && !input.summaryOnly) observer.handoffTook(Date.now() - t0);
-      return computed;
-    } catch (error) {
-      log(ctx, LOG.summaryFailed(error instanceof Error ? error.message : String(error)));
-      return void 0;
-    }
-  }
-  function apply(ctx, computed) {
-    const applied = applyHandoff(ctx, computed, lastIndex, (m) => log(ctx, m));
-    lastIndex = applied.details.index;
-    return applied;
-  }
-  pi.on("session_before_compact", async (event, ctx) => {
-    compactionsStarted++;
-    const { preparation, branchEntries, signal } = event;
-    const effective = compactionSettingsOf(preparation);
-    if (effective) piSettings.set(modelKey(ctx), effective);
-    observer.compacted();
-    if (!settings(ctx).handoff.enabled) {
-      stager.reset();
-      return;
-    }
-    const branch = branchEntries;
-    const reason = compactionReasonOf(event);
-    const focus = event.customInstructions?.trim() ? event.customInstructions : void 0;
-    const plan = compactionPlan(reason, stager.phase, focus !== void 0);
-    if (plan !== "use-staged") stager.reset();
-    if (plan === "use-staged") {
-      const staged = await stager.take(signal);
-      if (signal.aborted) return;
-      if (staged) {
-        const bound = staleAfter(ctx, ctx.getContextUsage()?.contextWindow);
-        const arrived = preparation.tokensBefore - staged.tokens;
-        const keep = keepAfterStaging(branch, staged.leafId, preparation.firstKeptEntryId);
-        if (arrived > bound) log(ctx, LOG.staleDropped(arrived, bound));
-        else if (keep.usable) {
-          const applied2 = apply(ctx, staged.result);
-          return {
-            compaction: {
-              summary: applied2.text,
-              firstKeptEntryId: keep.firstKeptEntryId,
-              tokensBefore: preparation.tokensBefore,
-              details: applied2.details,
-              usage: toPiUsage(applied2.details.usage)
-            }
-          };
-        }
-      }
-    }
-    const computed = await compute(
-      ctx,
-      {
-        messages: [...preparation.messagesToSummarize, ...preparation.turnPrefixMessages],
-        previousSummary: preparation.previousSummary,
-        branch,
-        staged: false,
-        // An overflow retry is waiting: one call, not three (see compactionPlan).
-        summaryOnly: reason === "overflow" && focus === void 0,
-        focus,
-        location: transcriptLocation(ctx)
-      },
-      signal
-    );
-    if (!computed || signal.aborted) return;
-    const applied = apply(ctx, computed);
+  const contextOf2 = (ctx) => {
+    const log = (message) => tellPerson(ctx, message);
     return {
-      compaction: {
-        summary: applied.text,
+      settings: () => settings(ctx),
+      modelKey: () => ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "",
+      modelWindow: () => ctx.model?.contextWindow,
+      readPiCompaction: () => readCompactionSettings(ctx.cwd, host.agentDir(), ctx.model, projectTrusted(ctx)),
+      usage: () => ctx.getContextUsage(),
+      leafId: () => ctx.sessionManager.getLeafId(),
+      branch: () => ctx.sessionManager.getBranch(),
+      location: () => transcriptLocation(ctx),
+      chooseModel: (configured) => {
+        const registry = ctx.modelRegistry;
+        const choice = chooseModel(
+          configured,
+          ctx.model,
+          (provider, id) => registry.find(provider, id),
+          () => typeof registry.getAvailable === "function" ? registry.getAvailable() : registry.getAll()
+        );
+        return { ...choice, model: choice.model ? { model: choice.model, registry } : void 0 };
+      },
+      computeHandoff: (model, input, signal) => computeHandoff(model, settings(ctx), input, signal, log),
+      applyHandoff: (computed, lastIndex) => applyHandoff(ctx, computed, lastIndex, log),
+      isIdle: () => ctx.isIdle(),
+      compact: (done) => ctx.compact({
+        onComplete: (result) => done.onComplete(result.details),
+        onError: (error) => done.onError(error.message)
+      }),
+      log
+    };
+  };
+  pi.on("session_before_compact", (event, ctx) => {
+    const { preparation } = event;
+    return session.beforeCompact(
+      {
+        effectiveSettings: compactionSettingsOf(preparation),
+        reason: compactionReasonOf(event),
+        customInstructions: event.customInstructions,
+        messagesToSummarize: preparation.messagesToSummarize,
+        turnPrefixMessages: preparation.turnPrefixMessages,
+        previousSummary: preparation.previousSummary,
         firstKeptEntryId: preparation.firstKeptEntryId,
         tokensBefore: preparation.tokensBefore,
-        details: applied.details,
-        usage: toPiUsage(applied.details.usage)
-      }
-    };
-  });
-  onPi1Event(pi, "session_compact_failed", (event, ctx) => {
-    stager.reset();
-    applying = false;
-    log(ctx, LOG.piCompactFailed(event.reason ?? "automatic", event.errorMessage, event.aborted === true));
-  });
-  pi.on("turn_start", () => {
-    turnStartedAt = Date.now();
-  });
-  pi.on("turn_end", (_event, ctx) => {
-    const cfg = settings(ctx).handoff;
-    const usage = ctx.getContextUsage();
-    observer.turnEnded(usage?.tokens, turnStartedAt === void 0 ? void 0 : Date.now() - turnStartedAt);
-    if (!cfg.enabled || !cfg.probe.enabled || !usage) return;
-    const state = stager.state();
-    if (state.phase !== "idle" && isStale(state.tokens, usage.tokens, staleAfter(ctx, usage.contextWindow)))
-      stager.reset();
-    const pic = piCompaction(ctx);
-    if (!pic.enabled && cfg.probe.freeTokensThreshold === void 0) return;
-    const threshold = stagingThreshold(cfg.probe, pic, usage.contextWindow, observer.observations());
-    if (!shouldStage(usage, threshold, stager.phase)) return;
-    const leafId = ctx.sessionManager.getLeafId();
-    if (!leafId || usage.tokens === null) return;
-    const branch = ctx.sessionManager.getBranch();
-    const context = branchContext(branch);
-    stager.start(
-      leafId,
-      (signal) => compute(
-        ctx,
-        {
-          messages: context.messages,
-          previousSummary: context.previousSummary,
-          branch,
-          staged: true,
-          location: transcriptLocation(ctx)
-        },
-        signal
-      ).catch((error) => {
-        log(ctx, LOG.stageFailed(error instanceof Error ? error.message : String(error)));
-        return void 0;
-      }),
-      usage.tokens
+        branch: event.branchEntries,
+        signal: event.signal
+      },
+      contextOf2(ctx)
     );
   });
-  const applyStaged = (ctx) => {
-    if (applying || stager.phase === "idle") return;
-    applying = true;
-    const resume = shouldResume(settings(ctx).handoff.resume, lastStopReason);
-    ctx.compact({
-      onComplete: (result) => {
-        applying = false;
-        if (!resume || !isHandoffDetails(result.details) || !result.details.staged) return;
-        setTimeout(() => {
-          pi.sendMessage(
-            { customType: RESUME_CUSTOM_TYPE, content: RESUME_MESSAGE, display: true },
-            { deliverAs: "followUp", triggerTurn: true }
-          );
-        }, 0);
-      },
-      onError: (error) => {
-        applying = false;
-        log(ctx, LOG.compactFailed(error.message));
-      }
-    });
-  };
-  pi.on("agent_start", () => {
-    runActive = true;
-  });
-  pi.on("agent_end", (event, ctx) => {
-    runActive = false;
-    const last = [...event.messages].reverse().find((m) => m.role === "assistant");
-    lastStopReason = last?.stopReason;
-    if (stager.phase === "idle") return;
-    const mark = ++agentEnds;
-    const startedBefore = compactionsStarted;
-    const attempt = (tries) => {
-      if (mark !== agentEnds || runActive || compactionsStarted !== startedBefore || stager.phase === "idle") return;
-      if (!ctx.isIdle()) {
-        if (tries < APPLY_TRIES) setTimeout(() => attempt(tries + 1), APPLY_RETRY_MS);
-        return;
-      }
-      applyStaged(ctx);
-    };
-    setTimeout(() => attempt(0), APPLY_DELAY_MS);
-  });
-  onPi1Event(pi, "agent_settled", (_event, ctx) => {
-    if (stager.phase !== "idle") setTimeout(() => applyStaged(ctx), 0);
-  });
-  pi.on("session_shutdown", () => {
-    stager.reset();
-    piSettings.clear();
-  });
+  onPi1Event(
+    pi,
+    "session_compact_failed",
+    (event, ctx) => session.compactFailed(event, contextOf2(ctx))
+  );
+  pi.on("turn_start", () => session.turnStarted());
+  pi.on("turn_end", (_event, ctx) => session.turnEnded(contextOf2(ctx)));
+  pi.on("agent_start", () => session.agentStarted());
+  pi.on(
+    "agent_end",
+    (event, ctx) => session.agentEnded(lastStopReason(event.messages), contextOf2(ctx))
+  );
+  onPi1Event(
+    pi,
+    "agent_settled",
+    (_event, ctx) => session.agentSettled(contextOf2(ctx))
+  );
+  pi.on("session_shutdown", () => session.shutdown());
 }
-var APPLY_DELAY_MS, APPLY_RETRY_MS, APPLY_TRIES, RESUME_CUSTOM_TYPE, log;
+var RESUME_CUSTOM_TYPE;
 var init_handoff2 = __esm({
   "extensions/handoff/index.ts"() {
     "use strict";
     init_bootstrap();
-    init_model_usage();
     init_pi_host();
-    init_details2();
     init_model_ref();
     init_prepare();
-    init_probe();
     init_prompt6();
-    init_serialize();
-    APPLY_DELAY_MS = 200;
-    APPLY_RETRY_MS = 100;
-    APPLY_TRIES = 50;
+    init_session4();
     RESUME_CUSTOM_TYPE = "headroom-handoff-resume";
-    log = (ctx, message) => tellPerson(ctx, message);
   }
 });
 
