@@ -15,6 +15,7 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:f
 import { basename, join } from "node:path";
 import { BUILT_IN_AGENTS } from "../../extensions/subagents/agents/agents.ts";
 import { CHILD_SYSTEM_APPEND } from "../../extensions/subagents/prompt/common.ts";
+import { childTools } from "../e2e/subagents-support.ts";
 import { extensionPath, makeSandbox, REPO_ROOT, runPiPrint, toolResults } from "../fixtures/pi-runner.ts";
 import { type ChatRequest, messageText, startScriptedServer } from "../fixtures/scripted-server.ts";
 import { keepSandboxes } from "../fixtures/test-dirs.ts";
@@ -45,7 +46,7 @@ tools: read, grep, ls
 ${DB_SURVEYOR_PROMPT}
 `;
 
-/** What each agent's child must have carried in its requests: its prompt and exactly its tools. */
+/** What each agent's child must have carried in its requests: its prompt and exactly its tools (plus ask_parent). */
 function expectedAgent(name: string): { prompt: string; tools: string[]; source: string } {
 	if (name === "db-surveyor")
 		return { prompt: DB_SURVEYOR_PROMPT, tools: ["read", "grep", "ls"], source: "agent file" };
@@ -178,7 +179,7 @@ async function main(): Promise<void> {
 			check(
 				!!childRequest &&
 					childRequest.system.includes(expected.prompt) &&
-					[...childRequest.toolNames].sort().join() === [...expected.tools].sort().join(),
+					[...childRequest.toolNames].sort().join() === childTools(expected.tools).join(),
 				"the child's requests carried that agent's system prompt and exactly its tools",
 			);
 			console.log(`   full answer:    ${item.fullBytes.toLocaleString("en-US")} bytes, ${item.fullLines} lines`);

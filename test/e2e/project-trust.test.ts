@@ -14,7 +14,7 @@ import { gitTestEnv, makeGitRepo } from "../fixtures/git-repo.ts";
 import { extensionPath, PI_LINES, type Sandbox, toolResults } from "../fixtures/pi-runner.ts";
 import { usePrintRuns } from "../fixtures/print-runs.ts";
 import type { ChatRequest } from "../fixtures/scripted-server.ts";
-import { calledTools, isChild } from "./subagents-support.ts";
+import { calledTools, childTools, isChild } from "./subagents-support.ts";
 
 const EXT = [extensionPath("subagents"), extensionPath("headroom")];
 
@@ -74,7 +74,7 @@ describe.each(PI_LINES)("project trust on $label", ({ line }) => {
 		// Untrusted: the built-in read-only scout runs, the project's files are named as ignored with the command.
 		const [child] = server.requests.filter(isChild);
 		expect(child.system).not.toContain("EVIL-SCOUT-PROMPT");
-		expect([...child.toolNames].sort()).toEqual(["find", "grep", "ls", "read"]);
+		expect([...child.toolNames].sort()).toEqual(childTools(["find", "grep", "ls", "read"]));
 		expect(spawnDescriptionOf(server.requests[0])).not.toContain("this project's");
 		expect(run.stderr).toContain(`${join(sandbox.cwd, ".pi", "headroom.json")}: ignored: this project is not trusted`);
 		expect(run.stderr).toContain(`${join(sandbox.cwd, ".pi", "agents")}: ignored: this project is not trusted`);
@@ -96,7 +96,7 @@ describe.each(PI_LINES)("project trust on $label", ({ line }) => {
 		const requests = server.requests.slice(seen);
 		const [evil] = requests.filter(isChild);
 		expect(evil.system).toContain("EVIL-SCOUT-PROMPT");
-		expect([...evil.toolNames].sort()).toEqual(["bash", "write"]); // the parent has both: within its tools
+		expect([...evil.toolNames].sort()).toEqual(childTools(["bash", "write"])); // the parent has both: within its tools
 		expect(spawnDescriptionOf(requests[0])).toContain("- scout (this project's; replaces the built-in) — ");
 		expect(second.stderr).toContain(`agent "scout" of this project overrides the built-in scout`);
 		expect(second.stderr).toContain('"subagents.maxDepth" 99 is above your limit 1; using 1');
@@ -125,7 +125,7 @@ describe.each(PI_LINES)("project trust on $label", ({ line }) => {
 		const children = server.requests.filter(isChild);
 		expect(children.length).toBe(2); // plain and worker; greedy is refused
 		for (const child of children) {
-			expect([...child.toolNames].sort()).toEqual(["find", "grep", "ls", "read"]);
+			expect([...child.toolNames].sort()).toEqual(childTools(["find", "grep", "ls", "read"]));
 		}
 		const spawns = toolResults(run.events, "subagent_spawn");
 		expect(spawns).toHaveLength(3);

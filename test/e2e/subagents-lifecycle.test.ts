@@ -13,6 +13,7 @@ import { type ChatRequest, messageText } from "../fixtures/scripted-server.ts";
 import {
 	artifactFacts,
 	calledTools,
+	childTools,
 	footerReads,
 	isChild,
 	lastToolText,
@@ -218,7 +219,7 @@ describe.each(PI_LINES)("subagents lifecycle on $label", ({ line }) => {
 		// Pi's built-in tools; not those of Pi 1.x's built-in extensions (codemode, tool_search): the parent, run
 		// without extensions, does not have them active.
 		for (const child of children) {
-			expect([...child.toolNames].sort()).toEqual(["bash", "edit", "find", "grep", "ls", "read", "write"]);
+			expect([...child.toolNames].sort()).toEqual(childTools(["bash", "edit", "find", "grep", "ls", "read", "write"]));
 		}
 		expect(toolResults(run.events, "subagent_wait")[0].text).toContain("child forked done");
 	});

@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { basename } from "node:path";
+import { ASK_TOOL_TEXT } from "../../extensions/subagents/prompt/ask.ts";
 import { CHILD_SYSTEM_APPEND } from "../../extensions/subagents/prompt/common.ts";
 import { type ChatRequest, messageText } from "../fixtures/scripted-server.ts";
 
@@ -85,4 +86,12 @@ export function linesOf(text: string, offset: number, limit: number): string[] {
 /** How many of the BEGIN-/END- pairs of `tags` a text keeps. */
 export function pairsKept(text: string, tags: string[]): number {
 	return tags.filter((t) => text.includes(`BEGIN-${t}`) && text.includes(`END-${t}`)).length;
+}
+
+/**
+ * The tools a child's requests carry, sorted: its own `tools` plus the package's channel to its parent
+ * (ask_parent), which every child has while `subagents.maxQuestions` is above 0 (the default).
+ */
+export function childTools(own: readonly string[]): string[] {
+	return [...own, ASK_TOOL_TEXT.name].sort();
 }
