@@ -10132,6 +10132,28 @@ var init_agents = __esm({
   }
 });
 
+// extensions/subagents/domain/gate.ts
+function parentGate(deps, how) {
+  const ctx = deps.context();
+  const manager = deps.existingChildren();
+  if (!ctx || !manager) return "done";
+  let idle;
+  try {
+    idle = ctx.isIdle();
+  } catch {
+    return "done";
+  }
+  if (how === "trigger" && !idle) return "busy";
+  if (how === "trigger" && deps.depth === 0 && singleShotMode(ctx)) return "done";
+  return { ctx, manager };
+}
+var init_gate = __esm({
+  "extensions/subagents/domain/gate.ts"() {
+    "use strict";
+    init_pi_host();
+  }
+});
+
 // extensions/subagents/prompt/ask.ts
 function answerForChild(answer) {
   return `Your parent answered:
@@ -10258,17 +10280,9 @@ function takeQuestions(desk, ids, all = false, now = Date.now()) {
   return { text: blocks.join("\n\n"), carried: carried2 };
 }
 async function deliverQuestions(deps, how) {
-  const ctx = deps.context();
-  const manager = deps.existingChildren();
-  if (!ctx || !manager) return true;
-  let idle;
-  try {
-    idle = ctx.isIdle();
-  } catch {
-    return true;
-  }
-  if (how === "trigger" && !idle) return false;
-  if (how === "trigger" && deps.depth === 0 && singleShotMode(ctx)) return true;
+  const gate = parentGate(deps, how);
+  if (typeof gate === "string") return gate === "done";
+  const { manager } = gate;
   const undelivered = manager.questions.undelivered();
   if (undelivered.length === 0) return true;
   const taken = takeQuestions(manager.questions);
@@ -10292,7 +10306,7 @@ ${taken.text}`,
 var init_deliver = __esm({
   "extensions/subagents/ask/deliver.ts"() {
     "use strict";
-    init_pi_host();
+    init_gate();
     init_ask();
     init_question();
   }
@@ -13438,17 +13452,9 @@ async function projectOwed(manager, deps, ctx, owed, header) {
   };
 }
 async function deliverPending(deps, how) {
-  const ctx = deps.context();
-  const manager = deps.existingChildren();
-  if (!ctx || !manager) return true;
-  let idle;
-  try {
-    idle = ctx.isIdle();
-  } catch {
-    return true;
-  }
-  if (how === "trigger" && !idle) return false;
-  if (how === "trigger" && deps.depth === 0 && singleShotMode(ctx)) return true;
+  const gate = parentGate(deps, how);
+  if (typeof gate === "string") return gate === "done";
+  const { ctx, manager } = gate;
   const pending = manager.ledger.pending();
   if (pending.length === 0) return true;
   const keys = pending.map((r) => r.key);
@@ -13476,8 +13482,8 @@ var init_delivery = __esm({
   "extensions/subagents/delivery/delivery.ts"() {
     "use strict";
     init_details();
-    init_pi_host();
     init_tokens();
+    init_gate();
     init_ledger2();
     init_graph();
     init_common();

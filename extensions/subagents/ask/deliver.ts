@@ -3,9 +3,7 @@
  * follow-up that starts a turn), or in the result of a subagent_wait that names the child, and after a
  * resume with the session's first request. Each question is framed as the child's words (prompt/ask.ts).
  */
-import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { singleShotMode } from "../../shared/host/pi-host.ts";
-import type { SubagentManager } from "../children/manager.ts";
+import { parentGate } from "../domain/gate.ts";
 import type { ChildRecord } from "../domain/records.ts";
 import type { SubagentServices } from "../domain/services.ts";
 import { QUESTION_MESSAGE_TYPE, type QuestionView, questionBlock, questionsHeader } from "../prompt/ask.ts";
@@ -65,18 +63,10 @@ export async function deliverQuestions(
 	deps: Pick<SubagentServices, "depth" | "context" | "existingChildren" | "session">,
 	how: "trigger" | "append",
 ): Promise<boolean> {
-	const ctx: ExtensionContext | undefined = deps.context();
-	const manager: SubagentManager | undefined = deps.existingChildren();
-	if (!ctx || !manager) return true;
-	let idle: boolean;
-	try {
-		idle = ctx.isIdle();
-	} catch {
-		return true; // a context from a replaced session: the new instance delivers
-	}
-	if (how === "trigger" && !idle) return false;
-	// A single-shot run on Pi 1.x ends soon after it settles: a question reaches it through subagent_wait.
-	if (how === "trigger" && deps.depth === 0 && singleShotMode(ctx)) return true;
+	// A top-level single-shot run on Pi 1.x gets a question through subagent_wait instead (domain/gate.ts).
+	const gate = parentGate(deps, how);
+	if (typeof gate === "string") return gate === "done"; // busy: false, try again later
+	const { manager } = gate;
 	const undelivered = manager.questions.undelivered();
 	if (undelivered.length === 0) return true;
 	const taken = takeQuestions(manager.questions);

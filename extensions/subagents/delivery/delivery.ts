@@ -7,9 +7,9 @@
 
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { headroomDetails } from "../../shared/host/details.ts";
-import { singleShotMode } from "../../shared/host/pi-host.ts";
 import { utf8Length } from "../../shared/text/tokens.ts";
 import type { SubagentManager } from "../children/manager.ts";
+import { parentGate } from "../domain/gate.ts";
 import { resultKey, type SettledResult } from "../domain/ledger.ts";
 import type { ChildRecord, ChildRow } from "../domain/records.ts";
 import type { SubagentServices } from "../domain/services.ts";
@@ -182,19 +182,11 @@ export async function deliverPending(
 	deps: Pick<SubagentServices, "depth" | "context" | "existingChildren" | "config" | "store" | "session">,
 	how: "trigger" | "append",
 ): Promise<boolean> {
-	const ctx = deps.context();
-	const manager = deps.existingChildren();
-	if (!ctx || !manager) return true;
-	let idle: boolean;
-	try {
-		idle = ctx.isIdle();
-	} catch {
-		return true; // a context from a replaced session: the new instance delivers
-	}
-	if (how === "trigger" && !idle) return false;
-	// A top-level single-shot run on Pi 1.x delivers before it settles (settle.ts); a turn started after
-	// that would race the exit. What is still owed then goes to `pi -c`.
-	if (how === "trigger" && deps.depth === 0 && singleShotMode(ctx)) return true;
+	// A top-level single-shot run on Pi 1.x delivers before it settles (settle.ts); what is still owed then goes
+	// to `pi -c` (domain/gate.ts).
+	const gate = parentGate(deps, how);
+	if (typeof gate === "string") return gate === "done"; // busy: false, try again later
+	const { ctx, manager } = gate;
 	const pending = manager.ledger.pending();
 	if (pending.length === 0) return true;
 	const keys = pending.map((r) => r.key);
