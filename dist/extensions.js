@@ -262,31 +262,21 @@ function runSync(gen) {
   }
   return next.value;
 }
-async function runUntilFsync(gen) {
+function runUntilFsync(gen) {
+  return drive(gen, true);
+}
+function runAsync(gen) {
+  return drive(gen, false);
+}
+async function drive(gen, syncUntilFsync) {
   let next = gen.next();
-  let synced = false;
+  let sync = syncUntilFsync;
   while (!next.done) {
     let value;
     try {
       const o = next.value;
-      if (o.op === "fsync" && !synced) {
-        synced = true;
-        value = await execAsync(o);
-      } else value = synced ? await execAsync(o) : execSync(o);
-    } catch (error) {
-      next = gen.throw(error);
-      continue;
-    }
-    next = gen.next(value);
-  }
-  return next.value;
-}
-async function runAsync(gen) {
-  let next = gen.next();
-  while (!next.done) {
-    let value;
-    try {
-      value = await execAsync(next.value);
+      if (o.op === "fsync") sync = false;
+      value = sync ? execSync(o) : await execAsync(o);
     } catch (error) {
       next = gen.throw(error);
       continue;

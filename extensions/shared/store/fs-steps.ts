@@ -126,33 +126,25 @@ export function runSync<T>(gen: Step<T>): T {
  * promise) once the bytes are written, so the caller's next work on this thread runs while the disk catches up.
  * What follows the fsync (close, link, verify) runs when the caller awaits, as runAsync runs it.
  */
-export async function runUntilFsync<T>(gen: Step<T>): Promise<T> {
+export function runUntilFsync<T>(gen: Step<T>): Promise<T> {
+	return drive(gen, true);
+}
+
+/** Run a step with the bulk of its I/O off the event loop (see execAsync). */
+export function runAsync<T>(gen: Step<T>): Promise<T> {
+	return drive(gen, false);
+}
+
+/** The async driver: with `syncUntilFsync`, the operations before the first fsync run on this thread. */
+async function drive<T>(gen: Step<T>, syncUntilFsync: boolean): Promise<T> {
 	let next = gen.next();
-	let synced = false;
+	let sync = syncUntilFsync;
 	while (!next.done) {
 		let value: unknown;
 		try {
 			const o = next.value;
-			if (o.op === "fsync" && !synced) {
-				synced = true;
-				value = await execAsync(o);
-			} else value = synced ? await execAsync(o) : execSync(o);
-		} catch (error) {
-			next = gen.throw(error);
-			continue;
-		}
-		next = gen.next(value);
-	}
-	return next.value;
-}
-
-/** Run a step with the bulk of its I/O off the event loop (see execAsync). */
-export async function runAsync<T>(gen: Step<T>): Promise<T> {
-	let next = gen.next();
-	while (!next.done) {
-		let value: unknown;
-		try {
-			value = await execAsync(next.value);
+			if (o.op === "fsync") sync = false;
+			value = sync ? execSync(o) : await execAsync(o);
 		} catch (error) {
 			next = gen.throw(error);
 			continue;
