@@ -9,16 +9,16 @@
  * number opens that line in the stored artifact.
  */
 import { createHash } from "node:crypto";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import { cleanLogLine } from "../../extensions/shared/text/notable.ts";
+import { catScript, catStubs, isMain, unreachableSummaryModel } from "../fixtures/cat-logs.ts";
 import { type EvalLog, loadHeldout } from "../fixtures/notable-eval.ts";
-import { extensionPath, makeSandbox, PI_LINES, runPiPrint } from "../fixtures/pi-runner.ts";
+import { extensionPath, makeSandbox, PI_LINES } from "../fixtures/pi-runner.ts";
 import { piBashResult, stubView, unreachableSummaryDeps } from "../fixtures/real-log-views.ts";
 import { criticalVisible } from "../fixtures/real-logs.ts";
-import { type ChatRequest, messageText, type ScriptedReply } from "../fixtures/scripted-server.ts";
 import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
@@ -47,8 +47,6 @@ function sample(): EvalLog[] {
 }
 
 const LOGS = sample();
-const toolMessages = (req: ChatRequest) => req.body.messages.filter((m) => m.role === "tool");
-const isMain = (req: ChatRequest) => req.body.model === "mock-model";
 const lineNumbers = (stub: string) => [...stub.matchAll(/^L(\d+): (.*)$/gm)];
 
 /** What the in-process evaluation shows of each log (the corpus figures' stub), by id. */
@@ -98,45 +96,17 @@ describe("the seeded draw", () => {
 describe.each(PI_LINES)("held-out logs on $label", ({ line }) => {
 	const startServer = useScriptedServers();
 
-	const script =
-		(useless?: string) =>
-		(req: ChatRequest): ScriptedReply => {
-			if (useless !== undefined && !isMain(req)) return { text: useless };
-			const done = toolMessages(req).length;
-			if (done < LOGS.length)
-				return { toolCalls: [{ name: "bash", arguments: { command: `cat ${LOGS[done].id}.log` } }] };
-			return { text: "done" };
-		};
+	const names = LOGS.map((log) => `${log.id}.log`);
+	const files = LOGS.map((log) => ({ name: `${log.id}.log`, text: log.text }));
 
 	it("summary model unreachable: each stub shows the critical lines the corpus figures count", async () => {
-		const server = await startServer(script());
+		const server = await startServer(catScript(names));
 		const sandbox = makeSandbox({
 			server,
 			headroomConfig: { toolArtifacts: { summary: { model: "offline/cheap", timeoutMs: 5000 } } },
 		});
-		// A second provider on a closed port: the summary model is configured but unreachable.
-		const modelsPath = join(sandbox.agentDir, "models.json");
-		const models = JSON.parse(readFileSync(modelsPath, "utf8"));
-		const mock = Object.values(models.providers)[0] as { models: Array<{ id: string }> };
-		models.providers.offline = {
-			...mock,
-			baseUrl: "http://127.0.0.1:9/v1",
-			models: [{ ...mock.models[0], id: "cheap" }],
-		};
-		writeFileSync(modelsPath, JSON.stringify(models, null, 2));
-		for (const log of LOGS) writeFileSync(join(sandbox.cwd, `${log.id}.log`), log.text);
-
-		const run = await runPiPrint({
-			line,
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "read the logs",
-			args: ["--no-session"],
-		});
-		expect(run.exitCode, run.stderr).toBe(0);
-		const last = server.requests.filter(isMain).at(-1) as ChatRequest;
-		const stubs = toolMessages(last).map((m) => messageText(m));
-		expect(stubs.length).toBe(LOGS.length);
+		unreachableSummaryModel(sandbox);
+		const stubs = await catStubs(line, sandbox, server, EXTENSION, files);
 		for (const [i, log] of LOGS.entries()) {
 			expect(stubs[i], log.id).toContain("[Summary unavailable (model error");
 			checkStub(stubs[i], log, await evaluationView(log));
@@ -145,24 +115,13 @@ describe.each(PI_LINES)("held-out logs on $label", ({ line }) => {
 
 	it("summary model up answering nothing useful: the same critical lines, the summary beside them", async () => {
 		const useless = "The command ran and printed a long log of its progress.";
-		const server = await startServer(script(useless));
+		const server = await startServer(catScript(names, useless));
 		const sandbox = makeSandbox({
 			server,
 			headroomConfig: { toolArtifacts: { summary: { model: "mock/mock-cheap", timeoutMs: 20_000 } } },
 		});
-		for (const log of LOGS) writeFileSync(join(sandbox.cwd, `${log.id}.log`), log.text);
-		const run = await runPiPrint({
-			line,
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "read the logs",
-			args: ["--no-session"],
-		});
-		expect(run.exitCode, run.stderr).toBe(0);
+		const stubs = await catStubs(line, sandbox, server, EXTENSION, files);
 		expect(server.requests.filter((r) => !isMain(r)).length).toBe(LOGS.length);
-		const last = server.requests.filter(isMain).at(-1) as ChatRequest;
-		const stubs = toolMessages(last).map((m) => messageText(m));
-		expect(stubs.length).toBe(LOGS.length);
 		for (const [i, log] of LOGS.entries()) {
 			expect(stubs[i], log.id).toContain(`Summary (by mock/mock-cheap; verbatim text is in the artifact):\n${useless}`);
 			checkStub(stubs[i], log, await evaluationView(log));

@@ -4,12 +4,11 @@
  * port), so each stub's body is the package's own excerpt. Every critical line of each log, picked by hand
  * in the corpus index, must be in the stub the model received, within the command stub's 4 KiB.
  */
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { extensionPath, makeSandbox, PI_LINES, runPiPrint } from "../fixtures/pi-runner.ts";
+import { catScript, catStubs, isMain, unreachableSummaryModel } from "../fixtures/cat-logs.ts";
+import { extensionPath, makeSandbox, PI_LINES } from "../fixtures/pi-runner.ts";
 import { criticalVisible, loadRealLogs, type RealLog } from "../fixtures/real-logs.ts";
-import { type ChatRequest, messageText, type ScriptedReply } from "../fixtures/scripted-server.ts";
 import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 
 const EXTENSION = extensionPath("tool-artifacts");
@@ -20,49 +19,21 @@ const LOGS: Record<string, readonly string[]> = {
 };
 const STUB_MAX_BYTES = 4096;
 
-const toolMessages = (req: ChatRequest) => req.body.messages.filter((m) => m.role === "tool");
-const isMain = (req: ChatRequest) => req.body.model === "mock-model";
-
 describe.each(PI_LINES)("notable lines of real logs on $label", ({ line }) => {
 	const startServer = useScriptedServers();
 	const corpus = new Map(loadRealLogs().map((log) => [log.id, log]));
 	const logs = LOGS[line].map((id) => corpus.get(id) as RealLog);
+	const names = logs.map((log) => `${log.id}.log`);
+	const files = logs.map((log) => ({ name: `${log.id}.log`, text: log.raw }));
 
 	it("cat of three real logs, summary model unreachable: every critical line is in the stub", async () => {
-		const server = await startServer((req): ScriptedReply => {
-			const done = toolMessages(req).length;
-			if (done < logs.length) {
-				return { toolCalls: [{ name: "bash", arguments: { command: `cat ${logs[done].id}.log` } }] };
-			}
-			return { text: "done" };
-		});
+		const server = await startServer(catScript(names));
 		const sandbox = makeSandbox({
 			server,
 			headroomConfig: { toolArtifacts: { summary: { model: "offline/cheap", timeoutMs: 5000 } } },
 		});
-		// A second provider on a closed port: the summary model is configured but unreachable.
-		const modelsPath = join(sandbox.agentDir, "models.json");
-		const models = JSON.parse(readFileSync(modelsPath, "utf8"));
-		const mock = Object.values(models.providers)[0] as { models: Array<{ id: string }> };
-		models.providers.offline = {
-			...mock,
-			baseUrl: "http://127.0.0.1:9/v1",
-			models: [{ ...mock.models[0], id: "cheap" }],
-		};
-		writeFileSync(modelsPath, JSON.stringify(models, null, 2));
-		for (const log of logs) writeFileSync(join(sandbox.cwd, `${log.id}.log`), log.raw);
-
-		const run = await runPiPrint({
-			line,
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "read the logs",
-			args: ["--no-session"],
-		});
-		expect(run.exitCode, run.stderr).toBe(0);
-		const last = server.requests.filter(isMain).at(-1) as ChatRequest;
-		const stubs = toolMessages(last).map((m) => messageText(m));
-		expect(stubs.length).toBe(logs.length);
+		unreachableSummaryModel(sandbox);
+		const stubs = await catStubs(line, sandbox, server, EXTENSION, files);
 		logs.forEach((log, i) => {
 			const stub = stubs[i];
 			expect(stub, log.id).toMatch(/^\[Artifact [0-9a-f]{12} \| bash \|/);
@@ -84,31 +55,13 @@ describe.each(PI_LINES)("notable lines of real logs on $label", ({ line }) => {
 	});
 	it("cat of the same logs, summary model up answering nothing useful: the critical lines stay, the summary beside them", async () => {
 		const useless = "The command ran and printed a long log of its progress.";
-		const server = await startServer((req): ScriptedReply => {
-			if (!isMain(req)) return { text: useless };
-			const done = toolMessages(req).length;
-			if (done < logs.length) {
-				return { toolCalls: [{ name: "bash", arguments: { command: `cat ${logs[done].id}.log` } }] };
-			}
-			return { text: "done" };
-		});
+		const server = await startServer(catScript(names, useless));
 		const sandbox = makeSandbox({
 			server,
 			headroomConfig: { toolArtifacts: { summary: { model: "mock/mock-cheap", timeoutMs: 20_000 } } },
 		});
-		for (const log of logs) writeFileSync(join(sandbox.cwd, `${log.id}.log`), log.raw);
-		const run = await runPiPrint({
-			line,
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "read the logs",
-			args: ["--no-session"],
-		});
-		expect(run.exitCode, run.stderr).toBe(0);
+		const stubs = await catStubs(line, sandbox, server, EXTENSION, files);
 		expect(server.requests.filter((r) => !isMain(r)).length).toBe(logs.length);
-		const last = server.requests.filter(isMain).at(-1) as ChatRequest;
-		const stubs = toolMessages(last).map((m) => messageText(m));
-		expect(stubs.length).toBe(logs.length);
 		logs.forEach((log, i) => {
 			const stub = stubs[i];
 			expect(stub, log.id).toContain(`Summary (by mock/mock-cheap; verbatim text is in the artifact):\n${useless}`);
