@@ -8151,6 +8151,7 @@ async function buildStub(fact, text, deps) {
   const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
   const sizes = measure(full);
   const early = deps.summarize ? void 0 : earlyScan(fact, full, kind, sizes, notes, deps);
+  const input = deps.summarize ? summaryInputPlan(full, kind, deps.config) : void 0;
   const put = await putting;
   if (!put.ok) return unstoredStub(fact, complete2, put.error, deps.config);
   const ref = { ok: true, path: put.path, sha256: put.sha256 };
@@ -8159,26 +8160,20 @@ async function buildStub(fact, text, deps) {
   let usage;
   let summary;
   const bodyNotes = [...notes];
-  if (deps.summarize) {
-    const surface2 = configuredSurface(
-      "toolArtifacts.summaryInput",
-      { maxBytes: deps.config.summary.maxInputChars },
-      deps.config.surfaces
-    );
-    const headShare = surface2.headShare ?? stubSurface(kind, deps.config).headShare;
-    const input = projectLog(full, surface2, { headShare, stored: ref, section: "notable.summaryInput" });
+  if (deps.summarize && input) {
+    const shown = projectLog(full, input.surface, { ...input.options, stored: ref, scan: input.scan });
     const outcome = await deps.summarize({
       kind,
       tool: fact.toolName,
       args: describeArgs(fact.input, configuredSurface("toolArtifacts.args", {}, deps.config.surfaces)),
-      output: input.text,
-      cut: input.truncated,
-      notable: input.notable.length > 0
+      output: shown.text,
+      cut: shown.truncated,
+      notable: shown.notable.length > 0
     });
     if (outcome.ok) {
       usage = outcome.usage;
       summary = { label: summaryLabel(outcome.model), text: outcome.text };
-      if (kind === "command" && summaryDisagrees(outcome.text, scanNotable(full).lines)) {
+      if (kind === "command" && summaryDisagrees(outcome.text, agreementScan(full, input).lines)) {
         bodyNotes.push(SUMMARY_DISAGREES_NOTE);
       }
     } else bodyNotes.push(summaryFailedNote(outcome.reason));
@@ -8242,6 +8237,20 @@ function earlyScan(fact, full, kind, sizes, notes, deps) {
   const room = budget(surface, { ...base, notes: bodyNotes, label: EXCERPT_LABEL });
   const maxLines = logScanLines(full, surface, room);
   return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines }) };
+}
+function summaryInputPlan(full, kind, config) {
+  const surface = configuredSurface(
+    "toolArtifacts.summaryInput",
+    { maxBytes: config.summary.maxInputChars },
+    config.surfaces
+  );
+  const headShare = surface.headShare ?? stubSurface(kind, config).headShare;
+  const options = { headShare, section: "notable.summaryInput" };
+  const maxLines = logScanLines(full, surface, options);
+  return maxLines === void 0 ? { surface, options } : { surface, options, maxLines, scan: scanNotable(full, { maxLines }) };
+}
+function agreementScan(full, input) {
+  return input?.scan && input.maxLines === DEFAULT_NOTABLE_LINES ? input.scan : scanNotable(full);
 }
 function excerptOf(kind, surface, fact, full, room, artifact, scan) {
   return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact, scan });
