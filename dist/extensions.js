@@ -7849,6 +7849,11 @@ function filler(bytes, newlines, endsWithNewline, twoByte) {
 ${`${seg(base)}
 `.repeat(newlines - 1)}${last}`;
 }
+function viewLine(text) {
+  if (text.length !== DEFAULT_NOTABLE_LINE_CHARS || !text.endsWith(CLIPPED2)) return text;
+  const rest = text.slice(0, -1);
+  return /[^\u0000-\u00ff]/.test(rest) ? text : `${rest}${CLIP_STAND_IN}`;
+}
 function completeUtf8End(bytes) {
   let lead = bytes.length - 1;
   while (lead > 0 && lead > bytes.length - 4 && (bytes[lead] & 192) === 128) lead--;
@@ -7890,7 +7895,7 @@ function withoutFinalNewlines(text) {
   while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
   return end === text.length ? text : text.slice(0, end);
 }
-var import_node_fs7, import_promises, import_node_path6, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, END_WINDOW, READ_CHUNK_BYTES2, TAIL_MARGIN_BYTES, LARGE_OUTPUT_BYTES, VIEW_REGION_BYTES, SCAN_UNIT_BYTES, LINES_MISMATCH, LargeOutputReader, PI_MAX_LINES, PI_MAX_BYTES;
+var import_node_fs7, import_promises, import_node_path6, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, END_WINDOW, READ_CHUNK_BYTES2, TAIL_MARGIN_BYTES, LARGE_OUTPUT_BYTES, VIEW_REGION_BYTES, SCAN_UNIT_BYTES, LINES_MISMATCH, LargeOutputReader, CLIPPED2, CLIP_STAND_IN, PI_MAX_LINES, PI_MAX_BYTES;
 var init_full_output = __esm({
   "extensions/tool-artifacts/full-output.ts"() {
     "use strict";
@@ -7972,7 +7977,7 @@ var init_full_output = __esm({
         if (cut2 === 0) return;
         const unit = joined.slice(0, cut2);
         for (const l of scanNotable(unit).lines) {
-          this.found.set(this.pendingLine + l.line - 1, Buffer.from(l.text, "utf8").toString("utf8"));
+          this.found.set(this.pendingLine + l.line - 1, Buffer.from(viewLine(l.text), "utf8").toString("utf8"));
         }
         this.pendingLine += countNewlines(unit);
         const rest = joined.slice(cut2);
@@ -8030,6 +8035,8 @@ var init_full_output = __esm({
         return headText + parts.join("") + tailText;
       }
     };
+    CLIPPED2 = "\u2026";
+    CLIP_STAND_IN = "\xB7\xB7";
     PI_MAX_LINES = 2e3;
     PI_MAX_BYTES = 50 * 1024;
   }
