@@ -7849,6 +7849,11 @@ function filler(bytes, newlines, endsWithNewline, twoByte) {
 ${`${seg(base)}
 `.repeat(newlines - 1)}${last}`;
 }
+function viewLine(text) {
+  if (text.length !== DEFAULT_NOTABLE_LINE_CHARS || !text.endsWith(CLIPPED2)) return text;
+  const rest = text.slice(0, -1);
+  return /[^\u0000-\u00ff]/.test(rest) ? text : `${rest}${CLIP_STAND_IN}`;
+}
 function completeUtf8End(bytes) {
   let lead = bytes.length - 1;
   while (lead > 0 && lead > bytes.length - 4 && (bytes[lead] & 192) === 128) lead--;
@@ -7890,7 +7895,7 @@ function withoutFinalNewlines(text) {
   while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
   return end === text.length ? text : text.slice(0, end);
 }
-var import_node_fs7, import_promises, import_node_path6, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, END_WINDOW, READ_CHUNK_BYTES2, TAIL_MARGIN_BYTES, LARGE_OUTPUT_BYTES, VIEW_REGION_BYTES, SCAN_UNIT_BYTES, LINES_MISMATCH, LargeOutputReader, PI_MAX_LINES, PI_MAX_BYTES;
+var import_node_fs7, import_promises, import_node_path6, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, END_WINDOW, READ_CHUNK_BYTES2, TAIL_MARGIN_BYTES, LARGE_OUTPUT_BYTES, VIEW_REGION_BYTES, SCAN_UNIT_BYTES, LINES_MISMATCH, LargeOutputReader, CLIPPED2, CLIP_STAND_IN, PI_MAX_LINES, PI_MAX_BYTES;
 var init_full_output = __esm({
   "extensions/tool-artifacts/full-output.ts"() {
     "use strict";
@@ -7972,7 +7977,7 @@ var init_full_output = __esm({
         if (cut2 === 0) return;
         const unit = joined.slice(0, cut2);
         for (const l of scanNotable(unit).lines) {
-          this.found.set(this.pendingLine + l.line - 1, Buffer.from(l.text, "utf8").toString("utf8"));
+          this.found.set(this.pendingLine + l.line - 1, Buffer.from(viewLine(l.text), "utf8").toString("utf8"));
         }
         this.pendingLine += countNewlines(unit);
         const rest = joined.slice(cut2);
@@ -8030,6 +8035,8 @@ var init_full_output = __esm({
         return headText + parts.join("") + tailText;
       }
     };
+    CLIPPED2 = "\u2026";
+    CLIP_STAND_IN = "\xB7\xB7";
     PI_MAX_LINES = 2e3;
     PI_MAX_BYTES = 50 * 1024;
   }
@@ -8151,6 +8158,7 @@ async function buildStub(fact, text, deps) {
   const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
   const sizes = measure(full);
   const early = deps.summarize ? void 0 : earlyScan(fact, full, kind, sizes, notes, deps);
+  const input = deps.summarize ? summaryInputPlan(full, kind, deps.config) : void 0;
   const put = await putting;
   if (!put.ok) return unstoredStub(fact, complete2, put.error, deps.config);
   const ref = { ok: true, path: put.path, sha256: put.sha256 };
@@ -8159,26 +8167,20 @@ async function buildStub(fact, text, deps) {
   let usage;
   let summary;
   const bodyNotes = [...notes];
-  if (deps.summarize) {
-    const surface2 = configuredSurface(
-      "toolArtifacts.summaryInput",
-      { maxBytes: deps.config.summary.maxInputChars },
-      deps.config.surfaces
-    );
-    const headShare = surface2.headShare ?? stubSurface(kind, deps.config).headShare;
-    const input = projectLog(full, surface2, { headShare, stored: ref, section: "notable.summaryInput" });
+  if (deps.summarize && input) {
+    const shown = projectLog(full, input.surface, { ...input.options, stored: ref, scan: input.scan });
     const outcome = await deps.summarize({
       kind,
       tool: fact.toolName,
       args: describeArgs(fact.input, configuredSurface("toolArtifacts.args", {}, deps.config.surfaces)),
-      output: input.text,
-      cut: input.truncated,
-      notable: input.notable.length > 0
+      output: shown.text,
+      cut: shown.truncated,
+      notable: shown.notable.length > 0
     });
     if (outcome.ok) {
       usage = outcome.usage;
       summary = { label: summaryLabel(outcome.model), text: outcome.text };
-      if (kind === "command" && summaryDisagrees(outcome.text, scanNotable(full).lines)) {
+      if (kind === "command" && summaryDisagrees(outcome.text, agreementScan(full, input).lines)) {
         bodyNotes.push(SUMMARY_DISAGREES_NOTE);
       }
     } else bodyNotes.push(summaryFailedNote(outcome.reason));
@@ -8242,6 +8244,20 @@ function earlyScan(fact, full, kind, sizes, notes, deps) {
   const room = budget(surface, { ...base, notes: bodyNotes, label: EXCERPT_LABEL });
   const maxLines = logScanLines(full, surface, room);
   return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines }) };
+}
+function summaryInputPlan(full, kind, config) {
+  const surface = configuredSurface(
+    "toolArtifacts.summaryInput",
+    { maxBytes: config.summary.maxInputChars },
+    config.surfaces
+  );
+  const headShare = surface.headShare ?? stubSurface(kind, config).headShare;
+  const options = { headShare, section: "notable.summaryInput" };
+  const maxLines = logScanLines(full, surface, options);
+  return maxLines === void 0 ? { surface, options } : { surface, options, maxLines, scan: scanNotable(full, { maxLines }) };
+}
+function agreementScan(full, input) {
+  return input?.scan && input.maxLines === DEFAULT_NOTABLE_LINES ? input.scan : scanNotable(full);
 }
 function excerptOf(kind, surface, fact, full, room, artifact, scan) {
   return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact, scan });

@@ -12,7 +12,7 @@ import { type ArtifactRef, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore, PutFailure, PutResult } from "../shared/store/artifact-store.ts";
 import { SURFACES, type SurfaceBudget } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
-import { type NotableScan, scanNotable } from "../shared/text/notable.ts";
+import { DEFAULT_NOTABLE_LINES, type NotableScan, scanNotable } from "../shared/text/notable.ts";
 import { countLines } from "../shared/text/utf8.ts";
 import { summaryDisagrees } from "./agreement.ts";
 import { classifyTool, type OutputClass } from "./classify.ts";
@@ -235,7 +235,10 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 				.catch((error: unknown) => ({ ok: false as const, error: String(error) }));
 	const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
 	const sizes = measure(full);
+	// While the store syncs: the excerpt's scan (no summary: the excerpt is the whole body), or the scan of the
+	// summary model's input, which the agreement check then reuses (the same limits: one scan, not two).
 	const early = deps.summarize ? undefined : earlyScan(fact, full, kind, sizes, notes, deps);
+	const input = deps.summarize ? summaryInputPlan(full, kind, deps.config) : undefined;
 	const put = await putting;
 	if (!put.ok) return unstoredStub(fact, complete, put.error, deps.config);
 	const ref: ArtifactRef = { ok: true, path: put.path, sha256: put.sha256 };
@@ -246,30 +249,22 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	/** The model's summary with its label, when it answered: it goes beside the excerpt, never instead of it. */
 	let summary: { label: string; text: string } | undefined;
 	const bodyNotes = [...notes];
-	if (deps.summarize) {
-		// summary.maxInputChars is the surface's byte limit (the key keeps its old name).
-		const surface = configuredSurface(
-			"toolArtifacts.summaryInput",
-			{ maxBytes: deps.config.summary.maxInputChars },
-			deps.config.surfaces,
-		);
-		// No head share of its own: the kind's stub share, as configured.
-		const headShare = surface.headShare ?? stubSurface(kind, deps.config).headShare;
+	if (deps.summarize && input) {
 		// Head + the notable lines of the WHOLE output + tail, so the cheap model sees what failed wherever it is.
-		const input = projectLog(full, surface, { headShare, stored: ref, section: "notable.summaryInput" });
+		const shown = projectLog(full, input.surface, { ...input.options, stored: ref, scan: input.scan });
 		const outcome = await deps.summarize({
 			kind,
 			tool: fact.toolName,
 			args: describeArgs(fact.input, configuredSurface("toolArtifacts.args", {}, deps.config.surfaces)),
-			output: input.text,
-			cut: input.truncated,
-			notable: input.notable.length > 0,
+			output: shown.text,
+			cut: shown.truncated,
+			notable: shown.notable.length > 0,
 		});
 		if (outcome.ok) {
 			usage = outcome.usage;
 			summary = { label: summaryLabel(outcome.model), text: outcome.text };
 			// The scan's verbatim failures against the summary's words: a summary that mentions none is flagged.
-			if (kind === "command" && summaryDisagrees(outcome.text, scanNotable(full).lines)) {
+			if (kind === "command" && summaryDisagrees(outcome.text, agreementScan(full, input).lines)) {
 				bodyNotes.push(SUMMARY_DISAGREES_NOTE);
 			}
 		} else bodyNotes.push(summaryFailedNote(outcome.reason));
@@ -374,6 +369,45 @@ function earlyScan(
 	const room = budget(surface, { ...base, notes: bodyNotes, label: EXCERPT_LABEL });
 	const maxLines = logScanLines(full, surface, room);
 	return maxLines === undefined ? undefined : { maxLines, scan: scanNotable(full, { maxLines }) };
+}
+
+/** The summary model's input: its surface, projectLog's options (but the artifact) and the scan made for it. */
+interface SummaryInputPlan {
+	surface: SurfaceBudget;
+	options: { headShare: number | undefined; section: "notable.summaryInput" };
+	/** The scan of `full` at the limits projectLog scans the input with; undefined when it would not scan. */
+	scan?: NotableScan;
+	/** Its `maxLines`. */
+	maxLines?: number;
+}
+
+/**
+ * The summary input's surface and options, and its notable-line scan, made before the artifact has its name:
+ * the input's scan limits do not depend on it (the section takes its share of the surface's own limits).
+ */
+export function summaryInputPlan(full: string, kind: OutputClass, config: ToolArtifactsConfig): SummaryInputPlan {
+	// summary.maxInputChars is the surface's byte limit (the key keeps its old name).
+	const surface = configuredSurface(
+		"toolArtifacts.summaryInput",
+		{ maxBytes: config.summary.maxInputChars },
+		config.surfaces,
+	);
+	// No head share of its own: the kind's stub share, as configured.
+	const headShare = surface.headShare ?? stubSurface(kind, config).headShare;
+	const options = { headShare, section: "notable.summaryInput" as const };
+	const maxLines = logScanLines(full, surface, options);
+	return maxLines === undefined
+		? { surface, options }
+		: { surface, options, maxLines, scan: scanNotable(full, { maxLines }) };
+}
+
+/**
+ * The scan the summary is checked against (scanNotable's default limits): the input's own scan when it was made
+ * at those limits (the default surfaces: the notable section of the input has DEFAULT_NOTABLE_LINES lines), else
+ * a scan of its own.
+ */
+export function agreementScan(full: string, input: SummaryInputPlan | undefined): NotableScan {
+	return input?.scan && input.maxLines === DEFAULT_NOTABLE_LINES ? input.scan : scanNotable(full);
 }
 
 /**

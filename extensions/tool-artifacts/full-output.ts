@@ -13,7 +13,7 @@
 import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { basename, isAbsolute } from "node:path";
-import { scanNotable } from "../shared/text/notable.ts";
+import { DEFAULT_NOTABLE_LINE_CHARS, scanNotable } from "../shared/text/notable.ts";
 import { countNewlines } from "../shared/text/utf8.ts";
 
 /** Largest full output read back into an artifact, in bytes; bigger files stay partial (and the stub says so). */
@@ -283,7 +283,7 @@ export class LargeOutputReader {
 		const unit = joined.slice(0, cut);
 		// A copy of each kept text: a slice would keep its whole unit alive.
 		for (const l of scanNotable(unit).lines) {
-			this.found.set(this.pendingLine + l.line - 1, Buffer.from(l.text, "utf8").toString("utf8"));
+			this.found.set(this.pendingLine + l.line - 1, Buffer.from(viewLine(l.text), "utf8").toString("utf8"));
 		}
 		this.pendingLine += countNewlines(unit);
 		const rest = joined.slice(cut);
@@ -372,6 +372,23 @@ export function filler(bytes: number, newlines: number, endsWithNewline: boolean
 	const extra = rest - base * segments;
 	const last = endsWithNewline ? "" : seg(base);
 	return `${seg(base + extra)}\n${`${seg(base)}\n`.repeat(newlines - 1)}${last}`;
+}
+
+/** The scan's mark of a clipped line (notable.ts). */
+const CLIPPED = "\u2026";
+/** What stands for the clip mark in a view: two Latin-1 units that are neither a word's nor white space. */
+const CLIP_STAND_IN = "\u00b7\u00b7";
+
+/**
+ * Pure: a kept notable line as the view holds it. A line the scan clipped at the default length ends in "…",
+ * the one unit beyond Latin-1 in most logs: it would make the whole view a two-byte string (twice the memory,
+ * and the filler's wider unit). Such a line is kept one unit too long with two Latin-1 units instead, so the
+ * scan of the view clips it at the same place and shows the same text; any other line is kept as it is.
+ */
+export function viewLine(text: string): string {
+	if (text.length !== DEFAULT_NOTABLE_LINE_CHARS || !text.endsWith(CLIPPED)) return text;
+	const rest = text.slice(0, -1);
+	return /[^\u0000-\u00ff]/.test(rest) ? text : `${rest}${CLIP_STAND_IN}`;
 }
 
 /** Open, check and read Pi's full-output file (see openFullOutput and readOpenedOutput). */

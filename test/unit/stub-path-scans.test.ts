@@ -1,0 +1,94 @@
+/**
+ * With the summary model on, buildStub scans a log twice, not three times (issue 32, cost): the scan of the
+ * summary model's input is made while the store syncs and is the one the agreement check reads (both at the
+ * default limits); the excerpt, whose notable section has its own, smaller limits, scans once more. Reusing the
+ * input's scan changes neither the input nor the check: both are what a scan of their own gives.
+ */
+import fc from "fast-check";
+import { describe, expect, it, vi } from "vitest";
+import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
+import { projectLog } from "../../extensions/shared/projection/log.ts";
+import * as notable from "../../extensions/shared/text/notable.ts";
+import { agreementScan, buildStub, summaryInputPlan } from "../../extensions/tool-artifacts/artifacts.ts";
+import type { SummaryRequest } from "../../extensions/tool-artifacts/summary.ts";
+import { loadRealLogs } from "../fixtures/real-logs.ts";
+import { useTempStore } from "./store-fixture.ts";
+
+vi.mock("../../extensions/shared/text/notable.ts", async (original) => {
+	const real = await original<typeof import("../../extensions/shared/text/notable.ts")>();
+	return { ...real, scanNotable: vi.fn(real.scanNotable) };
+});
+
+const tmp = useTempStore("stub-path-scans");
+const LOGS = loadRealLogs();
+const scans = vi.mocked(notable.scanNotable);
+const CONFIG = DEFAULT_CONFIG.toolArtifacts;
+const stored = { ok: true, path: "/a/cache/headroom/tool-outputs/x.txt", sha256: "0".repeat(64) } as const;
+
+/** Random logs made of real log lines, long enough to be cut for the summary model. */
+const logArb = fc
+	.array(
+		fc.tuple(fc.nat(LOGS.length - 1), fc.nat(), fc.integer({ min: 50, max: 3000 })).map(([i, at, n]) => {
+			const lines = LOGS[i].text.split("\n");
+			const start = at % lines.length;
+			return lines.slice(start, start + n).join("\n");
+		}),
+		{ minLength: 1, maxLength: 5 },
+	)
+	.map((parts) => parts.join("\n"));
+
+describe("the summary model's input scan", () => {
+	it("gives the input projectLog makes by itself, and is the scan the agreement check would make", () => {
+		fc.assert(
+			fc.property(logArb, (text) => {
+				const plan = summaryInputPlan(text, "command", CONFIG);
+				const own = projectLog(text, plan.surface, { ...plan.options, stored });
+				expect(projectLog(text, plan.surface, { ...plan.options, stored, scan: plan.scan })).toEqual(own);
+				if (plan.scan) expect(plan.maxLines).toBe(notable.DEFAULT_NOTABLE_LINES);
+				expect(agreementScan(text, plan)).toEqual(notable.scanNotable(text));
+			}),
+			{ numRuns: 40 },
+		);
+	});
+
+	it("is not reused by the agreement check when the input scans at other limits", () => {
+		const text = LOGS.reduce((a, b) => (b.text.length > a.length ? b.text : a), "");
+		// A shorter input (in lines) gives its notable section fewer lines than the check's default.
+		const narrow = { ...CONFIG, surfaces: { "toolArtifacts.summaryInput": { maxLines: 80 } } };
+		const plan = summaryInputPlan(text, "command", narrow);
+		expect(plan.maxLines).toBeLessThan(notable.DEFAULT_NOTABLE_LINES);
+		expect(agreementScan(text, plan)).toEqual(notable.scanNotable(text));
+		expect(agreementScan(text, plan)).not.toBe(plan.scan);
+	});
+});
+
+describe("buildStub with the summary model on", () => {
+	it("scans a long log twice: the input (shared with the agreement check) and the excerpt", async () => {
+		const log = LOGS.filter((l) => Buffer.byteLength(l.text) > 60_000 && /FAIL|Error/.test(l.text))[0];
+		const requests: SummaryRequest[] = [];
+		const fact = {
+			toolName: "bash",
+			toolCallId: "call_1",
+			input: { command: "cat build.log" },
+			content: [{ type: "text", text: log.text }],
+			details: undefined,
+			isError: false,
+		};
+		scans.mockClear();
+		const built = await buildStub(fact, log.text, {
+			store: tmp.store,
+			config: CONFIG,
+			summarize: async (request) => {
+				requests.push(request);
+				return { ok: true, text: "The command ran.", model: "acme/acme-mini" };
+			},
+		});
+		if ("notStored" in built) throw new Error(built.notStored);
+		const ofLog = scans.mock.calls.filter(([text]) => text === log.text);
+		expect(ofLog).toHaveLength(2);
+		// The input carried the notable lines, and the check found the failures the summary does not mention.
+		expect(requests).toHaveLength(1);
+		expect(requests[0].notable).toBe(true);
+		expect(built.text).toContain("the summary and the verbatim lines disagree");
+	});
+});
