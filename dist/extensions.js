@@ -14850,7 +14850,12 @@ function widgetLines(children, now, paint = plain3) {
     const elapsed = c.state === "waiting" ? `waits for ${(c.after ?? []).join(", ")}` : c.startedAt ? formatDuration(now - c.startedAt) : "waiting";
     const tokens = c.contextTokens !== void 0 ? ` \xB7 ${formatCount(c.contextTokens)} tok` : "";
     const agent = c.agent ? paint("dim", ` (${oneLine2(c.agent)})`) : "";
-    return `${paint(stateColor(c.state), statusGlyph(c.state))} ${c.id} ${oneLine2(c.name)}${agent} \xB7 ${elapsed}${tokens}`;
+    const mark = c.question ? paint("warning", "?") : paint(stateColor(c.state), statusGlyph(c.state));
+    const asking = c.question ? paint(
+      "warning",
+      ` \xB7 ${ASKING_STATE}: ${(0, import_pi_tui3.truncateToWidth)(oneLine2(questionBrief(c.question.text)), WIDGET_QUESTION_COLUMNS, "\u2026")}`
+    ) : "";
+    return `${mark} ${c.id} ${oneLine2(c.name)}${agent} \xB7 ${elapsed}${tokens}${asking}`;
   });
   const hidden = active.length - shown.length;
   if (hidden > 0) lines.push(paint("muted", `+${hidden} more`));
@@ -14876,19 +14881,22 @@ function deliveredComponent(rows, content, options, theme) {
   box.addChild(new import_pi_tui3.Text(resultText2(rows, content, options.expanded, paint), 0, 0));
   return box;
 }
-var import_pi_tui3, plain3, REASON_COLUMNS, SHORT_HASH_CHARS, CALL_NAME_COLUMNS, FIRST_LINE_COLUMNS, WIDGET_MAX_ROWS;
+var import_pi_tui3, plain3, REASON_COLUMNS, SHORT_HASH_CHARS, CALL_NAME_COLUMNS, FIRST_LINE_COLUMNS, WIDGET_MAX_ROWS, WIDGET_QUESTION_COLUMNS;
 var init_render = __esm({
   "extensions/subagents/view/render.ts"() {
     "use strict";
     import_pi_tui3 = require("@mariozechner/pi-tui");
     init_sanitize();
+    init_question();
     init_format2();
+    init_ask();
     plain3 = (_c, t) => t;
     REASON_COLUMNS = 100;
     SHORT_HASH_CHARS = 12;
     CALL_NAME_COLUMNS = 60;
     FIRST_LINE_COLUMNS = 160;
     WIDGET_MAX_ROWS = 8;
+    WIDGET_QUESTION_COLUMNS = 48;
   }
 });
 
