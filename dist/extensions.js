@@ -6937,8 +6937,122 @@ var init_trim = __esm({
   }
 });
 
+// extensions/context-trim/warm-up.ts
+var unrefLater, WARM_UP_DELAY_MS, WARM_UP_CHUNK_MESSAGES, IdleWarmUp;
+var init_warm_up = __esm({
+  "extensions/context-trim/warm-up.ts"() {
+    "use strict";
+    init_plan();
+    init_trim();
+    unrefLater = (run2, ms) => {
+      const handle = setTimeout(run2, Math.max(0, ms));
+      handle.unref?.();
+      return () => clearTimeout(handle);
+    };
+    WARM_UP_DELAY_MS = 300;
+    WARM_UP_CHUNK_MESSAGES = 64;
+    IdleWarmUp = class {
+      constructor(caches, later = unrefLater) {
+        this.caches = caches;
+        this.later = later;
+      }
+      caches;
+      later;
+      /** Bumped by every start and stop: a scheduled step of an older warm-up does nothing. */
+      generation = 0;
+      cancelStep;
+      current = "none";
+      /** Where the warm-up is (see WarmUpState). */
+      get state() {
+        return this.current;
+      }
+      /** Start anew (any warm-up under way stops): the first step WARM_UP_DELAY_MS from now. */
+      start(ctx) {
+        this.stop("waiting");
+        const generation = this.generation;
+        this.cancelStep = this.later(() => this.begin(generation, ctx), WARM_UP_DELAY_MS);
+      }
+      /** Stop whatever is scheduled; nothing runs after this. */
+      shutdown() {
+        this.stop("stopped");
+      }
+      /** A request came: a warm-up under way stops (the request sizes what is left; the caches hold at every step). */
+      requestBegins() {
+        if (this.current === "waiting" || this.current === "sizing") this.stop("stopped");
+      }
+      stop(next) {
+        this.generation++;
+        this.cancelStep?.();
+        this.cancelStep = void 0;
+        this.current = next;
+      }
+      /** The first step: the settings, the budget, the history; then sizing, a chunk per turn. */
+      begin(generation, ctx) {
+        if (generation !== this.generation) return;
+        this.cancelStep = void 0;
+        try {
+          const { config } = this.caches.settings(ctx);
+          const model = ctx.model();
+          const contextWindow = model?.contextWindow ?? ctx.usageWindow();
+          const history = config.enabled && contextWindow ? ctx.history() : void 0;
+          if (!history || history.length === 0 || !contextWindow) {
+            this.current = "ready";
+            return;
+          }
+          const system = this.caches.overheadTokens(ctx);
+          const budgetTokens = messageBudget({
+            contextWindow,
+            maxTokens: model?.maxTokens,
+            reserveTokens: config.reserveTokens,
+            safetyMarginTokens: config.safetyMarginTokens,
+            overheadTokens: system
+          });
+          const used = usageBasedTokens(history, this.caches.sizer);
+          const measuredTokens = used === void 0 ? void 0 : used - system;
+          if (surelyWithinBudget(history, { budgetTokens, measuredTokens }, this.caches.bounds)) {
+            this.current = "ready";
+            return;
+          }
+          this.current = "sizing";
+          this.caches.sizer.verifyNextPass();
+          this.sizeChunk(generation, ctx, history, 0, { budgetTokens, measuredTokens });
+        } catch {
+          this.current = "stopped";
+        }
+      }
+      /** Size history[from, from + chunk) at their positions; then the next chunk, or the trim itself. */
+      sizeChunk(generation, ctx, history, from, figures) {
+        if (generation !== this.generation) return;
+        this.cancelStep = void 0;
+        try {
+          const { sizer, memo } = this.caches;
+          const to = Math.min(history.length, from + WARM_UP_CHUNK_MESSAGES);
+          for (let k = from; k < to; k++) sizer.tokens(history[k], k);
+          if (to < history.length) {
+            this.cancelStep = this.later(() => this.sizeChunk(generation, ctx, history, to, figures), 0);
+            return;
+          }
+          const { config, shorten } = this.caches.settings(ctx);
+          trimMessages(history, {
+            ...figures,
+            cutStepTokens: config.cutStepTokens,
+            sessionFile: ctx.sessionFile(),
+            sizer,
+            shorten,
+            memo
+          });
+          sizer.verifyNextPass();
+          this.current = "ready";
+        } catch {
+          this.current = "stopped";
+        }
+      }
+    };
+  }
+});
+
 // extensions/context-trim/session.ts
-var SYSTEM_MEMO_ENTRIES, unrefLater, WARM_UP_DELAY_MS, WARM_UP_CHUNK_MESSAGES, ContextTrimSession;
+var SYSTEM_MEMO_ENTRIES, ContextTrimSession;
 var init_session = __esm({
   "extensions/context-trim/session.ts"() {
     "use strict";
@@ -6950,18 +7064,21 @@ var init_session = __esm({
     init_size();
     init_view();
     init_trim();
+    init_warm_up();
     SYSTEM_MEMO_ENTRIES = 64;
-    unrefLater = (run2, ms) => {
-      const handle = setTimeout(run2, Math.max(0, ms));
-      handle.unref?.();
-      return () => clearTimeout(handle);
-    };
-    WARM_UP_DELAY_MS = 300;
-    WARM_UP_CHUNK_MESSAGES = 64;
     ContextTrimSession = class {
       constructor(options) {
         this.options = options;
-        this.later = options.later ?? unrefLater;
+        this.warm = new IdleWarmUp(
+          {
+            sizer: this.sizer,
+            bounds: this.bounds,
+            memo: this.memo,
+            settings: (ctx) => this.setup(ctx),
+            overheadTokens: (ctx) => this.overheadTokens(ctx)
+          },
+          options.later
+        );
       }
       options;
       sizer = new TokenSizer();
@@ -6985,14 +7102,10 @@ var init_session = __esm({
       fullSizer = {
         tokens: (message, index) => message.role === "system" ? this.systemTokens(message) : this.sizer.tokens(message, index)
       };
-      later;
-      /** Bumped by every warm-up start and stop: a scheduled step of an older warm-up does nothing. */
-      generation = 0;
-      cancelStep;
-      warm = "none";
+      warm;
       /** Where the idle-time warm-up is (see WarmUpState). */
       get warmUp() {
-        return this.warm;
+        return this.warm.state;
       }
       /** Messages estimated so far (sizes found in the caches are not estimated again). */
       get estimatedMessages() {
@@ -7000,83 +7113,11 @@ var init_session = __esm({
       }
       /** Pi's `session_start` (startup, resume, new, fork, reload): warm the caches for the first request in idle time. */
       sessionStarted(ctx) {
-        this.stopWarmUp("waiting");
-        const generation = this.generation;
-        this.cancelStep = this.later(() => this.beginWarmUp(generation, ctx), WARM_UP_DELAY_MS);
+        this.warm.start(ctx);
       }
       /** Pi's `session_shutdown` (quit, /reload, /new, /resume, /fork): no work is left scheduled. */
       shutdown() {
-        this.stopWarmUp("stopped");
-      }
-      stopWarmUp(next) {
-        this.generation++;
-        this.cancelStep?.();
-        this.cancelStep = void 0;
-        this.warm = next;
-      }
-      /** A request came: a warm-up under way stops (the request sizes what is left; the caches hold at every step). */
-      requestBegins() {
-        if (this.warm === "waiting" || this.warm === "sizing") this.stopWarmUp("stopped");
-      }
-      /** The warm-up's first step: the settings, the budget, the history; then sizing, a chunk per turn. */
-      beginWarmUp(generation, ctx) {
-        if (generation !== this.generation) return;
-        this.cancelStep = void 0;
-        try {
-          const { config } = this.setup(ctx);
-          const model = ctx.model();
-          const contextWindow = model?.contextWindow ?? ctx.usageWindow();
-          const history = config.enabled && contextWindow ? ctx.history() : void 0;
-          if (!history || history.length === 0 || !contextWindow) {
-            this.warm = "ready";
-            return;
-          }
-          const system = this.overheadTokens(ctx);
-          const budgetTokens = messageBudget({
-            contextWindow,
-            maxTokens: model?.maxTokens,
-            reserveTokens: config.reserveTokens,
-            safetyMarginTokens: config.safetyMarginTokens,
-            overheadTokens: system
-          });
-          const used = usageBasedTokens(history, this.sizer);
-          const measuredTokens = used === void 0 ? void 0 : used - system;
-          if (surelyWithinBudget(history, { budgetTokens, measuredTokens }, this.bounds)) {
-            this.warm = "ready";
-            return;
-          }
-          this.warm = "sizing";
-          this.sizer.verifyNextPass();
-          this.sizeChunk(generation, ctx, history, 0, { budgetTokens, measuredTokens });
-        } catch {
-          this.warm = "stopped";
-        }
-      }
-      /** Size history[from, from + chunk) at their positions; then the next chunk, or the trim itself. */
-      sizeChunk(generation, ctx, history, from, figures) {
-        if (generation !== this.generation) return;
-        this.cancelStep = void 0;
-        try {
-          const to = Math.min(history.length, from + WARM_UP_CHUNK_MESSAGES);
-          for (let k = from; k < to; k++) this.sizer.tokens(history[k], k);
-          if (to < history.length) {
-            this.cancelStep = this.later(() => this.sizeChunk(generation, ctx, history, to, figures), 0);
-            return;
-          }
-          const { config, shorten } = this.setup(ctx);
-          trimMessages(history, {
-            ...figures,
-            cutStepTokens: config.cutStepTokens,
-            sessionFile: ctx.sessionFile(),
-            sizer: this.sizer,
-            shorten,
-            memo: this.memo
-          });
-          this.sizer.verifyNextPass();
-          this.warm = "ready";
-        } catch {
-          this.warm = "stopped";
-        }
+        this.warm.shutdown();
       }
       /** A configuration was read (session_start, or first use): settings are made again from it. */
       configChanged() {
@@ -7087,7 +7128,7 @@ var init_session = __esm({
        * hook; on 0.87+ `context_with_system` follows with the same message objects, and trims.
        */
       context(messages, ctx) {
-        this.requestBegins();
+        this.warm.requestBegins();
         if (this.withSystemSeen || ctx.seesSystemMessages()) {
           this.conversation = messages;
           return void 0;
@@ -7096,7 +7137,7 @@ var init_session = __esm({
       }
       /** Pi 0.87+'s `context_with_system` event: the whole transcript, system messages included. */
       contextWithSystem(messages, ctx) {
-        this.requestBegins();
+        this.warm.requestBegins();
         this.withSystemSeen = true;
         const seen = this.conversation;
         this.conversation = void 0;
@@ -14825,7 +14866,12 @@ function widgetLines(children, now, paint = plain3) {
     const elapsed = c.state === "waiting" ? `waits for ${(c.after ?? []).join(", ")}` : c.startedAt ? formatDuration(now - c.startedAt) : "waiting";
     const tokens = c.contextTokens !== void 0 ? ` \xB7 ${formatCount(c.contextTokens)} tok` : "";
     const agent = c.agent ? paint("dim", ` (${oneLine2(c.agent)})`) : "";
-    return `${paint(stateColor(c.state), statusGlyph(c.state))} ${c.id} ${oneLine2(c.name)}${agent} \xB7 ${elapsed}${tokens}`;
+    const mark = c.question ? paint("warning", "?") : paint(stateColor(c.state), statusGlyph(c.state));
+    const asking = c.question ? paint(
+      "warning",
+      ` \xB7 ${ASKING_STATE}: ${(0, import_pi_tui3.truncateToWidth)(oneLine2(questionBrief(c.question.text)), WIDGET_QUESTION_COLUMNS, "\u2026")}`
+    ) : "";
+    return `${mark} ${c.id} ${oneLine2(c.name)}${agent} \xB7 ${elapsed}${tokens}${asking}`;
   });
   const hidden = active.length - shown.length;
   if (hidden > 0) lines.push(paint("muted", `+${hidden} more`));
@@ -14851,19 +14897,22 @@ function deliveredComponent(rows, content, options, theme) {
   box.addChild(new import_pi_tui3.Text(resultText2(rows, content, options.expanded, paint), 0, 0));
   return box;
 }
-var import_pi_tui3, plain3, REASON_COLUMNS, SHORT_HASH_CHARS, CALL_NAME_COLUMNS, FIRST_LINE_COLUMNS, WIDGET_MAX_ROWS;
+var import_pi_tui3, plain3, REASON_COLUMNS, SHORT_HASH_CHARS, CALL_NAME_COLUMNS, FIRST_LINE_COLUMNS, WIDGET_MAX_ROWS, WIDGET_QUESTION_COLUMNS;
 var init_render = __esm({
   "extensions/subagents/view/render.ts"() {
     "use strict";
     import_pi_tui3 = require("@mariozechner/pi-tui");
     init_sanitize();
+    init_question();
     init_format2();
+    init_ask();
     plain3 = (_c, t) => t;
     REASON_COLUMNS = 100;
     SHORT_HASH_CHARS = 12;
     CALL_NAME_COLUMNS = 60;
     FIRST_LINE_COLUMNS = 160;
     WIDGET_MAX_ROWS = 8;
+    WIDGET_QUESTION_COLUMNS = 48;
   }
 });
 

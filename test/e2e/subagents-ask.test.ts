@@ -3,7 +3,8 @@
  * ask_parent, a tool only children have; the question reaches the parent in its subagent_wait's result, framed
  * as the child's words; the parent answers with subagent_send; the child reads the answer as its tool result and
  * uses it. A question nobody answers ends at subagents.askTimeoutSeconds: the child is told to decide itself and
- * say what it assumed. The parent's requests never declare ask_parent; the session records each question.
+ * say what it assumed. The parent's requests never declare ask_parent; the session records each question. A
+ * question still open when the parent quits is asked again after `pi -c`, and the answer resumes the child.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -233,6 +234,89 @@ describe.each(PI_LINES)("ask_parent across a compaction in rpc mode on $label", 
 			expect(countOf(textOf(last), "[A subagent asks you a question]")).toBeLessThanOrEqual(1);
 		} finally {
 			await rpc.stop();
+		}
+	});
+});
+
+/** The child after a resume: it uses the answer its new run starts with; otherwise it asks (its first run). */
+function resumableChild(req: ChatRequest): ScriptedReply {
+	if (req.lastUser.includes("Your parent answered:")) return { text: `CHILD-RESUMED <<${req.lastUser}>>` };
+	return child(req);
+}
+
+// The parent's process ends while the child waits for an answer (rpc input closed: a clean quit). The question
+// stays open in the session; `pi -c` asks it again with the first request, the answer resumes the child on its
+// own session file with its question and the answer, and the child's result reaches the parent once.
+describe.each(PI_LINES)("ask_parent across pi -c on $label", ({ line }) => {
+	const startServer = useScriptedServers();
+
+	it("a question open when the parent quit is asked again after pi -c; the answer resumes the child", async () => {
+		const server = await startServer((req) => {
+			if (isChild(req)) return resumableChild(req);
+			const tool = lastToolName(req);
+			if (req.lastUser.includes("delegate the banner") && !tool)
+				return { toolCalls: [{ name: "subagent_spawn", arguments: { prompt: "ASK-TASK paint", name: "painter" } }] };
+			if (req.lastUser.includes("ANSWER-NOW")) {
+				if (!tool) return { toolCalls: [{ name: "subagent_send", arguments: { id: "sa-1", text: ANSWER } }] };
+				return { text: "PARENT-SENT" };
+			}
+			return { text: "PARENT-LATER" };
+		});
+		const sandbox = makeSandbox({ server });
+		const parents = () => server.requests.filter((r) => !isChild(r));
+		const ASKED = "[A subagent asks you a question]";
+		const first = startPiRpc({ line, sandbox, extensions: EXT });
+		try {
+			await first.prompt("delegate the banner");
+			// The question starts a turn of its own while the parent is idle; the parent leaves it open.
+			await first.waitFor(
+				(e) => e.type === "agent_end",
+				60_000,
+				first.events.findIndex((e) => e.type === "agent_end") + 1,
+			);
+			expect(parents().some((r) => r.lastUser.includes(ASKED))).toBe(true);
+		} finally {
+			expect(await first.stop()).toBe(0);
+		}
+		// The question is recorded and nothing closed it: the quit stopped the child while it waited.
+		expect(parentCustom(sandbox, "subagent-question")).toEqual([
+			expect.objectContaining({ id: "sa-1", seq: 1, text: QUESTION }),
+		]);
+		expect(parentCustom(sandbox, "subagent-answer")).toEqual([]);
+		const childRequestsBefore = server.requests.filter(isChild).length;
+
+		const resumed = startPiRpc({ line, sandbox, extensions: EXT, args: ["-c"] });
+		try {
+			await resumed.prompt("ANSWER-NOW what is still open?");
+			const [askedAgain] = parents().filter((r) => r.lastUser.includes("ANSWER-NOW"));
+			const context = textOf(askedAgain);
+			// Asked again, saying the child's run was stopped and that the answer resumes it.
+			expect(context).toContain(
+				'[Question from subagent sa-1 "painter", asked before this session was resumed; its run was stopped while it waited.',
+			);
+			expect(context).toContain(`question › ${QUESTION}`);
+			// The stopped run is reported too, once: nothing of the child's work is lost.
+			expect(countOf(context, '── sa-1 "painter" cancelled')).toBe(1);
+			const [send] = toolResults(resumed.events, "subagent_send");
+			expect(send?.isError, send?.text).toBe(false);
+			// The child's new run starts from its own history, with its question and the answer; its result comes once.
+			const used = "CHILD-RESUMED <<Your run was stopped while you waited for an answer to your question:";
+			const deadline = Date.now() + 60_000;
+			while (!parents().some((r) => textOf(r).includes(used))) {
+				if (Date.now() > deadline) throw new Error(`no resumed result\n${resumed.stderr.slice(-2000)}`);
+				await new Promise((r) => setTimeout(r, 100));
+			}
+			const resumedChild = server.requests.filter(isChild).slice(childRequestsBefore);
+			expect(resumedChild.length).toBeGreaterThanOrEqual(1);
+			expect(resumedChild[0].lastUser).toContain(QUESTION);
+			expect(resumedChild[0].lastUser).toContain(ANSWER);
+			expect(textOf(resumedChild[0])).toContain("ASK-TASK paint");
+			await new Promise((r) => setTimeout(r, 1_500)); // a (wrong) second delivery would show by now
+			const last = parents().at(-1)!;
+			expect(countOf(textOf(last), used)).toBe(1);
+			expect(parentCustom(sandbox, "subagent-answer")).toEqual([{ id: "sa-1", seq: 1, how: "answered" }]);
+		} finally {
+			await resumed.stop();
 		}
 	});
 });

@@ -10,7 +10,7 @@ import { extensionPath, PI_LINES, toolResults } from "../fixtures/pi-runner.ts";
 import { usePrintRuns } from "../fixtures/print-runs.ts";
 import type { ChatRequest, ScriptedReply } from "../fixtures/scripted-server.ts";
 import { calledTools, isChild, toolTexts } from "./subagents-support.ts";
-import { STEP_MS, useTuiRuns } from "./tui-support.ts";
+import { keepCapture, STEP_MS, useTuiRuns } from "./tui-support.ts";
 
 const EXT = [extensionPath("subagents")];
 /** Each child turn reports 1,000 prompt + 500 completion tokens: 1,500 tokens a turn. */
@@ -160,6 +160,7 @@ describe.each(PI_LINES)("a child's spend in the TUI on $label", ({ line }) => {
 
 		await tui.submit("/subagents");
 		const picker = await tui.waitFor("the picker with the stopped child", (s) => inPicker(s), { timeoutMs: STEP_MS });
+		keepCapture(`subagents-budget-picker-${line}`, picker);
 		expect(picker).toMatch(/context +spent/);
 		expect(picker).toMatch(/sa-1 +capped .*budget .*3\.0k\/3\.0k/);
 		tui.press("Escape");
@@ -177,6 +178,7 @@ describe.each(PI_LINES)("a child's spend in the TUI on $label", ({ line }) => {
 		const ledger = await resumed.waitFor("the ledger with the spend", (s) => s.includes("subagents' spend"), {
 			timeoutMs: STEP_MS,
 		});
+		keepCapture(`subagents-budget-ledger-${line}`, ledger);
 		expect(ledger).toContain("1 child: 3,000 tokens");
 	}, 300_000);
 });

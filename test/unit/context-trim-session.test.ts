@@ -1,6 +1,6 @@
 /**
- * context-trim's lifecycle object (extensions/context-trim/session.ts) without Pi: both Pi lines' event
- * orders (`context` alone on 0.73; `context` then `context_with_system` on 0.87+), the settings made again
+ * context-trim's lifecycle object (extensions/context-trim/session.ts, its warm-up warm-up.ts) without Pi:
+ * both Pi lines' event orders (`context` alone on 0.73; `context` then `context_with_system` on 0.87+), the settings made again
  * after a configuration read, the session record written once per cut, and the safe failures; the
  * warm-up in idle time after session_start (sizing the resumed history a chunk per turn, then the trim the
  * first request would run), its races with a request that comes first and with a session switch, and that a
@@ -11,13 +11,8 @@ import { SessionManager } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { MARKER_CUSTOM_TYPE } from "../../extensions/context-trim/prompt.ts";
-import {
-	type ContextTrimContext,
-	ContextTrimSession,
-	type Later,
-	WARM_UP_CHUNK_MESSAGES,
-	WARM_UP_DELAY_MS,
-} from "../../extensions/context-trim/session.ts";
+import { type ContextTrimContext, ContextTrimSession } from "../../extensions/context-trim/session.ts";
+import { type Later, WARM_UP_CHUNK_MESSAGES, WARM_UP_DELAY_MS } from "../../extensions/context-trim/warm-up.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
 import type { ContextTrimRecord } from "../../extensions/shared/host/details.ts";
 import { sessionHistory } from "../../extensions/shared/host/pi-host.ts";

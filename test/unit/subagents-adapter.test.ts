@@ -3,6 +3,7 @@
  * errors (which must list the valid choices), the wording pins and the renderers.
  */
 import { join } from "node:path";
+import { visibleWidth } from "@mariozechner/pi-tui";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ownerFraming } from "../../extensions/shared/transcript/prompt.ts";
 import { type ChildRecord, SUBAGENT_TOOL_NAMES } from "../../extensions/subagents/domain/records.ts";
@@ -10,7 +11,14 @@ import subagents, { setupSubagents } from "../../extensions/subagents/index.ts";
 import * as P from "../../extensions/subagents/prompt/common.ts";
 import { depthLimitError } from "../../extensions/subagents/prompt/spawn.ts";
 import { RARE_TOOLS, SUBAGENT_TOOLS } from "../../extensions/subagents/tools/table.ts";
-import { callText, resultText, rowText, statusText, widgetLines } from "../../extensions/subagents/view/render.ts";
+import {
+	callText,
+	resultText,
+	rowText,
+	statusText,
+	WIDGET_QUESTION_COLUMNS,
+	widgetLines,
+} from "../../extensions/subagents/view/render.ts";
 import { useAgentDirEnv } from "../fixtures/agent-dir-env.ts";
 import { childRecord } from "./subagents-fakes.ts";
 
@@ -193,5 +201,21 @@ describe("renderers", () => {
 			"● sa-1 task sa-1 · 12.5 s · 1,500 tok",
 			"◷ sa-2 task sa-2 · waiting · 1,500 tok",
 		]);
+	});
+
+	it("widget: a child waiting for the parent's answer is marked ? with the question's start", () => {
+		const question = (text: string) => ({ seq: 1, text, options: [], run: 1, askedAt: 0, delivered: true });
+		const asking = { ...rec("sa-1", "running"), question: question("Which colour\nshould the banner use?") };
+		const long = { ...rec("sa-2", "running"), question: question(`Which of these ${"very ".repeat(40)}long names?`) };
+		const [one, two] = widgetLines([asking, long], 13_500);
+		expect(one).toBe("? sa-1 task sa-1 · 12.5 s · 1,500 tok · asks you: Which colour should the banner use?");
+		// A long question is cut to its start, so the row stays one line; the live view shows it whole.
+		const brief = two.slice(two.indexOf("asks you: ") + "asks you: ".length);
+		expect(brief.startsWith("Which of these very")).toBe(true);
+		expect(brief).toContain("…");
+		expect(brief).not.toContain("long names?");
+		expect(visibleWidth(brief)).toBeLessThanOrEqual(WIDGET_QUESTION_COLUMNS);
+		// The mark goes with the question: a child without one shows its state's glyph again.
+		expect(widgetLines([{ ...asking, question: undefined }], 13_500)[0]).toMatch(/^● sa-1 /);
 	});
 });

@@ -5,8 +5,10 @@
  */
 import { Box, type Component, Text, truncateToWidth, visibleWidth } from "@mariozechner/pi-tui";
 import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
+import { questionBrief } from "../ask/question.ts";
 import { formatCount, formatDuration, statusGlyph } from "../domain/format.ts";
 import type { ChildRecord, ChildRow, ChildState } from "../domain/records.ts";
+import { ASKING_STATE } from "../prompt/ask.ts";
 
 /** Colour function: Pi's theme.fg, or identity in tests. */
 export type Paint = (color: string, text: string) => string;
@@ -124,7 +126,13 @@ export function statusText(children: ChildRecord[], paint: Paint = plain): strin
 /** Most child rows the widget shows; the rest become one "+N more" row (Pi cuts widgets at 10 lines, without a count). */
 export const WIDGET_MAX_ROWS = 8;
 
-/** Widget rows: each running or queued child with elapsed time and tokens, at most WIDGET_MAX_ROWS + 1 lines. */
+/** Columns of an open question's brief in a widget row (the live view shows it whole). */
+export const WIDGET_QUESTION_COLUMNS = 48;
+
+/**
+ * Widget rows: each running or queued child with elapsed time and tokens, at most WIDGET_MAX_ROWS + 1 lines. A
+ * child that waits for the parent's answer (ask_parent) is marked "?" and says so, with the question's start.
+ */
 export function widgetLines(children: ChildRecord[], now: number, paint: Paint = plain): string[] {
 	const active = children.filter(
 		(c) => c.state === "running" || c.state === "starting" || c.state === "queued" || c.state === "waiting",
@@ -139,7 +147,14 @@ export function widgetLines(children: ChildRecord[], now: number, paint: Paint =
 					: "waiting";
 		const tokens = c.contextTokens !== undefined ? ` · ${formatCount(c.contextTokens)} tok` : "";
 		const agent = c.agent ? paint("dim", ` (${oneLine(c.agent)})`) : "";
-		return `${paint(stateColor(c.state), statusGlyph(c.state))} ${c.id} ${oneLine(c.name)}${agent} · ${elapsed}${tokens}`;
+		const mark = c.question ? paint("warning", "?") : paint(stateColor(c.state), statusGlyph(c.state));
+		const asking = c.question
+			? paint(
+					"warning",
+					` · ${ASKING_STATE}: ${truncateToWidth(oneLine(questionBrief(c.question.text)), WIDGET_QUESTION_COLUMNS, "…")}`,
+				)
+			: "";
+		return `${mark} ${c.id} ${oneLine(c.name)}${agent} · ${elapsed}${tokens}${asking}`;
 	});
 	const hidden = active.length - shown.length;
 	if (hidden > 0) lines.push(paint("muted", `+${hidden} more`));
