@@ -4,7 +4,8 @@
  * measured here), each log `cat` through bash with the summary model unreachable, every critical line the
  * scan alone (no budget) finds but the stub does not show is put down to one reason:
  *
- * - `scan cap`: the scan at the section's line cap (what projectLog scans with) did not keep it;
+ * - `scan cap`: the scan at the section's line cap (what projectLog scans with, at about the stub's excerpt
+ *   room) did not keep it;
  * - `section lines` / `section bytes`: kept by that scan, but the section stopped at its line or byte cap
  *   (`+ context` when context lines ranked before it were shown);
  * - `clip`: listed, but clipped before the critical text (the 240-byte item, or the scan's own clip).
@@ -18,6 +19,7 @@
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { logScanLines } from "../../extensions/shared/projection/log.ts";
 import { NOTABLE_HEADING } from "../../extensions/shared/projection/prompt.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
 import {
@@ -79,12 +81,28 @@ const scanLineOf = (lines: readonly NotableLine[], m: MarkedLine) => lines.find(
 async function main(): Promise<void> {
 	const tmp = makeTestDir("notable-layout-bench");
 	const store = new ArtifactStore({ agentDir: join(tmp, "agent") });
-	const deps = unreachableSummaryDeps(store);
+	const deps0 = unreachableSummaryDeps(store);
+	const deps = process.env.STUB_BYTES
+		? { ...deps0, config: { ...deps0.config, stubMaxBytes: Number(process.env.STUB_BYTES) } }
+		: deps0;
 	const inFold = process.env.NOTABLE_LAYOUT_FOLD === "1";
 	const reasons = new Map<string, number>();
 	const shown = new Map<string, number>();
 	const listed: string[] = [];
-	const spend = { logs: 0, section: 0, head: 0, tail: 0, stub: 0, items: 0, context: 0, repeats: 0, critical: 0 };
+	const spend = {
+		logs: 0,
+		section: 0,
+		head: 0,
+		tail: 0,
+		stub: 0,
+		items: 0,
+		context: 0,
+		repeats: 0,
+		critical: 0,
+		criticalContext: 0,
+		grown: 0,
+		extra: 0,
+	};
 	const sectionFull = { lines: 0, bytes: 0 };
 	const note = (reason: string, log: EvalLog, m: MarkedLine) => {
 		reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
@@ -93,7 +111,7 @@ async function main(): Promise<void> {
 	};
 	try {
 		// The test split is left out before anything is measured.
-		const logs = loadEvalLogs().filter((l) => l.split !== "test" && l.outcome === "fail");
+		const logs = loadEvalLogs().filter((l) => l.split !== "test");
 		for (const corpus of ["real-logs", "heldout"] as const) {
 			reasons.clear();
 			shown.clear();
@@ -111,7 +129,17 @@ async function main(): Promise<void> {
 					visible += criticalVisible(pi.text, log).visible.length;
 					continue;
 				}
-				const stub = await withNotableEvaluation(evaluation, () => stubView(log.file, pi, deps));
+				let stub = await withNotableEvaluation(evaluation, () => stubView(log.file, pi, deps0));
+				const base = bytes(stub);
+				if (
+					deps !== deps0 &&
+					/\n… and [\d,]+ more notable line/.test(stub) &&
+					scanNotable(log.text).lines.some((n) => n.kind !== "summary" || n.failing)
+				) {
+					stub = await withNotableEvaluation(evaluation, () => stubView(log.file, pi, deps));
+					spend.grown++;
+				}
+				spend.extra += bytes(stub) - base;
 				const parts = partsOf(stub);
 				spend.logs++;
 				spend.stub += bytes(stub);
@@ -119,16 +147,21 @@ async function main(): Promise<void> {
 				spend.head += bytes(parts.head);
 				spend.tail += bytes(parts.tail);
 				spend.items += parts.items.length;
-				if (parts.sectionLines >= 24) sectionFull.lines++;
 				if (parts.sectionBytes >= 1700) sectionFull.bytes++;
 				const full = scanNotable(log.text, { evaluation }).lines;
-				const capped = scanNotable(log.text, { evaluation, maxLines: 24 }).lines;
+				// The stub's excerpt room is about the command surface less a header and a footer of ~500 B.
+				const scanLines = logScanLines(log.text, "toolArtifacts.stub.command", { maxBytes: 3600, maxLines: 92 }) ?? 24;
+				const capped = scanNotable(log.text, { evaluation, maxLines: scanLines }).lines;
+				if (parts.sectionLines >= scanLines) sectionFull.lines++;
 				for (const it of parts.items) {
 					const scanned = capped.find((n) => n.line === it.line);
 					if (scanned?.kind === "context") spend.context++;
 					const bare = it.text.replace(/ \(×[\d,]+\)$/, "").replace(/…$/, "");
 					if (bare.length > 8 && (parts.tail.includes(bare) || parts.head.includes(bare))) spend.repeats++;
-					if (log.critical.some((m) => m.line === it.line || shows(it.text, m))) spend.critical++;
+					if (log.critical.some((m) => m.line === it.line || shows(it.text, m))) {
+						spend.critical++;
+						if (scanned?.kind === "context") spend.criticalContext++;
+					}
 				}
 				for (const m of criticalVisible(stub, log).visible) {
 					const where = [
@@ -162,12 +195,12 @@ async function main(): Promise<void> {
 						const n = capped.find((c) => c.line === it.line);
 						return n?.kind === "context" && n.rank < kept.rank;
 					});
-					const by = parts.sectionLines >= 24 ? "section lines" : "section bytes";
+					const by = parts.sectionLines >= scanLines ? "section lines" : "section bytes";
 					note(`${by}${crowded ? " + context ranked before" : ""} (${kept.kind})`, log, m);
 				}
 			}
 			console.log(`\n${corpus}${corpus === "heldout" ? " dev" : ""}${inFold ? " (each log in its fold)" : ""}:`);
-			console.log(`  stub shows ${visible}/${critical} critical lines of failing logs`);
+			console.log(`  stub shows ${visible}/${critical} critical lines`);
 			console.log(`  shown lines by where: ${[...shown].map(([w, n]) => `${w} ${n}`).join(", ")}`);
 			console.log("  lost lines by reason:");
 			for (const [r, n] of [...reasons].sort((a, b) => b[1] - a[1])) console.log(`    ${n}\t${r}`);
@@ -175,8 +208,9 @@ async function main(): Promise<void> {
 			console.log(
 				`  per stubbed log (${spend.logs}): stub ${per(spend.stub)} B, section ${per(spend.section)} B, head ${per(spend.head)} B, tail ${per(spend.tail)} B`,
 			);
+			console.log(`  grown ${spend.grown}, extra bytes ${spend.extra}`);
 			console.log(
-				`  section items ${spend.items}: context ${spend.context}, repeating the head or tail ${spend.repeats}, holding a critical line ${spend.critical}; sections at their line cap ${sectionFull.lines}, near their byte cap ${sectionFull.bytes}`,
+				`  section items ${spend.items}: context ${spend.context}, repeating the head or tail ${spend.repeats}, holding a critical line ${spend.critical} (context ${spend.criticalContext}); sections at the scan's line cap ${sectionFull.lines}, over 1,700 B ${sectionFull.bytes}`,
 			);
 			if (listed.length > 0) console.log(`  ${listed.join("\n  ")}`);
 		}
