@@ -15,7 +15,8 @@
  * at all are counted by where they are (the last lines a longer tail would show, or elsewhere).
  *
  * Run: npm run bench -- notable-layout   (NOTABLE_LAYOUT_FOLD=1: each log in its leave-one-ecosystem-out fold;
- * NOTABLE_LAYOUT_LIST=1: list each lost line with its reason, never for the test split)
+ * NOTABLE_LAYOUT_LIST=1: list each lost line with its reason, never for the test split; STUB_BYTES=5120: what
+ * a stub that grows to that many bytes when a failing log's notable section overflows would show, and cost)
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
