@@ -1481,7 +1481,7 @@ function resolveSurface(name, override = {}) {
   if (override.batchBytes !== void 0) out.batchBytes = override.batchBytes;
   return Object.freeze(out);
 }
-var KIB, PER_CALL, SURFACES, SURFACE_NAMES;
+var KIB, PER_CALL, SURFACES, NOTABLE_FAILING_HEAD_SHARE, SURFACE_NAMES;
 var init_surfaces = __esm({
   "extensions/shared/surfaces.ts"() {
     "use strict";
@@ -1762,6 +1762,13 @@ var init_surfaces = __esm({
         clip: true,
         doc: "notable lines listed first in a shortened log, heading included: at most this and this share (head share) of the log's own surface"
       },
+      "notable.failing": {
+        maxBytes: 3 * KIB,
+        maxLines: 40,
+        headShare: 0.75,
+        clip: true,
+        doc: "notable lines listed first in a shortened log whose scan found failures, heading included: at most this and this share (head share) of the log's own surface"
+      },
       "notable.summaryInput": {
         maxBytes: 8 * KIB,
         maxLines: 100,
@@ -1783,6 +1790,7 @@ var init_surfaces = __esm({
         doc: 'a store failure quoted in a "NOT saved" footer'
       }
     });
+    NOTABLE_FAILING_HEAD_SHARE = 0.2;
     SURFACE_NAMES = Object.keys(SURFACES);
   }
 });
@@ -6286,15 +6294,11 @@ var init_notable = __esm({
 });
 
 // extensions/shared/projection/log.ts
-function byPriority(lines) {
-  return [...lines].sort((a, b) => a.rank - b.rank);
-}
 function itemOf(l, lineOffset) {
   const line = lineOffset === void 0 ? void 0 : l.line + lineOffset;
   return project(notableItem(line, l.text, l.count), "notable.line").text;
 }
-function section(scan, maxBytes, maxLines, lineOffset, heading) {
-  const ranked = byPriority(scan.lines);
+function section(ranked, dropped, maxBytes, maxLines, lineOffset, heading) {
   const headingBytes = utf8ByteLength(heading) + 1;
   const headingLines = countLines(heading);
   const limits = {
@@ -6309,7 +6313,7 @@ function section(scan, maxBytes, maxLines, lineOffset, heading) {
   };
   const attempt = (k) => {
     const shown = ranked.slice(0, k).sort((a, b) => a.line - b.line);
-    const omitted = ranked.length - k + scan.dropped;
+    const omitted = ranked.length - k + dropped;
     const listed2 = listOf(shown, omitted, lineOffset);
     return { shown, omitted, listed: listed2, fits: !listed2.truncated };
   };
@@ -6321,7 +6325,7 @@ function section(scan, maxBytes, maxLines, lineOffset, heading) {
     else hi = mid - 1;
   }
   const best = attempt(lo);
-  if (lo === 0 || !best.fits) return { list: "", unnumbered: "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
+  if (lo === 0 || !best.fits) return EMPTY;
   const text = `${heading}
 ${best.listed.text}`;
   const list = best.listed.text;
@@ -6329,20 +6333,28 @@ ${best.listed.text}`;
   const sizes = { bytes: utf8ByteLength(text), lines: countLines(text) };
   return { list, unnumbered, text, ...sizes, shown: best.shown, omitted: best.omitted };
 }
-function sectionLimits(lim, name) {
+function sectionLimits(lim, name, restMarginBytes) {
   const own = surfaceOf(name);
   const share = own.headShare ?? 0.5;
   return {
     maxBytes: Math.min(
       own.maxBytes,
       Math.floor(lim.maxBytes * share),
-      lim.maxBytes - MIN_WINDOW_BYTES - REST_MARGIN_BYTES
+      lim.maxBytes - MIN_WINDOW_BYTES - restMarginBytes
     ),
     maxLines: Math.min(own.maxLines, Math.floor(lim.maxLines * share), lim.maxLines - MIN_WINDOW_LINES - 2)
   };
 }
 function plain2(p) {
   return { ...p, notable: [], notableOmitted: 0 };
+}
+function layouts(lim, options, failing) {
+  const plainLayout = { caps: sectionLimits(lim, options.section ?? "notable.lines", REST_MARGIN_BYTES) };
+  if (options.section || !failing) return [plainLayout];
+  return [
+    { caps: sectionLimits(lim, "notable.failing", FAILING_REST_MARGIN_BYTES), headShare: NOTABLE_FAILING_HEAD_SHARE },
+    plainLayout
+  ];
 }
 function scanPlan(text, surface, options) {
   if (typeof text !== "string" || options.window) return void 0;
@@ -6352,12 +6364,20 @@ function scanPlan(text, surface, options) {
   if (text.length <= lim.maxBytes && utf8ByteLength(text) <= lim.maxBytes && countLines(text) <= lim.maxLines) {
     return void 0;
   }
-  const caps = sectionLimits(lim, options.section ?? "notable.lines");
-  if (caps.maxBytes <= 0 || caps.maxLines <= 1) return void 0;
-  return { lim, caps };
+  const caps = [...layouts(lim, options, false), ...layouts(lim, options, true)].map((l) => l.caps);
+  const usable2 = caps.filter((c) => c.maxBytes > 0 && c.maxLines > 1);
+  if (usable2.length === 0) return void 0;
+  return { lim, scanLines: Math.max(...usable2.map((c) => c.maxLines)) };
 }
 function logScanLines(text, surface, options = {}) {
-  return scanPlan(text, surface, options)?.caps.maxLines;
+  return scanPlan(text, surface, options)?.scanLines;
+}
+function shownWhole(text, p) {
+  let headLast = 0;
+  for (let i = text.indexOf("\n"); i !== -1 && i < p.headEnd; i = text.indexOf("\n", i + 1)) headLast++;
+  const tailLines = countLines(text.slice(p.tailStart));
+  const whole2 = p.tailStart === 0 || text.charCodeAt(p.tailStart - 1) === 10;
+  return { headLast, tailFirst: p.totalLines - tailLines + (whole2 ? 1 : 2) };
 }
 function projectLog(text, surface, options = {}) {
   const { scan: given, section: _section, ...projectOptions } = options;
@@ -6367,47 +6387,82 @@ function projectLog(text, surface, options = {}) {
   };
   const planned = scanPlan(text, surface, options);
   if (!planned) return whole2();
-  const { lim, caps } = planned;
-  const scan = given ?? scanNotable(text, { maxLines: caps.maxLines });
+  const { lim } = planned;
+  const scan = given ?? scanNotable(text, { maxLines: planned.scanLines });
   if (scan.lines.length === 0) return whole2();
   const lineOffset = Math.max(0, Math.floor(Number(projectOptions.source?.firstLine) || 1) - 1);
-  const sec = section(scan, caps.maxBytes, caps.maxLines, lineOffset, NOTABLE_HEADING);
-  if (sec.text === "") return whole2();
-  const rest = {
-    ...projectOptions,
-    maxBytes: lim.maxBytes - sec.bytes - 1,
-    maxLines: lim.maxLines - sec.lines
+  const ranked = [...scan.lines].sort((a, b) => a.rank - b.rank);
+  const candidates = layouts(lim, options, scan.lines.some(claimsFailure)).filter(
+    (l) => l.caps.maxBytes > 0 && l.caps.maxLines > 1
+  );
+  const unseen = (p) => {
+    const { headLast, tailFirst } = shownWhole(text, p);
+    return ranked.filter((l) => l.count > 1 || l.line > headLast && l.line < tailFirst);
   };
-  const combine = (inner2) => {
-    if (!inner2.truncated || utf8ByteLength(inner2.text) > rest.maxBytes || countLines(inner2.text) > rest.maxLines) {
+  const sized = candidates.map(
+    (l) => section(ranked, scan.dropped, l.caps.maxBytes, l.caps.maxLines, lineOffset, NOTABLE_HEADING)
+  );
+  const restOf = (i) => ({
+    ...projectOptions,
+    ...candidates[i].headShare === void 0 ? {} : { headShare: candidates[i].headShare },
+    maxBytes: lim.maxBytes - sized[i].bytes - 1,
+    maxLines: lim.maxLines - sized[i].lines
+  });
+  const lay = (i, given2) => {
+    let inner = given2;
+    const r = restOf(i);
+    if (!inner.truncated || utf8ByteLength(inner.text) > r.maxBytes || countLines(inner.text) > r.maxLines) {
       return void 0;
     }
-    const saved = inner2.readOffset !== void 0;
+    const left = { bytes: lim.maxBytes - utf8ByteLength(inner.text) - 1, lines: lim.maxLines - countLines(inner.text) };
+    let sec = section(unseen(inner), scan.dropped, left.bytes, left.lines, lineOffset, NOTABLE_HEADING);
+    if (sec.text === "") return void 0;
+    if (left.bytes - sec.bytes > WIDEN_BYTES) {
+      const room = { maxBytes: lim.maxBytes - sec.bytes - 1, maxLines: lim.maxLines - sec.lines };
+      const wider = project(text, surface, { ...r, ...room, sink: void 0, stored: inner.artifact });
+      const fits2 = utf8ByteLength(wider.text) <= room.maxBytes && countLines(wider.text) <= room.maxLines;
+      const narrower = fits2 && section(unseen(wider), scan.dropped, sec.bytes, sec.lines, lineOffset, NOTABLE_HEADING);
+      if (narrower && narrower.text !== "") {
+        inner = wider;
+        sec = narrower;
+      }
+    }
+    const saved = inner.readOffset !== void 0;
     const view = saved ? `${NOTABLE_HEADING}
 ${sec.list}
-${inner2.text}` : `${NOTABLE_HEADING_UNSAVED}
+${inner.text}` : `${NOTABLE_HEADING_UNSAVED}
 ${sec.unnumbered}
-${inner2.text}`;
-    return { ...inner2, text: view, notable: sec.shown, notableOmitted: sec.omitted };
+${inner.text}`;
+    return { ...inner, text: view, notable: sec.shown, notableOmitted: sec.omitted };
   };
-  const inner = project(text, surface, rest);
-  if (inner instanceof Promise) {
-    return inner.then(
-      (p) => combine(p) ?? plain2(project(text, surface, { ...projectOptions, sink: void 0, stored: p.artifact }))
-    );
-  }
-  return combine(inner) ?? plain2(project(text, surface, { ...projectOptions, sink: void 0, stored: inner.artifact }));
+  const rest = (first2) => {
+    const again = { sink: void 0, stored: first2.artifact };
+    for (let i = 0; i < candidates.length; i++) {
+      const inner = i === 0 ? first2 : project(text, surface, { ...restOf(i), ...again });
+      const laid = lay(i, inner);
+      if (laid) return laid;
+    }
+    return plain2(project(text, surface, { ...projectOptions, ...again }));
+  };
+  if (candidates.length === 0 || sized[0].text === "") return whole2();
+  const first = project(text, surface, restOf(0));
+  return first instanceof Promise ? first.then(rest) : rest(first);
 }
-var REST_MARGIN_BYTES;
+var REST_MARGIN_BYTES, FAILING_REST_MARGIN_BYTES, WIDEN_BYTES, EMPTY, claimsFailure;
 var init_log = __esm({
   "extensions/shared/projection/log.ts"() {
     "use strict";
+    init_surfaces();
     init_notable();
     init_utf8();
     init_limits();
     init_projection();
     init_prompt();
     REST_MARGIN_BYTES = 512;
+    FAILING_REST_MARGIN_BYTES = 256;
+    WIDEN_BYTES = 256;
+    EMPTY = { list: "", unnumbered: "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
+    claimsFailure = (l) => l.kind !== "summary" || l.failing;
   }
 });
 

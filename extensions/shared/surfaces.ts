@@ -328,6 +328,13 @@ export const SURFACES = freezeEntries({
 		clip: true,
 		doc: "notable lines listed first in a shortened log, heading included: at most this and this share (head share) of the log's own surface",
 	},
+	"notable.failing": {
+		maxBytes: 3 * KIB,
+		maxLines: 40,
+		headShare: 0.75,
+		clip: true,
+		doc: "notable lines listed first in a shortened log whose scan found failures, heading included: at most this and this share (head share) of the log's own surface",
+	},
 	"notable.summaryInput": {
 		maxBytes: 8 * KIB,
 		maxLines: 100,
@@ -350,6 +357,12 @@ export const SURFACES = freezeEntries({
 		doc: 'a store failure quoted in a "NOT saved" footer',
 	},
 } satisfies Record<string, SurfaceBudget>);
+
+/**
+ * Share of head + tail kept at the head in a shortened log whose scan found failures (its notable section
+ * takes most of the view; a log's head is command echo and set-up).
+ */
+export const NOTABLE_FAILING_HEAD_SHARE = 0.2;
 
 /** Name of a surface. */
 export type SurfaceName = keyof typeof SURFACES;

@@ -29,12 +29,12 @@ import { makeTestDir, removeQuietly } from "../fixtures/test-dirs.ts";
 
 /** Share of the real-log corpus' critical lines the stubs must show (issue 20; never lowered). */
 const MIN_VISIBLE_OWN = 0.9;
-/** Share of the held-out corpus' critical lines the stubs show (reached: 82.8%; issue 32's goal, 90%, is not). */
-const MIN_VISIBLE_HELDOUT = 0.82;
-/** The same on the held-out test split alone, never looked at while writing rules (reached: 80.1%). */
-const MIN_VISIBLE_HELDOUT_TEST = 0.8;
-/** Every held-out log in its own leave-one-ecosystem-out fold, pooled (reached: 82.4%; the goal, 80% in every fold, is not). */
-const MIN_VISIBLE_FOLDS = 0.82;
+/** Share of the held-out corpus' critical lines the stubs show (reached: 87.5%, less a margin; issue 32's goal, 90%, is not). */
+const MIN_VISIBLE_HELDOUT = 0.86;
+/** The same on the held-out test split alone, never looked at while writing rules or the layout (reached: 87.3%). */
+const MIN_VISIBLE_HELDOUT_TEST = 0.86;
+/** Every held-out log in its own leave-one-ecosystem-out fold, pooled (reached: 86.6%; the goal, 80% in every fold, is not). */
+const MIN_VISIBLE_FOLDS = 0.85;
 /** Most bytes the stubs show, as a share of what Pi alone shows. */
 const MAX_BYTES_SHARE = 0.1;
 

@@ -41,7 +41,9 @@ describe("projectLog", () => {
 		expect(view.text.startsWith(`${NOTABLE_HEADING}\n`)).toBe(true);
 		expect(view.text).toContain(`L${failLine}: --- FAIL: TestParseHeader (0.01s)\n`);
 		expect(view.text).toContain(`L${failLine + 1}:     header_test.go:41: got 3 fields, want 4\n`);
-		expect(view.text).toContain(`L${all.length}: FAIL\texample.com/parse\t0.412s`);
+		// The verdict ends the log: the tail shows it once, the notable lines do not repeat it.
+		expect(view.text).toContain("\nFAIL\nFAIL\texample.com/parse\t0.412s\n[Full text:");
+		expect(view.text).not.toContain(`L${all.length}:`);
 		expect(view.notable.map((l) => l.line)).toContain(failLine);
 		expect(puts).toEqual([text]);
 		const s = surface("toolArtifacts.stub.command");

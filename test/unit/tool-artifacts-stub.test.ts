@@ -376,7 +376,9 @@ describe("summary model", () => {
 		if ("notStored" in built) throw new Error(built.notStored);
 		expect(seen.notable).toBe(true);
 		expect(seen.output).toContain("L15000: FAILED tests/test_io.py::test_read_header - AssertionError: assert 3 == 4");
-		expect(seen.output).toContain("L30001: ================== 1 failed, 29999 passed in 41.07s");
+		// The run's verdict is the input's last line: its tail shows it, the notable lines do not repeat it.
+		expect(seen.output).toContain("\n================== 1 failed, 29999 passed in 41.07s ==================\n");
+		expect(seen.output).not.toContain("L30001:");
 		expect(seen.output).toContain("tests/test_mod.py::test_case_0 PASSED\n");
 		expect(Buffer.byteLength(seen.output)).toBeLessThanOrEqual(config.summary.maxInputChars);
 	});
@@ -392,7 +394,9 @@ describe("summary model", () => {
 		const n = all.indexOf("--- FAIL: TestParseHeader (0.01s)") + 1;
 		expect(built.text).toContain(`L${n}: --- FAIL: TestParseHeader (0.01s)`);
 		expect(built.text).toContain(`L${n + 1}:     header_test.go:41: got 3 fields, want 4`);
-		expect(built.text).toContain(`L${all.length}: FAIL\texample.com/parse\t0.412s`);
+		// The verdict ends the log: the tail shows it, the notable lines do not repeat it.
+		expect(built.text).toContain("\nFAIL\nFAIL\texample.com/parse\t0.412s\n");
+		expect(built.text).not.toContain(`L${all.length}:`);
 		expect(Buffer.byteLength(built.text)).toBeLessThanOrEqual(config.stubMaxBytes);
 		expect(built.text.split("\n").length).toBeLessThanOrEqual(config.stubMaxLines);
 		// The line number opens the failure in the stored artifact, as read(offset=n) counts.

@@ -8,13 +8,17 @@
  *     … and 4 more notable lines (search the full text for them)
  *     <head> [… omitted …] <tail> [footer]
  *
- * all within the SAME surface's byte and line limits: the notable section takes at most the `notable.lines`
- * surface's share (its headShare) of them and its own caps, each line clipped to `notable.line`, listed
- * through project()'s list mode; head and tail get the rest through project() itself. When nothing notable is
- * found, or the text fits, the result is exactly project()'s. Lines are picked by priority (how the run ended,
- * then failures from the earliest, then other summaries, then context) and shown in line order.
+ * all within the SAME surface's byte and line limits. Head and tail are laid out first, through project()
+ * itself, in what the section's caps leave them: the `notable.failing` surface's when the scan found failures
+ * (the section takes most of the view and the head NOTABLE_FAILING_HEAD_SHARE of the rest: a log's head is
+ * command echo and set-up), else the `notable.lines` surface's (or the caller's `section`). The section then
+ * lists, through project()'s list mode, the lines that fit by priority (how the run ended, failures, other
+ * summaries, context), each clipped to `notable.line` and shown in line order, leaving out the lines head or
+ * tail show whole (a line that stands for folded repeats stays). Room the section leaves goes back to head and
+ * tail, and the section drops what they then show. When nothing notable is found, or the text fits, the
+ * result is exactly project()'s.
  */
-import type { SurfaceName } from "../surfaces.ts";
+import { NOTABLE_FAILING_HEAD_SHARE, type SurfaceName } from "../surfaces.ts";
 import { type NotableLine, type NotableScan, scanNotable } from "../text/notable.ts";
 import { countLines, utf8ByteLength } from "../text/utf8.ts";
 import { type Limits, limitsOf, MIN_WINDOW_BYTES, MIN_WINDOW_LINES, surfaceOf } from "./limits.ts";
@@ -40,6 +44,10 @@ export interface LogProjection extends Projection {
 
 /** Bytes the head + tail view keeps beyond the minimum window, so a long footer path never crowds it out. */
 const REST_MARGIN_BYTES = 512;
+/** The same when the section takes most of the view (a failing log): the plain layout is the fallback. */
+const FAILING_REST_MARGIN_BYTES = 256;
+/** Room the section leaves unused (lines head and tail show, nothing to take their place) that head + tail take back. */
+const WIDEN_BYTES = 256;
 
 /** The notable section at the given limits: the heading, the lines that fit by priority, the count of the rest. */
 interface Section {
@@ -54,19 +62,25 @@ interface Section {
 	omitted: number;
 }
 
-/** Scan lines in the scan's priority order. */
-function byPriority(lines: readonly NotableLine[]): NotableLine[] {
-	return [...lines].sort((a, b) => a.rank - b.rank);
-}
+const EMPTY: Section = { list: "", unnumbered: "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
 
 function itemOf(l: NotableLine, lineOffset: number | undefined): string {
 	const line = lineOffset === undefined ? undefined : l.line + lineOffset;
 	return project(notableItem(line, l.text, l.count), "notable.line").text;
 }
 
-/** The longest priority prefix whose lines, in line order, fit the section's limits with the count of the rest. */
-function section(scan: NotableScan, maxBytes: number, maxLines: number, lineOffset: number, heading: string): Section {
-	const ranked = byPriority(scan.lines);
+/**
+ * The longest priority prefix of `ranked` whose lines, in line order, fit the limits with the count of the
+ * rest; `dropped`: notable lines the scan found and did not keep (counted with the rest).
+ */
+function section(
+	ranked: readonly NotableLine[],
+	dropped: number,
+	maxBytes: number,
+	maxLines: number,
+	lineOffset: number,
+	heading: string,
+): Section {
 	const headingBytes = utf8ByteLength(heading) + 1;
 	const headingLines = countLines(heading);
 	const limits: SurfaceLimits = {
@@ -81,7 +95,7 @@ function section(scan: NotableScan, maxBytes: number, maxLines: number, lineOffs
 	};
 	const attempt = (k: number) => {
 		const shown = ranked.slice(0, k).sort((a, b) => a.line - b.line);
-		const omitted = ranked.length - k + scan.dropped;
+		const omitted = ranked.length - k + dropped;
 		const listed = listOf(shown, omitted, lineOffset);
 		return { shown, omitted, listed, fits: !listed.truncated };
 	};
@@ -94,7 +108,7 @@ function section(scan: NotableScan, maxBytes: number, maxLines: number, lineOffs
 		else hi = mid - 1;
 	}
 	const best = attempt(lo);
-	if (lo === 0 || !best.fits) return { list: "", unnumbered: "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
+	if (lo === 0 || !best.fits) return EMPTY;
 	const text = `${heading}\n${best.listed.text}`;
 	const list = best.listed.text;
 	// Each item only loses its number: the same items fit the same limits.
@@ -104,14 +118,18 @@ function section(scan: NotableScan, maxBytes: number, maxLines: number, lineOffs
 }
 
 /** The section's limits inside the log surface's: its share and caps, leaving head + tail a readable window. */
-function sectionLimits(lim: Limits, name: SurfaceName): { maxBytes: number; maxLines: number } {
+function sectionLimits(
+	lim: Limits,
+	name: SurfaceName,
+	restMarginBytes: number,
+): { maxBytes: number; maxLines: number } {
 	const own = surfaceOf(name);
 	const share = own.headShare ?? 0.5;
 	return {
 		maxBytes: Math.min(
 			own.maxBytes,
 			Math.floor(lim.maxBytes * share),
-			lim.maxBytes - MIN_WINDOW_BYTES - REST_MARGIN_BYTES,
+			lim.maxBytes - MIN_WINDOW_BYTES - restMarginBytes,
 		),
 		maxLines: Math.min(own.maxLines, Math.floor(lim.maxLines * share), lim.maxLines - MIN_WINDOW_LINES - 2),
 	};
@@ -121,12 +139,37 @@ function plain(p: Projection): LogProjection {
 	return { ...p, notable: [], notableOmitted: 0 };
 }
 
-/** The limits projectLog works in and its notable section's caps; undefined when it would not scan at all. */
+/** A notable line that claims a failure: a failure (or its context) or a summary that reports failures. */
+const claimsFailure = (l: NotableLine) => l.kind !== "summary" || l.failing;
+
+/**
+ * How a log's view is laid out: the notable section's caps, and the head share of head + tail. A log whose
+ * scan found failures gives its section the `notable.failing` surface (most of the view: a log's head is
+ * command echo and set-up) and its head `NOTABLE_FAILING_HEAD_SHARE` of what head + tail get; else the
+ * `notable.lines` surface and the caller's head share. A caller that names a section keeps it.
+ */
+interface Layout {
+	caps: { maxBytes: number; maxLines: number };
+	headShare?: number;
+}
+
+function layouts(lim: Limits, options: LogOptions, failing: boolean): Layout[] {
+	const plainLayout: Layout = { caps: sectionLimits(lim, options.section ?? "notable.lines", REST_MARGIN_BYTES) };
+	if (options.section || !failing) return [plainLayout];
+	// The failing layout first; when head + tail would not fit what it leaves them (a very long footer
+	// path), the plain one.
+	return [
+		{ caps: sectionLimits(lim, "notable.failing", FAILING_REST_MARGIN_BYTES), headShare: NOTABLE_FAILING_HEAD_SHARE },
+		plainLayout,
+	];
+}
+
+/** The limits projectLog works in, and the most lines its section may list; undefined when it would not scan. */
 function scanPlan(
 	text: string,
 	surface: SurfaceName | SurfaceLimits,
 	options: LogOptions,
-): { lim: Limits; caps: { maxBytes: number; maxLines: number } } | undefined {
+): { lim: Limits; scanLines: number } | undefined {
 	if (typeof text !== "string" || options.window) return undefined;
 	const entry = surfaceOf(surface);
 	if (entry.clip) return undefined;
@@ -135,9 +178,10 @@ function scanPlan(
 	if (text.length <= lim.maxBytes && utf8ByteLength(text) <= lim.maxBytes && countLines(text) <= lim.maxLines) {
 		return undefined;
 	}
-	const caps = sectionLimits(lim, options.section ?? "notable.lines");
-	if (caps.maxBytes <= 0 || caps.maxLines <= 1) return undefined;
-	return { lim, caps };
+	const caps = [...layouts(lim, options, false), ...layouts(lim, options, true)].map((l) => l.caps);
+	const usable = caps.filter((c) => c.maxBytes > 0 && c.maxLines > 1);
+	if (usable.length === 0) return undefined;
+	return { lim, scanLines: Math.max(...usable.map((c) => c.maxLines)) };
 }
 
 /**
@@ -149,7 +193,16 @@ export function logScanLines(
 	surface: SurfaceName | SurfaceLimits,
 	options: LogOptions = {},
 ): number | undefined {
-	return scanPlan(text, surface, options)?.caps.maxLines;
+	return scanPlan(text, surface, options)?.scanLines;
+}
+
+/** The lines of `text` a head + tail view shows whole: 1..headLast and tailFirst..totalLines. */
+function shownWhole(text: string, p: Projection): { headLast: number; tailFirst: number } {
+	let headLast = 0;
+	for (let i = text.indexOf("\n"); i !== -1 && i < p.headEnd; i = text.indexOf("\n", i + 1)) headLast++;
+	const tailLines = countLines(text.slice(p.tailStart));
+	const whole = p.tailStart === 0 || text.charCodeAt(p.tailStart - 1) === 10;
+	return { headLast, tailFirst: p.totalLines - tailLines + (whole ? 1 : 2) };
 }
 
 /**
@@ -174,22 +227,56 @@ export function projectLog(
 	};
 	const planned = scanPlan(text, surface, options);
 	if (!planned) return whole();
-	const { lim, caps } = planned;
-	const scan = given ?? scanNotable(text, { maxLines: caps.maxLines });
+	const { lim } = planned;
+	const scan = given ?? scanNotable(text, { maxLines: planned.scanLines });
 	if (scan.lines.length === 0) return whole();
 	const lineOffset = Math.max(0, Math.floor(Number(projectOptions.source?.firstLine) || 1) - 1);
-	const sec = section(scan, caps.maxBytes, caps.maxLines, lineOffset, NOTABLE_HEADING);
-	if (sec.text === "") return whole();
+	const ranked = [...scan.lines].sort((a, b) => a.rank - b.rank);
+	const candidates = layouts(lim, options, scan.lines.some(claimsFailure)).filter(
+		(l) => l.caps.maxBytes > 0 && l.caps.maxLines > 1,
+	);
 
-	const rest = {
-		...projectOptions,
-		maxBytes: lim.maxBytes - sec.bytes - 1,
-		maxLines: lim.maxLines - sec.lines,
+	const unseen = (p: Projection) => {
+		const { headLast, tailFirst } = shownWhole(text, p);
+		// A folded line stands for more than the one copy head or tail shows: it stays.
+		return ranked.filter((l) => l.count > 1 || (l.line > headLast && l.line < tailFirst));
 	};
-	const combine = (inner: Projection): LogProjection | undefined => {
-		// The inner view was raised past what the section left (a very long path): no room for the section.
-		if (!inner.truncated || utf8ByteLength(inner.text) > rest.maxBytes || countLines(inner.text) > rest.maxLines) {
+	/** A layout's section before head + tail are known: every line the scan kept, within the layout's caps. */
+	const sized = candidates.map((l) =>
+		section(ranked, scan.dropped, l.caps.maxBytes, l.caps.maxLines, lineOffset, NOTABLE_HEADING),
+	);
+	const restOf = (i: number) => ({
+		...projectOptions,
+		...(candidates[i].headShare === undefined ? {} : { headShare: candidates[i].headShare }),
+		maxBytes: lim.maxBytes - sized[i].bytes - 1,
+		maxLines: lim.maxLines - sized[i].lines,
+	});
+	/**
+	 * Layout i: head + tail in what its section leaves them, then the section within the same size without the
+	 * lines head and tail show whole (other lines take their room). Undefined when head + tail do not fit what
+	 * the section leaves (a very long footer path).
+	 */
+	const lay = (i: number, given: Projection): LogProjection | undefined => {
+		let inner = given;
+		const r = restOf(i);
+		if (!inner.truncated || utf8ByteLength(inner.text) > r.maxBytes || countLines(inner.text) > r.maxLines) {
 			return undefined;
+		}
+		// The section takes what head + tail leave (their cuts at line ends leave some of their room).
+		const left = { bytes: lim.maxBytes - utf8ByteLength(inner.text) - 1, lines: lim.maxLines - countLines(inner.text) };
+		let sec = section(unseen(inner), scan.dropped, left.bytes, left.lines, lineOffset, NOTABLE_HEADING);
+		if (sec.text === "") return undefined;
+		if (left.bytes - sec.bytes > WIDEN_BYTES) {
+			// Head and tail showed lines the section no longer lists, and nothing took their room: head + tail
+			// take it (one more projection), and the section drops what they now show.
+			const room = { maxBytes: lim.maxBytes - sec.bytes - 1, maxLines: lim.maxLines - sec.lines };
+			const wider = project(text, surface, { ...r, ...room, sink: undefined, stored: inner.artifact }) as Projection;
+			const fits = utf8ByteLength(wider.text) <= room.maxBytes && countLines(wider.text) <= room.maxLines;
+			const narrower = fits && section(unseen(wider), scan.dropped, sec.bytes, sec.lines, lineOffset, NOTABLE_HEADING);
+			if (narrower && narrower.text !== "") {
+				inner = wider;
+				sec = narrower;
+			}
 		}
 		// Without a stored artifact there is nothing to read at offset=n: no line numbers, a heading that says why.
 		const saved = inner.readOffset !== undefined;
@@ -198,13 +285,16 @@ export function projectLog(
 			: `${NOTABLE_HEADING_UNSAVED}\n${sec.unnumbered}\n${inner.text}`;
 		return { ...inner, text: view, notable: sec.shown, notableOmitted: sec.omitted };
 	};
-	const inner = project(text, surface, rest);
-	if (inner instanceof Promise) {
-		return inner.then(
-			(p) => combine(p) ?? plain(project(text, surface, { ...projectOptions, sink: undefined, stored: p.artifact })),
-		);
-	}
-	return (
-		combine(inner) ?? plain(project(text, surface, { ...projectOptions, sink: undefined, stored: inner.artifact }))
-	);
+	const rest = (first: Projection): LogProjection => {
+		const again = { sink: undefined, stored: first.artifact };
+		for (let i = 0; i < candidates.length; i++) {
+			const inner = i === 0 ? first : (project(text, surface, { ...restOf(i), ...again }) as Projection);
+			const laid = lay(i, inner);
+			if (laid) return laid;
+		}
+		return plain(project(text, surface, { ...projectOptions, ...again }));
+	};
+	if (candidates.length === 0 || sized[0].text === "") return whole();
+	const first = project(text, surface, restOf(0));
+	return first instanceof Promise ? first.then(rest) : rest(first);
 }
