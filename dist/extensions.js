@@ -3484,6 +3484,22 @@ function tellPerson(ctx, text, level = "warning") {
   }
   console.error(text);
 }
+function sharedReading(emission, agentDir, cwd) {
+  const reading = emission ? readings.get(emission) : void 0;
+  return reading && reading.agentDir === agentDir && reading.cwd === cwd ? reading : void 0;
+}
+function readConfig(agentDir, ctx, emission) {
+  const trust = folderTrust(agentDir, ctx.cwd, ctx);
+  const loaded2 = loadConfig({
+    agentDir,
+    cwd: ctx.cwd,
+    projectTrusted: trust.trusted,
+    untrustedHint: untrustedHint(trust)
+  });
+  const reading = { agentDir, cwd: ctx.cwd, trust, loaded: loaded2 };
+  if (emission) readings.set(emission, reading);
+  return reading;
+}
 function bootExtension(pi, name) {
   let config;
   let trust;
@@ -3491,25 +3507,22 @@ function bootExtension(pi, name) {
   const listeners = [];
   const told = /* @__PURE__ */ new Set();
   void fingerprintReady();
+  const read2 = (ctx, emission) => {
+    const agentDir = (0, import_pi_coding_agent2.getAgentDir)();
+    const reading = sharedReading(emission, agentDir, ctx.cwd) ?? readConfig(agentDir, ctx, emission);
+    trust = reading.trust;
+    const loaded2 = emission ? structuredClone(reading.loaded.config) : reading.loaded.config;
+    config = loaded2;
+    for (const warning of unseenConfigWarnings(reading.loaded.warnings))
+      tellPerson(ctx, `${CONFIG_WARNING_PREFIX}${warning}`);
+    scheduleBackgroundPrune(agentDir, loaded2.store);
+    for (const listener of listeners) listener(loaded2, ctx);
+    return loaded2;
+  };
   const host = {
     name,
     config: (ctx) => config ?? (ctx ? host.reload(ctx) : DEFAULT_CONFIG),
-    reload(ctx) {
-      const agentDir = (0, import_pi_coding_agent2.getAgentDir)();
-      trust = folderTrust(agentDir, ctx.cwd, ctx);
-      const loaded2 = loadConfig({
-        agentDir,
-        cwd: ctx.cwd,
-        projectTrusted: trust.trusted,
-        untrustedHint: untrustedHint(trust)
-      });
-      config = loaded2.config;
-      for (const warning of unseenConfigWarnings(loaded2.warnings))
-        tellPerson(ctx, `${CONFIG_WARNING_PREFIX}${warning}`);
-      scheduleBackgroundPrune(agentDir, loaded2.config.store);
-      for (const listener of listeners) listener(loaded2.config, ctx);
-      return loaded2.config;
-    },
+    reload: (ctx) => read2(ctx),
     trust(ctx) {
       if (!trust && ctx) host.reload(ctx);
       return trust ?? { trusted: false, reason: "undecided" };
@@ -3530,13 +3543,13 @@ function bootExtension(pi, name) {
       host.notify(ctx, text, level);
     }
   };
-  pi.on("session_start", async (_event, ctx) => {
-    host.reload(ctx);
+  pi.on("session_start", async (event, ctx) => {
+    read2(ctx, event);
     await fingerprintReady();
   });
   return host;
 }
-var import_pi_coding_agent2, CONFIG_WARNING_PREFIX;
+var import_pi_coding_agent2, CONFIG_WARNING_PREFIX, readings;
 var init_bootstrap = __esm({
   "extensions/shared/host/bootstrap.ts"() {
     "use strict";
@@ -3548,6 +3561,7 @@ var init_bootstrap = __esm({
     init_pi_host();
     init_trust();
     CONFIG_WARNING_PREFIX = "headroom config: ";
+    readings = /* @__PURE__ */ new WeakMap();
   }
 });
 
@@ -17342,8 +17356,8 @@ function stagingThreshold(settings, pi, window, seen) {
   const cap = Math.max(settings.marginTokens, Math.floor(window * MAX_MARGIN_SHARE2));
   return pi.reserveTokens + Math.min(wanted, cap);
 }
-function growthPerTurn(readings) {
-  const recent = readings.slice(-(GROWTH_WINDOW_TURNS + 1));
+function growthPerTurn(readings2) {
+  const recent = readings2.slice(-(GROWTH_WINDOW_TURNS + 1));
   let best;
   for (let i = 1; i < recent.length; i++) {
     const d = recent[i] - recent[i - 1];
