@@ -178,8 +178,9 @@ export async function load(host, name) {
 /**
  * The evaluation the entries of the load under way share: Pi's modules and the extensions' table. Pi calls
  * every factory of one load before it emits any event to them, and emits session_shutdown before a /reload,
- * /new, /resume or /fork loads them again: so the first event an extension of this evaluation receives
- * closes it, and the next factory call (a new load) evaluates afresh.
+ * /new, /resume or /fork loads them again: so a session_start or session_shutdown reaching any extension of
+ * the package (this load's or another session's) closes it, and the next factory call (a new load) evaluates
+ * afresh.
  */
 let current;
 
@@ -201,7 +202,7 @@ export async function start(name, ids, caller, fallback, pi) {
 	Object.assign(shared.host, host);
 	shared.extensions ??= evaluate(shared.host);
 	const close = () => {
-		if (current === shared) current = undefined;
+		current = undefined;
 	};
 	pi.on("session_start", close);
 	pi.on("session_shutdown", close);

@@ -116,6 +116,16 @@ describe("one evaluation per load", () => {
 		expect(bundle.evaluationCount() - before).toBe(2);
 	});
 
+	it("a session_start or session_shutdown of another load's extension closes the open one too", async () => {
+		const earlier = await loadAll(["handoff"]);
+		earlier[0].emit("session_start"); // that load is done
+		const before = bundle.evaluationCount();
+		await loadAll(["headroom"]); // a new load, still open
+		earlier[0].emit("session_shutdown"); // e.g. a /reload of the other session
+		await loadAll(["context-trim"]);
+		expect(bundle.evaluationCount() - before).toBe(2);
+	});
+
 	it("an entry turned off is simply not called: the others load alone, in one evaluation", async () => {
 		const before = bundle.evaluationCount();
 		const pis = await loadAll(["tool-artifacts", "handoff"]);
