@@ -126,11 +126,17 @@ export {
 const nodeRequire = createNodeRequire(import.meta.url);
 const __bundleUrl = import.meta.url;
 
+/** How many times the package's modules were evaluated in this process (tests read it). */
+let evaluations = 0;
+export const evaluationCount = () => evaluations;
+
 /**
- * Evaluate one extension's modules afresh (nothing is shared with an earlier load) with the running Pi's
- * modules; resolves to the extension's factory.
+ * Evaluate the package's modules afresh (nothing is shared with an earlier evaluation) with the running Pi's
+ * modules in host (read at each require, so ids added to it later are seen); returns the table of extensions,
+ * each a function resolving to that extension's module.
  */
-export async function load(host, name) {
+function evaluate(host) {
+	evaluations++;
 	const module = { exports: {} };
 	const exports = module.exports;
 	const require = (id) => (Object.hasOwn(host, id) ? host[id] : nodeRequire(id));
@@ -3486,6 +3492,22 @@ function tellPerson(ctx, text, level = "warning") {
   }
   console.error(text);
 }
+function sharedReading(emission, agentDir, cwd) {
+  const reading = emission ? readings.get(emission) : void 0;
+  return reading && reading.agentDir === agentDir && reading.cwd === cwd ? reading : void 0;
+}
+function readConfig(agentDir, ctx, emission) {
+  const trust = folderTrust(agentDir, ctx.cwd, ctx);
+  const loaded2 = loadConfig({
+    agentDir,
+    cwd: ctx.cwd,
+    projectTrusted: trust.trusted,
+    untrustedHint: untrustedHint(trust)
+  });
+  const reading = { agentDir, cwd: ctx.cwd, trust, loaded: loaded2 };
+  if (emission) readings.set(emission, reading);
+  return reading;
+}
 function bootExtension(pi, name) {
   let config;
   let trust;
@@ -3493,25 +3515,22 @@ function bootExtension(pi, name) {
   const listeners = [];
   const told = /* @__PURE__ */ new Set();
   void fingerprintReady();
+  const read2 = (ctx, emission) => {
+    const agentDir = (0, import_pi_coding_agent2.getAgentDir)();
+    const reading = sharedReading(emission, agentDir, ctx.cwd) ?? readConfig(agentDir, ctx, emission);
+    trust = reading.trust;
+    const loaded2 = emission ? structuredClone(reading.loaded.config) : reading.loaded.config;
+    config = loaded2;
+    for (const warning of unseenConfigWarnings(reading.loaded.warnings))
+      tellPerson(ctx, `${CONFIG_WARNING_PREFIX}${warning}`);
+    scheduleBackgroundPrune(agentDir, loaded2.store);
+    for (const listener of listeners) listener(loaded2, ctx);
+    return loaded2;
+  };
   const host = {
     name,
     config: (ctx) => config ?? (ctx ? host.reload(ctx) : DEFAULT_CONFIG),
-    reload(ctx) {
-      const agentDir = (0, import_pi_coding_agent2.getAgentDir)();
-      trust = folderTrust(agentDir, ctx.cwd, ctx);
-      const loaded2 = loadConfig({
-        agentDir,
-        cwd: ctx.cwd,
-        projectTrusted: trust.trusted,
-        untrustedHint: untrustedHint(trust)
-      });
-      config = loaded2.config;
-      for (const warning of unseenConfigWarnings(loaded2.warnings))
-        tellPerson(ctx, `${CONFIG_WARNING_PREFIX}${warning}`);
-      scheduleBackgroundPrune(agentDir, loaded2.config.store);
-      for (const listener of listeners) listener(loaded2.config, ctx);
-      return loaded2.config;
-    },
+    reload: (ctx) => read2(ctx),
     trust(ctx) {
       if (!trust && ctx) host.reload(ctx);
       return trust ?? { trusted: false, reason: "undecided" };
@@ -3532,13 +3551,13 @@ function bootExtension(pi, name) {
       host.notify(ctx, text, level);
     }
   };
-  pi.on("session_start", async (_event, ctx) => {
-    host.reload(ctx);
+  pi.on("session_start", async (event, ctx) => {
+    read2(ctx, event);
     await fingerprintReady();
   });
   return host;
 }
-var import_pi_coding_agent2, CONFIG_WARNING_PREFIX;
+var import_pi_coding_agent2, CONFIG_WARNING_PREFIX, readings;
 var init_bootstrap = __esm({
   "extensions/shared/host/bootstrap.ts"() {
     "use strict";
@@ -3550,6 +3569,7 @@ var init_bootstrap = __esm({
     init_pi_host();
     init_trust();
     CONFIG_WARNING_PREFIX = "headroom config: ";
+    readings = /* @__PURE__ */ new WeakMap();
   }
 });
 
@@ -17456,8 +17476,8 @@ function stagingThreshold(settings, pi, window, seen) {
   const cap = Math.max(settings.marginTokens, Math.floor(window * MAX_MARGIN_SHARE2));
   return pi.reserveTokens + Math.min(wanted, cap);
 }
-function growthPerTurn(readings) {
-  const recent = readings.slice(-(GROWTH_WINDOW_TURNS + 1));
+function growthPerTurn(readings2) {
+  const recent = readings2.slice(-(GROWTH_WINDOW_TURNS + 1));
   let best;
   for (let i = 1; i < recent.length; i++) {
     const d = recent[i] - recent[i - 1];
@@ -17978,15 +17998,44 @@ var extensions = {
 });
 
 	})(module, exports, require);
-	const extension = await module.exports.extensions[name]();
-	return extension.default;
+	return module.exports.extensions;
+}
+
+/** Evaluate one extension's modules afresh with the running Pi's modules; resolves to its factory. */
+export async function load(host, name) {
+	return (await evaluate({ ...host })[name]()).default;
+}
+
+/**
+ * The evaluation the entries of the load under way share: Pi's modules and the extensions' table. Pi calls
+ * every factory of one load before it emits any event to them, and emits session_shutdown before a /reload,
+ * /new, /resume or /fork loads them again: so a session_start or session_shutdown reaching any extension of
+ * the package (this load's or another session's) closes it, and the next factory call (a new load) evaluates
+ * afresh.
+ */
+let current;
+
+/** Whether every module of host is the one shared already under the same name (one running Pi). */
+function sameModules(shared, host) {
+	for (const id of Object.keys(host)) if (Object.hasOwn(shared, id) && shared[id] !== host[id]) return false;
+	return true;
 }
 
 /**
  * Run extension name's factory on pi: Pi's modules ids come from the Pi whose loader made the
- * caller Error (or from the entry's own fallback import), then the extension's modules are evaluated.
+ * caller Error (or from the entry's own fallback import), then the extension is taken from the current
+ * evaluation (made now when there is none open).
  */
 export async function start(name, ids, caller, fallback, pi) {
 	const host = await piModules(ids, caller, fallback);
-	return (await load(host, name))(pi);
+	if (!current || !sameModules(current.host, host)) current = { host: {}, extensions: undefined };
+	const shared = current;
+	Object.assign(shared.host, host);
+	shared.extensions ??= evaluate(shared.host);
+	const close = () => {
+		current = undefined;
+	};
+	pi.on("session_start", close);
+	pi.on("session_shutdown", close);
+	return (await shared.extensions[name]()).default(pi);
 }

@@ -134,8 +134,11 @@ function locator(): string {
 }
 
 /**
- * The CommonJS bundle wrapped as an ES module: `load(host, name)` evaluates it with Pi's modules handed in;
- * `start(name, ids, caller, fallback, pi)`, what the entries call, first locates and imports them.
+ * The CommonJS bundle wrapped as an ES module: `evaluate(host)` runs it with Pi's modules handed in (a fresh
+ * module state); `start(name, ids, caller, fallback, pi)`, what the entries call, locates and imports Pi's
+ * modules, then takes the extension from the evaluation of the current load, shared by every entry Pi calls
+ * before the first event reaches any of them (docs/startup.md, "One evaluation per load"); `load(host, name)`
+ * evaluates afresh for one extension (benches and tests).
  */
 function bundleModule(cjs: string): string {
 	return `${BUN_PRAGMA}
@@ -147,28 +150,63 @@ ${locator()}
 const nodeRequire = createNodeRequire(import.meta.url);
 const __bundleUrl = import.meta.url;
 
+/** How many times the package's modules were evaluated in this process (tests read it). */
+let evaluations = 0;
+export const evaluationCount = () => evaluations;
+
 /**
- * Evaluate one extension's modules afresh (nothing is shared with an earlier load) with the running Pi's
- * modules; resolves to the extension's factory.
+ * Evaluate the package's modules afresh (nothing is shared with an earlier evaluation) with the running Pi's
+ * modules in host (read at each require, so ids added to it later are seen); returns the table of extensions,
+ * each a function resolving to that extension's module.
  */
-export async function load(host, name) {
+function evaluate(host) {
+	evaluations++;
 	const module = { exports: {} };
 	const exports = module.exports;
 	const require = (id) => (Object.hasOwn(host, id) ? host[id] : nodeRequire(id));
 	(function (module, exports, require) {
 ${cjs}
 	})(module, exports, require);
-	const extension = await module.exports.extensions[name]();
-	return extension.default;
+	return module.exports.extensions;
+}
+
+/** Evaluate one extension's modules afresh with the running Pi's modules; resolves to its factory. */
+export async function load(host, name) {
+	return (await evaluate({ ...host })[name]()).default;
+}
+
+/**
+ * The evaluation the entries of the load under way share: Pi's modules and the extensions' table. Pi calls
+ * every factory of one load before it emits any event to them, and emits session_shutdown before a /reload,
+ * /new, /resume or /fork loads them again: so a session_start or session_shutdown reaching any extension of
+ * the package (this load's or another session's) closes it, and the next factory call (a new load) evaluates
+ * afresh.
+ */
+let current;
+
+/** Whether every module of host is the one shared already under the same name (one running Pi). */
+function sameModules(shared, host) {
+	for (const id of Object.keys(host)) if (Object.hasOwn(shared, id) && shared[id] !== host[id]) return false;
+	return true;
 }
 
 /**
  * Run extension name's factory on pi: Pi's modules ids come from the Pi whose loader made the
- * caller Error (or from the entry's own fallback import), then the extension's modules are evaluated.
+ * caller Error (or from the entry's own fallback import), then the extension is taken from the current
+ * evaluation (made now when there is none open).
  */
 export async function start(name, ids, caller, fallback, pi) {
 	const host = await piModules(ids, caller, fallback);
-	return (await load(host, name))(pi);
+	if (!current || !sameModules(current.host, host)) current = { host: {}, extensions: undefined };
+	const shared = current;
+	Object.assign(shared.host, host);
+	shared.extensions ??= evaluate(shared.host);
+	const close = () => {
+		current = undefined;
+	};
+	pi.on("session_start", close);
+	pi.on("session_shutdown", close);
+	return (await shared.extensions[name]()).default(pi);
 }
 `;
 }

@@ -8,6 +8,8 @@
  * - a CPU profile of the cold start (`--cpu-prof` of Node or Bun, until the process exits after ready), its
  *   samples summed by where the code lives: this package's bundle, entries and dependencies (zod,
  *   xxhash-wasm), jiti, Babel, Pi and its dependencies, the runtime (parse/compile, GC, internals).
+ * - a CPU profile of the warm start with the package: the package's own samples by phase (locating Pi's modules,
+ *   evaluating the bundle's modules, the factories, event handlers) and per bundled module evaluated.
  * Prints one Markdown table per line: each part's CPU with the package, without it, and the difference.
  *
  * Usage: node --import jiti/register test/bench/startup-parts.ts (STARTUP_LINES="0.73,1.x"; STARTUP_ROUNDS, default 2:
@@ -15,7 +17,8 @@
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { makeSandbox, type PiLine, piLine, type Sandbox, stagedPackageRoot } from "../fixtures/pi-runner.ts";
 import { MOCK_MODEL, MOCK_PROVIDER } from "../fixtures/sandbox.ts";
 import { startScriptedServer } from "../fixtures/scripted-server.ts";
@@ -46,6 +49,9 @@ function partOf(url: string, functionName: string): Part {
 	return "runtime";
 }
 
+/** The package's runtime dependencies (package.json `dependencies`), installed beside it. */
+const DEPENDENCIES = ["zod", "xxhash-wasm"];
+
 /** CPU ms per part of a .cpuprofile (V8's format; Bun writes the same). */
 function profileParts(file: string, stagedRoot: string): Record<Part, number> {
 	const p = JSON.parse(readFileSync(file, "utf8")) as {
@@ -58,12 +64,76 @@ function profileParts(file: string, stagedRoot: string): Record<Part, number> {
 	for (let i = 0; i < p.samples.length; i++) {
 		const node = byId.get(p.samples[i]);
 		if (!node || node.callFrame.functionName === "(idle)") continue;
-		const url = node.callFrame.url.startsWith(stagedRoot)
-			? `pi-context-headroom/${node.callFrame.url.slice(stagedRoot.length + 1)}`
-			: node.callFrame.url;
+		const path = node.callFrame.url.startsWith("file:") ? fileURLToPath(node.callFrame.url) : node.callFrame.url;
+		// The package's files, and its runtime dependencies installed beside it (zod, xxhash-wasm).
+		const dependency = DEPENDENCIES.find((name) => path.startsWith(join(dirname(stagedRoot), name, "/")));
+		const url = path.startsWith(stagedRoot)
+			? `pi-context-headroom/${path.slice(stagedRoot.length + 1)}`
+			: dependency
+				? `pi-context-headroom/node_modules/${dependency}/`
+				: path;
 		out[partOf(url, node.callFrame.functionName)] += (p.timeDeltas[i] ?? 0) / 1000;
 	}
 	return out;
+}
+
+/** Where the package's own CPU goes in a start (its samples only), and each bundle module's evaluation. */
+interface PackageParts {
+	/** CPU ms by phase: locating Pi, evaluating the bundle's modules, the factories' own work, event handlers. */
+	phases: Record<string, number>;
+	/** CPU ms per module of the bundle evaluated (its top level and what it calls), innermost module counted. */
+	modules: Record<string, number>;
+}
+
+const PHASES = [
+	"locating Pi's modules",
+	"evaluating the bundle's modules",
+	"factories (registering) and async continuations",
+	"session_start and other handlers",
+	"other",
+] as const;
+
+/**
+ * The package's samples of a profile by phase. esbuild names each bundled module's initialiser after its source
+ * file ("extensions/shared/host/trust.ts"), so a frame with such a name is that module's evaluation; Pi's
+ * `ExtensionRunner.emit` (runner.js) above the package's frames is an event handler.
+ */
+function packageParts(file: string, stagedRoot: string): PackageParts {
+	// The package and its installed dependencies (zod, xxhash-wasm) sit in one node_modules folder.
+	const installed = dirname(stagedRoot);
+	const p = JSON.parse(readFileSync(file, "utf8")) as {
+		nodes: Array<{ id: number; children?: number[]; callFrame: { url: string; functionName: string } }>;
+		samples: number[];
+		timeDeltas: number[];
+	};
+	const byId = new Map(p.nodes.map((n) => [n.id, n]));
+	const parent = new Map<number, number>();
+	for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+	const phases = Object.fromEntries(PHASES.map((x) => [x, 0])) as Record<string, number>;
+	const modules: Record<string, number> = {};
+	for (let i = 0; i < p.samples.length; i++) {
+		const ms = (p.timeDeltas[i] ?? 0) / 1000;
+		let package_ = false;
+		let module: string | undefined;
+		let locating = false;
+		let handler = false;
+		for (let id: number | undefined = p.samples[i]; id !== undefined; id = parent.get(id)) {
+			const frame = byId.get(id)?.callFrame;
+			if (!frame) break;
+			if (frame.functionName === "(idle)") break;
+			const path = frame.url.startsWith("file:") ? fileURLToPath(frame.url) : frame.url;
+			if (path.startsWith(stagedRoot) || DEPENDENCIES.some((name) => path.startsWith(join(installed, name, "/"))))
+				package_ = true;
+			if (!module && /^extensions\/.+\.[jt]s$/.test(frame.functionName)) module = frame.functionName;
+			if (frame.functionName === "piModules" || frame.functionName === "locatePi") locating = true;
+			if (/\/runner\.js$/.test(frame.url) && frame.functionName === "emit" && package_) handler = true;
+		}
+		if (!package_) continue;
+		if (module) modules[module] = (modules[module] ?? 0) + ms;
+		const phase = locating ? PHASES[0] : module ? PHASES[1] : handler ? PHASES[3] : PHASES[2];
+		phases[phase] += ms;
+	}
+	return { phases, modules };
 }
 
 interface Start {
@@ -132,6 +202,8 @@ async function main(): Promise<void> {
 		let timings: string[] = [];
 		let jiti: string[] = [];
 		let warmTimings: string[] = [];
+		/** The package's own samples of each warm start's profile. */
+		const warmParts: PackageParts[] = [];
 		for (let round = 0; round < ROUNDS; round++) {
 			for (const variant of round % 2 === 0 ? (["alone", "package"] as const) : (["package", "alone"] as const)) {
 				const sandbox = makeSandbox({ server, settings: { packages: variant === "package" ? [staged] : [] } });
@@ -144,9 +216,13 @@ async function main(): Promise<void> {
 				if (variant === "package") {
 					timings = cold.log.filter((l) => /timing|import|factory|extension/i.test(l) && !/\[jiti\]/i.test(l));
 					jiti = cold.log.filter((l) => /\[jiti\]|\[native\]|\[transpile\]/i.test(l));
-					warmTimings = (await start(line, sandbox, undefined)).log.filter(
+					const warmDir = join(sandbox.root, "profile-warm");
+					mkdirSync(warmDir);
+					warmTimings = (await start(line, sandbox, warmDir)).log.filter(
 						(l) => /timing|import|factory|extension/i.test(l) && !/\[jiti\]/i.test(l),
 					);
+					const warmFile = readdirSync(warmDir).find((f) => f.endsWith(".cpuprofile"));
+					if (warmFile) warmParts.push(packageParts(join(warmDir, warmFile), staged));
 				}
 				rmSync(sandbox.root, { recursive: true, force: true });
 			}
@@ -177,6 +253,22 @@ async function main(): Promise<void> {
 		);
 		console.log(`\nPI_TIMING, cold (last round):\n${timings.join("\n") || "(none printed)"}`);
 		console.log(`\nPI_TIMING, warm:\n${warmTimings.join("\n") || "(none printed)"}`);
+		console.log(
+			`\n## Pi ${line}: the package's own samples of a warm start's profile, by phase (medians of ${warmParts.length})`,
+		);
+		console.log("| phase | CPU |\n|---|---:|");
+		for (const phase of PHASES)
+			console.log(`| ${phase} | ${median(warmParts.map((x) => x.phases[phase])).toFixed(1)} ms |`);
+		const total = median(warmParts.map((x) => Object.values(x.phases).reduce((a, b) => a + b, 0)));
+		console.log(`| all of the package | ${total.toFixed(1)} ms |`);
+		const names = new Set(warmParts.flatMap((x) => Object.keys(x.modules)));
+		const rows = [...names]
+			.map((name) => [name, median(warmParts.map((x) => x.modules[name] ?? 0))] as const)
+			.filter(([, ms]) => ms > 0)
+			.sort((a, b) => b[1] - a[1]);
+		console.log("\nThe bundle's modules evaluated at start (its top level and what it calls; medians):");
+		for (const [name, ms] of rows.slice(0, 15)) console.log(`  ${ms.toFixed(1)} ms  ${name}`);
+		console.log(`  (${rows.length} modules with samples; ${names.size} in all)`);
 		const transpiled = jiti.filter((l) => /transpile/i.test(l));
 		console.log(`\nJITI_DEBUG, cold: ${jiti.length} lines, ${transpiled.length} transpiles`);
 		for (const l of jiti.filter((x) => /headroom|staged|dist\//.test(x)).slice(0, 12))

@@ -32,8 +32,9 @@ function standIn() {
 	const pi = {
 		on: (name: string, handler: Handler) => handlers.set(name, [...(handlers.get(name) ?? []), handler]),
 	};
-	const fire = async (name: string, ctx: unknown) => {
-		for (const handler of handlers.get(name) ?? []) await handler({ type: name }, ctx);
+	/** Pi's emit: one event object for every handler of the emission (a new one unless `event` is given). */
+	const fire = async (name: string, ctx: unknown, event: object = { type: name }) => {
+		for (const handler of handlers.get(name) ?? []) await handler(event, ctx);
 	};
 	return { pi: pi as never, handlers, fire };
 }
@@ -53,6 +54,30 @@ describe("bootExtension", () => {
 		await fire("session_start", ctx);
 		expect(host.config(ctx as never).subagents.maxConcurrent).toBe(7);
 		expect(seen).toEqual([7]);
+	});
+
+	it("one session_start emission is read once for every extension booted from this module; the next afresh", async () => {
+		const w = world({ subagents: { maxConcurrent: 2 } });
+		const [a, b, c] = [standIn(), standIn(), standIn()];
+		const hosts = [bootExtension(a.pi, "one"), bootExtension(b.pi, "two"), bootExtension(c.pi, "three")];
+		const ctx = { cwd: w.cwd, hasUI: false };
+		const emission = { type: "session_start" };
+		await a.fire("session_start", ctx, emission);
+		w.writeUser({ subagents: { maxConcurrent: 5 } });
+		await b.fire("session_start", ctx, emission); // the same emission: the first extension's reading
+		expect(hosts[1].config().subagents.maxConcurrent).toBe(2);
+		// Each extension has its own copy of the configuration.
+		expect(hosts[1].config()).not.toBe(hosts[0].config());
+		hosts[0].config().subagents.maxConcurrent = 99;
+		expect(hosts[1].config().subagents.maxConcurrent).toBe(2);
+		// Another folder in the same event object is not the same reading.
+		const elsewhere = join(w.agentDir, "elsewhere");
+		mkdirSync(elsewhere);
+		await c.fire("session_start", { cwd: elsewhere, hasUI: false }, emission);
+		expect(hosts[2].config().subagents.maxConcurrent).toBe(5);
+		// The next session_start (a /reload, /new, ...) is another emission: read afresh.
+		await b.fire("session_start", ctx);
+		expect(hosts[1].config().subagents.maxConcurrent).toBe(5);
 	});
 
 	it("reads on first use when an event comes before any session_start; defaults without a context", () => {

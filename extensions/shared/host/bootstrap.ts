@@ -72,6 +72,42 @@ export function tellPerson(ctx: ExtensionContext | undefined, text: string, leve
 /** Prefix of configuration warnings, whichever extension shows them. */
 export const CONFIG_WARNING_PREFIX = "headroom config: ";
 
+/** One reading of the configuration files and the trust decision. */
+interface Reading {
+	agentDir: string;
+	cwd: string;
+	trust: TrustDecision;
+	loaded: ReturnType<typeof loadConfig>;
+}
+
+/**
+ * The reading of each session_start emission, by its event object: Pi hands every handler of one emission the
+ * same event (checked on 0.73.1 and 1.6.0: `ExtensionRunner.emit`), and the package's extensions of one load share
+ * this module (one evaluation per load, docs/startup.md), so the first extension's reading serves the other four
+ * instead of five trust-store look-ups (each takes Pi's trust-file lock) and five configuration reads. A later
+ * session_start is another event: read afresh. Where each extension has its own module instance (the TypeScript
+ * source under jiti) nothing is shared and each reads for itself, as before.
+ */
+const readings = new WeakMap<object, Reading>();
+
+function sharedReading(emission: object | undefined, agentDir: string, cwd: string): Reading | undefined {
+	const reading = emission ? readings.get(emission) : undefined;
+	return reading && reading.agentDir === agentDir && reading.cwd === cwd ? reading : undefined;
+}
+
+function readConfig(agentDir: string, ctx: ExtensionContext, emission: object | undefined): Reading {
+	const trust = folderTrust(agentDir, ctx.cwd, ctx);
+	const loaded = loadConfig({
+		agentDir,
+		cwd: ctx.cwd,
+		projectTrusted: trust.trusted,
+		untrustedHint: untrustedHint(trust),
+	});
+	const reading = { agentDir, cwd: ctx.cwd, trust, loaded };
+	if (emission) readings.set(emission, reading);
+	return reading;
+}
+
 /** Boot one extension: register the session_start reload and return its services. */
 export function bootExtension(pi: ExtensionAPI, name: string): ExtensionHost {
 	let config: HeadroomConfig | undefined;
@@ -81,25 +117,26 @@ export function bootExtension(pi: ExtensionAPI, name: string): ExtensionHost {
 	const told = new Set<string>();
 	void fingerprintReady();
 
+	/** Read the configuration (and the trust decision) for ctx; `emission` shares one reading per session_start. */
+	const read = (ctx: ExtensionContext, emission?: object): HeadroomConfig => {
+		const agentDir = getAgentDir();
+		const reading = sharedReading(emission, agentDir, ctx.cwd) ?? readConfig(agentDir, ctx, emission);
+		trust = reading.trust;
+		// A reading kept for the emission's other extensions: each its own copy, as when it read the files itself
+		// (the configuration is plain data).
+		const loaded: HeadroomConfig = emission ? structuredClone(reading.loaded.config) : reading.loaded.config;
+		config = loaded;
+		for (const warning of unseenConfigWarnings(reading.loaded.warnings))
+			tellPerson(ctx, `${CONFIG_WARNING_PREFIX}${warning}`);
+		scheduleBackgroundPrune(agentDir, loaded.store);
+		for (const listener of listeners) listener(loaded, ctx);
+		return loaded;
+	};
+
 	const host: ExtensionHost = {
 		name,
 		config: (ctx) => config ?? (ctx ? host.reload(ctx) : DEFAULT_CONFIG),
-		reload(ctx) {
-			const agentDir = getAgentDir();
-			trust = folderTrust(agentDir, ctx.cwd, ctx);
-			const loaded = loadConfig({
-				agentDir,
-				cwd: ctx.cwd,
-				projectTrusted: trust.trusted,
-				untrustedHint: untrustedHint(trust),
-			});
-			config = loaded.config;
-			for (const warning of unseenConfigWarnings(loaded.warnings))
-				tellPerson(ctx, `${CONFIG_WARNING_PREFIX}${warning}`);
-			scheduleBackgroundPrune(agentDir, loaded.config.store);
-			for (const listener of listeners) listener(loaded.config, ctx);
-			return loaded.config;
-		},
+		reload: (ctx) => read(ctx),
 		trust(ctx) {
 			if (!trust && ctx) host.reload(ctx);
 			return trust ?? { trusted: false, reason: "undecided" };
@@ -122,8 +159,8 @@ export function bootExtension(pi: ExtensionAPI, name: string): ExtensionHost {
 	};
 
 	// The one reload policy. Registered first, so it runs before the extension's own session_start handlers.
-	pi.on("session_start", async (_event, ctx) => {
-		host.reload(ctx);
+	pi.on("session_start", async (event, ctx) => {
+		read(ctx, event);
 		await fingerprintReady();
 	});
 	return host;
