@@ -4929,7 +4929,9 @@ var init_notable_rules = __esm({
       // An XML report's element (the junit/nunit rules read those) and a GLib warning that names an assertion.
       /^\s*<\/?[\w:-]+[^>]*>\s*$|-(CRITICAL|WARNING) \*\*/,
       // An option or a name with a lower-case failure word after a dash (-Wno-error, on-failure).
-      /\w-(no-)?(error|fail\w*|fatal|abort|crash|panic)\b/
+      /\w-(no-)?(error|fail\w*|fatal|abort|crash|panic)\b/,
+      // A test's or a step's name in a JSON report ("title": "should fail on \u2026"): a name, not a verdict.
+      /^\s*"(full[_-]?)?(title|name|description|desc|label|summary|displayName)"\s*:\s*"/i
     ];
     NOTABLE_RULES = [
       // Mozilla harnesses (mochitest, reftest, xpcshell, mozharness)
@@ -5956,6 +5958,7 @@ function scanNotable(text, options = {}) {
   let step = 0;
   const stepFails = [0];
   const stepPasses = [0];
+  const stepPassLine = [0];
   const stepVerdict = [void 0];
   const stepChecked = [false];
   let runStart = 0;
@@ -5964,6 +5967,7 @@ function scanNotable(text, options = {}) {
     step++;
     stepFails.push(0);
     stepPasses.push(0);
+    stepPassLine.push(0);
     stepVerdict.push(void 0);
     stepChecked.push(false);
   };
@@ -6006,7 +6010,10 @@ function scanNotable(text, options = {}) {
     const failing = isSummary && rule.failing?.test(clean2) === true;
     const entryStep = step;
     if (failing || !isSummary && !rule.weak) stepFails[step]++;
-    else if (isSummary) stepPasses[step]++;
+    else if (isSummary) {
+      stepPasses[step]++;
+      stepPassLine[step] = line2;
+    }
     if (steps && rule.ends) {
       if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
       else for (let s = runStart; s <= step; s++) stepVerdict[s] = "pass";
@@ -6148,6 +6155,8 @@ function scanNotable(text, options = {}) {
     cap,
     stepFails,
     stepPasses,
+    stepPassLine,
+    lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
     stepVerdict: stepVerdict.map((v, s) => v ?? (stepChecked[s] ? "pass" : void 0)),
     steps
   });
@@ -6197,7 +6206,7 @@ function rank(found) {
   for (const e of f.verdicts) take(e);
   for (const e of f.strong) take(e);
   const nothingFailed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0;
-  const stepPassed = (e) => f.stepFails[e.step] === 0 && f.stepVerdict[e.step] !== "fail" && (f.stepPasses[e.step] > 0 || nothingFailed && summaries.length > 0);
+  const stepPassed = (e) => f.stepFails[e.step] === 0 && f.stepVerdict[e.step] !== "fail" && (f.stepPasses[e.step] > 0 && (!f.steps || e.line < f.stepPassLine[e.step]) || nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine));
   for (const e of f.weak) if (!stepPassed(e)) take(e);
   for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
   for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);

@@ -72,6 +72,22 @@ describe("a log as steps", () => {
 		expect(texts(before)).not.toContain("Error: cannot open shared object file libfoo.so");
 	});
 
+	it("lets a passing summary vouch only for what its step printed before it (generic rules alone)", () => {
+		// Real lines of corpus mozilla-taskcluster-timeout (59, 372, 2682): an early "exit code 0" of a set-up
+		// command silenced the task's abort at the end of the same step.
+		const generic = { rules: (r: (typeof NOTABLE_RULES)[number]) => !isTableRule(r) };
+		const after = [
+			"[taskcluster 2025-02-13T11:46:09.225Z]    Exit Code: 0",
+			"[task 2025-02-13T11:46:21.860Z] 11:46:21     INFO - Return code: 0",
+			"running the tests",
+			"[taskcluster:error] Aborting task...",
+		].join("\n");
+		expect(claims(scanNotable(after, { evaluation: generic }).lines).map((n) => n.line)).toEqual([4]);
+		// The same weak line before the passing summary is what the summary vouches for: dropped.
+		const before = ["[taskcluster:error] Aborting task...", "running the tests", "Return code: 0"].join("\n");
+		expect(claims(scanNotable(before, { evaluation: generic }).lines)).toEqual([]);
+	});
+
 	it("claims no failure inside a step its CI says exited 0", () => {
 		const log = [
 			"$ mypy src",

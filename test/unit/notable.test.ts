@@ -466,6 +466,11 @@ const DECOYS: Array<{ text: string; from: string }> = [
 		from: "corpus gha-pytorch-test-ops:9516",
 	},
 	{ text: "✖ 1 problem (1 error, 0 warnings)", from: "public (a linter's count, not a test)" },
+	{ text: '      "title": "should error on timeout",', from: "corpus mocha-json-large:11425 (a test's name)" },
+	{
+		text: '      "fullTitle": "node-flags isNodeFlag() for all allowed node environment flags --report-on-fatalerror should return true",',
+		from: "corpus mocha-json-large:12605",
+	},
 ];
 
 /** The scan of `text` framed by noise, and the line it reports at `line`. */
