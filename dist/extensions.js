@@ -4908,13 +4908,13 @@ var init_notable_rules = __esm({
     EXPECTED_FAILURE = /\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected)\b/i;
     NONZERO_FAILED = /\b[1-9]\d* (failed|failing|failures?|errors?)\b/i;
     INDENTED = /^\s+\S/;
-    COUNTED = "(tests?|test cases?|cases|examples?|specs?|scenarios?|steps|runs?|assertions?|checks?|suites?|files|doctests?|properties|passe?d?|passing|ok|succeeded|successes|failed|failing|failures?|fail|errors?|errored|broken|crashed|skipped|skips?|pending|ignored|todo|canceled|cancelled|unexpected|xfailed|xpassed|warnings?)";
-    COUNT_PAIR = `(\\b\\d+(/\\d+)? ${COUNTED}\\b|\\b${COUNTED}(\\s*[:=]\\s*\\d+\\b|\\s+\\d+\\s*[|,;\\]]))`;
+    COUNTED = "(tests?|test cases?|cases|examples?|specs?|scenarios?|steps|runs?|assertions?|checks?|suites?|files|doctests?|properties|passe?d?|passing|ok|succeeded|successes|failed|failing|failures?|fail|errors?|errored|broken|crashed|skipped|skips?|pending|ignored|todo|canceled|cancelled|unexpected|xfailed|xpassed|deselected|rerun|reruns|warnings?)";
+    COUNT_PAIR = `(\\b\\d+(/\\d+)? ${COUNTED}\\b|\\b${COUNTED}"?(\\s*[:=]\\s*"?\\d+\\b|\\s+\\d+\\s*[|,;\\]]))`;
     GENERIC_SUMMARY = new RegExp(
-      `${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok)\\b`,
+      `${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b|^\\W*\\d+ (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$`,
       "i"
     );
-    GENERIC_FAILING_COUNT = /\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)\s*[:=]?\s*[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
+    GENERIC_FAILING_COUNT = /\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*[:=]?\s*"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
     GENERIC_FAILURE_WORD = /(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with)($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
     GENERIC_NOT_FAILURE = [
       // A TAP test that passed, whatever its name says.
@@ -5593,12 +5593,16 @@ var init_notable_rules = __esm({
           "succeeded",
           "fail ",
           "fail:",
-          "broken"
+          "broken",
+          "tests pass",
+          "tests fail"
         ],
         ecosystem: "generic",
         kind: "summary",
         pattern: GENERIC_SUMMARY,
-        not: [/^\s*(at |File "|from |ok \d+\b)|https?:\/\//],
+        // A stack frame, a TAP pass, a URL; a nested suite's element in an XML report (the report's root element,
+        // unindented, holds the run's counts).
+        not: [/^\s*(at |File "|from |ok \d+\b)|https?:\/\/|^\s+<(test-?suite|suite)\b/i],
         failing: GENERIC_FAILING_COUNT
       },
       {

@@ -29,6 +29,9 @@ describe("any runner's summary", () => {
 		"Executed 10 tests, with 1 failure (0 unexpected) in 0.100 (0.101) seconds", // XCTest
 		"[ FAIL 1 | WARN 0 | SKIP 0 | PASS 10 ]", // testthat
 		"localhost                  : ok=8    changed=5    unreachable=0    failed=1    skipped=0", // ansible recap
+		"================== 1 failed, 182 deselected, 2 rerun in 0.36s ==================", // corpus gha-pytorch-job-2:622
+		"  1 failing", // mocha, held-out gha-mocha-sequelize-db2-upsert:3024
+		'<testsuites name="jest tests" tests="4239" failures="2" errors="0" time="165.872">', // corpus jest-junit-large:2
 	];
 	const passing = [
 		"10 examples, 0 failures",
@@ -36,6 +39,9 @@ describe("any runner's summary", () => {
 		"All 10 tests passed (0.01s)",
 		"lab06-vm                   : ok=8    changed=5    unreachable=0    failed=0",
 		"3 passed, 1 xfailed",
+		"Executed 26 out of 26 tests: 26 tests pass.", // bazel, corpus gha-pytorch-bazel-pass:15732
+		"  1639 passing (3m)", // mocha, held-out gha-mocha-sequelize-db2-upsert:3022
+		'    <Counters total="804" executed="803" passed="803" failed="0" error="0" timeout="0" />', // corpus dotnet-trx-large:4646
 	];
 	for (const line of failing)
 		it(`reads ${JSON.stringify(line)} as a failing summary`, () => {
@@ -48,8 +54,17 @@ describe("any runner's summary", () => {
 			expect(GENERIC_FAILING_COUNT.test(line)).toBe(false);
 		});
 	it("does not take a version or a single count for a summary", () => {
-		for (const line of ["Collecting pytest==7.4.0", "Downloaded 12 files", "error 13 while reading"])
+		for (const line of ["Collecting pytest==7.4.0", "Downloaded 12 files", "error 13 while reading", "1 failing test"])
 			expect(GENERIC_SUMMARY.test(line), line).toBe(false);
+	});
+
+	it("takes a report's root element for the run's counts, not a nested suite's", () => {
+		const rule = NOTABLE_RULES.find((r) => r.id === "generic.summary");
+		// corpus jest-junit-large:3, a nested suite of a failing report
+		const nested =
+			'  <testsuite name="packages/jest-config/src/__tests__/normalize.test.js" errors="0" failures="1" skipped="0" tests="118">';
+		expect(rule?.not?.some((re) => re.test(nested))).toBe(true);
+		expect(scanNotable(nested).lines.filter((n) => n.rule === "generic.summary")).toEqual([]);
 	});
 });
 

@@ -155,21 +155,21 @@ const INDENTED = /^\s+\S/;
 
 /** Words a runner counts in its summary (tests, examples, runs, assertions, and how they ended). */
 const COUNTED =
-	"(tests?|test cases?|cases|examples?|specs?|scenarios?|steps|runs?|assertions?|checks?|suites?|files|doctests?|properties|passe?d?|passing|ok|succeeded|successes|failed|failing|failures?|fail|errors?|errored|broken|crashed|skipped|skips?|pending|ignored|todo|canceled|cancelled|unexpected|xfailed|xpassed|warnings?)";
+	"(tests?|test cases?|cases|examples?|specs?|scenarios?|steps|runs?|assertions?|checks?|suites?|files|doctests?|properties|passe?d?|passing|ok|succeeded|successes|failed|failing|failures?|fail|errors?|errored|broken|crashed|skipped|skips?|pending|ignored|todo|canceled|cancelled|unexpected|xfailed|xpassed|deselected|rerun|reruns|warnings?)";
 /** A count next to such a word, either order ("3 failed", "Failures: 3", "failed=3", "FAIL 3"). */
-const COUNT_PAIR = `(\\b\\d+(/\\d+)? ${COUNTED}\\b|\\b${COUNTED}(\\s*[:=]\\s*\\d+\\b|\\s+\\d+\\s*[|,;\\]]))`;
+const COUNT_PAIR = `(\\b\\d+(/\\d+)? ${COUNTED}\\b|\\b${COUNTED}"?(\\s*[:=]\\s*"?\\d+\\b|\\s+\\d+\\s*[|,;\\]]))`;
 /**
  * Any runner's summary line: two counts next to such words in any order ("10 examples, 2 failures",
  * "Tests: 10, Assertions: 20, Failures: 1.", "ok=10 changed=2 failed=1"), or tests counted with how they ended
  * ("1 out of 10 tests failed", "All 10 tests passed", "*** 1 TEST FAILED ***").
  */
 export const GENERIC_SUMMARY = new RegExp(
-	`${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok)\\b`,
+	`${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b|^\\W*\\d+ (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$`,
 	"i",
 );
 /** A summary whose count of failures or errors is not zero (a look-alike "0 failed" is not). */
 export const GENERIC_FAILING_COUNT =
-	/\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)\s*[:=]?\s*[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
+	/\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*[:=]?\s*"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
 /** Failure vocabulary as a word of its own (not inside a name like error_handler, -Werror or error.c). */
 export const GENERIC_FAILURE_WORD =
 	/(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with)($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
@@ -874,11 +874,15 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 			"fail ",
 			"fail:",
 			"broken",
+			"tests pass",
+			"tests fail",
 		],
 		ecosystem: "generic",
 		kind: "summary",
 		pattern: GENERIC_SUMMARY,
-		not: [/^\s*(at |File "|from |ok \d+\b)|https?:\/\//],
+		// A stack frame, a TAP pass, a URL; a nested suite's element in an XML report (the report's root element,
+		// unindented, holds the run's counts).
+		not: [/^\s*(at |File "|from |ok \d+\b)|https?:\/\/|^\s+<(test-?suite|suite)\b/i],
 		failing: GENERIC_FAILING_COUNT,
 	},
 	{
