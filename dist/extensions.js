@@ -4915,7 +4915,7 @@ var init_notable_rules = __esm({
       "i"
     );
     GENERIC_FAILING_COUNT = /\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*[:=]?\s*"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
-    GENERIC_FAILURE_WORD = /(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with)($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
+    GENERIC_FAILURE_WORD = /(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with|segmentation fault|core dumped|bus error|SIG(SEGV|ABRT|BUS|ILL|FPE))($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
     GENERIC_NOT_FAILURE = [
       // A TAP test that passed, whatever its name says.
       /^\s*ok \d+\b/,
@@ -4982,7 +4982,7 @@ var init_notable_rules = __esm({
         ecosystem: "generic",
         kind: "summary",
         ends: "step",
-        pattern: /^The command ".*" (failed and )?exited with -?\d+|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
+        pattern: /(^|\r)The command ".*" (failed and )?exited with -?\d+|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
         failing: /\*\*\*|exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
         // A failed step's last lines: what it printed just before it failed.
         before: { lines: 3 }
@@ -5568,6 +5568,25 @@ var init_notable_rules = __esm({
         not: [/^\[ERROR\] *$/, /^\[ERROR\] (-> \[Help|Re-run Maven|To see the full stack|For more information|\[Help \d)/],
         weak: true
       },
+      // Generic: a tool's own report of what went wrong, before the weak catch-alls below.
+      {
+        id: "generic.tool-error",
+        keys: ["error: ", "fatal: "],
+        ecosystem: "generic",
+        kind: "failure",
+        // "ERROR: <Tool>: <what>", a tool's fatal report (a sanitizer's, a checker's), a process id before it.
+        pattern: /^(==\d+==\s*)?(ERROR|FATAL): [A-Z][\w-]+: \S/,
+        not: GENERIC_NOT_FAILURE
+      },
+      {
+        id: "generic.tool-summary",
+        keys: ["summary: "],
+        ecosystem: "generic",
+        kind: "summary",
+        // A tool's SUMMARY line (sanitizers, valgrind's ERROR SUMMARY): failing unless it counts nothing.
+        pattern: /^(==\d+==\s*)?((ERROR|LEAK) )?SUMMARY: [A-Z\d][\w-]*:? \S/,
+        failing: /^(?!.*\b(0|no) (errors?|issues?|problems?|leaks?|failures?|bytes)\b)(?=.*\b(errors?|leak(ed|s)?|fail\w*|[\w-]*(overflow|after-free|undefined|race|violation)[\w-]*)\b)/i
+      },
       {
         id: "cli.error",
         keys: ["error:", "error["],
@@ -5621,7 +5640,7 @@ var init_notable_rules = __esm({
         kind: "failure",
         // A verdict word at the start of a line, or in capitals after a test's name ("\u2026 took 0.7 FAILURE",
         // "\u2026 *** FAILED ***"), or a cross mark before a message.
-        pattern: /^\W{0,4}([\w.]+[-_ ])?(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
+        pattern: /^\W{0,4}([\w.]+[-_ ]){0,3}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
         not: GENERIC_NOT_FAILURE
       },
       {
@@ -5659,7 +5678,12 @@ var init_notable_rules = __esm({
           "traceback",
           "not ok",
           "exited with",
-          "segfault"
+          "segfault",
+          "segmentation fault",
+          "core dumped",
+          "bus error",
+          "sigsegv",
+          "sigabrt"
         ],
         ecosystem: "generic",
         kind: "failure",

@@ -393,6 +393,39 @@ const REAL: Example[] = [
 		from: "held-out copr-gstreamer-builddep-missing:988",
 	},
 	{
+		rule: "generic.step-verdict",
+		text: 'travis_time:end:2c598ad1:start=1557479896106535814,finish=1557480458336098364,duration=562229562550\r\u001b[0K\u001b[31;1mThe command "./sapi/cli/php run-tests.php -P" exited with 1.\u001b[0m',
+		from: "held-out php-src-530655545:2993 (the command shortened)",
+		failing: true,
+	},
+	{
+		rule: "generic.tool-error",
+		text: "[task 2025-02-13T22:10:07.053Z] 22:10:07    ERROR - PID 16211 | ==16211==ERROR: AddressSanitizer: heap-use-after-free on address 0x512000dacef0 at pc 0x7f5f778257ff bp 0x7fff65bbc1b0 sp 0x7fff65bbc1a8\r",
+		from: "corpus mozilla-asan-uaf:5437",
+	},
+	{
+		rule: "generic.tool-summary",
+		text: "[task 2025-02-13T22:10:09.075Z] 22:10:09     INFO - PID 16211 | SUMMARY: AddressSanitizer: heap-use-after-free /builds/worker/workspace/obj-build/dist/include/nsISupportsImpl.h:388:19 in operator++\r",
+		from: "corpus mozilla-asan-uaf:5541",
+		failing: true,
+	},
+	{
+		rule: "generic.tool-summary",
+		text: "SUMMARY: AddressSanitizer: 3079 byte(s) leaked in 252 allocation(s).",
+		from: "corpus lsan-leaks:20",
+		failing: true,
+	},
+	{
+		rule: "generic.verdict-line",
+		text: "[task 2025-02-13T21:23:04.546Z] 21:23:04     INFO - REFTEST TEST-UNEXPECTED-FAIL | layout/reftests/bugs/1804872-2.html == layout/reftests/bugs/1804872-2-ref.html | image comparison, max difference: 255, number of differing pixels: 22456",
+		from: "corpus mozilla-reftest-fail:13565 (a compound verdict token)",
+	},
+	{
+		rule: "generic.failure",
+		text: "011+ Segmentation fault (core dumped)\r\r",
+		from: "held-out php-src-530655545:522",
+	},
+	{
 		rule: "generic.summary",
 		text: "2 runs, 4 assertions, 1 failures, 0 errors, 0 skips",
 		from: "public (a tutorial's captured minitest run)",
@@ -466,6 +499,11 @@ const DECOYS: Array<{ text: string; from: string }> = [
 		from: "corpus gha-pytorch-test-ops:9516",
 	},
 	{ text: "✖ 1 problem (1 error, 0 warnings)", from: "public (a linter's count, not a test)" },
+	{
+		text: "==4242== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)",
+		from: "valgrind's closing line on a clean run (public format)",
+	},
+	{ text: "LEAK SUMMARY: no leaks are possible", from: "valgrind's leak summary wording on a clean run" },
 	{ text: '      "title": "should error on timeout",', from: "corpus mocha-json-large:11425 (a test's name)" },
 	{
 		text: '      "fullTitle": "node-flags isNodeFlag() for all allowed node environment flags --report-on-fatalerror should return true",',

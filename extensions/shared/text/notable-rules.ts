@@ -172,7 +172,7 @@ export const GENERIC_FAILING_COUNT =
 	/\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*[:=]?\s*"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
 /** Failure vocabulary as a word of its own (not inside a name like error_handler, -Werror or error.c). */
 export const GENERIC_FAILURE_WORD =
-	/(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with)($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
+	/(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with|segmentation fault|core dumped|bus error|SIG(SEGV|ABRT|BUS|ILL|FPE))($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
 /** Lines that hold a failure word but report no failure: zero counts, passes, warnings, option names. */
 export const GENERIC_NOT_FAILURE: readonly RegExp[] = [
 	// A TAP test that passed, whatever its name says.
@@ -245,7 +245,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "summary",
 		ends: "step",
 		pattern:
-			/^The command ".*" (failed and )?exited with -?\d+|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
+			/(^|\r)The command ".*" (failed and )?exited with -?\d+|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
 		failing:
 			/\*\*\*|exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
 		// A failed step's last lines: what it printed just before it failed.
@@ -847,6 +847,26 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		not: [/^\[ERROR\] *$/, /^\[ERROR\] (-> \[Help|Re-run Maven|To see the full stack|For more information|\[Help \d)/],
 		weak: true,
 	},
+	// Generic: a tool's own report of what went wrong, before the weak catch-alls below.
+	{
+		id: "generic.tool-error",
+		keys: ["error: ", "fatal: "],
+		ecosystem: "generic",
+		kind: "failure",
+		// "ERROR: <Tool>: <what>", a tool's fatal report (a sanitizer's, a checker's), a process id before it.
+		pattern: /^(==\d+==\s*)?(ERROR|FATAL): [A-Z][\w-]+: \S/,
+		not: GENERIC_NOT_FAILURE,
+	},
+	{
+		id: "generic.tool-summary",
+		keys: ["summary: "],
+		ecosystem: "generic",
+		kind: "summary",
+		// A tool's SUMMARY line (sanitizers, valgrind's ERROR SUMMARY): failing unless it counts nothing.
+		pattern: /^(==\d+==\s*)?((ERROR|LEAK) )?SUMMARY: [A-Z\d][\w-]*:? \S/,
+		failing:
+			/^(?!.*\b(0|no) (errors?|issues?|problems?|leaks?|failures?|bytes)\b)(?=.*\b(errors?|leak(ed|s)?|fail\w*|[\w-]*(overflow|after-free|undefined|race|violation)[\w-]*)\b)/i,
+	},
 	{
 		id: "cli.error",
 		keys: ["error:", "error["],
@@ -904,7 +924,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		// A verdict word at the start of a line, or in capitals after a test's name ("… took 0.7 FAILURE",
 		// "… *** FAILED ***"), or a cross mark before a message.
 		pattern:
-			/^\W{0,4}([\w.]+[-_ ])?(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
+			/^\W{0,4}([\w.]+[-_ ]){0,3}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
 		not: GENERIC_NOT_FAILURE,
 	},
 	{
@@ -944,6 +964,11 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 			"not ok",
 			"exited with",
 			"segfault",
+			"segmentation fault",
+			"core dumped",
+			"bus error",
+			"sigsegv",
+			"sigabrt",
 		],
 		ecosystem: "generic",
 		kind: "failure",
