@@ -5579,6 +5579,16 @@ var init_notable_rules = __esm({
         not: GENERIC_NOT_FAILURE
       },
       {
+        id: "generic.diagnostic",
+        keys: [": error: ", ": fatal error: ", ": error[", ": error "],
+        ecosystem: "generic",
+        kind: "failure",
+        // A compiler's or a checker's diagnostic, "file:line[:col]: error: message" (the GNU format most tools
+        // print): the first ones of a build say what broke it.
+        pattern: /^\S+?:\d+(:\d+)?:? (fatal )?error(\[[\w-]+\])?:? \S/,
+        not: GENERIC_NOT_FAILURE
+      },
+      {
         id: "generic.tool-summary",
         keys: ["summary: "],
         ecosystem: "generic",
@@ -5640,7 +5650,7 @@ var init_notable_rules = __esm({
         kind: "failure",
         // A verdict word at the start of a line, or in capitals after a test's name ("\u2026 took 0.7 FAILURE",
         // "\u2026 *** FAILED ***"), or a cross mark before a message.
-        pattern: /^\W{0,4}([\w.]+[-_ ]){0,3}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
+        pattern: /^\W{0,4}([\w.]+[-_ ])?([A-Z]+-){0,2}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
         not: GENERIC_NOT_FAILURE
       },
       {
@@ -6185,8 +6195,16 @@ function scanNotable(text, options = {}) {
     stepPasses,
     stepPassLine,
     lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
-    stepVerdict: stepVerdict.map((v, s) => v ?? (stepChecked[s] ? "pass" : void 0)),
+    stepVerdict: checkedVerdicts(stepVerdict, stepChecked),
     steps
+  });
+}
+function checkedVerdicts(verdicts, checked) {
+  let failedBefore = false;
+  return verdicts.map((v, s) => {
+    const out = v ?? (checked[s] && !failedBefore ? "pass" : void 0);
+    if (v === "fail") failedBefore = true;
+    return out;
   });
 }
 function bothEnds(head, tail) {

@@ -138,6 +138,26 @@ describe("a log as steps", () => {
 		expect(found).toEqual([6, 7]);
 	});
 
+	it("keeps what a GitHub Actions step that runs after a failed one reports (a test report)", () => {
+		// Real lines of held-out gha-gradle-jabref-theme-then-report (845-898): an `if: failure()` step formats
+		// the failed step's test results.
+		const log = [
+			"2022-06-22T20:39:40.0000000Z ##[group]Run ./gradlew check",
+			"2022-06-22T20:39:44.3164485Z ##[error]Process completed with exit code 1.",
+			"2022-06-22T20:39:44.3205458Z ##[group]Run sudo apt-get install -qq -y xml-twig-tools xsltproc",
+			"2022-06-22T20:39:44.3285366Z ##[endgroup]",
+			"2022-06-22T20:40:08.3142622Z Tests run: 7, Failures: 1, Errors: 0, Time elapsed: 3.7 sec",
+			"2022-06-22T20:40:08.3144663Z Testcase: installThemeOnScene() took 0.749 FAILURE org.opentest4j.AssertionFailedError: expected: <2> but was: <3>",
+		].join("\n");
+		expect(claims(scanNotable(log).lines).map((n) => n.line)).toEqual([2, 5, 6]);
+		// The same step before any failure passed: what it printed claims nothing.
+		const passing = log
+			.split("\n")
+			.filter((_, i) => i !== 1)
+			.join("\n");
+		expect(claims(scanNotable(passing).lines)).toEqual([]);
+	});
+
 	it("drops an Ansible failure the play ignored, keeps one it did not", () => {
 		const log = [
 			"TASK [probe] ***",

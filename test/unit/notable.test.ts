@@ -399,6 +399,11 @@ const REAL: Example[] = [
 		failing: true,
 	},
 	{
+		rule: "generic.diagnostic",
+		text: "/builddir/build/BUILD/dolphin-emu-2409-build/dolphin-2409/Source/Core/Common/MsgHandler.h:45:30: error: \u2018is_compile_string\u2019 is not a member of \u2018fmt::v11::detail\u2019; did you mean \u2018compile_string\u2019? [-Wtemplate-body]",
+		from: "held-out koji-dolphin-cmake-compile:596",
+	},
+	{
 		rule: "generic.tool-error",
 		text: "[task 2025-02-13T22:10:07.053Z] 22:10:07    ERROR - PID 16211 | ==16211==ERROR: AddressSanitizer: heap-use-after-free on address 0x512000dacef0 at pc 0x7f5f778257ff bp 0x7fff65bbc1b0 sp 0x7fff65bbc1a8\r",
 		from: "corpus mozilla-asan-uaf:5437",
@@ -504,6 +509,8 @@ const DECOYS: Array<{ text: string; from: string }> = [
 		from: "valgrind's closing line on a clean run (public format)",
 	},
 	{ text: "LEAK SUMMARY: no leaks are possible", from: "valgrind's leak summary wording on a clean run" },
+	{ text: "-- Performing Test FLAG_C_FORMAT_WARNING_TO_ERROR", from: "held-out koji-dolphin-cmake-compile:484" },
+	{ text: "src/app.py:12: note: error codes are listed below", from: "a checker's note, not an error" },
 	{ text: '      "title": "should error on timeout",', from: "corpus mocha-json-large:11425 (a test's name)" },
 	{
 		text: '      "fullTitle": "node-flags isNodeFlag() for all allowed node environment flags --report-on-fatalerror should return true",',

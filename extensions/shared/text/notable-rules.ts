@@ -858,6 +858,16 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		not: GENERIC_NOT_FAILURE,
 	},
 	{
+		id: "generic.diagnostic",
+		keys: [": error: ", ": fatal error: ", ": error[", ": error "],
+		ecosystem: "generic",
+		kind: "failure",
+		// A compiler's or a checker's diagnostic, "file:line[:col]: error: message" (the GNU format most tools
+		// print): the first ones of a build say what broke it.
+		pattern: /^\S+?:\d+(:\d+)?:? (fatal )?error(\[[\w-]+\])?:? \S/,
+		not: GENERIC_NOT_FAILURE,
+	},
+	{
 		id: "generic.tool-summary",
 		keys: ["summary: "],
 		ecosystem: "generic",
@@ -924,7 +934,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		// A verdict word at the start of a line, or in capitals after a test's name ("… took 0.7 FAILURE",
 		// "… *** FAILED ***"), or a cross mark before a message.
 		pattern:
-			/^\W{0,4}([\w.]+[-_ ]){0,3}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
+			/^\W{0,4}([\w.]+[-_ ])?([A-Z]+-){0,2}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
 		not: GENERIC_NOT_FAILURE,
 	},
 	{

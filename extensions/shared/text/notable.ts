@@ -504,8 +504,25 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		stepPasses,
 		stepPassLine,
 		lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
-		stepVerdict: stepVerdict.map((v, s) => v ?? (stepChecked[s] ? "pass" : undefined)),
+		stepVerdict: checkedVerdicts(stepVerdict, stepChecked),
 		steps,
+	});
+}
+
+/**
+ * Each step's verdict, with a step of a CI that prints a verdict for every failing step read as passed when it
+ * ended without one, unless a step before it failed: a step that runs after a failure (GitHub Actions'
+ * `if: always()`: a test report, an upload) passed, but the failures it prints are the earlier step's.
+ */
+function checkedVerdicts(
+	verdicts: readonly ("pass" | "fail" | undefined)[],
+	checked: readonly boolean[],
+): ("pass" | "fail" | undefined)[] {
+	let failedBefore = false;
+	return verdicts.map((v, s) => {
+		const out = v ?? (checked[s] && !failedBefore ? "pass" : undefined);
+		if (v === "fail") failedBefore = true;
+		return out;
 	});
 }
 
