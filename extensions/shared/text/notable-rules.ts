@@ -164,7 +164,7 @@ const COUNT_PAIR = `(\\b\\d+(/\\d+)? ${COUNTED}\\b|\\b${COUNTED}"?(\\s*[:=]\\s*"
  * ("1 out of 10 tests failed", "All 10 tests passed", "*** 1 TEST FAILED ***").
  */
 export const GENERIC_SUMMARY = new RegExp(
-	`${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b|^\\W*\\d+ (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$`,
+	`${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b|^\\W*\\d+ (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$|^\\W*There (were|was) \\d+ (failures?|errors?|failed tests?)\\W*$`,
 	"i",
 );
 /** A summary whose count of failures or errors is not zero (a look-alike "0 failed" is not). */
@@ -245,9 +245,9 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "summary",
 		ends: "step",
 		pattern:
-			/(^|\r)The command ".*" (failed and )?exited with -?\d+|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
+			/(^|\r)The command ".*" ((failed and )?exited with -?\d+|failed \d+ times)|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
 		failing:
-			/\*\*\*|exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
+			/\*\*\*|exited with -?[1-9]|failed \d+ times|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
 		// A failed step's last lines: what it printed just before it failed.
 		before: { lines: 3 },
 	},
@@ -909,7 +909,9 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		],
 		ecosystem: "generic",
 		kind: "summary",
-		pattern: GENERIC_SUMMARY,
+		// GENERIC_SUMMARY behind a cheap guard: every wording it reads holds a digit (most lines with its keys
+		// do not, and its many alternatives were most of the rules' regex time).
+		pattern: new RegExp(`^(?=[^]*?\\d)[^]*?(?:${GENERIC_SUMMARY.source})`, GENERIC_SUMMARY.flags),
 		// A stack frame, a TAP pass, a URL; a nested suite's element in an XML report (the report's root element,
 		// unindented, holds the run's counts).
 		not: [/^\s*(at |File "|from |ok \d+\b)|https?:\/\/|^\s+<(test-?suite|suite)\b/i],
@@ -934,7 +936,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		// A verdict word at the start of a line, or in capitals after a test's name ("… took 0.7 FAILURE",
 		// "… *** FAILED ***"), or a cross mark before a message.
 		pattern:
-			/^\W{0,4}([\w.]+[-_ ])?([A-Z]+-){0,2}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
+			/^\W{0,4}([\w.]+[-_ ])?([A-Z]+-){0,2}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Errors?|Fatal|Failures?|Failed|Panic)\b\s*[:!]|(\s{2,}|\s?\.{3,}\s?)(FAIL(ED|URE)?|ERROR)(\s*[[(][^\])]*[\])])?\s*$|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
 		not: GENERIC_NOT_FAILURE,
 	},
 	{
