@@ -532,6 +532,7 @@ const DECOYS: Array<{ text: string; from: string }> = [
 		from: "valgrind's closing line on a clean run (public format)",
 	},
 	{ text: "LEAK SUMMARY: no leaks are possible", from: "valgrind's leak summary wording on a clean run" },
+	{ text: "    TIMEOUT=timeout", from: "held-out purescript-573124345:500 (a script's variable)" },
 	{ text: "Errors: 0", from: "a runner's zero count" },
 	{ text: "[INFO] Reactor Summary for app 1.0 .......... SUCCESS [ 4.2 s]", from: "Maven's reactor summary, a pass" },
 	{ text: "There were 0 failures", from: "a zero count in prose" },

@@ -188,6 +188,8 @@ export const GENERIC_NOT_FAILURE: readonly RegExp[] = [
 	/^\s*<\/?[\w:-]+[^>]*>\s*$|-(CRITICAL|WARNING) \*\*/,
 	// An option or a name with a lower-case failure word after a dash (-Wno-error, on-failure).
 	/\w-(no-)?(error|fail\w*|fatal|abort|crash|panic)\b/,
+	// A shell variable's assignment (TIMEOUT=timeout, a script printed before it runs).
+	/^\s*(export )?[A-Z][A-Z\d_]*=/,
 	// A test's or a step's name in a JSON report ("title": "should fail on …"): a name, not a verdict.
 	/^\s*"(full[_-]?)?(title|name|description|desc|label|summary|displayName)"\s*:\s*"/i,
 ];
