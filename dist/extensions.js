@@ -4899,13 +4899,14 @@ var init_omission = __esm({
 });
 
 // extensions/shared/text/notable-rules.ts
-var MAX_CONTEXT_LINES, BLOCK_CONTEXT, EXPECTED_FAILURE, NONZERO_FAILED, INDENTED, COUNTED, COUNT_PAIR, GENERIC_SUMMARY, GENERIC_FAILING_COUNT, GENERIC_FAILURE_WORD, GENERIC_NOT_FAILURE, NOTABLE_RULES;
+var MAX_CONTEXT_LINES, BLOCK_CONTEXT, EXPECTED_FAILURE, RETRIED, NONZERO_FAILED, INDENTED, COUNTED, COUNT_PAIR, GENERIC_SUMMARY, GENERIC_FAILING_COUNT, GENERIC_FAILURE_WORD, GENERIC_NOT_FAILURE, NOTABLE_RULES;
 var init_notable_rules = __esm({
   "extensions/shared/text/notable-rules.ts"() {
     "use strict";
     MAX_CONTEXT_LINES = 8;
     BLOCK_CONTEXT = { lines: 2 };
-    EXPECTED_FAILURE = /\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected)\b/i;
+    EXPECTED_FAILURE = /\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected|(failures?|errors?) [\w ]{0,20}\bare expected)\b/i;
+    RETRIED = /\b(retrying|will retry|will be retried|next attempt in|trying again)\b/i;
     NONZERO_FAILED = /\b[1-9]\d* (failed|failing|failures?|errors?)\b/i;
     INDENTED = /^\s+\S/;
     COUNTED = "(tests?|test cases?|cases|examples?|specs?|scenarios?|steps|runs?|assertions?|checks?|suites?|files|doctests?|properties|passe?d?|passing|ok|succeeded|successes|failed|failing|failures?|fail|errors?|errored|broken|crashed|skipped|skips?|pending|ignored|todo|canceled|cancelled|unexpected|xfailed|xpassed|deselected|rerun|reruns|warnings?)";
@@ -4930,6 +4931,8 @@ var init_notable_rules = __esm({
       /^\s*<\/?[\w:-]+[^>]*>\s*$|-(CRITICAL|WARNING) \*\*/,
       // An option or a name with a lower-case failure word after a dash (-Wno-error, on-failure).
       /\w-(no-)?(error|fail\w*|fatal|abort|crash|panic)\b/,
+      // An error the tool retries.
+      RETRIED,
       // A shell variable's assignment (TIMEOUT=timeout, a script printed before it runs).
       /^\s*(export )?[A-Z][A-Z\d_]*=/,
       // A test's or a step's name in a JSON report ("title": "should fail on \u2026"): a name, not a verdict.
@@ -5021,7 +5024,8 @@ var init_notable_rules = __esm({
         keys: ["##[error]", "::error", "[taskcluster:error]"],
         ecosystem: "ci",
         kind: "failure",
-        pattern: /^(##\[error\]|::error\b|\[taskcluster:error\])/
+        pattern: /^(##\[error\]|::error\b|\[taskcluster:error\])/,
+        not: [RETRIED]
       },
       {
         id: "make.error",

@@ -532,6 +532,14 @@ const DECOYS: Array<{ text: string; from: string }> = [
 		from: "valgrind's closing line on a clean run (public format)",
 	},
 	{ text: "LEAK SUMMARY: no leaks are possible", from: "valgrind's leak summary wording on a clean run" },
+	{
+		text: "[taskcluster:error] Error downloading \"public/image.tar.zst\" from task ID \"ACAekLExQ9ilBJ5DxWMSHA\". Error: Expected size is '1315403107' but received '1157356944' Next Attempt in: 11535.73 ms.",
+		from: "corpus mozilla-crashtest-timeout:17 (retried)",
+	},
+	{
+		text: "Pending: (Failures listed here are expected and do not affect your suite's status)\r",
+		from: "held-out discourse-565656484:8468 (rspec's pending section)",
+	},
 	{ text: "    TIMEOUT=timeout", from: "held-out purescript-573124345:500 (a script's variable)" },
 	{ text: "Errors: 0", from: "a runner's zero count" },
 	{ text: "[INFO] Reactor Summary for app 1.0 .......... SUCCESS [ 4.2 s]", from: "Maven's reactor summary, a pass" },

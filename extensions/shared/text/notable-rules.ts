@@ -146,7 +146,10 @@ export const BLOCK_CONTEXT: NotableContext = { lines: 2 };
 
 /** Said of a failure that was expected: never a failure (applies to every failure rule). */
 export const EXPECTED_FAILURE =
-	/\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected)\b/i;
+	/\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected|(failures?|errors?) [\w ]{0,20}\bare expected)\b/i;
+
+/** An error the tool says it retries ("Next Attempt in: 11535 ms", "retrying"): not (yet) a failure. */
+export const RETRIED = /\b(retrying|will retry|will be retried|next attempt in|trying again)\b/i;
 
 /** A summary whose failure count is not zero. */
 const NONZERO_FAILED = /\b[1-9]\d* (failed|failing|failures?|errors?)\b/i;
@@ -188,6 +191,8 @@ export const GENERIC_NOT_FAILURE: readonly RegExp[] = [
 	/^\s*<\/?[\w:-]+[^>]*>\s*$|-(CRITICAL|WARNING) \*\*/,
 	// An option or a name with a lower-case failure word after a dash (-Wno-error, on-failure).
 	/\w-(no-)?(error|fail\w*|fatal|abort|crash|panic)\b/,
+	// An error the tool retries.
+	RETRIED,
 	// A shell variable's assignment (TIMEOUT=timeout, a script printed before it runs).
 	/^\s*(export )?[A-Z][A-Z\d_]*=/,
 	// A test's or a step's name in a JSON report ("title": "should fail on …"): a name, not a verdict.
@@ -288,6 +293,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "ci",
 		kind: "failure",
 		pattern: /^(##\[error\]|::error\b|\[taskcluster:error\])/,
+		not: [RETRIED],
 	},
 
 	{
