@@ -5648,7 +5648,9 @@ var init_notable_rules = __esm({
         ecosystem: "generic",
         kind: "summary",
         pattern: /\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?\d+/i,
-        failing: /\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?[1-9]/i
+        // A debug-level log record (mock's root.log: "DEBUG util.py:610:  Child return code was: 6") is shown
+        // but reports no failure: a tool logs its probes' codes at that level.
+        failing: /^(?!\s*\[?(DEBUG|TRACE)\b)[\s\S]*?\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?[1-9]/i
       },
       {
         id: "generic.verdict-line",

@@ -540,6 +540,10 @@ const DECOYS: Array<{ text: string; from: string }> = [
 		text: "Pending: (Failures listed here are expected and do not affect your suite's status)\r",
 		from: "held-out discourse-565656484:8468 (rspec's pending section)",
 	},
+	{
+		text: "DEBUG util.py:610:  Child return code was: 6",
+		from: "held-out dev mock-root-log-c10s-noisy:554 (group more: a passing run's probe, at debug level)",
+	},
 	{ text: "    TIMEOUT=timeout", from: "held-out purescript-573124345:500 (a script's variable)" },
 	{ text: "Errors: 0", from: "a runner's zero count" },
 	{ text: "[INFO] Reactor Summary for app 1.0 .......... SUCCESS [ 4.2 s]", from: "Maven's reactor summary, a pass" },

@@ -932,8 +932,10 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "summary",
 		pattern:
 			/\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?\d+/i,
+		// A debug-level log record (mock's root.log: "DEBUG util.py:610:  Child return code was: 6") is shown
+		// but reports no failure: a tool logs its probes' codes at that level.
 		failing:
-			/\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?[1-9]/i,
+			/^(?!\s*\[?(DEBUG|TRACE)\b)[\s\S]*?\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?[1-9]/i,
 	},
 	{
 		id: "generic.verdict-line",
