@@ -4927,23 +4927,24 @@ var init_omission = __esm({
 });
 
 // extensions/shared/text/notable-rules.ts
-var MAX_CONTEXT_LINES, BLOCK_CONTEXT, EXPECTED_FAILURE, NONZERO_FAILED, INDENTED, COUNTED, COUNT_PAIR, GENERIC_SUMMARY, GENERIC_FAILING_COUNT, GENERIC_FAILURE_WORD, GENERIC_NOT_FAILURE, NOTABLE_RULES;
+var MAX_CONTEXT_LINES, BLOCK_CONTEXT, EXPECTED_FAILURE, RETRIED, NONZERO_FAILED, INDENTED, COUNTED, COUNT_PAIR, GENERIC_SUMMARY, GENERIC_FAILING_COUNT, GENERIC_FAILURE_WORD, GENERIC_NOT_FAILURE, NOTABLE_RULES;
 var init_notable_rules = __esm({
   "extensions/shared/text/notable-rules.ts"() {
     "use strict";
     MAX_CONTEXT_LINES = 8;
     BLOCK_CONTEXT = { lines: 2 };
-    EXPECTED_FAILURE = /\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected)\b/i;
+    EXPECTED_FAILURE = /\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected|(failures?|errors?) [\w ]{0,20}\bare expected)\b/i;
+    RETRIED = /\b(retrying|will retry|will be retried|next attempt in|trying again)\b/i;
     NONZERO_FAILED = /\b[1-9]\d* (failed|failing|failures?|errors?)\b/i;
     INDENTED = /^\s+\S/;
-    COUNTED = "(tests?|test cases?|cases|examples?|specs?|scenarios?|steps|runs?|assertions?|checks?|suites?|files|doctests?|properties|passe?d?|passing|ok|succeeded|successes|failed|failing|failures?|fail|errors?|errored|broken|crashed|skipped|skips?|pending|ignored|todo|canceled|cancelled|unexpected|xfailed|xpassed|warnings?)";
-    COUNT_PAIR = `(\\b\\d+(/\\d+)? ${COUNTED}\\b|\\b${COUNTED}(\\s*[:=]\\s*\\d+\\b|\\s+\\d+\\s*[|,;\\]]))`;
+    COUNTED = "(tests?|test cases?|cases|examples?|specs?|scenarios?|steps|runs?|assertions?|checks?|suites?|files|doctests?|properties|passe?d?|passing|ok|succeeded|successes|failed|failing|failures?|fail|errors?|errored|broken|crashed|skipped|skips?|pending|ignored|todo|canceled|cancelled|unexpected|xfailed|xpassed|deselected|rerun|reruns|warnings?)";
+    COUNT_PAIR = `(\\b\\d+(/\\d+)? ${COUNTED}\\b|\\b${COUNTED}"?(\\s*[:=]\\s*"?\\d+\\b|\\s+\\d+\\s*[|,;\\]]))`;
     GENERIC_SUMMARY = new RegExp(
-      `${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok)\\b`,
+      `${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b|^\\W*\\d+ (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$|^\\W*There (were|was) \\d+ (failures?|errors?|failed tests?)\\W*$`,
       "i"
     );
-    GENERIC_FAILING_COUNT = /\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)\s*[:=]?\s*[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
-    GENERIC_FAILURE_WORD = /(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with)($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
+    GENERIC_FAILING_COUNT = /\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*[:=]?\s*"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
+    GENERIC_FAILURE_WORD = /(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with|segmentation fault|core dumped|bus error|SIG(SEGV|ABRT|BUS|ILL|FPE))($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
     GENERIC_NOT_FAILURE = [
       // A TAP test that passed, whatever its name says.
       /^\s*ok \d+\b/,
@@ -4957,7 +4958,13 @@ var init_notable_rules = __esm({
       // An XML report's element (the junit/nunit rules read those) and a GLib warning that names an assertion.
       /^\s*<\/?[\w:-]+[^>]*>\s*$|-(CRITICAL|WARNING) \*\*/,
       // An option or a name with a lower-case failure word after a dash (-Wno-error, on-failure).
-      /\w-(no-)?(error|fail\w*|fatal|abort|crash|panic)\b/
+      /\w-(no-)?(error|fail\w*|fatal|abort|crash|panic)\b/,
+      // An error the tool retries.
+      RETRIED,
+      // A shell variable's assignment (TIMEOUT=timeout, a script printed before it runs).
+      /^\s*(export )?[A-Z][A-Z\d_]*=/,
+      // A test's or a step's name in a JSON report ("title": "should fail on \u2026"): a name, not a verdict.
+      /^\s*"(full[_-]?)?(title|name|description|desc|label|summary|displayName)"\s*:\s*"/i
     ];
     NOTABLE_RULES = [
       // Mozilla harnesses (mochitest, reftest, xpcshell, mozharness)
@@ -5008,8 +5015,8 @@ var init_notable_rules = __esm({
         ecosystem: "generic",
         kind: "summary",
         ends: "step",
-        pattern: /^The command ".*" (failed and )?exited with -?\d+|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
-        failing: /\*\*\*|exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
+        pattern: /(^|\r)The command ".*" ((failed and )?exited with -?\d+|failed \d+ times)|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
+        failing: /\*\*\*|exited with -?[1-9]|failed \d+ times|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
         // A failed step's last lines: what it printed just before it failed.
         before: { lines: 3 }
       },
@@ -5045,7 +5052,8 @@ var init_notable_rules = __esm({
         keys: ["##[error]", "::error", "[taskcluster:error]"],
         ecosystem: "ci",
         kind: "failure",
-        pattern: /^(##\[error\]|::error\b|\[taskcluster:error\])/
+        pattern: /^(##\[error\]|::error\b|\[taskcluster:error\])/,
+        not: [RETRIED]
       },
       {
         id: "make.error",
@@ -5594,6 +5602,35 @@ var init_notable_rules = __esm({
         not: [/^\[ERROR\] *$/, /^\[ERROR\] (-> \[Help|Re-run Maven|To see the full stack|For more information|\[Help \d)/],
         weak: true
       },
+      // Generic: a tool's own report of what went wrong, before the weak catch-alls below.
+      {
+        id: "generic.tool-error",
+        keys: ["error: ", "fatal: "],
+        ecosystem: "generic",
+        kind: "failure",
+        // "ERROR: <Tool>: <what>", a tool's fatal report (a sanitizer's, a checker's), a process id before it.
+        pattern: /^(==\d+==\s*)?(ERROR|FATAL): [A-Z][\w-]+: \S/,
+        not: GENERIC_NOT_FAILURE
+      },
+      {
+        id: "generic.diagnostic",
+        keys: [": error: ", ": fatal error: ", ": error[", ": error "],
+        ecosystem: "generic",
+        kind: "failure",
+        // A compiler's or a checker's diagnostic, "file:line[:col]: error: message" (the GNU format most tools
+        // print): the first ones of a build say what broke it.
+        pattern: /^\S+?:\d+(:\d+)?:? (fatal )?error(\[[\w-]+\])?:? \S/,
+        not: GENERIC_NOT_FAILURE
+      },
+      {
+        id: "generic.tool-summary",
+        keys: ["summary: "],
+        ecosystem: "generic",
+        kind: "summary",
+        // A tool's SUMMARY line (sanitizers, valgrind's ERROR SUMMARY): failing unless it counts nothing.
+        pattern: /^(==\d+==\s*)?((ERROR|LEAK) )?SUMMARY: [A-Z\d][\w-]*:? \S/,
+        failing: /^(?!.*\b(0|no) (errors?|issues?|problems?|leaks?|failures?|bytes)\b)(?=.*\b(errors?|leak(ed|s)?|fail\w*|[\w-]*(overflow|after-free|undefined|race|violation)[\w-]*)\b)/i
+      },
       {
         id: "cli.error",
         keys: ["error:", "error["],
@@ -5619,12 +5656,18 @@ var init_notable_rules = __esm({
           "succeeded",
           "fail ",
           "fail:",
-          "broken"
+          "broken",
+          "tests pass",
+          "tests fail"
         ],
         ecosystem: "generic",
         kind: "summary",
-        pattern: GENERIC_SUMMARY,
-        not: [/^\s*(at |File "|from |ok \d+\b)|https?:\/\//],
+        // GENERIC_SUMMARY behind a cheap guard: every wording it reads holds a digit (most lines with its keys
+        // do not, and its many alternatives were most of the rules' regex time).
+        pattern: new RegExp(`^(?=[^]*?\\d)[^]*?(?:${GENERIC_SUMMARY.source})`, GENERIC_SUMMARY.flags),
+        // A stack frame, a TAP pass, a URL; a nested suite's element in an XML report (the report's root element,
+        // unindented, holds the run's counts).
+        not: [/^\s*(at |File "|from |ok \d+\b)|https?:\/\/|^\s+<(test-?suite|suite)\b/i],
         failing: GENERIC_FAILING_COUNT
       },
       {
@@ -5633,7 +5676,9 @@ var init_notable_rules = __esm({
         ecosystem: "generic",
         kind: "summary",
         pattern: /\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?\d+/i,
-        failing: /\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?[1-9]/i
+        // A debug-level log record (mock's root.log: "DEBUG util.py:610:  Child return code was: 6") is shown
+        // but reports no failure: a tool logs its probes' codes at that level.
+        failing: /^(?!\s*\[?(DEBUG|TRACE)\b)[\s\S]*?\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?[1-9]/i
       },
       {
         id: "generic.verdict-line",
@@ -5643,7 +5688,7 @@ var init_notable_rules = __esm({
         kind: "failure",
         // A verdict word at the start of a line, or in capitals after a test's name ("\u2026 took 0.7 FAILURE",
         // "\u2026 *** FAILED ***"), or a cross mark before a message.
-        pattern: /^\W{0,4}([\w.]+[-_ ])?(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
+        pattern: /^\W{0,4}([\w.]+[-_ ])?([A-Z]+-){0,2}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Errors?|Fatal|Failures?|Failed|Panic)\b\s*[:!]|(\s{2,}|\s?\.{3,}\s?)(FAIL(ED|URE)?|ERROR)(\s*[[(][^\])]*[\])])?\s*$|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
         not: GENERIC_NOT_FAILURE
       },
       {
@@ -5681,7 +5726,12 @@ var init_notable_rules = __esm({
           "traceback",
           "not ok",
           "exited with",
-          "segfault"
+          "segfault",
+          "segmentation fault",
+          "core dumped",
+          "bus error",
+          "sigsegv",
+          "sigabrt"
         ],
         ecosystem: "generic",
         kind: "failure",
@@ -5984,6 +6034,7 @@ function scanNotable(text, options = {}) {
   let step = 0;
   const stepFails = [0];
   const stepPasses = [0];
+  const stepPassLine = [0];
   const stepVerdict = [void 0];
   const stepChecked = [false];
   let runStart = 0;
@@ -5992,6 +6043,7 @@ function scanNotable(text, options = {}) {
     step++;
     stepFails.push(0);
     stepPasses.push(0);
+    stepPassLine.push(0);
     stepVerdict.push(void 0);
     stepChecked.push(false);
   };
@@ -6034,7 +6086,10 @@ function scanNotable(text, options = {}) {
     const failing = isSummary && rule.failing?.test(clean2) === true;
     const entryStep = step;
     if (failing || !isSummary && !rule.weak) stepFails[step]++;
-    else if (isSummary) stepPasses[step]++;
+    else if (isSummary) {
+      stepPasses[step]++;
+      stepPassLine[step] = line2;
+    }
     if (steps && rule.ends) {
       if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
       else for (let s = runStart; s <= step; s++) stepVerdict[s] = "pass";
@@ -6176,8 +6231,18 @@ function scanNotable(text, options = {}) {
     cap,
     stepFails,
     stepPasses,
-    stepVerdict: stepVerdict.map((v, s) => v ?? (stepChecked[s] ? "pass" : void 0)),
+    stepPassLine,
+    lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
+    stepVerdict: checkedVerdicts(stepVerdict, stepChecked),
     steps
+  });
+}
+function checkedVerdicts(verdicts, checked) {
+  let failedBefore = false;
+  return verdicts.map((v, s) => {
+    const out = v ?? (checked[s] && !failedBefore ? "pass" : void 0);
+    if (v === "fail") failedBefore = true;
+    return out;
   });
 }
 function bothEnds(head, tail) {
@@ -6225,7 +6290,7 @@ function rank(found) {
   for (const e of f.verdicts) take(e);
   for (const e of f.strong) take(e);
   const nothingFailed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0;
-  const stepPassed = (e) => f.stepFails[e.step] === 0 && f.stepVerdict[e.step] !== "fail" && (f.stepPasses[e.step] > 0 || nothingFailed && summaries.length > 0);
+  const stepPassed = (e) => f.stepFails[e.step] === 0 && f.stepVerdict[e.step] !== "fail" && (f.stepPasses[e.step] > 0 && (!f.steps || e.line < f.stepPassLine[e.step]) || nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine));
   for (const e of f.weak) if (!stepPassed(e)) take(e);
   for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
   for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);

@@ -29,6 +29,9 @@ describe("any runner's summary", () => {
 		"Executed 10 tests, with 1 failure (0 unexpected) in 0.100 (0.101) seconds", // XCTest
 		"[ FAIL 1 | WARN 0 | SKIP 0 | PASS 10 ]", // testthat
 		"localhost                  : ok=8    changed=5    unreachable=0    failed=1    skipped=0", // ansible recap
+		"================== 1 failed, 182 deselected, 2 rerun in 0.36s ==================", // corpus gha-pytorch-job-2:622
+		"  1 failing", // mocha, held-out gha-mocha-sequelize-db2-upsert:3024
+		'<testsuites name="jest tests" tests="4239" failures="2" errors="0" time="165.872">', // corpus jest-junit-large:2
 	];
 	const passing = [
 		"10 examples, 0 failures",
@@ -36,6 +39,9 @@ describe("any runner's summary", () => {
 		"All 10 tests passed (0.01s)",
 		"lab06-vm                   : ok=8    changed=5    unreachable=0    failed=0",
 		"3 passed, 1 xfailed",
+		"Executed 26 out of 26 tests: 26 tests pass.", // bazel, corpus gha-pytorch-bazel-pass:15732
+		"  1639 passing (3m)", // mocha, held-out gha-mocha-sequelize-db2-upsert:3022
+		'    <Counters total="804" executed="803" passed="803" failed="0" error="0" timeout="0" />', // corpus dotnet-trx-large:4646
 	];
 	for (const line of failing)
 		it(`reads ${JSON.stringify(line)} as a failing summary`, () => {
@@ -48,8 +54,17 @@ describe("any runner's summary", () => {
 			expect(GENERIC_FAILING_COUNT.test(line)).toBe(false);
 		});
 	it("does not take a version or a single count for a summary", () => {
-		for (const line of ["Collecting pytest==7.4.0", "Downloaded 12 files", "error 13 while reading"])
+		for (const line of ["Collecting pytest==7.4.0", "Downloaded 12 files", "error 13 while reading", "1 failing test"])
 			expect(GENERIC_SUMMARY.test(line), line).toBe(false);
+	});
+
+	it("takes a report's root element for the run's counts, not a nested suite's", () => {
+		const rule = NOTABLE_RULES.find((r) => r.id === "generic.summary");
+		// corpus jest-junit-large:3, a nested suite of a failing report
+		const nested =
+			'  <testsuite name="packages/jest-config/src/__tests__/normalize.test.js" errors="0" failures="1" skipped="0" tests="118">';
+		expect(rule?.not?.some((re) => re.test(nested))).toBe(true);
+		expect(scanNotable(nested).lines.filter((n) => n.rule === "generic.summary")).toEqual([]);
 	});
 });
 
@@ -70,6 +85,22 @@ describe("a log as steps", () => {
 		// generic verdict it had no failing evidence, and the passing summary silenced the error.
 		const before = scanNotable(log, { evaluation: { rules: isTableRule, steps: false } }).lines;
 		expect(texts(before)).not.toContain("Error: cannot open shared object file libfoo.so");
+	});
+
+	it("lets a passing summary vouch only for what its step printed before it (generic rules alone)", () => {
+		// Real lines of corpus mozilla-taskcluster-timeout (59, 372, 2682): an early "exit code 0" of a set-up
+		// command silenced the task's abort at the end of the same step.
+		const generic = { rules: (r: (typeof NOTABLE_RULES)[number]) => !isTableRule(r) };
+		const after = [
+			"[taskcluster 2025-02-13T11:46:09.225Z]    Exit Code: 0",
+			"[task 2025-02-13T11:46:21.860Z] 11:46:21     INFO - Return code: 0",
+			"running the tests",
+			"[taskcluster:error] Aborting task...",
+		].join("\n");
+		expect(claims(scanNotable(after, { evaluation: generic }).lines).map((n) => n.line)).toEqual([4]);
+		// The same weak line before the passing summary is what the summary vouches for: dropped.
+		const before = ["[taskcluster:error] Aborting task...", "running the tests", "Return code: 0"].join("\n");
+		expect(claims(scanNotable(before, { evaluation: generic }).lines)).toEqual([]);
 	});
 
 	it("claims no failure inside a step its CI says exited 0", () => {
@@ -105,6 +136,26 @@ describe("a log as steps", () => {
 		].join("\n");
 		const found = claims(scanNotable(log).lines).map((n) => n.line);
 		expect(found).toEqual([6, 7]);
+	});
+
+	it("keeps what a GitHub Actions step that runs after a failed one reports (a test report)", () => {
+		// Real lines of held-out gha-gradle-jabref-theme-then-report (845-898): an `if: failure()` step formats
+		// the failed step's test results.
+		const log = [
+			"2022-06-22T20:39:40.0000000Z ##[group]Run ./gradlew check",
+			"2022-06-22T20:39:44.3164485Z ##[error]Process completed with exit code 1.",
+			"2022-06-22T20:39:44.3205458Z ##[group]Run sudo apt-get install -qq -y xml-twig-tools xsltproc",
+			"2022-06-22T20:39:44.3285366Z ##[endgroup]",
+			"2022-06-22T20:40:08.3142622Z Tests run: 7, Failures: 1, Errors: 0, Time elapsed: 3.7 sec",
+			"2022-06-22T20:40:08.3144663Z Testcase: installThemeOnScene() took 0.749 FAILURE org.opentest4j.AssertionFailedError: expected: <2> but was: <3>",
+		].join("\n");
+		expect(claims(scanNotable(log).lines).map((n) => n.line)).toEqual([2, 5, 6]);
+		// The same step before any failure passed: what it printed claims nothing.
+		const passing = log
+			.split("\n")
+			.filter((_, i) => i !== 1)
+			.join("\n");
+		expect(claims(scanNotable(passing).lines)).toEqual([]);
 	});
 
 	it("drops an Ansible failure the play ignored, keeps one it did not", () => {

@@ -393,6 +393,67 @@ const REAL: Example[] = [
 		from: "held-out copr-gstreamer-builddep-missing:988",
 	},
 	{
+		rule: "generic.step-verdict",
+		text: 'travis_time:end:2c598ad1:start=1557479896106535814,finish=1557480458336098364,duration=562229562550\r\u001b[0K\u001b[31;1mThe command "./sapi/cli/php run-tests.php -P" exited with 1.\u001b[0m',
+		from: "held-out php-src-530655545:2993 (the command shortened)",
+		failing: true,
+	},
+	{
+		rule: "generic.step-verdict",
+		text: '\u001b[31;1mThe command "./sbt ++2.12.8 coverage finagle-http/test coverageReport" failed 3 times.\u001b[0m\r',
+		from: "held-out finagle-565063041:23116 (Travis' travis_retry)",
+		failing: true,
+	},
+	{
+		rule: "generic.summary",
+		text: "There were 10 failures:\r",
+		from: "held-out symfony-567055431:9330",
+		failing: true,
+	},
+	{
+		rule: "generic.verdict-line",
+		text: "\u001b[?1h\u001b=\u001b[?1l\u001b>insert-mode/autoindent                            ERROR\r",
+		from: "held-out vis-234575042:928 (a status column)",
+	},
+	{
+		rule: "generic.verdict-line",
+		text: "2022-06-13T09:58:10.4843781Z [INFO] Fusion CSRF tests with custom context path ......... FAILURE [ 44.640 s]",
+		from: "held-out gha-failsafe-selenium-vaadin-csrf:12893",
+	},
+	{ rule: "generic.verdict-line", text: "Failures:\r", from: "held-out angular-502677197:1606 (a list's header)" },
+	{
+		rule: "generic.diagnostic",
+		text: "/builddir/build/BUILD/dolphin-emu-2409-build/dolphin-2409/Source/Core/Common/MsgHandler.h:45:30: error: \u2018is_compile_string\u2019 is not a member of \u2018fmt::v11::detail\u2019; did you mean \u2018compile_string\u2019? [-Wtemplate-body]",
+		from: "held-out koji-dolphin-cmake-compile:596",
+	},
+	{
+		rule: "generic.tool-error",
+		text: "[task 2025-02-13T22:10:07.053Z] 22:10:07    ERROR - PID 16211 | ==16211==ERROR: AddressSanitizer: heap-use-after-free on address 0x512000dacef0 at pc 0x7f5f778257ff bp 0x7fff65bbc1b0 sp 0x7fff65bbc1a8\r",
+		from: "corpus mozilla-asan-uaf:5437",
+	},
+	{
+		rule: "generic.tool-summary",
+		text: "[task 2025-02-13T22:10:09.075Z] 22:10:09     INFO - PID 16211 | SUMMARY: AddressSanitizer: heap-use-after-free /builds/worker/workspace/obj-build/dist/include/nsISupportsImpl.h:388:19 in operator++\r",
+		from: "corpus mozilla-asan-uaf:5541",
+		failing: true,
+	},
+	{
+		rule: "generic.tool-summary",
+		text: "SUMMARY: AddressSanitizer: 3079 byte(s) leaked in 252 allocation(s).",
+		from: "corpus lsan-leaks:20",
+		failing: true,
+	},
+	{
+		rule: "generic.verdict-line",
+		text: "[task 2025-02-13T21:23:04.546Z] 21:23:04     INFO - REFTEST TEST-UNEXPECTED-FAIL | layout/reftests/bugs/1804872-2.html == layout/reftests/bugs/1804872-2-ref.html | image comparison, max difference: 255, number of differing pixels: 22456",
+		from: "corpus mozilla-reftest-fail:13565 (a compound verdict token)",
+	},
+	{
+		rule: "generic.failure",
+		text: "011+ Segmentation fault (core dumped)\r\r",
+		from: "held-out php-src-530655545:522",
+	},
+	{
 		rule: "generic.summary",
 		text: "2 runs, 4 assertions, 1 failures, 0 errors, 0 skips",
 		from: "public (a tutorial's captured minitest run)",
@@ -466,6 +527,34 @@ const DECOYS: Array<{ text: string; from: string }> = [
 		from: "corpus gha-pytorch-test-ops:9516",
 	},
 	{ text: "✖ 1 problem (1 error, 0 warnings)", from: "public (a linter's count, not a test)" },
+	{
+		text: "==4242== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)",
+		from: "valgrind's closing line on a clean run (public format)",
+	},
+	{ text: "LEAK SUMMARY: no leaks are possible", from: "valgrind's leak summary wording on a clean run" },
+	{
+		text: "[taskcluster:error] Error downloading \"public/image.tar.zst\" from task ID \"ACAekLExQ9ilBJ5DxWMSHA\". Error: Expected size is '1315403107' but received '1157356944' Next Attempt in: 11535.73 ms.",
+		from: "corpus mozilla-crashtest-timeout:17 (retried)",
+	},
+	{
+		text: "Pending: (Failures listed here are expected and do not affect your suite's status)\r",
+		from: "held-out discourse-565656484:8468 (rspec's pending section)",
+	},
+	{
+		text: "DEBUG util.py:610:  Child return code was: 6",
+		from: "held-out dev mock-root-log-c10s-noisy:554 (group more: a passing run's probe, at debug level)",
+	},
+	{ text: "    TIMEOUT=timeout", from: "held-out purescript-573124345:500 (a script's variable)" },
+	{ text: "Errors: 0", from: "a runner's zero count" },
+	{ text: "[INFO] Reactor Summary for app 1.0 .......... SUCCESS [ 4.2 s]", from: "Maven's reactor summary, a pass" },
+	{ text: "There were 0 failures", from: "a zero count in prose" },
+	{ text: "-- Performing Test FLAG_C_FORMAT_WARNING_TO_ERROR", from: "held-out koji-dolphin-cmake-compile:484" },
+	{ text: "src/app.py:12: note: error codes are listed below", from: "a checker's note, not an error" },
+	{ text: '      "title": "should error on timeout",', from: "corpus mocha-json-large:11425 (a test's name)" },
+	{
+		text: '      "fullTitle": "node-flags isNodeFlag() for all allowed node environment flags --report-on-fatalerror should return true",',
+		from: "corpus mocha-json-large:12605",
+	},
 ];
 
 /** The scan of `text` framed by noise, and the line it reports at `line`. */

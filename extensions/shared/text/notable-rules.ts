@@ -146,7 +146,10 @@ export const BLOCK_CONTEXT: NotableContext = { lines: 2 };
 
 /** Said of a failure that was expected: never a failure (applies to every failure rule). */
 export const EXPECTED_FAILURE =
-	/\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected)\b/i;
+	/\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected|(failures?|errors?) [\w ]{0,20}\bare expected)\b/i;
+
+/** An error the tool says it retries ("Next Attempt in: 11535 ms", "retrying"): not (yet) a failure. */
+export const RETRIED = /\b(retrying|will retry|will be retried|next attempt in|trying again)\b/i;
 
 /** A summary whose failure count is not zero. */
 const NONZERO_FAILED = /\b[1-9]\d* (failed|failing|failures?|errors?)\b/i;
@@ -155,24 +158,24 @@ const INDENTED = /^\s+\S/;
 
 /** Words a runner counts in its summary (tests, examples, runs, assertions, and how they ended). */
 const COUNTED =
-	"(tests?|test cases?|cases|examples?|specs?|scenarios?|steps|runs?|assertions?|checks?|suites?|files|doctests?|properties|passe?d?|passing|ok|succeeded|successes|failed|failing|failures?|fail|errors?|errored|broken|crashed|skipped|skips?|pending|ignored|todo|canceled|cancelled|unexpected|xfailed|xpassed|warnings?)";
+	"(tests?|test cases?|cases|examples?|specs?|scenarios?|steps|runs?|assertions?|checks?|suites?|files|doctests?|properties|passe?d?|passing|ok|succeeded|successes|failed|failing|failures?|fail|errors?|errored|broken|crashed|skipped|skips?|pending|ignored|todo|canceled|cancelled|unexpected|xfailed|xpassed|deselected|rerun|reruns|warnings?)";
 /** A count next to such a word, either order ("3 failed", "Failures: 3", "failed=3", "FAIL 3"). */
-const COUNT_PAIR = `(\\b\\d+(/\\d+)? ${COUNTED}\\b|\\b${COUNTED}(\\s*[:=]\\s*\\d+\\b|\\s+\\d+\\s*[|,;\\]]))`;
+const COUNT_PAIR = `(\\b\\d+(/\\d+)? ${COUNTED}\\b|\\b${COUNTED}"?(\\s*[:=]\\s*"?\\d+\\b|\\s+\\d+\\s*[|,;\\]]))`;
 /**
  * Any runner's summary line: two counts next to such words in any order ("10 examples, 2 failures",
  * "Tests: 10, Assertions: 20, Failures: 1.", "ok=10 changed=2 failed=1"), or tests counted with how they ended
  * ("1 out of 10 tests failed", "All 10 tests passed", "*** 1 TEST FAILED ***").
  */
 export const GENERIC_SUMMARY = new RegExp(
-	`${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok)\\b`,
+	`${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b|^\\W*\\d+ (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$|^\\W*There (were|was) \\d+ (failures?|errors?|failed tests?)\\W*$`,
 	"i",
 );
 /** A summary whose count of failures or errors is not zero (a look-alike "0 failed" is not). */
 export const GENERIC_FAILING_COUNT =
-	/\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)\s*[:=]?\s*[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
+	/\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*[:=]?\s*"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
 /** Failure vocabulary as a word of its own (not inside a name like error_handler, -Werror or error.c). */
 export const GENERIC_FAILURE_WORD =
-	/(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with)($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
+	/(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with|segmentation fault|core dumped|bus error|SIG(SEGV|ABRT|BUS|ILL|FPE))($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
 /** Lines that hold a failure word but report no failure: zero counts, passes, warnings, option names. */
 export const GENERIC_NOT_FAILURE: readonly RegExp[] = [
 	// A TAP test that passed, whatever its name says.
@@ -188,6 +191,12 @@ export const GENERIC_NOT_FAILURE: readonly RegExp[] = [
 	/^\s*<\/?[\w:-]+[^>]*>\s*$|-(CRITICAL|WARNING) \*\*/,
 	// An option or a name with a lower-case failure word after a dash (-Wno-error, on-failure).
 	/\w-(no-)?(error|fail\w*|fatal|abort|crash|panic)\b/,
+	// An error the tool retries.
+	RETRIED,
+	// A shell variable's assignment (TIMEOUT=timeout, a script printed before it runs).
+	/^\s*(export )?[A-Z][A-Z\d_]*=/,
+	// A test's or a step's name in a JSON report ("title": "should fail on …"): a name, not a verdict.
+	/^\s*"(full[_-]?)?(title|name|description|desc|label|summary|displayName)"\s*:\s*"/i,
 ];
 
 /** The table. Order matters within it: the first matching rule decides. */
@@ -243,9 +252,9 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "summary",
 		ends: "step",
 		pattern:
-			/^The command ".*" (failed and )?exited with -?\d+|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
+			/(^|\r)The command ".*" ((failed and )?exited with -?\d+|failed \d+ times)|^(g?make|ninja)(\[\d+\])?: \*\*\* .*\bError \d+|^##\[error\]Process completed with exit code \d+|^##\[error\].*\b(exited|failed) with (exit )?code:? '?\d+|\bThe command exited with status \d+|^(user command error: )?exit status \d+\s*$|^ERROR: Command failed\b|^Child return code was: \d+|^error: Bad exit status from |^Result: (FAIL|PASS|NOTESTS)\b|^\s*BUILD (FAILED|SUCCESSFUL)\b|^FAILURE: Build failed\b/,
 		failing:
-			/\*\*\*|exited with -?[1-9]|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
+			/\*\*\*|exited with -?[1-9]|failed \d+ times|exit code:? '?[1-9]|exited with status [1-9]|exit status [1-9]|Command failed|return code was: [1-9]|Bad exit status|Result: FAIL|BUILD FAILED|Build failed/,
 		// A failed step's last lines: what it printed just before it failed.
 		before: { lines: 3 },
 	},
@@ -284,6 +293,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "ci",
 		kind: "failure",
 		pattern: /^(##\[error\]|::error\b|\[taskcluster:error\])/,
+		not: [RETRIED],
 	},
 
 	{
@@ -845,6 +855,36 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		not: [/^\[ERROR\] *$/, /^\[ERROR\] (-> \[Help|Re-run Maven|To see the full stack|For more information|\[Help \d)/],
 		weak: true,
 	},
+	// Generic: a tool's own report of what went wrong, before the weak catch-alls below.
+	{
+		id: "generic.tool-error",
+		keys: ["error: ", "fatal: "],
+		ecosystem: "generic",
+		kind: "failure",
+		// "ERROR: <Tool>: <what>", a tool's fatal report (a sanitizer's, a checker's), a process id before it.
+		pattern: /^(==\d+==\s*)?(ERROR|FATAL): [A-Z][\w-]+: \S/,
+		not: GENERIC_NOT_FAILURE,
+	},
+	{
+		id: "generic.diagnostic",
+		keys: [": error: ", ": fatal error: ", ": error[", ": error "],
+		ecosystem: "generic",
+		kind: "failure",
+		// A compiler's or a checker's diagnostic, "file:line[:col]: error: message" (the GNU format most tools
+		// print): the first ones of a build say what broke it.
+		pattern: /^\S+?:\d+(:\d+)?:? (fatal )?error(\[[\w-]+\])?:? \S/,
+		not: GENERIC_NOT_FAILURE,
+	},
+	{
+		id: "generic.tool-summary",
+		keys: ["summary: "],
+		ecosystem: "generic",
+		kind: "summary",
+		// A tool's SUMMARY line (sanitizers, valgrind's ERROR SUMMARY): failing unless it counts nothing.
+		pattern: /^(==\d+==\s*)?((ERROR|LEAK) )?SUMMARY: [A-Z\d][\w-]*:? \S/,
+		failing:
+			/^(?!.*\b(0|no) (errors?|issues?|problems?|leaks?|failures?|bytes)\b)(?=.*\b(errors?|leak(ed|s)?|fail\w*|[\w-]*(overflow|after-free|undefined|race|violation)[\w-]*)\b)/i,
+	},
 	{
 		id: "cli.error",
 		keys: ["error:", "error["],
@@ -872,11 +912,17 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 			"fail ",
 			"fail:",
 			"broken",
+			"tests pass",
+			"tests fail",
 		],
 		ecosystem: "generic",
 		kind: "summary",
-		pattern: GENERIC_SUMMARY,
-		not: [/^\s*(at |File "|from |ok \d+\b)|https?:\/\//],
+		// GENERIC_SUMMARY behind a cheap guard: every wording it reads holds a digit (most lines with its keys
+		// do not, and its many alternatives were most of the rules' regex time).
+		pattern: new RegExp(`^(?=[^]*?\\d)[^]*?(?:${GENERIC_SUMMARY.source})`, GENERIC_SUMMARY.flags),
+		// A stack frame, a TAP pass, a URL; a nested suite's element in an XML report (the report's root element,
+		// unindented, holds the run's counts).
+		not: [/^\s*(at |File "|from |ok \d+\b)|https?:\/\/|^\s+<(test-?suite|suite)\b/i],
 		failing: GENERIC_FAILING_COUNT,
 	},
 	{
@@ -886,8 +932,10 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "summary",
 		pattern:
 			/\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?\d+/i,
+		// A debug-level log record (mock's root.log: "DEBUG util.py:610:  Child return code was: 6") is shown
+		// but reports no failure: a tool logs its probes' codes at that level.
 		failing:
-			/\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?[1-9]/i,
+			/^(?!\s*\[?(DEBUG|TRACE)\b)[\s\S]*?\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?[1-9]/i,
 	},
 	{
 		id: "generic.verdict-line",
@@ -898,7 +946,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		// A verdict word at the start of a line, or in capitals after a test's name ("… took 0.7 FAILURE",
 		// "… *** FAILED ***"), or a cross mark before a message.
 		pattern:
-			/^\W{0,4}([\w.]+[-_ ])?(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Error|Fatal|Failure|Failed|Panic)\b\s*[:!]|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
+			/^\W{0,4}([\w.]+[-_ ])?([A-Z]+-){0,2}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Errors?|Fatal|Failures?|Failed|Panic)\b\s*[:!]|(\s{2,}|\s?\.{3,}\s?)(FAIL(ED|URE)?|ERROR)(\s*[[(][^\])]*[\])])?\s*$|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
 		not: GENERIC_NOT_FAILURE,
 	},
 	{
@@ -938,6 +986,11 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 			"not ok",
 			"exited with",
 			"segfault",
+			"segmentation fault",
+			"core dumped",
+			"bus error",
+			"sigsegv",
+			"sigabrt",
 		],
 		ecosystem: "generic",
 		kind: "failure",

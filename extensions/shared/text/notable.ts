@@ -274,6 +274,8 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	let step = 0;
 	const stepFails: number[] = [0];
 	const stepPasses: number[] = [0];
+	/** Per step, the line of its last passing summary: it vouches only for what its step printed before it. */
+	const stepPassLine: number[] = [0];
 	const stepVerdict: ("pass" | "fail" | undefined)[] = [undefined];
 	/** Steps of a CI that reports every failing step: one without a failing verdict passed. */
 	const stepChecked: boolean[] = [false];
@@ -285,6 +287,7 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		step++;
 		stepFails.push(0);
 		stepPasses.push(0);
+		stepPassLine.push(0);
 		stepVerdict.push(undefined);
 		stepChecked.push(false);
 	};
@@ -335,7 +338,10 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		const failing = isSummary && rule.failing?.test(clean) === true;
 		const entryStep = step;
 		if (failing || (!isSummary && !rule.weak)) stepFails[step]++;
-		else if (isSummary) stepPasses[step]++;
+		else if (isSummary) {
+			stepPasses[step]++;
+			stepPassLine[step] = line;
+		}
 		if (steps && rule.ends) {
 			// A verdict ends its step: a passing one says the command succeeded. A run's passing verdict ends
 			// every step of the run (the run passed, whatever a step printed); a failing one, the last step.
@@ -496,8 +502,27 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		cap,
 		stepFails,
 		stepPasses,
-		stepVerdict: stepVerdict.map((v, s) => v ?? (stepChecked[s] ? "pass" : undefined)),
+		stepPassLine,
+		lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
+		stepVerdict: checkedVerdicts(stepVerdict, stepChecked),
 		steps,
+	});
+}
+
+/**
+ * Each step's verdict, with a step of a CI that prints a verdict for every failing step read as passed when it
+ * ended without one, unless a step before it failed: a step that runs after a failure (GitHub Actions'
+ * `if: always()`: a test report, an upload) passed, but the failures it prints are the earlier step's.
+ */
+function checkedVerdicts(
+	verdicts: readonly ("pass" | "fail" | undefined)[],
+	checked: readonly boolean[],
+): ("pass" | "fail" | undefined)[] {
+	let failedBefore = false;
+	return verdicts.map((v, s) => {
+		const out = v ?? (checked[s] && !failedBefore ? "pass" : undefined);
+		if (v === "fail") failedBefore = true;
+		return out;
 	});
 }
 
@@ -523,6 +548,10 @@ interface Found {
 	cap: number;
 	stepFails: readonly number[];
 	stepPasses: readonly number[];
+	/** Per step, the line of its last passing summary. */
+	stepPassLine: readonly number[];
+	/** The line of the last summary of the log (0: none). */
+	lastSummaryLine: number;
 	stepVerdict: readonly ("pass" | "fail" | undefined)[];
 	/** The scan as issue 32 made it (steps, block context); false: as it was before. */
 	steps: boolean;
@@ -571,13 +600,15 @@ function rank(found: Found): NotableScan {
 	for (const e of f.failingRing.slice(-Math.ceil(f.cap / 2)).reverse()) take(e);
 	for (const e of f.verdicts) take(e);
 	for (const e of f.strong) take(e);
-	// Weak evidence is dropped where its own step passed: the step shows a passing summary and no failure, or
-	// nothing failed anywhere and the run has summaries. A passing step never silences another step's evidence.
+	// Weak evidence is dropped where its own step passed: the step shows a passing summary after it and no
+	// failure, or nothing failed anywhere and the run has a summary after it. A passing summary vouches only for
+	// what was printed before it: it never silences another step's evidence, nor what came after it.
 	const nothingFailed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0;
 	const stepPassed = (e: Entry) =>
 		f.stepFails[e.step] === 0 &&
 		f.stepVerdict[e.step] !== "fail" &&
-		(f.stepPasses[e.step] > 0 || (nothingFailed && summaries.length > 0));
+		((f.stepPasses[e.step] > 0 && (!f.steps || e.line < f.stepPassLine[e.step])) ||
+			(nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine)));
 	for (const e of f.weak) if (!stepPassed(e)) take(e);
 	for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
 	for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
