@@ -5,8 +5,10 @@
  * held-out corpus no rule was written on (split dev/test by hash; the test split is reported apart and its
  * misses are never printed, so nobody tunes a rule on them). Views: Pi alone (bash's tail, 2000 lines /
  * 50 KB), a naive keyword baseline in 4 KB, and the stub and the scan's notable lines (no budget) with the
- * scan as it was before the generic rules, the table's rules only, the generic rules only, and both. Then
- * leave-one-ecosystem-out (each ecosystem's logs with every rule written or fitted on it disabled), and the
+ * scan as it was before the generic rules, the table's rules only, the generic rules only, and both; the
+ * combined stub once more with the summary model up, answering a text that says nothing. Then
+ * leave-one-ecosystem-out (each ecosystem's logs with every rule written or fitted on it disabled; the summary
+ * model down and up), and the
  * false alarms on passing runs, per log. The corpus test (test/unit/notable-corpus.test.ts) holds the goals.
  *
  * Run: node --import jiti/register test/bench/notable-corpus.bench.ts   (or: npm run bench -- notable-corpus)
@@ -27,7 +29,7 @@ import {
 	tally,
 	VIEWS,
 } from "../fixtures/notable-eval.ts";
-import { unreachableSummaryDeps } from "../fixtures/real-log-views.ts";
+import { unreachableSummaryDeps, uselessSummaryDeps } from "../fixtures/real-log-views.ts";
 import { criticalVisible } from "../fixtures/real-logs.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
@@ -39,10 +41,11 @@ async function main(): Promise<void> {
 	const tmp = makeTestDir("notable-corpus-bench");
 	const store = new ArtifactStore({ agentDir: join(tmp, "agent") });
 	const deps = unreachableSummaryDeps(store);
+	const upDeps = uselessSummaryDeps(store);
 	try {
 		const logs = loadEvalLogs();
 		const results: LogResult[] = [];
-		for (const log of logs) results.push(await measure(log, deps, tmp));
+		for (const log of logs) results.push(await measure(log, deps, tmp, undefined, upDeps));
 		const slices = Object.entries(SLICES).map(([name, pick]) => [name, results.filter(pick)] as const);
 		console.log(
 			`${logs.length} logs: ${slices.map(([n, r]) => `${n} ${r.length} (${r.reduce((s, x) => s + x.log.critical.length, 0)} critical)`).join(", ")}`,
@@ -53,14 +56,27 @@ async function main(): Promise<void> {
 		for (const [view, pick] of Object.entries(VIEWS))
 			console.log(`| ${view} | ${slices.map(([, r]) => cell(tally(r, pick))).join(" | ")} |`);
 
+		console.log(
+			`| stub, combined, summary model up (answering a text that says nothing) | ${slices.map(([, r]) => cell(tally(r, (x) => x.up?.combined ?? ""))).join(" | ")} |`,
+		);
+
 		console.log("\nLeave-one-ecosystem-out (combined rules minus those written or fitted on the ecosystem):\n");
-		console.log("| ecosystem | logs | stub | scan |");
-		console.log("|---|--:|--:|--:|");
+		console.log("| ecosystem | logs | stub | stub, summary model up | scan |");
+		console.log("|---|--:|--:|--:|--:|");
 		const fs = folds(results);
-		for (const f of fs) console.log(`| ${f.ecosystem} | ${f.stub.logs} | ${cell(f.stub)} | ${cell(f.scan)} |`);
+		for (const f of fs) {
+			const up = tally(
+				results.filter((r) => r.log.ecosystem === f.ecosystem),
+				(r) => r.up?.fold ?? "",
+			);
+			console.log(`| ${f.ecosystem} | ${f.stub.logs} | ${cell(f.stub)} | ${cell(up)} | ${cell(f.scan)} |`);
+		}
 		for (const [name, pick] of Object.entries(SLICES)) {
 			const pooled = pooledFolds(results.filter(pick));
-			console.log(`pooled over ${name}: stub ${cell(pooled.stub)}; scan ${cell(pooled.scan)}`);
+			const up = tally(results.filter(pick), (r) => r.up?.fold ?? "");
+			console.log(
+				`pooled over ${name}: stub ${cell(pooled.stub)}; stub, summary model up ${cell(up)}; scan ${cell(pooled.scan)}`,
+			);
 		}
 		const worst = fs.reduce((a, b) => (share(a.stub) <= share(b.stub) ? a : b));
 		console.log(`worst fold (stub): ${worst.ecosystem} ${pct(worst.stub)}`);
