@@ -1,6 +1,7 @@
 /**
  * The corpus tests of issues 20 and 32: real logs public projects published, each `cat` through bash with the
- * summary model unreachable, so the stub's body is the package's own excerpt. On the real-log corpus (what the
+ * summary model unreachable, so the stub's body is the package's own excerpt (and the held-out figures once more
+ * with the summary model up, answering a text that says nothing). On the real-log corpus (what the
  * table's rules were written on, test/fixtures/real-logs/) the stub must show at least 90% of the hand-picked
  * critical lines, as before; on the held-out corpus (test/fixtures/heldout-logs/, logs no rule was written on)
  * it must show what the generic rules reach (issue 32's goal of 90% overall and 80% per leave-one-ecosystem-
@@ -23,18 +24,27 @@ import {
 	share,
 	tally,
 } from "../fixtures/notable-eval.ts";
-import { catFacts, isStubbed, piBashResult, unreachableSummaryDeps } from "../fixtures/real-log-views.ts";
+import {
+	catFacts,
+	isStubbed,
+	piBashResult,
+	unreachableSummaryDeps,
+	uselessSummaryDeps,
+} from "../fixtures/real-log-views.ts";
 import { criticalVisible } from "../fixtures/real-logs.ts";
 import { makeTestDir, removeQuietly } from "../fixtures/test-dirs.ts";
 
 /** Share of the real-log corpus' critical lines the stubs must show (issue 20; never lowered). */
 const MIN_VISIBLE_OWN = 0.9;
-/** Share of the held-out corpus' critical lines the stubs show (reached: 87.5%, less a margin; issue 32's goal, 90%, is not). */
-const MIN_VISIBLE_HELDOUT = 0.86;
-/** The same on the held-out test split alone, never looked at while writing rules or the layout (reached: 87.3%). */
-const MIN_VISIBLE_HELDOUT_TEST = 0.86;
-/** Every held-out log in its own leave-one-ecosystem-out fold, pooled (reached: 86.6%; the goal, 80% in every fold, is not). */
-const MIN_VISIBLE_FOLDS = 0.85;
+/** Share of the held-out corpus' critical lines the stubs show (reached: 88.8%, less a margin; issue 32's goal, 90%, is not). */
+const MIN_VISIBLE_HELDOUT = 0.87;
+/** The same on the held-out test split alone, never looked at while writing rules or the layout (reached: 89.4%). */
+const MIN_VISIBLE_HELDOUT_TEST = 0.87;
+/** Every held-out log in its own leave-one-ecosystem-out fold, pooled (reached: 88.2%; the goal, 80% in every fold, is not). */
+const MIN_VISIBLE_FOLDS = 0.86;
+/** The held-out figure and the pooled folds with the summary model up, answering a text that says nothing (reached: 87.3% and 87.0%). */
+const MIN_VISIBLE_HELDOUT_UP = 0.86;
+const MIN_VISIBLE_FOLDS_UP = 0.85;
 /** Most bytes the stubs show, as a share of what Pi alone shows. */
 const MAX_BYTES_SHARE = 0.1;
 
@@ -42,13 +52,14 @@ const dir = makeTestDir("notable-corpus");
 afterAll(() => removeQuietly(dir));
 const store = new ArtifactStore({ agentDir: join(dir, "agent") });
 const deps = unreachableSummaryDeps(store);
+const upDeps = uselessSummaryDeps(store);
 
 const results: LogResult[] = [];
 const limits = new Map<string, { maxBytes: number; maxLines: number }>();
 
 beforeAll(async () => {
 	for (const log of loadEvalLogs()) {
-		results.push(await measure(log, deps, dir, ["before", "combined"]));
+		results.push(await measure(log, deps, dir, ["before", "combined"], upDeps));
 		const pi = piBashResult(log.text, dir);
 		if (!isStubbed(pi, deps)) continue;
 		const built = await buildStub(catFacts(log.file, pi), pi.text, deps);
@@ -88,6 +99,13 @@ describe("notable lines on real logs (issues 20 and 32)", () => {
 
 	it("with every rule written on a log's ecosystem left out, the held-out stubs still show what is reached", () => {
 		expect(share(pooledFolds(heldout()).stub)).toBeGreaterThanOrEqual(MIN_VISIBLE_FOLDS);
+	});
+
+	it("with the summary model up, answering a text that says nothing, the held-out figures hold", () => {
+		const all = heldout();
+		expect(all.every((r) => r.up !== undefined)).toBe(true);
+		expect(share(tally(all, (r) => r.up?.combined ?? ""))).toBeGreaterThanOrEqual(MIN_VISIBLE_HELDOUT_UP);
+		expect(share(tally(all, (r) => r.up?.fold ?? ""))).toBeGreaterThanOrEqual(MIN_VISIBLE_FOLDS_UP);
 	});
 
 	it("beat the scan as it was and the keyword baseline, in at most 10% of the bytes Pi alone shows", () => {
