@@ -175,9 +175,14 @@ describe.each(PI_LINES)("a child's spend in the TUI on $label", ({ line }) => {
 		resumed.press("Escape");
 		await resumed.waitFor("the picker closed", (s) => !s.includes("subagents of this session"), { timeoutMs: STEP_MS });
 		await resumed.submit("/headroom");
-		const ledger = await resumed.waitFor("the ledger with the spend", (s) => s.includes("subagents' spend"), {
-			timeoutMs: STEP_MS,
-		});
+		// Wait for the spend's own line, not its heading: the screen can be caught mid-render.
+		const ledger = await resumed.waitFor(
+			"the ledger with the spend",
+			(s) => /subagents' spend[\s\S]*1 child: /.test(s),
+			{
+				timeoutMs: STEP_MS,
+			},
+		);
 		keepCapture(`subagents-budget-ledger-${line}`, ledger);
 		expect(ledger).toContain("1 child: 3,000 tokens");
 	}, 300_000);
