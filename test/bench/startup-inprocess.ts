@@ -17,9 +17,9 @@ import { spawnSync } from "node:child_process";
 import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EXTENSIONS } from "../../scripts/build.ts";
-import { makeSandbox, type PiLine, piLine, type Sandbox, stagedPackageRoot } from "../fixtures/pi-runner.ts";
+import { makeSandbox, type PiLine, piLine, type Sandbox } from "../fixtures/pi-runner.ts";
 import { REPO_ROOT } from "../fixtures/sandbox.ts";
-import { startScriptedServer } from "../fixtures/scripted-server.ts";
+import { median, runStartupBench } from "../fixtures/startup-bench.ts";
 import { makeOutsideDir } from "../fixtures/test-dirs.ts";
 
 const LINES = (process.env.STARTUP_LINES ?? "1.x,0.73").split(",") as PiLine[];
@@ -67,11 +67,7 @@ function run(line: PiLine, sandbox: Sandbox, child: string): Times {
 	}
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function main(): Promise<void> {
-	const server = await startScriptedServer(() => ({ text: "ok" }), { lifetimeMs: 3_600_000 });
-	const staged = stagedPackageRoot();
+runStartupBench(async (server, staged) => {
 	const variants: Record<string, string[]> = { alone: [], package: [staged] };
 	/** A copy of the staged package (its node_modules beside it), changed by `edit(dist folder)`. */
 	const copy = (edit: (dist: string) => void) => {
@@ -122,13 +118,4 @@ async function main(): Promise<void> {
 			);
 		}
 	}
-	await server.close();
-}
-
-main().then(
-	() => process.exit(0),
-	(error) => {
-		console.error(error);
-		process.exit(1);
-	},
-);
+});

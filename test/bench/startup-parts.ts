@@ -19,9 +19,9 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { makeSandbox, type PiLine, piLine, type Sandbox, stagedPackageRoot } from "../fixtures/pi-runner.ts";
+import { makeSandbox, type PiLine, piLine, type Sandbox } from "../fixtures/pi-runner.ts";
 import { MOCK_MODEL, MOCK_PROVIDER } from "../fixtures/sandbox.ts";
-import { startScriptedServer } from "../fixtures/scripted-server.ts";
+import { median, runStartupBench } from "../fixtures/startup-bench.ts";
 
 const LINES = (process.env.STARTUP_LINES ?? "0.73,1.x").split(",") as PiLine[];
 const ROUNDS = Number(process.env.STARTUP_ROUNDS ?? 2);
@@ -192,11 +192,7 @@ async function start(line: PiLine, sandbox: Sandbox, profileDir: string | undefi
 	return { log };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function main(): Promise<void> {
-	const server = await startScriptedServer(() => ({ text: "ok" }), { lifetimeMs: 3_600_000 });
-	const staged = stagedPackageRoot();
+runStartupBench(async (server, staged) => {
 	for (const line of LINES) {
 		const parts: Record<"alone" | "package", Array<Record<Part, number>>> = { alone: [], package: [] };
 		let timings: string[] = [];
@@ -274,13 +270,4 @@ async function main(): Promise<void> {
 		for (const l of jiti.filter((x) => /headroom|staged|dist\//.test(x)).slice(0, 12))
 			console.log(`  ${l.slice(0, 200)}`);
 	}
-	await server.close();
-}
-
-main().then(
-	() => process.exit(0),
-	(error) => {
-		console.error(error);
-		process.exit(1);
-	},
-);
+});

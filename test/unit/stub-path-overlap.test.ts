@@ -15,6 +15,7 @@ import { surface } from "../../extensions/shared/surfaces.ts";
 import { scanNotable } from "../../extensions/shared/text/notable.ts";
 import { buildStub, TOOL_OUTPUT_KIND } from "../../extensions/tool-artifacts/artifacts.ts";
 import { buildExcerpt } from "../../extensions/tool-artifacts/excerpt.ts";
+import { realLogLinesArb } from "../fixtures/real-log-arbitraries.ts";
 import { loadRealLogs } from "../fixtures/real-logs.ts";
 import { textArb } from "./projection-arbitraries.ts";
 import { mustPut, useTempStore } from "./store-fixture.ts";
@@ -24,16 +25,7 @@ const mode = (path: string) => statSync(path).mode & 0o777;
 const LOGS = loadRealLogs();
 
 /** Random logs made of real log lines (so the scan finds things), of any length. */
-const logArb = fc
-	.array(
-		fc.tuple(fc.nat(LOGS.length - 1), fc.nat(), fc.integer({ min: 1, max: 400 })).map(([i, at, n]) => {
-			const lines = LOGS[i].text.split("\n");
-			const start = at % lines.length;
-			return lines.slice(start, start + n).join("\n");
-		}),
-		{ minLength: 1, maxLength: 6 },
-	)
-	.map((parts) => parts.join("\n"));
+const logArb = realLogLinesArb(LOGS, { minLines: 1, maxLines: 400, maxParts: 6 });
 
 describe("ArtifactStore.startPut", () => {
 	it("stores what put stores: same bytes, name and modes; a second put of the text reuses it", async () => {

@@ -11,6 +11,7 @@ import { projectLog } from "../../extensions/shared/projection/log.ts";
 import * as notable from "../../extensions/shared/text/notable.ts";
 import { agreementScan, buildStub, summaryInputPlan } from "../../extensions/tool-artifacts/artifacts.ts";
 import type { SummaryRequest } from "../../extensions/tool-artifacts/summary.ts";
+import { realLogLinesArb } from "../fixtures/real-log-arbitraries.ts";
 import { loadRealLogs } from "../fixtures/real-logs.ts";
 import { useTempStore } from "./store-fixture.ts";
 
@@ -26,16 +27,7 @@ const CONFIG = DEFAULT_CONFIG.toolArtifacts;
 const stored = { ok: true, path: "/a/cache/headroom/tool-outputs/x.txt", sha256: "0".repeat(64) } as const;
 
 /** Random logs made of real log lines, long enough to be cut for the summary model. */
-const logArb = fc
-	.array(
-		fc.tuple(fc.nat(LOGS.length - 1), fc.nat(), fc.integer({ min: 50, max: 3000 })).map(([i, at, n]) => {
-			const lines = LOGS[i].text.split("\n");
-			const start = at % lines.length;
-			return lines.slice(start, start + n).join("\n");
-		}),
-		{ minLength: 1, maxLength: 5 },
-	)
-	.map((parts) => parts.join("\n"));
+const logArb = realLogLinesArb(LOGS, { minLines: 50, maxLines: 3000, maxParts: 5 });
 
 describe("the summary model's input scan", () => {
 	it("gives the input projectLog makes by itself, and is the scan the agreement check would make", () => {
