@@ -10385,6 +10385,9 @@ function askingNote(brief2) {
 function stillAskingLine(id, name, brief2) {
   return `${id} "${name}" still waits for your answer to: ${brief2} (answer with subagent_send(id="${id}", text=\u2026)).`;
 }
+function askingCount(count3) {
+  return count3 === 1 ? `1 ${ASKING_STATE}` : `${count3} ask you`;
+}
 function askingViewLine(brief2) {
   return `question \u203A ${brief2}  (type the answer, enter sends it)`;
 }
@@ -14126,8 +14129,15 @@ var init_models = __esm({
 
 // extensions/subagents/tools/reply.ts
 function row(c, note) {
-  const waits = c.state === "waiting" ? waitingFor(c.after ?? []) : c.question ? ASKING_STATE : void 0;
-  return { id: c.id, name: c.name, state: c.state, note: note ?? waits, ...c.agent ? { agent: c.agent } : {} };
+  const waits = c.state === "waiting" ? waitingFor(c.after ?? []) : void 0;
+  return {
+    id: c.id,
+    name: c.name,
+    state: c.state,
+    note: note ?? waits,
+    ...c.agent ? { agent: c.agent } : {},
+    ...c.question ? { question: questionBrief(c.question.text) } : {}
+  };
 }
 function requireIds(manager, requested) {
   const known = manager.ids();
@@ -14139,8 +14149,8 @@ var reply;
 var init_reply = __esm({
   "extensions/subagents/tools/reply.ts"() {
     "use strict";
+    init_question();
     init_records();
-    init_ask();
     init_common();
     init_pipeline();
     reply = (text, details = {}) => ({
@@ -14936,9 +14946,12 @@ function stateColor(state) {
   return "accent";
 }
 function rowText(row2, paint = plain3) {
-  const parts = [paint(stateColor(row2.state), statusGlyph(row2.state)), paint("accent", row2.id), oneLine2(row2.name)];
+  const asking = row2.question !== void 0;
+  const mark = asking ? paint("warning", "?") : paint(stateColor(row2.state), statusGlyph(row2.state));
+  const parts = [mark, paint("accent", row2.id), oneLine2(row2.name)];
   if (row2.agent) parts.push(paint("dim", `(${oneLine2(row2.agent)})`));
-  parts.push(paint("muted", row2.state));
+  if (!asking || isSettled(row2.state)) parts.push(paint("muted", asking ? `${row2.state},` : row2.state));
+  if (row2.question !== void 0) parts.push(askingWords(row2.question, paint));
   if (row2.fullBytes !== void 0) {
     const shown = row2.shownBytes !== void 0 && row2.shownBytes < row2.fullBytes ? ` \u2192 ${formatCount(row2.shownBytes)} B` : "";
     parts.push(paint("dim", `${formatCount(row2.fullBytes)} B${shown}`));
@@ -14990,12 +15003,18 @@ function oneLine2(text) {
   return sanitizeLine(text, { widthOf: import_pi_tui3.visibleWidth });
 }
 function statusText(children, paint = plain3) {
-  const running = children.filter((c) => c.state === "running" || c.state === "starting").length;
+  const live = children.filter((c) => c.state === "running" || c.state === "starting");
+  const asking = live.filter((c) => c.question).length;
+  const running = live.length - asking;
   const queued = children.filter((c) => c.state === "queued").length;
   const waiting = children.filter((c) => c.state === "waiting").length;
-  if (running + queued + waiting === 0) return void 0;
+  if (running + asking + queued + waiting === 0) return void 0;
   const q = (queued > 0 ? `, ${queued} queued` : "") + (waiting > 0 ? `, ${waiting} waiting` : "");
-  return paint("accent", `\u25CF subagents: ${running} running${q}`);
+  if (asking === 0) return paint("accent", `\u25CF subagents: ${running} running${q}`);
+  return paint("warning", `? subagents: ${running} running${q}, ${askingCount(asking)}`);
+}
+function askingWords(brief2, paint = plain3) {
+  return paint("warning", `${ASKING_STATE}: ${(0, import_pi_tui3.truncateToWidth)(oneLine2(brief2), WIDGET_QUESTION_COLUMNS, "\u2026")}`);
 }
 function widgetLines(children, now, paint = plain3) {
   const active = children.filter(
@@ -15007,10 +15026,7 @@ function widgetLines(children, now, paint = plain3) {
     const tokens = c.contextTokens !== void 0 ? ` \xB7 ${formatCount(c.contextTokens)} tok` : "";
     const agent = c.agent ? paint("dim", ` (${oneLine2(c.agent)})`) : "";
     const mark = c.question ? paint("warning", "?") : paint(stateColor(c.state), statusGlyph(c.state));
-    const asking = c.question ? paint(
-      "warning",
-      ` \xB7 ${ASKING_STATE}: ${(0, import_pi_tui3.truncateToWidth)(oneLine2(questionBrief(c.question.text)), WIDGET_QUESTION_COLUMNS, "\u2026")}`
-    ) : "";
+    const asking = c.question ? ` \xB7 ${askingWords(questionBrief(c.question.text), paint)}` : "";
     return `${mark} ${c.id} ${oneLine2(c.name)}${agent} \xB7 ${elapsed}${tokens}${asking}`;
   });
   const hidden = active.length - shown.length;
@@ -15045,6 +15061,7 @@ var init_render = __esm({
     init_sanitize();
     init_question();
     init_format2();
+    init_records();
     init_ask();
     plain3 = (_c, t) => t;
     REASON_COLUMNS = 100;
@@ -16281,17 +16298,25 @@ function currentRow(row2, children) {
   if (!child) return row2;
   const recordedFinal = isSettled(row2.state);
   if (recordedFinal) {
+    let kept = row2;
     if (!row2.reason && wantsReason(row2.state) && child.state === row2.state && child.error) {
-      return { ...row2, reason: child.error };
+      kept = { ...kept, reason: child.error };
     }
-    return row2;
+    if (row2.question !== void 0 && !child.question) kept = withoutQuestion(kept);
+    return kept;
   }
-  const next = { ...row2, state: child.state, name: child.name || row2.name };
+  const next = withoutQuestion({ ...row2, state: child.state, name: child.name || row2.name });
   if (child.state === "queued") next.note = `#${queuePosition([...children], child.id)}`;
   else if (child.state === "waiting") next.note = `waits for ${(child.after ?? []).join(", ")}`;
-  else next.note = row2.note === "queued" ? void 0 : row2.note;
+  else next.note = row2.note === "queued" || row2.note === ASKING_STATE ? void 0 : row2.note;
+  if (child.question) next.question = questionBrief(child.question.text);
   if (wantsReason(child.state) && child.error) next.reason = child.error;
   return next;
+}
+function withoutQuestion(row2) {
+  if (row2.question === void 0) return row2;
+  const { question: _question, ...rest } = row2;
+  return rest;
 }
 function currentRows(rows, children) {
   if (!children || children.length === 0) return [...rows];
@@ -16302,7 +16327,9 @@ var init_live_rows = __esm({
   "extensions/subagents/view/live-rows.ts"() {
     "use strict";
     import_pi_tui5 = require("@mariozechner/pi-tui");
+    init_question();
     init_records();
+    init_ask();
     init_render();
     LiveResultComponent = class {
       constructor(rows, fullText, expanded, paint, children) {

@@ -1,6 +1,8 @@
 /**
  * A child's question in Pi's real TUI under tmux, on both Pi lines: the question reaches the idle parent on its
- * own, and the widget above the editor marks the child as asking ("?" and "asks you: <the question>"); after `/reload` (the new extension instance takes the waiting child over) `/subagents` marks the child as
+ * own, and the widget above the editor, the spawn's row in the chat and the footer mark the child as asking ("?" and
+ * "asks you: <the question>", "? subagents: 0 running, 1 asks you"); after `/reload` (the new extension instance
+ * takes the waiting child over) `/subagents` marks the child as
  * asking ("?" and "asks you"); its live view shows the question, and the line the user types there is the
  * answer: the child reads it as its tool's result, uses it, and its result reaches the parent once.
  */
@@ -38,7 +40,7 @@ describe.each(PI_LINES)("a child's question in the TUI on $label", ({ line }) =>
 	const runs = useTuiRuns(line);
 	const sandbox = { headroomConfig: { toolArtifacts: { summary: { enabled: false } } } };
 
-	it("is marked in the widget and in /subagents after /reload, and the line typed in its live view answers it", async () => {
+	it("is marked in the widget, its row and the footer, and in /subagents after /reload, and the line typed in its live view answers it", async () => {
 		const { server, tui } = await runs.start({ script, sandbox, tag: "ask" });
 		await tui.submit("ASK-SPAWN delegate the banner");
 		await tui.waitFor("the parent's turn on the question", (s) => s.includes(PARENT_SAW), { timeoutMs: STEP_MS });
@@ -46,13 +48,20 @@ describe.each(PI_LINES)("a child's question in the TUI on $label", ({ line }) =>
 			(r) => !isChild(r) && r.lastUser.includes("[A subagent asks you a question]"),
 		);
 		expect(parentAsked?.lastUser).toContain(`question › ${QUESTION}`);
-		// The widget above the editor marks the waiting child, with the question's start.
+		// The widget above the editor marks the waiting child, with the question's start; so do the spawn's row in
+		// the chat (drawn from the child's state on every frame) and the footer's count.
 		const widget = await tui.waitFor(
-			"the widget marking the asking child",
-			(s) => /^\s*\? sa-1 painter · .* · asks you: Which colour should the banner use\?/m.test(s),
+			"the widget, the spawn's row and the footer marking the asking child",
+			(s) =>
+				/^\s*\? sa-1 painter · .* · asks you: Which colour should the banner use\?/m.test(s) &&
+				/^\s*\? sa-1 painter asks you: Which colour should the banner use\?/m.test(s) &&
+				/\? subagents: 0 running, 1 asks you/.test(s),
 			{ timeoutMs: STEP_MS },
 		);
 		keepCapture(`subagents-ask-widget-${line}`, widget);
+		// The row no longer says the child plainly runs.
+		expect(widget).not.toMatch(/● sa-1 painter running/);
+		expect(widget).not.toMatch(/subagents: 1 running/);
 
 		await tui.submit("/reload");
 		await tui.waitFor("the reload done", (s) => s.includes("Reloaded"), { timeoutMs: STEP_MS });

@@ -10,6 +10,7 @@ import { type ChildRecord, SUBAGENT_TOOL_NAMES } from "../../extensions/subagent
 import subagents, { setupSubagents } from "../../extensions/subagents/index.ts";
 import * as P from "../../extensions/subagents/prompt/common.ts";
 import { depthLimitError } from "../../extensions/subagents/prompt/spawn.ts";
+import { row } from "../../extensions/subagents/tools/reply.ts";
 import { RARE_TOOLS, SUBAGENT_TOOLS } from "../../extensions/subagents/tools/table.ts";
 import {
 	callText,
@@ -217,5 +218,37 @@ describe("renderers", () => {
 		expect(visibleWidth(brief)).toBeLessThanOrEqual(WIDGET_QUESTION_COLUMNS);
 		// The mark goes with the question: a child without one shows its state's glyph again.
 		expect(widgetLines([{ ...asking, question: undefined }], 13_500)[0]).toMatch(/^● sa-1 /);
+	});
+
+	it("footer: children waiting for the parent's answer are counted apart and mark the line ?", () => {
+		const question = { seq: 1, text: "Which colour?", options: [], run: 1, askedAt: 0, delivered: true };
+		const asking = (id: string) => ({ ...rec(id, "running"), question });
+		expect(statusText([asking("sa-1"), rec("sa-2", "running"), rec("sa-3", "queued")])).toBe(
+			"? subagents: 1 running, 1 queued, 1 asks you",
+		);
+		expect(statusText([asking("sa-1")])).toBe("? subagents: 0 running, 1 asks you");
+		expect(statusText([asking("sa-1"), asking("sa-2")])).toBe("? subagents: 0 running, 2 ask you");
+		// Painted as the widget paints its mark; without a question the line is the plain count again.
+		const painted = statusText([asking("sa-1")], (color, text) => `<${color}>${text}`);
+		expect(painted).toBe("<warning>? subagents: 0 running, 1 asks you");
+		expect(statusText([{ ...asking("sa-1"), question: undefined }])).toBe("● subagents: 1 running");
+		// A run that ended while it asked is not active: the widget does not list it, the footer does not count it.
+		expect(statusText([{ ...asking("sa-1"), state: "interrupted" }])).toBeUndefined();
+	});
+
+	it("tool rows: a row made while a child asks carries the question's start, drawn as in the widget", () => {
+		const question = {
+			seq: 1,
+			text: "Which colour\nshould the banner use?",
+			options: [],
+			run: 1,
+			askedAt: 0,
+			delivered: true,
+		};
+		const made = row({ ...rec("sa-1", "running"), question });
+		expect(made.question).toBe("Which colour should the banner use?");
+		expect(made.note).toBeUndefined();
+		expect(rowText(made)).toBe("? sa-1 task sa-1 asks you: Which colour should the banner use?");
+		expect(row(rec("sa-1", "running")).question).toBeUndefined();
 	});
 });

@@ -181,6 +181,8 @@ export interface ChildRow {
 	agent?: string;
 	/** Why a failed, cancelled or incomplete run stopped (shown in one line, collapsed too). */
 	reason?: string;
+	/** The open question (ask_parent) the child waits on the parent to answer, in one short line. */
+	question?: string;
 }
 
 /** How many tool calls subagent_check keeps per child. */

@@ -122,6 +122,11 @@ export function stillAskingLine(id: string, name: string, brief: string): string
 /** The TUI's state word for a child that waits for an answer. */
 export const ASKING_STATE = "asks you";
 
+/** The footer's count of children that wait for an answer: "1 asks you", "2 ask you". */
+export function askingCount(count: number): string {
+	return count === 1 ? `1 ${ASKING_STATE}` : `${count} ask you`;
+}
+
 /** The live view's line above the transcript while the child waits for an answer. */
 export function askingViewLine(brief: string): string {
 	return `question › ${brief}  (type the answer, enter sends it)`;

@@ -2,9 +2,9 @@
  * What a subagent tool returns: its text and details, and a child's row in them; and the check every tool
  * that names children makes first. Shared by the tool modules.
  */
+import { questionBrief } from "../ask/question.ts";
 import type { SubagentManager } from "../children/manager.ts";
 import { type ChildRecord, type ChildRow, partitionIds } from "../domain/records.ts";
-import { ASKING_STATE } from "../prompt/ask.ts";
 import { unknownIdsError } from "../prompt/common.ts";
 import { waitingFor } from "../prompt/pipeline.ts";
 
@@ -17,8 +17,15 @@ export const reply = (text: string, details: Record<string, unknown> = {}): Tool
 });
 
 export function row(c: ChildRecord, note?: string): ChildRow {
-	const waits = c.state === "waiting" ? waitingFor(c.after ?? []) : c.question ? ASKING_STATE : undefined;
-	return { id: c.id, name: c.name, state: c.state, note: note ?? waits, ...(c.agent ? { agent: c.agent } : {}) };
+	const waits = c.state === "waiting" ? waitingFor(c.after ?? []) : undefined;
+	return {
+		id: c.id,
+		name: c.name,
+		state: c.state,
+		note: note ?? waits,
+		...(c.agent ? { agent: c.agent } : {}),
+		...(c.question ? { question: questionBrief(c.question.text) } : {}),
+	};
 }
 
 /** The requested ids the manager knows; an unknown one is refused with the list of valid ids. */

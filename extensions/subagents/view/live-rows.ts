@@ -2,13 +2,16 @@
  * Rows that stay true: a spawn or wait row recorded "starting" or "queued" when the tool ran, but the
  * child moved on. Each time Pi draws the row, it is brought up to the child's current state (running,
  * done, failed, cancelled, incomplete, or queued with its position), and a settled failure carries its
- * reason in one line. A row recorded with a final state keeps it: it describes that run's result.
+ * reason in one line; a child that waits for the parent's answer (ask_parent) is marked "?" with the
+ * question's start, as in the widget. A row recorded with a final state keeps it: it describes that run's result.
  * After `pi -c` the children come back from the session, so the same lookup gives their final state.
  */
 import type { Component } from "@mariozechner/pi-tui";
 import { Text } from "@mariozechner/pi-tui";
+import { questionBrief } from "../ask/question.ts";
 import type { ChildRow } from "../domain/records.ts";
 import { type ChildRecord, isSettled, queuePosition } from "../domain/records.ts";
+import { ASKING_STATE } from "../prompt/ask.ts";
 import { type Paint, resultText } from "./render.ts";
 
 /** The children as the manager knows them now (undefined before the first event of a session). */
@@ -25,18 +28,29 @@ export function currentRow(row: ChildRow, children: readonly ChildRecord[]): Chi
 	if (!child) return row;
 	const recordedFinal = isSettled(row.state);
 	if (recordedFinal) {
-		// The row describes one settled result; only a reason it lacks is filled in (same state, same story).
+		// The row describes one settled result; only a reason it lacks is filled in (same state, same story),
+		// and a question it showed goes once it is answered (it never gains one: a later run's is not its story).
+		let kept = row;
 		if (!row.reason && wantsReason(row.state) && child.state === row.state && child.error) {
-			return { ...row, reason: child.error };
+			kept = { ...kept, reason: child.error };
 		}
-		return row;
+		if (row.question !== undefined && !child.question) kept = withoutQuestion(kept);
+		return kept;
 	}
-	const next: ChildRow = { ...row, state: child.state, name: child.name || row.name };
+	const next: ChildRow = withoutQuestion({ ...row, state: child.state, name: child.name || row.name });
 	if (child.state === "queued") next.note = `#${queuePosition([...children], child.id)}`;
 	else if (child.state === "waiting") next.note = `waits for ${(child.after ?? []).join(", ")}`;
-	else next.note = row.note === "queued" ? undefined : row.note;
+	else next.note = row.note === "queued" || row.note === ASKING_STATE ? undefined : row.note;
+	// A child that waits for the parent's answer (ask_parent) shows it, as the widget does, until it is answered.
+	if (child.question) next.question = questionBrief(child.question.text);
 	if (wantsReason(child.state) && child.error) next.reason = child.error;
 	return next;
+}
+
+function withoutQuestion(row: ChildRow): ChildRow {
+	if (row.question === undefined) return row;
+	const { question: _question, ...rest } = row;
+	return rest;
 }
 
 /** All rows of a result, brought up to date. */

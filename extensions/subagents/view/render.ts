@@ -7,8 +7,8 @@ import { Box, type Component, Text, truncateToWidth, visibleWidth } from "@mario
 import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.ts";
 import { questionBrief } from "../ask/question.ts";
 import { formatCount, formatDuration, statusGlyph } from "../domain/format.ts";
-import type { ChildRecord, ChildRow, ChildState } from "../domain/records.ts";
-import { ASKING_STATE } from "../prompt/ask.ts";
+import { type ChildRecord, type ChildRow, type ChildState, isSettled } from "../domain/records.ts";
+import { ASKING_STATE, askingCount } from "../prompt/ask.ts";
 
 /** Colour function: Pi's theme.fg, or identity in tests. */
 export type Paint = (color: string, text: string) => string;
@@ -33,11 +33,18 @@ function stateColor(state: ChildState): string {
 	return "accent";
 }
 
-/** "✓ sa-1 title  completed  37,212 B → 15,980 B  …/ab12cd34.txt". */
+/**
+ * "✓ sa-1 title  completed  37,212 B → 15,980 B  …/ab12cd34.txt". A child that waits for the parent's answer
+ * (ask_parent) is marked "?" as in the widget, "asks you: <the question's start>" in place of its running state.
+ */
 export function rowText(row: ChildRow, paint: Paint = plain): string {
-	const parts = [paint(stateColor(row.state), statusGlyph(row.state)), paint("accent", row.id), oneLine(row.name)];
+	const asking = row.question !== undefined;
+	const mark = asking ? paint("warning", "?") : paint(stateColor(row.state), statusGlyph(row.state));
+	const parts = [mark, paint("accent", row.id), oneLine(row.name)];
 	if (row.agent) parts.push(paint("dim", `(${oneLine(row.agent)})`));
-	parts.push(paint("muted", row.state));
+	// A run that ended while it asked keeps its state word (the answer starts a new run).
+	if (!asking || isSettled(row.state)) parts.push(paint("muted", asking ? `${row.state},` : row.state));
+	if (row.question !== undefined) parts.push(askingWords(row.question, paint));
 	if (row.fullBytes !== undefined) {
 		const shown =
 			row.shownBytes !== undefined && row.shownBytes < row.fullBytes ? ` → ${formatCount(row.shownBytes)} B` : "";
@@ -113,21 +120,33 @@ export function oneLine(text: string): string {
 	return sanitizeLine(text, { widthOf: visibleWidth });
 }
 
-/** Footer status: counts of running and queued children, or undefined when there is nothing to show. */
+/**
+ * Footer status: counts of running and queued children, or undefined when there is nothing to show. Children
+ * that wait for the parent's answer (ask_parent) are counted apart ("1 asks you") and mark the line "?", as the
+ * widget marks their rows.
+ */
 export function statusText(children: ChildRecord[], paint: Paint = plain): string | undefined {
-	const running = children.filter((c) => c.state === "running" || c.state === "starting").length;
+	const live = children.filter((c) => c.state === "running" || c.state === "starting");
+	const asking = live.filter((c) => c.question).length;
+	const running = live.length - asking;
 	const queued = children.filter((c) => c.state === "queued").length;
 	const waiting = children.filter((c) => c.state === "waiting").length;
-	if (running + queued + waiting === 0) return undefined;
+	if (running + asking + queued + waiting === 0) return undefined;
 	const q = (queued > 0 ? `, ${queued} queued` : "") + (waiting > 0 ? `, ${waiting} waiting` : "");
-	return paint("accent", `● subagents: ${running} running${q}`);
+	if (asking === 0) return paint("accent", `● subagents: ${running} running${q}`);
+	return paint("warning", `? subagents: ${running} running${q}, ${askingCount(asking)}`);
 }
 
 /** Most child rows the widget shows; the rest become one "+N more" row (Pi cuts widgets at 10 lines, without a count). */
 export const WIDGET_MAX_ROWS = 8;
 
-/** Columns of an open question's brief in a widget row (the live view shows it whole). */
+/** Columns of an open question's brief in a widget or tool row (the live view shows it whole). */
 export const WIDGET_QUESTION_COLUMNS = 48;
+
+/** "asks you: <the question's start>", cut to WIDGET_QUESTION_COLUMNS: the widget's and the rows' words. */
+export function askingWords(brief: string, paint: Paint = plain): string {
+	return paint("warning", `${ASKING_STATE}: ${truncateToWidth(oneLine(brief), WIDGET_QUESTION_COLUMNS, "…")}`);
+}
 
 /**
  * Widget rows: each running or queued child with elapsed time and tokens, at most WIDGET_MAX_ROWS + 1 lines. A
@@ -148,12 +167,7 @@ export function widgetLines(children: ChildRecord[], now: number, paint: Paint =
 		const tokens = c.contextTokens !== undefined ? ` · ${formatCount(c.contextTokens)} tok` : "";
 		const agent = c.agent ? paint("dim", ` (${oneLine(c.agent)})`) : "";
 		const mark = c.question ? paint("warning", "?") : paint(stateColor(c.state), statusGlyph(c.state));
-		const asking = c.question
-			? paint(
-					"warning",
-					` · ${ASKING_STATE}: ${truncateToWidth(oneLine(questionBrief(c.question.text)), WIDGET_QUESTION_COLUMNS, "…")}`,
-				)
-			: "";
+		const asking = c.question ? ` · ${askingWords(questionBrief(c.question.text), paint)}` : "";
 		return `${mark} ${c.id} ${oneLine(c.name)}${agent} · ${elapsed}${tokens}${asking}`;
 	});
 	const hidden = active.length - shown.length;
