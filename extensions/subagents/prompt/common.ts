@@ -8,6 +8,7 @@
 
 import { formatCount, formatDuration, plural } from "../domain/format.ts";
 import { type ChildRecord, queuePosition } from "../domain/records.ts";
+import { ASKING_STATE } from "./ask.ts";
 import { spendSuffix } from "./budget.ts";
 
 export const TOOL_TEXT = {
@@ -196,12 +197,13 @@ export function waitAbortedHeader(finished: number, total: number): string {
 export const NOTHING_TO_WAIT_FOR = "No subagent results are outstanding: every child's result was already received.";
 export const NO_CHILDREN = "No subagents in this session yet.";
 
+/** subagent_wait's progress (its partial result, drawn as the wait's row while it blocks). */
 export function waitProgress(children: ChildRecord[], now: number): string {
-	const parts = children.map((c) =>
-		c.state === "running" || c.state === "starting"
-			? `${c.id} running ${formatDuration(now - (c.startedAt ?? now))}`
-			: `${c.id} ${c.state}`,
-	);
+	const parts = children.map((c) => {
+		if (c.state !== "running" && c.state !== "starting") return `${c.id} ${c.state}`;
+		// A child that waits for the parent's answer (ask_parent) says so, as the widget and the rows do.
+		return c.question ? `${c.id} ${ASKING_STATE}` : `${c.id} running ${formatDuration(now - (c.startedAt ?? now))}`;
+	});
 	return `Waiting for ${plural(children.length, "subagent")}: ${parts.join(", ")}`;
 }
 

@@ -76,6 +76,11 @@ function markOf(c: ChildRecord): string {
 	return c.question ? "?" : glyph(c.state);
 }
 
+/** The colour of a child's row and state line: the widget's "?" colour while it waits for an answer. */
+function markColor(c: ChildRecord): string {
+	return c.question ? "warning" : stateColor(c.state);
+}
+
 /** Picker columns: header and widths (in columns). */
 const COLUMNS = [
 	["", 2],
@@ -378,7 +383,7 @@ export class SubagentsScreen implements Component {
 		if (own.length === 0) body.push({ text: paint("dim", "  no subagents in this session yet") });
 		const row = (e: Entry, i: number) => {
 			const pointer = i === this.selected ? paint("accent", "›") : " ";
-			const color = e.other ? "muted" : stateColor(e.child.state);
+			const color = e.other ? "muted" : markColor(e.child);
 			return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now))}`, entry: i };
 		};
 		if (entries.length > 0) body.push({ text: paint("muted", `  ${pickerHeader()}`) });
@@ -446,7 +451,7 @@ export class SubagentsScreen implements Component {
 		// Hints on top and the input last: a Pi line that clips a tall component keeps both in sight.
 		return [
 			rule,
-			paint(stateColor(child.state), stateLine(child, all, Date.now())),
+			paint(entry.other ? stateColor(child.state) : markColor(child), stateLine(child, all, Date.now())),
 			...(entry.other ? [paint("warning", `${otherTag(entry.other.label)} · its result goes to that session`)] : []),
 			...(child.question && !entry.other
 				? [paint("warning", clean(askingViewLine(questionBrief(child.question.text))))]

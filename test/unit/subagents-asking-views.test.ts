@@ -1,0 +1,97 @@
+/**
+ * A child that waits for its parent's answer (ask_parent) is shown as asking wherever the TUI draws it, not as
+ * plainly running: subagent_wait's progress row while it blocks, the rows of its result, and the /subagents
+ * picker and live view (the widget's "?" colour).
+ */
+import { describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
+import { takeQuestions } from "../../extensions/subagents/ask/deliver.ts";
+import type { ChildRecord, ChildRow } from "../../extensions/subagents/domain/records.ts";
+import * as P from "../../extensions/subagents/prompt/common.ts";
+import type { ToolReturn } from "../../extensions/subagents/tools/reply.ts";
+import { waitTool } from "../../extensions/subagents/tools/wait.ts";
+import { rowText } from "../../extensions/subagents/view/render.ts";
+import { SubagentsScreen, type ViewHost } from "../../extensions/subagents/view/screens.ts";
+import { childRecord, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
+
+const QUESTION = "Which colour should the banner use?";
+const question = (text: string) => ({ seq: 1, text, options: [], run: 1, askedAt: 0, delivered: true });
+
+describe("subagent_wait's progress row", () => {
+	it("says a child asks instead of how long it runs; the others keep their state", () => {
+		const asking = childRecord({ id: "sa-1", question: question(QUESTION) });
+		const running = childRecord({ id: "sa-2", startedAt: 1_000 });
+		const stopped = childRecord({ id: "sa-3", state: "interrupted", question: question(QUESTION) });
+		expect(P.waitProgress([asking, running, stopped], 3_000)).toBe(
+			"Waiting for 3 subagents: sa-1 asks you, sa-2 running 2.0 s, sa-3 interrupted",
+		);
+		expect(P.waitProgress([{ ...asking, question: undefined }], 3_000)).toBe(
+			"Waiting for 1 subagent: sa-1 running 2.0 s",
+		);
+	});
+
+	const world = useFakeWorlds({
+		config: { ...DEFAULT_CONFIG, subagents: { ...DEFAULT_CONFIG.subagents, pollThrottleMs: 250 } },
+	});
+
+	it("while a wait blocks on a child whose question the parent already has, and in the wait's rows", async () => {
+		const w = world();
+		const child = spawnChild(w, { prompt: "paint", name: "painter" });
+		await until(() => w.backend.started(child.id));
+		void w.manager.questions.ask(child, { question: QUESTION });
+		// The parent has the question already (a message of its own), so it does not end the wait.
+		expect(takeQuestions(w.manager.questions)?.text).toContain(QUESTION);
+		const updates: ToolReturn[] = [];
+		const result = await waitTool(
+			w.services,
+			{ ids: [child.id], timeout_s: 0.8 },
+			undefined,
+			(u) => updates.push(u),
+			w.ctx,
+		);
+		expect(updates.length).toBeGreaterThan(0);
+		for (const u of updates) expect(u.content[0].text).toBe("Waiting for 1 subagent: sa-1 asks you");
+		const rows = result.details.rows as ChildRow[];
+		expect(rows.map((r) => rowText(r))).toEqual([`? sa-1 painter asks you: ${QUESTION}`]);
+	});
+});
+
+function host(children: ChildRecord[], painted: string[]): ViewHost {
+	return {
+		children: () => children,
+		transcript: () => ({ items: [], state: { ok: true } }),
+		project: (t) => t,
+		send: async () => "answered",
+		cancel: async () => undefined,
+		rows: () => 30,
+		requestRender: () => undefined,
+		paint: (color, text) => {
+			painted.push(`${color}|${text}`);
+			return text;
+		},
+		close: () => undefined,
+	};
+}
+
+describe("/subagents", () => {
+	it("paints an asking child's picker row and state line in the widget's ? colour, a running one as before", () => {
+		const asking = childRecord({ id: "sa-2", name: "painter", createdAt: 2, question: question(QUESTION) });
+		const running = childRecord({ id: "sa-1", name: "scout", createdAt: 1 });
+		const painted: string[] = [];
+		const screen = new SubagentsScreen(host([running, asking], painted));
+		screen.render(120);
+		expect(painted.find((p) => /\|\? +sa-2 +painter/.test(p))?.split("|")[0]).toBe("warning");
+		expect(painted.find((p) => /\|● +sa-1 +scout/.test(p))?.split("|")[0]).toBe("accent");
+		painted.length = 0;
+		screen.handleInput("\r"); // the newest child: the asking one
+		screen.render(120);
+		const state = painted.find((p) => p.includes("|? sa-2 painter"));
+		expect(state?.split("|")[0]).toBe("warning");
+		expect(state).toContain("asks you");
+		// Once answered, the same child is drawn in its state's colour again.
+		asking.question = undefined;
+		painted.length = 0;
+		screen.render(120);
+		expect(painted.find((p) => p.includes("|● sa-2 painter"))?.split("|")[0]).toBe("accent");
+	});
+});
