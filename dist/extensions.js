@@ -9624,10 +9624,10 @@ function listLine(c, now, glyph2) {
   const state = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : c.state;
   return `${glyph2} ${label(c)} ${state} \xB7 ${elapsed} \xB7 ${plural(c.turns, "turn")} \xB7 ${c.model}${agent}${ctx}${spendSuffix(c)}`;
 }
-function checkText(c, now, recentOutput) {
+function checkText(c, now, recentOutput, asking) {
   const since = c.startedAt ?? c.createdAt;
   const lines = [
-    c.state === "waiting" ? `${label(c)} \u2014 waiting for ${(c.after ?? []).join(", ")} (it starts when they settle, its task opening with their results)` : `${label(c)} \u2014 ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
+    (c.state === "waiting" ? `${label(c)} \u2014 waiting for ${(c.after ?? []).join(", ")} (it starts when they settle, its task opening with their results)` : `${label(c)} \u2014 ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`) + (asking !== void 0 ? ` \xB7 ${askingNote(asking)}` : ""),
     `${c.agent ? `agent ${c.agent} \xB7 ` : ""}model ${c.model} \xB7 run ${c.run} \xB7 ${plural(c.turns, "turn")} \xB7 ${plural(c.outputTokens, "output token")}` + (c.contextTokens !== void 0 && c.contextWindow ? ` \xB7 context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens` : "")
   ];
   const spend = spendSuffix(c);
@@ -14582,7 +14582,7 @@ async function checkTool(deps, params, ctx) {
   }
   const now = Date.now();
   const asked = questionView(child, manager.questions.timeoutSeconds);
-  const text = checkText(child, now, output);
+  const text = checkText(child, now, output, child.question ? questionBrief(child.question.text) : void 0);
   return reply(asked ? `${text}
 ${questionBlock(asked, now)}` : text, details);
 }
@@ -14590,6 +14590,7 @@ var init_check = __esm({
   "extensions/subagents/tools/check.ts"() {
     "use strict";
     init_deliver();
+    init_question();
     init_batch2();
     init_batch_options();
     init_delivery();

@@ -1,13 +1,15 @@
 /**
  * A child that waits for its parent's answer (ask_parent) is shown as asking wherever the TUI draws it, not as
- * plainly running: subagent_wait's progress row while it blocks, the rows of its result, and the /subagents
- * picker and live view (the widget's "?" colour).
+ * plainly running: subagent_wait's progress row while it blocks, the rows of its result, subagent_check's first
+ * line, and the /subagents picker and live view (the widget's "?" colour).
  */
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { takeQuestions } from "../../extensions/subagents/ask/deliver.ts";
 import type { ChildRecord, ChildRow } from "../../extensions/subagents/domain/records.ts";
 import * as P from "../../extensions/subagents/prompt/common.ts";
+import { checkTool } from "../../extensions/subagents/tools/check.ts";
+import { listTool } from "../../extensions/subagents/tools/list.ts";
 import type { ToolReturn } from "../../extensions/subagents/tools/reply.ts";
 import { waitTool } from "../../extensions/subagents/tools/wait.ts";
 import { rowText } from "../../extensions/subagents/view/render.ts";
@@ -53,6 +55,33 @@ describe("subagent_wait's progress row", () => {
 		for (const u of updates) expect(u.content[0].text).toBe("Waiting for 1 subagent: sa-1 asks you");
 		const rows = result.details.rows as ChildRow[];
 		expect(rows.map((r) => rowText(r))).toEqual([`? sa-1 painter asks you: ${QUESTION}`]);
+	});
+});
+
+describe("subagent_check", () => {
+	const world = useFakeWorlds();
+
+	it("names the open question on its first line, as subagent_list does, and its row is marked", async () => {
+		const w = world();
+		const child = spawnChild(w, { prompt: "paint", name: "painter" });
+		await until(() => w.backend.started(child.id));
+		const before = await checkTool(w.services, { id: child.id }, w.ctx);
+		expect(before.content[0].text.split("\n")[0]).toMatch(/^sa-1 "painter" — running for [^·]*$/);
+		void w.manager.questions.ask(child, { question: `${QUESTION}\nPick one.` });
+		const during = await checkTool(w.services, { id: child.id }, w.ctx);
+		const [first] = during.content[0].text.split("\n");
+		expect(first).toMatch(
+			/^sa-1 "painter" — running for .* · asks you: Which colour should the banner use\? Pick one\. \(answer with subagent_send\)$/,
+		);
+		// The question follows in full, framed as the child's words.
+		expect(during.content[0].text).toContain(`question › ${QUESTION}\nPick one.`);
+		expect(rowText((during.details.rows as ChildRow[])[0])).toBe(
+			"? sa-1 painter asks you: Which colour should the banner use? Pick one.",
+		);
+		// subagent_list says the same of it.
+		expect(listTool(w.services, w.ctx).content[0].text).toContain(
+			"asks you: Which colour should the banner use? Pick one. (answer with subagent_send)",
+		);
 	});
 });
 

@@ -8,7 +8,7 @@
 
 import { formatCount, formatDuration, plural } from "../domain/format.ts";
 import { type ChildRecord, queuePosition } from "../domain/records.ts";
-import { ASKING_STATE } from "./ask.ts";
+import { ASKING_STATE, askingNote } from "./ask.ts";
 import { spendSuffix } from "./budget.ts";
 
 export const TOOL_TEXT = {
@@ -355,12 +355,14 @@ export function listLine(c: ChildRecord, now: number, glyph: string): string {
 	return `${glyph} ${label(c)} ${state} · ${elapsed} · ${plural(c.turns, "turn")} · ${c.model}${agent}${ctx}${spendSuffix(c)}`;
 }
 
-export function checkText(c: ChildRecord, now: number, recentOutput: string): string {
+/** subagent_check's text; `asking`: the brief of the child's open question (ask_parent), named on the first line. */
+export function checkText(c: ChildRecord, now: number, recentOutput: string, asking?: string): string {
 	const since = c.startedAt ?? c.createdAt;
 	const lines = [
-		c.state === "waiting"
+		(c.state === "waiting"
 			? `${label(c)} — waiting for ${(c.after ?? []).join(", ")} (it starts when they settle, its task opening with their results)`
-			: `${label(c)} — ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`,
+			: `${label(c)} — ${c.state}${c.state === "queued" ? "" : ` for ${formatDuration((c.endedAt ?? now) - since)}`}`) +
+			(asking !== undefined ? ` · ${askingNote(asking)}` : ""),
 		`${c.agent ? `agent ${c.agent} · ` : ""}model ${c.model} · run ${c.run} · ${plural(c.turns, "turn")} · ${plural(c.outputTokens, "output token")}` +
 			(c.contextTokens !== undefined && c.contextWindow
 				? ` · context ${formatCount(c.contextTokens)}/${formatCount(c.contextWindow)} tokens`

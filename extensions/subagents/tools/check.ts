@@ -4,6 +4,7 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { questionView } from "../ask/deliver.ts";
+import { questionBrief } from "../ask/question.ts";
 import { projectBatch } from "../delivery/batch.ts";
 import { batchOptions } from "../delivery/batch-options.ts";
 import { batchDetails } from "../delivery/delivery.ts";
@@ -36,6 +37,7 @@ export async function checkTool(
 	}
 	const now = Date.now();
 	const asked = questionView(child, manager.questions.timeoutSeconds);
-	const text = P.checkText(child, now, output);
+	// The first line says the child waits for an answer, as subagent_list does; the question follows in full.
+	const text = P.checkText(child, now, output, child.question ? questionBrief(child.question.text) : undefined);
 	return reply(asked ? `${text}\n${questionBlock(asked, now)}` : text, details);
 }
