@@ -9504,7 +9504,8 @@ function statusLine(c, now) {
   if (c.state === "waiting") return `${label(c)}: waiting for ${(c.after ?? []).join(", ")} \u2014 not started yet.`;
   const elapsed = formatDuration(now - (c.startedAt ?? c.createdAt));
   if (c.state === "running" || c.state === "starting") {
-    return `${label(c)}: running for ${elapsed} (${plural(c.turns, "turn")}) \u2014 not finished.`;
+    const blocked = c.question ? ": it waits for your answer to its question (answer with subagent_send)" : "";
+    return `${label(c)}: running for ${elapsed} (${plural(c.turns, "turn")}) \u2014 not finished${blocked}.`;
   }
   return `${label(c)}: ${c.state}.`;
 }

@@ -53,6 +53,14 @@ describe("subagent_wait's progress row", () => {
 		);
 		expect(updates.length).toBeGreaterThan(0);
 		for (const u of updates) expect(u.content[0].text).toBe("Waiting for 1 subagent: sa-1 asks you");
+		// The text the model reads: the question named again first, and the child's line says why it is not done.
+		const text = result.content[0].text;
+		expect(text.split("\n")[0]).toBe(
+			`sa-1 "painter" still waits for your answer to: ${QUESTION} (answer with subagent_send(id="sa-1", text=…)).`,
+		);
+		expect(text).toMatch(
+			/sa-1 "painter": running for .* \(0 turns\) — not finished: it waits for your answer to its question \(answer with subagent_send\)\./,
+		);
 		const rows = result.details.rows as ChildRow[];
 		expect(rows.map((r) => rowText(r))).toEqual([`? sa-1 painter asks you: ${QUESTION}`]);
 	});

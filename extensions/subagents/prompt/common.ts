@@ -147,7 +147,9 @@ export function statusLine(c: ChildRecord, now: number): string {
 	if (c.state === "waiting") return `${label(c)}: waiting for ${(c.after ?? []).join(", ")} — not started yet.`;
 	const elapsed = formatDuration(now - (c.startedAt ?? c.createdAt));
 	if (c.state === "running" || c.state === "starting") {
-		return `${label(c)}: running for ${elapsed} (${plural(c.turns, "turn")}) — not finished.`;
+		// A child blocked on ask_parent is not just slow: it goes on only once it has the answer (or its time runs out).
+		const blocked = c.question ? ": it waits for your answer to its question (answer with subagent_send)" : "";
+		return `${label(c)}: running for ${elapsed} (${plural(c.turns, "turn")}) — not finished${blocked}.`;
 	}
 	return `${label(c)}: ${c.state}.`;
 }
