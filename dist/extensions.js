@@ -14919,11 +14919,18 @@ async function cancelOther(homes, session, id, reason) {
 }
 function othersWidgetLine(others, paint = (_c, t) => t) {
   if (others.length === 0) return void 0;
-  const running = others.filter((o) => o.child.state === "running" || o.child.state === "starting").length;
+  const live = others.filter((o) => o.child.state === "running" || o.child.state === "starting");
+  const asking = live.filter((o) => o.child.question).length;
+  const running = live.length - asking;
   const queued = others.filter((o) => o.child.state === "queued").length;
   const waiting = others.filter((o) => o.child.state === "waiting").length;
   const sessions = new Set(others.map((o) => o.session)).size;
-  const counts = [`${running} running`, queued > 0 ? `${queued} queued` : "", waiting > 0 ? `${waiting} waiting` : ""].filter(Boolean).join(", ");
+  const counts = [
+    `${running} running`,
+    queued > 0 ? `${queued} queued` : "",
+    waiting > 0 ? `${waiting} waiting` : "",
+    asking > 0 ? askingCount(asking) : ""
+  ].filter(Boolean).join(", ");
   const where = sessions === 1 ? otherTag(others[0].label) : `${sessions} other sessions`;
   return paint("muted", `\u25CB ${where}: ${counts} \xB7 /subagents`);
 }
@@ -14933,6 +14940,7 @@ var init_others = __esm({
     "use strict";
     import_pi_tui2 = require("@mariozechner/pi-tui");
     init_sanitize();
+    init_ask();
     SESSION_LABEL_COLUMNS = 24;
     SHORT_ID_CHARS = 8;
     ACTIVE = /* @__PURE__ */ new Set(["starting", "running", "queued", "waiting"]);

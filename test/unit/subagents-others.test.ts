@@ -100,6 +100,22 @@ describe("other sessions' children (read model)", () => {
 		expect(othersWidgetLine([])).toBeUndefined();
 	});
 
+	it("counts other sessions' children that wait for their parent's answer apart, as the footer does", () => {
+		const question = { seq: 1, text: "Which colour?", options: [], run: 1, askedAt: 0, delivered: true };
+		const others = otherSessionChildren(
+			[
+				fixedHome("id:aaaaaaaa1", "one", [
+					childRecord({ id: "sa-1", state: "running", question }),
+					childRecord({ id: "sa-2", state: "running" }),
+					childRecord({ id: "sa-3", state: "running", question }),
+				]),
+			],
+			undefined,
+		);
+		expect(othersWidgetLine(others)).toBe("○ other session: one: 1 running, 2 ask you · /subagents");
+		expect(othersWidgetLine(others.slice(0, 2))).toBe("○ other session: one: 1 running, 1 asks you · /subagents");
+	});
+
 	it("the status widget shows this session's rows and the other sessions' line; none when nothing runs", () => {
 		const widgets: Array<string[] | undefined> = [];
 		const ctx = {

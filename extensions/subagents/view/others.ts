@@ -8,6 +8,7 @@
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { sanitizeLine } from "../../shared/text/sanitize.ts";
 import type { ChildRecord, ChildState } from "../domain/records.ts";
+import { askingCount } from "../prompt/ask.ts";
 import type { Paint } from "./render.ts";
 
 /** What the view needs of a home: its key, its session's name, its children, a way to cancel one. */
@@ -120,14 +121,24 @@ export async function cancelOther(
 	throw new Error(`${id} of that session is no longer known`);
 }
 
-/** The widget's line for other sessions' children: counted apart from this session's, or none. */
+/**
+ * The widget's line for other sessions' children: counted apart from this session's, or none. Those that wait for
+ * their parent's answer (ask_parent, answered in their own session) are counted apart too, as the footer does.
+ */
 export function othersWidgetLine(others: readonly OtherChild[], paint: Paint = (_c, t) => t): string | undefined {
 	if (others.length === 0) return undefined;
-	const running = others.filter((o) => o.child.state === "running" || o.child.state === "starting").length;
+	const live = others.filter((o) => o.child.state === "running" || o.child.state === "starting");
+	const asking = live.filter((o) => o.child.question).length;
+	const running = live.length - asking;
 	const queued = others.filter((o) => o.child.state === "queued").length;
 	const waiting = others.filter((o) => o.child.state === "waiting").length;
 	const sessions = new Set(others.map((o) => o.session)).size;
-	const counts = [`${running} running`, queued > 0 ? `${queued} queued` : "", waiting > 0 ? `${waiting} waiting` : ""]
+	const counts = [
+		`${running} running`,
+		queued > 0 ? `${queued} queued` : "",
+		waiting > 0 ? `${waiting} waiting` : "",
+		asking > 0 ? askingCount(asking) : "",
+	]
 		.filter(Boolean)
 		.join(", ");
 	const where = sessions === 1 ? otherTag(others[0].label) : `${sessions} other sessions`;
