@@ -143,11 +143,12 @@ export function cleanLogLine(raw: string): string {
 
 /**
  * A line that carries no message, as context goes: blank, a rule or a log level alone ("[INFO] ", "-----"),
- * or a CI's bookkeeping (Travis' fold and timer marks, GitHub Actions' group marks and clean-up, GitLab's
- * section marks). Context steps over it as over a blank line.
+ * a CI's bookkeeping (Travis' fold and timer marks, GitHub Actions' group marks and clean-up, GitLab's
+ * section marks), or a report's bare XML element (`<failure>`, `</message>`: the message is the line after).
+ * Context steps over it as over a blank line.
  */
 const FILLER =
-	/^[\W\d_]*((\[?\b(INFO|DEBUG|TRACE|WARN|WARNING|ERROR|info|debug|error)\b\]?)[\W\d_]*)?$|^\W*(travis_(time|fold):|##\[(end)?group\]|section_(start|end):\d|Post job cleanup\.)/;
+	/^[\W\d_]*((\[?\b(INFO|DEBUG|TRACE|WARN|WARNING|ERROR|info|debug|error)\b\]?)[\W\d_]*)?$|^\W*(travis_(time|fold):|##\[(end)?group\]|section_(start|end):\d|Post job cleanup\.)|^\s*<\/?[\w:-]+>\s*$/;
 
 /** A found line with what it carries, before ranking. */
 interface Entry {
