@@ -6015,9 +6015,15 @@ var init_word_automaton = __esm({
 function cleanLogLine(raw) {
   let s = raw.indexOf("\x1B") === -1 ? raw : raw.replace(ANSI, "");
   if (s.endsWith("\r")) s = s.slice(0, -1);
+  if (s.indexOf("\r") !== -1) s = shownAfterReturn(s);
   if (!PREFIX_START.test(s)) return s;
   const m = CI_PREFIX.exec(s);
   return m && m[0].length > 0 ? s.slice(m[0].length) : s;
+}
+function shownAfterReturn(s) {
+  const shown = s.replace(/\r+$/, "");
+  const at2 = shown.lastIndexOf("\r");
+  return at2 !== -1 && shown.slice(at2 + 1).trim() !== "" ? shown.slice(at2 + 1) : shown;
 }
 function scanTables() {
   tables ??= {

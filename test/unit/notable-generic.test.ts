@@ -7,7 +7,13 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isTableRule, matchRule, type NotableLine, scanNotable } from "../../extensions/shared/text/notable.ts";
+import {
+	cleanLogLine,
+	isTableRule,
+	matchRule,
+	type NotableLine,
+	scanNotable,
+} from "../../extensions/shared/text/notable.ts";
 import {
 	GENERIC_FAILING_COUNT,
 	GENERIC_SUMMARY,
@@ -430,3 +436,19 @@ describe("issue 32, recall: a report's message and an assertion's message", () =
 });
 
 const frame = (line: string) => ["set-up", line, "clean-up"].join("\n");
+
+describe("issue 32, recall: a line a carriage return rewrote", () => {
+	it("is matched and shown as the terminal shows it: the text after the last carriage return", () => {
+		// held-out latexmk-draft-undefined-refs:541, the command shortened
+		const raw =
+			'travis_time:end:2350293c:start=1565137610957272470,finish=1565137790546871170,duration=179589598700\r\u001b[0K\u001b[31;1mThe command "latexmk -pdf std.tex" exited with 1.\u001b[0m\r';
+		expect(cleanLogLine(raw)).toBe('The command "latexmk -pdf std.tex" exited with 1.');
+		const hit = scanNotable(`$ latexmk -pdf std.tex\n${raw}\n`).lines.find((n) => n.line === 2);
+		expect(hit).toMatchObject({ rule: "generic.step-verdict", failing: true });
+		// The verdict leads the shown text, so a view that clips it still shows how the step ended.
+		expect(hit?.text.startsWith("The command")).toBe(true);
+		expect(cleanLogLine("progress 10%\rprogress 100%\r")).toBe("progress 100%");
+		expect(cleanLogLine("Expected: 'mock'\r\r")).toBe("Expected: 'mock'");
+		expect(cleanLogLine("kept\r   \r")).toBe("kept\r   ");
+	});
+});
