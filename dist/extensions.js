@@ -5333,6 +5333,16 @@ var init_notable_rules = __esm({
         pattern: /^\s*(Passed|Failed)!\s+-\s+Failed:\s+\d+|^\s*Total tests: \d+\. Passed: \d+\. Failed: \d+/,
         failing: /Failed:\s+[1-9]/
       },
+      // Pester (PowerShell's test runner): "[-] <test> <time>" is a failed test, its message on the next lines.
+      {
+        id: "pester.failed",
+        verdict: true,
+        keys: ["[-] "],
+        ecosystem: "pester",
+        kind: "failure",
+        pattern: /^\s*\[-\] \S/,
+        after: { lines: 2 }
+      },
       // Compilers and type checkers
       {
         id: "tsc.error",
@@ -5609,7 +5619,8 @@ var init_notable_rules = __esm({
         ecosystem: "generic",
         kind: "failure",
         // "ERROR: <Tool>: <what>", a tool's fatal report (a sanitizer's, a checker's), a process id before it.
-        pattern: /^(==\d+==\s*)?(ERROR|FATAL): [A-Z][\w-]+: \S/,
+        // A runner may quote the tool's output behind a short mark ("= ==123==ERROR: \u2026").
+        pattern: /^([^\w\s]{1,3} )?(==\d+==\s*)?(ERROR|FATAL): [A-Z][\w-]+: \S/,
         not: GENERIC_NOT_FAILURE
       },
       {
@@ -5628,8 +5639,56 @@ var init_notable_rules = __esm({
         ecosystem: "generic",
         kind: "summary",
         // A tool's SUMMARY line (sanitizers, valgrind's ERROR SUMMARY): failing unless it counts nothing.
-        pattern: /^(==\d+==\s*)?((ERROR|LEAK) )?SUMMARY: [A-Z\d][\w-]*:? \S/,
-        failing: /^(?!.*\b(0|no) (errors?|issues?|problems?|leaks?|failures?|bytes)\b)(?=.*\b(errors?|leak(ed|s)?|fail\w*|[\w-]*(overflow|after-free|undefined|race|violation)[\w-]*)\b)/i
+        pattern: /^([^\w\s]{1,3} )?(==\d+==\s*)?((ERROR|LEAK) )?SUMMARY: [A-Z\d][\w-]*:? \S/,
+        // A crash named by its signal (AddressSanitizer's "SUMMARY: AddressSanitizer: SEGV \u2026") fails too.
+        failing: /^(?!.*\b(0|no) (errors?|issues?|problems?|leaks?|failures?|bytes)\b)(?=.*\b(errors?|leak(ed|s)?|fail\w*|[\w-]*(overflow|after-free|undefined|race|violation)[\w-]*|SEGV|SIGSEGV|SIGBUS|SIGILL|SIGFPE|SIGABRT|deadly signal|deadlock)\b)/i
+      },
+      {
+        id: "generic.report-field",
+        verdict: true,
+        keys: [
+          'result="',
+          'outcome="',
+          'status="',
+          'state="',
+          '"status"',
+          '"result"',
+          '"outcome"',
+          '"state"',
+          '"conclusion"'
+        ],
+        ecosystem: "generic",
+        kind: "failure",
+        // A machine report's verdict on one test, as a field: an XML element's `result="Failed"` (NUnit's
+        // test-case, xUnit's test, a TRX UnitTestResult's `outcome="Failed"`), a JSON record's `"status":
+        // "failed"` (the reporters of jest, playwright, cucumber, pytest-json-report, a CI's API). A suite's or a
+        // run's element is its summary, not a test's verdict.
+        pattern: /<(?![\w:-]*(suites?|runs?|assembl(y|ies)|collections?|summary|results)\b)[\w:-]+\b[^>]*\b(result|outcome|status|state)="(fail(ed|ure)?|error(ed)?|broken|time[ds]?out|timedout|aborted)"|"(status|result|outcome|state|conclusion)"\s*:\s*"(fail(ed|ure)?|error(ed)?|broken|timed_?out|timeout)"/i,
+        // The report's message under the test's element (`<failure>`, `<message>`, TRX's `<ErrorInfo>`).
+        after: { lines: 2, while: /^\s*<(failure|error|message|reason|output|errorinfo|stack-?trace|!\[CDATA)\b/i }
+      },
+      {
+        id: "generic.tests-failed",
+        verdict: true,
+        keys: [" failed"],
+        ecosystem: "generic",
+        kind: "failure",
+        // A runner's or a harness's sentence that tests (a suite, a compilation) failed, in any wording: "Unit
+        // tests failed", "Some test suites failed", "Running the tests in 'tests/all.R' failed.", "[compilation
+        // failed]". A harness's verdict on its step, often the only one outside the runner's own output.
+        pattern: /(?<!\d+ (\w+ )?)\b(tests?|test suites?|test runs?|suites?|specs?|compilation)( in \S+| for \S+| of \S+)? (have |has )?failed\b(?!\s*(to|because|on retry|[:=]\s*0)\b)/i,
+        // Counted tests ("10 tests failed") are a runner's summary (generic.summary), not this sentence.
+        not: [...GENERIC_NOT_FAILURE, /\b(no|zero|none of the|if|when|unless) (\w+ )?(tests?|suites?|specs?)\b/i]
+      },
+      {
+        id: "generic.returned",
+        keys: [" returned "],
+        ecosystem: "generic",
+        kind: "summary",
+        // A process's exit status in the words "<test|command|\u2026> returned N" (a harness: "Dubious, test returned
+        // 1 (wstat 256, 0x100)", "Command 'make' returned non-zero exit status 2."): failing unless it is 0.
+        pattern: /\b(tests?|command|process|script|program|subprocess|job|step|task|build)\b('[^']*'|"[^"]*"|\s\S+)?\s+returned (non-?zero|-?\d+\b(?!\.\d| ?(rows?|results?|items?|records?|bytes?|entries|objects?|lines?|matches|values?|%)))/i,
+        failing: /\breturned (non-?zero|-?[1-9])/i
       },
       {
         id: "cli.error",
@@ -5707,7 +5766,7 @@ var init_notable_rules = __esm({
         keys: ["expected", "but got", "but was"],
         ecosystem: "generic",
         kind: "failure",
-        pattern: /^\W{0,4}(Expected|expected)\b.*\b(but (got|was|received)|got|to (be|equal|match|include|have|contain)|[Aa]ctual)\b|\bbut (got|was) /,
+        pattern: /^\W{0,4}(Expected|expected)\b.*\b(but (got|was|received)|got|to (be|equal|match|include|have|contain)|[Aa]ctual)\b|\bbut (got|was) |\b[Ee]xpected and actual (values? )?differ|^\s*Expected( value)?\s*: \S/,
         not: [/^\s*(#|\/\/)/]
       },
       {
@@ -5957,9 +6016,15 @@ var init_word_automaton = __esm({
 function cleanLogLine(raw) {
   let s = raw.indexOf("\x1B") === -1 ? raw : raw.replace(ANSI, "");
   if (s.endsWith("\r")) s = s.slice(0, -1);
+  if (s.indexOf("\r") !== -1) s = shownAfterReturn(s);
   if (!PREFIX_START.test(s)) return s;
   const m = CI_PREFIX.exec(s);
   return m && m[0].length > 0 ? s.slice(m[0].length) : s;
+}
+function shownAfterReturn(s) {
+  const shown = s.replace(/\r+$/, "");
+  const at2 = shown.lastIndexOf("\r");
+  return at2 !== -1 && shown.slice(at2 + 1).trim() !== "" ? shown.slice(at2 + 1) : shown;
 }
 function scanTables() {
   tables ??= {
@@ -6369,7 +6434,7 @@ var init_notable = __esm({
     ANSI = /\u001b(\[[0-9;?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)|[@-Z\\-_])/g;
     CI_PREFIX = /^(\uFEFF)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z? ?|\[(task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(\[\d+\] )?(\d\d:\d\d:\d\d(\.\d+)?\s+(INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?(\s*(PID \d+|GECKO\(\d+\)) \| )?/;
     PREFIX_START = /^[\uFEFF\d[\s]|^(PID|GECKO)/;
-    FILLER = /^[\W\d_]*((\[?\b(INFO|DEBUG|TRACE|WARN|WARNING|ERROR|info|debug|error)\b\]?)[\W\d_]*)?$|^\W*(travis_(time|fold):|##\[(end)?group\]|section_(start|end):\d|Post job cleanup\.)/;
+    FILLER = /^[\W\d_]*((\[?\b(INFO|DEBUG|TRACE|WARN|WARNING|ERROR|info|debug|error)\b\]?)[\W\d_]*)?$|^\W*(travis_(time|fold):|##\[(end)?group\]|section_(start|end):\d|Post job cleanup\.)|^\s*<\/?[\w:-]+>\s*$/;
     NOTABLE_KEYS = [
       ...new Set(NOTABLE_RULES.flatMap((r) => r.keys.map((k) => k.toLowerCase())))
     ];

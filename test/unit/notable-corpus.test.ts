@@ -4,8 +4,8 @@
  * with the summary model up, answering a text that says nothing). On the real-log corpus (what the
  * table's rules were written on, test/fixtures/real-logs/) the stub must show at least 90% of the hand-picked
  * critical lines, as before; on the held-out corpus (test/fixtures/heldout-logs/, logs no rule was written on)
- * it must show what the generic rules reach (issue 32's goal of 90% overall and 80% per leave-one-ecosystem-
- * out fold is not reached: the thresholds below are the figures reached, rounded down, and say so), beat the
+ * it must show issue 32's goal of 90% overall and 80% in every leave-one-ecosystem-out fold of its ecosystems
+ * (two folds of the rules' own corpus stay under it; the other thresholds are figures reached, rounded down), beat the
  * scan as it was and the naive keyword baseline, in at most 10% of the bytes Pi alone shows. On a passing run
  * no notable line may claim a failure on the rules' own corpus, and the generic rules raise no more false
  * alarms than the scan as it was. Every figure: `npm run bench -- notable-corpus`.
@@ -17,6 +17,7 @@ import { scanNotable } from "../../extensions/shared/text/notable.ts";
 import { buildStub, stubSurface } from "../../extensions/tool-artifacts/artifacts.ts";
 import {
 	falseAlarms,
+	folds,
 	type LogResult,
 	loadEvalLogs,
 	measure,
@@ -36,15 +37,20 @@ import { makeTestDir, removeQuietly } from "../fixtures/test-dirs.ts";
 
 /** Share of the real-log corpus' critical lines the stubs must show (issue 20; never lowered). */
 const MIN_VISIBLE_OWN = 0.9;
-/** Share of the held-out corpus' critical lines the stubs show (reached: 88.8%, less a margin; issue 32's goal, 90%, is not). */
-const MIN_VISIBLE_HELDOUT = 0.87;
-/** The same on the held-out test split alone, never looked at while writing rules or the layout (reached: 89.4%). */
-const MIN_VISIBLE_HELDOUT_TEST = 0.87;
-/** Every held-out log in its own leave-one-ecosystem-out fold, pooled (reached: 88.2%; the goal, 80% in every fold, is not). */
-const MIN_VISIBLE_FOLDS = 0.86;
-/** The held-out figure and the pooled folds with the summary model up, answering a text that says nothing (reached: 87.3% and 87.0%). */
-const MIN_VISIBLE_HELDOUT_UP = 0.86;
-const MIN_VISIBLE_FOLDS_UP = 0.85;
+/** Share of the held-out corpus' critical lines the stubs show (issue 32's goal, 90%; reached: 91.1%). */
+const MIN_VISIBLE_HELDOUT = 0.9;
+/** The same on the held-out test split alone, never looked at while writing rules or the layout (reached: 90.9%). */
+const MIN_VISIBLE_HELDOUT_TEST = 0.9;
+/** Every held-out log in its own leave-one-ecosystem-out fold, pooled (reached: 90.5%, less a margin). */
+const MIN_VISIBLE_FOLDS = 0.89;
+/**
+ * Issue 32's goal for every leave-one-ecosystem-out fold, reached on the held-out corpus' ecosystems (worst: 81.8%)
+ * but not on two single-format logs of the rules' own corpus (trivy's JSON report, go test -json).
+ */
+const MIN_VISIBLE_EACH_HELDOUT_FOLD = 0.8;
+/** The held-out figure and the pooled folds with the summary model up, answering a text that says nothing (reached: 89.7% and 89.5%). */
+const MIN_VISIBLE_HELDOUT_UP = 0.88;
+const MIN_VISIBLE_FOLDS_UP = 0.88;
 /** Most bytes the stubs show, as a share of what Pi alone shows. */
 const MAX_BYTES_SHARE = 0.1;
 
@@ -99,6 +105,9 @@ describe("notable lines on real logs (issues 20 and 32)", () => {
 
 	it("with every rule written on a log's ecosystem left out, the held-out stubs still show what is reached", () => {
 		expect(share(pooledFolds(heldout()).stub)).toBeGreaterThanOrEqual(MIN_VISIBLE_FOLDS);
+		const each = folds(heldout());
+		expect(each.length).toBeGreaterThanOrEqual(15);
+		for (const f of each) expect(share(f.stub), f.ecosystem).toBeGreaterThanOrEqual(MIN_VISIBLE_EACH_HELDOUT_FOLD);
 	});
 
 	it("with the summary model up, answering a text that says nothing, the held-out figures hold", () => {

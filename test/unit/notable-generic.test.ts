@@ -7,11 +7,18 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isTableRule, type NotableLine, scanNotable } from "../../extensions/shared/text/notable.ts";
+import {
+	cleanLogLine,
+	isTableRule,
+	matchRule,
+	type NotableLine,
+	scanNotable,
+} from "../../extensions/shared/text/notable.ts";
 import {
 	GENERIC_FAILING_COUNT,
 	GENERIC_SUMMARY,
 	NOTABLE_RULES,
+	type NotableRule,
 	RULE_ECOSYSTEMS,
 	writtenFor,
 } from "../../extensions/shared/text/notable-rules.ts";
@@ -246,5 +253,216 @@ describe("rule ecosystems (leave-one-ecosystem-out)", () => {
 		expect(pytest && writtenFor(pytest, "python")).toBe(true);
 		for (const rule of NOTABLE_RULES.filter((r) => r.ecosystem === "generic"))
 			expect(writtenFor(rule, "python")).toBe(false);
+	});
+});
+
+describe("issue 32, recall: report fields, harness sentences, exit statuses, tool reports (generic rules)", () => {
+	/** The scan with every rule, and with one rule left out (what the line is without it). */
+	const withAndWithout = (text: string, id: string) => ({
+		with: scanNotable(text).lines,
+		without: scanNotable(text, { evaluation: { rules: (r) => r.id !== id } }).lines,
+	});
+	const frame = (line: string) => ["set-up", line, "clean-up"].join("\n");
+
+	it("reads a machine report's verdict field on one test as a failure, not a suite's nor a passing one", () => {
+		// corpus nunit-jenkins:55, shortened (the fields kept are the log's own); the other two are built.
+		const nunit =
+			'                  <test-case id="1-1163" name="UI_MyTask_MR_Grid_GridViewValidation(True)" runstate="Runnable" result="Failed" label="Error" duration="31.060108" asserts="0">';
+		const trx = '    <UnitTestResult testName="Parses the header" outcome="Failed" duration="00:00:00.012" />';
+		const json = '{"title":"parses the header","fullName":"parser parses the header","status":"failed","duration":12}';
+		for (const line of [nunit, trx, json]) {
+			// In a table without the specific rules (a fold that left NUnit out), the generic field still reads it.
+			const generic = scanNotable(frame(line), { evaluation: { rules: (r) => !isTableRule(r) } }).lines;
+			expect(
+				generic.find((n) => n.line === 2),
+				line,
+			).toMatchObject({ rule: "generic.report-field", kind: "failure" });
+			const without = scanNotable(frame(line), {
+				evaluation: { rules: (r) => !isTableRule(r) && r.id !== "generic.report-field" },
+			}).lines;
+			// Without it the line is at most failure vocabulary: weak, ranked after every verdict.
+			expect(["none", "generic.failure"], line).toContain(without.find((n) => n.line === 2)?.rule ?? "none");
+		}
+		for (const line of [
+			'    <test-suite type="TestSuite" id="1-1344" name="Ui" result="Failed" total="150">',
+			'<test-run id="2" testcasecount="150" result="Failed" total="150" failed="144">',
+			'<UnitTestResult testName="Parses the header" outcome="Passed" />',
+			'{"title":"retries the upload","status":"passed","retries":1}',
+			'  "status": "skipped",',
+		])
+			expect(
+				scanNotable(frame(line), { evaluation: { rules: (r) => !isTableRule(r) } }).lines.filter(
+					(n) => n.rule === "generic.report-field",
+				),
+				line,
+			).toEqual([]);
+	});
+
+	it("reads a harness's sentence that tests failed as a strong failure, counted ones as a summary", () => {
+		const sentences = [
+			"++: Unit tests failed\r", // held-out neovim-567614596:3580
+			"  functional tests failed with error: 1\r", // held-out busted-neovim-asan-segv-exit:6497
+			"Running the tests in ‘tests/test-all.R’ failed.\r", // held-out shiny-575046224:736
+			"Some test suites failed\r", // held-out tsnode-angular-aio-e2e-tserror:4289
+		];
+		for (const line of sentences) {
+			const { with: now, without } = withAndWithout(frame(line), "generic.tests-failed");
+			expect(
+				now.find((n) => n.line === 2),
+				line,
+			).toMatchObject({ rule: "generic.tests-failed", kind: "failure" });
+			// Without it the line is failure vocabulary at best: weak, dropped where a passing summary follows.
+			expect(without.find((n) => n.line === 2)?.rule ?? "none", line).not.toBe("generic.tests-failed");
+		}
+		expect(matchRule("10 tests failed")?.id).toBe("generic.summary");
+		for (const line of ["if tests failed, rerun them with --verbose", "Tests failed: 0", "No tests failed"])
+			expect(claims(scanNotable(line).lines), line).toEqual([]);
+	});
+
+	it("keeps a strong 'tests failed' line where weak evidence would be dropped by a passing summary after it", () => {
+		const log = ["$ make unittest", "++: Unit tests failed", "Tests:       16 passed, 16 total", "$ echo done"].join(
+			"\n",
+		);
+		expect(claims(scanNotable(log).lines).map((n) => n.line)).toEqual([2]);
+		const without = scanNotable(log, { evaluation: { rules: (r) => r.id !== "generic.tests-failed" } }).lines;
+		expect(claims(without)).toEqual([]);
+	});
+
+	it("reads '<process> returned N' as an exit status: failing unless 0, never a count of rows", () => {
+		const dubious = "Dubious, test returned 1 (wstat 256, 0x100)\r"; // held-out prove-git-p4-options-fail:1258
+		const { with: now, without } = withAndWithout(frame(dubious), "generic.returned");
+		expect(now.find((n) => n.line === 2)).toMatchObject({ rule: "generic.returned", kind: "summary", failing: true });
+		expect(without.find((n) => n.line === 2)).toBeUndefined();
+		expect(scanNotable("the test script returned 0").lines[0]).toMatchObject({
+			rule: "generic.returned",
+			failing: false,
+		});
+		for (const line of ["the query returned 5 rows", "search returned 12 results.", "request returned 200"])
+			expect(claims(scanNotable(line).lines), line).toEqual([]);
+	});
+
+	it("reads a sanitizer's report quoted behind a runner's mark, and a SEGV summary as failing", () => {
+		// held-out busted-neovim-asan-segv-exit:4877 and :4963 (shortened), with the sanitizer rules left out
+		const generic = { rules: (r: NotableRule) => !isTableRule(r) };
+		const error = "= ==16539==ERROR: AddressSanitizer: SEGV on unknown address 0x000001d548d0 (pc 0x000000455084)";
+		expect(scanNotable(frame(error), { evaluation: generic }).lines.find((n) => n.line === 2)).toMatchObject({
+			rule: "generic.tool-error",
+			kind: "failure",
+		});
+		const summary =
+			"= SUMMARY: AddressSanitizer: SEGV /tmp/final/llvm.src/projects/compiler-rt/lib/sanitizer_common.h:30";
+		expect(scanNotable(frame(summary), { evaluation: generic }).lines.find((n) => n.line === 2)).toMatchObject({
+			rule: "generic.tool-summary",
+			failing: true,
+		});
+		expect(
+			scanNotable("==12==ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)", { evaluation: generic })
+				.lines[0],
+		).toMatchObject({ rule: "generic.tool-summary", failing: false });
+	});
+
+	it("raises no false alarm on passing material that holds the same words", () => {
+		const passing = [
+			'<test-case id="1-7" name="Parses" result="Passed" success="True" asserts="1" />',
+			'<test-suite type="Assembly" name="Ui.dll" result="Passed" total="150" failed="0">',
+			'{"Action":"pass","Package":"example.com/x","Test":"TestFailedLogin","Elapsed":0.01}',
+			"ok 12 - a test named 'login failed' is handled",
+			"t9807-git-p4-options.sh .. ok",
+			"All tests successful.",
+			"the command returned 0",
+			"Tests failed: 0, passed: 12",
+			"test_failed_login (tests.test_auth.AuthTest) ... ok",
+		].join("\n");
+		expect(claims(scanNotable(passing).lines)).toEqual([]);
+	});
+});
+
+describe("pester (PowerShell's runner; written on the powershell and dotnet logs, so out of their folds)", () => {
+	it("reads '[-] <test>' as a failed test with its message, and is left out of the powershell fold", () => {
+		// held-out powershell-536509309:5597 and the message lines of pester-rspec-runtime-poc:711-712
+		const log = [
+			"    [+] ThreadJob with ScriptBlock 120ms",
+			"    [-] ThreadJob with ScriptBlock and Using variables 356ms",
+			"      Expected: '/var/folders/dir/file1.Tests.ps1'",
+			"      Actual  : 'file1.Tests.ps1'",
+			"Tests Passed: 4, Failed: 1, Skipped: 0",
+		].join("\n");
+		const now = scanNotable(log).lines;
+		expect(now.find((n) => n.line === 2)).toMatchObject({ rule: "pester.failed", kind: "failure" });
+		// Its message: the next lines (the "Expected:" line is an assertion's message of its own).
+		expect(now.map((n) => n.line)).toEqual([2, 3, 4, 5]);
+		const pester = NOTABLE_RULES.find((r) => r.id === "pester.failed");
+		expect(pester && writtenFor(pester, "powershell")).toBe(true);
+		const fold = scanNotable(log, { evaluation: { rules: (r) => !writtenFor(r, "powershell") } }).lines;
+		expect(fold.find((n) => n.line === 2)).toBeUndefined();
+		expect(claims(scanNotable("    [+] ThreadJob with ScriptBlock 120ms\n[-] \n").lines)).toEqual([]);
+	});
+});
+
+describe("issue 32, recall: a report's message and an assertion's message", () => {
+	it("carries the message under a failed test's element, stepping over a bare XML element", () => {
+		// corpus nunit-jenkins:55-57, shortened
+		const log = [
+			'                  <test-case id="1-1163" name="UI_MyTask_MR_Grid_GridViewValidation(True)" result="Failed" label="Error">',
+			"                    <failure>",
+			"                      <message><![CDATA[OpenQA.Selenium.WebDriverTimeoutException : Timed out after 30 seconds]]></message>",
+			"                    </failure>",
+			"                  </test-case>",
+		].join("\n");
+		const fold = scanNotable(log, { evaluation: { rules: (r) => !isTableRule(r) } }).lines;
+		expect(fold.map((n) => [n.line, n.kind])).toEqual([
+			[1, "failure"],
+			[3, "context"],
+		]);
+		// The first context line is the one ranked right behind the entries: the message, not "<failure>".
+		const first = scanNotable(log, { maxLines: 2, evaluation: { rules: (r) => !isTableRule(r) } }).lines;
+		expect(first.map((n) => n.line)).toEqual([1, 3]);
+	});
+
+	it("reads an assertion's 'Expected: X' line and 'Expected and actual values differ' in any runner", () => {
+		const generic = { rules: (r: NotableRule) => !isTableRule(r) };
+		for (const line of [
+			"Expected: '/var/folders/bb/n7t3rs157850byt_jfdcq9k80000gn/T/dir/file1.Tests.ps1'\r\r", // held-out pester-rspec-runtime-poc:711
+			"[-] - Each parametrized test has unique id -> Expected and actual values differ!", // held-out pester-rspec-runtime-poc:908, shortened
+			"  Expected: 5", // NUnit's message form (built)
+		]) {
+			const now = scanNotable(frame(line), { evaluation: generic }).lines;
+			expect(now.find((n) => n.line === 2)?.rule, line).toBe("generic.expected");
+		}
+		// A passing run's settings and docs that name an expectation are no failure.
+		for (const line of ["Expected output written to out/expected.txt", "expected: ok", "# Expected: 5"])
+			expect(claims(scanNotable(`${line}\n10 tests passed`).lines), line).toEqual([]);
+	});
+});
+
+const frame = (line: string) => ["set-up", line, "clean-up"].join("\n");
+
+describe("issue 32, recall: a line a carriage return rewrote", () => {
+	it("is matched and shown as the terminal shows it: the text after the last carriage return", () => {
+		// held-out latexmk-draft-undefined-refs:541, the command shortened
+		const raw =
+			'travis_time:end:2350293c:start=1565137610957272470,finish=1565137790546871170,duration=179589598700\r\u001b[0K\u001b[31;1mThe command "latexmk -pdf std.tex" exited with 1.\u001b[0m\r';
+		expect(cleanLogLine(raw)).toBe('The command "latexmk -pdf std.tex" exited with 1.');
+		const hit = scanNotable(`$ latexmk -pdf std.tex\n${raw}\n`).lines.find((n) => n.line === 2);
+		expect(hit).toMatchObject({ rule: "generic.step-verdict", failing: true });
+		// The verdict leads the shown text, so a view that clips it still shows how the step ended.
+		expect(hit?.text.startsWith("The command")).toBe(true);
+		expect(cleanLogLine("progress 10%\rprogress 100%\r")).toBe("progress 100%");
+		expect(cleanLogLine("Expected: 'mock'\r\r")).toBe("Expected: 'mock'");
+		expect(cleanLogLine("kept\r   \r")).toBe("kept\r   ");
+	});
+});
+
+describe("issue 32, recall: a harness's sentence ranks with the runners' verdicts", () => {
+	it("keeps 'Some test suites failed' under a cap that thirty compiler errors before it would fill", () => {
+		const errors = Array.from(
+			{ length: 30 },
+			(_, i) => `../node_modules/@types/jasmine/index.d.ts(142,${i + 40}): error TS1005: ';' expected.`,
+		);
+		// held-out tsnode-angular-aio-e2e-tserror:4289 after errors shaped like its lines 1934-1953
+		const log = [...errors, "Some test suites failed", "error Command failed with exit code 1."].join("\n");
+		const kept = scanNotable(log, { maxLines: 10 }).lines;
+		expect(kept.find((n) => n.line === 31)).toMatchObject({ rule: "generic.tests-failed", kind: "failure" });
+		expect(NOTABLE_RULES.find((r) => r.id === "generic.tests-failed")?.verdict).toBe(true);
 	});
 });

@@ -470,6 +470,27 @@ const REAL: Example[] = [
 		from: "held-out powershell-536509309:5646",
 	},
 	{
+		rule: "generic.report-field",
+		text: '                  <test-case id="1-1163" name="UI_MyTask_MR_Grid_GridViewValidation(True,&quot;chrome&quot;,&quot;/#/tasks/access-certification/overview&quot;)" methodname="UI_MyTask_MR_Grid_GridViewValidation" runstate="Runnable" seed="273136287" result="Failed" label="Error" start-time="2017-05-25 12:57:49Z" end-time="2017-05-25 12:58:20Z" duration="31.060108" asserts="0">\r',
+		from: "corpus nunit-jenkins:55 (fullname and classname left out)",
+	},
+	{
+		rule: "generic.tests-failed",
+		text: "++: Unit tests failed\r",
+		from: "held-out neovim-567614596:3580",
+	},
+	{
+		rule: "generic.returned",
+		text: "Dubious, test returned 1 (wstat 256, 0x100)\r",
+		from: "held-out prove-git-p4-options-fail:1258",
+		failing: true,
+	},
+	{
+		rule: "pester.failed",
+		text: "    [-] ThreadJob with ScriptBlock and Using variables 356ms\r",
+		from: "held-out powershell-536509309:5597",
+	},
+	{
 		rule: "generic.checked-step",
 		text: "2024-07-08T16:48:14.6230487Z ##[group]Run pytorch/test-infra/.github/actions/setup-ssh@main",
 		from: "corpus gha-pytorch-job:50",

@@ -108,6 +108,7 @@ export const RULE_ECOSYSTEMS: Readonly<Record<string, readonly string[]>> = {
 	"dotnet trx": ["dotnet", "dotnet-trx"],
 	maven: ["java"],
 	"dotnet test": ["dotnet"],
+	pester: ["powershell", "dotnet"],
 	tsc: ["typescript", "javascript"],
 	msbuild: ["dotnet", "cpp"],
 	rustc: ["rust"],
@@ -578,6 +579,17 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		failing: /Failed:\s+[1-9]/,
 	},
 
+	// Pester (PowerShell's test runner): "[-] <test> <time>" is a failed test, its message on the next lines.
+	{
+		id: "pester.failed",
+		verdict: true,
+		keys: ["[-] "],
+		ecosystem: "pester",
+		kind: "failure",
+		pattern: /^\s*\[-\] \S/,
+		after: { lines: 2 },
+	},
+
 	// Compilers and type checkers
 	{
 		id: "tsc.error",
@@ -862,7 +874,8 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "generic",
 		kind: "failure",
 		// "ERROR: <Tool>: <what>", a tool's fatal report (a sanitizer's, a checker's), a process id before it.
-		pattern: /^(==\d+==\s*)?(ERROR|FATAL): [A-Z][\w-]+: \S/,
+		// A runner may quote the tool's output behind a short mark ("= ==123==ERROR: …").
+		pattern: /^([^\w\s]{1,3} )?(==\d+==\s*)?(ERROR|FATAL): [A-Z][\w-]+: \S/,
 		not: GENERIC_NOT_FAILURE,
 	},
 	{
@@ -881,9 +894,60 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "generic",
 		kind: "summary",
 		// A tool's SUMMARY line (sanitizers, valgrind's ERROR SUMMARY): failing unless it counts nothing.
-		pattern: /^(==\d+==\s*)?((ERROR|LEAK) )?SUMMARY: [A-Z\d][\w-]*:? \S/,
+		pattern: /^([^\w\s]{1,3} )?(==\d+==\s*)?((ERROR|LEAK) )?SUMMARY: [A-Z\d][\w-]*:? \S/,
+		// A crash named by its signal (AddressSanitizer's "SUMMARY: AddressSanitizer: SEGV …") fails too.
 		failing:
-			/^(?!.*\b(0|no) (errors?|issues?|problems?|leaks?|failures?|bytes)\b)(?=.*\b(errors?|leak(ed|s)?|fail\w*|[\w-]*(overflow|after-free|undefined|race|violation)[\w-]*)\b)/i,
+			/^(?!.*\b(0|no) (errors?|issues?|problems?|leaks?|failures?|bytes)\b)(?=.*\b(errors?|leak(ed|s)?|fail\w*|[\w-]*(overflow|after-free|undefined|race|violation)[\w-]*|SEGV|SIGSEGV|SIGBUS|SIGILL|SIGFPE|SIGABRT|deadly signal|deadlock)\b)/i,
+	},
+	{
+		id: "generic.report-field",
+		verdict: true,
+		keys: [
+			'result="',
+			'outcome="',
+			'status="',
+			'state="',
+			'"status"',
+			'"result"',
+			'"outcome"',
+			'"state"',
+			'"conclusion"',
+		],
+		ecosystem: "generic",
+		kind: "failure",
+		// A machine report's verdict on one test, as a field: an XML element's `result="Failed"` (NUnit's
+		// test-case, xUnit's test, a TRX UnitTestResult's `outcome="Failed"`), a JSON record's `"status":
+		// "failed"` (the reporters of jest, playwright, cucumber, pytest-json-report, a CI's API). A suite's or a
+		// run's element is its summary, not a test's verdict.
+		pattern:
+			/<(?![\w:-]*(suites?|runs?|assembl(y|ies)|collections?|summary|results)\b)[\w:-]+\b[^>]*\b(result|outcome|status|state)="(fail(ed|ure)?|error(ed)?|broken|time[ds]?out|timedout|aborted)"|"(status|result|outcome|state|conclusion)"\s*:\s*"(fail(ed|ure)?|error(ed)?|broken|timed_?out|timeout)"/i,
+		// The report's message under the test's element (`<failure>`, `<message>`, TRX's `<ErrorInfo>`).
+		after: { lines: 2, while: /^\s*<(failure|error|message|reason|output|errorinfo|stack-?trace|!\[CDATA)\b/i },
+	},
+	{
+		id: "generic.tests-failed",
+		verdict: true,
+		keys: [" failed"],
+		ecosystem: "generic",
+		kind: "failure",
+		// A runner's or a harness's sentence that tests (a suite, a compilation) failed, in any wording: "Unit
+		// tests failed", "Some test suites failed", "Running the tests in 'tests/all.R' failed.", "[compilation
+		// failed]". A harness's verdict on its step, often the only one outside the runner's own output.
+		pattern:
+			/(?<!\d+ (\w+ )?)\b(tests?|test suites?|test runs?|suites?|specs?|compilation)( in \S+| for \S+| of \S+)? (have |has )?failed\b(?!\s*(to|because|on retry|[:=]\s*0)\b)/i,
+		// Counted tests ("10 tests failed") are a runner's summary (generic.summary), not this sentence.
+		not: [...GENERIC_NOT_FAILURE, /\b(no|zero|none of the|if|when|unless) (\w+ )?(tests?|suites?|specs?)\b/i],
+	},
+	{
+		id: "generic.returned",
+		keys: [" returned "],
+		ecosystem: "generic",
+		kind: "summary",
+		// A process's exit status in the words "<test|command|…> returned N" (a harness: "Dubious, test returned
+		// 1 (wstat 256, 0x100)", "Command 'make' returned non-zero exit status 2."): failing unless it is 0.
+		pattern:
+			/\b(tests?|command|process|script|program|subprocess|job|step|task|build)\b('[^']*'|"[^"]*"|\s\S+)?\s+returned (non-?zero|-?\d+\b(?!\.\d| ?(rows?|results?|items?|records?|bytes?|entries|objects?|lines?|matches|values?|%)))/i,
+		failing: /\breturned (non-?zero|-?[1-9])/i,
 	},
 	{
 		id: "cli.error",
@@ -966,7 +1030,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "generic",
 		kind: "failure",
 		pattern:
-			/^\W{0,4}(Expected|expected)\b.*\b(but (got|was|received)|got|to (be|equal|match|include|have|contain)|[Aa]ctual)\b|\bbut (got|was) /,
+			/^\W{0,4}(Expected|expected)\b.*\b(but (got|was|received)|got|to (be|equal|match|include|have|contain)|[Aa]ctual)\b|\bbut (got|was) |\b[Ee]xpected and actual (values? )?differ|^\s*Expected( value)?\s*: \S/,
 		not: [/^\s*(#|\/\/)/],
 	},
 	{

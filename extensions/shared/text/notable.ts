@@ -132,22 +132,35 @@ const CI_PREFIX =
 /** How a CI prefix can start (a BOM, a digit, "[", white space, "PID", "GECKO"). */
 const PREFIX_START = /^[\uFEFF\d[\s]|^(PID|GECKO)/;
 
-/** The line as the rules see it (and the scan shows it): no ANSI, no CI prefix, no trailing "\r". */
+/**
+ * The line as the rules see it (and the scan shows it): no ANSI, no CI prefix, no trailing "\r", and of a line
+ * a carriage return rewrote (Travis' timer mark before "The command … exited with 1.", a progress bar's last
+ * state) only what the terminal shows: the text after the last "\r" that is followed by some.
+ */
 export function cleanLogLine(raw: string): string {
 	let s = raw.indexOf("\u001b") === -1 ? raw : raw.replace(ANSI, "");
 	if (s.endsWith("\r")) s = s.slice(0, -1);
+	if (s.indexOf("\r") !== -1) s = shownAfterReturn(s);
 	if (!PREFIX_START.test(s)) return s; // most lines: no prefix to look for
 	const m = CI_PREFIX.exec(s);
 	return m && m[0].length > 0 ? s.slice(m[0].length) : s;
 }
 
+/** What a terminal shows of a line with carriage returns in it: what follows the last one followed by text. */
+function shownAfterReturn(s: string): string {
+	const shown = s.replace(/\r+$/, "");
+	const at = shown.lastIndexOf("\r");
+	return at !== -1 && shown.slice(at + 1).trim() !== "" ? shown.slice(at + 1) : shown;
+}
+
 /**
  * A line that carries no message, as context goes: blank, a rule or a log level alone ("[INFO] ", "-----"),
- * or a CI's bookkeeping (Travis' fold and timer marks, GitHub Actions' group marks and clean-up, GitLab's
- * section marks). Context steps over it as over a blank line.
+ * a CI's bookkeeping (Travis' fold and timer marks, GitHub Actions' group marks and clean-up, GitLab's
+ * section marks), or a report's bare XML element (`<failure>`, `</message>`: the message is the line after).
+ * Context steps over it as over a blank line.
  */
 const FILLER =
-	/^[\W\d_]*((\[?\b(INFO|DEBUG|TRACE|WARN|WARNING|ERROR|info|debug|error)\b\]?)[\W\d_]*)?$|^\W*(travis_(time|fold):|##\[(end)?group\]|section_(start|end):\d|Post job cleanup\.)/;
+	/^[\W\d_]*((\[?\b(INFO|DEBUG|TRACE|WARN|WARNING|ERROR|info|debug|error)\b\]?)[\W\d_]*)?$|^\W*(travis_(time|fold):|##\[(end)?group\]|section_(start|end):\d|Post job cleanup\.)|^\s*<\/?[\w:-]+>\s*$/;
 
 /** A found line with what it carries, before ranking. */
 interface Entry {
