@@ -43,9 +43,9 @@ function piInstallOf(file) {
     dir = parent;
   }
 }
-function locatePi(stack, main = process.argv[1]) {
+function locatePi(stack, main = process.argv[1], installOf = piInstallOf) {
   for (const file of [...stackFiles(stack ?? ""), ...main ? [main] : []]) {
-    const found = piInstallOf(file);
+    const found = installOf(file);
     if (found) return found;
   }
   return void 0;
@@ -103,12 +103,36 @@ function piModuleFile(pi, id) {
   }
   return void 0;
 }
+const installOfFile = /* @__PURE__ */ new Map();
+const moduleFileOf = /* @__PURE__ */ new Map();
+const importOf = /* @__PURE__ */ new Map();
+function cachedInstallOf(file) {
+  if (!installOfFile.has(file)) installOfFile.set(file, piInstallOf(file));
+  return installOfFile.get(file);
+}
+function cachedModuleFile(pi, id) {
+  const key = `${pi.root}\0${id}`;
+  if (!moduleFileOf.has(key)) {
+    const file = piModuleFile(pi, id);
+    moduleFileOf.set(key, file && existsSync(file) ? file : void 0);
+  }
+  return moduleFileOf.get(key);
+}
+function cachedImport(file) {
+  const url = pathToFileURL(file).href;
+  let loaded = importOf.get(url);
+  if (!loaded) {
+    loaded = import(url);
+    importOf.set(url, loaded);
+  }
+  return loaded;
+}
 async function piModules(ids, caller, fallback) {
-  const pi = locatePi(caller.stack);
+  const pi = locatePi(caller.stack, process.argv[1], cachedInstallOf);
   const loaded = await Promise.all(
     ids.map((id) => {
-      const file = pi && piModuleFile(pi, id);
-      return file && existsSync(file) ? import(pathToFileURL(file).href) : fallback(id);
+      const file = pi && cachedModuleFile(pi, id);
+      return file ? cachedImport(file) : fallback(id);
     })
   );
   return Object.fromEntries(ids.map((id, i) => [id, loaded[i]]));
