@@ -3520,6 +3520,11 @@ function sharedReading(emission, agentDir, cwd) {
   const reading = emission ? readings.get(emission) : void 0;
   return reading && reading.agentDir === agentDir && reading.cwd === cwd ? reading : void 0;
 }
+function sessionTrust(agentDir, cwd, ctx) {
+  const reading = ctx ? readingOfContext.get(ctx) : void 0;
+  if (reading && reading.agentDir === agentDir && reading.cwd === cwd) return reading.trust;
+  return folderTrust(agentDir, cwd, ctx);
+}
 function readConfig(agentDir, ctx, emission) {
   const trust = folderTrust(agentDir, ctx.cwd, ctx);
   const loaded2 = loadConfig({
@@ -3542,6 +3547,7 @@ function bootExtension(pi, name) {
   const read2 = (ctx, emission) => {
     const agentDir = (0, import_pi_coding_agent2.getAgentDir)();
     const reading = sharedReading(emission, agentDir, ctx.cwd) ?? readConfig(agentDir, ctx, emission);
+    if (emission) readingOfContext.set(ctx, reading);
     trust = reading.trust;
     const loaded2 = emission ? structuredClone(reading.loaded.config) : reading.loaded.config;
     config = loaded2;
@@ -3581,7 +3587,7 @@ function bootExtension(pi, name) {
   });
   return host;
 }
-var import_pi_coding_agent2, CONFIG_WARNING_PREFIX, readings;
+var import_pi_coding_agent2, CONFIG_WARNING_PREFIX, readings, readingOfContext;
 var init_bootstrap = __esm({
   "extensions/shared/host/bootstrap.ts"() {
     "use strict";
@@ -3594,6 +3600,7 @@ var init_bootstrap = __esm({
     init_trust();
     CONFIG_WARNING_PREFIX = "headroom config: ";
     readings = /* @__PURE__ */ new WeakMap();
+    readingOfContext = /* @__PURE__ */ new WeakMap();
   }
 });
 
@@ -12896,7 +12903,7 @@ function childSessionDir(ctx, agentDir) {
 function createSessionChildren(ctx, options) {
   const nextDepth = options.depth + 1;
   const parentFolder = canonicalFolder(ctx.cwd);
-  const parentTrusted = folderTrust(options.agentDir, ctx.cwd, ctx).trusted;
+  const parentTrusted = sessionTrust(options.agentDir, ctx.cwd, ctx).trusted;
   const trustOf = (cwd) => canonicalFolder(cwd) === parentFolder ? parentTrusted : folderTrust(options.agentDir, cwd).trusted;
   const backend = createInProcessBackend({
     agentDir: options.agentDir,
@@ -12923,6 +12930,7 @@ var init_session3 = __esm({
     "use strict";
     import_node_path14 = require("node:path");
     PiSdk2 = __toESM(require("@mariozechner/pi-coding-agent"), 1);
+    init_bootstrap();
     init_trust();
     init_backend();
     init_manager();
@@ -15281,7 +15289,7 @@ function agentLoader(settings) {
     catalog ??= new AgentCatalog(import_pi_coding_agent7.parseFrontmatter);
     const agentDir = settings.agentDir();
     const cwd = ctx?.cwd ?? process.cwd();
-    const trust = ctx ? folderTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" };
+    const trust = ctx ? sessionTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" };
     const snapshot2 = catalog.load({
       agentDir,
       cwd,
