@@ -10,7 +10,7 @@
  * A fresh process per start does what the CLI does (Pi's resource loader with the package in the settings,
  * `createAgentSession`, `bindExtensions`, which emits session_start), STARTUP_ROUNDS times (default 8); medians.
  *
- * Usage: node --import jiti/register test/bench/startup-steps.ts
+ * Usage: node --import jiti/register test/bench/startup-steps.ts (STARTUP_DIST=<dist folder> for another build)
  */
 import { spawnSync } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
@@ -132,6 +132,8 @@ async function main(): Promise<void> {
 	const folder = makeOutsideDir("startup-steps");
 	cpSync(join(staged, "..", ".."), folder, { recursive: true });
 	const root = join(folder, "node_modules", "pi-context-headroom");
+	// STARTUP_DIST=<a dist/ folder>: time another build (an earlier commit's) in the same installed layout.
+	if (process.env.STARTUP_DIST) cpSync(process.env.STARTUP_DIST, join(root, "dist"), { recursive: true });
 	instrument(join(root, "dist"));
 	const sandbox = makeSandbox({ server, settings: { packages: [root] } });
 	const child = join(makeOutsideDir("startup-steps-child"), "child.mjs");
