@@ -43,9 +43,9 @@ function piInstallOf(file) {
     dir = parent;
   }
 }
-function locatePi(stack, main = process.argv[1]) {
+function locatePi(stack, main = process.argv[1], installOf = piInstallOf) {
   for (const file of [...stackFiles(stack ?? ""), ...main ? [main] : []]) {
-    const found = piInstallOf(file);
+    const found = installOf(file);
     if (found) return found;
   }
   return void 0;
@@ -103,12 +103,36 @@ function piModuleFile(pi, id) {
   }
   return void 0;
 }
+const installOfFile = /* @__PURE__ */ new Map();
+const moduleFileOf = /* @__PURE__ */ new Map();
+const importOf = /* @__PURE__ */ new Map();
+function cachedInstallOf(file) {
+  if (!installOfFile.has(file)) installOfFile.set(file, piInstallOf(file));
+  return installOfFile.get(file);
+}
+function cachedModuleFile(pi, id) {
+  const key = `${pi.root}\0${id}`;
+  if (!moduleFileOf.has(key)) {
+    const file = piModuleFile(pi, id);
+    moduleFileOf.set(key, file && existsSync(file) ? file : void 0);
+  }
+  return moduleFileOf.get(key);
+}
+function cachedImport(file) {
+  const url = pathToFileURL(file).href;
+  let loaded = importOf.get(url);
+  if (!loaded) {
+    loaded = import(url);
+    importOf.set(url, loaded);
+  }
+  return loaded;
+}
 async function piModules(ids, caller, fallback) {
-  const pi = locatePi(caller.stack);
+  const pi = locatePi(caller.stack, process.argv[1], cachedInstallOf);
   const loaded = await Promise.all(
     ids.map((id) => {
-      const file = pi && piModuleFile(pi, id);
-      return file && existsSync(file) ? import(pathToFileURL(file).href) : fallback(id);
+      const file = pi && cachedModuleFile(pi, id);
+      return file ? cachedImport(file) : fallback(id);
     })
   );
   return Object.fromEntries(ids.map((id, i) => [id, loaded[i]]));
@@ -3496,6 +3520,11 @@ function sharedReading(emission, agentDir, cwd) {
   const reading = emission ? readings.get(emission) : void 0;
   return reading && reading.agentDir === agentDir && reading.cwd === cwd ? reading : void 0;
 }
+function sessionTrust(agentDir, cwd, ctx) {
+  const reading = ctx ? readingOfContext.get(ctx) : void 0;
+  if (reading && reading.agentDir === agentDir && reading.cwd === cwd) return reading.trust;
+  return folderTrust(agentDir, cwd, ctx);
+}
 function readConfig(agentDir, ctx, emission) {
   const trust = folderTrust(agentDir, ctx.cwd, ctx);
   const loaded2 = loadConfig({
@@ -3518,6 +3547,7 @@ function bootExtension(pi, name) {
   const read2 = (ctx, emission) => {
     const agentDir = (0, import_pi_coding_agent2.getAgentDir)();
     const reading = sharedReading(emission, agentDir, ctx.cwd) ?? readConfig(agentDir, ctx, emission);
+    if (emission) readingOfContext.set(ctx, reading);
     trust = reading.trust;
     const loaded2 = emission ? structuredClone(reading.loaded.config) : reading.loaded.config;
     config = loaded2;
@@ -3557,7 +3587,7 @@ function bootExtension(pi, name) {
   });
   return host;
 }
-var import_pi_coding_agent2, CONFIG_WARNING_PREFIX, readings;
+var import_pi_coding_agent2, CONFIG_WARNING_PREFIX, readings, readingOfContext;
 var init_bootstrap = __esm({
   "extensions/shared/host/bootstrap.ts"() {
     "use strict";
@@ -3570,6 +3600,7 @@ var init_bootstrap = __esm({
     init_trust();
     CONFIG_WARNING_PREFIX = "headroom config: ";
     readings = /* @__PURE__ */ new WeakMap();
+    readingOfContext = /* @__PURE__ */ new WeakMap();
   }
 });
 
@@ -12943,7 +12974,7 @@ function childSessionDir(ctx, agentDir) {
 function createSessionChildren(ctx, options) {
   const nextDepth = options.depth + 1;
   const parentFolder = canonicalFolder(ctx.cwd);
-  const parentTrusted = folderTrust(options.agentDir, ctx.cwd, ctx).trusted;
+  const parentTrusted = sessionTrust(options.agentDir, ctx.cwd, ctx).trusted;
   const trustOf = (cwd) => canonicalFolder(cwd) === parentFolder ? parentTrusted : folderTrust(options.agentDir, cwd).trusted;
   const backend = createInProcessBackend({
     agentDir: options.agentDir,
@@ -12970,6 +13001,7 @@ var init_session3 = __esm({
     "use strict";
     import_node_path14 = require("node:path");
     PiSdk2 = __toESM(require("@mariozechner/pi-coding-agent"), 1);
+    init_bootstrap();
     init_trust();
     init_backend();
     init_manager();
@@ -15351,7 +15383,7 @@ function agentLoader(settings) {
     catalog ??= new AgentCatalog(import_pi_coding_agent7.parseFrontmatter);
     const agentDir = settings.agentDir();
     const cwd = ctx?.cwd ?? process.cwd();
-    const trust = ctx ? folderTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" };
+    const trust = ctx ? sessionTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" };
     const snapshot2 = catalog.load({
       agentDir,
       cwd,

@@ -70,9 +70,13 @@ export function piInstallOf(file: string): PiInstall | undefined {
 }
 
 /** The running Pi: the first Pi package named by the caller's stack, else the main script's. */
-export function locatePi(stack: string | undefined, main: string | undefined = process.argv[1]): PiInstall | undefined {
+export function locatePi(
+	stack: string | undefined,
+	main: string | undefined = process.argv[1],
+	installOf: (file: string) => PiInstall | undefined = piInstallOf,
+): PiInstall | undefined {
 	for (const file of [...stackFiles(stack ?? ""), ...(main ? [main] : [])]) {
-		const found = piInstallOf(file);
+		const found = installOf(file);
 		if (found) return found;
 	}
 	return undefined;
@@ -145,19 +149,53 @@ export function piModuleFile(pi: PiInstall, id: string): string | undefined {
 }
 
 /**
+ * What one process has found already (the package's five entries each ask for the same modules): the Pi
+ * install of each stack file, the file of each module of an install, and each module's import. A file's
+ * install, and the module a file URL names, do not change while the process runs.
+ */
+const installOfFile = new Map<string, PiInstall | undefined>();
+const moduleFileOf = new Map<string, string | undefined>();
+const importOf = new Map<string, Promise<unknown>>();
+
+function cachedInstallOf(file: string): PiInstall | undefined {
+	if (!installOfFile.has(file)) installOfFile.set(file, piInstallOf(file));
+	return installOfFile.get(file);
+}
+
+/** The existing file Pi's loader maps `id` to, or undefined. */
+function cachedModuleFile(pi: PiInstall, id: string): string | undefined {
+	const key = `${pi.root}\0${id}`;
+	if (!moduleFileOf.has(key)) {
+		const file = piModuleFile(pi, id);
+		moduleFileOf.set(key, file && existsSync(file) ? file : undefined);
+	}
+	return moduleFileOf.get(key);
+}
+
+function cachedImport(file: string): Promise<unknown> {
+	const url = pathToFileURL(file).href;
+	let loaded = importOf.get(url);
+	if (!loaded) {
+		loaded = import(url);
+		importOf.set(url, loaded);
+	}
+	return loaded;
+}
+
+/**
  * The running Pi's modules `ids`, imported by file URL from the Pi the caller's stack names; `fallback` (the
- * entry's own `import`) for any module not located that way.
+ * entry's own `import`) for any module not located that way. What was found for an earlier entry is reused.
  */
 export async function piModules(
 	ids: readonly string[],
 	caller: Error,
 	fallback: (id: string) => Promise<unknown>,
 ): Promise<Record<string, unknown>> {
-	const pi = locatePi(caller.stack);
+	const pi = locatePi(caller.stack, process.argv[1], cachedInstallOf);
 	const loaded = await Promise.all(
 		ids.map((id) => {
-			const file = pi && piModuleFile(pi, id);
-			return file && existsSync(file) ? import(pathToFileURL(file).href) : fallback(id);
+			const file = pi && cachedModuleFile(pi, id);
+			return file ? cachedImport(file) : fallback(id);
 		}),
 	);
 	return Object.fromEntries(ids.map((id, i) => [id, loaded[i]]));

@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { bootExtension, CONFIG_WARNING_PREFIX } from "../../extensions/shared/host/bootstrap.ts";
+import { bootExtension, CONFIG_WARNING_PREFIX, sessionTrust } from "../../extensions/shared/host/bootstrap.ts";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { hasUI, projectTrusted } from "../../extensions/shared/host/pi-host.ts";
 import { writeTrustDecision } from "../../extensions/shared/host/trust.ts";
@@ -78,6 +78,31 @@ describe("bootExtension", () => {
 		// The next session_start (a /reload, /new, ...) is another emission: read afresh.
 		await b.fire("session_start", ctx);
 		expect(hosts[1].config().subagents.maxConcurrent).toBe(5);
+	});
+
+	it("sessionTrust: a session_start's own context gets that emission's decision; any other asks afresh", async () => {
+		const w = world();
+		const { pi, fire } = standIn();
+		bootExtension(pi, "one");
+		const ctx = { cwd: w.cwd, hasUI: false };
+		await fire("session_start", ctx);
+		expect(sessionTrust(w.agentDir, w.cwd, ctx as never)).toEqual({ trusted: false, reason: "undecided" });
+		writeTrustDecision(w.agentDir, w.cwd, true);
+		// The emission's context keeps the decision its reading made (no second look-up under Pi's lock)...
+		expect(sessionTrust(w.agentDir, w.cwd, ctx as never).trusted).toBe(false);
+		// ...another context, another folder or no context decides now, from the records as they are.
+		expect(sessionTrust(w.agentDir, w.cwd, { cwd: w.cwd, hasUI: false } as never)).toMatchObject({ trusted: true });
+		expect(sessionTrust(w.agentDir, w.cwd)).toMatchObject({ trusted: true, reason: "own-record" });
+		const elsewhere = join(w.agentDir, "elsewhere");
+		mkdirSync(elsewhere);
+		expect(sessionTrust(w.agentDir, elsewhere, ctx as never).trusted).toBe(false);
+		// A context read on first use (not a session_start) is not remembered.
+		const firstUse = { cwd: w.cwd, hasUI: false };
+		bootExtension(standIn().pi, "two").config(firstUse as never);
+		writeTrustDecision(w.agentDir, w.cwd, null);
+		expect(sessionTrust(w.agentDir, w.cwd, firstUse as never).trusted).toBe(false);
+		writeTrustDecision(w.agentDir, w.cwd, true);
+		expect(sessionTrust(w.agentDir, w.cwd, firstUse as never).trusted).toBe(true);
 	});
 
 	it("reads on first use when an event comes before any session_start; defaults without a context", () => {

@@ -95,6 +95,23 @@ function sharedReading(emission: object | undefined, agentDir: string, cwd: stri
 	return reading && reading.agentDir === agentDir && reading.cwd === cwd ? reading : undefined;
 }
 
+/**
+ * The reading each session_start's context was given, by the context object: Pi makes a fresh context for every
+ * emission (`ExtensionRunner.createContext()`, 0.73.1 and 1.6.0), so the object names that session_start.
+ */
+const readingOfContext = new WeakMap<object, Reading>();
+
+/**
+ * The trust decision for `cwd` under `agentDir`: the one the configuration reading of `ctx`'s session_start made
+ * when it was made for the same folders (so a handler of that emission does not take Pi's trust-file lock
+ * again), else decided now (./trust.ts folderTrust).
+ */
+export function sessionTrust(agentDir: string, cwd: string, ctx?: ExtensionContext): TrustDecision {
+	const reading = ctx ? readingOfContext.get(ctx) : undefined;
+	if (reading && reading.agentDir === agentDir && reading.cwd === cwd) return reading.trust;
+	return folderTrust(agentDir, cwd, ctx);
+}
+
 function readConfig(agentDir: string, ctx: ExtensionContext, emission: object | undefined): Reading {
 	const trust = folderTrust(agentDir, ctx.cwd, ctx);
 	const loaded = loadConfig({
@@ -121,6 +138,7 @@ export function bootExtension(pi: ExtensionAPI, name: string): ExtensionHost {
 	const read = (ctx: ExtensionContext, emission?: object): HeadroomConfig => {
 		const agentDir = getAgentDir();
 		const reading = sharedReading(emission, agentDir, ctx.cwd) ?? readConfig(agentDir, ctx, emission);
+		if (emission) readingOfContext.set(ctx, reading);
 		trust = reading.trust;
 		// A reading kept for the emission's other extensions: each its own copy, as when it read the files itself
 		// (the configuration is plain data).

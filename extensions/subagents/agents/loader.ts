@@ -4,9 +4,9 @@
  * never stop anything.
  */
 import { type ExtensionContext, parseFrontmatter } from "@mariozechner/pi-coding-agent";
-import { tellPerson } from "../../shared/host/bootstrap.ts";
+import { sessionTrust, tellPerson } from "../../shared/host/bootstrap.ts";
 import { type HeadroomConfig, unseenConfigWarnings } from "../../shared/host/config.ts";
-import { folderTrust, projectRoot, untrustedHint } from "../../shared/host/trust.ts";
+import { projectRoot, untrustedHint } from "../../shared/host/trust.ts";
 import { configWarning } from "../prompt/common.ts";
 import { AgentCatalog, type AgentCatalogSnapshot } from "./agent-files.ts";
 
@@ -20,7 +20,7 @@ export function agentLoader(settings: {
 		catalog ??= new AgentCatalog(parseFrontmatter);
 		const agentDir = settings.agentDir();
 		const cwd = ctx?.cwd ?? process.cwd();
-		const trust = ctx ? folderTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" as const };
+		const trust = ctx ? sessionTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" as const };
 		const snapshot = catalog.load({
 			agentDir,
 			cwd,

@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import * as PiSdk from "@mariozechner/pi-coding-agent";
+import { sessionTrust } from "../../shared/host/bootstrap.ts";
 import type { HeadroomConfig } from "../../shared/host/config.ts";
 import { canonicalFolder, folderTrust } from "../../shared/host/trust.ts";
 import { createInProcessBackend } from "./backend.ts";
@@ -47,7 +48,7 @@ export function createSessionChildren(ctx: ExtensionContext, options: SessionChi
 	// The parent's own folder keeps the parent's decision (Pi's answer for this session counts there); any other
 	// folder is decided from the explicit records alone.
 	const parentFolder = canonicalFolder(ctx.cwd);
-	const parentTrusted = folderTrust(options.agentDir, ctx.cwd, ctx).trusted;
+	const parentTrusted = sessionTrust(options.agentDir, ctx.cwd, ctx).trusted;
 	const trustOf = (cwd: string) =>
 		canonicalFolder(cwd) === parentFolder ? parentTrusted : folderTrust(options.agentDir, cwd).trusted;
 	const backend = createInProcessBackend({
