@@ -1651,13 +1651,13 @@ var init_surfaces = __esm({
         maxBytes: 4096,
         maxLines: 100,
         headShare: 0.75,
-        doc: "a stub with a model's summary: the verbatim excerpt, then the summary (which is not stored)"
+        doc: "a stub with a model's summary, but the summary's part: the verbatim excerpt, as without a model (the summary after it, not stored, is on top)"
       },
       "toolArtifacts.summaryBeside": {
         maxBytes: 1024,
         maxLines: 16,
         headShare: 0.75,
-        doc: "a model's summary beside the verbatim excerpt in its stub (at most this and half the stub; the excerpt gets the rest)"
+        doc: "a model's summary beside the verbatim excerpt in its stub, with its label and the notes about it (why there is none, that it disagrees with the scan): on top of the stub's own limits, never out of the excerpt's"
       },
       "toolArtifacts.indexRows": {
         maxBytes: 2 * KIB,
@@ -8274,7 +8274,11 @@ function stubSurface(kind, config) {
   return configuredSurface(`toolArtifacts.stub.${kind}`, stubAlias(config), config.surfaces);
 }
 function turnStubChars(config) {
-  return Math.max(...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes));
+  const excerpt = Math.max(
+    ...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes),
+    configuredSurface("toolArtifacts.summary", stubAlias(config), config.surfaces).maxBytes
+  );
+  return excerpt + configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes;
 }
 function resultText(content) {
   return contentText(content, "omitted");
@@ -8347,7 +8351,7 @@ async function buildStub(fact, text, deps) {
   const base = { id, tool: fact.toolName, ...sizes, path: put.path };
   let usage;
   let summary;
-  const bodyNotes = [...notes];
+  const summaryNotes = [];
   if (deps.summarize && input) {
     const shown = projectLog(full, input.surface, { ...input.options, stored: ref, scan: input.scan });
     const outcome = await deps.summarize({
@@ -8362,33 +8366,18 @@ async function buildStub(fact, text, deps) {
       usage = outcome.usage;
       summary = { label: summaryLabel(outcome.model), text: outcome.text };
       if (kind === "command" && summaryDisagrees(outcome.text, agreementScan(full, input).lines)) {
-        bodyNotes.push(SUMMARY_DISAGREES_NOTE);
+        summaryNotes.push(SUMMARY_DISAGREES_NOTE);
       }
-    } else bodyNotes.push(summaryFailedNote(outcome.reason));
-  } else if (deps.summaryUnavailable) bodyNotes.push(summaryFailedNote(deps.summaryUnavailable));
+    } else summaryNotes.push(summaryFailedNote(outcome.reason));
+  } else if (deps.summaryUnavailable) summaryNotes.push(summaryFailedNote(deps.summaryUnavailable));
   const label2 = EXCERPT_LABEL;
   const surface = stubSurface(kind, deps.config);
   const whole2 = summary ? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces) : surface;
-  const room = budget(whole2, { ...base, notes: bodyNotes, label: label2 });
-  let after = "";
-  if (summary) {
-    const beside = configuredSurface("toolArtifacts.summaryBeside", {}, deps.config.surfaces);
-    const cut2 = project(summary.text, beside, {
-      maxBytes: Math.min(beside.maxBytes, Math.floor(room.maxBytes / 2)),
-      maxLines: Math.max(1, Math.min(beside.maxLines, Math.floor(room.maxLines / 2)) - 1),
-      marker: summaryCutMarker,
-      footer: false
-    }).text;
-    after = `
-${summary.label}
-${cut2}`;
-  }
-  const excerptRoom = {
-    maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
-    maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1))
-  };
-  const scan = early && logScanLines(full, surface, excerptRoom) === early.maxLines ? early.scan : void 0;
-  const body = excerptOf(kind, surface, fact, full, excerptRoom, ref, scan) + after;
+  const room = budget(whole2, { ...base, notes, label: label2 });
+  const after = summary ? summaryPart(summary, summaryNotes, deps.config) : "";
+  const bodyNotes = [...notes, ...summaryNotes];
+  const scan = early && logScanLines(full, surface, room) === early.maxLines ? early.scan : void 0;
+  const body = excerptOf(kind, surface, fact, full, room, ref, scan) + after;
   const stub = renderStub({ ...base, notes: bodyNotes, label: label2, body });
   const headroom2 = headroomDetails({ artifacts: [put.path], ...usage ? { usage } : {} });
   return { ...stubResult(fact, stub, headroom2), id, path: put.path, kind, summarized: summary !== void 0 };
@@ -8416,13 +8405,26 @@ function stubResult(fact, stub, headroom2) {
     details: { ...previousDetails(fact), headroom: headroom2 }
   };
 }
+function summaryPart(summary, notes, config) {
+  const beside = configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces);
+  const fixed = [...notes, summary.label];
+  const fixedBytes = fixed.reduce((sum, line) => sum + Buffer.byteLength(line, "utf8") + 1, 0);
+  const cut2 = project(summary.text, beside, {
+    maxBytes: Math.max(1, beside.maxBytes - fixedBytes),
+    maxLines: Math.max(1, beside.maxLines - fixed.length),
+    marker: summaryCutMarker,
+    footer: false
+  }).text;
+  return `
+${summary.label}
+${cut2}`;
+}
 function earlyScan(fact, full, kind, sizes, notes, deps) {
   if (kind !== "command") return void 0;
   const surface = stubSurface(kind, deps.config);
   const path = (0, import_node_path7.join)(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
-  const bodyNotes = deps.summaryUnavailable ? [...notes, summaryFailedNote(deps.summaryUnavailable)] : [...notes];
   const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
-  const room = budget(surface, { ...base, notes: bodyNotes, label: EXCERPT_LABEL });
+  const room = budget(surface, { ...base, notes, label: EXCERPT_LABEL });
   const maxLines = logScanLines(full, surface, room);
   return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines }) };
 }
