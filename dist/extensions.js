@@ -6258,6 +6258,23 @@ function bothEnds(head, tail) {
   }
   return out;
 }
+function shapeOf2(text) {
+  return text.trimStart().toLowerCase().replace(/\d+/g, "#").slice(0, SHAPE_CHARS);
+}
+function shapesFirst(pool2) {
+  const seen = /* @__PURE__ */ new Set();
+  const firsts = [];
+  const repeats = [];
+  for (const e of pool2) {
+    const shape = shapeOf2(e.text);
+    if (seen.has(shape)) repeats.push(e);
+    else {
+      seen.add(shape);
+      firsts.push(e);
+    }
+  }
+  return [...firsts, ...repeats];
+}
 function rank(found) {
   const passedStep = (e) => found.stepVerdict[e.step] === "pass";
   let demoted = 0;
@@ -6296,7 +6313,7 @@ function rank(found) {
   for (const e of f.strong) take(e);
   const nothingFailed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0;
   const stepPassed = (e) => f.stepFails[e.step] === 0 && f.stepVerdict[e.step] !== "fail" && (f.stepPasses[e.step] > 0 && (!f.steps || e.line < f.stepPassLine[e.step]) || nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine));
-  for (const e of f.weak) if (!stepPassed(e)) take(e);
+  for (const e of found.steps ? shapesFirst(f.weak) : f.weak) if (!stepPassed(e)) take(e);
   for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
   for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
   const firstContext = /* @__PURE__ */ new Map();
@@ -6358,7 +6375,7 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, ALL_RULES;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, ALL_RULES, SHAPE_CHARS;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -6380,6 +6397,7 @@ var init_notable = __esm({
     ];
     marks = new Uint8Array(NOTABLE_RULES.length);
     ALL_RULES = new Uint8Array(NOTABLE_RULES.length).fill(1);
+    SHAPE_CHARS = 16;
   }
 });
 
