@@ -6259,7 +6259,7 @@ function bothEnds(head, tail) {
   return out;
 }
 function shapeOf2(text) {
-  return text.trimStart().toLowerCase().replace(/\d+/g, "#").slice(0, SHAPE_CHARS);
+  return SHAPE_START.exec(text.trimStart().toLowerCase().replace(/\d+/g, "#"))?.[0] ?? "";
 }
 function shapesFirst(pool2) {
   const seen = /* @__PURE__ */ new Set();
@@ -6375,7 +6375,7 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, ALL_RULES, SHAPE_CHARS;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, ALL_RULES, SHAPE_START;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -6397,7 +6397,7 @@ var init_notable = __esm({
     ];
     marks = new Uint8Array(NOTABLE_RULES.length);
     ALL_RULES = new Uint8Array(NOTABLE_RULES.length).fill(1);
-    SHAPE_CHARS = 16;
+    SHAPE_START = /^[\s\S]{0,16}/;
   }
 });
 
