@@ -8348,12 +8348,13 @@ function stubSurface(kind, config) {
   return configuredSurface(`toolArtifacts.stub.${kind}`, stubAlias(config), config.surfaces);
 }
 function turnStubChars(config) {
+  const overflow = configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces).maxBytes;
+  const summaries = config.summary.enabled;
   const excerpt = Math.max(
-    ...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes),
-    configuredSurface("toolArtifacts.summary", stubAlias(config), config.surfaces).maxBytes
+    ...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes + (kind === "command" ? overflow : 0)),
+    summaries ? configuredSurface("toolArtifacts.summary", stubAlias(config), config.surfaces).maxBytes : 0
   );
-  const beside = configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes;
-  return excerpt + beside + configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces).maxBytes;
+  return excerpt + (summaries ? configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes : 0);
 }
 function resultText(content) {
   return contentText(content, "omitted");
