@@ -71,11 +71,19 @@ export function stubSurface(kind: OutputClass, config: ToolArtifactsConfig): Sur
 const OUTPUT_KINDS: readonly OutputClass[] = ["command", "search", "listing", "structured", "web", "file", "unknown"];
 
 /**
- * Characters the per-turn cap assumes one stub takes: the largest stub surface's byte limit, as the user
- * configured it (a stub's UTF-16 length never exceeds its UTF-8 bytes, so the figure is an upper bound).
+ * Characters the per-turn cap assumes one stub takes: the largest stub surface's byte limit (a command stub's with
+ * the growth of a failing log, `toolArtifacts.stubOverflow`), with a summary's part beside the excerpt
+ * (`toolArtifacts.summaryBeside`) when summaries are on, as the user configured them (a stub's UTF-16 length
+ * never exceeds its UTF-8 bytes, so the figure is an upper bound).
  */
 export function turnStubChars(config: ToolArtifactsConfig): number {
-	return Math.max(...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes));
+	const overflow = configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces).maxBytes;
+	const summaries = config.summary.enabled;
+	const excerpt = Math.max(
+		...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes + (kind === "command" ? overflow : 0)),
+		summaries ? configuredSurface("toolArtifacts.summary", stubAlias(config), config.surfaces).maxBytes : 0,
+	);
+	return excerpt + (summaries ? configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes : 0);
 }
 
 /** Pure: the text parts of a tool result's content, joined (its images stay beside the stub, not in it). */
@@ -248,7 +256,8 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	let usage: CallUsage | undefined;
 	/** The model's summary with its label, when it answered: it goes beside the excerpt, never instead of it. */
 	let summary: { label: string; text: string } | undefined;
-	const bodyNotes = [...notes];
+	/** What the stub says about the summary (why there is none; that it disagrees with the scan): its part too. */
+	const summaryNotes: string[] = [];
 	if (deps.summarize && input) {
 		// Head + the notable lines of the WHOLE output + tail, so the cheap model sees what failed wherever it is.
 		const shown = projectLog(full, input.surface, { ...input.options, stored: ref, scan: input.scan });
@@ -265,38 +274,25 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 			summary = { label: summaryLabel(outcome.model), text: outcome.text };
 			// The scan's verbatim failures against the summary's words: a summary that mentions none is flagged.
 			if (kind === "command" && summaryDisagrees(outcome.text, agreementScan(full, input).lines)) {
-				bodyNotes.push(SUMMARY_DISAGREES_NOTE);
+				summaryNotes.push(SUMMARY_DISAGREES_NOTE);
 			}
-		} else bodyNotes.push(summaryFailedNote(outcome.reason));
-	} else if (deps.summaryUnavailable) bodyNotes.push(summaryFailedNote(deps.summaryUnavailable));
-	// The body is always the verbatim excerpt (notable lines, head, tail); a summary comes after it, within the
-	// same stub surface: the summary at most its own surface's share, the excerpt the rest.
+		} else summaryNotes.push(summaryFailedNote(outcome.reason));
+	} else if (deps.summaryUnavailable) summaryNotes.push(summaryFailedNote(deps.summaryUnavailable));
+	// The body is always the verbatim excerpt (notable lines, head, tail), laid out in the stub's own limits as if
+	// there were no summary model at all: the summary (after the excerpt) and the notes about it are a part of
+	// their own, bounded by the summaryBeside surface and added to the stub, so they never take the excerpt's bytes.
 	const label = EXCERPT_LABEL;
 	const surface = stubSurface(kind, deps.config);
 	const whole = summary
 		? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces)
 		: surface;
-	const room = budget(whole, { ...base, notes: bodyNotes, label });
-	let after = "";
-	if (summary) {
-		const beside = configuredSurface("toolArtifacts.summaryBeside", {}, deps.config.surfaces);
-		// The summary itself is not stored (the artifact holds the verbatim output): a marker, no footer.
-		const cut = project(summary.text, beside, {
-			maxBytes: Math.min(beside.maxBytes, Math.floor(room.maxBytes / 2)),
-			maxLines: Math.max(1, Math.min(beside.maxLines, Math.floor(room.maxLines / 2)) - 1),
-			marker: summaryCutMarker,
-			footer: false,
-		}).text;
-		after = `\n${summary.label}\n${cut}`;
-	}
-	const excerptRoom = {
-		maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
-		maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1)),
-	};
+	const room = { ...budget(whole, { ...base, notes, label }), grow: overflowOf(kind, deps.config) };
+	const after = summary ? summaryPart(summary, summaryNotes, deps.config) : "";
+	const bodyNotes = [...notes, ...summaryNotes];
 	// The scan made while the store synced is the excerpt's when it was made at the same limits (it always is:
 	// the name the stub shows has the length the early scan assumed); else the excerpt scans again.
-	const scan = early && logScanLines(full, surface, excerptRoom) === early.maxLines ? early.scan : undefined;
-	const body = excerptOf(kind, surface, fact, full, excerptRoom, ref, scan) + after;
+	const scan = early && logScanLines(full, surface, room) === early.maxLines ? early.scan : undefined;
+	const body = excerptOf(kind, surface, fact, full, room, ref, scan) + after;
 	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
 	const headroom = headroomDetails({ artifacts: [put.path], ...(usage ? { usage } : {}) });
 	return { ...stubResult(fact, stub, headroom), id, path: put.path, kind, summarized: summary !== undefined };
@@ -345,6 +341,38 @@ function stubResult(
 	};
 }
 
+/**
+ * The stub's summary part after the excerpt: the summary's label and its text, cut so that they and the notes
+ * about the summary (`notes`, shown above the excerpt) fit the `toolArtifacts.summaryBeside` surface together.
+ * Starts with "\n" (it follows the excerpt's last line).
+ */
+function summaryPart(summary: { label: string; text: string }, notes: readonly string[], config: ToolArtifactsConfig) {
+	const beside = configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces);
+	const fixed = [...notes, summary.label];
+	const fixedBytes = fixed.reduce((sum, line) => sum + Buffer.byteLength(line, "utf8") + 1, 0);
+	// The summary itself is not stored (the artifact holds the verbatim output): a marker, no footer.
+	const cut = project(summary.text, beside, {
+		maxBytes: Math.max(1, beside.maxBytes - fixedBytes),
+		maxLines: Math.max(1, beside.maxLines - fixed.length),
+		marker: summaryCutMarker,
+		footer: false,
+	}).text;
+	return `\n${summary.label}\n${cut}`;
+}
+
+/**
+ * What a command stub may add, all of it to its notable section, when the log's scan found failures and the
+ * section at the stub's limits leaves some out (`toolArtifacts.stubOverflow`); undefined for other kinds.
+ */
+function overflowOf(
+	kind: OutputClass,
+	config: ToolArtifactsConfig,
+): { maxBytes: number; maxLines: number } | undefined {
+	if (kind !== "command") return undefined;
+	const { maxBytes, maxLines } = configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces);
+	return { maxBytes, maxLines };
+}
+
 /** A content-addressed name's place holder: a SHA-256 hex has 64 characters, whatever the content. */
 const UNKNOWN_SHA256 = "0".repeat(64);
 
@@ -364,9 +392,12 @@ function earlyScan(
 	if (kind !== "command") return undefined;
 	const surface = stubSurface(kind, deps.config);
 	const path = join(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
-	const bodyNotes = deps.summaryUnavailable ? [...notes, summaryFailedNote(deps.summaryUnavailable)] : [...notes];
 	const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
-	const room = budget(surface, { ...base, notes: bodyNotes, label: EXCERPT_LABEL });
+	// The notes about the summary are not the excerpt's (see buildStub): its room counts the output's notes only.
+	const room = {
+		...budget(surface, { ...base, notes: [...notes], label: EXCERPT_LABEL }),
+		grow: overflowOf(kind, deps.config),
+	};
 	const maxLines = logScanLines(full, surface, room);
 	return maxLines === undefined ? undefined : { maxLines, scan: scanNotable(full, { maxLines }) };
 }
@@ -419,7 +450,7 @@ function excerptOf(
 	surface: SurfaceBudget,
 	fact: ToolResultFacts,
 	full: string,
-	room: { maxBytes: number; maxLines: number },
+	room: { maxBytes: number; maxLines: number; grow?: { maxBytes: number; maxLines: number } },
 	artifact: ArtifactRef,
 	scan?: NotableScan,
 ): string {
