@@ -66,6 +66,19 @@ describe("the surfaces section", () => {
 		});
 	});
 
+	it("accepts every configurable surface's own shipped limits, and nothing below the lower of its default and the window minimum", () => {
+		for (const name of CONFIGURABLE_SURFACES) {
+			const table = SURFACES[name] as { maxBytes: number; maxLines: number };
+			const { config, warnings } = load({ surfaces: { [name]: { maxBytes: table.maxBytes } } });
+			expect(warnings, name).toEqual([]);
+			expect(configuredSurface(name, {}, config.surfaces).maxBytes, name).toBe(table.maxBytes);
+			const below = Math.min(2 * MIN_WINDOW_BYTES, table.maxBytes) - 1;
+			const rejected = load({ surfaces: { [name]: { maxBytes: below } } });
+			expect(rejected.warnings.length, name).toBeGreaterThan(0);
+			expect(configuredSurface(name, {}, rejected.config.surfaces).maxBytes, name).toBe(table.maxBytes);
+		}
+	});
+
 	it("property: invalid overrides always fall back to the table, valid ones are kept", () => {
 		const value = fc.oneof(
 			fc.integer({ min: -10, max: 100_000 }),
@@ -86,8 +99,10 @@ describe("the surfaces section", () => {
 					const read = JSON.parse(JSON.stringify(written)) as Record<string, unknown>;
 					const s = configuredSurface(name, {}, config.surfaces);
 					const table = SURFACES[name] as { maxBytes: number; maxLines: number; headShare?: number };
-					const okBytes = Number.isSafeInteger(read.maxBytes) && (read.maxBytes as number) >= 2 * MIN_WINDOW_BYTES;
-					const okLines = Number.isSafeInteger(read.maxLines) && (read.maxLines as number) >= MIN_WINDOW_LINES;
+					const minBytes = Math.min(2 * MIN_WINDOW_BYTES, table.maxBytes);
+					const minLines = Math.min(MIN_WINDOW_LINES, table.maxLines);
+					const okBytes = Number.isSafeInteger(read.maxBytes) && (read.maxBytes as number) >= minBytes;
+					const okLines = Number.isSafeInteger(read.maxLines) && (read.maxLines as number) >= minLines;
 					const share = read.headShare;
 					const okShare = typeof share === "number" && share >= 0 && share <= 1;
 					expect(s.maxBytes).toBe(okBytes ? read.maxBytes : table.maxBytes);

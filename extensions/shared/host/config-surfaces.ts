@@ -87,8 +87,23 @@ export function surfacesSectionSchema(z: ZodApi) {
 	};
 	const anyOverride = z.strictObject(FIELD_SCHEMAS);
 
+	/**
+	 * A surface whose own default is below the general minimum (a part added on top of a stub, not a window
+	 * of its own) takes its default as its minimum, so a user can always set the value the table ships.
+	 */
+	function fieldSchema(name: SurfaceName, field: OverridableField) {
+		const entry = SURFACES[name];
+		if (field === "maxBytes" && entry.maxBytes < 2 * MIN_WINDOW_BYTES) {
+			return positiveInt().min(entry.maxBytes).optional();
+		}
+		if (field === "maxLines" && entry.maxLines < MIN_WINDOW_LINES) {
+			return positiveInt().min(entry.maxLines).optional();
+		}
+		return FIELD_SCHEMAS[field];
+	}
+
 	function overrideSchema(name: SurfaceName): typeof anyOverride {
-		const shape = Object.fromEntries(overridableFields(name).map((f) => [f, FIELD_SCHEMAS[f]]));
+		const shape = Object.fromEntries(overridableFields(name).map((f) => [f, fieldSchema(name, f)]));
 		return z.strictObject(shape) as unknown as typeof anyOverride;
 	}
 
