@@ -12,7 +12,7 @@ import { type ArtifactRef, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore, PutFailure, PutResult } from "../shared/store/artifact-store.ts";
 import { SURFACES, type SurfaceBudget } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
-import { DEFAULT_NOTABLE_LINES, type NotableScan, scanNotable } from "../shared/text/notable.ts";
+import { DEFAULT_NOTABLE_LINES, type NotableScan, scanNotable, scanNotableAt } from "../shared/text/notable.ts";
 import { countLines } from "../shared/text/utf8.ts";
 import { summaryDisagrees } from "./agreement.ts";
 import { classifyTool, type OutputClass } from "./classify.ts";
@@ -238,7 +238,9 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	// While the store syncs: the excerpt's scan (no summary: the excerpt is the whole body), or the scan of the
 	// summary model's input, which the agreement check then reuses (the same limits: one scan, not two).
 	const early = deps.summarize ? undefined : earlyScan(fact, full, kind, sizes, notes, deps);
-	const input = deps.summarize ? summaryInputPlan(full, kind, deps.config) : undefined;
+	const input = deps.summarize
+		? summaryInputPlan(full, kind, deps.config, excerptLinesBeside(fact, full, kind, sizes, notes, deps))
+		: undefined;
 	const put = await putting;
 	if (!put.ok) return unstoredStub(fact, complete, put.error, deps.config);
 	const ref: ArtifactRef = { ok: true, path: put.path, sha256: put.sha256 };
@@ -293,9 +295,12 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 		maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
 		maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1)),
 	};
-	// The scan made while the store synced is the excerpt's when it was made at the same limits (it always is:
-	// the name the stub shows has the length the early scan assumed); else the excerpt scans again.
-	const scan = early && logScanLines(full, surface, excerptRoom) === early.maxLines ? early.scan : undefined;
+	// The scan made while the store synced is the excerpt's when it was made at the same limits (it always is
+	// without a summary: the name the stub shows has the length the early scan assumed; with one, the input's scan
+	// also made the excerpt's at the limits it predicted beside the summary). Else the excerpt scans again.
+	const made = early ? [early] : [...(input?.excerptScans ?? [])];
+	const wanted = logScanLines(full, surface, excerptRoom);
+	const scan = made.find((m) => m.maxLines === wanted)?.scan;
 	const body = excerptOf(kind, surface, fact, full, excerptRoom, ref, scan) + after;
 	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
 	const headroom = headroomDetails({ artifacts: [put.path], ...(usage ? { usage } : {}) });
@@ -379,13 +384,20 @@ interface SummaryInputPlan {
 	scan?: NotableScan;
 	/** Its `maxLines`. */
 	maxLines?: number;
+	/** The same pass's scans at the limits the excerpt beside a summary was predicted to have (excerptLinesBeside). */
+	excerptScans?: { maxLines: number; scan: NotableScan }[];
 }
 
 /**
  * The summary input's surface and options, and its notable-line scan, made before the artifact has its name:
  * the input's scan limits do not depend on it (the section takes its share of the surface's own limits).
  */
-export function summaryInputPlan(full: string, kind: OutputClass, config: ToolArtifactsConfig): SummaryInputPlan {
+export function summaryInputPlan(
+	full: string,
+	kind: OutputClass,
+	config: ToolArtifactsConfig,
+	excerptLines: readonly (number | undefined)[] = [],
+): SummaryInputPlan {
 	// summary.maxInputChars is the surface's byte limit (the key keeps its old name).
 	const surface = configuredSurface(
 		"toolArtifacts.summaryInput",
@@ -396,9 +408,49 @@ export function summaryInputPlan(full: string, kind: OutputClass, config: ToolAr
 	const headShare = surface.headShare ?? stubSurface(kind, config).headShare;
 	const options = { headShare, section: "notable.summaryInput" as const };
 	const maxLines = logScanLines(full, surface, options);
-	return maxLines === undefined
-		? { surface, options }
-		: { surface, options, maxLines, scan: scanNotable(full, { maxLines }) };
+	if (maxLines === undefined) return { surface, options };
+	// One pass for the input and the excerpt's predicted limits (scanNotableAt: each exactly its own scan).
+	const more = [...new Set(excerptLines)].filter((m): m is number => m !== undefined && m !== maxLines);
+	const [scan, ...others] = scanNotableAt(full, [maxLines, ...more]);
+	return {
+		surface,
+		options,
+		maxLines,
+		scan,
+		excerptScans: [{ maxLines, scan }, ...more.map((m, i) => ({ maxLines: m, scan: others[i] }))],
+	};
+}
+
+/**
+ * The `maxLines` the excerpt of a command's log would scan with beside a summary, at both ends of what the
+ * summary can take (its fewest and its most lines), made before the artifact has its name (as earlyScan). A
+ * prediction: the excerpt uses a scan made at these limits only when its own limits are the same.
+ */
+function excerptLinesBeside(
+	fact: ToolResultFacts,
+	full: string,
+	kind: OutputClass,
+	sizes: ReturnType<typeof measure>,
+	notes: readonly string[],
+	deps: StubDeps,
+): (number | undefined)[] {
+	if (kind !== "command") return [];
+	const surface = stubSurface(kind, deps.config);
+	const whole = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
+	const beside = configuredSurface("toolArtifacts.summaryBeside", {}, deps.config.surfaces);
+	const path = join(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
+	const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
+	const room = budget(whole, { ...base, notes: [...notes], label: EXCERPT_LABEL });
+	// The summary's part: its label line and 1 .. min(beside, half the room) lines, at most its bytes and a label.
+	const mostLines = Math.max(2, Math.min(beside.maxLines, Math.floor(room.maxLines / 2)));
+	const mostBytes = Math.min(beside.maxBytes, Math.floor(room.maxBytes / 2)) + 256;
+	return [
+		logScanLines(full, surface, { maxBytes: room.maxBytes, maxLines: Math.max(1, room.maxLines - 2) }),
+		logScanLines(full, surface, {
+			maxBytes: Math.max(1, room.maxBytes - mostBytes),
+			maxLines: Math.max(1, room.maxLines - mostLines),
+		}),
+	];
 }
 
 /**
