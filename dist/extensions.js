@@ -1651,13 +1651,13 @@ var init_surfaces = __esm({
         maxBytes: 4096,
         maxLines: 100,
         headShare: 0.75,
-        doc: "a stub with a model's summary: the verbatim excerpt, then the summary (which is not stored)"
+        doc: "a stub with a model's summary, but the summary's part: the verbatim excerpt, as without a model (the summary after it, not stored, is on top)"
       },
       "toolArtifacts.summaryBeside": {
         maxBytes: 1024,
         maxLines: 16,
         headShare: 0.75,
-        doc: "a model's summary beside the verbatim excerpt in its stub (at most this and half the stub; the excerpt gets the rest)"
+        doc: "a model's summary beside the verbatim excerpt in its stub, with its label and the notes about it (why there is none, that it disagrees with the scan): on top of the stub's own limits, never out of the excerpt's"
       },
       "toolArtifacts.indexRows": {
         maxBytes: 2 * KIB,
@@ -8306,7 +8306,11 @@ function stubSurface(kind, config) {
   return configuredSurface(`toolArtifacts.stub.${kind}`, stubAlias(config), config.surfaces);
 }
 function turnStubChars(config) {
-  return Math.max(...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes));
+  const excerpt = Math.max(
+    ...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes),
+    configuredSurface("toolArtifacts.summary", stubAlias(config), config.surfaces).maxBytes
+  );
+  return excerpt + configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes;
 }
 function resultText(content) {
   return contentText(content, "omitted");
@@ -8371,7 +8375,7 @@ async function buildStub(fact, text, deps) {
   const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
   const sizes = measure(full);
   const early = deps.summarize ? void 0 : earlyScan(fact, full, kind, sizes, notes, deps);
-  const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, excerptLinesBeside(fact, full, kind, sizes, notes, deps)) : void 0;
+  const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, excerptLines(fact, full, kind, sizes, notes, deps)) : void 0;
   const put = await putting;
   if (!put.ok) return unstoredStub(fact, complete2, put.error, deps.config);
   const ref = { ok: true, path: put.path, sha256: put.sha256 };
@@ -8379,7 +8383,7 @@ async function buildStub(fact, text, deps) {
   const base = { id, tool: fact.toolName, ...sizes, path: put.path };
   let usage;
   let summary;
-  const bodyNotes = [...notes];
+  const summaryNotes = [];
   if (deps.summarize && input) {
     const shown = projectLog(full, input.surface, { ...input.options, stored: ref, scan: input.scan });
     const outcome = await deps.summarize({
@@ -8394,35 +8398,20 @@ async function buildStub(fact, text, deps) {
       usage = outcome.usage;
       summary = { label: summaryLabel(outcome.model), text: outcome.text };
       if (kind === "command" && summaryDisagrees(outcome.text, agreementScan(full, input).lines)) {
-        bodyNotes.push(SUMMARY_DISAGREES_NOTE);
+        summaryNotes.push(SUMMARY_DISAGREES_NOTE);
       }
-    } else bodyNotes.push(summaryFailedNote(outcome.reason));
-  } else if (deps.summaryUnavailable) bodyNotes.push(summaryFailedNote(deps.summaryUnavailable));
+    } else summaryNotes.push(summaryFailedNote(outcome.reason));
+  } else if (deps.summaryUnavailable) summaryNotes.push(summaryFailedNote(deps.summaryUnavailable));
   const label2 = EXCERPT_LABEL;
   const surface = stubSurface(kind, deps.config);
   const whole2 = summary ? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces) : surface;
-  const room = budget(whole2, { ...base, notes: bodyNotes, label: label2 });
-  let after = "";
-  if (summary) {
-    const beside = configuredSurface("toolArtifacts.summaryBeside", {}, deps.config.surfaces);
-    const cut2 = project(summary.text, beside, {
-      maxBytes: Math.min(beside.maxBytes, Math.floor(room.maxBytes / 2)),
-      maxLines: Math.max(1, Math.min(beside.maxLines, Math.floor(room.maxLines / 2)) - 1),
-      marker: summaryCutMarker,
-      footer: false
-    }).text;
-    after = `
-${summary.label}
-${cut2}`;
-  }
-  const excerptRoom = {
-    maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
-    maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1))
-  };
-  const made = early ? [early] : [...input?.excerptScans ?? []];
-  const wanted = logScanLines(full, surface, excerptRoom);
+  const room = budget(whole2, { ...base, notes, label: label2 });
+  const after = summary ? summaryPart(summary, summaryNotes, deps.config) : "";
+  const bodyNotes = [...notes, ...summaryNotes];
+  const made = early ? [early] : input?.excerptScans ?? [];
+  const wanted = logScanLines(full, surface, room);
   const scan = made.find((m) => m.maxLines === wanted)?.scan;
-  const body = excerptOf(kind, surface, fact, full, excerptRoom, ref, scan) + after;
+  const body = excerptOf(kind, surface, fact, full, room, ref, scan) + after;
   const stub = renderStub({ ...base, notes: bodyNotes, label: label2, body });
   const headroom2 = headroomDetails({ artifacts: [put.path], ...usage ? { usage } : {} });
   return { ...stubResult(fact, stub, headroom2), id, path: put.path, kind, summarized: summary !== void 0 };
@@ -8450,17 +8439,30 @@ function stubResult(fact, stub, headroom2) {
     details: { ...previousDetails(fact), headroom: headroom2 }
   };
 }
+function summaryPart(summary, notes, config) {
+  const beside = configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces);
+  const fixed = [...notes, summary.label];
+  const fixedBytes = fixed.reduce((sum, line) => sum + Buffer.byteLength(line, "utf8") + 1, 0);
+  const cut2 = project(summary.text, beside, {
+    maxBytes: Math.max(1, beside.maxBytes - fixedBytes),
+    maxLines: Math.max(1, beside.maxLines - fixed.length),
+    marker: summaryCutMarker,
+    footer: false
+  }).text;
+  return `
+${summary.label}
+${cut2}`;
+}
 function earlyScan(fact, full, kind, sizes, notes, deps) {
   if (kind !== "command") return void 0;
   const surface = stubSurface(kind, deps.config);
   const path = (0, import_node_path7.join)(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
-  const bodyNotes = deps.summaryUnavailable ? [...notes, summaryFailedNote(deps.summaryUnavailable)] : [...notes];
   const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
-  const room = budget(surface, { ...base, notes: bodyNotes, label: EXCERPT_LABEL });
+  const room = budget(surface, { ...base, notes: [...notes], label: EXCERPT_LABEL });
   const maxLines = logScanLines(full, surface, room);
   return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines }) };
 }
-function summaryInputPlan(full, kind, config, excerptLines = []) {
+function summaryInputPlan(full, kind, config, excerptLines2 = []) {
   const surface = configuredSurface(
     "toolArtifacts.summaryInput",
     { maxBytes: config.summary.maxInputChars },
@@ -8470,7 +8472,7 @@ function summaryInputPlan(full, kind, config, excerptLines = []) {
   const options = { headShare, section: "notable.summaryInput" };
   const maxLines = logScanLines(full, surface, options);
   if (maxLines === void 0) return { surface, options };
-  const more = [...new Set(excerptLines)].filter((m) => m !== void 0 && m !== maxLines);
+  const more = [...new Set(excerptLines2)].filter((m) => m !== void 0 && m !== maxLines);
   const [scan, ...others] = scanNotableAt(full, [maxLines, ...more]);
   return {
     surface,
@@ -8480,23 +8482,15 @@ function summaryInputPlan(full, kind, config, excerptLines = []) {
     excerptScans: [{ maxLines, scan }, ...more.map((m, i) => ({ maxLines: m, scan: others[i] }))]
   };
 }
-function excerptLinesBeside(fact, full, kind, sizes, notes, deps) {
+function excerptLines(fact, full, kind, sizes, notes, deps) {
   if (kind !== "command") return [];
   const surface = stubSurface(kind, deps.config);
-  const whole2 = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
-  const beside = configuredSurface("toolArtifacts.summaryBeside", {}, deps.config.surfaces);
+  const answered = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
   const path = (0, import_node_path7.join)(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
   const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
-  const room = budget(whole2, { ...base, notes: [...notes], label: EXCERPT_LABEL });
-  const mostLines = Math.max(2, Math.min(beside.maxLines, Math.floor(room.maxLines / 2)));
-  const mostBytes = Math.min(beside.maxBytes, Math.floor(room.maxBytes / 2)) + 256;
-  return [
-    logScanLines(full, surface, { maxBytes: room.maxBytes, maxLines: Math.max(1, room.maxLines - 2) }),
-    logScanLines(full, surface, {
-      maxBytes: Math.max(1, room.maxBytes - mostBytes),
-      maxLines: Math.max(1, room.maxLines - mostLines)
-    })
-  ];
+  return [answered, surface].map(
+    (whole2) => logScanLines(full, surface, budget(whole2, { ...base, notes: [...notes], label: EXCERPT_LABEL }))
+  );
 }
 function agreementScan(full, input) {
   return input?.scan && input.maxLines === DEFAULT_NOTABLE_LINES ? input.scan : scanNotable(full);

@@ -208,13 +208,13 @@ export const SURFACES = freezeEntries({
 		maxBytes: 4096,
 		maxLines: 100,
 		headShare: 0.75,
-		doc: "a stub with a model's summary: the verbatim excerpt, then the summary (which is not stored)",
+		doc: "a stub with a model's summary, but the summary's part: the verbatim excerpt, as without a model (the summary after it, not stored, is on top)",
 	},
 	"toolArtifacts.summaryBeside": {
 		maxBytes: 1024,
 		maxLines: 16,
 		headShare: 0.75,
-		doc: "a model's summary beside the verbatim excerpt in its stub (at most this and half the stub; the excerpt gets the rest)",
+		doc: "a model's summary beside the verbatim excerpt in its stub, with its label and the notes about it (why there is none, that it disagrees with the scan): on top of the stub's own limits, never out of the excerpt's",
 	},
 	"toolArtifacts.indexRows": {
 		maxBytes: 2 * KIB,

@@ -71,11 +71,16 @@ export function stubSurface(kind: OutputClass, config: ToolArtifactsConfig): Sur
 const OUTPUT_KINDS: readonly OutputClass[] = ["command", "search", "listing", "structured", "web", "file", "unknown"];
 
 /**
- * Characters the per-turn cap assumes one stub takes: the largest stub surface's byte limit, as the user
- * configured it (a stub's UTF-16 length never exceeds its UTF-8 bytes, so the figure is an upper bound).
+ * Characters the per-turn cap assumes one stub takes: the largest stub surface's byte limit, with a summary's
+ * part beside the excerpt (`toolArtifacts.summaryBeside`), as the user configured them (a stub's UTF-16 length
+ * never exceeds its UTF-8 bytes, so the figure is an upper bound).
  */
 export function turnStubChars(config: ToolArtifactsConfig): number {
-	return Math.max(...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes));
+	const excerpt = Math.max(
+		...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes),
+		configuredSurface("toolArtifacts.summary", stubAlias(config), config.surfaces).maxBytes,
+	);
+	return excerpt + configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes;
 }
 
 /** Pure: the text parts of a tool result's content, joined (its images stay beside the stub, not in it). */
@@ -239,7 +244,7 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	// summary model's input, which the agreement check then reuses (the same limits: one scan, not two).
 	const early = deps.summarize ? undefined : earlyScan(fact, full, kind, sizes, notes, deps);
 	const input = deps.summarize
-		? summaryInputPlan(full, kind, deps.config, excerptLinesBeside(fact, full, kind, sizes, notes, deps))
+		? summaryInputPlan(full, kind, deps.config, excerptLines(fact, full, kind, sizes, notes, deps))
 		: undefined;
 	const put = await putting;
 	if (!put.ok) return unstoredStub(fact, complete, put.error, deps.config);
@@ -250,7 +255,8 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	let usage: CallUsage | undefined;
 	/** The model's summary with its label, when it answered: it goes beside the excerpt, never instead of it. */
 	let summary: { label: string; text: string } | undefined;
-	const bodyNotes = [...notes];
+	/** What the stub says about the summary (why there is none; that it disagrees with the scan): its part too. */
+	const summaryNotes: string[] = [];
 	if (deps.summarize && input) {
 		// Head + the notable lines of the WHOLE output + tail, so the cheap model sees what failed wherever it is.
 		const shown = projectLog(full, input.surface, { ...input.options, stored: ref, scan: input.scan });
@@ -267,41 +273,28 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 			summary = { label: summaryLabel(outcome.model), text: outcome.text };
 			// The scan's verbatim failures against the summary's words: a summary that mentions none is flagged.
 			if (kind === "command" && summaryDisagrees(outcome.text, agreementScan(full, input).lines)) {
-				bodyNotes.push(SUMMARY_DISAGREES_NOTE);
+				summaryNotes.push(SUMMARY_DISAGREES_NOTE);
 			}
-		} else bodyNotes.push(summaryFailedNote(outcome.reason));
-	} else if (deps.summaryUnavailable) bodyNotes.push(summaryFailedNote(deps.summaryUnavailable));
-	// The body is always the verbatim excerpt (notable lines, head, tail); a summary comes after it, within the
-	// same stub surface: the summary at most its own surface's share, the excerpt the rest.
+		} else summaryNotes.push(summaryFailedNote(outcome.reason));
+	} else if (deps.summaryUnavailable) summaryNotes.push(summaryFailedNote(deps.summaryUnavailable));
+	// The body is always the verbatim excerpt (notable lines, head, tail), laid out in the stub's own limits as if
+	// there were no summary model at all: the summary (after the excerpt) and the notes about it are a part of
+	// their own, bounded by the summaryBeside surface and added to the stub, so they never take the excerpt's bytes.
 	const label = EXCERPT_LABEL;
 	const surface = stubSurface(kind, deps.config);
 	const whole = summary
 		? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces)
 		: surface;
-	const room = budget(whole, { ...base, notes: bodyNotes, label });
-	let after = "";
-	if (summary) {
-		const beside = configuredSurface("toolArtifacts.summaryBeside", {}, deps.config.surfaces);
-		// The summary itself is not stored (the artifact holds the verbatim output): a marker, no footer.
-		const cut = project(summary.text, beside, {
-			maxBytes: Math.min(beside.maxBytes, Math.floor(room.maxBytes / 2)),
-			maxLines: Math.max(1, Math.min(beside.maxLines, Math.floor(room.maxLines / 2)) - 1),
-			marker: summaryCutMarker,
-			footer: false,
-		}).text;
-		after = `\n${summary.label}\n${cut}`;
-	}
-	const excerptRoom = {
-		maxBytes: Math.max(1, room.maxBytes - Buffer.byteLength(after, "utf8")),
-		maxLines: Math.max(1, room.maxLines - (after === "" ? 0 : after.split("\n").length - 1)),
-	};
-	// The scan made while the store synced is the excerpt's when it was made at the same limits (it always is
-	// without a summary: the name the stub shows has the length the early scan assumed; with one, the input's scan
-	// also made the excerpt's at the limits it predicted beside the summary). Else the excerpt scans again.
-	const made = early ? [early] : [...(input?.excerptScans ?? [])];
-	const wanted = logScanLines(full, surface, excerptRoom);
+	const room = budget(whole, { ...base, notes, label });
+	const after = summary ? summaryPart(summary, summaryNotes, deps.config) : "";
+	const bodyNotes = [...notes, ...summaryNotes];
+	// The scan made while the store synced is the excerpt's when it was made at the same limits: without a summary
+	// model the early scan (the name the stub shows has the length it assumed); with one, the input's pass also
+	// scanned at the excerpt's limits whether the model answers or not (excerptLines). Else the excerpt scans again.
+	const made = early ? [early] : (input?.excerptScans ?? []);
+	const wanted = logScanLines(full, surface, room);
 	const scan = made.find((m) => m.maxLines === wanted)?.scan;
-	const body = excerptOf(kind, surface, fact, full, excerptRoom, ref, scan) + after;
+	const body = excerptOf(kind, surface, fact, full, room, ref, scan) + after;
 	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
 	const headroom = headroomDetails({ artifacts: [put.path], ...(usage ? { usage } : {}) });
 	return { ...stubResult(fact, stub, headroom), id, path: put.path, kind, summarized: summary !== undefined };
@@ -350,6 +343,25 @@ function stubResult(
 	};
 }
 
+/**
+ * The stub's summary part after the excerpt: the summary's label and its text, cut so that they and the notes
+ * about the summary (`notes`, shown above the excerpt) fit the `toolArtifacts.summaryBeside` surface together.
+ * Starts with "\n" (it follows the excerpt's last line).
+ */
+function summaryPart(summary: { label: string; text: string }, notes: readonly string[], config: ToolArtifactsConfig) {
+	const beside = configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces);
+	const fixed = [...notes, summary.label];
+	const fixedBytes = fixed.reduce((sum, line) => sum + Buffer.byteLength(line, "utf8") + 1, 0);
+	// The summary itself is not stored (the artifact holds the verbatim output): a marker, no footer.
+	const cut = project(summary.text, beside, {
+		maxBytes: Math.max(1, beside.maxBytes - fixedBytes),
+		maxLines: Math.max(1, beside.maxLines - fixed.length),
+		marker: summaryCutMarker,
+		footer: false,
+	}).text;
+	return `\n${summary.label}\n${cut}`;
+}
+
 /** A content-addressed name's place holder: a SHA-256 hex has 64 characters, whatever the content. */
 const UNKNOWN_SHA256 = "0".repeat(64);
 
@@ -369,9 +381,9 @@ function earlyScan(
 	if (kind !== "command") return undefined;
 	const surface = stubSurface(kind, deps.config);
 	const path = join(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
-	const bodyNotes = deps.summaryUnavailable ? [...notes, summaryFailedNote(deps.summaryUnavailable)] : [...notes];
 	const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
-	const room = budget(surface, { ...base, notes: bodyNotes, label: EXCERPT_LABEL });
+	// The notes about the summary are not the excerpt's (see buildStub): its room counts the output's notes only.
+	const room = budget(surface, { ...base, notes: [...notes], label: EXCERPT_LABEL });
 	const maxLines = logScanLines(full, surface, room);
 	return maxLines === undefined ? undefined : { maxLines, scan: scanNotable(full, { maxLines }) };
 }
@@ -384,7 +396,7 @@ interface SummaryInputPlan {
 	scan?: NotableScan;
 	/** Its `maxLines`. */
 	maxLines?: number;
-	/** The same pass's scans at the limits the excerpt beside a summary was predicted to have (excerptLinesBeside). */
+	/** The same pass's scans at the limits the excerpt may have beside the summary (excerptLines), the input's too. */
 	excerptScans?: { maxLines: number; scan: NotableScan }[];
 }
 
@@ -422,11 +434,11 @@ export function summaryInputPlan(
 }
 
 /**
- * The `maxLines` the excerpt of a command's log would scan with beside a summary, at both ends of what the
- * summary can take (its fewest and its most lines), made before the artifact has its name (as earlyScan). A
- * prediction: the excerpt uses a scan made at these limits only when its own limits are the same.
+ * The `maxLines` the excerpt of a command's log scans with when a summary model is on: its room is the stub's
+ * limits less its fixed lines, whether the model answers (the `toolArtifacts.summary` surface) or not (the stub's
+ * own), never less what the summary takes (buildStub). Made before the artifact has its name, as earlyScan.
  */
-function excerptLinesBeside(
+function excerptLines(
 	fact: ToolResultFacts,
 	full: string,
 	kind: OutputClass,
@@ -436,21 +448,12 @@ function excerptLinesBeside(
 ): (number | undefined)[] {
 	if (kind !== "command") return [];
 	const surface = stubSurface(kind, deps.config);
-	const whole = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
-	const beside = configuredSurface("toolArtifacts.summaryBeside", {}, deps.config.surfaces);
+	const answered = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
 	const path = join(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
 	const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
-	const room = budget(whole, { ...base, notes: [...notes], label: EXCERPT_LABEL });
-	// The summary's part: its label line and 1 .. min(beside, half the room) lines, at most its bytes and a label.
-	const mostLines = Math.max(2, Math.min(beside.maxLines, Math.floor(room.maxLines / 2)));
-	const mostBytes = Math.min(beside.maxBytes, Math.floor(room.maxBytes / 2)) + 256;
-	return [
-		logScanLines(full, surface, { maxBytes: room.maxBytes, maxLines: Math.max(1, room.maxLines - 2) }),
-		logScanLines(full, surface, {
-			maxBytes: Math.max(1, room.maxBytes - mostBytes),
-			maxLines: Math.max(1, room.maxLines - mostLines),
-		}),
-	];
+	return [answered, surface].map((whole) =>
+		logScanLines(full, surface, budget(whole, { ...base, notes: [...notes], label: EXCERPT_LABEL })),
+	);
 }
 
 /**

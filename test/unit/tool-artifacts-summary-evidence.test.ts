@@ -1,17 +1,20 @@
 /**
  * Verbatim evidence beside any summary (issue 32 item 3): on the real-log corpus, each log `cat` through bash
  * is stubbed once with the summary model down (unreachable) and once with it up, answering a fixed text that
- * says nothing useful. The critical lines visible must be the same but for at most one per log that the
- * summary's own bytes push out (the figure holds within 2%); the summary never replaces the notable lines; where the scan found failures and the summary mentions none, the stub says the two disagree.
+ * says nothing useful. The verbatim excerpt is the same byte for byte (the summary and the notes about it are a
+ * part of their own, on top of the excerpt's limits), so the critical lines visible are the same; the summary never
+ * replaces the notable lines; where the scan found failures and the summary mentions none, the stub says the two
+ * disagree.
  */
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { SURFACES } from "../../extensions/shared/surfaces.ts";
 import { scanNotable } from "../../extensions/shared/text/notable.ts";
 import { mentionsFailure, summaryDisagrees } from "../../extensions/tool-artifacts/agreement.ts";
 import { buildStub, type StubDeps, stubSurface } from "../../extensions/tool-artifacts/artifacts.ts";
-import { SUMMARY_DISAGREES_NOTE, summaryLabel } from "../../extensions/tool-artifacts/prompt.ts";
+import { EXCERPT_LABEL, SUMMARY_DISAGREES_NOTE, summaryLabel } from "../../extensions/tool-artifacts/prompt.ts";
 import { catFacts, isStubbed, piBashResult, unreachableSummaryDeps } from "../fixtures/real-log-views.ts";
 import { criticalVisible, loadRealLogs, type RealLog } from "../fixtures/real-logs.ts";
 import { makeTestDir, removeQuietly } from "../fixtures/test-dirs.ts";
@@ -50,24 +53,24 @@ beforeAll(async () => {
 }, 300_000);
 
 describe("the summary never replaces the verbatim lines (real-log corpus)", () => {
-	it("critical lines visible with the summary model up are those shown down, less at most one per log", () => {
-		// The summary's bytes come out of the same stub: a log whose notable section overflows may lose its
-		// last-ranked line to them, never one the summary pushes out of order, and the figure holds.
+	it("the verbatim excerpt is the same with the summary model up and down, so are the critical lines visible", () => {
+		// The summary and the notes about it never take the excerpt's bytes: it is laid out as without a model.
 		expect(pairs.length).toBeGreaterThan(20);
-		let visibleDown = 0;
-		let visibleUp = 0;
+		let visible = 0;
 		for (const p of pairs) {
+			expect(excerptOf(p.up, summaryLabel(MODEL)), p.log.id).toBe(excerptOf(p.down));
 			const a = criticalVisible(p.down, p.log).visible.map((m) => m.line);
-			const b = criticalVisible(p.up, p.log).visible.map((m) => m.line);
-			visibleDown += a.length;
-			visibleUp += b.length;
-			for (const line of b) expect(a, `${p.log.id}: L${line} is shown up, not down`).toContain(line);
-			expect(a.length - b.length, p.log.id).toBeLessThanOrEqual(1);
+			expect(
+				criticalVisible(p.up, p.log).visible.map((m) => m.line),
+				p.log.id,
+			).toEqual(a);
+			visible += a.length;
 		}
-		expect(visibleUp).toBeGreaterThanOrEqual(visibleDown * 0.98);
+		expect(visible).toBeGreaterThan(60);
 	});
 
-	it("with the model up the stub carries its summary after the notable lines, within the same surface", () => {
+	it("with the model up the stub carries its summary after the notable lines, its part on top of the stub's", () => {
+		const beside = SURFACES["toolArtifacts.summaryBeside"];
 		for (const p of pairs) {
 			expect(p.up, p.log.id).toContain(`${summaryLabel(MODEL)}\n${USELESS}`);
 			const notable = p.up.indexOf("Notable lines (L<n> is line n of the full text");
@@ -75,9 +78,36 @@ describe("the summary never replaces the verbatim lines (real-log corpus)", () =
 				expect(notable, p.log.id).toBeGreaterThan(0);
 				expect(notable, p.log.id).toBeLessThan(p.up.indexOf(summaryLabel(MODEL)));
 			}
-			expect(Buffer.byteLength(p.up), p.log.id).toBeLessThanOrEqual(p.limits.maxBytes);
-			expect(p.up.split("\n").length, p.log.id).toBeLessThanOrEqual(p.limits.maxLines);
+			expect(Buffer.byteLength(p.up), p.log.id).toBeLessThanOrEqual(p.limits.maxBytes + beside.maxBytes);
+			expect(p.up.split("\n").length, p.log.id).toBeLessThanOrEqual(p.limits.maxLines + beside.maxLines);
+			// What the summary part adds is no more than its own surface.
+			const added = Buffer.byteLength(p.up) - Buffer.byteLength(p.down.replace(/\n\[Summary unavailable[^\n]*/, ""));
+			expect(added, p.log.id).toBeLessThanOrEqual(beside.maxBytes);
 		}
+	});
+
+	it("property: any summary, of any length, leaves the excerpt as it is down and adds at most its surface", async () => {
+		const beside = SURFACES["toolArtifacts.summaryBeside"];
+		const sample = pairs.filter((_, i) => i % 5 === 0);
+		const text = fc.oneof(
+			fc.string({ unit: "binary", minLength: 1, maxLength: 3000 }),
+			fc.array(fc.string({ maxLength: 200 }), { minLength: 1, maxLength: 60 }).map((l) => l.join("\n")),
+		);
+		await fc.assert(
+			fc.asyncProperty(fc.constantFrom(...sample), text, async (p, said) => {
+				fc.pre(said.trim().length > 0);
+				const pi = piBashResult(p.log.text, dir);
+				const built = await buildStub(catFacts(p.log.file, pi), pi.text, up(said));
+				if ("notStored" in built) throw new Error(built.notStored);
+				const lines = built.text.split("\n");
+				const label = lines.findIndex((l) => l === summaryLabel(MODEL));
+				expect(label).toBeGreaterThan(0);
+				expect(lines.slice(lines.indexOf(EXCERPT_LABEL) + 1, label).join("\n")).toBe(excerptOf(p.down));
+				expect(Buffer.byteLength(built.text)).toBeLessThanOrEqual(p.limits.maxBytes + beside.maxBytes);
+				expect(lines.length).toBeLessThanOrEqual(p.limits.maxLines + beside.maxLines);
+			}),
+			{ numRuns: 25, endOnFailure: true },
+		);
 	});
 
 	it("says the summary and the scan disagree exactly where the scan found failures the summary does not mention", async () => {
@@ -99,6 +129,16 @@ describe("the summary never replaces the verbatim lines (real-log corpus)", () =
 		expect(named.text).not.toContain(SUMMARY_DISAGREES_NOTE);
 	});
 });
+
+/** The verbatim excerpt of a stub: from its label to the summary's label (when `until` is given) or the footer. */
+function excerptOf(stub: string, until?: string): string {
+	const lines = stub.split("\n");
+	const from = lines.indexOf(EXCERPT_LABEL) + 1;
+	const to = until === undefined ? lines.length - 1 : lines.indexOf(until);
+	expect(from).toBeGreaterThan(0);
+	expect(to).toBeGreaterThan(from);
+	return lines.slice(from, to).join("\n");
+}
 
 describe("mentionsFailure", () => {
 	it("finds failures in any wording and ignores negated or zero ones", () => {
