@@ -1659,6 +1659,11 @@ var init_surfaces = __esm({
         headShare: 0.75,
         doc: "a model's summary beside the verbatim excerpt in its stub, with its label and the notes about it (why there is none, that it disagrees with the scan): on top of the stub's own limits, never out of the excerpt's"
       },
+      "toolArtifacts.stubOverflow": {
+        maxBytes: 1024,
+        maxLines: 16,
+        doc: "what a command stub may add, all of it to its notable lines, when the log's scan found failures and they overflow the section's caps"
+      },
       "toolArtifacts.indexRows": {
         maxBytes: 2 * KIB,
         maxLines: 13,
@@ -6285,6 +6290,23 @@ function bothEnds(head, tail) {
   }
   return out;
 }
+function shapeOf2(text) {
+  return text.trimStart().toLowerCase().replace(/\d+/g, "#").slice(0, SHAPE_CHARS);
+}
+function shapesFirst(pool2) {
+  const seen = /* @__PURE__ */ new Set();
+  const firsts = [];
+  const repeats = [];
+  for (const e of pool2) {
+    const shape = shapeOf2(e.text);
+    if (seen.has(shape)) repeats.push(e);
+    else {
+      seen.add(shape);
+      firsts.push(e);
+    }
+  }
+  return [...firsts, ...repeats];
+}
 function rank(found) {
   const passedStep = (e) => found.stepVerdict[e.step] === "pass";
   let demoted = 0;
@@ -6323,7 +6345,7 @@ function rank(found) {
   for (const e of f.strong) take(e);
   const nothingFailed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0;
   const stepPassed = (e) => f.stepFails[e.step] === 0 && f.stepVerdict[e.step] !== "fail" && (f.stepPasses[e.step] > 0 && (!f.steps || e.line < f.stepPassLine[e.step]) || nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine));
-  for (const e of f.weak) if (!stepPassed(e)) take(e);
+  for (const e of found.steps ? shapesFirst(f.weak) : f.weak) if (!stepPassed(e)) take(e);
   for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
   for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
   const firstContext = /* @__PURE__ */ new Map();
@@ -6385,7 +6407,7 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, ALL_RULES;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, ALL_RULES, SHAPE_CHARS;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -6407,6 +6429,7 @@ var init_notable = __esm({
     ];
     marks = new Uint8Array(NOTABLE_RULES.length);
     ALL_RULES = new Uint8Array(NOTABLE_RULES.length).fill(1);
+    SHAPE_CHARS = 16;
   }
 });
 
@@ -6473,6 +6496,24 @@ function layouts(lim, options, failing) {
     plainLayout
   ];
 }
+function grownLimits(lim, grow) {
+  const by = {
+    maxBytes: Math.max(0, Math.floor(grow?.maxBytes ?? 0)),
+    maxLines: Math.max(0, Math.floor(grow?.maxLines ?? 0))
+  };
+  if (by.maxBytes === 0 && by.maxLines === 0) return void 0;
+  return { ...lim, maxBytes: lim.maxBytes + by.maxBytes, maxLines: lim.maxLines + by.maxLines };
+}
+function grownLayouts(lim, grow) {
+  const caps = sectionLimits(lim, "notable.failing", FAILING_REST_MARGIN_BYTES);
+  const by = { maxBytes: Math.max(0, Math.floor(grow.maxBytes)), maxLines: Math.max(0, Math.floor(grow.maxLines)) };
+  return [
+    {
+      caps: { maxBytes: caps.maxBytes + by.maxBytes, maxLines: caps.maxLines + by.maxLines },
+      headShare: NOTABLE_FAILING_HEAD_SHARE
+    }
+  ];
+}
 function scanPlan(text, surface, options) {
   if (typeof text !== "string" || options.window) return void 0;
   const entry = surfaceOf(surface);
@@ -6481,7 +6522,12 @@ function scanPlan(text, surface, options) {
   if (text.length <= lim.maxBytes && utf8ByteLength(text) <= lim.maxBytes && countLines(text) <= lim.maxLines) {
     return void 0;
   }
-  const caps = [...layouts(lim, options, false), ...layouts(lim, options, true)].map((l) => l.caps);
+  const grown = options.section ? void 0 : grownLimits(lim, options.grow);
+  const caps = [
+    ...layouts(lim, options, false),
+    ...layouts(lim, options, true),
+    ...grown && options.grow ? grownLayouts(lim, options.grow) : []
+  ].map((l) => l.caps);
   const usable2 = caps.filter((c) => c.maxBytes > 0 && c.maxLines > 1);
   if (usable2.length === 0) return void 0;
   return { lim, scanLines: Math.max(...usable2.map((c) => c.maxLines)) };
@@ -6497,73 +6543,101 @@ function shownWhole(text, p) {
   return { headLast, tailFirst: p.totalLines - tailLines + (whole2 ? 1 : 2) };
 }
 function projectLog(text, surface, options = {}) {
-  const { scan: given, section: _section, ...projectOptions } = options;
+  const { scan: given, section: _section, grow: _grow, ...projectOptions } = options;
   const whole2 = () => {
     const p = project(text, surface, projectOptions);
     return p instanceof Promise ? p.then(plain2) : plain2(p);
   };
   const planned = scanPlan(text, surface, options);
   if (!planned) return whole2();
-  const { lim } = planned;
   const scan = given ?? scanNotable(text, { maxLines: planned.scanLines });
   if (scan.lines.length === 0) return whole2();
   const lineOffset = Math.max(0, Math.floor(Number(projectOptions.source?.firstLine) || 1) - 1);
   const ranked = [...scan.lines].sort((a, b) => a.rank - b.rank);
-  const candidates = layouts(lim, options, scan.lines.some(claimsFailure)).filter(
-    (l) => l.caps.maxBytes > 0 && l.caps.maxLines > 1
-  );
-  const unseen = (p) => {
-    const { headLast, tailFirst } = shownWhole(text, p);
-    return ranked.filter((l) => l.count > 1 || l.line > headLast && l.line < tailFirst);
-  };
-  const sized = candidates.map(
-    (l) => section(ranked, scan.dropped, l.caps.maxBytes, l.caps.maxLines, lineOffset, NOTABLE_HEADING)
-  );
-  const restOf = (i) => ({
-    ...projectOptions,
-    ...candidates[i].headShare === void 0 ? {} : { headShare: candidates[i].headShare },
-    maxBytes: lim.maxBytes - sized[i].bytes - 1,
-    maxLines: lim.maxLines - sized[i].lines
-  });
-  const lay = (i, given2) => {
-    let inner = given2;
-    const r = restOf(i);
-    if (!inner.truncated || utf8ByteLength(inner.text) > r.maxBytes || countLines(inner.text) > r.maxLines) {
-      return void 0;
-    }
-    const left = { bytes: lim.maxBytes - utf8ByteLength(inner.text) - 1, lines: lim.maxLines - countLines(inner.text) };
-    let sec = section(unseen(inner), scan.dropped, left.bytes, left.lines, lineOffset, NOTABLE_HEADING);
-    if (sec.text === "") return void 0;
-    if (left.bytes - sec.bytes > WIDEN_BYTES) {
-      const room = { maxBytes: lim.maxBytes - sec.bytes - 1, maxLines: lim.maxLines - sec.lines };
-      const wider = project(text, surface, { ...r, ...room, sink: void 0, stored: inner.artifact });
-      const fits2 = utf8ByteLength(wider.text) <= room.maxBytes && countLines(wider.text) <= room.maxLines;
-      const narrower = fits2 && section(unseen(wider), scan.dropped, sec.bytes, sec.lines, lineOffset, NOTABLE_HEADING);
-      if (narrower && narrower.text !== "") {
-        inner = wider;
-        sec = narrower;
+  const failing = scan.lines.some(claimsFailure);
+  const usable2 = (all) => all.filter((l) => l.caps.maxBytes > 0 && l.caps.maxLines > 1);
+  const viewIn = (lim, candidates, again) => {
+    const unseen = (p) => {
+      const { headLast, tailFirst } = shownWhole(text, p);
+      return ranked.filter((l) => l.count > 1 || l.line > headLast && l.line < tailFirst);
+    };
+    const sized = candidates.map(
+      (l) => section(ranked, scan.dropped, l.caps.maxBytes, l.caps.maxLines, lineOffset, NOTABLE_HEADING)
+    );
+    const restOf = (i) => ({
+      ...projectOptions,
+      ...candidates[i].headShare === void 0 ? {} : { headShare: candidates[i].headShare },
+      maxBytes: lim.maxBytes - sized[i].bytes - 1,
+      maxLines: lim.maxLines - sized[i].lines
+    });
+    const lay = (i, given2) => {
+      let inner = given2;
+      const r = restOf(i);
+      if (!inner.truncated || utf8ByteLength(inner.text) > r.maxBytes || countLines(inner.text) > r.maxLines) {
+        return void 0;
       }
-    }
-    const saved = inner.readOffset !== void 0;
-    const view = saved ? `${NOTABLE_HEADING}
+      const left = {
+        bytes: lim.maxBytes - utf8ByteLength(inner.text) - 1,
+        lines: lim.maxLines - countLines(inner.text)
+      };
+      let sec = section(unseen(inner), scan.dropped, left.bytes, left.lines, lineOffset, NOTABLE_HEADING);
+      if (sec.text === "") return void 0;
+      if (left.bytes - sec.bytes > WIDEN_BYTES) {
+        const room = { maxBytes: lim.maxBytes - sec.bytes - 1, maxLines: lim.maxLines - sec.lines };
+        const wider = project(text, surface, { ...r, ...room, sink: void 0, stored: inner.artifact });
+        const fits2 = utf8ByteLength(wider.text) <= room.maxBytes && countLines(wider.text) <= room.maxLines;
+        const narrower = fits2 && section(unseen(wider), scan.dropped, sec.bytes, sec.lines, lineOffset, NOTABLE_HEADING);
+        if (narrower && narrower.text !== "") {
+          inner = wider;
+          sec = narrower;
+        }
+      }
+      const saved = inner.readOffset !== void 0;
+      const view = saved ? `${NOTABLE_HEADING}
 ${sec.list}
 ${inner.text}` : `${NOTABLE_HEADING_UNSAVED}
 ${sec.unnumbered}
 ${inner.text}`;
-    return { ...inner, text: view, notable: sec.shown, notableOmitted: sec.omitted };
+      return { ...inner, text: view, notable: sec.shown, notableOmitted: sec.omitted };
+    };
+    const rest = (first2) => {
+      const next = { sink: void 0, stored: first2.artifact };
+      for (let i = 0; i < candidates.length; i++) {
+        const inner = i === 0 ? first2 : project(text, surface, { ...restOf(i), ...next });
+        const laid = lay(i, inner);
+        if (laid) return laid;
+      }
+      return plain2(project(text, surface, { ...projectOptions, ...next }));
+    };
+    if (candidates.length === 0 || sized[0].text === "") return void 0;
+    const first = project(text, surface, { ...restOf(0), ...again ?? {} });
+    return first instanceof Promise ? first.then(rest) : rest(first);
   };
-  const rest = (first2) => {
-    const again = { sink: void 0, stored: first2.artifact };
-    for (let i = 0; i < candidates.length; i++) {
-      const inner = i === 0 ? first2 : project(text, surface, { ...restOf(i), ...again });
-      const laid = lay(i, inner);
-      if (laid) return laid;
-    }
-    return plain2(project(text, surface, { ...projectOptions, ...again }));
+  const normal = viewIn(planned.lim, usable2(layouts(planned.lim, options, failing)));
+  if (normal === void 0) return whole2();
+  const grown = failing && !options.section ? grownLimits(planned.lim, options.grow) : void 0;
+  if (!grown || !options.grow) return normal;
+  const grow = options.grow;
+  const overflowing = (view) => {
+    if (view.notable.length === 0 || view.notableOmitted === 0) return view;
+    const listed2 = new Set(view.notable.map((l) => l.line));
+    const { headLast, tailFirst } = shownWhole(text, view);
+    const missing = ranked.filter(
+      (l) => !listed2.has(l.line) && l.kind !== "context" && claimsFailure(l) && (l.count > 1 || l.line > headLast && l.line < tailFirst)
+    );
+    if (missing.length === 0) return view;
+    const need = missing.reduce((sum, l) => sum + utf8ByteLength(itemOf(l, lineOffset)) + 1, 0);
+    const by = {
+      maxBytes: Math.min(Math.max(0, Math.floor(grow.maxBytes)), need),
+      maxLines: Math.min(Math.max(0, Math.floor(grow.maxLines)), missing.length)
+    };
+    const limits = grownLimits(planned.lim, by);
+    if (!limits) return view;
+    const again = { sink: void 0, stored: view.artifact };
+    const wider = viewIn(limits, usable2(grownLayouts(planned.lim, by)), again);
+    return wider && wider.notable.length > view.notable.length ? wider : view;
   };
-  if (candidates.length === 0 || sized[0].text === "") return whole2();
-  const first = project(text, surface, restOf(0));
-  return first instanceof Promise ? first.then(rest) : rest(first);
+  return normal instanceof Promise ? normal.then(overflowing) : overflowing(normal);
 }
 var REST_MARGIN_BYTES, FAILING_REST_MARGIN_BYTES, WIDEN_BYTES, EMPTY, claimsFailure;
 var init_log = __esm({
@@ -7937,7 +8011,7 @@ function buildExcerpt(input) {
   if (input.kind === "search") prefix.push(...renderSearchIndex(indexSearchResults(input.text)));
   if (input.kind === "listing") prefix.push(...renderListingIndex(input.text));
   const options = { ...remaining(input, prefix), stored: input.artifact };
-  const shown = input.kind === "command" ? projectLog(input.text, input.surface, { ...options, scan: input.scan }) : project(input.text, input.surface, options);
+  const shown = input.kind === "command" ? projectLog(input.text, input.surface, { ...options, scan: input.scan, grow: input.grow }) : project(input.text, input.surface, options);
   return [...prefix, shown.text].join("\n");
 }
 function remaining(input, prefix) {
@@ -8310,7 +8384,8 @@ function turnStubChars(config) {
     ...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes),
     configuredSurface("toolArtifacts.summary", stubAlias(config), config.surfaces).maxBytes
   );
-  return excerpt + configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes;
+  const beside = configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes;
+  return excerpt + beside + configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces).maxBytes;
 }
 function resultText(content) {
   return contentText(content, "omitted");
@@ -8405,7 +8480,7 @@ async function buildStub(fact, text, deps) {
   const label2 = EXCERPT_LABEL;
   const surface = stubSurface(kind, deps.config);
   const whole2 = summary ? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces) : surface;
-  const room = budget(whole2, { ...base, notes, label: label2 });
+  const room = { ...budget(whole2, { ...base, notes, label: label2 }), grow: overflowOf(kind, deps.config) };
   const after = summary ? summaryPart(summary, summaryNotes, deps.config) : "";
   const bodyNotes = [...notes, ...summaryNotes];
   const made = early ? [early] : input?.excerptScans ?? [];
@@ -8453,12 +8528,20 @@ function summaryPart(summary, notes, config) {
 ${summary.label}
 ${cut2}`;
 }
+function overflowOf(kind, config) {
+  if (kind !== "command") return void 0;
+  const { maxBytes, maxLines } = configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces);
+  return { maxBytes, maxLines };
+}
 function earlyScan(fact, full, kind, sizes, notes, deps) {
   if (kind !== "command") return void 0;
   const surface = stubSurface(kind, deps.config);
   const path = (0, import_node_path7.join)(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
   const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
-  const room = budget(surface, { ...base, notes: [...notes], label: EXCERPT_LABEL });
+  const room = {
+    ...budget(surface, { ...base, notes: [...notes], label: EXCERPT_LABEL }),
+    grow: overflowOf(kind, deps.config)
+  };
   const maxLines = logScanLines(full, surface, room);
   return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines }) };
 }
@@ -8488,8 +8571,9 @@ function excerptLines(fact, full, kind, sizes, notes, deps) {
   const answered = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
   const path = (0, import_node_path7.join)(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
   const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
+  const grow = overflowOf(kind, deps.config);
   return [answered, surface].map(
-    (whole2) => logScanLines(full, surface, budget(whole2, { ...base, notes: [...notes], label: EXCERPT_LABEL }))
+    (whole2) => logScanLines(full, surface, { ...budget(whole2, { ...base, notes: [...notes], label: EXCERPT_LABEL }), grow })
   );
 }
 function agreementScan(full, input) {

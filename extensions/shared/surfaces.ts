@@ -216,6 +216,11 @@ export const SURFACES = freezeEntries({
 		headShare: 0.75,
 		doc: "a model's summary beside the verbatim excerpt in its stub, with its label and the notes about it (why there is none, that it disagrees with the scan): on top of the stub's own limits, never out of the excerpt's",
 	},
+	"toolArtifacts.stubOverflow": {
+		maxBytes: 1024,
+		maxLines: 16,
+		doc: "what a command stub may add, all of it to its notable lines, when the log's scan found failures and they overflow the section's caps",
+	},
 	"toolArtifacts.indexRows": {
 		maxBytes: 2 * KIB,
 		maxLines: 13,

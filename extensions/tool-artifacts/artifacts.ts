@@ -80,7 +80,8 @@ export function turnStubChars(config: ToolArtifactsConfig): number {
 		...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes),
 		configuredSurface("toolArtifacts.summary", stubAlias(config), config.surfaces).maxBytes,
 	);
-	return excerpt + configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes;
+	const beside = configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes;
+	return excerpt + beside + configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces).maxBytes;
 }
 
 /** Pure: the text parts of a tool result's content, joined (its images stay beside the stub, not in it). */
@@ -285,7 +286,7 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	const whole = summary
 		? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces)
 		: surface;
-	const room = budget(whole, { ...base, notes, label });
+	const room = { ...budget(whole, { ...base, notes, label }), grow: overflowOf(kind, deps.config) };
 	const after = summary ? summaryPart(summary, summaryNotes, deps.config) : "";
 	const bodyNotes = [...notes, ...summaryNotes];
 	// The scan made while the store synced is the excerpt's when it was made at the same limits: without a summary
@@ -362,6 +363,19 @@ function summaryPart(summary: { label: string; text: string }, notes: readonly s
 	return `\n${summary.label}\n${cut}`;
 }
 
+/**
+ * What a command stub may add, all of it to its notable section, when the log's scan found failures and the
+ * section at the stub's limits leaves some out (`toolArtifacts.stubOverflow`); undefined for other kinds.
+ */
+function overflowOf(
+	kind: OutputClass,
+	config: ToolArtifactsConfig,
+): { maxBytes: number; maxLines: number } | undefined {
+	if (kind !== "command") return undefined;
+	const { maxBytes, maxLines } = configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces);
+	return { maxBytes, maxLines };
+}
+
 /** A content-addressed name's place holder: a SHA-256 hex has 64 characters, whatever the content. */
 const UNKNOWN_SHA256 = "0".repeat(64);
 
@@ -383,7 +397,10 @@ function earlyScan(
 	const path = join(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
 	const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
 	// The notes about the summary are not the excerpt's (see buildStub): its room counts the output's notes only.
-	const room = budget(surface, { ...base, notes: [...notes], label: EXCERPT_LABEL });
+	const room = {
+		...budget(surface, { ...base, notes: [...notes], label: EXCERPT_LABEL }),
+		grow: overflowOf(kind, deps.config),
+	};
 	const maxLines = logScanLines(full, surface, room);
 	return maxLines === undefined ? undefined : { maxLines, scan: scanNotable(full, { maxLines }) };
 }
@@ -451,8 +468,9 @@ function excerptLines(
 	const answered = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
 	const path = join(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
 	const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
+	const grow = overflowOf(kind, deps.config);
 	return [answered, surface].map((whole) =>
-		logScanLines(full, surface, budget(whole, { ...base, notes: [...notes], label: EXCERPT_LABEL })),
+		logScanLines(full, surface, { ...budget(whole, { ...base, notes: [...notes], label: EXCERPT_LABEL }), grow }),
 	);
 }
 
@@ -474,7 +492,7 @@ function excerptOf(
 	surface: SurfaceBudget,
 	fact: ToolResultFacts,
 	full: string,
-	room: { maxBytes: number; maxLines: number },
+	room: { maxBytes: number; maxLines: number; grow?: { maxBytes: number; maxLines: number } },
 	artifact: ArtifactRef,
 	scan?: NotableScan,
 ): string {

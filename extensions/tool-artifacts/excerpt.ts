@@ -108,6 +108,8 @@ export interface ExcerptInput {
 	artifact: ArtifactRef;
 	/** For a command's log: its notable-line scan when the caller already made it at projectLog's limits (logScanLines). */
 	scan?: NotableScan;
+	/** For a command's log: what it may add to its notable section when the section overflows (projectLog's `grow`). */
+	grow?: { maxBytes: number; maxLines: number };
 }
 
 /** Pure: the excerpt body. */
@@ -135,7 +137,7 @@ export function buildExcerpt(input: ExcerptInput): string {
 	const options = { ...remaining(input, prefix), stored: input.artifact };
 	const shown =
 		input.kind === "command"
-			? projectLog(input.text, input.surface, { ...options, scan: input.scan })
+			? projectLog(input.text, input.surface, { ...options, scan: input.scan, grow: input.grow })
 			: project(input.text, input.surface, options);
 	return [...prefix, shown.text].join("\n");
 }

@@ -13,6 +13,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { SURFACES } from "../../extensions/shared/surfaces.ts";
 import { scanNotable } from "../../extensions/shared/text/notable.ts";
 import { buildStub, stubSurface } from "../../extensions/tool-artifacts/artifacts.ts";
 import {
@@ -34,17 +35,20 @@ import {
 import { criticalVisible } from "../fixtures/real-logs.ts";
 import { makeTestDir, removeQuietly } from "../fixtures/test-dirs.ts";
 
-/** Share of the real-log corpus' critical lines the stubs must show (issue 20; never lowered). */
-const MIN_VISIBLE_OWN = 0.9;
-/** Share of the held-out corpus' critical lines the stubs show (reached: 88.8%, less a margin; issue 32's goal, 90%, is not). */
-const MIN_VISIBLE_HELDOUT = 0.87;
-/** The same on the held-out test split alone, never looked at while writing rules or the layout (reached: 89.4%). */
-const MIN_VISIBLE_HELDOUT_TEST = 0.87;
-/** Every held-out log in its own leave-one-ecosystem-out fold, pooled (reached: 88.2%; the goal, 80% in every fold, is not). */
-const MIN_VISIBLE_FOLDS = 0.86;
-/** The held-out figure and the pooled folds with the summary model up, answering a text that says nothing (reached: 87.3% and 87.0%). */
-const MIN_VISIBLE_HELDOUT_UP = 0.86;
-const MIN_VISIBLE_FOLDS_UP = 0.85;
+/** Share of the real-log corpus' critical lines the stubs must show (issue 20; never lowered; reached: 97.9%). */
+const MIN_VISIBLE_OWN = 0.95;
+/** Share of the held-out corpus' critical lines the stubs show (reached: 90.9%; issue 32's goal, 90%). */
+const MIN_VISIBLE_HELDOUT = 0.9;
+/** The same on the held-out test split alone, never looked at while writing rules or the layout (reached: 91.1%). */
+const MIN_VISIBLE_HELDOUT_TEST = 0.9;
+/** Every held-out log in its own leave-one-ecosystem-out fold, pooled (reached: 90.2%; the goal, 80% in every fold, is not). */
+const MIN_VISIBLE_FOLDS = 0.89;
+/**
+ * The held-out figure and the pooled folds with the summary model up, answering a text that says nothing
+ * (reached: the same as down, 90.9% and 90.2%: the summary never takes the excerpt's bytes).
+ */
+const MIN_VISIBLE_HELDOUT_UP = 0.9;
+const MIN_VISIBLE_FOLDS_UP = 0.89;
 /** Most bytes the stubs show, as a share of what Pi alone shows. */
 const MAX_BYTES_SHARE = 0.1;
 
@@ -64,7 +68,14 @@ beforeAll(async () => {
 		if (!isStubbed(pi, deps)) continue;
 		const built = await buildStub(catFacts(log.file, pi), pi.text, deps);
 		if ("notStored" in built) throw new Error(`${log.id}: not stored: ${built.notStored}`);
-		limits.set(`${log.corpus}/${log.id}`, stubSurface(built.kind, deps.config));
+		// The stub's surface, the growth of a log whose failures overflow its notable lines, and the summary's part
+		// (with the model down: the note that says why there is none).
+		const surface = stubSurface(built.kind, deps.config);
+		const extra = [SURFACES["toolArtifacts.stubOverflow"], SURFACES["toolArtifacts.summaryBeside"]];
+		limits.set(`${log.corpus}/${log.id}`, {
+			maxBytes: extra.reduce((sum, s) => sum + s.maxBytes, surface.maxBytes),
+			maxLines: extra.reduce((sum, s) => sum + s.maxLines, surface.maxLines),
+		});
 	}
 }, 900_000);
 
@@ -119,7 +130,7 @@ describe("notable lines on real logs (issues 20 and 32)", () => {
 		expect(now.bytes).toBeLessThanOrEqual(pi.bytes * MAX_BYTES_SHARE);
 	});
 
-	it("every stub stays within its surface's byte and line limits", () => {
+	it("every stub stays within its surface's byte and line limits, with its growth and the summary's part", () => {
 		expect(limits.size).toBeGreaterThanOrEqual(100);
 		for (const r of results) {
 			const limit = limits.get(`${r.log.corpus}/${r.log.id}`);

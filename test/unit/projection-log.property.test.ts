@@ -3,13 +3,15 @@
  * limits, the view never exceeds its surface's bytes and lines; every line number shown names the line it
  * shows; the tail keeps the log's last line; no line is shown twice (a notable line the head or the tail
  * shows whole is not listed again, unless it stands for folded repeats); and a log whose scan found failures
- * gives its notable section more of the view than a log that only has summaries.
+ * gives its notable section more of the view than a log that only has summaries. A view that may grow when its
+ * failing section overflows stays within the limits plus the growth, grows only then, lists more lines when it
+ * does, and keeps the log's first and last lines in its head and tail.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { projectLog } from "../../extensions/shared/projection/log.ts";
+import { logScanLines, projectLog } from "../../extensions/shared/projection/log.ts";
 import { project } from "../../extensions/shared/projection/projection.ts";
-import { cleanLogLine, NOTABLE_KEYS } from "../../extensions/shared/text/notable.ts";
+import { cleanLogLine, NOTABLE_KEYS, scanNotable } from "../../extensions/shared/text/notable.ts";
 import { toWellFormed, utf8ByteLength } from "../../extensions/shared/text/utf8.ts";
 
 const PATH =
@@ -110,5 +112,49 @@ describe("projectLog layout properties", () => {
 			}),
 			{ numRuns: 20 },
 		);
+	});
+
+	it("grows only when a failing log's section overflows: within the growth, more lines, head and tail kept", () => {
+		let grew = 0;
+		let kept = 0;
+		fc.assert(
+			fc.property(
+				logLines([...FAILURES, ...FAILURES.map((f) => `${f} #2`), ...SUMMARIES]),
+				limits,
+				fc.record({ maxBytes: fc.integer({ min: 0, max: 2048 }), maxLines: fc.integer({ min: 0, max: 24 }) }),
+				(lines, lim, grow) => {
+					const text = lines.join("\n");
+					const options = { ...lim, stored: STORED };
+					const scanLines = logScanLines(text, "toolArtifacts.stub.command", { ...options, grow });
+					if (scanLines === undefined) return;
+					const scan = scanNotable(text, { maxLines: scanLines });
+					const normal = projectLog(text, "toolArtifacts.stub.command", { ...options, scan });
+					const view = projectLog(text, "toolArtifacts.stub.command", { ...options, scan, grow });
+					const plain = project(text, "toolArtifacts.stub.command", options);
+					if (view.text === normal.text) {
+						// Not grown: the view without growth (its limits are the first property's).
+						kept++;
+						return;
+					}
+					grew++;
+					// It grew: the scan found failures, the section at the surface's limits left some out.
+					expect(scan.lines.some((l) => l.kind !== "summary" || l.failing)).toBe(true);
+					expect(normal.notableOmitted).toBeGreaterThan(0);
+					expect(view.notable.length).toBeGreaterThan(normal.notable.length);
+					expect(utf8ByteLength(view.text)).toBeLessThanOrEqual(plain.maxBytes + grow.maxBytes);
+					expect(view.text.split("\n").length).toBeLessThanOrEqual(plain.maxLines + grow.maxLines);
+					// Head and tail are still there, with the log's first and last lines.
+					expect(view.truncated).toBe(true);
+					if (normal.head.startsWith(lines[0])) expect(view.head.startsWith(lines[0])).toBe(true);
+					if (normal.tail.endsWith(lines[lines.length - 1])) {
+						expect(view.tail.endsWith(lines[lines.length - 1])).toBe(true);
+					}
+					expect(utf8ByteLength(view.head) + utf8ByteLength(view.tail)).toBeGreaterThan(0);
+				},
+			),
+			{ numRuns: 150 },
+		);
+		expect(grew).toBeGreaterThan(5);
+		expect(kept).toBeGreaterThan(5);
 	});
 });

@@ -160,14 +160,16 @@ describe("surfaceFor with configuration", () => {
 		}
 	});
 
-	it("counts a stub at the largest configured stub surface, with a summary's part, in the per-turn cap", () => {
+	it("counts a stub at the largest configured stub surface, with a summary's part and its growth, in the per-turn cap", () => {
 		const tools = { ...DEFAULT_CONFIG.toolArtifacts, surfaces: {} };
-		const beside = SURFACES["toolArtifacts.summaryBeside"].maxBytes;
+		const beside = SURFACES["toolArtifacts.summaryBeside"].maxBytes + SURFACES["toolArtifacts.stubOverflow"].maxBytes;
 		expect(turnStubChars(tools)).toBe(DEFAULT_CONFIG.toolArtifacts.stubMaxBytes + beside);
 		expect(turnStubChars({ ...tools, stubMaxBytes: 3000 })).toBe(3000 + beside);
 		expect(turnStubChars({ ...tools, surfaces: { "toolArtifacts.stub.web": { maxBytes: 9000 } } })).toBe(9000 + beside);
 		const smaller = { "toolArtifacts.summaryBeside": { maxBytes: 512 } };
-		expect(turnStubChars({ ...tools, surfaces: smaller })).toBe(DEFAULT_CONFIG.toolArtifacts.stubMaxBytes + 512);
+		expect(turnStubChars({ ...tools, surfaces: smaller })).toBe(
+			DEFAULT_CONFIG.toolArtifacts.stubMaxBytes + 512 + SURFACES["toolArtifacts.stubOverflow"].maxBytes,
+		);
 	});
 });
 

@@ -32,6 +32,11 @@ export interface LogOptions extends ProjectOptions {
 	scan?: NotableScan;
 	/** The surface of the notable section (its caps, and its head share: its share of the log's limits); default `notable.lines`. */
 	section?: SurfaceName;
+	/**
+	 * Bytes and lines the view may add, all of them for its notable section, when the scan found failures and
+	 * the section at the surface's limits leaves some of the lines it kept out (the section overflows).
+	 */
+	grow?: { maxBytes: number; maxLines: number };
 }
 
 /** What projectLog adds to a projection. */
@@ -164,6 +169,28 @@ function layouts(lim: Limits, options: LogOptions, failing: boolean): Layout[] {
 	];
 }
 
+/** Pure: the grown limits of a view whose failing section overflows (`grow` added), undefined without `grow`. */
+function grownLimits(lim: Limits, grow: LogOptions["grow"]): Limits | undefined {
+	const by = {
+		maxBytes: Math.max(0, Math.floor(grow?.maxBytes ?? 0)),
+		maxLines: Math.max(0, Math.floor(grow?.maxLines ?? 0)),
+	};
+	if (by.maxBytes === 0 && by.maxLines === 0) return undefined;
+	return { ...lim, maxBytes: lim.maxBytes + by.maxBytes, maxLines: lim.maxLines + by.maxLines };
+}
+
+/** The failing layout of a view grown by `grow` from `lim`: all that was added goes to its section's caps. */
+function grownLayouts(lim: Limits, grow: NonNullable<LogOptions["grow"]>): Layout[] {
+	const caps = sectionLimits(lim, "notable.failing", FAILING_REST_MARGIN_BYTES);
+	const by = { maxBytes: Math.max(0, Math.floor(grow.maxBytes)), maxLines: Math.max(0, Math.floor(grow.maxLines)) };
+	return [
+		{
+			caps: { maxBytes: caps.maxBytes + by.maxBytes, maxLines: caps.maxLines + by.maxLines },
+			headShare: NOTABLE_FAILING_HEAD_SHARE,
+		},
+	];
+}
+
 /** The limits projectLog works in, and the most lines its section may list; undefined when it would not scan. */
 function scanPlan(
 	text: string,
@@ -178,7 +205,12 @@ function scanPlan(
 	if (text.length <= lim.maxBytes && utf8ByteLength(text) <= lim.maxBytes && countLines(text) <= lim.maxLines) {
 		return undefined;
 	}
-	const caps = [...layouts(lim, options, false), ...layouts(lim, options, true)].map((l) => l.caps);
+	const grown = options.section ? undefined : grownLimits(lim, options.grow);
+	const caps = [
+		...layouts(lim, options, false),
+		...layouts(lim, options, true),
+		...(grown && options.grow ? grownLayouts(lim, options.grow) : []),
+	].map((l) => l.caps);
 	const usable = caps.filter((c) => c.maxBytes > 0 && c.maxLines > 1);
 	if (usable.length === 0) return undefined;
 	return { lim, scanLines: Math.max(...usable.map((c) => c.maxLines)) };
@@ -220,81 +252,128 @@ export function projectLog(
 	surface: SurfaceName | SurfaceLimits,
 	options: LogOptions = {},
 ): LogProjection | Promise<LogProjection> {
-	const { scan: given, section: _section, ...projectOptions } = options;
+	const { scan: given, section: _section, grow: _grow, ...projectOptions } = options;
 	const whole = () => {
 		const p = project(text, surface, projectOptions);
 		return p instanceof Promise ? p.then(plain) : plain(p);
 	};
 	const planned = scanPlan(text, surface, options);
 	if (!planned) return whole();
-	const { lim } = planned;
 	const scan = given ?? scanNotable(text, { maxLines: planned.scanLines });
 	if (scan.lines.length === 0) return whole();
 	const lineOffset = Math.max(0, Math.floor(Number(projectOptions.source?.firstLine) || 1) - 1);
 	const ranked = [...scan.lines].sort((a, b) => a.rank - b.rank);
-	const candidates = layouts(lim, options, scan.lines.some(claimsFailure)).filter(
-		(l) => l.caps.maxBytes > 0 && l.caps.maxLines > 1,
-	);
+	const failing = scan.lines.some(claimsFailure);
+	const usable = (all: Layout[]) => all.filter((l) => l.caps.maxBytes > 0 && l.caps.maxLines > 1);
 
-	const unseen = (p: Projection) => {
-		const { headLast, tailFirst } = shownWhole(text, p);
-		// A folded line stands for more than the one copy head or tail shows: it stays.
-		return ranked.filter((l) => l.count > 1 || (l.line > headLast && l.line < tailFirst));
-	};
-	/** A layout's section before head + tail are known: every line the scan kept, within the layout's caps. */
-	const sized = candidates.map((l) =>
-		section(ranked, scan.dropped, l.caps.maxBytes, l.caps.maxLines, lineOffset, NOTABLE_HEADING),
-	);
-	const restOf = (i: number) => ({
-		...projectOptions,
-		...(candidates[i].headShare === undefined ? {} : { headShare: candidates[i].headShare }),
-		maxBytes: lim.maxBytes - sized[i].bytes - 1,
-		maxLines: lim.maxLines - sized[i].lines,
-	});
 	/**
-	 * Layout i: head + tail in what its section leaves them, then the section within the same size without the
-	 * lines head and tail show whole (other lines take their room). Undefined when head + tail do not fit what
-	 * the section leaves (a very long footer path).
+	 * The view within `lim` by the first of `candidates` whose head + tail fit, else project()'s own (with the
+	 * artifact `first` already has); undefined when no layout has a section to show.
 	 */
-	const lay = (i: number, given: Projection): LogProjection | undefined => {
-		let inner = given;
-		const r = restOf(i);
-		if (!inner.truncated || utf8ByteLength(inner.text) > r.maxBytes || countLines(inner.text) > r.maxLines) {
-			return undefined;
-		}
-		// The section takes what head + tail leave (their cuts at line ends leave some of their room).
-		const left = { bytes: lim.maxBytes - utf8ByteLength(inner.text) - 1, lines: lim.maxLines - countLines(inner.text) };
-		let sec = section(unseen(inner), scan.dropped, left.bytes, left.lines, lineOffset, NOTABLE_HEADING);
-		if (sec.text === "") return undefined;
-		if (left.bytes - sec.bytes > WIDEN_BYTES) {
-			// Head and tail showed lines the section no longer lists, and nothing took their room: head + tail
-			// take it (one more projection), and the section drops what they now show.
-			const room = { maxBytes: lim.maxBytes - sec.bytes - 1, maxLines: lim.maxLines - sec.lines };
-			const wider = project(text, surface, { ...r, ...room, sink: undefined, stored: inner.artifact }) as Projection;
-			const fits = utf8ByteLength(wider.text) <= room.maxBytes && countLines(wider.text) <= room.maxLines;
-			const narrower = fits && section(unseen(wider), scan.dropped, sec.bytes, sec.lines, lineOffset, NOTABLE_HEADING);
-			if (narrower && narrower.text !== "") {
-				inner = wider;
-				sec = narrower;
+	const viewIn = (
+		lim: Limits,
+		candidates: Layout[],
+		again?: { sink: undefined; stored: Projection["artifact"] },
+	): LogProjection | Promise<LogProjection> | undefined => {
+		const unseen = (p: Projection) => {
+			const { headLast, tailFirst } = shownWhole(text, p);
+			// A folded line stands for more than the one copy head or tail shows: it stays.
+			return ranked.filter((l) => l.count > 1 || (l.line > headLast && l.line < tailFirst));
+		};
+		/** A layout's section before head + tail are known: every line the scan kept, within the layout's caps. */
+		const sized = candidates.map((l) =>
+			section(ranked, scan.dropped, l.caps.maxBytes, l.caps.maxLines, lineOffset, NOTABLE_HEADING),
+		);
+		const restOf = (i: number) => ({
+			...projectOptions,
+			...(candidates[i].headShare === undefined ? {} : { headShare: candidates[i].headShare }),
+			maxBytes: lim.maxBytes - sized[i].bytes - 1,
+			maxLines: lim.maxLines - sized[i].lines,
+		});
+		/**
+		 * Layout i: head + tail in what its section leaves them, then the section within the same size without the
+		 * lines head and tail show whole (other lines take their room). Undefined when head + tail do not fit what
+		 * the section leaves (a very long footer path).
+		 */
+		const lay = (i: number, given: Projection): LogProjection | undefined => {
+			let inner = given;
+			const r = restOf(i);
+			if (!inner.truncated || utf8ByteLength(inner.text) > r.maxBytes || countLines(inner.text) > r.maxLines) {
+				return undefined;
 			}
-		}
-		// Without a stored artifact there is nothing to read at offset=n: no line numbers, a heading that says why.
-		const saved = inner.readOffset !== undefined;
-		const view = saved
-			? `${NOTABLE_HEADING}\n${sec.list}\n${inner.text}`
-			: `${NOTABLE_HEADING_UNSAVED}\n${sec.unnumbered}\n${inner.text}`;
-		return { ...inner, text: view, notable: sec.shown, notableOmitted: sec.omitted };
+			// The section takes what head + tail leave (their cuts at line ends leave some of their room).
+			const left = {
+				bytes: lim.maxBytes - utf8ByteLength(inner.text) - 1,
+				lines: lim.maxLines - countLines(inner.text),
+			};
+			let sec = section(unseen(inner), scan.dropped, left.bytes, left.lines, lineOffset, NOTABLE_HEADING);
+			if (sec.text === "") return undefined;
+			if (left.bytes - sec.bytes > WIDEN_BYTES) {
+				// Head and tail showed lines the section no longer lists, and nothing took their room: head + tail
+				// take it (one more projection), and the section drops what they now show.
+				const room = { maxBytes: lim.maxBytes - sec.bytes - 1, maxLines: lim.maxLines - sec.lines };
+				const wider = project(text, surface, { ...r, ...room, sink: undefined, stored: inner.artifact }) as Projection;
+				const fits = utf8ByteLength(wider.text) <= room.maxBytes && countLines(wider.text) <= room.maxLines;
+				const narrower =
+					fits && section(unseen(wider), scan.dropped, sec.bytes, sec.lines, lineOffset, NOTABLE_HEADING);
+				if (narrower && narrower.text !== "") {
+					inner = wider;
+					sec = narrower;
+				}
+			}
+			// Without a stored artifact there is nothing to read at offset=n: no line numbers, a heading that says why.
+			const saved = inner.readOffset !== undefined;
+			const view = saved
+				? `${NOTABLE_HEADING}\n${sec.list}\n${inner.text}`
+				: `${NOTABLE_HEADING_UNSAVED}\n${sec.unnumbered}\n${inner.text}`;
+			return { ...inner, text: view, notable: sec.shown, notableOmitted: sec.omitted };
+		};
+		const rest = (first: Projection): LogProjection => {
+			const next = { sink: undefined, stored: first.artifact };
+			for (let i = 0; i < candidates.length; i++) {
+				const inner = i === 0 ? first : (project(text, surface, { ...restOf(i), ...next }) as Projection);
+				const laid = lay(i, inner);
+				if (laid) return laid;
+			}
+			return plain(project(text, surface, { ...projectOptions, ...next }));
+		};
+		if (candidates.length === 0 || sized[0].text === "") return undefined;
+		const first = project(text, surface, { ...restOf(0), ...(again ?? {}) });
+		return first instanceof Promise ? first.then(rest) : rest(first);
 	};
-	const rest = (first: Projection): LogProjection => {
-		const again = { sink: undefined, stored: first.artifact };
-		for (let i = 0; i < candidates.length; i++) {
-			const inner = i === 0 ? first : (project(text, surface, { ...restOf(i), ...again }) as Projection);
-			const laid = lay(i, inner);
-			if (laid) return laid;
-		}
-		return plain(project(text, surface, { ...projectOptions, ...again }));
+
+	const normal = viewIn(planned.lim, usable(layouts(planned.lim, options, failing)));
+	if (normal === undefined) return whole();
+	const grown = failing && !options.section ? grownLimits(planned.lim, options.grow) : undefined;
+	if (!grown || !options.grow) return normal;
+	// (grown: the most the view may take; what it takes is what the failures it left out need.)
+	const grow = options.grow;
+	/**
+	 * A failing log whose section left failures out (not context, not a passing summary, not a line head or tail
+	 * shows): the same view in limits grown by what their items take, at most `grow`, when it lists more.
+	 */
+	const overflowing = (view: LogProjection): LogProjection => {
+		if (view.notable.length === 0 || view.notableOmitted === 0) return view;
+		const listed = new Set(view.notable.map((l) => l.line));
+		const { headLast, tailFirst } = shownWhole(text, view);
+		const missing = ranked.filter(
+			(l) =>
+				!listed.has(l.line) &&
+				l.kind !== "context" &&
+				claimsFailure(l) &&
+				(l.count > 1 || (l.line > headLast && l.line < tailFirst)),
+		);
+		if (missing.length === 0) return view;
+		const need = missing.reduce((sum, l) => sum + utf8ByteLength(itemOf(l, lineOffset)) + 1, 0);
+		const by = {
+			maxBytes: Math.min(Math.max(0, Math.floor(grow.maxBytes)), need),
+			maxLines: Math.min(Math.max(0, Math.floor(grow.maxLines)), missing.length),
+		};
+		const limits = grownLimits(planned.lim, by);
+		if (!limits) return view;
+		const again = { sink: undefined, stored: view.artifact };
+		const wider = viewIn(limits, usable(grownLayouts(planned.lim, by)), again) as LogProjection | undefined;
+		return wider && wider.notable.length > view.notable.length ? wider : view;
 	};
-	if (candidates.length === 0 || sized[0].text === "") return whole();
-	const first = project(text, surface, restOf(0));
-	return first instanceof Promise ? first.then(rest) : rest(first);
+	return normal instanceof Promise ? normal.then(overflowing) : overflowing(normal);
 }

@@ -608,6 +608,34 @@ function bothEnds(head: readonly Entry[], tail: readonly Entry[]): Entry[] {
 	return out;
 }
 
+/** Characters of a line's start that tell its shape (digits aside): lines of one shape repeat one kind of report. */
+const SHAPE_CHARS = 16;
+
+/** Pure: a line's shape, its first SHAPE_CHARS characters lower-cased with every run of digits as one `#`. */
+function shapeOf(text: string): string {
+	return text.trimStart().toLowerCase().replace(/\d+/g, "#").slice(0, SHAPE_CHARS);
+}
+
+/**
+ * A pool in priority order, each shape's first entry before any repeat of a shape (stable otherwise): a logger
+ * that prints the same kind of line by the dozen (`ERROR balancer: dialer.go:190 at …`, a progress line) does
+ * not crowd out the one line of another kind (a test's `Error: Should be true`).
+ */
+function shapesFirst(pool: readonly Entry[]): Entry[] {
+	const seen = new Set<string>();
+	const firsts: Entry[] = [];
+	const repeats: Entry[] = [];
+	for (const e of pool) {
+		const shape = shapeOf(e.text);
+		if (seen.has(shape)) repeats.push(e);
+		else {
+			seen.add(shape);
+			firsts.push(e);
+		}
+	}
+	return [...firsts, ...repeats];
+}
+
 interface Found {
 	verdicts: Entry[];
 	failingRing: Entry[];
@@ -681,7 +709,7 @@ function rank(found: Found): NotableScan {
 		f.stepVerdict[e.step] !== "fail" &&
 		((f.stepPasses[e.step] > 0 && (!f.steps || e.line < f.stepPassLine[e.step])) ||
 			(nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine)));
-	for (const e of f.weak) if (!stepPassed(e)) take(e);
+	for (const e of found.steps ? shapesFirst(f.weak) : f.weak) if (!stepPassed(e)) take(e);
 	for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
 	for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
 
