@@ -61,9 +61,9 @@ describe("scanNotableAt: one scan for several caps", () => {
 			for (const evaluation of evaluations) {
 				const caps = [40, 100];
 				const many = scanNotableAt(entry.text, caps, { evaluation });
-				caps.forEach((cap, i) =>
-					expect(many[i], `${entry.id} cap ${cap}`).toEqual(scanNotable(entry.text, { maxLines: cap, evaluation })),
-				);
+				for (const [i, cap] of caps.entries()) {
+					expect(many[i], `${entry.id} cap ${cap}`).toEqual(scanNotable(entry.text, { maxLines: cap, evaluation }));
+				}
 			}
 		}
 	});
@@ -78,9 +78,9 @@ describe("scanNotableAt: one scan for several caps", () => {
 				(text, caps, maxLineChars, evaluation) => {
 					const many = scanNotableAt(text, caps, { maxLineChars, evaluation });
 					expect(many).toHaveLength(caps.length);
-					caps.forEach((cap, i) =>
-						expect(many[i]).toEqual(scanNotable(text, { maxLines: cap, maxLineChars, evaluation })),
-					);
+					for (const [i, cap] of caps.entries()) {
+						expect(many[i]).toEqual(scanNotable(text, { maxLines: cap, maxLineChars, evaluation }));
+					}
 				},
 			),
 			{ numRuns: 300 },
