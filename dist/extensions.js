@@ -6291,7 +6291,7 @@ function bothEnds(head, tail) {
   return out;
 }
 function shapeOf2(text) {
-  return text.trimStart().toLowerCase().replace(/\d+/g, "#").slice(0, SHAPE_CHARS);
+  return SHAPE_START.exec(text.trimStart().toLowerCase().replace(/\d+/g, "#"))?.[0] ?? "";
 }
 function shapesFirst(pool2) {
   const seen = /* @__PURE__ */ new Set();
@@ -6407,7 +6407,7 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, ALL_RULES, SHAPE_CHARS;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, ALL_RULES, SHAPE_START;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -6429,7 +6429,7 @@ var init_notable = __esm({
     ];
     marks = new Uint8Array(NOTABLE_RULES.length);
     ALL_RULES = new Uint8Array(NOTABLE_RULES.length).fill(1);
-    SHAPE_CHARS = 16;
+    SHAPE_START = /^[\s\S]{0,16}/;
   }
 });
 
@@ -8380,12 +8380,13 @@ function stubSurface(kind, config) {
   return configuredSurface(`toolArtifacts.stub.${kind}`, stubAlias(config), config.surfaces);
 }
 function turnStubChars(config) {
+  const overflow = configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces).maxBytes;
+  const summaries = config.summary.enabled;
   const excerpt = Math.max(
-    ...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes),
-    configuredSurface("toolArtifacts.summary", stubAlias(config), config.surfaces).maxBytes
+    ...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes + (kind === "command" ? overflow : 0)),
+    summaries ? configuredSurface("toolArtifacts.summary", stubAlias(config), config.surfaces).maxBytes : 0
   );
-  const beside = configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes;
-  return excerpt + beside + configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces).maxBytes;
+  return excerpt + (summaries ? configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes : 0);
 }
 function resultText(content) {
   return contentText(content, "omitted");

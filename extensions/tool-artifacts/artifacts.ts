@@ -71,17 +71,19 @@ export function stubSurface(kind: OutputClass, config: ToolArtifactsConfig): Sur
 const OUTPUT_KINDS: readonly OutputClass[] = ["command", "search", "listing", "structured", "web", "file", "unknown"];
 
 /**
- * Characters the per-turn cap assumes one stub takes: the largest stub surface's byte limit, with a summary's
- * part beside the excerpt (`toolArtifacts.summaryBeside`), as the user configured them (a stub's UTF-16 length
+ * Characters the per-turn cap assumes one stub takes: the largest stub surface's byte limit (a command stub's with
+ * the growth of a failing log, `toolArtifacts.stubOverflow`), with a summary's part beside the excerpt
+ * (`toolArtifacts.summaryBeside`) when summaries are on, as the user configured them (a stub's UTF-16 length
  * never exceeds its UTF-8 bytes, so the figure is an upper bound).
  */
 export function turnStubChars(config: ToolArtifactsConfig): number {
+	const overflow = configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces).maxBytes;
+	const summaries = config.summary.enabled;
 	const excerpt = Math.max(
-		...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes),
-		configuredSurface("toolArtifacts.summary", stubAlias(config), config.surfaces).maxBytes,
+		...OUTPUT_KINDS.map((kind) => stubSurface(kind, config).maxBytes + (kind === "command" ? overflow : 0)),
+		summaries ? configuredSurface("toolArtifacts.summary", stubAlias(config), config.surfaces).maxBytes : 0,
 	);
-	const beside = configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes;
-	return excerpt + beside + configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces).maxBytes;
+	return excerpt + (summaries ? configuredSurface("toolArtifacts.summaryBeside", {}, config.surfaces).maxBytes : 0);
 }
 
 /** Pure: the text parts of a tool result's content, joined (its images stay beside the stub, not in it). */

@@ -16,13 +16,14 @@
  *
  * Run: npm run bench -- notable-layout   (NOTABLE_LAYOUT_FOLD=1: each log in its leave-one-ecosystem-out fold;
  * NOTABLE_LAYOUT_LIST=1: list each lost line with its reason, never for the test split; STUB_BYTES=5120: what
- * a stub that grows to that many bytes when a failing log's notable section overflows would show, and cost)
+ * a stub of that many bytes, when a failing log's notable section overflows, would show instead, and cost)
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { logScanLines } from "../../extensions/shared/projection/log.ts";
 import { NOTABLE_HEADING } from "../../extensions/shared/projection/prompt.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { SURFACES } from "../../extensions/shared/surfaces.ts";
 import {
 	type NotableEvaluation,
 	type NotableLine,
@@ -151,7 +152,10 @@ async function main(): Promise<void> {
 				if (parts.sectionBytes >= 1700) sectionFull.bytes++;
 				const full = scanNotable(log.text, { evaluation }).lines;
 				// The stub's excerpt room is about the command surface less a header and a footer of ~500 B.
-				const scanLines = logScanLines(log.text, "toolArtifacts.stub.command", { maxBytes: 3600, maxLines: 92 }) ?? 24;
+				// (with the growth a failing log's section may take: the scan is made at the grown cap)
+				const grow = SURFACES["toolArtifacts.stubOverflow"];
+				const room = { maxBytes: 3600, maxLines: 92, grow };
+				const scanLines = logScanLines(log.text, "toolArtifacts.stub.command", room) ?? 24;
 				const capped = scanNotable(log.text, { evaluation, maxLines: scanLines }).lines;
 				if (parts.sectionLines >= scanLines) sectionFull.lines++;
 				for (const it of parts.items) {

@@ -13,6 +13,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { SURFACES } from "../../extensions/shared/surfaces.ts";
 import { cleanLogLine } from "../../extensions/shared/text/notable.ts";
 import { catScript, catStubs, isMain, unreachableSummaryModel } from "../fixtures/cat-logs.ts";
 import { type EvalLog, loadHeldout } from "../fixtures/notable-eval.ts";
@@ -23,7 +24,12 @@ import { useScriptedServers } from "../fixtures/scripted-servers.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 const EXTENSION = extensionPath("tool-artifacts");
-const STUB_MAX_BYTES = 4096;
+/** A command stub's bytes at most: its surface, a failing log's growth, the summary's part (or the note why none). */
+const STUB_MAX_BYTES = (
+	["toolArtifacts.stub.command", "toolArtifacts.stubOverflow", "toolArtifacts.summaryBeside"] as const
+)
+	.map((name) => SURFACES[name].maxBytes)
+	.reduce((sum, bytes) => sum + bytes, 0);
 /** The seed of the draw; fixed before any result was seen. */
 const SEED = "issue-32-e2e";
 const SAMPLE = 6;

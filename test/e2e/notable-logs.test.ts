@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { SURFACES } from "../../extensions/shared/surfaces.ts";
 import { catScript, catStubs, isMain, unreachableSummaryModel } from "../fixtures/cat-logs.ts";
 import { extensionPath, makeSandbox, PI_LINES } from "../fixtures/pi-runner.ts";
 import { criticalVisible, loadRealLogs, type RealLog } from "../fixtures/real-logs.ts";
@@ -17,7 +18,12 @@ const LOGS: Record<string, readonly string[]> = {
 	"0.73": ["mozilla-reftest-fail", "gha-pytorch-job", "java-fatal-exception"],
 	"1.x": ["mozilla-mochitest-fail", "chrome-check-failure", "jest-junit-large"],
 };
-const STUB_MAX_BYTES = 4096;
+/** A command stub's bytes at most: its surface, a failing log's growth, the summary's part (or the note why none). */
+const STUB_MAX_BYTES = (
+	["toolArtifacts.stub.command", "toolArtifacts.stubOverflow", "toolArtifacts.summaryBeside"] as const
+)
+	.map((name) => SURFACES[name].maxBytes)
+	.reduce((sum, bytes) => sum + bytes, 0);
 
 describe.each(PI_LINES)("notable lines of real logs on $label", ({ line }) => {
 	const startServer = useScriptedServers();

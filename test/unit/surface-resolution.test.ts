@@ -160,16 +160,22 @@ describe("surfaceFor with configuration", () => {
 		}
 	});
 
-	it("counts a stub at the largest configured stub surface, with a summary's part and its growth, in the per-turn cap", () => {
+	it("counts a stub at the largest configured stub surface, with a command's growth and a summary's part, in the per-turn cap", () => {
 		const tools = { ...DEFAULT_CONFIG.toolArtifacts, surfaces: {} };
-		const beside = SURFACES["toolArtifacts.summaryBeside"].maxBytes + SURFACES["toolArtifacts.stubOverflow"].maxBytes;
-		expect(turnStubChars(tools)).toBe(DEFAULT_CONFIG.toolArtifacts.stubMaxBytes + beside);
-		expect(turnStubChars({ ...tools, stubMaxBytes: 3000 })).toBe(3000 + beside);
+		const beside = SURFACES["toolArtifacts.summaryBeside"].maxBytes;
+		const overflow = SURFACES["toolArtifacts.stubOverflow"].maxBytes;
+		expect(turnStubChars(tools)).toBe(DEFAULT_CONFIG.toolArtifacts.stubMaxBytes + overflow + beside);
+		expect(turnStubChars({ ...tools, stubMaxBytes: 3000 })).toBe(3000 + overflow + beside);
+		// A larger surface of another kind wins over the command stub with its growth.
 		expect(turnStubChars({ ...tools, surfaces: { "toolArtifacts.stub.web": { maxBytes: 9000 } } })).toBe(9000 + beside);
-		const smaller = { "toolArtifacts.summaryBeside": { maxBytes: 512 } };
-		expect(turnStubChars({ ...tools, surfaces: smaller })).toBe(
-			DEFAULT_CONFIG.toolArtifacts.stubMaxBytes + 512 + SURFACES["toolArtifacts.stubOverflow"].maxBytes,
-		);
+		const smaller = {
+			"toolArtifacts.summaryBeside": { maxBytes: 512 },
+			"toolArtifacts.stubOverflow": { maxBytes: 600 },
+		};
+		expect(turnStubChars({ ...tools, surfaces: smaller })).toBe(DEFAULT_CONFIG.toolArtifacts.stubMaxBytes + 600 + 512);
+		// Without summaries, no summary's part.
+		const off = { ...tools, summary: { ...tools.summary, enabled: false } };
+		expect(turnStubChars(off)).toBe(DEFAULT_CONFIG.toolArtifacts.stubMaxBytes + overflow);
 	});
 });
 

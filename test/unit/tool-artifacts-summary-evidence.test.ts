@@ -106,7 +106,7 @@ describe("the summary never replaces the verbatim lines (real-log corpus)", () =
 				const built = await buildStub(catFacts(p.log.file, pi), pi.text, up(said));
 				if ("notStored" in built) throw new Error(built.notStored);
 				const lines = built.text.split("\n");
-				const label = lines.findIndex((l) => l === summaryLabel(MODEL));
+				const label = lines.indexOf(summaryLabel(MODEL));
 				expect(label).toBeGreaterThan(0);
 				expect(lines.slice(lines.indexOf(EXCERPT_LABEL) + 1, label).join("\n")).toBe(excerptOf(p.down));
 				expect(Buffer.byteLength(built.text)).toBeLessThanOrEqual(p.limits.maxBytes + beside.maxBytes + grow.maxBytes);

@@ -608,12 +608,15 @@ function bothEnds(head: readonly Entry[], tail: readonly Entry[]): Entry[] {
 	return out;
 }
 
-/** Characters of a line's start that tell its shape (digits aside): lines of one shape repeat one kind of report. */
-const SHAPE_CHARS = 16;
+/**
+ * A line's start that tells its shape (16 characters, digits aside): lines of one shape repeat one kind of report.
+ * A comparison key, never shown.
+ */
+const SHAPE_START = /^[\s\S]{0,16}/;
 
-/** Pure: a line's shape, its first SHAPE_CHARS characters lower-cased with every run of digits as one `#`. */
+/** Pure: a line's shape, its first characters lower-cased with every run of digits as one `#`. */
 function shapeOf(text: string): string {
-	return text.trimStart().toLowerCase().replace(/\d+/g, "#").slice(0, SHAPE_CHARS);
+	return SHAPE_START.exec(text.trimStart().toLowerCase().replace(/\d+/g, "#"))?.[0] ?? "";
 }
 
 /**
