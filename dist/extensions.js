@@ -1402,17 +1402,17 @@ function meterFor(text, totalBytes) {
 }
 function cutHead(text, m, budgetBytes, budgetLines) {
   if (budgetBytes <= 0 || budgetLines <= 0) return { end: 0, lineStart: 0, bytes: 0 };
-  const window = text.slice(0, Math.min(text.length, budgetBytes));
+  const window2 = text.slice(0, Math.min(text.length, budgetBytes));
   let seen = 0;
   let lastNewline = -1;
-  for (let at2 = window.indexOf("\n"); at2 !== -1 && seen < budgetLines; at2 = window.indexOf("\n", at2 + 1)) {
+  for (let at2 = window2.indexOf("\n"); at2 !== -1 && seen < budgetLines; at2 = window2.indexOf("\n", at2 + 1)) {
     seen++;
     lastNewline = at2;
   }
   const byLines = seen === budgetLines ? lastNewline + 1 : -1;
   const { end, bytes } = m.advance(text, 0, budgetBytes, byLines === -1 ? text.length : byLines);
   if (end === 0 || text.charCodeAt(end - 1) === NEWLINE_CODE) return { end, lineStart: end, bytes };
-  const newline = lastNewline < end ? lastNewline : lastNewlineBefore(window, end);
+  const newline = lastNewline < end ? lastNewline : lastNewlineBefore(window2, end);
   if (newline === -1) return { end, lineStart: 0, bytes };
   const lineBytes = m.range(text, 0, newline + 1);
   if (lineBytes * 2 >= budgetBytes) return { end: newline + 1, lineStart: newline + 1, bytes: lineBytes };
@@ -1443,14 +1443,14 @@ function cutTail(text, m, floor, budgetBytes, budgetLines) {
 function readPage(text, m, lineStart, maxLines) {
   const n2 = text.length;
   const windowEnd = Math.min(n2, lineStart + READ_PAGE_MAX_BYTES + 1);
-  const window = text.slice(lineStart, windowEnd);
+  const window2 = text.slice(lineStart, windowEnd);
   let lines = 0;
   let bytes = 0;
   let pos = 0;
   while (lines < maxLines) {
-    const newline = window.indexOf("\n", pos);
-    const end = newline !== -1 ? newline : windowEnd === n2 ? window.length : -1;
-    const add = end === -1 ? Number.POSITIVE_INFINITY : m.range(window, pos, end) + (lines > 0 ? 1 : 0);
+    const newline = window2.indexOf("\n", pos);
+    const end = newline !== -1 ? newline : windowEnd === n2 ? window2.length : -1;
+    const add = end === -1 ? Number.POSITIVE_INFINITY : m.range(window2, pos, end) + (lines > 0 ? 1 : 0);
     if (bytes + add > READ_PAGE_MAX_BYTES) break;
     bytes += add;
     lines++;
@@ -4164,8 +4164,8 @@ function formatLedger(ledger, now, style) {
   const lines = [];
   const total = ledger.sources.reduce((sum, s) => sum + s.tokens, 0);
   const used = ledger.usedTokens ?? total;
-  const window = ledger.contextWindow;
-  const head = ledger.basis === "pi-usage" ? `context: ${formatCount(used)}${window ? ` of ${formatCount(window)}` : ""} tokens${window ? ` (${percent(used / window)})` : ""} \u2014 Pi's reading, split by this package's estimate` : `context: \u2248 ${formatCount(total)} tokens${window ? ` of ${formatCount(window)}` : ""} \u2014 this package's estimate (Pi has no reading yet)`;
+  const window2 = ledger.contextWindow;
+  const head = ledger.basis === "pi-usage" ? `context: ${formatCount(used)}${window2 ? ` of ${formatCount(window2)}` : ""} tokens${window2 ? ` (${percent(used / window2)})` : ""} \u2014 Pi's reading, split by this package's estimate` : `context: \u2248 ${formatCount(total)} tokens${window2 ? ` of ${formatCount(window2)}` : ""} \u2014 this package's estimate (Pi has no reading yet)`;
   lines.push(paint("accent", head));
   const labelWidth = Math.max(...ledger.sources.map((s) => s.label.length), "window used".length);
   const denominator = Math.max(1, total);
@@ -4175,10 +4175,10 @@ function formatLedger(ledger, now, style) {
       `  ${s.label.padEnd(labelWidth)} ${formatCount(s.tokens).padStart(9)}  ${paint("accent", bar(share, BAR_COLUMNS, style.bars))} ${percent(share).padStart(6)}`
     );
   }
-  if (window && window > 0) {
-    const share = Math.min(1, used / window);
+  if (window2 && window2 > 0) {
+    const share = Math.min(1, used / window2);
     lines.push(
-      `  ${"window used".padEnd(labelWidth)} ${formatCount(used).padStart(9)}  ${paint("warning", bar(share, BAR_COLUMNS, style.bars))} ${percent(share).padStart(6)}  (${formatCount(Math.max(0, window - used))} free)`
+      `  ${"window used".padEnd(labelWidth)} ${formatCount(used).padStart(9)}  ${paint("warning", bar(share, BAR_COLUMNS, style.bars))} ${percent(share).padStart(6)}  (${formatCount(Math.max(0, window2 - used))} free)`
     );
   }
   lines.push(paint("accent", "kept out of the context this session"));
@@ -4836,11 +4836,11 @@ function usageBasedTokens(messages, sizer = uncached) {
   return void 0;
 }
 function messageBudget(input) {
-  const window = Number.isFinite(input.contextWindow) && input.contextWindow > 0 ? input.contextWindow : 0;
+  const window2 = Number.isFinite(input.contextWindow) && input.contextWindow > 0 ? input.contextWindow : 0;
   const modelMax = input.maxTokens && input.maxTokens > 0 ? input.maxTokens : FALLBACK_RESERVE_TOKENS;
   const reserve = input.reserveTokens ?? Math.min(modelMax, PI_DEFAULT_MAX_OUTPUT_TOKENS);
-  const margin = Math.min(Math.max(0, input.safetyMarginTokens), Math.floor(window * MAX_MARGIN_SHARE));
-  return Math.max(0, Math.floor(window - reserve - margin - Math.max(0, input.overheadTokens)));
+  const margin = Math.min(Math.max(0, input.safetyMarginTokens), Math.floor(window2 * MAX_MARGIN_SHARE));
+  return Math.max(0, Math.floor(window2 - reserve - margin - Math.max(0, input.overheadTokens)));
 }
 var uncached, DEFAULT_CUT_STEP_TOKENS, DEFAULT_HEAD_MAX_SHARE, DEFAULT_MARKER_RESERVE_TOKENS, MAX_STEP_SHARE_OF_TAIL, isObject5, lastSegments, pendingIds, PI_DEFAULT_MAX_OUTPUT_TOKENS, FALLBACK_RESERVE_TOKENS, MAX_MARGIN_SHARE;
 var init_plan = __esm({
@@ -6110,14 +6110,62 @@ function keptText(clean2, max, longer = false) {
   return `${toWellFormed(clean2.substring(0, end))}${CLIPPED}`;
 }
 function scanNotable(text, options = {}) {
+  return scanNotableAt(text, [options.maxLines], options)[0];
+}
+function scanNotableAt(text, maxLines, options = {}) {
   if (typeof text !== "string") throw new TypeError(`scanNotable: text must be a string, got ${typeof text}`);
-  const cap = whole(options.maxLines, DEFAULT_NOTABLE_LINES, 0);
   const evaluation = options.evaluation ?? defaultEvaluation;
-  const enabled = enabledMask(evaluation);
-  const steps = evaluation?.steps !== false;
-  const maxChars = Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2));
+  const shared = {
+    text,
+    enabled: enabledMask(evaluation),
+    steps: evaluation?.steps !== false,
+    maxChars: Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2)),
+    keys: scanTables().automaton,
+    memo: { line: 0, raw: void 0, clean: void 0 }
+  };
+  const passes = maxLines.map((m) => capPass(shared, whole(m, DEFAULT_NOTABLE_LINES, 0)));
   const n2 = text.length;
-  const KEYS = scanTables().automaton;
+  const KEYS = shared.keys;
+  const memo = shared.memo;
+  let pos = 0;
+  let line = 1;
+  while (pos <= n2) {
+    let lineStart = pos;
+    let lineEnd;
+    let found;
+    let windowEnd;
+    if (!passes.some((p) => p.carrying())) {
+      const first = KEYS.next(text, pos);
+      if (first === -1) break;
+      const passed = KEYS.passed();
+      line += passed.newlines;
+      if (passed.lastNewline !== -1) lineStart = passed.lastNewline + 1;
+      lineEnd = text.indexOf("\n", first);
+      if (lineEnd === -1) lineEnd = n2;
+      windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
+      found = first < windowEnd ? KEYS.wordsAfter(text, first, windowEnd) : [];
+    } else {
+      lineEnd = text.indexOf("\n", lineStart);
+      if (lineEnd === -1) lineEnd = n2;
+      windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
+    }
+    memo.line = line;
+    memo.raw = void 0;
+    memo.clean = void 0;
+    const clean2 = window(text, lineStart, lineEnd);
+    const rawKeys = () => found ??= KEYS.indicesIn(text, lineStart, windowEnd);
+    for (const p of passes) p.visit(lineStart, lineEnd, line, clean2, rawKeys);
+    if (lineEnd >= n2) break;
+    pos = lineEnd + 1;
+    line++;
+  }
+  return passes.map((p) => p.finish());
+}
+function window(text, start, end) {
+  return cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
+}
+function capPass(shared, cap) {
+  const { text, enabled, steps, maxChars, keys: KEYS, memo } = shared;
   const folded = /* @__PURE__ */ new Map();
   const verdicts = [];
   const failingRing = [];
@@ -6150,9 +6198,8 @@ function scanNotable(text, options = {}) {
   };
   let lastTaken = 0;
   let carrying;
-  const window = (start, end) => cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
   const kept = (clean2, start, end) => keptText(clean2, maxChars, end - start > MATCH_UNITS);
-  const mark = (rule, line2) => {
+  const mark = (rule, line) => {
     if (!steps) return;
     if (rule.marker === "checked-step") {
       nextStep();
@@ -6164,7 +6211,7 @@ function scanNotable(text, options = {}) {
       return;
     }
     const last = lastFailure;
-    if (rule.marker !== "ignored" || !last || line2 - last.line > 3) return;
+    if (rule.marker !== "ignored" || !last || line - last.line > 3) return;
     lastFailure = void 0;
     failures--;
     if (last.strong) stepFails[last.entry.step]--;
@@ -6176,9 +6223,9 @@ function scanNotable(text, options = {}) {
     const at2 = last.pool?.indexOf(last.entry) ?? -1;
     if (last.pool && at2 !== -1) last.pool.splice(at2, 1);
   };
-  const hit = (rule, clean2, line2, lineStart, lineEnd) => {
+  const hit = (rule, clean2, line, lineStart, lineEnd) => {
     if (rule.kind === "marker") {
-      mark(rule, line2);
+      mark(rule, line);
       return;
     }
     const isSummary = rule.kind === "summary";
@@ -6189,7 +6236,7 @@ function scanNotable(text, options = {}) {
     if (failing || !isSummary && !rule.weak) stepFails[step]++;
     else if (isSummary) {
       stepPasses[step]++;
-      stepPassLine[step] = line2;
+      stepPassLine[step] = line;
     }
     if (steps && rule.ends) {
       if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
@@ -6201,11 +6248,11 @@ function scanNotable(text, options = {}) {
     const seen = folded.get(key);
     if (seen) {
       seen.count++;
-      if (!isSummary) lastFailure = { entry: seen, line: line2, pool: void 0, strong: !rule.weak };
+      if (!isSummary) lastFailure = { entry: seen, line, pool: void 0, strong: !rule.weak };
       return;
     }
     const entry = {
-      line: line2,
+      line,
       text: kept(clean2, lineStart, lineEnd),
       key,
       rule,
@@ -6230,10 +6277,10 @@ function scanNotable(text, options = {}) {
       vocabulary.push(entry);
       folded.set(key, entry);
       if (vocabulary.length > cap) folded.delete(vocabulary.shift().key);
-      lastFailure = { entry, line: line2, pool: vocabulary, strong: false };
+      lastFailure = { entry, line, pool: vocabulary, strong: false };
     } else {
       const head = rule.weak ? weak : rule.verdict ? verdicts : strong;
-      lastFailure = { entry, line: line2, pool: void 0, strong: !rule.weak };
+      lastFailure = { entry, line, pool: void 0, strong: !rule.weak };
       const pool2 = head.length < headCap ? head : rule.weak ? weakTail : rule.verdict ? verdictsTail : strongTail;
       if (pool2 !== head && tailCap === 0) return;
       pool2.push(entry);
@@ -6241,57 +6288,41 @@ function scanNotable(text, options = {}) {
       lastFailure.pool = pool2;
       if (pool2 !== head && pool2.length > tailCap) folded.delete(pool2.shift().key);
     }
-    if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line2);
-    lastTaken = line2;
+    if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line);
+    lastTaken = line;
     const after = rule.after ?? (steps && (rule.kind === "failure" || failing) ? BLOCK_CONTEXT : void 0);
     if (after) carrying = { entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 };
   };
-  const takeBefore = (entry, ctx, lineStart, line2) => {
+  const takeBefore = (entry, ctx, lineStart, line) => {
     const taken = [];
     const want = Math.min(ctx.lines, MAX_CONTEXT_LINES);
     let end = lineStart - 1;
     let blanks = 0;
-    for (let k = 1; taken.length < want && end >= 0 && line2 - k > lastTaken; k++) {
+    for (let k = 1; taken.length < want && end >= 0 && line - k > lastTaken; k++) {
       const start = text.lastIndexOf("\n", end - 1) + 1;
-      const clean2 = window(start, end);
+      const clean2 = window(text, start, end);
       end = start - 1;
       const empty = clean2.trim() === "" || steps && FILLER.test(clean2);
       if (empty && !ctx.while && ++blanks <= 2) continue;
       if (empty || ctx.while && !ctx.while.test(clean2)) break;
-      taken.push({ line: line2 - k, text: kept(clean2, start, end + 1) });
+      taken.push({ line: line - k, text: kept(clean2, start, end + 1) });
     }
     entry.context.push(...ctx.while ? taken.reverse() : taken);
   };
-  const tryLine = (lineStart, lineEnd, line2, clean2, found2) => {
-    const keys = found2 ?? KEYS.indicesIn(clean2);
-    if (keys.length === 0) return false;
-    const rule = decide(clean2, keys, enabled);
+  const tryLine = (lineStart, lineEnd, line, clean2, found) => {
+    let rule = found ? memo.raw : memo.clean;
+    if (rule === void 0 || memo.line !== line) {
+      const keys = found ?? KEYS.indicesIn(clean2);
+      rule = keys.length === 0 ? null : decide(clean2, keys, enabled) ?? null;
+      memo.line = line;
+      if (found) memo.raw = rule;
+      else memo.clean = rule;
+    }
     if (!rule) return false;
-    hit(rule, clean2, line2, lineStart, lineEnd);
+    hit(rule, clean2, line, lineStart, lineEnd);
     return true;
   };
-  let pos = 0;
-  let line = 1;
-  let found;
-  while (pos <= n2) {
-    let lineStart = pos;
-    let lineEnd;
-    found = void 0;
-    if (!carrying) {
-      const first = KEYS.next(text, pos);
-      if (first === -1) break;
-      const passed = KEYS.passed();
-      line += passed.newlines;
-      if (passed.lastNewline !== -1) lineStart = passed.lastNewline + 1;
-      lineEnd = text.indexOf("\n", first);
-      if (lineEnd === -1) lineEnd = n2;
-      const windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
-      found = first < windowEnd ? KEYS.wordsAfter(text, first, windowEnd) : [];
-    } else {
-      lineEnd = text.indexOf("\n", lineStart);
-      if (lineEnd === -1) lineEnd = n2;
-    }
-    const clean2 = window(lineStart, lineEnd);
+  const visit = (lineStart, lineEnd, line, clean2, rawKeys) => {
     if (carrying) {
       const c = carrying;
       const filler2 = clean2.trim() === "" ? 1 : steps && FILLER.test(clean2) ? tryLine(lineStart, lineEnd, line, clean2) ? 2 : 1 : 0;
@@ -6315,12 +6346,12 @@ function scanNotable(text, options = {}) {
         lastTaken = line;
         if (--c.left <= 0) carrying = void 0;
       } else if (carrying === c) carrying = void 0;
-    } else if (found && found.length > 0) tryLine(lineStart, lineEnd, line, clean2, found);
-    if (lineEnd >= n2) break;
-    pos = lineEnd + 1;
-    line++;
-  }
-  return rank({
+    } else {
+      const found = rawKeys();
+      if (found.length > 0) tryLine(lineStart, lineEnd, line, clean2, found);
+    }
+  };
+  const finish2 = () => rank({
     verdicts: bothEnds(verdicts, verdictsTail),
     failingRing,
     strong: bothEnds(strong, strongTail),
@@ -6337,6 +6368,7 @@ function scanNotable(text, options = {}) {
     stepVerdict: checkedVerdicts(stepVerdict, stepChecked),
     steps
   });
+  return { carrying: () => carrying !== void 0, visit, finish: finish2 };
 }
 function checkedVerdicts(verdicts, checked) {
   let failedBefore = false;
@@ -8515,7 +8547,7 @@ async function buildStub(fact, text, deps) {
   const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
   const sizes = measure(full);
   const early = deps.summarize ? void 0 : earlyScan(fact, full, kind, sizes, notes, deps);
-  const input = deps.summarize ? summaryInputPlan(full, kind, deps.config) : void 0;
+  const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, excerptLines(fact, full, kind, sizes, notes, deps)) : void 0;
   const put = await putting;
   if (!put.ok) return unstoredStub(fact, complete2, put.error, deps.config);
   const ref = { ok: true, path: put.path, sha256: put.sha256 };
@@ -8548,7 +8580,9 @@ async function buildStub(fact, text, deps) {
   const room = { ...budget(whole2, { ...base, notes, label: label2 }), grow: overflowOf(kind, deps.config) };
   const after = summary ? summaryPart(summary, summaryNotes, deps.config) : "";
   const bodyNotes = [...notes, ...summaryNotes];
-  const scan = early && logScanLines(full, surface, room) === early.maxLines ? early.scan : void 0;
+  const made = early ? [early] : input?.excerptScans ?? [];
+  const wanted = logScanLines(full, surface, room);
+  const scan = made.find((m) => m.maxLines === wanted)?.scan;
   const body = excerptOf(kind, surface, fact, full, room, ref, scan) + after;
   const stub = renderStub({ ...base, notes: bodyNotes, label: label2, body });
   const headroom2 = headroomDetails({ artifacts: [put.path], ...usage ? { usage } : {} });
@@ -8608,7 +8642,7 @@ function earlyScan(fact, full, kind, sizes, notes, deps) {
   const maxLines = logScanLines(full, surface, room);
   return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines }) };
 }
-function summaryInputPlan(full, kind, config) {
+function summaryInputPlan(full, kind, config, excerptLines2 = []) {
   const surface = configuredSurface(
     "toolArtifacts.summaryInput",
     { maxBytes: config.summary.maxInputChars },
@@ -8617,7 +8651,27 @@ function summaryInputPlan(full, kind, config) {
   const headShare = surface.headShare ?? stubSurface(kind, config).headShare;
   const options = { headShare, section: "notable.summaryInput" };
   const maxLines = logScanLines(full, surface, options);
-  return maxLines === void 0 ? { surface, options } : { surface, options, maxLines, scan: scanNotable(full, { maxLines }) };
+  if (maxLines === void 0) return { surface, options };
+  const more = [...new Set(excerptLines2)].filter((m) => m !== void 0 && m !== maxLines);
+  const [scan, ...others] = scanNotableAt(full, [maxLines, ...more]);
+  return {
+    surface,
+    options,
+    maxLines,
+    scan,
+    excerptScans: [{ maxLines, scan }, ...more.map((m, i) => ({ maxLines: m, scan: others[i] }))]
+  };
+}
+function excerptLines(fact, full, kind, sizes, notes, deps) {
+  if (kind !== "command") return [];
+  const surface = stubSurface(kind, deps.config);
+  const answered = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
+  const path = (0, import_node_path7.join)(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
+  const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
+  const grow = overflowOf(kind, deps.config);
+  return [answered, surface].map(
+    (whole2) => logScanLines(full, surface, { ...budget(whole2, { ...base, notes: [...notes], label: EXCERPT_LABEL }), grow })
+  );
 }
 function agreementScan(full, input) {
   return input?.scan && input.maxLines === DEFAULT_NOTABLE_LINES ? input.scan : scanNotable(full);
@@ -14503,11 +14557,11 @@ async function spawnOne(deps, params, ctx, id) {
   if (context === "fork") {
     try {
       const m = model;
-      const window = m.contextWindow ?? 128e3;
+      const window2 = m.contextWindow ?? 128e3;
       const budgetTokens = Math.max(
         1024,
         messageBudget({
-          contextWindow: window,
+          contextWindow: window2,
           maxTokens: m.maxTokens,
           reserveTokens: config.contextTrim.reserveTokens,
           safetyMarginTokens: config.contextTrim.safetyMarginTokens,
@@ -17625,10 +17679,10 @@ async function computeHandoff(resolved, settings, input, signal, log) {
   const cfg = settings.handoff;
   const headShare = settings.headShare;
   const surfaces = settings.surfaces ?? handoffSurfaces({ handoff: cfg, projection: { headShare } });
-  const window = model.contextWindow > 0 ? model.contextWindow : DEFAULT_WINDOW_TOKENS;
+  const window2 = model.contextWindow > 0 ? model.contextWindow : DEFAULT_WINDOW_TOKENS;
   const maxTokens = Math.max(
     256,
-    Math.min(MAX_OUTPUT_TOKENS, model.maxTokens || MAX_OUTPUT_TOKENS, Math.floor(window / 8))
+    Math.min(MAX_OUTPUT_TOKENS, model.maxTokens || MAX_OUTPUT_TOKENS, Math.floor(window2 / 8))
   );
   const store = storeForAgentDir((0, import_pi_coding_agent9.getAgentDir)());
   const sink = store.sink("transcripts");
@@ -17639,7 +17693,7 @@ async function computeHandoff(resolved, settings, input, signal, log) {
   const state = currentState(branchContext(input.branch).messages, { toolClasses }, sink, surfaces.currentState);
   const instruction = summaryInstruction(task.text, input.previousSummary, input.focus);
   const fixed = estimateTokens(instruction + questionsPrompt(task.text, "", state) + later.kept.join("\n"));
-  const transcriptTokens = Math.max(MIN_TRANSCRIPT_TOKENS, window - 3 * maxTokens - fixed - SAFETY_TOKENS);
+  const transcriptTokens = Math.max(MIN_TRANSCRIPT_TOKENS, window2 - 3 * maxTokens - fixed - SAFETY_TOKENS);
   const history = serializeHistory(input.messages, {
     pieceLimits: { surfaces, toolClasses },
     maxBytes: bytesForTokens(transcriptTokens),
@@ -17759,11 +17813,11 @@ function leadTurnsFor(settings, seen) {
   const measured = seen.handoffMs !== void 0 && seen.turnMs !== void 0 && seen.turnMs > 0 ? Math.ceil(seen.handoffMs / seen.turnMs) + 1 : 0;
   return Math.max(settings.leadTurns, Math.min(measured, 50));
 }
-function stagingThreshold(settings, pi, window, seen) {
+function stagingThreshold(settings, pi, window2, seen) {
   if (settings.freeTokensThreshold !== void 0) return settings.freeTokensThreshold;
   const growth = seen.growthPerTurn !== void 0 && seen.growthPerTurn > 0 ? seen.growthPerTurn : 0;
   const wanted = Math.max(settings.marginTokens, Math.ceil(growth * leadTurnsFor(settings, seen)));
-  const cap = Math.max(settings.marginTokens, Math.floor(window * MAX_MARGIN_SHARE2));
+  const cap = Math.max(settings.marginTokens, Math.floor(window2 * MAX_MARGIN_SHARE2));
   return pi.reserveTokens + Math.min(wanted, cap);
 }
 function growthPerTurn(readings2) {
@@ -17780,9 +17834,9 @@ function shouldStage(usage, threshold, phase, enabled = true) {
   const free = readHeadroom(usage);
   return free.ok ? free.tokens < threshold : free.overBy !== void 0 && -free.overBy < threshold;
 }
-function staleBound(settings, pi, window) {
+function staleBound(settings, pi, window2) {
   if (settings.maxStaleTokens !== void 0) return settings.maxStaleTokens;
-  const usable2 = Math.max(0, window - pi.reserveTokens);
+  const usable2 = Math.max(0, window2 - pi.reserveTokens);
   return Math.max(pi.keepRecentTokens, Math.floor(usable2 * MAX_STALE_SHARE));
 }
 function isStale(stagedTokens, nowTokens, maxStale) {
@@ -18116,8 +18170,8 @@ var init_session4 = __esm({
         return found;
       }
       /** Tokens of new history past which a staged handoff is stale. */
-      staleAfter(ctx, window) {
-        return staleBound(ctx.settings().handoff.probe, this.piCompaction(ctx), window ?? ctx.modelWindow() ?? 0);
+      staleAfter(ctx, window2) {
+        return staleBound(ctx.settings().handoff.probe, this.piCompaction(ctx), window2 ?? ctx.modelWindow() ?? 0);
       }
       /** The model for the handoff's calls; warns once per configured model that was not found. */
       model(ctx) {

@@ -12,7 +12,7 @@ import { type ArtifactRef, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore, PutFailure, PutResult } from "../shared/store/artifact-store.ts";
 import { SURFACES, type SurfaceBudget } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
-import { DEFAULT_NOTABLE_LINES, type NotableScan, scanNotable } from "../shared/text/notable.ts";
+import { DEFAULT_NOTABLE_LINES, type NotableScan, scanNotable, scanNotableAt } from "../shared/text/notable.ts";
 import { countLines } from "../shared/text/utf8.ts";
 import { summaryDisagrees } from "./agreement.ts";
 import { classifyTool, type OutputClass } from "./classify.ts";
@@ -246,7 +246,9 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	// While the store syncs: the excerpt's scan (no summary: the excerpt is the whole body), or the scan of the
 	// summary model's input, which the agreement check then reuses (the same limits: one scan, not two).
 	const early = deps.summarize ? undefined : earlyScan(fact, full, kind, sizes, notes, deps);
-	const input = deps.summarize ? summaryInputPlan(full, kind, deps.config) : undefined;
+	const input = deps.summarize
+		? summaryInputPlan(full, kind, deps.config, excerptLines(fact, full, kind, sizes, notes, deps))
+		: undefined;
 	const put = await putting;
 	if (!put.ok) return unstoredStub(fact, complete, put.error, deps.config);
 	const ref: ArtifactRef = { ok: true, path: put.path, sha256: put.sha256 };
@@ -289,9 +291,12 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	const room = { ...budget(whole, { ...base, notes, label }), grow: overflowOf(kind, deps.config) };
 	const after = summary ? summaryPart(summary, summaryNotes, deps.config) : "";
 	const bodyNotes = [...notes, ...summaryNotes];
-	// The scan made while the store synced is the excerpt's when it was made at the same limits (it always is:
-	// the name the stub shows has the length the early scan assumed); else the excerpt scans again.
-	const scan = early && logScanLines(full, surface, room) === early.maxLines ? early.scan : undefined;
+	// The scan made while the store synced is the excerpt's when it was made at the same limits: without a summary
+	// model the early scan (the name the stub shows has the length it assumed); with one, the input's pass also
+	// scanned at the excerpt's limits whether the model answers or not (excerptLines). Else the excerpt scans again.
+	const made = early ? [early] : (input?.excerptScans ?? []);
+	const wanted = logScanLines(full, surface, room);
+	const scan = made.find((m) => m.maxLines === wanted)?.scan;
 	const body = excerptOf(kind, surface, fact, full, room, ref, scan) + after;
 	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
 	const headroom = headroomDetails({ artifacts: [put.path], ...(usage ? { usage } : {}) });
@@ -410,13 +415,20 @@ interface SummaryInputPlan {
 	scan?: NotableScan;
 	/** Its `maxLines`. */
 	maxLines?: number;
+	/** The same pass's scans at the limits the excerpt may have beside the summary (excerptLines), the input's too. */
+	excerptScans?: { maxLines: number; scan: NotableScan }[];
 }
 
 /**
  * The summary input's surface and options, and its notable-line scan, made before the artifact has its name:
  * the input's scan limits do not depend on it (the section takes its share of the surface's own limits).
  */
-export function summaryInputPlan(full: string, kind: OutputClass, config: ToolArtifactsConfig): SummaryInputPlan {
+export function summaryInputPlan(
+	full: string,
+	kind: OutputClass,
+	config: ToolArtifactsConfig,
+	excerptLines: readonly (number | undefined)[] = [],
+): SummaryInputPlan {
 	// summary.maxInputChars is the surface's byte limit (the key keeps its old name).
 	const surface = configuredSurface(
 		"toolArtifacts.summaryInput",
@@ -427,9 +439,41 @@ export function summaryInputPlan(full: string, kind: OutputClass, config: ToolAr
 	const headShare = surface.headShare ?? stubSurface(kind, config).headShare;
 	const options = { headShare, section: "notable.summaryInput" as const };
 	const maxLines = logScanLines(full, surface, options);
-	return maxLines === undefined
-		? { surface, options }
-		: { surface, options, maxLines, scan: scanNotable(full, { maxLines }) };
+	if (maxLines === undefined) return { surface, options };
+	// One pass for the input and the excerpt's predicted limits (scanNotableAt: each exactly its own scan).
+	const more = [...new Set(excerptLines)].filter((m): m is number => m !== undefined && m !== maxLines);
+	const [scan, ...others] = scanNotableAt(full, [maxLines, ...more]);
+	return {
+		surface,
+		options,
+		maxLines,
+		scan,
+		excerptScans: [{ maxLines, scan }, ...more.map((m, i) => ({ maxLines: m, scan: others[i] }))],
+	};
+}
+
+/**
+ * The `maxLines` the excerpt of a command's log scans with when a summary model is on: its room is the stub's
+ * limits less its fixed lines, whether the model answers (the `toolArtifacts.summary` surface) or not (the stub's
+ * own), never less what the summary takes (buildStub). Made before the artifact has its name, as earlyScan.
+ */
+function excerptLines(
+	fact: ToolResultFacts,
+	full: string,
+	kind: OutputClass,
+	sizes: ReturnType<typeof measure>,
+	notes: readonly string[],
+	deps: StubDeps,
+): (number | undefined)[] {
+	if (kind !== "command") return [];
+	const surface = stubSurface(kind, deps.config);
+	const answered = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
+	const path = join(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
+	const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
+	const grow = overflowOf(kind, deps.config);
+	return [answered, surface].map((whole) =>
+		logScanLines(full, surface, { ...budget(whole, { ...base, notes: [...notes], label: EXCERPT_LABEL }), grow }),
+	);
 }
 
 /**

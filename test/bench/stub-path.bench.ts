@@ -6,10 +6,11 @@
  *    SHA-256 + write + fsync of the same bytes into a file of the same folder, with the floor's parts (encode +
  *    SHA-256, write, fsync). Interleaved rounds (the runs in a rotating order); the figure is the median of the
  *    per-round ratios. Goal: ≤ 1.5×. Beside it, each against the same floor: the same path with a summary model
- *    that answers at once (two scans: the model's input, shared with the agreement check, and the excerpt), the
- *    store's put and then the scan in sequence (what the path did before the fsync overlapped the scan), the part
- *    of `startPut` that runs on the calling thread (encode, hash, write: what the scan waits for), and the scan
- *    alone.
+ *    that answers at once (one pass over the text, `scanNotableAt`: the model's input, shared with the agreement
+ *    check, and the excerpt beside the summary), the store's put and then the scan in sequence (what the path did
+ *    before the fsync overlapped the scan), the part of `startPut` that runs on the calling thread (encode, hash,
+ *    write: what the scan waits for), the scan alone, and one pass at the summary path's two caps (100 and 40
+ *    lines: what its scan costs now) against two scans at them (what it cost before `scanNotableAt`).
  * 2. Memory (issue 28): peak RSS of a fresh process that stores and projects a 256 MiB tool output named by
  *    Pi's full-output file (`cat` of a huge log through bash), as a multiple of the output's size. Goal: ≤ 1.5×.
  *
@@ -23,7 +24,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
-import { scanNotable } from "../../extensions/shared/text/notable.ts";
+import { scanNotable, scanNotableAt } from "../../extensions/shared/text/notable.ts";
 import { buildStub, type ToolResultFacts } from "../../extensions/tool-artifacts/artifacts.ts";
 import { loadRealLogs, readRealLogBytes, readRealLogIndex } from "../fixtures/real-logs.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
@@ -116,7 +117,7 @@ function floor(text: string, dir: string): FloorParts {
 }
 
 /** The runs of one round, each timed alone; `floor` is the yardstick of the others. */
-const RUNS = ["floor", "path", "summary", "seq", "startPut", "scan"] as const;
+const RUNS = ["floor", "path", "summary", "seq", "startPut", "scan", "scan2", "twoScans"] as const;
 type Run = (typeof RUNS)[number];
 
 async function cost(): Promise<void> {
@@ -129,9 +130,9 @@ async function cost(): Promise<void> {
 			"(median of per-round ratios; every run of a round in a rotating order; load average at the start of each size in the first column)",
 		);
 		console.log(
-			"| log | floor | floor: hash / write / fsync | stub path | **path / floor** | goal | path with a summary model / floor | put, then scan / floor | startPut's part on this thread / floor | the scan alone / floor |",
+			"| log | floor | floor: hash / write / fsync | stub path | **path / floor** | goal | path with a summary model / floor | put, then scan / floor | startPut's part on this thread / floor | the scan alone / floor | one pass at two caps / floor | two scans at them / floor |",
 		);
-		console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+		console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 		for (const [label, size, rounds] of [
 			["1 MiB", MiB, 15],
 			["64 MiB", 64 * MiB, 5],
@@ -171,8 +172,8 @@ async function cost(): Promise<void> {
 			await withSummary(freshStore());
 			await sequential(freshStore());
 			floor(text, floorDir);
-			const ms: Record<Run, number[]> = { floor: [], path: [], summary: [], seq: [], startPut: [], scan: [] };
-			const ratios: Record<Run, number[]> = { floor: [], path: [], summary: [], seq: [], startPut: [], scan: [] };
+			const ms = Object.fromEntries(RUNS.map((r) => [r, [] as number[]])) as Record<Run, number[]>;
+			const ratios = Object.fromEntries(RUNS.map((r) => [r, [] as number[]])) as Record<Run, number[]>;
 			const floorParts: FloorParts[] = [];
 			const load = loadavg()[0];
 			for (let r = 0; r < rounds; r++) {
@@ -180,12 +181,16 @@ async function cost(): Promise<void> {
 				const round = {} as Record<Run, number>;
 				for (let k = 0; k < RUNS.length; k++) {
 					const what = RUNS[(k + r) % RUNS.length];
-					const store = what === "floor" || what === "scan" ? undefined : freshStore();
+					const store = ["floor", "scan", "scan2", "twoScans"].includes(what) ? undefined : freshStore();
 					let pending: Promise<unknown> | undefined;
 					const t0 = performance.now();
 					if (what === "floor") floorParts.push(floor(text, floorDir));
 					else if (what === "scan") scanNotable(text);
-					else if (what === "path") await stubPath(store as ArtifactStore);
+					else if (what === "scan2") scanNotableAt(text, [100, 40]);
+					else if (what === "twoScans") {
+						scanNotable(text, { maxLines: 100 });
+						scanNotable(text, { maxLines: 40 });
+					} else if (what === "path") await stubPath(store as ArtifactStore);
 					else if (what === "summary") await withSummary(store as ArtifactStore);
 					else if (what === "seq") await sequential(store as ArtifactStore);
 					else pending = (store as ArtifactStore).startPut("tool-outputs", text); // timed up to its return
@@ -202,7 +207,7 @@ async function cost(): Promise<void> {
 			const x = (what: Run) => `${median(ratios[what]).toFixed(2)}×`;
 			const part = (key: keyof FloorParts) => median(floorParts.map((p) => p[key])).toFixed(1);
 			console.log(
-				`| ${label} (load ${load.toFixed(1)}) | ${f(ms.floor)} | ${part("hash")} / ${part("write")} / ${part("fsync")} ms | ${f(ms.path)} | **${x("path")}** | ≤ 1.5× | ${x("summary")} | ${x("seq")} | ${x("startPut")} | ${x("scan")} |`,
+				`| ${label} (load ${load.toFixed(1)}) | ${f(ms.floor)} | ${part("hash")} / ${part("write")} / ${part("fsync")} ms | ${f(ms.path)} | **${x("path")}** | ≤ 1.5× | ${x("summary")} | ${x("seq")} | ${x("startPut")} | ${x("scan")} | ${x("scan2")} | ${x("twoScans")} |`,
 			);
 		}
 	} finally {

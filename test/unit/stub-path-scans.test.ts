@@ -1,8 +1,9 @@
 /**
- * With the summary model on, buildStub scans a log twice, not three times (issue 32, cost): the scan of the
+ * With the summary model on, buildStub passes over a log once, not three times (issue 32, cost): the scan of the
  * summary model's input is made while the store syncs and is the one the agreement check reads (both at the
- * default limits); the excerpt, whose notable section has its own, smaller limits, scans once more. Reusing the
- * input's scan changes neither the input nor the check: both are what a scan of their own gives.
+ * default limits); the same pass (scanNotableAt) makes the excerpt's scan at the smaller limits its notable
+ * section will have beside the summary. Reusing them changes neither the input, nor the check, nor the excerpt:
+ * each is what a scan of its own gives (test/unit/notable-caps.property.test.ts).
  */
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
@@ -17,12 +18,13 @@ import { useTempStore } from "./store-fixture.ts";
 
 vi.mock("../../extensions/shared/text/notable.ts", async (original) => {
 	const real = await original<typeof import("../../extensions/shared/text/notable.ts")>();
-	return { ...real, scanNotable: vi.fn(real.scanNotable) };
+	return { ...real, scanNotable: vi.fn(real.scanNotable), scanNotableAt: vi.fn(real.scanNotableAt) };
 });
 
 const tmp = useTempStore("stub-path-scans");
 const LOGS = loadRealLogs();
 const scans = vi.mocked(notable.scanNotable);
+const passes = vi.mocked(notable.scanNotableAt);
 const CONFIG = DEFAULT_CONFIG.toolArtifacts;
 const stored = { ok: true, path: "/a/cache/headroom/tool-outputs/x.txt", sha256: "0".repeat(64) } as const;
 
@@ -55,7 +57,7 @@ describe("the summary model's input scan", () => {
 });
 
 describe("buildStub with the summary model on", () => {
-	it("scans a long log twice: the input (shared with the agreement check) and the excerpt", async () => {
+	it("passes over a long log once: the input (shared with the agreement check) and the excerpt", async () => {
 		const log = LOGS.filter((l) => Buffer.byteLength(l.text) > 60_000 && /FAIL|Error/.test(l.text))[0];
 		const requests: SummaryRequest[] = [];
 		const fact = {
@@ -67,6 +69,7 @@ describe("buildStub with the summary model on", () => {
 			isError: false,
 		};
 		scans.mockClear();
+		passes.mockClear();
 		const built = await buildStub(fact, log.text, {
 			store: tmp.store,
 			config: CONFIG,
@@ -76,8 +79,13 @@ describe("buildStub with the summary model on", () => {
 			},
 		});
 		if ("notStored" in built) throw new Error(built.notStored);
-		const ofLog = scans.mock.calls.filter(([text]) => text === log.text);
-		expect(ofLog).toHaveLength(2);
+		expect(scans.mock.calls.filter(([text]) => text === log.text)).toHaveLength(0);
+		const ofLog = passes.mock.calls.filter(([text]) => text === log.text);
+		expect(ofLog).toHaveLength(1);
+		// The input's limits and the excerpt's (its notable section beside the summary: fewer lines).
+		expect(ofLog[0][1]).toHaveLength(2);
+		expect(ofLog[0][1][0]).toBe(notable.DEFAULT_NOTABLE_LINES);
+		expect(ofLog[0][1][1]).toBeLessThan(notable.DEFAULT_NOTABLE_LINES);
 		// The input carried the notable lines, and the check found the failures the summary does not mention.
 		expect(requests).toHaveLength(1);
 		expect(requests[0].notable).toBe(true);

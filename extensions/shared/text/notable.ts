@@ -28,7 +28,7 @@ import {
 	type NotableRule,
 } from "./notable-rules.ts";
 import { isHighSurrogate, toWellFormed } from "./utf8.ts";
-import { buildWordAutomaton } from "./word-automaton.ts";
+import { buildWordAutomaton, type WordAutomaton } from "./word-automaton.ts";
 
 export { NOTABLE_RULES, type NotableRule } from "./notable-rules.ts";
 
@@ -257,15 +257,102 @@ function keptText(clean: string, max: number, longer = false): string {
 
 /** Scan `text` for its notable lines (see the module comment). */
 export function scanNotable(text: string, options: NotableOptions = {}): NotableScan {
-	if (typeof text !== "string") throw new TypeError(`scanNotable: text must be a string, got ${typeof text}`);
-	const cap = whole(options.maxLines, DEFAULT_NOTABLE_LINES, 0);
-	const evaluation = options.evaluation ?? defaultEvaluation;
-	const enabled = enabledMask(evaluation);
-	const steps = evaluation?.steps !== false;
-	const maxChars = Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2));
-	const n = text.length;
-	const KEYS = scanTables().automaton;
+	return scanNotableAt(text, [options.maxLines], options)[0];
+}
 
+/**
+ * Scan `text` once for several views: the scans with each of `maxLines` (and the rest of `options`), in that
+ * order, exactly what scanNotable gives for each, for the cost of about one. The key search, the cleaning of a
+ * line and the rules' decision on it are made once per line; only what each cap keeps (its pools, folded
+ * repeats, the context it carries) is its own. The tool-output stub's summary model input and its excerpt keep
+ * different caps (issue 32, cost).
+ */
+export function scanNotableAt(
+	text: string,
+	maxLines: readonly (number | undefined)[],
+	options: Omit<NotableOptions, "maxLines"> = {},
+): NotableScan[] {
+	if (typeof text !== "string") throw new TypeError(`scanNotable: text must be a string, got ${typeof text}`);
+	const evaluation = options.evaluation ?? defaultEvaluation;
+	const shared: ScanShared = {
+		text,
+		enabled: enabledMask(evaluation),
+		steps: evaluation?.steps !== false,
+		maxChars: Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2)),
+		keys: scanTables().automaton,
+		memo: { line: 0, raw: undefined, clean: undefined },
+	};
+	const passes = maxLines.map((m) => capPass(shared, whole(m, DEFAULT_NOTABLE_LINES, 0)));
+	const n = text.length;
+	const KEYS = shared.keys;
+	const memo = shared.memo;
+	let pos = 0;
+	let line = 1;
+	while (pos <= n) {
+		let lineStart = pos;
+		let lineEnd: number;
+		let found: number[] | undefined;
+		let windowEnd: number;
+		if (!passes.some((p) => p.carrying())) {
+			const first = KEYS.next(text, pos);
+			if (first === -1) break;
+			// The automaton counted the lines it passed on the way: no second pass over them.
+			const passed = KEYS.passed();
+			line += passed.newlines;
+			if (passed.lastNewline !== -1) lineStart = passed.lastNewline + 1;
+			lineEnd = text.indexOf("\n", first);
+			if (lineEnd === -1) lineEnd = n;
+			// Every key of this line (within the matched window), so only their rules are tried: the search goes
+			// on from the first key, which no earlier part of the line holds.
+			windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
+			found = first < windowEnd ? KEYS.wordsAfter(text, first, windowEnd) : [];
+		} else {
+			lineEnd = text.indexOf("\n", lineStart);
+			if (lineEnd === -1) lineEnd = n;
+			windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
+		}
+		memo.line = line;
+		memo.raw = undefined;
+		memo.clean = undefined;
+		const clean = window(text, lineStart, lineEnd);
+		// A pass that carries no context sees the line as the key search would have: its keys in the raw window
+		// (the same automaton run from the line's start), when another pass's context made the walk stop here.
+		const rawKeys = () => (found ??= KEYS.indicesIn(text, lineStart, windowEnd));
+		for (const p of passes) p.visit(lineStart, lineEnd, line, clean, rawKeys);
+
+		if (lineEnd >= n) break;
+		pos = lineEnd + 1;
+		line++;
+	}
+	return passes.map((p) => p.finish());
+}
+
+/** What the passes of one scan share: the text, its options, the key search and the decision on the current line. */
+interface ScanShared {
+	text: string;
+	enabled: Uint8Array;
+	steps: boolean;
+	maxChars: number;
+	keys: WordAutomaton;
+	/** The rules' decision on the current line (null: none), by the keys of its raw window or of its cleaned text. */
+	memo: { line: number; raw: NotableRule | null | undefined; clean: NotableRule | null | undefined };
+}
+
+/** The cleaned window of the line text[start, end) the rules see. */
+function window(text: string, start: number, end: number): string {
+	return cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
+}
+
+/** One cap's pass over the lines the scan visits: what it keeps, the context it carries, its steps. */
+function capPass(
+	shared: ScanShared,
+	cap: number,
+): {
+	carrying(): boolean;
+	visit(lineStart: number, lineEnd: number, line: number, clean: string, rawKeys: () => number[]): void;
+	finish(): NotableScan;
+} {
+	const { text, enabled, steps, maxChars, keys: KEYS, memo } = shared;
 	const folded = new Map<string, Entry>();
 	const verdicts: Entry[] = []; // a runner's own verdicts on a test or a step
 	const failingRing: Entry[] = []; // the last `cap` failing summaries
@@ -308,7 +395,6 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 	let lastTaken = 0;
 	let carrying: { entry: Entry; ctx: NotableContext; left: number; blanks: number } | undefined;
 
-	const window = (start: number, end: number) => cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
 	/** The kept text of the line text[start, end) whose cleaned window is `clean`. */
 	const kept = (clean: string, start: number, end: number) => keptText(clean, maxChars, end - start > MATCH_UNITS);
 
@@ -424,7 +510,7 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		let blanks = 0;
 		for (let k = 1; taken.length < want && end >= 0 && line - k > lastTaken; k++) {
 			const start = text.lastIndexOf("\n", end - 1) + 1;
-			const clean = window(start, end);
+			const clean = window(text, start, end);
 			end = start - 1;
 			// Without `while` (the last lines of a failed step) a blank line or two above is stepped over.
 			const empty = clean.trim() === "" || (steps && FILLER.test(clean));
@@ -436,42 +522,26 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 		entry.context.push(...(ctx.while ? taken.reverse() : taken));
 	};
 
-	/** Whether the line is a hit (and handles it); `found`: its keys when the search already saw them. */
+	/**
+	 * Whether the line is a hit (and handles it); `found`: its keys when the search already saw them (in the raw
+	 * window), else those of its cleaned text. The decision is made once per line for all passes (`memo`).
+	 */
 	const tryLine = (lineStart: number, lineEnd: number, line: number, clean: string, found?: number[]): boolean => {
-		const keys = found ?? KEYS.indicesIn(clean);
-		if (keys.length === 0) return false;
-		const rule = decide(clean, keys, enabled);
+		let rule = found ? memo.raw : memo.clean;
+		if (rule === undefined || memo.line !== line) {
+			const keys = found ?? KEYS.indicesIn(clean);
+			rule = keys.length === 0 ? null : (decide(clean, keys, enabled) ?? null);
+			memo.line = line;
+			if (found) memo.raw = rule;
+			else memo.clean = rule;
+		}
 		if (!rule) return false;
 		hit(rule, clean, line, lineStart, lineEnd);
 		return true;
 	};
 
-	let pos = 0;
-	let line = 1;
-	let found: number[] | undefined;
-	while (pos <= n) {
-		let lineStart = pos;
-		let lineEnd: number;
-		found = undefined;
-		if (!carrying) {
-			const first = KEYS.next(text, pos);
-			if (first === -1) break;
-			// The automaton counted the lines it passed on the way: no second pass over them.
-			const passed = KEYS.passed();
-			line += passed.newlines;
-			if (passed.lastNewline !== -1) lineStart = passed.lastNewline + 1;
-			lineEnd = text.indexOf("\n", first);
-			if (lineEnd === -1) lineEnd = n;
-			// Every key of this line (within the matched window), so only their rules are tried: the search goes
-			// on from the first key, which no earlier part of the line holds.
-			const windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
-			found = first < windowEnd ? KEYS.wordsAfter(text, first, windowEnd) : [];
-		} else {
-			lineEnd = text.indexOf("\n", lineStart);
-			if (lineEnd === -1) lineEnd = n;
-		}
-		const clean = window(lineStart, lineEnd);
-
+	/** A line the scan visits: carried as context, or tried when its raw window holds a key. */
+	const visit = (lineStart: number, lineEnd: number, line: number, clean: string, rawKeys: () => number[]): void => {
 		if (carrying) {
 			const c = carrying;
 			// A filler line is stepped over like a blank one, unless it is a hit (a step marker).
@@ -497,29 +567,31 @@ export function scanNotable(text: string, options: NotableOptions = {}): Notable
 				lastTaken = line;
 				if (--c.left <= 0) carrying = undefined;
 			} else if (carrying === c) carrying = undefined;
-		} else if (found && found.length > 0) tryLine(lineStart, lineEnd, line, clean, found);
+		} else {
+			const found = rawKeys();
+			if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found);
+		}
+	};
 
-		if (lineEnd >= n) break;
-		pos = lineEnd + 1;
-		line++;
-	}
-	return rank({
-		verdicts: bothEnds(verdicts, verdictsTail),
-		failingRing,
-		strong: bothEnds(strong, strongTail),
-		weak: bothEnds(weak, weakTail),
-		vocabulary,
-		ring,
-		failures,
-		summaries,
-		cap,
-		stepFails,
-		stepPasses,
-		stepPassLine,
-		lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
-		stepVerdict: checkedVerdicts(stepVerdict, stepChecked),
-		steps,
-	});
+	const finish = (): NotableScan =>
+		rank({
+			verdicts: bothEnds(verdicts, verdictsTail),
+			failingRing,
+			strong: bothEnds(strong, strongTail),
+			weak: bothEnds(weak, weakTail),
+			vocabulary,
+			ring,
+			failures,
+			summaries,
+			cap,
+			stepFails,
+			stepPasses,
+			stepPassLine,
+			lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
+			stepVerdict: checkedVerdicts(stepVerdict, stepChecked),
+			steps,
+		});
+	return { carrying: () => carrying !== undefined, visit, finish };
 }
 
 /**
