@@ -2610,8 +2610,18 @@ function surfacesSectionSchema(z) {
     batchBytes: positiveInt().min(2 * MIN_WINDOW_BYTES).optional()
   };
   const anyOverride = z.strictObject(FIELD_SCHEMAS);
+  function fieldSchema(name, field2) {
+    const entry = SURFACES[name];
+    if (field2 === "maxBytes" && entry.maxBytes < 2 * MIN_WINDOW_BYTES) {
+      return positiveInt().min(entry.maxBytes).optional();
+    }
+    if (field2 === "maxLines" && entry.maxLines < MIN_WINDOW_LINES) {
+      return positiveInt().min(entry.maxLines).optional();
+    }
+    return FIELD_SCHEMAS[field2];
+  }
   function overrideSchema(name) {
-    const shape = Object.fromEntries(overridableFields(name).map((f) => [f, FIELD_SCHEMAS[f]]));
+    const shape = Object.fromEntries(overridableFields(name).map((f) => [f, fieldSchema(name, f)]));
     return z.strictObject(shape);
   }
   return z.strictObject(
