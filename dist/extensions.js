@@ -8584,17 +8584,16 @@ async function buildStub(fact, text, deps) {
       }
     } else summaryNotes.push(summaryFailedNote(outcome.reason));
   } else if (deps.summaryUnavailable) summaryNotes.push(summaryFailedNote(deps.summaryUnavailable));
-  const label2 = EXCERPT_LABEL;
   const surface = stubSurface(kind, deps.config);
   const whole2 = summary ? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces) : surface;
-  const room = { ...budget(whole2, { ...base, notes, label: label2 }), grow: overflowOf(kind, deps.config) };
+  const room = excerptRoom(whole2, base, notes, kind, deps.config);
   const after = summary ? summaryPart(summary, summaryNotes, deps.config) : "";
   const bodyNotes = [...notes, ...summaryNotes];
   const made = early ? [early] : input?.excerptScans ?? [];
   const wanted = logScanLines(full, surface, room);
   const scan = made.find((m) => m.maxLines === wanted)?.scan;
   const body = excerptOf(kind, surface, fact, full, room, ref, scan) + after;
-  const stub = renderStub({ ...base, notes: bodyNotes, label: label2, body });
+  const stub = renderStub({ ...base, notes: bodyNotes, label: EXCERPT_LABEL, body });
   const headroom2 = headroomDetails({ artifacts: [put.path], ...usage ? { usage } : {} });
   return { ...stubResult(fact, stub, headroom2), id, path: put.path, kind, summarized: summary !== void 0 };
 }
@@ -8643,12 +8642,7 @@ function overflowOf(kind, config) {
 function earlyScan(fact, full, kind, sizes, notes, deps) {
   if (kind !== "command") return void 0;
   const surface = stubSurface(kind, deps.config);
-  const path = (0, import_node_path7.join)(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
-  const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
-  const room = {
-    ...budget(surface, { ...base, notes: [...notes], label: EXCERPT_LABEL }),
-    grow: overflowOf(kind, deps.config)
-  };
+  const room = excerptRoom(surface, placeholderBase(fact, sizes, deps), notes, kind, deps.config);
   const maxLines = logScanLines(full, surface, room);
   return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines }) };
 }
@@ -8676,12 +8670,17 @@ function excerptLines(fact, full, kind, sizes, notes, deps) {
   if (kind !== "command") return [];
   const surface = stubSurface(kind, deps.config);
   const answered = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
-  const path = (0, import_node_path7.join)(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
-  const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
-  const grow = overflowOf(kind, deps.config);
+  const base = placeholderBase(fact, sizes, deps);
   return [answered, surface].map(
-    (whole2) => logScanLines(full, surface, { ...budget(whole2, { ...base, notes: [...notes], label: EXCERPT_LABEL }), grow })
+    (whole2) => logScanLines(full, surface, excerptRoom(whole2, base, notes, kind, deps.config))
   );
+}
+function excerptRoom(whole2, base, notes, kind, config) {
+  return { ...budget(whole2, { ...base, notes: [...notes], label: EXCERPT_LABEL }), grow: overflowOf(kind, config) };
+}
+function placeholderBase(fact, sizes, deps) {
+  const path = (0, import_node_path7.join)(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
+  return { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
 }
 function agreementScan(full, input) {
   return input?.scan && input.maxLines === DEFAULT_NOTABLE_LINES ? input.scan : scanNotable(full);

@@ -283,12 +283,11 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	// The body is always the verbatim excerpt (notable lines, head, tail), laid out in the stub's own limits as if
 	// there were no summary model at all: the summary (after the excerpt) and the notes about it are a part of
 	// their own, bounded by the summaryBeside surface and added to the stub, so they never take the excerpt's bytes.
-	const label = EXCERPT_LABEL;
 	const surface = stubSurface(kind, deps.config);
 	const whole = summary
 		? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces)
 		: surface;
-	const room = { ...budget(whole, { ...base, notes, label }), grow: overflowOf(kind, deps.config) };
+	const room = excerptRoom(whole, base, notes, kind, deps.config);
 	const after = summary ? summaryPart(summary, summaryNotes, deps.config) : "";
 	const bodyNotes = [...notes, ...summaryNotes];
 	// The scan made while the store synced is the excerpt's when it was made at the same limits: without a summary
@@ -298,7 +297,7 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	const wanted = logScanLines(full, surface, room);
 	const scan = made.find((m) => m.maxLines === wanted)?.scan;
 	const body = excerptOf(kind, surface, fact, full, room, ref, scan) + after;
-	const stub = renderStub({ ...base, notes: bodyNotes, label, body });
+	const stub = renderStub({ ...base, notes: bodyNotes, label: EXCERPT_LABEL, body });
 	const headroom = headroomDetails({ artifacts: [put.path], ...(usage ? { usage } : {}) });
 	return { ...stubResult(fact, stub, headroom), id, path: put.path, kind, summarized: summary !== undefined };
 }
@@ -396,13 +395,7 @@ function earlyScan(
 ): { maxLines: number; scan: NotableScan } | undefined {
 	if (kind !== "command") return undefined;
 	const surface = stubSurface(kind, deps.config);
-	const path = join(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
-	const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
-	// The notes about the summary are not the excerpt's (see buildStub): its room counts the output's notes only.
-	const room = {
-		...budget(surface, { ...base, notes: [...notes], label: EXCERPT_LABEL }),
-		grow: overflowOf(kind, deps.config),
-	};
+	const room = excerptRoom(surface, placeholderBase(fact, sizes, deps), notes, kind, deps.config);
 	const maxLines = logScanLines(full, surface, room);
 	return maxLines === undefined ? undefined : { maxLines, scan: scanNotable(full, { maxLines }) };
 }
@@ -468,12 +461,32 @@ function excerptLines(
 	if (kind !== "command") return [];
 	const surface = stubSurface(kind, deps.config);
 	const answered = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
-	const path = join(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
-	const base = { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
-	const grow = overflowOf(kind, deps.config);
+	const base = placeholderBase(fact, sizes, deps);
 	return [answered, surface].map((whole) =>
-		logScanLines(full, surface, { ...budget(whole, { ...base, notes: [...notes], label: EXCERPT_LABEL }), grow }),
+		logScanLines(full, surface, excerptRoom(whole, base, notes, kind, deps.config)),
 	);
+}
+
+/**
+ * The excerpt's room in `whole`: its limits less the stub's fixed lines, plus what an overflowing section may grow
+ * by. The notes about a summary are not the excerpt's (see buildStub): the room counts the output's notes only.
+ * buildStub and the scans made before the artifact has its name (earlyScan, excerptLines) all take it from here,
+ * so a scan made early is made at the limits the excerpt will have.
+ */
+function excerptRoom(
+	whole: SurfaceBudget,
+	base: Omit<Parameters<typeof stubOverhead>[0], "notes" | "label">,
+	notes: readonly string[],
+	kind: OutputClass,
+	config: ToolArtifactsConfig,
+): { maxBytes: number; maxLines: number; grow: ReturnType<typeof overflowOf> } {
+	return { ...budget(whole, { ...base, notes: [...notes], label: EXCERPT_LABEL }), grow: overflowOf(kind, config) };
+}
+
+/** The header's facts before the artifact has its name: an id and a path of the same length as the real ones. */
+function placeholderBase(fact: ToolResultFacts, sizes: ReturnType<typeof measure>, deps: StubDeps) {
+	const path = join(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
+	return { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
 }
 
 /**
