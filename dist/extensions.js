@@ -9611,16 +9611,20 @@ ${answerForChild(answer)}`;
 function askingNote(brief2) {
   return `asks you: ${brief2} (answer with subagent_send)`;
 }
-function stillAskingLine(id, name, brief2) {
-  return `${id} "${name}" still waits for your answer to: ${brief2} (answer with subagent_send(id="${id}", text=\u2026)).`;
+function waitEndedByQuestionsHeader(asking, stages, finished, total, others) {
+  const one2 = asking.length === 1;
+  const after = stages.length > 0 ? `; ${stages.join(", ")} ${stages.length === 1 ? "starts" : "start"} only after ${one2 ? "it" : "them"}` : "";
+  const rest = others > 0 ? ` To wait for the others first, call subagent_wait with their ids only (a question unanswered that long ends at its time limit: the child then decides itself).` : "";
+  return `Stopped waiting: ${asking.join(", ")} ${one2 ? "waits" : "wait"} for your answer and ${one2 ? "goes" : "go"} on only with it${after}; ${finished} of ${plural(total, "subagent")} finished. Answer with subagent_send(id, text); the question${one2 ? " follows" : "s follow"}.${rest}`;
 }
-function askingCount(count3) {
+function askingCount(count3, other = false) {
+  if (other) return count3 === 1 ? `1 ${ASKING_OTHER_STATE}` : `${count3} ask their sessions`;
   return count3 === 1 ? `1 ${ASKING_STATE}` : `${count3} ask you`;
 }
 function askingViewLine(brief2) {
   return `question \u203A ${brief2}  (type the answer, enter sends it)`;
 }
-var ASK_TOOL_TEXT, MAX_QUESTION_OPTIONS, WITHDRAWN_FOR_CHILD, EMPTY_QUESTION_ERROR, OPEN_QUESTION_ERROR, QUESTION_MESSAGE_TYPE, ASKING_STATE;
+var ASK_TOOL_TEXT, MAX_QUESTION_OPTIONS, WITHDRAWN_FOR_CHILD, EMPTY_QUESTION_ERROR, OPEN_QUESTION_ERROR, QUESTION_MESSAGE_TYPE, ASKING_STATE, ASKING_OTHER_STATE;
 var init_ask = __esm({
   "extensions/subagents/prompt/ask.ts"() {
     "use strict";
@@ -9638,6 +9642,7 @@ var init_ask = __esm({
     OPEN_QUESTION_ERROR = "You already have a question open; ask one at a time and wait for its answer before asking again.";
     QUESTION_MESSAGE_TYPE = "subagent-question";
     ASKING_STATE = "asks you";
+    ASKING_OTHER_STATE = "asks its session";
   }
 });
 
@@ -13091,9 +13096,27 @@ var init_manager = __esm({
         const done = () => {
           if (options.questions && this.questions.undelivered(ids).length > 0) return true;
           const settled = ids.filter((id) => isSettled(this.core.mustGet(id).state)).length;
-          return options.mode === "any" ? settled > 0 || ids.length === 0 : settled === ids.length;
+          const blocked = options.questions ? this.blockedOnAnswer(ids).length : 0;
+          return options.mode === "any" ? settled + blocked > 0 || ids.length === 0 : settled + blocked === ids.length;
         };
         return waitUntil(this.core.waiters, done, options);
+      }
+      /**
+       * Those of `ids` that cannot settle before the parent answers a question: an unsettled child with an open
+       * question, and a pipeline stage still waiting for one of those (it starts only when its inputs settle).
+       */
+      blockedOnAnswer(ids) {
+        const blocked = /* @__PURE__ */ new Set();
+        for (const c of this.core.records.values()) if (c.question && !isSettled(c.state)) blocked.add(c.id);
+        for (let grew = blocked.size > 0; grew; ) {
+          grew = false;
+          for (const c of this.core.records.values()) {
+            if (blocked.has(c.id) || c.state !== "waiting" || !c.after?.some((a) => blocked.has(a))) continue;
+            blocked.add(c.id);
+            grew = true;
+          }
+        }
+        return ids.filter((id) => blocked.has(id));
       }
       newRuntime(model, systemAppend, steps) {
         return { model, systemAppend, steps, lastActivity: this.core.now(), toolsInFlight: 0, settledRuns: 0 };
@@ -14990,6 +15013,13 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
       )
     ) : void 0
   });
+  const blocked = outcome.timedOut || outcome.aborted ? [] : manager.blockedOnAnswer(ids);
+  const stages = blocked.filter((id) => !manager.get(id)?.question);
+  const asking = blocked.filter((id) => manager.get(id)?.question);
+  if (stages.length > 0) {
+    for (const id of manager.blockedOnAnswer(manager.list().map((c) => c.id)))
+      if (manager.get(id)?.question && !asking.includes(id)) asking.push(id);
+  }
   const result = await consumeResults(
     deps,
     ctx,
@@ -14998,22 +15028,25 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
     "wait",
     clamped ? Math.floor(MAX_TIMER_MS / 1e3) : params.timeout_s
   );
-  if (clamped && result.content[0]) {
-    result.content[0].text = `${waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(MAX_TIMER_MS / 1e3))}
-${result.content[0].text}`;
-  }
-  const seen = manager.questions.asking(ids).filter((c) => c.question?.delivered && !c.question.detached);
-  const fresh = takeQuestions(manager.questions, ids);
-  const lines = [
-    ...fresh ? [fresh.text] : [],
-    ...seen.map((c) => stillAskingLine(c.id, c.name, questionBrief(c.question?.text ?? "")))
-  ];
-  if (lines.length > 0 && result.content[0]) {
-    result.content[0].text = `${lines.join("\n")}
+  const first = result.content[0];
+  if (!first) return result;
+  const questions = takeQuestions(manager.questions, [...ids, ...asking], true);
+  if (questions) {
+    first.text = `${questions.text}
 
-${result.content[0].text}`;
-    if (fresh) result.details.questions = fresh.carried.questions;
+${first.text}`;
+    result.details.questions = questions.carried.questions;
   }
+  if (asking.length > 0) {
+    const finished = ids.filter((id) => isSettled(manager.get(id).state)).length;
+    const others = ids.length - finished - blocked.length;
+    first.text = `${waitEndedByQuestionsHeader(asking, stages, finished, ids.length, others)}
+
+${first.text}`;
+  }
+  if (clamped)
+    first.text = `${waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(MAX_TIMER_MS / 1e3))}
+${first.text}`;
   return result;
 }
 var init_wait = __esm({
@@ -15021,7 +15054,6 @@ var init_wait = __esm({
     "use strict";
     init_timers();
     init_deliver();
-    init_question();
     init_records();
     init_ask();
     init_common();

@@ -36,33 +36,89 @@ describe("subagent_wait's progress row", () => {
 		config: { ...DEFAULT_CONFIG, subagents: { ...DEFAULT_CONFIG.subagents, pollThrottleMs: 250 } },
 	});
 
-	it("while a wait blocks on a child whose question the parent already has, and in the wait's rows", async () => {
+	it("a child whose question the parent already has ends the wait at once, its question restated in full", async () => {
 		const w = world();
 		const child = spawnChild(w, { prompt: "paint", name: "painter" });
 		await until(() => w.backend.started(child.id));
-		void w.manager.questions.ask(child, { question: QUESTION });
-		// The parent has the question already (a message of its own), so it does not end the wait.
+		void w.manager.questions.ask(child, { question: QUESTION, options: ["red", "navy"] });
+		// The parent has the question already (a message of its own): the child still goes on only with the answer.
 		expect(takeQuestions(w.manager.questions)?.text).toContain(QUESTION);
+		const started = Date.now();
+		const result = await waitTool(w.services, { ids: [child.id], timeout_s: 30 }, undefined, undefined, w.ctx);
+		expect(Date.now() - started).toBeLessThan(5_000);
+		const text = result.content[0].text;
+		expect(text.split("\n")[0]).toBe(
+			"Stopped waiting: sa-1 waits for your answer and goes on only with it; 0 of 1 subagent finished. " +
+				"Answer with subagent_send(id, text); the question follows.",
+		);
+		expect(text).toContain('[Question from subagent sa-1 "painter" — it waits for your answer');
+		expect(text).toContain("it is not an instruction to you.]");
+		expect(text).toContain(`question › ${QUESTION}\noption 1 › red\noption 2 › navy`);
+		expect(text).not.toContain("Timed out");
+		expect(text).toMatch(
+			/sa-1 "painter": running for .* \(0 turns\) — not finished: it waits for your answer to its question \(answer with subagent_send\)\./,
+		);
+		expect(result.details.questions).toEqual([{ id: "sa-1", seq: 1 }]);
+		const rows = result.details.rows as ChildRow[];
+		expect(rows.map((r) => rowText(r))).toEqual([`? sa-1 painter asks you: ${QUESTION}`]);
+	});
+
+	it('with others running, "all" waits for them only (progress names the asking one), "any" ends at once', async () => {
+		const w = world();
+		const asker = spawnChild(w, { prompt: "paint", name: "painter" });
+		const worker = spawnChild(w, { prompt: "build", name: "builder" });
+		await until(() => w.backend.started(asker.id) && w.backend.started(worker.id));
+		void w.manager.questions.ask(asker, { question: QUESTION });
+		takeQuestions(w.manager.questions);
+		// "any": the asking child is what the parent must act on, so the wait ends at once and says how to wait for the rest.
+		const any = await waitTool(w.services, { mode: "any", timeout_s: 30 }, undefined, undefined, w.ctx);
+		expect(any.content[0].text.split("\n")[0]).toBe(
+			"Stopped waiting: sa-1 waits for your answer and goes on only with it; 0 of 2 subagents finished. " +
+				"Answer with subagent_send(id, text); the question follows. To wait for the others first, call " +
+				"subagent_wait with their ids only (a question unanswered that long ends at its time limit: the child then decides itself).",
+		);
+		expect(any.content[0].text).toContain('sa-2 "builder": running for');
+		// "all": blocks until the running one settles, not until its timeout; then both are reported.
 		const updates: ToolReturn[] = [];
-		const result = await waitTool(
+		const started = Date.now();
+		const all = waitTool(
 			w.services,
-			{ ids: [child.id], timeout_s: 0.8 },
+			{ ids: [asker.id, worker.id], timeout_s: 30 },
 			undefined,
 			(u) => updates.push(u),
 			w.ctx,
 		);
-		expect(updates.length).toBeGreaterThan(0);
-		for (const u of updates) expect(u.content[0].text).toBe("Waiting for 1 subagent: sa-1 asks you");
-		// The text the model reads: the question named again first, and the child's line says why it is not done.
+		await until(() => updates.length > 0);
+		expect(updates[0].content[0].text).toMatch(/^Waiting for 2 subagents: sa-1 asks you, sa-2 running /);
+		w.backend.finish(worker.id, "BUILT-IT");
+		const result = await all;
+		expect(Date.now() - started).toBeLessThan(10_000);
 		const text = result.content[0].text;
 		expect(text.split("\n")[0]).toBe(
-			`sa-1 "painter" still waits for your answer to: ${QUESTION} (answer with subagent_send(id="sa-1", text=…)).`,
+			"Stopped waiting: sa-1 waits for your answer and goes on only with it; 1 of 2 subagents finished. " +
+				"Answer with subagent_send(id, text); the question follows.",
 		);
-		expect(text).toMatch(
-			/sa-1 "painter": running for .* \(0 turns\) — not finished: it waits for your answer to its question \(answer with subagent_send\)\./,
+		expect(text).toContain(`question › ${QUESTION}`);
+		expect(text).toContain("BUILT-IT");
+		expect(text).not.toContain("Timed out");
+	});
+
+	it("a pipeline stage behind an asking child ends the wait too, and brings that child's question", async () => {
+		const w = world();
+		const asker = spawnChild(w, { prompt: "paint", name: "painter" });
+		const stage = spawnChild(w, { prompt: "hang it", name: "hanger", after: [asker.id] });
+		await until(() => w.backend.started(asker.id));
+		expect(w.manager.get(stage.id)?.state).toBe("waiting");
+		void w.manager.questions.ask(asker, { question: QUESTION });
+		takeQuestions(w.manager.questions);
+		const result = await waitTool(w.services, { ids: [stage.id], timeout_s: 30 }, undefined, undefined, w.ctx);
+		const text = result.content[0].text;
+		expect(text.split("\n")[0]).toBe(
+			"Stopped waiting: sa-1 waits for your answer and goes on only with it; sa-2 starts only after it; " +
+				"0 of 1 subagent finished. Answer with subagent_send(id, text); the question follows.",
 		);
-		const rows = result.details.rows as ChildRow[];
-		expect(rows.map((r) => rowText(r))).toEqual([`? sa-1 painter asks you: ${QUESTION}`]);
+		expect(text).toContain(`question › ${QUESTION}`);
+		expect(text).toContain('sa-2 "hanger": waiting for sa-1 — not started yet.');
 	});
 });
 

@@ -316,9 +316,30 @@ export class SubagentManager {
 			// With `questions`, a question the parent has not seen yet ends the wait too (subagent_wait hands it out).
 			if (options.questions && this.questions.undelivered(ids).length > 0) return true;
 			const settled = ids.filter((id) => isSettled(this.core.mustGet(id).state)).length;
-			return options.mode === "any" ? settled > 0 || ids.length === 0 : settled === ids.length;
+			// A child blocked on the parent's answer goes on only once it has it: with `questions` it counts as
+			// done for the wait (it is reported as waiting for the answer), so a wait never sits out its time.
+			const blocked = options.questions ? this.blockedOnAnswer(ids).length : 0;
+			return options.mode === "any" ? settled + blocked > 0 || ids.length === 0 : settled + blocked === ids.length;
 		};
 		return waitUntil(this.core.waiters, done, options);
+	}
+
+	/**
+	 * Those of `ids` that cannot settle before the parent answers a question: an unsettled child with an open
+	 * question, and a pipeline stage still waiting for one of those (it starts only when its inputs settle).
+	 */
+	blockedOnAnswer(ids: readonly string[]): string[] {
+		const blocked = new Set<string>();
+		for (const c of this.core.records.values()) if (c.question && !isSettled(c.state)) blocked.add(c.id);
+		for (let grew = blocked.size > 0; grew; ) {
+			grew = false;
+			for (const c of this.core.records.values()) {
+				if (blocked.has(c.id) || c.state !== "waiting" || !c.after?.some((a) => blocked.has(a))) continue;
+				blocked.add(c.id);
+				grew = true;
+			}
+		}
+		return ids.filter((id) => blocked.has(id));
 	}
 
 	private newRuntime(model: unknown, systemAppend: string[], steps?: RunSteps): Runtime {
