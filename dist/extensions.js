@@ -13096,7 +13096,7 @@ var init_manager = __esm({
         const done = () => {
           if (options.questions && this.questions.undelivered(ids).length > 0) return true;
           const settled = ids.filter((id) => isSettled(this.core.mustGet(id).state)).length;
-          const blocked = options.questions ? this.blockedOnAnswer(ids).length : 0;
+          const blocked = options.blockedDone ? this.blockedOnAnswer(ids).length : 0;
           return options.mode === "any" ? settled + blocked > 0 || ids.length === 0 : settled + blocked === ids.length;
         };
         return waitUntil(this.core.waiters, done, options);
@@ -15000,6 +15000,8 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
     mode,
     // A question from one of them ends the wait: the parent gets it at once (ask_parent).
     questions: true,
+    // A child that waits for the parent's answer cannot finish without it: the wait does not sit it out.
+    blockedDone: true,
     timeoutMs,
     signal,
     tickMs: throttle,

@@ -310,15 +310,15 @@ export class SubagentManager {
 	/** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
 	async waitFor(
 		ids: string[],
-		options: WaitOptions & { mode: "all" | "any"; questions?: boolean },
+		options: WaitOptions & { mode: "all" | "any"; questions?: boolean; blockedDone?: boolean },
 	): Promise<{ timedOut: boolean; aborted: boolean }> {
 		const done = () => {
 			// With `questions`, a question the parent has not seen yet ends the wait too (subagent_wait hands it out).
 			if (options.questions && this.questions.undelivered(ids).length > 0) return true;
 			const settled = ids.filter((id) => isSettled(this.core.mustGet(id).state)).length;
-			// A child blocked on the parent's answer goes on only once it has it: with `questions` it counts as
-			// done for the wait (it is reported as waiting for the answer), so a wait never sits out its time.
-			const blocked = options.questions ? this.blockedOnAnswer(ids).length : 0;
+			// With `blockedDone`, a child blocked on the parent's answer (it goes on only once it has it) counts as
+			// done for the wait (subagent_wait reports it as waiting for the answer), so the wait never sits it out.
+			const blocked = options.blockedDone ? this.blockedOnAnswer(ids).length : 0;
 			return options.mode === "any" ? settled + blocked > 0 || ids.length === 0 : settled + blocked === ids.length;
 		};
 		return waitUntil(this.core.waiters, done, options);

@@ -47,6 +47,8 @@ export async function waitTool(
 		mode,
 		// A question from one of them ends the wait: the parent gets it at once (ask_parent).
 		questions: true,
+		// A child that waits for the parent's answer cannot finish without it: the wait does not sit it out.
+		blockedDone: true,
 		timeoutMs,
 		signal,
 		tickMs: throttle,
