@@ -9624,7 +9624,7 @@ function askingCount(count3, other = false) {
 function askingViewLine(brief2) {
   return `question \u203A ${brief2}  (type the answer, enter sends it)`;
 }
-var ASK_TOOL_TEXT, MAX_QUESTION_OPTIONS, WITHDRAWN_FOR_CHILD, EMPTY_QUESTION_ERROR, OPEN_QUESTION_ERROR, QUESTION_MESSAGE_TYPE, ASKING_STATE, ASKING_OTHER_STATE;
+var ASK_TOOL_TEXT, MAX_QUESTION_OPTIONS, WITHDRAWN_FOR_CHILD, EMPTY_QUESTION_ERROR, OPEN_QUESTION_ERROR, QUESTION_MESSAGE_TYPE, ASKING_STATE, ASKING_OTHER_STATE, ASKING_OTHER_CELL;
 var init_ask = __esm({
   "extensions/subagents/prompt/ask.ts"() {
     "use strict";
@@ -9643,6 +9643,7 @@ var init_ask = __esm({
     QUESTION_MESSAGE_TYPE = "subagent-question";
     ASKING_STATE = "asks you";
     ASKING_OTHER_STATE = "asks its session";
+    ASKING_OTHER_CELL = "asks session";
   }
 });
 
@@ -15209,7 +15210,7 @@ function othersWidgetLine(others, paint = (_c, t) => t) {
     `${running} running`,
     queued > 0 ? `${queued} queued` : "",
     waiting > 0 ? `${waiting} waiting` : "",
-    asking > 0 ? askingCount(asking) : ""
+    asking > 0 ? askingCount(asking, true) : ""
   ].filter(Boolean).join(", ");
   const where = sessions === 1 ? otherTag(others[0].label) : `${sessions} other sessions`;
   return paint("muted", `\u25CB ${where}: ${counts} \xB7 /subagents`);
@@ -15987,9 +15988,10 @@ function contextOf(c) {
   if (!c.contextWindow) return `${formatCount(c.contextTokens)} tok`;
   return `${formatCount(c.contextTokens)} (${(c.contextTokens / c.contextWindow * 100).toFixed(1)}%)`;
 }
-function stateWords(c, all) {
+function stateWords(c, all, other = false) {
   if (c.state === "waiting") return `waits for ${(c.after ?? []).join(", ")}`;
-  if (c.question) return isSettled(c.state) ? `${c.state}, ${ASKING_STATE}` : ASKING_STATE;
+  const asking = other === "cell" ? ASKING_OTHER_CELL : other ? ASKING_OTHER_STATE : ASKING_STATE;
+  if (c.question) return isSettled(c.state) ? `${c.state}, ${asking}` : asking;
   return c.state === "queued" ? `queued #${queuePosition([...all], c.id)}` : c.state;
 }
 function markOf(c) {
@@ -16005,14 +16007,14 @@ function cell(text, width) {
 function pickerHeader() {
   return COLUMNS.map(([h, w]) => cell(h, w)).join(" ");
 }
-function pickerRow(c, all, now) {
+function pickerRow(c, all, now, other = false) {
   const values = [
     markOf(c),
     c.id,
     clean(c.name),
     clean(agentOf(c)),
     clean(c.model),
-    stateWords(c, all),
+    stateWords(c, all, other && "cell"),
     elapsedOf(c, now),
     formatCount(c.turns),
     formatCount(c.outputTokens),
@@ -16025,12 +16027,12 @@ function newestFirst(children) {
   const n2 = (id) => Number(id.replace(/^sa-/, "")) || 0;
   return [...children].sort((a, b) => b.createdAt - a.createdAt || n2(b.id) - n2(a.id));
 }
-function stateLine(c, all, now) {
+function stateLine(c, all, now, other = false) {
   const parts = [
     `${markOf(c)} ${c.id} ${clean(c.name)}`,
     agentOf(c) ? clean(agentOf(c)) : void 0,
     clean(c.model),
-    `${stateWords(c, all)} ${elapsedOf(c, now)}`,
+    `${stateWords(c, all, other && "line")} ${elapsedOf(c, now)}`,
     `${formatCount(c.turns)} ${c.turns === 1 ? "turn" : "turns"}`,
     `${formatCount(c.outputTokens)} tok out`,
     `context ${contextOf(c)}`,
@@ -16239,7 +16241,7 @@ var init_screens = __esm({
         const row2 = (e, i) => {
           const pointer = i === this.selected ? paint("accent", "\u203A") : " ";
           const color = e.other ? "muted" : markColor(e.child);
-          return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now))}`, entry: i };
+          return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now, e.other !== void 0))}`, entry: i };
         };
         if (entries.length > 0) body.push({ text: paint("muted", `  ${pickerHeader()}`) });
         for (const [i, e] of own.entries()) body.push(row2(e, i));
@@ -16299,7 +16301,10 @@ var init_screens = __esm({
         const status = this.notice ? paint(this.notice.color, this.notice.text) : "";
         return [
           rule,
-          paint(entry.other ? stateColor2(child.state) : markColor(child), stateLine(child, all, Date.now())),
+          paint(
+            entry.other ? stateColor2(child.state) : markColor(child),
+            stateLine(child, all, Date.now(), entry.other !== void 0)
+          ),
           ...entry.other ? [paint("warning", `${otherTag(entry.other.label)} \xB7 its result goes to that session`)] : [],
           ...child.question && !entry.other ? [paint("warning", clean(askingViewLine(questionBrief(child.question.text))))] : [],
           hint,
@@ -16478,7 +16483,7 @@ function plainList(children, now, others = []) {
   if (others.length > 0) {
     lines.push(`running in other sessions of this process: ${others.length} (cancel only)`);
     if (children.length === 0) lines.push(pickerHeader().trimEnd());
-    for (const o of others) lines.push(`${pickerRow(o.child, o.siblings, now)} ${otherTag(o.label)}`);
+    for (const o of others) lines.push(`${pickerRow(o.child, o.siblings, now, true)} ${otherTag(o.label)}`);
   }
   return lines.join("\n");
 }
