@@ -9602,6 +9602,10 @@ function questionsHeader(count3) {
 function answeredText(id, name) {
   return `Answered ${id} "${name}"'s question; it goes on with your answer. Its result arrives like any other.`;
 }
+function lateAnswerNote(id, brief2, how, seconds) {
+  const why = how === "timeout" ? `no answer came within ${formatDuration(seconds * 1e3)}, so it was told to decide itself` : "it was withdrawn when the child's run was stopped";
+  return `Note: ${id}'s question ("${brief2}") had already ended (${why}); your text reached it as a new message, not as the answer to that question, and its result may rest on what it assumed.`;
+}
 function resumedAnswerText(question, answer) {
   return `Your run was stopped while you waited for an answer to your question:
 ${question}
@@ -10786,6 +10790,8 @@ var init_desk = __esm({
       /** The blocked tool call of each child that waits. */
       waiting = /* @__PURE__ */ new Map();
       listeners = /* @__PURE__ */ new Set();
+      /** Each child's last question that ended without an answer (timeout, withdrawn), until the parent next sends to it. */
+      unanswered = /* @__PURE__ */ new Map();
       setLimits(limits) {
         this.limits = limits;
       }
@@ -10845,6 +10851,7 @@ var init_desk = __esm({
         };
         child.question = question;
         this.open.set(child.id, child);
+        this.unanswered.delete(child.id);
         const seconds = this.timeoutSeconds;
         return new Promise((resolve9) => {
           let timer;
@@ -10895,7 +10902,18 @@ var init_desk = __esm({
         this.waiting.get(child.id)?.settle(WITHDRAWN_FOR_CHILD);
         child.question = void 0;
         this.open.delete(child.id);
+        if (how === "answered") this.unanswered.delete(child.id);
+        else this.unanswered.set(child.id, { question, how });
         this.publish({ type: "closed", child, question, how });
+      }
+      /**
+       * The child's last question if it ended without an answer since the parent last sent to it (a late answer
+       * reaches the child as a new message, and the parent is told so); forgotten once taken.
+       */
+      takeUnanswered(id) {
+        const ended = this.unanswered.get(id);
+        this.unanswered.delete(id);
+        return ended;
       }
       /**
        * A child's run settled. A question still open then is withdrawn, unless the parent's process is shutting
@@ -13095,7 +13113,8 @@ var init_manager = __esm({
       /** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
       async waitFor(ids, options) {
         const done = () => {
-          if (options.questions && this.questions.undelivered(ids).length > 0) return true;
+          if (options.questions && this.questions.undelivered(options.anyQuestion ? void 0 : ids).length > 0)
+            return true;
           const settled = ids.filter((id) => isSettled(this.core.mustGet(id).state)).length;
           const blocked = options.blockedDone ? this.blockedOnAnswer(ids).length : 0;
           return options.mode === "any" ? settled + blocked > 0 || ids.length === 0 : settled + blocked === ids.length;
@@ -14960,19 +14979,22 @@ async function sendTool(deps, params, ctx) {
   const asked = child.question;
   const answered = asked ? manager.questions.answer(id, params.text) : void 0;
   if (answered === "answered") return reply(answeredText(child.id, child.name), { rows: [row(child)] });
+  const ended = asked ? void 0 : manager.questions.takeUnanswered(id);
   const given = asked && answered === "detached" ? resumedAnswerText(asked.text, params.text) : params.text;
   const resume = manager.isRestored(id) ? resumeSettings(deps, child, ctx) : void 0;
   const text = child.structured && isSettled(child.state) ? given + OUTPUT_SCHEMA_REMINDER : given;
   const outcome = await manager.send(id, text, resume);
   if (asked && answered === "detached" && outcome === "rerun") manager.questions.close(child, "answered");
   if (outcome === "queued-child") throw new Error(queuedSendError(child));
-  return reply(outcome === "steered" ? steeredText(child) : rerunText(child, arrivalOf(deps, ctx)), {
-    rows: [row(child)]
-  });
+  const said = outcome === "steered" ? steeredText(child) : rerunText(child, arrivalOf(deps, ctx));
+  const late = ended ? `
+${lateAnswerNote(child.id, questionBrief(ended.question.text), ended.how, manager.questions.timeoutSeconds)}` : "";
+  return reply(`${said}${late}`, { rows: [row(child)] });
 }
 var init_send = __esm({
   "extensions/subagents/tools/send.ts"() {
     "use strict";
+    init_question();
     init_records();
     init_ask();
     init_checkable();
@@ -15003,6 +15025,8 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
     questions: true,
     // A child that waits for the parent's answer cannot finish without it: the wait does not sit it out.
     blockedDone: true,
+    // A new question of a child not named ends the wait too: it would wait unseen behind it, and time out.
+    anyQuestion: true,
     timeoutMs,
     signal,
     tickMs: throttle,
@@ -15023,6 +15047,8 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
     for (const id of manager.blockedOnAnswer(manager.list().map((c) => c.id)))
       if (manager.get(id)?.question && !asking.includes(id)) asking.push(id);
   }
+  const unnamed = outcome.timedOut || outcome.aborted ? [] : manager.questions.undelivered().map((c) => c.id);
+  for (const id of unnamed) if (!asking.includes(id)) asking.push(id);
   const result = await consumeResults(
     deps,
     ctx,

@@ -134,12 +134,12 @@ describe.each(PI_LINES)("ask_parent in print mode on $label", ({ line }) => {
 		expect(parentCustom(sandbox, "subagent-answer")).toEqual([{ id: "sa-1", seq: 1, how: "timeout" }]);
 	});
 
-	it("a wait never sits out a child that waits for the parent's answer, alone or beside a running child", async () => {
+	it("a wait never sits out a child that waits for the parent's answer, alone, beside or behind a running child", async () => {
 		const server = await startServer((req) => {
 			if (isChild(req)) {
 				// The builder works a while (a real sleep), the painter asks as in the other cases.
 				if (!userTexts(req).some((t) => t.includes("BUILD-TASK"))) return child(req);
-				if (!lastToolName(req)) return { toolCalls: [{ name: "bash", arguments: { command: "sleep 3" } }] };
+				if (!lastToolName(req)) return { toolCalls: [{ name: "bash", arguments: { command: "sleep 5" } }] };
 				return { text: "BUILT-IT" };
 			}
 			const tool = lastToolName(req);
@@ -151,9 +151,10 @@ describe.each(PI_LINES)("ask_parent in print mode on $label", ({ line }) => {
 						{ name: "subagent_spawn", arguments: { prompt: "BUILD-TASK build", name: "builder" } },
 					],
 				};
-			// 1: the new question; 2: the same child again (seen); 3: both, "all"; then the answer and its result.
+			// 1: the builder alone, ended by the painter's new question; 2: the painter (seen); 3: both, "all"; then
+			// the answer and its result.
 			if (tool === "subagent_spawn" && waits === 0)
-				return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-1"] } }] };
+				return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-2"] } }] };
 			if (tool === "subagent_wait" && waits === 1)
 				return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-1"] } }] };
 			if (tool === "subagent_wait" && waits === 2)
@@ -170,7 +171,10 @@ describe.each(PI_LINES)("ask_parent in print mode on $label", ({ line }) => {
 		});
 		const waits = toolResults(run.events, "subagent_wait");
 		expect(waits).toHaveLength(4);
+		// A new question of a child the wait did not name ends it at once (it would wait unseen behind it).
 		expect(waits[0].text).toContain(`question › ${QUESTION}`);
+		expect(waits[0].text).toContain('sa-2 "builder": running for');
+		expect(waits[0].text).not.toContain("BUILT-IT");
 		// The question the parent already has: the wait ends at once, says why, restates it framed, says how to answer.
 		expect(waits[1].text.split("\n")[0]).toBe(
 			"Stopped waiting: sa-1 waits for your answer and goes on only with it; 0 of 1 subagent finished. " +

@@ -11,6 +11,7 @@ import * as P from "../../extensions/subagents/prompt/common.ts";
 import { checkTool } from "../../extensions/subagents/tools/check.ts";
 import { listTool } from "../../extensions/subagents/tools/list.ts";
 import type { ToolReturn } from "../../extensions/subagents/tools/reply.ts";
+import { sendTool } from "../../extensions/subagents/tools/send.ts";
 import { waitTool } from "../../extensions/subagents/tools/wait.ts";
 import { rowText } from "../../extensions/subagents/view/render.ts";
 import { SubagentsScreen, type ViewHost } from "../../extensions/subagents/view/screens.ts";
@@ -103,6 +104,34 @@ describe("subagent_wait's progress row", () => {
 		expect(text).not.toContain("Timed out");
 	});
 
+	it("a new question of a child the wait does not name ends it at once; once seen, it no longer does", async () => {
+		const w = world();
+		const asker = spawnChild(w, { prompt: "paint", name: "painter" });
+		const worker = spawnChild(w, { prompt: "build", name: "builder" });
+		await until(() => w.backend.started(asker.id) && w.backend.started(worker.id));
+		const pending = waitTool(w.services, { ids: [worker.id], timeout_s: 30 }, undefined, undefined, w.ctx);
+		await new Promise((r) => setTimeout(r, 50));
+		void w.manager.questions.ask(asker, { question: QUESTION });
+		const result = await pending;
+		const text = result.content[0].text;
+		expect(text.split("\n")[0]).toBe(
+			"Stopped waiting: sa-1 waits for your answer and goes on only with it; 0 of 1 subagent finished. " +
+				"Answer with subagent_send(id, text); the question follows. To wait for the others first, call " +
+				"subagent_wait with their ids only (a question unanswered that long ends at its time limit: the child then decides itself).",
+		);
+		expect(text).toContain(`question › ${QUESTION}`);
+		expect(text).toContain('sa-2 "builder": running for');
+		expect(w.manager.questions.undelivered()).toEqual([]);
+		// The parent has it now: a wait on the builder alone waits for the builder.
+		const again = waitTool(w.services, { ids: [worker.id], timeout_s: 30 }, undefined, undefined, w.ctx);
+		await new Promise((r) => setTimeout(r, 50));
+		w.backend.finish(worker.id, "BUILT-IT");
+		const second = (await again).content[0].text;
+		expect(second).toContain("BUILT-IT");
+		expect(second).not.toContain("Stopped waiting");
+		expect(second).not.toContain(QUESTION);
+	});
+
 	it("a pipeline stage behind an asking child ends the wait too, and brings that child's question", async () => {
 		const w = world();
 		const asker = spawnChild(w, { prompt: "paint", name: "painter" });
@@ -119,6 +148,37 @@ describe("subagent_wait's progress row", () => {
 		);
 		expect(text).toContain(`question › ${QUESTION}`);
 		expect(text).toContain('sa-2 "hanger": waiting for sa-1 — not started yet.');
+	});
+});
+
+describe("subagent_send after a question ended unanswered", () => {
+	const world = useFakeWorlds();
+
+	it("says once that the text is a new message, not the answer: after a timeout, and after a stopped run", async () => {
+		const w = world();
+		w.manager.questions.setLimits({ maxQuestions: 20, timeoutMs: 60 });
+		const child = spawnChild(w, { prompt: "paint", name: "painter" });
+		await until(() => w.backend.started(child.id));
+		const told = await w.manager.questions.ask(child, { question: QUESTION });
+		expect(told).toMatch(/^No answer from your parent within/);
+		const late = await sendTool(w.services, { id: child.id, text: "navy" }, w.ctx);
+		expect(late.content[0].text).toBe(
+			'Sent to sa-1 "painter"; it reads the message after its current step.\n' +
+				`Note: sa-1's question ("${QUESTION}") had already ended (no answer came within 0 ms, so it was told to ` +
+				"decide itself); your text reached it as a new message, not as the answer to that question, and its " +
+				"result may rest on what it assumed.",
+		);
+		const next = await sendTool(w.services, { id: child.id, text: "and more" }, w.ctx);
+		expect(next.content[0].text).not.toContain("Note:");
+
+		// Withdrawn: the run stopped while the child waited (a cancel); a send starts a new run and says so.
+		w.manager.questions.setLimits({ maxQuestions: 20, timeoutMs: 60_000 });
+		const asked = w.manager.questions.ask(child, { question: QUESTION });
+		await w.manager.cancel([child.id]);
+		await asked;
+		const rerun = await sendTool(w.services, { id: child.id, text: "navy" }, w.ctx);
+		expect(rerun.content[0].text).toMatch(/^sa-1 "painter" started run 2 on its transcript/);
+		expect(rerun.content[0].text).toContain("it was withdrawn when the child's run was stopped");
 	});
 });
 

@@ -310,11 +310,13 @@ export class SubagentManager {
 	/** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
 	async waitFor(
 		ids: string[],
-		options: WaitOptions & { mode: "all" | "any"; questions?: boolean; blockedDone?: boolean },
+		options: WaitOptions & { mode: "all" | "any"; questions?: boolean; anyQuestion?: boolean; blockedDone?: boolean },
 	): Promise<{ timedOut: boolean; aborted: boolean }> {
 		const done = () => {
-			// With `questions`, a question the parent has not seen yet ends the wait too (subagent_wait hands it out).
-			if (options.questions && this.questions.undelivered(ids).length > 0) return true;
+			// With `questions`, a question the parent has not seen yet ends the wait too (subagent_wait hands it out);
+			// with `anyQuestion`, one of any child of the session (it is time-limited: it must not wait behind this wait).
+			if (options.questions && this.questions.undelivered(options.anyQuestion ? undefined : ids).length > 0)
+				return true;
 			const settled = ids.filter((id) => isSettled(this.core.mustGet(id).state)).length;
 			// With `blockedDone`, a child blocked on the parent's answer (it goes on only once it has it) counts as
 			// done for the wait (subagent_wait reports it as waiting for the answer), so the wait never sits it out.

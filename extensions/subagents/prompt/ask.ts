@@ -104,6 +104,21 @@ export function answeredText(id: string, name: string): string {
 	return `Answered ${id} "${name}"'s question; it goes on with your answer. Its result arrives like any other.`;
 }
 
+/**
+ * subagent_send to a child whose question ended without an answer (`how`): the text went to it as a new message,
+ * not as that answer, and the parent is told so, with the question's brief.
+ */
+export function lateAnswerNote(id: string, brief: string, how: "timeout" | "withdrawn", seconds: number): string {
+	const why =
+		how === "timeout"
+			? `no answer came within ${formatDuration(seconds * 1000)}, so it was told to decide itself`
+			: "it was withdrawn when the child's run was stopped";
+	return (
+		`Note: ${id}'s question ("${brief}") had already ended (${why}); your text reached it as a new message, ` +
+		"not as the answer to that question, and its result may rest on what it assumed."
+	);
+}
+
 /** The new run's first message when an answer resumes a child whose run ended while it waited. */
 export function resumedAnswerText(question: string, answer: string): string {
 	return `Your run was stopped while you waited for an answer to your question:\n${question}\n\n${answerForChild(answer)}`;

@@ -49,6 +49,8 @@ export async function waitTool(
 		questions: true,
 		// A child that waits for the parent's answer cannot finish without it: the wait does not sit it out.
 		blockedDone: true,
+		// A new question of a child not named ends the wait too: it would wait unseen behind it, and time out.
+		anyQuestion: true,
 		timeoutMs,
 		signal,
 		tickMs: throttle,
@@ -73,6 +75,9 @@ export async function waitTool(
 	if (stages.length > 0)
 		for (const id of manager.blockedOnAnswer(manager.list().map((c) => c.id)))
 			if (manager.get(id)?.question && !asking.includes(id)) asking.push(id);
+	// New questions of children the wait did not name (they ended it, above).
+	const unnamed = outcome.timedOut || outcome.aborted ? [] : manager.questions.undelivered().map((c) => c.id);
+	for (const id of unnamed) if (!asking.includes(id)) asking.push(id);
 	const result = await consumeResults(
 		deps,
 		ctx,
