@@ -9683,6 +9683,9 @@ function budgetNotStartedReason(r) {
 function sessionBudgetRefusal(r, left) {
   return `No child started: this session's subagents spent ${amount(r.unit, r.spent)} of their budget of ${amount(r.unit, r.limit)} (subagents.budget.perSession); remaining: ${leftWords(left) || "nothing"}. Finish with what you have, or ask the user to raise the budget.`;
 }
+function answeredOverBudgetText(id, r) {
+  return `Answered ${id}'s question, but it will not use the answer: while it waited it reached ${whose(r)} of ${amount(r.unit, r.limit)} (${amount(r.unit, r.spent)} spent), so it stops at the end of this turn and its output so far arrives as its result (budget). Spawn a new child with the answer for the rest of the work.`;
+}
 function budgetSpentSendError(id, r) {
   return `${id} cannot run again: ${budgetNotStartedReason(r).replace(/^not started: /, "")} Spawn a new child for the rest of the work.`;
 }
@@ -13121,6 +13124,10 @@ var init_manager = __esm({
         };
         return waitUntil(this.core.waiters, done, options);
       }
+      /** What budget `id` has reached (its own, its pipeline's, the session's), if any. */
+      budgetReached(id) {
+        return budgetVerdict(this.core.mustGet(id), this.core.list(), this.core.limits.sessionBudget);
+      }
       /**
        * Those of `ids` that cannot settle before the parent answers a question: an unsettled child with an open
        * question, and a pipeline stage still waiting for one of those (it starts only when its inputs settle).
@@ -14978,7 +14985,11 @@ async function sendTool(deps, params, ctx) {
   const child = manager.get(id);
   const asked = child.question;
   const answered = asked ? manager.questions.answer(id, params.text) : void 0;
-  if (answered === "answered") return reply(answeredText(child.id, child.name), { rows: [row(child)] });
+  if (answered === "answered") {
+    const spent = manager.budgetReached(id);
+    const text2 = spent ? answeredOverBudgetText(child.id, spent) : answeredText(child.id, child.name);
+    return reply(text2, { rows: [row(child)] });
+  }
   const ended = asked ? void 0 : manager.questions.takeUnanswered(id);
   const given = asked && answered === "detached" ? resumedAnswerText(asked.text, params.text) : params.text;
   const resume = manager.isRestored(id) ? resumeSettings(deps, child, ctx) : void 0;
@@ -14997,6 +15008,7 @@ var init_send = __esm({
     init_question();
     init_records();
     init_ask();
+    init_budget();
     init_checkable();
     init_common();
     init_reply();

@@ -197,6 +197,63 @@ describe.each(PI_LINES)("ask_parent in print mode on $label", ({ line }) => {
 	});
 });
 
+describe.each(PI_LINES)("an answer after the session's budget ran out on $label", ({ line }) => {
+	const { startServer, print } = usePrintRuns(line, { extensions: EXT });
+
+	it("says the child will not use it: it stops at its turn's end, and its model never reads the answer", async () => {
+		const server = await startServer((req) => {
+			if (isChild(req)) {
+				if (userTexts(req).some((t) => t.includes("BUILD-TASK"))) {
+					// Spends the session's budget (after the painter asked): stopped at its turn's end.
+					if (!lastToolName(req))
+						return {
+							delayMs: 2_000,
+							promptTokens: 2_000,
+							completionTokens: 500,
+							toolCalls: [{ name: "bash", arguments: { command: "echo BUILD-STEP" } }],
+						};
+					return { text: "BUILT-IT" };
+				}
+				return { promptTokens: 500, completionTokens: 100, ...child(req) };
+			}
+			const tool = lastToolName(req);
+			const calls = calledTools(req).length;
+			if (!tool)
+				return {
+					toolCalls: [
+						{ name: "subagent_spawn", arguments: { prompt: "ASK-TASK paint", name: "painter" } },
+						{ name: "subagent_spawn", arguments: { prompt: "BUILD-TASK build", name: "builder" } },
+					],
+				};
+			if (calls === 2) return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-1"] } }] };
+			if (calls === 3) return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-2"] } }] };
+			if (calls === 4) return { toolCalls: [{ name: "subagent_send", arguments: { id: "sa-1", text: ANSWER } }] };
+			if (calls === 5) return { toolCalls: [{ name: "subagent_wait", arguments: { ids: ["sa-1"] } }] };
+			return { text: "PARENT-DONE" };
+		});
+		const { run } = await print(server, {
+			prompt: "delegate the banner and the build",
+			sandbox: { headroomConfig: { subagents: { budget: { perSession: { tokens: 3_000 } } } } },
+		});
+		const waits = toolResults(run.events, "subagent_wait");
+		expect(waits).toHaveLength(3);
+		expect(waits[0].text).toContain(`question › ${QUESTION}`);
+		expect(waits[1].text).toMatch(/sa-2 "builder" budget/);
+		const [send] = toolResults(run.events, "subagent_send");
+		expect(send.text).toBe(
+			"Answered sa-1's question, but it will not use the answer: while it waited it reached this session's " +
+				"subagent budget (subagents.budget.perSession) of 3,000 tokens (3,100 tokens spent), so it stops at the " +
+				"end of this turn and its output so far arrives as its result (budget). Spawn a new child with the " +
+				"answer for the rest of the work.",
+		);
+		expect(waits[2].text).toMatch(/sa-1 "painter" budget/);
+		// Its model never read the answer: no request of the painter carries it.
+		const painter = server.requests.filter((r) => isChild(r) && userTexts(r).some((t) => t.includes("ASK-TASK")));
+		expect(painter.length).toBeGreaterThanOrEqual(1);
+		for (const r of painter) expect(r.body.messages.map((m) => messageText(m)).join("\n")).not.toContain(ANSWER);
+	});
+});
+
 // Pi 1.x only: a single-shot run that would end while its child runs waits for it (agent_before_settle); a question
 // asked then goes into one more turn, where the parent answers it. (Pi 0.73 has no such boundary: there the question
 // reaches a single-shot parent through subagent_wait, as above.)

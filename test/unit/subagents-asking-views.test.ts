@@ -15,7 +15,7 @@ import { sendTool } from "../../extensions/subagents/tools/send.ts";
 import { waitTool } from "../../extensions/subagents/tools/wait.ts";
 import { rowText } from "../../extensions/subagents/view/render.ts";
 import { SubagentsScreen, type ViewHost } from "../../extensions/subagents/view/screens.ts";
-import { childRecord, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
+import { childRecord, FAKE_LIMITS, spawnChild, until, useFakeWorlds } from "./subagents-fakes.ts";
 
 const QUESTION = "Which colour should the banner use?";
 const question = (text: string) => ({ seq: 1, text, options: [], run: 1, askedAt: 0, delivered: true });
@@ -179,6 +179,37 @@ describe("subagent_send after a question ended unanswered", () => {
 		const rerun = await sendTool(w.services, { id: child.id, text: "navy" }, w.ctx);
 		expect(rerun.content[0].text).toMatch(/^sa-1 "painter" started run 2 on its transcript/);
 		expect(rerun.content[0].text).toContain("it was withdrawn when the child's run was stopped");
+	});
+});
+
+describe("subagent_send answering a child whose budget ran out while it waited", () => {
+	const world = useFakeWorlds();
+
+	it("says the answer will not be used: the child stops at this turn's end", async () => {
+		const w = world();
+		const child = spawnChild(w, { prompt: "paint", name: "painter" });
+		const other = spawnChild(w, { prompt: "build", name: "builder" });
+		await until(() => w.backend.started(child.id) && w.backend.started(other.id));
+		const asked = w.manager.questions.ask(child, { question: QUESTION });
+		// Meanwhile the other child spends the session's budget.
+		w.manager.setLimits({ ...FAKE_LIMITS, sessionBudget: { tokens: 1_000 } });
+		(w.manager.get(other.id) as ChildRecord).spend = { tokens: 1_500 };
+		const answered = await sendTool(w.services, { id: child.id, text: "navy" }, w.ctx);
+		expect(answered.content[0].text).toBe(
+			"Answered sa-1's question, but it will not use the answer: while it waited it reached this session's " +
+				"subagent budget (subagents.budget.perSession) of 1,000 tokens (1,500 tokens spent), so it stops at the " +
+				"end of this turn and its output so far arrives as its result (budget). Spawn a new child with the " +
+				"answer for the rest of the work.",
+		);
+		expect(await asked).toBe("Your parent answered:\nnavy");
+		// Within the budget the answer is announced as before.
+		w.manager.setLimits({ ...FAKE_LIMITS, sessionBudget: { tokens: 10_000 } });
+		const again = w.manager.questions.ask(child, { question: QUESTION });
+		const ok = await sendTool(w.services, { id: child.id, text: "red" }, w.ctx);
+		expect(ok.content[0].text).toBe(
+			`Answered sa-1 "painter"'s question; it goes on with your answer. Its result arrives like any other.`,
+		);
+		await again;
 	});
 });
 

@@ -326,6 +326,11 @@ export class SubagentManager {
 		return waitUntil(this.core.waiters, done, options);
 	}
 
+	/** What budget `id` has reached (its own, its pipeline's, the session's), if any. */
+	budgetReached(id: string): ReturnType<typeof budgetVerdict> {
+		return budgetVerdict(this.core.mustGet(id), this.core.list(), this.core.limits.sessionBudget);
+	}
+
 	/**
 	 * Those of `ids` that cannot settle before the parent answers a question: an unsettled child with an open
 	 * question, and a pipeline stage still waiting for one of those (it starts only when its inputs settle).

@@ -7,6 +7,7 @@ import { questionBrief } from "../ask/question.ts";
 import { isSettled } from "../domain/records.ts";
 import type { SubagentServices } from "../domain/services.ts";
 import { answeredText, lateAnswerNote, resumedAnswerText } from "../prompt/ask.ts";
+import { answeredOverBudgetText } from "../prompt/budget.ts";
 import { OUTPUT_SCHEMA_REMINDER } from "../prompt/checkable.ts";
 import * as P from "../prompt/common.ts";
 import { reply, requireIds, row, type ToolReturn } from "./reply.ts";
@@ -28,7 +29,12 @@ export async function sendTool(
 	// waited (an earlier process) runs again, opening with its question and the answer.
 	const asked = child.question;
 	const answered = asked ? manager.questions.answer(id, params.text) : undefined;
-	if (answered === "answered") return reply(answeredText(child.id, child.name), { rows: [row(child)] });
+	if (answered === "answered") {
+		// Other children may have spent a budget it shares while it waited: it stops at this turn's end, unread.
+		const spent = manager.budgetReached(id);
+		const text = spent ? answeredOverBudgetText(child.id, spent) : answeredText(child.id, child.name);
+		return reply(text, { rows: [row(child)] });
+	}
 	// A question that ended unanswered (timed out, withdrawn): the text is a new message, and the parent is told.
 	const ended = asked ? undefined : manager.questions.takeUnanswered(id);
 	const given = asked && answered === "detached" ? resumedAnswerText(asked.text, params.text) : params.text;
