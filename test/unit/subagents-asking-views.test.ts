@@ -132,6 +132,26 @@ describe("subagent_wait's progress row", () => {
 		expect(second).not.toContain(QUESTION);
 	});
 
+	it("a queued child whose every slot is held by an asking child ends the wait too", async () => {
+		const w = world();
+		w.manager.setLimits({ ...FAKE_LIMITS, maxConcurrent: 1 });
+		const asker = spawnChild(w, { prompt: "paint", name: "painter" });
+		const queued = spawnChild(w, { prompt: "frame it", name: "framer" });
+		await until(() => w.backend.started(asker.id));
+		expect(w.manager.get(queued.id)?.state).toBe("queued");
+		void w.manager.questions.ask(asker, { question: QUESTION });
+		takeQuestions(w.manager.questions);
+		const result = await waitTool(w.services, { ids: [queued.id], timeout_s: 30 }, undefined, undefined, w.ctx);
+		expect(result.content[0].text.split("\n")[0]).toBe(
+			"Stopped waiting: sa-1 waits for your answer and goes on only with it; sa-2 starts only after it; " +
+				"0 of 1 subagent finished. Answer with subagent_send(id, text); the question follows.",
+		);
+		expect(result.content[0].text).toContain('sa-2 "framer": queued — not started yet.');
+		// With a free slot the queue moves on its own: the wait waits.
+		w.manager.setLimits({ ...FAKE_LIMITS, maxConcurrent: 2 });
+		expect(w.manager.blockedOnAnswer([queued.id])).toEqual([]);
+	});
+
 	it("a pipeline stage behind an asking child ends the wait too, and brings that child's question", async () => {
 		const w = world();
 		const asker = spawnChild(w, { prompt: "paint", name: "painter" });

@@ -333,11 +333,16 @@ export class SubagentManager {
 
 	/**
 	 * Those of `ids` that cannot settle before the parent answers a question: an unsettled child with an open
-	 * question, and a pipeline stage still waiting for one of those (it starts only when its inputs settle).
+	 * question, a queued child while every slot is held by such children, and a pipeline stage still waiting for
+	 * one of those (it starts only when its inputs settle).
 	 */
 	blockedOnAnswer(ids: readonly string[]): string[] {
 		const blocked = new Set<string>();
 		for (const c of this.core.records.values()) if (c.question && !isSettled(c.state)) blocked.add(c.id);
+		// Every slot held by a child that waits for an answer: the queue moves only once one is answered.
+		const active = [...this.core.records.values()].filter((c) => c.state === "running" || c.state === "starting");
+		if (active.length >= this.core.limits.maxConcurrent && active.every((c) => blocked.has(c.id)))
+			for (const c of this.core.records.values()) if (c.state === "queued") blocked.add(c.id);
 		for (let grew = blocked.size > 0; grew; ) {
 			grew = false;
 			for (const c of this.core.records.values()) {
