@@ -9656,6 +9656,10 @@ function questionsHeader(count3) {
 function answeredText(id, name) {
   return `Answered ${id} "${name}"'s question; it goes on with your answer. Its result arrives like any other.`;
 }
+function lateAnswerNote(id, brief2, how, seconds) {
+  const why = how === "timeout" ? `no answer came within ${formatDuration(seconds * 1e3)}, so it was told to decide itself` : "it was withdrawn when the child's run was stopped";
+  return `Note: ${id}'s question ("${brief2}") had already ended (${why}); your text reached it as a new message, not as the answer to that question, and its result may rest on what it assumed.`;
+}
 function resumedAnswerText(question, answer) {
   return `Your run was stopped while you waited for an answer to your question:
 ${question}
@@ -9665,16 +9669,20 @@ ${answerForChild(answer)}`;
 function askingNote(brief2) {
   return `asks you: ${brief2} (answer with subagent_send)`;
 }
-function stillAskingLine(id, name, brief2) {
-  return `${id} "${name}" still waits for your answer to: ${brief2} (answer with subagent_send(id="${id}", text=\u2026)).`;
+function waitEndedByQuestionsHeader(asking, stages, finished, total, others) {
+  const one2 = asking.length === 1;
+  const after = stages.length > 0 ? `; ${stages.join(", ")} ${stages.length === 1 ? "starts" : "start"} only after ${one2 ? "it" : "them"}` : "";
+  const rest = others > 0 ? ` To wait for the others first, call subagent_wait with their ids only (a question unanswered that long ends at its time limit: the child then decides itself).` : "";
+  return `Stopped waiting: ${asking.join(", ")} ${one2 ? "waits" : "wait"} for your answer and ${one2 ? "goes" : "go"} on only with it${after}; ${finished} of ${plural(total, "subagent")} finished. Answer with subagent_send(id, text); the question${one2 ? " follows" : "s follow"}.${rest}`;
 }
-function askingCount(count3) {
+function askingCount(count3, other = false) {
+  if (other) return count3 === 1 ? `1 ${ASKING_OTHER_STATE}` : `${count3} ask their sessions`;
   return count3 === 1 ? `1 ${ASKING_STATE}` : `${count3} ask you`;
 }
 function askingViewLine(brief2) {
   return `question \u203A ${brief2}  (type the answer, enter sends it)`;
 }
-var ASK_TOOL_TEXT, MAX_QUESTION_OPTIONS, WITHDRAWN_FOR_CHILD, EMPTY_QUESTION_ERROR, OPEN_QUESTION_ERROR, QUESTION_MESSAGE_TYPE, ASKING_STATE;
+var ASK_TOOL_TEXT, MAX_QUESTION_OPTIONS, WITHDRAWN_FOR_CHILD, EMPTY_QUESTION_ERROR, OPEN_QUESTION_ERROR, QUESTION_MESSAGE_TYPE, ASKING_STATE, ASKING_OTHER_STATE, ASKING_OTHER_CELL;
 var init_ask = __esm({
   "extensions/subagents/prompt/ask.ts"() {
     "use strict";
@@ -9692,6 +9700,8 @@ var init_ask = __esm({
     OPEN_QUESTION_ERROR = "You already have a question open; ask one at a time and wait for its answer before asking again.";
     QUESTION_MESSAGE_TYPE = "subagent-question";
     ASKING_STATE = "asks you";
+    ASKING_OTHER_STATE = "asks its session";
+    ASKING_OTHER_CELL = "asks session";
   }
 });
 
@@ -9726,6 +9736,9 @@ function budgetNotStartedReason(r) {
 }
 function sessionBudgetRefusal(r, left) {
   return `No child started: this session's subagents spent ${amount(r.unit, r.spent)} of their budget of ${amount(r.unit, r.limit)} (subagents.budget.perSession); remaining: ${leftWords(left) || "nothing"}. Finish with what you have, or ask the user to raise the budget.`;
+}
+function answeredOverBudgetText(id, r) {
+  return `Answered ${id}'s question, but it will not use the answer: while it waited it reached ${whose(r)} of ${amount(r.unit, r.limit)} (${amount(r.unit, r.spent)} spent), so it stops at the end of this turn and its output so far arrives as its result (budget). Spawn a new child with the answer for the rest of the work.`;
 }
 function budgetSpentSendError(id, r) {
   return `${id} cannot run again: ${budgetNotStartedReason(r).replace(/^not started: /, "")} Spawn a new child for the rest of the work.`;
@@ -10834,6 +10847,8 @@ var init_desk = __esm({
       /** The blocked tool call of each child that waits. */
       waiting = /* @__PURE__ */ new Map();
       listeners = /* @__PURE__ */ new Set();
+      /** Each child's last question that ended without an answer (timeout, withdrawn), until the parent next sends to it. */
+      unanswered = /* @__PURE__ */ new Map();
       setLimits(limits) {
         this.limits = limits;
       }
@@ -10893,6 +10908,7 @@ var init_desk = __esm({
         };
         child.question = question;
         this.open.set(child.id, child);
+        this.unanswered.delete(child.id);
         const seconds = this.timeoutSeconds;
         return new Promise((resolve9) => {
           let timer;
@@ -10943,7 +10959,18 @@ var init_desk = __esm({
         this.waiting.get(child.id)?.settle(WITHDRAWN_FOR_CHILD);
         child.question = void 0;
         this.open.delete(child.id);
+        if (how === "answered") this.unanswered.delete(child.id);
+        else this.unanswered.set(child.id, { question, how });
         this.publish({ type: "closed", child, question, how });
+      }
+      /**
+       * The child's last question if it ended without an answer since the parent last sent to it (a late answer
+       * reaches the child as a new message, and the parent is told so); forgotten once taken.
+       */
+      takeUnanswered(id) {
+        const ended = this.unanswered.get(id);
+        this.unanswered.delete(id);
+        return ended;
       }
       /**
        * A child's run settled. A question still open then is withdrawn, unless the parent's process is shutting
@@ -13143,11 +13170,39 @@ var init_manager = __esm({
       /** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
       async waitFor(ids, options) {
         const done = () => {
-          if (options.questions && this.questions.undelivered(ids).length > 0) return true;
+          if (options.questions && this.questions.undelivered(options.anyQuestion ? void 0 : ids).length > 0)
+            return true;
           const settled = ids.filter((id) => isSettled(this.core.mustGet(id).state)).length;
-          return options.mode === "any" ? settled > 0 || ids.length === 0 : settled === ids.length;
+          const blocked = options.blockedDone ? this.blockedOnAnswer(ids).length : 0;
+          return options.mode === "any" ? settled + blocked > 0 || ids.length === 0 : settled + blocked === ids.length;
         };
         return waitUntil(this.core.waiters, done, options);
+      }
+      /** What budget `id` has reached (its own, its pipeline's, the session's), if any. */
+      budgetReached(id) {
+        return budgetVerdict(this.core.mustGet(id), this.core.list(), this.core.limits.sessionBudget);
+      }
+      /**
+       * Those of `ids` that cannot settle before the parent answers a question: an unsettled child with an open
+       * question, a queued child while every slot is held by such children, and a pipeline stage still waiting for
+       * one of those (it starts only when its inputs settle).
+       */
+      blockedOnAnswer(ids) {
+        const blocked = /* @__PURE__ */ new Set();
+        for (const c of this.core.records.values()) if (c.question && !isSettled(c.state)) blocked.add(c.id);
+        const active = [...this.core.records.values()].filter((c) => c.state === "running" || c.state === "starting");
+        if (active.length >= this.core.limits.maxConcurrent && active.every((c) => blocked.has(c.id))) {
+          for (const c of this.core.records.values()) if (c.state === "queued") blocked.add(c.id);
+        }
+        for (let grew = blocked.size > 0; grew; ) {
+          grew = false;
+          for (const c of this.core.records.values()) {
+            if (blocked.has(c.id) || c.state !== "waiting" || !c.after?.some((a) => blocked.has(a))) continue;
+            blocked.add(c.id);
+            grew = true;
+          }
+        }
+        return ids.filter((id) => blocked.has(id));
       }
       newRuntime(model, systemAppend, steps) {
         return { model, systemAppend, steps, lastActivity: this.core.now(), toolsInFlight: 0, settledRuns: 0 };
@@ -14989,22 +15044,30 @@ async function sendTool(deps, params, ctx) {
   const child = manager.get(id);
   const asked = child.question;
   const answered = asked ? manager.questions.answer(id, params.text) : void 0;
-  if (answered === "answered") return reply(answeredText(child.id, child.name), { rows: [row(child)] });
+  if (answered === "answered") {
+    const spent = manager.budgetReached(id);
+    const text2 = spent ? answeredOverBudgetText(child.id, spent) : answeredText(child.id, child.name);
+    return reply(text2, { rows: [row(child)] });
+  }
+  const ended = asked ? void 0 : manager.questions.takeUnanswered(id);
   const given = asked && answered === "detached" ? resumedAnswerText(asked.text, params.text) : params.text;
   const resume = manager.isRestored(id) ? resumeSettings(deps, child, ctx) : void 0;
   const text = child.structured && isSettled(child.state) ? given + OUTPUT_SCHEMA_REMINDER : given;
   const outcome = await manager.send(id, text, resume);
   if (asked && answered === "detached" && outcome === "rerun") manager.questions.close(child, "answered");
   if (outcome === "queued-child") throw new Error(queuedSendError(child));
-  return reply(outcome === "steered" ? steeredText(child) : rerunText(child, arrivalOf(deps, ctx)), {
-    rows: [row(child)]
-  });
+  const said = outcome === "steered" ? steeredText(child) : rerunText(child, arrivalOf(deps, ctx));
+  const late = ended ? `
+${lateAnswerNote(child.id, questionBrief(ended.question.text), ended.how, manager.questions.timeoutSeconds)}` : "";
+  return reply(`${said}${late}`, { rows: [row(child)] });
 }
 var init_send = __esm({
   "extensions/subagents/tools/send.ts"() {
     "use strict";
+    init_question();
     init_records();
     init_ask();
+    init_budget();
     init_checkable();
     init_common();
     init_reply();
@@ -15031,6 +15094,10 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
     mode,
     // A question from one of them ends the wait: the parent gets it at once (ask_parent).
     questions: true,
+    // A child that waits for the parent's answer cannot finish without it: the wait does not sit it out.
+    blockedDone: true,
+    // A new question of a child not named ends the wait too: it would wait unseen behind it, and time out.
+    anyQuestion: true,
     timeoutMs,
     signal,
     tickMs: throttle,
@@ -15044,6 +15111,15 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
       )
     ) : void 0
   });
+  const blocked = outcome.timedOut || outcome.aborted ? [] : manager.blockedOnAnswer(ids);
+  const stages = blocked.filter((id) => !manager.get(id)?.question);
+  const asking = blocked.filter((id) => manager.get(id)?.question);
+  if (stages.length > 0) {
+    for (const id of manager.blockedOnAnswer(manager.list().map((c) => c.id)))
+      if (manager.get(id)?.question && !asking.includes(id)) asking.push(id);
+  }
+  const unnamed = outcome.timedOut || outcome.aborted ? [] : manager.questions.undelivered().map((c) => c.id);
+  for (const id of unnamed) if (!asking.includes(id)) asking.push(id);
   const result = await consumeResults(
     deps,
     ctx,
@@ -15052,22 +15128,25 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
     "wait",
     clamped ? Math.floor(MAX_TIMER_MS / 1e3) : params.timeout_s
   );
-  if (clamped && result.content[0]) {
-    result.content[0].text = `${waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(MAX_TIMER_MS / 1e3))}
-${result.content[0].text}`;
-  }
-  const seen = manager.questions.asking(ids).filter((c) => c.question?.delivered && !c.question.detached);
-  const fresh = takeQuestions(manager.questions, ids);
-  const lines = [
-    ...fresh ? [fresh.text] : [],
-    ...seen.map((c) => stillAskingLine(c.id, c.name, questionBrief(c.question?.text ?? "")))
-  ];
-  if (lines.length > 0 && result.content[0]) {
-    result.content[0].text = `${lines.join("\n")}
+  const first = result.content[0];
+  if (!first) return result;
+  const questions = takeQuestions(manager.questions, [...ids, ...asking], true);
+  if (questions) {
+    first.text = `${questions.text}
 
-${result.content[0].text}`;
-    if (fresh) result.details.questions = fresh.carried.questions;
+${first.text}`;
+    result.details.questions = questions.carried.questions;
   }
+  if (asking.length > 0) {
+    const finished = ids.filter((id) => isSettled(manager.get(id).state)).length;
+    const others = ids.length - finished - blocked.length;
+    first.text = `${waitEndedByQuestionsHeader(asking, stages, finished, ids.length, others)}
+
+${first.text}`;
+  }
+  if (clamped)
+    first.text = `${waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(MAX_TIMER_MS / 1e3))}
+${first.text}`;
   return result;
 }
 var init_wait = __esm({
@@ -15075,7 +15154,6 @@ var init_wait = __esm({
     "use strict";
     init_timers();
     init_deliver();
-    init_question();
     init_records();
     init_ask();
     init_common();
@@ -15229,7 +15307,7 @@ function othersWidgetLine(others, paint = (_c, t) => t) {
     `${running} running`,
     queued > 0 ? `${queued} queued` : "",
     waiting > 0 ? `${waiting} waiting` : "",
-    asking > 0 ? askingCount(asking) : ""
+    asking > 0 ? askingCount(asking, true) : ""
   ].filter(Boolean).join(", ");
   const where = sessions === 1 ? otherTag(others[0].label) : `${sessions} other sessions`;
   return paint("muted", `\u25CB ${where}: ${counts} \xB7 /subagents`);
@@ -16007,9 +16085,10 @@ function contextOf(c) {
   if (!c.contextWindow) return `${formatCount(c.contextTokens)} tok`;
   return `${formatCount(c.contextTokens)} (${(c.contextTokens / c.contextWindow * 100).toFixed(1)}%)`;
 }
-function stateWords(c, all) {
+function stateWords(c, all, other = false) {
   if (c.state === "waiting") return `waits for ${(c.after ?? []).join(", ")}`;
-  if (c.question) return isSettled(c.state) ? `${c.state}, ${ASKING_STATE}` : ASKING_STATE;
+  const asking = other === "cell" ? ASKING_OTHER_CELL : other ? ASKING_OTHER_STATE : ASKING_STATE;
+  if (c.question) return isSettled(c.state) ? `${c.state}, ${asking}` : asking;
   return c.state === "queued" ? `queued #${queuePosition([...all], c.id)}` : c.state;
 }
 function markOf(c) {
@@ -16025,14 +16104,14 @@ function cell(text, width) {
 function pickerHeader() {
   return COLUMNS.map(([h, w]) => cell(h, w)).join(" ");
 }
-function pickerRow(c, all, now) {
+function pickerRow(c, all, now, other = false) {
   const values = [
     markOf(c),
     c.id,
     clean(c.name),
     clean(agentOf(c)),
     clean(c.model),
-    stateWords(c, all),
+    stateWords(c, all, other && "cell"),
     elapsedOf(c, now),
     formatCount(c.turns),
     formatCount(c.outputTokens),
@@ -16045,12 +16124,12 @@ function newestFirst(children) {
   const n2 = (id) => Number(id.replace(/^sa-/, "")) || 0;
   return [...children].sort((a, b) => b.createdAt - a.createdAt || n2(b.id) - n2(a.id));
 }
-function stateLine(c, all, now) {
+function stateLine(c, all, now, other = false) {
   const parts = [
     `${markOf(c)} ${c.id} ${clean(c.name)}`,
     agentOf(c) ? clean(agentOf(c)) : void 0,
     clean(c.model),
-    `${stateWords(c, all)} ${elapsedOf(c, now)}`,
+    `${stateWords(c, all, other && "line")} ${elapsedOf(c, now)}`,
     `${formatCount(c.turns)} ${c.turns === 1 ? "turn" : "turns"}`,
     `${formatCount(c.outputTokens)} tok out`,
     `context ${contextOf(c)}`,
@@ -16259,7 +16338,7 @@ var init_screens = __esm({
         const row2 = (e, i) => {
           const pointer = i === this.selected ? paint("accent", "\u203A") : " ";
           const color = e.other ? "muted" : markColor(e.child);
-          return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now))}`, entry: i };
+          return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now, e.other !== void 0))}`, entry: i };
         };
         if (entries.length > 0) body.push({ text: paint("muted", `  ${pickerHeader()}`) });
         for (const [i, e] of own.entries()) body.push(row2(e, i));
@@ -16319,7 +16398,10 @@ var init_screens = __esm({
         const status = this.notice ? paint(this.notice.color, this.notice.text) : "";
         return [
           rule,
-          paint(entry.other ? stateColor2(child.state) : markColor(child), stateLine(child, all, Date.now())),
+          paint(
+            entry.other ? stateColor2(child.state) : markColor(child),
+            stateLine(child, all, Date.now(), entry.other !== void 0)
+          ),
           ...entry.other ? [paint("warning", `${otherTag(entry.other.label)} \xB7 its result goes to that session`)] : [],
           ...child.question && !entry.other ? [paint("warning", clean(askingViewLine(questionBrief(child.question.text))))] : [],
           hint,
@@ -16498,7 +16580,7 @@ function plainList(children, now, others = []) {
   if (others.length > 0) {
     lines.push(`running in other sessions of this process: ${others.length} (cancel only)`);
     if (children.length === 0) lines.push(pickerHeader().trimEnd());
-    for (const o of others) lines.push(`${pickerRow(o.child, o.siblings, now)} ${otherTag(o.label)}`);
+    for (const o of others) lines.push(`${pickerRow(o.child, o.siblings, now, true)} ${otherTag(o.label)}`);
   }
   return lines.join("\n");
 }

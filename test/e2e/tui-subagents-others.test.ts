@@ -2,7 +2,8 @@
  * Another session's children in Pi's real TUI under tmux, on both Pi lines: a long child runs, `/new` starts
  * another session; the widget counts the child apart and `/subagents` lists it under its own heading, marked
  * as another session's. It is cancelled from there; no request of the new session carries anything of it.
- * `/resume` back to the first session: its next request carries the cancelled result exactly once.
+ * `/resume` back to the first session: its next request carries the cancelled result exactly once. A child of
+ * another session that waits for its parent's answer is shown as asking its session, never as asking you.
  */
 import { describe, expect, it } from "vitest";
 import { PI_LINES } from "../fixtures/pi-runner.ts";
@@ -19,7 +20,20 @@ const rounds = (req: ChatRequest) => req.body.messages.filter((m) => m.role === 
 const textOf = (req: ChatRequest) => req.body.messages.map((m) => messageText(m)).join("\n");
 const countOf = (text: string, needle: string) => text.split(needle).length - 1;
 
+const QUESTION = "Which colour should the banner use?";
+
 function script(req: ChatRequest): ScriptedReply {
+	if (isChild(req) && textOf(req).includes("OTHERS-ASKER")) {
+		// Asks once and then waits: its parent never answers in this test.
+		if (req.body.messages.at(-1)?.role !== "tool")
+			return { toolCalls: [{ name: "ask_parent", arguments: { question: QUESTION } }] };
+		return { text: "ASKER-DONE" };
+	}
+	if (req.lastUser.includes("OTHERS-ASK")) {
+		if (req.body.messages.at(-1)?.role !== "tool")
+			return { toolCalls: [{ name: "subagent_spawn", arguments: { prompt: "OTHERS-ASKER paint", name: "painter" } }] };
+		return { text: PARENT_SPAWNED };
+	}
 	if (isChild(req)) {
 		if (rounds(req) < ROUNDS)
 			return { toolCalls: [{ name: "bash", arguments: { command: "echo SLOW-MARK; sleep 2" } }] };
@@ -109,5 +123,50 @@ describe.each(PI_LINES)("another session's children in the TUI on $label", ({ li
 		expect(countOf(context, '── sa-1 "slowpoke" cancelled')).toBe(1);
 		expect(countOf(context, "cancelled by the user in /subagents")).toBe(1);
 		expect(context).not.toContain("SLOW-DONE");
+	});
+
+	it("a child of another session that asks is shown as asking its session, never as asking you", async () => {
+		const { server, tui } = await runs.start({ script, sandbox, tag: "others-ask" });
+		await tui.submit("OTHERS-ASK start a painter");
+		await tui.waitFor("the child asking this session", (s) => /\? subagents: 0 running, 1 asks you/.test(s), {
+			timeoutMs: STEP_MS,
+		});
+
+		await tui.submit("/new");
+		const widget = await tui.waitFor(
+			"the other session's asking child counted as asking its session",
+			(s) => /○ other session: \S+: 0 running, 1 asks its session · \/subagents/.test(s),
+			{ timeoutMs: STEP_MS },
+		);
+		keepCapture(`subagents-others-ask-widget-${line}`, widget);
+		expect(widget).not.toContain("asks you");
+		const fromNew = server.requests.length;
+
+		await tui.submit("/subagents");
+		const picker = await tui.waitFor(
+			"the picker with the other session's asking child",
+			(s) => s.includes("running in other sessions of this process: 1") && s.includes("painter"),
+			{ timeoutMs: STEP_MS },
+		);
+		keepCapture(`subagents-others-ask-picker-${line}`, picker);
+		expect(picker).toMatch(/\?\s+sa-1\s+painter\s.*asks session/);
+		expect(picker).not.toContain("asks you");
+		tui.press("Enter");
+		const view = await tui.waitFor("the other child's view", (s) => s.includes("its result goes to that session"), {
+			timeoutMs: STEP_MS,
+		});
+		expect(view).toMatch(/\? sa-1 painter · .*asks its session/);
+		expect(view).not.toContain("asks you");
+		expect(view).not.toContain("question ›");
+		tui.press("Escape");
+		tui.press("Escape");
+		await tui.waitFor("the picker closed", (s) => !s.includes("subagents of this session"), { timeoutMs: STEP_MS });
+
+		// The new session's model is not asked: its request carries nothing of the question.
+		await tui.submit("NEW-ONE a prompt here");
+		await tui.waitFor("the new session's reply", (s) => s.includes("reply to: NEW-ONE"), { timeoutMs: STEP_MS });
+		const inNew = server.requests.slice(fromNew).filter((r) => !isChild(r));
+		expect(inNew.map((r) => r.lastUser)).toEqual(["NEW-ONE a prompt here"]);
+		expect(textOf(inNew[0])).not.toContain(QUESTION);
 	});
 });

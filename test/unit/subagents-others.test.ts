@@ -100,7 +100,7 @@ describe("other sessions' children (read model)", () => {
 		expect(othersWidgetLine([])).toBeUndefined();
 	});
 
-	it("counts other sessions' children that wait for their parent's answer apart, as the footer does", () => {
+	it("counts other sessions' children that wait for their parent's answer apart, as asking their own session", () => {
 		const question = { seq: 1, text: "Which colour?", options: [], run: 1, askedAt: 0, delivered: true };
 		const others = otherSessionChildren(
 			[
@@ -112,8 +112,14 @@ describe("other sessions' children (read model)", () => {
 			],
 			undefined,
 		);
-		expect(othersWidgetLine(others)).toBe("○ other session: one: 1 running, 2 ask you · /subagents");
-		expect(othersWidgetLine(others.slice(0, 2))).toBe("○ other session: one: 1 running, 1 asks you · /subagents");
+		expect(othersWidgetLine(others)).toBe("○ other session: one: 1 running, 2 ask their sessions · /subagents");
+		expect(othersWidgetLine(others.slice(0, 2))).toBe(
+			"○ other session: one: 1 running, 1 asks its session · /subagents",
+		);
+		// Plain /subagents: the row says whose question it is, never that it asks this session's user.
+		const text = plainList([], 2000, others);
+		expect(text).toMatch(/^\?\s+sa-1 .*asks session .* other session: one$/m);
+		expect(text).not.toContain("asks you");
 	});
 
 	it("the status widget shows this session's rows and the other sessions' line; none when nothing runs", () => {
@@ -287,6 +293,33 @@ describe("/subagents with other sessions' children", () => {
 		screen.handleInput("y");
 		await flush();
 		expect(calls.at(-1)).toBe("cancel sa-1");
+	});
+
+	it("an asking child of another session asks its session, not you: no answer prompt, steering refused", async () => {
+		const question = { seq: 1, text: "Which colour?", options: [], run: 1, askedAt: 0, delivered: true };
+		const own = [childRecord({ id: "sa-1", name: "mine", sessionFile: "/own/sa-1.jsonl", question })];
+		const others = otherSessionChildren(
+			[fixedHome("id:0badf00d99", "other", [childRecord({ id: "sa-1", name: "theirs", question })])],
+			undefined,
+		);
+		const { screen, calls } = screenWith(own, others);
+		const lines = screen.render(120);
+		expect(lines.find((l) => /sa-1 +mine/.test(l))).toMatch(/asks you/);
+		const theirs = lines.find((l) => /sa-1 +theirs/.test(l));
+		expect(theirs).toMatch(/asks session/);
+		expect(theirs).not.toMatch(/asks you/);
+		screen.handleInput(DOWN);
+		screen.handleInput(ENTER);
+		const view = screen.render(120).join("\n");
+		expect(view).toMatch(/\? sa-1 theirs · .* · asks its session /);
+		expect(view).not.toContain("asks you");
+		expect(view).not.toContain("question ›");
+		expect(view).not.toContain("enter answer");
+		for (const ch of "blue") screen.handleInput(ch);
+		screen.handleInput(ENTER);
+		await flush();
+		expect(screen.render(120).join("\n")).toContain("steer it from its own session");
+		expect(calls).toEqual([]);
 	});
 
 	it("says so when the other child it shows has settled, and never draws wider than the terminal", () => {

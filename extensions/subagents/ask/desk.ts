@@ -58,6 +58,8 @@ export class QuestionDesk {
 	/** The blocked tool call of each child that waits. */
 	private readonly waiting = new Map<string, Waiter>();
 	private readonly listeners = new Set<QuestionListener>();
+	/** Each child's last question that ended without an answer (timeout, withdrawn), until the parent next sends to it. */
+	private readonly unanswered = new Map<string, { question: AskedQuestion; how: "timeout" | "withdrawn" }>();
 
 	constructor(private readonly now: () => number = Date.now) {}
 
@@ -126,6 +128,7 @@ export class QuestionDesk {
 		};
 		child.question = question;
 		this.open.set(child.id, child);
+		this.unanswered.delete(child.id);
 		const seconds = this.timeoutSeconds;
 		return new Promise<string>((resolve) => {
 			let timer: ReturnType<typeof setTimeout> | undefined;
@@ -179,7 +182,19 @@ export class QuestionDesk {
 		this.waiting.get(child.id)?.settle(WITHDRAWN_FOR_CHILD);
 		child.question = undefined;
 		this.open.delete(child.id);
+		if (how === "answered") this.unanswered.delete(child.id);
+		else this.unanswered.set(child.id, { question, how });
 		this.publish({ type: "closed", child, question, how });
+	}
+
+	/**
+	 * The child's last question if it ended without an answer since the parent last sent to it (a late answer
+	 * reaches the child as a new message, and the parent is told so); forgotten once taken.
+	 */
+	takeUnanswered(id: string): { question: AskedQuestion; how: "timeout" | "withdrawn" } | undefined {
+		const ended = this.unanswered.get(id);
+		this.unanswered.delete(id);
+		return ended;
 	}
 
 	/**

@@ -310,15 +310,48 @@ export class SubagentManager {
 	/** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
 	async waitFor(
 		ids: string[],
-		options: WaitOptions & { mode: "all" | "any"; questions?: boolean },
+		options: WaitOptions & { mode: "all" | "any"; questions?: boolean; anyQuestion?: boolean; blockedDone?: boolean },
 	): Promise<{ timedOut: boolean; aborted: boolean }> {
 		const done = () => {
-			// With `questions`, a question the parent has not seen yet ends the wait too (subagent_wait hands it out).
-			if (options.questions && this.questions.undelivered(ids).length > 0) return true;
+			// With `questions`, a question the parent has not seen yet ends the wait too (subagent_wait hands it out);
+			// with `anyQuestion`, one of any child of the session (it is time-limited: it must not wait behind this wait).
+			if (options.questions && this.questions.undelivered(options.anyQuestion ? undefined : ids).length > 0)
+				return true;
 			const settled = ids.filter((id) => isSettled(this.core.mustGet(id).state)).length;
-			return options.mode === "any" ? settled > 0 || ids.length === 0 : settled === ids.length;
+			// With `blockedDone`, a child blocked on the parent's answer (it goes on only once it has it) counts as
+			// done for the wait (subagent_wait reports it as waiting for the answer), so the wait never sits it out.
+			const blocked = options.blockedDone ? this.blockedOnAnswer(ids).length : 0;
+			return options.mode === "any" ? settled + blocked > 0 || ids.length === 0 : settled + blocked === ids.length;
 		};
 		return waitUntil(this.core.waiters, done, options);
+	}
+
+	/** What budget `id` has reached (its own, its pipeline's, the session's), if any. */
+	budgetReached(id: string): ReturnType<typeof budgetVerdict> {
+		return budgetVerdict(this.core.mustGet(id), this.core.list(), this.core.limits.sessionBudget);
+	}
+
+	/**
+	 * Those of `ids` that cannot settle before the parent answers a question: an unsettled child with an open
+	 * question, a queued child while every slot is held by such children, and a pipeline stage still waiting for
+	 * one of those (it starts only when its inputs settle).
+	 */
+	blockedOnAnswer(ids: readonly string[]): string[] {
+		const blocked = new Set<string>();
+		for (const c of this.core.records.values()) if (c.question && !isSettled(c.state)) blocked.add(c.id);
+		// Every slot held by a child that waits for an answer: the queue moves only once one is answered.
+		const active = [...this.core.records.values()].filter((c) => c.state === "running" || c.state === "starting");
+		if (active.length >= this.core.limits.maxConcurrent && active.every((c) => blocked.has(c.id)))
+			for (const c of this.core.records.values()) if (c.state === "queued") blocked.add(c.id);
+		for (let grew = blocked.size > 0; grew; ) {
+			grew = false;
+			for (const c of this.core.records.values()) {
+				if (blocked.has(c.id) || c.state !== "waiting" || !c.after?.some((a) => blocked.has(a))) continue;
+				blocked.add(c.id);
+				grew = true;
+			}
+		}
+		return ids.filter((id) => blocked.has(id));
 	}
 
 	private newRuntime(model: unknown, systemAppend: string[], steps?: RunSteps): Runtime {

@@ -104,6 +104,21 @@ export function answeredText(id: string, name: string): string {
 	return `Answered ${id} "${name}"'s question; it goes on with your answer. Its result arrives like any other.`;
 }
 
+/**
+ * subagent_send to a child whose question ended without an answer (`how`): the text went to it as a new message,
+ * not as that answer, and the parent is told so, with the question's brief.
+ */
+export function lateAnswerNote(id: string, brief: string, how: "timeout" | "withdrawn", seconds: number): string {
+	const why =
+		how === "timeout"
+			? `no answer came within ${formatDuration(seconds * 1000)}, so it was told to decide itself`
+			: "it was withdrawn when the child's run was stopped";
+	return (
+		`Note: ${id}'s question ("${brief}") had already ended (${why}); your text reached it as a new message, ` +
+		"not as the answer to that question, and its result may rest on what it assumed."
+	);
+}
+
 /** The new run's first message when an answer resumes a child whose run ended while it waited. */
 export function resumedAnswerText(question: string, answer: string): string {
 	return `Your run was stopped while you waited for an answer to your question:\n${question}\n\n${answerForChild(answer)}`;
@@ -114,16 +129,50 @@ export function askingNote(brief: string): string {
 	return `asks you: ${brief} (answer with subagent_send)`;
 }
 
-/** A question the parent already has, named again in a wait: the child still waits for the answer. */
-export function stillAskingLine(id: string, name: string, brief: string): string {
-	return `${id} "${name}" still waits for your answer to: ${brief} (answer with subagent_send(id="${id}", text=…)).`;
+/**
+ * Heading of a subagent_wait that ended because children go on only with the parent's answer (their questions
+ * follow in full; `stages`: pipeline stages that start only after them): which, and how to wait for the others
+ * without answering (`others`: those named that still run on their own).
+ */
+export function waitEndedByQuestionsHeader(
+	asking: readonly string[],
+	stages: readonly string[],
+	finished: number,
+	total: number,
+	others: number,
+): string {
+	const one = asking.length === 1;
+	const after =
+		stages.length > 0
+			? `; ${stages.join(", ")} ${stages.length === 1 ? "starts" : "start"} only after ${one ? "it" : "them"}`
+			: "";
+	const rest =
+		others > 0
+			? ` To wait for the others first, call subagent_wait with their ids only (a question unanswered that long ends at its time limit: the child then decides itself).`
+			: "";
+	return (
+		`Stopped waiting: ${asking.join(", ")} ${one ? "waits" : "wait"} for your answer and ${one ? "goes" : "go"} on only with it${after}; ` +
+		`${finished} of ${plural(total, "subagent")} finished. Answer with subagent_send(id, text); the question${one ? " follows" : "s follow"}.${rest}`
+	);
 }
 
 /** The TUI's state word for a child that waits for an answer. */
 export const ASKING_STATE = "asks you";
 
-/** The footer's count of children that wait for an answer: "1 asks you", "2 ask you". */
-export function askingCount(count: number): string {
+/**
+ * The state word of another session's child that waits for an answer: its question is for the model of the
+ * session that spawned it (answered there), never for this one.
+ */
+export const ASKING_OTHER_STATE = "asks its session";
+/** The same in the /subagents picker's state column (12 columns). */
+export const ASKING_OTHER_CELL = "asks session";
+
+/**
+ * The count of children that wait for an answer: "1 asks you", "2 ask you"; for other sessions' children
+ * (`other`), "1 asks its session", "2 ask their sessions".
+ */
+export function askingCount(count: number, other = false): string {
+	if (other) return count === 1 ? `1 ${ASKING_OTHER_STATE}` : `${count} ask their sessions`;
 	return count === 1 ? `1 ${ASKING_STATE}` : `${count} ask you`;
 }
 

@@ -65,6 +65,18 @@ export function sessionBudgetRefusal(r: BudgetReached, left: Budget): string {
 	);
 }
 
+/**
+ * subagent_send answered a child whose budget (its pipeline's, the session's: other children spent it while it
+ * waited) is reached: it stops at the end of this turn, before its model reads the answer.
+ */
+export function answeredOverBudgetText(id: string, r: BudgetReached): string {
+	return (
+		`Answered ${id}'s question, but it will not use the answer: while it waited it reached ${whose(r)} of ` +
+		`${amount(r.unit, r.limit)} (${amount(r.unit, r.spent)} spent), so it stops at the end of this turn and its ` +
+		"output so far arrives as its result (budget). Spawn a new child with the answer for the rest of the work."
+	);
+}
+
 /** subagent_send on a child that has spent its budget. */
 export function budgetSpentSendError(id: string, r: BudgetReached): string {
 	return `${id} cannot run again: ${budgetNotStartedReason(r).replace(/^not started: /, "")} Spawn a new child for the rest of the work.`;

@@ -3,9 +3,11 @@
  * an earlier process runs again with its own model, tools and framing (resumeSettings).
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { questionBrief } from "../ask/question.ts";
 import { isSettled } from "../domain/records.ts";
 import type { SubagentServices } from "../domain/services.ts";
-import { answeredText, resumedAnswerText } from "../prompt/ask.ts";
+import { answeredText, lateAnswerNote, resumedAnswerText } from "../prompt/ask.ts";
+import { answeredOverBudgetText } from "../prompt/budget.ts";
 import { OUTPUT_SCHEMA_REMINDER } from "../prompt/checkable.ts";
 import * as P from "../prompt/common.ts";
 import { reply, requireIds, row, type ToolReturn } from "./reply.ts";
@@ -27,7 +29,14 @@ export async function sendTool(
 	// waited (an earlier process) runs again, opening with its question and the answer.
 	const asked = child.question;
 	const answered = asked ? manager.questions.answer(id, params.text) : undefined;
-	if (answered === "answered") return reply(answeredText(child.id, child.name), { rows: [row(child)] });
+	if (answered === "answered") {
+		// Other children may have spent a budget it shares while it waited: it stops at this turn's end, unread.
+		const spent = manager.budgetReached(id);
+		const text = spent ? answeredOverBudgetText(child.id, spent) : answeredText(child.id, child.name);
+		return reply(text, { rows: [row(child)] });
+	}
+	// A question that ended unanswered (timed out, withdrawn): the text is a new message, and the parent is told.
+	const ended = asked ? undefined : manager.questions.takeUnanswered(id);
 	const given = asked && answered === "detached" ? resumedAnswerText(asked.text, params.text) : params.text;
 	const resume = manager.isRestored(id) ? resumeSettings(deps, child, ctx) : undefined;
 	// A structured child's new run must end with the JSON again; a steer joins the run that already must.
@@ -35,7 +44,9 @@ export async function sendTool(
 	const outcome = await manager.send(id, text, resume);
 	if (asked && answered === "detached" && outcome === "rerun") manager.questions.close(child, "answered");
 	if (outcome === "queued-child") throw new Error(P.queuedSendError(child));
-	return reply(outcome === "steered" ? P.steeredText(child) : P.rerunText(child, arrivalOf(deps, ctx)), {
-		rows: [row(child)],
-	});
+	const said = outcome === "steered" ? P.steeredText(child) : P.rerunText(child, arrivalOf(deps, ctx));
+	const late = ended
+		? `\n${lateAnswerNote(child.id, questionBrief(ended.question.text), ended.how, manager.questions.timeoutSeconds)}`
+		: "";
+	return reply(`${said}${late}`, { rows: [row(child)] });
 }

@@ -5,9 +5,8 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { clampTimerMs, MAX_TIMER_MS } from "../../shared/host/timers.ts";
 import { takeQuestions } from "../ask/deliver.ts";
-import { questionBrief } from "../ask/question.ts";
 import { isSettled } from "../domain/records.ts";
-import { stillAskingLine } from "../prompt/ask.ts";
+import { waitEndedByQuestionsHeader } from "../prompt/ask.ts";
 import * as P from "../prompt/common.ts";
 import { type ConsumeDeps, consumeResults } from "./consume.ts";
 import { type OnUpdate, reply, requireIds, type ToolReturn } from "./reply.ts";
@@ -48,6 +47,10 @@ export async function waitTool(
 		mode,
 		// A question from one of them ends the wait: the parent gets it at once (ask_parent).
 		questions: true,
+		// A child that waits for the parent's answer cannot finish without it: the wait does not sit it out.
+		blockedDone: true,
+		// A new question of a child not named ends the wait too: it would wait unseen behind it, and time out.
+		anyQuestion: true,
 		timeoutMs,
 		signal,
 		tickMs: throttle,
@@ -64,6 +67,17 @@ export async function waitTool(
 					)
 			: undefined,
 	});
+	// Children that go on only with the parent's answer end the wait (children/manager.ts waitFor); a named
+	// stage blocked behind an unnamed child that asks brings that child's question too.
+	const blocked = outcome.timedOut || outcome.aborted ? [] : manager.blockedOnAnswer(ids);
+	const stages = blocked.filter((id) => !manager.get(id)?.question);
+	const asking = blocked.filter((id) => manager.get(id)?.question);
+	if (stages.length > 0)
+		for (const id of manager.blockedOnAnswer(manager.list().map((c) => c.id)))
+			if (manager.get(id)?.question && !asking.includes(id)) asking.push(id);
+	// New questions of children the wait did not name (they ended it, above).
+	const unnamed = outcome.timedOut || outcome.aborted ? [] : manager.questions.undelivered().map((c) => c.id);
+	for (const id of unnamed) if (!asking.includes(id)) asking.push(id);
 	const result = await consumeResults(
 		deps,
 		ctx,
@@ -72,19 +86,21 @@ export async function waitTool(
 		"wait",
 		clamped ? Math.floor(MAX_TIMER_MS / 1000) : params.timeout_s,
 	);
-	if (clamped && result.content[0]) {
-		result.content[0].text = `${P.waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(MAX_TIMER_MS / 1000))}\n${result.content[0].text}`;
+	const first = result.content[0];
+	if (!first) return result;
+	// Questions come first, each in full and framed as the child's words: a new one, and one the parent has
+	// already (the child still waits for it; a compaction may have cut it from the parent's context).
+	const questions = takeQuestions(manager.questions, [...ids, ...asking], true);
+	if (questions) {
+		first.text = `${questions.text}\n\n${first.text}`;
+		result.details.questions = questions.carried.questions;
 	}
-	// Questions come first: the new ones in full, those the parent has already as one line each.
-	const seen = manager.questions.asking(ids).filter((c) => c.question?.delivered && !c.question.detached);
-	const fresh = takeQuestions(manager.questions, ids);
-	const lines = [
-		...(fresh ? [fresh.text] : []),
-		...seen.map((c) => stillAskingLine(c.id, c.name, questionBrief(c.question?.text ?? ""))),
-	];
-	if (lines.length > 0 && result.content[0]) {
-		result.content[0].text = `${lines.join("\n")}\n\n${result.content[0].text}`;
-		if (fresh) result.details.questions = fresh.carried.questions;
+	if (asking.length > 0) {
+		const finished = ids.filter((id) => isSettled(manager.get(id)!.state)).length;
+		const others = ids.length - finished - blocked.length;
+		first.text = `${waitEndedByQuestionsHeader(asking, stages, finished, ids.length, others)}\n\n${first.text}`;
 	}
+	if (clamped)
+		first.text = `${P.waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(MAX_TIMER_MS / 1000))}\n${first.text}`;
 	return result;
 }

@@ -42,7 +42,7 @@ export function plainList(children: readonly ChildRecord[], now: number, others:
 	if (others.length > 0) {
 		lines.push(`running in other sessions of this process: ${others.length} (cancel only)`);
 		if (children.length === 0) lines.push(pickerHeader().trimEnd());
-		for (const o of others) lines.push(`${pickerRow(o.child, o.siblings, now)} ${otherTag(o.label)}`);
+		for (const o of others) lines.push(`${pickerRow(o.child, o.siblings, now, true)} ${otherTag(o.label)}`);
 	}
 	return lines.join("\n");
 }

@@ -123,7 +123,8 @@ export async function cancelOther(
 
 /**
  * The widget's line for other sessions' children: counted apart from this session's, or none. Those that wait for
- * their parent's answer (ask_parent, answered in their own session) are counted apart too, as the footer does.
+ * their parent's answer (ask_parent) are counted apart too, as asking their own session ("1 asks its session"):
+ * the question is answered there, not here.
  */
 export function othersWidgetLine(others: readonly OtherChild[], paint: Paint = (_c, t) => t): string | undefined {
 	if (others.length === 0) return undefined;
@@ -137,7 +138,7 @@ export function othersWidgetLine(others: readonly OtherChild[], paint: Paint = (
 		`${running} running`,
 		queued > 0 ? `${queued} queued` : "",
 		waiting > 0 ? `${waiting} waiting` : "",
-		asking > 0 ? askingCount(asking) : "",
+		asking > 0 ? askingCount(asking, true) : "",
 	]
 		.filter(Boolean)
 		.join(", ");

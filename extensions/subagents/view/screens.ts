@@ -19,7 +19,7 @@ import { sanitizeLine, sanitizeTerminalText } from "../../shared/text/sanitize.t
 import { questionBrief } from "../ask/question.ts";
 import { formatCount, formatDuration, statusGlyph } from "../domain/format.ts";
 import { type ChildRecord, isSettled, queuePosition } from "../domain/records.ts";
-import { ASKING_STATE, askingViewLine } from "../prompt/ask.ts";
+import { ASKING_OTHER_CELL, ASKING_OTHER_STATE, ASKING_STATE, askingViewLine } from "../prompt/ask.ts";
 import { spendOfBudget, spentCell } from "../prompt/budget.ts";
 import { type OtherChild, otherTag } from "./others.ts";
 import type { Paint } from "./render.ts";
@@ -63,11 +63,19 @@ export function contextOf(c: ChildRecord): string {
 	return `${formatCount(c.contextTokens)} (${((c.contextTokens / c.contextWindow) * 100).toFixed(1)}%)`;
 }
 
-/** State words: "running", "queued #2", "failed". */
-export function stateWords(c: ChildRecord, all: readonly ChildRecord[]): string {
+/**
+ * State words: "running", "queued #2", "failed". `other`: a child of another session, whose question (if any)
+ * is for that session ("asks its session"; "asks session" in the picker's column), not for this one.
+ */
+export function stateWords(
+	c: ChildRecord,
+	all: readonly ChildRecord[],
+	other: false | "line" | "cell" = false,
+): string {
 	if (c.state === "waiting") return `waits for ${(c.after ?? []).join(", ")}`;
 	// A child waiting for the parent's answer (ask_parent) says so; one whose run ended while it asked, too.
-	if (c.question) return isSettled(c.state) ? `${c.state}, ${ASKING_STATE}` : ASKING_STATE;
+	const asking = other === "cell" ? ASKING_OTHER_CELL : other ? ASKING_OTHER_STATE : ASKING_STATE;
+	if (c.question) return isSettled(c.state) ? `${c.state}, ${asking}` : asking;
 	return c.state === "queued" ? `queued #${queuePosition([...all], c.id)}` : c.state;
 }
 
@@ -106,15 +114,15 @@ export function pickerHeader(): string {
 	return COLUMNS.map(([h, w]) => cell(h, w)).join(" ");
 }
 
-/** One child as a picker row (plain text; the caller paints). */
-export function pickerRow(c: ChildRecord, all: readonly ChildRecord[], now: number): string {
+/** One child as a picker row (plain text; the caller paints); `other`: a child of another session. */
+export function pickerRow(c: ChildRecord, all: readonly ChildRecord[], now: number, other = false): string {
 	const values = [
 		markOf(c),
 		c.id,
 		clean(c.name),
 		clean(agentOf(c)),
 		clean(c.model),
-		stateWords(c, all),
+		stateWords(c, all, other && "cell"),
 		elapsedOf(c, now),
 		formatCount(c.turns),
 		formatCount(c.outputTokens),
@@ -130,13 +138,13 @@ export function newestFirst(children: readonly ChildRecord[]): ChildRecord[] {
 	return [...children].sort((a, b) => b.createdAt - a.createdAt || n(b.id) - n(a.id));
 }
 
-/** The live view's state line. */
-export function stateLine(c: ChildRecord, all: readonly ChildRecord[], now: number): string {
+/** The live view's state line; `other`: a child of another session. */
+export function stateLine(c: ChildRecord, all: readonly ChildRecord[], now: number, other = false): string {
 	const parts = [
 		`${markOf(c)} ${c.id} ${clean(c.name)}`,
 		agentOf(c) ? clean(agentOf(c)) : undefined,
 		clean(c.model),
-		`${stateWords(c, all)} ${elapsedOf(c, now)}`,
+		`${stateWords(c, all, other && "line")} ${elapsedOf(c, now)}`,
 		`${formatCount(c.turns)} ${c.turns === 1 ? "turn" : "turns"}`,
 		`${formatCount(c.outputTokens)} tok out`,
 		`context ${contextOf(c)}`,
@@ -384,7 +392,7 @@ export class SubagentsScreen implements Component {
 		const row = (e: Entry, i: number) => {
 			const pointer = i === this.selected ? paint("accent", "›") : " ";
 			const color = e.other ? "muted" : markColor(e.child);
-			return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now))}`, entry: i };
+			return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now, e.other !== undefined))}`, entry: i };
 		};
 		if (entries.length > 0) body.push({ text: paint("muted", `  ${pickerHeader()}`) });
 		for (const [i, e] of own.entries()) body.push(row(e, i));
@@ -451,7 +459,10 @@ export class SubagentsScreen implements Component {
 		// Hints on top and the input last: a Pi line that clips a tall component keeps both in sight.
 		return [
 			rule,
-			paint(entry.other ? stateColor(child.state) : markColor(child), stateLine(child, all, Date.now())),
+			paint(
+				entry.other ? stateColor(child.state) : markColor(child),
+				stateLine(child, all, Date.now(), entry.other !== undefined),
+			),
 			...(entry.other ? [paint("warning", `${otherTag(entry.other.label)} · its result goes to that session`)] : []),
 			...(child.question && !entry.other
 				? [paint("warning", clean(askingViewLine(questionBrief(child.question.text))))]
