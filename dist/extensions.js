@@ -4989,7 +4989,7 @@ var init_notable_rules = __esm({
       `${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b|^\\W*\\d+ (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$|^\\W*There (were|was) \\d+ (failures?|errors?|failed tests?)\\W*$`,
       "i"
     );
-    GENERIC_FAILING_COUNT = /\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*[:=]?\s*"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
+    GENERIC_FAILING_COUNT = /\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*(?:[:=]\s*)?"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
     GENERIC_FAILURE_WORD = /(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with|segmentation fault|core dumped|bus error|SIG(SEGV|ABRT|BUS|ILL|FPE))($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
     GENERIC_NOT_FAILURE = [
       // A TAP test that passed, whatever its name says.
@@ -5158,7 +5158,7 @@ var init_notable_rules = __esm({
         keys: ['"failures":', '"failed":', '"errors":'],
         ecosystem: "json reports",
         kind: "summary",
-        pattern: /^\s*"(failures|failed|errors)":\s*(\d+|\[\s*\]?)\s*,?\s*$/,
+        pattern: /^\s*"(failures|failed|errors)":\s*(\d+|\[\s*\]?)\s*(?:,\s*)?$/,
         failing: /:\s*([1-9]|\[\s*$)/
       },
       {
@@ -5522,7 +5522,7 @@ var init_notable_rules = __esm({
         keys: ["exit code", "exit status", "exited with", "exit_code", "return code"],
         ecosystem: "ci",
         kind: "summary",
-        pattern: /\b(exit code|exit status|exited with( exit)? code|exit_code|returned exit code|return code)\s*[=:]?\s*\(?[1-9]\d*\b|\bexited with status [1-9]/i,
+        pattern: /\b(exit code|exit status|exited with( exit)? code|exit_code|returned exit code|return code)\s*(?:[=:]\s*)?\(?[1-9]\d*\b|\bexited with status [1-9]/i,
         not: [/\bWARNING: process \d+ exited\b/],
         failing: /./
       },
@@ -5708,8 +5708,11 @@ var init_notable_rules = __esm({
         // A machine report's verdict on one test, as a field: an XML element's `result="Failed"` (NUnit's
         // test-case, xUnit's test, a TRX UnitTestResult's `outcome="Failed"`), a JSON record's `"status":
         // "failed"` (the reporters of jest, playwright, cucumber, pytest-json-report, a CI's API). A suite's or a
-        // run's element is its summary, not a test's verdict.
-        pattern: /<(?![\w:-]*(suites?|runs?|assembl(y|ies)|collections?|summary|results)\b)[\w:-]+\b[^>]*\b(result|outcome|status|state)="(fail(ed|ure)?|error(ed)?|broken|time[ds]?out|timedout|aborted)"|"(status|result|outcome|state|conclusion)"\s*:\s*"(fail(ed|ure)?|error(ed)?|broken|timed_?out|timeout)"/i,
+        // run's element is its summary, not a test's verdict. Linear on any line: the element's name is taken once
+        // (up to its first word boundary, `(?=(?<name>\u2026))\k<name>` does not backtrack) and its attributes end at
+        // the next "<" as well as ">", so no start rescans what another start covered (unclosed "<a-<a-\u2026" lines
+        // cost 2\u20133 ms each before; XML never has a raw "<" inside an element).
+        pattern: /<(?![\w:-]*(suites?|runs?|assembl(y|ies)|collections?|summary|results)\b)(?=(?<name>[\w:-]+?\b))\k<name>[^<>]*\b(result|outcome|status|state)="(fail(ed|ure)?|error(ed)?|broken|time[ds]?out|timedout|aborted)"|"(status|result|outcome|state|conclusion)"\s*:\s*"(fail(ed|ure)?|error(ed)?|broken|timed_?out|timeout)"/i,
         // The report's message under the test's element (`<failure>`, `<message>`, TRX's `<ErrorInfo>`).
         after: { lines: 2, while: /^\s*<(failure|error|message|reason|output|errorinfo|stack-?trace|!\[CDATA)\b/i }
       },
@@ -5780,10 +5783,10 @@ var init_notable_rules = __esm({
         keys: ["exit code", "exit status", "return code", "returncode", "exit_code", "exited with"],
         ecosystem: "generic",
         kind: "summary",
-        pattern: /\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?\d+/i,
+        pattern: /\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*(?:[:=]\s*)?'?\(?-?\d+/i,
         // A debug-level log record (mock's root.log: "DEBUG util.py:610:  Child return code was: 6") is shown
         // but reports no failure: a tool logs its probes' codes at that level.
-        failing: /^(?!\s*\[?(DEBUG|TRACE)\b)[\s\S]*?\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?[1-9]/i
+        failing: /^(?!\s*\[?(DEBUG|TRACE)\b)[\s\S]*?\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*(?:[:=]\s*)?'?\(?-?[1-9]/i
       },
       {
         id: "generic.verdict-line",

@@ -144,3 +144,103 @@ describe("a rule's vetoes merged into one alternation per set of flags", () => {
 		expect(merged.some((re) => re.test("xyz"))).toBe(false);
 	});
 });
+
+describe("generic.report-field on any line, in linear time", () => {
+	const rule = NOTABLE_RULES.find((r) => r.id === "generic.report-field");
+	/** The pattern as it was: its element's name could backtrack and its attributes ran past a "<". */
+	const QUADRATIC =
+		/<(?![\w:-]*(suites?|runs?|assembl(y|ies)|collections?|summary|results)\b)[\w:-]+\b[^>]*\b(result|outcome|status|state)="(fail(ed|ure)?|error(ed)?|broken|time[ds]?out|timedout|aborted)"|"(status|result|outcome|state|conclusion)"\s*:\s*"(fail(ed|ure)?|error(ed)?|broken|timed_?out|timeout)"/i;
+	/** Two "<" with no ">" between: the only lines on which the two can differ (XML has none). */
+	const STRAY = /<[^>]*</;
+	const xmlish = fc
+		.array(
+			fc.constantFrom(
+				"<",
+				">",
+				"</",
+				"/>",
+				"a",
+				"test-case",
+				"testsuite",
+				"suites",
+				"results",
+				"x:y",
+				"-",
+				":",
+				"_",
+				" ",
+				"  ",
+				"=",
+				'"',
+				'status="failed"',
+				'result="Failed"',
+				'outcome="Error"',
+				'state="timedout"',
+				'status="passed"',
+				'"status": "failed"',
+				'"conclusion":"failure"',
+				"\u00e9",
+			),
+			{ maxLength: 16 },
+		)
+		.map((parts) => parts.join(""));
+
+	it("decides every corpus line as the pattern before it did", () => {
+		expect(rule).toBeDefined();
+		const differ = LINES.filter((l) => rule?.pattern.test(l) !== QUADRATIC.test(l));
+		expect(differ).toEqual([]);
+	});
+
+	it("decides every random line without a stray '<' inside an element as before", () => {
+		fc.assert(
+			fc.property(xmlish, (l) => {
+				if (!STRAY.test(l)) expect(rule?.pattern.test(l), l).toBe(QUADRATIC.test(l));
+			}),
+			{ numRuns: 5000 },
+		);
+	});
+
+	it("reads an element's attributes up to the next '<' (the one way it differs), and finds a field after junk", () => {
+		expect(rule?.pattern.test('<a <testsuite status="failed">')).toBe(false);
+		expect(QUADRATIC.test('<a <testsuite status="failed">')).toBe(true);
+		expect(rule?.pattern.test('<a <test-case status="failed">')).toBe(true);
+		const hostile = `${"<a-".repeat(330)} <test-case name="x" result="Failed">`;
+		expect(rule?.pattern.test(hostile)).toBe(true);
+		expect(rule?.pattern.test(`${"<a-".repeat(340)}`)).toBe(false);
+		expect(rule?.pattern.test('<-status="failed"/>')).toBe(QUADRATIC.test('<-status="failed"/>'));
+	});
+});
+
+describe("patterns linear in a line's length", () => {
+	/** `\s*X?\s*` (X one item): the engine tries every split of a run of white space around the optional X. */
+	const SPLIT_RUN = /\\s[*+](\[[^\]]*\]|[^\\([]|\\.)\?\\s[*+]/;
+
+	it("no rule's pattern, veto, needs or failing test has an optional item between two runs of white space", () => {
+		const offending = NOTABLE_RULES.flatMap((rule) =>
+			[rule.pattern, rule.needs, rule.failing, ...(rule.not ?? [])]
+				.filter((re): re is RegExp => re !== undefined && SPLIT_RUN.test(re.source))
+				.map((re) => `${rule.id}: ${re.source}`),
+		);
+		expect(offending).toEqual([]);
+		expect(SPLIT_RUN.test(String.raw`code\s*[:=]?\s*\d`)).toBe(true);
+		expect(SPLIT_RUN.test(String.raw`code\s*(?:[:=]\s*)?\d`)).toBe(false);
+	});
+
+	it("finds exit codes after white space as before (the rewritten separators read the same lines)", () => {
+		const old =
+			/\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?\d+/i;
+		const exit = NOTABLE_RULES.find((r) => r.id === "generic.exit-code");
+		for (const l of [
+			"exit code 1",
+			"exit code:  2",
+			"exit code  =3",
+			"exit code =  (4",
+			"exit code::5",
+			"exit code   x 1",
+			`exit code${" ".repeat(900)}`,
+		])
+			expect(exit?.pattern.test(l), l).toBe(old.test(l));
+		const differ = LINES.filter((l) => exit?.pattern.test(l) !== old.test(l));
+		expect(differ).toEqual([]);
+	});
+});
