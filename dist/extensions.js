@@ -5886,7 +5886,7 @@ function ansiEnd(text, i, stop) {
 function buildWordAutomaton(input) {
   const words = [...new Set(input.map((w) => w.toLowerCase()).filter((w) => w.length > 0))];
   let lastRow = 0;
-  let passed = { newlines: 0, lastNewline: -1 };
+  const passed = { newlines: 0, lastNewline: -1 };
   const classOf2 = /* @__PURE__ */ new Map();
   for (const w of words) {
     for (let i = 0; i < w.length; i++)
@@ -5989,11 +5989,13 @@ function buildWordAutomaton(input) {
         r = table[(r & ROW) + a];
         if (r < 0) {
           lastRow = r;
-          passed = { newlines, lastNewline };
+          passed.newlines = newlines;
+          passed.lastNewline = lastNewline;
           return i;
         }
       }
-      passed = { newlines, lastNewline };
+      passed.newlines = newlines;
+      passed.lastNewline = lastNewline;
       return -1;
     },
     passed() {
@@ -6171,12 +6173,19 @@ function scanNotableAt(text, maxLines, options = {}) {
   const memo = shared.memo;
   let pos = 0;
   let line = 1;
+  let lineStart = 0;
+  let windowEnd = 0;
+  let found;
+  const rawKeys = () => found ??= KEYS.indicesIn(text, lineStart, windowEnd);
+  const carrying = () => {
+    for (const p of passes) if (p.carrying()) return true;
+    return false;
+  };
   while (pos <= n2) {
-    let lineStart = pos;
+    lineStart = pos;
+    found = void 0;
     let lineEnd;
-    let found;
-    let windowEnd;
-    if (!passes.some((p) => p.carrying())) {
+    if (!carrying()) {
       const first = KEYS.next(text, pos);
       if (first === -1) break;
       const passed = KEYS.passed();
@@ -6195,7 +6204,6 @@ function scanNotableAt(text, maxLines, options = {}) {
     memo.raw = void 0;
     memo.clean = void 0;
     const clean2 = window(text, lineStart, lineEnd);
-    const rawKeys = () => found ??= KEYS.indicesIn(text, lineStart, windowEnd);
     for (const p of passes) p.visit(lineStart, lineEnd, line, clean2, rawKeys);
     if (lineEnd >= n2) break;
     pos = lineEnd + 1;

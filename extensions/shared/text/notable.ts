@@ -331,12 +331,22 @@ export function scanNotableAt(
 	const memo = shared.memo;
 	let pos = 0;
 	let line = 1;
+	// The current line's bounds and keys: one closure for the whole walk, not one per line.
+	let lineStart = 0;
+	let windowEnd = 0;
+	let found: number[] | undefined;
+	// A pass that carries no context sees the line as the key search would have: its keys in the raw window
+	// (the same automaton run from the line's start), when another pass's context made the walk stop here.
+	const rawKeys = () => (found ??= KEYS.indicesIn(text, lineStart, windowEnd));
+	const carrying = () => {
+		for (const p of passes) if (p.carrying()) return true;
+		return false;
+	};
 	while (pos <= n) {
-		let lineStart = pos;
+		lineStart = pos;
+		found = undefined;
 		let lineEnd: number;
-		let found: number[] | undefined;
-		let windowEnd: number;
-		if (!passes.some((p) => p.carrying())) {
+		if (!carrying()) {
 			const first = KEYS.next(text, pos);
 			if (first === -1) break;
 			// The automaton counted the lines it passed on the way: no second pass over them.
@@ -358,9 +368,6 @@ export function scanNotableAt(
 		memo.raw = undefined;
 		memo.clean = undefined;
 		const clean = window(text, lineStart, lineEnd);
-		// A pass that carries no context sees the line as the key search would have: its keys in the raw window
-		// (the same automaton run from the line's start), when another pass's context made the walk stop here.
-		const rawKeys = () => (found ??= KEYS.indicesIn(text, lineStart, windowEnd));
 		for (const p of passes) p.visit(lineStart, lineEnd, line, clean, rawKeys);
 
 		if (lineEnd >= n) break;
