@@ -4973,11 +4973,12 @@ var init_omission = __esm({
 });
 
 // extensions/shared/text/notable-rules.ts
-var MAX_CONTEXT_LINES, BLOCK_CONTEXT, EXPECTED_FAILURE, RETRIED, NONZERO_FAILED, INDENTED, COUNTED, COUNT_PAIR, GENERIC_SUMMARY, GENERIC_FAILING_COUNT, GENERIC_FAILURE_WORD, GENERIC_NOT_FAILURE, NOTABLE_RULES;
+var MAX_CONTEXT_LINES, MAX_RECORD_LINES, BLOCK_CONTEXT, EXPECTED_FAILURE, RETRIED, NONZERO_FAILED, INDENTED, COUNTED, COUNT_PAIR, GENERIC_SUMMARY, GENERIC_FAILING_COUNT, GENERIC_FAILURE_WORD, GENERIC_NOT_FAILURE, NOTABLE_RULES;
 var init_notable_rules = __esm({
   "extensions/shared/text/notable-rules.ts"() {
     "use strict";
     MAX_CONTEXT_LINES = 8;
+    MAX_RECORD_LINES = 64;
     BLOCK_CONTEXT = { lines: 2 };
     EXPECTED_FAILURE = /\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected|(failures?|errors?) [\w ]{0,20}\bare expected)\b/i;
     RETRIED = /\b(retrying|will retry|will be retried|next attempt in|trying again)\b/i;
@@ -5717,6 +5718,17 @@ var init_notable_rules = __esm({
         after: { lines: 2, while: /^\s*<(failure|error|message|reason|output|errorinfo|stack-?trace|!\[CDATA)\b/i }
       },
       {
+        id: "generic.report-severity",
+        keys: ['"severity"'],
+        ecosystem: "generic",
+        kind: "failure",
+        // A pretty-printed JSON report's finding, its severity field alone on its line with a value that is no
+        // note or warning (a scanner's vulnerability, a linter's or an analyzer's issue): a failure, carried with
+        // the first line of its record, which names it (`"VulnerabilityID": "CVE-\u2026"`, `"ruleId": \u2026`).
+        pattern: /^\s+"severity"\s*:\s*"(critical|high|medium|moderate|error|fatal|blocker)",?\s*$/i,
+        before: { lines: 1, record: true }
+      },
+      {
         id: "generic.tests-failed",
         verdict: true,
         keys: [" failed"],
@@ -6144,6 +6156,28 @@ function decide(clean2, keys, enabled = ALL_RULES) {
   }
   return void 0;
 }
+function jsonMessage(clean2) {
+  if (clean2.charCodeAt(0) !== 123) return void 0;
+  const m = JSON_MESSAGE.exec(clean2);
+  if (!m) return void 0;
+  let value;
+  try {
+    value = JSON.parse(`"${m[1]}"`);
+  } catch {
+    return void 0;
+  }
+  const cut2 = value.indexOf("\n");
+  const message = cleanLogLine(cut2 === -1 ? value : value.slice(0, cut2));
+  return message.trim() === "" ? void 0 : message;
+}
+function decideLine(clean2, keys, enabled, records) {
+  const decided = decide(clean2, keys, enabled);
+  if (!records || decided && !decided.weak || clean2.charCodeAt(0) !== 123) return decided;
+  const message = jsonMessage(clean2);
+  if (message === void 0) return decided;
+  const inner = decide(message, scanTables().automaton.indicesIn(message), enabled);
+  return inner && inner.kind === "failure" && !inner.weak ? inner : decided;
+}
 function whole(n2, fallback, min) {
   return typeof n2 === "number" && Number.isFinite(n2) ? Math.max(min, Math.floor(n2)) : fallback;
 }
@@ -6236,7 +6270,6 @@ function capPass(shared, cap) {
   const stepPassLine = [0];
   const stepVerdict = [void 0];
   const stepChecked = [false];
-  let runStart = 0;
   let lastFailure;
   const nextStep = () => {
     step++;
@@ -6290,9 +6323,8 @@ function capPass(shared, cap) {
     }
     if (steps && rule.ends) {
       if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
-      else for (let s = runStart; s <= step; s++) stepVerdict[s] = "pass";
+      else stepVerdict.fill("pass");
       nextStep();
-      if (rule.ends === "run") runStart = step;
     }
     const key = `${rule.id}\0${clean2}`;
     const seen = folded.get(key);
@@ -6343,7 +6375,28 @@ function capPass(shared, cap) {
     const after = rule.after ?? (steps && (rule.kind === "failure" || failing) ? BLOCK_CONTEXT : void 0);
     if (after) carrying = { entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 };
   };
+  const takeRecord = (entry, lineStart, line) => {
+    const indent = (s) => s.length - s.trimStart().length;
+    const own = indent(window(text, lineStart, lineStart + MATCH_UNITS));
+    if (own === 0) return;
+    let end = lineStart - 1;
+    let below;
+    for (let k = 1; k <= MAX_RECORD_LINES && end >= 0; k++) {
+      const start = text.lastIndexOf("\n", end - 1) + 1;
+      const clean2 = window(text, start, end);
+      if (clean2.trim() !== "" && indent(clean2) < own) {
+        if (below && below.line > lastTaken && clean2.trimEnd().endsWith("{")) entry.context.push(below);
+        return;
+      }
+      below = { line: line - k, text: kept(clean2, start, end) };
+      end = start - 1;
+    }
+  };
   const takeBefore = (entry, ctx, lineStart, line) => {
+    if (ctx.record) {
+      takeRecord(entry, lineStart, line);
+      return;
+    }
     const taken = [];
     const want = Math.min(ctx.lines, MAX_CONTEXT_LINES);
     let end = lineStart - 1;
@@ -6363,7 +6416,7 @@ function capPass(shared, cap) {
     let rule = found ? memo.raw : memo.clean;
     if (rule === void 0 || memo.line !== line) {
       const keys = found ?? KEYS.indicesIn(clean2);
-      rule = keys.length === 0 ? null : decide(clean2, keys, enabled) ?? null;
+      rule = keys.length === 0 ? null : decideLine(clean2, keys, enabled, steps) ?? null;
       memo.line = line;
       if (found) memo.raw = rule;
       else memo.clean = rule;
@@ -6553,7 +6606,7 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, listed2, ALL_RULES, SHAPE_START;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, listed2, ALL_RULES, JSON_MESSAGE, SHAPE_START;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -6576,6 +6629,7 @@ var init_notable = __esm({
     marks = new Uint8Array(NOTABLE_RULES.length);
     listed2 = [];
     ALL_RULES = new Uint8Array(NOTABLE_RULES.length).fill(1);
+    JSON_MESSAGE = /"(?:[Oo]utput|log|msg|[Mm]essage|text)"\s*:\s*"((?:[^"\\]|\\.)*)"/;
     SHAPE_START = /^[\s\S]{0,16}/;
   }
 });

@@ -4,11 +4,10 @@
  * with the summary model up, answering a text that says nothing). On the real-log corpus (what the
  * table's rules were written on, test/fixtures/real-logs/) the stub must show at least 90% of the hand-picked
  * critical lines, as before; on the held-out corpus (test/fixtures/heldout-logs/, logs no rule was written on)
- * it must show issue 32's goal of 90% overall and 80% in every leave-one-ecosystem-out fold of its ecosystems
- * (two folds of the rules' own corpus stay under it; the other thresholds are figures reached, rounded down), beat the
- * scan as it was and the naive keyword baseline, in at most 10% of the bytes Pi alone shows. On a passing run
- * no notable line may claim a failure on the rules' own corpus, and the generic rules raise no more false
- * alarms than the scan as it was. Every figure: `npm run bench -- notable-corpus`.
+ * it must show issue 32's goal of 90% overall and 80% in every leave-one-ecosystem-out fold of both corpora' ecosystems
+ * (the other thresholds are figures reached, rounded down), beat the scan as it was and the naive keyword baseline,
+ * in at most 10% of the bytes Pi alone shows. On a passing run of either corpus no notable line may claim a
+ * failure. Every figure: `npm run bench -- notable-corpus`.
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -36,22 +35,23 @@ import {
 import { criticalVisible } from "../fixtures/real-logs.ts";
 import { makeTestDir, removeQuietly } from "../fixtures/test-dirs.ts";
 
-/** Share of the real-log corpus' critical lines the stubs must show (issue 20; never lowered; reached: 97.9%). */
+/** Share of the real-log corpus' critical lines the stubs must show (issue 20; never lowered; reached: 99.0%). */
 const MIN_VISIBLE_OWN = 0.95;
-/** Share of the held-out corpus' critical lines the stubs show (reached: 90.9%; issue 32's goal, 90%). */
+/** Share of the held-out corpus' critical lines the stubs show (reached: 93.0%; issue 32's goal, 90%). */
 const MIN_VISIBLE_HELDOUT = 0.9;
-/** The same on the held-out test split alone, never looked at while writing rules or the layout (reached: 91.1%). */
+/** The same on the held-out test split alone, never looked at while writing rules or the layout (reached: 92.6%). */
 const MIN_VISIBLE_HELDOUT_TEST = 0.9;
-/** Every held-out log in its own leave-one-ecosystem-out fold, pooled (reached: 90.2%; the goal, 80% in every fold, is not). */
+/** Every held-out log in its own leave-one-ecosystem-out fold, pooled (reached: 92.2%). */
 const MIN_VISIBLE_FOLDS = 0.89;
 /**
- * Issue 32's goal for every leave-one-ecosystem-out fold, reached on the held-out corpus' ecosystems (worst: 81.8%)
- * but not on two single-format logs of the rules' own corpus (trivy's JSON report, go test -json).
+ * Issue 32's goal for every leave-one-ecosystem-out fold, of the held-out corpus' ecosystems and of the rules' own
+ * corpus' (worst: tex 81.8%; trivy's JSON report and go test -json reach it through a JSON report's finding and a
+ * JSON-lines record's message, generic evidence).
  */
-const MIN_VISIBLE_EACH_HELDOUT_FOLD = 0.8;
+const MIN_VISIBLE_EACH_FOLD = 0.8;
 /**
  * The held-out figure and the pooled folds with the summary model up, answering a text that says nothing
- * (reached: the same as down, 90.9% and 90.2%: the summary never takes the excerpt's bytes).
+ * (reached: the same as down, 93.0% and 92.2%: the summary never takes the excerpt's bytes).
  */
 const MIN_VISIBLE_HELDOUT_UP = 0.9;
 const MIN_VISIBLE_FOLDS_UP = 0.89;
@@ -114,11 +114,19 @@ describe("notable lines on real logs (issues 20 and 32)", () => {
 		expect(share(tally(test, (r) => r.modes.combined.stub))).toBeGreaterThanOrEqual(MIN_VISIBLE_HELDOUT_TEST);
 	});
 
-	it("with every rule written on a log's ecosystem left out, the held-out stubs still show what is reached", () => {
+	it("with every rule written on a log's ecosystem left out, the stubs still show 80% in every fold", () => {
 		expect(share(pooledFolds(heldout()).stub)).toBeGreaterThanOrEqual(MIN_VISIBLE_FOLDS);
-		const each = folds(heldout());
-		expect(each.length).toBeGreaterThanOrEqual(15);
-		for (const f of each) expect(share(f.stub), f.ecosystem).toBeGreaterThanOrEqual(MIN_VISIBLE_EACH_HELDOUT_FOLD);
+		expect(folds(heldout()).length).toBeGreaterThanOrEqual(15);
+		// Every ecosystem of both corpora (the rules' own included: trivy, go-test-json, mozilla-ci, …), each in its
+		// own fold, with the summary model down and up.
+		const each = folds(results);
+		expect(each.map((f) => f.ecosystem)).toEqual(expect.arrayContaining(["trivy", "go-test-json", "tex"]));
+		for (const f of each) expect(share(f.stub), f.ecosystem).toBeGreaterThanOrEqual(MIN_VISIBLE_EACH_FOLD);
+		for (const ecosystem of new Set(results.map((r) => r.log.ecosystem))) {
+			const of = results.filter((r) => r.log.ecosystem === ecosystem);
+			const up = tally(of, (r) => r.up?.fold ?? "");
+			expect(share(up), `${ecosystem}, summary model up`).toBeGreaterThanOrEqual(MIN_VISIBLE_EACH_FOLD);
+		}
 	});
 
 	it("with the summary model up, answering a text that says nothing, the held-out figures hold", () => {
@@ -150,24 +158,26 @@ describe("notable lines on real logs (issues 20 and 32)", () => {
 		}
 	});
 
-	it("on a passing run of the rules' own corpus no notable line claims a failure", () => {
-		const passing = own().filter((r) => r.log.outcome === "pass");
-		expect(passing.length).toBeGreaterThanOrEqual(5);
+	it("on a passing run of either corpus no notable line claims a failure", () => {
+		const passing = results.filter((r) => r.log.outcome === "pass");
+		expect(passing.length).toBeGreaterThanOrEqual(70);
 		for (const { log } of passing) {
 			const claims = scanNotable(log.text).lines.filter((n) => n.kind === "failure" || n.failing);
+			// A test-split log's lines are never printed: its claims are named by line and rule only.
 			expect(
-				claims.map((n) => `${n.line}: ${n.text}`),
+				claims.map((n) => (log.split === "test" ? `${n.line}: ${n.rule}` : `${n.line}: ${n.text}`)),
 				log.id,
 			).toEqual([]);
 		}
 	});
 
-	it("the generic rules raise fewer false alarms on passing held-out runs than the scan as it was", () => {
+	it("the false alarms on passing held-out runs, per log, are 0 (the scan as it was raised some)", () => {
 		const now = falseAlarms(heldout(), "combined");
 		const before = falseAlarms(heldout(), "before");
 		expect(now.length).toBeGreaterThanOrEqual(15);
-		const logsWith = (a: typeof now) => a.filter((x) => x.claims.length > 0).length;
-		expect(logsWith(now)).toBeLessThan(logsWith(before));
-		expect(logsWith(now)).toBeLessThanOrEqual(1);
+		// Counted per log, as the benchmark prints them (the test split's lines are never printed).
+		const withClaims = (a: typeof now) => a.filter((x) => x.claims.length > 0).map((x) => x.log.id);
+		expect(withClaims(before).length).toBeGreaterThan(0);
+		expect(withClaims(now)).toEqual([]);
 	});
 });

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import {
 	cleanLogLine,
 	isTableRule,
+	jsonMessage,
 	matchRule,
 	type NotableLine,
 	scanNotable,
@@ -464,5 +465,118 @@ describe("issue 32, recall: a harness's sentence ranks with the runners' verdict
 		const kept = scanNotable(log, { maxLines: 10 }).lines;
 		expect(kept.find((n) => n.line === 31)).toMatchObject({ rule: "generic.tests-failed", kind: "failure" });
 		expect(NOTABLE_RULES.find((r) => r.id === "generic.tests-failed")?.verdict).toBe(true);
+	});
+});
+
+describe("issue 32, false alarms: a run's own final verdict decides", () => {
+	it("claims nothing of a 'Job failed' the run's tests printed when the job itself succeeded", () => {
+		// Built like a CI runner's own unit tests: they run jobs and print those jobs' verdicts.
+		const run = [
+			"section_start:1621524000:step_script",
+			"$ go test ./executors/...",
+			"=== RUN   TestJobFailure",
+			"ERROR: Job failed: exit code 1",
+			"--- PASS: TestJobFailure (0.01s)",
+			"ok  \tgitlab.example/runner/executors\t0.104s",
+			"section_end:1621524100:step_script",
+		];
+		const passed = [...run, "Job succeeded"].join("\n");
+		const scan = scanNotable(passed);
+		expect(claims(scan.lines)).toEqual([]);
+		expect(scan.failures).toBe(0);
+		// Without the run's verdict, the same printed verdict still claims a failure: the final verdict decides.
+		expect(claims(scanNotable(run.join("\n")).lines).map((n) => n.line)).toEqual([4]);
+		// And a run that failed after it still says so.
+		const failed = [...run, "ERROR: Job failed: command terminated with exit code 1"].join("\n");
+		expect(claims(scanNotable(failed).lines).map((n) => n.line)).toContain(8);
+	});
+});
+
+describe("issue 32, recall: a JSON-lines record says what its message says", () => {
+	const withoutGoJson = { rules: (r: NotableRule) => !writtenFor(r, "go-test-json") };
+
+	it("reads a record's message field as a line (go test -json, Docker's json-file log, a JSON logger)", () => {
+		const records = [
+			'{"Time":"2022-06-19T13:44:44.9-04:00","Action":"output","Package":"example.com/p","Test":"TestA","Output":"--- FAIL: TestA (0.00s)\\n"}',
+			'{"log":"FAIL\\texample.com/p\\t0.020s\\n","stream":"stdout","time":"2024-01-02T03:04:05.000000000Z"}',
+			'{"level":50,"time":1700000000000,"msg":"panic: runtime error: index out of range [3] with length 3"}',
+		];
+		for (const record of records) {
+			const rule = matchRule(record, withoutGoJson);
+			expect(rule?.kind, record).toBe("failure");
+			expect(rule?.weak, record).toBeFalsy();
+		}
+		// The scan shows the record itself, verbatim, as a strong failure.
+		const scan = scanNotable(records.join("\n"), { evaluation: withoutGoJson });
+		expect(claims(scan.lines).map((n) => n.text)).toEqual(records);
+	});
+
+	it("keeps the raw line's decision when the message says nothing stronger, and the scan as it was unchanged", () => {
+		const passing = '{"Action":"output","Test":"TestA","Output":"--- PASS: TestA (0.00s)\\n"}';
+		expect(matchRule(passing, withoutGoJson)).toBeUndefined();
+		const vocabulary = '{"Action":"output","Output":"    a_test.go:9: this failed\\n"}';
+		expect(matchRule(vocabulary, withoutGoJson)?.id).toBe("generic.failure");
+		// The scan as it was before issue 32 reads the raw line only.
+		const fail = '{"Action":"output","Output":"--- FAIL: TestA (0.00s)\\n"}';
+		expect(matchRule(fail, { rules: (r) => isTableRule(r) && !writtenFor(r, "go-test-json"), steps: false })).toBe(
+			undefined,
+		);
+	});
+
+	it("jsonMessage: the unescaped, cleaned first line of the message field, or undefined (property)", () => {
+		fc.assert(
+			fc.property(fc.constantFrom("Output", "log", "msg", "message", "text"), fc.string(), (field, message) => {
+				const record = `{"time":"2024-01-02T03:04:05Z",${JSON.stringify(field)}:${JSON.stringify(message)}}`;
+				const first = message.split("\n")[0];
+				const expected = cleanLogLine(first).trim() === "" ? undefined : cleanLogLine(first);
+				expect(jsonMessage(record)).toBe(expected);
+			}),
+		);
+		expect(jsonMessage('not a record "msg":"FAIL"')).toBeUndefined();
+		expect(jsonMessage('{"msg":"bad escape \\q"}')).toBeUndefined();
+		expect(jsonMessage('{"level":"info"}')).toBeUndefined();
+	});
+});
+
+describe("issue 32, recall: a JSON report's finding, named by its record", () => {
+	// Built like a scanner's pretty-printed report (npm audit's, grype's, trivy's shape).
+	const report = (severity: string) =>
+		[
+			"{",
+			'  "matches": [',
+			"    {",
+			'      "id": "GHSA-xxxx-yyyy-zzzz",',
+			'      "package": "left-pad",',
+			'      "description": "A long description\\nof the issue",',
+			'      "fix": {',
+			'        "versions": ["1.3.1"]',
+			"      },",
+			`      "severity": "${severity}",`,
+			'      "url": "https://example.com/advisory"',
+			"    }",
+			"  ]",
+			"}",
+		].join("\n");
+	const generic = { rules: (r: NotableRule) => !isTableRule(r) };
+
+	it("reads a severity field that is no note as a failure, with the first line of its record", () => {
+		for (const severity of ["CRITICAL", "high", "Medium", "moderate", "error"]) {
+			const scan = scanNotable(report(severity), { evaluation: generic });
+			expect(
+				claims(scan.lines).map((n) => n.line),
+				severity,
+			).toEqual([10]);
+			expect(scan.lines.find((n) => n.kind === "context" && n.of === 10)?.text).toBe(
+				'      "id": "GHSA-xxxx-yyyy-zzzz",',
+			);
+		}
+	});
+
+	it("never reads a low, a warning or a note, nor a one-line log record's severity, as a finding", () => {
+		for (const severity of ["low", "warning", "info", "note", "negligible", "unknown"])
+			expect(claims(scanNotable(report(severity), { evaluation: generic }).lines), severity).toEqual([]);
+		expect(matchRule('{"severity":"ERROR","message":"retrying in 5s"}', generic)?.id).not.toBe(
+			"generic.report-severity",
+		);
 	});
 });

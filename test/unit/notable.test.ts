@@ -475,6 +475,11 @@ const REAL: Example[] = [
 		from: "corpus nunit-jenkins:55 (fullname and classname left out)",
 	},
 	{
+		rule: "generic.report-severity",
+		text: '      "severity": "critical",',
+		from: "corpus npm-audit-critical:6",
+	},
+	{
 		rule: "generic.tests-failed",
 		text: "++: Unit tests failed\r",
 		from: "held-out neovim-567614596:3580",

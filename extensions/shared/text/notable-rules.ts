@@ -27,6 +27,12 @@ export interface NotableContext {
 	readonly lines: number;
 	/** Carry only while lines match this; without it, any line that is not itself a hit. */
 	readonly while?: RegExp;
+	/**
+	 * Before a hit only: instead of the lines just above, the first line of the record the hit is a field of (a
+	 * pretty-printed JSON report's object: the line below the nearest less indented line that opens it with
+	 * "{", at most MAX_RECORD_LINES above), which names what the field is about (its id, its name).
+	 */
+	readonly record?: true;
 }
 
 /** One rule of the table. */
@@ -147,6 +153,8 @@ export function writtenFor(rule: NotableRule, ecosystem: string): boolean {
 
 /** Most context lines any rule carries on one side. */
 export const MAX_CONTEXT_LINES = 8;
+/** Most lines above a field that its record's first line is looked for (`record` context). */
+export const MAX_RECORD_LINES = 64;
 
 /**
  * The context of a failure (or a failing summary) whose rule names none: the next lines of the block it heads,
@@ -936,6 +944,17 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 			/<(?![\w:-]*(suites?|runs?|assembl(y|ies)|collections?|summary|results)\b)(?=(?<name>[\w:-]+?\b))\k<name>[^<>]*\b(result|outcome|status|state)="(fail(ed|ure)?|error(ed)?|broken|time[ds]?out|timedout|aborted)"|"(status|result|outcome|state|conclusion)"\s*:\s*"(fail(ed|ure)?|error(ed)?|broken|timed_?out|timeout)"/i,
 		// The report's message under the test's element (`<failure>`, `<message>`, TRX's `<ErrorInfo>`).
 		after: { lines: 2, while: /^\s*<(failure|error|message|reason|output|errorinfo|stack-?trace|!\[CDATA)\b/i },
+	},
+	{
+		id: "generic.report-severity",
+		keys: ['"severity"'],
+		ecosystem: "generic",
+		kind: "failure",
+		// A pretty-printed JSON report's finding, its severity field alone on its line with a value that is no
+		// note or warning (a scanner's vulnerability, a linter's or an analyzer's issue): a failure, carried with
+		// the first line of its record, which names it (`"VulnerabilityID": "CVE-…"`, `"ruleId": …`).
+		pattern: /^\s+"severity"\s*:\s*"(critical|high|medium|moderate|error|fatal|blocker)",?\s*$/i,
+		before: { lines: 1, record: true },
 	},
 	{
 		id: "generic.tests-failed",

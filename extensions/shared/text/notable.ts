@@ -23,6 +23,7 @@ import {
 	BLOCK_CONTEXT,
 	EXPECTED_FAILURE,
 	MAX_CONTEXT_LINES,
+	MAX_RECORD_LINES,
 	NOTABLE_RULES,
 	type NotableContext,
 	type NotableRule,
@@ -281,9 +282,56 @@ function decide(clean: string, keys: readonly number[], enabled: Uint8Array = AL
 	return undefined;
 }
 
+/**
+ * A JSON-lines record's message: the string value of its first `Output`, `log`, `msg`, `message` or `text` field
+ * (`go test -json`, Docker's json-file log, pino, bunyan, zap), unescaped and cleaned, its first line only; or
+ * undefined. A record starts with "{" and its message field is read even when the line is clipped.
+ */
+const JSON_MESSAGE = /"(?:[Oo]utput|log|msg|[Mm]essage|text)"\s*:\s*"((?:[^"\\]|\\.)*)"/;
+
+/** Pure: the message of the JSON-lines record `clean` (see JSON_MESSAGE), or undefined. */
+export function jsonMessage(clean: string): string | undefined {
+	if (clean.charCodeAt(0) !== 0x7b) return undefined; // "{"
+	const m = JSON_MESSAGE.exec(clean);
+	if (!m) return undefined;
+	let value: string;
+	try {
+		value = JSON.parse(`"${m[1]}"`) as string;
+	} catch {
+		return undefined;
+	}
+	const cut = value.indexOf("\n");
+	const message = cleanLogLine(cut === -1 ? value : value.slice(0, cut));
+	return message.trim() === "" ? undefined : message;
+}
+
+/**
+ * The rule that decides a cleaned line (decide), and of a JSON-lines record the rule that decides its message
+ * when that is a strong failure and the record itself is no more than weak evidence: the record
+ * `{"Action":"output","Output":"--- FAIL: TestX (0.00s)\n"}` says what its message says (issue 32).
+ */
+function decideLine(
+	clean: string,
+	keys: readonly number[],
+	enabled: Uint8Array,
+	records: boolean,
+): NotableRule | undefined {
+	const decided = decide(clean, keys, enabled);
+	if (!records || (decided && !decided.weak) || clean.charCodeAt(0) !== 0x7b) return decided;
+	const message = jsonMessage(clean);
+	if (message === undefined) return decided;
+	const inner = decide(message, scanTables().automaton.indicesIn(message), enabled);
+	return inner && inner.kind === "failure" && !inner.weak ? inner : decided;
+}
+
 /** The rule that decides a cleaned line (the first in table order whose keys it holds and whose pattern matches, unless vetoed), or undefined. */
 export function matchRule(clean: string, evaluation?: NotableEvaluation): NotableRule | undefined {
-	return decide(clean, scanTables().automaton.indicesIn(clean), enabledMask(evaluation));
+	return decideLine(
+		clean,
+		scanTables().automaton.indicesIn(clean),
+		enabledMask(evaluation),
+		evaluation?.steps !== false,
+	);
 }
 
 function whole(n: unknown, fallback: number, min: number): number {
@@ -429,8 +477,6 @@ function capPass(
 	const stepVerdict: ("pass" | "fail" | undefined)[] = [undefined];
 	/** Steps of a CI that reports every failing step: one without a failing verdict passed. */
 	const stepChecked: boolean[] = [false];
-	/** The first step of the current run (a run verdict ends every step since). */
-	let runStart = 0;
 	/** The last failure found, for a marker that says it was ignored. */
 	let lastFailure: { entry: Entry; line: number; pool: Entry[] | undefined; strong: boolean } | undefined;
 	const nextStep = () => {
@@ -493,11 +539,11 @@ function capPass(
 		}
 		if (steps && rule.ends) {
 			// A verdict ends its step: a passing one says the command succeeded. A run's passing verdict ends
-			// every step of the run (the run passed, whatever a step printed); a failing one, the last step.
+			// every step before it (the run passed, whatever a step printed: a "Job failed" a test printed too);
+			// a failing one, the last step.
 			if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
-			else for (let s = runStart; s <= step; s++) stepVerdict[s] = "pass";
+			else stepVerdict.fill("pass");
 			nextStep();
-			if (rule.ends === "run") runStart = step;
 		}
 		const key = `${rule.id}\u0000${clean}`;
 		const seen = folded.get(key);
@@ -552,8 +598,34 @@ function capPass(
 		if (after) carrying = { entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 };
 	};
 
+	/**
+	 * The first line of the record whose field the hit is (`record` context): the line below the nearest line
+	 * above that is less indented and opens the record ("{"), unless the hit is that line or it was shown.
+	 */
+	const takeRecord = (entry: Entry, lineStart: number, line: number): void => {
+		const indent = (s: string) => s.length - s.trimStart().length;
+		const own = indent(window(text, lineStart, lineStart + MATCH_UNITS));
+		if (own === 0) return;
+		let end = lineStart - 1; // the "\n" ending the line above
+		let below: { line: number; text: string } | undefined;
+		for (let k = 1; k <= MAX_RECORD_LINES && end >= 0; k++) {
+			const start = text.lastIndexOf("\n", end - 1) + 1;
+			const clean = window(text, start, end);
+			if (clean.trim() !== "" && indent(clean) < own) {
+				if (below && below.line > lastTaken && clean.trimEnd().endsWith("{")) entry.context.push(below);
+				return;
+			}
+			below = { line: line - k, text: kept(clean, start, end) };
+			end = start - 1;
+		}
+	};
+
 	/** The lines just above a hit that carry its message (the last frames of a traceback), while they match. */
 	const takeBefore = (entry: Entry, ctx: NotableContext, lineStart: number, line: number): void => {
+		if (ctx.record) {
+			takeRecord(entry, lineStart, line);
+			return;
+		}
 		const taken: { line: number; text: string }[] = [];
 		const want = Math.min(ctx.lines, MAX_CONTEXT_LINES);
 		let end = lineStart - 1; // the "\n" ending the line above
@@ -580,7 +652,7 @@ function capPass(
 		let rule = found ? memo.raw : memo.clean;
 		if (rule === undefined || memo.line !== line) {
 			const keys = found ?? KEYS.indicesIn(clean);
-			rule = keys.length === 0 ? null : (decide(clean, keys, enabled) ?? null);
+			rule = keys.length === 0 ? null : (decideLine(clean, keys, enabled, steps) ?? null);
 			memo.line = line;
 			if (found) memo.raw = rule;
 			else memo.clean = rule;
