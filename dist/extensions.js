@@ -784,10 +784,10 @@ var init_artifact_store = __esm({
       /** Removes old artifacts and handoff trajectory folders (see store-list.ts); never the young ones. */
       prune(opts) {
         const now = Date.now();
-        const listed2 = listStore(ARTIFACT_KINDS, this.checkKind, (k) => this.dirFor(k));
+        const listed3 = listStore(ARTIFACT_KINDS, this.checkKind, (k) => this.dirFor(k));
         return runAsync(
           (function* () {
-            return yield* pruneListing(yield* listed2, opts ?? {}, now);
+            return yield* pruneListing(yield* listed3, opts ?? {}, now);
           })()
         );
       }
@@ -4990,7 +4990,7 @@ var init_notable_rules = __esm({
       `${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b|^\\W*\\d+ (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$|^\\W*There (were|was) \\d+ (failures?|errors?|failed tests?)\\W*$`,
       "i"
     );
-    GENERIC_FAILING_COUNT = /\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*[:=]?\s*"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
+    GENERIC_FAILING_COUNT = /\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*(?:[:=]\s*)?"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
     GENERIC_FAILURE_WORD = /(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with|segmentation fault|core dumped|bus error|SIG(SEGV|ABRT|BUS|ILL|FPE))($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
     GENERIC_NOT_FAILURE = [
       // A TAP test that passed, whatever its name says.
@@ -5159,7 +5159,7 @@ var init_notable_rules = __esm({
         keys: ['"failures":', '"failed":', '"errors":'],
         ecosystem: "json reports",
         kind: "summary",
-        pattern: /^\s*"(failures|failed|errors)":\s*(\d+|\[\s*\]?)\s*,?\s*$/,
+        pattern: /^\s*"(failures|failed|errors)":\s*(\d+|\[\s*\]?)\s*(?:,\s*)?$/,
         failing: /:\s*([1-9]|\[\s*$)/
       },
       {
@@ -5523,7 +5523,7 @@ var init_notable_rules = __esm({
         keys: ["exit code", "exit status", "exited with", "exit_code", "return code"],
         ecosystem: "ci",
         kind: "summary",
-        pattern: /\b(exit code|exit status|exited with( exit)? code|exit_code|returned exit code|return code)\s*[=:]?\s*\(?[1-9]\d*\b|\bexited with status [1-9]/i,
+        pattern: /\b(exit code|exit status|exited with( exit)? code|exit_code|returned exit code|return code)\s*(?:[=:]\s*)?\(?[1-9]\d*\b|\bexited with status [1-9]/i,
         not: [/\bWARNING: process \d+ exited\b/],
         failing: /./
       },
@@ -5709,8 +5709,11 @@ var init_notable_rules = __esm({
         // A machine report's verdict on one test, as a field: an XML element's `result="Failed"` (NUnit's
         // test-case, xUnit's test, a TRX UnitTestResult's `outcome="Failed"`), a JSON record's `"status":
         // "failed"` (the reporters of jest, playwright, cucumber, pytest-json-report, a CI's API). A suite's or a
-        // run's element is its summary, not a test's verdict.
-        pattern: /<(?![\w:-]*(suites?|runs?|assembl(y|ies)|collections?|summary|results)\b)[\w:-]+\b[^>]*\b(result|outcome|status|state)="(fail(ed|ure)?|error(ed)?|broken|time[ds]?out|timedout|aborted)"|"(status|result|outcome|state|conclusion)"\s*:\s*"(fail(ed|ure)?|error(ed)?|broken|timed_?out|timeout)"/i,
+        // run's element is its summary, not a test's verdict. Linear on any line: the element's name is taken once
+        // (up to its first word boundary, `(?=(?<name>\u2026))\k<name>` does not backtrack) and its attributes end at
+        // the next "<" as well as ">", so no start rescans what another start covered (unclosed "<a-<a-\u2026" lines
+        // cost 2\u20133 ms each before; XML never has a raw "<" inside an element).
+        pattern: /<(?![\w:-]*(suites?|runs?|assembl(y|ies)|collections?|summary|results)\b)(?=(?<name>[\w:-]+?\b))\k<name>[^<>]*\b(result|outcome|status|state)="(fail(ed|ure)?|error(ed)?|broken|time[ds]?out|timedout|aborted)"|"(status|result|outcome|state|conclusion)"\s*:\s*"(fail(ed|ure)?|error(ed)?|broken|timed_?out|timeout)"/i,
         // The report's message under the test's element (`<failure>`, `<message>`, TRX's `<ErrorInfo>`).
         after: { lines: 2, while: /^\s*<(failure|error|message|reason|output|errorinfo|stack-?trace|!\[CDATA)\b/i }
       },
@@ -5792,10 +5795,10 @@ var init_notable_rules = __esm({
         keys: ["exit code", "exit status", "return code", "returncode", "exit_code", "exited with"],
         ecosystem: "generic",
         kind: "summary",
-        pattern: /\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?\d+/i,
+        pattern: /\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*(?:[:=]\s*)?'?\(?-?\d+/i,
         // A debug-level log record (mock's root.log: "DEBUG util.py:610:  Child return code was: 6") is shown
         // but reports no failure: a tool logs its probes' codes at that level.
-        failing: /^(?!\s*\[?(DEBUG|TRACE)\b)[\s\S]*?\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?[1-9]/i
+        failing: /^(?!\s*\[?(DEBUG|TRACE)\b)[\s\S]*?\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*(?:[:=]\s*)?'?\(?-?[1-9]/i
       },
       {
         id: "generic.verdict-line",
@@ -5805,6 +5808,9 @@ var init_notable_rules = __esm({
         kind: "failure",
         // A verdict word at the start of a line, or in capitals after a test's name ("\u2026 took 0.7 FAILURE",
         // "\u2026 *** FAILED ***"), or a cross mark before a message.
+        // Every alternative holds one of these words, case as written, or a cross mark (about 4 in 5 lines with
+        // the keys hold none: "error" in lower case).
+        needs: /FAIL|ERROR|FATAL|PANIC|CRASH|TIMEOUT|not ok|Error|Fatal|Fail|Panic|[\u274c\u2717\u2718\u2716]/,
         pattern: /^\W{0,4}([\w.]+[-_ ])?([A-Z]+-){0,2}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Errors?|Fatal|Failures?|Failed|Panic)\b\s*[:!]|(\s{2,}|\s?\.{3,}\s?)(FAIL(ED|URE)?|ERROR)(\s*[[(][^\])]*[\])])?\s*$|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
         not: GENERIC_NOT_FAILURE
       },
@@ -5892,7 +5898,7 @@ function ansiEnd(text, i, stop) {
 function buildWordAutomaton(input) {
   const words = [...new Set(input.map((w) => w.toLowerCase()).filter((w) => w.length > 0))];
   let lastRow = 0;
-  let passed = { newlines: 0, lastNewline: -1 };
+  const passed = { newlines: 0, lastNewline: -1 };
   const classOf2 = /* @__PURE__ */ new Map();
   for (const w of words) {
     for (let i = 0; i < w.length; i++)
@@ -5995,11 +6001,13 @@ function buildWordAutomaton(input) {
         r = table[(r & ROW) + a];
         if (r < 0) {
           lastRow = r;
-          passed = { newlines, lastNewline };
+          passed.newlines = newlines;
+          passed.lastNewline = lastNewline;
           return i;
         }
       }
-      passed = { newlines, lastNewline };
+      passed.newlines = newlines;
+      passed.lastNewline = lastNewline;
       return -1;
     },
     passed() {
@@ -6089,38 +6097,64 @@ function scanTables() {
     automaton: buildWordAutomaton(NOTABLE_KEYS),
     rulesOf: NOTABLE_KEYS.map(
       (w) => NOTABLE_RULES.flatMap((rule, index) => rule.keys.some((k) => k.toLowerCase() === w) ? [index] : [])
+    ),
+    vetoes: NOTABLE_RULES.map(
+      (rule) => mergedAlternatives([...rule.not ?? [], ...rule.kind === "failure" ? [EXPECTED_FAILURE] : []])
     )
   };
   return tables;
+}
+function mergedAlternatives(list) {
+  const alone = [];
+  const byFlags = /* @__PURE__ */ new Map();
+  for (const re of list) {
+    if (re.global || re.sticky || /\\[1-9k]/.test(re.source)) alone.push(re);
+    else byFlags.set(re.flags, [...byFlags.get(re.flags) ?? [], `(?:${re.source})`]);
+  }
+  const merged = [...byFlags].map(([flags, sources]) => {
+    try {
+      return [new RegExp(sources.join("|"), flags)];
+    } catch {
+      return list.filter((re) => re.flags === flags);
+    }
+  });
+  return [...merged.flat(), ...alone];
 }
 function enabledMask(evaluation) {
   const keep = evaluation?.rules;
   if (!keep) return ALL_RULES;
   return Uint8Array.from(NOTABLE_RULES, (rule) => keep(rule) ? 1 : 0);
 }
-function decide(clean2, keys, enabled = ALL_RULES) {
+function rulesFor(keys) {
   const { rulesOf } = scanTables();
-  let first = NOTABLE_RULES.length;
-  let last = -1;
+  if (keys.length === 1) return rulesOf[keys[0]];
+  listed2.length = 0;
   for (const k of keys) {
     for (const r of rulesOf[k]) {
+      if (marks[r] === 1) continue;
       marks[r] = 1;
-      if (r < first) first = r;
-      if (r > last) last = r;
+      let at2 = listed2.length;
+      listed2.push(r);
+      while (at2 > 0 && listed2[at2 - 1] > r) {
+        listed2[at2] = listed2[at2 - 1];
+        at2--;
+      }
+      listed2[at2] = r;
     }
   }
-  let decided;
-  for (let r = first; r <= last; r++) {
-    if (marks[r] === 0 || enabled[r] === 0) continue;
+  for (const r of listed2) marks[r] = 0;
+  return listed2;
+}
+function decide(clean2, keys, enabled = ALL_RULES) {
+  const { vetoes } = scanTables();
+  for (const r of rulesFor(keys)) {
+    if (enabled[r] === 0) continue;
     const rule = NOTABLE_RULES[r];
-    if (!rule.pattern.test(clean2)) continue;
-    if (!rule.not?.some((re) => re.test(clean2)) && !(rule.kind === "failure" && EXPECTED_FAILURE.test(clean2))) {
-      decided = rule;
-    }
-    break;
+    if (rule.needs?.test(clean2) === false || !rule.pattern.test(clean2)) continue;
+    for (const veto of vetoes[r]) if (veto.test(clean2)) return void 0;
+    return rule;
   }
-  marks.fill(0, first, last + 1);
-  return decided;
+  return void 0;
 }
 function jsonMessage(clean2) {
   if (clean2.charCodeAt(0) !== 123) return void 0;
@@ -6173,12 +6207,19 @@ function scanNotableAt(text, maxLines, options = {}) {
   const memo = shared.memo;
   let pos = 0;
   let line = 1;
+  let lineStart = 0;
+  let windowEnd = 0;
+  let found;
+  const rawKeys = () => found ??= KEYS.indicesIn(text, lineStart, windowEnd);
+  const carrying = () => {
+    for (const p of passes) if (p.carrying()) return true;
+    return false;
+  };
   while (pos <= n2) {
-    let lineStart = pos;
+    lineStart = pos;
+    found = void 0;
     let lineEnd;
-    let found;
-    let windowEnd;
-    if (!passes.some((p) => p.carrying())) {
+    if (!carrying()) {
       const first = KEYS.next(text, pos);
       if (first === -1) break;
       const passed = KEYS.passed();
@@ -6197,7 +6238,6 @@ function scanNotableAt(text, maxLines, options = {}) {
     memo.raw = void 0;
     memo.clean = void 0;
     const clean2 = window(text, lineStart, lineEnd);
-    const rawKeys = () => found ??= KEYS.indicesIn(text, lineStart, windowEnd);
     for (const p of passes) p.visit(lineStart, lineEnd, line, clean2, rawKeys);
     if (lineEnd >= n2) break;
     pos = lineEnd + 1;
@@ -6566,7 +6606,7 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, ALL_RULES, JSON_MESSAGE, SHAPE_START;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, listed2, ALL_RULES, JSON_MESSAGE, SHAPE_START;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -6587,6 +6627,7 @@ var init_notable = __esm({
       ...new Set(NOTABLE_RULES.flatMap((r) => r.keys.map((k) => k.toLowerCase())))
     ];
     marks = new Uint8Array(NOTABLE_RULES.length);
+    listed2 = [];
     ALL_RULES = new Uint8Array(NOTABLE_RULES.length).fill(1);
     JSON_MESSAGE = /"(?:[Oo]utput|log|msg|[Mm]essage|text)"\s*:\s*"((?:[^"\\]|\\.)*)"/;
     SHAPE_START = /^[\s\S]{0,16}/;
@@ -6614,8 +6655,8 @@ function section(ranked, dropped, maxBytes, maxLines, lineOffset, heading) {
   const attempt = (k) => {
     const shown = ranked.slice(0, k).sort((a, b) => a.line - b.line);
     const omitted = ranked.length - k + dropped;
-    const listed2 = listOf(shown, omitted, lineOffset);
-    return { shown, omitted, listed: listed2, fits: !listed2.truncated };
+    const listed3 = listOf(shown, omitted, lineOffset);
+    return { shown, omitted, listed: listed3, fits: !listed3.truncated };
   };
   let lo = 0;
   let hi = ranked.length;
@@ -6780,10 +6821,10 @@ ${inner.text}`;
   const grow = options.grow;
   const overflowing = (view) => {
     if (view.notable.length === 0 || view.notableOmitted === 0) return view;
-    const listed2 = new Set(view.notable.map((l) => l.line));
+    const listed3 = new Set(view.notable.map((l) => l.line));
     const { headLast, tailFirst } = shownWhole(text, view);
     const missing = ranked.filter(
-      (l) => !listed2.has(l.line) && l.kind !== "context" && claimsFailure(l) && (l.count > 1 || l.line > headLast && l.line < tailFirst)
+      (l) => !listed3.has(l.line) && l.kind !== "context" && claimsFailure(l) && (l.count > 1 || l.line > headLast && l.line < tailFirst)
     );
     if (missing.length === 0) return view;
     const need = missing.reduce((sum, l) => sum + utf8ByteLength(itemOf(l, lineOffset)) + 1, 0);
@@ -7054,21 +7095,21 @@ function toolsLine(index, detail) {
     const briefs = detail.briefs > 0 ? project(t.briefs, "transcript.briefsPerTool", { maxLines: detail.briefs, separator: "; ", more: () => "" }).text : "";
     return `${t.name} \xD7${t.count}${briefs.length > 0 ? ` (${briefs})` : ""}`;
   });
-  const listed2 = project(named, "transcript.indexTools", {
+  const listed3 = project(named, "transcript.indexTools", {
     ...INDEX_LIST,
     maxLines: detail.tools + 1,
     more: (rest) => plural(rest, "more tool")
   });
-  return `Tool calls left out: ${listed2.text}`;
+  return `Tool calls left out: ${listed3.text}`;
 }
 function filesLine(index, detail) {
   if (index.files.length === 0) return void 0;
-  const listed2 = project(index.files, "transcript.indexFiles", {
+  const listed3 = project(index.files, "transcript.indexFiles", {
     ...INDEX_LIST,
     maxLines: detail.files + 1,
     more: (rest) => `and ${n(rest)} more`
   });
-  return `Files those calls touched: ${listed2.text}`;
+  return `Files those calls touched: ${listed3.text}`;
 }
 function shortenedLine(index, detail) {
   if (index.shortened.length === 0) return void 0;
@@ -7076,12 +7117,12 @@ function shortenedLine(index, detail) {
     const what = s.role === "toolResult" ? `${s.toolName ?? "tool"} result` : s.toolName ? `${s.toolName} call` : s.role;
     return `${what} (${n(s.originalBytes)} \u2192 ${n(s.keptBytes)} bytes)`;
   });
-  const listed2 = project(named, "transcript.indexShortened", {
+  const listed3 = project(named, "transcript.indexShortened", {
     ...INDEX_LIST,
     maxLines: detail.shortened + 1,
     more: (rest) => `${n(rest)} more`
   });
-  return `Shown only as head and tail (the cut is marked inside each; a log's notable lines come first): ${listed2.text}`;
+  return `Shown only as head and tail (the cut is marked inside each; a log's notable lines come first): ${listed3.text}`;
 }
 function formatOmissionIndex(index, detail = FULL_DETAIL) {
   const lines = [];
@@ -11133,10 +11174,10 @@ function gitComplaint(result, maxLines = 3) {
   return lines.slice(0, maxLines).join(" ") || `git exited with code ${result.code}`;
 }
 async function repositoryFilterOverrides(cwd, options = {}) {
-  const listed2 = await runGit(["config", "--list", "--show-scope", "-z"], { ...options, cwd });
-  if (listed2.code !== 0) return { ok: false, reason: `cannot read the repository's config: ${gitComplaint(listed2)}` };
+  const listed3 = await runGit(["config", "--list", "--show-scope", "-z"], { ...options, cwd });
+  if (listed3.code !== 0) return { ok: false, reason: `cannot read the repository's config: ${gitComplaint(listed3)}` };
   const drivers = /* @__PURE__ */ new Set();
-  const fields = listed2.stdout.split("\0");
+  const fields = listed3.stdout.split("\0");
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const scope = fields[i];
     const key = fields[i + 1].split("\n", 1)[0];
@@ -14079,18 +14120,18 @@ var init_delivery = __esm({
 
 // extensions/subagents/delivery/roster.ts
 function rosterText(source, now) {
-  const listed2 = source.list().filter((c) => !isSettled(c.state) || source.owed(c.id) || c.question);
-  if (listed2.length === 0) return void 0;
-  const running = listed2.filter((c) => c.state === "running" || c.state === "starting").length;
-  const queued = listed2.filter((c) => c.state === "queued").length;
-  const owed = listed2.filter((c) => source.owed(c.id)).length;
-  const lines = listed2.map((c) => {
+  const listed3 = source.list().filter((c) => !isSettled(c.state) || source.owed(c.id) || c.question);
+  if (listed3.length === 0) return void 0;
+  const running = listed3.filter((c) => c.state === "running" || c.state === "starting").length;
+  const queued = listed3.filter((c) => c.state === "queued").length;
+  const owed = listed3.filter((c) => source.owed(c.id)).length;
+  const lines = listed3.map((c) => {
     const brief2 = project(c.prompt.replace(/\s+/g, " ").trim(), "subagents.rosterTask").text;
     const line = rosterLine(c, now, brief2, source.owed(c.id));
     return c.question ? `${line}; ${askingNote(questionBrief(c.question.text))}` : line;
   });
   const text = project([rosterHeader(running, queued, owed), ...lines], "subagents.roster").text;
-  return { text, ids: listed2.map((c) => c.id) };
+  return { text, ids: listed3.map((c) => c.id) };
 }
 var init_roster = __esm({
   "extensions/subagents/delivery/roster.ts"() {
@@ -17042,13 +17083,13 @@ function chooseModel(configured, sessionModel, find2, available) {
   const slash = configured.indexOf("/");
   const found = slash > 0 ? find2(configured.slice(0, slash), configured.slice(slash + 1)) : void 0;
   if (found) return { model: found };
-  let listed2;
+  let listed3;
   try {
-    listed2 = modelNames(available());
+    listed3 = modelNames(available());
   } catch {
-    listed2 = [];
+    listed3 = [];
   }
-  return { model: sessionModel, warning: LOG.modelNotFound(configured, listed2) };
+  return { model: sessionModel, warning: LOG.modelNotFound(configured, listed3) };
 }
 var MAX_LISTED_MODELS;
 var init_model_ref = __esm({

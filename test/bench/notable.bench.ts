@@ -5,6 +5,8 @@
  * through the text as they are in real output). Pairs run interleaved (A then B, then B then A) and the
  * figure is the median of the per-round ratios, so load from other processes hits both sides alike.
  *
+ * Then 1 MiB of hostile lines (1 KiB each, built to make a pattern backtrack): a scan must stay linear in them.
+ *
  * Then the parts a faster key search could be built from, each alone over 8 MiB of the same log, as a
  * one-byte (Latin-1) and a two-byte string (one non-Latin-1 character makes V8 store the whole text in
  * two-byte units): the word automaton's pass (a per-unit JS loop), one global case-insensitive regular
@@ -117,6 +119,23 @@ function main() {
 			"≤ 1.0×",
 			t.ratio <= 1 ? "ok" : "MISSED",
 		]);
+	}
+	// Hostile lines: 1 KiB lines no real log holds, built to make a pattern backtrack (each holds a key, so the
+	// rules are tried on every one). Unclosed XML elements before a report field's key were quadratic in the
+	// line's length in generic.report-field (2-3 ms a line, 2 s per MiB) until its pattern was made linear;
+	// white space after a key still costs more than a real line in some patterns (a rule's content).
+	for (const [name, line] of [
+		["1 MiB of 1 KiB unclosed-XML lines", `${"<a-".repeat(338)}status="x"`],
+		["1 MiB of 1 KiB lines of white space after a key", `exit code${" ".repeat(1014)}x`],
+	] as const) {
+		const hostile = `${line}\n`.repeat(Math.floor(MiB / (line.length + 1)));
+		const t = pair(
+			11,
+			1,
+			() => scanNotable(hostile),
+			() => sha256(hostile),
+		);
+		rows.push([`${name} (hostile)`, t.a.toFixed(1), t.b.toFixed(1), `${t.ratio.toFixed(2)}×`, "", ""]);
 	}
 	const text = corpusLog(8 * MiB);
 	const twoByte = text;

@@ -14,6 +14,10 @@
  * `<ecosystem>.<what>`, and add a real line from a public log to the rule's examples in the unit test; the
  * drift test there fails for a rule without one.
  *
+ * Patterns stay linear in a line's length (a 1 KiB line of white space must not cost milliseconds): an optional
+ * separator between white space is `\s*(?:[:=]\s*)?`, never `\s*[:=]?\s*` (the same lines, but the engine tries
+ * every split of the run); test/unit/notable-evaluation.test.ts checks the table for that shape.
+ *
  * Pure data at the ground of `extensions/shared/`: this module imports nothing.
  */
 
@@ -71,6 +75,12 @@ export interface NotableRule {
 	readonly vocabulary?: boolean;
 	/** Matched against the line with ANSI escapes and the CI prefix removed. */
 	readonly pattern: RegExp;
+	/**
+	 * A cheap test every line `pattern` matches passes (a literal the pattern cannot match without), tried
+	 * first: an expensive pattern is then tried only on the lines that can match it. Speed only: the drift
+	 * test in test/unit/notable.test.ts checks it never rejects a line the pattern matches.
+	 */
+	readonly needs?: RegExp;
 	/** Look-alikes that are not this rule's hit ("0 failed", "# SKIP", an expected failure). */
 	readonly not?: readonly RegExp[];
 	/** A summary that reports a failure (a nonzero failure count): ranked with the failures, kind stays summary. */
@@ -181,7 +191,7 @@ export const GENERIC_SUMMARY = new RegExp(
 );
 /** A summary whose count of failures or errors is not zero (a look-alike "0 failed" is not). */
 export const GENERIC_FAILING_COUNT =
-	/\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*[:=]?\s*"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
+	/\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*(?:[:=]\s*)?"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
 /** Failure vocabulary as a word of its own (not inside a name like error_handler, -Werror or error.c). */
 export const GENERIC_FAILURE_WORD =
 	/(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with|segmentation fault|core dumped|bus error|SIG(SEGV|ABRT|BUS|ILL|FPE))($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
@@ -363,7 +373,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ['"failures":', '"failed":', '"errors":'],
 		ecosystem: "json reports",
 		kind: "summary",
-		pattern: /^\s*"(failures|failed|errors)":\s*(\d+|\[\s*\]?)\s*,?\s*$/,
+		pattern: /^\s*"(failures|failed|errors)":\s*(\d+|\[\s*\]?)\s*(?:,\s*)?$/,
 		failing: /:\s*([1-9]|\[\s*$)/,
 	},
 	{
@@ -736,7 +746,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "ci",
 		kind: "summary",
 		pattern:
-			/\b(exit code|exit status|exited with( exit)? code|exit_code|returned exit code|return code)\s*[=:]?\s*\(?[1-9]\d*\b|\bexited with status [1-9]/i,
+			/\b(exit code|exit status|exited with( exit)? code|exit_code|returned exit code|return code)\s*(?:[=:]\s*)?\(?[1-9]\d*\b|\bexited with status [1-9]/i,
 		not: [/\bWARNING: process \d+ exited\b/],
 		failing: /./,
 	},
@@ -926,9 +936,12 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		// A machine report's verdict on one test, as a field: an XML element's `result="Failed"` (NUnit's
 		// test-case, xUnit's test, a TRX UnitTestResult's `outcome="Failed"`), a JSON record's `"status":
 		// "failed"` (the reporters of jest, playwright, cucumber, pytest-json-report, a CI's API). A suite's or a
-		// run's element is its summary, not a test's verdict.
+		// run's element is its summary, not a test's verdict. Linear on any line: the element's name is taken once
+		// (up to its first word boundary, `(?=(?<name>…))\k<name>` does not backtrack) and its attributes end at
+		// the next "<" as well as ">", so no start rescans what another start covered (unclosed "<a-<a-…" lines
+		// cost 2–3 ms each before; XML never has a raw "<" inside an element).
 		pattern:
-			/<(?![\w:-]*(suites?|runs?|assembl(y|ies)|collections?|summary|results)\b)[\w:-]+\b[^>]*\b(result|outcome|status|state)="(fail(ed|ure)?|error(ed)?|broken|time[ds]?out|timedout|aborted)"|"(status|result|outcome|state|conclusion)"\s*:\s*"(fail(ed|ure)?|error(ed)?|broken|timed_?out|timeout)"/i,
+			/<(?![\w:-]*(suites?|runs?|assembl(y|ies)|collections?|summary|results)\b)(?=(?<name>[\w:-]+?\b))\k<name>[^<>]*\b(result|outcome|status|state)="(fail(ed|ure)?|error(ed)?|broken|time[ds]?out|timedout|aborted)"|"(status|result|outcome|state|conclusion)"\s*:\s*"(fail(ed|ure)?|error(ed)?|broken|timed_?out|timeout)"/i,
 		// The report's message under the test's element (`<failure>`, `<message>`, TRX's `<ErrorInfo>`).
 		after: { lines: 2, while: /^\s*<(failure|error|message|reason|output|errorinfo|stack-?trace|!\[CDATA)\b/i },
 	},
@@ -1014,11 +1027,11 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "generic",
 		kind: "summary",
 		pattern:
-			/\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?\d+/i,
+			/\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*(?:[:=]\s*)?'?\(?-?\d+/i,
 		// A debug-level log record (mock's root.log: "DEBUG util.py:610:  Child return code was: 6") is shown
 		// but reports no failure: a tool logs its probes' codes at that level.
 		failing:
-			/^(?!\s*\[?(DEBUG|TRACE)\b)[\s\S]*?\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*[:=]?\s*'?\(?-?[1-9]/i,
+			/^(?!\s*\[?(DEBUG|TRACE)\b)[\s\S]*?\b(exit code|exit status|return ?code|exit_code|exited with( exit)?( code| status)?)\b( was| is| of)?\s*(?:[:=]\s*)?'?\(?-?[1-9]/i,
 	},
 	{
 		id: "generic.verdict-line",
@@ -1028,6 +1041,9 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "failure",
 		// A verdict word at the start of a line, or in capitals after a test's name ("… took 0.7 FAILURE",
 		// "… *** FAILED ***"), or a cross mark before a message.
+		// Every alternative holds one of these words, case as written, or a cross mark (about 4 in 5 lines with
+		// the keys hold none: "error" in lower case).
+		needs: /FAIL|ERROR|FATAL|PANIC|CRASH|TIMEOUT|not ok|Error|Fatal|Fail|Panic|[\u274c\u2717\u2718\u2716]/,
 		pattern:
 			/^\W{0,4}([\w.]+[-_ ])?([A-Z]+-){0,2}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Errors?|Fatal|Failures?|Failed|Panic)\b\s*[:!]|(\s{2,}|\s?\.{3,}\s?)(FAIL(ED|URE)?|ERROR)(\s*[[(][^\])]*[\])])?\s*$|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
 		not: GENERIC_NOT_FAILURE,

@@ -181,11 +181,13 @@ export const NOTABLE_KEYS: readonly string[] = [
 	...new Set(NOTABLE_RULES.flatMap((r) => r.keys.map((k) => k.toLowerCase()))),
 ];
 
-let tables: { automaton: ReturnType<typeof buildWordAutomaton>; rulesOf: number[][] } | undefined;
+let tables:
+	| { automaton: ReturnType<typeof buildWordAutomaton>; rulesOf: number[][]; vetoes: (readonly RegExp[])[] }
+	| undefined;
 /**
- * The automaton that finds every key at once, case-insensitively, and per key (by its index) the rules that
- * hold it. Built on first use, not when the module loads: building them was most of the time evaluating the
- * shared code took at start-up (docs/startup.md), and most sessions never scan a log.
+ * The automaton that finds every key at once, case-insensitively, per key (by its index) the rules that hold
+ * it, and per rule its vetoes. Built on first use, not when the module loads: building them was most of the
+ * time evaluating the shared code took at start-up (docs/startup.md), and most sessions never scan a log.
  */
 function scanTables(): NonNullable<typeof tables> {
 	tables ??= {
@@ -193,12 +195,40 @@ function scanTables(): NonNullable<typeof tables> {
 		rulesOf: NOTABLE_KEYS.map((w) =>
 			NOTABLE_RULES.flatMap((rule, index) => (rule.keys.some((k) => k.toLowerCase() === w) ? [index] : [])),
 		),
+		vetoes: NOTABLE_RULES.map((rule) =>
+			mergedAlternatives([...(rule.not ?? []), ...(rule.kind === "failure" ? [EXPECTED_FAILURE] : [])]),
+		),
 	};
 	return tables;
 }
 
-/** Marks of the rules worth trying on one line (reused: a line marks, tries in table order, clears). */
+/**
+ * Regular expressions that veto together as few as can: those of one set of flags joined into one alternation,
+ * which matches somewhere exactly when one of them does (one pass over a line instead of one per guard; a
+ * rule's guards were a tenth of the scan). One that numbers its groups (a back-reference) or is global or sticky
+ * (lastIndex) stays alone.
+ */
+export function mergedAlternatives(list: readonly RegExp[]): RegExp[] {
+	const alone: RegExp[] = [];
+	const byFlags = new Map<string, string[]>();
+	for (const re of list) {
+		if (re.global || re.sticky || /\\[1-9k]/.test(re.source)) alone.push(re);
+		else byFlags.set(re.flags, [...(byFlags.get(re.flags) ?? []), `(?:${re.source})`]);
+	}
+	const merged = [...byFlags].map(([flags, sources]) => {
+		try {
+			return [new RegExp(sources.join("|"), flags)];
+		} catch {
+			return list.filter((re) => re.flags === flags); // e.g. two groups of one name: each alone
+		}
+	});
+	return [...merged.flat(), ...alone];
+}
+
+/** Marks of the rules already listed for one line (reused: a line marks, lists, clears). */
 const marks = new Uint8Array(NOTABLE_RULES.length);
+/** The rules worth trying on one line with several keys, in table order (reused). */
+const listed: number[] = [];
 
 /** Every rule enabled (the mask of a scan without an evaluation). */
 const ALL_RULES = new Uint8Array(NOTABLE_RULES.length).fill(1);
@@ -211,32 +241,45 @@ function enabledMask(evaluation: NotableEvaluation | undefined): Uint8Array {
 }
 
 /**
+ * The rules that hold one of `keys` (indices into NOTABLE_KEYS), in table order: a line tries only those. One
+ * key's list is its own (built sorted); several keys' lists are merged into `listed`, each rule once.
+ */
+function rulesFor(keys: readonly number[]): readonly number[] {
+	const { rulesOf } = scanTables();
+	if (keys.length === 1) return rulesOf[keys[0]];
+	listed.length = 0;
+	for (const k of keys) {
+		for (const r of rulesOf[k]) {
+			if (marks[r] === 1) continue;
+			marks[r] = 1;
+			// Insertion in table order: a line holds few keys, each of few rules.
+			let at = listed.length;
+			listed.push(r);
+			while (at > 0 && listed[at - 1] > r) {
+				listed[at] = listed[at - 1];
+				at--;
+			}
+			listed[at] = r;
+		}
+	}
+	for (const r of listed) marks[r] = 0;
+	return listed;
+}
+
+/**
  * The rule that decides a cleaned line whose keys (indices into NOTABLE_KEYS) are `keys`, or undefined: the
  * first enabled rule in table order whose keys the line holds and whose pattern matches (unless vetoed).
  */
 function decide(clean: string, keys: readonly number[], enabled: Uint8Array = ALL_RULES): NotableRule | undefined {
-	const { rulesOf } = scanTables();
-	let first = NOTABLE_RULES.length;
-	let last = -1;
-	for (const k of keys) {
-		for (const r of rulesOf[k]) {
-			marks[r] = 1;
-			if (r < first) first = r;
-			if (r > last) last = r;
-		}
-	}
-	let decided: NotableRule | undefined;
-	for (let r = first; r <= last; r++) {
-		if (marks[r] === 0 || enabled[r] === 0) continue;
+	const { vetoes } = scanTables();
+	for (const r of rulesFor(keys)) {
+		if (enabled[r] === 0) continue;
 		const rule = NOTABLE_RULES[r];
-		if (!rule.pattern.test(clean)) continue;
-		if (!rule.not?.some((re) => re.test(clean)) && !(rule.kind === "failure" && EXPECTED_FAILURE.test(clean))) {
-			decided = rule;
-		}
-		break;
+		if (rule.needs?.test(clean) === false || !rule.pattern.test(clean)) continue;
+		for (const veto of vetoes[r]) if (veto.test(clean)) return undefined;
+		return rule;
 	}
-	marks.fill(0, first, last + 1);
-	return decided;
+	return undefined;
 }
 
 /**
@@ -336,12 +379,22 @@ export function scanNotableAt(
 	const memo = shared.memo;
 	let pos = 0;
 	let line = 1;
+	// The current line's bounds and keys: one closure for the whole walk, not one per line.
+	let lineStart = 0;
+	let windowEnd = 0;
+	let found: number[] | undefined;
+	// A pass that carries no context sees the line as the key search would have: its keys in the raw window
+	// (the same automaton run from the line's start), when another pass's context made the walk stop here.
+	const rawKeys = () => (found ??= KEYS.indicesIn(text, lineStart, windowEnd));
+	const carrying = () => {
+		for (const p of passes) if (p.carrying()) return true;
+		return false;
+	};
 	while (pos <= n) {
-		let lineStart = pos;
+		lineStart = pos;
+		found = undefined;
 		let lineEnd: number;
-		let found: number[] | undefined;
-		let windowEnd: number;
-		if (!passes.some((p) => p.carrying())) {
+		if (!carrying()) {
 			const first = KEYS.next(text, pos);
 			if (first === -1) break;
 			// The automaton counted the lines it passed on the way: no second pass over them.
@@ -363,9 +416,6 @@ export function scanNotableAt(
 		memo.raw = undefined;
 		memo.clean = undefined;
 		const clean = window(text, lineStart, lineEnd);
-		// A pass that carries no context sees the line as the key search would have: its keys in the raw window
-		// (the same automaton run from the line's start), when another pass's context made the walk stop here.
-		const rawKeys = () => (found ??= KEYS.indicesIn(text, lineStart, windowEnd));
 		for (const p of passes) p.visit(lineStart, lineEnd, line, clean, rawKeys);
 
 		if (lineEnd >= n) break;

@@ -88,8 +88,8 @@ export interface WordAutomaton {
 	readonly words: readonly string[];
 	/** Index of the last unit of the first match that ends at or after `from`, before `end`; -1 when none. */
 	next(text: string, from: number, end?: number): number;
-	/** The "\n" units the last `next` passed before its match (or the end): how many, and the index of the last (-1: none). */
-	passed(): { newlines: number; lastNewline: number };
+	/** The "\n" units the last `next` passed before its match (or the end): how many, and the index of the last (-1: none); one object the next call rewrites. */
+	passed(): Readonly<{ newlines: number; lastNewline: number }>;
 	/**
 	 * Indices of the words ending at `at` (the index the last `next` returned) or after it, before `end`: the
 	 * search goes on from where `next` stopped, so a line's words cost no second pass over its start.
@@ -105,7 +105,8 @@ export interface WordAutomaton {
 export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 	const words = [...new Set(input.map((w) => w.toLowerCase()).filter((w) => w.length > 0))];
 	let lastRow = 0;
-	let passed = { newlines: 0, lastNewline: -1 };
+	/** What the last `next` passed: one object, rewritten by each call (read before the next). */
+	const passed = { newlines: 0, lastNewline: -1 };
 	// Character classes: 0 for every unit no word holds, then one per distinct (lower-case) unit.
 	const classOf = new Map<number, number>();
 	for (const w of words) {
@@ -218,11 +219,13 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 				r = table[(r & ROW) + a];
 				if (r < 0) {
 					lastRow = r;
-					passed = { newlines, lastNewline };
+					passed.newlines = newlines;
+					passed.lastNewline = lastNewline;
 					return i;
 				}
 			}
-			passed = { newlines, lastNewline };
+			passed.newlines = newlines;
+			passed.lastNewline = lastNewline;
 			return -1;
 		},
 		passed() {
