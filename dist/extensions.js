@@ -688,10 +688,12 @@ var init_artifact_store = __esm({
        * A put whose encoding, hashing and writing happen in this call, on this thread; only the fsync waits in the
        * thread pool, then the same naming as put. The caller's next work on this thread (the tool-output stub's
        * scan) runs while the disk makes the bytes durable; the result says whether they were stored. Same checks,
-       * modes, content-addressed name and failures as put.
+       * modes, content-addressed name and failures as put. `written`, when given, is called before this call returns
+       * with the UTF-8 bytes written once they all are (the text's size as stored: the caller need not measure it
+       * again); it is not called when the put failed before that.
        */
-      startPut(kind, text) {
-        return runUntilFsync(this.putSteps(kind, text)).catch((error) => ({ ok: false, error: errorText(error) })).then((result) => this.afterPut(result));
+      startPut(kind, text, written) {
+        return runUntilFsync(this.putSteps(kind, text, written)).catch((error) => ({ ok: false, error: errorText(error) })).then((result) => this.afterPut(result));
       }
       putSync(kind, text) {
         try {
@@ -845,7 +847,7 @@ var init_artifact_store = __esm({
         }
         return last ?? { ok: false, error: `${dir} has no directory to check` };
       }
-      *putSteps(kind, text) {
+      *putSteps(kind, text, writtenAll) {
         if (!isKind(kind)) return { ok: false, error: `unknown artifact kind ${JSON.stringify(kind)}` };
         if (typeof text !== "string") return { ok: false, error: `artifact text must be a string, got ${typeof text}` };
         const check = yield* this.dirSteps(kind, true);
@@ -866,6 +868,7 @@ var init_artifact_store = __esm({
             bytes += written;
             pos += read2;
           }
+          writtenAll?.(bytes);
           yield* fsStep.fsync(fd);
           yield* fsStep.close(fd);
           fd = void 0;
@@ -2130,11 +2133,11 @@ function lineFacts(text, measured) {
   const stats = lineStats(text);
   return { lines: stats.newlines + 1, longestLineUnits: stats.longestLineUnits };
 }
-function measureText(text) {
+function measureText(text, bytes) {
   const stats = lineStats(text);
   return {
     text,
-    bytes: utf8ByteLength(text),
+    bytes: bytes ?? utf8ByteLength(text),
     lines: stats.newlines + 1,
     longestLineUnits: stats.longestLineUnits
   };
@@ -6618,7 +6621,7 @@ function section(ranked, dropped, maxBytes, maxLines, heading, items) {
   const text = `${heading}
 ${listed2.text}`;
   const list = listed2.text;
-  const unnumbered = listOf(items.unnumbered).text;
+  const unnumbered = () => listOf(items.unnumbered).text;
   const sizes = { bytes: utf8ByteLength(text), lines: countLines(text) };
   return { list, unnumbered, text, ...sizes, shown, omitted };
 }
@@ -6713,14 +6716,17 @@ function projectLog(text, surface, options = {}) {
       const { headLast, tailFirst } = shownWhole(text, p);
       return ranked.filter((l) => l.count > 1 || l.line > headLast && l.line < tailFirst);
     };
-    const sized = candidates.map(
-      (l) => section(ranked, scan.dropped, l.caps.maxBytes, l.caps.maxLines, NOTABLE_HEADING, items)
-    );
+    const sizedOnes = [];
+    const sized = (i) => {
+      const caps = candidates[i].caps;
+      sizedOnes[i] ??= section(ranked, scan.dropped, caps.maxBytes, caps.maxLines, NOTABLE_HEADING, items);
+      return sizedOnes[i];
+    };
     const restOf = (i) => ({
       ...projectOptions,
       ...candidates[i].headShare === void 0 ? {} : { headShare: candidates[i].headShare },
-      maxBytes: lim.maxBytes - sized[i].bytes - 1,
-      maxLines: lim.maxLines - sized[i].lines
+      maxBytes: lim.maxBytes - sized(i).bytes - 1,
+      maxLines: lim.maxLines - sized(i).lines
     });
     const lay = (i, given2) => {
       let inner = given2;
@@ -6748,7 +6754,7 @@ function projectLog(text, surface, options = {}) {
       const view = saved ? `${NOTABLE_HEADING}
 ${sec.list}
 ${inner.text}` : `${NOTABLE_HEADING_UNSAVED}
-${sec.unnumbered}
+${sec.unnumbered()}
 ${inner.text}`;
       return { ...inner, text: view, notable: sec.shown, notableOmitted: sec.omitted };
     };
@@ -6761,7 +6767,7 @@ ${inner.text}`;
       }
       return plain2(project(text, surface, { ...projectOptions, ...next }));
     };
-    if (candidates.length === 0 || sized[0].text === "") return void 0;
+    if (candidates.length === 0 || sized(0).text === "") return void 0;
     const first = project(text, surface, { ...restOf(0), ...again ?? {} });
     return first instanceof Promise ? first.then(rest) : rest(first);
   };
@@ -6804,7 +6810,7 @@ var init_log = __esm({
     REST_MARGIN_BYTES = 512;
     FAILING_REST_MARGIN_BYTES = 256;
     WIDEN_BYTES = 256;
-    EMPTY = { list: "", unnumbered: "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
+    EMPTY = { list: "", unnumbered: () => "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
     ITEM = limitsOf(surfaceOf("notable.line"), {});
     claimsFailure = (l) => l.kind !== "summary" || l.failing;
   }
@@ -8601,9 +8607,12 @@ async function completeOutput(fact, text, store) {
 async function buildStub(fact, text, deps) {
   const complete2 = await completeOutput(fact, text, deps.store);
   const { full, notes } = complete2;
-  const putting = complete2.stored ? Promise.resolve(complete2.stored) : deps.store.startPut(TOOL_OUTPUT_KIND, full).catch((error) => ({ ok: false, error: String(error) }));
+  let written;
+  const putting = complete2.stored ? Promise.resolve(complete2.stored) : deps.store.startPut(TOOL_OUTPUT_KIND, full, (bytes) => {
+    written = bytes;
+  }).catch((error) => ({ ok: false, error: String(error) }));
   const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
-  const measured = measureText(full);
+  const measured = measureText(full, written);
   const sizes = measure(full, measured);
   const early = deps.summarize ? void 0 : earlyScan(fact, full, kind, sizes, notes, deps);
   const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, excerptLines(fact, full, kind, sizes, notes, deps)) : void 0;

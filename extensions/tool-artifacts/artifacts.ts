@@ -235,14 +235,18 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	const { full, notes } = complete;
 	// The store encodes, hashes and writes the output in this call and makes it durable in the thread pool while
 	// this thread classifies, measures and scans it: only the excerpt's footer needs the artifact's name.
+	let written: number | undefined;
 	const putting: Promise<PutResult | PutFailure> = complete.stored
 		? Promise.resolve(complete.stored)
 		: deps.store
-				.startPut(TOOL_OUTPUT_KIND, full)
+				.startPut(TOOL_OUTPUT_KIND, full, (bytes) => {
+					written = bytes;
+				})
 				.catch((error: unknown) => ({ ok: false as const, error: String(error) }));
 	const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
-	// Measured once: the header's sizes, and every projection of the output below (none measures it again).
-	const measured = measureText(full);
+	// Measured once (its UTF-8 size is what the store wrote): the header's sizes, and every projection of the
+	// output below (none measures it again).
+	const measured = measureText(full, written);
 	const sizes = measure(full, measured);
 	// While the store syncs: the excerpt's scan (no summary: the excerpt is the whole body), or the scan of the
 	// summary model's input, which the agreement check then reuses (the same limits: one scan, not two).

@@ -58,8 +58,8 @@ const WIDEN_BYTES = 256;
 interface Section {
 	/** The listed lines without the heading. */
 	list: string;
-	/** The same lines without their line numbers (for a view whose full text is not stored). */
-	unnumbered: string;
+	/** The same lines without their line numbers (for a view whose full text is not stored), made when asked for. */
+	unnumbered(): string;
 	text: string;
 	bytes: number;
 	lines: number;
@@ -67,7 +67,7 @@ interface Section {
 	omitted: number;
 }
 
-const EMPTY: Section = { list: "", unnumbered: "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
+const EMPTY: Section = { list: "", unnumbered: () => "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
 
 /** The `notable.line` surface's limits: an item longer (or of more lines) is clipped. */
 const ITEM = limitsOf(surfaceOf("notable.line"), {});
@@ -176,7 +176,7 @@ export function section(
 	const text = `${heading}\n${listed.text}`;
 	const list = listed.text;
 	// Each item only loses its number: the same items fit the same limits.
-	const unnumbered = listOf(items.unnumbered).text;
+	const unnumbered = () => listOf(items.unnumbered).text;
 	const sizes = { bytes: utf8ByteLength(text), lines: countLines(text) };
 	return { list, unnumbered, text, ...sizes, shown, omitted };
 }
@@ -344,14 +344,17 @@ export function projectLog(
 			return ranked.filter((l) => l.count > 1 || (l.line > headLast && l.line < tailFirst));
 		};
 		/** A layout's section before head + tail are known: every line the scan kept, within the layout's caps. */
-		const sized = candidates.map((l) =>
-			section(ranked, scan.dropped, l.caps.maxBytes, l.caps.maxLines, NOTABLE_HEADING, items),
-		);
+		const sizedOnes: Section[] = [];
+		const sized = (i: number) => {
+			const caps = candidates[i].caps;
+			sizedOnes[i] ??= section(ranked, scan.dropped, caps.maxBytes, caps.maxLines, NOTABLE_HEADING, items);
+			return sizedOnes[i];
+		};
 		const restOf = (i: number) => ({
 			...projectOptions,
 			...(candidates[i].headShare === undefined ? {} : { headShare: candidates[i].headShare }),
-			maxBytes: lim.maxBytes - sized[i].bytes - 1,
-			maxLines: lim.maxLines - sized[i].lines,
+			maxBytes: lim.maxBytes - sized(i).bytes - 1,
+			maxLines: lim.maxLines - sized(i).lines,
 		});
 		/**
 		 * Layout i: head + tail in what its section leaves them, then the section within the same size without the
@@ -387,7 +390,7 @@ export function projectLog(
 			const saved = inner.readOffset !== undefined;
 			const view = saved
 				? `${NOTABLE_HEADING}\n${sec.list}\n${inner.text}`
-				: `${NOTABLE_HEADING_UNSAVED}\n${sec.unnumbered}\n${inner.text}`;
+				: `${NOTABLE_HEADING_UNSAVED}\n${sec.unnumbered()}\n${inner.text}`;
 			return { ...inner, text: view, notable: sec.shown, notableOmitted: sec.omitted };
 		};
 		const rest = (first: Projection): LogProjection => {
@@ -399,7 +402,7 @@ export function projectLog(
 			}
 			return plain(project(text, surface, { ...projectOptions, ...next }));
 		};
-		if (candidates.length === 0 || sized[0].text === "") return undefined;
+		if (candidates.length === 0 || sized(0).text === "") return undefined;
 		const first = project(text, surface, { ...restOf(0), ...(again ?? {}) });
 		return first instanceof Promise ? first.then(rest) : rest(first);
 	};

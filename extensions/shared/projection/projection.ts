@@ -241,13 +241,14 @@ function lineFacts(text: string, measured?: MeasuredText): LineFacts {
 
 /**
  * A text's UTF-8 bytes, lines and longest line, in two passes: given to project() (`measured`) by a caller that
- * projects the same long text several times, so that no call measures it again.
+ * projects the same long text several times, so that no call measures it again. `bytes`: the text's UTF-8 size
+ * when the caller has it from encoding the text itself (the store's write), so only its lines are passed over.
  */
-export function measureText(text: string): MeasuredText {
+export function measureText(text: string, bytes?: number): MeasuredText {
 	const stats = lineStats(text);
 	return {
 		text,
-		bytes: utf8ByteLength(text),
+		bytes: bytes ?? utf8ByteLength(text),
 		lines: stats.newlines + 1,
 		longestLineUnits: stats.longestLineUnits,
 	};
