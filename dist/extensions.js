@@ -2045,11 +2045,22 @@ function longLineOf(frame, line, headBytesUsed, pageLong) {
   return { fromByte: utf8ByteLength(full.slice(0, start)) + 1, pageBytes: READ_PAGE_MAX_BYTES };
 }
 function cut(text, lim, totals2, w, frame, artifact) {
+  let spare = 0;
+  let p = cutBody(text, lim, totals2, w, frame, artifact, spare);
+  for (let k = 0; k < MAX_RECUTS; k++) {
+    const over = utf8ByteLength(p.text) - p.maxBytes;
+    if (over <= 0) break;
+    spare += over;
+    p = cutBody(text, lim, totals2, w, frame, artifact, spare);
+  }
+  return p;
+}
+function cutBody(text, lim, totals2, w, frame, artifact, spare) {
   const n2 = text.length;
   const overhead = worstOverhead(w, totals2, frame);
   const maxBytes = Math.max(lim.maxBytes, overhead.bytes + SEPARATOR_BYTES + MIN_BODY_BYTES);
   const maxLines = Math.max(lim.maxLines, overhead.lines + 2);
-  const bodyBytes = maxBytes - overhead.bytes - SEPARATOR_BYTES;
+  const bodyBytes = Math.max(0, maxBytes - overhead.bytes - SEPARATOR_BYTES - spare);
   const bodyLines = maxLines - overhead.lines;
   const headBytes = Math.floor(bodyBytes * lim.headShare);
   const headLines = Math.floor(bodyLines * lim.headShare);
@@ -2241,7 +2252,7 @@ function windowed(text, surface, options, option) {
 ${p.text}` };
   return inner instanceof Promise ? inner.then(framed) : framed(inner);
 }
-var SEPARATOR_BYTES, MAX_REASON_BYTES;
+var SEPARATOR_BYTES, MAX_RECUTS, MAX_REASON_BYTES;
 var init_projection = __esm({
   "extensions/shared/projection/projection.ts"() {
     "use strict";
@@ -2256,6 +2267,7 @@ var init_projection = __esm({
     init_cut();
     init_limits();
     SEPARATOR_BYTES = 3;
+    MAX_RECUTS = 4;
     MAX_REASON_BYTES = surfaceOf("projection.reason").maxBytes;
   }
 });

@@ -137,12 +137,44 @@ function longLineOf(frame: Frame, line: number, headBytesUsed: number, pageLong:
 	return { fromByte: utf8ByteLength(full.slice(0, start)) + 1, pageBytes: READ_PAGE_MAX_BYTES };
 }
 
+/** Most times a cut is made again in a smaller body when its footer took more than its worst case (see cut). */
+const MAX_RECUTS = 4;
+
+/**
+ * Head + marker + tail + footer within the limits. The marker's and the footer's room is reserved from their
+ * longest wording for this text (worstOverhead), but a footer's numbers can take a byte or two more than that:
+ * the worst case names lines "1–<last>", and a first omitted line with as many digits as the last one does not
+ * shrink the read call's offset and limit enough to make up for it ("lines 10–31 … offset=10, limit=22" is one
+ * byte longer than "lines 1–32 … offset=32, limit=32"). Then the body is cut again, smaller by what the view
+ * went over; a view within its limits is never cut again.
+ */
 function cut(text: string, lim: Limits, totals: Totals, w: Wording, frame: Frame, artifact?: ArtifactRef): Projection {
+	let spare = 0;
+	let p = cutBody(text, lim, totals, w, frame, artifact, spare);
+	for (let k = 0; k < MAX_RECUTS; k++) {
+		const over = utf8ByteLength(p.text) - p.maxBytes;
+		if (over <= 0) break;
+		spare += over;
+		p = cutBody(text, lim, totals, w, frame, artifact, spare);
+	}
+	return p;
+}
+
+/** The cut with `spare` bytes of the body left unused. */
+function cutBody(
+	text: string,
+	lim: Limits,
+	totals: Totals,
+	w: Wording,
+	frame: Frame,
+	artifact: ArtifactRef | undefined,
+	spare: number,
+): Projection {
 	const n = text.length;
 	const overhead = worstOverhead(w, totals, frame);
 	const maxBytes = Math.max(lim.maxBytes, overhead.bytes + SEPARATOR_BYTES + MIN_BODY_BYTES);
 	const maxLines = Math.max(lim.maxLines, overhead.lines + 2);
-	const bodyBytes = maxBytes - overhead.bytes - SEPARATOR_BYTES;
+	const bodyBytes = Math.max(0, maxBytes - overhead.bytes - SEPARATOR_BYTES - spare);
 	const bodyLines = maxLines - overhead.lines;
 	const headBytes = Math.floor(bodyBytes * lim.headShare);
 	const headLines = Math.floor(bodyLines * lim.headShare);
