@@ -8,12 +8,11 @@ import { configuredSurface, type HeadroomConfig, type SurfaceOverrides } from ".
 import { headroomDetails, isProjected } from "../shared/host/details.ts";
 import type { CallUsage } from "../shared/host/model-usage.ts";
 import { logScanLines, projectLog } from "../shared/projection/log.ts";
-import { type ArtifactRef, project } from "../shared/projection/projection.ts";
+import { type ArtifactRef, type MeasuredText, measureText, project } from "../shared/projection/projection.ts";
 import type { ArtifactStore, PutFailure, PutResult } from "../shared/store/artifact-store.ts";
 import { SURFACES, type SurfaceBudget } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
 import { DEFAULT_NOTABLE_LINES, type NotableScan, scanNotable, scanNotableAt } from "../shared/text/notable.ts";
-import { countLines } from "../shared/text/utf8.ts";
 import { summaryDisagrees } from "./agreement.ts";
 import { classifyTool, type OutputClass } from "./classify.ts";
 import { buildExcerpt } from "./excerpt.ts";
@@ -236,13 +235,19 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	const { full, notes } = complete;
 	// The store encodes, hashes and writes the output in this call and makes it durable in the thread pool while
 	// this thread classifies, measures and scans it: only the excerpt's footer needs the artifact's name.
+	let written: number | undefined;
 	const putting: Promise<PutResult | PutFailure> = complete.stored
 		? Promise.resolve(complete.stored)
 		: deps.store
-				.startPut(TOOL_OUTPUT_KIND, full)
+				.startPut(TOOL_OUTPUT_KIND, full, (bytes) => {
+					written = bytes;
+				})
 				.catch((error: unknown) => ({ ok: false as const, error: String(error) }));
 	const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
-	const sizes = measure(full);
+	// Measured once (its UTF-8 size is what the store wrote): the header's sizes, and every projection of the
+	// output below (none measures it again).
+	const measured = measureText(full, written);
+	const sizes = measure(full, measured);
 	// While the store syncs: the excerpt's scan (no summary: the excerpt is the whole body), or the scan of the
 	// summary model's input, which the agreement check then reuses (the same limits: one scan, not two).
 	const early = deps.summarize ? undefined : earlyScan(fact, full, kind, sizes, notes, deps);
@@ -262,7 +267,7 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	const summaryNotes: string[] = [];
 	if (deps.summarize && input) {
 		// Head + the notable lines of the WHOLE output + tail, so the cheap model sees what failed wherever it is.
-		const shown = projectLog(full, input.surface, { ...input.options, stored: ref, scan: input.scan });
+		const shown = projectLog(full, input.surface, { ...input.options, stored: ref, scan: input.scan, measured });
 		const outcome = await deps.summarize({
 			kind,
 			tool: fact.toolName,
@@ -296,7 +301,7 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	const made = early ? [early] : (input?.excerptScans ?? []);
 	const wanted = logScanLines(full, surface, room);
 	const scan = made.find((m) => m.maxLines === wanted)?.scan;
-	const body = excerptOf(kind, surface, fact, full, room, ref, scan) + after;
+	const body = excerptOf(kind, surface, fact, full, room, ref, scan, measured) + after;
 	const stub = renderStub({ ...base, notes: bodyNotes, label: EXCERPT_LABEL, body });
 	const headroom = headroomDetails({ artifacts: [put.path], ...(usage ? { usage } : {}) });
 	return { ...stubResult(fact, stub, headroom), id, path: put.path, kind, summarized: summary !== undefined };
@@ -316,14 +321,15 @@ function unstoredStub(
 	const { full, notes, fullOutputFile } = complete;
 	const kind = classifyTool(fact.toolName, full, config.toolClasses);
 	const notStored = { reason, fullOutputFile };
-	const base = { id: "", tool: fact.toolName, ...measure(full), path: "", notStored };
+	const measured = measureText(full);
+	const base = { id: "", tool: fact.toolName, ...measure(full, measured), path: "", notStored };
 	const surface = stubSurface(kind, config);
 	const room = budget(surface, { ...base, notes, label: EXCERPT_LABEL });
 	// The excerpt's own footer points at Pi's file when there is one (its text is `full`), else says not saved.
 	const ref: ArtifactRef = fullOutputFile
 		? { ok: true, path: fullOutputFile, sha256: createHash("sha256").update(full).digest("hex") }
 		: { ok: false, error: reason };
-	const body = excerptOf(kind, surface, fact, full, room, ref);
+	const body = excerptOf(kind, surface, fact, full, room, ref, undefined, measured);
 	const stub = renderStub({ ...base, notes, label: EXCERPT_LABEL, body });
 	const headroom = headroomDetails({
 		artifacts: fullOutputFile ? [fullOutputFile] : [],
@@ -500,7 +506,7 @@ export function agreementScan(full: string, input: SummaryInputPlan | undefined)
 
 /**
  * The stub's type-aware excerpt of `full` within `room`, its footer pointing at `artifact` (or saying why not);
- * `scan`: a command log's notable-line scan already made at these limits.
+ * `scan`: a command log's notable-line scan already made at these limits; `measured`: `full`'s sizes.
  */
 function excerptOf(
 	kind: OutputClass,
@@ -510,13 +516,14 @@ function excerptOf(
 	room: { maxBytes: number; maxLines: number; grow?: { maxBytes: number; maxLines: number } },
 	artifact: ArtifactRef,
 	scan?: NotableScan,
+	measured?: MeasuredText,
 ): string {
-	return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact, scan });
+	return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact, scan, measured });
 }
 
 /** Bytes and lines (as Pi's read counts them) of an output, for the stub's header. */
-function measure(full: string): { bytes: number; lines: number; lastLineEmpty: boolean } {
-	return { bytes: Buffer.byteLength(full, "utf8"), lines: countLines(full), lastLineEmpty: full.endsWith("\n") };
+function measure(full: string, measured: MeasuredText): { bytes: number; lines: number; lastLineEmpty: boolean } {
+	return { bytes: measured.bytes, lines: measured.lines, lastLineEmpty: full.endsWith("\n") };
 }
 
 /**

@@ -7,7 +7,13 @@
  * stored output, and every read call in it addresses that file's lines.
  */
 import { projectLog } from "../shared/projection/log.ts";
-import { type ArtifactRef, project, type SurfaceLimits, type WindowPlace } from "../shared/projection/projection.ts";
+import {
+	type ArtifactRef,
+	type MeasuredText,
+	project,
+	type SurfaceLimits,
+	type WindowPlace,
+} from "../shared/projection/projection.ts";
 import { SURFACES } from "../shared/surfaces.ts";
 import type { NotableScan } from "../shared/text/notable.ts";
 import type { OutputClass } from "./classify.ts";
@@ -110,6 +116,8 @@ export interface ExcerptInput {
 	scan?: NotableScan;
 	/** For a command's log: what it may add to its notable section when the section overflows (projectLog's `grow`). */
 	grow?: { maxBytes: number; maxLines: number };
+	/** The sizes of `text` when the caller measured it (measureText): no projection of it measures it again. */
+	measured?: MeasuredText;
 }
 
 /** Pure: the excerpt body. */
@@ -128,13 +136,14 @@ export function buildExcerpt(input: ExcerptInput): string {
 			maxLines: input.maxLines,
 			stored: input.artifact,
 			source: input.artifact.ok ? { text: input.text, firstLine: 1 } : undefined,
+			measured: input.measured,
 			window: { firstNumber: offset, span: ranged ? "all" : "middle", heading },
 		}).text;
 	}
 	if (input.kind === "search") prefix.push(...renderSearchIndex(indexSearchResults(input.text)));
 	if (input.kind === "listing") prefix.push(...renderListingIndex(input.text));
 	// A command's log leads with its notable lines (what failed, how the run ended), then head and tail.
-	const options = { ...remaining(input, prefix), stored: input.artifact };
+	const options = { ...remaining(input, prefix), stored: input.artifact, measured: input.measured };
 	const shown =
 		input.kind === "command"
 			? projectLog(input.text, input.surface, { ...options, scan: input.scan, grow: input.grow })

@@ -9,8 +9,10 @@
  *    that answers at once (one pass over the text, `scanNotableAt`: the model's input, shared with the agreement
  *    check, and the excerpt beside the summary), the store's put and then the scan in sequence (what the path did
  *    before the fsync overlapped the scan), the part of `startPut` that runs on the calling thread (encode, hash,
- *    write: what the scan waits for), the scan alone, and one pass at the summary path's two caps (100 and 40
- *    lines: what its scan costs now) against two scans at them (what it cost before `scanNotableAt`).
+ *    write: what the scan waits for), the scan alone, the projection of the excerpt with its scan made (the
+ *    output's lines measured, the notable section fitted, head and tail laid out: what the path adds around
+ *    the scan), and one pass at the summary path's two caps (100 and 40 lines: what its scan costs now) against
+ *    two scans at them (what it cost before `scanNotableAt`).
  * 2. Memory (issue 28): peak RSS of a fresh process that stores and projects a 256 MiB tool output named by
  *    Pi's full-output file (`cat` of a huge log through bash), as a multiple of the output's size. Goal: ≤ 1.5×.
  *
@@ -23,9 +25,19 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
+import { logScanLines, projectLog } from "../../extensions/shared/projection/log.ts";
+import { measureText } from "../../extensions/shared/projection/projection.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { SURFACES } from "../../extensions/shared/surfaces.ts";
 import { scanNotable, scanNotableAt } from "../../extensions/shared/text/notable.ts";
-import { buildStub, type ToolResultFacts } from "../../extensions/tool-artifacts/artifacts.ts";
+import {
+	buildStub,
+	stubSurface,
+	TOOL_OUTPUT_KIND,
+	type ToolResultFacts,
+} from "../../extensions/tool-artifacts/artifacts.ts";
+import { EXCERPT_LABEL } from "../../extensions/tool-artifacts/prompt.ts";
+import { artifactId, stubOverhead } from "../../extensions/tool-artifacts/stub.ts";
 import { loadRealLogs, readRealLogBytes, readRealLogIndex } from "../fixtures/real-logs.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
@@ -117,7 +129,7 @@ function floor(text: string, dir: string): FloorParts {
 }
 
 /** The runs of one round, each timed alone; `floor` is the yardstick of the others. */
-const RUNS = ["floor", "path", "summary", "seq", "startPut", "scan", "scan2", "twoScans"] as const;
+const RUNS = ["floor", "path", "summary", "seq", "startPut", "scan", "projection", "scan2", "twoScans"] as const;
 type Run = (typeof RUNS)[number];
 
 async function cost(): Promise<void> {
@@ -130,9 +142,9 @@ async function cost(): Promise<void> {
 			"(median of per-round ratios; every run of a round in a rotating order; load average at the start of each size in the first column)",
 		);
 		console.log(
-			"| log | floor | floor: hash / write / fsync | stub path | **path / floor** | goal | path with a summary model / floor | put, then scan / floor | startPut's part on this thread / floor | the scan alone / floor | one pass at two caps / floor | two scans at them / floor |",
+			"| log | floor | floor: hash / write / fsync | stub path | **path / floor** | goal | path with a summary model / floor | put, then scan / floor | startPut's part on this thread / floor | the scan alone / floor | the excerpt's projection / floor | one pass at two caps / floor | two scans at them / floor |",
 		);
-		console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+		console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 		for (const [label, size, rounds] of [
 			["1 MiB", MiB, 15],
 			["64 MiB", 64 * MiB, 5],
@@ -166,6 +178,33 @@ async function cost(): Promise<void> {
 				if (!put.ok) throw new Error(put.error);
 				scanNotable(text);
 			};
+			/**
+			 * The excerpt's projection as the path makes it once the store has named the output (a path of the real
+			 * name's length): its lines measured (the bytes are the store's), then projectLog at the command stub's
+			 * limits with the scan made at them, as buildStub passes it.
+			 */
+			const surface = stubSurface("command", CONFIG);
+			const probe = freshStore();
+			const bytes = Buffer.byteLength(text, "utf8");
+			const sha256 = "0".repeat(64);
+			const path = join(probe.dirFor(TOOL_OUTPUT_KIND), `${sha256}.txt`);
+			const lines = measureText(text, bytes).lines;
+			const header = { id: artifactId(sha256), tool: "bash", bytes, lines, lastLineEmpty: text.endsWith("\n"), path };
+			const overhead = stubOverhead({ ...header, notes: [], label: EXCERPT_LABEL });
+			const overflow = SURFACES["toolArtifacts.stubOverflow"];
+			const room = {
+				maxBytes: surface.maxBytes - overhead.bytes,
+				maxLines: surface.maxLines - overhead.lines,
+				grow: { maxBytes: overflow.maxBytes, maxLines: overflow.maxLines },
+			};
+			const excerptScan = scanNotable(text, { maxLines: logScanLines(text, surface, room) });
+			const excerpt = () =>
+				projectLog(text, surface, {
+					...room,
+					stored: { ok: true, path, sha256 },
+					scan: excerptScan,
+					measured: measureText(text, bytes),
+				});
 			const floorDir = join(root, "floor");
 			mkdirSync(floorDir, { recursive: true });
 			await stubPath(freshStore());
@@ -181,11 +220,12 @@ async function cost(): Promise<void> {
 				const round = {} as Record<Run, number>;
 				for (let k = 0; k < RUNS.length; k++) {
 					const what = RUNS[(k + r) % RUNS.length];
-					const store = ["floor", "scan", "scan2", "twoScans"].includes(what) ? undefined : freshStore();
+					const store = ["floor", "scan", "projection", "scan2", "twoScans"].includes(what) ? undefined : freshStore();
 					let pending: Promise<unknown> | undefined;
 					const t0 = performance.now();
 					if (what === "floor") floorParts.push(floor(text, floorDir));
 					else if (what === "scan") scanNotable(text);
+					else if (what === "projection") excerpt();
 					else if (what === "scan2") scanNotableAt(text, [100, 40]);
 					else if (what === "twoScans") {
 						scanNotable(text, { maxLines: 100 });
@@ -207,7 +247,7 @@ async function cost(): Promise<void> {
 			const x = (what: Run) => `${median(ratios[what]).toFixed(2)}×`;
 			const part = (key: keyof FloorParts) => median(floorParts.map((p) => p[key])).toFixed(1);
 			console.log(
-				`| ${label} (load ${load.toFixed(1)}) | ${f(ms.floor)} | ${part("hash")} / ${part("write")} / ${part("fsync")} ms | ${f(ms.path)} | **${x("path")}** | ≤ 1.5× | ${x("summary")} | ${x("seq")} | ${x("startPut")} | ${x("scan")} | ${x("scan2")} | ${x("twoScans")} |`,
+				`| ${label} (load ${load.toFixed(1)}) | ${f(ms.floor)} | ${part("hash")} / ${part("write")} / ${part("fsync")} ms | ${f(ms.path)} | **${x("path")}** | ≤ 1.5× | ${x("summary")} | ${x("seq")} | ${x("startPut")} | ${x("scan")} | ${x("projection")} | ${x("scan2")} | ${x("twoScans")} |`,
 			);
 		}
 	} finally {

@@ -48,6 +48,23 @@ describe("ArtifactStore.startPut", () => {
 		expect(readdirSync(tmp.store.dirFor("tool-outputs")).filter((n) => n.endsWith(".part"))).toEqual([]);
 	});
 
+	it("says how many bytes it wrote before it returns: the text's UTF-8 size, what the put reports", async () => {
+		await fc.assert(
+			fc.asyncProperty(
+				fc.oneof(textArb, fc.string({ unit: fc.constantFrom("a", "\n", "é", "😀", "\uD800", "\uDC00") })),
+				async (text) => {
+					let written: number | undefined;
+					const started = tmp.store.startPut("tool-outputs", text, (bytes) => {
+						written = bytes;
+					});
+					expect(written).toBe(Buffer.byteLength(text, "utf8"));
+					expect(mustPut(await started).bytes).toBe(written);
+				},
+			),
+			{ numRuns: 60 },
+		);
+	});
+
 	it("has written the bytes when it returns; only the sync and the name wait", async () => {
 		const text = "x".repeat(3 * 1024 * 1024);
 		const started = tmp.store.startPut("tool-outputs", text);

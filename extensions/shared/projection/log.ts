@@ -20,9 +20,9 @@
  */
 import { NOTABLE_FAILING_HEAD_SHARE, type SurfaceName } from "../surfaces.ts";
 import { type NotableLine, type NotableScan, scanNotable } from "../text/notable.ts";
-import { countLines, utf8ByteLength } from "../text/utf8.ts";
+import { countLines, countNewlines, utf8ByteLength } from "../text/utf8.ts";
 import { type Limits, limitsOf, MIN_WINDOW_BYTES, MIN_WINDOW_LINES, surfaceOf } from "./limits.ts";
-import { project } from "./projection.ts";
+import { measureText, project } from "./projection.ts";
 import { NOTABLE_HEADING, NOTABLE_HEADING_UNSAVED, notableItem, notableMore } from "./prompt.ts";
 import type { AsyncArtifactSink, Projection, ProjectOptions, SurfaceLimits } from "./types.ts";
 
@@ -58,8 +58,8 @@ const WIDEN_BYTES = 256;
 interface Section {
 	/** The listed lines without the heading. */
 	list: string;
-	/** The same lines without their line numbers (for a view whose full text is not stored). */
-	unnumbered: string;
+	/** The same lines without their line numbers (for a view whose full text is not stored), made when asked for. */
+	unnumbered(): string;
 	text: string;
 	bytes: number;
 	lines: number;
@@ -67,24 +67,67 @@ interface Section {
 	omitted: number;
 }
 
-const EMPTY: Section = { list: "", unnumbered: "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
+const EMPTY: Section = { list: "", unnumbered: () => "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
+
+/** The `notable.line` surface's limits: an item longer (or of more lines) is clipped. */
+const ITEM = limitsOf(surfaceOf("notable.line"), {});
 
 function itemOf(l: NotableLine, lineOffset: number | undefined): string {
 	const line = lineOffset === undefined ? undefined : l.line + lineOffset;
-	return project(notableItem(line, l.text, l.count), "notable.line").text;
+	const item = notableItem(line, l.text, l.count);
+	// What project() gives back verbatim (one line within the bytes), without its call.
+	if (item.length <= ITEM.maxBytes && !item.includes("\n") && utf8ByteLength(item) <= ITEM.maxBytes) return item;
+	return project(item, "notable.line").text;
+}
+
+/** A notable line's item as a section lists it, with what it spends (UTF-8 bytes, newlines). */
+interface Item {
+	text: string;
+	bytes: number;
+	newlines: number;
+}
+
+/**
+ * The items of one projectLog call, each made and measured once: a section is fitted several times (each layout,
+ * then without what head and tail show, then grown), over the same lines.
+ */
+export interface SectionItems {
+	/** The line's item with its number (the line plus the call's line offset). */
+	numbered(l: NotableLine): Item;
+	/** The same without its number (a view whose full text is not stored). */
+	unnumbered(l: NotableLine): Item;
+}
+
+/** The items of the lines of one scan, numbered with `lineOffset` added. */
+export function sectionItems(lineOffset: number): SectionItems {
+	const made = (offset: number | undefined) => {
+		const cache = new Map<NotableLine, Item>();
+		return (l: NotableLine): Item => {
+			let item = cache.get(l);
+			if (item === undefined) {
+				const text = itemOf(l, offset);
+				item = { text, bytes: utf8ByteLength(text), newlines: countNewlines(text) };
+				cache.set(l, item);
+			}
+			return item;
+		};
+	};
+	return { numbered: made(lineOffset), unnumbered: made(undefined) };
 }
 
 /**
  * The longest priority prefix of `ranked` whose lines, in line order, fit the limits with the count of the
- * rest; `dropped`: notable lines the scan found and did not keep (counted with the rest).
+ * rest; `dropped`: notable lines the scan found and did not keep (counted with the rest). Whether k lines fit is
+ * counted from the items' sizes (the list's rule: bytes, lines and entries, one "\n" between entries), so the
+ * search projects the list once, for the lines it keeps.
  */
-function section(
+export function section(
 	ranked: readonly NotableLine[],
 	dropped: number,
 	maxBytes: number,
 	maxLines: number,
-	lineOffset: number,
 	heading: string,
+	items: SectionItems,
 ): Section {
 	const headingBytes = utf8ByteLength(heading) + 1;
 	const headingLines = countLines(heading);
@@ -93,33 +136,49 @@ function section(
 		maxLines: Math.max(0, maxLines - headingLines),
 		clip: true,
 	};
-	const listOf = (shown: NotableLine[], omitted: number, offset: number | undefined) => {
-		const items = shown.map((l) => itemOf(l, offset));
-		if (omitted > 0) items.push(notableMore(omitted));
-		return project(items, limits);
-	};
-	const attempt = (k: number) => {
-		const shown = ranked.slice(0, k).sort((a, b) => a.line - b.line);
+	// What project(items, limits) works to, and what the k best items spend (their order does not change a sum).
+	const lim = limitsOf(limits, {});
+	const bytes = [0];
+	const newlines = [0];
+	for (let k = 0; k < ranked.length; k++) {
+		const item = items.numbered(ranked[k]);
+		bytes.push(bytes[k] + item.bytes);
+		newlines.push(newlines[k] + item.newlines);
+	}
+	/** The list of the k best lines and the count of the rest fits whole (project(items, limits) keeps it all). */
+	const fits = (k: number) => {
 		const omitted = ranked.length - k + dropped;
-		const listed = listOf(shown, omitted, lineOffset);
-		return { shown, omitted, listed, fits: !listed.truncated };
+		const more = omitted > 0 ? notableMore(omitted) : "";
+		const entries = k + (omitted > 0 ? 1 : 0);
+		const gaps = Math.max(0, entries - 1);
+		const spentBytes = bytes[k] + (omitted > 0 ? utf8ByteLength(more) : 0) + gaps;
+		const spentNewlines = newlines[k] + (omitted > 0 ? countNewlines(more) : 0) + gaps;
+		return spentBytes <= lim.maxBytes && spentNewlines + 1 <= lim.maxLines && entries <= lim.maxLines;
 	};
 	// The largest k that fits (fitting is monotone in k: fewer lines and a larger count still fit, in practice).
 	let lo = 0;
 	let hi = ranked.length;
 	while (lo < hi) {
 		const mid = Math.ceil((lo + hi) / 2);
-		if (attempt(mid).fits) lo = mid;
+		if (fits(mid)) lo = mid;
 		else hi = mid - 1;
 	}
-	const best = attempt(lo);
-	if (lo === 0 || !best.fits) return EMPTY;
-	const text = `${heading}\n${best.listed.text}`;
-	const list = best.listed.text;
+	if (lo === 0) return EMPTY;
+	const shown = ranked.slice(0, lo).sort((a, b) => a.line - b.line);
+	const omitted = ranked.length - lo + dropped;
+	const listOf = (item: (l: NotableLine) => Item) => {
+		const texts = shown.map((l) => item(l).text);
+		if (omitted > 0) texts.push(notableMore(omitted));
+		return project(texts, limits);
+	};
+	const listed = listOf(items.numbered);
+	if (listed.truncated) return EMPTY;
+	const text = `${heading}\n${listed.text}`;
+	const list = listed.text;
 	// Each item only loses its number: the same items fit the same limits.
-	const unnumbered = listOf(best.shown, best.omitted, undefined).text;
+	const unnumbered = () => listOf(items.unnumbered).text;
 	const sizes = { bytes: utf8ByteLength(text), lines: countLines(text) };
-	return { list, unnumbered, text, ...sizes, shown: best.shown, omitted: best.omitted };
+	return { list, unnumbered, text, ...sizes, shown, omitted };
 }
 
 /** The section's limits inside the log surface's: its share and caps, leaving head + tail a readable window. */
@@ -252,17 +311,21 @@ export function projectLog(
 	surface: SurfaceName | SurfaceLimits,
 	options: LogOptions = {},
 ): LogProjection | Promise<LogProjection> {
-	const { scan: given, section: _section, grow: _grow, ...projectOptions } = options;
+	const { scan: given, section: _section, grow: _grow, ...callOptions } = options;
 	const whole = () => {
-		const p = project(text, surface, projectOptions);
+		const p = project(text, surface, callOptions);
 		return p instanceof Promise ? p.then(plain) : plain(p);
 	};
 	const planned = scanPlan(text, surface, options);
 	if (!planned) return whole();
 	const scan = given ?? scanNotable(text, { maxLines: planned.scanLines });
 	if (scan.lines.length === 0) return whole();
+	// Head + tail are projected more than once below: the text is measured once for all of them.
+	const measured = callOptions.measured?.text === text ? callOptions.measured : measureText(text);
+	const projectOptions: ProjectOptions = { ...callOptions, measured };
 	const lineOffset = Math.max(0, Math.floor(Number(projectOptions.source?.firstLine) || 1) - 1);
 	const ranked = [...scan.lines].sort((a, b) => a.rank - b.rank);
+	const items = sectionItems(lineOffset);
 	const failing = scan.lines.some(claimsFailure);
 	const usable = (all: Layout[]) => all.filter((l) => l.caps.maxBytes > 0 && l.caps.maxLines > 1);
 
@@ -281,14 +344,17 @@ export function projectLog(
 			return ranked.filter((l) => l.count > 1 || (l.line > headLast && l.line < tailFirst));
 		};
 		/** A layout's section before head + tail are known: every line the scan kept, within the layout's caps. */
-		const sized = candidates.map((l) =>
-			section(ranked, scan.dropped, l.caps.maxBytes, l.caps.maxLines, lineOffset, NOTABLE_HEADING),
-		);
+		const sizedOnes: Section[] = [];
+		const sized = (i: number) => {
+			const caps = candidates[i].caps;
+			sizedOnes[i] ??= section(ranked, scan.dropped, caps.maxBytes, caps.maxLines, NOTABLE_HEADING, items);
+			return sizedOnes[i];
+		};
 		const restOf = (i: number) => ({
 			...projectOptions,
 			...(candidates[i].headShare === undefined ? {} : { headShare: candidates[i].headShare }),
-			maxBytes: lim.maxBytes - sized[i].bytes - 1,
-			maxLines: lim.maxLines - sized[i].lines,
+			maxBytes: lim.maxBytes - sized(i).bytes - 1,
+			maxLines: lim.maxLines - sized(i).lines,
 		});
 		/**
 		 * Layout i: head + tail in what its section leaves them, then the section within the same size without the
@@ -306,7 +372,7 @@ export function projectLog(
 				bytes: lim.maxBytes - utf8ByteLength(inner.text) - 1,
 				lines: lim.maxLines - countLines(inner.text),
 			};
-			let sec = section(unseen(inner), scan.dropped, left.bytes, left.lines, lineOffset, NOTABLE_HEADING);
+			let sec = section(unseen(inner), scan.dropped, left.bytes, left.lines, NOTABLE_HEADING, items);
 			if (sec.text === "") return undefined;
 			if (left.bytes - sec.bytes > WIDEN_BYTES) {
 				// Head and tail showed lines the section no longer lists, and nothing took their room: head + tail
@@ -314,8 +380,7 @@ export function projectLog(
 				const room = { maxBytes: lim.maxBytes - sec.bytes - 1, maxLines: lim.maxLines - sec.lines };
 				const wider = project(text, surface, { ...r, ...room, sink: undefined, stored: inner.artifact }) as Projection;
 				const fits = utf8ByteLength(wider.text) <= room.maxBytes && countLines(wider.text) <= room.maxLines;
-				const narrower =
-					fits && section(unseen(wider), scan.dropped, sec.bytes, sec.lines, lineOffset, NOTABLE_HEADING);
+				const narrower = fits && section(unseen(wider), scan.dropped, sec.bytes, sec.lines, NOTABLE_HEADING, items);
 				if (narrower && narrower.text !== "") {
 					inner = wider;
 					sec = narrower;
@@ -325,7 +390,7 @@ export function projectLog(
 			const saved = inner.readOffset !== undefined;
 			const view = saved
 				? `${NOTABLE_HEADING}\n${sec.list}\n${inner.text}`
-				: `${NOTABLE_HEADING_UNSAVED}\n${sec.unnumbered}\n${inner.text}`;
+				: `${NOTABLE_HEADING_UNSAVED}\n${sec.unnumbered()}\n${inner.text}`;
 			return { ...inner, text: view, notable: sec.shown, notableOmitted: sec.omitted };
 		};
 		const rest = (first: Projection): LogProjection => {
@@ -337,7 +402,7 @@ export function projectLog(
 			}
 			return plain(project(text, surface, { ...projectOptions, ...next }));
 		};
-		if (candidates.length === 0 || sized[0].text === "") return undefined;
+		if (candidates.length === 0 || sized(0).text === "") return undefined;
 		const first = project(text, surface, { ...restOf(0), ...(again ?? {}) });
 		return first instanceof Promise ? first.then(rest) : rest(first);
 	};
@@ -364,7 +429,7 @@ export function projectLog(
 				(l.count > 1 || (l.line > headLast && l.line < tailFirst)),
 		);
 		if (missing.length === 0) return view;
-		const need = missing.reduce((sum, l) => sum + utf8ByteLength(itemOf(l, lineOffset)) + 1, 0);
+		const need = missing.reduce((sum, l) => sum + items.numbered(l).bytes + 1, 0);
 		const by = {
 			maxBytes: Math.min(Math.max(0, Math.floor(grow.maxBytes)), need),
 			maxLines: Math.min(Math.max(0, Math.floor(grow.maxLines)), missing.length),

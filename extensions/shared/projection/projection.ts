@@ -60,6 +60,7 @@ import type {
 	ArtifactSink,
 	AsyncArtifactSink,
 	ListOptions,
+	MeasuredText,
 	Projection,
 	ProjectOptions,
 	SinkResult,
@@ -136,12 +137,44 @@ function longLineOf(frame: Frame, line: number, headBytesUsed: number, pageLong:
 	return { fromByte: utf8ByteLength(full.slice(0, start)) + 1, pageBytes: READ_PAGE_MAX_BYTES };
 }
 
+/** Most times a cut is made again in a smaller body when its footer took more than its worst case (see cut). */
+const MAX_RECUTS = 4;
+
+/**
+ * Head + marker + tail + footer within the limits. The marker's and the footer's room is reserved from their
+ * longest wording for this text (worstOverhead), but a footer's numbers can take a byte or two more than that:
+ * the worst case names lines "1–<last>", and a first omitted line with as many digits as the last one does not
+ * shrink the read call's offset and limit enough to make up for it ("lines 10–31 … offset=10, limit=22" is one
+ * byte longer than "lines 1–32 … offset=32, limit=32"). Then the body is cut again, smaller by what the view
+ * went over; a view within its limits is never cut again.
+ */
 function cut(text: string, lim: Limits, totals: Totals, w: Wording, frame: Frame, artifact?: ArtifactRef): Projection {
+	let spare = 0;
+	let p = cutBody(text, lim, totals, w, frame, artifact, spare);
+	for (let k = 0; k < MAX_RECUTS; k++) {
+		const over = utf8ByteLength(p.text) - p.maxBytes;
+		if (over <= 0) break;
+		spare += over;
+		p = cutBody(text, lim, totals, w, frame, artifact, spare);
+	}
+	return p;
+}
+
+/** The cut with `spare` bytes of the body left unused. */
+function cutBody(
+	text: string,
+	lim: Limits,
+	totals: Totals,
+	w: Wording,
+	frame: Frame,
+	artifact: ArtifactRef | undefined,
+	spare: number,
+): Projection {
 	const n = text.length;
 	const overhead = worstOverhead(w, totals, frame);
 	const maxBytes = Math.max(lim.maxBytes, overhead.bytes + SEPARATOR_BYTES + MIN_BODY_BYTES);
 	const maxLines = Math.max(lim.maxLines, overhead.lines + 2);
-	const bodyBytes = maxBytes - overhead.bytes - SEPARATOR_BYTES;
+	const bodyBytes = Math.max(0, maxBytes - overhead.bytes - SEPARATOR_BYTES - spare);
 	const bodyLines = maxLines - overhead.lines;
 	const headBytes = Math.floor(bodyBytes * lim.headShare);
 	const headLines = Math.floor(bodyLines * lim.headShare);
@@ -230,10 +263,27 @@ interface LineFacts {
 	longestLineUnits: number;
 }
 
-function lineFacts(text: string): LineFacts {
+/** `measured`: the caller's sizes of this text, when it has them. */
+function lineFacts(text: string, measured?: MeasuredText): LineFacts {
 	if (typeof text !== "string") throw new TypeError(`project: text must be a string, got ${typeof text}`);
+	if (measured) return { lines: measured.lines, longestLineUnits: measured.longestLineUnits };
 	const stats = lineStats(text);
 	return { lines: stats.newlines + 1, longestLineUnits: stats.longestLineUnits };
+}
+
+/**
+ * A text's UTF-8 bytes, lines and longest line, in two passes: given to project() (`measured`) by a caller that
+ * projects the same long text several times, so that no call measures it again. `bytes`: the text's UTF-8 size
+ * when the caller has it from encoding the text itself (the store's write), so only its lines are passed over.
+ */
+export function measureText(text: string, bytes?: number): MeasuredText {
+	const stats = lineStats(text);
+	return {
+		text,
+		bytes: bytes ?? utf8ByteLength(text),
+		lines: stats.newlines + 1,
+		longestLineUnits: stats.longestLineUnits,
+	};
 }
 
 /** A UTF-16 unit is at most 3 UTF-8 bytes, so shorter lines surely fit one read. */
@@ -251,10 +301,16 @@ interface Prepared {
 	small?: number;
 }
 
-/** One line pass decides the fit; a long text is not measured here (a sink's write can report its size). */
-function prepare(text: string, lim: Limits, marker?: ProjectOptions["marker"]): Prepared {
-	const facts = lineFacts(text);
-	const small = text.length <= lim.maxBytes ? utf8ByteLength(text) : undefined; // longer never fits
+/**
+ * One line pass decides the fit; a long text is not measured here (a sink's write can report its size). A text
+ * the caller measured (`measured`) is not passed over at all.
+ */
+function prepare(text: string, lim: Limits, options: ProjectOptions): Prepared {
+	const measured = options.measured?.text === text ? options.measured : undefined;
+	const facts = lineFacts(text, measured);
+	// Longer never fits (every UTF-16 unit is at least one byte): not measured then, unless it was already.
+	const small = measured ? measured.bytes : text.length <= lim.maxBytes ? utf8ByteLength(text) : undefined;
+	const marker = options.marker;
 	if (small !== undefined && small <= lim.maxBytes && facts.lines <= lim.maxLines) {
 		return { done: verbatim(text, lim, { bytes: small, lines: facts.lines }), lim, facts };
 	}
@@ -294,17 +350,20 @@ function frameOf(options: ProjectOptions, projectedTotals: Totals, facts: LineFa
 	if (!source || typeof source.text !== "string") {
 		return { totals: projectedTotals, lineOffset: 0, mayHaveLongLine: mayBeLong(facts.longestLineUnits) };
 	}
-	const stats = lineStats(source.text);
+	const m = options.measured?.text === source.text ? options.measured : measureText(source.text);
 	const firstLine = Math.max(1, Math.floor(Number(source.firstLine) || 1));
 	return {
-		totals: { bytes: utf8ByteLength(source.text), lines: stats.newlines + 1 },
+		totals: { bytes: m.bytes, lines: m.lines },
 		lineOffset: firstLine - 1,
-		mayHaveLongLine: mayBeLong(stats.longestLineUnits),
+		mayHaveLongLine: mayBeLong(m.longestLineUnits),
 		source: source.text,
 	};
 }
 
-/** The cut once the artifact is known. The text is measured here: no sink's own count is trusted with the limits. */
+/**
+ * The cut once the artifact is known. The text is measured here (or was, by the caller: `measured`): no sink's own
+ * count is trusted with the limits.
+ */
 function finish(text: string, p: Prepared, options: ProjectOptions, artifact: ArtifactRef | undefined): Projection {
 	const totals = { bytes: p.small ?? utf8ByteLength(text), lines: p.facts.lines };
 	return cut(text, p.lim, totals, wordingOf(options, artifact), frameOf(options, totals, p.facts), artifact);
@@ -341,7 +400,7 @@ export function project(
 ): Projection | Promise<Projection> {
 	if (isList(text)) return projectList(text, limitsOf({ ...surfaceOf(surface), clip: true }, options), options);
 	if (options.window) return windowed(text, surface, options, options.window);
-	const p = prepare(text, limitsOf(surfaceOf(surface), options), options.marker);
+	const p = prepare(text, limitsOf(surfaceOf(surface), options), options);
 	const sink = options.sink;
 	if (isAsync(sink)) {
 		if (p.done) return Promise.resolve(p.done);

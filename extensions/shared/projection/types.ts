@@ -56,6 +56,21 @@ export interface StoredSource {
 	firstLine: number;
 }
 
+/**
+ * A text's sizes, measured once (`measureText`) by a caller that projects the same long text more than once:
+ * each call would otherwise measure all of it again. A call uses them only for this very `text`.
+ */
+export interface MeasuredText {
+	/** The text measured. */
+	text: string;
+	/** UTF-8 bytes (a lone surrogate counts 3, as stored). */
+	bytes: number;
+	/** Lines as Pi's read counts them. */
+	lines: number;
+	/** Longest line in UTF-16 units. */
+	longestLineUnits: number;
+}
+
 /** What a caller needs beyond a plain view; every field is optional. */
 export interface ProjectOptions {
 	/** UTF-8 bytes for this call (a batch allocation, a water level, the room a header leaves), at most the surface's. */
@@ -81,6 +96,8 @@ export interface ProjectOptions {
 	 * text; with `source`, the footer speaks of the stored text's lines. The result's fields are the window's.
 	 */
 	window?: WindowOption;
+	/** The sizes of the text (or of `source.text`) measured once by the caller: used for that text only. */
+	measured?: MeasuredText;
 }
 
 /** What a list needs beyond its items (list mode: `project(items, surface, options)`); every field optional. */

@@ -105,10 +105,12 @@ export class ArtifactStore {
 	 * A put whose encoding, hashing and writing happen in this call, on this thread; only the fsync waits in the
 	 * thread pool, then the same naming as put. The caller's next work on this thread (the tool-output stub's
 	 * scan) runs while the disk makes the bytes durable; the result says whether they were stored. Same checks,
-	 * modes, content-addressed name and failures as put.
+	 * modes, content-addressed name and failures as put. `written`, when given, is called before this call returns
+	 * with the UTF-8 bytes written once they all are (the text's size as stored: the caller need not measure it
+	 * again); it is not called when the put failed before that.
 	 */
-	startPut(kind: ArtifactKind, text: string): Promise<PutResult | PutFailure> {
-		return runUntilFsync(this.putSteps(kind, text))
+	startPut(kind: ArtifactKind, text: string, written?: (bytes: number) => void): Promise<PutResult | PutFailure> {
+		return runUntilFsync(this.putSteps(kind, text, written))
 			.catch((error) => ({ ok: false as const, error: errorText(error) }))
 			.then((result) => this.afterPut(result));
 	}
@@ -283,7 +285,11 @@ export class ArtifactStore {
 		return last ?? { ok: false, error: `${dir} has no directory to check` };
 	}
 
-	private *putSteps(kind: ArtifactKind, text: string): Step<PutResult | PutFailure> {
+	private *putSteps(
+		kind: ArtifactKind,
+		text: string,
+		writtenAll?: (bytes: number) => void,
+	): Step<PutResult | PutFailure> {
 		if (!isKind(kind)) return { ok: false, error: `unknown artifact kind ${JSON.stringify(kind)}` };
 		if (typeof text !== "string") return { ok: false, error: `artifact text must be a string, got ${typeof text}` };
 		const check = yield* this.dirSteps(kind, true);
@@ -308,6 +314,7 @@ export class ArtifactStore {
 				bytes += written;
 				pos += read;
 			}
+			writtenAll?.(bytes);
 			yield* step.fsync(fd);
 			yield* step.close(fd);
 			fd = undefined;
