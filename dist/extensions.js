@@ -688,10 +688,12 @@ var init_artifact_store = __esm({
        * A put whose encoding, hashing and writing happen in this call, on this thread; only the fsync waits in the
        * thread pool, then the same naming as put. The caller's next work on this thread (the tool-output stub's
        * scan) runs while the disk makes the bytes durable; the result says whether they were stored. Same checks,
-       * modes, content-addressed name and failures as put.
+       * modes, content-addressed name and failures as put. `written`, when given, is called before this call returns
+       * with the UTF-8 bytes written once they all are (the text's size as stored: the caller need not measure it
+       * again); it is not called when the put failed before that.
        */
-      startPut(kind, text) {
-        return runUntilFsync(this.putSteps(kind, text)).catch((error) => ({ ok: false, error: errorText(error) })).then((result) => this.afterPut(result));
+      startPut(kind, text, written) {
+        return runUntilFsync(this.putSteps(kind, text, written)).catch((error) => ({ ok: false, error: errorText(error) })).then((result) => this.afterPut(result));
       }
       putSync(kind, text) {
         try {
@@ -845,7 +847,7 @@ var init_artifact_store = __esm({
         }
         return last ?? { ok: false, error: `${dir} has no directory to check` };
       }
-      *putSteps(kind, text) {
+      *putSteps(kind, text, writtenAll) {
         if (!isKind(kind)) return { ok: false, error: `unknown artifact kind ${JSON.stringify(kind)}` };
         if (typeof text !== "string") return { ok: false, error: `artifact text must be a string, got ${typeof text}` };
         const check = yield* this.dirSteps(kind, true);
@@ -866,6 +868,7 @@ var init_artifact_store = __esm({
             bytes += written;
             pos += read2;
           }
+          writtenAll?.(bytes);
           yield* fsStep.fsync(fd);
           yield* fsStep.close(fd);
           fd = void 0;
@@ -2042,11 +2045,22 @@ function longLineOf(frame, line, headBytesUsed, pageLong) {
   return { fromByte: utf8ByteLength(full.slice(0, start)) + 1, pageBytes: READ_PAGE_MAX_BYTES };
 }
 function cut(text, lim, totals2, w, frame, artifact) {
+  let spare = 0;
+  let p = cutBody(text, lim, totals2, w, frame, artifact, spare);
+  for (let k = 0; k < MAX_RECUTS; k++) {
+    const over = utf8ByteLength(p.text) - p.maxBytes;
+    if (over <= 0) break;
+    spare += over;
+    p = cutBody(text, lim, totals2, w, frame, artifact, spare);
+  }
+  return p;
+}
+function cutBody(text, lim, totals2, w, frame, artifact, spare) {
   const n2 = text.length;
   const overhead = worstOverhead(w, totals2, frame);
   const maxBytes = Math.max(lim.maxBytes, overhead.bytes + SEPARATOR_BYTES + MIN_BODY_BYTES);
   const maxLines = Math.max(lim.maxLines, overhead.lines + 2);
-  const bodyBytes = maxBytes - overhead.bytes - SEPARATOR_BYTES;
+  const bodyBytes = Math.max(0, maxBytes - overhead.bytes - SEPARATOR_BYTES - spare);
   const bodyLines = maxLines - overhead.lines;
   const headBytes = Math.floor(bodyBytes * lim.headShare);
   const headLines = Math.floor(bodyLines * lim.headShare);
@@ -2124,17 +2138,29 @@ ${tail}`;
     entries: []
   };
 }
-function lineFacts(text) {
+function lineFacts(text, measured) {
   if (typeof text !== "string") throw new TypeError(`project: text must be a string, got ${typeof text}`);
+  if (measured) return { lines: measured.lines, longestLineUnits: measured.longestLineUnits };
   const stats = lineStats(text);
   return { lines: stats.newlines + 1, longestLineUnits: stats.longestLineUnits };
+}
+function measureText(text, bytes) {
+  const stats = lineStats(text);
+  return {
+    text,
+    bytes: bytes ?? utf8ByteLength(text),
+    lines: stats.newlines + 1,
+    longestLineUnits: stats.longestLineUnits
+  };
 }
 function mayBeLong(longestLineUnits) {
   return longestLineUnits * 3 > READ_PAGE_MAX_BYTES;
 }
-function prepare(text, lim, marker) {
-  const facts = lineFacts(text);
-  const small = text.length <= lim.maxBytes ? utf8ByteLength(text) : void 0;
+function prepare(text, lim, options) {
+  const measured = options.measured?.text === text ? options.measured : void 0;
+  const facts = lineFacts(text, measured);
+  const small = measured ? measured.bytes : text.length <= lim.maxBytes ? utf8ByteLength(text) : void 0;
+  const marker = options.marker;
   if (small !== void 0 && small <= lim.maxBytes && facts.lines <= lim.maxLines) {
     return { done: verbatim(text, lim, { bytes: small, lines: facts.lines }), lim, facts };
   }
@@ -2166,12 +2192,12 @@ function frameOf(options, projectedTotals, facts) {
   if (!source || typeof source.text !== "string") {
     return { totals: projectedTotals, lineOffset: 0, mayHaveLongLine: mayBeLong(facts.longestLineUnits) };
   }
-  const stats = lineStats(source.text);
+  const m = options.measured?.text === source.text ? options.measured : measureText(source.text);
   const firstLine2 = Math.max(1, Math.floor(Number(source.firstLine) || 1));
   return {
-    totals: { bytes: utf8ByteLength(source.text), lines: stats.newlines + 1 },
+    totals: { bytes: m.bytes, lines: m.lines },
     lineOffset: firstLine2 - 1,
-    mayHaveLongLine: mayBeLong(stats.longestLineUnits),
+    mayHaveLongLine: mayBeLong(m.longestLineUnits),
     source: source.text
   };
 }
@@ -2188,7 +2214,7 @@ function isAsync(sink) {
 function project(text, surface, options = {}) {
   if (isList(text)) return projectList(text, limitsOf({ ...surfaceOf(surface), clip: true }, options), options);
   if (options.window) return windowed(text, surface, options, options.window);
-  const p = prepare(text, limitsOf(surfaceOf(surface), options), options.marker);
+  const p = prepare(text, limitsOf(surfaceOf(surface), options), options);
   const sink = options.sink;
   if (isAsync(sink)) {
     if (p.done) return Promise.resolve(p.done);
@@ -2226,7 +2252,7 @@ function windowed(text, surface, options, option) {
 ${p.text}` };
   return inner instanceof Promise ? inner.then(framed) : framed(inner);
 }
-var SEPARATOR_BYTES, MAX_REASON_BYTES;
+var SEPARATOR_BYTES, MAX_RECUTS, MAX_REASON_BYTES;
 var init_projection = __esm({
   "extensions/shared/projection/projection.ts"() {
     "use strict";
@@ -2241,6 +2267,7 @@ var init_projection = __esm({
     init_cut();
     init_limits();
     SEPARATOR_BYTES = 3;
+    MAX_RECUTS = 4;
     MAX_REASON_BYTES = surfaceOf("projection.reason").maxBytes;
   }
 });
@@ -6637,9 +6664,26 @@ var init_notable = __esm({
 // extensions/shared/projection/log.ts
 function itemOf(l, lineOffset) {
   const line = lineOffset === void 0 ? void 0 : l.line + lineOffset;
-  return project(notableItem(line, l.text, l.count), "notable.line").text;
+  const item = notableItem(line, l.text, l.count);
+  if (item.length <= ITEM.maxBytes && !item.includes("\n") && utf8ByteLength(item) <= ITEM.maxBytes) return item;
+  return project(item, "notable.line").text;
 }
-function section(ranked, dropped, maxBytes, maxLines, lineOffset, heading) {
+function sectionItems(lineOffset) {
+  const made = (offset) => {
+    const cache = /* @__PURE__ */ new Map();
+    return (l) => {
+      let item = cache.get(l);
+      if (item === void 0) {
+        const text = itemOf(l, offset);
+        item = { text, bytes: utf8ByteLength(text), newlines: countNewlines(text) };
+        cache.set(l, item);
+      }
+      return item;
+    };
+  };
+  return { numbered: made(lineOffset), unnumbered: made(void 0) };
+}
+function section(ranked, dropped, maxBytes, maxLines, heading, items) {
   const headingBytes = utf8ByteLength(heading) + 1;
   const headingLines = countLines(heading);
   const limits = {
@@ -6647,32 +6691,46 @@ function section(ranked, dropped, maxBytes, maxLines, lineOffset, heading) {
     maxLines: Math.max(0, maxLines - headingLines),
     clip: true
   };
-  const listOf = (shown, omitted, offset) => {
-    const items = shown.map((l) => itemOf(l, offset));
-    if (omitted > 0) items.push(notableMore(omitted));
-    return project(items, limits);
-  };
-  const attempt = (k) => {
-    const shown = ranked.slice(0, k).sort((a, b) => a.line - b.line);
-    const omitted = ranked.length - k + dropped;
-    const listed3 = listOf(shown, omitted, lineOffset);
-    return { shown, omitted, listed: listed3, fits: !listed3.truncated };
+  const lim = limitsOf(limits, {});
+  const bytes = [0];
+  const newlines = [0];
+  for (let k = 0; k < ranked.length; k++) {
+    const item = items.numbered(ranked[k]);
+    bytes.push(bytes[k] + item.bytes);
+    newlines.push(newlines[k] + item.newlines);
+  }
+  const fits2 = (k) => {
+    const omitted2 = ranked.length - k + dropped;
+    const more = omitted2 > 0 ? notableMore(omitted2) : "";
+    const entries = k + (omitted2 > 0 ? 1 : 0);
+    const gaps = Math.max(0, entries - 1);
+    const spentBytes = bytes[k] + (omitted2 > 0 ? utf8ByteLength(more) : 0) + gaps;
+    const spentNewlines = newlines[k] + (omitted2 > 0 ? countNewlines(more) : 0) + gaps;
+    return spentBytes <= lim.maxBytes && spentNewlines + 1 <= lim.maxLines && entries <= lim.maxLines;
   };
   let lo = 0;
   let hi = ranked.length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (attempt(mid).fits) lo = mid;
+    if (fits2(mid)) lo = mid;
     else hi = mid - 1;
   }
-  const best = attempt(lo);
-  if (lo === 0 || !best.fits) return EMPTY;
+  if (lo === 0) return EMPTY;
+  const shown = ranked.slice(0, lo).sort((a, b) => a.line - b.line);
+  const omitted = ranked.length - lo + dropped;
+  const listOf = (item) => {
+    const texts = shown.map((l) => item(l).text);
+    if (omitted > 0) texts.push(notableMore(omitted));
+    return project(texts, limits);
+  };
+  const listed3 = listOf(items.numbered);
+  if (listed3.truncated) return EMPTY;
   const text = `${heading}
-${best.listed.text}`;
-  const list = best.listed.text;
-  const unnumbered = listOf(best.shown, best.omitted, void 0).text;
+${listed3.text}`;
+  const list = listed3.text;
+  const unnumbered = () => listOf(items.unnumbered).text;
   const sizes = { bytes: utf8ByteLength(text), lines: countLines(text) };
-  return { list, unnumbered, text, ...sizes, shown: best.shown, omitted: best.omitted };
+  return { list, unnumbered, text, ...sizes, shown, omitted };
 }
 function sectionLimits(lim, name, restMarginBytes) {
   const own = surfaceOf(name);
@@ -6743,18 +6801,28 @@ function shownWhole(text, p) {
   const whole2 = p.tailStart === 0 || text.charCodeAt(p.tailStart - 1) === 10;
   return { headLast, tailFirst: p.totalLines - tailLines + (whole2 ? 1 : 2) };
 }
+function keepsEnds(text, view, wider) {
+  const firstEnd = text.indexOf("\n");
+  const firstLine2 = firstEnd === -1 ? text.length : firstEnd;
+  if (view.headEnd >= firstLine2 && wider.headEnd < firstLine2) return false;
+  const lastStart = text.lastIndexOf("\n", text.length - 2) + 1;
+  return !(view.tailStart <= lastStart && wider.tailStart > lastStart);
+}
 function projectLog(text, surface, options = {}) {
-  const { scan: given, section: _section, grow: _grow, ...projectOptions } = options;
+  const { scan: given, section: _section, grow: _grow, ...callOptions } = options;
   const whole2 = () => {
-    const p = project(text, surface, projectOptions);
+    const p = project(text, surface, callOptions);
     return p instanceof Promise ? p.then(plain2) : plain2(p);
   };
   const planned = scanPlan(text, surface, options);
   if (!planned) return whole2();
   const scan = given ?? scanNotable(text, { maxLines: planned.scanLines });
   if (scan.lines.length === 0) return whole2();
+  const measured = callOptions.measured?.text === text ? callOptions.measured : measureText(text);
+  const projectOptions = { ...callOptions, measured };
   const lineOffset = Math.max(0, Math.floor(Number(projectOptions.source?.firstLine) || 1) - 1);
   const ranked = [...scan.lines].sort((a, b) => a.rank - b.rank);
+  const items = sectionItems(lineOffset);
   const failing = scan.lines.some(claimsFailure);
   const usable2 = (all) => all.filter((l) => l.caps.maxBytes > 0 && l.caps.maxLines > 1);
   const viewIn = (lim, candidates, again) => {
@@ -6762,14 +6830,17 @@ function projectLog(text, surface, options = {}) {
       const { headLast, tailFirst } = shownWhole(text, p);
       return ranked.filter((l) => l.count > 1 || l.line > headLast && l.line < tailFirst);
     };
-    const sized = candidates.map(
-      (l) => section(ranked, scan.dropped, l.caps.maxBytes, l.caps.maxLines, lineOffset, NOTABLE_HEADING)
-    );
+    const sizedOnes = [];
+    const sized = (i) => {
+      const caps = candidates[i].caps;
+      sizedOnes[i] ??= section(ranked, scan.dropped, caps.maxBytes, caps.maxLines, NOTABLE_HEADING, items);
+      return sizedOnes[i];
+    };
     const restOf = (i) => ({
       ...projectOptions,
       ...candidates[i].headShare === void 0 ? {} : { headShare: candidates[i].headShare },
-      maxBytes: lim.maxBytes - sized[i].bytes - 1,
-      maxLines: lim.maxLines - sized[i].lines
+      maxBytes: lim.maxBytes - sized(i).bytes - 1,
+      maxLines: lim.maxLines - sized(i).lines
     });
     const lay = (i, given2) => {
       let inner = given2;
@@ -6781,13 +6852,13 @@ function projectLog(text, surface, options = {}) {
         bytes: lim.maxBytes - utf8ByteLength(inner.text) - 1,
         lines: lim.maxLines - countLines(inner.text)
       };
-      let sec = section(unseen(inner), scan.dropped, left.bytes, left.lines, lineOffset, NOTABLE_HEADING);
+      let sec = section(unseen(inner), scan.dropped, left.bytes, left.lines, NOTABLE_HEADING, items);
       if (sec.text === "") return void 0;
       if (left.bytes - sec.bytes > WIDEN_BYTES) {
         const room = { maxBytes: lim.maxBytes - sec.bytes - 1, maxLines: lim.maxLines - sec.lines };
         const wider = project(text, surface, { ...r, ...room, sink: void 0, stored: inner.artifact });
         const fits2 = utf8ByteLength(wider.text) <= room.maxBytes && countLines(wider.text) <= room.maxLines;
-        const narrower = fits2 && section(unseen(wider), scan.dropped, sec.bytes, sec.lines, lineOffset, NOTABLE_HEADING);
+        const narrower = fits2 && section(unseen(wider), scan.dropped, sec.bytes, sec.lines, NOTABLE_HEADING, items);
         if (narrower && narrower.text !== "") {
           inner = wider;
           sec = narrower;
@@ -6797,7 +6868,7 @@ function projectLog(text, surface, options = {}) {
       const view = saved ? `${NOTABLE_HEADING}
 ${sec.list}
 ${inner.text}` : `${NOTABLE_HEADING_UNSAVED}
-${sec.unnumbered}
+${sec.unnumbered()}
 ${inner.text}`;
       return { ...inner, text: view, notable: sec.shown, notableOmitted: sec.omitted };
     };
@@ -6810,7 +6881,7 @@ ${inner.text}`;
       }
       return plain2(project(text, surface, { ...projectOptions, ...next }));
     };
-    if (candidates.length === 0 || sized[0].text === "") return void 0;
+    if (candidates.length === 0 || sized(0).text === "") return void 0;
     const first = project(text, surface, { ...restOf(0), ...again ?? {} });
     return first instanceof Promise ? first.then(rest) : rest(first);
   };
@@ -6827,7 +6898,7 @@ ${inner.text}`;
       (l) => !listed3.has(l.line) && l.kind !== "context" && claimsFailure(l) && (l.count > 1 || l.line > headLast && l.line < tailFirst)
     );
     if (missing.length === 0) return view;
-    const need = missing.reduce((sum, l) => sum + utf8ByteLength(itemOf(l, lineOffset)) + 1, 0);
+    const need = missing.reduce((sum, l) => sum + items.numbered(l).bytes + 1, 0);
     const by = {
       maxBytes: Math.min(Math.max(0, Math.floor(grow.maxBytes)), need),
       maxLines: Math.min(Math.max(0, Math.floor(grow.maxLines)), missing.length)
@@ -6836,11 +6907,12 @@ ${inner.text}`;
     if (!limits) return view;
     const again = { sink: void 0, stored: view.artifact };
     const wider = viewIn(limits, usable2(grownLayouts(planned.lim, by)), again);
-    return wider && wider.notable.length > view.notable.length ? wider : view;
+    if (!wider || wider.notable.length <= view.notable.length) return view;
+    return keepsEnds(text, view, wider) ? wider : view;
   };
   return normal instanceof Promise ? normal.then(overflowing) : overflowing(normal);
 }
-var REST_MARGIN_BYTES, FAILING_REST_MARGIN_BYTES, WIDEN_BYTES, EMPTY, claimsFailure;
+var REST_MARGIN_BYTES, FAILING_REST_MARGIN_BYTES, WIDEN_BYTES, EMPTY, ITEM, claimsFailure;
 var init_log = __esm({
   "extensions/shared/projection/log.ts"() {
     "use strict";
@@ -6853,7 +6925,8 @@ var init_log = __esm({
     REST_MARGIN_BYTES = 512;
     FAILING_REST_MARGIN_BYTES = 256;
     WIDEN_BYTES = 256;
-    EMPTY = { list: "", unnumbered: "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
+    EMPTY = { list: "", unnumbered: () => "", text: "", bytes: 0, lines: 0, shown: [], omitted: 0 };
+    ITEM = limitsOf(surfaceOf("notable.line"), {});
     claimsFailure = (l) => l.kind !== "summary" || l.failing;
   }
 });
@@ -8206,12 +8279,13 @@ function buildExcerpt(input) {
       maxLines: input.maxLines,
       stored: input.artifact,
       source: input.artifact.ok ? { text: input.text, firstLine: 1 } : void 0,
+      measured: input.measured,
       window: { firstNumber: offset, span: ranged ? "all" : "middle", heading }
     }).text;
   }
   if (input.kind === "search") prefix.push(...renderSearchIndex(indexSearchResults(input.text)));
   if (input.kind === "listing") prefix.push(...renderListingIndex(input.text));
-  const options = { ...remaining(input, prefix), stored: input.artifact };
+  const options = { ...remaining(input, prefix), stored: input.artifact, measured: input.measured };
   const shown = input.kind === "command" ? projectLog(input.text, input.surface, { ...options, scan: input.scan, grow: input.grow }) : project(input.text, input.surface, options);
   return [...prefix, shown.text].join("\n");
 }
@@ -8648,9 +8722,13 @@ async function completeOutput(fact, text, store) {
 async function buildStub(fact, text, deps) {
   const complete2 = await completeOutput(fact, text, deps.store);
   const { full, notes } = complete2;
-  const putting = complete2.stored ? Promise.resolve(complete2.stored) : deps.store.startPut(TOOL_OUTPUT_KIND, full).catch((error) => ({ ok: false, error: String(error) }));
+  let written;
+  const putting = complete2.stored ? Promise.resolve(complete2.stored) : deps.store.startPut(TOOL_OUTPUT_KIND, full, (bytes) => {
+    written = bytes;
+  }).catch((error) => ({ ok: false, error: String(error) }));
   const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
-  const sizes = measure(full);
+  const measured = measureText(full, written);
+  const sizes = measure(full, measured);
   const early = deps.summarize ? void 0 : earlyScan(fact, full, kind, sizes, notes, deps);
   const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, excerptLines(fact, full, kind, sizes, notes, deps)) : void 0;
   const put = await putting;
@@ -8662,7 +8740,7 @@ async function buildStub(fact, text, deps) {
   let summary;
   const summaryNotes = [];
   if (deps.summarize && input) {
-    const shown = projectLog(full, input.surface, { ...input.options, stored: ref, scan: input.scan });
+    const shown = projectLog(full, input.surface, { ...input.options, stored: ref, scan: input.scan, measured });
     const outcome = await deps.summarize({
       kind,
       tool: fact.toolName,
@@ -8687,7 +8765,7 @@ async function buildStub(fact, text, deps) {
   const made = early ? [early] : input?.excerptScans ?? [];
   const wanted = logScanLines(full, surface, room);
   const scan = made.find((m) => m.maxLines === wanted)?.scan;
-  const body = excerptOf(kind, surface, fact, full, room, ref, scan) + after;
+  const body = excerptOf(kind, surface, fact, full, room, ref, scan, measured) + after;
   const stub = renderStub({ ...base, notes: bodyNotes, label: EXCERPT_LABEL, body });
   const headroom2 = headroomDetails({ artifacts: [put.path], ...usage ? { usage } : {} });
   return { ...stubResult(fact, stub, headroom2), id, path: put.path, kind, summarized: summary !== void 0 };
@@ -8696,11 +8774,12 @@ function unstoredStub(fact, complete2, reason, config) {
   const { full, notes, fullOutputFile } = complete2;
   const kind = classifyTool(fact.toolName, full, config.toolClasses);
   const notStored = { reason, fullOutputFile };
-  const base = { id: "", tool: fact.toolName, ...measure(full), path: "", notStored };
+  const measured = measureText(full);
+  const base = { id: "", tool: fact.toolName, ...measure(full, measured), path: "", notStored };
   const surface = stubSurface(kind, config);
   const room = budget(surface, { ...base, notes, label: EXCERPT_LABEL });
   const ref = fullOutputFile ? { ok: true, path: fullOutputFile, sha256: (0, import_node_crypto2.createHash)("sha256").update(full).digest("hex") } : { ok: false, error: reason };
-  const body = excerptOf(kind, surface, fact, full, room, ref);
+  const body = excerptOf(kind, surface, fact, full, room, ref, void 0, measured);
   const stub = renderStub({ ...base, notes, label: EXCERPT_LABEL, body });
   const headroom2 = headroomDetails({
     artifacts: fullOutputFile ? [fullOutputFile] : [],
@@ -8780,11 +8859,11 @@ function placeholderBase(fact, sizes, deps) {
 function agreementScan(full, input) {
   return input?.scan && input.maxLines === DEFAULT_NOTABLE_LINES ? input.scan : scanNotable(full);
 }
-function excerptOf(kind, surface, fact, full, room, artifact, scan) {
-  return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact, scan });
+function excerptOf(kind, surface, fact, full, room, artifact, scan, measured) {
+  return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact, scan, measured });
 }
-function measure(full) {
-  return { bytes: Buffer.byteLength(full, "utf8"), lines: countLines(full), lastLineEmpty: full.endsWith("\n") };
+function measure(full, measured) {
+  return { bytes: measured.bytes, lines: measured.lines, lastLineEmpty: full.endsWith("\n") };
 }
 function previousDetails(fact) {
   const { truncation: _replaced, ...previous } = fact.details && typeof fact.details === "object" ? fact.details : {};
@@ -8819,7 +8898,6 @@ var init_artifacts = __esm({
     init_surfaces();
     init_content();
     init_notable();
-    init_utf8();
     init_agreement();
     init_classify();
     init_excerpt();

@@ -157,4 +157,35 @@ describe("projectLog layout properties", () => {
 		expect(grew).toBeGreaterThan(5);
 		expect(kept).toBeGreaterThan(5);
 	});
+
+	it("does not grow by lines alone at the cost of the head's first line (a case random runs found)", () => {
+		const first = `FAILED [0.0103s] inductor/test_triton_kernels.py::KernelTests::test_${"x".repeat(300)} - TypeError: no`;
+		const race = "--- FAIL: TestRace (0.00s)";
+		const lines = [
+			first,
+			race,
+			"",
+			"",
+			"",
+			"",
+			"test result: ok. 3 passed; 0 failed; 0 ignored",
+			"",
+			race,
+			"",
+			"",
+			race,
+			"",
+			race,
+		];
+		const text = lines.join("\n");
+		const options = { maxBytes: 2379, maxLines: 13, stored: STORED };
+		const grow = { maxBytes: 0, maxLines: 2 };
+		const scanLines = logScanLines(text, "toolArtifacts.stub.command", { ...options, grow });
+		expect(scanLines).toBeDefined();
+		const scan = scanNotable(text, { maxLines: scanLines ?? 0 });
+		const normal = projectLog(text, "toolArtifacts.stub.command", { ...options, scan });
+		const view = projectLog(text, "toolArtifacts.stub.command", { ...options, scan, grow });
+		expect(normal.head.startsWith(first)).toBe(true);
+		expect(view.head.startsWith(first)).toBe(true);
+	});
 });

@@ -296,6 +296,15 @@ function shownWhole(text: string, p: Projection): { headLast: number; tailFirst:
 	return { headLast, tailFirst: p.totalLines - tailLines + (whole ? 1 : 2) };
 }
 
+/** Whether `wider` still shows the log's first line whole in its head and last line whole in its tail where `view` did. */
+function keepsEnds(text: string, view: Projection, wider: Projection): boolean {
+	const firstEnd = text.indexOf("\n");
+	const firstLine = firstEnd === -1 ? text.length : firstEnd;
+	if (view.headEnd >= firstLine && wider.headEnd < firstLine) return false;
+	const lastStart = text.lastIndexOf("\n", text.length - 2) + 1;
+	return !(view.tailStart <= lastStart && wider.tailStart > lastStart);
+}
+
 /**
  * A log's projection: notable lines first, then project()'s head + tail, within the surface's limits (see the
  * module comment). Returns a promise exactly when project() would (an async sink).
@@ -438,7 +447,9 @@ export function projectLog(
 		if (!limits) return view;
 		const again = { sink: undefined, stored: view.artifact };
 		const wider = viewIn(limits, usable(grownLayouts(planned.lim, by)), again) as LogProjection | undefined;
-		return wider && wider.notable.length > view.notable.length ? wider : view;
+		if (!wider || wider.notable.length <= view.notable.length) return view;
+		// Growth takes its lines from what its bytes pay for and from head and tail, but never the log's first or last line.
+		return keepsEnds(text, view, wider) ? wider : view;
 	};
 	return normal instanceof Promise ? normal.then(overflowing) : overflowing(normal);
 }
