@@ -12,11 +12,11 @@ import { bootExtension } from "../shared/host/bootstrap.ts";
 import { DEFERRED_EXPOSURE, onPi1Event } from "../shared/host/pi-host.ts";
 import { AGENTS_COMMAND_DESCRIPTION, SubagentsLifecycle } from "./adapter/lifecycle.ts";
 import { BUILT_IN_AGENTS } from "./agents/agents.ts";
-import { RESULT_MESSAGE_TYPE } from "./delivery/delivery.ts";
+import { RESULT_MESSAGE_TYPE } from "./domain/entries.ts";
 import { spawnDescription } from "./prompt/spawn.ts";
 import { SUBAGENT_TOOLS, type SubagentTool } from "./tools/table.ts";
-import { registerSubagentsView } from "./view/command.ts";
 import { renderDelivered, toolRenderers } from "./view/tool-render.ts";
+import { registerSubagentsView } from "./view/view-command.ts";
 
 export { SHUTDOWN_WAIT_MS } from "./adapter/lifecycle.ts";
 export { STATUS_REFRESH_MS } from "./view/status.ts";

@@ -168,6 +168,18 @@ async function main(): Promise<void> {
 	const moduleTotal = modules.reduce((sum, [, ms]) => sum + ms, 0);
 	console.log(`\n${modules.length} bundled modules initialised, ${moduleTotal.toFixed(1)} ms in all; the largest:`);
 	for (const [name, ms] of modules.slice(0, 10)) console.log(`  ${ms.toFixed(2)} ms  ${name}`);
+	// By folder (extensions/<name>/<sub>/), so a part that start need not reach shows with its whole cost.
+	const folders = new Map<string, { ms: number; count: number }>();
+	for (const [name, ms] of modules) {
+		const folder = name.split("/").slice(0, -1).slice(0, 3).join("/") || name;
+		const entry = folders.get(folder) ?? { ms: 0, count: 0 };
+		folders.set(folder, { ms: entry.ms + ms, count: entry.count + 1 });
+	}
+	console.log("\nby folder:");
+	for (const [folder, { ms, count }] of [...folders].sort((a, b) => b[1].ms - a[1].ms))
+		console.log(`  ${ms.toFixed(2)} ms  ${count} modules  ${folder}`);
+	if (process.env.STARTUP_MODULES === "all")
+		for (const [name, ms] of modules) console.log(`  ${ms.toFixed(2)} ms  ${name}`);
 	await server.close();
 }
 

@@ -1,17 +1,15 @@
 /**
  * The seven tools as one table: name, wording, parameters (schemas.ts), whether Pi 1.x may keep it behind
  * tool_search, and its handler. Each handler's own signature names the few services it uses
- * (`Pick<SubagentServices, …>`); the adapter registers every row in one loop (index.ts).
+ * (`Pick<SubagentServices, …>`); the adapter registers every row in one loop (index.ts). The handlers load with
+ * the children's code on the first call (adapter/later.ts): the table itself is what a start needs.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { Static, TSchema } from "typebox";
+import { loadLater } from "../adapter/later.ts";
 import type { SUBAGENT_TOOL_NAMES } from "../domain/records.ts";
 import type { SubagentServices } from "../domain/services.ts";
 import { TOOL_TEXT } from "../prompt/common.ts";
-import { cancelTool } from "./cancel.ts";
-import { checkTool } from "./check.ts";
-import { cleanupTool } from "./cleanup.ts";
-import { listTool } from "./list.ts";
 import type { OnUpdate, ToolReturn } from "./reply.ts";
 import {
 	CANCEL_PARAMETERS,
@@ -22,9 +20,6 @@ import {
 	SPAWN_PARAMETERS,
 	WAIT_PARAMETERS,
 } from "./schemas.ts";
-import { sendTool } from "./send.ts";
-import { spawnTool } from "./spawn.ts";
-import { waitTool } from "./wait.ts";
 
 /** What a handler gets besides its parameters (Pi's execute arguments it may use). */
 export interface ToolCall {
@@ -55,7 +50,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		promptSnippet: TOOL_TEXT.spawn.snippet,
 		parameters: SPAWN_PARAMETERS,
 		rare: false,
-		run: (services, params, { ctx }) => spawnTool(services, params, ctx),
+		run: async (services, params, { ctx }) => (await loadLater()).spawnTool(services, params, ctx),
 	}),
 	tool({
 		name: "subagent_wait",
@@ -63,7 +58,8 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.wait.description,
 		parameters: WAIT_PARAMETERS,
 		rare: false,
-		run: (services, params, { signal, onUpdate, ctx }) => waitTool(services, params, signal, onUpdate, ctx),
+		run: async (services, params, { signal, onUpdate, ctx }) =>
+			(await loadLater()).waitTool(services, params, signal, onUpdate, ctx),
 	}),
 	tool({
 		name: "subagent_check",
@@ -71,7 +67,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.check.description,
 		parameters: CHECK_PARAMETERS,
 		rare: true,
-		run: (services, params, { ctx }) => checkTool(services, params, ctx),
+		run: async (services, params, { ctx }) => (await loadLater()).checkTool(services, params, ctx),
 	}),
 	tool({
 		name: "subagent_send",
@@ -79,7 +75,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.send.description,
 		parameters: SEND_PARAMETERS,
 		rare: true,
-		run: (services, params, { ctx }) => sendTool(services, params, ctx),
+		run: async (services, params, { ctx }) => (await loadLater()).sendTool(services, params, ctx),
 	}),
 	tool({
 		name: "subagent_cancel",
@@ -87,7 +83,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.cancel.description,
 		parameters: CANCEL_PARAMETERS,
 		rare: true,
-		run: (services, params, { ctx }) => cancelTool(services, params, ctx),
+		run: async (services, params, { ctx }) => (await loadLater()).cancelTool(services, params, ctx),
 	}),
 	tool({
 		name: "subagent_list",
@@ -95,7 +91,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.list.description,
 		parameters: LIST_PARAMETERS,
 		rare: true,
-		run: async (services, _params, { ctx }) => listTool(services, ctx),
+		run: async (services, _params, { ctx }) => (await loadLater()).listTool(services, ctx),
 	}),
 	tool({
 		name: "subagent_cleanup",
@@ -103,7 +99,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.cleanup.description,
 		parameters: CLEANUP_PARAMETERS,
 		rare: false,
-		run: (services, params, { ctx }) => cleanupTool(services, params, ctx),
+		run: async (services, params, { ctx }) => (await loadLater()).cleanupTool(services, params, ctx),
 	}),
 ];
 
