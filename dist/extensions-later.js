@@ -4577,7 +4577,7 @@ function subagentsCommand(deps, enter, elsewhere) {
 `);
   };
 }
-var import_trust2, import_projection4, import_common13, import_others2, import_render, import_view_command, VIEW_REFRESH_MS, PROJECTION_CACHE_ENTRIES;
+var import_trust2, import_projection4, import_common13, import_others2, import_render, VIEW_REFRESH_MS, PROJECTION_CACHE_ENTRIES;
 var init_command = __esm({
   "extensions/subagents/view/command.ts"() {
     "use strict";
@@ -4589,7 +4589,6 @@ var init_command = __esm({
     import_render = require("./extensions/subagents/view/render.ts");
     init_screens();
     init_transcript();
-    import_view_command = require("./extensions/subagents/view/view-command.ts");
     VIEW_REFRESH_MS = 250;
     PROJECTION_CACHE_ENTRIES = 500;
   }

@@ -9533,6 +9533,28 @@ var init_tool_artifacts = __esm({
   }
 });
 
+// extensions/subagents/adapter/later.ts
+function loadLater() {
+  loading2 ??= __later("extensions/subagents/later.ts").then((module2) => {
+    loaded2 = module2;
+    return module2;
+  });
+  return loading2;
+}
+function laterIfLoaded() {
+  return loaded2;
+}
+function later() {
+  if (!loaded2) throw new Error("subagents: the children's code is not loaded yet (loadLater first)");
+  return loaded2;
+}
+var loaded2, loading2;
+var init_later = __esm({
+  "extensions/subagents/adapter/later.ts"() {
+    "use strict";
+  }
+});
+
 // extensions/shared/text/sanitize.ts
 var sanitize_exports = {};
 __export(sanitize_exports, {
@@ -11635,34 +11657,11 @@ var init_schemas = __esm({
   }
 });
 
-// extensions/subagents/adapter/later.ts
-function loadLater() {
-  loading2 ??= __later("extensions/subagents/later.ts").then((module2) => {
-    loaded2 = module2;
-    return module2;
-  });
-  return loading2;
-}
-function laterIfLoaded() {
-  return loaded2;
-}
-function later() {
-  if (!loaded2) throw new Error("subagents: the children's code is not loaded yet (loadLater first)");
-  return loaded2;
-}
-var loaded2, loading2;
-var init_later = __esm({
-  "extensions/subagents/adapter/later.ts"() {
-    "use strict";
-  }
-});
-
 // extensions/subagents/tools/table.ts
 var tool, SUBAGENT_TOOLS, RARE_TOOLS;
 var init_table = __esm({
   "extensions/subagents/tools/table.ts"() {
     "use strict";
-    init_later();
     init_common();
     init_schemas();
     tool = (row) => row;
@@ -11673,7 +11672,7 @@ var init_table = __esm({
         promptSnippet: TOOL_TEXT.spawn.snippet,
         parameters: SPAWN_PARAMETERS,
         rare: false,
-        run: async (services, params, { ctx }) => (await loadLater()).spawnTool(services, params, ctx)
+        run: async (code2, services, params, { ctx }) => code2.spawnTool(services, params, ctx)
       }),
       tool({
         name: "subagent_wait",
@@ -11681,7 +11680,7 @@ var init_table = __esm({
         description: TOOL_TEXT.wait.description,
         parameters: WAIT_PARAMETERS,
         rare: false,
-        run: async (services, params, { signal, onUpdate, ctx }) => (await loadLater()).waitTool(services, params, signal, onUpdate, ctx)
+        run: async (code2, services, params, { signal, onUpdate, ctx }) => code2.waitTool(services, params, signal, onUpdate, ctx)
       }),
       tool({
         name: "subagent_check",
@@ -11689,7 +11688,7 @@ var init_table = __esm({
         description: TOOL_TEXT.check.description,
         parameters: CHECK_PARAMETERS,
         rare: true,
-        run: async (services, params, { ctx }) => (await loadLater()).checkTool(services, params, ctx)
+        run: async (code2, services, params, { ctx }) => code2.checkTool(services, params, ctx)
       }),
       tool({
         name: "subagent_send",
@@ -11697,7 +11696,7 @@ var init_table = __esm({
         description: TOOL_TEXT.send.description,
         parameters: SEND_PARAMETERS,
         rare: true,
-        run: async (services, params, { ctx }) => (await loadLater()).sendTool(services, params, ctx)
+        run: async (code2, services, params, { ctx }) => code2.sendTool(services, params, ctx)
       }),
       tool({
         name: "subagent_cancel",
@@ -11705,7 +11704,7 @@ var init_table = __esm({
         description: TOOL_TEXT.cancel.description,
         parameters: CANCEL_PARAMETERS,
         rare: true,
-        run: async (services, params, { ctx }) => (await loadLater()).cancelTool(services, params, ctx)
+        run: async (code2, services, params, { ctx }) => code2.cancelTool(services, params, ctx)
       }),
       tool({
         name: "subagent_list",
@@ -11713,7 +11712,7 @@ var init_table = __esm({
         description: TOOL_TEXT.list.description,
         parameters: LIST_PARAMETERS,
         rare: true,
-        run: async (services, _params, { ctx }) => (await loadLater()).listTool(services, ctx)
+        run: async (code2, services, _params, { ctx }) => code2.listTool(services, ctx)
       }),
       tool({
         name: "subagent_cleanup",
@@ -11721,7 +11720,7 @@ var init_table = __esm({
         description: TOOL_TEXT.cleanup.description,
         parameters: CLEANUP_PARAMETERS,
         rare: false,
-        run: async (services, params, { ctx }) => (await loadLater()).cleanupTool(services, params, ctx)
+        run: async (code2, services, params, { ctx }) => code2.cleanupTool(services, params, ctx)
       })
     ];
     RARE_TOOLS = SUBAGENT_TOOLS.filter((t) => t.rare).map((t) => t.name);
@@ -12760,22 +12759,16 @@ var init_tool_render = __esm({
 });
 
 // extensions/subagents/view/view-command.ts
-var view_command_exports = {};
-__export(view_command_exports, {
-  VIEW_COMMAND_DESCRIPTION: () => VIEW_COMMAND_DESCRIPTION,
-  registerSubagentsView: () => registerSubagentsView
-});
-function registerSubagentsView(pi, deps, enter, elsewhere) {
+function registerSubagentsView(pi, deps, enter, open2, elsewhere) {
   pi.registerCommand("subagents", {
     description: VIEW_COMMAND_DESCRIPTION,
-    handler: async (args, ctx) => (await loadLater()).subagentsCommand(deps, enter, elsewhere)(args, ctx)
+    handler: async (args, ctx) => (await open2())(deps, enter, elsewhere)(args, ctx)
   });
 }
 var VIEW_COMMAND_DESCRIPTION;
 var init_view_command = __esm({
   "extensions/subagents/view/view-command.ts"() {
     "use strict";
-    init_later();
     VIEW_COMMAND_DESCRIPTION = "Watch and steer this session's subagents (a live list, a child's transcript, a line to steer it); see and cancel other sessions' running ones";
   }
 });
@@ -12809,9 +12802,9 @@ function setupSubagents(pi, depth) {
       description,
       ...tool2.promptSnippet ? { promptSnippet: tool2.promptSnippet } : {},
       parameters: tool2.parameters,
-      execute: (_id, params, signal, onUpdate, ctx) => {
+      execute: async (_id, params, signal, onUpdate, ctx) => {
         state.enter(ctx);
-        return tool2.run(services, params, { signal, onUpdate, ctx });
+        return tool2.run(await loadLater(), services, params, { signal, onUpdate, ctx });
       },
       renderCall: render.renderCall(tool2.name),
       renderResult: render.renderResult
@@ -12821,7 +12814,13 @@ function setupSubagents(pi, depth) {
     if (tool2.description === void 0) life.describeSpawn(spawnDescription(BUILT_IN_AGENTS));
     else register(tool2);
   }
-  registerSubagentsView(pi, services, state.enter, life.elsewhere);
+  registerSubagentsView(
+    pi,
+    services,
+    state.enter,
+    () => loadLater().then((code2) => code2.subagentsCommand),
+    life.elsewhere
+  );
   pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, renderDelivered);
   pi.registerCommand("agents", {
     description: AGENTS_COMMAND_DESCRIPTION,
@@ -12845,6 +12844,7 @@ var init_subagents = __esm({
     "use strict";
     init_bootstrap();
     init_pi_host();
+    init_later();
     init_lifecycle();
     init_agents();
     init_entries();
@@ -14491,8 +14491,7 @@ var shared = {
   "extensions/subagents/prompt/pipeline.ts": () => (init_pipeline(), __toCommonJS(pipeline_exports)),
   "extensions/subagents/prompt/spawn.ts": () => (init_spawn(), __toCommonJS(spawn_exports)),
   "extensions/subagents/view/others.ts": () => (init_others(), __toCommonJS(others_exports)),
-  "extensions/subagents/view/render.ts": () => (init_render(), __toCommonJS(render_exports)),
-  "extensions/subagents/view/view-command.ts": () => (init_view_command(), __toCommonJS(view_command_exports))
+  "extensions/subagents/view/render.ts": () => (init_render(), __toCommonJS(render_exports))
 };
 // Annotate the CommonJS export names for ESM import in node:
 0 && (module.exports = {

@@ -1,7 +1,8 @@
 /**
  * subagents loads the code a start does not need on first use (adapter/later.ts, docs/startup.md "Loaded on
  * first use"): a session start with no children and no records of any loads none of it and makes no manager;
- * a session whose branch holds records of children loads it and restores them; the first tool call loads it.
+ * a session whose branch holds records of children loads it and restores them; the adapter loads it for the
+ * first tool call (index.ts), and the tool then makes the manager.
  * Runs first in its own module state (vitest isolates each file), so "not loaded" is observable.
  */
 import { join } from "node:path";
@@ -10,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import type { ExtensionHost } from "../../extensions/shared/host/bootstrap.ts";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
-import { laterIfLoaded } from "../../extensions/subagents/adapter/later.ts";
+import { laterIfLoaded, loadLater } from "../../extensions/subagents/adapter/later.ts";
 import { hasChildRecords, SubagentsLifecycle } from "../../extensions/subagents/adapter/lifecycle.ts";
 import { sessionHomes } from "../../extensions/subagents/children/home.ts";
 import { RUN_ENTRY, SETTLED_ENTRY } from "../../extensions/subagents/domain/entries.ts";
@@ -76,17 +77,24 @@ describe("subagents' code that a start does not need", () => {
 		expect(laterIfLoaded()).toBeUndefined();
 	});
 
-	it("the first tool call loads it and makes the manager", async () => {
+	it("loaded as the adapter loads it for a tool call, the tool makes the manager", async () => {
 		const t = setup([]);
 		try {
 			await t.life.sessionStart(t.ctx as never);
 			expect(laterIfLoaded()).toBeUndefined();
 			const list = SUBAGENT_TOOLS.find((tool) => tool.name === "subagent_list");
 			if (!list) throw new Error("no subagent_list in the table");
+			const code = await loadLater();
+			expect(laterIfLoaded()).toBe(code);
 			const reply = await list.run(
+				code,
 				t.life.services,
 				{},
-				{ signal: undefined, onUpdate: () => undefined, ctx: t.ctx as never },
+				{
+					signal: undefined,
+					onUpdate: () => undefined,
+					ctx: t.ctx as never,
+				},
 			);
 			expect(JSON.stringify(reply.content)).toContain("text");
 			expect(laterIfLoaded()).toBeDefined();

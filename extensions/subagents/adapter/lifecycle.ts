@@ -21,9 +21,9 @@ import { agentsCommandText, spawnDescription } from "../prompt/spawn.ts";
 import { SPAWN_PARAMETERS } from "../tools/schemas.ts";
 import type { SpawnParams } from "../tools/spawn.ts";
 import { RARE_TOOLS } from "../tools/table.ts";
+import type { OtherSessions } from "../view/command.ts";
 import { cancelOther, otherSessionChildren } from "../view/others.ts";
 import { StatusLine } from "../view/status.ts";
-import type { OtherSessions } from "../view/view-command.ts";
 import { type Later, later, laterIfLoaded, loadLater } from "./later.ts";
 import { createSessionState, type SessionState } from "./session-state.ts";
 

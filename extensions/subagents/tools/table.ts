@@ -1,12 +1,12 @@
 /**
  * The seven tools as one table: name, wording, parameters (schemas.ts), whether Pi 1.x may keep it behind
  * tool_search, and its handler. Each handler's own signature names the few services it uses
- * (`Pick<SubagentServices, …>`); the adapter registers every row in one loop (index.ts). The handlers load with
- * the children's code on the first call (adapter/later.ts): the table itself is what a start needs.
+ * (`Pick<SubagentServices, …>`); the adapter registers every row in one loop (index.ts). The handlers are in the
+ * part loaded on first use (adapter/later.ts), handed to each call: the table itself is what a start needs.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { Static, TSchema } from "typebox";
-import { loadLater } from "../adapter/later.ts";
+import type { Later } from "../adapter/later.ts";
 import type { SUBAGENT_TOOL_NAMES } from "../domain/records.ts";
 import type { SubagentServices } from "../domain/services.ts";
 import { TOOL_TEXT } from "../prompt/common.ts";
@@ -37,7 +37,8 @@ export interface SubagentTool<P extends TSchema = TSchema> {
 	parameters: P;
 	/** A tool the parent rarely needs in every request: deferred behind Pi 1.x's tool_search when it is active. */
 	rare: boolean;
-	run(services: SubagentServices, params: Static<P>, call: ToolCall): Promise<ToolReturn>;
+	/** `code`: the part loaded on first use (adapter/later.ts), which the adapter loads before the call. */
+	run(code: Later, services: SubagentServices, params: Static<P>, call: ToolCall): Promise<ToolReturn>;
 }
 
 /** A row with its parameters' type kept for its handler (the table itself holds them as TSchema). */
@@ -50,7 +51,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		promptSnippet: TOOL_TEXT.spawn.snippet,
 		parameters: SPAWN_PARAMETERS,
 		rare: false,
-		run: async (services, params, { ctx }) => (await loadLater()).spawnTool(services, params, ctx),
+		run: async (code, services, params, { ctx }) => code.spawnTool(services, params, ctx),
 	}),
 	tool({
 		name: "subagent_wait",
@@ -58,8 +59,8 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.wait.description,
 		parameters: WAIT_PARAMETERS,
 		rare: false,
-		run: async (services, params, { signal, onUpdate, ctx }) =>
-			(await loadLater()).waitTool(services, params, signal, onUpdate, ctx),
+		run: async (code, services, params, { signal, onUpdate, ctx }) =>
+			code.waitTool(services, params, signal, onUpdate, ctx),
 	}),
 	tool({
 		name: "subagent_check",
@@ -67,7 +68,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.check.description,
 		parameters: CHECK_PARAMETERS,
 		rare: true,
-		run: async (services, params, { ctx }) => (await loadLater()).checkTool(services, params, ctx),
+		run: async (code, services, params, { ctx }) => code.checkTool(services, params, ctx),
 	}),
 	tool({
 		name: "subagent_send",
@@ -75,7 +76,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.send.description,
 		parameters: SEND_PARAMETERS,
 		rare: true,
-		run: async (services, params, { ctx }) => (await loadLater()).sendTool(services, params, ctx),
+		run: async (code, services, params, { ctx }) => code.sendTool(services, params, ctx),
 	}),
 	tool({
 		name: "subagent_cancel",
@@ -83,7 +84,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.cancel.description,
 		parameters: CANCEL_PARAMETERS,
 		rare: true,
-		run: async (services, params, { ctx }) => (await loadLater()).cancelTool(services, params, ctx),
+		run: async (code, services, params, { ctx }) => code.cancelTool(services, params, ctx),
 	}),
 	tool({
 		name: "subagent_list",
@@ -91,7 +92,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.list.description,
 		parameters: LIST_PARAMETERS,
 		rare: true,
-		run: async (services, _params, { ctx }) => (await loadLater()).listTool(services, ctx),
+		run: async (code, services, _params, { ctx }) => code.listTool(services, ctx),
 	}),
 	tool({
 		name: "subagent_cleanup",
@@ -99,7 +100,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.cleanup.description,
 		parameters: CLEANUP_PARAMETERS,
 		rare: false,
-		run: async (services, params, { ctx }) => (await loadLater()).cleanupTool(services, params, ctx),
+		run: async (code, services, params, { ctx }) => code.cleanupTool(services, params, ctx),
 	}),
 ];
 

@@ -10,16 +10,13 @@ import type { ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi
 import { folderTrust, trustCommand, untrustedHint } from "../../shared/host/trust.ts";
 import { project } from "../../shared/projection/projection.ts";
 import type { ChildRecord } from "../domain/records.ts";
+import type { SubagentServices } from "../domain/services.ts";
 import { CANCELLED_IN_VIEW } from "../prompt/common.ts";
-import { sendTool } from "../tools/send.ts";
+import { type SendDeps, sendTool } from "../tools/send.ts";
 import { type OtherChild, otherTag } from "./others.ts";
 import { paintFor } from "./render.ts";
 import { newestFirst, pickerHeader, pickerRow, SubagentsScreen } from "./screens.ts";
 import { TranscriptReader } from "./transcript.ts";
-import type { OtherSessions, ViewDeps } from "./view-command.ts";
-
-// What registers /subagents at start lives in view-command.ts; its handler below loads on first use.
-export { type OtherSessions, registerSubagentsView, VIEW_COMMAND_DESCRIPTION, type ViewDeps } from "./view-command.ts";
 
 /** How often an open view re-reads transcripts and redraws, in milliseconds. */
 export const VIEW_REFRESH_MS = 250;
@@ -47,7 +44,19 @@ export function plainList(children: readonly ChildRecord[], now: number, others:
 	return lines.join("\n");
 }
 
-/** The handler of /subagents; `enter` hands each command's context to the adapter first (as every tool call does). */
+/** Children of other sessions of this process: listed (marked) and cancellable from /subagents, nothing else. */
+export interface OtherSessions {
+	list(ctx: ExtensionContext): readonly OtherChild[];
+	cancel(session: string, id: string): Promise<void>;
+}
+
+/** What the view uses: what subagent_send uses (steering), the children as they are now, the store. */
+export type ViewDeps = SendDeps & Pick<SubagentServices, "existingChildren" | "store" | "agents" | "agentDir">;
+
+/**
+ * The handler of /subagents (registered at start by view-command.ts, loaded at its first use); `enter` hands each
+ * command's context to the adapter first (as every tool call does).
+ */
 export function subagentsCommand(
 	deps: ViewDeps,
 	enter: (ctx: ExtensionContext) => void,
