@@ -13,6 +13,11 @@
  *   nothing by name (only the bundle beside them), so Pi's loader imports them natively too: no Babel. The
  *   running Pi's modules are located from the loader's call of the factory (scripts/locate-pi.ts, compiled into
  *   the bundle) and imported by file URL.
+ * - `dist/extensions-later.js`: the modules reached only through an `import()` that the start does not reach
+ *   otherwise (subagents' children, tool runs and view: extensions/subagents/later.ts), as a second file of the
+ *   same kind, imported on that first use and evaluated into the same module state as the bundle's (it gets the
+ *   bundle's modules it uses from that evaluation). A start does not read it (docs/startup.md, "Loaded on first
+ *   use").
  * Plain JavaScript files the code starts by URL (the recall search worker) are copied beside them.
  */
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -82,24 +87,112 @@ function hostModulesOf(name: string): string[] {
 	return HOST_MODULES.filter((m) => used.has(m));
 }
 
+/** The stdin module of a build: a table of the project's modules, each a function returning it. */
+function table(name: string, entries: ReadonlyArray<readonly [string, string]>): string {
+	const rows = entries.map(([key, call]) => `\t${JSON.stringify(key)}: () => ${call},`);
+	return `export const ${name} = {\n${rows.join("\n")}\n};\n`;
+}
+
+/** A project file's path relative to the root, as esbuild's metafile names it (and its external imports). */
+const relPath = (file: string) => relative(ROOT, file).split("\\").join("/");
+
+/**
+ * The project's modules in `files` kept out of a build: esbuild matches an absolute path after resolving an
+ * import, and writes the import as that file's path from the root (`./extensions/...`), whoever imports it.
+ */
+const outside = (files: Iterable<string>) => [...files].map((file) => join(ROOT, file));
+
+/**
+ * Which modules a start reaches and which only a first use does. Start: every module reached from the five
+ * extensions' index.ts by static imports, and by dynamic imports of modules a start reaches anyway. Later: the
+ * targets of the other dynamic imports (`entries`: those a start's modules import) and what only they reach.
+ */
+function splitModules(): { start: Set<string>; later: Set<string>; entries: string[] } {
+	const entryPoints = EXTENSIONS.map((name) => join(ROOT, "extensions", name, "index.ts"));
+	const { metafile } = buildSync({ ...COMMON, entryPoints, outdir: "split", metafile: true });
+	const edges = new Map<string, Array<{ path: string; dynamic: boolean }>>();
+	for (const [file, input] of Object.entries(metafile.inputs))
+		edges.set(
+			file,
+			input.imports.filter((i) => !i.external).map((i) => ({ path: i.path, dynamic: i.kind === "dynamic-import" })),
+		);
+	const reach = (from: string[], follow: (edge: { dynamic: boolean }) => boolean, stop = new Set<string>()) => {
+		const seen = new Set<string>();
+		const stack = [...from];
+		while (stack.length > 0) {
+			const file = stack.pop() as string;
+			if (seen.has(file) || stop.has(file)) continue;
+			seen.add(file);
+			for (const edge of edges.get(file) ?? []) if (follow(edge)) stack.push(edge.path);
+		}
+		return seen;
+	};
+	const start = reach(entryPoints.map(relPath), (edge) => !edge.dynamic);
+	const entries = [
+		...new Set(
+			[...start].flatMap((file) =>
+				(edges.get(file) ?? []).filter((e) => e.dynamic && !start.has(e.path)).map((e) => e.path),
+			),
+		),
+	].sort();
+	// Start modules a later one imports are never copied into the later file: it takes them from the bundle.
+	const later = reach(entries, () => true, start);
+	return { start, later, entries };
+}
+
 /** Build into `outDir` (default dist/); returns the files written, relative to it. */
 export function buildExtensions(outDir = join(ROOT, "dist")): string[] {
 	rmSync(outDir, { recursive: true, force: true });
 	mkdirSync(outDir, { recursive: true });
 	const written: string[] = [BUNDLE];
+	const { start, later, entries } = splitModules();
+	// The later file: its entries' table; every start module it imports is taken from the bundle's evaluation.
+	const laterResult = buildSync({
+		...COMMON,
+		metafile: true,
+		external: outside(start),
+		stdin: {
+			contents: table(
+				"later",
+				entries.map((file) => [file, `require("./${file}")`]),
+			),
+			resolveDir: ROOT,
+			sourcefile: "extensions-later.ts",
+			loader: "ts",
+		},
+	});
+	const shared = new Set<string>();
+	for (const input of Object.values(laterResult.metafile.inputs))
+		for (const imp of input.imports) {
+			const file = imp.external ? relPath(join(ROOT, imp.path)) : "";
+			if (start.has(file)) shared.add(file);
+		}
 	// One bundle for all: each extension's module is imported lazily, so esbuild wraps every module in a lazy
-	// initialiser and `load(host, name)` evaluates only that extension's graph; shared code is written once.
-	const table = EXTENSIONS.map((name) => `\t"${name}": () => import("./extensions/${name}/index.ts"),`).join("\n");
+	// initialiser and `load(host, name)` evaluates only that extension's graph; shared code is written once. The
+	// modules the later file uses are listed too (`shared`), so it gets them from the same evaluation.
 	const result = buildSync({
 		...COMMON,
+		external: outside(later),
 		stdin: {
-			contents: `export const extensions = {\n${table}\n};\n`,
+			contents:
+				table(
+					"extensions",
+					EXTENSIONS.map((name) => [name, `import("./extensions/${name}/index.ts")`]),
+				) +
+				table(
+					"shared",
+					[...shared].sort().map((file) => [file, `require("./${file}")`]),
+				),
 			resolveDir: ROOT,
 			sourcefile: "extensions.ts",
 			loader: "ts",
 		},
 	});
-	writeFileSync(join(outDir, BUNDLE), asciiOnly(bundleModule(result.outputFiles[0].text)));
+	writeFileSync(join(outDir, BUNDLE), asciiOnly(bundleModule(laterImports(result.outputFiles[0].text, entries))));
+	if (entries.length > 0) {
+		writeFileSync(join(outDir, LATER_BUNDLE), asciiOnly(laterModule(laterResult.outputFiles[0].text)));
+		written.push(LATER_BUNDLE);
+	}
 	for (const name of EXTENSIONS) {
 		writeFileSync(join(outDir, `${name}.js`), entryModule(name, hostModulesOf(name)));
 		written.push(`${name}.js`);
@@ -114,6 +207,47 @@ export function buildExtensions(outDir = join(ROOT, "dist")): string[] {
 
 /** The one bundle of every extension's modules. */
 export const BUNDLE = "extensions.js";
+/** The modules reached only on first use (buildExtensions), a second file beside the bundle. */
+export const LATER_BUNDLE = "extensions-later.js";
+
+/**
+ * The bundle's `import()` of each later module, made a call of the evaluation's `__later` (which imports the
+ * later file once and takes the module from it); the build refuses a later module imported any other way.
+ */
+function laterImports(cjs: string, entries: readonly string[]): string {
+	let code = cjs;
+	for (const file of entries) {
+		if (!code.includes(`import("./${file}")`)) throw new Error(`${file}: its import() is not in the bundle`);
+		code = code.replaceAll(`import("./${file}")`, `__later("${file}")`);
+	}
+	if (/\b(import|require)\("\.\/extensions\//.test(code))
+		throw new Error("the start imports a later module statically");
+	return code;
+}
+
+/**
+ * The later file: an ES module exporting `evaluateLater(require, bundleUrl)`, which runs the later modules in the
+ * module state of the bundle's evaluation that calls it (`require` gives that evaluation's modules and Pi's).
+ */
+function laterModule(cjs: string): string {
+	// The later file takes the bundle's modules by require only (an import() of one would escape the evaluation).
+	if (cjs.includes(`import("./extensions/`))
+		throw new Error("a later module import()s a start module: import it statically");
+	return `${BUN_PRAGMA}
+${BANNER}
+// The modules reached only on first use (scripts/build.ts): imported by the bundle beside it, never by Pi.
+
+/** Evaluate the later modules with the bundle evaluation's require; returns their table (id: () => module). */
+export function evaluateLater(require, __bundleUrl) {
+	const module = { exports: {} };
+	const exports = module.exports;
+	(function (module, exports, require) {
+${cjs}
+	})(module, exports, require);
+	return module.exports.later;
+}
+`;
+}
 
 /**
  * The bundle with every non-ASCII unit written as a \\uXXXX escape: Bun reads a file marked `// @bun` as
@@ -153,6 +287,9 @@ const __bundleUrl = import.meta.url;
 /** How many times the package's modules were evaluated in this process (tests read it). */
 let evaluations = 0;
 export const evaluationCount = () => evaluations;
+/** How many times the later file (${LATER_BUNDLE}) was evaluated into an evaluation's module state (tests read it). */
+let laterEvaluations = 0;
+export const laterEvaluationCount = () => laterEvaluations;
 
 /**
  * Evaluate the package's modules afresh (nothing is shared with an earlier evaluation) with the running Pi's
@@ -164,6 +301,19 @@ function evaluate(host) {
 	const module = { exports: {} };
 	const exports = module.exports;
 	const require = (id) => (Object.hasOwn(host, id) ? host[id] : nodeRequire(id));
+	// The later file (modules reached only on first use), imported once and evaluated into this module state:
+	// its imports of the bundle's modules are this evaluation's.
+	let later;
+	const __later = async (id) => {
+		later ??= import(new URL("./${LATER_BUNDLE}", import.meta.url).href).then((file) => {
+			laterEvaluations++;
+			return file.evaluateLater(
+				(id) => (id.startsWith("./extensions/") ? module.exports.shared[id.slice(2)]() : require(id)),
+				__bundleUrl,
+			);
+		});
+		return (await later)[id]();
+	};
 	(function (module, exports, require) {
 ${cjs}
 	})(module, exports, require);

@@ -10,13 +10,14 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { bootExtension } from "../shared/host/bootstrap.ts";
 import { DEFERRED_EXPOSURE, onPi1Event } from "../shared/host/pi-host.ts";
+import { loadLater } from "./adapter/later.ts";
 import { AGENTS_COMMAND_DESCRIPTION, SubagentsLifecycle } from "./adapter/lifecycle.ts";
 import { BUILT_IN_AGENTS } from "./agents/agents.ts";
-import { RESULT_MESSAGE_TYPE } from "./delivery/delivery.ts";
+import { RESULT_MESSAGE_TYPE } from "./domain/entries.ts";
 import { spawnDescription } from "./prompt/spawn.ts";
 import { SUBAGENT_TOOLS, type SubagentTool } from "./tools/table.ts";
-import { registerSubagentsView } from "./view/command.ts";
 import { renderDelivered, toolRenderers } from "./view/tool-render.ts";
+import { registerSubagentsView } from "./view/view-command.ts";
 
 export { SHUTDOWN_WAIT_MS } from "./adapter/lifecycle.ts";
 export { STATUS_REFRESH_MS } from "./view/status.ts";
@@ -45,9 +46,10 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 			description,
 			...(tool.promptSnippet ? { promptSnippet: tool.promptSnippet } : {}),
 			parameters: tool.parameters,
-			execute: (_id, params, signal, onUpdate, ctx) => {
+			execute: async (_id, params, signal, onUpdate, ctx) => {
 				state.enter(ctx);
-				return tool.run(services, params, { signal, onUpdate: onUpdate as never, ctx });
+				// The tools' run paths load on the first call (adapter/later.ts, docs/startup.md).
+				return tool.run(await loadLater(), services, params, { signal, onUpdate: onUpdate as never, ctx });
 			},
 			renderCall: render.renderCall(tool.name),
 			renderResult: render.renderResult,
@@ -59,7 +61,13 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		else register(tool);
 	}
 
-	registerSubagentsView(pi, services, state.enter, life.elsewhere);
+	registerSubagentsView(
+		pi,
+		services,
+		state.enter,
+		() => loadLater().then((code) => code.subagentsCommand),
+		life.elsewhere,
+	);
 	pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, renderDelivered);
 	pi.registerCommand("agents", {
 		description: AGENTS_COMMAND_DESCRIPTION,

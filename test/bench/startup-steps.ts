@@ -10,7 +10,8 @@
  * A fresh process per start does what the CLI does (Pi's resource loader with the package in the settings,
  * `createAgentSession`, `bindExtensions`, which emits session_start), STARTUP_ROUNDS times (default 8); medians.
  *
- * Usage: node --import jiti/register test/bench/startup-steps.ts (STARTUP_DIST=<dist folder> for another build)
+ * Usage: node --import jiti/register test/bench/startup-steps.ts (STARTUP_DIST=<dist folder> for another build;
+ * STARTUP_FIRST_SPAWN=1 also times the first subagent_spawn after the start, whose code loads on first use)
  */
 import { spawnSync } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
@@ -33,6 +34,15 @@ await loader.reload();
 const { session } = await sdk.createAgentSession({ cwd, agentDir, resourceLoader: loader, sessionManager: sdk.SessionManager.inMemory() });
 await session.bindExtensions({});
 if (loader.getExtensions().errors.length > 0) throw new Error(JSON.stringify(loader.getExtensions().errors));
+if (process.env.STARTUP_FIRST_SPAWN === "1") {
+	// The first subagent_spawn after the start (its code may load now): CPU from the call to its answer.
+	const cpu = () => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
+	const spawn = session._toolRegistry.get("subagent_spawn");
+	const t0 = cpu();
+	const reply = await spawn.execute("call-1", { prompt: "say ok" }, undefined, () => undefined);
+	(globalThis.__steps ??= {})["the first subagent_spawn (call to answer)"] = cpu() - t0;
+	if (!JSON.stringify(reply.content).includes("sa-")) throw new Error("no child spawned: " + JSON.stringify(reply.content));
+}
 console.log(JSON.stringify({ steps: globalThis.__steps, modules: globalThis.__modules }));
 process.exit(0);
 `;
@@ -143,7 +153,7 @@ async function main(): Promise<void> {
 		const info = piLine("1.x");
 		const result = spawnSync(info.command, ["--no-install", child, SDK, sandbox.cwd, sandbox.agentDir], {
 			cwd: sandbox.cwd,
-			env: sandbox.env,
+			env: { ...sandbox.env, STARTUP_FIRST_SPAWN: process.env.STARTUP_FIRST_SPAWN ?? "" },
 			encoding: "utf8",
 			timeout: 120_000,
 		});
@@ -168,6 +178,18 @@ async function main(): Promise<void> {
 	const moduleTotal = modules.reduce((sum, [, ms]) => sum + ms, 0);
 	console.log(`\n${modules.length} bundled modules initialised, ${moduleTotal.toFixed(1)} ms in all; the largest:`);
 	for (const [name, ms] of modules.slice(0, 10)) console.log(`  ${ms.toFixed(2)} ms  ${name}`);
+	// By folder (extensions/<name>/<sub>/), so a part that start need not reach shows with its whole cost.
+	const folders = new Map<string, { ms: number; count: number }>();
+	for (const [name, ms] of modules) {
+		const folder = name.split("/").slice(0, -1).slice(0, 3).join("/") || name;
+		const entry = folders.get(folder) ?? { ms: 0, count: 0 };
+		folders.set(folder, { ms: entry.ms + ms, count: entry.count + 1 });
+	}
+	console.log("\nby folder:");
+	for (const [folder, { ms, count }] of [...folders].sort((a, b) => b[1].ms - a[1].ms))
+		console.log(`  ${ms.toFixed(2)} ms  ${count} modules  ${folder}`);
+	if (process.env.STARTUP_MODULES === "all")
+		for (const [name, ms] of modules) console.log(`  ${ms.toFixed(2)} ms  ${name}`);
 	await server.close();
 }
 

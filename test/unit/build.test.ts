@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BUNDLE, buildExtensions, EXTENSIONS, HOST_MODULES } from "../../scripts/build.ts";
+import { BUNDLE, buildExtensions, EXTENSIONS, HOST_MODULES, LATER_BUNDLE } from "../../scripts/build.ts";
 import { readManifest } from "../fixtures/package-layout.ts";
 import { REPO_ROOT } from "../fixtures/sandbox.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
@@ -29,6 +29,26 @@ describe("the shipped build", () => {
 		const pkg = readManifest(REPO_ROOT);
 		expect(pkg.files).toContain("dist");
 		expect(pkg.pi?.extensions).toEqual(EXTENSIONS.map((name) => `./dist/${name}.js`));
+	});
+
+	it("the later file is plain JavaScript for Bun and Node too, and takes every module the bundle has from it", () => {
+		const later = readFileSync(join(DIST, LATER_BUNDLE), "utf8");
+		expect(later.startsWith("// @bun\n")).toBe(true);
+		expect(later.match(/[^\x00-\x7f]/g), "non-ASCII characters in the later file").toBeNull();
+		expect([...later.matchAll(/^\s*import\s[^;]*?from\s+"([^"]+)"/gm)]).toEqual([]);
+		const bundle = readFileSync(join(DIST, BUNDLE), "utf8");
+		const modules = (code: string) => new Set([...code.matchAll(/__esm\(\{\n {2}"([^"]+)"/g)].map((m) => m[1]));
+		const inBundle = modules(bundle);
+		const inLater = modules(later);
+		expect(inLater.size).toBeGreaterThan(0);
+		for (const file of inLater) expect(inBundle.has(file), `${file} is in both files`).toBe(false);
+		// What the later file takes from the bundle, the bundle lists in its table of shared modules.
+		for (const [, file] of later.matchAll(/\brequire\("\.\/(extensions\/[^"]+)"\)/g))
+			expect(bundle, `${file} is not shared`).toContain(`"${file}": () =>`);
+		// Every module the bundle loads on first use is a row of the later file's table.
+		const wanted = [...bundle.matchAll(/__later\("([^"]+)"\)/g)].map((m) => m[1]);
+		expect(wanted.length).toBeGreaterThan(0);
+		for (const file of wanted) expect(later, `${file} is not in the later file`).toContain(`"${file}": () =>`);
 	});
 
 	it("the bundle and the entries import nothing by name but Node's modules (Pi's and dependencies are required)", () => {

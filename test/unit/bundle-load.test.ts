@@ -17,6 +17,7 @@ interface Bundle {
 	start(name: string, ids: string[], caller: Error, fallback: (id: string) => Promise<unknown>, pi: unknown): unknown;
 	load(host: Record<string, unknown>, name: string): Promise<Handler>;
 	evaluationCount(): number;
+	laterEvaluationCount(): number;
 }
 
 const bundle = (await import(pathToFileURL(join(REPO_ROOT, "dist", BUNDLE)).href)) as Bundle;
@@ -34,6 +35,8 @@ function callerInPi(): Error {
 interface FakePi {
 	pi: unknown;
 	registered: string[];
+	/** The handlers of the commands registered, by name. */
+	commands: Map<string, Handler>;
 	emit(event: string): void;
 	events(): string[];
 }
@@ -48,6 +51,7 @@ afterEach(() => {
 function fakePi(): FakePi {
 	const handlers = new Map<string, Handler[]>();
 	const registered: string[] = [];
+	const commands = new Map<string, Handler>();
 	const pi = new Proxy(
 		{},
 		{
@@ -55,6 +59,11 @@ function fakePi(): FakePi {
 				if (key === "on")
 					return (event: string, handler: Handler) => handlers.set(event, [...(handlers.get(event) ?? []), handler]);
 				if (key === "events") return { on: () => () => undefined, emit: () => undefined };
+				if (key === "registerCommand")
+					return (name: string, options: { handler: Handler }) => {
+						registered.push(name);
+						commands.set(name, options.handler);
+					};
 				if (typeof key === "string" && key.startsWith("register"))
 					return (what: unknown) =>
 						registered.push(typeof what === "string" ? what : String((what as { name?: unknown })?.name));
@@ -65,6 +74,7 @@ function fakePi(): FakePi {
 	const fake = {
 		pi,
 		registered,
+		commands,
 		/**
 		 * Pi's emit of `event`, reduced to the bundle's own handler (registered before the factory runs, so
 		 * first): the extensions' handlers would read the real agent dir.
@@ -162,5 +172,34 @@ describe("one evaluation per load", () => {
 		const two = await bundle.load(host, "context-trim");
 		expect(bundle.evaluationCount() - before).toBe(2);
 		expect(one).not.toBe(two);
+	});
+});
+
+describe("the later file (modules reached only on first use)", () => {
+	/** A context that refuses to be read: the command's own work stops at once, after its code loaded. */
+	const refusing = new Proxy(
+		{},
+		{
+			get: () => {
+				throw new Error("not read in this test");
+			},
+		},
+	);
+
+	it("a load and its factories never read it; the first use evaluates it into that load's module state, once", async () => {
+		const before = bundle.laterEvaluationCount();
+		const pis = await loadAll();
+		expect(bundle.laterEvaluationCount()).toBe(before);
+		const view = pis[3].commands.get("subagents");
+		if (!view) throw new Error("subagents registered no /subagents");
+		await expect(view("", refusing)).rejects.toThrow();
+		expect(bundle.laterEvaluationCount()).toBe(before + 1);
+		await expect(view("", refusing)).rejects.toThrow();
+		expect(bundle.laterEvaluationCount()).toBe(before + 1);
+		// The next load (a /reload) starts from fresh module state: its first use evaluates the file again.
+		pis[0].emit("session_shutdown");
+		const next = await loadAll(["subagents"]);
+		await expect(next[0].commands.get("subagents")?.("", refusing)).rejects.toThrow();
+		expect(bundle.laterEvaluationCount()).toBe(before + 2);
 	});
 });

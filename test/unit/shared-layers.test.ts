@@ -42,6 +42,8 @@ const SUBAGENT_PARTS: Record<string, number> = {
 	view: 6,
 	adapter: 7,
 	"index.ts": 7,
+	// What subagents loads on first use (adapter/later.ts): re-exports of the parts, beside index.ts.
+	"later.ts": 7,
 };
 
 function tsFiles(dir: string): string[] {

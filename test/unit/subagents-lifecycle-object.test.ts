@@ -5,15 +5,19 @@
  * stops, and the spawn tool registered again only when its description changed.
  */
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { ExtensionHost } from "../../extensions/shared/host/bootstrap.ts";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { loadLater } from "../../extensions/subagents/adapter/later.ts";
 import { SubagentsLifecycle } from "../../extensions/subagents/adapter/lifecycle.ts";
 import { sessionHomes } from "../../extensions/subagents/children/home.ts";
 import { RESULT_MESSAGE_TYPE } from "../../extensions/subagents/delivery/delivery.ts";
 import { resultKey } from "../../extensions/subagents/domain/ledger.ts";
 import { childRecord, tempRoot, until } from "./subagents-fakes.ts";
+
+// These tests make managers directly: the children's code, loaded on first use in Pi, is loaded first.
+beforeAll(() => loadLater());
 
 type Sent = { message: { customType?: string; content?: unknown }; options?: unknown };
 

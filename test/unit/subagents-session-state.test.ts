@@ -5,13 +5,17 @@
  * is the adapter's alone.
  */
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { ExtensionHost } from "../../extensions/shared/host/bootstrap.ts";
 import { DEFAULT_CONFIG, type HeadroomConfig } from "../../extensions/shared/host/config.ts";
 import { ArtifactStore } from "../../extensions/shared/store/artifact-store.ts";
+import { loadLater } from "../../extensions/subagents/adapter/later.ts";
 import { createSessionState } from "../../extensions/subagents/adapter/session-state.ts";
 import type { SubagentManager } from "../../extensions/subagents/children/manager.ts";
 import { tempRoot } from "./subagents-fakes.ts";
+
+// These tests make managers directly: the children's code, loaded on first use in Pi, is loaded first.
+beforeAll(() => loadLater());
 
 function fakeHost(root: string, config: HeadroomConfig) {
 	const reads: unknown[] = [];

@@ -9,34 +9,22 @@ import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-age
 import type { ExtensionHost } from "../../shared/host/bootstrap.ts";
 import { settleDeferredTools } from "../../shared/host/pi-host.ts";
 import { describePolicy } from "../agents/agents.ts";
-import { deliverQuestions } from "../ask/deliver.ts";
-import { askLimitsOf } from "../ask/desk.ts";
-import { persistQuestion, restoreQuestions } from "../ask/records.ts";
 import { scheduleWorktreePrune } from "../checkable/prune-worktrees.ts";
-import { WORKTREES_FOLDER } from "../checkable/spawn-checkable.ts";
 import { sessionHomes, sessionKey } from "../children/home.ts";
-import { limitsOf } from "../children/session.ts";
-import { AutoDelivery, deliverPending, FLUSH_POLL_ATTEMPTS } from "../delivery/delivery.ts";
-import {
-	persistRun,
-	persistSettled,
-	type RunEntryData,
-	restoreFromSession,
-	restoreWaiting,
-} from "../delivery/persistence.ts";
-import { recordedSpawnProblem } from "../delivery/record-checks.ts";
-import { rosterText } from "../delivery/roster.ts";
-import { type SettleState, settleSingleShot } from "../delivery/settle.ts";
+import { AutoDelivery, FLUSH_POLL_ATTEMPTS } from "../delivery/auto-delivery.ts";
+import type { RunEntryData } from "../delivery/persistence.ts";
+import type { SettleState } from "../delivery/settle.ts";
+import { QUESTION_ENTRY, RUN_ENTRY, SETTLED_ENTRY, WORKTREES_FOLDER } from "../domain/entries.ts";
 import type { SubagentServices } from "../domain/services.ts";
 import { CANCELLED_IN_VIEW, ROSTER_MESSAGE_TYPE } from "../prompt/common.ts";
-import { damagedSpawnError } from "../prompt/records.ts";
 import { agentsCommandText, spawnDescription } from "../prompt/spawn.ts";
 import { SPAWN_PARAMETERS } from "../tools/schemas.ts";
-import { type SpawnParams, spawnTool } from "../tools/spawn.ts";
+import type { SpawnParams } from "../tools/spawn.ts";
 import { RARE_TOOLS } from "../tools/table.ts";
 import type { OtherSessions } from "../view/command.ts";
 import { cancelOther, otherSessionChildren } from "../view/others.ts";
 import { StatusLine } from "../view/status.ts";
+import { type Later, later, laterIfLoaded, loadLater } from "./later.ts";
 import { createSessionState, type SessionState } from "./session-state.ts";
 
 /** How long shutdown waits for children to stop and record their partial output, in milliseconds. */
@@ -88,6 +76,8 @@ export class SubagentsLifecycle {
 			// Once per manager: every run and result is recorded in the parent's session, through `record`, which
 			// outlives this instance (children/home.ts): a child that settles after a session switch is recorded too.
 			onChildren: (manager, record) => {
+				// A manager is made by the children's code, so it is loaded by now (adapter/later.ts).
+				const { persistQuestion, persistRun, persistSettled } = later();
 				const deps = { store: this.services.store, session: { appendEntry: record } };
 				manager.questions.subscribe((event) => persistQuestion(record, event));
 				manager.subscribe((event) => {
@@ -134,8 +124,11 @@ export class SubagentsLifecycle {
 	}
 
 	/** Results first; questions at the next idle moment after them (one message starts one turn). */
-	private deliverNext(): Promise<boolean> {
+	private async deliverNext(): Promise<boolean> {
 		const services = this.services;
+		// No children: nothing to deliver (the children's code, which makes them, may not even be loaded).
+		if (!services.existingChildren()) return true;
+		const { deliverPending, deliverQuestions } = await loadLater();
 		return (services.existingChildren()?.ledger.pending().length ?? 0) > 0
 			? deliverPending(services, "trigger")
 			: deliverQuestions(services, "trigger");
@@ -187,6 +180,25 @@ export class SubagentsLifecycle {
 		// Children this session left running in the process (a reload, a switch back) are taken over as they
 		// are; otherwise they are rebuilt from the session's records.
 		const adopted = state.adopt(ctx);
+		// No children and no records of any: the children's code is not loaded (the first spawn loads it), and
+		// the manager is made when it is needed (docs/startup.md, "Loaded on first use").
+		if (!adopted && !hasChildRecords(ctx.sessionManager.getBranch())) {
+			this.status.refresh();
+			return;
+		}
+		const {
+			askLimitsOf,
+			damagedSpawnError,
+			deliverPending,
+			deliverQuestions,
+			limitsOf,
+			recordedSpawnProblem,
+			restoreFromSession,
+			restoreQuestions,
+			restoreWaiting,
+			spawnTool,
+		} = await loadLater();
+		if (services.closing()) return; // shut down while it loaded
 		services.children(ctx).setLimits(limitsOf(services.config()));
 		services.children(ctx).questions.setLimits(askLimitsOf(services.config()));
 		// Pipeline stages an earlier process left waiting are spawned again under their ids (restoreWaiting).
@@ -225,9 +237,11 @@ export class SubagentsLifecycle {
 	 * 1.x single-shot runs (print/json mode): a run that would settle while children run waits for them and
 	 * takes their results into one more turn before Pi exits (delivery/settle.ts). Acts on nothing with a UI.
 	 */
-	beforeSettle(event: Parameters<typeof settleSingleShot>[2], ctx: ExtensionContext) {
+	beforeSettle(event: Parameters<Later["settleSingleShot"]>[2], ctx: ExtensionContext) {
 		this.state.enter(ctx);
-		return settleSingleShot(this.services, this.settle, event, ctx);
+		// No children: nothing to wait for (settleSingleShot says the same, and its code need not load for it).
+		if (!this.services.existingChildren()) return Promise.resolve(undefined);
+		return loadLater().then((code) => code.settleSingleShot(this.services, this.settle, event, ctx));
 	}
 
 	turnStart(ctx: ExtensionContext): void {
@@ -249,7 +263,13 @@ export class SubagentsLifecycle {
 		this.state.remember(ctx);
 		const manager = this.services.existingChildren();
 		if (!manager) return;
-		const roster = rosterText(
+		// Children exist, so their code is loaded, except right after a session start adopted them.
+		const code = laterIfLoaded();
+		if (!code) {
+			void loadLater().then(() => this.sessionCompact(ctx));
+			return;
+		}
+		const roster = code.rosterText(
 			{ list: () => manager.list(), owed: (id) => manager.ledger.latest(id)?.delivery === "pending" },
 			Date.now(),
 		);
@@ -293,4 +313,16 @@ export class SubagentsLifecycle {
 		await Promise.race([Promise.all(stopping), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
 		for (const home of others) home.flushToFile();
 	}
+}
+
+/**
+ * Whether a session's branch holds records of children (their runs, results or questions): only then does a
+ * session start restore anything, and load the children's code for it.
+ */
+export function hasChildRecords(branch: readonly unknown[]): boolean {
+	const kinds: readonly unknown[] = [RUN_ENTRY, SETTLED_ENTRY, QUESTION_ENTRY];
+	return branch.some((entry) => {
+		const e = entry as { type?: unknown; customType?: unknown } | null;
+		return e?.type === "custom" && kinds.includes(e.customType);
+	});
 }

@@ -1,7 +1,8 @@
 /**
  * The adapter's state behind the services: the configuration (defaults until the shared bootstrap reads
  * it), the store, the latest context, the closing flag and this session's manager. Only the adapter holds
- * a SessionState; the parts get its read-only `services`.
+ * a SessionState; the parts get its read-only `services`. The manager is made on first use with the children's
+ * code (adapter/later.ts), which its caller has loaded.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ExtensionHost } from "../../shared/host/bootstrap.ts";
@@ -17,8 +18,8 @@ import {
 	sessionNameOf,
 } from "../children/home.ts";
 import type { SubagentManager } from "../children/manager.ts";
-import { createSessionChildren } from "../children/session.ts";
 import type { SubagentServices } from "../domain/services.ts";
+import { later } from "./later.ts";
 
 /** The adapter's side of the services: the only writer of what they read. */
 /**
@@ -127,13 +128,16 @@ export function createSessionState(options: SessionStateOptions): SessionState {
 		children: (context) => {
 			enter(context);
 			if (manager || adoptHome(context)) return manager!;
-			manager = createSessionChildren(context, {
+			// The children's code is loaded by whoever may make them (a tool's run, /subagents, a restore).
+			const code = later();
+			manager = code.createSessionChildren(context, {
 				depth,
 				agentDir,
 				config,
 				nested: options.nested,
 				parentTools: config.subagents.toolsBeyondParent ? undefined : activeToolsOf(pi),
 			});
+			manager.questions.setLimits(code.askLimitsOf(config));
 			// Top level: the children live in a process-wide home keyed by session (children/home.ts).
 			if (depth === 0) {
 				const key = sessionKey(context);

@@ -6,13 +6,12 @@
  * the text is cleaned again as a fresh question would be.
  */
 import type { SubagentManager } from "../children/manager.ts";
+import { ANSWER_ENTRY, QUESTION_ENTRY } from "../domain/entries.ts";
 import type { QuestionEvent } from "./desk.ts";
 import { type AskedQuestion, cleanQuestion } from "./question.ts";
 
-/** Session entry written when a child asks. */
-export const QUESTION_ENTRY = "subagent-question";
-/** Session entry written when a question is closed. */
-export const ANSWER_ENTRY = "subagent-answer";
+// The session entries' names (domain/entries.ts: start reads them without this module).
+export { ANSWER_ENTRY, QUESTION_ENTRY };
 
 export interface QuestionEntryData {
 	id: string;

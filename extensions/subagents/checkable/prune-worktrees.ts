@@ -9,8 +9,6 @@
 import { lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { GitOptions } from "./git.ts";
-import { runGit } from "./git.ts";
-import { BRANCH_PREFIX, removeWorktree, SAFE_NAME } from "./isolation.ts";
 
 /** Delay before the pass, so it never competes with a session's first turn (ms). */
 export const WORKTREE_PRUNE_DELAY_MS = 20_000;
@@ -70,6 +68,11 @@ export async function pruneWorktrees(
 		return outcome;
 	}
 	const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+	// Git and the worktree code load here, at the pass, not when session start schedules it (docs/startup.md).
+	const [{ runGit }, { BRANCH_PREFIX, removeWorktree, SAFE_NAME }] = await Promise.all([
+		import("./git.ts"),
+		import("./isolation.ts"),
+	]);
 	for (const name of names) {
 		if (!SAFE_NAME.test(name)) continue;
 		const path = join(root, name);

@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { ArtifactStore } from "../../shared/store/artifact-store.ts";
+import { WORKTREES_FOLDER } from "../domain/entries.ts";
 import type { ChildRecord } from "../domain/records.ts";
 import {
 	badIsolationError,
@@ -21,8 +22,8 @@ import { BRANCH_PREFIX, createWorktree, probeRepository, removeWorktree, type Wo
 import { composeSteps, type RunSteps } from "./run-steps.ts";
 import { compileOutputSchema } from "./schema.ts";
 
-/** Folder of the children's worktrees inside the store root (<agentDir>/cache/headroom/worktrees). */
-export const WORKTREES_FOLDER = "worktrees";
+/** Folder of the children's worktrees inside the store root (domain/entries.ts). */
+export { WORKTREES_FOLDER };
 
 export const ISOLATION_MODES = ["none", "worktree"] as const;
 

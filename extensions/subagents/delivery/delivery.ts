@@ -20,13 +20,9 @@ import { type BatchInput, type BatchItem, type BatchOutput, projectBatch } from 
 import { batchOptions } from "./batch-options.ts";
 import { type DeliveryProof, deliveryProof, RESULT_MESSAGE_TYPE } from "./persistence.ts";
 
+// The automatic-delivery timer (auto-delivery.ts: the adapter holds one from start, without this module).
+export { AutoDelivery, FLUSH_DEBOUNCE_MS, FLUSH_POLL_ATTEMPTS, FLUSH_POLL_MS } from "./auto-delivery.ts";
 export { RESULT_MESSAGE_TYPE };
-/** Delay before an automatic delivery, in milliseconds, so children finishing together arrive together. */
-export const FLUSH_DEBOUNCE_MS = 50;
-/** Interval of idle polls after the parent's run ended, in milliseconds. */
-export const FLUSH_POLL_MS = 25;
-/** Idle polls after agent_end before giving up until the next run ends (0.73 has no agent_settled). */
-export const FLUSH_POLL_ATTEMPTS = 200;
 
 /** A result as a batch entry: header from the child, the exact text, the one-line fallback. */
 export function batchInput(manager: SubagentManager, result: SettledResult): BatchInput {
@@ -209,39 +205,5 @@ export async function deliverPending(
 		for (const key of keys) manager.ledger.release(key);
 		console.error(`subagents: automatic delivery failed, will retry: ${String(error)}`);
 		return true;
-	}
-}
-
-/** The pending automatic-delivery attempt of one extension instance, and the idle polls it has left. */
-export class AutoDelivery {
-	private timer: ReturnType<typeof setTimeout> | undefined;
-	private attempts = 0;
-
-	/** `deliver` is one attempt: false when the parent was busy (try again later). */
-	constructor(private readonly deliver: () => Promise<boolean>) {}
-
-	/** Try to deliver soon; with polls, keep trying while the parent is still winding down its run. */
-	schedule(polls = 0): void {
-		this.attempts = Math.max(this.attempts, polls);
-		if (this.timer) return;
-		const delay = polls > 0 ? FLUSH_POLL_MS : FLUSH_DEBOUNCE_MS;
-		this.timer = setTimeout(() => {
-			this.timer = undefined;
-			void this.deliver().then((done) => {
-				if (done) this.attempts = 0;
-				else if (this.attempts > 0) {
-					const left = this.attempts - 1;
-					this.attempts = 0;
-					this.schedule(left);
-				}
-			});
-		}, delay);
-	}
-
-	/** Drop the pending attempt (shutdown). */
-	cancel(): void {
-		if (this.timer) clearTimeout(this.timer);
-		this.timer = undefined;
-		this.attempts = 0;
 	}
 }

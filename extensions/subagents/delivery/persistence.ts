@@ -15,6 +15,7 @@ import { utf8Length } from "../../shared/text/tokens.ts";
 import { type ChildBudget, checkChildBudget } from "../budget/budget.ts";
 import { WORKTREES_FOLDER } from "../checkable/spawn-checkable.ts";
 import { readPartialOutput, readSessionSpend } from "../children/partial-output.ts";
+import { DELIVERED_ENTRY, RESULT_MESSAGE_TYPE, RUN_ENTRY, SETTLED_ENTRY } from "../domain/entries.ts";
 import type { DeliveryState, SettledResult } from "../domain/ledger.ts";
 import { resultKey } from "../domain/ledger.ts";
 import type { AfterFailed, ChildRecord, ChildState, ContextMode, RecordedSpawn } from "../domain/records.ts";
@@ -25,12 +26,8 @@ import { NOT_RESTORED, notRestoredText } from "../prompt/pipeline.ts";
 import { damagedRecordsWarning, damagedResultText, damagedWorktreeNote } from "../prompt/records.ts";
 import { checkRecordText, checkWorktreeRecord } from "./record-checks.ts";
 
-/** Session entry written when a run settles. */
-export const SETTLED_ENTRY = "subagent-settled";
-/** Session entry written when a run is queued (a spawn, a new run by subagent_send) and when it starts. */
-export const RUN_ENTRY = "subagent-run";
-/** Session entry written when results were consumed. */
-export const DELIVERED_ENTRY = "subagent-delivered";
+// The session entries' names (domain/entries.ts: start reads them without this module).
+export { DELIVERED_ENTRY, RESULT_MESSAGE_TYPE, RUN_ENTRY, SETTLED_ENTRY };
 /** Results up to this many UTF-8 bytes are kept inline in the session entry; longer ones go to the store. */
 export const INLINE_ENTRY_MAX_BYTES = 64 * 1024;
 /** Longest task text kept in a settled entry, in UTF-8 bytes (the child's session file has all of it). */
@@ -175,9 +172,6 @@ function snapshot(child: ChildRecord, run: number): Omit<SettledEntryData, "key"
 		...(child.budget ? { budget: child.budget } : {}),
 	};
 }
-
-/** customType of the messages that carry results to the parent. */
-export const RESULT_MESSAGE_TYPE = "subagent-result";
 
 /**
  * What a message carrying results holds in its details: which results it carries, and how. The message is

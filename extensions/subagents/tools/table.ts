@@ -1,17 +1,15 @@
 /**
  * The seven tools as one table: name, wording, parameters (schemas.ts), whether Pi 1.x may keep it behind
  * tool_search, and its handler. Each handler's own signature names the few services it uses
- * (`Pick<SubagentServices, …>`); the adapter registers every row in one loop (index.ts).
+ * (`Pick<SubagentServices, …>`); the adapter registers every row in one loop (index.ts). The handlers are in the
+ * part loaded on first use (adapter/later.ts), handed to each call: the table itself is what a start needs.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { Static, TSchema } from "typebox";
+import type { Later } from "../adapter/later.ts";
 import type { SUBAGENT_TOOL_NAMES } from "../domain/records.ts";
 import type { SubagentServices } from "../domain/services.ts";
 import { TOOL_TEXT } from "../prompt/common.ts";
-import { cancelTool } from "./cancel.ts";
-import { checkTool } from "./check.ts";
-import { cleanupTool } from "./cleanup.ts";
-import { listTool } from "./list.ts";
 import type { OnUpdate, ToolReturn } from "./reply.ts";
 import {
 	CANCEL_PARAMETERS,
@@ -22,9 +20,6 @@ import {
 	SPAWN_PARAMETERS,
 	WAIT_PARAMETERS,
 } from "./schemas.ts";
-import { sendTool } from "./send.ts";
-import { spawnTool } from "./spawn.ts";
-import { waitTool } from "./wait.ts";
 
 /** What a handler gets besides its parameters (Pi's execute arguments it may use). */
 export interface ToolCall {
@@ -42,7 +37,8 @@ export interface SubagentTool<P extends TSchema = TSchema> {
 	parameters: P;
 	/** A tool the parent rarely needs in every request: deferred behind Pi 1.x's tool_search when it is active. */
 	rare: boolean;
-	run(services: SubagentServices, params: Static<P>, call: ToolCall): Promise<ToolReturn>;
+	/** `code`: the part loaded on first use (adapter/later.ts), which the adapter loads before the call. */
+	run(code: Later, services: SubagentServices, params: Static<P>, call: ToolCall): Promise<ToolReturn>;
 }
 
 /** A row with its parameters' type kept for its handler (the table itself holds them as TSchema). */
@@ -55,7 +51,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		promptSnippet: TOOL_TEXT.spawn.snippet,
 		parameters: SPAWN_PARAMETERS,
 		rare: false,
-		run: (services, params, { ctx }) => spawnTool(services, params, ctx),
+		run: async (code, services, params, { ctx }) => code.spawnTool(services, params, ctx),
 	}),
 	tool({
 		name: "subagent_wait",
@@ -63,7 +59,8 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.wait.description,
 		parameters: WAIT_PARAMETERS,
 		rare: false,
-		run: (services, params, { signal, onUpdate, ctx }) => waitTool(services, params, signal, onUpdate, ctx),
+		run: async (code, services, params, { signal, onUpdate, ctx }) =>
+			code.waitTool(services, params, signal, onUpdate, ctx),
 	}),
 	tool({
 		name: "subagent_check",
@@ -71,7 +68,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.check.description,
 		parameters: CHECK_PARAMETERS,
 		rare: true,
-		run: (services, params, { ctx }) => checkTool(services, params, ctx),
+		run: async (code, services, params, { ctx }) => code.checkTool(services, params, ctx),
 	}),
 	tool({
 		name: "subagent_send",
@@ -79,7 +76,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.send.description,
 		parameters: SEND_PARAMETERS,
 		rare: true,
-		run: (services, params, { ctx }) => sendTool(services, params, ctx),
+		run: async (code, services, params, { ctx }) => code.sendTool(services, params, ctx),
 	}),
 	tool({
 		name: "subagent_cancel",
@@ -87,7 +84,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.cancel.description,
 		parameters: CANCEL_PARAMETERS,
 		rare: true,
-		run: (services, params, { ctx }) => cancelTool(services, params, ctx),
+		run: async (code, services, params, { ctx }) => code.cancelTool(services, params, ctx),
 	}),
 	tool({
 		name: "subagent_list",
@@ -95,7 +92,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.list.description,
 		parameters: LIST_PARAMETERS,
 		rare: true,
-		run: async (services, _params, { ctx }) => listTool(services, ctx),
+		run: async (code, services, _params, { ctx }) => code.listTool(services, ctx),
 	}),
 	tool({
 		name: "subagent_cleanup",
@@ -103,7 +100,7 @@ export const SUBAGENT_TOOLS: readonly SubagentTool[] = [
 		description: TOOL_TEXT.cleanup.description,
 		parameters: CLEANUP_PARAMETERS,
 		rare: false,
-		run: (services, params, { ctx }) => cleanupTool(services, params, ctx),
+		run: async (code, services, params, { ctx }) => code.cleanupTool(services, params, ctx),
 	}),
 ];
 

@@ -6,7 +6,7 @@
  * writes no message and no entry. `/subagents trust` (`untrust`, `forget`) records whether this project's agent
  * files apply; project agents kept out by it are named each time the command runs.
  */
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { folderTrust, trustCommand, untrustedHint } from "../../shared/host/trust.ts";
 import { project } from "../../shared/projection/projection.ts";
 import type { ChildRecord } from "../domain/records.ts";
@@ -22,9 +22,6 @@ import { TranscriptReader } from "./transcript.ts";
 export const VIEW_REFRESH_MS = 250;
 /** Projected tool results kept per open view (each is computed once). */
 const PROJECTION_CACHE_ENTRIES = 500;
-
-export const VIEW_COMMAND_DESCRIPTION =
-	"Watch and steer this session's subagents (a live list, a child's transcript, a line to steer it); see and cancel other sessions' running ones";
 
 /**
  * The plain list (no custom UI): header and one row per child, newest first; then, under their own heading,
@@ -56,102 +53,101 @@ export interface OtherSessions {
 /** What the view uses: what subagent_send uses (steering), the children as they are now, the store. */
 export type ViewDeps = SendDeps & Pick<SubagentServices, "existingChildren" | "store" | "agents" | "agentDir">;
 
-/** Register /subagents; `enter` hands each command's context to the adapter first (as every tool call does). */
-export function registerSubagentsView(
-	pi: ExtensionAPI,
+/**
+ * The handler of /subagents (registered at start by view-command.ts, loaded at its first use); `enter` hands each
+ * command's context to the adapter first (as every tool call does).
+ */
+export function subagentsCommand(
 	deps: ViewDeps,
 	enter: (ctx: ExtensionContext) => void,
 	elsewhere?: OtherSessions,
-): void {
-	pi.registerCommand("subagents", {
-		description: VIEW_COMMAND_DESCRIPTION,
-		handler: async (args, ctx) => {
-			enter(ctx);
-			const tell = (text: string, level: "info" | "warning" | "error" = "info") => {
-				if (ctx.hasUI) ctx.ui.notify(text, level);
-				else process.stderr.write(`${text}\n`);
-			};
-			const verb = args.trim();
-			if (verb === "trust" || verb === "untrust" || verb === "forget") {
-				try {
-					tell(`subagents: ${trustCommand(deps.agentDir(), ctx.cwd, verb)}`);
-				} catch (error) {
-					tell(`subagents: ${error instanceof Error ? error.message : String(error)}`, "error");
-				}
-				return;
-			}
-			// Project agents this project's trust keeps out: said every time, with the command that trusts it.
-			const ignored = deps
-				.agents(ctx)
-				.folders.filter((f) => f.exists && !f.read && (f.source === "project" || f.source === "claude-project"));
-			if (ignored.length > 0) {
-				const hint = untrustedHint(folderTrust(deps.agentDir(), ctx.cwd, ctx), "/subagents trust");
-				tell(`subagents: project agents ignored: ${ignored.map((f) => f.dir).join(", ")}: ${hint}`, "warning");
-			}
-			const manager = deps.children(ctx);
-			let shown = false;
-			if (ctx.hasUI) {
-				await ctx.ui.custom<void>((tui, theme, _keys, done) => {
-					shown = true;
-					const readers = new Map<string, TranscriptReader>();
-					const projected = new Map<string, string>();
-					let timer: ReturnType<typeof setInterval> | undefined;
-					const close = () => {
-						if (timer) clearInterval(timer);
-						timer = undefined;
-						done();
-					};
-					const screen = new SubagentsScreen({
-						children: () => deps.existingChildren()?.list() ?? manager.list(),
-						transcript: (c) => {
-							// By file: children of other sessions may share an id with this session's.
-							const key = c.sessionFile ?? `none:${c.id}`;
-							let reader = readers.get(key);
-							if (!reader || reader.path !== c.sessionFile) {
-								reader = new TranscriptReader(c.sessionFile);
-								readers.set(key, reader);
-							}
-							reader.poll();
-							return { items: reader.items, state: reader.state };
-						},
-						project: (text) => {
-							const known = projected.get(text);
-							if (known !== undefined) return known;
-							const view = project(text, "subagents.viewToolResult", {
-								sink: deps.store().sink("transcripts"),
-							}).text;
-							if (projected.size >= PROJECTION_CACHE_ENTRIES) projected.clear();
-							projected.set(text, view);
-							return view;
-						},
-						send: async (id, text) => {
-							const reply = await sendTool(deps, { id, text }, ctx as ExtensionContext);
-							return (
-								reply.content
-									.map((c) => c.text)
-									.join("\n")
-									.split("\n")[0] ?? ""
-							);
-						},
-						cancel: (id) => manager.cancel([id], CANCELLED_IN_VIEW),
-						others: () => elsewhere?.list(ctx) ?? [],
-						cancelOther: (session, id) =>
-							elsewhere ? elsewhere.cancel(session, id) : Promise.reject(new Error("not available")),
-						rows: () => tui.terminal.rows,
-						requestRender: () => tui.requestRender(),
-						paint: paintFor(theme),
-						close,
-					});
-					timer = setInterval(() => tui.requestRender(), VIEW_REFRESH_MS);
-					timer.unref?.();
-					return screen;
-				});
-			}
-			if (shown) return;
-			// No custom UI (print, json, rpc): the list as text, where the person reads it; never to the model.
-			const text = plainList(manager.list(), Date.now(), elsewhere?.list(ctx) ?? []);
-			if (ctx.hasUI) ctx.ui.notify(text, "info");
+): (args: string, ctx: ExtensionCommandContext) => Promise<void> {
+	return async (args, ctx) => {
+		enter(ctx);
+		const tell = (text: string, level: "info" | "warning" | "error" = "info") => {
+			if (ctx.hasUI) ctx.ui.notify(text, level);
 			else process.stderr.write(`${text}\n`);
-		},
-	});
+		};
+		const verb = args.trim();
+		if (verb === "trust" || verb === "untrust" || verb === "forget") {
+			try {
+				tell(`subagents: ${trustCommand(deps.agentDir(), ctx.cwd, verb)}`);
+			} catch (error) {
+				tell(`subagents: ${error instanceof Error ? error.message : String(error)}`, "error");
+			}
+			return;
+		}
+		// Project agents this project's trust keeps out: said every time, with the command that trusts it.
+		const ignored = deps
+			.agents(ctx)
+			.folders.filter((f) => f.exists && !f.read && (f.source === "project" || f.source === "claude-project"));
+		if (ignored.length > 0) {
+			const hint = untrustedHint(folderTrust(deps.agentDir(), ctx.cwd, ctx), "/subagents trust");
+			tell(`subagents: project agents ignored: ${ignored.map((f) => f.dir).join(", ")}: ${hint}`, "warning");
+		}
+		const manager = deps.children(ctx);
+		let shown = false;
+		if (ctx.hasUI) {
+			await ctx.ui.custom<void>((tui, theme, _keys, done) => {
+				shown = true;
+				const readers = new Map<string, TranscriptReader>();
+				const projected = new Map<string, string>();
+				let timer: ReturnType<typeof setInterval> | undefined;
+				const close = () => {
+					if (timer) clearInterval(timer);
+					timer = undefined;
+					done();
+				};
+				const screen = new SubagentsScreen({
+					children: () => deps.existingChildren()?.list() ?? manager.list(),
+					transcript: (c) => {
+						// By file: children of other sessions may share an id with this session's.
+						const key = c.sessionFile ?? `none:${c.id}`;
+						let reader = readers.get(key);
+						if (!reader || reader.path !== c.sessionFile) {
+							reader = new TranscriptReader(c.sessionFile);
+							readers.set(key, reader);
+						}
+						reader.poll();
+						return { items: reader.items, state: reader.state };
+					},
+					project: (text) => {
+						const known = projected.get(text);
+						if (known !== undefined) return known;
+						const view = project(text, "subagents.viewToolResult", {
+							sink: deps.store().sink("transcripts"),
+						}).text;
+						if (projected.size >= PROJECTION_CACHE_ENTRIES) projected.clear();
+						projected.set(text, view);
+						return view;
+					},
+					send: async (id, text) => {
+						const reply = await sendTool(deps, { id, text }, ctx as ExtensionContext);
+						return (
+							reply.content
+								.map((c) => c.text)
+								.join("\n")
+								.split("\n")[0] ?? ""
+						);
+					},
+					cancel: (id) => manager.cancel([id], CANCELLED_IN_VIEW),
+					others: () => elsewhere?.list(ctx) ?? [],
+					cancelOther: (session, id) =>
+						elsewhere ? elsewhere.cancel(session, id) : Promise.reject(new Error("not available")),
+					rows: () => tui.terminal.rows,
+					requestRender: () => tui.requestRender(),
+					paint: paintFor(theme),
+					close,
+				});
+				timer = setInterval(() => tui.requestRender(), VIEW_REFRESH_MS);
+				timer.unref?.();
+				return screen;
+			});
+		}
+		if (shown) return;
+		// No custom UI (print, json, rpc): the list as text, where the person reads it; never to the model.
+		const text = plainList(manager.list(), Date.now(), elsewhere?.list(ctx) ?? []);
+		if (ctx.hasUI) ctx.ui.notify(text, "info");
+		else process.stderr.write(`${text}\n`);
+	};
 }
