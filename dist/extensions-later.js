@@ -493,6 +493,8 @@ var init_desk = __esm({
       /** The blocked tool call of each child that waits. */
       waiting = /* @__PURE__ */ new Map();
       listeners = /* @__PURE__ */ new Set();
+      /** Each child's last question that ended without an answer (timeout, withdrawn), until the parent next sends to it. */
+      unanswered = /* @__PURE__ */ new Map();
       setLimits(limits) {
         this.limits = limits;
       }
@@ -552,6 +554,7 @@ var init_desk = __esm({
         };
         child.question = question;
         this.open.set(child.id, child);
+        this.unanswered.delete(child.id);
         const seconds = this.timeoutSeconds;
         return new Promise((resolve5) => {
           let timer;
@@ -602,7 +605,18 @@ var init_desk = __esm({
         this.waiting.get(child.id)?.settle(import_ask2.WITHDRAWN_FOR_CHILD);
         child.question = void 0;
         this.open.delete(child.id);
+        if (how === "answered") this.unanswered.delete(child.id);
+        else this.unanswered.set(child.id, { question, how });
         this.publish({ type: "closed", child, question, how });
+      }
+      /**
+       * The child's last question if it ended without an answer since the parent last sent to it (a late answer
+       * reaches the child as a new message, and the parent is told so); forgotten once taken.
+       */
+      takeUnanswered(id) {
+        const ended = this.unanswered.get(id);
+        this.unanswered.delete(id);
+        return ended;
       }
       /**
        * A child's run settled. A question still open then is withdrawn, unless the parent's process is shutting
@@ -1898,11 +1912,39 @@ var init_manager = __esm({
       /** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
       async waitFor(ids, options) {
         const done = () => {
-          if (options.questions && this.questions.undelivered(ids).length > 0) return true;
+          if (options.questions && this.questions.undelivered(options.anyQuestion ? void 0 : ids).length > 0)
+            return true;
           const settled = ids.filter((id) => (0, import_records6.isSettled)(this.core.mustGet(id).state)).length;
-          return options.mode === "any" ? settled > 0 || ids.length === 0 : settled === ids.length;
+          const blocked = options.blockedDone ? this.blockedOnAnswer(ids).length : 0;
+          return options.mode === "any" ? settled + blocked > 0 || ids.length === 0 : settled + blocked === ids.length;
         };
         return waitUntil(this.core.waiters, done, options);
+      }
+      /** What budget `id` has reached (its own, its pipeline's, the session's), if any. */
+      budgetReached(id) {
+        return budgetVerdict(this.core.mustGet(id), this.core.list(), this.core.limits.sessionBudget);
+      }
+      /**
+       * Those of `ids` that cannot settle before the parent answers a question: an unsettled child with an open
+       * question, a queued child while every slot is held by such children, and a pipeline stage still waiting for
+       * one of those (it starts only when its inputs settle).
+       */
+      blockedOnAnswer(ids) {
+        const blocked = /* @__PURE__ */ new Set();
+        for (const c of this.core.records.values()) if (c.question && !(0, import_records6.isSettled)(c.state)) blocked.add(c.id);
+        const active = [...this.core.records.values()].filter((c) => c.state === "running" || c.state === "starting");
+        if (active.length >= this.core.limits.maxConcurrent && active.every((c) => blocked.has(c.id))) {
+          for (const c of this.core.records.values()) if (c.state === "queued") blocked.add(c.id);
+        }
+        for (let grew = blocked.size > 0; grew; ) {
+          grew = false;
+          for (const c of this.core.records.values()) {
+            if (blocked.has(c.id) || c.state !== "waiting" || !c.after?.some((a) => blocked.has(a))) continue;
+            blocked.add(c.id);
+            grew = true;
+          }
+        }
+        return ids.filter((id) => blocked.has(id));
       }
       newRuntime(model, systemAppend, steps) {
         return { model, systemAppend, steps, lastActivity: this.core.now(), toolsInFlight: 0, settledRuns: 0 };
@@ -3877,23 +3919,31 @@ async function sendTool(deps, params, ctx) {
   const child = manager.get(id);
   const asked = child.question;
   const answered = asked ? manager.questions.answer(id, params.text) : void 0;
-  if (answered === "answered") return reply((0, import_ask8.answeredText)(child.id, child.name), { rows: [row(child)] });
+  if (answered === "answered") {
+    const spent = manager.budgetReached(id);
+    const text2 = spent ? (0, import_budget10.answeredOverBudgetText)(child.id, spent) : (0, import_ask8.answeredText)(child.id, child.name);
+    return reply(text2, { rows: [row(child)] });
+  }
+  const ended = asked ? void 0 : manager.questions.takeUnanswered(id);
   const given = asked && answered === "detached" ? (0, import_ask8.resumedAnswerText)(asked.text, params.text) : params.text;
   const resume = manager.isRestored(id) ? resumeSettings(deps, child, ctx) : void 0;
   const text = child.structured && (0, import_records16.isSettled)(child.state) ? given + import_checkable6.OUTPUT_SCHEMA_REMINDER : given;
   const outcome = await manager.send(id, text, resume);
   if (asked && answered === "detached" && outcome === "rerun") manager.questions.close(child, "answered");
   if (outcome === "queued-child") throw new Error(P7.queuedSendError(child));
-  return reply(outcome === "steered" ? P7.steeredText(child) : P7.rerunText(child, arrivalOf(deps, ctx)), {
-    rows: [row(child)]
-  });
+  const said = outcome === "steered" ? P7.steeredText(child) : P7.rerunText(child, arrivalOf(deps, ctx));
+  const late = ended ? `
+${(0, import_ask8.lateAnswerNote)(child.id, (0, import_question8.questionBrief)(ended.question.text), ended.how, manager.questions.timeoutSeconds)}` : "";
+  return reply(`${said}${late}`, { rows: [row(child)] });
 }
-var import_records16, import_ask8, import_checkable6, P7;
+var import_question8, import_records16, import_ask8, import_budget10, import_checkable6, P7;
 var init_send = __esm({
   "extensions/subagents/tools/send.ts"() {
     "use strict";
+    import_question8 = require("./extensions/subagents/ask/question.ts");
     import_records16 = require("./extensions/subagents/domain/records.ts");
     import_ask8 = require("./extensions/subagents/prompt/ask.ts");
+    import_budget10 = require("./extensions/subagents/prompt/budget.ts");
     import_checkable6 = require("./extensions/subagents/prompt/checkable.ts");
     P7 = __toESM(require("./extensions/subagents/prompt/common.ts"), 1);
     init_reply();
@@ -3920,6 +3970,10 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
     mode,
     // A question from one of them ends the wait: the parent gets it at once (ask_parent).
     questions: true,
+    // A child that waits for the parent's answer cannot finish without it: the wait does not sit it out.
+    blockedDone: true,
+    // A new question of a child not named ends the wait too: it would wait unseen behind it, and time out.
+    anyQuestion: true,
     timeoutMs,
     signal,
     tickMs: throttle,
@@ -3933,6 +3987,15 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
       )
     ) : void 0
   });
+  const blocked = outcome.timedOut || outcome.aborted ? [] : manager.blockedOnAnswer(ids);
+  const stages = blocked.filter((id) => !manager.get(id)?.question);
+  const asking = blocked.filter((id) => manager.get(id)?.question);
+  if (stages.length > 0) {
+    for (const id of manager.blockedOnAnswer(manager.list().map((c) => c.id)))
+      if (manager.get(id)?.question && !asking.includes(id)) asking.push(id);
+  }
+  const unnamed = outcome.timedOut || outcome.aborted ? [] : manager.questions.undelivered().map((c) => c.id);
+  for (const id of unnamed) if (!asking.includes(id)) asking.push(id);
   const result = await consumeResults(
     deps,
     ctx,
@@ -3941,31 +4004,33 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
     "wait",
     clamped ? Math.floor(import_timers3.MAX_TIMER_MS / 1e3) : params.timeout_s
   );
-  if (clamped && result.content[0]) {
-    result.content[0].text = `${P8.waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(import_timers3.MAX_TIMER_MS / 1e3))}
-${result.content[0].text}`;
-  }
-  const seen = manager.questions.asking(ids).filter((c) => c.question?.delivered && !c.question.detached);
-  const fresh = takeQuestions(manager.questions, ids);
-  const lines = [
-    ...fresh ? [fresh.text] : [],
-    ...seen.map((c) => (0, import_ask9.stillAskingLine)(c.id, c.name, (0, import_question8.questionBrief)(c.question?.text ?? "")))
-  ];
-  if (lines.length > 0 && result.content[0]) {
-    result.content[0].text = `${lines.join("\n")}
+  const first = result.content[0];
+  if (!first) return result;
+  const questions = takeQuestions(manager.questions, [...ids, ...asking], true);
+  if (questions) {
+    first.text = `${questions.text}
 
-${result.content[0].text}`;
-    if (fresh) result.details.questions = fresh.carried.questions;
+${first.text}`;
+    result.details.questions = questions.carried.questions;
   }
+  if (asking.length > 0) {
+    const finished = ids.filter((id) => (0, import_records17.isSettled)(manager.get(id).state)).length;
+    const others = ids.length - finished - blocked.length;
+    first.text = `${(0, import_ask9.waitEndedByQuestionsHeader)(asking, stages, finished, ids.length, others)}
+
+${first.text}`;
+  }
+  if (clamped)
+    first.text = `${P8.waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(import_timers3.MAX_TIMER_MS / 1e3))}
+${first.text}`;
   return result;
 }
-var import_timers3, import_question8, import_records17, import_ask9, P8;
+var import_timers3, import_records17, import_ask9, P8;
 var init_wait = __esm({
   "extensions/subagents/tools/wait.ts"() {
     "use strict";
     import_timers3 = require("./extensions/shared/host/timers.ts");
     init_deliver();
-    import_question8 = require("./extensions/subagents/ask/question.ts");
     import_records17 = require("./extensions/subagents/domain/records.ts");
     import_ask9 = require("./extensions/subagents/prompt/ask.ts");
     P8 = __toESM(require("./extensions/subagents/prompt/common.ts"), 1);
@@ -4001,9 +4066,10 @@ function contextOf(c) {
   if (!c.contextWindow) return `${(0, import_format4.formatCount)(c.contextTokens)} tok`;
   return `${(0, import_format4.formatCount)(c.contextTokens)} (${(c.contextTokens / c.contextWindow * 100).toFixed(1)}%)`;
 }
-function stateWords(c, all) {
+function stateWords(c, all, other = false) {
   if (c.state === "waiting") return `waits for ${(c.after ?? []).join(", ")}`;
-  if (c.question) return (0, import_records18.isSettled)(c.state) ? `${c.state}, ${import_ask10.ASKING_STATE}` : import_ask10.ASKING_STATE;
+  const asking = other === "cell" ? import_ask10.ASKING_OTHER_CELL : other ? import_ask10.ASKING_OTHER_STATE : import_ask10.ASKING_STATE;
+  if (c.question) return (0, import_records18.isSettled)(c.state) ? `${c.state}, ${asking}` : asking;
   return c.state === "queued" ? `queued #${(0, import_records18.queuePosition)([...all], c.id)}` : c.state;
 }
 function markOf(c) {
@@ -4019,19 +4085,19 @@ function cell(text, width) {
 function pickerHeader() {
   return COLUMNS.map(([h, w]) => cell(h, w)).join(" ");
 }
-function pickerRow(c, all, now) {
+function pickerRow(c, all, now, other = false) {
   const values = [
     markOf(c),
     c.id,
     clean(c.name),
     clean(agentOf(c)),
     clean(c.model),
-    stateWords(c, all),
+    stateWords(c, all, other && "cell"),
     elapsedOf(c, now),
     (0, import_format4.formatCount)(c.turns),
     (0, import_format4.formatCount)(c.outputTokens),
     contextOf(c),
-    (0, import_budget10.spentCell)(c)
+    (0, import_budget11.spentCell)(c)
   ];
   return values.map((v, i) => cell(v, COLUMNS[i][1])).join(" ");
 }
@@ -4039,16 +4105,16 @@ function newestFirst(children) {
   const n = (id) => Number(id.replace(/^sa-/, "")) || 0;
   return [...children].sort((a, b) => b.createdAt - a.createdAt || n(b.id) - n(a.id));
 }
-function stateLine(c, all, now) {
+function stateLine(c, all, now, other = false) {
   const parts = [
     `${markOf(c)} ${c.id} ${clean(c.name)}`,
     agentOf(c) ? clean(agentOf(c)) : void 0,
     clean(c.model),
-    `${stateWords(c, all)} ${elapsedOf(c, now)}`,
+    `${stateWords(c, all, other && "line")} ${elapsedOf(c, now)}`,
     `${(0, import_format4.formatCount)(c.turns)} ${c.turns === 1 ? "turn" : "turns"}`,
     `${(0, import_format4.formatCount)(c.outputTokens)} tok out`,
     `context ${contextOf(c)}`,
-    c.spend || c.budget ? (0, import_budget10.spendOfBudget)(c.spend, c.budget) : void 0,
+    c.spend || c.budget ? (0, import_budget11.spendOfBudget)(c.spend, c.budget) : void 0,
     c.run > 1 ? `run ${c.run}` : void 0
   ];
   return parts.filter(Boolean).join(" \xB7 ");
@@ -4088,7 +4154,7 @@ function transcriptLines(items, project5, paint) {
   }
   return lines;
 }
-var import_pi_tui, import_sanitize, import_question9, import_format4, import_records18, import_ask10, import_budget10, import_others, clean, cleanBlock, COLUMNS, RESERVED_ROWS, MIN_ROWS, SubagentsScreen;
+var import_pi_tui, import_sanitize, import_question9, import_format4, import_records18, import_ask10, import_budget11, import_others, clean, cleanBlock, COLUMNS, RESERVED_ROWS, MIN_ROWS, SubagentsScreen;
 var init_screens = __esm({
   "extensions/subagents/view/screens.ts"() {
     "use strict";
@@ -4098,7 +4164,7 @@ var init_screens = __esm({
     import_format4 = require("./extensions/subagents/domain/format.ts");
     import_records18 = require("./extensions/subagents/domain/records.ts");
     import_ask10 = require("./extensions/subagents/prompt/ask.ts");
-    import_budget10 = require("./extensions/subagents/prompt/budget.ts");
+    import_budget11 = require("./extensions/subagents/prompt/budget.ts");
     import_others = require("./extensions/subagents/view/others.ts");
     clean = (text) => (0, import_sanitize.sanitizeLine)(text, { widthOf: import_pi_tui.visibleWidth });
     cleanBlock = (text) => (0, import_sanitize.sanitizeTerminalText)(text, { widthOf: import_pi_tui.visibleWidth });
@@ -4253,7 +4319,7 @@ var init_screens = __esm({
         const row2 = (e, i) => {
           const pointer = i === this.selected ? paint("accent", "\u203A") : " ";
           const color = e.other ? "muted" : markColor(e.child);
-          return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now))}`, entry: i };
+          return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now, e.other !== void 0))}`, entry: i };
         };
         if (entries.length > 0) body.push({ text: paint("muted", `  ${pickerHeader()}`) });
         for (const [i, e] of own.entries()) body.push(row2(e, i));
@@ -4313,7 +4379,10 @@ var init_screens = __esm({
         const status = this.notice ? paint(this.notice.color, this.notice.text) : "";
         return [
           rule,
-          paint(entry.other ? stateColor(child.state) : markColor(child), stateLine(child, all, Date.now())),
+          paint(
+            entry.other ? stateColor(child.state) : markColor(child),
+            stateLine(child, all, Date.now(), entry.other !== void 0)
+          ),
           ...entry.other ? [paint("warning", `${(0, import_others.otherTag)(entry.other.label)} \xB7 its result goes to that session`)] : [],
           ...child.question && !entry.other ? [paint("warning", clean((0, import_ask10.askingViewLine)((0, import_question9.questionBrief)(child.question.text))))] : [],
           hint,
@@ -4492,7 +4561,7 @@ function plainList(children, now, others = []) {
   if (others.length > 0) {
     lines.push(`running in other sessions of this process: ${others.length} (cancel only)`);
     if (children.length === 0) lines.push(pickerHeader().trimEnd());
-    for (const o of others) lines.push(`${pickerRow(o.child, o.siblings, now)} ${(0, import_others2.otherTag)(o.label)}`);
+    for (const o of others) lines.push(`${pickerRow(o.child, o.siblings, now, true)} ${(0, import_others2.otherTag)(o.label)}`);
   }
   return lines.join("\n");
 }

@@ -153,6 +153,9 @@ const __bundleUrl = import.meta.url;
 /** How many times the package's modules were evaluated in this process (tests read it). */
 let evaluations = 0;
 export const evaluationCount = () => evaluations;
+/** How many times the later file (extensions-later.js) was evaluated into an evaluation's module state (tests read it). */
+let laterEvaluations = 0;
+export const laterEvaluationCount = () => laterEvaluations;
 
 /**
  * Evaluate the package's modules afresh (nothing is shared with an earlier evaluation) with the running Pi's
@@ -164,6 +167,19 @@ function evaluate(host) {
 	const module = { exports: {} };
 	const exports = module.exports;
 	const require = (id) => (Object.hasOwn(host, id) ? host[id] : nodeRequire(id));
+	// The later file (modules reached only on first use), imported once and evaluated into this module state:
+	// its imports of the bundle's modules are this evaluation's.
+	let later;
+	const __later = async (id) => {
+		later ??= import(new URL("./extensions-later.js", import.meta.url).href).then((file) => {
+			laterEvaluations++;
+			return file.evaluateLater(
+				(id) => (id.startsWith("./extensions/") ? module.exports.shared[id.slice(2)]() : require(id)),
+				__bundleUrl,
+			);
+		});
+		return (await later)[id]();
+	};
 	(function (module, exports, require) {
 var __create = Object.create;
 var __defProp = Object.defineProperty;
@@ -258,7 +274,7 @@ function execSync(o) {
   }
 }
 function callback(start) {
-  return new Promise((resolve9, reject) => start((error, value) => error ? reject(error) : resolve9(value)));
+  return new Promise((resolve5, reject) => start((error, value) => error ? reject(error) : resolve5(value)));
 }
 async function execAsync(o) {
   switch (o.op) {
@@ -1021,8 +1037,8 @@ var init_background_prune = __esm({
 // extensions/shared/text/fingerprint.ts
 function fingerprintReady() {
   loading ??= (0, import_xxhash_wasm.default)().then(
-    (loaded2) => {
-      api = loaded2;
+    (loaded3) => {
+      api = loaded3;
       return true;
     },
     (error) => {
@@ -1157,6 +1173,26 @@ var init_config_bounds = __esm({
 });
 
 // extensions/shared/text/utf8.ts
+var utf8_exports = {};
+__export(utf8_exports, {
+  REPLACEMENT_CHARACTER: () => REPLACEMENT_CHARACTER,
+  advanceByBytes: () => advanceByBytes,
+  afterNthNewline: () => afterNthNewline,
+  afterNthNewlineFromEnd: () => afterNthNewlineFromEnd,
+  countLines: () => countLines,
+  countLinesUpTo: () => countLinesUpTo,
+  countNewlines: () => countNewlines,
+  isHighSurrogate: () => isHighSurrogate,
+  isLowSurrogate: () => isLowSurrogate,
+  lineStats: () => lineStats,
+  rangeByteLength: () => rangeByteLength,
+  replaceLoneSurrogates: () => replaceLoneSurrogates,
+  retreatByBytes: () => retreatByBytes,
+  splitsSurrogatePair: () => splitsSurrogatePair,
+  toWellFormed: () => toWellFormed,
+  utf8ByteLength: () => utf8ByteLength,
+  utf8LengthPortable: () => utf8LengthPortable
+});
 function isHighSurrogate(code2) {
   return code2 >= 55296 && code2 <= 56319;
 }
@@ -1232,6 +1268,15 @@ function lineStats(text) {
     at2 = text.indexOf(NEWLINE, lineStart);
   }
   return { newlines, longestLineUnits: Math.max(longest, text.length - lineStart) };
+}
+function countLinesUpTo(text, cap) {
+  let lines = 1;
+  let at2 = text.indexOf(NEWLINE);
+  while (at2 !== -1 && lines <= cap) {
+    lines++;
+    at2 = text.indexOf(NEWLINE, at2 + 1);
+  }
+  return lines;
 }
 function afterNthNewline(text, n2, start, end) {
   const s = text.slice(start, end);
@@ -1495,9 +1540,21 @@ var init_cut = __esm({
 });
 
 // extensions/shared/surfaces.ts
+var surfaces_exports = {};
+__export(surfaces_exports, {
+  NOTABLE_FAILING_HEAD_SHARE: () => NOTABLE_FAILING_HEAD_SHARE,
+  SURFACES: () => SURFACES,
+  SURFACE_NAMES: () => SURFACE_NAMES,
+  overridableFields: () => overridableFields,
+  resolveSurface: () => resolveSurface,
+  surface: () => surface
+});
 function freezeEntries(table) {
   for (const entry of Object.values(table)) Object.freeze(entry);
   return Object.freeze(table);
+}
+function surface(name) {
+  return SURFACES[name];
 }
 function overridableFields(name) {
   const entry = SURFACES[name];
@@ -1841,14 +1898,14 @@ function count(value) {
 function isShare(value) {
   return typeof value === "number" && Number.isFinite(value);
 }
-function surfaceOf(surface) {
-  if (typeof surface === "string") {
-    const entry = Object.hasOwn(SURFACES, surface) ? SURFACES[surface] : void 0;
-    if (!entry) throw new TypeError(`project: unknown surface ${JSON.stringify(surface)}`);
+function surfaceOf(surface2) {
+  if (typeof surface2 === "string") {
+    const entry = Object.hasOwn(SURFACES, surface2) ? SURFACES[surface2] : void 0;
+    if (!entry) throw new TypeError(`project: unknown surface ${JSON.stringify(surface2)}`);
     return entry;
   }
-  if (!surface || typeof surface !== "object") throw new TypeError("project: a surface name or limits is required");
-  return surface;
+  if (!surface2 || typeof surface2 !== "object") throw new TypeError("project: a surface name or limits is required");
+  return surface2;
 }
 function limitsOf(entry, options) {
   const short2 = entry.clip === true;
@@ -1870,6 +1927,12 @@ function limitsOf(entry, options) {
     headShare,
     short: short2
   };
+}
+function fitsSurface(text, surface2, options = {}) {
+  const lim = limitsOf(surfaceOf(surface2), options);
+  if (text.length > lim.maxBytes) return false;
+  if (countLinesUpTo(text, lim.maxLines) > lim.maxLines) return false;
+  return text.length * 3 <= lim.maxBytes || utf8ByteLength(text) <= lim.maxBytes;
 }
 var DEFAULT_HEAD_SHARE, MIN_WINDOW_BYTES, MIN_WINDOW_LINES, MIN_BODY_BYTES, UNLIMITED;
 var init_limits = __esm({
@@ -1895,21 +1958,21 @@ function projectList(input, lim, options) {
   const joiner = typeof options.markerSeparator === "string" ? options.markerSeparator : separator;
   const more = options.more ?? listMore;
   const n2 = items.length;
-  const sep5 = { bytes: utf8ByteLength(separator), newlines: countNewlines(separator) };
-  const join19 = { bytes: utf8ByteLength(joiner), newlines: countNewlines(joiner) };
+  const sep3 = { bytes: utf8ByteLength(separator), newlines: countNewlines(separator) };
+  const join12 = { bytes: utf8ByteLength(joiner), newlines: countNewlines(joiner) };
   const bytes = [0];
   const newlines = [0];
   for (let k2 = 0; k2 < n2; k2++) {
     const gap = k2 > 0 ? 1 : 0;
-    bytes.push(bytes[k2] + utf8ByteLength(items[k2]) + gap * sep5.bytes);
-    newlines.push(newlines[k2] + countNewlines(items[k2]) + gap * sep5.newlines);
+    bytes.push(bytes[k2] + utf8ByteLength(items[k2]) + gap * sep3.bytes);
+    newlines.push(newlines[k2] + countNewlines(items[k2]) + gap * sep3.newlines);
   }
   const whole2 = items.join(separator);
   const call = { items, whole: whole2, totals: { bytes: bytes[n2], lines: newlines[n2] + 1 }, lim, separator, joiner };
   if (fits({ bytes: bytes[n2], newlines: newlines[n2], entries: n2 }, lim)) return listed(call, n2, "");
   const spendOf = (k2, marker2) => {
     if (marker2 === "") return { bytes: bytes[k2], newlines: newlines[k2], entries: k2 };
-    const glue = k2 > 0 ? join19 : { bytes: 0, newlines: 0 };
+    const glue = k2 > 0 ? join12 : { bytes: 0, newlines: 0 };
     return {
       bytes: bytes[k2] + glue.bytes + utf8ByteLength(marker2),
       newlines: newlines[k2] + glue.newlines + countNewlines(marker2),
@@ -1924,12 +1987,12 @@ function projectList(input, lim, options) {
   }
   const tries = [];
   if (n2 === 2) {
-    const second = { bytes: bytes[2] - bytes[1] - sep5.bytes, newlines: newlines[2] - newlines[1] - sep5.newlines };
-    tries.push({ shown: 2, rest: "", spend: { ...second, entries: 1 }, glue: sep5 });
+    const second = { bytes: bytes[2] - bytes[1] - sep3.bytes, newlines: newlines[2] - newlines[1] - sep3.newlines };
+    tries.push({ shown: 2, rest: "", spend: { ...second, entries: 1 }, glue: sep3 });
   }
   if (n2 > 0) {
     const rest = n2 > 1 ? more(n2 - 1) : "";
-    tries.push({ shown: 1, rest, spend: spendOf(0, rest), glue: rest === "" ? { bytes: 0, newlines: 0 } : join19 });
+    tries.push({ shown: 1, rest, spend: spendOf(0, rest), glue: rest === "" ? { bytes: 0, newlines: 0 } : join12 });
   }
   for (const t of tries) {
     const roomBytes = lim.maxBytes - t.spend.bytes - t.glue.bytes - CLIP_MARK_BYTES;
@@ -2013,6 +2076,20 @@ var init_window = __esm({
 });
 
 // extensions/shared/projection/projection.ts
+var projection_exports = {};
+__export(projection_exports, {
+  DEFAULT_HEAD_SHARE: () => DEFAULT_HEAD_SHARE,
+  MAX_REASON_BYTES: () => MAX_REASON_BYTES,
+  MIN_BODY_BYTES: () => MIN_BODY_BYTES,
+  MIN_WINDOW_BYTES: () => MIN_WINDOW_BYTES,
+  MIN_WINDOW_LINES: () => MIN_WINDOW_LINES,
+  READ_PAGE_MAX_BYTES: () => READ_PAGE_MAX_BYTES,
+  READ_PAGE_MAX_LINES: () => READ_PAGE_MAX_LINES,
+  fitsSurface: () => fitsSurface,
+  measureText: () => measureText,
+  project: () => project,
+  sanitizeReason: () => sanitizeReason
+});
 function worstOverhead(w, projected, frame) {
   const marker = w.marker(projected.lines, projected.bytes);
   const t = frame.totals;
@@ -2211,10 +2288,10 @@ function isList(value) {
 function isAsync(sink) {
   return typeof sink?.putAsync === "function";
 }
-function project(text, surface, options = {}) {
-  if (isList(text)) return projectList(text, limitsOf({ ...surfaceOf(surface), clip: true }, options), options);
-  if (options.window) return windowed(text, surface, options, options.window);
-  const p = prepare(text, limitsOf(surfaceOf(surface), options), options);
+function project(text, surface2, options = {}) {
+  if (isList(text)) return projectList(text, limitsOf({ ...surfaceOf(surface2), clip: true }, options), options);
+  if (options.window) return windowed(text, surface2, options, options.window);
+  const p = prepare(text, limitsOf(surfaceOf(surface2), options), options);
   const sink = options.sink;
   if (isAsync(sink)) {
     if (p.done) return Promise.resolve(p.done);
@@ -2235,13 +2312,13 @@ function project(text, surface, options = {}) {
   }
   return finish(text, p, options, options.stored);
 }
-function windowed(text, surface, options, option) {
+function windowed(text, surface2, options, option) {
   const w = layoutWindow(text, option);
   const heading = option.heading ? option.heading(w.place) : "";
-  const lim = limitsOf(surfaceOf(surface), options);
+  const lim = limitsOf(surfaceOf(surface2), options);
   const spent = heading === "" ? { bytes: 0, lines: 0 } : { bytes: utf8ByteLength(heading) + 1, lines: countLines(heading) };
   const source = options.source && { ...options.source, firstLine: options.source.firstLine + w.firstTextLine - 1 };
-  const inner = project(w.numbered, surface, {
+  const inner = project(w.numbered, surface2, {
     ...options,
     window: void 0,
     maxBytes: Math.max(1, (options.maxBytes ?? lim.maxBytes) - spent.bytes),
@@ -2273,6 +2350,16 @@ var init_projection = __esm({
 });
 
 // extensions/shared/text/tokens.ts
+var tokens_exports = {};
+__export(tokens_exports, {
+  CONSERVATIVE_BYTES_PER_TOKEN: () => CONSERVATIVE_BYTES_PER_TOKEN,
+  bytesForTokens: () => bytesForTokens,
+  estimateTokens: () => estimateTokens,
+  estimateTokensFromBytes: () => estimateTokensFromBytes,
+  estimateTokensUpperBound: () => estimateTokensUpperBound,
+  utf8Length: () => utf8ByteLength,
+  utf8LengthPortable: () => utf8LengthPortable
+});
 function classOf(c) {
   return c < 2048 ? CLASS[c] : NONE;
 }
@@ -2411,6 +2498,16 @@ var init_tokens = __esm({
 });
 
 // extensions/shared/budget/batch.ts
+var batch_exports = {};
+__export(batch_exports, {
+  DEFAULT_HEADROOM_SHARE: () => DEFAULT_HEADROOM_SHARE,
+  ONE_LINE_ENTRY_BYTES: () => ONE_LINE_ENTRY_BYTES,
+  STATIC_CAPS: () => STATIC_CAPS,
+  allocateBatchBudgets: () => allocateBatchBudgets,
+  capsOf: () => capsOf,
+  readHeadroom: () => readHeadroom,
+  resolveCaps: () => resolveCaps
+});
 function capsOf(entry) {
   const batchBytes = entry.batchBytes ?? entry.maxBytes;
   return Object.freeze({ batchBytes, perResultBytes: entry.maxBytes, perResultLines: entry.maxLines });
@@ -2435,8 +2532,8 @@ function readHeadroom(usage, reservedOutputTokens) {
   }
   return { ok: true, tokens: Math.max(0, Math.floor(contextWindow - tokens - reserved)) };
 }
-function resolveCaps(surface, overrides, budget2) {
-  const base = budget2 ? capsOf(budget2) : STATIC_CAPS[surface];
+function resolveCaps(surface2, overrides, budget2) {
+  const base = budget2 ? capsOf(budget2) : STATIC_CAPS[surface2];
   return {
     batchBytes: orDefault(overrides?.batchBytes, base.batchBytes),
     perResultBytes: Math.max(MIN_WINDOW_BYTES, orDefault(overrides?.perResultBytes, base.perResultBytes)),
@@ -2604,8 +2701,8 @@ var init_config_defaults = __esm({
     init_projection();
     init_surfaces();
     GIB = 1024 * 1024 * 1024;
-    batchAliases = (surface) => {
-      const entry = SURFACES[`subagents.${surface}`];
+    batchAliases = (surface2) => {
+      const entry = SURFACES[`subagents.${surface2}`];
       return {
         batchBytes: entry.batchBytes ?? entry.maxBytes,
         perResultBytes: entry.maxBytes,
@@ -2753,6 +2850,12 @@ var init_config_surfaces = __esm({
 });
 
 // extensions/shared/host/timers.ts
+var timers_exports = {};
+__export(timers_exports, {
+  MAX_TIMER_MS: () => MAX_TIMER_MS,
+  MAX_TIMER_SECONDS: () => MAX_TIMER_SECONDS,
+  clampTimerMs: () => clampTimerMs
+});
 function clampTimerMs(ms) {
   if (Number.isNaN(ms) || ms <= 0) return 0;
   return Math.min(ms, MAX_TIMER_MS);
@@ -2788,8 +2891,8 @@ function buildSchema(z) {
     cost: z.number().positive().optional()
   }).prefault({});
   const modelRef = () => z.string().regex(MODEL_REF, { error: 'expected "provider/model-id"' }).optional();
-  const batchAliases2 = (surface) => {
-    const entry = SURFACES[`subagents.${surface}`];
+  const batchAliases2 = (surface2) => {
+    const entry = SURFACES[`subagents.${surface2}`];
     return z.strictObject({
       batchBytes: positiveInt().default(entry.batchBytes ?? entry.maxBytes),
       perResultBytes: positiveInt().min(MIN_WINDOW_BYTES).default(entry.maxBytes),
@@ -2947,6 +3050,28 @@ var init_config_schema = __esm({
 });
 
 // extensions/shared/host/pi-host.ts
+var pi_host_exports = {};
+__export(pi_host_exports, {
+  DEFERRED_EXPOSURE: () => DEFERRED_EXPOSURE,
+  PI_DEFAULT_COMPACTION: () => PI_DEFAULT_COMPACTION,
+  compactionReasonOf: () => compactionReasonOf,
+  compactionSettingsOf: () => compactionSettingsOf,
+  completeOneOff: () => completeOneOff,
+  hasUI: () => hasUI,
+  hostSeesSystemMessages: () => hostSeesSystemMessages,
+  modelCallRoute: () => modelCallRoute,
+  onContextWithSystem: () => onContextWithSystem,
+  onPi1Event: () => onPi1Event,
+  piApproveFlag: () => piApproveFlag,
+  piGatesProject: () => piGatesProject,
+  piHasTrustStore: () => piHasTrustStore,
+  piTrustStoreEntry: () => piTrustStoreEntry,
+  projectTrusted: () => projectTrusted,
+  readCompactionSettings: () => readCompactionSettings,
+  sessionHistory: () => sessionHistory,
+  settleDeferredTools: () => settleDeferredTools,
+  singleShotMode: () => singleShotMode
+});
 function projectTrusted(ctx) {
   const check = ctx?.isProjectTrusted;
   if (typeof check !== "function") return true;
@@ -2966,6 +3091,9 @@ function singleShotMode(ctx) {
   } catch {
     return void 0;
   }
+}
+function modelCallRoute(registry) {
+  return typeof registry?.complete === "function" ? "registry" : "pi-ai";
 }
 function globalComplete() {
   const fn = piAi.complete;
@@ -3113,6 +3241,23 @@ var init_pi_host = __esm({
 });
 
 // extensions/shared/host/config.ts
+var config_exports = {};
+__export(config_exports, {
+  CONFIGURABLE_SURFACES: () => CONFIGURABLE_SURFACES,
+  CONFIG_FILE_NAME: () => CONFIG_FILE_NAME,
+  DEFAULT_CONFIG: () => DEFAULT_CONFIG,
+  MAX_CONFIG_FILE_BYTES: () => MAX_CONFIG_FILE_BYTES,
+  SURFACE_ALIASES: () => SURFACE_ALIASES,
+  configFilePaths: () => configFilePaths,
+  configuredSurface: () => configuredSurface,
+  defaultConfig: () => defaultConfig,
+  headroomConfigSchema: () => headroomConfigSchema,
+  loadConfig: () => loadConfig,
+  projectTrusted: () => projectTrusted,
+  projectionHeadShare: () => projectionHeadShare,
+  surfaceFor: () => surfaceFor,
+  unseenConfigWarnings: () => unseenConfigWarnings
+});
 function valueAt(root, path) {
   let node = root;
   for (const key of path) {
@@ -3241,13 +3386,13 @@ function loadConfig(opts) {
       if (projectRaw) {
         read2 = true;
         const userParsed = headroomConfigSchema().safeParse(merged);
-        const bounded2 = boundProjectConfig(
+        const bounded = boundProjectConfig(
           keepValidKeys(projectRaw, project2, warnings),
           userParsed.success ? userParsed.data : defaultConfig(),
           { project: project2, user }
         );
-        warnings.push(...bounded2.warnings);
-        merged = deepMerge(merged, bounded2.config);
+        warnings.push(...bounded.warnings);
+        merged = deepMerge(merged, bounded.config);
       }
     } else if ((0, import_node_fs3.existsSync)(project2)) {
       warnings.push(`${project2}: ignored: ${opts.untrustedHint ?? "this project is not trusted"}`);
@@ -3294,6 +3439,25 @@ var init_config = __esm({
 });
 
 // extensions/shared/host/trust.ts
+var trust_exports = {};
+__export(trust_exports, {
+  MAX_TRUST_FILE_BYTES: () => MAX_TRUST_FILE_BYTES,
+  TRUST_COMMAND: () => TRUST_COMMAND,
+  TRUST_FILE_NAME: () => TRUST_FILE_NAME,
+  canonicalFolder: () => canonicalFolder,
+  decideTrust: () => decideTrust,
+  findProjectFolder: () => findProjectFolder,
+  folderTrust: () => folderTrust,
+  nearestEntry: () => nearestEntry,
+  projectFilesPresent: () => projectFilesPresent,
+  projectRoot: () => projectRoot,
+  readTrustRecord: () => readTrustRecord,
+  safeProjectPath: () => safeProjectPath,
+  trustCommand: () => trustCommand,
+  trustedBy: () => trustedBy,
+  untrustedHint: () => untrustedHint,
+  writeTrustDecision: () => writeTrustDecision
+});
 function decideTrust(facts) {
   if (facts.piSession === false) return { trusted: false, reason: "pi-denied" };
   if (facts.approveFlag === false) return { trusted: false, reason: "denied-flag" };
@@ -3478,12 +3642,12 @@ function projectRoot(cwd, trustedPath) {
   if (gitRoot && trusted) return trusted.length > gitRoot.length ? trusted : gitRoot;
   return gitRoot ?? trusted ?? start;
 }
-function findProjectFolder(cwd, relative6, root, home) {
+function findProjectFolder(cwd, relative3, root, home) {
   let dir = (0, import_node_path5.resolve)(cwd);
   const top = (0, import_node_path5.resolve)(root);
   for (; ; ) {
     if (dir !== home) {
-      const candidate = (0, import_node_path5.join)(dir, relative6);
+      const candidate = (0, import_node_path5.join)(dir, relative3);
       if (isRealDirectory(candidate)) return candidate;
     }
     if (dir === top) return void 0;
@@ -3517,8 +3681,8 @@ function projectFilesPresent(cwd, root) {
   const found = [];
   const config = (0, import_node_path5.join)((0, import_node_path5.resolve)(cwd), ".pi", "headroom.json");
   if (exists(config)) found.push(config);
-  for (const relative6 of [(0, import_node_path5.join)(".pi", "agents"), (0, import_node_path5.join)(".claude", "agents")]) {
-    const dir = findProjectFolder(cwd, relative6, root, home);
+  for (const relative3 of [(0, import_node_path5.join)(".pi", "agents"), (0, import_node_path5.join)(".claude", "agents")]) {
+    const dir = findProjectFolder(cwd, relative3, root, home);
     if (dir) found.push(dir);
   }
   return found;
@@ -3548,6 +3712,13 @@ var init_trust = __esm({
 });
 
 // extensions/shared/host/bootstrap.ts
+var bootstrap_exports = {};
+__export(bootstrap_exports, {
+  CONFIG_WARNING_PREFIX: () => CONFIG_WARNING_PREFIX,
+  bootExtension: () => bootExtension,
+  sessionTrust: () => sessionTrust,
+  tellPerson: () => tellPerson
+});
 function tellPerson(ctx, text, level = "warning") {
   if (ctx && hasUI(ctx)) {
     try {
@@ -3569,13 +3740,13 @@ function sessionTrust(agentDir, cwd, ctx) {
 }
 function readConfig(agentDir, ctx, emission) {
   const trust = folderTrust(agentDir, ctx.cwd, ctx);
-  const loaded2 = loadConfig({
+  const loaded3 = loadConfig({
     agentDir,
     cwd: ctx.cwd,
     projectTrusted: trust.trusted,
     untrustedHint: untrustedHint(trust)
   });
-  const reading = { agentDir, cwd: ctx.cwd, trust, loaded: loaded2 };
+  const reading = { agentDir, cwd: ctx.cwd, trust, loaded: loaded3 };
   if (emission) readings.set(emission, reading);
   return reading;
 }
@@ -3591,13 +3762,13 @@ function bootExtension(pi, name) {
     const reading = sharedReading(emission, agentDir, ctx.cwd) ?? readConfig(agentDir, ctx, emission);
     if (emission) readingOfContext.set(ctx, reading);
     trust = reading.trust;
-    const loaded2 = emission ? structuredClone(reading.loaded.config) : reading.loaded.config;
-    config = loaded2;
+    const loaded3 = emission ? structuredClone(reading.loaded.config) : reading.loaded.config;
+    config = loaded3;
     for (const warning of unseenConfigWarnings(reading.loaded.warnings))
       tellPerson(ctx, `${CONFIG_WARNING_PREFIX}${warning}`);
-    scheduleBackgroundPrune(agentDir, loaded2.store);
-    for (const listener of listeners) listener(loaded2, ctx);
-    return loaded2;
+    scheduleBackgroundPrune(agentDir, loaded3.store);
+    for (const listener of listeners) listener(loaded3, ctx);
+    return loaded3;
   };
   const host = {
     name,
@@ -3647,6 +3818,14 @@ var init_bootstrap = __esm({
 });
 
 // extensions/shared/host/details.ts
+var details_exports = {};
+__export(details_exports, {
+  CONTEXT_TRIM_ENTRY: () => CONTEXT_TRIM_ENTRY,
+  contextTrimRecordOf: () => contextTrimRecordOf,
+  headroomDetails: () => headroomDetails,
+  headroomOf: () => headroomOf,
+  isProjected: () => isProjected
+});
 function headroomDetails(fields = {}) {
   return { projected: true, ...fields };
 }
@@ -3767,6 +3946,16 @@ var init_model_usage = __esm({
 });
 
 // extensions/shared/budget/spend.ts
+var spend_exports = {};
+__export(spend_exports, {
+  SPEND_ENTRY_TYPES: () => SPEND_ENTRY_TYPES,
+  addSpend: () => addSpend,
+  checkSpend: () => checkSpend,
+  formatCost: () => formatCost,
+  sessionSpendOf: () => sessionSpendOf,
+  spendOfSessionText: () => spendOfSessionText,
+  spendOfUsage: () => spendOfUsage
+});
 function spendOfUsage(usage) {
   if (!usage || typeof usage !== "object") return { tokens: 0 };
   const u = usage;
@@ -3995,8 +4184,8 @@ function keptOut(entries, artifacts) {
 }
 function childSpend(entries, budget2) {
   const { children, spend } = sessionSpendOf(entries);
-  const bounded2 = budget2 && (budget2.tokens !== void 0 || budget2.cost !== void 0);
-  return { children, ...spend, ...bounded2 ? { budget: { ...budget2 } } : {} };
+  const bounded = budget2 && (budget2.tokens !== void 0 || budget2.cost !== void 0);
+  return { children, ...spend, ...bounded ? { budget: { ...budget2 } } : {} };
 }
 function buildLedger(input) {
   const { sources, basis } = composition(input);
@@ -4671,6 +4860,30 @@ var init_size = __esm({
 });
 
 // extensions/shared/transcript/plan.ts
+var plan_exports = {};
+__export(plan_exports, {
+  DEFAULT_CUT_STEP_TOKENS: () => DEFAULT_CUT_STEP_TOKENS,
+  DEFAULT_HEAD_MAX_SHARE: () => DEFAULT_HEAD_MAX_SHARE,
+  DEFAULT_MARKER_RESERVE_TOKENS: () => DEFAULT_MARKER_RESERVE_TOKENS,
+  FALLBACK_RESERVE_TOKENS: () => FALLBACK_RESERVE_TOKENS,
+  IMAGE_TOKENS: () => IMAGE_TOKENS,
+  MESSAGE_OVERHEAD_TOKENS: () => MESSAGE_OVERHEAD_TOKENS,
+  PI_DEFAULT_MAX_OUTPUT_TOKENS: () => PI_DEFAULT_MAX_OUTPUT_TOKENS,
+  TOOL_CALL_OVERHEAD_TOKENS: () => TOOL_CALL_OVERHEAD_TOKENS,
+  TokenSizer: () => TokenSizer,
+  argumentsJson: () => argumentsJson,
+  estimateMessageTokens: () => estimateMessageTokens,
+  headSegments: () => headSegments,
+  isTranscriptMessage: () => isTranscriptMessage,
+  messageBudget: () => messageBudget,
+  messageKey: () => messageKey,
+  messageTokensUpperBound: () => messageTokensUpperBound,
+  planRetention: () => planRetention,
+  segmentMessages: () => segmentMessages,
+  surelyWithinBudget: () => surelyWithinBudget,
+  toolCallsOf: () => toolCallsOf,
+  usageBasedTokens: () => usageBasedTokens
+});
 function isTranscriptMessage(value) {
   return isObject5(value) && typeof value.role === "string";
 }
@@ -4683,6 +4896,9 @@ function toolCallsOf(message) {
     }
   }
   return calls;
+}
+function segmentMessages(messages, sizer = uncached) {
+  return cutSegments(messages, sizer).segments;
 }
 function cutSegments(messages, sizer) {
   const n2 = messages.length;
@@ -5993,8 +6209,8 @@ function buildWordAutomaton(input) {
     const t = delta[i];
     table[i] = t * k | (output[t].length > 0 ? ACCEPT : 0);
   }
-  const collect = (text, from, stop, row2, found) => {
-    let r = row2;
+  const collect = (text, from, stop, row, found) => {
+    let r = row;
     for (let i = from; i < stop; i++) {
       const a = fold[text.charCodeAt(i)];
       if (a >= escClass) {
@@ -6172,20 +6388,20 @@ function rulesFor(keys) {
   for (const r of listed2) marks[r] = 0;
   return listed2;
 }
-function decide(clean2, keys, enabled = ALL_RULES) {
+function decide(clean, keys, enabled = ALL_RULES) {
   const { vetoes } = scanTables();
   for (const r of rulesFor(keys)) {
     if (enabled[r] === 0) continue;
     const rule = NOTABLE_RULES[r];
-    if (rule.needs?.test(clean2) === false || !rule.pattern.test(clean2)) continue;
-    for (const veto of vetoes[r]) if (veto.test(clean2)) return void 0;
+    if (rule.needs?.test(clean) === false || !rule.pattern.test(clean)) continue;
+    for (const veto of vetoes[r]) if (veto.test(clean)) return void 0;
     return rule;
   }
   return void 0;
 }
-function jsonMessage(clean2) {
-  if (clean2.charCodeAt(0) !== 123) return void 0;
-  const m = JSON_MESSAGE.exec(clean2);
+function jsonMessage(clean) {
+  if (clean.charCodeAt(0) !== 123) return void 0;
+  const m = JSON_MESSAGE.exec(clean);
   if (!m) return void 0;
   let value;
   try {
@@ -6197,10 +6413,10 @@ function jsonMessage(clean2) {
   const message = cleanLogLine(cut2 === -1 ? value : value.slice(0, cut2));
   return message.trim() === "" ? void 0 : message;
 }
-function decideLine(clean2, keys, enabled, records) {
-  const decided = decide(clean2, keys, enabled);
-  if (!records || decided && !decided.weak || clean2.charCodeAt(0) !== 123) return decided;
-  const message = jsonMessage(clean2);
+function decideLine(clean, keys, enabled, records) {
+  const decided = decide(clean, keys, enabled);
+  if (!records || decided && !decided.weak || clean.charCodeAt(0) !== 123) return decided;
+  const message = jsonMessage(clean);
   if (message === void 0) return decided;
   const inner = decide(message, scanTables().automaton.indicesIn(message), enabled);
   return inner && inner.kind === "failure" && !inner.weak ? inner : decided;
@@ -6208,11 +6424,11 @@ function decideLine(clean2, keys, enabled, records) {
 function whole(n2, fallback, min) {
   return typeof n2 === "number" && Number.isFinite(n2) ? Math.max(min, Math.floor(n2)) : fallback;
 }
-function keptText(clean2, max, longer = false) {
-  if (!longer && clean2.length <= max) return toWellFormed(clean2);
-  let end = Math.max(0, Math.min(max, clean2.length + CLIPPED.length) - CLIPPED.length);
-  if (end > 0 && isHighSurrogate(clean2.charCodeAt(end - 1))) end--;
-  return `${toWellFormed(clean2.substring(0, end))}${CLIPPED}`;
+function keptText(clean, max, longer = false) {
+  if (!longer && clean.length <= max) return toWellFormed(clean);
+  let end = Math.max(0, Math.min(max, clean.length + CLIPPED.length) - CLIPPED.length);
+  if (end > 0 && isHighSurrogate(clean.charCodeAt(end - 1))) end--;
+  return `${toWellFormed(clean.substring(0, end))}${CLIPPED}`;
 }
 function scanNotable(text, options = {}) {
   return scanNotableAt(text, [options.maxLines], options)[0];
@@ -6220,7 +6436,7 @@ function scanNotable(text, options = {}) {
 function scanNotableAt(text, maxLines, options = {}) {
   if (typeof text !== "string") throw new TypeError(`scanNotable: text must be a string, got ${typeof text}`);
   const evaluation = options.evaluation ?? defaultEvaluation;
-  const shared = {
+  const shared2 = {
     text,
     enabled: enabledMask(evaluation),
     steps: evaluation?.steps !== false,
@@ -6228,10 +6444,10 @@ function scanNotableAt(text, maxLines, options = {}) {
     keys: scanTables().automaton,
     memo: { line: 0, raw: void 0, clean: void 0 }
   };
-  const passes = maxLines.map((m) => capPass(shared, whole(m, DEFAULT_NOTABLE_LINES, 0)));
+  const passes = maxLines.map((m) => capPass(shared2, whole(m, DEFAULT_NOTABLE_LINES, 0)));
   const n2 = text.length;
-  const KEYS = shared.keys;
-  const memo = shared.memo;
+  const KEYS = shared2.keys;
+  const memo = shared2.memo;
   let pos = 0;
   let line = 1;
   let lineStart = 0;
@@ -6264,8 +6480,8 @@ function scanNotableAt(text, maxLines, options = {}) {
     memo.line = line;
     memo.raw = void 0;
     memo.clean = void 0;
-    const clean2 = window(text, lineStart, lineEnd);
-    for (const p of passes) p.visit(lineStart, lineEnd, line, clean2, rawKeys);
+    const clean = window(text, lineStart, lineEnd);
+    for (const p of passes) p.visit(lineStart, lineEnd, line, clean, rawKeys);
     if (lineEnd >= n2) break;
     pos = lineEnd + 1;
     line++;
@@ -6275,8 +6491,8 @@ function scanNotableAt(text, maxLines, options = {}) {
 function window(text, start, end) {
   return cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
 }
-function capPass(shared, cap) {
-  const { text, enabled, steps, maxChars, keys: KEYS, memo } = shared;
+function capPass(shared2, cap) {
+  const { text, enabled, steps, maxChars, keys: KEYS, memo } = shared2;
   const folded = /* @__PURE__ */ new Map();
   const verdicts = [];
   const failingRing = [];
@@ -6308,7 +6524,7 @@ function capPass(shared, cap) {
   };
   let lastTaken = 0;
   let carrying;
-  const kept = (clean2, start, end) => keptText(clean2, maxChars, end - start > MATCH_UNITS);
+  const kept = (clean, start, end) => keptText(clean, maxChars, end - start > MATCH_UNITS);
   const mark = (rule, line) => {
     if (!steps) return;
     if (rule.marker === "checked-step") {
@@ -6333,7 +6549,7 @@ function capPass(shared, cap) {
     const at2 = last.pool?.indexOf(last.entry) ?? -1;
     if (last.pool && at2 !== -1) last.pool.splice(at2, 1);
   };
-  const hit = (rule, clean2, line, lineStart, lineEnd) => {
+  const hit = (rule, clean, line, lineStart, lineEnd) => {
     if (rule.kind === "marker") {
       mark(rule, line);
       return;
@@ -6341,7 +6557,7 @@ function capPass(shared, cap) {
     const isSummary = rule.kind === "summary";
     if (isSummary) summaries++;
     else failures++;
-    const failing = isSummary && rule.failing?.test(clean2) === true;
+    const failing = isSummary && rule.failing?.test(clean) === true;
     const entryStep = step;
     if (failing || !isSummary && !rule.weak) stepFails[step]++;
     else if (isSummary) {
@@ -6353,7 +6569,7 @@ function capPass(shared, cap) {
       else stepVerdict.fill("pass");
       nextStep();
     }
-    const key = `${rule.id}\0${clean2}`;
+    const key = `${rule.id}\0${clean}`;
     const seen = folded.get(key);
     if (seen) {
       seen.count++;
@@ -6362,7 +6578,7 @@ function capPass(shared, cap) {
     }
     const entry = {
       line,
-      text: kept(clean2, lineStart, lineEnd),
+      text: kept(clean, lineStart, lineEnd),
       key,
       rule,
       count: 1,
@@ -6410,12 +6626,12 @@ function capPass(shared, cap) {
     let below;
     for (let k = 1; k <= MAX_RECORD_LINES && end >= 0; k++) {
       const start = text.lastIndexOf("\n", end - 1) + 1;
-      const clean2 = window(text, start, end);
-      if (clean2.trim() !== "" && indent(clean2) < own) {
-        if (below && below.line > lastTaken && clean2.trimEnd().endsWith("{")) entry.context.push(below);
+      const clean = window(text, start, end);
+      if (clean.trim() !== "" && indent(clean) < own) {
+        if (below && below.line > lastTaken && clean.trimEnd().endsWith("{")) entry.context.push(below);
         return;
       }
-      below = { line: line - k, text: kept(clean2, start, end) };
+      below = { line: line - k, text: kept(clean, start, end) };
       end = start - 1;
     }
   };
@@ -6430,55 +6646,55 @@ function capPass(shared, cap) {
     let blanks = 0;
     for (let k = 1; taken.length < want && end >= 0 && line - k > lastTaken; k++) {
       const start = text.lastIndexOf("\n", end - 1) + 1;
-      const clean2 = window(text, start, end);
+      const clean = window(text, start, end);
       end = start - 1;
-      const empty = clean2.trim() === "" || steps && FILLER.test(clean2);
+      const empty = clean.trim() === "" || steps && FILLER.test(clean);
       if (empty && !ctx.while && ++blanks <= 2) continue;
-      if (empty || ctx.while && !ctx.while.test(clean2)) break;
-      taken.push({ line: line - k, text: kept(clean2, start, end + 1) });
+      if (empty || ctx.while && !ctx.while.test(clean)) break;
+      taken.push({ line: line - k, text: kept(clean, start, end + 1) });
     }
     entry.context.push(...ctx.while ? taken.reverse() : taken);
   };
-  const tryLine = (lineStart, lineEnd, line, clean2, found) => {
+  const tryLine = (lineStart, lineEnd, line, clean, found) => {
     let rule = found ? memo.raw : memo.clean;
     if (rule === void 0 || memo.line !== line) {
-      const keys = found ?? KEYS.indicesIn(clean2);
-      rule = keys.length === 0 ? null : decideLine(clean2, keys, enabled, steps) ?? null;
+      const keys = found ?? KEYS.indicesIn(clean);
+      rule = keys.length === 0 ? null : decideLine(clean, keys, enabled, steps) ?? null;
       memo.line = line;
       if (found) memo.raw = rule;
       else memo.clean = rule;
     }
     if (!rule) return false;
-    hit(rule, clean2, line, lineStart, lineEnd);
+    hit(rule, clean, line, lineStart, lineEnd);
     return true;
   };
-  const visit = (lineStart, lineEnd, line, clean2, rawKeys) => {
+  const visit = (lineStart, lineEnd, line, clean, rawKeys) => {
     if (carrying) {
       const c = carrying;
-      const filler2 = clean2.trim() === "" ? 1 : steps && FILLER.test(clean2) ? tryLine(lineStart, lineEnd, line, clean2) ? 2 : 1 : 0;
+      const filler2 = clean.trim() === "" ? 1 : steps && FILLER.test(clean) ? tryLine(lineStart, lineEnd, line, clean) ? 2 : 1 : 0;
       if (filler2 === 1) {
         if (++c.blanks > MAX_CONTEXT_LINES) carrying = void 0;
       } else if (filler2 === 2) {
         if (carrying === c) carrying = void 0;
       } else if (c.ctx.while) {
-        if (c.ctx.while.test(clean2)) {
+        if (c.ctx.while.test(clean)) {
           if (c.left > 0) {
-            c.entry.context.push({ line, text: kept(clean2, lineStart, lineEnd) });
+            c.entry.context.push({ line, text: kept(clean, lineStart, lineEnd) });
             c.left--;
             lastTaken = line;
           }
         } else {
           carrying = void 0;
-          tryLine(lineStart, lineEnd, line, clean2);
+          tryLine(lineStart, lineEnd, line, clean);
         }
-      } else if (!tryLine(lineStart, lineEnd, line, clean2)) {
-        c.entry.context.push({ line, text: kept(clean2, lineStart, lineEnd) });
+      } else if (!tryLine(lineStart, lineEnd, line, clean)) {
+        c.entry.context.push({ line, text: kept(clean, lineStart, lineEnd) });
         lastTaken = line;
         if (--c.left <= 0) carrying = void 0;
       } else if (carrying === c) carrying = void 0;
     } else {
       const found = rawKeys();
-      if (found.length > 0) tryLine(lineStart, lineEnd, line, clean2, found);
+      if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found);
     }
   };
   const finish2 = () => rank({
@@ -6662,6 +6878,13 @@ var init_notable = __esm({
 });
 
 // extensions/shared/projection/log.ts
+var log_exports = {};
+__export(log_exports, {
+  logScanLines: () => logScanLines,
+  projectLog: () => projectLog,
+  section: () => section,
+  sectionItems: () => sectionItems
+});
 function itemOf(l, lineOffset) {
   const line = lineOffset === void 0 ? void 0 : l.line + lineOffset;
   const item = notableItem(line, l.text, l.count);
@@ -6773,9 +6996,9 @@ function grownLayouts(lim, grow) {
     }
   ];
 }
-function scanPlan(text, surface, options) {
+function scanPlan(text, surface2, options) {
   if (typeof text !== "string" || options.window) return void 0;
-  const entry = surfaceOf(surface);
+  const entry = surfaceOf(surface2);
   if (entry.clip) return void 0;
   const lim = limitsOf(entry, options);
   if (text.length <= lim.maxBytes && utf8ByteLength(text) <= lim.maxBytes && countLines(text) <= lim.maxLines) {
@@ -6791,8 +7014,8 @@ function scanPlan(text, surface, options) {
   if (usable2.length === 0) return void 0;
   return { lim, scanLines: Math.max(...usable2.map((c) => c.maxLines)) };
 }
-function logScanLines(text, surface, options = {}) {
-  return scanPlan(text, surface, options)?.scanLines;
+function logScanLines(text, surface2, options = {}) {
+  return scanPlan(text, surface2, options)?.scanLines;
 }
 function shownWhole(text, p) {
   let headLast = 0;
@@ -6808,13 +7031,13 @@ function keepsEnds(text, view, wider) {
   const lastStart = text.lastIndexOf("\n", text.length - 2) + 1;
   return !(view.tailStart <= lastStart && wider.tailStart > lastStart);
 }
-function projectLog(text, surface, options = {}) {
+function projectLog(text, surface2, options = {}) {
   const { scan: given, section: _section, grow: _grow, ...callOptions } = options;
   const whole2 = () => {
-    const p = project(text, surface, callOptions);
+    const p = project(text, surface2, callOptions);
     return p instanceof Promise ? p.then(plain2) : plain2(p);
   };
-  const planned = scanPlan(text, surface, options);
+  const planned = scanPlan(text, surface2, options);
   if (!planned) return whole2();
   const scan = given ?? scanNotable(text, { maxLines: planned.scanLines });
   if (scan.lines.length === 0) return whole2();
@@ -6856,7 +7079,7 @@ function projectLog(text, surface, options = {}) {
       if (sec.text === "") return void 0;
       if (left.bytes - sec.bytes > WIDEN_BYTES) {
         const room = { maxBytes: lim.maxBytes - sec.bytes - 1, maxLines: lim.maxLines - sec.lines };
-        const wider = project(text, surface, { ...r, ...room, sink: void 0, stored: inner.artifact });
+        const wider = project(text, surface2, { ...r, ...room, sink: void 0, stored: inner.artifact });
         const fits2 = utf8ByteLength(wider.text) <= room.maxBytes && countLines(wider.text) <= room.maxLines;
         const narrower = fits2 && section(unseen(wider), scan.dropped, sec.bytes, sec.lines, NOTABLE_HEADING, items);
         if (narrower && narrower.text !== "") {
@@ -6875,14 +7098,14 @@ ${inner.text}`;
     const rest = (first2) => {
       const next = { sink: void 0, stored: first2.artifact };
       for (let i = 0; i < candidates.length; i++) {
-        const inner = i === 0 ? first2 : project(text, surface, { ...restOf(i), ...next });
+        const inner = i === 0 ? first2 : project(text, surface2, { ...restOf(i), ...next });
         const laid = lay(i, inner);
         if (laid) return laid;
       }
-      return plain2(project(text, surface, { ...projectOptions, ...next }));
+      return plain2(project(text, surface2, { ...projectOptions, ...next }));
     };
     if (candidates.length === 0 || sized(0).text === "") return void 0;
-    const first = project(text, surface, { ...restOf(0), ...again ?? {} });
+    const first = project(text, surface2, { ...restOf(0), ...again ?? {} });
     return first instanceof Promise ? first.then(rest) : rest(first);
   };
   const normal = viewIn(planned.lim, usable2(layouts(planned.lim, options, failing)));
@@ -6991,11 +7214,19 @@ var init_tool_kind = __esm({
 });
 
 // extensions/shared/transcript/view.ts
+var view_exports = {};
+__export(view_exports, {
+  ShortenedTexts: () => ShortenedTexts,
+  buildView: () => buildView,
+  shortenText: () => shortenText,
+  storedShortening: () => storedShortening,
+  viewItems: () => viewItems
+});
 function budgetKey(maxBytes, log) {
   return log ? `log:${maxBytes}` : String(maxBytes);
 }
-function storedShortening(store, headShare, surface, toolClasses) {
-  return { headShare, surface, sink: store.sink("transcripts"), memo: new ShortenedTexts(), toolClasses };
+function storedShortening(store, headShare, surface2, toolClasses) {
+  return { headShare, surface: surface2, sink: store.sink("transcripts"), memo: new ShortenedTexts(), toolClasses };
 }
 function shortenText(text, maxBytes, options = {}, log = false) {
   const hit = options.memo?.get(maxBytes, text, log);
@@ -7162,6 +7393,17 @@ var init_view = __esm({
 });
 
 // extensions/shared/transcript/prompt.ts
+var prompt_exports = {};
+__export(prompt_exports, {
+  DETAIL_STEPS: () => DETAIL_STEPS,
+  FULL_DETAIL: () => FULL_DETAIL,
+  forkIntro: () => forkIntro,
+  forkTask: () => forkTask,
+  formatOmissionIndex: () => formatOmissionIndex,
+  narration: () => narration,
+  ownerFraming: () => ownerFraming,
+  transcriptWhere: () => transcriptWhere
+});
 function toolsLine(index, detail) {
   if (index.tools.length === 0) return void 0;
   const named = index.tools.map((t) => {
@@ -7472,9 +7714,9 @@ var init_warm_up = __esm({
     WARM_UP_DELAY_MS = 300;
     WARM_UP_CHUNK_MESSAGES = 64;
     IdleWarmUp = class {
-      constructor(caches, later = unrefLater) {
+      constructor(caches, later2 = unrefLater) {
         this.caches = caches;
-        this.later = later;
+        this.later = later2;
       }
       caches;
       later;
@@ -7739,13 +7981,13 @@ var init_session = __esm({
       /** Record what the trim did, in a session entry the model never sees (the /headroom ledger reads it). */
       record(ctx, result, messages, systemTokens, budgetTokens) {
         const key = trimKey(result);
-        const append2 = this.options.record;
-        if (key === this.recordedKey || !append2) return;
+        const append = this.options.record;
+        if (key === this.recordedKey || !append) return;
         this.recordedKey = key;
         const conversation = messages.some((m) => m.role === "system") ? messages.filter((m) => m.role !== "system") : messages;
         const data = trimRecord(result, conversation, { systemTokens, budgetTokens });
         try {
-          append2(data);
+          append(data);
         } catch (error) {
           ctx.notifyOnce(`could not record a trim in the session (${String(error)})`);
         }
@@ -7915,8 +8157,8 @@ function parseWorkerMessage(message, timeoutMs = RECALL_SEARCH_TIMEOUT_MS) {
   if (m && m.ok === false && m.code === "unreadable") {
     return { ok: false, code: "unreadable", errno: typeof m.errno === "string" ? m.errno : void 0 };
   }
-  const valid2 = m?.ok === true && Array.isArray(m.rows) && m.rows.every((row2) => typeof row2 === "string") && typeof m.matches === "number" && typeof m.capped === "boolean" && typeof m.total === "number" && typeof m.lastMatch === "number" && (m.longLines === void 0 || typeof m.longLines === "number");
-  if (!valid2) return { ok: false, code: "failed" };
+  const valid = m?.ok === true && Array.isArray(m.rows) && m.rows.every((row) => typeof row === "string") && typeof m.matches === "number" && typeof m.capped === "boolean" && typeof m.total === "number" && typeof m.lastMatch === "number" && (m.longLines === void 0 || typeof m.longLines === "number");
+  if (!valid) return { ok: false, code: "failed" };
   return {
     ok: true,
     rows: m.rows,
@@ -7937,7 +8179,7 @@ async function runSearch(job, options = {}) {
   if (p.running >= RECALL_MAX_WORKERS) {
     if (p.queue.length >= RECALL_MAX_QUEUED)
       return { ok: false, code: "busy", running: p.running, queued: p.queue.length };
-    await new Promise((resolve9) => p.queue.push(resolve9));
+    await new Promise((resolve5) => p.queue.push(resolve5));
   } else p.running++;
   try {
     return await runSearchNow(job, options);
@@ -7951,7 +8193,7 @@ async function runSearch(job, options = {}) {
 function runSearchNow(job, options = {}) {
   const timeoutMs = options.timeoutMs ?? RECALL_SEARCH_TIMEOUT_MS;
   if (options.signal?.aborted) return Promise.resolve({ ok: false, code: "aborted" });
-  return new Promise((resolve9) => {
+  return new Promise((resolve5) => {
     let worker;
     try {
       worker = new import_node_worker_threads.Worker(SEARCH_THREAD_URL, {
@@ -7959,7 +8201,7 @@ function runSearchNow(job, options = {}) {
         resourceLimits: { maxOldGenerationSizeMb: RECALL_WORKER_HEAP_MB }
       });
     } catch {
-      resolve9({ ok: false, code: "failed" });
+      resolve5({ ok: false, code: "failed" });
       return;
     }
     let settled = false;
@@ -7969,7 +8211,7 @@ function runSearchNow(job, options = {}) {
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
       worker.terminate().catch(() => void 0);
-      resolve9(outcome);
+      resolve5(outcome);
     };
     const timer = setTimeout(() => finish2({ ok: false, code: "timeout", timeoutMs }), timeoutMs);
     const onAbort = () => finish2({ ok: false, code: "aborted" });
@@ -8153,6 +8395,10 @@ var init_prompt5 = __esm({
 });
 
 // extensions/shared/text/content.ts
+var content_exports = {};
+__export(content_exports, {
+  contentText: () => contentText
+});
 function contentText(content, images = "marked") {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
@@ -8224,11 +8470,11 @@ function indexSearchResults(text) {
     if (!m) continue;
     const file = m[1];
     const n2 = Number(m[2]);
-    const row2 = rows.get(file);
-    if (row2) {
-      row2.matches++;
-      row2.firstLine = Math.min(row2.firstLine, n2);
-      row2.lastLine = Math.max(row2.lastLine, n2);
+    const row = rows.get(file);
+    if (row) {
+      row.matches++;
+      row.firstLine = Math.min(row.firstLine, n2);
+      row.lastLine = Math.max(row.lastLine, n2);
     } else rows.set(file, { file, matches: 1, firstLine: n2, lastLine: n2 });
   }
   return [...rows.values()];
@@ -8757,15 +9003,15 @@ async function buildStub(fact, text, deps) {
       }
     } else summaryNotes.push(summaryFailedNote(outcome.reason));
   } else if (deps.summaryUnavailable) summaryNotes.push(summaryFailedNote(deps.summaryUnavailable));
-  const surface = stubSurface(kind, deps.config);
-  const whole2 = summary ? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces) : surface;
+  const surface2 = stubSurface(kind, deps.config);
+  const whole2 = summary ? configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces) : surface2;
   const room = excerptRoom(whole2, base, notes, kind, deps.config);
   const after = summary ? summaryPart(summary, summaryNotes, deps.config) : "";
   const bodyNotes = [...notes, ...summaryNotes];
   const made = early ? [early] : input?.excerptScans ?? [];
-  const wanted = logScanLines(full, surface, room);
+  const wanted = logScanLines(full, surface2, room);
   const scan = made.find((m) => m.maxLines === wanted)?.scan;
-  const body = excerptOf(kind, surface, fact, full, room, ref, scan, measured) + after;
+  const body = excerptOf(kind, surface2, fact, full, room, ref, scan, measured) + after;
   const stub = renderStub({ ...base, notes: bodyNotes, label: EXCERPT_LABEL, body });
   const headroom2 = headroomDetails({ artifacts: [put.path], ...usage ? { usage } : {} });
   return { ...stubResult(fact, stub, headroom2), id, path: put.path, kind, summarized: summary !== void 0 };
@@ -8776,10 +9022,10 @@ function unstoredStub(fact, complete2, reason, config) {
   const notStored = { reason, fullOutputFile };
   const measured = measureText(full);
   const base = { id: "", tool: fact.toolName, ...measure(full, measured), path: "", notStored };
-  const surface = stubSurface(kind, config);
-  const room = budget(surface, { ...base, notes, label: EXCERPT_LABEL });
+  const surface2 = stubSurface(kind, config);
+  const room = budget(surface2, { ...base, notes, label: EXCERPT_LABEL });
   const ref = fullOutputFile ? { ok: true, path: fullOutputFile, sha256: (0, import_node_crypto2.createHash)("sha256").update(full).digest("hex") } : { ok: false, error: reason };
-  const body = excerptOf(kind, surface, fact, full, room, ref, void 0, measured);
+  const body = excerptOf(kind, surface2, fact, full, room, ref, void 0, measured);
   const stub = renderStub({ ...base, notes, label: EXCERPT_LABEL, body });
   const headroom2 = headroomDetails({
     artifacts: fullOutputFile ? [fullOutputFile] : [],
@@ -8815,25 +9061,25 @@ function overflowOf(kind, config) {
 }
 function earlyScan(fact, full, kind, sizes, notes, deps) {
   if (kind !== "command") return void 0;
-  const surface = stubSurface(kind, deps.config);
-  const room = excerptRoom(surface, placeholderBase(fact, sizes, deps), notes, kind, deps.config);
-  const maxLines = logScanLines(full, surface, room);
+  const surface2 = stubSurface(kind, deps.config);
+  const room = excerptRoom(surface2, placeholderBase(fact, sizes, deps), notes, kind, deps.config);
+  const maxLines = logScanLines(full, surface2, room);
   return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines }) };
 }
 function summaryInputPlan(full, kind, config, excerptLines2 = []) {
-  const surface = configuredSurface(
+  const surface2 = configuredSurface(
     "toolArtifacts.summaryInput",
     { maxBytes: config.summary.maxInputChars },
     config.surfaces
   );
-  const headShare = surface.headShare ?? stubSurface(kind, config).headShare;
+  const headShare = surface2.headShare ?? stubSurface(kind, config).headShare;
   const options = { headShare, section: "notable.summaryInput" };
-  const maxLines = logScanLines(full, surface, options);
-  if (maxLines === void 0) return { surface, options };
+  const maxLines = logScanLines(full, surface2, options);
+  if (maxLines === void 0) return { surface: surface2, options };
   const more = [...new Set(excerptLines2)].filter((m) => m !== void 0 && m !== maxLines);
   const [scan, ...others] = scanNotableAt(full, [maxLines, ...more]);
   return {
-    surface,
+    surface: surface2,
     options,
     maxLines,
     scan,
@@ -8842,11 +9088,11 @@ function summaryInputPlan(full, kind, config, excerptLines2 = []) {
 }
 function excerptLines(fact, full, kind, sizes, notes, deps) {
   if (kind !== "command") return [];
-  const surface = stubSurface(kind, deps.config);
+  const surface2 = stubSurface(kind, deps.config);
   const answered = configuredSurface("toolArtifacts.summary", stubAlias(deps.config), deps.config.surfaces);
   const base = placeholderBase(fact, sizes, deps);
-  return [answered, surface].map(
-    (whole2) => logScanLines(full, surface, excerptRoom(whole2, base, notes, kind, deps.config))
+  return [answered, surface2].map(
+    (whole2) => logScanLines(full, surface2, excerptRoom(whole2, base, notes, kind, deps.config))
   );
 }
 function excerptRoom(whole2, base, notes, kind, config) {
@@ -8859,8 +9105,8 @@ function placeholderBase(fact, sizes, deps) {
 function agreementScan(full, input) {
   return input?.scan && input.maxLines === DEFAULT_NOTABLE_LINES ? input.scan : scanNotable(full);
 }
-function excerptOf(kind, surface, fact, full, room, artifact, scan, measured) {
-  return buildExcerpt({ kind, surface, text: full, args: fact.input, ...room, artifact, scan, measured });
+function excerptOf(kind, surface2, fact, full, room, artifact, scan, measured) {
+  return buildExcerpt({ kind, surface: surface2, text: full, args: fact.input, ...room, artifact, scan, measured });
 }
 function measure(full, measured) {
   return { bytes: measured.bytes, lines: measured.lines, lastLineEmpty: full.endsWith("\n") };
@@ -8869,21 +9115,21 @@ function previousDetails(fact) {
   const { truncation: _replaced, ...previous } = fact.details && typeof fact.details === "object" ? fact.details : {};
   return previous;
 }
-function budget(surface, parts) {
+function budget(surface2, parts) {
   const overhead = stubOverhead(parts);
   return {
-    maxBytes: Math.max(1, surface.maxBytes - overhead.bytes),
-    maxLines: Math.max(1, surface.maxLines - overhead.lines)
+    maxBytes: Math.max(1, surface2.maxBytes - overhead.bytes),
+    maxLines: Math.max(1, surface2.maxLines - overhead.lines)
   };
 }
-function describeArgs(input, surface = SURFACES["toolArtifacts.args"]) {
+function describeArgs(input, surface2 = SURFACES["toolArtifacts.args"]) {
   let json;
   try {
     json = JSON.stringify(input ?? {});
   } catch {
     json = "{}";
   }
-  return project(json, surface, { notSavedReason: ARGS_NOT_STORED }).text;
+  return project(json, surface2, { notSavedReason: ARGS_NOT_STORED }).text;
 }
 var import_node_crypto2, import_node_path7, TOOL_OUTPUT_KIND, stubAlias, OUTPUT_KINDS, UNKNOWN_SHA256;
 var init_artifacts = __esm({
@@ -9042,9 +9288,9 @@ function resolveForRecall(store, id) {
   const failure = explainResolveFailure(id, listStoreEntries(store.dirFor(TOOL_OUTPUT_KIND)));
   return { ok: false, error: resolveFailureText(id, failure) };
 }
-async function recallArtifact(store, params, surface, signal) {
-  const valid2 = validateRecall(params);
-  if (!valid2.ok) throw new Error(valid2.error);
+async function recallArtifact(store, params, surface2, signal) {
+  const valid = validateRecall(params);
+  if (!valid.ok) throw new Error(valid.error);
   const id = params.id.trim().toLowerCase();
   const resolved = resolveForRecall(store, id);
   if (!resolved.ok) throw new Error(resolved.error);
@@ -9058,7 +9304,7 @@ async function recallArtifact(store, params, surface, signal) {
     });
   } else answer = pageStored(resolved.path, id, params.offset, params.limit);
   if (!answer.ok) throw new Error(answer.error);
-  const projection = await project(answer.text, surface, { sink: store.asyncSink(TOOL_OUTPUT_KIND) });
+  const projection = await project(answer.text, surface2, { sink: store.asyncSink(TOOL_OUTPUT_KIND) });
   const artifacts = [resolved.path];
   if (projection.artifact?.ok) artifacts.push(projection.artifact.path);
   return {
@@ -9137,8 +9383,8 @@ var init_turn = __esm({
         const next = { state: "arrived", item: { ...item, fixed: false } };
         if (member) Object.assign(member, next);
         else this.members.set(item.id, next);
-        const promise = new Promise((resolve9) => {
-          this.waiters.push({ id: item.id, resolve: resolve9 });
+        const promise = new Promise((resolve5) => {
+          this.waiters.push({ id: item.id, resolve: resolve5 });
         });
         signal?.addEventListener("abort", () => this.release(), { once: true });
         if (signal?.aborted) this.release();
@@ -9304,11 +9550,11 @@ async function summarize(request, options) {
   const onAbort = () => controller.abort();
   options.signal?.addEventListener("abort", onAbort, { once: true });
   let timer;
-  const deadline = new Promise((resolve9) => {
+  const deadline = new Promise((resolve5) => {
     timer = setTimeout(() => {
       timedOut = true;
       controller.abort();
-      resolve9("timeout");
+      resolve5("timeout");
     }, clampTimerMs(options.timeoutMs));
   });
   const context = {
@@ -9384,7 +9630,7 @@ function toolArtifacts(pi) {
   const host = bootExtension(pi, "tool-artifacts");
   const session = new ToolArtifactsSession();
   const warn = (ctx, message) => host.notifyOnce(ctx, message);
-  const contextOf2 = (ctx) => ({
+  const contextOf = (ctx) => ({
     config: () => ({ ...host.config(ctx).toolArtifacts, surfaces: host.config(ctx).surfaces }),
     store: () => host.store(),
     cwd: ctx.cwd,
@@ -9396,10 +9642,10 @@ function toolArtifacts(pi) {
     session.sessionStarted();
     settleDeferredTools(pi, [RECALL_TOOL_NAME], host.config(ctx).exposure.deferRareTools);
   });
-  pi.on("turn_start", (_event, ctx) => session.turnStarted(contextOf2(ctx)));
-  pi.on("tool_call", (event, ctx) => session.toolCalled(event, contextOf2(ctx)));
+  pi.on("turn_start", (_event, ctx) => session.turnStarted(contextOf(ctx)));
+  pi.on("tool_call", (event, ctx) => session.toolCalled(event, contextOf(ctx)));
   pi.on("tool_execution_end", (event) => session.toolExecutionEnded(event));
-  pi.on("tool_result", (event, ctx) => session.toolResult(event, contextOf2(ctx)));
+  pi.on("tool_result", (event, ctx) => session.toolResult(event, contextOf(ctx)));
   const summaryDeps = (cfg, ctx) => {
     if (!cfg.summary.enabled) return {};
     const session2 = ctx.model ? { provider: ctx.model.provider, id: ctx.model.id } : void 0;
@@ -9463,7 +9709,37 @@ var init_tool_artifacts = __esm({
   }
 });
 
+// extensions/subagents/adapter/later.ts
+function loadLater() {
+  loading2 ??= __later("extensions/subagents/later.ts").then((module2) => {
+    loaded2 = module2;
+    return module2;
+  });
+  return loading2;
+}
+function laterIfLoaded() {
+  return loaded2;
+}
+function later() {
+  if (!loaded2) throw new Error("subagents: the children's code is not loaded yet (loadLater first)");
+  return loaded2;
+}
+var loaded2, loading2;
+var init_later = __esm({
+  "extensions/subagents/adapter/later.ts"() {
+    "use strict";
+  }
+});
+
 // extensions/shared/text/sanitize.ts
+var sanitize_exports = {};
+__export(sanitize_exports, {
+  TAB_STOP_COLUMNS: () => TAB_STOP_COLUMNS,
+  approximateWidth: () => approximateWidth,
+  sanitizeLine: () => sanitizeLine,
+  sanitizeTerminalText: () => sanitizeTerminalText,
+  stripControls: () => stripControls
+});
 function csiEnd(text, i) {
   let j = i;
   while (j < text.length) {
@@ -9581,8 +9857,8 @@ function expandTabs(line, widthOf, tabStop) {
 function sanitizeTerminalText(text, options = {}) {
   const widthOf = options.widthOf ?? approximateWidth;
   const tabStop = Math.max(1, Math.floor(options.tabStop ?? TAB_STOP_COLUMNS));
-  const clean2 = stripControls(typeof text === "string" ? text : String(text));
-  const lines = clean2.split("\n").map((line) => expandTabs(line, widthOf, tabStop));
+  const clean = stripControls(typeof text === "string" ? text : String(text));
+  const lines = clean.split("\n").map((line) => expandTabs(line, widthOf, tabStop));
   if (options.multiline === false) return lines.filter((l, i) => l.length > 0 || i === 0).join(" ");
   return lines.join("\n");
 }
@@ -9612,6 +9888,17 @@ var init_sanitize = __esm({
 });
 
 // extensions/subagents/domain/format.ts
+var format_exports = {};
+__export(format_exports, {
+  TOOL_ARGS_BRIEF_BYTES: () => TOOL_ARGS_BRIEF_BYTES,
+  assistantText: () => assistantText,
+  compactArgs: () => compactArgs,
+  formatCount: () => formatCount,
+  formatDuration: () => formatDuration,
+  lastAssistant: () => lastAssistant,
+  plural: () => plural,
+  statusGlyph: () => statusGlyph
+});
 function statusGlyph(state) {
   switch (state) {
     case "waiting":
@@ -9680,6 +9967,21 @@ var init_format2 = __esm({
 });
 
 // extensions/subagents/domain/records.ts
+var records_exports = {};
+__export(records_exports, {
+  CHILD_TOOL_NAMES: () => CHILD_TOOL_NAMES,
+  NAME_MAX_BYTES: () => NAME_MAX_BYTES,
+  RECENT_TOOL_CALLS: () => RECENT_TOOL_CALLS,
+  SETTLED_STATES: () => SETTLED_STATES,
+  SUBAGENT_TOOL_NAMES: () => SUBAGENT_TOOL_NAMES,
+  THINKING_LEVELS: () => THINKING_LEVELS,
+  childId: () => childId,
+  childrenToStart: () => childrenToStart,
+  deriveName: () => deriveName,
+  isSettled: () => isSettled,
+  partitionIds: () => partitionIds,
+  queuePosition: () => queuePosition
+});
 function isSettled(state) {
   return SETTLED_STATES.includes(state);
 }
@@ -9744,6 +10046,32 @@ var init_records = __esm({
 });
 
 // extensions/subagents/prompt/ask.ts
+var ask_exports = {};
+__export(ask_exports, {
+  ASKING_OTHER_CELL: () => ASKING_OTHER_CELL,
+  ASKING_OTHER_STATE: () => ASKING_OTHER_STATE,
+  ASKING_STATE: () => ASKING_STATE,
+  ASK_TOOL_TEXT: () => ASK_TOOL_TEXT,
+  EMPTY_QUESTION_ERROR: () => EMPTY_QUESTION_ERROR,
+  MAX_QUESTION_OPTIONS: () => MAX_QUESTION_OPTIONS,
+  OPEN_QUESTION_ERROR: () => OPEN_QUESTION_ERROR,
+  QUESTION_MESSAGE_TYPE: () => QUESTION_MESSAGE_TYPE,
+  WITHDRAWN_FOR_CHILD: () => WITHDRAWN_FOR_CHILD,
+  answerForChild: () => answerForChild,
+  answeredText: () => answeredText,
+  askingCount: () => askingCount,
+  askingNote: () => askingNote,
+  askingViewLine: () => askingViewLine,
+  lastTurnError: () => lastTurnError,
+  lateAnswerNote: () => lateAnswerNote,
+  noAnswerForChild: () => noAnswerForChild,
+  questionBlock: () => questionBlock,
+  questionCapError: () => questionCapError,
+  questionLines: () => questionLines,
+  questionsHeader: () => questionsHeader,
+  resumedAnswerText: () => resumedAnswerText,
+  waitEndedByQuestionsHeader: () => waitEndedByQuestionsHeader
+});
 function answerForChild(answer) {
   return `Your parent answered:
 ${answer}`;
@@ -9825,6 +10153,23 @@ var init_ask = __esm({
 });
 
 // extensions/subagents/prompt/budget.ts
+var budget_exports = {};
+__export(budget_exports, {
+  SPAWN_BUDGET_PARAM: () => SPAWN_BUDGET_PARAM,
+  answeredOverBudgetText: () => answeredOverBudgetText,
+  badBudgetError: () => badBudgetError,
+  budgetNotStartedReason: () => budgetNotStartedReason,
+  budgetSpawnNote: () => budgetSpawnNote,
+  budgetSpentSendError: () => budgetSpentSendError,
+  budgetStopReason: () => budgetStopReason,
+  budgetWords: () => budgetWords,
+  sessionBudgetRefusal: () => sessionBudgetRefusal,
+  spendOfBudget: () => spendOfBudget,
+  spendSuffix: () => spendSuffix,
+  spendWords: () => spendWords,
+  spentCell: () => spentCell,
+  unpricedModelNote: () => unpricedModelNote
+});
 function spendWords(spend) {
   const s = spend ?? { tokens: 0 };
   return `${formatCount(s.tokens)} tokens${s.cost !== void 0 ? `, ${formatCost(s.cost)}` : ""}`;
@@ -9865,11 +10210,11 @@ function budgetSpentSendError(id, r) {
 function badBudgetError(problem) {
   return `budget: ${problem}; give { tokens?: <positive number>, cost?: <positive number>, shared?: true }.`;
 }
-function budgetSpawnNote(own, shared, id, sessionLeft) {
+function budgetSpawnNote(own, shared2, id, sessionLeft) {
   const parts = [];
   if (own.tokens !== void 0 || own.cost !== void 0) parts.push(`budget ${budgetWords(own)}`);
-  if (shared === id) parts.push("shared with the stages spawned after it");
-  else if (shared) parts.push(`drawing on the budget shared with ${shared}`);
+  if (shared2 === id) parts.push("shared with the stages spawned after it");
+  else if (shared2) parts.push(`drawing on the budget shared with ${shared2}`);
   if (sessionLeft) parts.push(`this session has ${leftWords(sessionLeft) || "nothing"} left`);
   return parts.length > 0 ? `Budget: ${parts.join("; ")}.` : "";
 }
@@ -9909,6 +10254,67 @@ var init_budget = __esm({
 });
 
 // extensions/subagents/prompt/common.ts
+var common_exports = {};
+__export(common_exports, {
+  ABORTED: () => ABORTED,
+  CANCELLED_BY_PARENT: () => CANCELLED_BY_PARENT,
+  CANCELLED_IN_VIEW: () => CANCELLED_IN_VIEW,
+  CHILD_SYSTEM_APPEND: () => CHILD_SYSTEM_APPEND,
+  EMPTY_PROMPT_ERROR: () => EMPTY_PROMPT_ERROR,
+  EMPTY_SEND_TEXT_ERROR: () => EMPTY_SEND_TEXT_ERROR,
+  INTERRUPTED_BY_EXIT: () => INTERRUPTED_BY_EXIT,
+  INTERRUPTED_BY_SHUTDOWN: () => INTERRUPTED_BY_SHUTDOWN,
+  NEVER_STARTED: () => NEVER_STARTED,
+  NOTHING_TO_WAIT_FOR: () => NOTHING_TO_WAIT_FOR,
+  NO_CHILDREN: () => NO_CHILDREN,
+  PROVIDER_ERROR: () => PROVIDER_ERROR,
+  ROSTER_MESSAGE_TYPE: () => ROSTER_MESSAGE_TYPE,
+  SETTLE_INTERRUPTED: () => SETTLE_INTERRUPTED,
+  SHUT_DOWN_ERROR: () => SHUT_DOWN_ERROR,
+  STOPPED_BEFORE_START: () => STOPPED_BEFORE_START,
+  TOOL_TEXT: () => TOOL_TEXT,
+  alreadyDeliveredLine: () => alreadyDeliveredLine,
+  alreadySettledCancelLine: () => alreadySettledCancelLine,
+  arrival: () => arrival,
+  autoDeliveryHeader: () => autoDeliveryHeader,
+  cancelHeader: () => cancelHeader,
+  checkText: () => checkText,
+  configWarning: () => configWarning,
+  emptyAnswerNote: () => emptyAnswerNote,
+  failedResultText: () => failedResultText,
+  interruptedResultText: () => interruptedResultText,
+  label: () => label,
+  listLine: () => listLine,
+  maxRunTimeError: () => maxRunTimeError,
+  maxTurnsReason: () => maxTurnsReason,
+  missingCwdError: () => missingCwdError,
+  missingSessionFileError: () => missingSessionFileError,
+  missingStoredText: () => missingStoredText,
+  noRoomLine: () => noRoomLine,
+  noRoomUnsavedLine: () => noRoomUnsavedLine,
+  outputLimitReason: () => outputLimitReason,
+  queuedSendError: () => queuedSendError,
+  queuedText: () => queuedText,
+  rerunText: () => rerunText,
+  restoredNote: () => restoredNote,
+  restoredSendError: () => restoredSendError,
+  resultHeader: () => resultHeader,
+  rosterHeader: () => rosterHeader,
+  rosterLine: () => rosterLine,
+  settleCutError: () => settleCutError,
+  settleDeliveryHeader: () => settleDeliveryHeader,
+  spawnedText: () => spawnedText,
+  statusLine: () => statusLine,
+  steeredText: () => steeredText,
+  toolsBeyondParentError: () => toolsBeyondParentError,
+  toolsLeftOutNote: () => toolsLeftOutNote,
+  unknownIdsError: () => unknownIdsError,
+  waitAbortedHeader: () => waitAbortedHeader,
+  waitProgress: () => waitProgress,
+  waitTimeoutClampedNote: () => waitTimeoutClampedNote,
+  waitTimeoutHeader: () => waitTimeoutHeader,
+  watchdogError: () => watchdogError
+});
 function label(c) {
   return `${c.id} "${c.name}"`;
 }
@@ -10048,13 +10454,13 @@ function cancelHeader(count3) {
 function alreadySettledCancelLine(c) {
   return `${label(c)}: already ${c.state}; nothing to cancel.`;
 }
-function listLine(c, now, glyph2) {
+function listLine(c, now, glyph) {
   const since = c.startedAt ?? c.createdAt;
   const elapsed = formatDuration((c.endedAt ?? now) - since);
   const ctx = c.contextTokens !== void 0 ? ` \xB7 ctx ${formatCount(c.contextTokens)} tok` : "";
   const agent = c.agent ? ` \xB7 agent ${c.agent}` : "";
   const state = c.state === "waiting" ? `waiting for ${(c.after ?? []).join(", ")}` : c.state;
-  return `${glyph2} ${label(c)} ${state} \xB7 ${elapsed} \xB7 ${plural(c.turns, "turn")} \xB7 ${c.model}${agent}${ctx}${spendSuffix(c)}`;
+  return `${glyph} ${label(c)} ${state} \xB7 ${elapsed} \xB7 ${plural(c.turns, "turn")} \xB7 ${c.model}${agent}${ctx}${spendSuffix(c)}`;
 }
 function checkText(c, now, recentOutput, asking) {
   const since = c.startedAt ?? c.createdAt;
@@ -10183,6 +10589,34 @@ var init_common = __esm({
 });
 
 // extensions/subagents/prompt/checkable.ts
+var checkable_exports = {};
+__export(checkable_exports, {
+  CHANGED_FILES_SHOWN: () => CHANGED_FILES_SHOWN,
+  CLEANUP_NOTHING: () => CLEANUP_NOTHING,
+  NO_JSON_FOUND: () => NO_JSON_FOUND,
+  OUTPUT_SCHEMA_REMINDER: () => OUTPUT_SCHEMA_REMINDER,
+  PATCH_NOT_UTF8: () => PATCH_NOT_UTF8,
+  VERDICT_INVALID: () => VERDICT_INVALID,
+  VERDICT_VALID: () => VERDICT_VALID,
+  badIsolationError: () => badIsolationError,
+  badOutputSchemaError: () => badOutputSchemaError,
+  changesText: () => changesText,
+  changesUnknownText: () => changesUnknownText,
+  cleanupLine: () => cleanupLine,
+  concludeFailedNote: () => concludeFailedNote,
+  correctionFailed: () => correctionFailed,
+  invalidOutputText: () => invalidOutputText,
+  isolationNote: () => isolationNote,
+  noChangesText: () => noChangesText,
+  notARepositoryError: () => notARepositoryError,
+  outputSchemaCorrection: () => outputSchemaCorrection,
+  outputSchemaInstruction: () => outputSchemaInstruction,
+  patternProbeFailed: () => patternProbeFailed,
+  patternTimedOut: () => patternTimedOut,
+  recreatedWorktreeNote: () => recreatedWorktreeNote,
+  structuredNote: () => structuredNote,
+  worktreeFailedError: () => worktreeFailedError
+});
 function notARepositoryError(reason) {
   return `isolation "worktree" is not possible: ${reason}. No child was started. Spawn without isolation (it then works in your tree), or run git init and commit first.`;
 }
@@ -10196,8 +10630,8 @@ function badOutputSchemaError(reason) {
   return `output_schema cannot be used: ${reason}. No child was started; pass a JSON Schema object.`;
 }
 function isolationNote(w) {
-  const carried2 = w.parentUncommitted > 0 ? `Your ${plural(w.parentUncommitted, "uncommitted change")} (staged, unstaged or untracked) are NOT in it: commit first if the child needs them.` : "Your working tree had no uncommitted changes, so the child sees exactly your files.";
-  return `Isolated: it works in a new git worktree ${w.path} on branch ${w.branch}, created from HEAD ${shortHash(w.base, COMMIT_ID_HEX)} of ${w.repoTop}. ${carried2} Your tree and index are not touched; its result starts with what it changed.`;
+  const carried = w.parentUncommitted > 0 ? `Your ${plural(w.parentUncommitted, "uncommitted change")} (staged, unstaged or untracked) are NOT in it: commit first if the child needs them.` : "Your working tree had no uncommitted changes, so the child sees exactly your files.";
+  return `Isolated: it works in a new git worktree ${w.path} on branch ${w.branch}, created from HEAD ${shortHash(w.base, COMMIT_ID_HEX)} of ${w.repoTop}. ${carried} Your tree and index are not touched; its result starts with what it changed.`;
 }
 function structuredNote() {
   return "Its answer must end with JSON valid against output_schema (one correction turn); you get the validated JSON.";
@@ -10362,7 +10796,7 @@ function valueStrings(value) {
 }
 function probePatterns(patterns, strings, timeoutMs = PATTERN_PROBE_TIMEOUT_MS) {
   if (patterns.length === 0 || strings.length === 0) return Promise.resolve({ ok: true });
-  return new Promise((resolve9) => {
+  return new Promise((resolve5) => {
     let worker;
     try {
       worker = new import_node_worker_threads2.Worker(PATTERN_THREAD_URL, {
@@ -10370,7 +10804,7 @@ function probePatterns(patterns, strings, timeoutMs = PATTERN_PROBE_TIMEOUT_MS) 
         resourceLimits: { maxOldGenerationSizeMb: PATTERN_PROBE_HEAP_MB }
       });
     } catch {
-      resolve9({ ok: false, failed: true });
+      resolve5({ ok: false, failed: true });
       return;
     }
     let at2 = 0;
@@ -10380,7 +10814,7 @@ function probePatterns(patterns, strings, timeoutMs = PATTERN_PROBE_TIMEOUT_MS) 
       settled = true;
       clearTimeout(timer);
       worker.terminate().catch(() => void 0);
-      resolve9(outcome);
+      resolve5(outcome);
     };
     const timer = setTimeout(() => finish2({ ok: false, pattern: patterns[at2] ?? "", timeoutMs }), timeoutMs);
     worker.on("message", (m) => {
@@ -10405,6 +10839,21 @@ var init_pattern_probe = __esm({
 });
 
 // extensions/subagents/checkable/schema.ts
+var schema_exports = {};
+__export(schema_exports, {
+  JSON_CANDIDATES_MAX: () => JSON_CANDIDATES_MAX,
+  JSON_SEARCH_MAX_CHARS: () => JSON_SEARCH_MAX_CHARS,
+  OUTPUT_SCHEMA_MAX_BYTES: () => OUTPUT_SCHEMA_MAX_BYTES,
+  SCHEMA_ERRORS_SHOWN: () => SCHEMA_ERRORS_SHOWN,
+  SCHEMA_ERROR_MAX_BYTES: () => SCHEMA_ERROR_MAX_BYTES,
+  SUPPORTED_KEYWORDS: () => SUPPORTED_KEYWORDS,
+  checkAnswer: () => checkAnswer,
+  checkAnswerBounded: () => checkAnswerBounded,
+  compileOutputSchema: () => compileOutputSchema,
+  extractTrailingJson: () => extractTrailingJson,
+  firstErrors: () => firstErrors,
+  formatError: () => formatError
+});
 function errorsOf(validator, value) {
   try {
     return [...validator.Errors(value)];
@@ -10610,6 +11059,26 @@ var init_schema = __esm({
 });
 
 // extensions/subagents/agents/agents.ts
+var agents_exports = {};
+__export(agents_exports, {
+  AGENT_NAME_MAX_CHARS: () => AGENT_NAME_MAX_CHARS,
+  AGENT_NAME_PATTERN: () => AGENT_NAME_PATTERN,
+  AGENT_SOURCE_ORDER: () => AGENT_SOURCE_ORDER,
+  BUILT_IN_AGENTS: () => BUILT_IN_AGENTS,
+  CLAUDE_FIELDS: () => CLAUDE_FIELDS,
+  CLAUDE_TOOL_NAMES: () => CLAUDE_TOOL_NAMES,
+  INHERIT_MODEL: () => INHERIT_MODEL,
+  MAX_AGENT_FILE_BYTES: () => MAX_AGENT_FILE_BYTES,
+  MAX_TURNS_LIMIT: () => MAX_TURNS_LIMIT,
+  THINKING_VALUES: () => THINKING_VALUES,
+  agentFields: () => agentFields,
+  describePolicy: () => describePolicy,
+  mergeAgents: () => mergeAgents,
+  nameFromFile: () => nameFromFile,
+  oneLineText: () => oneLineText,
+  parseAgentFile: () => parseAgentFile,
+  parseExtensionPolicy: () => parseExtensionPolicy
+});
 function buildAgentFields(z) {
   const nameList = z.union([z.string(), z.array(z.string())], { error: "expected a comma-separated string or a list of names" }).transform((v) => (Array.isArray(v) ? v : v.split(",")).map((s) => s.trim()).filter((s) => s.length > 0));
   const extensionsField = z.union([z.boolean(), z.string(), z.array(z.string())], {
@@ -10824,722 +11293,26 @@ var init_agents = __esm({
   }
 });
 
-// extensions/subagents/domain/gate.ts
-function parentGate(deps, how) {
-  const ctx = deps.context();
-  const manager = deps.existingChildren();
-  if (!ctx || !manager) return "done";
-  let idle;
-  try {
-    idle = ctx.isIdle();
-  } catch {
-    return "done";
-  }
-  if (how === "trigger" && !idle) return "busy";
-  if (how === "trigger" && deps.depth === 0 && singleShotMode(ctx)) return "done";
-  return { ctx, manager };
-}
-var init_gate = __esm({
-  "extensions/subagents/domain/gate.ts"() {
-    "use strict";
-    init_pi_host();
-  }
-});
-
-// extensions/subagents/ask/question.ts
-function cleanQuestion(input) {
-  const raw = typeof input.question === "string" ? input.question : "";
-  const text = project(sanitizeTerminalText(raw).trim(), "subagents.question").text;
-  const given = Array.isArray(input.options) ? input.options.filter((o) => typeof o === "string") : [];
-  const options = given.map((o) => project(sanitizeLine(o).replace(/\s+/g, " ").trim(), "subagents.questionBrief").text).filter((o) => o.length > 0);
-  return { text, options };
-}
-function questionBody(q) {
-  return project(questionLines(q.text, q.options), "subagents.question").text;
-}
-function questionBrief(text) {
-  return project(text.replace(/\s+/g, " ").trim(), "subagents.questionBrief").text;
-}
-function askDecision(state, text, limits) {
-  if (text.length === 0) return "empty";
-  if (state.open) return "open";
-  if (state.asked >= limits.maxQuestions) return "cap";
-  if (state.maxTurns !== void 0 && state.turns + 1 >= state.maxTurns) return "last-turn";
-  return void 0;
-}
-var init_question = __esm({
-  "extensions/subagents/ask/question.ts"() {
-    "use strict";
-    init_projection();
-    init_sanitize();
-    init_ask();
-  }
-});
-
-// extensions/subagents/ask/deliver.ts
-function questionView(child, timeoutSeconds) {
-  const q = child.question;
-  if (!q) return void 0;
-  return {
-    id: child.id,
-    name: child.name,
-    body: questionBody(q),
-    timeoutSeconds,
-    askedAt: q.askedAt,
-    detached: q.detached
-  };
-}
-function takeQuestions(desk, ids, all = false, now = Date.now()) {
-  const children = all ? desk.asking(ids) : desk.undelivered(ids);
-  if (children.length === 0) return void 0;
-  const blocks = [];
-  const carried2 = { questions: [] };
-  for (const child of children) {
-    const view = questionView(child, desk.timeoutSeconds);
-    if (!view || !child.question) continue;
-    blocks.push(questionBlock(view, now));
-    carried2.questions.push({ id: child.id, seq: child.question.seq });
-    child.question.delivered = true;
-  }
-  return { text: blocks.join("\n\n"), carried: carried2 };
-}
-async function deliverQuestions(deps, how) {
-  const gate = parentGate(deps, how);
-  if (typeof gate === "string") return gate === "done";
-  const { manager } = gate;
-  const undelivered = manager.questions.undelivered();
-  if (undelivered.length === 0) return true;
-  const taken = takeQuestions(manager.questions);
-  if (!taken) return true;
-  const message = {
-    customType: QUESTION_MESSAGE_TYPE,
-    content: `${questionsHeader(taken.carried.questions.length)}
-${taken.text}`,
-    display: true,
-    details: taken.carried
-  };
-  try {
-    if (how === "trigger") deps.session.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
-    else deps.session.sendMessage(message);
-  } catch (error) {
-    for (const c of undelivered) if (c.question) c.question.delivered = false;
-    console.error(`subagents: a question could not be delivered, will retry: ${String(error)}`);
-  }
-  return true;
-}
-var init_deliver = __esm({
-  "extensions/subagents/ask/deliver.ts"() {
-    "use strict";
-    init_gate();
-    init_ask();
-    init_question();
-  }
-});
-
-// extensions/subagents/ask/desk.ts
-function askLimitsOf(config) {
-  return {
-    maxQuestions: config.subagents.maxQuestions,
-    timeoutMs: clampTimerMs(config.subagents.askTimeoutSeconds * 1e3)
-  };
-}
-var DEFAULT_ASK_LIMITS, QuestionDesk;
-var init_desk = __esm({
-  "extensions/subagents/ask/desk.ts"() {
-    "use strict";
-    init_timers();
-    init_ask();
-    init_common();
-    init_question();
-    DEFAULT_ASK_LIMITS = { maxQuestions: 20, timeoutMs: 6e5 };
-    QuestionDesk = class {
-      constructor(now = Date.now) {
-        this.now = now;
-      }
-      now;
-      limits = DEFAULT_ASK_LIMITS;
-      /** Questions this session's children asked (those of earlier processes included). */
-      asked = 0;
-      seq = 0;
-      /** Children whose question is open, by id. */
-      open = /* @__PURE__ */ new Map();
-      /** The blocked tool call of each child that waits. */
-      waiting = /* @__PURE__ */ new Map();
-      listeners = /* @__PURE__ */ new Set();
-      /** Each child's last question that ended without an answer (timeout, withdrawn), until the parent next sends to it. */
-      unanswered = /* @__PURE__ */ new Map();
-      setLimits(limits) {
-        this.limits = limits;
-      }
-      /** Seconds a child waits for an answer now. */
-      get timeoutSeconds() {
-        return Math.floor(clampTimerMs(this.limits.timeoutMs) / 1e3);
-      }
-      /** Whether children may ask at all (subagents.maxQuestions > 0): they get ask_parent only then. */
-      get enabled() {
-        return this.limits.maxQuestions > 0;
-      }
-      /** Questions asked in this session so far. */
-      get count() {
-        return this.asked;
-      }
-      /** Hear of every question asked and closed; returns the unsubscribe. */
-      subscribe(listener) {
-        this.listeners.add(listener);
-        return () => {
-          this.listeners.delete(listener);
-        };
-      }
-      publish(event) {
-        for (const listener of [...this.listeners]) {
-          try {
-            listener(event);
-          } catch (error) {
-            console.error(`subagents: a question listener failed: ${String(error)}`);
-          }
-        }
-      }
-      /**
-       * The child asks: refused at once with the reason (thrown, so the child's tool call is an error), or it
-       * waits for the answer, the time limit, or `signal` (its run is being stopped). Resolves with what the
-       * child reads.
-       */
-      ask(child, input, signal) {
-        const clean2 = cleanQuestion(input);
-        const refusal = askDecision(
-          { open: child.question, turns: child.turns, maxTurns: child.maxTurns, asked: this.asked },
-          clean2.text,
-          this.limits
-        );
-        if (refusal === "empty") return Promise.reject(new Error(EMPTY_QUESTION_ERROR));
-        if (refusal === "open") return Promise.reject(new Error(OPEN_QUESTION_ERROR));
-        if (refusal === "cap") return Promise.reject(new Error(questionCapError(this.limits.maxQuestions)));
-        if (refusal === "last-turn") return Promise.reject(new Error(lastTurnError(child.maxTurns ?? 0)));
-        if (signal?.aborted) return Promise.resolve(WITHDRAWN_FOR_CHILD);
-        this.asked++;
-        const question = {
-          seq: ++this.seq,
-          text: clean2.text,
-          options: clean2.options,
-          run: child.run,
-          askedAt: this.now(),
-          delivered: false
-        };
-        child.question = question;
-        this.open.set(child.id, child);
-        this.unanswered.delete(child.id);
-        const seconds = this.timeoutSeconds;
-        return new Promise((resolve9) => {
-          let timer;
-          const onAbort = () => {
-            finish2();
-            resolve9(WITHDRAWN_FOR_CHILD);
-          };
-          const finish2 = () => {
-            if (timer) clearTimeout(timer);
-            signal?.removeEventListener("abort", onAbort);
-            if (this.waiting.get(child.id) === waiter) this.waiting.delete(child.id);
-          };
-          const waiter = {
-            settle: (text) => {
-              finish2();
-              resolve9(text);
-            }
-          };
-          this.waiting.set(child.id, waiter);
-          signal?.addEventListener("abort", onAbort, { once: true });
-          timer = setTimeout(() => {
-            if (child.question !== question) return;
-            waiter.settle(noAnswerForChild(seconds));
-            this.close(child, "timeout");
-          }, clampTimerMs(this.limits.timeoutMs));
-          timer.unref?.();
-          this.publish({ type: "asked", child, question });
-        });
-      }
-      /**
-       * The parent's answer. "answered": the waiting child has it now. "detached": nobody waits (the run that
-       * asked ended); the caller starts a new run with the answer, then closes the question. Undefined: no
-       * question is open.
-       */
-      answer(id, text) {
-        const child = this.open.get(id);
-        if (!child?.question) return void 0;
-        const waiter = this.waiting.get(id);
-        if (!waiter) return "detached";
-        waiter.settle(answerForChild(text));
-        this.close(child, "answered");
-        return "answered";
-      }
-      /** Close a child's open question (answered, timed out, withdrawn); its waiter, if any, is let go. */
-      close(child, how) {
-        const question = child.question;
-        if (!question) return;
-        this.waiting.get(child.id)?.settle(WITHDRAWN_FOR_CHILD);
-        child.question = void 0;
-        this.open.delete(child.id);
-        if (how === "answered") this.unanswered.delete(child.id);
-        else this.unanswered.set(child.id, { question, how });
-        this.publish({ type: "closed", child, question, how });
-      }
-      /**
-       * The child's last question if it ended without an answer since the parent last sent to it (a late answer
-       * reaches the child as a new message, and the parent is told so); forgotten once taken.
-       */
-      takeUnanswered(id) {
-        const ended = this.unanswered.get(id);
-        this.unanswered.delete(id);
-        return ended;
-      }
-      /**
-       * A child's run settled. A question still open then is withdrawn, unless the parent's process is shutting
-       * down: then it stays open and detached, and nothing is recorded, so the next start asks the parent again.
-       */
-      runEnded(child) {
-        const question = child.question;
-        if (!question || question.detached) return;
-        if (child.error === INTERRUPTED_BY_SHUTDOWN) {
-          this.waiting.get(child.id)?.settle(WITHDRAWN_FOR_CHILD);
-          question.detached = true;
-          return;
-        }
-        this.close(child, "withdrawn");
-      }
-      /** A question an earlier process left open (restore): detached, not yet delivered to this process's parent. */
-      restore(child, question) {
-        child.question = { ...question, detached: true, delivered: false };
-        this.open.set(child.id, child);
-        this.seq = Math.max(this.seq, question.seq);
-      }
-      /** Questions asked in earlier processes of the session (they count against the cap), and the highest number. */
-      restoreCount(asked, lastSeq) {
-        this.asked = Math.max(this.asked, asked);
-        this.seq = Math.max(this.seq, lastSeq);
-      }
-      /** Children with an open question, oldest question first; only `ids` when given. */
-      asking(ids) {
-        return [...this.open.values()].filter((c) => c.question && (!ids || ids.includes(c.id))).sort((a, b) => (a.question?.seq ?? 0) - (b.question?.seq ?? 0));
-      }
-      /** Open questions the parent does not have yet. */
-      undelivered(ids) {
-        return this.asking(ids).filter((c) => !c.question?.delivered);
-      }
-    };
-  }
-});
-
-// extensions/subagents/ask/records.ts
-function persistQuestion(record, event) {
-  const { child, question } = event;
-  try {
-    if (event.type === "asked") {
-      const data = {
-        id: child.id,
-        seq: question.seq,
-        run: question.run,
-        text: question.text,
-        options: question.options,
-        askedAt: question.askedAt
-      };
-      record(QUESTION_ENTRY, data);
-    } else record(ANSWER_ENTRY, { id: child.id, seq: question.seq, how: event.how });
-  } catch (error) {
-    console.error(`subagents: could not record ${child.id}'s question in the session: ${String(error)}`);
-  }
-}
-function openQuestions(entries) {
-  const asked = /* @__PURE__ */ new Map();
-  const closed = /* @__PURE__ */ new Set();
-  let lastSeq = 0;
-  for (const raw of entries) {
-    const e = raw;
-    if (e?.type !== "custom" || !e.data || typeof e.data !== "object") continue;
-    const d = e.data;
-    if (!validId(d.id) || !validSeq(d.seq)) continue;
-    const key = `${d.id}#${d.seq}`;
-    if (e.customType === ANSWER_ENTRY) closed.add(key);
-    if (e.customType !== QUESTION_ENTRY) continue;
-    const clean2 = cleanQuestion({ question: d.text, options: d.options });
-    if (clean2.text.length === 0) continue;
-    lastSeq = Math.max(lastSeq, d.seq);
-    asked.set(key, {
-      id: d.id,
-      seq: d.seq,
-      text: clean2.text,
-      options: clean2.options,
-      run: validSeq(d.run) ? d.run : 1,
-      askedAt: typeof d.askedAt === "number" && Number.isFinite(d.askedAt) ? d.askedAt : 0,
-      delivered: false
-    });
-  }
-  const open2 = /* @__PURE__ */ new Map();
-  for (const [key, q] of asked) {
-    if (closed.has(key)) continue;
-    const known = open2.get(q.id);
-    if (!known || q.seq > known.seq) {
-      const { id: _id, ...question } = q;
-      open2.set(q.id, question);
-    }
-  }
-  return { asked: asked.size, lastSeq, open: open2 };
-}
-function restoreQuestions(manager, entries) {
-  const found = openQuestions(entries);
-  manager.questions.restoreCount(found.asked, found.lastSeq);
-  let restored = 0;
-  for (const [id, question] of found.open) {
-    const child = manager.get(id);
-    if (!child || child.question || !manager.isRestored(id)) continue;
-    manager.questions.restore(child, question);
-    restored++;
-  }
-  return restored;
-}
-var QUESTION_ENTRY, ANSWER_ENTRY, validId, validSeq;
-var init_records2 = __esm({
-  "extensions/subagents/ask/records.ts"() {
-    "use strict";
-    init_question();
-    QUESTION_ENTRY = "subagent-question";
-    ANSWER_ENTRY = "subagent-answer";
-    validId = (id) => typeof id === "string" && /^sa-\d+$/.test(id);
-    validSeq = (n2) => typeof n2 === "number" && Number.isInteger(n2) && n2 > 0;
-  }
-});
-
-// extensions/subagents/checkable/git.ts
-function gitEnv(extra = {}) {
-  const env = {
-    ...process.env,
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_PAGER: "cat",
-    GIT_OPTIONAL_LOCKS: "0",
-    LC_ALL: "C"
-  };
-  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[key];
-  return { ...env, ...extra };
-}
-function runGit(args, options) {
-  return new Promise((resolvePromise) => {
-    (0, import_node_child_process.execFile)(
-      options.git ?? "git",
-      [...FIXED_CONFIG, ...options.config ?? [], ...args],
-      {
-        cwd: options.cwd,
-        env: gitEnv(options.env),
-        maxBuffer: GIT_MAX_OUTPUT_BYTES,
-        timeout: GIT_TIMEOUT_MS,
-        encoding: options.bytes ? "latin1" : "utf8",
-        windowsHide: true
-      },
-      (error, stdout, stderr) => {
-        const e = error;
-        if (e && typeof e.code === "string") {
-          resolvePromise({ code: null, stdout: "", stderr: String(stderr ?? ""), spawnError: e.code });
-          return;
-        }
-        const code2 = e ? typeof e.code === "number" ? e.code : 1 : 0;
-        const killed = e?.killed ? `
-(git was stopped after ${GIT_TIMEOUT_MS / 1e3} s)` : "";
-        resolvePromise({ code: code2, stdout: String(stdout ?? ""), stderr: String(stderr ?? "") + killed });
-      }
-    );
-  });
-}
-function gitComplaint(result, maxLines = 3) {
-  if (result.spawnError) return `git could not be started (${result.spawnError})`;
-  const lines = result.stderr.split("\n").map((l) => l.trim()).filter(Boolean);
-  return lines.slice(0, maxLines).join(" ") || `git exited with code ${result.code}`;
-}
-async function repositoryFilterOverrides(cwd, options = {}) {
-  const listed3 = await runGit(["config", "--list", "--show-scope", "-z"], { ...options, cwd });
-  if (listed3.code !== 0) return { ok: false, reason: `cannot read the repository's config: ${gitComplaint(listed3)}` };
-  const drivers = /* @__PURE__ */ new Set();
-  const fields = listed3.stdout.split("\0");
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const scope = fields[i];
-    const key = fields[i + 1].split("\n", 1)[0];
-    const m = FILTER_KEY.exec(key);
-    if (m && (scope === "local" || scope === "worktree")) drivers.add(m[1]);
-  }
-  const config = [];
-  for (const driver of drivers) {
-    if (driver.includes("="))
-      return {
-        ok: false,
-        reason: `the repository's config names a filter driver ${JSON.stringify(driver)} that cannot be switched off`
-      };
-    const k = `filter.${driver}`;
-    config.push("-c", `${k}.clean=`, "-c", `${k}.smudge=`, "-c", `${k}.process=`, "-c", `${k}.required=false`);
-  }
-  return { ok: true, config };
-}
-var import_node_child_process, GIT_MAX_OUTPUT_BYTES, GIT_TIMEOUT_MS, FIXED_CONFIG, FILTER_KEY;
-var init_git = __esm({
-  "extensions/subagents/checkable/git.ts"() {
-    "use strict";
-    import_node_child_process = require("node:child_process");
-    GIT_MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
-    GIT_TIMEOUT_MS = 12e4;
-    FIXED_CONFIG = [
-      "-c",
-      "core.hooksPath=/dev/null",
-      "-c",
-      "core.fsmonitor=false",
-      "-c",
-      "diff.noprefix=false",
-      "-c",
-      "diff.mnemonicPrefix=false",
-      "-c",
-      "diff.relative=false",
-      "-c",
-      "core.quotePath=false",
-      "-c",
-      "color.ui=false"
-    ];
-    FILTER_KEY = /^filter\.(.+)\.(clean|smudge|process|required)$/i;
-  }
-});
-
-// extensions/subagents/checkable/isolation.ts
-async function probeRepository(cwd, options = {}) {
-  const version = await runGit(["--version"], { ...options, cwd });
-  if (version.spawnError === "ENOENT") return { ok: false, reason: "git is not installed (not found on PATH)" };
-  if (version.code !== 0) return { ok: false, reason: `git does not run: ${gitComplaint(version)}` };
-  const top = await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd });
-  if (top.code !== 0) return { ok: false, reason: `${cwd} is not inside a git repository (${gitComplaint(top, 1)})` };
-  const toplevel = (0, import_node_path9.resolve)(top.stdout.trim());
-  const head = await runGit(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { ...options, cwd });
-  if (head.code !== 0 || !/^[0-9a-f]{40,64}$/.test(head.stdout.trim())) {
-    return { ok: false, reason: `the repository at ${toplevel} has no commit yet (HEAD is unborn); commit first` };
-  }
-  const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { ...options, cwd: toplevel });
-  const uncommitted = status.code === 0 ? status.stdout.split("\0").filter((e) => /^[ MADRCUT?!]{2} /.test(e)).length : 0;
-  return {
-    ok: true,
-    repo: { toplevel, head: head.stdout.trim(), relCwd: (0, import_node_path9.relative)(toplevel, (0, import_node_path9.resolve)(cwd)), uncommitted }
-  };
-}
-function ensurePrivateDir2(trustedRoot, dir) {
-  const rel = (0, import_node_path9.relative)(trustedRoot, dir);
-  if (rel.startsWith("..") || (0, import_node_path9.isAbsolute)(rel)) throw new Error(`${dir} is not inside ${trustedRoot}`);
-  (0, import_node_fs9.mkdirSync)(trustedRoot, { recursive: true, mode: WORKTREE_DIR_MODE });
-  let current = trustedRoot;
-  const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
-  for (const part of rel === "" ? [] : rel.split(import_node_path9.sep)) {
-    current = (0, import_node_path9.join)(current, part);
-    let st;
-    try {
-      st = (0, import_node_fs9.lstatSync)(current);
-    } catch {
-      (0, import_node_fs9.mkdirSync)(current, { mode: WORKTREE_DIR_MODE });
-      st = (0, import_node_fs9.lstatSync)(current);
-    }
-    if (st.isSymbolicLink()) throw new Error(`${current} is a symlink; refusing to follow it`);
-    if (!st.isDirectory()) throw new Error(`${current} is not a directory`);
-    if (uid !== void 0 && st.uid !== uid) throw new Error(`${current} is owned by another user`);
-  }
-}
-function oneAtATime(repoTop, task) {
-  const previous = repoQueues.get(repoTop) ?? Promise.resolve();
-  const next = previous.then(task, task);
-  const settled = next.catch(() => void 0);
-  repoQueues.set(repoTop, settled);
-  void settled.then(() => {
-    if (repoQueues.get(repoTop) === settled) repoQueues.delete(repoTop);
-  });
-  return next;
-}
-function createWorktree(options) {
-  return oneAtATime(options.repo.toplevel, () => createWorktreeNow(options));
-}
-async function createWorktreeNow(options) {
-  const { repo, root, name } = options;
-  if (!SAFE_NAME.test(name)) throw new Error(`invalid worktree name ${JSON.stringify(name)}`);
-  const path = (0, import_node_path9.join)(root, name);
-  const inside2 = (0, import_node_path9.relative)(repo.toplevel, path);
-  if (!inside2.startsWith("..") && !(0, import_node_path9.isAbsolute)(inside2)) {
-    throw new Error(`the worktree folder ${path} would lie inside the repository ${repo.toplevel}`);
-  }
-  ensurePrivateDir2(options.trustedRoot, root);
-  try {
-    (0, import_node_fs9.mkdirSync)(path, { mode: WORKTREE_DIR_MODE });
-  } catch (error) {
-    throw new Error(`cannot create the worktree folder ${path}: ${error.message}`);
-  }
-  const branch = `${BRANCH_PREFIX}${name}`;
-  const filters = await repositoryFilterOverrides(repo.toplevel, options);
-  if (!filters.ok) {
-    removeEmptyDir(path);
-    throw new Error(filters.reason);
-  }
-  const added = await runGit(["worktree", "add", "--quiet", "-b", branch, "--end-of-options", path, repo.head], {
-    ...options,
-    cwd: repo.toplevel,
-    config: filters.config
-  });
-  if (added.code !== 0) {
-    removeEmptyDir(path);
-    throw new Error(`git worktree add failed: ${gitComplaint(added)}`);
-  }
-  const cwd = (0, import_node_path9.join)(path, repo.relCwd);
-  try {
-    if (!(0, import_node_fs9.statSync)(cwd).isDirectory()) throw new Error("not a directory");
-  } catch {
-    return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd: path, parentUncommitted: repo.uncommitted };
-  }
-  return { path, branch, base: repo.head, repoTop: repo.toplevel, cwd, parentUncommitted: repo.uncommitted };
-}
-function removeEmptyDir(path) {
-  try {
-    if ((0, import_node_fs9.readdirSync)(path).length === 0) (0, import_node_fs9.rmdirSync)(path);
-  } catch {
-  }
-}
-function parseNumstat(out) {
-  const map = /* @__PURE__ */ new Map();
-  for (const record of out.split("\0")) {
-    const m = /^(\d+|-)\t(\d+|-)\t([\s\S]+)$/.exec(record.replace(/^\n/, ""));
-    if (!m) continue;
-    map.set(m[3], { added: m[1] === "-" ? void 0 : Number(m[1]), removed: m[2] === "-" ? void 0 : Number(m[2]) });
-  }
-  return map;
-}
-function parseNameStatus(out) {
-  const parts = out.split("\0");
-  const result = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const code2 = parts[i].trim().charAt(0);
-    const path = parts[i + 1];
-    if (!code2 || !path) continue;
-    result.push({ path, status: code2 === "A" ? "added" : code2 === "D" ? "deleted" : "modified" });
-  }
-  return result;
-}
-async function captureChanges(worktree, options = {}) {
-  const filters = await repositoryFilterOverrides(worktree.path, options);
-  if (!filters.ok) throw new Error(`cannot collect the child's changes: ${filters.reason}`);
-  const config = filters.config;
-  const run2 = (args, env) => runGit(args, { ...options, cwd: worktree.path, env, config });
-  const indexPath = await run2(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
-  if (indexPath.code !== 0) throw new Error(`cannot read the worktree ${worktree.path}: ${gitComplaint(indexPath)}`);
-  const scratch = (0, import_node_fs9.mkdtempSync)((0, import_node_path9.join)((0, import_node_os.tmpdir)(), "headroom-index-"));
-  try {
-    const index = (0, import_node_path9.join)(scratch, "index");
-    try {
-      const original = indexPath.stdout.trim();
-      (0, import_node_fs9.copyFileSync)(original, index);
-      const st = (0, import_node_fs9.statSync)(original);
-      (0, import_node_fs9.utimesSync)(index, st.atime, st.mtime);
-    } catch {
-    }
-    const env = { GIT_INDEX_FILE: index };
-    const add = await run2(["add", "-A", "--", "."], env);
-    if (add.code !== 0) throw new Error(`cannot collect the child's changes: ${gitComplaint(add)}`);
-    const diff = ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
-    const [numstat, names, patch, commits] = await Promise.all([
-      run2([...diff, "--numstat", "-z", "--end-of-options", worktree.base], env),
-      run2([...diff, "--name-status", "-z", "--end-of-options", worktree.base], env),
-      runGit([...diff, "--binary", "--full-index", "--end-of-options", worktree.base], {
-        ...options,
-        cwd: worktree.path,
-        env,
-        config,
-        bytes: true
-      }),
-      run2(["rev-list", "--count", "--end-of-options", `${worktree.base}..HEAD`])
-    ]);
-    for (const r of [numstat, names, patch]) {
-      if (r.code !== 0) throw new Error(`cannot diff the child's changes: ${gitComplaint(r)}`);
-    }
-    const counts = parseNumstat(numstat.stdout);
-    const files = parseNameStatus(names.stdout).map((f) => ({ ...f, ...counts.get(f.path) })).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-    const bytes = Buffer.from(patch.stdout, "latin1");
-    let text = "";
-    let patchIsUtf8 = true;
-    try {
-      text = STRICT_UTF8.decode(bytes);
-    } catch {
-      patchIsUtf8 = false;
-    }
-    return { files, patch: text, patchIsUtf8, commits: commits.code === 0 ? Number(commits.stdout.trim()) || 0 : 0 };
-  } finally {
-    (0, import_node_fs9.rmSync)(scratch, { recursive: true, force: true });
-  }
-}
-function removeWorktree(worktree, options = {}) {
-  return oneAtATime(worktree.repoTop, () => removeWorktreeNow(worktree, options));
-}
-async function removeWorktreeNow(worktree, options) {
-  const removed = await runGit(["worktree", "remove", "--force", "--end-of-options", worktree.path], {
-    ...options,
-    cwd: worktree.repoTop
-  });
-  if (removed.code !== 0 && existsDir(worktree.path)) {
-    throw new Error(`git worktree remove failed: ${gitComplaint(removed)}`);
-  }
-  await runGit(["worktree", "prune"], { ...options, cwd: worktree.repoTop });
-  const branch = await runGit(["branch", "-D", "--end-of-options", worktree.branch], {
-    ...options,
-    cwd: worktree.repoTop
-  });
-  if (branch.code !== 0 && !/not found/.test(branch.stderr)) {
-    throw new Error(`the worktree is gone but its branch ${worktree.branch} stays: ${gitComplaint(branch)}`);
-  }
-}
-function existsDir(path) {
-  try {
-    return (0, import_node_fs9.statSync)(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-function worktreeExists(worktree) {
-  return existsDir(worktree.path);
-}
-async function patchContainedIn(patchFile, repoTop, options = {}) {
-  const check = await runGit(["apply", "--check", "--reverse", "--binary", "--end-of-options", patchFile], {
-    ...options,
-    cwd: repoTop
-  });
-  return check.code === 0;
-}
-var import_node_fs9, import_node_os, import_node_path9, STRICT_UTF8, WORKTREE_DIR_MODE, BRANCH_PREFIX, SAFE_NAME, repoQueues;
-var init_isolation = __esm({
-  "extensions/subagents/checkable/isolation.ts"() {
-    "use strict";
-    import_node_fs9 = require("node:fs");
-    import_node_os = require("node:os");
-    import_node_path9 = require("node:path");
-    init_git();
-    STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-    WORKTREE_DIR_MODE = 448;
-    BRANCH_PREFIX = "headroom/";
-    SAFE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-    repoQueues = /* @__PURE__ */ new Map();
-  }
-});
-
 // extensions/subagents/checkable/prune-worktrees.ts
 function mtimeOf(path) {
   try {
-    return (0, import_node_fs10.lstatSync)(path).mtimeMs;
+    return (0, import_node_fs9.lstatSync)(path).mtimeMs;
   } catch {
     return 0;
   }
 }
 function lastTouched(path, gitdir) {
-  const times = [mtimeOf(path), mtimeOf((0, import_node_path10.join)(path, ".git"))];
+  const times = [mtimeOf(path), mtimeOf((0, import_node_path9.join)(path, ".git"))];
   if (gitdir)
-    times.push(mtimeOf((0, import_node_path10.join)(gitdir, "index")), mtimeOf((0, import_node_path10.join)(gitdir, "HEAD")), mtimeOf((0, import_node_path10.join)(gitdir, "logs", "HEAD")));
+    times.push(mtimeOf((0, import_node_path9.join)(gitdir, "index")), mtimeOf((0, import_node_path9.join)(gitdir, "HEAD")), mtimeOf((0, import_node_path9.join)(gitdir, "logs", "HEAD")));
   return Math.max(...times);
 }
 function gitdirOf(path) {
-  const file = (0, import_node_path10.join)(path, ".git");
+  const file = (0, import_node_path9.join)(path, ".git");
   try {
-    const st = (0, import_node_fs10.lstatSync)(file);
+    const st = (0, import_node_fs9.lstatSync)(file);
     if (!st.isFile() || st.size > 4096) return void 0;
-    const m = /^gitdir: (.+)$/m.exec((0, import_node_fs10.readFileSync)(file, "utf8"));
+    const m = /^gitdir: (.+)$/m.exec((0, import_node_fs9.readFileSync)(file, "utf8"));
     return m ? m[1].trim() : void 0;
   } catch {
     return void 0;
@@ -11549,23 +11322,27 @@ async function pruneWorktrees(root, maxAgeMs, now = Date.now(), options = {}) {
   const outcome = { removed: [], failed: [] };
   let names;
   try {
-    const st = (0, import_node_fs10.lstatSync)(root);
+    const st = (0, import_node_fs9.lstatSync)(root);
     if (!st.isDirectory() || st.isSymbolicLink()) return outcome;
-    names = (0, import_node_fs10.readdirSync)(root);
+    names = (0, import_node_fs9.readdirSync)(root);
   } catch {
     return outcome;
   }
   const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
+  const [{ runGit }, { BRANCH_PREFIX, removeWorktree, SAFE_NAME }] = await Promise.all([
+    __later("extensions/subagents/checkable/git.ts"),
+    __later("extensions/subagents/checkable/isolation.ts")
+  ]);
   for (const name of names) {
     if (!SAFE_NAME.test(name)) continue;
-    const path = (0, import_node_path10.join)(root, name);
+    const path = (0, import_node_path9.join)(root, name);
     try {
-      const st = (0, import_node_fs10.lstatSync)(path);
+      const st = (0, import_node_fs9.lstatSync)(path);
       if (st.isSymbolicLink() || !st.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
       const gitdir = gitdirOf(path);
       if (now - lastTouched(path, gitdir) <= maxAgeMs) continue;
-      const common = gitdir ? (0, import_node_path10.dirname)((0, import_node_path10.dirname)(gitdir)) : void 0;
-      const repoTop = common ? (0, import_node_path10.dirname)(common) : void 0;
+      const common = gitdir ? (0, import_node_path9.dirname)((0, import_node_path9.dirname)(gitdir)) : void 0;
+      const repoTop = common ? (0, import_node_path9.dirname)(common) : void 0;
       const top = repoTop ? await runGit(["rev-parse", "--show-toplevel"], { ...options, cwd: repoTop }) : void 0;
       if (top && top.code === 0) {
         const branch = `${BRANCH_PREFIX}${name}`;
@@ -11573,7 +11350,7 @@ async function pruneWorktrees(root, maxAgeMs, now = Date.now(), options = {}) {
           { path, branch, base: "", repoTop: top.stdout.trim(), cwd: path, parentUncommitted: 0 },
           options
         );
-      } else (0, import_node_fs10.rmSync)(path, { recursive: true, force: true });
+      } else (0, import_node_fs9.rmSync)(path, { recursive: true, force: true });
       outcome.removed.push(path);
     } catch (error) {
       outcome.failed.push({ path, error: error instanceof Error ? error.message : String(error) });
@@ -11591,243 +11368,14 @@ function scheduleWorktreePrune(root, maxAgeDays, delayMs = WORKTREE_PRUNE_DELAY_
   timer.unref?.();
   return true;
 }
-var import_node_fs10, import_node_path10, WORKTREE_PRUNE_DELAY_MS, SCHEDULED2;
+var import_node_fs9, import_node_path9, WORKTREE_PRUNE_DELAY_MS, SCHEDULED2;
 var init_prune_worktrees = __esm({
   "extensions/subagents/checkable/prune-worktrees.ts"() {
     "use strict";
-    import_node_fs10 = require("node:fs");
-    import_node_path10 = require("node:path");
-    init_git();
-    init_isolation();
+    import_node_fs9 = require("node:fs");
+    import_node_path9 = require("node:path");
     WORKTREE_PRUNE_DELAY_MS = 2e4;
     SCHEDULED2 = /* @__PURE__ */ Symbol.for("pi-context-headroom.worktree-prune.scheduled");
-  }
-});
-
-// extensions/subagents/checkable/checkable.ts
-async function reportChanges(o) {
-  const w = o.worktree;
-  const base = { worktree: w.path, branch: w.branch, base: w.base, files: [], commits: 0 };
-  let changes;
-  try {
-    changes = await captureChanges(w, o);
-  } catch (error) {
-    const message = error.message;
-    return { text: changesUnknownText(w.path, message), outcome: { ...base, kept: true, error: message } };
-  }
-  if (changes.files.length === 0 && changes.commits === 0) {
-    try {
-      await removeWorktree(w, o);
-      return { text: noChangesText(w.path, { ok: true }), outcome: { ...base, kept: false } };
-    } catch (error) {
-      const message = error.message;
-      return {
-        text: noChangesText(w.path, { ok: false, error: message }),
-        outcome: { ...base, kept: true, error: message }
-      };
-    }
-  }
-  let patch;
-  if (!changes.patchIsUtf8) patch = { ok: false, error: PATCH_NOT_UTF8 };
-  else if (changes.patch.length > 0) {
-    const put = await o.store.put("subagent-results", changes.patch);
-    patch = put.ok ? { ok: true, path: put.path } : { ok: false, error: put.error };
-  }
-  const outcome = {
-    ...base,
-    kept: true,
-    files: changes.files,
-    commits: changes.commits,
-    patchPath: patch?.ok ? patch.path : void 0,
-    error: patch && !patch.ok ? patch.error : void 0
-  };
-  const text = changesText({
-    id: o.id,
-    worktree: w.path,
-    branch: w.branch,
-    base: w.base,
-    repoTop: w.repoTop,
-    files: changes.files,
-    commits: changes.commits,
-    patch
-  });
-  return { text, outcome };
-}
-function isolationSteps(o) {
-  let recreated;
-  return {
-    async beforeRun() {
-      if (worktreeExists(o.worktree)) return;
-      const probe = await probeRepository(o.worktree.repoTop, o);
-      if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
-      const fresh = await createWorktree({ ...o, repo: { ...probe.repo, relCwd: "" } });
-      Object.assign(o.worktree, { ...fresh, cwd: o.worktree.cwd });
-      recreated = recreatedWorktreeNote(fresh.path, fresh.base);
-    },
-    async conclude(_state, result) {
-      const report = await reportChanges(o);
-      const note = recreated ? `(${recreated}.) ` : "";
-      recreated = void 0;
-      return { ...result, text: `${note}${report.text}
-
-${result.text}`, extras: { changes: report.outcome } };
-    }
-  };
-}
-function valid(raw, value, corrections) {
-  return { text: raw, verdict: VERDICT_VALID, extras: { structured: { status: "valid", value, corrections } } };
-}
-function structuredSteps(schema2) {
-  return {
-    async review(answer, ask) {
-      const first = await checkAnswerBounded(schema2, answer);
-      if (first.ok) {
-        return valid(first.raw, first.value, 0);
-      }
-      const firstReasons = first.found ? first.errors : [NO_JSON_FOUND];
-      const again = await ask(outputSchemaCorrection(first.found, first.errors, schema2.text));
-      if (!again.ok) {
-        const reasons2 = [...firstReasons, correctionFailed(again.error)];
-        return invalid(reasons2, 0, answer, first.found ? first.value : void 0);
-      }
-      const second = await checkAnswerBounded(schema2, again.text);
-      if (second.ok) {
-        return valid(second.raw, second.value, 1);
-      }
-      const reasons = second.found ? second.errors : [NO_JSON_FOUND];
-      return invalid(reasons, 1, again.text, second.found ? second.value : void 0);
-    }
-  };
-}
-function invalid(errors, corrections, raw, value) {
-  return {
-    text: invalidOutputText(errors, corrections, raw),
-    verdict: VERDICT_INVALID,
-    extras: {
-      structured: { status: "invalid", errors, corrections, ...value !== void 0 ? { value } : {} }
-    }
-  };
-}
-var init_checkable2 = __esm({
-  "extensions/subagents/checkable/checkable.ts"() {
-    "use strict";
-    init_checkable();
-    init_isolation();
-    init_schema();
-  }
-});
-
-// extensions/subagents/checkable/run-steps.ts
-function composeSteps(parts) {
-  if (parts.length === 0) return void 0;
-  const before = parts.filter((p) => p.beforeRun);
-  const reviews = parts.filter((p) => p.review);
-  const concludes = parts.filter((p) => p.conclude);
-  return {
-    beforeRun: before.length ? async () => {
-      for (const p of before) await p.beforeRun();
-    } : void 0,
-    review: reviews.length ? async (answer, ask) => {
-      let result = { text: answer };
-      for (const p of reviews) {
-        const next = await p.review(result.text, ask);
-        result = { ...next, extras: { ...result.extras, ...next.extras } };
-      }
-      return result;
-    } : void 0,
-    conclude: concludes.length ? async (state, result) => {
-      let current = result;
-      for (const p of concludes) {
-        const next = await p.conclude(state, current);
-        current = { ...next, extras: { ...current.extras, ...next.extras } };
-      }
-      return current;
-    } : void 0
-  };
-}
-var init_run_steps = __esm({
-  "extensions/subagents/checkable/run-steps.ts"() {
-    "use strict";
-  }
-});
-
-// extensions/subagents/checkable/spawn-checkable.ts
-function worktreesRoot(home) {
-  return { root: (0, import_node_path11.join)(home.store().root, WORKTREES_FOLDER), trustedRoot: home.agentDir() };
-}
-async function prepareCheckable(home, reserveId, request) {
-  const mode = request.isolation ?? "none";
-  if (!ISOLATION_MODES.includes(mode)) throw new Error(badIsolationError(mode));
-  const parts = [];
-  const notes = [];
-  const details = {};
-  let firstMessage = request.firstMessage;
-  let structured = false;
-  if (request.outputSchema !== void 0 && request.outputSchema !== null) {
-    const compiled = compileOutputSchema(request.outputSchema);
-    if (!compiled.ok) throw new Error(badOutputSchemaError(compiled.error));
-    parts.push(structuredSteps(compiled.schema));
-    firstMessage += outputSchemaInstruction(compiled.schema.text);
-    notes.push(structuredNote());
-    details.outputSchema = compiled.schema.schema;
-    structured = true;
-  }
-  if (mode !== "worktree") {
-    return {
-      cwd: request.cwd,
-      firstMessage,
-      steps: composeSteps(parts),
-      structured,
-      notes,
-      details,
-      abandon: async () => void 0
-    };
-  }
-  const probe = await probeRepository(request.cwd);
-  if (!probe.ok) throw new Error(notARepositoryError(probe.reason));
-  const id = reserveId();
-  const name = `${id}-${(0, import_node_crypto3.randomBytes)(4).toString("hex")}`;
-  const where = worktreesRoot(home);
-  let worktree;
-  try {
-    worktree = await createWorktree({ repo: probe.repo, name, ...where });
-  } catch (error) {
-    throw new Error(worktreeFailedError(error.message));
-  }
-  parts.push(isolationSteps({ id, worktree, store: home.store(), name, ...where }));
-  notes.push(isolationNote(worktree));
-  details.isolation = { ...worktree, carriesUncommitted: false };
-  return {
-    id,
-    cwd: worktree.cwd,
-    firstMessage,
-    steps: composeSteps(parts),
-    worktree,
-    structured,
-    notes,
-    details,
-    abandon: () => removeWorktree(worktree).catch(() => void 0)
-  };
-}
-function isolationFor(home, child) {
-  const worktree = child.worktree;
-  if (!worktree) return void 0;
-  const name = worktree.branch.startsWith(BRANCH_PREFIX) ? worktree.branch.slice(BRANCH_PREFIX.length) : child.id;
-  return isolationSteps({ id: child.id, worktree, store: home.store(), name, ...worktreesRoot(home) });
-}
-var import_node_crypto3, import_node_path11, WORKTREES_FOLDER, ISOLATION_MODES;
-var init_spawn_checkable = __esm({
-  "extensions/subagents/checkable/spawn-checkable.ts"() {
-    "use strict";
-    import_node_crypto3 = require("node:crypto");
-    import_node_path11 = require("node:path");
-    init_checkable();
-    init_checkable2();
-    init_isolation();
-    init_run_steps();
-    init_schema();
-    WORKTREES_FOLDER = "worktrees";
-    ISOLATION_MODES = ["none", "worktree"];
   }
 });
 
@@ -11871,7 +11419,7 @@ function createSessionHome(key, sessionFile, manager) {
     }
   };
   const writeAway = (type, data) => {
-    if (!sessionFile || !(0, import_node_fs11.existsSync)(sessionFile)) return false;
+    if (!sessionFile || !(0, import_node_fs10.existsSync)(sessionFile)) return false;
     try {
       away ??= import_pi_coding_agent4.SessionManager.open(sessionFile);
       away.appendCustomEntry(type, data);
@@ -11913,51 +11461,119 @@ function createSessionHome(key, sessionFile, manager) {
     }
   };
 }
-var import_node_fs11, import_pi_coding_agent4, HOMES;
+var import_node_fs10, import_pi_coding_agent4, HOMES;
 var init_home = __esm({
   "extensions/subagents/children/home.ts"() {
     "use strict";
-    import_node_fs11 = require("node:fs");
+    import_node_fs10 = require("node:fs");
     import_pi_coding_agent4 = require("@mariozechner/pi-coding-agent");
     HOMES = /* @__PURE__ */ Symbol.for("pi-context-headroom.subagents.homes");
   }
 });
 
-// extensions/subagents/ask/child-tool.ts
-function askParentExtension(channel) {
-  return (pi) => {
-    pi.registerTool({
-      name: ASK_TOOL_NAME,
-      label: ASK_TOOL_TEXT.label,
-      description: ASK_TOOL_TEXT.description,
-      parameters: ASK_PARAMETERS,
-      execute: async (_id, params, signal) => {
-        const text = await channel(params, signal);
-        return { content: [{ type: "text", text }], details: {} };
-      }
-    });
-  };
-}
-var import_typebox2, ASK_TOOL_NAME, ASK_PARAMETERS;
-var init_child_tool = __esm({
-  "extensions/subagents/ask/child-tool.ts"() {
+// extensions/subagents/delivery/auto-delivery.ts
+var auto_delivery_exports = {};
+__export(auto_delivery_exports, {
+  AutoDelivery: () => AutoDelivery,
+  FLUSH_DEBOUNCE_MS: () => FLUSH_DEBOUNCE_MS,
+  FLUSH_POLL_ATTEMPTS: () => FLUSH_POLL_ATTEMPTS,
+  FLUSH_POLL_MS: () => FLUSH_POLL_MS
+});
+var FLUSH_DEBOUNCE_MS, FLUSH_POLL_MS, FLUSH_POLL_ATTEMPTS, AutoDelivery;
+var init_auto_delivery = __esm({
+  "extensions/subagents/delivery/auto-delivery.ts"() {
     "use strict";
-    import_typebox2 = require("typebox");
-    init_ask();
-    ASK_TOOL_NAME = ASK_TOOL_TEXT.name;
-    ASK_PARAMETERS = import_typebox2.Type.Object({
-      question: import_typebox2.Type.String({ description: ASK_TOOL_TEXT.question }),
-      options: import_typebox2.Type.Optional(
-        import_typebox2.Type.Array(import_typebox2.Type.String(), { description: ASK_TOOL_TEXT.options, maxItems: MAX_QUESTION_OPTIONS })
-      )
-    });
+    FLUSH_DEBOUNCE_MS = 50;
+    FLUSH_POLL_MS = 25;
+    FLUSH_POLL_ATTEMPTS = 200;
+    AutoDelivery = class {
+      /** `deliver` is one attempt: false when the parent was busy (try again later). */
+      constructor(deliver) {
+        this.deliver = deliver;
+      }
+      deliver;
+      timer;
+      attempts = 0;
+      /** Try to deliver soon; with polls, keep trying while the parent is still winding down its run. */
+      schedule(polls = 0) {
+        this.attempts = Math.max(this.attempts, polls);
+        if (this.timer) return;
+        const delay = polls > 0 ? FLUSH_POLL_MS : FLUSH_DEBOUNCE_MS;
+        this.timer = setTimeout(() => {
+          this.timer = void 0;
+          void this.deliver().then((done) => {
+            if (done) this.attempts = 0;
+            else if (this.attempts > 0) {
+              const left = this.attempts - 1;
+              this.attempts = 0;
+              this.schedule(left);
+            }
+          });
+        }, delay);
+      }
+      /** Drop the pending attempt (shutdown). */
+      cancel() {
+        if (this.timer) clearTimeout(this.timer);
+        this.timer = void 0;
+        this.attempts = 0;
+      }
+    };
+  }
+});
+
+// extensions/subagents/domain/entries.ts
+var entries_exports = {};
+__export(entries_exports, {
+  ANSWER_ENTRY: () => ANSWER_ENTRY,
+  DELIVERED_ENTRY: () => DELIVERED_ENTRY,
+  QUESTION_ENTRY: () => QUESTION_ENTRY,
+  RESULT_MESSAGE_TYPE: () => RESULT_MESSAGE_TYPE,
+  RUN_ENTRY: () => RUN_ENTRY,
+  SETTLED_ENTRY: () => SETTLED_ENTRY,
+  WORKTREES_FOLDER: () => WORKTREES_FOLDER
+});
+var SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, RESULT_MESSAGE_TYPE, QUESTION_ENTRY, ANSWER_ENTRY, WORKTREES_FOLDER;
+var init_entries = __esm({
+  "extensions/subagents/domain/entries.ts"() {
+    "use strict";
+    SETTLED_ENTRY = "subagent-settled";
+    RUN_ENTRY = "subagent-run";
+    DELIVERED_ENTRY = "subagent-delivered";
+    RESULT_MESSAGE_TYPE = "subagent-result";
+    QUESTION_ENTRY = "subagent-question";
+    ANSWER_ENTRY = "subagent-answer";
+    WORKTREES_FOLDER = "worktrees";
   }
 });
 
 // extensions/subagents/prompt/spawn.ts
-function choiceList(choices, surface = "subagents.modelChoices") {
+var spawn_exports = {};
+__export(spawn_exports, {
+  AGENT_LIST_BUDGET: () => AGENT_LIST_BUDGET,
+  AGENT_NAMES_SHOWN: () => AGENT_NAMES_SHOWN,
+  SPAWN_AGENT_PARAM: () => SPAWN_AGENT_PARAM,
+  SPAWN_EXTENSIONS_PARAM: () => SPAWN_EXTENSIONS_PARAM,
+  agentModelFallbackWarning: () => agentModelFallbackWarning,
+  agentSourceLabel: () => agentSourceLabel,
+  agentToolsError: () => agentToolsError,
+  agentsCommandText: () => agentsCommandText,
+  badCwdError: () => badCwdError,
+  badModelError: () => badModelError,
+  badThinkingError: () => badThinkingError,
+  badToolsError: () => badToolsError,
+  depthLimitError: () => depthLimitError,
+  extensionLoadError: () => extensionLoadError,
+  forkUnavailableError: () => forkUnavailableError,
+  missingExtensionToolsError: () => missingExtensionToolsError,
+  noModelError: () => noModelError,
+  projectAgentMark: () => projectAgentMark,
+  resumeModelError: () => resumeModelError,
+  spawnDescription: () => spawnDescription,
+  unknownAgentError: () => unknownAgentError
+});
+function choiceList(choices, surface2 = "subagents.modelChoices") {
   if (choices.length === 0) return "none have credentials configured";
-  return project(choices, surface, INLINE_LIST).text;
+  return project(choices, surface2, INLINE_LIST).text;
 }
 function resumeModelError(c, failure) {
   return `${label(c)} ran on ${c.model}, which this session cannot run now (models you can use: ${choiceList(failure.choices)}); spawn a new child on one of those with what it needs.`;
@@ -12026,6 +11642,9 @@ function unknownAgentError(name, known) {
 function agentModelFallbackWarning(agent, model, fallback) {
   return `subagents: agent "${agent}" asks for model "${model}", which is not available here; it runs on ${fallback} instead.`;
 }
+function agentToolsError(agent, unknown, available) {
+  return `Agent "${agent}" lists ${unknown.length === 1 ? "a tool" : "tools"} no child can have: ${unknown.join(", ")}; available: ${available.join(", ")}. Fix the agent file, or pass tools explicitly.`;
+}
 function missingExtensionToolsError(unknown) {
   return `the child's tools ${unknown.join(", ")} come from no extension it loaded; check the agent file's tools and extensions, or pass tools explicitly.`;
 }
@@ -12075,539 +11694,28 @@ var init_spawn = __esm({
   }
 });
 
-// extensions/subagents/children/child-extensions.ts
-function isInline(path) {
-  return path.startsWith("<inline:");
-}
-function extensionNames(path, packageDir) {
-  const names = /* @__PURE__ */ new Set();
-  if (path.startsWith("builtin:")) names.add(path.slice("builtin:".length));
-  else if (!isInline(path)) {
-    const parts = path.split(/[\\/]/).filter(Boolean);
-    const file = parts[parts.length - 1] ?? path;
-    const stem = file.replace(/\.(m|c)?(t|j)sx?$/i, "");
-    if (stem.toLowerCase() === "index" && parts.length >= 2) names.add(parts[parts.length - 2]);
-    else names.add(stem);
-  }
-  if (packageDir) names.add(lastSegment(packageDir));
-  return [...names].filter((n2) => n2.length > 0);
-}
-function allowedByPolicy(policy, names) {
-  if (policy.mode === "none") return false;
-  if (names.some((n2) => policy.exclude.includes(n2))) return false;
-  if (policy.mode === "only") return names.some((n2) => policy.include.includes(n2));
-  return true;
-}
-function keepExtension(ext, policy, subagentTools) {
-  if (isInline(ext.path)) return true;
-  if (ext.tools.some((t) => subagentTools.includes(t))) return false;
-  return allowedByPolicy(policy, extensionNames(ext.path, ext.packageDir));
-}
-function fatalLoadError(errors, policy) {
-  for (const e of errors) {
-    if (CONFLICT.test(e.error)) continue;
-    const names = extensionNames(e.path);
-    if (!isInline(e.path) && !allowedByPolicy(policy, names)) continue;
-    return { ...e, name: names[0] ?? e.path };
-  }
-  return void 0;
-}
-function childToolAllowlist(options) {
-  const provided = /* @__PURE__ */ new Set([...options.builtIn, ...options.extensionTools]);
-  if (options.exact) {
-    const tools2 = [...new Set(options.base)];
-    return { tools: tools2, missing: tools2.filter((t) => !provided.has(t)) };
-  }
-  const tools = [.../* @__PURE__ */ new Set([...options.base, ...options.extensionTools])];
-  return { tools, missing: options.base.filter((t) => !provided.has(t)) };
-}
-function boundByParent(tools, bound, builtIns) {
-  if (!bound) return { kept: [...tools], beyond: [] };
-  const has = new Set(bound);
-  if (has.has("read")) for (const t of READ_COMPANIONS) has.add(t);
-  const kept = [];
-  const beyond = [];
-  for (const t of tools) (!builtIns.includes(t) || has.has(t) ? kept : beyond).push(t);
-  return { kept, beyond };
-}
-var ALL_EXTENSIONS, lastSegment, CONFLICT, READ_COMPANIONS;
-var init_child_extensions = __esm({
-  "extensions/subagents/children/child-extensions.ts"() {
-    "use strict";
-    ALL_EXTENSIONS = Object.freeze({ mode: "all", include: [], exclude: [] });
-    lastSegment = (path) => path.split(/[\\/]/).filter(Boolean).pop() ?? path;
-    CONFLICT = /^(Tool|Flag|Command|Shortcut) "[^"]*" conflicts with /;
-    READ_COMPANIONS = ["grep", "find", "ls"];
-  }
-});
-
-// extensions/subagents/children/backend.ts
-function normalizeEvent(event, contextUsage) {
-  const out = [{ type: "activity" }];
-  switch (event.type) {
-    case "message_update": {
-      const inner = event.assistantMessageEvent;
-      if (inner?.type === "text_delta" && typeof inner.delta === "string")
-        out.push({ type: "text", delta: inner.delta });
-      break;
-    }
-    case "message_end": {
-      const message = event.message;
-      if (message?.role === "assistant")
-        out.push({ type: "assistant_end", outputTokens: message.usage?.output, spend: spendOfUsage(message.usage) });
-      break;
-    }
-    case "turn_end": {
-      const usage = contextUsage();
-      const message = event.message;
-      out.push({
-        type: "turn_end",
-        contextTokens: usage?.tokens ?? void 0,
-        contextWindow: usage?.contextWindow,
-        continues: message?.stopReason === "toolUse"
-      });
-      break;
-    }
-    case "tool_execution_start":
-      out.push({ type: "tool_start", name: String(event.toolName), args: compactArgs(event.args) });
-      break;
-    case "tool_execution_end":
-      out.push({ type: "tool_end", name: String(event.toolName), isError: Boolean(event.isError) });
-      break;
-    default:
-      break;
-  }
-  return out;
-}
-function sessionFor(spec, sessionDir) {
-  if (!spec.sessionFile) return import_pi_coding_agent5.SessionManager.create(spec.cwd, sessionDir);
-  let isFile = false;
-  try {
-    isFile = (0, import_node_fs12.statSync)(spec.sessionFile).isFile();
-  } catch {
-    isFile = false;
-  }
-  if (!isFile) throw new Error(missingSessionFileError({ id: spec.id, name: spec.id }, spec.sessionFile));
-  return import_pi_coding_agent5.SessionManager.open(spec.sessionFile, sessionDir, spec.cwd);
-}
-async function builtInExtensions(packageDir) {
-  if (!packageDir) return [];
-  const file = (0, import_node_path12.join)(packageDir, "dist", "extensions", "index.js");
-  try {
-    (0, import_node_fs12.statSync)(file);
-  } catch {
-    return [];
-  }
-  try {
-    const mod = await import((0, import_node_url.pathToFileURL)(file).href);
-    return Array.isArray(mod.builtInExtensions) ? mod.builtInExtensions : [];
-  } catch (error) {
-    console.error(`subagents: Pi's built-in extensions could not be loaded for children (${String(error)})`);
-    return [];
-  }
-}
-function isProjectScoped(ext, cwd) {
-  const e = ext;
-  if (e.sourceInfo?.scope === "project") return true;
-  const projectDir = (0, import_node_path12.join)((0, import_node_path12.resolve)(cwd), ".pi") + import_node_path12.sep;
-  return typeof e.path === "string" && (0, import_node_path12.resolve)(e.path).startsWith(projectDir);
-}
-function describe(ext) {
-  const packageDir = ext.sourceInfo?.origin === "package" ? ext.sourceInfo.baseDir : void 0;
-  return { path: ext.path, tools: [...ext.tools.keys()], packageDir };
-}
-function createInProcessBackend(options) {
-  let builtIns;
-  return {
-    async create(spec, onEvent) {
-      const policy = spec.extensions ?? ALL_EXTENSIONS;
-      builtIns ??= builtInExtensions(options.packageDir);
-      const factories = [
-        ...policy.mode === "none" ? [] : await builtIns,
-        ...options.extensionFactories ?? [],
-        // ask_parent: this child's own tool, bound to its question channel (never the parent's).
-        ...spec.ask ? [askParentExtension(spec.ask)] : []
-      ];
-      const trusted = options.trustOf ? options.trustOf(spec.trustFrom ?? spec.cwd) : true;
-      const settingsManager = import_pi_coding_agent5.SettingsManager.create(spec.cwd, options.agentDir, { projectTrusted: trusted });
-      const loader = new import_pi_coding_agent5.DefaultResourceLoader({
-        cwd: spec.cwd,
-        agentDir: options.agentDir,
-        settingsManager,
-        noExtensions: policy.mode === "none",
-        noPromptTemplates: true,
-        noThemes: true,
-        appendSystemPrompt: spec.systemAppend,
-        extensionFactories: factories,
-        extensionsOverride: (base) => ({
-          ...base,
-          extensions: base.extensions.filter(
-            (e) => (trusted || !isProjectScoped(e, spec.cwd)) && keepExtension(
-              describe(e),
-              policy,
-              options.subagentTools ?? SUBAGENT_TOOL_NAMES
-            )
-          )
-        })
-      });
-      await loader.reload();
-      const loaded2 = loader.getExtensions();
-      const fatal = fatalLoadError(loaded2.errors, policy);
-      if (fatal) throw new Error(extensionLoadError(fatal.name, fatal.path, fatal.error));
-      const extensionTools = loaded2.extensions.flatMap((e) => [...e.tools.keys()]);
-      const subagentTools = options.subagentTools ?? SUBAGENT_TOOL_NAMES;
-      const nested = (options.extensionFactories ?? []).length > 0;
-      const allowlist = childToolAllowlist({
-        base: nested ? spec.tools : spec.tools.filter((t) => !subagentTools.includes(t)),
-        exact: spec.exactTools === true,
-        builtIn: options.builtInTools ?? CHILD_TOOL_NAMES,
-        extensionTools
-      });
-      if (allowlist.missing.length > 0) throw new Error(missingExtensionToolsError(allowlist.missing));
-      const piOwnTools = loaded2.extensions.filter((e) => e.path.startsWith("builtin:")).flatMap((e) => [...e.tools.keys()]);
-      const tools = boundByParent(allowlist.tools, options.toolBound?.(), [
-        ...options.builtInTools ?? CHILD_TOOL_NAMES,
-        ...piOwnTools
-      ]).kept;
-      if (spec.ask && !tools.includes(ASK_TOOL_NAME)) tools.push(ASK_TOOL_NAME);
-      const registry = options.modelRegistry;
-      const lineSpecific = { modelRegistry: registry };
-      if (registry.authStorage) lineSpecific.authStorage = registry.authStorage;
-      if (registry.runtime) lineSpecific.modelRuntime = registry.runtime;
-      const { session } = await (0, import_pi_coding_agent5.createAgentSession)({
-        cwd: spec.cwd,
-        agentDir: options.agentDir,
-        model: spec.model,
-        thinkingLevel: spec.thinking,
-        resourceLoader: loader,
-        settingsManager,
-        sessionManager: sessionFor(spec, options.sessionDir),
-        tools,
-        ...lineSpecific
-      });
-      const startErrors = [];
-      try {
-        await session.bindExtensions({
-          onError: (e) => startErrors.push(e)
-        });
-      } catch (error) {
-        startErrors.push({ extensionPath: "(extension runner)", error: String(error) });
-      }
-      if (startErrors.length > 0) {
-        session.dispose();
-        const first = startErrors[0];
-        const name = extensionNames(first.extensionPath)[0] ?? first.extensionPath;
-        throw new Error(extensionLoadError(name, first.extensionPath, first.error));
-      }
-      const unsubscribe = session.subscribe((event) => {
-        for (const e of normalizeEvent(event, () => session.getContextUsage())) onEvent(e);
-      });
-      return {
-        get sessionFile() {
-          return session.sessionFile;
-        },
-        async prompt(text) {
-          const before = session.messages.length;
-          await session.prompt(text);
-          return session.messages.slice(before);
-        },
-        async steer(text) {
-          await session.steer(text);
-        },
-        async abort() {
-          await session.abort();
-        },
-        dispose() {
-          unsubscribe();
-          session.dispose();
-        }
-      };
-    }
-  };
-}
-var import_node_fs12, import_node_path12, import_node_url, import_pi_coding_agent5;
-var init_backend = __esm({
-  "extensions/subagents/children/backend.ts"() {
-    "use strict";
-    import_node_fs12 = require("node:fs");
-    import_node_path12 = require("node:path");
-    import_node_url = require("node:url");
-    import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
-    init_spend();
-    init_child_tool();
-    init_format2();
-    init_records();
-    init_common();
-    init_spawn();
-    init_child_extensions();
-  }
-});
-
-// extensions/subagents/budget/budget.ts
-function tightest(...budgets) {
-  const out = {};
-  for (const b of budgets) {
-    if (!b) continue;
-    if (positive(b.tokens)) out.tokens = Math.min(out.tokens ?? Number.POSITIVE_INFINITY, b.tokens);
-    if (positive(b.cost)) out.cost = Math.min(out.cost ?? Number.POSITIVE_INFINITY, b.cost);
-  }
-  return out;
-}
-function bounded(b) {
-  return positive(b?.tokens) || positive(b?.cost);
-}
-function reached(spent, limit) {
-  if (positive(limit.tokens) && spent.tokens >= limit.tokens)
-    return { unit: "tokens", limit: limit.tokens, spent: spent.tokens };
-  if (positive(limit.cost) && spent.cost !== void 0 && spent.cost >= limit.cost)
-    return { unit: "cost", limit: limit.cost, spent: spent.cost };
-  return void 0;
-}
-function remaining2(limit, spent) {
-  const out = {};
-  if (positive(limit.tokens)) out.tokens = Math.max(0, limit.tokens - spent.tokens);
-  if (positive(limit.cost)) out.cost = Math.max(0, limit.cost - (spent.cost ?? 0));
-  return out;
-}
-function totalSpend(children) {
-  let total = { tokens: 0 };
-  for (const c of children) if (c.spend) total = addSpend(total, c.spend);
-  return total;
-}
-function sharing(children, owner) {
-  return children.filter((c) => c.id === owner || c.budget?.shared === owner);
-}
-function budgetVerdict(child, children, session) {
-  const own = child.budget ? reached(child.spend ?? { tokens: 0 }, child.budget) : void 0;
-  if (own) return { scope: "child", ...own };
-  const ownerId = child.budget?.shared;
-  if (ownerId && ownerId !== child.id) {
-    const owner = children.find((c) => c.id === ownerId);
-    const pool2 = owner?.budget ? reached(totalSpend(sharing(children, ownerId)), owner.budget) : void 0;
-    if (pool2) return { scope: "pipeline", owner: ownerId, ...pool2 };
-  } else if (ownerId === child.id && child.budget) {
-    const pool2 = reached(totalSpend(sharing(children, ownerId)), child.budget);
-    if (pool2) return { scope: "pipeline", owner: ownerId, ...pool2 };
-  }
-  const all = session ? reached(totalSpend(children), session) : void 0;
-  return all ? { scope: "session", ...all } : void 0;
-}
-function sharedFrom(inputs, children) {
-  for (const id of inputs) {
-    const shared = children.find((c) => c.id === id)?.budget?.shared;
-    if (shared) return shared;
-  }
-  return void 0;
-}
-function childBudget(options) {
-  const limits = tightest(options.param, options.agent, options.perChild);
-  const shared = options.param?.shared === true ? options.id : options.inputsShared;
-  if (!bounded(limits) && !shared) return void 0;
-  return { ...limits, ...shared ? { shared } : {} };
-}
-function checkBudgetParam(raw) {
-  if (raw === void 0) return { ok: true };
-  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return { ok: false, problem: "not an object" };
-  const r = raw;
-  for (const key of Object.keys(r))
-    if (!["tokens", "cost", "shared"].includes(key)) return { ok: false, problem: `unknown key "${key}"` };
-  for (const key of ["tokens", "cost"])
-    if (r[key] !== void 0 && !positive(r[key])) return { ok: false, problem: `${key} must be a positive number` };
-  if (r.shared !== void 0 && typeof r.shared !== "boolean")
-    return { ok: false, problem: "shared must be true or false" };
-  return {
-    ok: true,
-    value: {
-      ...r.tokens !== void 0 ? { tokens: r.tokens } : {},
-      ...r.cost !== void 0 ? { cost: r.cost } : {},
-      ...r.shared !== void 0 ? { shared: r.shared } : {}
-    }
-  };
-}
-function checkChildBudget(raw) {
-  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return void 0;
-  const r = raw;
-  const out = {};
-  if (positive(r.tokens)) out.tokens = r.tokens;
-  if (positive(r.cost)) out.cost = r.cost;
-  if (typeof r.shared === "string" && /^sa-\d+$/.test(r.shared)) out.shared = r.shared;
-  return bounded(out) || out.shared ? out : void 0;
-}
-var positive;
-var init_budget2 = __esm({
-  "extensions/subagents/budget/budget.ts"() {
-    "use strict";
-    init_spend();
-    positive = (v) => typeof v === "number" && Number.isFinite(v) && v > 0;
-  }
-});
-
-// extensions/subagents/domain/ledger.ts
-function resultKey(id, run2) {
-  return `${id}#${run2}`;
-}
-var DeliveryLedger;
-var init_ledger2 = __esm({
-  "extensions/subagents/domain/ledger.ts"() {
-    "use strict";
-    DeliveryLedger = class {
-      results = /* @__PURE__ */ new Map();
-      add(result) {
-        const existing = this.results.get(result.key);
-        if (existing) return existing;
-        const stored = { ...result, delivery: result.delivery ?? "pending" };
-        this.results.set(result.key, stored);
-        return stored;
-      }
-      get(key) {
-        return this.results.get(key);
-      }
-      /** Latest result of a child (highest run). */
-      latest(id) {
-        let best;
-        for (const r of this.results.values()) if (r.id === id && (!best || r.run > best.run)) best = r;
-        return best;
-      }
-      /** Mark as consumed; false when someone already did (the caller must then not deliver it in full). */
-      claim(key, by) {
-        const r = this.results.get(key);
-        if (r?.delivery !== "pending" && !(r?.delivery === "relayed" && by === "wait")) return false;
-        r.delivery = by;
-        return true;
-      }
-      /** Undo a claim whose delivery failed, so the result is offered again. */
-      release(key) {
-        const r = this.results.get(key);
-        if (r) r.delivery = "pending";
-      }
-      /** Results nobody consumed yet, oldest first. */
-      pending() {
-        return [...this.results.values()].filter((r) => r.delivery === "pending").sort((a, b) => a.settledAt - b.settledAt);
-      }
-      all() {
-        return [...this.results.values()];
-      }
-    };
-  }
-});
-
-// extensions/subagents/pipeline/graph.ts
-function resolveAfter(refs, children, self, maxStages = MAX_PIPELINE_STAGES) {
-  const ids = [];
-  const unknown = [];
-  for (const raw of refs) {
-    const ref = String(raw).trim();
-    if (ref === self) return { ok: false, problem: { kind: "cycle", path: [self, self] } };
-    let id = children.find((c) => c.id === ref)?.id;
-    if (!id) {
-      const named = children.filter((c) => c.name === ref);
-      if (named.length > 1) return { ok: false, problem: { kind: "ambiguous", ref, ids: named.map((c) => c.id) } };
-      id = named[0]?.id;
-    }
-    if (!id) unknown.push(ref);
-    else if (!ids.includes(id)) ids.push(id);
-  }
-  if (unknown.length > 0) {
-    const known = children.map((c) => ({ id: c.id, name: c.name }));
-    return { ok: false, problem: { kind: "unknown", refs: unknown, known } };
-  }
-  const graph = [...children, { id: self, name: self, state: "waiting", after: ids }];
-  const cycle = findCycle(graph);
-  if (cycle) return { ok: false, problem: { kind: "cycle", path: cycle } };
-  const stages = stagesOf(graph, self);
-  if (stages > maxStages) return { ok: false, problem: { kind: "too-deep", stages, max: maxStages } };
-  return { ok: true, ids };
-}
-function findCycle(nodes) {
-  const byId = new Map(nodes.map((n2) => [n2.id, n2]));
-  const color = /* @__PURE__ */ new Map();
-  const path = [];
-  const visit = (id) => {
-    color.set(id, 1);
-    path.push(id);
-    for (const next of byId.get(id)?.after ?? []) {
-      if (!byId.has(next)) continue;
-      if (color.get(next) === 1) return [...path.slice(path.indexOf(next)), next];
-      if (!color.has(next)) {
-        const found = visit(next);
-        if (found) return found;
-      }
-    }
-    path.pop();
-    color.set(id, 2);
-    return void 0;
-  };
-  for (const n2 of nodes) {
-    if (color.has(n2.id)) continue;
-    const found = visit(n2.id);
-    if (found) return found;
-  }
-  return void 0;
-}
-function stagesOf(nodes, id) {
-  const byId = new Map(nodes.map((n2) => [n2.id, n2]));
-  const memo = /* @__PURE__ */ new Map();
-  const depth = (at2) => {
-    const known = memo.get(at2);
-    if (known !== void 0) return known;
-    const inputs = (byId.get(at2)?.after ?? []).filter((i) => byId.has(i));
-    const d = 1 + inputs.reduce((m, i) => Math.max(m, depth(i)), 0);
-    memo.set(at2, d);
-    return d;
-  };
-  return depth(id);
-}
-function readiness(inputs, children, afterFailed = "skip") {
-  const byId = new Map(children.map((c) => [c.id, c]));
-  const pending = inputs.filter((id) => {
-    const c = byId.get(id);
-    return !c || !isSettled(c.state);
-  });
-  if (pending.length > 0) return { act: "wait", pending };
-  const failed = inputs.map((id) => byId.get(id)).filter((c) => c.state !== "completed").map((c) => ({ id: c.id, name: c.name, state: c.state, ...c.error ? { error: c.error } : {} }));
-  if (failed.length === 0 || afterFailed === "run") return { act: "run" };
-  return { act: "skip", failed };
-}
-function waitingDependents(children, ids) {
-  const reached2 = new Set(ids);
-  const out = [];
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const c of children) {
-      if (reached2.has(c.id) || c.state !== "waiting") continue;
-      if ((c.after ?? []).some((i) => reached2.has(i))) {
-        reached2.add(c.id);
-        out.push(c.id);
-        grew = true;
-      }
-    }
-  }
-  return children.map((c) => c.id).filter((id) => out.includes(id));
-}
-function consumersOf(children, id) {
-  return children.filter((c) => (c.after ?? []).includes(id)).filter((c) => c.state !== "skipped" && !(c.state === "cancelled" && c.startedAt === void 0)).map((c) => c.id);
-}
-function restoreVerdict(entry, known) {
-  const spawn = entry.spawn;
-  const after = Array.isArray(entry.after) ? entry.after : [];
-  if (!spawn || typeof spawn !== "object" || typeof spawn.prompt !== "string" || after.length === 0)
-    return { act: "give-up", problem: { why: "not-recorded" } };
-  const ids = after.map(String);
-  const missing = ids.filter((id) => !known.has(id));
-  if (missing.length > 0) return { act: "give-up", problem: { why: "unknown-inputs", missing } };
-  return { act: "restore", after: ids };
-}
-var MAX_PIPELINE_STAGES;
-var init_graph = __esm({
-  "extensions/subagents/pipeline/graph.ts"() {
-    "use strict";
-    init_records();
-    MAX_PIPELINE_STAGES = 16;
-  }
-});
-
 // extensions/subagents/prompt/pipeline.ts
+var pipeline_exports = {};
+__export(pipeline_exports, {
+  BAD_AFTER_ERROR: () => BAD_AFTER_ERROR,
+  NOT_RESTORED: () => NOT_RESTORED,
+  SPAWN_AFTER_FAILED_PARAM: () => SPAWN_AFTER_FAILED_PARAM,
+  SPAWN_AFTER_PARAM: () => SPAWN_AFTER_PARAM,
+  TASK_HEADING: () => TASK_HEADING,
+  WAITING_AT_SHUTDOWN: () => WAITING_AT_SHUTDOWN,
+  afterProblemError: () => afterProblemError,
+  badAfterFailedError: () => badAfterFailedError,
+  inputCancelledText: () => inputCancelledText,
+  inputHeader: () => inputHeader,
+  inputWorktreeLine: () => inputWorktreeLine,
+  inputsIntro: () => inputsIntro,
+  notRestoredText: () => notRestoredText,
+  relayedLine: () => relayedLine,
+  skippedText: () => skippedText,
+  structuredTooLargeLine: () => structuredTooLargeLine,
+  waitingFor: () => waitingFor,
+  waitingSpawnText: () => waitingSpawnText
+});
 function afterProblemError(problem) {
   switch (problem.kind) {
     case "unknown":
@@ -12676,2608 +11784,69 @@ var init_pipeline = __esm({
   }
 });
 
-// extensions/subagents/children/child-run.ts
-function maxTurnsVerdict(child, rt) {
-  if (!child.maxTurns || rt.stopReason || child.state !== "running") return void 0;
-  if (child.turns >= child.maxTurns && rt.continuing)
-    return { state: "incomplete", error: maxTurnsReason(child.maxTurns) };
-  return void 0;
-}
-function budgetStopVerdict(child, rt, children, session) {
-  if (rt.stopReason || child.state !== "running" || !rt.continuing) return void 0;
-  const verdict = budgetVerdict(child, children, session);
-  return verdict ? { state: "budget", error: budgetStopReason(verdict) } : void 0;
-}
-function watchdogTickMs(limits) {
-  return limits.watchdogTickMs ?? Math.max(WATCHDOG_TICK_MIN_MS, Math.min(WATCHDOG_TICK_MAX_MS, limits.inactivityTimeoutMs / 4));
-}
-function watchdogVerdict(child, rt, limits, now) {
-  if (child.state !== "running" || rt.stopReason) return void 0;
-  if (now - (child.startedAt ?? now) > limits.maxRunTimeMs) {
-    return { state: "incomplete", error: maxRunTimeError(Math.round(limits.maxRunTimeMs / 1e3)) };
-  }
-  if (rt.toolsInFlight === 0 && now - rt.lastActivity > limits.inactivityTimeoutMs) {
-    return { state: "failed", error: watchdogError(child.model, Math.round(limits.inactivityTimeoutMs / 1e3)) };
-  }
-  return void 0;
-}
-function applyEvent(child, rt, event, now) {
-  rt.lastActivity = now;
-  switch (event.type) {
-    case "text":
-      child.partialText += event.delta;
-      child.streamingText = (child.streamingText ?? "") + event.delta;
-      return { visible: false };
-    case "assistant_end":
-      if (event.outputTokens) child.outputTokens += event.outputTokens;
-      if (event.spend) child.spend = addSpend(child.spend ?? { tokens: 0 }, event.spend);
-      if (child.partialText.length > 0 && !child.partialText.endsWith("\n\n")) child.partialText += "\n\n";
-      child.streamingText = void 0;
-      return { visible: false };
-    case "turn_end":
-      child.turns += 1;
-      rt.continuing = Boolean(event.continues);
-      if (event.contextTokens !== void 0) child.contextTokens = event.contextTokens;
-      if (event.contextWindow !== void 0) child.contextWindow = event.contextWindow;
-      return { visible: true };
-    case "tool_start":
-      rt.toolsInFlight += 1;
-      child.recentTools.push({ name: event.name, args: event.args });
-      if (child.recentTools.length > RECENT_TOOL_CALLS) child.recentTools.shift();
-      return { visible: false };
-    case "tool_end": {
-      rt.toolsInFlight = Math.max(0, rt.toolsInFlight - 1);
-      const note = [...child.recentTools].reverse().find((t) => t.name === event.name && t.isError === void 0);
-      if (note) note.isError = event.isError;
-      return { visible: false };
-    }
-    default:
-      return { visible: false };
-  }
-}
-function runOutcome(messages, partialText) {
-  const last = lastAssistant(messages);
-  if (last.stopReason === "error") return { state: "failed", error: last.errorMessage ?? PROVIDER_ERROR };
-  if (last.stopReason === "aborted") return { state: "cancelled", error: last.errorMessage ?? ABORTED };
-  if (last.stopReason === "length") return { state: "incomplete", error: outputLimitReason() };
-  return { state: "completed", text: last.text || partialText.trimEnd() || emptyAnswerNote() };
-}
-var WATCHDOG_TICK_MIN_MS, WATCHDOG_TICK_MAX_MS;
-var init_child_run = __esm({
-  "extensions/subagents/children/child-run.ts"() {
-    "use strict";
-    init_spend();
-    init_budget2();
-    init_format2();
-    init_records();
-    init_budget();
-    init_common();
-    WATCHDOG_TICK_MIN_MS = 50;
-    WATCHDOG_TICK_MAX_MS = 1e3;
-  }
-});
-
-// extensions/subagents/children/settle.ts
-function conclude(core, child, run2, state, result, error) {
-  const settle = (final) => {
-    const rt2 = core.runtimes.get(child.id);
-    if (!rt2 || rt2.settledRuns >= run2) return;
-    const text = final.text;
-    rt2.settledRuns = run2;
-    if (rt2.watchdog) clearInterval(rt2.watchdog);
-    rt2.watchdog = void 0;
-    child.state = state;
-    child.endedAt = core.now();
-    child.error = error;
-    child.finalText = text;
-    core.questions.runEnded(child);
-    if (rt2.handle?.sessionFile) child.sessionFile = rt2.handle.sessionFile;
-    const key = resultKey(child.id, run2);
-    const settled = core.ledger.add({
-      key,
-      id: child.id,
-      run: run2,
-      text,
-      state,
-      settledAt: child.endedAt,
-      verdict: final.verdict,
-      extras: final.extras
-    });
-    rt2.runDone?.();
-    core.subscribers.publish({ type: "settled", result: settled, child });
-    for (const waiter of [...core.waiters]) waiter();
-    core.pump();
-  };
-  const rt = core.runtimes.get(child.id);
-  if (!rt || rt.settledRuns >= run2) return Promise.resolve();
-  if (rt.concluding?.run === run2) return rt.concluding.promise;
-  const step = rt.steps?.conclude;
-  if (!step) {
-    settle(result);
-    return Promise.resolve();
-  }
-  const promise = step(state, result).catch((failure) => ({ ...result, text: `${concludeFailedNote(failure)}
-
-${result.text}` })).then(settle);
-  rt.concluding = { run: run2, promise };
-  return promise;
-}
-function settleFailed(core, child, run2, state, error) {
-  return conclude(core, child, run2, state, { text: failedResultText(state, error, child.partialText) }, error);
-}
-var init_settle = __esm({
-  "extensions/subagents/children/settle.ts"() {
-    "use strict";
-    init_ledger2();
-    init_checkable();
-    init_common();
-  }
-});
-
-// extensions/subagents/children/runner.ts
-async function runChild(core, child) {
-  const rt = core.runtimes.get(child.id);
-  const spent = budgetVerdict(child, core.list(), core.limits.sessionBudget);
-  if (spent) return void settleFailed(core, child, child.run, "budget", budgetNotStartedReason(spent));
-  const prompt = rt.pendingPrompt ?? child.prompt;
-  rt.pendingPrompt = void 0;
-  child.startedAt = core.now();
-  child.respawn = void 0;
-  rt.lastActivity = core.now();
-  rt.toolsInFlight = 0;
-  rt.settledRun = new Promise((r) => {
-    rt.runDone = r;
-  });
-  const run2 = child.run;
-  const stopped = (fallback) => {
-    const reason = rt.stopReason ?? { state: "failed", error: fallback };
-    void settleFailed(core, child, run2, reason.state, reason.error);
-  };
-  try {
-    await rt.steps?.beforeRun?.();
-    if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
-    const spec = {
-      id: child.id,
-      cwd: child.cwd,
-      tools: child.tools,
-      thinking: child.thinking,
-      model: rt.model,
-      systemAppend: rt.systemAppend,
-      sessionFile: rt.resumeFile,
-      exactTools: rt.exactTools,
-      extensions: rt.extensions,
-      ...core.questions.enabled ? { ask: (input, signal) => core.questions.ask(child, input, signal) } : {},
-      // A worktree child's folder is trusted as the same folder of its repository is.
-      ...child.worktree ? { trustFrom: (0, import_node_path13.join)(child.worktree.repoTop, (0, import_node_path13.relative)(child.worktree.path, child.cwd)) } : {}
-    };
-    rt.handle ??= await core.backend.create(spec, (event) => {
-      if (applyEvent(child, rt, event, core.now()).visible) core.changed();
-      const cut2 = event.type === "turn_end" ? budgetStopVerdict(child, rt, core.list(), core.limits.sessionBudget) ?? maxTurnsVerdict(child, rt) : void 0;
-      if (cut2) void stopChild(core, child.id, cut2);
-    });
-    child.sessionFile = rt.handle.sessionFile ?? child.sessionFile;
-    if (rt.stopReason) return stopped(STOPPED_BEFORE_START);
-    child.state = "running";
-    core.subscribers.publish({ type: "started", child, run: run2 });
-    core.changed();
-    armWatchdog(core, child, rt);
-    const handle = rt.handle;
-    const messages = await handle.prompt(prompt);
-    if (rt.stopReason) return stopped(ABORTED);
-    const outcome = runOutcome(messages, child.partialText);
-    if (outcome.state !== "completed") return void settleFailed(core, child, run2, outcome.state, outcome.error);
-    let result = { text: outcome.text };
-    if (rt.steps?.review) {
-      result = await rt.steps.review(outcome.text, async (text) => {
-        const more = runOutcome(await handle.prompt(text), "");
-        return more.state === "completed" ? { ok: true, text: more.text } : { ok: false, error: more.error };
-      });
-      if (rt.stopReason) return stopped(ABORTED);
-    }
-    await conclude(core, child, run2, "completed", result);
-  } catch (error) {
-    if (rt.stopReason) return stopped(String(error));
-    settleFailed(core, child, run2, "failed", error instanceof Error ? error.message : String(error));
-  }
-}
-async function stopChild(core, id, reason) {
-  const child = core.mustGet(id);
-  const rt = core.runtimes.get(id);
-  if (isSettled(child.state) || !rt) return;
-  if (child.state === "queued" || child.state === "waiting")
-    return await settleFailed(core, child, child.run, "cancelled", reason.error);
-  rt.stopReason ??= reason;
-  const done = rt.settledRun;
-  await rt.handle?.abort().catch(() => void 0);
-  await Promise.race([done, new Promise((r) => setTimeout(r, ABORT_GRACE_MS).unref?.())]);
-  await settleFailed(core, child, child.run, reason.state, reason.error);
-}
-function armWatchdog(core, child, rt) {
-  rt.watchdog = setInterval(() => {
-    const verdict = watchdogVerdict(child, rt, core.limits, core.now());
-    if (verdict) void stopChild(core, child.id, verdict);
-  }, watchdogTickMs(core.limits));
-  rt.watchdog.unref?.();
-}
-var import_node_path13, ABORT_GRACE_MS;
-var init_runner = __esm({
-  "extensions/subagents/children/runner.ts"() {
-    "use strict";
-    import_node_path13 = require("node:path");
-    init_budget2();
-    init_records();
-    init_budget();
-    init_common();
-    init_child_run();
-    init_settle();
-    ABORT_GRACE_MS = 5e3;
-  }
-});
-
-// extensions/subagents/children/queue.ts
-function pump(core) {
-  if (core.closed) return;
-  advanceWaiting(core);
-  for (const child of childrenToStart(core.list(), core.limits.maxConcurrent)) {
-    child.state = "starting";
-    void runChild(core, child);
-  }
-  core.changed();
-}
-function advanceWaiting(core) {
-  const all = core.list();
-  for (const child of all) {
-    const handover = core.handovers.get(child.id);
-    if (child.state !== "waiting" || !handover || handover.preparing) continue;
-    const verdict = readiness(child.after ?? [], all, child.afterFailed);
-    if (verdict.act === "wait") continue;
-    if (verdict.act === "skip") {
-      const text = skippedText(verdict.failed);
-      void conclude(core, child, child.run, "skipped", { text }, text);
-      continue;
-    }
-    handover.preparing = true;
-    void release(core, child, handover);
-  }
-}
-async function release(core, child, handover) {
-  const inputs = (child.after ?? []).map((id) => ({ child: core.mustGet(id), result: core.ledger.latest(id) }));
-  let first;
-  try {
-    first = await handover.compose(inputs, handover.base);
-  } catch (error) {
-    if (child.state !== "waiting") return;
-    const why = `its inputs could not be handed over: ${error instanceof Error ? error.message : String(error)}`;
-    return void settleFailed(core, child, child.run, "failed", why);
-  }
-  const rt = core.runtimes.get(child.id);
-  if (child.state !== "waiting" || !rt || core.closed) return;
-  core.handovers.delete(child.id);
-  rt.pendingPrompt = first;
-  child.state = "queued";
-  child.queuedAt = core.now() + core.sequence / 1e6;
-  core.pump();
-}
-var init_queue = __esm({
-  "extensions/subagents/children/queue.ts"() {
-    "use strict";
-    init_records();
-    init_graph();
-    init_pipeline();
-    init_runner();
-    init_settle();
-  }
-});
-
-// extensions/subagents/children/read-model.ts
-var Subscribers;
-var init_read_model = __esm({
-  "extensions/subagents/children/read-model.ts"() {
-    "use strict";
-    Subscribers = class {
-      listeners = /* @__PURE__ */ new Set();
-      /** Add a listener; returns its unsubscribe. */
-      add(listener) {
-        this.listeners.add(listener);
-        return () => {
-          this.listeners.delete(listener);
-        };
-      }
-      /** Tell every listener, in subscription order. */
-      publish(event) {
-        for (const listener of [...this.listeners]) {
-          try {
-            listener(event);
-          } catch (error) {
-            const what = event.type === "settled" ? `after ${event.result.key} settled` : event.type === "changed" ? "after a change" : `after ${event.child.id} run ${event.run} was ${event.type}`;
-            console.error(`subagents: ${what}: ${String(error)}`);
-          }
-        }
-      }
-    };
-  }
-});
-
-// extensions/subagents/children/wait-until.ts
-function waitUntil(waiters, done, options) {
-  if (done()) return Promise.resolve({ timedOut: false, aborted: false });
-  return new Promise((resolve9) => {
-    let timer;
-    let ticker;
-    const finish2 = (outcome) => {
-      if (timer) clearTimeout(timer);
-      if (ticker) clearInterval(ticker);
-      waiters.delete(check);
-      options.signal?.removeEventListener("abort", onAbort);
-      resolve9(outcome);
-    };
-    const check = () => {
-      if (done()) finish2({ timedOut: false, aborted: false });
-    };
-    const onAbort = () => finish2({ timedOut: false, aborted: true });
-    waiters.add(check);
-    if (options.signal?.aborted) return onAbort();
-    options.signal?.addEventListener("abort", onAbort, { once: true });
-    if (options.timeoutMs !== void 0)
-      timer = setTimeout(() => finish2({ timedOut: true, aborted: false }), clampTimerMs(options.timeoutMs));
-    if (options.onTick) ticker = setInterval(options.onTick, Math.max(1, clampTimerMs(options.tickMs ?? 1e3)));
-  });
-}
-var init_wait_until = __esm({
-  "extensions/subagents/children/wait-until.ts"() {
-    "use strict";
-    init_timers();
-  }
-});
-
-// extensions/subagents/children/manager.ts
-function idNumber(id) {
-  return Number(id.replace(/^sa-/, "")) || 0;
-}
-function pipelineKept(c) {
-  return (c.state === "waiting" || c.state === "queued") && (c.after?.length ?? 0) > 0 && c.startedAt === void 0 && c.respawn !== void 0;
-}
-var SubagentManager;
-var init_manager = __esm({
-  "extensions/subagents/children/manager.ts"() {
-    "use strict";
-    init_desk();
-    init_budget2();
-    init_ledger2();
-    init_records();
-    init_graph();
-    init_budget();
-    init_common();
-    init_pipeline();
-    init_queue();
-    init_read_model();
-    init_runner();
-    init_settle();
-    init_wait_until();
-    init_runner();
-    SubagentManager = class {
-      ledger;
-      /** The children's open questions to the parent (ask_parent). */
-      questions;
-      /** The state its parts share (queue, runner, settle). */
-      core;
-      /** The latest spawn in progress (inOrder). */
-      spawning = Promise.resolve();
-      constructor(backend, limits, clock = {}) {
-        const records = /* @__PURE__ */ new Map();
-        const subscribers = new Subscribers();
-        const now = () => clock.now?.() ?? Date.now();
-        const core = {
-          backend,
-          ledger: new DeliveryLedger(),
-          questions: new QuestionDesk(now),
-          records,
-          runtimes: /* @__PURE__ */ new Map(),
-          waiters: /* @__PURE__ */ new Set(),
-          subscribers,
-          handovers: /* @__PURE__ */ new Map(),
-          limits,
-          closed: false,
-          sequence: 0,
-          now,
-          list: () => [...records.values()].sort((a, b) => a.createdAt - b.createdAt || idNumber(a.id) - idNumber(b.id)),
-          mustGet: (id) => {
-            const r = records.get(id);
-            if (!r) throw new Error(`unknown subagent ${id}`);
-            return r;
-          },
-          changed: () => subscribers.publish({ type: "changed" }),
-          pump: () => pump(core)
-        };
-        this.core = core;
-        this.ledger = core.ledger;
-        this.questions = core.questions;
-        this.questions.subscribe(() => {
-          core.changed();
-          for (const waiter of [...core.waiters]) waiter();
-        });
-      }
-      /** Hear of every visible change and every settled run (its result pending in the ledger); returns the unsubscribe. */
-      subscribe(listener) {
-        return this.core.subscribers.add(listener);
-      }
-      setLimits(limits) {
-        this.core.limits = limits;
-      }
-      get maxConcurrent() {
-        return this.core.limits.maxConcurrent;
-      }
-      list() {
-        return this.core.list();
-      }
-      get(id) {
-        return this.core.records.get(id);
-      }
-      ids() {
-        return this.list().map((c) => c.id);
-      }
-      /**
-       * Re-register a child known from the session (after reload/resume); it has no live session until
-       * subagent_send reopens its session file. Its latest run wins (a child may have settled several).
-       */
-      restore(record, result) {
-        const core = this.core;
-        const n2 = Number(record.id.replace(/^sa-/, ""));
-        if (Number.isInteger(n2)) core.sequence = Math.max(core.sequence, n2);
-        const known = core.records.get(record.id);
-        if (!known || !core.runtimes.has(record.id) && record.run >= known.run) core.records.set(record.id, record);
-        if (result) core.ledger.add(result);
-      }
-      /** True for a child restored from an earlier process that has not been run again here. */
-      isRestored(id) {
-        return this.core.records.has(id) && !this.core.runtimes.has(id);
-      }
-      /** Take the next child id now (for a spawn that prepares something named after it first). */
-      reserveId() {
-        if (this.core.closed) throw new Error(SHUT_DOWN_ERROR);
-        return childId(++this.core.sequence);
-      }
-      /**
-       * Run spawns one after another, in the order they were asked for: Pi may execute the tool calls of one
-       * message concurrently, and a spawn's `after` must see the children spawned before it in that message.
-       */
-      inOrder(spawn) {
-        const mine = this.spawning.then(spawn, spawn);
-        this.spawning = mine.then(
-          () => void 0,
-          () => void 0
-        );
-        return mine;
-      }
-      /** The ids a spawn's `after` names, or why it cannot be used (checked before anything is prepared). */
-      planAfter(refs) {
-        return resolveAfter(refs, this.list(), childId(this.core.sequence + 1));
-      }
-      /** Register a child and start it, queue it past the concurrency limit, or let it wait for its inputs. */
-      spawn(request) {
-        const core = this.core;
-        if (core.closed) throw new Error(SHUT_DOWN_ERROR);
-        const id = request.id && !core.records.has(request.id) ? request.id : childId(++core.sequence);
-        core.sequence = Math.max(core.sequence, idNumber(id));
-        const record = {
-          id,
-          name: deriveName(request.prompt, request.name),
-          prompt: request.prompt,
-          model: request.modelLabel,
-          tools: request.tools,
-          ...request.agent ? { agent: request.agent } : {},
-          ...request.maxTurns ? { maxTurns: request.maxTurns } : {},
-          cwd: request.cwd,
-          thinking: request.thinking,
-          context: request.context,
-          state: "queued",
-          run: 1,
-          createdAt: core.now(),
-          // Spawn order must be queue order even when several spawns share a millisecond.
-          queuedAt: core.now() + core.sequence / 1e6,
-          turns: 0,
-          outputTokens: 0,
-          partialText: "",
-          recentTools: [],
-          ...request.worktree ? { worktree: request.worktree } : {},
-          ...request.structured ? { structured: true } : {}
-        };
-        const budget2 = request.budget?.(id);
-        if (budget2) record.budget = budget2;
-        const after = request.after ?? [];
-        if (after.length > 0) {
-          const plan = resolveAfter(after, this.list(), id);
-          if (!plan.ok) throw new Error(`after: ${plan.problem.kind}`);
-          record.state = "waiting";
-          record.after = plan.ids;
-          record.afterFailed = request.afterFailed ?? "skip";
-          if (request.respawn) record.respawn = request.respawn;
-          const base = request.firstMessage ?? request.prompt;
-          core.handovers.set(id, { compose: request.handover ?? (async () => base), base, preparing: false });
-        }
-        core.records.set(id, record);
-        const rt = this.newRuntime(request.model, request.systemAppend, request.steps);
-        rt.exactTools = request.exactTools;
-        rt.extensions = request.extensions;
-        core.runtimes.set(id, rt);
-        core.runtimes.get(id).pendingPrompt = request.firstMessage ?? request.prompt;
-        core.subscribers.publish({ type: "queued", child: record, run: 1 });
-        core.pump();
-        return record;
-      }
-      /**
-       * Steer a running child, or start a new run on a settled one (queued if no slot is free). A child
-       * restored from an earlier process reopens its session file (with `resume`'s model and prompt).
-       */
-      async send(id, text, resume) {
-        const core = this.core;
-        const record = core.mustGet(id);
-        if (typeof text !== "string" || text.trim().length === 0) throw new Error(EMPTY_SEND_TEXT_ERROR);
-        if (core.closed) throw new Error(SHUT_DOWN_ERROR);
-        let rt = core.runtimes.get(id);
-        if (record.state === "queued" || record.state === "waiting") return "queued-child";
-        if ((record.state === "running" || record.state === "starting") && rt?.handle) {
-          await rt.handle.steer(text);
-          return "steered";
-        }
-        const spent = budgetVerdict(record, core.list(), core.limits.sessionBudget);
-        if (spent) throw new Error(budgetSpentSendError(record.id, spent));
-        if (!rt) {
-          if (!record.sessionFile) throw new Error(restoredSendError(record));
-          rt = this.newRuntime(resume?.model, resume?.systemAppend ?? [], resume?.steps);
-          rt.resumeFile = record.sessionFile;
-          rt.settledRuns = record.run;
-          core.runtimes.set(id, rt);
-        }
-        record.run += 1;
-        record.state = "queued";
-        record.queuedAt = core.now() + core.sequence / 1e6;
-        record.startedAt = void 0;
-        record.endedAt = void 0;
-        record.turns = 0;
-        record.partialText = "";
-        record.error = void 0;
-        rt.pendingPrompt = text;
-        rt.stopReason = void 0;
-        core.subscribers.publish({ type: "queued", child: record, run: record.run });
-        core.pump();
-        return "rerun";
-      }
-      /** Stop children; resolves once each has settled (with its partial output in the ledger). */
-      async cancel(ids, error = CANCELLED_BY_PARENT) {
-        const core = this.core;
-        const gone = /* @__PURE__ */ new Set([...ids, ...waitingDependents(this.list(), ids)]);
-        const skipped = waitingDependents(this.list(), ids).filter((id) => !ids.includes(id)).map((id) => core.mustGet(id)).map((child) => {
-          const text = inputCancelledText((child.after ?? []).filter((i) => gone.has(i)));
-          return conclude(core, child, child.run, "skipped", { text }, text);
-        });
-        await Promise.all([...skipped, ...ids.map((id) => stopChild(core, id, { state: "cancelled", error }))]);
-      }
-      /**
-       * Abort every child (parent shutdown/reload); settled results stay in the ledger. With `keepPipelines`
-       * (the process ends and the session is on file), a child with inputs that has not started is left
-       * unsettled: its record in the session lets `pi -c` continue the pipeline (see pipelineKept).
-       */
-      async shutdown(keepPipelines = false) {
-        const all = this.list().filter((c) => !isSettled(c.state));
-        if (keepPipelines) {
-          const stopping = all.filter((c) => !pipelineKept(c));
-          this.core.closed = true;
-          await Promise.all(
-            stopping.map((c) => stopChild(this.core, c.id, { state: "cancelled", error: INTERRUPTED_BY_SHUTDOWN }))
-          );
-          return this.close();
-        }
-        const active = all;
-        const waiting = active.filter((c) => c.state === "waiting").map((c) => c.id);
-        await Promise.all([
-          this.cancel(waiting, WAITING_AT_SHUTDOWN),
-          this.cancel(
-            active.filter((c) => c.state !== "waiting").map((c) => c.id),
-            INTERRUPTED_BY_SHUTDOWN
-          )
-        ]);
-        this.close();
-      }
-      close() {
-        this.core.closed = true;
-        for (const rt of this.core.runtimes.values()) {
-          if (rt.watchdog) clearInterval(rt.watchdog);
-          rt.handle?.dispose();
-        }
-      }
-      /** Resolve when `ids` are settled (mode all) or one is (mode any), on timeout, or on abort. */
-      async waitFor(ids, options) {
-        const done = () => {
-          if (options.questions && this.questions.undelivered(options.anyQuestion ? void 0 : ids).length > 0)
-            return true;
-          const settled = ids.filter((id) => isSettled(this.core.mustGet(id).state)).length;
-          const blocked = options.blockedDone ? this.blockedOnAnswer(ids).length : 0;
-          return options.mode === "any" ? settled + blocked > 0 || ids.length === 0 : settled + blocked === ids.length;
-        };
-        return waitUntil(this.core.waiters, done, options);
-      }
-      /** What budget `id` has reached (its own, its pipeline's, the session's), if any. */
-      budgetReached(id) {
-        return budgetVerdict(this.core.mustGet(id), this.core.list(), this.core.limits.sessionBudget);
-      }
-      /**
-       * Those of `ids` that cannot settle before the parent answers a question: an unsettled child with an open
-       * question, a queued child while every slot is held by such children, and a pipeline stage still waiting for
-       * one of those (it starts only when its inputs settle).
-       */
-      blockedOnAnswer(ids) {
-        const blocked = /* @__PURE__ */ new Set();
-        for (const c of this.core.records.values()) if (c.question && !isSettled(c.state)) blocked.add(c.id);
-        const active = [...this.core.records.values()].filter((c) => c.state === "running" || c.state === "starting");
-        if (active.length >= this.core.limits.maxConcurrent && active.every((c) => blocked.has(c.id))) {
-          for (const c of this.core.records.values()) if (c.state === "queued") blocked.add(c.id);
-        }
-        for (let grew = blocked.size > 0; grew; ) {
-          grew = false;
-          for (const c of this.core.records.values()) {
-            if (blocked.has(c.id) || c.state !== "waiting" || !c.after?.some((a) => blocked.has(a))) continue;
-            blocked.add(c.id);
-            grew = true;
-          }
-        }
-        return ids.filter((id) => blocked.has(id));
-      }
-      newRuntime(model, systemAppend, steps) {
-        return { model, systemAppend, steps, lastActivity: this.core.now(), toolsInFlight: 0, settledRuns: 0 };
-      }
-    };
-  }
-});
-
-// extensions/subagents/children/session.ts
-function limitsOf2(config) {
-  return {
-    maxConcurrent: config.subagents.maxConcurrent,
-    inactivityTimeoutMs: config.subagents.idleTimeoutSeconds * 1e3,
-    maxRunTimeMs: config.subagents.maxRunSeconds * 1e3,
-    sessionBudget: config.subagents.budget.perSession
-  };
-}
-function childSessionDir(ctx, agentDir) {
-  let dir;
-  try {
-    dir = ctx.sessionManager.getSessionDir();
-  } catch {
-    dir = void 0;
-  }
-  return (0, import_node_path14.join)(dir || (0, import_node_path14.join)(agentDir, "sessions"), "subagents");
-}
-function createSessionChildren(ctx, options) {
-  const nextDepth = options.depth + 1;
-  const parentFolder = canonicalFolder(ctx.cwd);
-  const parentTrusted = sessionTrust(options.agentDir, ctx.cwd, ctx).trusted;
-  const trustOf = (cwd) => canonicalFolder(cwd) === parentFolder ? parentTrusted : folderTrust(options.agentDir, cwd).trusted;
-  const backend = createInProcessBackend({
-    agentDir: options.agentDir,
-    modelRegistry: ctx.modelRegistry,
-    sessionDir: childSessionDir(ctx, options.agentDir),
-    extensionFactories: nextDepth < options.config.subagents.maxDepth ? [options.nested(nextDepth)] : void 0,
-    trustOf,
-    toolBound: options.parentTools,
-    packageDir: safePackageDir()
-  });
-  return new SubagentManager(backend, limitsOf2(options.config));
-}
-function safePackageDir() {
-  const get = PiSdk2.getPackageDir;
-  try {
-    return typeof get === "function" ? String(get()) : void 0;
-  } catch {
-    return void 0;
-  }
-}
-var import_node_path14, PiSdk2;
-var init_session3 = __esm({
-  "extensions/subagents/children/session.ts"() {
-    "use strict";
-    import_node_path14 = require("node:path");
-    PiSdk2 = __toESM(require("@mariozechner/pi-coding-agent"), 1);
-    init_bootstrap();
-    init_trust();
-    init_backend();
-    init_manager();
-  }
-});
-
-// extensions/subagents/delivery/batch.ts
-async function projectBatch(inputs, options) {
-  const leading = options.leading?.filter((l) => l.length > 0) ?? [];
-  const leadingText = leading.join("\n");
-  const sizes = inputs.map((i) => ({ bytes: utf8ByteLength(i.text), lines: countLines(i.text) }));
-  const headerBytes = inputs.reduce((m, i) => Math.max(m, utf8ByteLength(i.header)), 0);
-  const allocation = allocateBatchBudgets({
-    surface: options.surface,
-    results: sizes,
-    usage: options.usage ?? void 0,
-    reservedOutputTokens: options.reservedOutputTokens,
-    wrapperBytesPerResult: headerBytes + 1 + ENTRY_SEPARATOR.length,
-    wrapperBytesPerBatch: leadingText.length > 0 ? utf8ByteLength(leadingText) + ENTRY_SEPARATOR.length : 0,
-    budget: options.budget,
-    caps: options.caps,
-    headroomShare: options.headroomShare
-  });
-  const parts = leadingText.length > 0 ? [leadingText] : [];
-  const items = [];
-  const artifacts = [];
-  for (let i = 0; i < inputs.length; i++) {
-    const input = inputs[i];
-    const slot = allocation.items[i];
-    const { bytes, lines } = sizes[i];
-    if (slot.oneLine || !slot.limits) {
-      const put = await options.store.put("subagent-results", input.text);
-      const line = input.noRoom(put.ok ? { ok: true, path: put.path } : { ok: false, error: put.error }, bytes, lines);
-      if (put.ok) artifacts.push(put.path);
-      parts.push(line);
-      items.push({
-        id: input.id,
-        run: input.run,
-        fullBytes: bytes,
-        fullLines: lines,
-        shownBytes: utf8ByteLength(line),
-        projectedBytes: 0,
-        truncated: true,
-        oneLine: true,
-        artifactPath: put.ok ? put.path : void 0,
-        read: put.ok ? { path: put.path, offset: 1, limit: Math.min(lines, 200) } : void 0,
-        storeError: put.ok ? void 0 : put.error
-      });
-      continue;
-    }
-    const projection = await (options.notable ? projectLog : project)(input.text, slot.limits, {
-      headShare: options.headShare,
-      sink: options.store.asyncSink("subagent-results")
-    });
-    const entry = `${input.header}
-${projection.text}`;
-    parts.push(entry);
-    const artifact = projection.artifact?.ok ? projection.artifact.path : void 0;
-    if (artifact) artifacts.push(artifact);
-    items.push({
-      id: input.id,
-      run: input.run,
-      fullBytes: bytes,
-      fullLines: lines,
-      shownBytes: utf8ByteLength(entry),
-      projectedBytes: utf8ByteLength(projection.text),
-      truncated: projection.truncated,
-      oneLine: false,
-      artifactPath: artifact,
-      read: artifact && projection.readOffset !== void 0 && projection.readLimit !== void 0 ? { path: artifact, offset: projection.readOffset, limit: projection.readLimit } : void 0,
-      storeError: projection.artifact && !projection.artifact.ok ? projection.artifact.error : void 0
-    });
-  }
-  return { text: parts.join(ENTRY_SEPARATOR), items, artifacts, allocation };
-}
-var ENTRY_SEPARATOR;
-var init_batch2 = __esm({
-  "extensions/subagents/delivery/batch.ts"() {
-    "use strict";
-    init_batch();
-    init_log();
-    init_projection();
-    init_tokens();
-    init_utf8();
-    init_utf8();
-    ENTRY_SEPARATOR = "\n\n";
-  }
-});
-
-// extensions/subagents/delivery/batch-options.ts
-function usageOf(ctx) {
-  let usage;
-  try {
-    usage = ctx?.getContextUsage() ?? void 0;
-  } catch {
-    usage = void 0;
-  }
-  return { usage, reservedOutputTokens: ctx?.model?.maxTokens };
-}
-function batchOptions(deps, ctx, surface, extra = {}) {
-  const config = deps.config();
-  const budget2 = surfaceFor(config, `subagents.${surface}`);
-  return {
-    surface,
-    store: deps.store(),
-    leading: extra.leading,
-    headShare: budget2.headShare,
-    budget: budget2,
-    headroomShare: config.budgets.headroomShare,
-    ...usageOf(ctx)
-  };
-}
-var init_batch_options = __esm({
-  "extensions/subagents/delivery/batch-options.ts"() {
-    "use strict";
-    init_config();
-  }
-});
-
-// extensions/subagents/children/partial-output.ts
-function lastRunText(jsonl) {
-  let parts = [];
-  for (const raw of jsonl.split("\n")) {
-    if (!raw.startsWith("{")) continue;
-    let line;
-    try {
-      line = JSON.parse(raw);
-    } catch {
-      continue;
-    }
-    if (line.type !== "message" || !line.message) continue;
-    if (line.message.role === "user") parts = [];
-    else if (line.message.role === "assistant") {
-      const text = contentText(line.message.content, "omitted").trim();
-      if (text.length > 0) parts.push(text);
-    }
-  }
-  return parts.join("\n\n");
-}
-function readPartialOutput(sessionFile) {
-  const tail = readTail(sessionFile);
-  return tail.ok ? { ok: true, text: lastRunText(tail.text) } : tail;
-}
-function readSessionSpend(sessionFile) {
-  const tail = readTail(sessionFile);
-  return tail.ok && tail.text.length > 0 ? spendOfSessionText(tail.text) : void 0;
-}
-function readTail(sessionFile) {
-  if (!sessionFile) return { ok: true, text: "" };
-  let fd;
-  try {
-    fd = (0, import_node_fs13.openSync)(sessionFile, OPEN_FLAGS);
-  } catch (error) {
-    const code2 = error.code;
-    return code2 === "ENOENT" ? { ok: true, text: "" } : { ok: false, reason: String(error) };
-  }
-  try {
-    const st = (0, import_node_fs13.fstatSync)(fd);
-    if (!st.isFile()) return { ok: false, reason: `${sessionFile} is not a regular file` };
-    const size = st.size;
-    const length = Math.min(size, PARTIAL_READ_MAX_BYTES);
-    const buffer = Buffer.alloc(length);
-    (0, import_node_fs13.readSync)(fd, buffer, 0, length, size - length);
-    let text = buffer.toString("utf8");
-    if (length < size) text = text.slice(text.indexOf("\n") + 1);
-    return { ok: true, text };
-  } catch (error) {
-    return { ok: false, reason: String(error) };
-  } finally {
-    (0, import_node_fs13.closeSync)(fd);
-  }
-}
-var import_node_fs13, PARTIAL_READ_MAX_BYTES, OPEN_FLAGS;
-var init_partial_output = __esm({
-  "extensions/subagents/children/partial-output.ts"() {
-    "use strict";
-    import_node_fs13 = require("node:fs");
-    init_spend();
-    init_content();
-    PARTIAL_READ_MAX_BYTES = 8 * 1024 * 1024;
-    OPEN_FLAGS = import_node_fs13.constants.O_RDONLY | (import_node_fs13.constants.O_NONBLOCK ?? 0) | (import_node_fs13.constants.O_NOFOLLOW ?? 0);
-  }
-});
-
-// extensions/subagents/prompt/records.ts
-function damagedResultText(id, problem) {
-  return `[${id}'s recorded result is damaged in the session file (${problem}); it is not shown. Spawn a new child if you still need that work.]`;
-}
-function damagedWorktreeNote(id, problem) {
-  return `[${id}'s worktree record in the session file was refused (${problem}): the package will not clean up, diff or reuse that folder; remove it by hand if it exists.]`;
-}
-function damagedSpawnError(problem) {
-  return `its recorded spawn parameters are damaged (${problem})`;
-}
-function damagedRecordsWarning(items) {
-  return `subagents: ${items.length} damaged record${items.length === 1 ? "" : "s"} in this session file, their unsafe parts ignored: ${items.join("; ")}`;
-}
-var init_records3 = __esm({
-  "extensions/subagents/prompt/records.ts"() {
-    "use strict";
-  }
-});
-
-// extensions/subagents/delivery/record-checks.ts
-function inside(root, path) {
-  const rel = (0, import_node_path15.relative)(root, path);
-  return rel === "" || !rel.startsWith("..") && !(0, import_node_path15.isAbsolute)(rel);
-}
-function realOrSelf(path) {
-  try {
-    return (0, import_node_fs14.realpathSync)(path);
-  } catch {
-    return path;
-  }
-}
-function checkWorktreeRecord(w, root) {
-  if (!w || typeof w !== "object") return { ok: false, problem: "it is not an object" };
-  const o = w;
-  for (const key of ["path", "branch", "base", "repoTop", "cwd"]) {
-    if (typeof o[key] !== "string") return { ok: false, problem: `its ${key} is not a string` };
-  }
-  if (typeof o.parentUncommitted !== "number" || !Number.isFinite(o.parentUncommitted))
-    return { ok: false, problem: "its parentUncommitted is not a number" };
-  const { path, branch, base, repoTop, cwd } = o;
-  if (!COMMIT_ID.test(base)) return { ok: false, problem: `its base ${JSON.stringify(base)} is not a commit id` };
-  const name = branch.startsWith(BRANCH_PREFIX) ? branch.slice(BRANCH_PREFIX.length) : "";
-  if (!SAFE_NAME.test(name))
-    return {
-      ok: false,
-      problem: `its branch ${JSON.stringify(branch)} is not one of this package's (${BRANCH_PREFIX}\u2026)`
-    };
-  if (!(0, import_node_path15.isAbsolute)(repoTop))
-    return { ok: false, problem: `its repoTop ${JSON.stringify(repoTop)} is not an absolute path` };
-  const expected = (0, import_node_path15.join)(root, name);
-  if (path !== expected && (0, import_node_path15.resolve)(path) !== expected)
-    return {
-      ok: false,
-      problem: `its path ${JSON.stringify(path)} is not ${expected} (this package's worktrees folder)`
-    };
-  if (!inside(expected, (0, import_node_path15.resolve)(cwd)))
-    return { ok: false, problem: `its cwd ${JSON.stringify(cwd)} is not inside ${expected}` };
-  let st;
-  try {
-    st = (0, import_node_fs14.lstatSync)(expected, { throwIfNoEntry: false });
-  } catch (error) {
-    return { ok: false, problem: `its path cannot be checked (${error.message})` };
-  }
-  if (st) {
-    const uid = typeof process.getuid === "function" ? process.getuid() : void 0;
-    if (st.isSymbolicLink() || !st.isDirectory()) return { ok: false, problem: `${expected} is not a real directory` };
-    if (uid !== void 0 && st.uid !== uid) return { ok: false, problem: `${expected} is owned by another user` };
-    if ((0, import_node_fs14.realpathSync)(expected) !== (0, import_node_path15.join)(realOrSelf(root), name))
-      return { ok: false, problem: `${expected} resolves outside the worktrees folder` };
-  }
-  return {
-    ok: true,
-    worktree: {
-      path: expected,
-      branch,
-      base,
-      repoTop: (0, import_node_path15.resolve)(repoTop),
-      cwd: (0, import_node_path15.resolve)(cwd),
-      parentUncommitted: o.parentUncommitted
-    }
-  };
-}
-function checkRecordText(text) {
-  if (text === void 0) return { ok: true, text: void 0 };
-  if (typeof text === "string") return { ok: true, text };
-  return {
-    ok: false,
-    problem: `its result text is ${text === null ? "null" : Array.isArray(text) ? "an array" : typeof text === "object" ? "an object" : `a ${typeof text}`}, not a string`
-  };
-}
-function recordedSpawnProblem(schema2, params) {
-  if (!params || typeof params !== "object" || Array.isArray(params)) return "not an object";
-  let validator = spawnValidators.get(schema2);
-  if (!validator) {
-    validator = (0, import_compile2.Compile)(schema2);
-    spawnValidators.set(schema2, validator);
-  }
-  if (validator.Check(params)) return void 0;
-  for (const e of validator.Errors(params)) {
-    return `${e.instancePath || "(root)"}: ${e.message ?? "invalid"}`;
-  }
-  return "invalid";
-}
-var import_node_fs14, import_node_path15, import_compile2, COMMIT_ID, spawnValidators;
-var init_record_checks = __esm({
-  "extensions/subagents/delivery/record-checks.ts"() {
-    "use strict";
-    import_node_fs14 = require("node:fs");
-    import_node_path15 = require("node:path");
-    import_compile2 = require("typebox/compile");
-    init_isolation();
-    COMMIT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
-    spawnValidators = /* @__PURE__ */ new WeakMap();
-  }
-});
-
-// extensions/subagents/delivery/persistence.ts
-function persistSettled(deps, result, child) {
-  const bytes = utf8ByteLength(result.text);
-  const data = {
-    ...snapshot(child, result.run),
-    key: result.key,
-    state: result.state,
-    error: child.error,
-    bytes
-  };
-  if (bytes <= INLINE_ENTRY_MAX_BYTES) data.text = result.text;
-  else {
-    const put = deps.store().putSync("subagent-results", result.text);
-    if (put.ok) data.sha256 = put.sha256;
-    else data.text = result.text;
-  }
-  append(deps, SETTLED_ENTRY, data, result.key);
-}
-function persistRun(deps, child, run2, phase) {
-  const data = { ...snapshot(child, run2), phase };
-  if (child.respawn && child.startedAt === void 0) data.spawn = child.respawn;
-  append(deps, RUN_ENTRY, data, resultKey(child.id, run2));
-}
-function append(deps, type, data, what) {
-  try {
-    deps.session.appendEntry(type, data);
-  } catch (error) {
-    console.error(`subagents: could not record ${what} in the session: ${String(error)}`);
-  }
-}
-function snapshot(child, run2) {
-  return {
-    id: child.id,
-    run: run2,
-    name: child.name,
-    model: child.model,
-    prompt: project(child.prompt, "subagents.settledPrompt").text,
-    turns: child.turns,
-    createdAt: child.createdAt,
-    startedAt: child.startedAt,
-    endedAt: child.endedAt,
-    sessionFile: child.sessionFile,
-    tools: child.tools,
-    cwd: child.cwd,
-    thinking: child.thinking,
-    context: child.context,
-    ...child.agent ? { agent: child.agent } : {},
-    ...child.worktree ? { worktree: child.worktree } : {},
-    ...child.after?.length ? { after: child.after, afterFailed: child.afterFailed ?? "skip" } : {},
-    ...child.spend ? { spend: child.spend } : {},
-    ...child.budget ? { budget: child.budget } : {}
-  };
-}
-function deliveryProof(...groups) {
-  return { delivered: groups.filter((g) => g.keys.length > 0) };
-}
-function provenDelivered(details) {
-  const groups = details?.delivered;
-  if (!Array.isArray(groups)) return [];
-  return groups.flatMap((g) => {
-    const keys = g?.keys;
-    if (!Array.isArray(keys)) return [];
-    const by = g.by === "wait" ? "wait" : "auto";
-    return [{ keys: keys.filter((k) => typeof k === "string"), by }];
-  });
-}
-function restoreFromSession(deps, ctx, waiting) {
-  const manager = deps.children(ctx);
-  const settled = [];
-  const runs = /* @__PURE__ */ new Map();
-  const started = /* @__PURE__ */ new Set();
-  const delivered = /* @__PURE__ */ new Map();
-  const screen = recordScreen(deps);
-  const branch = ctx.sessionManager.getBranch();
-  for (const entry of branch) {
-    if (entry.type !== "custom" || !entry.data || typeof entry.data !== "object") continue;
-    if (entry.customType === SETTLED_ENTRY) settled.push(screen.check(entry.data));
-    else if (entry.customType === RUN_ENTRY) {
-      const d = screen.check(entry.data);
-      if (!validId2(d.id) || !Number.isInteger(d.run)) continue;
-      const known2 = runs.get(d.id);
-      if (!known2 || d.run >= known2.run) runs.set(d.id, { ...known2, ...d });
-      if (d.phase === "started") started.add(resultKey(d.id, d.run));
-    } else if (entry.customType === DELIVERED_ENTRY) {
-      const d = entry.data;
-      for (const key of Array.isArray(d.keys) ? d.keys : []) delivered.set(key, d.by === "wait" ? "wait" : "auto");
-    }
-  }
-  for (const entry of branch) {
-    for (const group of carried(entry)) for (const key of group.keys) delivered.set(key, group.by);
-  }
-  const settledKeys = new Set(settled.map((d) => d.key));
-  const known = /* @__PURE__ */ new Set([...runs.keys(), ...settled.map((d) => d.id)]);
-  for (const d of [...runs.values()].sort((a, b) => idNumber2(a.id) - idNumber2(b.id))) {
-    const key = resultKey(d.id, d.run);
-    if (settledKeys.has(key) || settled.some((s) => s.id === d.id && s.run > d.run)) continue;
-    const stage = !started.has(key) && Array.isArray(d.after) && d.after.length > 0;
-    if (!stage) {
-      settled.push(screen.carry(d, interrupted(deps, d, started.has(key))));
-      continue;
-    }
-    const verdict = restoreVerdict(d, known);
-    if (verdict.act === "give-up")
-      settled.push(screen.carry(d, interrupted(deps, d, false, notRestoredText(verdict.problem))));
-    else if (waiting) waiting.push(d);
-    else settled.push(screen.carry(d, interrupted(deps, d, false)));
-  }
-  screen.warn(ctx);
-  let owed = 0;
-  for (const d of settled) {
-    if (!validId2(d.id) || typeof d.key !== "string") continue;
-    const text = screen.noted(d, d.text ?? readStored(deps, d.sha256) ?? missingStoredText(d.bytes));
-    const record = {
-      ...recordOf(deps, ctx, d),
-      state: d.state,
-      finalText: text,
-      error: typeof d.error === "string" ? d.error : void 0
-    };
-    const delivery = delivered.get(d.key) ?? "pending";
-    if (delivery === "pending") owed++;
-    manager.restore(record, {
-      key: d.key,
-      id: d.id,
-      run: d.run,
-      text,
-      state: d.state,
-      settledAt: d.endedAt ?? 0,
-      delivery
-    });
-  }
-  return owed;
-}
-async function restoreWaiting(deps, ctx, waiting, respawn) {
-  let failed = 0;
-  for (const d of waiting) {
-    try {
-      await respawn({ ...d.spawn, after: d.after, after_failed: d.afterFailed ?? "skip" }, d.id);
-    } catch (error) {
-      const why = notRestoredText({
-        why: "spawn-failed",
-        error: error instanceof Error ? error.message : String(error)
-      });
-      const data = interrupted(deps, d, false, why);
-      const record = {
-        ...recordOf(deps, ctx, data),
-        state: data.state,
-        finalText: why,
-        error: data.error
-      };
-      deps.children(ctx).restore(record, {
-        key: data.key,
-        id: d.id,
-        run: d.run,
-        text: why,
-        state: data.state,
-        settledAt: data.endedAt ?? 0,
-        delivery: "pending"
-      });
-      failed++;
-    }
-  }
-  return failed;
-}
-function recordScreen(deps) {
-  let root;
-  try {
-    root = (0, import_node_path16.join)(deps.store().root, WORKTREES_FOLDER);
-  } catch {
-    root = "\0no worktrees folder";
-  }
-  const notes = /* @__PURE__ */ new WeakMap();
-  const problems = [];
-  return {
-    check(raw) {
-      const d = { ...raw };
-      const id = validId2(d.id) ? d.id : "a child";
-      const own = [];
-      if (d.worktree !== void 0) {
-        const checked = checkWorktreeRecord(d.worktree, root);
-        if (checked.ok) d.worktree = checked.worktree;
-        else {
-          delete d.worktree;
-          problems.push(`${id}'s worktree (${checked.problem})`);
-          own.push(damagedWorktreeNote(id, checked.problem));
-        }
-      }
-      const text = checkRecordText(d.text);
-      if (!text.ok) {
-        problems.push(`${id}'s result (${text.problem})`);
-        d.text = damagedResultText(id, text.problem);
-      }
-      if (own.length > 0) notes.set(d, own);
-      return d;
-    },
-    /** The notes of `from` go with `to` (a run settled here as interrupted). */
-    carry(from, to) {
-      const own = notes.get(from);
-      if (own) notes.set(to, own);
-      return to;
-    },
-    noted(d, text) {
-      const own = notes.get(d);
-      return own ? `${own.join(" ")}
-
-${text}` : text;
-    },
-    warn(ctx) {
-      if (problems.length === 0) return;
-      const warning = damagedRecordsWarning(problems);
-      try {
-        if (ctx.hasUI) ctx.ui.notify(warning, "warning");
-        else console.error(warning);
-      } catch {
-        console.error(warning);
-      }
-    }
-  };
-}
-function carried(entry) {
-  if (entry.type === "custom_message" && entry.customType === RESULT_MESSAGE_TYPE)
-    return provenDelivered(entry.details);
-  const m = entry.type === "message" ? entry.message : void 0;
-  if (m?.role === "toolResult" && typeof m.toolName === "string" && CARRYING_TOOL.test(m.toolName))
-    return provenDelivered(m.details);
-  return [];
-}
-function idNumber2(id) {
-  return Number(id.replace(/^sa-/, "")) || 0;
-}
-function validId2(id) {
-  return typeof id === "string" && /^sa-\d+$/.test(id);
-}
-function interrupted(deps, d, started, why) {
-  const partial = started ? readPartialOutput(d.sessionFile) : { ok: true, text: "" };
-  const text = why ?? interruptedResultText({ id: d.id, name: String(d.name ?? d.id) }, started, partial, d.sessionFile);
-  const { phase: _phase, spawn: _spawn, ...rest } = d;
-  const fileSpend = started ? readSessionSpend(d.sessionFile) : void 0;
-  const recorded = checkSpend(d.spend);
-  const spend = fileSpend && fileSpend.tokens > (recorded?.tokens ?? -1) ? fileSpend : recorded;
-  const data = {
-    ...rest,
-    ...spend ? { spend } : {},
-    key: resultKey(d.id, d.run),
-    state: "interrupted",
-    error: started ? INTERRUPTED_BY_EXIT : why ? NOT_RESTORED : NEVER_STARTED,
-    ...started ? {} : { startedAt: void 0 },
-    bytes: utf8ByteLength(text),
-    text
-  };
-  append(deps, SETTLED_ENTRY, data, data.key);
-  return data;
-}
-function recordOf(deps, ctx, d) {
-  return {
-    id: d.id,
-    name: String(d.name ?? d.id),
-    prompt: String(d.prompt ?? ""),
-    model: String(d.model ?? "?"),
-    // Entries from before tools were recorded: the default set, as a spawn without `tools` gets.
-    tools: Array.isArray(d.tools) ? d.tools.filter((t) => typeof t === "string") : [...deps.config().subagents.defaultTools],
-    cwd: typeof d.cwd === "string" && d.cwd.length > 0 ? d.cwd : ctx.cwd,
-    thinking: typeof d.thinking === "string" ? d.thinking : void 0,
-    context: d.context === "fork" ? "fork" : "fresh",
-    ...typeof d.agent === "string" && d.agent.length > 0 ? { agent: d.agent } : {},
-    run: d.run,
-    createdAt: d.createdAt ?? 0,
-    queuedAt: d.createdAt ?? 0,
-    startedAt: d.startedAt,
-    endedAt: d.endedAt,
-    turns: d.turns ?? 0,
-    outputTokens: 0,
-    partialText: "",
-    sessionFile: d.sessionFile,
-    recentTools: [],
-    ...validWorktree(d.worktree) ? { worktree: d.worktree } : {},
-    ...Array.isArray(d.after) && d.after.length > 0 ? { after: d.after.map(String), afterFailed: d.afterFailed === "run" ? "run" : "skip" } : {},
-    ...spentOf(d)
-  };
-}
-function spentOf(d) {
-  const spend = checkSpend(d.spend);
-  const budget2 = checkChildBudget(d.budget);
-  return { ...spend ? { spend } : {}, ...budget2 ? { budget: budget2 } : {} };
-}
-function validWorktree(w) {
-  if (!w || typeof w !== "object") return false;
-  const o = w;
-  return ["path", "branch", "base", "repoTop", "cwd"].every((k) => typeof o[k] === "string") && typeof o.parentUncommitted === "number";
-}
-function readStored(deps, sha256) {
-  if (!sha256) return void 0;
-  const found = deps.store().resolve(sha256, "subagent-results");
-  if (!found.ok) return void 0;
-  try {
-    return (0, import_node_fs15.readFileSync)(found.path, "utf8");
-  } catch {
-    return void 0;
-  }
-}
-var import_node_fs15, import_node_path16, SETTLED_ENTRY, RUN_ENTRY, DELIVERED_ENTRY, INLINE_ENTRY_MAX_BYTES, SETTLED_PROMPT_MAX_BYTES, RESULT_MESSAGE_TYPE, CARRYING_TOOL;
-var init_persistence = __esm({
-  "extensions/subagents/delivery/persistence.ts"() {
-    "use strict";
-    import_node_fs15 = require("node:fs");
-    import_node_path16 = require("node:path");
-    init_spend();
-    init_projection();
-    init_surfaces();
-    init_tokens();
-    init_budget2();
-    init_spawn_checkable();
-    init_partial_output();
-    init_ledger2();
-    init_graph();
-    init_common();
-    init_pipeline();
-    init_records3();
-    init_record_checks();
-    SETTLED_ENTRY = "subagent-settled";
-    RUN_ENTRY = "subagent-run";
-    DELIVERED_ENTRY = "subagent-delivered";
-    INLINE_ENTRY_MAX_BYTES = 64 * 1024;
-    SETTLED_PROMPT_MAX_BYTES = SURFACES["subagents.settledPrompt"].maxBytes;
-    RESULT_MESSAGE_TYPE = "subagent-result";
-    CARRYING_TOOL = /^subagent_/;
-  }
-});
-
-// extensions/subagents/delivery/delivery.ts
-function batchInput(manager, result) {
-  const live = manager.get(result.id);
-  const child = { ...live, state: result.state };
-  return {
-    id: result.id,
-    run: result.run,
-    header: resultHeader(child, result.verdict ? `${result.state}, ${result.verdict}` : result.state, result.run),
-    text: result.text,
-    noRoom: (stored, bytes, lines) => stored.ok ? noRoomLine(child, bytes, lines, stored.path) : noRoomUnsavedLine(child, bytes, stored.error)
-  };
-}
-function recordArtifacts(manager, items) {
-  for (const item of items) {
-    const r = manager.ledger.get(resultKey(item.id, item.run));
-    if (r && item.artifactPath) r.artifactPath = item.artifactPath;
-  }
-}
-function rowsOf(manager, items) {
-  return items.map((item) => {
-    const child = manager.get(item.id);
-    const r = manager.ledger.get(resultKey(item.id, item.run));
-    return {
-      id: item.id,
-      name: child?.name ?? item.id,
-      state: r?.state ?? child?.state ?? "completed",
-      fullBytes: item.fullBytes,
-      shownBytes: item.shownBytes,
-      artifactPath: item.artifactPath,
-      note: item.oneLine ? "no room: path only" : void 0,
-      ...child?.agent ? { agent: child.agent } : {},
-      reason: (r?.state ?? child?.state) !== "completed" ? child?.error : void 0
-    };
-  });
-}
-function extrasOf(manager, items) {
-  const results = items.flatMap((item) => {
-    const extras = manager.ledger.get(resultKey(item.id, item.run))?.extras;
-    return extras && (extras.structured || extras.changes) ? [{ id: item.id, run: item.run, ...extras }] : [];
-  });
-  return results.length > 0 ? { results } : {};
-}
-function batchDetails(manager, batch, extraRows = []) {
-  return {
-    ...extrasOf(manager, batch.items),
-    headroom: headroomDetails({ artifacts: batch.artifacts }),
-    rows: [...rowsOf(manager, batch.items), ...extraRows],
-    items: batch.items,
-    allocation: {
-      source: batch.allocation.source,
-      reason: batch.allocation.reason,
-      batchBytes: batch.allocation.batchBytes
-    }
-  };
-}
-function claimRelayed(manager, except) {
-  const children = manager.list();
-  const relayed = manager.ledger.pending().filter((r) => !except.includes(r.id) && consumersOf(children, r.id).length > 0);
-  for (const r of relayed) manager.ledger.claim(r.key, "relayed");
-  return relayed;
-}
-async function relayedLines(manager, deps, results) {
-  const children = manager.list();
-  const lines = [];
-  const rows = [];
-  for (const result of results) {
-    const consumers = consumersOf(children, result.id);
-    const child = manager.get(result.id);
-    const name = child?.name ?? result.id;
-    if (!result.artifactPath) {
-      const put = await deps.store().put("subagent-results", result.text);
-      if (put.ok) result.artifactPath = put.path;
-    }
-    const bytes = utf8ByteLength(result.text);
-    const line = relayedLine({ id: result.id, name }, result.state, bytes, result.artifactPath, consumers);
-    lines.push(line);
-    rows.push({
-      id: result.id,
-      name,
-      state: result.state,
-      fullBytes: bytes,
-      shownBytes: utf8ByteLength(line),
-      artifactPath: result.artifactPath,
-      note: `handed to ${consumers.join(", ")}`
-    });
-  }
-  return { lines, rows };
-}
-async function projectOwed(manager, deps, ctx, owed, header) {
-  const children = manager.list();
-  const relayed = owed.map((r) => ({ result: r, consumers: consumersOf(children, r.id) }));
-  const handed = relayed.filter((r) => r.consumers.length > 0).map((r) => r.result);
-  for (const r of handed) r.delivery = "relayed";
-  const { lines, rows } = await relayedLines(manager, deps, handed);
-  const full = relayed.filter((r) => r.consumers.length === 0).map((r) => r.result);
-  const batch = await projectBatch(
-    full.map((r) => batchInput(manager, r)),
-    batchOptions(deps, ctx, "autoDelivery", { leading: [header, ...lines] })
-  );
-  recordArtifacts(manager, batch.items);
-  const details = batchDetails(manager, batch, rows);
-  return {
-    text: batch.text,
-    details: {
-      ...details,
-      headroom: headroomDetails({
-        artifacts: [...batch.artifacts, ...rows.flatMap((r) => r.artifactPath ? [r.artifactPath] : [])]
-      })
-    }
-  };
-}
-async function deliverPending(deps, how) {
-  const gate = parentGate(deps, how);
-  if (typeof gate === "string") return gate === "done";
-  const { ctx, manager } = gate;
-  const pending = manager.ledger.pending();
-  if (pending.length === 0) return true;
-  const keys = pending.map((r) => r.key);
-  for (const key of keys) manager.ledger.claim(key, "auto");
-  try {
-    const header = how === "append" ? restoredNote(pending.length) : autoDeliveryHeader(pending.length);
-    const owed = await projectOwed(manager, deps, ctx, pending, header);
-    const message = {
-      customType: RESULT_MESSAGE_TYPE,
-      content: owed.text,
-      display: true,
-      details: { ...owed.details, ...deliveryProof({ keys, by: "auto" }) }
-    };
-    if (how === "trigger") deps.session.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
-    else deps.session.sendMessage(message);
-    return true;
-  } catch (error) {
-    for (const key of keys) manager.ledger.release(key);
-    console.error(`subagents: automatic delivery failed, will retry: ${String(error)}`);
-    return true;
-  }
-}
-var FLUSH_DEBOUNCE_MS, FLUSH_POLL_MS, FLUSH_POLL_ATTEMPTS, AutoDelivery;
-var init_delivery = __esm({
-  "extensions/subagents/delivery/delivery.ts"() {
-    "use strict";
-    init_details();
-    init_tokens();
-    init_gate();
-    init_ledger2();
-    init_graph();
-    init_common();
-    init_pipeline();
-    init_batch2();
-    init_batch_options();
-    init_persistence();
-    FLUSH_DEBOUNCE_MS = 50;
-    FLUSH_POLL_MS = 25;
-    FLUSH_POLL_ATTEMPTS = 200;
-    AutoDelivery = class {
-      /** `deliver` is one attempt: false when the parent was busy (try again later). */
-      constructor(deliver) {
-        this.deliver = deliver;
-      }
-      deliver;
-      timer;
-      attempts = 0;
-      /** Try to deliver soon; with polls, keep trying while the parent is still winding down its run. */
-      schedule(polls = 0) {
-        this.attempts = Math.max(this.attempts, polls);
-        if (this.timer) return;
-        const delay = polls > 0 ? FLUSH_POLL_MS : FLUSH_DEBOUNCE_MS;
-        this.timer = setTimeout(() => {
-          this.timer = void 0;
-          void this.deliver().then((done) => {
-            if (done) this.attempts = 0;
-            else if (this.attempts > 0) {
-              const left = this.attempts - 1;
-              this.attempts = 0;
-              this.schedule(left);
-            }
-          });
-        }, delay);
-      }
-      /** Drop the pending attempt (shutdown). */
-      cancel() {
-        if (this.timer) clearTimeout(this.timer);
-        this.timer = void 0;
-        this.attempts = 0;
-      }
-    };
-  }
-});
-
-// extensions/subagents/delivery/roster.ts
-function rosterText(source, now) {
-  const listed3 = source.list().filter((c) => !isSettled(c.state) || source.owed(c.id) || c.question);
-  if (listed3.length === 0) return void 0;
-  const running = listed3.filter((c) => c.state === "running" || c.state === "starting").length;
-  const queued = listed3.filter((c) => c.state === "queued").length;
-  const owed = listed3.filter((c) => source.owed(c.id)).length;
-  const lines = listed3.map((c) => {
-    const brief2 = project(c.prompt.replace(/\s+/g, " ").trim(), "subagents.rosterTask").text;
-    const line = rosterLine(c, now, brief2, source.owed(c.id));
-    return c.question ? `${line}; ${askingNote(questionBrief(c.question.text))}` : line;
-  });
-  const text = project([rosterHeader(running, queued, owed), ...lines], "subagents.roster").text;
-  return { text, ids: listed3.map((c) => c.id) };
-}
-var init_roster = __esm({
-  "extensions/subagents/delivery/roster.ts"() {
-    "use strict";
-    init_projection();
-    init_question();
-    init_records();
-    init_ask();
-    init_common();
-  }
-});
-
-// extensions/subagents/delivery/settle.ts
-function planSettle(input) {
-  if (!input.mode) return { act: "none", why: "has-ui" };
-  if (input.depth > 0) return { act: "none", why: "child" };
-  if (input.closing) return { act: "none", why: "closing" };
-  if (input.outcome !== void 0 && input.outcome !== "completed") return { act: "none", why: "outcome" };
-  if (input.rounds >= SETTLE_MAX_ROUNDS) return { act: "none", why: "rounds" };
-  const ids = input.children.filter((c) => !isSettled(c.state)).map((c) => c.id);
-  if (ids.length > 0) return { act: "wait", ids, timeoutMs: input.maxRunSeconds * 1e3 + SETTLE_WAIT_SLACK_MS };
-  return input.pending > 0 ? { act: "deliver" } : { act: "none", why: "nothing" };
-}
-async function settleSingleShot(deps, state, event, ctx) {
-  const manager = deps.existingChildren();
-  if (!manager) return void 0;
-  const input = () => ({
-    mode: singleShotMode(ctx),
-    depth: deps.depth,
-    outcome: event.outcome,
-    closing: deps.closing(),
-    rounds: state.rounds,
-    children: manager.list(),
-    pending: manager.ledger.pending().length,
-    maxRunSeconds: deps.config().subagents.maxRunSeconds
-  });
-  let plan = planSettle(input());
-  if (plan.act === "wait") {
-    const stopped = await waitForChildren(manager, deps, state, plan.ids, plan.timeoutMs);
-    if (stopped === "interrupted") return void 0;
-    const asked = stopped === "asked" ? takeQuestions(manager.questions) : void 0;
-    if (asked) {
-      state.rounds++;
-      const draft = {
-        type: "custom_message",
-        customType: QUESTION_MESSAGE_TYPE,
-        content: `${questionsHeader(asked.carried.questions.length)}
-${asked.text}`,
-        display: true,
-        details: asked.carried
-      };
-      return { entries: [...Array.isArray(event.entries) ? event.entries : [], draft], continue: true };
-    }
-    plan = planSettle(input());
-  }
-  if (plan.act !== "deliver") return void 0;
-  const drafts = await deliveryDrafts(manager, deps, ctx);
-  if (!drafts) return void 0;
-  state.rounds++;
-  return { entries: [...Array.isArray(event.entries) ? event.entries : [], ...drafts], continue: true };
-}
-async function waitForChildren(manager, deps, state, ids, timeoutMs) {
-  const abort = new AbortController();
-  state.abort = abort;
-  let interrupted2 = false;
-  const onSigint = () => {
-    interrupted2 = true;
-    process.off("SIGINT", onSigint);
-    abort.abort();
-  };
-  process.on("SIGINT", onSigint);
-  try {
-    const outcome = await manager.waitFor(ids, { mode: "all", timeoutMs, signal: abort.signal, questions: true });
-    const running = () => ids.filter((id) => !isSettled(manager.get(id)?.state ?? "completed"));
-    if (outcome.aborted) {
-      if (interrupted2) {
-        await manager.cancel(running(), SETTLE_INTERRUPTED);
-        process.exitCode = SETTLE_INTERRUPTED_EXIT_CODE;
-      }
-      return "interrupted";
-    }
-    if (outcome.timedOut) {
-      await manager.cancel(running(), settleCutError(deps.config().subagents.maxRunSeconds));
-      return "cut";
-    }
-    return manager.questions.undelivered(ids).length > 0 ? "asked" : "settled";
-  } finally {
-    process.off("SIGINT", onSigint);
-    if (state.abort === abort) state.abort = void 0;
-  }
-}
-async function deliveryDrafts(manager, deps, ctx) {
-  const pending = manager.ledger.pending();
-  if (pending.length === 0) return void 0;
-  const keys = pending.map((r) => r.key);
-  for (const key of keys) manager.ledger.claim(key, "auto");
-  try {
-    const owed = await projectOwed(manager, deps, ctx, pending, settleDeliveryHeader(pending.length));
-    return [
-      {
-        type: "custom_message",
-        customType: RESULT_MESSAGE_TYPE,
-        content: owed.text,
-        display: true,
-        details: { ...owed.details, ...deliveryProof({ keys, by: "auto" }) }
-      },
-      { type: "custom", customType: DELIVERED_ENTRY, data: { keys, by: "auto" } }
-    ];
-  } catch (error) {
-    for (const key of keys) manager.ledger.release(key);
-    console.error(`subagents: delivery before the run ends failed: ${String(error)}`);
-    return void 0;
-  }
-}
-var SETTLE_MAX_ROUNDS, SETTLE_WAIT_SLACK_MS, SETTLE_INTERRUPTED_EXIT_CODE;
-var init_settle2 = __esm({
-  "extensions/subagents/delivery/settle.ts"() {
-    "use strict";
-    init_pi_host();
-    init_deliver();
-    init_manager();
-    init_records();
-    init_ask();
-    init_common();
-    init_delivery();
-    init_persistence();
-    SETTLE_MAX_ROUNDS = 4;
-    SETTLE_WAIT_SLACK_MS = ABORT_GRACE_MS + 2e3;
-    SETTLE_INTERRUPTED_EXIT_CODE = 130;
-  }
-});
-
 // extensions/subagents/tools/schemas.ts
-var import_typebox3, SPAWN_PARAMETERS, WAIT_PARAMETERS, CHECK_PARAMETERS, SEND_PARAMETERS, CANCEL_PARAMETERS, LIST_PARAMETERS, CLEANUP_PARAMETERS;
+var import_typebox2, SPAWN_PARAMETERS, WAIT_PARAMETERS, CHECK_PARAMETERS, SEND_PARAMETERS, CANCEL_PARAMETERS, LIST_PARAMETERS, CLEANUP_PARAMETERS;
 var init_schemas = __esm({
   "extensions/subagents/tools/schemas.ts"() {
     "use strict";
-    import_typebox3 = require("typebox");
+    import_typebox2 = require("typebox");
     init_budget();
     init_common();
     init_pipeline();
     init_spawn();
-    SPAWN_PARAMETERS = import_typebox3.Type.Object({
-      prompt: import_typebox3.Type.String({ description: TOOL_TEXT.spawn.prompt }),
-      agent: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: SPAWN_AGENT_PARAM })),
-      name: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: TOOL_TEXT.spawn.name })),
-      model: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: TOOL_TEXT.spawn.model })),
-      tools: import_typebox3.Type.Optional(import_typebox3.Type.Array(import_typebox3.Type.String(), { description: TOOL_TEXT.spawn.tools })),
-      cwd: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: TOOL_TEXT.spawn.cwd })),
-      thinking: import_typebox3.Type.Optional(import_typebox3.Type.String({ description: TOOL_TEXT.spawn.thinking })),
-      context: import_typebox3.Type.Optional(
-        import_typebox3.Type.Union([import_typebox3.Type.Literal("fresh"), import_typebox3.Type.Literal("fork")], { description: TOOL_TEXT.spawn.context })
+    SPAWN_PARAMETERS = import_typebox2.Type.Object({
+      prompt: import_typebox2.Type.String({ description: TOOL_TEXT.spawn.prompt }),
+      agent: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: SPAWN_AGENT_PARAM })),
+      name: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: TOOL_TEXT.spawn.name })),
+      model: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: TOOL_TEXT.spawn.model })),
+      tools: import_typebox2.Type.Optional(import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.spawn.tools })),
+      cwd: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: TOOL_TEXT.spawn.cwd })),
+      thinking: import_typebox2.Type.Optional(import_typebox2.Type.String({ description: TOOL_TEXT.spawn.thinking })),
+      context: import_typebox2.Type.Optional(
+        import_typebox2.Type.Union([import_typebox2.Type.Literal("fresh"), import_typebox2.Type.Literal("fork")], { description: TOOL_TEXT.spawn.context })
       ),
-      extensions: import_typebox3.Type.Optional(
-        import_typebox3.Type.Union([import_typebox3.Type.Boolean(), import_typebox3.Type.Array(import_typebox3.Type.String())], { description: SPAWN_EXTENSIONS_PARAM })
+      extensions: import_typebox2.Type.Optional(
+        import_typebox2.Type.Union([import_typebox2.Type.Boolean(), import_typebox2.Type.Array(import_typebox2.Type.String())], { description: SPAWN_EXTENSIONS_PARAM })
       ),
-      isolation: import_typebox3.Type.Optional(
-        import_typebox3.Type.Union([import_typebox3.Type.Literal("none"), import_typebox3.Type.Literal("worktree")], { description: TOOL_TEXT.spawn.isolation })
+      isolation: import_typebox2.Type.Optional(
+        import_typebox2.Type.Union([import_typebox2.Type.Literal("none"), import_typebox2.Type.Literal("worktree")], { description: TOOL_TEXT.spawn.isolation })
       ),
-      output_schema: import_typebox3.Type.Optional(
-        import_typebox3.Type.Object({}, { additionalProperties: true, description: TOOL_TEXT.spawn.outputSchema })
+      output_schema: import_typebox2.Type.Optional(
+        import_typebox2.Type.Object({}, { additionalProperties: true, description: TOOL_TEXT.spawn.outputSchema })
       ),
-      after: import_typebox3.Type.Optional(import_typebox3.Type.Array(import_typebox3.Type.String(), { description: SPAWN_AFTER_PARAM })),
-      after_failed: import_typebox3.Type.Optional(
-        import_typebox3.Type.Union([import_typebox3.Type.Literal("skip"), import_typebox3.Type.Literal("run")], { description: SPAWN_AFTER_FAILED_PARAM })
+      after: import_typebox2.Type.Optional(import_typebox2.Type.Array(import_typebox2.Type.String(), { description: SPAWN_AFTER_PARAM })),
+      after_failed: import_typebox2.Type.Optional(
+        import_typebox2.Type.Union([import_typebox2.Type.Literal("skip"), import_typebox2.Type.Literal("run")], { description: SPAWN_AFTER_FAILED_PARAM })
       ),
-      budget: import_typebox3.Type.Optional(
-        import_typebox3.Type.Object(
+      budget: import_typebox2.Type.Optional(
+        import_typebox2.Type.Object(
           {
-            tokens: import_typebox3.Type.Optional(import_typebox3.Type.Number()),
-            cost: import_typebox3.Type.Optional(import_typebox3.Type.Number()),
-            shared: import_typebox3.Type.Optional(import_typebox3.Type.Boolean())
+            tokens: import_typebox2.Type.Optional(import_typebox2.Type.Number()),
+            cost: import_typebox2.Type.Optional(import_typebox2.Type.Number()),
+            shared: import_typebox2.Type.Optional(import_typebox2.Type.Boolean())
           },
           { description: SPAWN_BUDGET_PARAM }
         )
       )
     });
-    WAIT_PARAMETERS = import_typebox3.Type.Object({
-      ids: import_typebox3.Type.Optional(import_typebox3.Type.Array(import_typebox3.Type.String(), { description: TOOL_TEXT.wait.ids })),
-      timeout_s: import_typebox3.Type.Optional(import_typebox3.Type.Number({ description: TOOL_TEXT.wait.timeout, minimum: 0 })),
-      mode: import_typebox3.Type.Optional(import_typebox3.Type.Union([import_typebox3.Type.Literal("all"), import_typebox3.Type.Literal("any")], { description: TOOL_TEXT.wait.mode }))
+    WAIT_PARAMETERS = import_typebox2.Type.Object({
+      ids: import_typebox2.Type.Optional(import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.wait.ids })),
+      timeout_s: import_typebox2.Type.Optional(import_typebox2.Type.Number({ description: TOOL_TEXT.wait.timeout, minimum: 0 })),
+      mode: import_typebox2.Type.Optional(import_typebox2.Type.Union([import_typebox2.Type.Literal("all"), import_typebox2.Type.Literal("any")], { description: TOOL_TEXT.wait.mode }))
     });
-    CHECK_PARAMETERS = import_typebox3.Type.Object({ id: import_typebox3.Type.String({ description: TOOL_TEXT.check.id }) });
-    SEND_PARAMETERS = import_typebox3.Type.Object({
-      id: import_typebox3.Type.String({ description: TOOL_TEXT.send.id }),
-      text: import_typebox3.Type.String({ description: TOOL_TEXT.send.text })
+    CHECK_PARAMETERS = import_typebox2.Type.Object({ id: import_typebox2.Type.String({ description: TOOL_TEXT.check.id }) });
+    SEND_PARAMETERS = import_typebox2.Type.Object({
+      id: import_typebox2.Type.String({ description: TOOL_TEXT.send.id }),
+      text: import_typebox2.Type.String({ description: TOOL_TEXT.send.text })
     });
-    CANCEL_PARAMETERS = import_typebox3.Type.Object({
-      ids: import_typebox3.Type.Array(import_typebox3.Type.String(), { description: TOOL_TEXT.cancel.ids })
+    CANCEL_PARAMETERS = import_typebox2.Type.Object({
+      ids: import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.cancel.ids })
     });
-    LIST_PARAMETERS = import_typebox3.Type.Object({});
-    CLEANUP_PARAMETERS = import_typebox3.Type.Object({
-      ids: import_typebox3.Type.Array(import_typebox3.Type.String(), { description: TOOL_TEXT.cleanup.ids }),
-      discard: import_typebox3.Type.Optional(import_typebox3.Type.Boolean({ description: TOOL_TEXT.cleanup.discard }))
+    LIST_PARAMETERS = import_typebox2.Type.Object({});
+    CLEANUP_PARAMETERS = import_typebox2.Type.Object({
+      ids: import_typebox2.Type.Array(import_typebox2.Type.String(), { description: TOOL_TEXT.cleanup.ids }),
+      discard: import_typebox2.Type.Optional(import_typebox2.Type.Boolean({ description: TOOL_TEXT.cleanup.discard }))
     });
-  }
-});
-
-// extensions/shared/transcript/narrate.ts
-function narrateMessage(message) {
-  switch (message.role) {
-    case "user":
-      return [narration.user(contentText(message.content))];
-    case "assistant": {
-      const lines = [];
-      if (!Array.isArray(message.content)) return lines;
-      for (const part of message.content) {
-        if (!isObject8(part)) continue;
-        if (part.type === "text" && typeof part.text === "string" && part.text.length > 0) {
-          lines.push(narration.assistant(part.text));
-        } else if (part.type === "toolCall") {
-          lines.push(narration.call(String(part.name ?? "?"), argumentsJson(part.arguments)));
-        }
-      }
-      return lines;
-    }
-    case "toolResult":
-      return [narration.result(contentText(message.content), message.isError === true)];
-    case "custom":
-      return [narration.note(String(message.customType ?? "extension"), contentText(message.content))];
-    case "bashExecution":
-      if (message.excludeFromContext === true) return [];
-      return [narration.userBash(String(message.command ?? ""), String(message.output ?? ""))];
-    case "compactionSummary":
-    case "branchSummary":
-      return [narration.summary(String(message.summary ?? ""))];
-    default:
-      return [];
-  }
-}
-function renderForkContext(messages, opts) {
-  const list = Array.isArray(messages) ? messages.filter(isTranscriptMessage) : [];
-  const plan = planRetention(list, { cutStepTokens: 1, ...opts, measuredTokens: void 0 }, opts.sizer);
-  const view = buildView(list, plan, opts.shorten ?? { headShare: opts.headShare });
-  const blocks = [forkIntro(opts.sessionFile)];
-  for (const item of viewItems(view)) {
-    if (item.kind === "omission") {
-      blocks.push(
-        narration.omission(formatOmissionIndex(item.omission, FULL_DETAIL), transcriptWhere(opts.sessionFile))
-      );
-    } else blocks.push(...narrateMessage(item.message));
-  }
-  blocks.push(forkTask(String(opts.task ?? "")));
-  return blocks.join("\n\n");
-}
-var isObject8;
-var init_narrate = __esm({
-  "extensions/shared/transcript/narrate.ts"() {
-    "use strict";
-    init_content();
-    init_plan();
-    init_prompt3();
-    init_view();
-    isObject8 = (value) => typeof value === "object" && value !== null;
-  }
-});
-
-// extensions/subagents/budget/spawn-budget.ts
-function priced(model) {
-  const cost = model?.cost;
-  if (!cost || typeof cost !== "object") return false;
-  return Object.values(cost).some((v) => typeof v === "number" && v > 0);
-}
-function spawnBudget(children, param, agent, config, after) {
-  const checked = checkBudgetParam(param);
-  if (!checked.ok) throw new Error(badBudgetError(checked.problem));
-  const spent = totalSpend(children);
-  const session = bounded(config.perSession) ? config.perSession : void 0;
-  const over = session ? reached(spent, session) : void 0;
-  if (session && over) throw new Error(sessionBudgetRefusal({ scope: "session", ...over }, remaining2(session, spent)));
-  const inputsShared = sharedFrom(after, children);
-  return {
-    of: (id) => childBudget({ id, param: checked.value, agent, perChild: config.perChild, inputsShared }),
-    notes: (child, model, modelLabel) => {
-      const own = child.budget ?? {};
-      const limits = {
-        ...own.tokens !== void 0 ? { tokens: own.tokens } : {},
-        ...own.cost !== void 0 ? { cost: own.cost } : {}
-      };
-      const note = budgetSpawnNote(limits, own.shared, child.id, session ? remaining2(session, spent) : void 0);
-      const wantsCost = own.cost !== void 0 || session?.cost !== void 0;
-      return [note, wantsCost && !priced(model) ? unpricedModelNote(modelLabel) : ""].filter(Boolean);
-    }
-  };
-}
-var init_spawn_budget = __esm({
-  "extensions/subagents/budget/spawn-budget.ts"() {
-    "use strict";
-    init_budget();
-    init_budget2();
-  }
-});
-
-// extensions/subagents/delivery/handover.ts
-function childWindow(model, overheadTexts2) {
-  const m = model ?? {};
-  const contextWindow = typeof m.contextWindow === "number" && m.contextWindow > 0 ? m.contextWindow : UNKNOWN_CONTEXT_WINDOW;
-  const maxTokens = typeof m.maxTokens === "number" && m.maxTokens > 0 ? m.maxTokens : void 0;
-  const overheadTokens = overheadTexts2.reduce((sum, t) => sum + estimateTokens(t), 0);
-  return { contextWindow, ...maxTokens ? { maxTokens } : {}, overheadTokens };
-}
-function passedText(input) {
-  const structured = input.result?.extras?.structured;
-  if (structured?.status === "valid") return { text: JSON.stringify(structured.value, null, 2), json: true };
-  return { text: input.result?.text ?? "", json: false };
-}
-async function composeHandover(inputs, base, options) {
-  const prepared = await Promise.all(
-    inputs.map(async (input) => {
-      const passed = passedText(input);
-      const put = await options.store.put("subagent-results", passed.text);
-      const path = put.ok ? put.path : void 0;
-      if (path && input.result && !passed.json) input.result.artifactPath ??= path;
-      const changes = input.result?.extras?.changes;
-      const extra = changes ? [inputWorktreeLine(changes.branch, changes.patchPath)] : [];
-      return { input, passed, path, extra, bytes: utf8ByteLength(passed.text) };
-    })
-  );
-  const batchInputs = (tooLarge2) => prepared.map((p, i) => ({
-    id: p.input.child.id,
-    run: p.input.result?.run ?? p.input.child.run,
-    header: inputHeader(p.input.child, p.bytes, p.path, p.extra),
-    text: tooLarge2.has(i) ? structuredTooLargeLine(p.bytes, p.path) : p.passed.text,
-    noRoom: (stored, bytes, lines) => stored.ok ? noRoomLine(p.input.child, bytes, lines, stored.path) : noRoomUnsavedLine(p.input.child, bytes, stored.error)
-  }));
-  const batchOptions2 = {
-    surface: "handover",
-    store: options.store,
-    budget: options.budget,
-    headShare: options.budget.headShare,
-    usage: { tokens: options.window.overheadTokens, contextWindow: options.window.contextWindow },
-    reservedOutputTokens: options.window.maxTokens,
-    headroomShare: HANDOVER_SHARE
-  };
-  let batch = await projectBatch(batchInputs(/* @__PURE__ */ new Set()), batchOptions2);
-  const tooLarge = new Set(prepared.flatMap((p, i) => p.passed.json && batch.items[i].truncated ? [i] : []));
-  if (tooLarge.size > 0) batch = await projectBatch(batchInputs(tooLarge), batchOptions2);
-  const text = [inputsIntro(inputs.length), batch.text, TASK_HEADING, base].join("\n\n");
-  return { text, batch };
-}
-var HANDOVER_SHARE, UNKNOWN_CONTEXT_WINDOW;
-var init_handover = __esm({
-  "extensions/subagents/delivery/handover.ts"() {
-    "use strict";
-    init_tokens();
-    init_common();
-    init_pipeline();
-    init_batch2();
-    HANDOVER_SHARE = 0.5;
-    UNKNOWN_CONTEXT_WINDOW = 128e3;
-  }
-});
-
-// extensions/subagents/domain/models.ts
-function orderChoices(models, preferProvider) {
-  const preferred = models.filter((m) => m.provider === preferProvider).map(keyOf);
-  const rest = models.filter((m) => m.provider !== preferProvider).map(keyOf);
-  return [.../* @__PURE__ */ new Set([...preferred.sort(), ...rest.sort()])];
-}
-function resolveModelSpec(spec, pools) {
-  const wanted = spec.trim();
-  const slash = wanted.indexOf("/");
-  const exact = (m) => slash > 0 && m.provider === wanted.slice(0, slash) && m.id === wanted.slice(slash + 1);
-  const usableExact = pools.available.find(exact);
-  if (usableExact) return { ok: true, value: usableExact };
-  const sameId = uniqueModels(pools.available.filter((m) => m.id === wanted));
-  if (sameId.length === 1) return { ok: true, value: sameId[0] };
-  if (sameId.length > 1) {
-    return { ok: false, failure: { reason: "ambiguous", choices: orderChoices(sameId, pools.preferProvider) } };
-  }
-  const knownExact = pools.all.find(exact);
-  if (knownExact) return { ok: true, value: knownExact };
-  const choices = orderChoices(pools.available, pools.preferProvider);
-  const known = pools.all.filter((m) => m.id === wanted);
-  if (known.length > 0) {
-    const providers = [...new Set(known.map((m) => m.provider))].sort();
-    return { ok: false, failure: { reason: "no-credentials", choices, providers } };
-  }
-  return { ok: false, failure: { reason: "unknown", choices } };
-}
-function uniqueModels(models) {
-  const seen = /* @__PURE__ */ new Set();
-  return models.filter((m) => !seen.has(keyOf(m)) && seen.add(keyOf(m)));
-}
-var keyOf, MODEL_CHOICES_SHOWN;
-var init_models = __esm({
-  "extensions/subagents/domain/models.ts"() {
-    "use strict";
-    init_surfaces();
-    keyOf = (m) => `${m.provider}/${m.id}`;
-    MODEL_CHOICES_SHOWN = SURFACES["subagents.modelChoices"].maxLines - 1;
-  }
-});
-
-// extensions/subagents/tools/reply.ts
-function row(c, note) {
-  const waits = c.state === "waiting" ? waitingFor(c.after ?? []) : void 0;
-  return {
-    id: c.id,
-    name: c.name,
-    state: c.state,
-    note: note ?? waits,
-    ...c.agent ? { agent: c.agent } : {},
-    ...c.question ? { question: questionBrief(c.question.text) } : {}
-  };
-}
-function requireIds(manager, requested) {
-  const known = manager.ids();
-  const { known: good, unknown } = partitionIds(requested, known);
-  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
-  return good;
-}
-var reply;
-var init_reply = __esm({
-  "extensions/subagents/tools/reply.ts"() {
-    "use strict";
-    init_question();
-    init_records();
-    init_common();
-    init_pipeline();
-    reply = (text, details = {}) => ({
-      content: [{ type: "text", text }],
-      details
-    });
-  }
-});
-
-// extensions/subagents/tools/spawn.ts
-function isKind2(path, kind) {
-  try {
-    const st = (0, import_node_fs16.statSync)(path);
-    return kind === "file" ? st.isFile() : st.isDirectory();
-  } catch {
-    return false;
-  }
-}
-function modelPools(ctx) {
-  const registry = ctx.modelRegistry;
-  const pick = (m) => ({ provider: m.provider, id: m.id });
-  const all = registry.getAll().map(pick);
-  const available = (typeof registry.getAvailable === "function" ? registry.getAvailable() : registry.getAll()).map(
-    pick
-  );
-  const own = ctx.model ? pick(ctx.model) : void 0;
-  if (own && !available.some((m) => m.provider === own.provider && m.id === own.id)) available.unshift(own);
-  return { available, all, preferProvider: own?.provider };
-}
-function arrivalOf(deps, ctx) {
-  try {
-    if (ctx.hasUI) return "auto";
-    if (deps.depth === 0 && singleShotMode(ctx)) return { settle: deps.config().subagents.maxRunSeconds };
-    return ctx.sessionManager.getSessionFile() ? "single-shot" : "single-shot-ephemeral";
-  } catch {
-    return "auto";
-  }
-}
-function forkShortening(deps) {
-  const segment = surfaceFor(deps.config(), "transcript.segment");
-  return storedShortening(deps.store(), segment.headShare, segment, deps.config().toolArtifacts.toolClasses);
-}
-function parentMessages(ctx) {
-  const sm = ctx.sessionManager;
-  return (0, import_pi_coding_agent6.buildSessionContext)(sm.getEntries(), sm.getLeafId()).messages;
-}
-function plannedInputs(manager, params) {
-  if (params.after_failed !== void 0 && params.after_failed !== "skip" && params.after_failed !== "run")
-    throw new Error(badAfterFailedError(params.after_failed));
-  const afterFailed = params.after_failed === "run" ? "run" : "skip";
-  if (params.after === void 0) return { after: [], afterFailed };
-  if (!Array.isArray(params.after) || params.after.some((r) => typeof r !== "string")) throw new Error(BAD_AFTER_ERROR);
-  if (params.after.length === 0) return { after: [], afterFailed };
-  const plan = manager.planAfter(params.after);
-  if (!plan.ok) throw new Error(afterProblemError(plan.problem));
-  return { after: plan.ids, afterFailed };
-}
-function overheadTexts(deps, ctx, systemAppend, tools) {
-  const texts = [...systemAppend];
-  try {
-    texts.push(ctx.getSystemPrompt());
-  } catch {
-  }
-  try {
-    const wanted = new Set(tools);
-    for (const t of deps.parent.getAllTools())
-      if (typeof t.name === "string" && wanted.has(t.name)) texts.push(JSON.stringify(t));
-  } catch {
-  }
-  return texts;
-}
-function agentFor(deps, name, ctx) {
-  if (name === void 0) return void 0;
-  const agents = deps.agents(ctx).agents;
-  const wanted = typeof name === "string" ? name.trim() : "";
-  const found = agents.find((a) => a.name === wanted);
-  if (!found)
-    throw new Error(
-      unknownAgentError(
-        String(name),
-        agents.map((a) => a.name)
-      )
-    );
-  return found;
-}
-function listableTools(deps) {
-  const names = new Set(CHILD_TOOL_NAMES);
-  try {
-    for (const t of deps.parent.getAllTools()) {
-      const name = t.name;
-      if (typeof name === "string" && !SUBAGENT_TOOL_NAMES.includes(name)) names.add(name);
-    }
-  } catch {
-  }
-  return [...names];
-}
-function parentActiveTools(deps) {
-  try {
-    const tools = deps.parent.getActiveTools?.();
-    return Array.isArray(tools) ? tools : void 0;
-  } catch {
-    return void 0;
-  }
-}
-function spawnTool(deps, params, ctx, id) {
-  return deps.children(ctx).inOrder(() => spawnOne(deps, params, ctx, id));
-}
-async function spawnOne(deps, params, ctx, id) {
-  const manager = deps.children(ctx);
-  const config = deps.config();
-  const cfg = config.subagents;
-  if (deps.depth >= cfg.maxDepth) throw new Error(depthLimitError(cfg.maxDepth));
-  if (typeof params.prompt !== "string" || params.prompt.trim().length === 0) throw new Error(EMPTY_PROMPT_ERROR);
-  const agent = agentFor(deps, params.agent, ctx);
-  const inputs = plannedInputs(manager, params);
-  const budget2 = spawnBudget(manager.list(), params.budget, agent?.budget, cfg.budget, inputs.after);
-  const notes = [];
-  const registry = ctx.modelRegistry;
-  let model = ctx.model;
-  let modelLabel = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "";
-  if (params.model) {
-    const found = resolveModelSpec(params.model, modelPools(ctx));
-    if (!found.ok) throw new Error(badModelError(params.model, found.failure));
-    model = registry.find(found.value.provider, found.value.id);
-    modelLabel = `${found.value.provider}/${found.value.id}`;
-  } else if (agent?.model) {
-    const found = resolveModelSpec(agent.model, modelPools(ctx));
-    const picked = found.ok ? registry.find(found.value.provider, found.value.id) : void 0;
-    if (found.ok && picked) {
-      model = picked;
-      modelLabel = `${found.value.provider}/${found.value.id}`;
-    } else {
-      const warning = agentModelFallbackWarning(agent.name, agent.model, modelLabel || "the parent's model");
-      notes.push(warning);
-      if (ctx.hasUI) ctx.ui.notify(warning, "warning");
-      else console.error(warning);
-    }
-  }
-  if (!model) throw new Error(noModelError());
-  const exactTools = params.tools !== void 0 || agent?.tools !== void 0;
-  const asked = params.tools ?? agent?.tools ?? cfg.defaultTools;
-  const active = cfg.toolsBeyondParent ? void 0 : parentActiveTools(deps);
-  const bounded2 = boundByParent(asked, active, CHILD_TOOL_NAMES);
-  if (bounded2.beyond.length > 0) {
-    if (params.tools !== void 0) throw new Error(toolsBeyondParentError(bounded2.beyond, active ?? []));
-    notes.push(toolsLeftOutNote(bounded2.beyond));
-  }
-  const tools = bounded2.kept;
-  const allowed = listableTools(deps);
-  const unknownTools = tools.filter((t) => !allowed.includes(t));
-  if (unknownTools.length > 0) {
-    if (params.tools !== void 0) throw new Error(badToolsError(unknownTools, allowed));
-  }
-  const extensions2 = params.extensions !== void 0 ? parseExtensionPolicy(params.extensions) : agent?.extensions ?? parseExtensionPolicy(cfg.childExtensions);
-  const cwd = params.cwd ? (0, import_node_path17.resolve)(ctx.cwd, params.cwd) : ctx.cwd;
-  if (!isKind2(cwd, "directory")) throw new Error(badCwdError(params.cwd ?? cwd, ctx.cwd));
-  const levels = THINKING_LEVELS;
-  if (params.thinking !== void 0 && !levels.includes(params.thinking)) {
-    throw new Error(badThinkingError(params.thinking, THINKING_LEVELS));
-  }
-  const thinking = params.thinking ?? agent?.thinking ?? safeThinking(deps);
-  const context = (params.context ?? agent?.context) === "fork" ? "fork" : "fresh";
-  let firstMessage;
-  if (context === "fork") {
-    try {
-      const m = model;
-      const window2 = m.contextWindow ?? 128e3;
-      const budgetTokens = Math.max(
-        1024,
-        messageBudget({
-          contextWindow: window2,
-          maxTokens: m.maxTokens,
-          reserveTokens: config.contextTrim.reserveTokens,
-          safetyMarginTokens: config.contextTrim.safetyMarginTokens,
-          overheadTokens: 0
-        })
-      );
-      firstMessage = renderForkContext(parentMessages(ctx), {
-        budgetTokens,
-        sessionFile: ctx.sessionManager.getSessionFile(),
-        task: params.prompt,
-        // The parent's own view stores oversized texts as transcript artifacts; the child gets the same.
-        shorten: forkShortening(deps)
-      });
-    } catch (error) {
-      throw new Error(forkUnavailableError(error instanceof Error ? error.message : String(error)));
-    }
-  }
-  const checkable = await prepareCheckable(deps, () => id ?? manager.reserveId(), {
-    isolation: params.isolation ?? agent?.isolation,
-    outputSchema: params.output_schema ?? agent?.outputSchema,
-    cwd,
-    firstMessage: firstMessage ?? params.prompt
-  });
-  const systemAppend = childSystemAppend(agent, context);
-  const childTools = deps.depth + 1 < cfg.maxDepth ? [...tools, ...SUBAGENT_TOOL_NAMES] : [...tools];
-  const handover = inputs.after.length > 0 ? {
-    after: inputs.after,
-    afterFailed: inputs.afterFailed,
-    handover: async (settled, base) => (await composeHandover(settled, base, {
-      store: deps.store(),
-      budget: surfaceFor(deps.config(), "subagents.handover"),
-      window: childWindow(model, overheadTexts(deps, ctx, systemAppend, childTools))
-    })).text
-  } : {};
-  const respawn = inputs.after.length > 0 ? {
-    respawn: {
-      ...params,
-      prompt: params.prompt,
-      after: inputs.after,
-      after_failed: inputs.afterFailed,
-      ...params.cwd ? { cwd } : {}
-    }
-  } : {};
-  let child;
-  try {
-    child = manager.spawn({
-      prompt: params.prompt,
-      firstMessage: checkable.firstMessage,
-      name: params.name,
-      modelLabel,
-      model,
-      // Pi's allowlist would hide the nested extension's tools; add them where the depth limit allows.
-      tools: childTools,
-      cwd: checkable.cwd,
-      thinking,
-      context,
-      systemAppend,
-      agent: agent?.name,
-      maxTurns: agent?.maxTurns,
-      exactTools,
-      extensions: extensions2,
-      id: id ?? checkable.id,
-      steps: checkable.steps,
-      worktree: checkable.worktree,
-      structured: checkable.structured,
-      budget: budget2.of,
-      ...handover,
-      ...respawn
-    });
-  } catch (error) {
-    await checkable.abandon();
-    throw error;
-  }
-  const queued = child.state === "queued";
-  const how = arrivalOf(deps, ctx);
-  const text = child.state === "waiting" ? waitingSpawnText(child, arrival(child, how)) : queued ? queuedText(child, manager.list(), manager.maxConcurrent, how) : spawnedText(child, how);
-  const budgetNotes = budget2.notes(child, model, modelLabel);
-  const shown = [
-    [text, ...checkable.notes, ...budgetNotes].join(" "),
-    ...notes.map((n2) => n2.replace(/^subagents: /, "Note: "))
-  ].join("\n");
-  return reply(shown, {
-    rows: [
-      row(
-        child,
-        queued ? "queued" : child.state === "waiting" ? `waits for ${(child.after ?? []).join(", ")}` : void 0
-      )
-    ],
-    id: child.id,
-    queued,
-    ...agent ? { agent: agent.name } : {},
-    ...checkable.details
-  });
-}
-function childSystemAppend(agent, context) {
-  const own = agent?.systemPrompt ? [agent.systemPrompt] : [];
-  return [CHILD_SYSTEM_APPEND, ...own, ownerFraming({ forked: context === "fork" })];
-}
-function safeThinking(deps) {
-  try {
-    return deps.parent.getThinkingLevel();
-  } catch {
-    return void 0;
-  }
-}
-function resumeSettings(deps, child, ctx) {
-  if (!child.sessionFile) throw new Error(restoredSendError(child));
-  if (!isKind2(child.sessionFile, "file")) throw new Error(missingSessionFileError(child, child.sessionFile));
-  if (!isKind2(child.cwd, "directory")) throw new Error(missingCwdError(child));
-  const registry = ctx.modelRegistry;
-  const pools = modelPools(ctx);
-  const found = resolveModelSpec(child.model, pools);
-  const model = found.ok ? registry.find(found.value.provider, found.value.id) : void 0;
-  if (!model) {
-    const failure = found.ok ? { reason: "unknown", choices: orderChoices(pools.available, pools.preferProvider) } : found.failure;
-    throw new Error(resumeModelError(child, failure));
-  }
-  if (child.tools.length === 0) child.tools = [...deps.config().subagents.defaultTools];
-  const agent = child.agent ? deps.agents(ctx).agents.find((a) => a.name === child.agent) : void 0;
-  return { model, systemAppend: childSystemAppend(agent, child.context), steps: isolationFor(deps, child) };
-}
-var import_node_fs16, import_node_path17, import_pi_coding_agent6;
-var init_spawn2 = __esm({
-  "extensions/subagents/tools/spawn.ts"() {
-    "use strict";
-    import_node_fs16 = require("node:fs");
-    import_node_path17 = require("node:path");
-    import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
-    init_config();
-    init_pi_host();
-    init_narrate();
-    init_plan();
-    init_prompt3();
-    init_view();
-    init_agents();
-    init_spawn_budget();
-    init_spawn_checkable();
-    init_child_extensions();
-    init_handover();
-    init_models();
-    init_records();
-    init_common();
-    init_pipeline();
-    init_spawn();
-    init_reply();
-  }
-});
-
-// extensions/subagents/tools/consume.ts
-async function deliveredPath(deps, result) {
-  if (result.artifactPath) return result.artifactPath;
-  const put = await deps.store().put("subagent-results", result.text);
-  if (!put.ok) return void 0;
-  result.artifactPath ??= put.path;
-  return put.path;
-}
-async function consumeResults(deps, ctx, ids, outcome, timeoutLabel, timeoutSeconds) {
-  const manager = deps.children(ctx);
-  const now = Date.now();
-  const leading = [];
-  const extraRows = [];
-  const claimed = [];
-  const finished = ids.filter((id) => isSettled(manager.get(id).state)).length;
-  if (outcome.header) leading.push(outcome.header);
-  else if (outcome.timedOut) leading.push(waitTimeoutHeader(timeoutSeconds ?? 0, finished, ids.length));
-  else if (outcome.aborted) leading.push(waitAbortedHeader(finished, ids.length));
-  const taken = /* @__PURE__ */ new Map();
-  const unsettled = [];
-  for (const id of ids) {
-    const latest = manager.ledger.latest(id);
-    if (!latest || !isSettled(manager.get(id).state)) unsettled.push(id);
-    else if (manager.ledger.claim(latest.key, "wait")) claimed.push(latest);
-    else taken.set(id, latest);
-  }
-  const relayed = claimRelayed(manager, ids);
-  try {
-    const handed = await relayedLines(manager, deps, relayed);
-    extraRows.push(...handed.rows);
-    for (const id of ids) {
-      const child = manager.get(id);
-      const other = taken.get(id);
-      if (unsettled.includes(id)) {
-        leading.push(statusLine(child, now));
-        extraRows.push(row(child));
-      } else if (other) {
-        const path = await deliveredPath(deps, other);
-        leading.push(alreadyDeliveredLine(child, other.delivery === "auto" ? "auto" : "wait", path));
-        extraRows.push({ ...row(child, "already received"), artifactPath: path });
-      }
-    }
-    const batch = await projectBatch(
-      claimed.map((r) => batchInput(manager, r)),
-      batchOptions(deps, ctx, "wait", { leading: [...leading, ...handed.lines] })
-    );
-    recordArtifacts(manager, batch.items);
-    const proof = deliveryProof(
-      { keys: claimed.map((r) => r.key), by: "wait" },
-      { keys: relayed.map((r) => r.key), by: "auto" }
-    );
-    return reply(batch.text, { ...batchDetails(manager, batch, extraRows), tool: timeoutLabel, ...proof });
-  } catch (error) {
-    for (const r of [...claimed, ...relayed]) manager.ledger.release(r.key);
-    throw error;
-  }
-}
-var init_consume = __esm({
-  "extensions/subagents/tools/consume.ts"() {
-    "use strict";
-    init_batch2();
-    init_batch_options();
-    init_delivery();
-    init_persistence();
-    init_records();
-    init_common();
-    init_reply();
-  }
-});
-
-// extensions/subagents/tools/cancel.ts
-async function cancelTool(deps, params, ctx) {
-  const manager = deps.children(ctx);
-  const ids = requireIds(manager, params.ids ?? []);
-  const active = ids.filter((id) => !isSettled(manager.get(id).state));
-  await manager.cancel(active);
-  const lines = ids.filter((id) => !active.includes(id)).map((id) => alreadySettledCancelLine(manager.get(id)));
-  const header = [cancelHeader(active.length), ...lines].join("\n");
-  return consumeResults(deps, ctx, active, { timedOut: false, aborted: false, header }, "cancel");
-}
-var init_cancel = __esm({
-  "extensions/subagents/tools/cancel.ts"() {
-    "use strict";
-    init_records();
-    init_common();
-    init_consume();
-    init_reply();
-  }
-});
-
-// extensions/subagents/tools/check.ts
-async function checkTool(deps, params, ctx) {
-  const manager = deps.children(ctx);
-  const [id] = requireIds(manager, [params.id]);
-  const child = manager.get(id);
-  const recent = isSettled(child.state) ? manager.ledger.latest(id)?.text ?? child.finalText ?? "" : child.partialText;
-  let output = "";
-  let details = { rows: [row(child)] };
-  if (recent.length > 0) {
-    const batch = await projectBatch([{ id, run: child.run, header: "", text: recent, noRoom: () => "" }], {
-      ...batchOptions(deps, ctx, "check"),
-      // its head share (0 in the table): the recent end
-      notable: !isSettled(child.state)
-      // a running child's output leads with its notable lines; a final report is prose
-    });
-    output = batch.text.replace(/^\n/, "");
-    details = { ...batchDetails(manager, batch), rows: [row(child)] };
-  }
-  const now = Date.now();
-  const asked = questionView(child, manager.questions.timeoutSeconds);
-  const text = checkText(child, now, output, child.question ? questionBrief(child.question.text) : void 0);
-  return reply(asked ? `${text}
-${questionBlock(asked, now)}` : text, details);
-}
-var init_check = __esm({
-  "extensions/subagents/tools/check.ts"() {
-    "use strict";
-    init_deliver();
-    init_question();
-    init_batch2();
-    init_batch_options();
-    init_delivery();
-    init_records();
-    init_ask();
-    init_common();
-    init_reply();
-  }
-});
-
-// extensions/subagents/tools/cleanup.ts
-async function cleanOne(deps, child, discard) {
-  const w = child.worktree;
-  if (!w) return { kind: "not-isolated" };
-  if (!isSettled(child.state)) return { kind: "running" };
-  if (!worktreeExists(w)) return { kind: "already-removed" };
-  try {
-    const changes = await captureChanges(w);
-    if (changes.files.length === 0 && changes.commits === 0) {
-      await removeWorktree(w);
-      return { kind: "removed", why: "no-changes", files: 0 };
-    }
-    let patchPath;
-    if (changes.patchIsUtf8 && changes.patch.length > 0) {
-      const put = await deps.store().put("subagent-results", changes.patch);
-      if (put.ok) patchPath = put.path;
-    }
-    const inTree = patchPath !== void 0 && await patchContainedIn(patchPath, w.repoTop);
-    if (!inTree && !discard) return { kind: "kept", files: changes.files.length, patchPath, repoTop: w.repoTop };
-    await removeWorktree(w);
-    return { kind: "removed", why: inTree ? "in-tree" : "discarded", files: changes.files.length, patchPath };
-  } catch (error) {
-    return { kind: "failed", error: error.message };
-  }
-}
-async function cleanupTool(deps, params, ctx) {
-  const manager = deps.children(ctx);
-  const known = manager.ids();
-  const { known: ids, unknown } = partitionIds(params.ids ?? [], known);
-  if (unknown.length > 0) throw new Error(unknownIdsError(unknown, known));
-  const results = [];
-  for (const id of ids) results.push({ id, outcome: await cleanOne(deps, manager.get(id), params.discard === true) });
-  const text = results.map((r) => cleanupLine(manager.get(r.id), r.outcome)).join("\n");
-  return {
-    content: [{ type: "text", text: text || CLEANUP_NOTHING }],
-    details: {
-      rows: results.map((r) => ({ ...rowOf(manager.get(r.id)), note: r.outcome.kind })),
-      cleanup: results
-    }
-  };
-}
-function rowOf(c) {
-  return { id: c.id, name: c.name, state: c.state };
-}
-var init_cleanup = __esm({
-  "extensions/subagents/tools/cleanup.ts"() {
-    "use strict";
-    init_isolation();
-    init_records();
-    init_checkable();
-    init_common();
-  }
-});
-
-// extensions/subagents/tools/list.ts
-function listTool(deps, ctx) {
-  const manager = deps.children(ctx);
-  const children = manager.list();
-  if (children.length === 0) return reply(NO_CHILDREN, { rows: [] });
-  const now = Date.now();
-  const line = (c) => {
-    const base = listLine(c, now, statusGlyph(c.state));
-    return c.question ? `${base} \xB7 ${askingNote(questionBrief(c.question.text))}` : base;
-  };
-  return reply(children.map(line).join("\n"), {
-    rows: children.map((c) => row(c))
-  });
-}
-var init_list3 = __esm({
-  "extensions/subagents/tools/list.ts"() {
-    "use strict";
-    init_question();
-    init_format2();
-    init_ask();
-    init_common();
-    init_reply();
-  }
-});
-
-// extensions/subagents/tools/send.ts
-async function sendTool(deps, params, ctx) {
-  const manager = deps.children(ctx);
-  const [id] = requireIds(manager, [params.id]);
-  if (typeof params.text !== "string" || params.text.trim().length === 0) throw new Error(EMPTY_SEND_TEXT_ERROR);
-  const child = manager.get(id);
-  const asked = child.question;
-  const answered = asked ? manager.questions.answer(id, params.text) : void 0;
-  if (answered === "answered") {
-    const spent = manager.budgetReached(id);
-    const text2 = spent ? answeredOverBudgetText(child.id, spent) : answeredText(child.id, child.name);
-    return reply(text2, { rows: [row(child)] });
-  }
-  const ended = asked ? void 0 : manager.questions.takeUnanswered(id);
-  const given = asked && answered === "detached" ? resumedAnswerText(asked.text, params.text) : params.text;
-  const resume = manager.isRestored(id) ? resumeSettings(deps, child, ctx) : void 0;
-  const text = child.structured && isSettled(child.state) ? given + OUTPUT_SCHEMA_REMINDER : given;
-  const outcome = await manager.send(id, text, resume);
-  if (asked && answered === "detached" && outcome === "rerun") manager.questions.close(child, "answered");
-  if (outcome === "queued-child") throw new Error(queuedSendError(child));
-  const said = outcome === "steered" ? steeredText(child) : rerunText(child, arrivalOf(deps, ctx));
-  const late = ended ? `
-${lateAnswerNote(child.id, questionBrief(ended.question.text), ended.how, manager.questions.timeoutSeconds)}` : "";
-  return reply(`${said}${late}`, { rows: [row(child)] });
-}
-var init_send = __esm({
-  "extensions/subagents/tools/send.ts"() {
-    "use strict";
-    init_question();
-    init_records();
-    init_ask();
-    init_budget();
-    init_checkable();
-    init_common();
-    init_reply();
-    init_spawn2();
-  }
-});
-
-// extensions/subagents/tools/wait.ts
-async function waitTool(deps, params, signal, onUpdate, ctx) {
-  const manager = deps.children(ctx);
-  let ids;
-  if (params.ids && params.ids.length > 0) ids = requireIds(manager, params.ids);
-  else {
-    if (manager.list().length === 0) return reply(NO_CHILDREN, { rows: [] });
-    ids = manager.list().filter((c) => !isSettled(c.state) || manager.ledger.latest(c.id)?.delivery === "pending").map((c) => c.id);
-    if (ids.length === 0) return reply(NOTHING_TO_WAIT_FOR, { rows: [] });
-  }
-  const mode = params.mode === "any" ? "any" : "all";
-  const asked = typeof params.timeout_s === "number" && params.timeout_s >= 0 ? Math.round(params.timeout_s * 1e3) : void 0;
-  const timeoutMs = asked === void 0 ? void 0 : clampTimerMs(asked);
-  const clamped = asked !== void 0 && asked > MAX_TIMER_MS;
-  const throttle = Math.max(250, deps.config().subagents.pollThrottleMs);
-  const outcome = await manager.waitFor(ids, {
-    mode,
-    // A question from one of them ends the wait: the parent gets it at once (ask_parent).
-    questions: true,
-    // A child that waits for the parent's answer cannot finish without it: the wait does not sit it out.
-    blockedDone: true,
-    // A new question of a child not named ends the wait too: it would wait unseen behind it, and time out.
-    anyQuestion: true,
-    timeoutMs,
-    signal,
-    tickMs: throttle,
-    onTick: onUpdate ? () => onUpdate(
-      reply(
-        waitProgress(
-          ids.map((id) => manager.get(id)),
-          Date.now()
-        ),
-        { progress: true }
-      )
-    ) : void 0
-  });
-  const blocked = outcome.timedOut || outcome.aborted ? [] : manager.blockedOnAnswer(ids);
-  const stages = blocked.filter((id) => !manager.get(id)?.question);
-  const asking = blocked.filter((id) => manager.get(id)?.question);
-  if (stages.length > 0) {
-    for (const id of manager.blockedOnAnswer(manager.list().map((c) => c.id)))
-      if (manager.get(id)?.question && !asking.includes(id)) asking.push(id);
-  }
-  const unnamed = outcome.timedOut || outcome.aborted ? [] : manager.questions.undelivered().map((c) => c.id);
-  for (const id of unnamed) if (!asking.includes(id)) asking.push(id);
-  const result = await consumeResults(
-    deps,
-    ctx,
-    ids,
-    outcome,
-    "wait",
-    clamped ? Math.floor(MAX_TIMER_MS / 1e3) : params.timeout_s
-  );
-  const first = result.content[0];
-  if (!first) return result;
-  const questions = takeQuestions(manager.questions, [...ids, ...asking], true);
-  if (questions) {
-    first.text = `${questions.text}
-
-${first.text}`;
-    result.details.questions = questions.carried.questions;
-  }
-  if (asking.length > 0) {
-    const finished = ids.filter((id) => isSettled(manager.get(id).state)).length;
-    const others = ids.length - finished - blocked.length;
-    first.text = `${waitEndedByQuestionsHeader(asking, stages, finished, ids.length, others)}
-
-${first.text}`;
-  }
-  if (clamped)
-    first.text = `${waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(MAX_TIMER_MS / 1e3))}
-${first.text}`;
-  return result;
-}
-var init_wait = __esm({
-  "extensions/subagents/tools/wait.ts"() {
-    "use strict";
-    init_timers();
-    init_deliver();
-    init_records();
-    init_ask();
-    init_common();
-    init_consume();
-    init_reply();
   }
 });
 
@@ -15287,15 +11856,8 @@ var init_table = __esm({
   "extensions/subagents/tools/table.ts"() {
     "use strict";
     init_common();
-    init_cancel();
-    init_check();
-    init_cleanup();
-    init_list3();
     init_schemas();
-    init_send();
-    init_spawn2();
-    init_wait();
-    tool = (row2) => row2;
+    tool = (row) => row;
     SUBAGENT_TOOLS = [
       tool({
         name: "subagent_spawn",
@@ -15303,7 +11865,7 @@ var init_table = __esm({
         promptSnippet: TOOL_TEXT.spawn.snippet,
         parameters: SPAWN_PARAMETERS,
         rare: false,
-        run: (services, params, { ctx }) => spawnTool(services, params, ctx)
+        run: async (code2, services, params, { ctx }) => code2.spawnTool(services, params, ctx)
       }),
       tool({
         name: "subagent_wait",
@@ -15311,7 +11873,7 @@ var init_table = __esm({
         description: TOOL_TEXT.wait.description,
         parameters: WAIT_PARAMETERS,
         rare: false,
-        run: (services, params, { signal, onUpdate, ctx }) => waitTool(services, params, signal, onUpdate, ctx)
+        run: async (code2, services, params, { signal, onUpdate, ctx }) => code2.waitTool(services, params, signal, onUpdate, ctx)
       }),
       tool({
         name: "subagent_check",
@@ -15319,7 +11881,7 @@ var init_table = __esm({
         description: TOOL_TEXT.check.description,
         parameters: CHECK_PARAMETERS,
         rare: true,
-        run: (services, params, { ctx }) => checkTool(services, params, ctx)
+        run: async (code2, services, params, { ctx }) => code2.checkTool(services, params, ctx)
       }),
       tool({
         name: "subagent_send",
@@ -15327,7 +11889,7 @@ var init_table = __esm({
         description: TOOL_TEXT.send.description,
         parameters: SEND_PARAMETERS,
         rare: true,
-        run: (services, params, { ctx }) => sendTool(services, params, ctx)
+        run: async (code2, services, params, { ctx }) => code2.sendTool(services, params, ctx)
       }),
       tool({
         name: "subagent_cancel",
@@ -15335,7 +11897,7 @@ var init_table = __esm({
         description: TOOL_TEXT.cancel.description,
         parameters: CANCEL_PARAMETERS,
         rare: true,
-        run: (services, params, { ctx }) => cancelTool(services, params, ctx)
+        run: async (code2, services, params, { ctx }) => code2.cancelTool(services, params, ctx)
       }),
       tool({
         name: "subagent_list",
@@ -15343,7 +11905,7 @@ var init_table = __esm({
         description: TOOL_TEXT.list.description,
         parameters: LIST_PARAMETERS,
         rare: true,
-        run: async (services, _params, { ctx }) => listTool(services, ctx)
+        run: async (code2, services, _params, { ctx }) => code2.listTool(services, ctx)
       }),
       tool({
         name: "subagent_cleanup",
@@ -15351,7 +11913,7 @@ var init_table = __esm({
         description: TOOL_TEXT.cleanup.description,
         parameters: CLEANUP_PARAMETERS,
         rare: false,
-        run: (services, params, { ctx }) => cleanupTool(services, params, ctx)
+        run: async (code2, services, params, { ctx }) => code2.cleanupTool(services, params, ctx)
       })
     ];
     RARE_TOOLS = SUBAGENT_TOOLS.filter((t) => t.rare).map((t) => t.name);
@@ -15359,6 +11921,16 @@ var init_table = __esm({
 });
 
 // extensions/subagents/view/others.ts
+var others_exports = {};
+__export(others_exports, {
+  SESSION_LABEL_COLUMNS: () => SESSION_LABEL_COLUMNS,
+  cancelOther: () => cancelOther,
+  isActive: () => isActive,
+  otherSessionChildren: () => otherSessionChildren,
+  otherTag: () => otherTag,
+  othersWidgetLine: () => othersWidgetLine,
+  sessionLabel: () => sessionLabel
+});
 function isActive(c) {
   return ACTIVE.has(c.state);
 }
@@ -15445,7 +12017,65 @@ var init_others = __esm({
   }
 });
 
+// extensions/subagents/ask/question.ts
+var question_exports = {};
+__export(question_exports, {
+  askDecision: () => askDecision,
+  cleanQuestion: () => cleanQuestion,
+  questionBody: () => questionBody,
+  questionBrief: () => questionBrief
+});
+function cleanQuestion(input) {
+  const raw = typeof input.question === "string" ? input.question : "";
+  const text = project(sanitizeTerminalText(raw).trim(), "subagents.question").text;
+  const given = Array.isArray(input.options) ? input.options.filter((o) => typeof o === "string") : [];
+  const options = given.map((o) => project(sanitizeLine(o).replace(/\s+/g, " ").trim(), "subagents.questionBrief").text).filter((o) => o.length > 0);
+  return { text, options };
+}
+function questionBody(q) {
+  return project(questionLines(q.text, q.options), "subagents.question").text;
+}
+function questionBrief(text) {
+  return project(text.replace(/\s+/g, " ").trim(), "subagents.questionBrief").text;
+}
+function askDecision(state, text, limits) {
+  if (text.length === 0) return "empty";
+  if (state.open) return "open";
+  if (state.asked >= limits.maxQuestions) return "cap";
+  if (state.maxTurns !== void 0 && state.turns + 1 >= state.maxTurns) return "last-turn";
+  return void 0;
+}
+var init_question = __esm({
+  "extensions/subagents/ask/question.ts"() {
+    "use strict";
+    init_projection();
+    init_sanitize();
+    init_ask();
+  }
+});
+
 // extensions/subagents/view/render.ts
+var render_exports = {};
+__export(render_exports, {
+  CALL_NAME_COLUMNS: () => CALL_NAME_COLUMNS,
+  REASON_COLUMNS: () => REASON_COLUMNS,
+  SHORT_HASH_CHARS: () => SHORT_HASH_CHARS,
+  WIDGET_MAX_ROWS: () => WIDGET_MAX_ROWS,
+  WIDGET_QUESTION_COLUMNS: () => WIDGET_QUESTION_COLUMNS,
+  askingWords: () => askingWords,
+  callText: () => callText,
+  deliveredComponent: () => deliveredComponent,
+  deliveredLabel: () => deliveredLabel,
+  displayText: () => displayText,
+  oneLine: () => oneLine2,
+  paintFor: () => paintFor,
+  resultText: () => resultText2,
+  rowText: () => rowText,
+  shortPath: () => shortPath,
+  statusText: () => statusText,
+  textComponent: () => textComponent,
+  widgetLines: () => widgetLines
+});
 function stateColor(state) {
   if (state === "completed") return "success";
   if (state === "failed") return "error";
@@ -15454,20 +12084,20 @@ function stateColor(state) {
   if (state === "waiting") return "muted";
   return "accent";
 }
-function rowText(row2, paint = plain3) {
-  const asking = row2.question !== void 0;
-  const mark = asking ? paint("warning", "?") : paint(stateColor(row2.state), statusGlyph(row2.state));
-  const parts = [mark, paint("accent", row2.id), oneLine2(row2.name)];
-  if (row2.agent) parts.push(paint("dim", `(${oneLine2(row2.agent)})`));
-  if (!asking || isSettled(row2.state)) parts.push(paint("muted", asking ? `${row2.state},` : row2.state));
-  if (row2.question !== void 0) parts.push(askingWords(row2.question, paint));
-  if (row2.fullBytes !== void 0) {
-    const shown = row2.shownBytes !== void 0 && row2.shownBytes < row2.fullBytes ? ` \u2192 ${formatCount(row2.shownBytes)} B` : "";
-    parts.push(paint("dim", `${formatCount(row2.fullBytes)} B${shown}`));
+function rowText(row, paint = plain3) {
+  const asking = row.question !== void 0;
+  const mark = asking ? paint("warning", "?") : paint(stateColor(row.state), statusGlyph(row.state));
+  const parts = [mark, paint("accent", row.id), oneLine2(row.name)];
+  if (row.agent) parts.push(paint("dim", `(${oneLine2(row.agent)})`));
+  if (!asking || isSettled(row.state)) parts.push(paint("muted", asking ? `${row.state},` : row.state));
+  if (row.question !== void 0) parts.push(askingWords(row.question, paint));
+  if (row.fullBytes !== void 0) {
+    const shown = row.shownBytes !== void 0 && row.shownBytes < row.fullBytes ? ` \u2192 ${formatCount(row.shownBytes)} B` : "";
+    parts.push(paint("dim", `${formatCount(row.fullBytes)} B${shown}`));
   }
-  if (row2.note && row2.note !== row2.state) parts.push(paint("dim", oneLine2(row2.note)));
-  if (row2.artifactPath) parts.push(paint("dim", shortPath(row2.artifactPath)));
-  if (row2.reason) parts.push(paint("error", `\u2014 ${(0, import_pi_tui3.truncateToWidth)(oneLine2(row2.reason).trim(), REASON_COLUMNS, "\u2026")}`));
+  if (row.note && row.note !== row.state) parts.push(paint("dim", oneLine2(row.note)));
+  if (row.artifactPath) parts.push(paint("dim", shortPath(row.artifactPath)));
+  if (row.reason) parts.push(paint("error", `\u2014 ${(0, import_pi_tui3.truncateToWidth)(oneLine2(row.reason).trim(), REASON_COLUMNS, "\u2026")}`));
   return parts.join(" ");
 }
 function shortPath(path) {
@@ -15636,34 +12266,34 @@ var init_status = __esm({
 // extensions/subagents/agents/agent-files.ts
 function isDirectory(path) {
   try {
-    return (0, import_node_fs17.statSync)(path).isDirectory();
+    return (0, import_node_fs11.statSync)(path).isDirectory();
   } catch {
     return false;
   }
 }
 function readNoFollow(file) {
-  const fd = (0, import_node_fs17.openSync)(file, import_node_fs17.constants.O_RDONLY | (import_node_fs17.constants.O_NOFOLLOW ?? 0) | (import_node_fs17.constants.O_NONBLOCK ?? 0));
+  const fd = (0, import_node_fs11.openSync)(file, import_node_fs11.constants.O_RDONLY | (import_node_fs11.constants.O_NOFOLLOW ?? 0) | (import_node_fs11.constants.O_NONBLOCK ?? 0));
   try {
-    if (!(0, import_node_fs17.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
-    return (0, import_node_fs17.readFileSync)(fd, "utf8");
+    if (!(0, import_node_fs11.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
+    return (0, import_node_fs11.readFileSync)(fd, "utf8");
   } finally {
-    (0, import_node_fs17.closeSync)(fd);
+    (0, import_node_fs11.closeSync)(fd);
   }
 }
 function safeHome() {
   try {
-    return (0, import_node_os2.homedir)();
+    return (0, import_node_os.homedir)();
   } catch {
     return "/";
   }
 }
-var import_node_fs17, import_node_os2, import_node_path18, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var import_node_fs11, import_node_os, import_node_path10, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
 var init_agent_files = __esm({
   "extensions/subagents/agents/agent-files.ts"() {
     "use strict";
-    import_node_fs17 = require("node:fs");
-    import_node_os2 = require("node:os");
-    import_node_path18 = require("node:path");
+    import_node_fs11 = require("node:fs");
+    import_node_os = require("node:os");
+    import_node_path10 = require("node:path");
     init_trust();
     init_agents();
     MAX_AGENT_FILES_PER_DIR = 200;
@@ -15675,12 +12305,12 @@ var init_agent_files = __esm({
       cache = /* @__PURE__ */ new Map();
       /** The agents now on disk. Never throws. */
       load(options) {
-        const home = (0, import_node_path18.resolve)(options.home ?? safeHome());
+        const home = (0, import_node_path10.resolve)(options.home ?? safeHome());
         const warnings = [];
         const folders = [];
         const definitions = [...BUILT_IN_AGENTS];
         const seen = /* @__PURE__ */ new Set();
-        const root = (0, import_node_path18.resolve)(options.projectRoot ?? projectRoot(options.cwd));
+        const root = (0, import_node_path10.resolve)(options.projectRoot ?? projectRoot(options.cwd));
         const add = (source, dir, trusted) => {
           if (!dir) return;
           const exists2 = isDirectory(dir);
@@ -15703,15 +12333,15 @@ var init_agent_files = __esm({
             if (parsed.agent) definitions.push(parsed.agent);
           }
         };
-        add("user", (0, import_node_path18.join)(options.agentDir, "agents"), true);
-        if (options.claudeAgents) add("claude-user", (0, import_node_path18.join)(home, ".claude", "agents"), true);
+        add("user", (0, import_node_path10.join)(options.agentDir, "agents"), true);
+        if (options.claudeAgents) add("claude-user", (0, import_node_path10.join)(home, ".claude", "agents"), true);
         if (options.claudeAgents)
           add(
             "claude-project",
-            findProjectFolder(options.cwd, (0, import_node_path18.join)(".claude", "agents"), root, home),
+            findProjectFolder(options.cwd, (0, import_node_path10.join)(".claude", "agents"), root, home),
             options.projectTrusted
           );
-        add("project", findProjectFolder(options.cwd, (0, import_node_path18.join)(".pi", "agents"), root, home), options.projectTrusted);
+        add("project", findProjectFolder(options.cwd, (0, import_node_path10.join)(".pi", "agents"), root, home), options.projectTrusted);
         const agents = mergeAgents(definitions);
         for (const agent of agents) {
           if (!agent.overrides || agent.source !== "project" && agent.source !== "claude-project") continue;
@@ -15724,7 +12354,7 @@ var init_agent_files = __esm({
       listFiles(dir, warnings) {
         let names;
         try {
-          names = (0, import_node_fs17.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+          names = (0, import_node_fs11.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
         } catch (error) {
           warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
           return [];
@@ -15734,7 +12364,7 @@ var init_agent_files = __esm({
           warnings.push(`${dir}: ${names.length} agent files; only the first ${MAX_AGENT_FILES_PER_DIR} are read`);
           names = names.slice(0, MAX_AGENT_FILES_PER_DIR);
         }
-        return names.map((n2) => (0, import_node_path18.join)(dir, n2));
+        return names.map((n2) => (0, import_node_path10.join)(dir, n2));
       }
       /** One file; `root` set for a project file, which must be safe (no symlink, owned by the user) up from it. */
       readFile(file, source, root) {
@@ -15745,7 +12375,7 @@ var init_agent_files = __esm({
           if (unsafe) return { warnings: [`${unsafe}; skipped`] };
         }
         try {
-          const st = (0, import_node_fs17.statSync)(file);
+          const st = (0, import_node_fs11.statSync)(file);
           if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
           size = st.size;
           mtimeMs = st.mtimeMs;
@@ -15762,7 +12392,7 @@ var init_agent_files = __esm({
         }
         let text;
         try {
-          text = root ? readNoFollow(file) : (0, import_node_fs17.readFileSync)(file, "utf8");
+          text = root ? readNoFollow(file) : (0, import_node_fs11.readFileSync)(file, "utf8");
         } catch (error) {
           return {
             warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
@@ -15780,11 +12410,11 @@ var init_agent_files = __esm({
 function agentLoader(settings) {
   let catalog;
   return (ctx) => {
-    catalog ??= new AgentCatalog(import_pi_coding_agent7.parseFrontmatter);
+    catalog ??= new AgentCatalog(import_pi_coding_agent5.parseFrontmatter);
     const agentDir = settings.agentDir();
     const cwd = ctx?.cwd ?? process.cwd();
     const trust = ctx ? sessionTrust(agentDir, cwd, ctx) : { trusted: false, reason: "undecided" };
-    const snapshot2 = catalog.load({
+    const snapshot = catalog.load({
       agentDir,
       cwd,
       projectTrusted: trust.trusted,
@@ -15792,15 +12422,15 @@ function agentLoader(settings) {
       projectRoot: projectRoot(cwd, trust.path),
       claudeAgents: settings.config().subagents.claudeAgents
     });
-    for (const warning of unseenConfigWarnings(snapshot2.warnings)) tellPerson(ctx, configWarning(warning));
-    return snapshot2;
+    for (const warning of unseenConfigWarnings(snapshot.warnings)) tellPerson(ctx, configWarning(warning));
+    return snapshot;
   };
 }
-var import_pi_coding_agent7;
+var import_pi_coding_agent5;
 var init_loader = __esm({
   "extensions/subagents/agents/loader.ts"() {
     "use strict";
-    import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
+    import_pi_coding_agent5 = require("@mariozechner/pi-coding-agent");
     init_bootstrap();
     init_config();
     init_trust();
@@ -15870,13 +12500,15 @@ function createSessionState(options) {
     children: (context) => {
       enter(context);
       if (manager || adoptHome(context)) return manager;
-      manager = createSessionChildren(context, {
+      const code2 = later();
+      manager = code2.createSessionChildren(context, {
         depth,
         agentDir,
         config,
         nested: options.nested,
         parentTools: config.subagents.toolsBeyondParent ? void 0 : activeToolsOf(pi)
       });
+      manager.questions.setLimits(code2.askLimitsOf(config));
       if (depth === 0) {
         const key = sessionKey(context);
         home = createSessionHome(key, keyFile(key), manager);
@@ -15933,38 +12565,36 @@ var init_session_state = __esm({
     init_config();
     init_loader();
     init_home();
-    init_session3();
+    init_later();
   }
 });
 
 // extensions/subagents/adapter/lifecycle.ts
-var import_node_path19, SHUTDOWN_WAIT_MS, AGENTS_COMMAND_DESCRIPTION, SubagentsLifecycle;
+function hasChildRecords(branch) {
+  const kinds = [RUN_ENTRY, SETTLED_ENTRY, QUESTION_ENTRY];
+  return branch.some((entry) => {
+    const e = entry;
+    return e?.type === "custom" && kinds.includes(e.customType);
+  });
+}
+var import_node_path11, SHUTDOWN_WAIT_MS, AGENTS_COMMAND_DESCRIPTION, SubagentsLifecycle;
 var init_lifecycle = __esm({
   "extensions/subagents/adapter/lifecycle.ts"() {
     "use strict";
-    import_node_path19 = require("node:path");
+    import_node_path11 = require("node:path");
     init_pi_host();
     init_agents();
-    init_deliver();
-    init_desk();
-    init_records2();
     init_prune_worktrees();
-    init_spawn_checkable();
     init_home();
-    init_session3();
-    init_delivery();
-    init_persistence();
-    init_record_checks();
-    init_roster();
-    init_settle2();
+    init_auto_delivery();
+    init_entries();
     init_common();
-    init_records3();
     init_spawn();
     init_schemas();
-    init_spawn2();
     init_table();
     init_others();
     init_status();
+    init_later();
     init_session_state();
     SHUTDOWN_WAIT_MS = 8e3;
     AGENTS_COMMAND_DESCRIPTION = "List the named agents for subagent_spawn: source file, tools, model, and any warnings";
@@ -15998,6 +12628,7 @@ var init_lifecycle = __esm({
           // Once per manager: every run and result is recorded in the parent's session, through `record`, which
           // outlives this instance (children/home.ts): a child that settles after a session switch is recorded too.
           onChildren: (manager, record) => {
+            const { persistQuestion, persistRun, persistSettled } = later();
             const deps = { store: this.services.store, session: { appendEntry: record } };
             manager.questions.subscribe((event) => persistQuestion(record, event));
             manager.subscribe((event) => {
@@ -16041,8 +12672,10 @@ var init_lifecycle = __esm({
         this.delivery = new AutoDelivery(() => this.deliverNext());
       }
       /** Results first; questions at the next idle moment after them (one message starts one turn). */
-      deliverNext() {
+      async deliverNext() {
         const services = this.services;
+        if (!services.existingChildren()) return true;
+        const { deliverPending, deliverQuestions } = await loadLater();
         return (services.existingChildren()?.ledger.pending().length ?? 0) > 0 ? deliverPending(services, "trigger") : deliverQuestions(services, "trigger");
       }
       /** Register subagent_spawn again only when its description changed, so the parent's prompt (and its provider cache) stays the same. */
@@ -16062,11 +12695,11 @@ var init_lifecycle = __esm({
       /** /agents: the named agents, their sources and warnings. */
       agentsCommand(ctx) {
         this.state.enter(ctx);
-        const snapshot2 = this.services.agents(ctx);
+        const snapshot = this.services.agents(ctx);
         this.refreshAgents(ctx);
         const text = agentsCommandText(
-          snapshot2.agents.map((a) => ({ ...a, extensions: a.extensions ? describePolicy(a.extensions) : void 0 })),
-          snapshot2.warnings,
+          snapshot.agents.map((a) => ({ ...a, extensions: a.extensions ? describePolicy(a.extensions) : void 0 })),
+          snapshot.warnings,
           this.services.config().subagents.defaultTools
         );
         if (ctx.hasUI) ctx.ui.notify(text, "info");
@@ -16077,12 +12710,29 @@ var init_lifecycle = __esm({
         state.setClosing(false);
         state.enter(ctx);
         try {
-          scheduleWorktreePrune((0, import_node_path19.join)(services.store().root, WORKTREES_FOLDER), services.config().store.maxAgeDays);
+          scheduleWorktreePrune((0, import_node_path11.join)(services.store().root, WORKTREES_FOLDER), services.config().store.maxAgeDays);
         } catch {
         }
         settleDeferredTools(this.pi, RARE_TOOLS, services.config().exposure.deferRareTools, "subagent_spawn");
         this.refreshAgents(ctx);
         const adopted = state.adopt(ctx);
+        if (!adopted && !hasChildRecords(ctx.sessionManager.getBranch())) {
+          this.status.refresh();
+          return;
+        }
+        const {
+          askLimitsOf,
+          damagedSpawnError,
+          deliverPending,
+          deliverQuestions,
+          limitsOf: limitsOf2,
+          recordedSpawnProblem,
+          restoreFromSession,
+          restoreQuestions,
+          restoreWaiting,
+          spawnTool
+        } = await loadLater();
+        if (services.closing()) return;
         services.children(ctx).setLimits(limitsOf2(services.config()));
         services.children(ctx).questions.setLimits(askLimitsOf(services.config()));
         const waiting = [];
@@ -16117,7 +12767,8 @@ var init_lifecycle = __esm({
        */
       beforeSettle(event, ctx) {
         this.state.enter(ctx);
-        return settleSingleShot(this.services, this.settle, event, ctx);
+        if (!this.services.existingChildren()) return Promise.resolve(void 0);
+        return loadLater().then((code2) => code2.settleSingleShot(this.services, this.settle, event, ctx));
       }
       turnStart(ctx) {
         this.state.remember(ctx);
@@ -16136,7 +12787,12 @@ var init_lifecycle = __esm({
         this.state.remember(ctx);
         const manager = this.services.existingChildren();
         if (!manager) return;
-        const roster = rosterText(
+        const code2 = laterIfLoaded();
+        if (!code2) {
+          void loadLater().then(() => this.sessionCompact(ctx));
+          return;
+        }
+        const roster = code2.rosterText(
           { list: () => manager.list(), owed: (id) => manager.ledger.latest(id)?.delivery === "pending" },
           Date.now()
         );
@@ -16177,672 +12833,44 @@ var init_lifecycle = __esm({
   }
 });
 
-// extensions/subagents/view/screens.ts
-function glyph(state) {
-  try {
-    return statusGlyph(state) ?? "\xB7";
-  } catch {
-    return "\xB7";
-  }
-}
-function stateColor2(state) {
-  if (state === "completed") return "success";
-  if (state === "failed") return "error";
-  if (state === "cancelled" || state === "incomplete" || state === "interrupted" || state === "budget")
-    return "warning";
-  return "accent";
-}
-function agentOf(c) {
-  return typeof c.agent === "string" ? c.agent : "";
-}
-function elapsedOf(c, now) {
-  if (!c.startedAt) return c.state === "queued" || c.state === "waiting" ? "waiting" : "\u2014";
-  return formatDuration((c.endedAt ?? now) - c.startedAt);
-}
-function contextOf(c) {
-  if (c.contextTokens === void 0) return "\u2014";
-  if (!c.contextWindow) return `${formatCount(c.contextTokens)} tok`;
-  return `${formatCount(c.contextTokens)} (${(c.contextTokens / c.contextWindow * 100).toFixed(1)}%)`;
-}
-function stateWords(c, all, other = false) {
-  if (c.state === "waiting") return `waits for ${(c.after ?? []).join(", ")}`;
-  const asking = other === "cell" ? ASKING_OTHER_CELL : other ? ASKING_OTHER_STATE : ASKING_STATE;
-  if (c.question) return isSettled(c.state) ? `${c.state}, ${asking}` : asking;
-  return c.state === "queued" ? `queued #${queuePosition([...all], c.id)}` : c.state;
-}
-function markOf(c) {
-  return c.question ? "?" : glyph(c.state);
-}
-function markColor(c) {
-  return c.question ? "warning" : stateColor2(c.state);
-}
-function cell(text, width) {
-  const cut2 = (0, import_pi_tui4.truncateToWidth)(text, width, "\u2026");
-  return cut2 + " ".repeat(Math.max(0, width - (0, import_pi_tui4.visibleWidth)(cut2)));
-}
-function pickerHeader() {
-  return COLUMNS.map(([h, w]) => cell(h, w)).join(" ");
-}
-function pickerRow(c, all, now, other = false) {
-  const values = [
-    markOf(c),
-    c.id,
-    clean(c.name),
-    clean(agentOf(c)),
-    clean(c.model),
-    stateWords(c, all, other && "cell"),
-    elapsedOf(c, now),
-    formatCount(c.turns),
-    formatCount(c.outputTokens),
-    contextOf(c),
-    spentCell(c)
-  ];
-  return values.map((v, i) => cell(v, COLUMNS[i][1])).join(" ");
-}
-function newestFirst(children) {
-  const n2 = (id) => Number(id.replace(/^sa-/, "")) || 0;
-  return [...children].sort((a, b) => b.createdAt - a.createdAt || n2(b.id) - n2(a.id));
-}
-function stateLine(c, all, now, other = false) {
-  const parts = [
-    `${markOf(c)} ${c.id} ${clean(c.name)}`,
-    agentOf(c) ? clean(agentOf(c)) : void 0,
-    clean(c.model),
-    `${stateWords(c, all, other && "line")} ${elapsedOf(c, now)}`,
-    `${formatCount(c.turns)} ${c.turns === 1 ? "turn" : "turns"}`,
-    `${formatCount(c.outputTokens)} tok out`,
-    `context ${contextOf(c)}`,
-    c.spend || c.budget ? spendOfBudget(c.spend, c.budget) : void 0,
-    c.run > 1 ? `run ${c.run}` : void 0
-  ];
-  return parts.filter(Boolean).join(" \xB7 ");
-}
-function transcriptProblem(state, c) {
-  if (state.ok) return void 0;
-  if (state.reason === "no-file") {
-    return isSettled(c.state) ? "No transcript: this child never wrote a session file." : "Waiting for the child's first reply (Pi writes its session file then).";
-  }
-  if (state.reason === "gone") return `Transcript gone: ${clean(state.detail)} no longer exists.`;
-  return `Transcript unreadable: ${clean(state.detail)}`;
-}
-function transcriptLines(items, project2, paint) {
-  const lines = [];
-  for (const item of items) {
-    switch (item.kind) {
-      case "task":
-        lines.push(paint("accent", "task \u203A"), ...cleanBlock(item.text).split("\n"));
-        break;
-      case "message":
-        lines.push(paint("accent", "message \u203A"), ...cleanBlock(item.text).split("\n"));
-        break;
-      case "assistant":
-        lines.push(...cleanBlock(item.text).split("\n"));
-        break;
-      case "toolCall":
-        lines.push(`${paint("toolTitle", `\u2192 ${clean(item.name)}`)} ${paint("dim", clean(item.args))}`);
-        break;
-      case "toolResult": {
-        const mark = item.isError ? paint("error", "\u2717") : paint("success", "\u2190");
-        lines.push(`${mark} ${paint("muted", clean(item.name))}`);
-        for (const l of cleanBlock(project2(item.text)).split("\n")) lines.push(paint("toolOutput", `  ${l}`));
-        break;
-      }
-    }
-    lines.push("");
-  }
-  return lines;
-}
-var import_pi_tui4, clean, cleanBlock, COLUMNS, RESERVED_ROWS2, MIN_ROWS2, SubagentsScreen;
-var init_screens = __esm({
-  "extensions/subagents/view/screens.ts"() {
-    "use strict";
-    import_pi_tui4 = require("@mariozechner/pi-tui");
-    init_sanitize();
-    init_question();
-    init_format2();
-    init_records();
-    init_ask();
-    init_budget();
-    init_others();
-    clean = (text) => sanitizeLine(text, { widthOf: import_pi_tui4.visibleWidth });
-    cleanBlock = (text) => sanitizeTerminalText(text, { widthOf: import_pi_tui4.visibleWidth });
-    COLUMNS = [
-      ["", 2],
-      ["id", 6],
-      ["name", 22],
-      ["agent", 12],
-      ["model", 22],
-      ["state", 12],
-      ["elapsed", 9],
-      ["turns", 6],
-      ["tokens", 8],
-      ["context", 16],
-      ["spent", 18]
-    ];
-    RESERVED_ROWS2 = 10;
-    MIN_ROWS2 = 10;
-    SubagentsScreen = class {
-      constructor(host) {
-        this.host = host;
-        this.input.onSubmit = (value) => this.submit(value);
-      }
-      host;
-      selected = 0;
-      open;
-      scroll = 0;
-      // lines up from the bottom of the transcript
-      confirmCancel = false;
-      notice;
-      input = new import_pi_tui4.Input();
-      _focused = false;
-      get focused() {
-        return this._focused;
-      }
-      set focused(value) {
-        this._focused = value;
-        this.input.focused = value;
-      }
-      height() {
-        return Math.max(MIN_ROWS2, this.host.rows() - RESERVED_ROWS2);
-      }
-      own() {
-        const all = this.host.children();
-        return newestFirst(all).map((child) => ({ child, all }));
-      }
-      others() {
-        let others = [];
-        try {
-          others = this.host.others?.() ?? [];
-        } catch {
-          others = [];
-        }
-        return others.map((other) => ({ child: other.child, all: other.siblings, other }));
-      }
-      /** This session's children newest first, then other sessions' (the picker's order). */
-      list() {
-        return [...this.own(), ...this.others()];
-      }
-      currentEntry() {
-        const open2 = this.open;
-        if (!open2) return void 0;
-        if (open2.session === void 0) return this.own().find((e) => e.child.id === open2.id);
-        return this.others().find((e) => e.child.id === open2.id && e.other?.session === open2.session);
-      }
-      submit(value) {
-        const entry = this.currentEntry();
-        const child = entry?.child;
-        const text = value.trim();
-        if (!child || !text) return;
-        if (entry.other) {
-          this.notice = { text: "another session's child: steer it from its own session (/resume)", color: "warning" };
-          return;
-        }
-        this.input.setValue("");
-        this.notice = { text: `sending to ${child.id}\u2026`, color: "dim" };
-        this.host.send(child.id, value).then((what) => {
-          this.notice = { text: clean(what), color: "success" };
-        }).catch((error) => {
-          this.notice = { text: clean(error instanceof Error ? error.message : String(error)), color: "error" };
-        }).finally(() => this.host.requestRender());
-      }
-      handleInput(data) {
-        if (!this.open) {
-          this.pickerInput(data);
-          return;
-        }
-        const entry = this.currentEntry();
-        const child = entry?.child;
-        if (this.confirmCancel) {
-          this.confirmCancel = false;
-          if (child && (data === "y" || data === "Y")) {
-            this.notice = { text: `cancelling ${child.id}\u2026`, color: "warning" };
-            const other = entry.other;
-            const cancelling = other ? this.host.cancelOther?.(other.session, child.id) ?? Promise.reject(new Error("cannot cancel another session's child here")) : this.host.cancel(child.id);
-            void cancelling.then(() => {
-              this.notice = { text: `${child.id} cancelled`, color: "warning" };
-            }).catch((error) => {
-              this.notice = { text: clean(String(error)), color: "error" };
-            }).finally(() => this.host.requestRender());
-          } else this.notice = { text: "not cancelled", color: "dim" };
-          this.host.requestRender();
-          return;
-        }
-        const page = Math.max(1, this.height() - 6);
-        if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.escape)) {
-          this.open = void 0;
-          this.notice = void 0;
-          this.input.setValue("");
-        } else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.ctrl("x"))) {
-          if (child && !isSettled(child.state)) this.confirmCancel = true;
-          else this.notice = { text: "nothing to cancel: the child is not running", color: "dim" };
-        } else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.up)) this.scroll += 1;
-        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.down)) this.scroll = Math.max(0, this.scroll - 1);
-        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.pageUp)) this.scroll += page;
-        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.pageDown)) this.scroll = Math.max(0, this.scroll - page);
-        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.end)) this.scroll = 0;
-        else this.input.handleInput(data);
-        this.host.requestRender();
-      }
-      pickerInput(data) {
-        const count3 = this.list().length;
-        if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.escape) || data === "q") {
-          this.host.close();
-          return;
-        }
-        if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.up)) this.selected = Math.max(0, this.selected - 1);
-        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.down)) this.selected = Math.min(Math.max(0, count3 - 1), this.selected + 1);
-        else if ((0, import_pi_tui4.matchesKey)(data, import_pi_tui4.Key.enter) && count3 > 0) {
-          const entry = this.list()[Math.min(this.selected, count3 - 1)];
-          this.open = { id: entry.child.id, session: entry.other?.session };
-          this.scroll = 0;
-          this.notice = void 0;
-        }
-        this.host.requestRender();
-      }
-      render(width) {
-        const lines = this.open ? this.renderView(width) : this.renderPicker(width);
-        return lines.map((l) => (0, import_pi_tui4.truncateToWidth)(l, width));
-      }
-      renderPicker(width) {
-        const { paint } = this.host;
-        const own = this.own();
-        const others = this.others();
-        const entries = [...own, ...others];
-        const now = Date.now();
-        this.selected = Math.min(this.selected, Math.max(0, entries.length - 1));
-        const rule = paint("borderMuted", "\u2500".repeat(width));
-        const out = [rule, paint("accent", `subagents of this session: ${own.length} (newest first)`)];
-        const body = [];
-        if (own.length === 0) body.push({ text: paint("dim", "  no subagents in this session yet") });
-        const row2 = (e, i) => {
-          const pointer = i === this.selected ? paint("accent", "\u203A") : " ";
-          const color = e.other ? "muted" : markColor(e.child);
-          return { text: `${pointer} ${paint(color, pickerRow(e.child, e.all, now, e.other !== void 0))}`, entry: i };
-        };
-        if (entries.length > 0) body.push({ text: paint("muted", `  ${pickerHeader()}`) });
-        for (const [i, e] of own.entries()) body.push(row2(e, i));
-        if (others.length > 0) {
-          body.push({
-            text: paint("accent", `running in other sessions of this process: ${others.length} (cancel only)`)
-          });
-          for (const [i, e] of others.entries()) {
-            if (e.other && e.other.session !== others[i - 1]?.other?.session)
-              body.push({ text: paint("warning", `  ${otherTag(e.other.label)}`) });
-            body.push(row2(e, own.length + i));
-          }
-        }
-        const room = Math.max(1, this.height() - 4);
-        const at2 = Math.max(
-          0,
-          body.findIndex((l) => l.entry === this.selected)
-        );
-        const start = Math.max(0, Math.min(at2 - room + 1, body.length - room));
-        out.push(...body.slice(start, start + room).map((l) => l.text));
-        out.push(paint("dim", "\u2191\u2193 select \xB7 enter open \xB7 esc close"), rule);
-        return out;
-      }
-      renderView(width) {
-        const { paint } = this.host;
-        const entry = this.currentEntry();
-        const child = entry?.child;
-        const rule = paint("borderMuted", "\u2500".repeat(width));
-        if (!entry || !child) {
-          const gone = this.open?.session === void 0 ? "is no longer known" : "of another session has settled";
-          return [rule, paint("error", `${this.open?.id} ${gone}`), paint("dim", "esc back"), rule];
-        }
-        const all = entry.all;
-        const { items, state } = this.host.transcript(child);
-        const body = [];
-        for (const line of transcriptLines(items, (t) => this.host.project(t), paint)) {
-          body.push(...line === "" ? [""] : (0, import_pi_tui4.wrapTextWithAnsi)(line, Math.max(10, width - 1)));
-        }
-        const problem = transcriptProblem(state, child);
-        if (problem) body.push(paint(state.ok ? "dim" : "warning", problem));
-        if (child.streamingText && !isSettled(child.state)) {
-          for (const l of cleanBlock(child.streamingText).split("\n"))
-            body.push(...(0, import_pi_tui4.wrapTextWithAnsi)(l, Math.max(10, width - 1)));
-        }
-        if (isSettled(child.state) && child.error) body.push(paint("error", `${child.state}: ${clean(child.error)}`));
-        const room = Math.max(1, this.height() - 6 - (child.question && !entry.other ? 1 : 0));
-        const maxScroll = Math.max(0, body.length - room);
-        this.scroll = Math.min(this.scroll, maxScroll);
-        const end = body.length - this.scroll;
-        const shown = body.slice(Math.max(0, end - room), end);
-        while (shown.length < room) shown.push("");
-        const where = maxScroll > 0 ? ` \xB7 lines ${Math.max(1, end - room + 1)}\u2013${end} of ${body.length}` : "";
-        const hint = this.confirmCancel ? paint("warning", `cancel ${child.id}? press y to cancel it, any other key keeps it running`) : entry.other ? paint("dim", `ctrl+x cancel \xB7 \u2191\u2193 pgup pgdn scroll \xB7 end follow \xB7 esc back${where}`) : paint(
-          "dim",
-          `enter ${child.question ? "answer" : "steer"} \xB7 ctrl+x cancel \xB7 \u2191\u2193 pgup pgdn scroll \xB7 end follow \xB7 esc back${where}`
-        );
-        const status = this.notice ? paint(this.notice.color, this.notice.text) : "";
-        return [
-          rule,
-          paint(
-            entry.other ? stateColor2(child.state) : markColor(child),
-            stateLine(child, all, Date.now(), entry.other !== void 0)
-          ),
-          ...entry.other ? [paint("warning", `${otherTag(entry.other.label)} \xB7 its result goes to that session`)] : [],
-          ...child.question && !entry.other ? [paint("warning", clean(askingViewLine(questionBrief(child.question.text))))] : [],
-          hint,
-          rule,
-          ...shown,
-          rule,
-          status,
-          ...this.input.render(width)
-        ];
-      }
-      invalidate() {
-        this.input.invalidate();
-      }
-    };
-  }
-});
-
-// extensions/subagents/view/transcript.ts
-function briefArgs(args) {
-  if (!args || typeof args !== "object") return typeof args === "string" ? args : "";
-  const parts = [];
-  for (const [key, value] of Object.entries(args)) {
-    let shown;
-    if (typeof value === "string") shown = JSON.stringify(value);
-    else {
-      try {
-        shown = JSON.stringify(value) ?? String(value);
-      } catch {
-        shown = String(value);
-      }
-    }
-    parts.push(`${key}=${shown}`);
-  }
-  return parts.join(" ").replace(/\s+/g, " ");
-}
-function itemsOfEntry(entry, seenTask) {
-  const e = entry ?? {};
-  if (e.type !== "message" || !e.message) return [];
-  const m = e.message;
-  switch (m.role) {
-    case "user": {
-      const text = contentText(m.content, "omitted");
-      return [{ kind: seenTask ? "message" : "task", text }];
-    }
-    case "assistant": {
-      const out = [];
-      for (const part of Array.isArray(m.content) ? m.content : []) {
-        if (part?.type === "text" && typeof part.text === "string" && part.text.trim()) {
-          out.push({ kind: "assistant", text: part.text });
-        } else if (part?.type === "toolCall") {
-          out.push({
-            kind: "toolCall",
-            id: String(part.id ?? ""),
-            name: String(part.name ?? "tool"),
-            args: briefArgs(part.arguments)
-          });
-        }
-      }
-      return out;
-    }
-    case "toolResult":
-      return [
-        {
-          kind: "toolResult",
-          id: String(m.toolCallId ?? ""),
-          name: String(m.toolName ?? "tool"),
-          text: contentText(m.content, "omitted"),
-          isError: Boolean(m.isError)
-        }
-      ];
-    case "custom":
-      return [{ kind: "message", text: contentText(m.content, "omitted") }];
-    default:
-      return [];
-  }
-}
-var import_node_fs18, READ_STEP_BYTES, TranscriptReader;
-var init_transcript = __esm({
-  "extensions/subagents/view/transcript.ts"() {
-    "use strict";
-    import_node_fs18 = require("node:fs");
-    init_content();
-    READ_STEP_BYTES = 4 * 1024 * 1024;
-    TranscriptReader = class {
-      constructor(path) {
-        this.path = path;
-        if (!path) this.state = { ok: false, reason: "no-file", detail: "this child has no session file yet" };
-      }
-      path;
-      items = [];
-      state = { ok: true };
-      offset = 0;
-      rest = "";
-      seenTask = false;
-      identity;
-      /** Read what was appended since the last poll; true when something new arrived. */
-      poll() {
-        if (!this.path) return false;
-        let st;
-        try {
-          st = (0, import_node_fs18.lstatSync)(this.path, { throwIfNoEntry: false });
-        } catch (error) {
-          this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
-          return false;
-        }
-        if (!st) {
-          this.state = this.items.length > 0 || this.offset > 0 ? { ok: false, reason: "gone", detail: this.path } : { ok: false, reason: "no-file", detail: this.path };
-          return false;
-        }
-        if (!st.isFile()) {
-          this.state = { ok: false, reason: "unreadable", detail: `${this.path} is not a regular file` };
-          return false;
-        }
-        const same = this.identity && this.identity.dev === st.dev && this.identity.ino === st.ino;
-        if (!same || st.size < this.offset) this.reset();
-        this.identity = { dev: st.dev, ino: st.ino };
-        this.state = { ok: true };
-        if (st.size === this.offset) return false;
-        return this.readFrom(st.size);
-      }
-      reset() {
-        this.items.length = 0;
-        this.offset = 0;
-        this.rest = "";
-        this.seenTask = false;
-      }
-      readFrom(size) {
-        let fd;
-        try {
-          fd = (0, import_node_fs18.openSync)(this.path, "r");
-          const st = (0, import_node_fs18.fstatSync)(fd);
-          if (!st.isFile()) return false;
-          const length = Math.min(READ_STEP_BYTES, Math.max(0, size - this.offset));
-          const buffer = Buffer.alloc(length);
-          const read2 = (0, import_node_fs18.readSync)(fd, buffer, 0, length, this.offset);
-          const lastNewline = buffer.lastIndexOf(10, read2 - 1);
-          if (lastNewline < 0) return false;
-          this.offset += lastNewline + 1;
-          const chunk = this.rest + buffer.subarray(0, lastNewline + 1).toString("utf8");
-          this.rest = "";
-          let added = false;
-          for (const line of chunk.split("\n")) {
-            if (!line.trim()) continue;
-            let entry;
-            try {
-              entry = JSON.parse(line);
-            } catch {
-              continue;
-            }
-            const items = itemsOfEntry(entry, this.seenTask);
-            if (items.some((i) => i.kind === "task")) this.seenTask = true;
-            if (items.length > 0) {
-              this.items.push(...items);
-              added = true;
-            }
-          }
-          return added;
-        } catch (error) {
-          this.state = { ok: false, reason: "unreadable", detail: String(error.message ?? error) };
-          return false;
-        } finally {
-          if (fd !== void 0) (0, import_node_fs18.closeSync)(fd);
-        }
-      }
-    };
-  }
-});
-
-// extensions/subagents/view/command.ts
-function plainList(children, now, others = []) {
-  const lines = children.length === 0 ? ["subagents: none in this session yet"] : [
-    `subagents of this session: ${children.length} (newest first)`,
-    pickerHeader().trimEnd(),
-    ...newestFirst(children).map((c) => pickerRow(c, children, now).trimEnd())
-  ];
-  if (others.length > 0) {
-    lines.push(`running in other sessions of this process: ${others.length} (cancel only)`);
-    if (children.length === 0) lines.push(pickerHeader().trimEnd());
-    for (const o of others) lines.push(`${pickerRow(o.child, o.siblings, now, true)} ${otherTag(o.label)}`);
-  }
-  return lines.join("\n");
-}
-function registerSubagentsView(pi, deps, enter, elsewhere) {
-  pi.registerCommand("subagents", {
-    description: VIEW_COMMAND_DESCRIPTION,
-    handler: async (args, ctx) => {
-      enter(ctx);
-      const tell = (text2, level = "info") => {
-        if (ctx.hasUI) ctx.ui.notify(text2, level);
-        else process.stderr.write(`${text2}
-`);
-      };
-      const verb = args.trim();
-      if (verb === "trust" || verb === "untrust" || verb === "forget") {
-        try {
-          tell(`subagents: ${trustCommand(deps.agentDir(), ctx.cwd, verb)}`);
-        } catch (error) {
-          tell(`subagents: ${error instanceof Error ? error.message : String(error)}`, "error");
-        }
-        return;
-      }
-      const ignored = deps.agents(ctx).folders.filter((f) => f.exists && !f.read && (f.source === "project" || f.source === "claude-project"));
-      if (ignored.length > 0) {
-        const hint = untrustedHint(folderTrust(deps.agentDir(), ctx.cwd, ctx), "/subagents trust");
-        tell(`subagents: project agents ignored: ${ignored.map((f) => f.dir).join(", ")}: ${hint}`, "warning");
-      }
-      const manager = deps.children(ctx);
-      let shown = false;
-      if (ctx.hasUI) {
-        await ctx.ui.custom((tui, theme, _keys, done) => {
-          shown = true;
-          const readers = /* @__PURE__ */ new Map();
-          const projected = /* @__PURE__ */ new Map();
-          let timer;
-          const close = () => {
-            if (timer) clearInterval(timer);
-            timer = void 0;
-            done();
-          };
-          const screen = new SubagentsScreen({
-            children: () => deps.existingChildren()?.list() ?? manager.list(),
-            transcript: (c) => {
-              const key = c.sessionFile ?? `none:${c.id}`;
-              let reader = readers.get(key);
-              if (!reader || reader.path !== c.sessionFile) {
-                reader = new TranscriptReader(c.sessionFile);
-                readers.set(key, reader);
-              }
-              reader.poll();
-              return { items: reader.items, state: reader.state };
-            },
-            project: (text2) => {
-              const known = projected.get(text2);
-              if (known !== void 0) return known;
-              const view = project(text2, "subagents.viewToolResult", {
-                sink: deps.store().sink("transcripts")
-              }).text;
-              if (projected.size >= PROJECTION_CACHE_ENTRIES) projected.clear();
-              projected.set(text2, view);
-              return view;
-            },
-            send: async (id, text2) => {
-              const reply2 = await sendTool(deps, { id, text: text2 }, ctx);
-              return reply2.content.map((c) => c.text).join("\n").split("\n")[0] ?? "";
-            },
-            cancel: (id) => manager.cancel([id], CANCELLED_IN_VIEW),
-            others: () => elsewhere?.list(ctx) ?? [],
-            cancelOther: (session, id) => elsewhere ? elsewhere.cancel(session, id) : Promise.reject(new Error("not available")),
-            rows: () => tui.terminal.rows,
-            requestRender: () => tui.requestRender(),
-            paint: paintFor(theme),
-            close
-          });
-          timer = setInterval(() => tui.requestRender(), VIEW_REFRESH_MS);
-          timer.unref?.();
-          return screen;
-        });
-      }
-      if (shown) return;
-      const text = plainList(manager.list(), Date.now(), elsewhere?.list(ctx) ?? []);
-      if (ctx.hasUI) ctx.ui.notify(text, "info");
-      else process.stderr.write(`${text}
-`);
-    }
-  });
-}
-var VIEW_REFRESH_MS, PROJECTION_CACHE_ENTRIES, VIEW_COMMAND_DESCRIPTION;
-var init_command = __esm({
-  "extensions/subagents/view/command.ts"() {
-    "use strict";
-    init_trust();
-    init_projection();
-    init_common();
-    init_send();
-    init_others();
-    init_render();
-    init_screens();
-    init_transcript();
-    VIEW_REFRESH_MS = 250;
-    PROJECTION_CACHE_ENTRIES = 500;
-    VIEW_COMMAND_DESCRIPTION = "Watch and steer this session's subagents (a live list, a child's transcript, a line to steer it); see and cancel other sessions' running ones";
-  }
-});
-
 // extensions/subagents/view/live-rows.ts
 function wantsReason(state) {
   return state !== "completed" && isSettled(state);
 }
-function currentRow(row2, children) {
-  const child = children.find((c) => c.id === row2.id);
-  if (!child) return row2;
-  const recordedFinal = isSettled(row2.state);
+function currentRow(row, children) {
+  const child = children.find((c) => c.id === row.id);
+  if (!child) return row;
+  const recordedFinal = isSettled(row.state);
   if (recordedFinal) {
-    let kept = row2;
-    if (!row2.reason && wantsReason(row2.state) && child.state === row2.state && child.error) {
+    let kept = row;
+    if (!row.reason && wantsReason(row.state) && child.state === row.state && child.error) {
       kept = { ...kept, reason: child.error };
     }
-    if (row2.question !== void 0 && !child.question) kept = withoutQuestion(kept);
+    if (row.question !== void 0 && !child.question) kept = withoutQuestion(kept);
     return kept;
   }
-  const next = withoutQuestion({ ...row2, state: child.state, name: child.name || row2.name });
+  const next = withoutQuestion({ ...row, state: child.state, name: child.name || row.name });
   if (child.state === "queued") next.note = `#${queuePosition([...children], child.id)}`;
   else if (child.state === "waiting") next.note = `waits for ${(child.after ?? []).join(", ")}`;
-  else next.note = row2.note === "queued" || row2.note === ASKING_STATE ? void 0 : row2.note;
+  else next.note = row.note === "queued" || row.note === ASKING_STATE ? void 0 : row.note;
   if (child.question) next.question = questionBrief(child.question.text);
   if (wantsReason(child.state) && child.error) next.reason = child.error;
   return next;
 }
-function withoutQuestion(row2) {
-  if (row2.question === void 0) return row2;
-  const { question: _question, ...rest } = row2;
+function withoutQuestion(row) {
+  if (row.question === void 0) return row;
+  const { question: _question, ...rest } = row;
   return rest;
 }
 function currentRows(rows, children) {
   if (!children || children.length === 0) return [...rows];
   return rows.map((r) => currentRow(r, children));
 }
-var import_pi_tui5, LiveResultComponent;
+var import_pi_tui4, LiveResultComponent;
 var init_live_rows = __esm({
   "extensions/subagents/view/live-rows.ts"() {
     "use strict";
-    import_pi_tui5 = require("@mariozechner/pi-tui");
+    import_pi_tui4 = require("@mariozechner/pi-tui");
     init_question();
     init_records();
     init_ask();
@@ -16860,7 +12888,7 @@ var init_live_rows = __esm({
       expanded;
       paint;
       children;
-      text = new import_pi_tui5.Text("", 0, 0);
+      text = new import_pi_tui4.Text("", 0, 0);
       shown;
       content() {
         let children;
@@ -16890,7 +12918,7 @@ var init_live_rows = __esm({
 // extensions/subagents/view/tool-render.ts
 function expandKey() {
   try {
-    return (0, import_pi_coding_agent8.keyText)("app.tools.expand") || DEFAULT_EXPAND_KEY;
+    return (0, import_pi_coding_agent6.keyText)("app.tools.expand") || DEFAULT_EXPAND_KEY;
   } catch {
     return DEFAULT_EXPAND_KEY;
   }
@@ -16912,14 +12940,29 @@ function renderDelivered(message, options, theme) {
   const content = typeof message.content === "string" ? message.content : "";
   return deliveredComponent(rows, content, { expanded: options.expanded, expandKey: expandKey() }, theme);
 }
-var import_pi_coding_agent8, DEFAULT_EXPAND_KEY;
+var import_pi_coding_agent6, DEFAULT_EXPAND_KEY;
 var init_tool_render = __esm({
   "extensions/subagents/view/tool-render.ts"() {
     "use strict";
-    import_pi_coding_agent8 = require("@mariozechner/pi-coding-agent");
+    import_pi_coding_agent6 = require("@mariozechner/pi-coding-agent");
     init_live_rows();
     init_render();
     DEFAULT_EXPAND_KEY = "ctrl+o";
+  }
+});
+
+// extensions/subagents/view/view-command.ts
+function registerSubagentsView(pi, deps, enter, open2, elsewhere) {
+  pi.registerCommand("subagents", {
+    description: VIEW_COMMAND_DESCRIPTION,
+    handler: async (args, ctx) => (await open2())(deps, enter, elsewhere)(args, ctx)
+  });
+}
+var VIEW_COMMAND_DESCRIPTION;
+var init_view_command = __esm({
+  "extensions/subagents/view/view-command.ts"() {
+    "use strict";
+    VIEW_COMMAND_DESCRIPTION = "Watch and steer this session's subagents (a live list, a child's transcript, a line to steer it); see and cancel other sessions' running ones";
   }
 });
 
@@ -16952,9 +12995,9 @@ function setupSubagents(pi, depth) {
       description,
       ...tool2.promptSnippet ? { promptSnippet: tool2.promptSnippet } : {},
       parameters: tool2.parameters,
-      execute: (_id, params, signal, onUpdate, ctx) => {
+      execute: async (_id, params, signal, onUpdate, ctx) => {
         state.enter(ctx);
-        return tool2.run(services, params, { signal, onUpdate, ctx });
+        return tool2.run(await loadLater(), services, params, { signal, onUpdate, ctx });
       },
       renderCall: render.renderCall(tool2.name),
       renderResult: render.renderResult
@@ -16964,7 +13007,13 @@ function setupSubagents(pi, depth) {
     if (tool2.description === void 0) life.describeSpawn(spawnDescription(BUILT_IN_AGENTS));
     else register(tool2);
   }
-  registerSubagentsView(pi, services, state.enter, life.elsewhere);
+  registerSubagentsView(
+    pi,
+    services,
+    state.enter,
+    () => loadLater().then((code2) => code2.subagentsCommand),
+    life.elsewhere
+  );
   pi.registerMessageRenderer(RESULT_MESSAGE_TYPE, renderDelivered);
   pi.registerCommand("agents", {
     description: AGENTS_COMMAND_DESCRIPTION,
@@ -16988,13 +13037,14 @@ var init_subagents = __esm({
     "use strict";
     init_bootstrap();
     init_pi_host();
+    init_later();
     init_lifecycle();
     init_agents();
-    init_delivery();
+    init_entries();
     init_spawn();
     init_table();
-    init_command();
     init_tool_render();
+    init_view_command();
     init_lifecycle();
     init_status();
   }
@@ -17276,9 +13326,9 @@ async function run(step, call, callModel, signal, clock) {
   const t0 = clock();
   try {
     if (signal?.aborted) throw new Error("aborted");
-    const reply2 = await callModel(call, signal);
-    if (!reply2.text.trim()) throw new Error("the model returned an empty reply");
-    return { step, call, reply: reply2, startedAt, durationMs: clock() - t0 };
+    const reply = await callModel(call, signal);
+    if (!reply.text.trim()) throw new Error("the model returned an empty reply");
+    return { step, call, reply, startedAt, durationMs: clock() - t0 };
   } catch (error) {
     return { step, call, error: errorText(error), startedAt, durationMs: clock() - t0 };
   }
@@ -17506,8 +13556,8 @@ ${cutOutput(message.output ?? "", true)}`;
 function isLogResult(message, toolClasses) {
   return isLogOutput({ toolName: message.toolName ?? "tool", isError: message.isError, overrides: toolClasses });
 }
-function shortenOutput(text, surface, log, options) {
-  return log ? projectLog(text, surface, options) : project(text, surface, options);
+function shortenOutput(text, surface2, log, options) {
+  return log ? projectLog(text, surface2, options) : project(text, surface2, options);
 }
 function serializeHistory(messages, opts) {
   const blocks = messages.map((m) => messageBlock(m, opts.pieceLimits, opts.sink));
@@ -17521,9 +13571,9 @@ function serializeHistory(messages, opts) {
   });
   return { text: projection.text, blocks, fullBytes, omittedBytes: projection.omittedBytes };
 }
-function currentState(messages, limits = {}, sink, surface = "handoff.currentState") {
+function currentState(messages, limits = {}, sink, surface2 = "handoff.currentState") {
   const { maxBytes, maxLines, headShare } = limits;
-  const cut2 = (text, log = false) => shortenOutput(text, surface, log, { maxBytes, maxLines, headShare, sink }).text;
+  const cut2 = (text, log = false) => shortenOutput(text, surface2, log, { maxBytes, maxLines, headShare, sink }).text;
   const results = [];
   let assistant;
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -17541,8 +13591,8 @@ function currentState(messages, limits = {}, sink, surface = "handoff.currentSta
   return parts.length > 0 ? parts.join(BLOCK_SEPARATOR) : NO_TEXT;
 }
 function boundTask(task, budget2, headShare, sink) {
-  const surface = typeof budget2 === "number" ? resolveSurface("handoff.task", { maxBytes: budget2, maxLines: budget2 }) : budget2;
-  const p = project(task, surface, { headShare: headShare ?? surface.headShare, sink });
+  const surface2 = typeof budget2 === "number" ? resolveSurface("handoff.task", { maxBytes: budget2, maxLines: budget2 }) : budget2;
+  const p = project(task, surface2, { headShare: headShare ?? surface2.headShare, sink });
   const stored = p.artifact?.ok ? { artifactPath: p.artifact.path } : {};
   return { text: p.text, omittedBytes: p.omittedBytes, ...stored };
 }
@@ -17553,21 +13603,21 @@ function userTexts(entries) {
   }
   return out;
 }
-function fitUserMessages(later, budget2, sink) {
+function fitUserMessages(later2, budget2, sink) {
   const kept = [];
-  const surface = typeof budget2 === "number" ? resolveSurface("handoff.userMessages", { maxBytes: budget2, maxLines: budget2 }) : budget2;
-  const budgetBytes = surface.maxBytes;
+  const surface2 = typeof budget2 === "number" ? resolveSurface("handoff.userMessages", { maxBytes: budget2, maxLines: budget2 }) : budget2;
+  const budgetBytes = surface2.maxBytes;
   let used = 0;
-  let i = later.length - 1;
+  let i = later2.length - 1;
   for (; i >= 0; i--) {
-    const size = utf8ByteLength(later[i]);
+    const size = utf8ByteLength(later2[i]);
     if (used + size <= budgetBytes) {
       used += size;
-      kept.unshift(later[i]);
+      kept.unshift(later2[i]);
       continue;
     }
     const room = budgetBytes - used;
-    const shown = room >= MIN_WINDOW_BYTES ? project(later[i], surface, { maxBytes: room, headShare: surface.headShare, sink }).text : void 0;
+    const shown = room >= MIN_WINDOW_BYTES ? project(later2[i], surface2, { maxBytes: room, headShare: surface2.headShare, sink }).text : void 0;
     if (shown !== void 0 && utf8ByteLength(shown) <= room) {
       kept.unshift(shown);
       i--;
@@ -17798,15 +13848,15 @@ function safeName(id) {
   return /^[A-Za-z0-9._-]{1,128}$/.test(id) && id !== "." && id !== ".." ? id : id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 128) || "session";
 }
 function trajectoryTarget(sessionFile, sessionId, cacheKindDir) {
-  if (sessionFile) return { parent: () => ({ ok: true, dir: (0, import_node_path20.dirname)(sessionFile) }), name: besideName(sessionFile) };
+  if (sessionFile) return { parent: () => ({ ok: true, dir: (0, import_node_path12.dirname)(sessionFile) }), name: besideName(sessionFile) };
   return { parent: cacheKindDir, name: safeName(sessionId) };
 }
 function besideName(sessionFile) {
-  return safeName(`${(0, import_node_path20.basename)(sessionFile, ".jsonl")}${BESIDE_SESSION_SUFFIX}`);
+  return safeName(`${(0, import_node_path12.basename)(sessionFile, ".jsonl")}${BESIDE_SESSION_SUFFIX}`);
 }
 function trajectoryDir(sessionFile, cacheHandoffsDir, sessionId) {
-  if (sessionFile) return (0, import_node_path20.join)((0, import_node_path20.dirname)(sessionFile), besideName(sessionFile));
-  return (0, import_node_path20.join)(cacheHandoffsDir, safeName(sessionId));
+  if (sessionFile) return (0, import_node_path12.join)((0, import_node_path12.dirname)(sessionFile), besideName(sessionFile));
+  return (0, import_node_path12.join)(cacheHandoffsDir, safeName(sessionId));
 }
 function highestIndex(names) {
   let max = 0;
@@ -17818,7 +13868,7 @@ function highestIndex(names) {
 }
 function lstatOrNull2(path) {
   try {
-    return (0, import_node_fs19.lstatSync)(path);
+    return (0, import_node_fs12.lstatSync)(path);
   } catch (error) {
     if (error.code === "ENOENT") return null;
     throw error;
@@ -17827,7 +13877,7 @@ function lstatOrNull2(path) {
 function highestIndexIn(dir) {
   try {
     const st = lstatOrNull2(dir);
-    return st?.isDirectory() ? highestIndex((0, import_node_fs19.readdirSync)(dir)) : 0;
+    return st?.isDirectory() ? highestIndex((0, import_node_fs12.readdirSync)(dir)) : 0;
   } catch {
     return 0;
   }
@@ -17836,7 +13886,7 @@ function pruneOrphanTrajectories(dir, now = Date.now()) {
   const removed = [];
   let names;
   try {
-    names = (0, import_node_fs19.readdirSync)(dir);
+    names = (0, import_node_fs12.readdirSync)(dir);
   } catch {
     return removed;
   }
@@ -17844,16 +13894,16 @@ function pruneOrphanTrajectories(dir, now = Date.now()) {
   for (const name of names) {
     if (!name.endsWith(BESIDE_SESSION_SUFFIX) || names.includes(`${name.slice(0, -BESIDE_SESSION_SUFFIX.length)}.jsonl`))
       continue;
-    const folder = (0, import_node_path20.join)(dir, name);
+    const folder = (0, import_node_path12.join)(dir, name);
     try {
-      const st = (0, import_node_fs19.lstatSync)(folder);
+      const st = (0, import_node_fs12.lstatSync)(folder);
       if (!st.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
-      const files = (0, import_node_fs19.readdirSync)(folder);
-      const stats = files.map((f) => (0, import_node_fs19.lstatSync)((0, import_node_path20.join)(folder, f)));
+      const files = (0, import_node_fs12.readdirSync)(folder);
+      const stats = files.map((f) => (0, import_node_fs12.lstatSync)((0, import_node_path12.join)(folder, f)));
       if (files.some((f, i) => !f.endsWith(".json") || !stats[i].isFile())) continue;
       if (stats.some((s) => now - s.mtimeMs < ORPHAN_MIN_AGE_MS) || now - st.mtimeMs < ORPHAN_MIN_AGE_MS) continue;
-      for (const f of files) (0, import_node_fs19.unlinkSync)((0, import_node_path20.join)(folder, f));
-      (0, import_node_fs19.rmdirSync)(folder);
+      for (const f of files) (0, import_node_fs12.unlinkSync)((0, import_node_path12.join)(folder, f));
+      (0, import_node_fs12.rmdirSync)(folder);
       removed.push(folder);
     } catch {
     }
@@ -17882,42 +13932,42 @@ function writeTrajectories(target, files) {
   }
   const { dir, dev, ino } = checked;
   return files.map((file) => {
-    const path = (0, import_node_path20.join)(dir, file.fileName);
-    const temp = (0, import_node_path20.join)(dir, `.tmp-${process.pid}-${(0, import_node_crypto4.randomBytes)(8).toString("hex")}.json`);
+    const path = (0, import_node_path12.join)(dir, file.fileName);
+    const temp = (0, import_node_path12.join)(dir, `.tmp-${process.pid}-${(0, import_node_crypto3.randomBytes)(8).toString("hex")}.json`);
     try {
-      const flags = import_node_fs19.constants.O_WRONLY | import_node_fs19.constants.O_CREAT | import_node_fs19.constants.O_EXCL | (import_node_fs19.constants.O_NOFOLLOW ?? 0);
-      const fd = (0, import_node_fs19.openSync)(temp, flags, TRAJECTORY_FILE_MODE);
+      const flags = import_node_fs12.constants.O_WRONLY | import_node_fs12.constants.O_CREAT | import_node_fs12.constants.O_EXCL | (import_node_fs12.constants.O_NOFOLLOW ?? 0);
+      const fd = (0, import_node_fs12.openSync)(temp, flags, TRAJECTORY_FILE_MODE);
       try {
-        (0, import_node_fs19.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
-        (0, import_node_fs19.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
+        (0, import_node_fs12.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
+        (0, import_node_fs12.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
 `);
-        (0, import_node_fs19.fsyncSync)(fd);
+        (0, import_node_fs12.fsyncSync)(fd);
       } finally {
-        (0, import_node_fs19.closeSync)(fd);
+        (0, import_node_fs12.closeSync)(fd);
       }
       const now = lstatOrNull2(dir);
       if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
         throw new Error(`${dir} changed while writing; not storing`);
       }
-      (0, import_node_fs19.linkSync)(temp, path);
+      (0, import_node_fs12.linkSync)(temp, path);
       return { ok: true, path, label: file.label, step: file.step };
     } catch (error) {
       return { ok: false, error: `${path}: ${errorText(error)}` };
     } finally {
       try {
-        (0, import_node_fs19.unlinkSync)(temp);
+        (0, import_node_fs12.unlinkSync)(temp);
       } catch {
       }
     }
   });
 }
-var import_node_crypto4, import_node_fs19, import_node_path20, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX, ORPHAN_MIN_AGE_MS, PRUNED_DIRS;
+var import_node_crypto3, import_node_fs12, import_node_path12, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX, ORPHAN_MIN_AGE_MS, PRUNED_DIRS;
 var init_trajectory_files = __esm({
   "extensions/handoff/trajectory-files.ts"() {
     "use strict";
-    import_node_crypto4 = require("node:crypto");
-    import_node_fs19 = require("node:fs");
-    import_node_path20 = require("node:path");
+    import_node_crypto3 = require("node:crypto");
+    import_node_fs12 = require("node:fs");
+    import_node_path12 = require("node:path");
     init_artifact_store();
     init_format();
     TRAJECTORY_FILE_MODE = 384;
@@ -17948,15 +13998,15 @@ async function computeHandoff(resolved, settings, input, signal, log) {
     256,
     Math.min(MAX_OUTPUT_TOKENS, model.maxTokens || MAX_OUTPUT_TOKENS, Math.floor(window2 / 8))
   );
-  const store = storeForAgentDir((0, import_pi_coding_agent9.getAgentDir)());
+  const store = storeForAgentDir((0, import_pi_coding_agent7.getAgentDir)());
   const sink = store.sink("transcripts");
   const users = userTexts(input.branch);
   const task = boundTask(users[0] ?? NO_TASK, surfaces.task, void 0, sink);
-  const later = fitUserMessages(users.slice(1), surfaces.userMessages, sink);
+  const later2 = fitUserMessages(users.slice(1), surfaces.userMessages, sink);
   const toolClasses = settings.toolClasses;
   const state = currentState(branchContext(input.branch).messages, { toolClasses }, sink, surfaces.currentState);
   const instruction = summaryInstruction(task.text, input.previousSummary, input.focus);
-  const fixed = estimateTokens(instruction + questionsPrompt(task.text, "", state) + later.kept.join("\n"));
+  const fixed = estimateTokens(instruction + questionsPrompt(task.text, "", state) + later2.kept.join("\n"));
   const transcriptTokens = Math.max(MIN_TRANSCRIPT_TOKENS, window2 - 3 * maxTokens - fixed - SAFETY_TOKENS);
   const history = serializeHistory(input.messages, {
     pieceLimits: { surfaces, toolClasses },
@@ -17967,8 +14017,8 @@ async function computeHandoff(resolved, settings, input, signal, log) {
   const outcome = await runHandoff(
     {
       task: task.text,
-      laterUserMessages: later.kept,
-      omittedUserMessages: later.omitted,
+      laterUserMessages: later2.kept,
+      omittedUserMessages: later2.omitted,
       conversation: history.text,
       currentState: state,
       previousSummary: input.previousSummary,
@@ -18000,7 +14050,7 @@ async function computeHandoff(resolved, settings, input, signal, log) {
   };
 }
 function sessionTarget(ctx) {
-  const store = storeForAgentDir((0, import_pi_coding_agent9.getAgentDir)());
+  const store = storeForAgentDir((0, import_pi_coding_agent7.getAgentDir)());
   const sessionFile = ctx.sessionManager.getSessionFile();
   const sessionId = ctx.sessionManager.getSessionId();
   return {
@@ -18049,11 +14099,11 @@ function applyHandoff(ctx, computed, lastIndex, log) {
     })
   };
 }
-var import_pi_coding_agent9, MAX_OUTPUT_TOKENS, SAFETY_TOKENS, MIN_TRANSCRIPT_TOKENS, DEFAULT_WINDOW_TOKENS, NO_TASK;
+var import_pi_coding_agent7, MAX_OUTPUT_TOKENS, SAFETY_TOKENS, MIN_TRANSCRIPT_TOKENS, DEFAULT_WINDOW_TOKENS, NO_TASK;
 var init_prepare = __esm({
   "extensions/handoff/prepare.ts"() {
     "use strict";
-    import_pi_coding_agent9 = require("@mariozechner/pi-coding-agent");
+    import_pi_coding_agent7 = require("@mariozechner/pi-coding-agent");
     init_config();
     init_artifact_store();
     init_tokens();
@@ -18239,7 +14289,7 @@ function lastStopReason(messages) {
   return last?.stopReason;
 }
 var APPLY_DELAY_MS, APPLY_RETRY_MS, APPLY_TRIES, HandoffSession;
-var init_session4 = __esm({
+var init_session3 = __esm({
   "extensions/handoff/session.ts"() {
     "use strict";
     init_model_usage();
@@ -18505,7 +14555,7 @@ function handoffExtension(pi) {
       toolClasses: config.toolArtifacts.toolClasses
     };
   };
-  const contextOf2 = (ctx) => {
+  const contextOf = (ctx) => {
     const log = (message) => tellPerson(ctx, message);
     return {
       settings: () => settings(ctx),
@@ -18551,25 +14601,25 @@ function handoffExtension(pi) {
         branch: event.branchEntries,
         signal: event.signal
       },
-      contextOf2(ctx)
+      contextOf(ctx)
     );
   });
   onPi1Event(
     pi,
     "session_compact_failed",
-    (event, ctx) => session.compactFailed(event, contextOf2(ctx))
+    (event, ctx) => session.compactFailed(event, contextOf(ctx))
   );
   pi.on("turn_start", () => session.turnStarted());
-  pi.on("turn_end", (_event, ctx) => session.turnEnded(contextOf2(ctx)));
+  pi.on("turn_end", (_event, ctx) => session.turnEnded(contextOf(ctx)));
   pi.on("agent_start", () => session.agentStarted());
   pi.on(
     "agent_end",
-    (event, ctx) => session.agentEnded(lastStopReason(event.messages), contextOf2(ctx))
+    (event, ctx) => session.agentEnded(lastStopReason(event.messages), contextOf(ctx))
   );
   onPi1Event(
     pi,
     "agent_settled",
-    (_event, ctx) => session.agentSettled(contextOf2(ctx))
+    (_event, ctx) => session.agentSettled(contextOf(ctx))
   );
   pi.on("session_shutdown", () => session.shutdown());
 }
@@ -18582,7 +14632,7 @@ var init_handoff2 = __esm({
     init_model_ref();
     init_prepare();
     init_prompt6();
-    init_session4();
+    init_session3();
     RESUME_CUSTOM_TYPE = "headroom-handoff-resume";
   }
 });
@@ -18590,7 +14640,8 @@ var init_handoff2 = __esm({
 // extensions.ts
 var extensions_exports = {};
 __export(extensions_exports, {
-  extensions: () => extensions
+  extensions: () => extensions,
+  shared: () => shared
 });
 module.exports = __toCommonJS(extensions_exports);
 var extensions = {
@@ -18600,9 +14651,45 @@ var extensions = {
   "subagents": () => Promise.resolve().then(() => (init_subagents(), subagents_exports)),
   "handoff": () => Promise.resolve().then(() => (init_handoff2(), handoff_exports))
 };
+var shared = {
+  "extensions/shared/budget/batch.ts": () => (init_batch(), __toCommonJS(batch_exports)),
+  "extensions/shared/budget/spend.ts": () => (init_spend(), __toCommonJS(spend_exports)),
+  "extensions/shared/host/bootstrap.ts": () => (init_bootstrap(), __toCommonJS(bootstrap_exports)),
+  "extensions/shared/host/config.ts": () => (init_config(), __toCommonJS(config_exports)),
+  "extensions/shared/host/details.ts": () => (init_details(), __toCommonJS(details_exports)),
+  "extensions/shared/host/pi-host.ts": () => (init_pi_host(), __toCommonJS(pi_host_exports)),
+  "extensions/shared/host/timers.ts": () => (init_timers(), __toCommonJS(timers_exports)),
+  "extensions/shared/host/trust.ts": () => (init_trust(), __toCommonJS(trust_exports)),
+  "extensions/shared/projection/log.ts": () => (init_log(), __toCommonJS(log_exports)),
+  "extensions/shared/projection/projection.ts": () => (init_projection(), __toCommonJS(projection_exports)),
+  "extensions/shared/surfaces.ts": () => (init_surfaces(), __toCommonJS(surfaces_exports)),
+  "extensions/shared/text/content.ts": () => (init_content(), __toCommonJS(content_exports)),
+  "extensions/shared/text/sanitize.ts": () => (init_sanitize(), __toCommonJS(sanitize_exports)),
+  "extensions/shared/text/tokens.ts": () => (init_tokens(), __toCommonJS(tokens_exports)),
+  "extensions/shared/text/utf8.ts": () => (init_utf8(), __toCommonJS(utf8_exports)),
+  "extensions/shared/transcript/plan.ts": () => (init_plan(), __toCommonJS(plan_exports)),
+  "extensions/shared/transcript/prompt.ts": () => (init_prompt3(), __toCommonJS(prompt_exports)),
+  "extensions/shared/transcript/view.ts": () => (init_view(), __toCommonJS(view_exports)),
+  "extensions/subagents/agents/agents.ts": () => (init_agents(), __toCommonJS(agents_exports)),
+  "extensions/subagents/ask/question.ts": () => (init_question(), __toCommonJS(question_exports)),
+  "extensions/subagents/checkable/schema.ts": () => (init_schema(), __toCommonJS(schema_exports)),
+  "extensions/subagents/delivery/auto-delivery.ts": () => (init_auto_delivery(), __toCommonJS(auto_delivery_exports)),
+  "extensions/subagents/domain/entries.ts": () => (init_entries(), __toCommonJS(entries_exports)),
+  "extensions/subagents/domain/format.ts": () => (init_format2(), __toCommonJS(format_exports)),
+  "extensions/subagents/domain/records.ts": () => (init_records(), __toCommonJS(records_exports)),
+  "extensions/subagents/prompt/ask.ts": () => (init_ask(), __toCommonJS(ask_exports)),
+  "extensions/subagents/prompt/budget.ts": () => (init_budget(), __toCommonJS(budget_exports)),
+  "extensions/subagents/prompt/checkable.ts": () => (init_checkable(), __toCommonJS(checkable_exports)),
+  "extensions/subagents/prompt/common.ts": () => (init_common(), __toCommonJS(common_exports)),
+  "extensions/subagents/prompt/pipeline.ts": () => (init_pipeline(), __toCommonJS(pipeline_exports)),
+  "extensions/subagents/prompt/spawn.ts": () => (init_spawn(), __toCommonJS(spawn_exports)),
+  "extensions/subagents/view/others.ts": () => (init_others(), __toCommonJS(others_exports)),
+  "extensions/subagents/view/render.ts": () => (init_render(), __toCommonJS(render_exports))
+};
 // Annotate the CommonJS export names for ESM import in node:
 0 && (module.exports = {
-  extensions
+  extensions,
+  shared
 });
 
 	})(module, exports, require);
