@@ -17,9 +17,9 @@ import { spawnSync } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EXTENSIONS } from "../../scripts/build.ts";
-import { makeSandbox, piLine, stagedPackageRoot } from "../fixtures/pi-runner.ts";
+import { makeSandbox, piLine } from "../fixtures/pi-runner.ts";
 import { REPO_ROOT } from "../fixtures/sandbox.ts";
-import { startScriptedServer } from "../fixtures/scripted-server.ts";
+import { median, runStartupBench } from "../fixtures/startup-bench.ts";
 import { makeOutsideDir } from "../fixtures/test-dirs.ts";
 
 const ROUNDS = Number(process.env.STARTUP_ROUNDS ?? 8);
@@ -134,11 +134,7 @@ __add("the bundle's import (read, parse, top level)", __cpu() - globalThis.__imp
 	);
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function main(): Promise<void> {
-	const server = await startScriptedServer(() => ({ text: "ok" }), { lifetimeMs: 3_600_000 });
-	const staged = stagedPackageRoot();
+runStartupBench(async (server, staged) => {
 	const folder = makeOutsideDir("startup-steps");
 	cpSync(join(staged, "..", ".."), folder, { recursive: true });
 	const root = join(folder, "node_modules", "pi-context-headroom");
@@ -190,13 +186,4 @@ async function main(): Promise<void> {
 		console.log(`  ${ms.toFixed(2)} ms  ${count} modules  ${folder}`);
 	if (process.env.STARTUP_MODULES === "all")
 		for (const [name, ms] of modules) console.log(`  ${ms.toFixed(2)} ms  ${name}`);
-	await server.close();
-}
-
-main().then(
-	() => process.exit(0),
-	(error) => {
-		console.error(error);
-		process.exit(1);
-	},
-);
+});
