@@ -5224,7 +5224,7 @@ var init_notable_rules = __esm({
     MAX_RECORD_LINES = 64;
     BLOCK_CONTEXT = { lines: 2 };
     EXPECTED_FAILURE = /\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected|(failures?|errors?) [\w ]{0,20}\bare expected)\b/i;
-    RETRIED = /\b(retrying|will retry|will be retried|next attempt in|trying again)\b/i;
+    RETRIED = /(?:retr(?:ying|y\b|ied)|next attempt in|trying again)(?<=\b(?:retrying|will retry|will be retried|next attempt in|trying again))\b/i;
     NONZERO_FAILED = /\b[1-9]\d* (failed|failing|failures?|errors?)\b/i;
     INDENTED = /^\s+\S/;
     COUNTED = "(tests?|test cases?|cases|examples?|specs?|scenarios?|steps|runs?|assertions?|checks?|suites?|files|doctests?|properties|passe?d?|passing|ok|succeeded|successes|failed|failing|failures?|fail|errors?|errored|broken|crashed|skipped|skips?|pending|ignored|todo|canceled|cancelled|unexpected|xfailed|xpassed|deselected|rerun|reruns|warnings?)";
@@ -5244,7 +5244,7 @@ var init_notable_rules = __esm({
       /^\s*ok \d+\b/,
       /(?:errors?|failures?|failed|fail)(?:(?<=\b(?:0|no|zero|without|none) (?:errors?|failures?|failed|fail))\b|(?<=\b(?:errors?|failures?|failed|fail))\s*[:=]\s*0\b)|0(?<=\s0)\s*$/i,
       // A shell comment or an option naming a failure word, a sentence about a failure that may come.
-      /^\s*(\++ )?#|\w=(error|fatal|fail)\b|^\s*[\w-]+: (error|fail|warn)\s*$|\bif (\w+ )*(fails?|errors?)\b/i,
+      /^\s*(\++ )?#|=(?<=\w=)(error|fatal|fail)\b|^\s*[\w-]+: (error|fail|warn)\s*$|\bif (\w+ )*(fails?|errors?)\b/i,
       /\b(PASS(ED)?|OK|ok|passed|Success(ful)?|succeeded)\b\s*(?:\(.*\)\s*)?$|[\u2713\u2714]/,
       /^\s*(warning|warn|note|info|debug|hint)\b[:\s[]/i,
       /(?:errors?|fail(?:ures?)?)\b(?<=\b(?:on|if|when|ignore|allow|expect|continue|retry|handle|skip)[_-]?(?:on[_-])?(?:errors?|fail(?:ures?)?))|--\w*(fail|error)/i,

@@ -153,6 +153,15 @@ const line = fc
 					'result="Failed"',
 					'"status": "failed"',
 					"-CRITICAL **",
+					"retrying",
+					"will retry",
+					"will be retried",
+					"Next Attempt in",
+					"trying again",
+					"retry",
+					"retried",
+					"if ",
+					"=",
 					"\u274c",
 					"\u2714",
 				),
@@ -170,9 +179,11 @@ describe("reshaped patterns decide as the shapes they replace", () => {
 			"generic.report-field",
 			"generic.summary is GENERIC_SUMMARY",
 			"GENERIC_NOT_FAILURE[1]",
+			"GENERIC_NOT_FAILURE[2]",
 			"GENERIC_NOT_FAILURE[3]",
 			"GENERIC_NOT_FAILURE[5]",
 			"GENERIC_NOT_FAILURE[7]",
+			"GENERIC_NOT_FAILURE[9]",
 		]);
 		// Each changed its pattern or gained a needs.
 		for (const [id, before] of Object.entries(PATTERN_BEFORE)) {

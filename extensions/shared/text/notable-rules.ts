@@ -167,8 +167,13 @@ export const BLOCK_CONTEXT: NotableContext = { lines: 2 };
 export const EXPECTED_FAILURE =
 	/\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected|(failures?|errors?) [\w ]{0,20}\bare expected)\b/i;
 
-/** An error the tool says it retries ("Next Attempt in: 11535 ms", "retrying"): not (yet) a failure. */
-export const RETRIED = /\b(retrying|will retry|will be retried|next attempt in|trying again)\b/i;
+/**
+ * An error the tool says it retries ("Next Attempt in: 11535 ms", "retrying"): not (yet) a failure. The same
+ * lines as `\b(retrying|will retry|will be retried|next attempt in|trying again)\b`, in a shape that starts
+ * at the words' last part and reads "will", "will be" behind it.
+ */
+export const RETRIED =
+	/(?:retr(?:ying|y\b|ied)|next attempt in|trying again)(?<=\b(?:retrying|will retry|will be retried|next attempt in|trying again))\b/i;
 
 /** A summary whose failure count is not zero. */
 const NONZERO_FAILED = /\b[1-9]\d* (failed|failing|failures?|errors?)\b/i;
@@ -221,7 +226,7 @@ export const GENERIC_NOT_FAILURE: readonly RegExp[] = [
 	/^\s*ok \d+\b/,
 	/(?:errors?|failures?|failed|fail)(?:(?<=\b(?:0|no|zero|without|none) (?:errors?|failures?|failed|fail))\b|(?<=\b(?:errors?|failures?|failed|fail))\s*[:=]\s*0\b)|0(?<=\s0)\s*$/i,
 	// A shell comment or an option naming a failure word, a sentence about a failure that may come.
-	/^\s*(\++ )?#|\w=(error|fatal|fail)\b|^\s*[\w-]+: (error|fail|warn)\s*$|\bif (\w+ )*(fails?|errors?)\b/i,
+	/^\s*(\++ )?#|=(?<=\w=)(error|fatal|fail)\b|^\s*[\w-]+: (error|fail|warn)\s*$|\bif (\w+ )*(fails?|errors?)\b/i,
 	/\b(PASS(ED)?|OK|ok|passed|Success(ful)?|succeeded)\b\s*(?:\(.*\)\s*)?$|[✓✔]/,
 	/^\s*(warning|warn|note|info|debug|hint)\b[:\s[]/i,
 	/(?:errors?|fail(?:ures?)?)\b(?<=\b(?:on|if|when|ignore|allow|expect|continue|retry|handle|skip)[_-]?(?:on[_-])?(?:errors?|fail(?:ures?)?))|--\w*(fail|error)/i,
