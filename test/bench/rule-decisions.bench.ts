@@ -24,6 +24,7 @@ import { GENERIC_NOT_FAILURE } from "../../extensions/shared/text/notable-rules.
 import { buildWordAutomaton } from "../../extensions/shared/text/word-automaton.ts";
 import { loadEvalLogs } from "../fixtures/notable-eval.ts";
 import {
+	FAILING_BEFORE,
 	GENERIC_NOT_FAILURE_BEFORE,
 	NOTABLE_RULES_BEFORE,
 	PATTERN_BEFORE,
@@ -186,6 +187,12 @@ const hostile: [string, RegExp, RegExp, string][] = [
 	],
 	["not: a pass", GENERIC_NOT_FAILURE_BEFORE[3], GENERIC_NOT_FAILURE[3], `ok${" ".repeat(K)}x`],
 	["not: an XML element", GENERIC_NOT_FAILURE_BEFORE[7], GENERIC_NOT_FAILURE[7], `<${"a".repeat(K)}`],
+	[
+		"generic.tool-summary failing",
+		FAILING_BEFORE["generic.tool-summary"],
+		NOTABLE_RULES.find((r) => r.id === "generic.tool-summary")?.failing ?? /$^/,
+		`SUMMARY: X ${"a-".repeat(K / 2)}`,
+	],
 ];
 console.log("\nsingle hostile lines (1 KiB runs), one test, CPU µs");
 console.log("| pattern | line | before µs | now µs |");

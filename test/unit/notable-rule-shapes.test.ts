@@ -21,6 +21,7 @@ import { GENERIC_NOT_FAILURE, GENERIC_SUMMARY } from "../../extensions/shared/te
 import { buildWordAutomaton } from "../../extensions/shared/text/word-automaton.ts";
 import { loadEvalLogs } from "../fixtures/notable-eval.ts";
 import {
+	FAILING_BEFORE,
 	GENERIC_NOT_FAILURE_BEFORE,
 	NOTABLE_RULES_BEFORE,
 	PATTERN_BEFORE,
@@ -47,6 +48,11 @@ const PAIRS: [string, RegExp, (line: string) => boolean][] = [
 		return [id, before, (l) => (rule.needs === undefined || rule.needs.test(l)) && rule.pattern.test(l)];
 	}),
 	["generic.summary is GENERIC_SUMMARY", GENERIC_SUMMARY, (l) => ruleOf("generic.summary").pattern.test(l)],
+	...Object.entries(FAILING_BEFORE).map(([id, before]): [string, RegExp, (line: string) => boolean] => [
+		`${id} failing`,
+		before,
+		(l) => ruleOf(id).failing?.test(l) === true,
+	]),
 	...GENERIC_NOT_FAILURE_BEFORE.flatMap((before, i): [string, RegExp, (line: string) => boolean][] =>
 		before === GENERIC_NOT_FAILURE[i]
 			? []
@@ -153,6 +159,16 @@ const line = fc
 					'result="Failed"',
 					'"status": "failed"',
 					"-CRITICAL **",
+					"SUMMARY: AddressSanitizer: ",
+					"heap-buffer-overflow",
+					"-overflow",
+					"use-after-free",
+					"undefined",
+					"race",
+					"0 errors",
+					"no leaks",
+					"SEGV",
+					"\r",
 					"retrying",
 					"will retry",
 					"will be retried",
@@ -178,6 +194,7 @@ describe("reshaped patterns decide as the shapes they replace", () => {
 			"generic.verdict-line",
 			"generic.report-field",
 			"generic.summary is GENERIC_SUMMARY",
+			"generic.tool-summary failing",
 			"GENERIC_NOT_FAILURE[1]",
 			"GENERIC_NOT_FAILURE[2]",
 			"GENERIC_NOT_FAILURE[3]",
@@ -255,6 +272,7 @@ describe("patterns that split no run of white space two ways", () => {
 
 	it("decides a 4 KiB run as the old shapes did (which backtracked on it)", () => {
 		for (const l of [
+			`SUMMARY: X ${"a-".repeat(2048)}`,
 			`x${" ".repeat(4096)}x`,
 			`x  FAIL${" ".repeat(4096)}x`,
 			`ok${" ".repeat(4096)}x`,
