@@ -16,7 +16,9 @@
  *
  * Patterns stay linear in a line's length (a 1 KiB line of white space must not cost milliseconds): an optional
  * separator between white space is `\s*(?:[:=]\s*)?`, never `\s*[:=]?\s*` (the same lines, but the engine tries
- * every split of the run); test/unit/notable-evaluation.test.ts checks the table for that shape.
+ * every split of the run); test/unit/notable-evaluation.test.ts checks the table for that shape, and
+ * test/unit/notable-rule-shapes.test.ts for an optional group inside such a run. A pattern reshaped for speed
+ * keeps its old shape in test/fixtures/notable-rule-shapes.ts, where that test checks both match the same lines.
  *
  * Pure data at the ground of `extensions/shared/`: this module imports nothing.
  */
