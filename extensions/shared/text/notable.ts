@@ -259,8 +259,8 @@ const NUMBERED_KEYS = Math.floor(Math.log(Number.MAX_SAFE_INTEGER) / Math.log(NO
 /**
  * The rules that hold one of `keys` (indices into NOTABLE_KEYS), in table order: a line tries only those. One
  * key's list is its own (built sorted); several keys' lists are merged, each rule once, and the merge is kept
- * by the keys' number (as many keys as that stays exact, in the order found; a log repeats a few sets of keys) so that a set of
- * keys is merged once, not per line.
+ * by the keys' number (for as many keys as it stays exact, in the order found; a log repeats a few sets of
+ * keys), so that a set of keys is merged once, not per line.
  */
 function rulesFor(keys: readonly number[]): readonly number[] {
 	const { rulesOf } = scanTables();
