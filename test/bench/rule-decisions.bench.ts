@@ -202,6 +202,8 @@ for (const [name, old, now, line] of hostile) {
 		console.error(`${name} differs on a hostile line`);
 		process.exit(1);
 	}
-	const shown = JSON.stringify(line.replace(/(.)\1{15,}/g, (run, c: string) => `${c}×${run.length}`));
+	const shown = JSON.stringify(
+		line.replace(/(.{1,2}?)\1{15,}/g, (run, unit: string) => `(${unit})×${run.length / unit.length}`),
+	);
 	console.log(`| ${name} | ${shown} | ${once(old, line).toFixed(0)} | ${once(now, line).toFixed(0)} |`);
 }
