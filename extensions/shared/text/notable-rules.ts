@@ -16,7 +16,9 @@
  *
  * Patterns stay linear in a line's length (a 1 KiB line of white space must not cost milliseconds): an optional
  * separator between white space is `\s*(?:[:=]\s*)?`, never `\s*[:=]?\s*` (the same lines, but the engine tries
- * every split of the run); test/unit/notable-evaluation.test.ts checks the table for that shape.
+ * every split of the run); test/unit/notable-evaluation.test.ts checks the table for that shape, and
+ * test/unit/notable-rule-shapes.test.ts for an optional group inside such a run. A pattern reshaped for speed
+ * keeps its old shape in test/fixtures/notable-rule-shapes.ts, where that test checks both match the same lines.
  *
  * Pure data at the ground of `extensions/shared/`: this module imports nothing.
  */
@@ -167,8 +169,13 @@ export const BLOCK_CONTEXT: NotableContext = { lines: 2 };
 export const EXPECTED_FAILURE =
 	/\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected|(failures?|errors?) [\w ]{0,20}\bare expected)\b/i;
 
-/** An error the tool says it retries ("Next Attempt in: 11535 ms", "retrying"): not (yet) a failure. */
-export const RETRIED = /\b(retrying|will retry|will be retried|next attempt in|trying again)\b/i;
+/**
+ * An error the tool says it retries ("Next Attempt in: 11535 ms", "retrying"): not (yet) a failure. The same
+ * lines as `\b(retrying|will retry|will be retried|next attempt in|trying again)\b`, in a shape that starts
+ * at the words' last part and reads "will", "will be" behind it.
+ */
+export const RETRIED =
+	/(?:retr(?:ying|y\b|ied)|next attempt in|trying again)(?<=\b(?:retrying|will retry|will be retried|next attempt in|trying again))\b/i;
 
 /** A summary whose failure count is not zero. */
 const NONZERO_FAILED = /\b[1-9]\d* (failed|failing|failures?|errors?)\b/i;
@@ -189,25 +196,45 @@ export const GENERIC_SUMMARY = new RegExp(
 	`${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b|^\\W*\\d+ (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$|^\\W*There (were|was) \\d+ (failures?|errors?|failed tests?)\\W*$`,
 	"i",
 );
+/**
+ * GENERIC_SUMMARY in a shape the engine tries only where a count starts (speed only: the same lines). Every
+ * wording holds a count, so each alternative begins at the first digit of a count (`\d(?<!\w\d)`: most digits
+ * of a line are inside a number or a name) and reads a word before the count behind it, `(?<=…)`, after a
+ * one-character check; the engine then skips every position but such a digit, where the old shape
+ * (`^(?=[^]*?\d)[^]*?(?:GENERIC_SUMMARY)`) tried its whole alternation at every position of a line with a digit.
+ * ("All " before a count is dropped: a count at a word's start is one with or without it.) The reference test in
+ * test/unit/notable-rule-shapes.test.ts checks it decides every line as GENERIC_SUMMARY does.
+ */
+const SUMMARY_AT_COUNT = new RegExp(
+	`\\d(?<!\\w\\d)(?:\\d*(?:(?:/\\d+)? ${COUNTED}\\b.*?[,;|(/ ]\\s*${COUNT_PAIR}| (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b| (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b)` +
+		`|(?<=[\\s:="]\\d)(?<=\\b${COUNTED}"?\\s*[:=]\\s*"?\\d)\\d*\\b.*?[,;|(/ ]\\s*${COUNT_PAIR}|(?<=\\s\\d)(?<=\\b${COUNTED}"?\\s+\\d)\\d*\\s*[|,;\\]].*?[,;|(/ ]\\s*${COUNT_PAIR}` +
+		`|(?<=^\\W*\\d)\\d* (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$|(?<=^\\W*There (were|was) \\d)\\d* (failures?|errors?|failed tests?)\\W*$)`,
+	"i",
+);
 /** A summary whose count of failures or errors is not zero (a look-alike "0 failed" is not). */
 export const GENERIC_FAILING_COUNT =
 	/\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*(?:[:=]\s*)?"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;
 /** Failure vocabulary as a word of its own (not inside a name like error_handler, -Werror or error.c). */
 export const GENERIC_FAILURE_WORD =
 	/(^|[^\w/.])(fail(ed|ure|ures|s)?|error(s|ed)?|fatal|exception|panic(ked)?|abort(ed)?|crash(ed)?|segfault|timed out|traceback|not ok|exited with|segmentation fault|core dumped|bus error|SIG(SEGV|ABRT|BUS|ILL|FPE))($|[^\w/-])|[a-z\d](Error|Exception)(:|\s|$)/i;
-/** Lines that hold a failure word but report no failure: zero counts, passes, warnings, option names. */
+/**
+ * Lines that hold a failure word but report no failure: zero counts, passes, warnings, option names. Shapes for
+ * speed and linear time (the same lines as the plainer forms kept in test/fixtures/notable-rule-shapes.ts): a
+ * guard about a failure word starts at the word and reads what stands before it behind it (`(?<=…)`), and no
+ * run is split two ways (`\s*(\(.*\))?\s*$` is `\s*(?:\(.*\)\s*)?$`).
+ */
 export const GENERIC_NOT_FAILURE: readonly RegExp[] = [
 	// A TAP test that passed, whatever its name says.
 	/^\s*ok \d+\b/,
-	/\b(0|no|zero|without|none) (errors?|failures?|failed|fail)\b|\b(errors?|failures?|failed|fail)\s*[:=]\s*0\b|\s0\s*$/i,
+	/(?:errors?|failures?|failed|fail)(?:(?<=\b(?:0|no|zero|without|none) (?:errors?|failures?|failed|fail))\b|(?<=\b(?:errors?|failures?|failed|fail))\s*[:=]\s*0\b)|0(?<=\s0)\s*$/i,
 	// A shell comment or an option naming a failure word, a sentence about a failure that may come.
-	/^\s*(\++ )?#|\w=(error|fatal|fail)\b|^\s*[\w-]+: (error|fail|warn)\s*$|\bif (\w+ )*(fails?|errors?)\b/i,
-	/\b(PASS(ED)?|OK|ok|passed|Success(ful)?|succeeded)\b\s*(\(.*\))?\s*$|[✓✔]/,
+	/^\s*(\++ )?#|=(?<=\w=)(error|fatal|fail)\b|^\s*[\w-]+: (error|fail|warn)\s*$|\bif (\w+ )*(fails?|errors?)\b/i,
+	/\b(PASS(ED)?|OK|ok|passed|Success(ful)?|succeeded)\b\s*(?:\(.*\)\s*)?$|[✓✔]/,
 	/^\s*(warning|warn|note|info|debug|hint)\b[:\s[]/i,
-	/\b(on|if|when|ignore|allow|expect|continue|retry|handle|skip)[_-]?(on[_-])?(errors?|fail(ures?)?)\b|--\w*(fail|error)/i,
+	/(?:errors?|fail(?:ures?)?)\b(?<=\b(?:on|if|when|ignore|allow|expect|continue|retry|handle|skip)[_-]?(?:on[_-])?(?:errors?|fail(?:ures?)?))|--\w*(fail|error)/i,
 	/\berror(s|ed)? (handling|handler|message|page|code|reporting|types?|case)s?\b/i,
 	// An XML report's element (the junit/nunit rules read those) and a GLib warning that names an assertion.
-	/^\s*<\/?[\w:-]+[^>]*>\s*$|-(CRITICAL|WARNING) \*\*/,
+	/^\s*<\/?[\w:-][^>]*>\s*$|-(CRITICAL|WARNING) \*\*/,
 	// An option or a name with a lower-case failure word after a dash (-Wno-error, on-failure).
 	/\w-(no-)?(error|fail\w*|fatal|abort|crash|panic)\b/,
 	// An error the tool retries.
@@ -913,9 +940,12 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "summary",
 		// A tool's SUMMARY line (sanitizers, valgrind's ERROR SUMMARY): failing unless it counts nothing.
 		pattern: /^([^\w\s]{1,3} )?(==\d+==\s*)?((ERROR|LEAK) )?SUMMARY: [A-Z\d][\w-]*:? \S/,
-		// A crash named by its signal (AddressSanitizer's "SUMMARY: AddressSanitizer: SEGV …") fails too.
+		// A crash named by its signal (AddressSanitizer's "SUMMARY: AddressSanitizer: SEGV …") fails too. A
+		// sanitizer's kind of error ("heap-buffer-overflow") counts anywhere in a word: `.*(overflow|…)` reads the
+		// same lines as `.*\b[\w-]*(overflow|…)[\w-]*\b` (a word character starts and ends each of them) in
+		// linear time (that one tried every start in a run like "a-a-a-…": 10 ms for 2 KiB).
 		failing:
-			/^(?!.*\b(0|no) (errors?|issues?|problems?|leaks?|failures?|bytes)\b)(?=.*\b(errors?|leak(ed|s)?|fail\w*|[\w-]*(overflow|after-free|undefined|race|violation)[\w-]*|SEGV|SIGSEGV|SIGBUS|SIGILL|SIGFPE|SIGABRT|deadly signal|deadlock)\b)/i,
+			/^(?!.*\b(0|no) (errors?|issues?|problems?|leaks?|failures?|bytes)\b)(?=.*\b(errors?|leak(ed|s)?|fail\w*|SEGV|SIGSEGV|SIGBUS|SIGILL|SIGFPE|SIGABRT|deadly signal|deadlock)\b|.*(overflow|after-free|undefined|race|violation))/i,
 	},
 	{
 		id: "generic.report-field",
@@ -933,6 +963,8 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		],
 		ecosystem: "generic",
 		kind: "failure",
+		// Every field it reads has a value starting `"fail`, `"error`, `"broken`, `"time` or `"aborted`.
+		needs: /"(?:fail|error|broken|time|aborted)/i,
 		// A machine report's verdict on one test, as a field: an XML element's `result="Failed"` (NUnit's
 		// test-case, xUnit's test, a TRX UnitTestResult's `outcome="Failed"`), a JSON record's `"status":
 		// "failed"` (the reporters of jest, playwright, cucumber, pytest-json-report, a CI's API). A suite's or a
@@ -1013,9 +1045,9 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		],
 		ecosystem: "generic",
 		kind: "summary",
-		// GENERIC_SUMMARY behind a cheap guard: every wording it reads holds a digit (most lines with its keys
-		// do not, and its many alternatives were most of the rules' regex time).
-		pattern: new RegExp(`^(?=[^]*?\\d)[^]*?(?:${GENERIC_SUMMARY.source})`, GENERIC_SUMMARY.flags),
+		// GENERIC_SUMMARY, tried only where a count starts (SUMMARY_AT_COUNT): its many alternatives were most of
+		// the rules' regex time.
+		pattern: SUMMARY_AT_COUNT,
 		// A stack frame, a TAP pass, a URL; a nested suite's element in an XML report (the report's root element,
 		// unindented, holds the run's counts).
 		not: [/^\s*(at |File "|from |ok \d+\b)|https?:\/\/|^\s+<(test-?suite|suite)\b/i],
@@ -1040,12 +1072,16 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "generic",
 		kind: "failure",
 		// A verdict word at the start of a line, or in capitals after a test's name ("… took 0.7 FAILURE",
-		// "… *** FAILED ***"), or a cross mark before a message.
+		// "… *** FAILED ***"), or a cross mark before a message. Shaped for speed and linear time (the same
+		// lines as the plainer form in test/fixtures/notable-rule-shapes.ts): an alternative not at the line's
+		// start starts at its verdict word and reads what stands before it behind it, `(?<=…)` (a run of white
+		// space or dots: its last two or three characters), and the optional bracket before the end splits no
+		// run of white space.
 		// Every alternative holds one of these words, case as written, or a cross mark (about 4 in 5 lines with
 		// the keys hold none: "error" in lower case).
 		needs: /FAIL|ERROR|FATAL|PANIC|CRASH|TIMEOUT|not ok|Error|Fatal|Fail|Panic|[\u274c\u2717\u2718\u2716]/,
 		pattern:
-			/^\W{0,4}([\w.]+[-_ ])?([A-Z]+-){0,2}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Errors?|Fatal|Failures?|Failed|Panic)\b\s*[:!]|(\s{2,}|\s?\.{3,}\s?)(FAIL(ED|URE)?|ERROR)(\s*[[(][^\])]*[\])])?\s*$|\w\W{0,3} (\*{2,3} )?(FAILED|FAILURE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
+			/^\W{0,4}([\w.]+[-_ ])?([A-Z]+-){0,2}(FAIL(ED|URE|S)?|ERROR|FATAL|PANIC|CRASH(ED)?|TIMEOUT|not ok)\b|^\s*(Errors?|Fatal|Failures?|Failed|Panic)\b\s*[:!]|(?:FAIL(?:ED|URE)?|ERROR)(?<=(?:\s\s|\.\.\.\s?)(?:FAIL(?:ED|URE)?|ERROR))\s*(?:[[(][^\])]*[\])]\s*)?$|F(?<=\w\W{0,3} (?:\*{2,3} )?F)AIL(?:ED|URE)\b(?!:)|^.{0,6}[\u274c\u2717\u2718\u2716]\s/,
 		not: GENERIC_NOT_FAILURE,
 	},
 	{

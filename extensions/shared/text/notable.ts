@@ -182,12 +182,20 @@ export const NOTABLE_KEYS: readonly string[] = [
 ];
 
 let tables:
-	| { automaton: ReturnType<typeof buildWordAutomaton>; rulesOf: number[][]; vetoes: (readonly RegExp[])[] }
+	| {
+			automaton: ReturnType<typeof buildWordAutomaton>;
+			rulesOf: number[][];
+			vetoes: (readonly RegExp[])[];
+			patterns: RegExp[];
+			needs: (RegExp | null)[];
+	  }
 	| undefined;
 /**
  * The automaton that finds every key at once, case-insensitively, per key (by its index) the rules that hold
- * it, and per rule its vetoes. Built on first use, not when the module loads: building them was most of the
- * time evaluating the shared code took at start-up (docs/startup.md), and most sessions never scan a log.
+ * it, and per rule its vetoes, pattern and needs. Built on first use, not when the module loads: building them
+ * was most of the time evaluating the shared code took at start-up (docs/startup.md), and most sessions never
+ * scan a log. The patterns and needs sit in arrays of their own: read from the rules (objects of many shapes),
+ * each read was a slow lookup (a tenth of the decisions' time).
  */
 function scanTables(): NonNullable<typeof tables> {
 	tables ??= {
@@ -198,6 +206,8 @@ function scanTables(): NonNullable<typeof tables> {
 		vetoes: NOTABLE_RULES.map((rule) =>
 			mergedAlternatives([...(rule.not ?? []), ...(rule.kind === "failure" ? [EXPECTED_FAILURE] : [])]),
 		),
+		patterns: NOTABLE_RULES.map((rule) => rule.pattern),
+		needs: NOTABLE_RULES.map((rule) => rule.needs ?? null),
 	};
 	return tables;
 }
@@ -240,13 +250,28 @@ function enabledMask(evaluation: NotableEvaluation | undefined): Uint8Array {
 	return Uint8Array.from(NOTABLE_RULES, (rule) => (keep(rule) ? 1 : 0));
 }
 
+/** Merged lists of several keys' rules, by their keys' number (see rulesFor); at most MERGED_MAX of them. */
+const mergedRules = new Map<number, readonly number[]>();
+const MERGED_MAX = 4096;
+/** Most keys whose number (digits in base NOTABLE_KEYS.length + 1) stays an exact integer. */
+const NUMBERED_KEYS = Math.floor(Math.log(Number.MAX_SAFE_INTEGER) / Math.log(NOTABLE_KEYS.length + 1));
+
 /**
  * The rules that hold one of `keys` (indices into NOTABLE_KEYS), in table order: a line tries only those. One
- * key's list is its own (built sorted); several keys' lists are merged into `listed`, each rule once.
+ * key's list is its own (built sorted); several keys' lists are merged, each rule once, and the merge is kept
+ * by the keys' number (for as many keys as it stays exact, in the order found; a log repeats a few sets of
+ * keys), so that a set of keys is merged once, not per line.
  */
 function rulesFor(keys: readonly number[]): readonly number[] {
 	const { rulesOf } = scanTables();
 	if (keys.length === 1) return rulesOf[keys[0]];
+	let id = -1;
+	if (keys.length <= NUMBERED_KEYS) {
+		id = 0;
+		for (const k of keys) id = id * (NOTABLE_KEYS.length + 1) + k + 1;
+		const known = mergedRules.get(id);
+		if (known) return known;
+	}
 	listed.length = 0;
 	for (const k of keys) {
 		for (const r of rulesOf[k]) {
@@ -263,7 +288,10 @@ function rulesFor(keys: readonly number[]): readonly number[] {
 		}
 	}
 	for (const r of listed) marks[r] = 0;
-	return listed;
+	if (id === -1 || mergedRules.size >= MERGED_MAX) return listed;
+	const merged = listed.slice();
+	mergedRules.set(id, merged);
+	return merged;
 }
 
 /**
@@ -271,13 +299,13 @@ function rulesFor(keys: readonly number[]): readonly number[] {
  * first enabled rule in table order whose keys the line holds and whose pattern matches (unless vetoed).
  */
 function decide(clean: string, keys: readonly number[], enabled: Uint8Array = ALL_RULES): NotableRule | undefined {
-	const { vetoes } = scanTables();
+	const { vetoes, patterns, needs } = scanTables();
 	for (const r of rulesFor(keys)) {
 		if (enabled[r] === 0) continue;
-		const rule = NOTABLE_RULES[r];
-		if (rule.needs?.test(clean) === false || !rule.pattern.test(clean)) continue;
+		const guard = needs[r];
+		if ((guard !== null && !guard.test(clean)) || !patterns[r].test(clean)) continue;
 		for (const veto of vetoes[r]) if (veto.test(clean)) return undefined;
-		return rule;
+		return NOTABLE_RULES[r];
 	}
 	return undefined;
 }
@@ -308,9 +336,10 @@ export function jsonMessage(clean: string): string | undefined {
 /**
  * The rule that decides a cleaned line (decide), and of a JSON-lines record the rule that decides its message
  * when that is a strong failure and the record itself is no more than weak evidence: the record
- * `{"Action":"output","Output":"--- FAIL: TestX (0.00s)\n"}` says what its message says (issue 32).
+ * `{"Action":"output","Output":"--- FAIL: TestX (0.00s)\n"}` says what its message says (issue 32). Exported for
+ * the decisions' benchmark (test/bench/rule-decisions.bench.ts); `enabled` is a mask over NOTABLE_RULES.
  */
-function decideLine(
+export function decideLine(
 	clean: string,
 	keys: readonly number[],
 	enabled: Uint8Array,

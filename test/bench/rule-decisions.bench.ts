@@ -1,0 +1,209 @@
+/**
+ * The rules' decisions on candidate lines (issue 32, cost): the table as it is against the table before its
+ * patterns were reshaped for speed (test/fixtures/notable-rule-shapes.ts), both decided by the same
+ * algorithm, in one process, interleaved, CPU time, median of per-round ratios (a shared machine is noisy).
+ *
+ * Lines: those the scan decides, a line whose first KiB holds a key, cleaned as the scan cleans it, with the
+ * keys the scan's search finds in it: of the stub-path benchmark's seed (each real log's first 64 KiB, every
+ * occurrence, in order), and every distinct one of both corpora. Every line must be decided alike (else exit 1).
+ * Then single hostile lines (1 KiB runs) on which an old shape backtracked, old against new.
+ *
+ *   node --import jiti/register test/bench/rule-decisions.bench.ts   (or: npm run bench -- rule-decisions)
+ */
+import {
+	cleanLogLine,
+	decideLine,
+	jsonMessage,
+	MATCH_UNITS,
+	mergedAlternatives,
+	NOTABLE_KEYS,
+	NOTABLE_RULES,
+	type NotableRule,
+} from "../../extensions/shared/text/notable.ts";
+import { GENERIC_NOT_FAILURE } from "../../extensions/shared/text/notable-rules.ts";
+import { buildWordAutomaton } from "../../extensions/shared/text/word-automaton.ts";
+import { loadEvalLogs } from "../fixtures/notable-eval.ts";
+import {
+	FAILING_BEFORE,
+	GENERIC_NOT_FAILURE_BEFORE,
+	NOTABLE_RULES_BEFORE,
+	PATTERN_BEFORE,
+	vetoesBefore,
+} from "../fixtures/notable-rule-shapes.ts";
+import { loadRealLogs } from "../fixtures/real-logs.ts";
+
+const automaton = buildWordAutomaton(NOTABLE_KEYS);
+const ALL = new Uint8Array(NOTABLE_RULES.length).fill(1);
+
+/** decide/decideLine of notable.ts over the table before the reshaping (the same algorithm, the old shapes). */
+const rulesOf = NOTABLE_KEYS.map((w) =>
+	NOTABLE_RULES_BEFORE.flatMap((rule, i) => (rule.keys.some((k) => k.toLowerCase() === w) ? [i] : [])),
+);
+const vetoes = NOTABLE_RULES_BEFORE.map((rule) => mergedAlternatives(vetoesBefore(rule)));
+const marks = new Uint8Array(NOTABLE_RULES_BEFORE.length);
+const listed: number[] = [];
+function rulesFor(keys: readonly number[]): readonly number[] {
+	if (keys.length === 1) return rulesOf[keys[0]];
+	listed.length = 0;
+	for (const k of keys)
+		for (const r of rulesOf[k]) {
+			if (marks[r] === 1) continue;
+			marks[r] = 1;
+			let at = listed.length;
+			listed.push(r);
+			while (at > 0 && listed[at - 1] > r) {
+				listed[at] = listed[at - 1];
+				at--;
+			}
+			listed[at] = r;
+		}
+	for (const r of listed) marks[r] = 0;
+	return listed;
+}
+function decideBefore(clean: string, keys: readonly number[]): NotableRule | undefined {
+	for (const r of rulesFor(keys)) {
+		const rule = NOTABLE_RULES_BEFORE[r];
+		if (rule.needs?.test(clean) === false || !rule.pattern.test(clean)) continue;
+		for (const veto of vetoes[r]) if (veto.test(clean)) return undefined;
+		return rule;
+	}
+	return undefined;
+}
+function decideLineBefore(clean: string, keys: readonly number[]): NotableRule | undefined {
+	const decided = decideBefore(clean, keys);
+	if ((decided && !decided.weak) || clean.charCodeAt(0) !== 0x7b) return decided;
+	const message = jsonMessage(clean);
+	if (message === undefined) return decided;
+	const inner = decideBefore(message, automaton.indicesIn(message));
+	return inner && inner.kind === "failure" && !inner.weak ? inner : decided;
+}
+
+type Candidate = [clean: string, keys: number[]];
+
+/** The lines of `text` the scan decides: a first KiB holding a key, cleaned, with the keys found in it. */
+function candidates(lines: Iterable<string>): Candidate[] {
+	const out: Candidate[] = [];
+	for (const raw of lines) {
+		const window = raw.slice(0, MATCH_UNITS);
+		const keys = automaton.indicesIn(window);
+		if (keys.length > 0) out.push([cleanLogLine(window), keys]);
+	}
+	return out;
+}
+
+/** The stub-path benchmark's seed: each real log's first 64 KiB, cut at a line end. */
+function seedLines(): string[] {
+	return loadRealLogs().flatMap((log) => {
+		let end = Math.min(log.raw.length, 64 * 1024);
+		const nl = log.raw.indexOf(10, end);
+		end = end === log.raw.length || nl === -1 ? log.raw.length : nl + 1;
+		return Buffer.from(log.raw.subarray(0, end)).toString("utf8").split("\n");
+	});
+}
+
+function cpu(): number {
+	const u = process.cpuUsage();
+	return u.user + u.system;
+}
+function median(xs: number[]): number {
+	const s = [...xs].sort((a, b) => a - b);
+	return s[s.length >> 1];
+}
+
+/** Old vs new over `lines`, `rounds` rounds of `reps` passes each, the order alternating per round. */
+function compare(lines: Candidate[], rounds: number, reps: number): { before: number; now: number; ratio: number } {
+	for (const [clean, keys] of lines) {
+		const a = decideLineBefore(clean, keys)?.id;
+		const b = decideLine(clean, keys, ALL, true)?.id;
+		if (a !== b) {
+			console.error(`decided differently: ${JSON.stringify(clean)}: before ${a}, now ${b}`);
+			process.exit(1);
+		}
+	}
+	const passBefore = () => {
+		for (let i = 0; i < reps; i++) for (const [clean, keys] of lines) decideLineBefore(clean, keys);
+	};
+	const passNow = () => {
+		for (let i = 0; i < reps; i++) for (const [clean, keys] of lines) decideLine(clean, keys, ALL, true);
+	};
+	const before: number[] = [];
+	const now: number[] = [];
+	const ratios: number[] = [];
+	for (let r = 0; r < rounds + 2; r++) {
+		let a = 0;
+		let b = 0;
+		for (const which of r % 2 === 0 ? [0, 1] : [1, 0]) {
+			const t = cpu();
+			if (which === 0) passBefore();
+			else passNow();
+			if (which === 0) a = cpu() - t;
+			else b = cpu() - t;
+		}
+		if (r < 2) continue; // warm-up
+		before.push(a / reps / lines.length);
+		now.push(b / reps / lines.length);
+		ratios.push(a / b);
+	}
+	return { before: median(before), now: median(now), ratio: median(ratios) };
+}
+
+const rows: string[][] = [];
+const seed = candidates(seedLines());
+const distinct = candidates(new Set(loadEvalLogs().flatMap((log) => log.text.split("\n"))));
+for (const [name, lines, rounds, reps] of [
+	["stub-path seed (every occurrence)", seed, 15, 40],
+	["both corpora (each distinct line once)", distinct, 5, 1],
+] as const) {
+	const t = compare(lines, rounds, reps);
+	rows.push([name, String(lines.length), t.before.toFixed(2), t.now.toFixed(2), `${t.ratio.toFixed(2)}×`]);
+}
+console.log(
+	"the rules' decisions on candidate lines: before the reshaping vs now (CPU µs per line, median of 15 rounds on the seed, 5 on the corpora)",
+);
+console.log("| lines | count | before µs | now µs | before / now |");
+console.log("|---|---:|---:|---:|---:|");
+for (const r of rows) console.log(`| ${r.join(" | ")} |`);
+
+/** One test of `re` on `line`, CPU µs (median of 5). */
+function once(re: RegExp, line: string): number {
+	const ts: number[] = [];
+	for (let i = 0; i < 5; i++) {
+		const t = cpu();
+		re.test(line);
+		ts.push(cpu() - t);
+	}
+	return median(ts);
+}
+const rule = (id: string) => NOTABLE_RULES.find((r) => r.id === id)?.pattern ?? /$^/;
+const K = 1024;
+const hostile: [string, RegExp, RegExp, string][] = [
+	["generic.verdict-line", PATTERN_BEFORE["generic.verdict-line"], rule("generic.verdict-line"), `x${" ".repeat(K)}x`],
+	["generic.verdict-line", PATTERN_BEFORE["generic.verdict-line"], rule("generic.verdict-line"), `x${".".repeat(K)}x`],
+	[
+		"generic.verdict-line",
+		PATTERN_BEFORE["generic.verdict-line"],
+		rule("generic.verdict-line"),
+		`x  FAIL${" ".repeat(K)}x`,
+	],
+	["not: a pass", GENERIC_NOT_FAILURE_BEFORE[3], GENERIC_NOT_FAILURE[3], `ok${" ".repeat(K)}x`],
+	["not: an XML element", GENERIC_NOT_FAILURE_BEFORE[7], GENERIC_NOT_FAILURE[7], `<${"a".repeat(K)}`],
+	[
+		"generic.tool-summary failing",
+		FAILING_BEFORE["generic.tool-summary"],
+		NOTABLE_RULES.find((r) => r.id === "generic.tool-summary")?.failing ?? /$^/,
+		`SUMMARY: X ${"a-".repeat(K / 2)}`,
+	],
+];
+console.log("\nsingle hostile lines (1 KiB runs), one test, CPU µs");
+console.log("| pattern | line | before µs | now µs |");
+console.log("|---|---|---:|---:|");
+for (const [name, old, now, line] of hostile) {
+	if (old.test(line) !== now.test(line)) {
+		console.error(`${name} differs on a hostile line`);
+		process.exit(1);
+	}
+	const shown = JSON.stringify(
+		line.replace(/(.{1,2}?)\1{15,}/g, (run, unit: string) => `(${unit})×${run.length / unit.length}`),
+	);
+	console.log(`| ${name} | ${shown} | ${once(old, line).toFixed(0)} | ${once(now, line).toFixed(0)} |`);
+}

@@ -1,0 +1,284 @@
+/**
+ * The rules' patterns reshaped for speed and linear time (issue 32, cost) decide every line as the shapes they
+ * replace (kept verbatim in test/fixtures/notable-rule-shapes.ts): on every line of both corpora, cleaned as
+ * the rules see it, and on random lines made of corpus lines, the rules' keys in any case, counts, separators
+ * and long runs of one character. The scan uses only whether a pattern matches (never the match's text), so
+ * that is what is compared; and the table before and the table now pick the same rule for every such line.
+ * Also: no pattern keeps an optional group beside a run of white space that it can split two ways.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+	cleanLogLine,
+	decideLine,
+	jsonMessage,
+	mergedAlternatives,
+	NOTABLE_KEYS,
+	NOTABLE_RULES,
+	type NotableRule,
+} from "../../extensions/shared/text/notable.ts";
+import { GENERIC_NOT_FAILURE, GENERIC_SUMMARY } from "../../extensions/shared/text/notable-rules.ts";
+import { buildWordAutomaton } from "../../extensions/shared/text/word-automaton.ts";
+import { loadEvalLogs } from "../fixtures/notable-eval.ts";
+import {
+	FAILING_BEFORE,
+	GENERIC_NOT_FAILURE_BEFORE,
+	NOTABLE_RULES_BEFORE,
+	PATTERN_BEFORE,
+	vetoesBefore,
+} from "../fixtures/notable-rule-shapes.ts";
+
+/** Every line of both corpora, cleaned as the rules see it (the scan matches a line's first KiB), once. */
+const LINES = [
+	...new Set(
+		[...new Set(loadEvalLogs().flatMap((log) => log.text.split("\n")))].map((l) => cleanLogLine(l.slice(0, 1024))),
+	),
+];
+
+const ruleOf = (id: string): NotableRule => {
+	const rule = NOTABLE_RULES.find((r) => r.id === id);
+	if (!rule) throw new Error(`no rule ${id}`);
+	return rule;
+};
+
+/** [name, the shape before, the test now] for each reshaped pattern or guard. */
+const PAIRS: [string, RegExp, (line: string) => boolean][] = [
+	...Object.entries(PATTERN_BEFORE).map(([id, before]): [string, RegExp, (line: string) => boolean] => {
+		const rule = ruleOf(id);
+		return [id, before, (l) => (rule.needs === undefined || rule.needs.test(l)) && rule.pattern.test(l)];
+	}),
+	["generic.summary is GENERIC_SUMMARY", GENERIC_SUMMARY, (l) => ruleOf("generic.summary").pattern.test(l)],
+	...Object.entries(FAILING_BEFORE).map(([id, before]): [string, RegExp, (line: string) => boolean] => [
+		`${id} failing`,
+		before,
+		(l) => ruleOf(id).failing?.test(l) === true,
+	]),
+	...GENERIC_NOT_FAILURE_BEFORE.flatMap((before, i): [string, RegExp, (line: string) => boolean][] =>
+		before === GENERIC_NOT_FAILURE[i]
+			? []
+			: [[`GENERIC_NOT_FAILURE[${i}]`, before, (l) => GENERIC_NOT_FAILURE[i].test(l)]],
+	),
+];
+
+/** The table before, decided as notable.ts decides (first rule in table order holding a key, unless vetoed). */
+const automaton = buildWordAutomaton(NOTABLE_KEYS);
+const vetoes = NOTABLE_RULES_BEFORE.map((rule) => mergedAlternatives(vetoesBefore(rule)));
+function decideBefore(clean: string, keys: readonly number[]): NotableRule | undefined {
+	const held = new Set(keys.map((k) => NOTABLE_KEYS[k]));
+	for (const [r, rule] of NOTABLE_RULES_BEFORE.entries()) {
+		if (!rule.keys.some((k) => held.has(k.toLowerCase()))) continue;
+		if (rule.needs?.test(clean) === false || !rule.pattern.test(clean)) continue;
+		return vetoes[r].some((veto) => veto.test(clean)) ? undefined : rule;
+	}
+	return undefined;
+}
+function decideLineBefore(clean: string, keys: readonly number[]): NotableRule | undefined {
+	const decided = decideBefore(clean, keys);
+	if ((decided && !decided.weak) || clean.charCodeAt(0) !== 0x7b) return decided;
+	const message = jsonMessage(clean);
+	if (message === undefined) return decided;
+	const inner = decideBefore(message, automaton.indicesIn(message));
+	return inner && inner.kind === "failure" && !inner.weak ? inner : decided;
+}
+const ALL = new Uint8Array(NOTABLE_RULES.length).fill(1);
+
+/** A key of the table in a random mix of cases. */
+const key = fc
+	.tuple(fc.constantFrom(...NOTABLE_KEYS), fc.array(fc.boolean(), { maxLength: 40 }))
+	.map(([k, up]) => [...k].map((c, i) => (up[i] ? c.toUpperCase() : c)).join(""));
+/** A run of one character, up to 300 long (what made the old shapes backtrack). */
+const run = fc
+	.tuple(fc.constantFrom(" ", ".", "-", "a", "0", "<", "*", "\t", "a-"), fc.integer({ min: 1, max: 300 }))
+	.map(([c, n]) => c.repeat(n));
+/** Random lines: corpus lines, keys, counts, separators and words the patterns look for, runs. */
+const line = fc
+	.array(
+		fc.oneof(
+			{ weight: 3, arbitrary: key },
+			{ weight: 2, arbitrary: fc.nat(LINES.length - 1).map((i) => LINES[i]) },
+			{ weight: 2, arbitrary: fc.nat(100_000).map(String) },
+			{ weight: 1, arbitrary: run },
+			{
+				weight: 4,
+				arbitrary: fc.constantFrom(
+					" ",
+					"  ",
+					"\t",
+					":",
+					": ",
+					"=",
+					'"',
+					",",
+					";",
+					"|",
+					"(",
+					")",
+					"[",
+					"]",
+					"/",
+					"...",
+					"*** ",
+					"-",
+					"_",
+					".",
+					"x",
+					"A-",
+					"0",
+					"1",
+					"12",
+					" of ",
+					" out of ",
+					"All ",
+					"There were ",
+					"There was ",
+					"tests",
+					"test cases",
+					"examples",
+					"assertions",
+					"passed",
+					"failures",
+					"errors",
+					"FAIL",
+					"FAILED",
+					"FAILURE",
+					"ERROR",
+					"Error",
+					"ok",
+					"OK",
+					"PASS",
+					"no ",
+					"without ",
+					"on-",
+					"on_error",
+					"ignore-",
+					"--",
+					"<",
+					">",
+					"</",
+					"test-case",
+					'result="Failed"',
+					'"status": "failed"',
+					"-CRITICAL **",
+					"SUMMARY: AddressSanitizer: ",
+					"heap-buffer-overflow",
+					"-overflow",
+					"use-after-free",
+					"undefined",
+					"race",
+					"0 errors",
+					"no leaks",
+					"SEGV",
+					"\r",
+					"retrying",
+					"will retry",
+					"will be retried",
+					"Next Attempt in",
+					"trying again",
+					"retry",
+					"retried",
+					"if ",
+					"=",
+					"\u274c",
+					"\u2714",
+				),
+			},
+		),
+		{ maxLength: 14 },
+	)
+	.map((parts) => parts.join(""));
+
+describe("reshaped patterns decide as the shapes they replace", () => {
+	it("reshape something, each listed once", () => {
+		expect(PAIRS.map(([name]) => name)).toEqual([
+			"generic.summary",
+			"generic.verdict-line",
+			"generic.report-field",
+			"generic.summary is GENERIC_SUMMARY",
+			"generic.tool-summary failing",
+			"GENERIC_NOT_FAILURE[1]",
+			"GENERIC_NOT_FAILURE[2]",
+			"GENERIC_NOT_FAILURE[3]",
+			"GENERIC_NOT_FAILURE[5]",
+			"GENERIC_NOT_FAILURE[7]",
+			"GENERIC_NOT_FAILURE[9]",
+		]);
+		// Each changed its pattern or gained a needs.
+		for (const [id, before] of Object.entries(PATTERN_BEFORE)) {
+			const was = NOTABLE_RULES_BEFORE.find((r) => r.id === id);
+			expect(ruleOf(id).pattern.source !== before.source || ruleOf(id).needs !== was?.needs, id).toBe(true);
+		}
+	});
+
+	it("on every line of both corpora", () => {
+		for (const [name, before, now] of PAIRS) {
+			const differ = LINES.filter((l) => before.test(l) !== now(l));
+			expect(differ, name).toEqual([]);
+			// Each tells lines apart on the corpora: no pair agrees by matching everything or nothing.
+			expect(LINES.some((l) => before.test(l)) && LINES.some((l) => !before.test(l)), name).toBe(true);
+		}
+	});
+
+	it("on random lines of keys, counts, separators and runs", () => {
+		fc.assert(
+			fc.property(line, (l) => {
+				for (const [name, before, now] of PAIRS) expect(now(l), `${name}: ${JSON.stringify(l)}`).toBe(before.test(l));
+			}),
+			{ numRuns: 4000 },
+		);
+	});
+
+	it("and the table picks the same rule as before for every corpus and random line", () => {
+		const decide = (l: string): [string | undefined, string | undefined] => {
+			const keys = automaton.indicesIn(l);
+			return [decideLineBefore(l, keys)?.id, decideLine(l, keys, ALL, true)?.id];
+		};
+		const differ = LINES.map(decide).filter(([a, b]) => a !== b);
+		expect(differ).toEqual([]);
+		fc.assert(
+			fc.property(line, (l) => {
+				const [a, b] = decide(l);
+				expect(b, JSON.stringify(l)).toBe(a);
+			}),
+			{ numRuns: 2000 },
+		);
+	});
+});
+
+describe("patterns that split no run of white space two ways", () => {
+	/** One (possibly nested once) group's body: characters, escapes, classes, inner groups. */
+	const GROUP = String.raw`(?:[^()[\\]|\\.|\[(?:[^\]\\]|\\.)*\]|\((?:[^()[\\]|\\.|\[(?:[^\]\\]|\\.)*\])*\))*`;
+	/**
+	 * An optional group between two runs of white space, `\s*(…)?\s*`, or one that starts with a run and is
+	 * followed by one, `(\s*…)?\s*`: the engine tries every split of a long run between them (a 1 KiB run
+	 * costs milliseconds). A group whose leading run must be followed by `\S` splits nothing and is allowed.
+	 */
+	const OPTIONAL_GROUP_IN_RUN = new RegExp(
+		String.raw`\\s[*+]\((?:\?:)?${GROUP}\)\?\\s[*+]|\((?:\?:)?\\s[*+](?!\\S)${GROUP}\)\?\\s[*+]`,
+	);
+
+	it("has no optional group inside a run of white space in any pattern, veto, needs or failing test", () => {
+		const offending = NOTABLE_RULES.flatMap((rule) =>
+			[rule.pattern, rule.needs, rule.failing, ...(rule.not ?? [])]
+				.filter((re): re is RegExp => re !== undefined && OPTIONAL_GROUP_IN_RUN.test(re.source))
+				.map((re) => `${rule.id}: ${re.source}`),
+		);
+		expect(offending).toEqual([]);
+		// The shapes it catches (the old ones) and those it lets pass (the new ones, a run that must end).
+		expect(OPTIONAL_GROUP_IN_RUN.test(GENERIC_NOT_FAILURE_BEFORE[3].source)).toBe(true);
+		expect(OPTIONAL_GROUP_IN_RUN.test(PATTERN_BEFORE["generic.verdict-line"].source)).toBe(true);
+		expect(OPTIONAL_GROUP_IN_RUN.test(String.raw`\s*(?:\(.*\)\s*)?$`)).toBe(false);
+		expect(OPTIONAL_GROUP_IN_RUN.test(String.raw`(\s+\S+\s+([\d.]+s|x))?\s*`)).toBe(false);
+	});
+
+	it("decides a 4 KiB run as the old shapes did (which backtracked on it)", () => {
+		for (const l of [
+			`SUMMARY: X ${"a-".repeat(2048)}`,
+			`x${" ".repeat(4096)}x`,
+			`x  FAIL${" ".repeat(4096)}x`,
+			`ok${" ".repeat(4096)}x`,
+			`<${"a".repeat(4096)}`,
+		]) {
+			for (const [name, before, now] of PAIRS) expect(now(l), name).toBe(before.test(l));
+		}
+	});
+});
