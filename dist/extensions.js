@@ -6322,18 +6322,45 @@ var init_word_automaton = __esm({
 });
 
 // extensions/shared/text/notable.ts
+function ciPrefixLength(s) {
+  const c = s.charCodeAt(0);
+  if (c >= 48 && c <= 57) {
+    if (s.charCodeAt(4) !== 45 && s.charCodeAt(2) !== 58) return 0;
+  } else if (c === 91) {
+    const d = s.charCodeAt(1);
+    if (d !== 116 && d !== 118 && d !== 115 && d !== 102 && !(d >= 48 && d <= 57)) return 0;
+  } else if (c === 32 || c === 9) {
+    let i = 1;
+    let d = s.charCodeAt(i);
+    while (d === 32 || d === 9) d = s.charCodeAt(++i);
+    if (!(d >= 128) && d !== 80 && d !== 71 && !(d >= 10 && d <= 13)) return 0;
+  } else if (c !== 80 && c !== 71 && !(c >= 9 && c <= 13) && !(c >= 160)) return 0;
+  CI_PREFIX.lastIndex = 0;
+  CI_PREFIX.test(s);
+  return CI_PREFIX.lastIndex;
+}
 function cleanLogLine(raw) {
   let s = raw.indexOf("\x1B") === -1 ? raw : raw.replace(ANSI, "");
-  if (s.endsWith("\r")) s = s.slice(0, -1);
-  if (s.indexOf("\r") !== -1) s = shownAfterReturn(s);
-  if (!PREFIX_START.test(s)) return s;
-  const m = CI_PREFIX.exec(s);
-  return m && m[0].length > 0 ? s.slice(m[0].length) : s;
+  const cr = s.indexOf("\r");
+  if (cr !== -1) {
+    if (s.endsWith("\r")) s = s.slice(0, -1);
+    if (cr < s.length) s = shownAfterReturn(s);
+  }
+  const prefix = ciPrefixLength(s);
+  return prefix === 0 ? s : s.slice(prefix);
 }
 function shownAfterReturn(s) {
   const shown = s.replace(/\r+$/, "");
   const at2 = shown.lastIndexOf("\r");
   return at2 !== -1 && shown.slice(at2 + 1).trim() !== "" ? shown.slice(at2 + 1) : shown;
+}
+function isBlank(s) {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 32 || c === 9) continue;
+    return c >= 128 || c >= 10 && c <= 13 ? s.trim() === "" : false;
+  }
+  return true;
 }
 function scanTables() {
   tables ??= {
@@ -6494,6 +6521,17 @@ function window(text, start, end) {
 function capPass(shared2, cap) {
   const { text, enabled, steps, maxChars, keys: KEYS, memo } = shared2;
   const folded = /* @__PURE__ */ new Map();
+  const foldOf = (rule) => {
+    let fold = folded.get(rule);
+    if (fold === void 0) {
+      fold = /* @__PURE__ */ new Map();
+      folded.set(rule, fold);
+    }
+    return fold;
+  };
+  const unfold = (e) => {
+    e.fold.delete(e.clean);
+  };
   const verdicts = [];
   const failingRing = [];
   const strong = [];
@@ -6513,7 +6551,16 @@ function capPass(shared2, cap) {
   const stepPassLine = [0];
   const stepVerdict = [void 0];
   const stepChecked = [false];
-  let lastFailure;
+  let lastEntry;
+  let lastLine = 0;
+  let lastPool;
+  let lastStrong = false;
+  const lastFailure = (entry, line, pool2, strong2) => {
+    lastEntry = entry;
+    lastLine = line;
+    lastPool = pool2;
+    lastStrong = strong2;
+  };
   const nextStep = () => {
     step++;
     stepFails.push(0);
@@ -6536,18 +6583,18 @@ function capPass(shared2, cap) {
       if (!stepChecked[step] && (stepFails[step] + stepPasses[step] > 0 || stepVerdict[step])) nextStep();
       return;
     }
-    const last = lastFailure;
-    if (rule.marker !== "ignored" || !last || line - last.line > 3) return;
-    lastFailure = void 0;
+    const last = lastEntry;
+    if (rule.marker !== "ignored" || !last || line - lastLine > 3) return;
+    lastEntry = void 0;
     failures--;
-    if (last.strong) stepFails[last.entry.step]--;
-    if (last.entry.count > 1) {
-      last.entry.count--;
+    if (lastStrong) stepFails[last.step]--;
+    if (last.count > 1) {
+      last.count--;
       return;
     }
-    folded.delete(last.entry.key);
-    const at2 = last.pool?.indexOf(last.entry) ?? -1;
-    if (last.pool && at2 !== -1) last.pool.splice(at2, 1);
+    unfold(last);
+    const at2 = lastPool?.indexOf(last) ?? -1;
+    if (lastPool && at2 !== -1) lastPool.splice(at2, 1);
   };
   const hit = (rule, clean, line, lineStart, lineEnd) => {
     if (rule.kind === "marker") {
@@ -6569,17 +6616,19 @@ function capPass(shared2, cap) {
       else stepVerdict.fill("pass");
       nextStep();
     }
-    const key = `${rule.id}\0${clean}`;
-    const seen = folded.get(key);
+    const fold = foldOf(rule);
+    const seen = fold.get(clean);
     if (seen) {
       seen.count++;
-      if (!isSummary) lastFailure = { entry: seen, line, pool: void 0, strong: !rule.weak };
+      if (!isSummary) lastFailure(seen, line, void 0, !rule.weak);
       return;
     }
     const entry = {
       line,
       text: kept(clean, lineStart, lineEnd),
-      key,
+      clean,
+      fold,
+      rings: 0,
       rule,
       count: 1,
       failing,
@@ -6588,30 +6637,34 @@ function capPass(shared2, cap) {
     };
     if (isSummary) {
       ring.push(entry);
-      folded.set(key, entry);
-      if (failing) failingRing.push(entry);
+      fold.set(clean, entry);
+      entry.rings = 1;
+      if (failing) {
+        failingRing.push(entry);
+        entry.rings = 2;
+      }
       if (ring.length > cap + LAST_SUMMARIES) {
         const old = ring.shift();
-        if (!failingRing.includes(old)) folded.delete(old.key);
+        if (--old.rings === 0) unfold(old);
       }
       if (failingRing.length > cap) {
         const old = failingRing.shift();
-        if (!ring.includes(old)) folded.delete(old.key);
+        if (--old.rings === 0) unfold(old);
       }
     } else if (rule.vocabulary) {
       vocabulary.push(entry);
-      folded.set(key, entry);
-      if (vocabulary.length > cap) folded.delete(vocabulary.shift().key);
-      lastFailure = { entry, line, pool: vocabulary, strong: false };
+      fold.set(clean, entry);
+      if (vocabulary.length > cap) unfold(vocabulary.shift());
+      lastFailure(entry, line, vocabulary, false);
     } else {
       const head = rule.weak ? weak : rule.verdict ? verdicts : strong;
-      lastFailure = { entry, line, pool: void 0, strong: !rule.weak };
+      lastFailure(entry, line, void 0, !rule.weak);
       const pool2 = head.length < headCap ? head : rule.weak ? weakTail : rule.verdict ? verdictsTail : strongTail;
       if (pool2 !== head && tailCap === 0) return;
       pool2.push(entry);
-      folded.set(key, entry);
-      lastFailure.pool = pool2;
-      if (pool2 !== head && pool2.length > tailCap) folded.delete(pool2.shift().key);
+      fold.set(clean, entry);
+      lastPool = pool2;
+      if (pool2 !== head && pool2.length > tailCap) unfold(pool2.shift());
     }
     if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line);
     lastTaken = line;
@@ -6671,7 +6724,9 @@ function capPass(shared2, cap) {
   const visit = (lineStart, lineEnd, line, clean, rawKeys) => {
     if (carrying) {
       const c = carrying;
-      const filler2 = clean.trim() === "" ? 1 : steps && FILLER.test(clean) ? tryLine(lineStart, lineEnd, line, clean) ? 2 : 1 : 0;
+      let filler2 = 0;
+      if (isBlank(clean)) filler2 = 1;
+      else if (steps && FILLER.test(clean)) filler2 = tryLine(lineStart, lineEnd, line, clean) ? 2 : 1;
       if (filler2 === 1) {
         if (++c.blanks > MAX_CONTEXT_LINES) carrying = void 0;
       } else if (filler2 === 2) {
@@ -6849,7 +6904,7 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, listed2, ALL_RULES, JSON_MESSAGE, SHAPE_START;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, FILLER, NOTABLE_KEYS, tables, marks, listed2, ALL_RULES, JSON_MESSAGE, SHAPE_START;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -6863,8 +6918,7 @@ var init_notable = __esm({
     LAST_SUMMARIES = 2;
     CLIPPED = "\u2026";
     ANSI = /\u001b(\[[0-9;?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)|[@-Z\\-_])/g;
-    CI_PREFIX = /^(\uFEFF)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z? ?|\[(task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(\[\d+\] )?(\d\d:\d\d:\d\d(\.\d+)?\s+(INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?(\s*(PID \d+|GECKO\(\d+\)) \| )?/;
-    PREFIX_START = /^[\uFEFF\d[\s]|^(PID|GECKO)/;
+    CI_PREFIX = /^(?:\uFEFF)?(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z? ?|\[(?:task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(?:\[\d+\] )?(?:\d\d:\d\d:\d\d(?:\.\d+)?\s+(?:INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?(?:\s*(?:PID \d+|GECKO\(\d+\)) \| )?/y;
     FILLER = /^[\W\d_]*((\[?\b(INFO|DEBUG|TRACE|WARN|WARNING|ERROR|info|debug|error)\b\]?)[\W\d_]*)?$|^\W*(travis_(time|fold):|##\[(end)?group\]|section_(start|end):\d|Post job cleanup\.)|^\s*<\/?[\w:-]+>\s*$/;
     NOTABLE_KEYS = [
       ...new Set(NOTABLE_RULES.flatMap((r) => r.keys.map((k) => k.toLowerCase())))
