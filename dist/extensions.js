@@ -5215,6 +5215,81 @@ var init_omission = __esm({
   }
 });
 
+// extensions/shared/text/line-map.ts
+var BUCKET_MAX, LineMap;
+var init_line_map = __esm({
+  "extensions/shared/text/line-map.ts"() {
+    "use strict";
+    BUCKET_MAX = 8;
+    LineMap = class {
+      /** Per key length: its keys while they are few, or null once they are hashed in `hashed`. */
+      buckets = /* @__PURE__ */ new Map();
+      hashed;
+      count = 0;
+      /** How many keys it holds. */
+      get size() {
+        return this.count;
+      }
+      get(key) {
+        const bucket = this.buckets.get(key.length);
+        if (bucket === void 0) return void 0;
+        if (bucket === null) return this.hashed?.get(key);
+        const keys = bucket.keys;
+        for (let i = 0; i < keys.length; i++) if (keys[i] === key) return bucket.values[i];
+        return void 0;
+      }
+      set(key, value) {
+        const bucket = this.buckets.get(key.length);
+        if (bucket === null) {
+          const hashed = this.hashed;
+          if (!hashed.has(key)) this.count++;
+          hashed.set(key, value);
+          return this;
+        }
+        if (bucket === void 0) {
+          this.buckets.set(key.length, { keys: [key], values: [value] });
+          this.count++;
+          return this;
+        }
+        const at2 = bucket.keys.indexOf(key);
+        if (at2 !== -1) {
+          bucket.values[at2] = value;
+          return this;
+        }
+        this.count++;
+        if (bucket.keys.length < BUCKET_MAX) {
+          bucket.keys.push(key);
+          bucket.values.push(value);
+          return this;
+        }
+        this.hashed ??= /* @__PURE__ */ new Map();
+        for (let i = 0; i < bucket.keys.length; i++) this.hashed.set(bucket.keys[i], bucket.values[i]);
+        this.hashed.set(key, value);
+        this.buckets.set(key.length, null);
+        return this;
+      }
+      delete(key) {
+        const bucket = this.buckets.get(key.length);
+        if (bucket === void 0) return false;
+        if (bucket === null) {
+          const gone = this.hashed?.delete(key) === true;
+          if (gone) this.count--;
+          return gone;
+        }
+        const at2 = bucket.keys.indexOf(key);
+        if (at2 === -1) return false;
+        this.count--;
+        if (bucket.keys.length === 1) this.buckets.delete(key.length);
+        else {
+          bucket.keys.splice(at2, 1);
+          bucket.values.splice(at2, 1);
+        }
+        return true;
+      }
+    };
+  }
+});
+
 // extensions/shared/text/notable-rules.ts
 var MAX_CONTEXT_LINES, MAX_RECORD_LINES, BLOCK_CONTEXT, EXPECTED_FAILURE, RETRIED, NONZERO_FAILED, INDENTED, COUNTED, COUNT_PAIR, GENERIC_SUMMARY, GENERIC_FAILING_COUNT, GENERIC_FAILURE_WORD, GENERIC_NOT_FAILURE, NOTABLE_RULES;
 var init_notable_rules = __esm({
@@ -6524,7 +6599,7 @@ function capPass(shared2, cap) {
   const foldOf = (rule) => {
     let fold = folded.get(rule);
     if (fold === void 0) {
-      fold = /* @__PURE__ */ new Map();
+      fold = new LineMap();
       folded.set(rule, fold);
     }
     return fold;
@@ -6708,7 +6783,8 @@ function capPass(shared2, cap) {
     }
     entry.context.push(...ctx.while ? taken.reverse() : taken);
   };
-  const tryLine = (lineStart, lineEnd, line, clean, found) => {
+  const tryLine = (lineStart, lineEnd, line, clean, found, rawKeys) => {
+    if (!found && clean.length === Math.min(lineEnd - lineStart, MATCH_UNITS)) found = rawKeys();
     let rule = found ? memo.raw : memo.clean;
     if (rule === void 0 || memo.line !== line) {
       const keys = found ?? KEYS.indicesIn(clean);
@@ -6726,7 +6802,8 @@ function capPass(shared2, cap) {
       const c = carrying;
       let filler2 = 0;
       if (isBlank(clean)) filler2 = 1;
-      else if (steps && FILLER.test(clean)) filler2 = tryLine(lineStart, lineEnd, line, clean) ? 2 : 1;
+      else if (steps && FILLER.test(clean))
+        filler2 = tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys) ? 2 : 1;
       if (filler2 === 1) {
         if (++c.blanks > MAX_CONTEXT_LINES) carrying = void 0;
       } else if (filler2 === 2) {
@@ -6740,16 +6817,16 @@ function capPass(shared2, cap) {
           }
         } else {
           carrying = void 0;
-          tryLine(lineStart, lineEnd, line, clean);
+          tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys);
         }
-      } else if (!tryLine(lineStart, lineEnd, line, clean)) {
+      } else if (!tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys)) {
         c.entry.context.push({ line, text: kept(clean, lineStart, lineEnd) });
         lastTaken = line;
         if (--c.left <= 0) carrying = void 0;
       } else if (carrying === c) carrying = void 0;
     } else {
       const found = rawKeys();
-      if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found);
+      if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found, rawKeys);
     }
   };
   const finish2 = () => rank({
@@ -6875,6 +6952,10 @@ function rank(found) {
   const out = [];
   let represented = 0;
   let pending;
+  const placed = (c) => {
+    c.rank = out.length;
+    out.push(c);
+  };
   for (const e of chosen) {
     represented += e.count;
     const kind = e.rule.kind === "summary" ? "summary" : "failure";
@@ -6887,15 +6968,15 @@ function rank(found) {
       failing: e.failing,
       rank: out.length
     });
-    if (pending) out.push({ ...pending, rank: out.length });
+    if (pending) placed(pending);
     pending = firstContext.get(e);
     if (!f.steps && pending) {
-      out.push({ ...pending, rank: out.length });
+      placed(pending);
       pending = void 0;
     }
   }
-  if (pending) out.push({ ...pending, rank: out.length });
-  for (const c of restContext) out.push({ ...c, rank: out.length });
+  if (pending) placed(pending);
+  for (const c of restContext) placed(c);
   out.sort((a, b) => a.line - b.line);
   return {
     lines: out,
@@ -6908,6 +6989,7 @@ var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
+    init_line_map();
     init_notable_rules();
     init_utf8();
     init_word_automaton();

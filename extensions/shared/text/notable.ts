@@ -19,6 +19,8 @@
  *   its verdict. A step or a run its CI says passed claims no failure; weak evidence is dropped only where its
  *   own step passed, so a passing summary of one step never silences another step's failure.
  */
+
+import { LineMap } from "./line-map.ts";
 import {
 	BLOCK_CONTEXT,
 	EXPECTED_FAILURE,
@@ -206,7 +208,7 @@ interface Entry {
 	/** The cleaned line it was found on: its key in `fold`. */
 	clean: string;
 	/** Its rule's entries by cleaned line, where a repeat folds into it while it is kept. */
-	fold: Map<string, Entry>;
+	fold: LineMap<Entry>;
 	/** For a summary: how many of the summary rings hold it (it stays open to folding while one does). */
 	rings: number;
 	rule: NotableRule;
@@ -494,13 +496,13 @@ function capPass(
 	const { text, enabled, steps, maxChars, keys: KEYS, memo } = shared;
 	/**
 	 * The kept entries a repeat folds into, per rule by cleaned line (a rule's map made at its first hit): the
-	 * line's own string is the key, so a hit builds and hashes no key string of its own.
+	 * line's own string is the key, so a hit builds no key string of its own, and a LineMap hashes none.
 	 */
-	const folded = new Map<NotableRule, Map<string, Entry>>();
-	const foldOf = (rule: NotableRule): Map<string, Entry> => {
+	const folded = new Map<NotableRule, LineMap<Entry>>();
+	const foldOf = (rule: NotableRule): LineMap<Entry> => {
 		let fold = folded.get(rule);
 		if (fold === undefined) {
-			fold = new Map();
+			fold = new LineMap();
 			folded.set(rule, fold);
 		}
 		return fold;
@@ -719,9 +721,19 @@ function capPass(
 
 	/**
 	 * Whether the line is a hit (and handles it); `found`: its keys when the search already saw them (in the raw
-	 * window), else those of its cleaned text. The decision is made once per line for all passes (`memo`).
+	 * window), else those of its cleaned text. The decision is made once per line for all passes (`memo`). A
+	 * line that cleaning left as it was (as long as its window: cleaning only takes characters away) holds its
+	 * raw window's keys: it takes them from `rawKeys`, so passes carrying it and passes not share one decision.
 	 */
-	const tryLine = (lineStart: number, lineEnd: number, line: number, clean: string, found?: number[]): boolean => {
+	const tryLine = (
+		lineStart: number,
+		lineEnd: number,
+		line: number,
+		clean: string,
+		found: number[] | undefined,
+		rawKeys: () => number[],
+	): boolean => {
+		if (!found && clean.length === Math.min(lineEnd - lineStart, MATCH_UNITS)) found = rawKeys();
 		let rule = found ? memo.raw : memo.clean;
 		if (rule === undefined || memo.line !== line) {
 			const keys = found ?? KEYS.indicesIn(clean);
@@ -742,7 +754,8 @@ function capPass(
 			// A filler line is stepped over like a blank one, unless it is a hit (a step marker).
 			let filler = 0;
 			if (isBlank(clean)) filler = 1;
-			else if (steps && FILLER.test(clean)) filler = tryLine(lineStart, lineEnd, line, clean) ? 2 : 1;
+			else if (steps && FILLER.test(clean))
+				filler = tryLine(lineStart, lineEnd, line, clean, undefined, rawKeys) ? 2 : 1;
 			if (filler === 1) {
 				if (++c.blanks > MAX_CONTEXT_LINES) carrying = undefined;
 			} else if (filler === 2) {
@@ -756,16 +769,16 @@ function capPass(
 					} // past the count: the rest of the run is skipped
 				} else {
 					carrying = undefined;
-					tryLine(lineStart, lineEnd, line, clean);
+					tryLine(lineStart, lineEnd, line, clean, undefined, rawKeys);
 				}
-			} else if (!tryLine(lineStart, lineEnd, line, clean)) {
+			} else if (!tryLine(lineStart, lineEnd, line, clean, undefined, rawKeys)) {
 				c.entry.context.push({ line, text: kept(clean, lineStart, lineEnd) });
 				lastTaken = line;
 				if (--c.left <= 0) carrying = undefined;
 			} else if (carrying === c) carrying = undefined;
 		} else {
 			const found = rawKeys();
-			if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found);
+			if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found, rawKeys);
 		}
 	};
 
@@ -957,6 +970,11 @@ function rank(found: Found): NotableScan {
 	const out: NotableLine[] = [];
 	let represented = 0;
 	let pending: NotableLine | undefined;
+	/** A context line (made for this result, placed once) takes the next rank. */
+	const placed = (c: NotableLine) => {
+		c.rank = out.length;
+		out.push(c);
+	};
 	for (const e of chosen) {
 		represented += e.count;
 		const kind = e.rule.kind === "summary" ? "summary" : "failure"; // a marker is never an entry
@@ -971,15 +989,15 @@ function rank(found: Found): NotableScan {
 		});
 		// Read as steps, an entry's first context line ranks after the next entry: the first two failures (often
 		// the first and the last block) come before either's message.
-		if (pending) out.push({ ...pending, rank: out.length });
+		if (pending) placed(pending);
 		pending = firstContext.get(e);
 		if (!f.steps && pending) {
-			out.push({ ...pending, rank: out.length });
+			placed(pending);
 			pending = undefined;
 		}
 	}
-	if (pending) out.push({ ...pending, rank: out.length });
-	for (const c of restContext) out.push({ ...c, rank: out.length });
+	if (pending) placed(pending);
+	for (const c of restContext) placed(c);
 	out.sort((a, b) => a.line - b.line);
 	return {
 		lines: out,
