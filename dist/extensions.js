@@ -6625,6 +6625,7 @@ function capPass(shared2, cap) {
   const stepPasses = [0];
   const stepPassLine = [0];
   const stepVerdict = [void 0];
+  let runPassedBefore = 0;
   const stepChecked = [false];
   let lastEntry;
   let lastLine = 0;
@@ -6688,7 +6689,7 @@ function capPass(shared2, cap) {
     }
     if (steps && rule.ends) {
       if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
-      else stepVerdict.fill("pass");
+      else runPassedBefore = step + 1;
       nextStep();
     }
     const fold = foldOf(rule);
@@ -6843,7 +6844,10 @@ function capPass(shared2, cap) {
     stepPasses,
     stepPassLine,
     lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
-    stepVerdict: checkedVerdicts(stepVerdict, stepChecked),
+    stepVerdict: checkedVerdicts(
+      stepVerdict.map((v, s) => s < runPassedBefore ? "pass" : v),
+      stepChecked
+    ),
     steps
   });
   return { carrying: () => carrying !== void 0, visit, finish: finish2 };

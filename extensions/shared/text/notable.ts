@@ -534,6 +534,11 @@ function capPass(
 	/** Per step, the line of its last passing summary: it vouches only for what its step printed before it. */
 	const stepPassLine: number[] = [0];
 	const stepVerdict: ("pass" | "fail" | undefined)[] = [undefined];
+	/**
+	 * Steps before this one passed whatever their own verdict (a run's passing verdict came after them): applied
+	 * to stepVerdict once, at the end, not at each such verdict (a log of many would cost steps × verdicts).
+	 */
+	let runPassedBefore = 0;
 	/** Steps of a CI that reports every failing step: one without a failing verdict passed. */
 	const stepChecked: boolean[] = [false];
 	// The last failure found (its entry, line, pool, strength), for a marker that says it was ignored.
@@ -610,7 +615,7 @@ function capPass(
 			// every step before it (the run passed, whatever a step printed: a "Job failed" a test printed too);
 			// a failing one, the last step.
 			if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
-			else stepVerdict.fill("pass");
+			else runPassedBefore = step + 1; // only the current step's verdict is read before the end
 			nextStep();
 		}
 		const fold = foldOf(rule);
@@ -797,7 +802,10 @@ function capPass(
 			stepPasses,
 			stepPassLine,
 			lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
-			stepVerdict: checkedVerdicts(stepVerdict, stepChecked),
+			stepVerdict: checkedVerdicts(
+				stepVerdict.map((v, s) => (s < runPassedBefore ? "pass" : v)),
+				stepChecked,
+			),
 			steps,
 		});
 	return { carrying: () => carrying !== undefined, visit, finish };
