@@ -142,14 +142,14 @@ copyTree(now, nowNames, (path) => readFileSync(join(root, path), "utf8")); // th
 
 const self = fileURLToPath(import.meta.url);
 const times = {
-	then: { scan: [] as number[], skeleton: [] as number[] },
+	before: { scan: [] as number[], skeleton: [] as number[] },
 	now: { scan: [] as number[], skeleton: [] as number[] },
 };
 for (let p = 0; p < Number(processesArg); p++) {
-	for (const tree of p % 2 === 0 ? (["then", "now"] as const) : (["now", "then"] as const)) {
+	for (const tree of p % 2 === 0 ? (["before", "now"] as const) : (["now", "before"] as const)) {
 		const out = execFileSync(
 			process.execPath,
-			["--import", "jiti/register", self, "--child", tree === "then" ? before : now, mibArg, roundsArg, capsArg],
+			["--import", "jiti/register", self, "--child", tree === "before" ? before : now, mibArg, roundsArg, capsArg],
 			{ cwd: root, encoding: "utf8", maxBuffer: MiB },
 		);
 		const got = JSON.parse(out.trim().split("\n").pop() as string) as { scan: number[]; skeleton: number[] };
@@ -164,8 +164,8 @@ const part = (t: { scan: number[]; skeleton: number[] }) => t.scan.map((x, r) =>
 console.log(
 	`${mibArg} MiB, caps ${capsArg}, ${processesArg} processes × ${roundsArg} rounds per tree (CPU ms: median / first quartile)`,
 );
-for (const tree of ["then", "now"] as const) {
-	const label = tree === "then" ? `at ${commit}` : "now";
+for (const tree of ["before", "now"] as const) {
+	const label = tree === "before" ? `at ${commit}` : "now";
 	const figures = (xs: number[]) => `${median(xs).toFixed(1)} / ${quartile(xs).toFixed(1)}`;
 	console.log(
 		`  ${label.padEnd(16)} scan ${figures(times[tree].scan)}, skeleton ${figures(times[tree].skeleton)}, ` +
@@ -173,6 +173,6 @@ for (const tree of ["then", "now"] as const) {
 	);
 }
 console.log(
-	`  scan now / then ${(median(times.now.scan) / median(times.then.scan)).toFixed(3)}; ` +
-		`the part outside search and rules now / then ${(median(part(times.now)) / median(part(times.then))).toFixed(3)}`,
+	`  scan now / then ${(median(times.now.scan) / median(times.before.scan)).toFixed(3)}; ` +
+		`the part outside search and rules now / then ${(median(part(times.now)) / median(part(times.before))).toFixed(3)}`,
 );
