@@ -19,6 +19,8 @@
  *   its verdict. A step or a run its CI says passed claims no failure; weak evidence is dropped only where its
  *   own step passed, so a passing summary of one step never silences another step's failure.
  */
+
+import { LineMap } from "./line-map.ts";
 import {
 	BLOCK_CONTEXT,
 	EXPECTED_FAILURE,
@@ -125,13 +127,36 @@ const CLIPPED = "…";
 const ANSI = /\u001b(\[[0-9;?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)|[@-Z\\-_])/g;
 /**
  * A CI prefix: GitHub Actions' ISO timestamp, taskcluster's [task …], mozharness' "HH:MM:SS  INFO - ", and a
- * Mozilla harness' "PID 123 | " or "GECKO(123) | " before a child process's output.
+ * Mozilla harness' "PID 123 | " or "GECKO(123) | " before a child process's output. Sticky and without capture
+ * groups: after a test from 0, `lastIndex` is the prefix's length (no match array per line).
  */
 const CI_PREFIX =
-	/^(\uFEFF)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z? ?|\[(task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(\[\d+\] )?(\d\d:\d\d:\d\d(\.\d+)?\s+(INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?(\s*(PID \d+|GECKO\(\d+\)) \| )?/;
+	/^(?:\uFEFF)?(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z? ?|\[(?:task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(?:\[\d+\] )?(?:\d\d:\d\d:\d\d(?:\.\d+)?\s+(?:INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?(?:\s*(?:PID \d+|GECKO\(\d+\)) \| )?/y;
 
-/** How a CI prefix can start (a BOM, a digit, "[", white space, "PID", "GECKO"). */
-const PREFIX_START = /^[\uFEFF\d[\s]|^(PID|GECKO)/;
+/**
+ * Pure: the length of the CI prefix (CI_PREFIX) `s` starts with, 0 for none. Its first characters rule most
+ * lines out without the expression: a digit must start "dddd-" or "dd:", a "[" one of "[task", "[vcs", "[setup",
+ * "[fetches" or "[<digits>", and spaces or tabs must lead to "PID" or "GECKO"; other lines can start a prefix
+ * only with a BOM, "P", "G" or another white space character (those are tried).
+ */
+function ciPrefixLength(s: string): number {
+	const c = s.charCodeAt(0);
+	if (c >= 0x30 && c <= 0x39) {
+		if (s.charCodeAt(4) !== 0x2d && s.charCodeAt(2) !== 0x3a) return 0; // "-", ":"
+	} else if (c === 0x5b) {
+		const d = s.charCodeAt(1); // "t", "v", "s", "f", a digit
+		if (d !== 0x74 && d !== 0x76 && d !== 0x73 && d !== 0x66 && !(d >= 0x30 && d <= 0x39)) return 0;
+	} else if (c === 0x20 || c === 0x09) {
+		let i = 1;
+		let d = s.charCodeAt(i);
+		while (d === 0x20 || d === 0x09) d = s.charCodeAt(++i);
+		// Past the spaces and tabs: "P" or "G", or another white space character (or the line's end: none).
+		if (!(d >= 0x80) && d !== 0x50 && d !== 0x47 && !(d >= 0x0a && d <= 0x0d)) return 0;
+	} else if (c !== 0x50 && c !== 0x47 && !(c >= 0x09 && c <= 0x0d) && !(c >= 0xa0)) return 0;
+	CI_PREFIX.lastIndex = 0;
+	CI_PREFIX.test(s);
+	return CI_PREFIX.lastIndex;
+}
 
 /**
  * The line as the rules see it (and the scan shows it): no ANSI, no CI prefix, no trailing "\r", and of a line
@@ -140,11 +165,13 @@ const PREFIX_START = /^[\uFEFF\d[\s]|^(PID|GECKO)/;
  */
 export function cleanLogLine(raw: string): string {
 	let s = raw.indexOf("\u001b") === -1 ? raw : raw.replace(ANSI, "");
-	if (s.endsWith("\r")) s = s.slice(0, -1);
-	if (s.indexOf("\r") !== -1) s = shownAfterReturn(s);
-	if (!PREFIX_START.test(s)) return s; // most lines: no prefix to look for
-	const m = CI_PREFIX.exec(s);
-	return m && m[0].length > 0 ? s.slice(m[0].length) : s;
+	const cr = s.indexOf("\r");
+	if (cr !== -1) {
+		if (s.endsWith("\r")) s = s.slice(0, -1);
+		if (cr < s.length) s = shownAfterReturn(s); // a "\r" before the last character
+	}
+	const prefix = ciPrefixLength(s);
+	return prefix === 0 ? s : s.slice(prefix);
 }
 
 /** What a terminal shows of a line with carriage returns in it: what follows the last one followed by text. */
@@ -163,11 +190,27 @@ function shownAfterReturn(s: string): string {
 const FILLER =
 	/^[\W\d_]*((\[?\b(INFO|DEBUG|TRACE|WARN|WARNING|ERROR|info|debug|error)\b\]?)[\W\d_]*)?$|^\W*(travis_(time|fold):|##\[(end)?group\]|section_(start|end):\d|Post job cleanup\.)|^\s*<\/?[\w:-]+>\s*$/;
 
+/** Pure: whether `s` is empty or white space alone (`s.trim() === ""`) without making the trimmed string. */
+function isBlank(s: string): boolean {
+	for (let i = 0; i < s.length; i++) {
+		const c = s.charCodeAt(i);
+		if (c === 0x20 || c === 0x09) continue;
+		// Other white space (line ends, no-break and wide spaces, a BOM): as trim() sees it.
+		return c >= 0x80 || (c >= 0x0a && c <= 0x0d) ? s.trim() === "" : false;
+	}
+	return true;
+}
+
 /** A found line with what it carries, before ranking. */
 interface Entry {
 	line: number;
 	text: string;
-	key: string;
+	/** The cleaned line it was found on: its key in `fold`. */
+	clean: string;
+	/** Its rule's entries by cleaned line, where a repeat folds into it while it is kept. */
+	fold: LineMap<Entry>;
+	/** For a summary: how many of the summary rings hold it (it stays open to folding while one does). */
+	rings: number;
 	rule: NotableRule;
 	count: number;
 	failing: boolean;
@@ -480,7 +523,23 @@ function capPass(
 	finish(): NotableScan;
 } {
 	const { text, enabled, steps, maxChars, keys: KEYS, memo } = shared;
-	const folded = new Map<string, Entry>();
+	/**
+	 * The kept entries a repeat folds into, per rule by cleaned line (a rule's map made at its first hit): the
+	 * line's own string is the key, so a hit builds no key string of its own, and a LineMap hashes none.
+	 */
+	const folded = new Map<NotableRule, LineMap<Entry>>();
+	const foldOf = (rule: NotableRule): LineMap<Entry> => {
+		let fold = folded.get(rule);
+		if (fold === undefined) {
+			fold = new LineMap();
+			folded.set(rule, fold);
+		}
+		return fold;
+	};
+	/** An entry no pool keeps any more: a later identical line is a new entry. */
+	const unfold = (e: Entry): void => {
+		e.fold.delete(e.clean);
+	};
 	const verdicts: Entry[] = []; // a runner's own verdicts on a test or a step
 	const failingRing: Entry[] = []; // the last `cap` failing summaries
 	const strong: Entry[] = [];
@@ -504,10 +563,24 @@ function capPass(
 	/** Per step, the line of its last passing summary: it vouches only for what its step printed before it. */
 	const stepPassLine: number[] = [0];
 	const stepVerdict: ("pass" | "fail" | undefined)[] = [undefined];
+	/**
+	 * Steps before this one passed whatever their own verdict (a run's passing verdict came after them): applied
+	 * to stepVerdict once, at the end, not at each such verdict (a log of many would cost steps × verdicts).
+	 */
+	let runPassedBefore = 0;
 	/** Steps of a CI that reports every failing step: one without a failing verdict passed. */
 	const stepChecked: boolean[] = [false];
-	/** The last failure found, for a marker that says it was ignored. */
-	let lastFailure: { entry: Entry; line: number; pool: Entry[] | undefined; strong: boolean } | undefined;
+	// The last failure found (its entry, line, pool, strength), for a marker that says it was ignored.
+	let lastEntry: Entry | undefined;
+	let lastLine = 0;
+	let lastPool: Entry[] | undefined;
+	let lastStrong = false;
+	const lastFailure = (entry: Entry, line: number, pool: Entry[] | undefined, strong: boolean): void => {
+		lastEntry = entry;
+		lastLine = line;
+		lastPool = pool;
+		lastStrong = strong;
+	};
 	const nextStep = () => {
 		step++;
 		stepFails.push(0);
@@ -536,19 +609,19 @@ function capPass(
 			if (!stepChecked[step] && (stepFails[step] + stepPasses[step] > 0 || stepVerdict[step])) nextStep();
 			return;
 		}
-		const last = lastFailure;
-		if (rule.marker !== "ignored" || !last || line - last.line > 3) return;
+		const last = lastEntry;
+		if (rule.marker !== "ignored" || !last || line - lastLine > 3) return;
 		// Ansible's "...ignoring": the task failed and the play went on; its line is no failure.
-		lastFailure = undefined;
+		lastEntry = undefined;
 		failures--;
-		if (last.strong) stepFails[last.entry.step]--;
-		if (last.entry.count > 1) {
-			last.entry.count--;
+		if (lastStrong) stepFails[last.step]--;
+		if (last.count > 1) {
+			last.count--;
 			return;
 		}
-		folded.delete(last.entry.key);
-		const at = last.pool?.indexOf(last.entry) ?? -1;
-		if (last.pool && at !== -1) last.pool.splice(at, 1);
+		unfold(last);
+		const at = lastPool?.indexOf(last) ?? -1;
+		if (lastPool && at !== -1) lastPool.splice(at, 1);
 	};
 
 	const hit = (rule: NotableRule, clean: string, line: number, lineStart: number, lineEnd: number): void => {
@@ -571,20 +644,22 @@ function capPass(
 			// every step before it (the run passed, whatever a step printed: a "Job failed" a test printed too);
 			// a failing one, the last step.
 			if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
-			else stepVerdict.fill("pass");
+			else runPassedBefore = step + 1; // only the current step's verdict is read before the end
 			nextStep();
 		}
-		const key = `${rule.id}\u0000${clean}`;
-		const seen = folded.get(key);
+		const fold = foldOf(rule);
+		const seen = fold.get(clean);
 		if (seen) {
 			seen.count++;
-			if (!isSummary) lastFailure = { entry: seen, line, pool: undefined, strong: !rule.weak };
+			if (!isSummary) lastFailure(seen, line, undefined, !rule.weak);
 			return;
 		}
 		const entry: Entry = {
 			line,
 			text: kept(clean, lineStart, lineEnd),
-			key,
+			clean,
+			fold,
+			rings: 0,
 			rule,
 			count: 1,
 			failing,
@@ -592,32 +667,37 @@ function capPass(
 			step: entryStep,
 		};
 		if (isSummary) {
+			// Kept while the ring of summaries or (failing) the ring of failing summaries holds it.
 			ring.push(entry);
-			folded.set(key, entry);
-			if (failing) failingRing.push(entry);
+			fold.set(clean, entry);
+			entry.rings = 1;
+			if (failing) {
+				failingRing.push(entry);
+				entry.rings = 2;
+			}
 			if (ring.length > cap + LAST_SUMMARIES) {
 				const old = ring.shift() as Entry;
-				if (!failingRing.includes(old)) folded.delete(old.key);
+				if (--old.rings === 0) unfold(old);
 			}
 			if (failingRing.length > cap) {
 				const old = failingRing.shift() as Entry;
-				if (!ring.includes(old)) folded.delete(old.key);
+				if (--old.rings === 0) unfold(old);
 			}
 		} else if (rule.vocabulary) {
 			// Failure vocabulary keeps the latest lines: the step that failed is usually the last one.
 			vocabulary.push(entry);
-			folded.set(key, entry);
-			if (vocabulary.length > cap) folded.delete((vocabulary.shift() as Entry).key);
-			lastFailure = { entry, line, pool: vocabulary, strong: false };
+			fold.set(clean, entry);
+			if (vocabulary.length > cap) unfold(vocabulary.shift() as Entry);
+			lastFailure(entry, line, vocabulary, false);
 		} else {
 			const head = rule.weak ? weak : rule.verdict ? verdicts : strong;
-			lastFailure = { entry, line, pool: undefined, strong: !rule.weak };
+			lastFailure(entry, line, undefined, !rule.weak);
 			const pool = head.length < headCap ? head : rule.weak ? weakTail : rule.verdict ? verdictsTail : strongTail;
 			if (pool !== head && tailCap === 0) return; // counted, not kept: `dropped` says so
 			pool.push(entry);
-			folded.set(key, entry);
-			lastFailure.pool = pool;
-			if (pool !== head && pool.length > tailCap) folded.delete((pool.shift() as Entry).key);
+			fold.set(clean, entry);
+			lastPool = pool;
+			if (pool !== head && pool.length > tailCap) unfold(pool.shift() as Entry);
 		}
 		if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line);
 		lastTaken = line;
@@ -675,9 +755,19 @@ function capPass(
 
 	/**
 	 * Whether the line is a hit (and handles it); `found`: its keys when the search already saw them (in the raw
-	 * window), else those of its cleaned text. The decision is made once per line for all passes (`memo`).
+	 * window), else those of its cleaned text. The decision is made once per line for all passes (`memo`). A
+	 * line that cleaning left as it was (as long as its window: cleaning only takes characters away) holds its
+	 * raw window's keys: it takes them from `rawKeys`, so passes carrying it and passes not share one decision.
 	 */
-	const tryLine = (lineStart: number, lineEnd: number, line: number, clean: string, found?: number[]): boolean => {
+	const tryLine = (
+		lineStart: number,
+		lineEnd: number,
+		line: number,
+		clean: string,
+		found: number[] | undefined,
+		rawKeys: () => number[],
+	): boolean => {
+		if (!found && clean.length === Math.min(lineEnd - lineStart, MATCH_UNITS)) found = rawKeys();
 		let rule = found ? memo.raw : memo.clean;
 		if (rule === undefined || memo.line !== line) {
 			const keys = found ?? KEYS.indicesIn(clean);
@@ -696,8 +786,10 @@ function capPass(
 		if (carrying) {
 			const c = carrying;
 			// A filler line is stepped over like a blank one, unless it is a hit (a step marker).
-			const filler =
-				clean.trim() === "" ? 1 : steps && FILLER.test(clean) ? (tryLine(lineStart, lineEnd, line, clean) ? 2 : 1) : 0;
+			let filler = 0;
+			if (isBlank(clean)) filler = 1;
+			else if (steps && FILLER.test(clean))
+				filler = tryLine(lineStart, lineEnd, line, clean, undefined, rawKeys) ? 2 : 1;
 			if (filler === 1) {
 				if (++c.blanks > MAX_CONTEXT_LINES) carrying = undefined;
 			} else if (filler === 2) {
@@ -711,16 +803,16 @@ function capPass(
 					} // past the count: the rest of the run is skipped
 				} else {
 					carrying = undefined;
-					tryLine(lineStart, lineEnd, line, clean);
+					tryLine(lineStart, lineEnd, line, clean, undefined, rawKeys);
 				}
-			} else if (!tryLine(lineStart, lineEnd, line, clean)) {
+			} else if (!tryLine(lineStart, lineEnd, line, clean, undefined, rawKeys)) {
 				c.entry.context.push({ line, text: kept(clean, lineStart, lineEnd) });
 				lastTaken = line;
 				if (--c.left <= 0) carrying = undefined;
 			} else if (carrying === c) carrying = undefined;
 		} else {
 			const found = rawKeys();
-			if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found);
+			if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found, rawKeys);
 		}
 	};
 
@@ -739,7 +831,10 @@ function capPass(
 			stepPasses,
 			stepPassLine,
 			lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
-			stepVerdict: checkedVerdicts(stepVerdict, stepChecked),
+			stepVerdict: checkedVerdicts(
+				stepVerdict.map((v, s) => (s < runPassedBefore ? "pass" : v)),
+				stepChecked,
+			),
 			steps,
 		});
 	return { carrying: () => carrying !== undefined, visit, finish };
@@ -912,6 +1007,11 @@ function rank(found: Found): NotableScan {
 	const out: NotableLine[] = [];
 	let represented = 0;
 	let pending: NotableLine | undefined;
+	/** A context line (made for this result, placed once) takes the next rank. */
+	const placed = (c: NotableLine) => {
+		c.rank = out.length;
+		out.push(c);
+	};
 	for (const e of chosen) {
 		represented += e.count;
 		const kind = e.rule.kind === "summary" ? "summary" : "failure"; // a marker is never an entry
@@ -926,15 +1026,15 @@ function rank(found: Found): NotableScan {
 		});
 		// Read as steps, an entry's first context line ranks after the next entry: the first two failures (often
 		// the first and the last block) come before either's message.
-		if (pending) out.push({ ...pending, rank: out.length });
+		if (pending) placed(pending);
 		pending = firstContext.get(e);
 		if (!f.steps && pending) {
-			out.push({ ...pending, rank: out.length });
+			placed(pending);
 			pending = undefined;
 		}
 	}
-	if (pending) out.push({ ...pending, rank: out.length });
-	for (const c of restContext) out.push({ ...c, rank: out.length });
+	if (pending) placed(pending);
+	for (const c of restContext) placed(c);
 	out.sort((a, b) => a.line - b.line);
 	return {
 		lines: out,
