@@ -6508,7 +6508,10 @@ function buildWordAutomaton(input) {
               at2 += 4;
               return found[at2 - 4];
             }
-            if (start >= n2) return -1;
+            if (start >= n2) {
+              walk.line = blockLine;
+              return -1;
+            }
             found.length = 0;
             at2 = 0;
             start = searchBlock(text, start, blockLine, found, size);

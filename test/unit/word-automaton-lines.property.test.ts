@@ -135,6 +135,14 @@ describe("word automaton: the interleaved line search", () => {
 			fc.property(texts(WORDS), skips, fc.integer({ min: 1, max: 300 }), (text, skip, block) => {
 				const expected = byNext(small, text, skip);
 				expect(byLines(small, text, skip, block)).toEqual(expected);
+				// Once the walk is done, its line is the text's line count (what the scan reports of the text).
+				const walk = small.lines(text, block);
+				let pos = 0;
+				for (let first = walk.next(pos); first !== -1; first = walk.next(pos)) {
+					const eol = text.indexOf("\n", first);
+					pos = eol === -1 ? text.length + 1 : eol + 1;
+				}
+				expect(walk.line).toBe(text.split("\n").length);
 				expect(byLines(small, text, skip)).toEqual(expected);
 			}),
 			{ numRuns: 600 },

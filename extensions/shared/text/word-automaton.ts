@@ -111,7 +111,8 @@ export interface WordAutomaton {
  * A walk over the lines of one text that hold a word. `next(from)` (from: a line start, never smaller than
  * the previous call's) is what the automaton's `next(text, from)` gives, the index of the last unit of the
  * first match at or after `from` (-1: none); and it sets `lineStart` and `line` (1-based) of the line that
- * match is in, and what `wordsAfter` goes on from, as `next` does.
+ * match is in, and what `wordsAfter` goes on from, as `next` does. Once it gives -1, `line` is the text's
+ * line count (1 + its newlines).
  */
 export interface KeyLines {
 	next(from: number): number;
@@ -545,7 +546,10 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 							at += 4;
 							return found[at - 4];
 						}
-						if (start >= n) return -1;
+						if (start >= n) {
+							walk.line = blockLine; // every block searched: 1 + the text's newlines
+							return -1;
+						}
 						found.length = 0;
 						at = 0;
 						start = searchBlock(text, start, blockLine, found, size);
