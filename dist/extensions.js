@@ -6151,6 +6151,21 @@ function ansiEnd(text, i, stop) {
   }
   return stop - 1;
 }
+function copyBlock(text, start, end) {
+  if (!blockUnits) {
+    const B = globalThis.Buffer;
+    const probe = new Uint16Array([1]);
+    const little = new Uint8Array(probe.buffer)[0] === 1;
+    if (B && little) {
+      const bytes = B.allocUnsafeSlow(BLOCK * 4);
+      blockBytes = bytes;
+      blockUnits = new Uint16Array(bytes.buffer, bytes.byteOffset, 2 * BLOCK).fill(0, BLOCK);
+    } else blockUnits = new Uint16Array(2 * BLOCK);
+  }
+  if (blockBytes) blockBytes.write(text.slice(start, end), 0, "utf16le");
+  else for (let i = start; i < end; i++) blockUnits[i - start] = text.charCodeAt(i);
+  return blockUnits;
+}
 function buildWordAutomaton(input) {
   const words = [...new Set(input.map((w) => w.toLowerCase()).filter((w) => w.length > 0))];
   let lastRow = 0;
@@ -6217,10 +6232,23 @@ function buildWordAutomaton(input) {
       } else delta[s * k + a] = a === 0 ? 0 : delta[fail[s] * k + a];
     }
   }
+  const order = new Int32Array(states);
+  queue.forEach((s, j) => {
+    order[s] = j + 1;
+  });
+  const wordsAt = new Array(states);
+  for (let s = 0; s < states; s++) wordsAt[order[s]] = output[s];
   const table = new Int32Array(states * k);
-  for (let i = 0; i < table.length; i++) {
-    const t = delta[i];
-    table[i] = t * k | (output[t].length > 0 ? ACCEPT : 0);
+  const search = new Int32Array(states * k);
+  for (let s = 0; s < states; s++) {
+    const row = order[s] * k;
+    for (let a = 0; a < k; a++) {
+      const t = delta[s * k + a];
+      const to = order[t] * k;
+      const accepts = output[t].length > 0;
+      table[row + a] = to | (accepts ? ACCEPT : 0);
+      search[row + a] = a === escClass ? ~row : a === nlClass ? ~0 : accepts ? ~to : to;
+    }
   }
   const collect = (text, from, stop, row, found) => {
     let r = row;
@@ -6233,9 +6261,200 @@ function buildWordAutomaton(input) {
       }
       r = table[(r & ROW) + a];
       if (r < 0) {
-        for (const w of output[(r & ROW) / k]) if (!found.includes(w)) found.push(w);
+        for (const w of wordsAt[(r & ROW) / k]) if (!found.includes(w)) found.push(w);
       }
     }
+  };
+  const states4 = new Int32Array(STREAMS);
+  const ats = new Int32Array(STREAMS);
+  const stops = new Int32Array(STREAMS);
+  const newlines4 = new Int32Array(STREAMS);
+  const starts4 = new Int32Array(STREAMS);
+  const found4 = Array.from({ length: STREAMS }, () => []);
+  const parkable = fold[0] === 0;
+  let blockNewlines = 0;
+  const event = (text, units, base, end, j, p, step) => {
+    const unit = units[p];
+    if (unit === NEWLINE3) {
+      newlines4[j]++;
+      starts4[j] = p + 1;
+      states4[j] = 0;
+      return p + 1;
+    }
+    if (unit === ESC) {
+      states4[j] = ~step;
+      return ansiEnd(text, base + p, end) - base + 1;
+    }
+    found4[j].push(base + p, base + starts4[j], newlines4[j], ~step);
+    states4[j] = 0;
+    const eol = text.indexOf("\n", base + p + 1);
+    return eol === -1 || eol >= end ? stops[j] : eol - base;
+  };
+  const searchBlock = (text, base, line, out, size) => {
+    const n2 = text.length;
+    let end = Math.min(n2, base + size);
+    if (end < n2) {
+      const eol = text.lastIndexOf("\n", end - 1);
+      if (eol < base) return searchLongLine(text, base, line, out);
+      end = eol + 1;
+    }
+    const length = end - base;
+    const units = copyBlock(text, base, end);
+    let from = 0;
+    for (let j = 0; j < STREAMS; j++) {
+      let to = length;
+      if (j < STREAMS - 1) {
+        const q = Math.floor(length * (j + 1) / STREAMS);
+        if (q <= from) to = from;
+        else {
+          const eol = text.indexOf("\n", base + q - 1);
+          to = eol === -1 || eol >= end ? length : eol + 1 - base;
+        }
+      }
+      states4[j] = 0;
+      ats[j] = from;
+      stops[j] = to;
+      newlines4[j] = 0;
+      starts4[j] = from;
+      found4[j].length = 0;
+      from = to;
+    }
+    const t = search;
+    const f = fold;
+    let p0 = ats[0];
+    let p1 = ats[1];
+    let p2 = ats[2];
+    let p3 = ats[3];
+    let e0 = stops[0];
+    let e1 = stops[1];
+    let e2 = stops[2];
+    let e3 = stops[3];
+    let r0 = 0;
+    let r1 = 0;
+    let r2 = 0;
+    let r3 = 0;
+    let live = STREAMS;
+    for (; ; ) {
+      if (parkable && p0 >= e0 && e0 <= length) {
+        ats[0] = p0;
+        p0 = BLOCK;
+        e0 = 2 * BLOCK;
+        live--;
+      }
+      if (parkable && p1 >= e1 && e1 <= length) {
+        ats[1] = p1;
+        p1 = BLOCK;
+        e1 = 2 * BLOCK;
+        live--;
+      }
+      if (parkable && p2 >= e2 && e2 <= length) {
+        ats[2] = p2;
+        p2 = BLOCK;
+        e2 = 2 * BLOCK;
+        live--;
+      }
+      if (parkable && p3 >= e3 && e3 <= length) {
+        ats[3] = p3;
+        p3 = BLOCK;
+        e3 = 2 * BLOCK;
+        live--;
+      }
+      let m = e0 - p0;
+      if (e1 - p1 < m) m = e1 - p1;
+      if (e2 - p2 < m) m = e2 - p2;
+      if (e3 - p3 < m) m = e3 - p3;
+      if (m <= 0 || live === 0) break;
+      let s = 0;
+      for (; s < m; s++) {
+        r0 = t[r0 + f[units[p0 + s]]];
+        r1 = t[r1 + f[units[p1 + s]]];
+        r2 = t[r2 + f[units[p2 + s]]];
+        r3 = t[r3 + f[units[p3 + s]]];
+        if ((r0 | r1 | r2 | r3) < 0) break;
+      }
+      if (s === m) {
+        p0 += m;
+        p1 += m;
+        p2 += m;
+        p3 += m;
+        continue;
+      }
+      p0 += s;
+      p1 += s;
+      p2 += s;
+      p3 += s;
+      if (r0 < 0) {
+        p0 = event(text, units, base, end, 0, p0, r0);
+        r0 = states4[0];
+      } else p0++;
+      if (r1 < 0) {
+        p1 = event(text, units, base, end, 1, p1, r1);
+        r1 = states4[1];
+      } else p1++;
+      if (r2 < 0) {
+        p2 = event(text, units, base, end, 2, p2, r2);
+        r2 = states4[2];
+      } else p2++;
+      if (r3 < 0) {
+        p3 = event(text, units, base, end, 3, p3, r3);
+        r3 = states4[3];
+      } else p3++;
+    }
+    if (e0 <= length) {
+      states4[0] = r0;
+      ats[0] = p0;
+    }
+    if (e1 <= length) {
+      states4[1] = r1;
+      ats[1] = p1;
+    }
+    if (e2 <= length) {
+      states4[2] = r2;
+      ats[2] = p2;
+    }
+    if (e3 <= length) {
+      states4[3] = r3;
+      ats[3] = p3;
+    }
+    let newlines = 0;
+    for (let j = 0; j < STREAMS; j++) {
+      let p = ats[j];
+      let r = states4[j];
+      const stop = stops[j];
+      while (p < stop) {
+        r = t[r + f[units[p]]];
+        if (r < 0) {
+          p = event(text, units, base, end, j, p, r);
+          r = states4[j];
+        } else p++;
+      }
+      const hits = found4[j];
+      for (let h = 0; h < hits.length; h += 4)
+        out.push(hits[h], hits[h + 1], line + newlines + hits[h + 2], hits[h + 3]);
+      newlines += newlines4[j];
+    }
+    blockNewlines = newlines;
+    return end;
+  };
+  const searchLongLine = (text, base, line, out) => {
+    const eol = text.indexOf("\n", base);
+    const end = eol === -1 ? text.length : eol + 1;
+    let r = 0;
+    for (let i = base; i < end; i++) {
+      const a = fold[text.charCodeAt(i)];
+      if (a >= escClass) {
+        if (a === nlClass) r = 0;
+        else i = ansiEnd(text, i, end);
+        continue;
+      }
+      r = table[(r & ROW) + a];
+      if (r < 0) {
+        out.push(i, base, line, r & ROW);
+        break;
+      }
+    }
+    blockNewlines = eol === -1 ? 0 : 1;
+    return end;
   };
   return {
     words,
@@ -6270,7 +6489,7 @@ function buildWordAutomaton(input) {
       return passed;
     },
     wordsAfter(text, at2, end) {
-      const found = [...output[(lastRow & ROW) / k]];
+      const found = [...wordsAt[(lastRow & ROW) / k]];
       collect(text, at2 + 1, Math.min(end, text.length), lastRow, found);
       return found;
     },
@@ -6281,10 +6500,43 @@ function buildWordAutomaton(input) {
       const found = [];
       collect(text, Math.max(0, start), Math.min(end, text.length), 0, found);
       return found;
+    },
+    lines(text, block = BLOCK) {
+      const n2 = text.length;
+      const size = block >= 1 && block < BLOCK ? Math.floor(block) : BLOCK;
+      const found = [];
+      let at2 = 0;
+      let start = 0;
+      let blockLine = 1;
+      const walk = {
+        lineStart: 0,
+        line: 1,
+        next(from) {
+          for (; ; ) {
+            while (at2 < found.length && found[at2 + 1] < from) at2 += 4;
+            if (at2 < found.length) {
+              walk.lineStart = found[at2 + 1];
+              walk.line = found[at2 + 2];
+              lastRow = found[at2 + 3] | ACCEPT;
+              at2 += 4;
+              return found[at2 - 4];
+            }
+            if (start >= n2) {
+              walk.line = blockLine;
+              return -1;
+            }
+            found.length = 0;
+            at2 = 0;
+            start = searchBlock(text, start, blockLine, found, size);
+            blockLine += blockNewlines;
+          }
+        }
+      };
+      return walk;
     }
   };
 }
-var UNITS, ACCEPT, ROW, ESC, NEWLINE3, FOLD_EXCEPTIONS;
+var UNITS, ACCEPT, ROW, ESC, NEWLINE3, FOLD_EXCEPTIONS, BLOCK, STREAMS, blockUnits, blockBytes;
 var init_word_automaton = __esm({
   "extensions/shared/text/word-automaton.ts"() {
     "use strict";
@@ -6331,6 +6583,8 @@ var init_word_automaton = __esm({
       [8490, 107],
       [8491, 229]
     ];
+    BLOCK = 1 << 16;
+    STREAMS = 4;
   }
 });
 
@@ -6479,6 +6733,7 @@ function scanNotableAt(text, maxLines, options = {}) {
   let windowEnd = 0;
   let found;
   const rawKeys = () => found ??= KEYS.indicesIn(text, lineStart, windowEnd);
+  const keyLines = KEYS.lines(text);
   const carrying = () => {
     for (const p of passes) if (p.carrying()) return true;
     return false;
@@ -6488,11 +6743,10 @@ function scanNotableAt(text, maxLines, options = {}) {
     found = void 0;
     let lineEnd;
     if (!carrying()) {
-      const first = KEYS.next(text, pos);
+      const first = keyLines.next(pos);
       if (first === -1) break;
-      const passed = KEYS.passed();
-      line += passed.newlines;
-      if (passed.lastNewline !== -1) lineStart = passed.lastNewline + 1;
+      line = keyLines.line;
+      lineStart = keyLines.lineStart;
       lineEnd = text.indexOf("\n", first);
       if (lineEnd === -1) lineEnd = n2;
       windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);

@@ -12,6 +12,12 @@
  * two-byte units): the word automaton's pass (a per-unit JS loop), one global case-insensitive regular
  * expression of every key (V8's irregexp), and counting newlines with an indexOf loop.
  *
+ * Then the key search as the scan walks it (`--key-search` runs this part alone): the lines that hold a key,
+ * their first key, line start and number, and their keys in the matched window, over 16 MiB of the same log
+ * (two-byte as decoded, and one-byte), by `next` from each line start (the scan's walk before) against
+ * `lines` (four interleaved searches over a block's parts); CPU time (process.cpuUsage), interleaved rounds,
+ * the median of the per-round ratios. `next` shares the renumbered tables, so the ratio is conservative.
+ *
  * Also the scan's extra memory on the 64 MiB log, in a fresh process: heap + buffers allocated during the
  * call (no copy of the text: the goal is a small fraction of the input) and the peak RSS growth.
  *
@@ -20,7 +26,7 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { NOTABLE_KEYS, scanNotable } from "../../extensions/shared/text/notable.ts";
+import { MATCH_UNITS, NOTABLE_KEYS, scanNotable } from "../../extensions/shared/text/notable.ts";
 import { buildWordAutomaton } from "../../extensions/shared/text/word-automaton.ts";
 import { loadRealLogs } from "../fixtures/real-logs.ts";
 
@@ -213,5 +219,93 @@ function memory() {
 	);
 }
 
+/** The scan's key search over `text` by `next` from each line start (before) or by `lines` (now); a checksum. */
+function keyWalk(automaton: ReturnType<typeof buildWordAutomaton>, text: string, interleaved: boolean): number {
+	const n = text.length;
+	const walk = interleaved ? automaton.lines(text) : undefined;
+	let pos = 0;
+	let line = 1;
+	let sum = 0;
+	while (pos <= n) {
+		let lineStart = pos;
+		let first: number;
+		if (walk) {
+			first = walk.next(pos);
+			if (first === -1) break;
+			line = walk.line;
+			lineStart = walk.lineStart;
+		} else {
+			first = automaton.next(text, pos);
+			if (first === -1) break;
+			const passed = automaton.passed();
+			line += passed.newlines;
+			if (passed.lastNewline !== -1) lineStart = passed.lastNewline + 1;
+		}
+		let lineEnd = text.indexOf("\n", first);
+		if (lineEnd === -1) lineEnd = n;
+		const windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
+		const keys = first < windowEnd ? automaton.wordsAfter(text, first, windowEnd) : [];
+		sum = (sum * 31 + first + line * 7 + lineStart + keys.length) % 1_000_000_007;
+		if (lineEnd >= n) break;
+		pos = lineEnd + 1;
+		line++;
+	}
+	return sum;
+}
+
+/** CPU ms of one call of `f`. */
+function cpu(f: () => unknown): number {
+	const t0 = process.cpuUsage();
+	f();
+	const t = process.cpuUsage(t0);
+	return (t.user + t.system) / 1000;
+}
+
+/** The key search before and now, interleaved, on 16 MiB (two-byte and one-byte). */
+function keySearch() {
+	const automaton = buildWordAutomaton(NOTABLE_KEYS);
+	const text = corpusLog(16 * MiB);
+	const rows: string[][] = [["16 MiB text", "before ms", "now ms", "before ns/unit", "now ns/unit", "before/now"]];
+	for (const [label, t] of [
+		["two-byte", text],
+		["one-byte", text.replace(/[^\u0000-\u00ff]/g, "?")],
+	] as const) {
+		if (keyWalk(automaton, t, false) !== keyWalk(automaton, t, true)) throw new Error("the two walks differ");
+		const before: number[] = [];
+		const now: number[] = [];
+		const ratios: number[] = [];
+		for (let r = 0; r < 15; r++) {
+			gc();
+			const [a, b] =
+				r % 2 === 0
+					? [cpu(() => keyWalk(automaton, t, false)), cpu(() => keyWalk(automaton, t, true))]
+					: [cpu(() => keyWalk(automaton, t, true)), cpu(() => keyWalk(automaton, t, false))].reverse();
+			before.push(a);
+			now.push(b);
+			ratios.push(a / b);
+		}
+		const ns = (ms: number) => ((ms * 1e6) / t.length).toFixed(2);
+		rows.push([
+			label,
+			median(before).toFixed(1),
+			median(now).toFixed(1),
+			ns(median(before)),
+			ns(median(now)),
+			`${median(ratios).toFixed(2)}×`,
+		]);
+	}
+	const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+	for (const r of rows)
+		console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  "));
+	console.log(
+		"\nbefore/now = median over interleaved rounds of the CPU time ratio (before: next from each line start; now: lines).",
+	);
+}
+
 if (process.argv.includes("--memory")) memory();
-else main();
+else if (process.argv.includes("--key-search")) keySearch();
+else {
+	main();
+	console.log("");
+	keySearch();
+}

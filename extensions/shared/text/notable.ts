@@ -458,6 +458,8 @@ export function scanNotableAt(
 	// A pass that carries no context sees the line as the key search would have: its keys in the raw window
 	// (the same automaton run from the line's start), when another pass's context made the walk stop here.
 	const rawKeys = () => (found ??= KEYS.indicesIn(text, lineStart, windowEnd));
+	// The lines that hold a key, found ahead by several interleaved searches (word-automaton.ts, KeyLines).
+	const keyLines = KEYS.lines(text);
 	const carrying = () => {
 		for (const p of passes) if (p.carrying()) return true;
 		return false;
@@ -467,12 +469,11 @@ export function scanNotableAt(
 		found = undefined;
 		let lineEnd: number;
 		if (!carrying()) {
-			const first = KEYS.next(text, pos);
+			const first = keyLines.next(pos);
 			if (first === -1) break;
-			// The automaton counted the lines it passed on the way: no second pass over them.
-			const passed = KEYS.passed();
-			line += passed.newlines;
-			if (passed.lastNewline !== -1) lineStart = passed.lastNewline + 1;
+			// The search counted the lines it passed on the way: no second pass over them.
+			line = keyLines.line;
+			lineStart = keyLines.lineStart;
 			lineEnd = text.indexOf("\n", first);
 			if (lineEnd === -1) lineEnd = n;
 			// Every key of this line (within the matched window), so only their rules are tried: the search goes

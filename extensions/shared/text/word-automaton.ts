@@ -99,6 +99,52 @@ export interface WordAutomaton {
 	wordsIn(text: string, start?: number, end?: number): Set<string>;
 	/** Indices (into `words`) of the words that occur in text[start, end), each once, in no set order. */
 	indicesIn(text: string, start?: number, end?: number): number[];
+	/**
+	 * The lines of `text` that hold a word, in order, found by several interleaved searches at once (see
+	 * KeyLines); the same lines and first matches as `next` called from each line start. `block` (tests):
+	 * units per block, at most BLOCK.
+	 */
+	lines(text: string, block?: number): KeyLines;
+}
+
+/**
+ * A walk over the lines of one text that hold a word. `next(from)` (from: a line start, never smaller than
+ * the previous call's) is what the automaton's `next(text, from)` gives, the index of the last unit of the
+ * first match at or after `from` (-1: none); and it sets `lineStart` and `line` (1-based) of the line that
+ * match is in, and what `wordsAfter` goes on from, as `next` does. Once it gives -1, `line` is the text's
+ * line count (1 + its newlines).
+ */
+export interface KeyLines {
+	next(from: number): number;
+	readonly lineStart: number;
+	readonly line: number;
+}
+
+/** Units of text searched per block (a block ends at a line start; a longer line is searched alone). */
+const BLOCK = 1 << 16;
+/** Independent searches run side by side over a block's parts (each starts at a line start). */
+const STREAMS = 4;
+/**
+ * The block's units, copied at once (one native copy instead of a `charCodeAt` per unit), then BLOCK units
+ * of U+0000, where a search whose part is done steps on (see `searchBlock`); shared, reused.
+ */
+let blockUnits: Uint16Array | undefined;
+let blockBytes: { write(text: string, offset: number, encoding: "utf16le"): number } | undefined;
+/** Copies text[start, end) into the block's units (the start of `blockUnits`). */
+function copyBlock(text: string, start: number, end: number): Uint16Array {
+	if (!blockUnits) {
+		const B = (globalThis as { Buffer?: { allocUnsafeSlow(size: number): Uint8Array } }).Buffer;
+		const probe = new Uint16Array([1]);
+		const little = new Uint8Array(probe.buffer)[0] === 1;
+		if (B && little) {
+			const bytes = B.allocUnsafeSlow(BLOCK * 4);
+			blockBytes = bytes as unknown as typeof blockBytes;
+			blockUnits = new Uint16Array(bytes.buffer, bytes.byteOffset, 2 * BLOCK).fill(0, BLOCK);
+		} else blockUnits = new Uint16Array(2 * BLOCK);
+	}
+	if (blockBytes) blockBytes.write(text.slice(start, end), 0, "utf16le");
+	else for (let i = start; i < end; i++) blockUnits[i - start] = text.charCodeAt(i);
+	return blockUnits;
 }
 
 /** Build the automaton of `words` (matched case-insensitively). */
@@ -177,12 +223,32 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 			} else delta[s * k + a] = a === 0 ? 0 : delta[fail[s] * k + a];
 		}
 	}
+	// States renumbered breadth first (the root, then the states one unit deep, …): the few shallow states a
+	// search spends most steps in share a few cache lines of the tables.
+	const order = new Int32Array(states);
+	queue.forEach((s, j) => {
+		order[s] = j + 1;
+	});
+	/** The words a state ends, by its new number. */
+	const wordsAt: number[][] = new Array(states);
+	for (let s = 0; s < states; s++) wordsAt[order[s]] = output[s];
 	// The hot table: each entry is the next state's row offset (state * k), with the sign bit set when that
 	// state ends a word, so a step is one lookup and an accepting state one sign test.
 	const table = new Int32Array(states * k);
-	for (let i = 0; i < table.length; i++) {
-		const t = delta[i];
-		table[i] = (t * k) | (output[t].length > 0 ? ACCEPT : 0);
+	// The line search's table (KeyLines): the same steps, but every entry that needs more than the lookup is
+	// negative — a state that ends a word (~its row), the escape character (~the row it leaves: the search
+	// steps over the sequence and resumes there) and "\n" (~0) — so that a step is one lookup and nothing is
+	// tested per unit but the sign of the states of all the searches at once.
+	const search = new Int32Array(states * k);
+	for (let s = 0; s < states; s++) {
+		const row = order[s] * k;
+		for (let a = 0; a < k; a++) {
+			const t = delta[s * k + a];
+			const to = order[t] * k;
+			const accepts = output[t].length > 0;
+			table[row + a] = to | (accepts ? ACCEPT : 0);
+			search[row + a] = a === escClass ? ~row : a === nlClass ? ~0 : accepts ? ~to : to;
+		}
 	}
 	/** Collects the words ending at offsets visited from row `row` over text[from, stop) into `found`. */
 	const collect = (text: string, from: number, stop: number, row: number, found: number[]): void => {
@@ -195,8 +261,222 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 				continue;
 			}
 			r = table[(r & ROW) + a];
-			if (r < 0) for (const w of output[(r & ROW) / k]) if (!found.includes(w)) found.push(w);
+			if (r < 0) for (const w of wordsAt[(r & ROW) / k]) if (!found.includes(w)) found.push(w);
 		}
+	};
+
+	// The line search (KeyLines). Each of STREAMS searches walks its own part of a block, all in one loop: a
+	// step's lookup waits for the one before it (the state), so one search alone is bound by the latency of a
+	// load; the parts' steps are independent and overlap. Per search: its state, position, end, newlines
+	// passed and its line's start (block offsets), and the lines it found: [first match's end, line start,
+	// newlines before the line (in its part), the matching state's row] each.
+	const states4 = new Int32Array(STREAMS);
+	const ats = new Int32Array(STREAMS);
+	const stops = new Int32Array(STREAMS);
+	const newlines4 = new Int32Array(STREAMS);
+	const starts4 = new Int32Array(STREAMS);
+	const found4: number[][] = Array.from({ length: STREAMS }, () => []);
+	/** U+0000 keeps every state at the start (no word holds it): a done search can step on it. */
+	const parkable = fold[0] === 0;
+	/** Newlines in the block the last `searchBlock` searched. */
+	let blockNewlines = 0;
+	/**
+	 * What search `j` does at block offset `p` (block = text[base, end)) where its step gave the negative
+	 * `step`: a newline, an escape sequence stepped over, or a word's end — its line is found, and the search
+	 * goes on at the line's end. Returns the offset it goes on from.
+	 */
+	const event = (text: string, units: Uint16Array, base: number, end: number, j: number, p: number, step: number) => {
+		const unit = units[p];
+		if (unit === NEWLINE) {
+			newlines4[j]++;
+			starts4[j] = p + 1;
+			states4[j] = 0;
+			return p + 1;
+		}
+		if (unit === ESC) {
+			states4[j] = ~step;
+			return ansiEnd(text, base + p, end) - base + 1;
+		}
+		found4[j].push(base + p, base + starts4[j], newlines4[j], ~step);
+		states4[j] = 0;
+		const eol = text.indexOf("\n", base + p + 1);
+		return eol === -1 || eol >= end ? stops[j] : eol - base;
+	};
+	/**
+	 * Searches the block of text that starts at `base` (a line start of line `line`) and ends at a line start
+	 * (or the text's end): pushes [first match's end, line start, line, row] of each line with a word to `out`,
+	 * sets blockNewlines, returns the block's end.
+	 */
+	const searchBlock = (text: string, base: number, line: number, out: number[], size: number): number => {
+		const n = text.length;
+		let end = Math.min(n, base + size);
+		if (end < n) {
+			const eol = text.lastIndexOf("\n", end - 1);
+			if (eol < base) return searchLongLine(text, base, line, out);
+			end = eol + 1;
+		}
+		const length = end - base;
+		const units = copyBlock(text, base, end);
+		// The parts: about equal, each starting at a line start (a part may be empty).
+		let from = 0;
+		for (let j = 0; j < STREAMS; j++) {
+			let to = length;
+			if (j < STREAMS - 1) {
+				const q = Math.floor((length * (j + 1)) / STREAMS);
+				if (q <= from) to = from;
+				else {
+					const eol = text.indexOf("\n", base + q - 1);
+					to = eol === -1 || eol >= end ? length : eol + 1 - base;
+				}
+			}
+			states4[j] = 0;
+			ats[j] = from;
+			stops[j] = to;
+			newlines4[j] = 0;
+			starts4[j] = from;
+			found4[j].length = 0;
+			from = to;
+		}
+		const t = search;
+		const f = fold;
+		let p0 = ats[0];
+		let p1 = ats[1];
+		let p2 = ats[2];
+		let p3 = ats[3];
+		let e0 = stops[0];
+		let e1 = stops[1];
+		let e2 = stops[2];
+		let e3 = stops[3];
+		let r0 = 0;
+		let r1 = 0;
+		let r2 = 0;
+		let r3 = 0;
+		// A search whose part is done steps on the U+0000 after the block (they stay at the start state, and
+		// the lockstep never takes more steps than a part has units) until the last part is done.
+		let live = STREAMS;
+		for (;;) {
+			if (parkable && p0 >= e0 && e0 <= length) {
+				ats[0] = p0;
+				p0 = BLOCK;
+				e0 = 2 * BLOCK;
+				live--;
+			}
+			if (parkable && p1 >= e1 && e1 <= length) {
+				ats[1] = p1;
+				p1 = BLOCK;
+				e1 = 2 * BLOCK;
+				live--;
+			}
+			if (parkable && p2 >= e2 && e2 <= length) {
+				ats[2] = p2;
+				p2 = BLOCK;
+				e2 = 2 * BLOCK;
+				live--;
+			}
+			if (parkable && p3 >= e3 && e3 <= length) {
+				ats[3] = p3;
+				p3 = BLOCK;
+				e3 = 2 * BLOCK;
+				live--;
+			}
+			let m = e0 - p0;
+			if (e1 - p1 < m) m = e1 - p1;
+			if (e2 - p2 < m) m = e2 - p2;
+			if (e3 - p3 < m) m = e3 - p3;
+			if (m <= 0 || live === 0) break;
+			let s = 0;
+			for (; s < m; s++) {
+				r0 = t[r0 + f[units[p0 + s]]];
+				r1 = t[r1 + f[units[p1 + s]]];
+				r2 = t[r2 + f[units[p2 + s]]];
+				r3 = t[r3 + f[units[p3 + s]]];
+				if ((r0 | r1 | r2 | r3) < 0) break;
+			}
+			if (s === m) {
+				p0 += m;
+				p1 += m;
+				p2 += m;
+				p3 += m;
+				continue;
+			}
+			p0 += s;
+			p1 += s;
+			p2 += s;
+			p3 += s;
+			if (r0 < 0) {
+				p0 = event(text, units, base, end, 0, p0, r0);
+				r0 = states4[0];
+			} else p0++;
+			if (r1 < 0) {
+				p1 = event(text, units, base, end, 1, p1, r1);
+				r1 = states4[1];
+			} else p1++;
+			if (r2 < 0) {
+				p2 = event(text, units, base, end, 2, p2, r2);
+				r2 = states4[2];
+			} else p2++;
+			if (r3 < 0) {
+				p3 = event(text, units, base, end, 3, p3, r3);
+				r3 = states4[3];
+			} else p3++;
+		}
+		if (e0 <= length) {
+			states4[0] = r0;
+			ats[0] = p0;
+		}
+		if (e1 <= length) {
+			states4[1] = r1;
+			ats[1] = p1;
+		}
+		if (e2 <= length) {
+			states4[2] = r2;
+			ats[2] = p2;
+		}
+		if (e3 <= length) {
+			states4[3] = r3;
+			ats[3] = p3;
+		}
+		// What is left of the parts once the first is done: each alone.
+		let newlines = 0;
+		for (let j = 0; j < STREAMS; j++) {
+			let p = ats[j];
+			let r = states4[j];
+			const stop = stops[j];
+			while (p < stop) {
+				r = t[r + f[units[p]]];
+				if (r < 0) {
+					p = event(text, units, base, end, j, p, r);
+					r = states4[j];
+				} else p++;
+			}
+			const hits = found4[j];
+			for (let h = 0; h < hits.length; h += 4)
+				out.push(hits[h], hits[h + 1], line + newlines + hits[h + 2], hits[h + 3]);
+			newlines += newlines4[j];
+		}
+		blockNewlines = newlines;
+		return end;
+	};
+	/** A line longer than a block, from `base` (its start): searched alone, unit by unit, as `next` does. */
+	const searchLongLine = (text: string, base: number, line: number, out: number[]): number => {
+		const eol = text.indexOf("\n", base);
+		const end = eol === -1 ? text.length : eol + 1;
+		let r = 0;
+		for (let i = base; i < end; i++) {
+			const a = fold[text.charCodeAt(i)];
+			if (a >= escClass) {
+				if (a === nlClass) r = 0;
+				else i = ansiEnd(text, i, end);
+				continue;
+			}
+			r = table[(r & ROW) + a];
+			if (r < 0) {
+				out.push(i, base, line, r & ROW);
+				break;
+			}
+		}
+		blockNewlines = eol === -1 ? 0 : 1;
+		return end;
 	};
 
 	return {
@@ -232,7 +512,7 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 			return passed;
 		},
 		wordsAfter(text, at, end) {
-			const found = [...output[(lastRow & ROW) / k]];
+			const found = [...wordsAt[(lastRow & ROW) / k]];
 			collect(text, at + 1, Math.min(end, text.length), lastRow, found);
 			return found;
 		},
@@ -243,6 +523,41 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 			const found: number[] = [];
 			collect(text, Math.max(0, start), Math.min(end, text.length), 0, found);
 			return found;
+		},
+		lines(text, block = BLOCK) {
+			const n = text.length;
+			const size = block >= 1 && block < BLOCK ? Math.floor(block) : BLOCK;
+			// The searched block's lines with a word ([first match's end, line start, line, row] each), the next
+			// one to give, and where the next block starts (and its line).
+			const found: number[] = [];
+			let at = 0;
+			let start = 0;
+			let blockLine = 1;
+			const walk = {
+				lineStart: 0,
+				line: 1,
+				next(from: number): number {
+					for (;;) {
+						while (at < found.length && found[at + 1] < from) at += 4;
+						if (at < found.length) {
+							walk.lineStart = found[at + 1];
+							walk.line = found[at + 2];
+							lastRow = found[at + 3] | ACCEPT;
+							at += 4;
+							return found[at - 4];
+						}
+						if (start >= n) {
+							walk.line = blockLine; // every block searched: 1 + the text's newlines
+							return -1;
+						}
+						found.length = 0;
+						at = 0;
+						start = searchBlock(text, start, blockLine, found, size);
+						blockLine += blockNewlines;
+					}
+				},
+			};
+			return walk;
 		},
 	};
 }
