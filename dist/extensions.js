@@ -2086,6 +2086,7 @@ __export(projection_exports, {
   READ_PAGE_MAX_BYTES: () => READ_PAGE_MAX_BYTES,
   READ_PAGE_MAX_LINES: () => READ_PAGE_MAX_LINES,
   fitsSurface: () => fitsSurface,
+  longerLineThan: () => longerLineThan,
   measureText: () => measureText,
   project: () => project,
   sanitizeReason: () => sanitizeReason
@@ -2217,21 +2218,27 @@ ${tail}`;
 }
 function lineFacts(text, measured) {
   if (typeof text !== "string") throw new TypeError(`project: text must be a string, got ${typeof text}`);
-  if (measured) return { lines: measured.lines, longestLineUnits: measured.longestLineUnits };
+  if (measured) return { lines: measured.lines, longLine: measured.longLine };
   const stats = lineStats(text);
-  return { lines: stats.newlines + 1, longestLineUnits: stats.longestLineUnits };
+  return { lines: stats.newlines + 1, longLine: mayBeLong(stats.longestLineUnits) };
 }
-function measureText(text, bytes) {
+function measureText(text, bytes, lines) {
+  const size = bytes ?? utf8ByteLength(text);
+  if (lines !== void 0) return { text, bytes: size, lines, longLine: longerLineThan(text, SURE_LINE_UNITS) };
   const stats = lineStats(text);
-  return {
-    text,
-    bytes: bytes ?? utf8ByteLength(text),
-    lines: stats.newlines + 1,
-    longestLineUnits: stats.longestLineUnits
-  };
+  return { text, bytes: size, lines: stats.newlines + 1, longLine: mayBeLong(stats.longestLineUnits) };
 }
 function mayBeLong(longestLineUnits) {
   return longestLineUnits * 3 > READ_PAGE_MAX_BYTES;
+}
+function longerLineThan(text, units) {
+  let start = 0;
+  while (text.length - start > units) {
+    const newline = text.lastIndexOf("\n", start + units);
+    if (newline < start) return true;
+    start = newline + 1;
+  }
+  return false;
 }
 function prepare(text, lim, options) {
   const measured = options.measured?.text === text ? options.measured : void 0;
@@ -2267,14 +2274,14 @@ function sanitizeReason(reason) {
 function frameOf(options, projectedTotals, facts) {
   const source = options.source;
   if (!source || typeof source.text !== "string") {
-    return { totals: projectedTotals, lineOffset: 0, mayHaveLongLine: mayBeLong(facts.longestLineUnits) };
+    return { totals: projectedTotals, lineOffset: 0, mayHaveLongLine: facts.longLine };
   }
   const m = options.measured?.text === source.text ? options.measured : measureText(source.text);
   const firstLine2 = Math.max(1, Math.floor(Number(source.firstLine) || 1));
   return {
     totals: { bytes: m.bytes, lines: m.lines },
     lineOffset: firstLine2 - 1,
-    mayHaveLongLine: mayBeLong(m.longestLineUnits),
+    mayHaveLongLine: m.longLine,
     source: source.text
   };
 }
@@ -2329,7 +2336,7 @@ function windowed(text, surface2, options, option) {
 ${p.text}` };
   return inner instanceof Promise ? inner.then(framed) : framed(inner);
 }
-var SEPARATOR_BYTES, MAX_RECUTS, MAX_REASON_BYTES;
+var SEPARATOR_BYTES, MAX_RECUTS, SURE_LINE_UNITS, MAX_REASON_BYTES;
 var init_projection = __esm({
   "extensions/shared/projection/projection.ts"() {
     "use strict";
@@ -2345,6 +2352,7 @@ var init_projection = __esm({
     init_limits();
     SEPARATOR_BYTES = 3;
     MAX_RECUTS = 4;
+    SURE_LINE_UNITS = Math.floor(READ_PAGE_MAX_BYTES / 3);
     MAX_REASON_BYTES = surfaceOf("projection.reason").maxBytes;
   }
 });
@@ -6464,7 +6472,10 @@ function scanNotableAt(text, maxLines, options = {}) {
     let lineEnd;
     if (!carrying()) {
       const first = KEYS.next(text, pos);
-      if (first === -1) break;
+      if (first === -1) {
+        line += KEYS.passed().newlines;
+        break;
+      }
       const passed = KEYS.passed();
       line += passed.newlines;
       if (passed.lastNewline !== -1) lineStart = passed.lastNewline + 1;
@@ -6486,6 +6497,7 @@ function scanNotableAt(text, maxLines, options = {}) {
     pos = lineEnd + 1;
     line++;
   }
+  options.counted?.(line);
   return passes.map((p) => p.finish());
 }
 function window(text, start, end) {
@@ -8969,14 +8981,28 @@ async function buildStub(fact, text, deps) {
   const complete2 = await completeOutput(fact, text, deps.store);
   const { full, notes } = complete2;
   let written;
-  const putting = complete2.stored ? Promise.resolve(complete2.stored) : deps.store.startPut(TOOL_OUTPUT_KIND, full, (bytes) => {
-    written = bytes;
+  const putting = complete2.stored ? Promise.resolve(complete2.stored) : deps.store.startPut(TOOL_OUTPUT_KIND, full, (bytes2) => {
+    written = bytes2;
   }).catch((error) => ({ ok: false, error: String(error) }));
   const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
-  const measured = measureText(full, written);
+  const bytes = written ?? utf8ByteLength(full);
+  const limitsAt = (lines2) => {
+    const sized = { bytes, lines: lines2, lastLineEmpty: full.endsWith("\n") };
+    return deps.summarize ? excerptLines(fact, full, kind, sized, notes, deps) : [earlyLines(fact, full, kind, sized, notes, deps)];
+  };
+  const fewest = limitsAt(1);
+  const most = limitsAt(full.length + 1);
+  const counting = fewest.every((m, i) => m !== void 0 && m === most[i]);
+  let measured = counting ? void 0 : measureText(full, bytes);
+  const limits = measured ? limitsAt(measured.lines) : fewest;
+  let lines;
+  const counted2 = measured ? void 0 : (n2) => {
+    lines = n2;
+  };
+  const early = deps.summarize ? void 0 : earlyScan(full, limits[0], counted2);
+  const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, limits, counted2) : void 0;
+  measured ??= measureText(full, bytes, lines);
   const sizes = measure(full, measured);
-  const early = deps.summarize ? void 0 : earlyScan(fact, full, kind, sizes, notes, deps);
-  const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, excerptLines(fact, full, kind, sizes, notes, deps)) : void 0;
   const put = await putting;
   if (!put.ok) return unstoredStub(fact, complete2, put.error, deps.config);
   const ref = { ok: true, path: put.path, sha256: put.sha256 };
@@ -9059,14 +9085,19 @@ function overflowOf(kind, config) {
   const { maxBytes, maxLines } = configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces);
   return { maxBytes, maxLines };
 }
-function earlyScan(fact, full, kind, sizes, notes, deps) {
+function earlyLines(fact, full, kind, sizes, notes, deps) {
   if (kind !== "command") return void 0;
   const surface2 = stubSurface(kind, deps.config);
-  const room = excerptRoom(surface2, placeholderBase(fact, sizes, deps), notes, kind, deps.config);
-  const maxLines = logScanLines(full, surface2, room);
-  return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines }) };
+  return logScanLines(
+    full,
+    surface2,
+    excerptRoom(surface2, placeholderBase(fact, sizes, deps), notes, kind, deps.config)
+  );
 }
-function summaryInputPlan(full, kind, config, excerptLines2 = []) {
+function earlyScan(full, maxLines, counted2) {
+  return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines, counted: counted2 }) };
+}
+function summaryInputPlan(full, kind, config, excerptLines2 = [], counted2) {
   const surface2 = configuredSurface(
     "toolArtifacts.summaryInput",
     { maxBytes: config.summary.maxInputChars },
@@ -9077,7 +9108,7 @@ function summaryInputPlan(full, kind, config, excerptLines2 = []) {
   const maxLines = logScanLines(full, surface2, options);
   if (maxLines === void 0) return { surface: surface2, options };
   const more = [...new Set(excerptLines2)].filter((m) => m !== void 0 && m !== maxLines);
-  const [scan, ...others] = scanNotableAt(full, [maxLines, ...more]);
+  const [scan, ...others] = scanNotableAt(full, [maxLines, ...more], { counted: counted2 });
   return {
     surface: surface2,
     options,
@@ -9144,6 +9175,7 @@ var init_artifacts = __esm({
     init_surfaces();
     init_content();
     init_notable();
+    init_utf8();
     init_agreement();
     init_classify();
     init_excerpt();

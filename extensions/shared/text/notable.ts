@@ -77,6 +77,11 @@ export interface NotableOptions {
 	 * it was before the generic rules.
 	 */
 	evaluation?: NotableEvaluation;
+	/**
+	 * Called once the walk is over with the text's lines as Pi's read counts them (its "\n" plus one): the walk
+	 * counts every line anyway, so a caller that needs the count (a stub's header) makes no line pass of its own.
+	 */
+	counted?: (lines: number) => void;
 }
 
 /** Which rules a scan uses, and whether it reads the log as steps (for measuring rules left out). */
@@ -396,7 +401,10 @@ export function scanNotableAt(
 		let lineEnd: number;
 		if (!carrying()) {
 			const first = KEYS.next(text, pos);
-			if (first === -1) break;
+			if (first === -1) {
+				line += KEYS.passed().newlines; // the rest of the text has no key: only its lines are left to count
+				break;
+			}
 			// The automaton counted the lines it passed on the way: no second pass over them.
 			const passed = KEYS.passed();
 			line += passed.newlines;
@@ -422,6 +430,7 @@ export function scanNotableAt(
 		pos = lineEnd + 1;
 		line++;
 	}
+	options.counted?.(line);
 	return passes.map((p) => p.finish());
 }
 
