@@ -1393,6 +1393,15 @@ function prefixEnd(text, maxBytes, maxLines) {
   if (at2 !== -1 && at2 < end) end = at2;
   return end;
 }
+function markBudget(lim) {
+  return lim.maxBytes >= CLIP_MARK_BYTES ? lim.maxBytes - CLIP_MARK_BYTES : lim.maxBytes;
+}
+function marked(kept, lim) {
+  return lim.maxBytes >= CLIP_MARK_BYTES ? `${kept}${CLIP_MARK}` : kept;
+}
+function clippedText(text, lim) {
+  return marked(text.slice(0, prefixEnd(text, markBudget(lim), lim.maxLines)), lim);
+}
 function clip(text, lim, totals2, marker) {
   let end;
   let budgetBytes;
@@ -1403,7 +1412,7 @@ function clip(text, lim, totals2, marker) {
     budgetLines = lim.maxLines - 1;
     end = prefixEnd(text, budgetBytes, budgetLines);
   } else {
-    budgetBytes = lim.maxBytes >= CLIP_MARK_BYTES ? lim.maxBytes - CLIP_MARK_BYTES : lim.maxBytes;
+    budgetBytes = markBudget(lim);
     budgetLines = lim.maxLines;
     end = prefixEnd(text, budgetBytes, budgetLines);
   }
@@ -1418,7 +1427,7 @@ function clip(text, lim, totals2, marker) {
     shownMarker = marker(omittedLines, omittedBytes);
     out = kept.length > 0 ? `${kept}
 ${shownMarker}` : shownMarker;
-  } else out = lim.maxBytes >= CLIP_MARK_BYTES ? `${kept}${CLIP_MARK}` : kept;
+  } else out = marked(kept, lim);
   return {
     ...verbatim(text, lim, totals2),
     text: out,
@@ -1492,18 +1501,23 @@ function readPage(text, m, lineStart, maxLines) {
   const n2 = text.length;
   const windowEnd = Math.min(n2, lineStart + READ_PAGE_MAX_BYTES + 1);
   const window2 = text.slice(lineStart, windowEnd);
-  let lines = 0;
-  let bytes = 0;
-  let pos = 0;
-  while (lines < maxLines) {
+  const ends = [];
+  for (let pos = 0; ends.length < maxLines; ) {
     const newline = window2.indexOf("\n", pos);
     const end = newline !== -1 ? newline : windowEnd === n2 ? window2.length : -1;
-    const add = end === -1 ? Number.POSITIVE_INFINITY : m.range(window2, pos, end) + (lines > 0 ? 1 : 0);
-    if (bytes + add > READ_PAGE_MAX_BYTES) break;
-    bytes += add;
-    lines++;
+    if (end === -1) break;
+    ends.push(end);
     if (newline === -1) break;
     pos = newline + 1;
+  }
+  const ascii = m === ASCII_METER || m.range(window2, 0, window2.length) === window2.length;
+  const fits2 = (k) => (ascii ? ends[k - 1] : m.range(window2, 0, ends[k - 1])) <= READ_PAGE_MAX_BYTES;
+  let lines = 0;
+  let hi = ends.length;
+  while (lines < hi) {
+    const mid = Math.ceil((lines + hi) / 2);
+    if (fits2(mid)) lines = mid;
+    else hi = mid - 1;
   }
   return { limit: Math.max(1, lines), longLine: lines === 0 };
 }
@@ -6901,7 +6915,10 @@ function itemOf(l, lineOffset) {
   const line = lineOffset === void 0 ? void 0 : l.line + lineOffset;
   const item = notableItem(line, l.text, l.count);
   if (item.length <= ITEM.maxBytes && !item.includes("\n") && utf8ByteLength(item) <= ITEM.maxBytes) return item;
-  return project(item, "notable.line").text;
+  if (!ITEM.short || utf8ByteLength(item) <= ITEM.maxBytes && countLines(item) <= ITEM.maxLines) {
+    return project(item, "notable.line").text;
+  }
+  return clippedText(item, ITEM);
 }
 function sectionItems(lineOffset) {
   const made = (offset) => {
@@ -7154,6 +7171,7 @@ var init_log = __esm({
     init_surfaces();
     init_notable();
     init_utf8();
+    init_clip();
     init_limits();
     init_projection();
     init_prompt();

@@ -122,18 +122,27 @@ export function readPage(
 	const n = text.length;
 	const windowEnd = Math.min(n, lineStart + READ_PAGE_MAX_BYTES + 1); // a longer range is surely too big
 	const window = text.slice(lineStart, windowEnd);
-	let lines = 0;
-	let bytes = 0;
-	let pos = 0;
-	while (lines < maxLines) {
+	// Where each of the first lines ends in the window; a last line the window cuts off is not one of them (it
+	// surely does not fit). k lines joined by "\n" are exactly window[0, ends[k - 1]).
+	const ends: number[] = [];
+	for (let pos = 0; ends.length < maxLines; ) {
 		const newline = window.indexOf("\n", pos);
 		const end = newline !== -1 ? newline : windowEnd === n ? window.length : -1;
-		const add = end === -1 ? Number.POSITIVE_INFINITY : m.range(window, pos, end) + (lines > 0 ? 1 : 0);
-		if (bytes + add > READ_PAGE_MAX_BYTES) break;
-		bytes += add;
-		lines++;
+		if (end === -1) break;
+		ends.push(end);
 		if (newline === -1) break;
 		pos = newline + 1;
+	}
+	// The most lines whose bytes fit one read (more lines never take fewer bytes). An ASCII window has a byte a
+	// unit: no measuring; else a binary search measures a few prefixes, not every line.
+	const ascii = m === ASCII_METER || m.range(window, 0, window.length) === window.length;
+	const fits = (k: number) => (ascii ? ends[k - 1] : m.range(window, 0, ends[k - 1])) <= READ_PAGE_MAX_BYTES;
+	let lines = 0;
+	let hi = ends.length;
+	while (lines < hi) {
+		const mid = Math.ceil((lines + hi) / 2);
+		if (fits(mid)) lines = mid;
+		else hi = mid - 1;
 	}
 	return { limit: Math.max(1, lines), longLine: lines === 0 };
 }
