@@ -1510,14 +1510,14 @@ function readPage(text, m, lineStart, maxLines) {
     if (newline === -1) break;
     pos = newline + 1;
   }
-  const ascii = m === ASCII_METER || m.range(window2, 0, window2.length) === window2.length;
-  const fits2 = (k) => (ascii ? ends[k - 1] : m.range(window2, 0, ends[k - 1])) <= READ_PAGE_MAX_BYTES;
   let lines = 0;
-  let hi = ends.length;
-  while (lines < hi) {
-    const mid = Math.ceil((lines + hi) / 2);
-    if (fits2(mid)) lines = mid;
-    else hi = mid - 1;
+  while (lines < ends.length && ends[lines] <= READ_PAGE_MAX_BYTES) lines++;
+  if (m !== ASCII_METER && lines > 0) {
+    let bytes = m.range(window2, 0, ends[lines - 1]);
+    while (lines > 0 && bytes > READ_PAGE_MAX_BYTES) {
+      bytes -= m.range(window2, lines > 1 ? ends[lines - 2] : 0, ends[lines - 1]);
+      lines--;
+    }
   }
   return { limit: Math.max(1, lines), longLine: lines === 0 };
 }

@@ -133,16 +133,17 @@ export function readPage(
 		if (newline === -1) break;
 		pos = newline + 1;
 	}
-	// The most lines whose bytes fit one read (more lines never take fewer bytes). An ASCII window has a byte a
-	// unit: no measuring; else a binary search measures a few prefixes, not every line.
-	const ascii = m === ASCII_METER || m.range(window, 0, window.length) === window.length;
-	const fits = (k: number) => (ascii ? ends[k - 1] : m.range(window, 0, ends[k - 1])) <= READ_PAGE_MAX_BYTES;
+	// The most lines whose bytes fit one read (more lines never take fewer bytes): a line's bytes are at least its
+	// units, so lines ending past one read's bytes never fit; the rest are measured at once, and while they are
+	// over, the last line (with the "\n" before it) is measured and taken off. An ASCII window fits at once.
 	let lines = 0;
-	let hi = ends.length;
-	while (lines < hi) {
-		const mid = Math.ceil((lines + hi) / 2);
-		if (fits(mid)) lines = mid;
-		else hi = mid - 1;
+	while (lines < ends.length && ends[lines] <= READ_PAGE_MAX_BYTES) lines++;
+	if (m !== ASCII_METER && lines > 0) {
+		let bytes = m.range(window, 0, ends[lines - 1]);
+		while (lines > 0 && bytes > READ_PAGE_MAX_BYTES) {
+			bytes -= m.range(window, lines > 1 ? ends[lines - 2] : 0, ends[lines - 1]);
+			lines--;
+		}
 	}
 	return { limit: Math.max(1, lines), longLine: lines === 0 };
 }
