@@ -13,6 +13,7 @@ import type { ArtifactStore, PutFailure, PutResult } from "../shared/store/artif
 import { SURFACES, type SurfaceBudget } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
 import { DEFAULT_NOTABLE_LINES, type NotableScan, scanNotable, scanNotableAt } from "../shared/text/notable.ts";
+import { utf8ByteLength } from "../shared/text/utf8.ts";
 import { summaryDisagrees } from "./agreement.ts";
 import { classifyTool, type OutputClass } from "./classify.ts";
 import { buildExcerpt } from "./excerpt.ts";
@@ -244,16 +245,34 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 				})
 				.catch((error: unknown) => ({ ok: false as const, error: String(error) }));
 	const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
-	// Measured once (its UTF-8 size is what the store wrote): the header's sizes, and every projection of the
-	// output below (none measures it again).
-	const measured = measureText(full, written);
-	const sizes = measure(full, measured);
 	// While the store syncs: the excerpt's scan (no summary: the excerpt is the whole body), or the scan of the
-	// summary model's input, which the agreement check then reuses (the same limits: one scan, not two).
-	const early = deps.summarize ? undefined : earlyScan(fact, full, kind, sizes, notes, deps);
-	const input = deps.summarize
-		? summaryInputPlan(full, kind, deps.config, excerptLines(fact, full, kind, sizes, notes, deps))
-		: undefined;
+	// summary model's input, which the agreement check then reuses (the same limits: one scan, not two). The
+	// output is measured once (its UTF-8 size is what the store wrote) for the header and every projection of it
+	// below. The excerpt's scan limits depend on the header's line count only through its digits: when the fewest
+	// and the most lines the output can have give the same limits, the scan runs first and counts the lines as it
+	// walks them (measureText then makes no pass of its own); else the output is measured first.
+	const bytes = written ?? utf8ByteLength(full);
+	const limitsAt = (lines: number) => {
+		const sized = { bytes, lines, lastLineEmpty: full.endsWith("\n") };
+		return deps.summarize
+			? excerptLines(fact, full, kind, sized, notes, deps)
+			: [earlyLines(fact, full, kind, sized, notes, deps)];
+	};
+	const fewest = limitsAt(1);
+	const most = limitsAt(full.length + 1);
+	const counting = fewest.every((m, i) => m !== undefined && m === most[i]);
+	let measured = counting ? undefined : measureText(full, bytes);
+	const limits = measured ? limitsAt(measured.lines) : fewest;
+	let lines: number | undefined;
+	const counted = measured
+		? undefined
+		: (n: number) => {
+				lines = n;
+			};
+	const early = deps.summarize ? undefined : earlyScan(full, limits[0], counted);
+	const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, limits, counted) : undefined;
+	measured ??= measureText(full, bytes, lines);
+	const sizes = measure(full, measured);
 	const put = await putting;
 	if (!put.ok) return unstoredStub(fact, complete, put.error, deps.config);
 	const ref: ArtifactRef = { ok: true, path: put.path, sha256: put.sha256 };
@@ -387,23 +406,34 @@ function overflowOf(
 const UNKNOWN_SHA256 = "0".repeat(64);
 
 /**
- * The notable-line scan of a command's log at the limits its excerpt will have (no summary: the excerpt is the
- * whole body), made before the artifact has its name: the header and footer it leaves room for name an
- * artifact id and path of the same length as the real ones. Undefined when the excerpt would not scan.
+ * The `maxLines` a command's excerpt scans with when it is the whole body (no summary model), computed before the
+ * artifact has its name: the header and footer it leaves room for name an artifact id and path of the same length
+ * as the real ones. Undefined when the excerpt would not scan.
  */
-function earlyScan(
+function earlyLines(
 	fact: ToolResultFacts,
 	full: string,
 	kind: OutputClass,
 	sizes: ReturnType<typeof measure>,
 	notes: readonly string[],
 	deps: StubDeps,
-): { maxLines: number; scan: NotableScan } | undefined {
+): number | undefined {
 	if (kind !== "command") return undefined;
 	const surface = stubSurface(kind, deps.config);
-	const room = excerptRoom(surface, placeholderBase(fact, sizes, deps), notes, kind, deps.config);
-	const maxLines = logScanLines(full, surface, room);
-	return maxLines === undefined ? undefined : { maxLines, scan: scanNotable(full, { maxLines }) };
+	return logScanLines(
+		full,
+		surface,
+		excerptRoom(surface, placeholderBase(fact, sizes, deps), notes, kind, deps.config),
+	);
+}
+
+/** The excerpt's scan at `maxLines` (earlyLines), made while the store syncs; `counted`: the scan's line count. */
+function earlyScan(
+	full: string,
+	maxLines: number | undefined,
+	counted?: (lines: number) => void,
+): { maxLines: number; scan: NotableScan } | undefined {
+	return maxLines === undefined ? undefined : { maxLines, scan: scanNotable(full, { maxLines, counted }) };
 }
 
 /** The summary model's input: its surface, projectLog's options (but the artifact) and the scan made for it. */
@@ -421,12 +451,14 @@ interface SummaryInputPlan {
 /**
  * The summary input's surface and options, and its notable-line scan, made before the artifact has its name:
  * the input's scan limits do not depend on it (the section takes its share of the surface's own limits).
+ * `counted`: called with the output's line count when the pass is made (the stub's header needs it).
  */
 export function summaryInputPlan(
 	full: string,
 	kind: OutputClass,
 	config: ToolArtifactsConfig,
 	excerptLines: readonly (number | undefined)[] = [],
+	counted?: (lines: number) => void,
 ): SummaryInputPlan {
 	// summary.maxInputChars is the surface's byte limit (the key keeps its old name).
 	const surface = configuredSurface(
@@ -441,7 +473,7 @@ export function summaryInputPlan(
 	if (maxLines === undefined) return { surface, options };
 	// One pass for the input and the excerpt's predicted limits (scanNotableAt: each exactly its own scan).
 	const more = [...new Set(excerptLines)].filter((m): m is number => m !== undefined && m !== maxLines);
-	const [scan, ...others] = scanNotableAt(full, [maxLines, ...more]);
+	const [scan, ...others] = scanNotableAt(full, [maxLines, ...more], { counted });
 	return {
 		surface,
 		options,

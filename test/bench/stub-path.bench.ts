@@ -10,9 +10,10 @@
  *    check, and the excerpt beside the summary), the store's put and then the scan in sequence (what the path did
  *    before the fsync overlapped the scan), the part of `startPut` that runs on the calling thread (encode, hash,
  *    write: what the scan waits for), the scan alone, the projection of the excerpt with its scan made (the
- *    output's lines measured, the notable section fitted, head and tail laid out: what the path adds around
+ *    output's sizes taken, the notable section fitted, head and tail laid out: what the path adds around
  *    the scan), and one pass at the summary path's two caps (100 and 40 lines: what its scan costs now) against
- *    two scans at them (what it cost before `scanNotableAt`).
+ *    two scans at them (what it cost before `scanNotableAt`). The excerpt's projection measures the output as the
+ *    path does: its bytes from the store's write, its lines from the scan (`counted`), so no line pass.
  * 2. Memory (issue 28): peak RSS of a fresh process that stores and projects a 256 MiB tool output named by
  *    Pi's full-output file (`cat` of a huge log through bash), as a multiple of the output's size. Goal: ≤ 1.5×.
  *
@@ -180,15 +181,16 @@ async function cost(): Promise<void> {
 			};
 			/**
 			 * The excerpt's projection as the path makes it once the store has named the output (a path of the real
-			 * name's length): its lines measured (the bytes are the store's), then projectLog at the command stub's
-			 * limits with the scan made at them, as buildStub passes it.
+			 * name's length): the output's sizes (the bytes are the store's, the line count the scan's: no pass over
+			 * the lines), then projectLog at the command stub's limits with the scan made at them, as buildStub
+			 * passes it.
 			 */
 			const surface = stubSurface("command", CONFIG);
 			const probe = freshStore();
 			const bytes = Buffer.byteLength(text, "utf8");
 			const sha256 = "0".repeat(64);
 			const path = join(probe.dirFor(TOOL_OUTPUT_KIND), `${sha256}.txt`);
-			const lines = measureText(text, bytes).lines;
+			const lines = measureText(text, bytes).lines; // what the scan counts as it walks the text
 			const header = { id: artifactId(sha256), tool: "bash", bytes, lines, lastLineEmpty: text.endsWith("\n"), path };
 			const overhead = stubOverhead({ ...header, notes: [], label: EXCERPT_LABEL });
 			const overflow = SURFACES["toolArtifacts.stubOverflow"];
@@ -203,7 +205,7 @@ async function cost(): Promise<void> {
 					...room,
 					stored: { ok: true, path, sha256 },
 					scan: excerptScan,
-					measured: measureText(text, bytes),
+					measured: measureText(text, bytes, lines),
 				});
 			const floorDir = join(root, "floor");
 			mkdirSync(floorDir, { recursive: true });

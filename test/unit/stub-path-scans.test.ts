@@ -10,6 +10,7 @@ import { describe, expect, it, vi } from "vitest";
 import { DEFAULT_CONFIG } from "../../extensions/shared/host/config.ts";
 import { projectLog } from "../../extensions/shared/projection/log.ts";
 import * as notable from "../../extensions/shared/text/notable.ts";
+import * as utf8 from "../../extensions/shared/text/utf8.ts";
 import { agreementScan, buildStub, summaryInputPlan } from "../../extensions/tool-artifacts/artifacts.ts";
 import type { SummaryRequest } from "../../extensions/tool-artifacts/summary.ts";
 import { realLogLinesArb } from "../fixtures/real-log-arbitraries.ts";
@@ -21,7 +22,13 @@ vi.mock("../../extensions/shared/text/notable.ts", async (original) => {
 	return { ...real, scanNotable: vi.fn(real.scanNotable), scanNotableAt: vi.fn(real.scanNotableAt) };
 });
 
+vi.mock("../../extensions/shared/text/utf8.ts", async (original) => {
+	const real = await original<typeof import("../../extensions/shared/text/utf8.ts")>();
+	return { ...real, lineStats: vi.fn(real.lineStats) };
+});
+
 const tmp = useTempStore("stub-path-scans");
+const lineStats = vi.mocked(utf8.lineStats);
 const LOGS = loadRealLogs();
 const scans = vi.mocked(notable.scanNotable);
 const passes = vi.mocked(notable.scanNotableAt);
@@ -90,5 +97,29 @@ describe("buildStub with the summary model on", () => {
 		expect(requests).toHaveLength(1);
 		expect(requests[0].notable).toBe(true);
 		expect(built.text).toContain("the summary and the verbatim lines disagree");
+	});
+});
+
+describe("buildStub's line count", () => {
+	it("comes from the scan: no line pass over the log of its own, with the summary model on or off", async () => {
+		const log = LOGS.filter((l) => Buffer.byteLength(l.text) > 60_000 && /FAIL|Error/.test(l.text))[0];
+		const fact = {
+			toolName: "bash",
+			toolCallId: "call_2",
+			input: { command: "cat build.log" },
+			content: [{ type: "text", text: log.text }],
+			details: undefined,
+			isError: false,
+		};
+		const off = { ...CONFIG, summary: { ...CONFIG.summary, enabled: false } };
+		const summarize = async () => ({ ok: true as const, text: "The command ran.", model: "acme/acme-mini" });
+		for (const deps of [{ config: off }, { config: CONFIG, summarize }]) {
+			lineStats.mockClear();
+			const built = await buildStub(fact, log.text, { store: tmp.store, ...deps });
+			if ("notStored" in built) throw new Error(built.notStored);
+			expect(lineStats.mock.calls.filter(([text]) => text === log.text)).toHaveLength(0);
+			// The header states the log's lines as Pi's read counts them.
+			expect(built.text.split("\n")[0]).toContain(` ${log.lines.toLocaleString("en-US")} lines`);
+		}
 	});
 });

@@ -58,6 +58,24 @@ export function prefixEnd(text: string, maxBytes: number, maxLines: number): num
 	return end;
 }
 
+/** The bytes a clipped prefix may take before CLIP_MARK (all of them when the mark does not fit). */
+function markBudget(lim: Limits): number {
+	return lim.maxBytes >= CLIP_MARK_BYTES ? lim.maxBytes - CLIP_MARK_BYTES : lim.maxBytes;
+}
+
+/** A clipped prefix with its mark (when the mark fits). */
+function marked(kept: string, lim: Limits): string {
+	return lim.maxBytes >= CLIP_MARK_BYTES ? `${kept}${CLIP_MARK}` : kept;
+}
+
+/**
+ * The text of `clip(text, lim, totals)` (no caller's marker) for a text that does not fit `lim`, without the rest
+ * of its projection: for a caller that clips many short texts (the notable section's items).
+ */
+export function clippedText(text: string, lim: Limits): string {
+	return marked(text.slice(0, prefixEnd(text, markBudget(lim), lim.maxLines)), lim);
+}
+
 /**
  * A clipped surface: the longest prefix within both limits that leaves room for CLIP_MARK, then the mark (a
  * budget under 3 bytes gets the prefix alone); with the caller's `marker`, the prefix keeps whole lines and
@@ -74,7 +92,7 @@ export function clip(text: string, lim: Limits, totals: Totals, marker?: Project
 		budgetLines = lim.maxLines - 1;
 		end = prefixEnd(text, budgetBytes, budgetLines);
 	} else {
-		budgetBytes = lim.maxBytes >= CLIP_MARK_BYTES ? lim.maxBytes - CLIP_MARK_BYTES : lim.maxBytes;
+		budgetBytes = markBudget(lim);
 		budgetLines = lim.maxLines;
 		end = prefixEnd(text, budgetBytes, budgetLines);
 	}
@@ -88,7 +106,7 @@ export function clip(text: string, lim: Limits, totals: Totals, marker?: Project
 	if (marker) {
 		shownMarker = marker(omittedLines, omittedBytes);
 		out = kept.length > 0 ? `${kept}\n${shownMarker}` : shownMarker;
-	} else out = lim.maxBytes >= CLIP_MARK_BYTES ? `${kept}${CLIP_MARK}` : kept;
+	} else out = marked(kept, lim);
 	return {
 		...verbatim(text, lim, totals),
 		text: out,

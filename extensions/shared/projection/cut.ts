@@ -122,18 +122,28 @@ export function readPage(
 	const n = text.length;
 	const windowEnd = Math.min(n, lineStart + READ_PAGE_MAX_BYTES + 1); // a longer range is surely too big
 	const window = text.slice(lineStart, windowEnd);
-	let lines = 0;
-	let bytes = 0;
-	let pos = 0;
-	while (lines < maxLines) {
+	// Where each of the first lines ends in the window; a last line the window cuts off is not one of them (it
+	// surely does not fit). k lines joined by "\n" are exactly window[0, ends[k - 1]).
+	const ends: number[] = [];
+	for (let pos = 0; ends.length < maxLines; ) {
 		const newline = window.indexOf("\n", pos);
 		const end = newline !== -1 ? newline : windowEnd === n ? window.length : -1;
-		const add = end === -1 ? Number.POSITIVE_INFINITY : m.range(window, pos, end) + (lines > 0 ? 1 : 0);
-		if (bytes + add > READ_PAGE_MAX_BYTES) break;
-		bytes += add;
-		lines++;
+		if (end === -1) break;
+		ends.push(end);
 		if (newline === -1) break;
 		pos = newline + 1;
+	}
+	// The most lines whose bytes fit one read (more lines never take fewer bytes): a line's bytes are at least its
+	// units, so lines ending past one read's bytes never fit; the rest are measured at once, and while they are
+	// over, the last line (with the "\n" before it) is measured and taken off. An ASCII window fits at once.
+	let lines = 0;
+	while (lines < ends.length && ends[lines] <= READ_PAGE_MAX_BYTES) lines++;
+	if (m !== ASCII_METER && lines > 0) {
+		let bytes = m.range(window, 0, ends[lines - 1]);
+		while (lines > 0 && bytes > READ_PAGE_MAX_BYTES) {
+			bytes -= m.range(window, lines > 1 ? ends[lines - 2] : 0, ends[lines - 1]);
+			lines--;
+		}
 	}
 	return { limit: Math.max(1, lines), longLine: lines === 0 };
 }

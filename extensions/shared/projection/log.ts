@@ -21,6 +21,7 @@
 import { NOTABLE_FAILING_HEAD_SHARE, type SurfaceName } from "../surfaces.ts";
 import { type NotableLine, type NotableScan, scanNotable } from "../text/notable.ts";
 import { countLines, countNewlines, utf8ByteLength } from "../text/utf8.ts";
+import { clippedText } from "./clip.ts";
 import { type Limits, limitsOf, MIN_WINDOW_BYTES, MIN_WINDOW_LINES, surfaceOf } from "./limits.ts";
 import { measureText, project } from "./projection.ts";
 import { NOTABLE_HEADING, NOTABLE_HEADING_UNSAVED, notableItem, notableMore } from "./prompt.ts";
@@ -75,9 +76,13 @@ const ITEM = limitsOf(surfaceOf("notable.line"), {});
 function itemOf(l: NotableLine, lineOffset: number | undefined): string {
 	const line = lineOffset === undefined ? undefined : l.line + lineOffset;
 	const item = notableItem(line, l.text, l.count);
-	// What project() gives back verbatim (one line within the bytes), without its call.
+	// What project(item, "notable.line") gives, without its call: the item verbatim when it fits (one line
+	// within the bytes; else measured as project() measures it), else its clipped text.
 	if (item.length <= ITEM.maxBytes && !item.includes("\n") && utf8ByteLength(item) <= ITEM.maxBytes) return item;
-	return project(item, "notable.line").text;
+	if (!ITEM.short || (utf8ByteLength(item) <= ITEM.maxBytes && countLines(item) <= ITEM.maxLines)) {
+		return project(item, "notable.line").text;
+	}
+	return clippedText(item, ITEM);
 }
 
 /** A notable line's item as a section lists it, with what it spends (UTF-8 bytes, newlines). */

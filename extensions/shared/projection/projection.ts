@@ -259,36 +259,54 @@ function cutBody(
 interface LineFacts {
 	/** Lines as Pi's read counts them. */
 	lines: number;
-	/** Longest line in UTF-16 units. */
-	longestLineUnits: number;
+	/** Some line may be longer than one read returns (mayBeLong). */
+	longLine: boolean;
 }
 
 /** `measured`: the caller's sizes of this text, when it has them. */
 function lineFacts(text: string, measured?: MeasuredText): LineFacts {
 	if (typeof text !== "string") throw new TypeError(`project: text must be a string, got ${typeof text}`);
-	if (measured) return { lines: measured.lines, longestLineUnits: measured.longestLineUnits };
+	if (measured) return { lines: measured.lines, longLine: measured.longLine };
 	const stats = lineStats(text);
-	return { lines: stats.newlines + 1, longestLineUnits: stats.longestLineUnits };
+	return { lines: stats.newlines + 1, longLine: mayBeLong(stats.longestLineUnits) };
 }
 
 /**
- * A text's UTF-8 bytes, lines and longest line, in two passes: given to project() (`measured`) by a caller that
- * projects the same long text several times, so that no call measures it again. `bytes`: the text's UTF-8 size
- * when the caller has it from encoding the text itself (the store's write), so only its lines are passed over.
+ * A text's UTF-8 bytes, lines and whether a line may be longer than one read, in two passes: given to project()
+ * (`measured`) by a caller that projects the same long text several times, so that no call measures it again.
+ * `bytes`: the text's UTF-8 size when the caller has it from encoding the text itself (the store's write);
+ * `lines`: its lines as Pi's read counts them when the caller counted them (a notable-line scan of it). With
+ * both, nothing passes over the whole text: the long-line check steps from line end to line end a read's worth
+ * at a time (longerLineThan).
  */
-export function measureText(text: string, bytes?: number): MeasuredText {
+export function measureText(text: string, bytes?: number, lines?: number): MeasuredText {
+	const size = bytes ?? utf8ByteLength(text);
+	if (lines !== undefined) return { text, bytes: size, lines, longLine: longerLineThan(text, SURE_LINE_UNITS) };
 	const stats = lineStats(text);
-	return {
-		text,
-		bytes: bytes ?? utf8ByteLength(text),
-		lines: stats.newlines + 1,
-		longestLineUnits: stats.longestLineUnits,
-	};
+	return { text, bytes: size, lines: stats.newlines + 1, longLine: mayBeLong(stats.longestLineUnits) };
 }
 
 /** A UTF-16 unit is at most 3 UTF-8 bytes, so shorter lines surely fit one read. */
 function mayBeLong(longestLineUnits: number): boolean {
 	return longestLineUnits * 3 > READ_PAGE_MAX_BYTES;
+}
+
+/** The most UTF-16 units a line may have and surely fit one read (mayBeLong is false up to it). */
+const SURE_LINE_UNITS = Math.floor(READ_PAGE_MAX_BYTES / 3);
+
+/**
+ * Whether some line of `text` has more than `units` UTF-16 units. From a line's start it looks back from
+ * `units` ahead for the last "\n": none means the line is longer; else every line up to it is not, and the
+ * next starts after it. A log of short lines costs about one line's units per `units` of text, not a pass.
+ */
+export function longerLineThan(text: string, units: number): boolean {
+	let start = 0; // always a line's start
+	while (text.length - start > units) {
+		const newline = text.lastIndexOf("\n", start + units);
+		if (newline < start) return true;
+		start = newline + 1;
+	}
+	return false;
 }
 
 /** A text measured for projecting: its verbatim projection when it fits, else what the cut needs. */
@@ -348,14 +366,14 @@ export function sanitizeReason(reason: string): string {
 function frameOf(options: ProjectOptions, projectedTotals: Totals, facts: LineFacts): Frame {
 	const source = options.source;
 	if (!source || typeof source.text !== "string") {
-		return { totals: projectedTotals, lineOffset: 0, mayHaveLongLine: mayBeLong(facts.longestLineUnits) };
+		return { totals: projectedTotals, lineOffset: 0, mayHaveLongLine: facts.longLine };
 	}
 	const m = options.measured?.text === source.text ? options.measured : measureText(source.text);
 	const firstLine = Math.max(1, Math.floor(Number(source.firstLine) || 1));
 	return {
 		totals: { bytes: m.bytes, lines: m.lines },
 		lineOffset: firstLine - 1,
-		mayHaveLongLine: mayBeLong(m.longestLineUnits),
+		mayHaveLongLine: m.longLine,
 		source: source.text,
 	};
 }

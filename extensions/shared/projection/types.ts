@@ -67,8 +67,8 @@ export interface MeasuredText {
 	bytes: number;
 	/** Lines as Pi's read counts them. */
 	lines: number;
-	/** Longest line in UTF-16 units. */
-	longestLineUnits: number;
+	/** Some line has more UTF-16 units than a third of one read's bytes: it may be longer than one read returns. */
+	longLine: boolean;
 }
 
 /** What a caller needs beyond a plain view; every field is optional. */

@@ -79,6 +79,11 @@ export interface NotableOptions {
 	 * it was before the generic rules.
 	 */
 	evaluation?: NotableEvaluation;
+	/**
+	 * Called once the walk is over with the text's lines as Pi's read counts them (its "\n" plus one): the walk
+	 * counts every line anyway, so a caller that needs the count (a stub's header) makes no line pass of its own.
+	 */
+	counted?: (lines: number) => void;
 }
 
 /** Which rules a scan uses, and whether it reads the log as steps (for measuring rules left out). */
@@ -470,7 +475,10 @@ export function scanNotableAt(
 		let lineEnd: number;
 		if (!carrying()) {
 			const first = keyLines.next(pos);
-			if (first === -1) break;
+			if (first === -1) {
+				line = keyLines.line; // the rest of the text has no key: the walk counted its lines
+				break;
+			}
 			// The search counted the lines it passed on the way: no second pass over them.
 			line = keyLines.line;
 			lineStart = keyLines.lineStart;
@@ -495,6 +503,7 @@ export function scanNotableAt(
 		pos = lineEnd + 1;
 		line++;
 	}
+	options.counted?.(line);
 	return passes.map((p) => p.finish());
 }
 
