@@ -1393,6 +1393,15 @@ function prefixEnd(text, maxBytes, maxLines) {
   if (at2 !== -1 && at2 < end) end = at2;
   return end;
 }
+function markBudget(lim) {
+  return lim.maxBytes >= CLIP_MARK_BYTES ? lim.maxBytes - CLIP_MARK_BYTES : lim.maxBytes;
+}
+function marked(kept, lim) {
+  return lim.maxBytes >= CLIP_MARK_BYTES ? `${kept}${CLIP_MARK}` : kept;
+}
+function clippedText(text, lim) {
+  return marked(text.slice(0, prefixEnd(text, markBudget(lim), lim.maxLines)), lim);
+}
 function clip(text, lim, totals2, marker) {
   let end;
   let budgetBytes;
@@ -1403,7 +1412,7 @@ function clip(text, lim, totals2, marker) {
     budgetLines = lim.maxLines - 1;
     end = prefixEnd(text, budgetBytes, budgetLines);
   } else {
-    budgetBytes = lim.maxBytes >= CLIP_MARK_BYTES ? lim.maxBytes - CLIP_MARK_BYTES : lim.maxBytes;
+    budgetBytes = markBudget(lim);
     budgetLines = lim.maxLines;
     end = prefixEnd(text, budgetBytes, budgetLines);
   }
@@ -1418,7 +1427,7 @@ function clip(text, lim, totals2, marker) {
     shownMarker = marker(omittedLines, omittedBytes);
     out = kept.length > 0 ? `${kept}
 ${shownMarker}` : shownMarker;
-  } else out = lim.maxBytes >= CLIP_MARK_BYTES ? `${kept}${CLIP_MARK}` : kept;
+  } else out = marked(kept, lim);
   return {
     ...verbatim(text, lim, totals2),
     text: out,
@@ -1492,18 +1501,23 @@ function readPage(text, m, lineStart, maxLines) {
   const n2 = text.length;
   const windowEnd = Math.min(n2, lineStart + READ_PAGE_MAX_BYTES + 1);
   const window2 = text.slice(lineStart, windowEnd);
-  let lines = 0;
-  let bytes = 0;
-  let pos = 0;
-  while (lines < maxLines) {
+  const ends = [];
+  for (let pos = 0; ends.length < maxLines; ) {
     const newline = window2.indexOf("\n", pos);
     const end = newline !== -1 ? newline : windowEnd === n2 ? window2.length : -1;
-    const add = end === -1 ? Number.POSITIVE_INFINITY : m.range(window2, pos, end) + (lines > 0 ? 1 : 0);
-    if (bytes + add > READ_PAGE_MAX_BYTES) break;
-    bytes += add;
-    lines++;
+    if (end === -1) break;
+    ends.push(end);
     if (newline === -1) break;
     pos = newline + 1;
+  }
+  let lines = 0;
+  while (lines < ends.length && ends[lines] <= READ_PAGE_MAX_BYTES) lines++;
+  if (m !== ASCII_METER && lines > 0) {
+    let bytes = m.range(window2, 0, ends[lines - 1]);
+    while (lines > 0 && bytes > READ_PAGE_MAX_BYTES) {
+      bytes -= m.range(window2, lines > 1 ? ends[lines - 2] : 0, ends[lines - 1]);
+      lines--;
+    }
   }
   return { limit: Math.max(1, lines), longLine: lines === 0 };
 }
@@ -2086,6 +2100,7 @@ __export(projection_exports, {
   READ_PAGE_MAX_BYTES: () => READ_PAGE_MAX_BYTES,
   READ_PAGE_MAX_LINES: () => READ_PAGE_MAX_LINES,
   fitsSurface: () => fitsSurface,
+  longerLineThan: () => longerLineThan,
   measureText: () => measureText,
   project: () => project,
   sanitizeReason: () => sanitizeReason
@@ -2217,21 +2232,27 @@ ${tail}`;
 }
 function lineFacts(text, measured) {
   if (typeof text !== "string") throw new TypeError(`project: text must be a string, got ${typeof text}`);
-  if (measured) return { lines: measured.lines, longestLineUnits: measured.longestLineUnits };
+  if (measured) return { lines: measured.lines, longLine: measured.longLine };
   const stats = lineStats(text);
-  return { lines: stats.newlines + 1, longestLineUnits: stats.longestLineUnits };
+  return { lines: stats.newlines + 1, longLine: mayBeLong(stats.longestLineUnits) };
 }
-function measureText(text, bytes) {
+function measureText(text, bytes, lines) {
+  const size = bytes ?? utf8ByteLength(text);
+  if (lines !== void 0) return { text, bytes: size, lines, longLine: longerLineThan(text, SURE_LINE_UNITS) };
   const stats = lineStats(text);
-  return {
-    text,
-    bytes: bytes ?? utf8ByteLength(text),
-    lines: stats.newlines + 1,
-    longestLineUnits: stats.longestLineUnits
-  };
+  return { text, bytes: size, lines: stats.newlines + 1, longLine: mayBeLong(stats.longestLineUnits) };
 }
 function mayBeLong(longestLineUnits) {
   return longestLineUnits * 3 > READ_PAGE_MAX_BYTES;
+}
+function longerLineThan(text, units) {
+  let start = 0;
+  while (text.length - start > units) {
+    const newline = text.lastIndexOf("\n", start + units);
+    if (newline < start) return true;
+    start = newline + 1;
+  }
+  return false;
 }
 function prepare(text, lim, options) {
   const measured = options.measured?.text === text ? options.measured : void 0;
@@ -2267,14 +2288,14 @@ function sanitizeReason(reason) {
 function frameOf(options, projectedTotals, facts) {
   const source = options.source;
   if (!source || typeof source.text !== "string") {
-    return { totals: projectedTotals, lineOffset: 0, mayHaveLongLine: mayBeLong(facts.longestLineUnits) };
+    return { totals: projectedTotals, lineOffset: 0, mayHaveLongLine: facts.longLine };
   }
   const m = options.measured?.text === source.text ? options.measured : measureText(source.text);
   const firstLine2 = Math.max(1, Math.floor(Number(source.firstLine) || 1));
   return {
     totals: { bytes: m.bytes, lines: m.lines },
     lineOffset: firstLine2 - 1,
-    mayHaveLongLine: mayBeLong(m.longestLineUnits),
+    mayHaveLongLine: m.longLine,
     source: source.text
   };
 }
@@ -2329,7 +2350,7 @@ function windowed(text, surface2, options, option) {
 ${p.text}` };
   return inner instanceof Promise ? inner.then(framed) : framed(inner);
 }
-var SEPARATOR_BYTES, MAX_RECUTS, MAX_REASON_BYTES;
+var SEPARATOR_BYTES, MAX_RECUTS, SURE_LINE_UNITS, MAX_REASON_BYTES;
 var init_projection = __esm({
   "extensions/shared/projection/projection.ts"() {
     "use strict";
@@ -2345,6 +2366,7 @@ var init_projection = __esm({
     init_limits();
     SEPARATOR_BYTES = 3;
     MAX_RECUTS = 4;
+    SURE_LINE_UNITS = Math.floor(READ_PAGE_MAX_BYTES / 3);
     MAX_REASON_BYTES = surfaceOf("projection.reason").maxBytes;
   }
 });
@@ -5215,6 +5237,81 @@ var init_omission = __esm({
   }
 });
 
+// extensions/shared/text/line-map.ts
+var BUCKET_MAX, LineMap;
+var init_line_map = __esm({
+  "extensions/shared/text/line-map.ts"() {
+    "use strict";
+    BUCKET_MAX = 8;
+    LineMap = class {
+      /** Per key length: its keys while they are few, or null once they are hashed in `hashed`. */
+      buckets = /* @__PURE__ */ new Map();
+      hashed;
+      count = 0;
+      /** How many keys it holds. */
+      get size() {
+        return this.count;
+      }
+      get(key) {
+        const bucket = this.buckets.get(key.length);
+        if (bucket === void 0) return void 0;
+        if (bucket === null) return this.hashed?.get(key);
+        const keys = bucket.keys;
+        for (let i = 0; i < keys.length; i++) if (keys[i] === key) return bucket.values[i];
+        return void 0;
+      }
+      set(key, value) {
+        const bucket = this.buckets.get(key.length);
+        if (bucket === null) {
+          const hashed = this.hashed;
+          if (!hashed.has(key)) this.count++;
+          hashed.set(key, value);
+          return this;
+        }
+        if (bucket === void 0) {
+          this.buckets.set(key.length, { keys: [key], values: [value] });
+          this.count++;
+          return this;
+        }
+        const at2 = bucket.keys.indexOf(key);
+        if (at2 !== -1) {
+          bucket.values[at2] = value;
+          return this;
+        }
+        this.count++;
+        if (bucket.keys.length < BUCKET_MAX) {
+          bucket.keys.push(key);
+          bucket.values.push(value);
+          return this;
+        }
+        this.hashed ??= /* @__PURE__ */ new Map();
+        for (let i = 0; i < bucket.keys.length; i++) this.hashed.set(bucket.keys[i], bucket.values[i]);
+        this.hashed.set(key, value);
+        this.buckets.set(key.length, null);
+        return this;
+      }
+      delete(key) {
+        const bucket = this.buckets.get(key.length);
+        if (bucket === void 0) return false;
+        if (bucket === null) {
+          const gone = this.hashed?.delete(key) === true;
+          if (gone) this.count--;
+          return gone;
+        }
+        const at2 = bucket.keys.indexOf(key);
+        if (at2 === -1) return false;
+        this.count--;
+        if (bucket.keys.length === 1) this.buckets.delete(key.length);
+        else {
+          bucket.keys.splice(at2, 1);
+          bucket.values.splice(at2, 1);
+        }
+        return true;
+      }
+    };
+  }
+});
+
 // extensions/shared/text/notable-rules.ts
 var MAX_CONTEXT_LINES, MAX_RECORD_LINES, BLOCK_CONTEXT, EXPECTED_FAILURE, RETRIED, NONZERO_FAILED, INDENTED, COUNTED, COUNT_PAIR, GENERIC_SUMMARY, SUMMARY_AT_COUNT, GENERIC_FAILING_COUNT, GENERIC_FAILURE_WORD, GENERIC_NOT_FAILURE, NOTABLE_RULES;
 var init_notable_rules = __esm({
@@ -6589,18 +6686,45 @@ var init_word_automaton = __esm({
 });
 
 // extensions/shared/text/notable.ts
+function ciPrefixLength(s) {
+  const c = s.charCodeAt(0);
+  if (c >= 48 && c <= 57) {
+    if (s.charCodeAt(4) !== 45 && s.charCodeAt(2) !== 58) return 0;
+  } else if (c === 91) {
+    const d = s.charCodeAt(1);
+    if (d !== 116 && d !== 118 && d !== 115 && d !== 102 && !(d >= 48 && d <= 57)) return 0;
+  } else if (c === 32 || c === 9) {
+    let i = 1;
+    let d = s.charCodeAt(i);
+    while (d === 32 || d === 9) d = s.charCodeAt(++i);
+    if (!(d >= 128) && d !== 80 && d !== 71 && !(d >= 10 && d <= 13)) return 0;
+  } else if (c !== 80 && c !== 71 && !(c >= 9 && c <= 13) && !(c >= 160)) return 0;
+  CI_PREFIX.lastIndex = 0;
+  CI_PREFIX.test(s);
+  return CI_PREFIX.lastIndex;
+}
 function cleanLogLine(raw) {
   let s = raw.indexOf("\x1B") === -1 ? raw : raw.replace(ANSI, "");
-  if (s.endsWith("\r")) s = s.slice(0, -1);
-  if (s.indexOf("\r") !== -1) s = shownAfterReturn(s);
-  if (!PREFIX_START.test(s)) return s;
-  const m = CI_PREFIX.exec(s);
-  return m && m[0].length > 0 ? s.slice(m[0].length) : s;
+  const cr = s.indexOf("\r");
+  if (cr !== -1) {
+    if (s.endsWith("\r")) s = s.slice(0, -1);
+    if (cr < s.length) s = shownAfterReturn(s);
+  }
+  const prefix = ciPrefixLength(s);
+  return prefix === 0 ? s : s.slice(prefix);
 }
 function shownAfterReturn(s) {
   const shown = s.replace(/\r+$/, "");
   const at2 = shown.lastIndexOf("\r");
   return at2 !== -1 && shown.slice(at2 + 1).trim() !== "" ? shown.slice(at2 + 1) : shown;
+}
+function isBlank(s) {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 32 || c === 9) continue;
+    return c >= 128 || c >= 10 && c <= 13 ? s.trim() === "" : false;
+  }
+  return true;
 }
 function scanTables() {
   tables ??= {
@@ -6744,7 +6868,10 @@ function scanNotableAt(text, maxLines, options = {}) {
     let lineEnd;
     if (!carrying()) {
       const first = keyLines.next(pos);
-      if (first === -1) break;
+      if (first === -1) {
+        line = keyLines.line;
+        break;
+      }
       line = keyLines.line;
       lineStart = keyLines.lineStart;
       lineEnd = text.indexOf("\n", first);
@@ -6765,6 +6892,7 @@ function scanNotableAt(text, maxLines, options = {}) {
     pos = lineEnd + 1;
     line++;
   }
+  options.counted?.(line);
   return passes.map((p) => p.finish());
 }
 function window(text, start, end) {
@@ -6773,6 +6901,17 @@ function window(text, start, end) {
 function capPass(shared2, cap) {
   const { text, enabled, steps, maxChars, keys: KEYS, memo } = shared2;
   const folded = /* @__PURE__ */ new Map();
+  const foldOf = (rule) => {
+    let fold = folded.get(rule);
+    if (fold === void 0) {
+      fold = new LineMap();
+      folded.set(rule, fold);
+    }
+    return fold;
+  };
+  const unfold = (e) => {
+    e.fold.delete(e.clean);
+  };
   const verdicts = [];
   const failingRing = [];
   const strong = [];
@@ -6791,8 +6930,18 @@ function capPass(shared2, cap) {
   const stepPasses = [0];
   const stepPassLine = [0];
   const stepVerdict = [void 0];
+  let runPassedBefore = 0;
   const stepChecked = [false];
-  let lastFailure;
+  let lastEntry;
+  let lastLine = 0;
+  let lastPool;
+  let lastStrong = false;
+  const lastFailure = (entry, line, pool2, strong2) => {
+    lastEntry = entry;
+    lastLine = line;
+    lastPool = pool2;
+    lastStrong = strong2;
+  };
   const nextStep = () => {
     step++;
     stepFails.push(0);
@@ -6815,18 +6964,18 @@ function capPass(shared2, cap) {
       if (!stepChecked[step] && (stepFails[step] + stepPasses[step] > 0 || stepVerdict[step])) nextStep();
       return;
     }
-    const last = lastFailure;
-    if (rule.marker !== "ignored" || !last || line - last.line > 3) return;
-    lastFailure = void 0;
+    const last = lastEntry;
+    if (rule.marker !== "ignored" || !last || line - lastLine > 3) return;
+    lastEntry = void 0;
     failures--;
-    if (last.strong) stepFails[last.entry.step]--;
-    if (last.entry.count > 1) {
-      last.entry.count--;
+    if (lastStrong) stepFails[last.step]--;
+    if (last.count > 1) {
+      last.count--;
       return;
     }
-    folded.delete(last.entry.key);
-    const at2 = last.pool?.indexOf(last.entry) ?? -1;
-    if (last.pool && at2 !== -1) last.pool.splice(at2, 1);
+    unfold(last);
+    const at2 = lastPool?.indexOf(last) ?? -1;
+    if (lastPool && at2 !== -1) lastPool.splice(at2, 1);
   };
   const hit = (rule, clean, line, lineStart, lineEnd) => {
     if (rule.kind === "marker") {
@@ -6845,20 +6994,22 @@ function capPass(shared2, cap) {
     }
     if (steps && rule.ends) {
       if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
-      else stepVerdict.fill("pass");
+      else runPassedBefore = step + 1;
       nextStep();
     }
-    const key = `${rule.id}\0${clean}`;
-    const seen = folded.get(key);
+    const fold = foldOf(rule);
+    const seen = fold.get(clean);
     if (seen) {
       seen.count++;
-      if (!isSummary) lastFailure = { entry: seen, line, pool: void 0, strong: !rule.weak };
+      if (!isSummary) lastFailure(seen, line, void 0, !rule.weak);
       return;
     }
     const entry = {
       line,
       text: kept(clean, lineStart, lineEnd),
-      key,
+      clean,
+      fold,
+      rings: 0,
       rule,
       count: 1,
       failing,
@@ -6867,30 +7018,34 @@ function capPass(shared2, cap) {
     };
     if (isSummary) {
       ring.push(entry);
-      folded.set(key, entry);
-      if (failing) failingRing.push(entry);
+      fold.set(clean, entry);
+      entry.rings = 1;
+      if (failing) {
+        failingRing.push(entry);
+        entry.rings = 2;
+      }
       if (ring.length > cap + LAST_SUMMARIES) {
         const old = ring.shift();
-        if (!failingRing.includes(old)) folded.delete(old.key);
+        if (--old.rings === 0) unfold(old);
       }
       if (failingRing.length > cap) {
         const old = failingRing.shift();
-        if (!ring.includes(old)) folded.delete(old.key);
+        if (--old.rings === 0) unfold(old);
       }
     } else if (rule.vocabulary) {
       vocabulary.push(entry);
-      folded.set(key, entry);
-      if (vocabulary.length > cap) folded.delete(vocabulary.shift().key);
-      lastFailure = { entry, line, pool: vocabulary, strong: false };
+      fold.set(clean, entry);
+      if (vocabulary.length > cap) unfold(vocabulary.shift());
+      lastFailure(entry, line, vocabulary, false);
     } else {
       const head = rule.weak ? weak : rule.verdict ? verdicts : strong;
-      lastFailure = { entry, line, pool: void 0, strong: !rule.weak };
+      lastFailure(entry, line, void 0, !rule.weak);
       const pool2 = head.length < headCap ? head : rule.weak ? weakTail : rule.verdict ? verdictsTail : strongTail;
       if (pool2 !== head && tailCap === 0) return;
       pool2.push(entry);
-      folded.set(key, entry);
-      lastFailure.pool = pool2;
-      if (pool2 !== head && pool2.length > tailCap) folded.delete(pool2.shift().key);
+      fold.set(clean, entry);
+      lastPool = pool2;
+      if (pool2 !== head && pool2.length > tailCap) unfold(pool2.shift());
     }
     if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line);
     lastTaken = line;
@@ -6934,7 +7089,8 @@ function capPass(shared2, cap) {
     }
     entry.context.push(...ctx.while ? taken.reverse() : taken);
   };
-  const tryLine = (lineStart, lineEnd, line, clean, found) => {
+  const tryLine = (lineStart, lineEnd, line, clean, found, rawKeys) => {
+    if (!found && clean.length === Math.min(lineEnd - lineStart, MATCH_UNITS)) found = rawKeys();
     let rule = found ? memo.raw : memo.clean;
     if (rule === void 0 || memo.line !== line) {
       const keys = found ?? KEYS.indicesIn(clean);
@@ -6950,7 +7106,10 @@ function capPass(shared2, cap) {
   const visit = (lineStart, lineEnd, line, clean, rawKeys) => {
     if (carrying) {
       const c = carrying;
-      const filler2 = clean.trim() === "" ? 1 : steps && FILLER.test(clean) ? tryLine(lineStart, lineEnd, line, clean) ? 2 : 1 : 0;
+      let filler2 = 0;
+      if (isBlank(clean)) filler2 = 1;
+      else if (steps && FILLER.test(clean))
+        filler2 = tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys) ? 2 : 1;
       if (filler2 === 1) {
         if (++c.blanks > MAX_CONTEXT_LINES) carrying = void 0;
       } else if (filler2 === 2) {
@@ -6964,16 +7123,16 @@ function capPass(shared2, cap) {
           }
         } else {
           carrying = void 0;
-          tryLine(lineStart, lineEnd, line, clean);
+          tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys);
         }
-      } else if (!tryLine(lineStart, lineEnd, line, clean)) {
+      } else if (!tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys)) {
         c.entry.context.push({ line, text: kept(clean, lineStart, lineEnd) });
         lastTaken = line;
         if (--c.left <= 0) carrying = void 0;
       } else if (carrying === c) carrying = void 0;
     } else {
       const found = rawKeys();
-      if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found);
+      if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found, rawKeys);
     }
   };
   const finish2 = () => rank({
@@ -6990,7 +7149,10 @@ function capPass(shared2, cap) {
     stepPasses,
     stepPassLine,
     lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
-    stepVerdict: checkedVerdicts(stepVerdict, stepChecked),
+    stepVerdict: checkedVerdicts(
+      stepVerdict.map((v, s) => s < runPassedBefore ? "pass" : v),
+      stepChecked
+    ),
     steps
   });
   return { carrying: () => carrying !== void 0, visit, finish: finish2 };
@@ -7099,6 +7261,10 @@ function rank(found) {
   const out = [];
   let represented = 0;
   let pending;
+  const placed = (c) => {
+    c.rank = out.length;
+    out.push(c);
+  };
   for (const e of chosen) {
     represented += e.count;
     const kind = e.rule.kind === "summary" ? "summary" : "failure";
@@ -7111,15 +7277,15 @@ function rank(found) {
       failing: e.failing,
       rank: out.length
     });
-    if (pending) out.push({ ...pending, rank: out.length });
+    if (pending) placed(pending);
     pending = firstContext.get(e);
     if (!f.steps && pending) {
-      out.push({ ...pending, rank: out.length });
+      placed(pending);
       pending = void 0;
     }
   }
-  if (pending) out.push({ ...pending, rank: out.length });
-  for (const c of restContext) out.push({ ...c, rank: out.length });
+  if (pending) placed(pending);
+  for (const c of restContext) placed(c);
   out.sort((a, b) => a.line - b.line);
   return {
     lines: out,
@@ -7128,10 +7294,11 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, PREFIX_START, FILLER, NOTABLE_KEYS, tables, marks, listed2, ALL_RULES, mergedRules, MERGED_MAX, NUMBERED_KEYS, JSON_MESSAGE, SHAPE_START;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, FILLER, NOTABLE_KEYS, tables, marks, listed2, ALL_RULES, mergedRules, MERGED_MAX, NUMBERED_KEYS, JSON_MESSAGE, SHAPE_START;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
+    init_line_map();
     init_notable_rules();
     init_utf8();
     init_word_automaton();
@@ -7142,8 +7309,7 @@ var init_notable = __esm({
     LAST_SUMMARIES = 2;
     CLIPPED = "\u2026";
     ANSI = /\u001b(\[[0-9;?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)|[@-Z\\-_])/g;
-    CI_PREFIX = /^(\uFEFF)?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z? ?|\[(task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(\[\d+\] )?(\d\d:\d\d:\d\d(\.\d+)?\s+(INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?(\s*(PID \d+|GECKO\(\d+\)) \| )?/;
-    PREFIX_START = /^[\uFEFF\d[\s]|^(PID|GECKO)/;
+    CI_PREFIX = /^(?:\uFEFF)?(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z? ?|\[(?:task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(?:\[\d+\] )?(?:\d\d:\d\d:\d\d(?:\.\d+)?\s+(?:INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?(?:\s*(?:PID \d+|GECKO\(\d+\)) \| )?/y;
     FILLER = /^[\W\d_]*((\[?\b(INFO|DEBUG|TRACE|WARN|WARNING|ERROR|info|debug|error)\b\]?)[\W\d_]*)?$|^\W*(travis_(time|fold):|##\[(end)?group\]|section_(start|end):\d|Post job cleanup\.)|^\s*<\/?[\w:-]+>\s*$/;
     NOTABLE_KEYS = [
       ...new Set(NOTABLE_RULES.flatMap((r) => r.keys.map((k) => k.toLowerCase())))
@@ -7171,7 +7337,10 @@ function itemOf(l, lineOffset) {
   const line = lineOffset === void 0 ? void 0 : l.line + lineOffset;
   const item = notableItem(line, l.text, l.count);
   if (item.length <= ITEM.maxBytes && !item.includes("\n") && utf8ByteLength(item) <= ITEM.maxBytes) return item;
-  return project(item, "notable.line").text;
+  if (!ITEM.short || utf8ByteLength(item) <= ITEM.maxBytes && countLines(item) <= ITEM.maxLines) {
+    return project(item, "notable.line").text;
+  }
+  return clippedText(item, ITEM);
 }
 function sectionItems(lineOffset) {
   const made = (offset) => {
@@ -7424,6 +7593,7 @@ var init_log = __esm({
     init_surfaces();
     init_notable();
     init_utf8();
+    init_clip();
     init_limits();
     init_projection();
     init_prompt();
@@ -9251,14 +9421,28 @@ async function buildStub(fact, text, deps) {
   const complete2 = await completeOutput(fact, text, deps.store);
   const { full, notes } = complete2;
   let written;
-  const putting = complete2.stored ? Promise.resolve(complete2.stored) : deps.store.startPut(TOOL_OUTPUT_KIND, full, (bytes) => {
-    written = bytes;
+  const putting = complete2.stored ? Promise.resolve(complete2.stored) : deps.store.startPut(TOOL_OUTPUT_KIND, full, (bytes2) => {
+    written = bytes2;
   }).catch((error) => ({ ok: false, error: String(error) }));
   const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
-  const measured = measureText(full, written);
+  const bytes = written ?? utf8ByteLength(full);
+  const limitsAt = (lines2) => {
+    const sized = { bytes, lines: lines2, lastLineEmpty: full.endsWith("\n") };
+    return deps.summarize ? excerptLines(fact, full, kind, sized, notes, deps) : [earlyLines(fact, full, kind, sized, notes, deps)];
+  };
+  const fewest = limitsAt(1);
+  const most = limitsAt(full.length + 1);
+  const counting = fewest.every((m, i) => m !== void 0 && m === most[i]);
+  let measured = counting ? void 0 : measureText(full, bytes);
+  const limits = measured ? limitsAt(measured.lines) : fewest;
+  let lines;
+  const counted2 = measured ? void 0 : (n2) => {
+    lines = n2;
+  };
+  const early = deps.summarize ? void 0 : earlyScan(full, limits[0], counted2);
+  const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, limits, counted2) : void 0;
+  measured ??= measureText(full, bytes, lines);
   const sizes = measure(full, measured);
-  const early = deps.summarize ? void 0 : earlyScan(fact, full, kind, sizes, notes, deps);
-  const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, excerptLines(fact, full, kind, sizes, notes, deps)) : void 0;
   const put = await putting;
   if (!put.ok) return unstoredStub(fact, complete2, put.error, deps.config);
   const ref = { ok: true, path: put.path, sha256: put.sha256 };
@@ -9341,14 +9525,19 @@ function overflowOf(kind, config) {
   const { maxBytes, maxLines } = configuredSurface("toolArtifacts.stubOverflow", {}, config.surfaces);
   return { maxBytes, maxLines };
 }
-function earlyScan(fact, full, kind, sizes, notes, deps) {
+function earlyLines(fact, full, kind, sizes, notes, deps) {
   if (kind !== "command") return void 0;
   const surface2 = stubSurface(kind, deps.config);
-  const room = excerptRoom(surface2, placeholderBase(fact, sizes, deps), notes, kind, deps.config);
-  const maxLines = logScanLines(full, surface2, room);
-  return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines }) };
+  return logScanLines(
+    full,
+    surface2,
+    excerptRoom(surface2, placeholderBase(fact, sizes, deps), notes, kind, deps.config)
+  );
 }
-function summaryInputPlan(full, kind, config, excerptLines2 = []) {
+function earlyScan(full, maxLines, counted2) {
+  return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines, counted: counted2 }) };
+}
+function summaryInputPlan(full, kind, config, excerptLines2 = [], counted2) {
   const surface2 = configuredSurface(
     "toolArtifacts.summaryInput",
     { maxBytes: config.summary.maxInputChars },
@@ -9359,7 +9548,7 @@ function summaryInputPlan(full, kind, config, excerptLines2 = []) {
   const maxLines = logScanLines(full, surface2, options);
   if (maxLines === void 0) return { surface: surface2, options };
   const more = [...new Set(excerptLines2)].filter((m) => m !== void 0 && m !== maxLines);
-  const [scan, ...others] = scanNotableAt(full, [maxLines, ...more]);
+  const [scan, ...others] = scanNotableAt(full, [maxLines, ...more], { counted: counted2 });
   return {
     surface: surface2,
     options,
@@ -9426,6 +9615,7 @@ var init_artifacts = __esm({
     init_surfaces();
     init_content();
     init_notable();
+    init_utf8();
     init_agreement();
     init_classify();
     init_excerpt();
