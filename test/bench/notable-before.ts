@@ -17,7 +17,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { loadRealLogs } from "../fixtures/real-logs.ts";
+import { realLogSeed } from "../fixtures/real-logs.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 const MiB = 1024 * 1024;
@@ -62,21 +62,7 @@ type Scan = {
 
 /** The stub-path benchmark's text: pieces of every corpus log, at line ends, repeated to `bytes`. */
 function corpusText(bytes: number): string {
-	const pieces: Buffer[] = [];
-	for (const log of loadRealLogs()) {
-		const raw = log.raw;
-		let end = Math.min(raw.length, 64 * 1024);
-		const nl = raw.indexOf(10, end);
-		end = end === raw.length || nl === -1 ? raw.length : nl + 1;
-		pieces.push(Buffer.from(raw.subarray(0, end)));
-	}
-	const out = Buffer.allocUnsafe(bytes);
-	let at = 0;
-	for (let i = 0; at < bytes; i++) {
-		const piece = pieces[i % pieces.length];
-		at += piece.copy(out, at, 0, Math.min(piece.length, bytes - at));
-	}
-	return out.toString("utf8");
+	return realLogSeed(bytes).toString("utf8");
 }
 
 const args = process.argv.slice(2);

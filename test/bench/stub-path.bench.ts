@@ -39,7 +39,7 @@ import {
 } from "../../extensions/tool-artifacts/artifacts.ts";
 import { EXCERPT_LABEL } from "../../extensions/tool-artifacts/prompt.ts";
 import { artifactId, stubOverhead } from "../../extensions/tool-artifacts/stub.ts";
-import { loadRealLogs, readRealLogBytes, readRealLogIndex } from "../fixtures/real-logs.ts";
+import { realLogSeed } from "../fixtures/real-logs.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 const MiB = 1024 * 1024;
@@ -48,25 +48,6 @@ const CONFIG = {
 	...DEFAULT_CONFIG.toolArtifacts,
 	summary: { ...DEFAULT_CONFIG.toolArtifacts.summary, enabled: false },
 };
-
-/** A seed of real logs (pieces of each corpus log at line ends; `few`: of ten logs only), about `bytes` long. */
-function corpusSeed(bytes: number, few = false): Buffer {
-	const pieces: Buffer[] = [];
-	const raws = few ? readRealLogIndex().slice(0, 10).map(readRealLogBytes) : loadRealLogs().map((log) => log.raw);
-	for (const raw of raws) {
-		let end = Math.min(raw.length, 64 * 1024);
-		const nl = raw.indexOf(10, end);
-		end = end === raw.length || nl === -1 ? raw.length : nl + 1;
-		pieces.push(Buffer.from(raw.subarray(0, end)));
-	}
-	const out = Buffer.allocUnsafe(bytes);
-	let at = 0;
-	for (let i = 0; at < bytes; i++) {
-		const piece = pieces[i % pieces.length];
-		at += piece.copy(out, at, 0, Math.min(piece.length, bytes - at));
-	}
-	return out;
-}
 
 /** The bash result that `cat`s `text` (no full-output file: the text is the output). */
 function catFact(text: string): ToolResultFacts {
@@ -150,7 +131,7 @@ async function cost(): Promise<void> {
 			["1 MiB", MiB, 15],
 			["64 MiB", 64 * MiB, 5],
 		] as const) {
-			const text = corpusSeed(size).toString("utf8");
+			const text = realLogSeed(size).toString("utf8");
 			const fact = catFact(text);
 			let n = 0;
 			/** A fresh store each time (content-addressed: a second put of the same text would only verify it). */
@@ -262,7 +243,7 @@ async function memoryChild(bytes: number): Promise<void> {
 	const root = makeTestDir("stub-path-mem");
 	try {
 		const path = join(root, `pi-bash-${randomBytes(8).toString("hex")}.log`);
-		const seed = corpusSeed(4 * MiB, true);
+		const seed = realLogSeed(4 * MiB, true);
 		const fd = openSync(path, "wx", 0o600);
 		for (let at = 0; at < bytes; ) {
 			const n = Math.min(seed.length, bytes - at);
