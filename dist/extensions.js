@@ -6365,34 +6365,77 @@ function buildWordAutomaton(input) {
   const states4 = new Int32Array(STREAMS);
   const ats = new Int32Array(STREAMS);
   const stops = new Int32Array(STREAMS);
+  const limits4 = new Int32Array(STREAMS);
   const newlines4 = new Int32Array(STREAMS);
   const starts4 = new Int32Array(STREAMS);
   const found4 = Array.from({ length: STREAMS }, () => []);
+  const words4 = Array.from({ length: STREAMS }, () => []);
+  const collecting4 = new Array(STREAMS).fill(void 0);
   const parkable = fold[0] === 0;
   let blockNewlines = 0;
+  let lineWindow = 0;
+  let live = 0;
   const event = (text, units, base, end, j, p, step) => {
-    const unit = units[p];
-    if (unit === NEWLINE3) {
-      newlines4[j]++;
-      starts4[j] = p + 1;
-      states4[j] = 0;
-      return p + 1;
+    if (units[p] !== NEWLINE3) return rare(text, units, base, end, j, p, step);
+    if (collecting4[j]) {
+      collecting4[j] = void 0;
+      limits4[j] = stops[j];
     }
-    if (unit === ESC) {
+    newlines4[j]++;
+    starts4[j] = p + 1;
+    states4[j] = 0;
+    return p + 1;
+  };
+  const rare = (text, units, base, end, j, p, step) => {
+    if (units[p] === ESC) {
       states4[j] = ~step;
       return ansiEnd(text, base + p, end) - base + 1;
     }
-    found4[j].push(base + p, base + starts4[j], newlines4[j], ~step);
+    const row = ~step;
+    const words2 = collecting4[j];
+    if (words2) {
+      for (const w of wordsAt[row / k]) if (!words2.includes(w)) words2.push(w);
+      states4[j] = row;
+      return p + 1;
+    }
+    found4[j].push(base + p, base + starts4[j], newlines4[j], row);
+    const windowEnd = starts4[j] + lineWindow;
+    if (p < windowEnd) {
+      const list = [...wordsAt[row / k]];
+      words4[j].push(list);
+      collecting4[j] = list;
+      if (windowEnd < limits4[j]) limits4[j] = windowEnd;
+      states4[j] = row;
+      return p + 1;
+    }
+    words4[j].push([]);
     states4[j] = 0;
     const eol = text.indexOf("\n", base + p + 1);
     return eol === -1 || eol >= end ? stops[j] : eol - base;
   };
-  const searchBlock = (text, base, line, out, size) => {
+  const reach = (text, base, end, j, p) => {
+    let at2 = p;
+    if (collecting4[j]) {
+      collecting4[j] = void 0;
+      limits4[j] = stops[j];
+      states4[j] = 0;
+      const eol = text.indexOf("\n", base + at2);
+      at2 = eol === -1 || eol >= end ? stops[j] : eol - base;
+    }
+    if (at2 >= stops[j] && parkable) {
+      ats[j] = at2;
+      limits4[j] = 2 * BLOCK;
+      live--;
+      return BLOCK;
+    }
+    return at2;
+  };
+  const searchBlock = (text, base, line, out, outWords, size) => {
     const n2 = text.length;
     let end = Math.min(n2, base + size);
     if (end < n2) {
       const eol = text.lastIndexOf("\n", end - 1);
-      if (eol < base) return searchLongLine(text, base, line, out);
+      if (eol < base) return searchLongLine(text, base, line, out, outWords);
       end = eol + 1;
     }
     const length = end - base;
@@ -6411,9 +6454,12 @@ function buildWordAutomaton(input) {
       states4[j] = 0;
       ats[j] = from;
       stops[j] = to;
+      limits4[j] = to;
       newlines4[j] = 0;
       starts4[j] = from;
       found4[j].length = 0;
+      words4[j].length = 0;
+      collecting4[j] = void 0;
       from = to;
     }
     const t = search;
@@ -6422,39 +6468,39 @@ function buildWordAutomaton(input) {
     let p1 = ats[1];
     let p2 = ats[2];
     let p3 = ats[3];
-    let e0 = stops[0];
-    let e1 = stops[1];
-    let e2 = stops[2];
-    let e3 = stops[3];
+    let e0 = limits4[0];
+    let e1 = limits4[1];
+    let e2 = limits4[2];
+    let e3 = limits4[3];
     let r0 = 0;
     let r1 = 0;
     let r2 = 0;
     let r3 = 0;
-    let live = STREAMS;
+    live = STREAMS;
     for (; ; ) {
-      if (parkable && p0 >= e0 && e0 <= length) {
-        ats[0] = p0;
-        p0 = BLOCK;
-        e0 = 2 * BLOCK;
-        live--;
+      if (p0 >= e0 && e0 <= length) {
+        states4[0] = r0;
+        p0 = reach(text, base, end, 0, p0);
+        e0 = limits4[0];
+        r0 = states4[0];
       }
-      if (parkable && p1 >= e1 && e1 <= length) {
-        ats[1] = p1;
-        p1 = BLOCK;
-        e1 = 2 * BLOCK;
-        live--;
+      if (p1 >= e1 && e1 <= length) {
+        states4[1] = r1;
+        p1 = reach(text, base, end, 1, p1);
+        e1 = limits4[1];
+        r1 = states4[1];
       }
-      if (parkable && p2 >= e2 && e2 <= length) {
-        ats[2] = p2;
-        p2 = BLOCK;
-        e2 = 2 * BLOCK;
-        live--;
+      if (p2 >= e2 && e2 <= length) {
+        states4[2] = r2;
+        p2 = reach(text, base, end, 2, p2);
+        e2 = limits4[2];
+        r2 = states4[2];
       }
-      if (parkable && p3 >= e3 && e3 <= length) {
-        ats[3] = p3;
-        p3 = BLOCK;
-        e3 = 2 * BLOCK;
-        live--;
+      if (p3 >= e3 && e3 <= length) {
+        states4[3] = r3;
+        p3 = reach(text, base, end, 3, p3);
+        e3 = limits4[3];
+        r3 = states4[3];
       }
       let m = e0 - p0;
       if (e1 - p1 < m) m = e1 - p1;
@@ -6483,18 +6529,22 @@ function buildWordAutomaton(input) {
       if (r0 < 0) {
         p0 = event(text, units, base, end, 0, p0, r0);
         r0 = states4[0];
+        e0 = limits4[0];
       } else p0++;
       if (r1 < 0) {
         p1 = event(text, units, base, end, 1, p1, r1);
         r1 = states4[1];
+        e1 = limits4[1];
       } else p1++;
       if (r2 < 0) {
         p2 = event(text, units, base, end, 2, p2, r2);
         r2 = states4[2];
+        e2 = limits4[2];
       } else p2++;
       if (r3 < 0) {
         p3 = event(text, units, base, end, 3, p3, r3);
         r3 = states4[3];
+        e3 = limits4[3];
       } else p3++;
     }
     if (e0 <= length) {
@@ -6519,21 +6569,32 @@ function buildWordAutomaton(input) {
       let r = states4[j];
       const stop = stops[j];
       while (p < stop) {
+        if (p >= limits4[j]) {
+          states4[j] = r;
+          p = reach(text, base, end, j, p);
+          if (p === BLOCK && limits4[j] > length) break;
+          r = states4[j];
+          continue;
+        }
         r = t[r + f[units[p]]];
         if (r < 0) {
           p = event(text, units, base, end, j, p, r);
           r = states4[j];
         } else p++;
       }
+      collecting4[j] = void 0;
       const hits = found4[j];
-      for (let h = 0; h < hits.length; h += 4)
+      const words2 = words4[j];
+      for (let h = 0; h < hits.length; h += 4) {
         out.push(hits[h], hits[h + 1], line + newlines + hits[h + 2], hits[h + 3]);
+        outWords.push(words2[h >> 2]);
+      }
       newlines += newlines4[j];
     }
     blockNewlines = newlines;
     return end;
   };
-  const searchLongLine = (text, base, line, out) => {
+  const searchLongLine = (text, base, line, out, outWords) => {
     const eol = text.indexOf("\n", base);
     const end = eol === -1 ? text.length : eol + 1;
     let r = 0;
@@ -6546,7 +6607,15 @@ function buildWordAutomaton(input) {
       }
       r = table[(r & ROW) + a];
       if (r < 0) {
-        out.push(i, base, line, r & ROW);
+        const row = r & ROW;
+        out.push(i, base, line, row);
+        const windowEnd = Math.min(eol === -1 ? text.length : eol, base + lineWindow);
+        const words2 = [];
+        if (i < windowEnd) {
+          words2.push(...wordsAt[row / k]);
+          collect(text, i + 1, windowEnd, row, words2);
+        }
+        outWords.push(words2);
         break;
       }
     }
@@ -6598,22 +6667,26 @@ function buildWordAutomaton(input) {
       collect(text, Math.max(0, start), Math.min(end, text.length), 0, found);
       return found;
     },
-    lines(text, block = BLOCK) {
+    lines(text, window2 = MAX_WINDOW, block = BLOCK) {
       const n2 = text.length;
       const size = block >= 1 && block < BLOCK ? Math.floor(block) : BLOCK;
+      const units = Math.max(0, Math.min(MAX_WINDOW, Math.floor(window2)));
       const found = [];
+      const foundWords = [];
       let at2 = 0;
       let start = 0;
       let blockLine = 1;
       const walk = {
         lineStart: 0,
         line: 1,
+        words: [],
         next(from) {
           for (; ; ) {
             while (at2 < found.length && found[at2 + 1] < from) at2 += 4;
             if (at2 < found.length) {
               walk.lineStart = found[at2 + 1];
               walk.line = found[at2 + 2];
+              walk.words = foundWords[at2 >> 2];
               lastRow = found[at2 + 3] | ACCEPT;
               at2 += 4;
               return found[at2 - 4];
@@ -6623,8 +6696,10 @@ function buildWordAutomaton(input) {
               return -1;
             }
             found.length = 0;
+            foundWords.length = 0;
             at2 = 0;
-            start = searchBlock(text, start, blockLine, found, size);
+            lineWindow = units;
+            start = searchBlock(text, start, blockLine, found, foundWords, size);
             blockLine += blockNewlines;
           }
         }
@@ -6633,7 +6708,7 @@ function buildWordAutomaton(input) {
     }
   };
 }
-var UNITS, ACCEPT, ROW, ESC, NEWLINE3, FOLD_EXCEPTIONS, BLOCK, STREAMS, blockUnits, blockBytes;
+var UNITS, ACCEPT, ROW, ESC, NEWLINE3, FOLD_EXCEPTIONS, MAX_WINDOW, BLOCK, STREAMS, blockUnits, blockBytes;
 var init_word_automaton = __esm({
   "extensions/shared/text/word-automaton.ts"() {
     "use strict";
@@ -6680,6 +6755,7 @@ var init_word_automaton = __esm({
       [8490, 107],
       [8491, 229]
     ];
+    MAX_WINDOW = 1073741823;
     BLOCK = 1 << 16;
     STREAMS = 4;
   }
@@ -6857,7 +6933,7 @@ function scanNotableAt(text, maxLines, options = {}) {
   let windowEnd = 0;
   let found;
   const rawKeys = () => found ??= KEYS.indicesIn(text, lineStart, windowEnd);
-  const keyLines = KEYS.lines(text);
+  const keyLines = KEYS.lines(text, MATCH_UNITS);
   const carrying = () => {
     for (const p of passes) if (p.carrying()) return true;
     return false;
@@ -6877,7 +6953,7 @@ function scanNotableAt(text, maxLines, options = {}) {
       lineEnd = text.indexOf("\n", first);
       if (lineEnd === -1) lineEnd = n2;
       windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
-      found = first < windowEnd ? KEYS.wordsAfter(text, first, windowEnd) : [];
+      found = keyLines.words;
     } else {
       lineEnd = text.indexOf("\n", lineStart);
       if (lineEnd === -1) lineEnd = n2;

@@ -16,7 +16,7 @@ const WORDS = ["fail", "failed", "error", "error:", "err!", "●", "--- fail", "
 type Found = [number, number, number, number[]];
 
 /** The scan's walk by `next` and `passed` (the reference): from each `pos`, skipping `skips[i]` lines after the i-th find. */
-function byNext(a: WordAutomaton, text: string, skips: number[]): Found[] {
+function byNext(a: WordAutomaton, text: string, skips: number[], window = MATCH_UNITS): Found[] {
 	const out: Found[] = [];
 	const n = text.length;
 	let pos = 0;
@@ -30,7 +30,7 @@ function byNext(a: WordAutomaton, text: string, skips: number[]): Found[] {
 		if (passed.lastNewline !== -1) lineStart = passed.lastNewline + 1;
 		let lineEnd = text.indexOf("\n", first);
 		if (lineEnd === -1) lineEnd = n;
-		const windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
+		const windowEnd = Math.min(lineEnd, lineStart + window);
 		const words = first < windowEnd ? a.wordsAfter(text, first, windowEnd) : [];
 		out.push([first, lineStart, line, [...words].sort((x, y) => x - y)]);
 		if (lineEnd >= n) break;
@@ -49,19 +49,21 @@ function byNext(a: WordAutomaton, text: string, skips: number[]): Found[] {
 	return out;
 }
 
-/** The same walk by `lines` (blocks of `block` units). */
-function byLines(a: WordAutomaton, text: string, skips: number[], block?: number): Found[] {
+/** The same walk by `lines` (blocks of `block` units; words in the first `window` units of a line). */
+function byLines(a: WordAutomaton, text: string, skips: number[], block?: number, window = MATCH_UNITS): Found[] {
 	const out: Found[] = [];
 	const n = text.length;
-	const walk = a.lines(text, block);
+	const walk = a.lines(text, window, block);
 	let pos = 0;
 	while (pos <= n) {
 		const first = walk.next(pos);
 		if (first === -1) break;
 		let lineEnd = text.indexOf("\n", first);
 		if (lineEnd === -1) lineEnd = n;
-		const windowEnd = Math.min(lineEnd, walk.lineStart + MATCH_UNITS);
+		const windowEnd = Math.min(lineEnd, walk.lineStart + window);
+		// The words the search collected are wordsAfter's, in its order.
 		const words = first < windowEnd ? a.wordsAfter(text, first, windowEnd) : [];
+		expect(walk.words).toEqual(words);
 		out.push([first, walk.lineStart, walk.line, [...words].sort((x, y) => x - y)]);
 		if (lineEnd >= n) break;
 		pos = lineEnd + 1;
@@ -136,7 +138,7 @@ describe("word automaton: the interleaved line search", () => {
 				const expected = byNext(small, text, skip);
 				expect(byLines(small, text, skip, block)).toEqual(expected);
 				// Once the walk is done, its line is the text's line count (what the scan reports of the text).
-				const walk = small.lines(text, block);
+				const walk = small.lines(text, MATCH_UNITS, block);
 				let pos = 0;
 				for (let first = walk.next(pos); first !== -1; first = walk.next(pos)) {
 					const eol = text.indexOf("\n", first);
@@ -146,6 +148,23 @@ describe("word automaton: the interleaved line search", () => {
 				expect(byLines(small, text, skip)).toEqual(expected);
 			}),
 			{ numRuns: 600 },
+		);
+	});
+
+	it("collects a found line's words within any window of its start, as wordsAfter does", () => {
+		fc.assert(
+			fc.property(
+				texts(WORDS),
+				skips,
+				fc.integer({ min: 1, max: 300 }),
+				fc.integer({ min: 0, max: 60 }),
+				(text, skip, block, window) => {
+					const expected = byNext(small, text, skip, window);
+					expect(byLines(small, text, skip, block, window)).toEqual(expected);
+					expect(byLines(small, text, skip, undefined, window)).toEqual(expected);
+				},
+			),
+			{ numRuns: 400 },
 		);
 	});
 

@@ -464,7 +464,8 @@ export function scanNotableAt(
 	// (the same automaton run from the line's start), when another pass's context made the walk stop here.
 	const rawKeys = () => (found ??= KEYS.indicesIn(text, lineStart, windowEnd));
 	// The lines that hold a key, found ahead by several interleaved searches (word-automaton.ts, KeyLines).
-	const keyLines = KEYS.lines(text);
+	// Each comes with its keys in the matched window (MATCH_UNITS from its start), collected on the way.
+	const keyLines = KEYS.lines(text, MATCH_UNITS);
 	const carrying = () => {
 		for (const p of passes) if (p.carrying()) return true;
 		return false;
@@ -484,10 +485,10 @@ export function scanNotableAt(
 			lineStart = keyLines.lineStart;
 			lineEnd = text.indexOf("\n", first);
 			if (lineEnd === -1) lineEnd = n;
-			// Every key of this line (within the matched window), so only their rules are tried: the search goes
-			// on from the first key, which no earlier part of the line holds.
+			// Every key of this line (within the matched window), so only their rules are tried: the search
+			// collected them from the first key on, which no earlier part of the line holds.
 			windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
-			found = first < windowEnd ? KEYS.wordsAfter(text, first, windowEnd) : [];
+			found = keyLines.words;
 		} else {
 			lineEnd = text.indexOf("\n", lineStart);
 			if (lineEnd === -1) lineEnd = n;

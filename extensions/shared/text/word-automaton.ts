@@ -101,25 +101,32 @@ export interface WordAutomaton {
 	indicesIn(text: string, start?: number, end?: number): number[];
 	/**
 	 * The lines of `text` that hold a word, in order, found by several interleaved searches at once (see
-	 * KeyLines); the same lines and first matches as `next` called from each line start. `block` (tests):
-	 * units per block, at most BLOCK.
+	 * KeyLines); the same lines and first matches as `next` called from each line start, and their words in
+	 * the first `window` units of each (from its start) as `wordsAfter` gives them. `block` (tests): units per
+	 * block, at most BLOCK.
 	 */
-	lines(text: string, block?: number): KeyLines;
+	lines(text: string, window?: number, block?: number): KeyLines;
 }
 
 /**
  * A walk over the lines of one text that hold a word. `next(from)` (from: a line start, never smaller than
  * the previous call's) is what the automaton's `next(text, from)` gives, the index of the last unit of the
  * first match at or after `from` (-1: none); and it sets `lineStart` and `line` (1-based) of the line that
- * match is in, and what `wordsAfter` goes on from, as `next` does. Once it gives -1, `line` is the text's
- * line count (1 + its newlines).
+ * match is in, and what `wordsAfter` goes on from, as `next` does; and `words`, what `wordsAfter(text,
+ * match, windowEnd)` gives with windowEnd = min(the line's end, lineStart + window) — the search collected
+ * them on its way, so a found line costs no second pass — or [] when the match ends at or after windowEnd;
+ * a fresh array per line, the caller's to keep.
+ * Once it gives -1, `line` is the text's line count (1 + its newlines).
  */
 export interface KeyLines {
 	next(from: number): number;
 	readonly lineStart: number;
 	readonly line: number;
+	readonly words: number[];
 }
 
+/** The largest window of a found line whose words `lines` collects (any line shorter than it: all its words). */
+const MAX_WINDOW = 0x3fffffff;
 /** Units of text searched per block (a block ends at a line start; a longer line is searched alone). */
 const BLOCK = 1 << 16;
 /** Independent searches run side by side over a block's parts (each starts at a line start). */
@@ -267,52 +274,117 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 
 	// The line search (KeyLines). Each of STREAMS searches walks its own part of a block, all in one loop: a
 	// step's lookup waits for the one before it (the state), so one search alone is bound by the latency of a
-	// load; the parts' steps are independent and overlap. Per search: its state, position, end, newlines
-	// passed and its line's start (block offsets), and the lines it found: [first match's end, line start,
-	// newlines before the line (in its part), the matching state's row] each.
+	// load; the parts' steps are independent and overlap. Per search: its state, position, end, the offset it
+	// steps up to before it must stop (its part's end, or while it collects a found line's words the end of
+	// that line's window), newlines passed and its line's start (block offsets), and the lines it found:
+	// [first match's end, line start, newlines before the line (in its part), the matching state's row] each,
+	// with their words.
 	const states4 = new Int32Array(STREAMS);
 	const ats = new Int32Array(STREAMS);
 	const stops = new Int32Array(STREAMS);
+	const limits4 = new Int32Array(STREAMS);
 	const newlines4 = new Int32Array(STREAMS);
 	const starts4 = new Int32Array(STREAMS);
 	const found4: number[][] = Array.from({ length: STREAMS }, () => []);
+	const words4: number[][][] = Array.from({ length: STREAMS }, () => []);
+	/** The words of the line search `j` is collecting (the last of `words4[j]`), or undefined. */
+	const collecting4: (number[] | undefined)[] = new Array(STREAMS).fill(undefined);
 	/** U+0000 keeps every state at the start (no word holds it): a done search can step on it. */
 	const parkable = fold[0] === 0;
 	/** Newlines in the block the last `searchBlock` searched. */
 	let blockNewlines = 0;
+	/** Units of a found line, from its start, whose words the search collects (see `lines`). */
+	let lineWindow = 0;
+	/** Searches of the current block not parked yet. */
+	let live = 0;
 	/**
 	 * What search `j` does at block offset `p` (block = text[base, end)) where its step gave the negative
-	 * `step`: a newline, an escape sequence stepped over, or a word's end — its line is found, and the search
-	 * goes on at the line's end. Returns the offset it goes on from.
+	 * `step`: a newline (which ends the window of a line being collected), else `rare`. Returns the offset it
+	 * goes on from. Small, so that the loop's calls are inlined: newlines are most of the events.
 	 */
 	const event = (text: string, units: Uint16Array, base: number, end: number, j: number, p: number, step: number) => {
-		const unit = units[p];
-		if (unit === NEWLINE) {
-			newlines4[j]++;
-			starts4[j] = p + 1;
-			states4[j] = 0;
-			return p + 1;
+		if (units[p] !== NEWLINE) return rare(text, units, base, end, j, p, step);
+		if (collecting4[j]) {
+			collecting4[j] = undefined;
+			limits4[j] = stops[j];
 		}
-		if (unit === ESC) {
+		newlines4[j]++;
+		starts4[j] = p + 1;
+		states4[j] = 0;
+		return p + 1;
+	};
+	/**
+	 * An escape sequence stepped over, or a word's end — the first of its line: the line is found, and the
+	 * search goes on collecting the line's words in its window (as `wordsAfter`); a later one: its words are
+	 * added (see `event`).
+	 */
+	const rare = (text: string, units: Uint16Array, base: number, end: number, j: number, p: number, step: number) => {
+		if (units[p] === ESC) {
 			states4[j] = ~step;
 			return ansiEnd(text, base + p, end) - base + 1;
 		}
-		found4[j].push(base + p, base + starts4[j], newlines4[j], ~step);
+		const row = ~step;
+		const words = collecting4[j];
+		if (words) {
+			for (const w of wordsAt[row / k]) if (!words.includes(w)) words.push(w);
+			states4[j] = row;
+			return p + 1;
+		}
+		found4[j].push(base + p, base + starts4[j], newlines4[j], row);
+		const windowEnd = starts4[j] + lineWindow;
+		if (p < windowEnd) {
+			const list = [...wordsAt[row / k]];
+			words4[j].push(list);
+			collecting4[j] = list;
+			if (windowEnd < limits4[j]) limits4[j] = windowEnd;
+			states4[j] = row;
+			return p + 1;
+		}
+		words4[j].push([]);
 		states4[j] = 0;
 		const eol = text.indexOf("\n", base + p + 1);
 		return eol === -1 || eol >= end ? stops[j] : eol - base;
 	};
 	/**
-	 * Searches the block of text that starts at `base` (a line start of line `line`) and ends at a line start
-	 * (or the text's end): pushes [first match's end, line start, line, row] of each line with a word to `out`,
-	 * sets blockNewlines, returns the block's end.
+	 * Search `j` has reached its limit at `p`: the end of the window of the line it collects (it goes on at
+	 * the line's end), or its part's end (it is parked on the U+0000 after the block, when it can be). Returns
+	 * the offset it goes on from; sets its limit and state.
 	 */
-	const searchBlock = (text: string, base: number, line: number, out: number[], size: number): number => {
+	const reach = (text: string, base: number, end: number, j: number, p: number): number => {
+		let at = p;
+		if (collecting4[j]) {
+			collecting4[j] = undefined;
+			limits4[j] = stops[j];
+			states4[j] = 0;
+			const eol = text.indexOf("\n", base + at);
+			at = eol === -1 || eol >= end ? stops[j] : eol - base;
+		}
+		if (at >= stops[j] && parkable) {
+			ats[j] = at;
+			limits4[j] = 2 * BLOCK;
+			live--;
+			return BLOCK;
+		}
+		return at;
+	};
+	/**
+	 * Searches the block of text that starts at `base` (a line start of line `line`) and ends at a line start
+	 * (or the text's end): pushes [first match's end, line start, line, row] of each line with a word to `out`
+	 * and its words to `outWords`, sets blockNewlines, returns the block's end.
+	 */
+	const searchBlock = (
+		text: string,
+		base: number,
+		line: number,
+		out: number[],
+		outWords: number[][],
+		size: number,
+	): number => {
 		const n = text.length;
 		let end = Math.min(n, base + size);
 		if (end < n) {
 			const eol = text.lastIndexOf("\n", end - 1);
-			if (eol < base) return searchLongLine(text, base, line, out);
+			if (eol < base) return searchLongLine(text, base, line, out, outWords);
 			end = eol + 1;
 		}
 		const length = end - base;
@@ -332,9 +404,12 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 			states4[j] = 0;
 			ats[j] = from;
 			stops[j] = to;
+			limits4[j] = to;
 			newlines4[j] = 0;
 			starts4[j] = from;
 			found4[j].length = 0;
+			words4[j].length = 0;
+			collecting4[j] = undefined;
 			from = to;
 		}
 		const t = search;
@@ -343,41 +418,41 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 		let p1 = ats[1];
 		let p2 = ats[2];
 		let p3 = ats[3];
-		let e0 = stops[0];
-		let e1 = stops[1];
-		let e2 = stops[2];
-		let e3 = stops[3];
+		let e0 = limits4[0];
+		let e1 = limits4[1];
+		let e2 = limits4[2];
+		let e3 = limits4[3];
 		let r0 = 0;
 		let r1 = 0;
 		let r2 = 0;
 		let r3 = 0;
 		// A search whose part is done steps on the U+0000 after the block (they stay at the start state, and
 		// the lockstep never takes more steps than a part has units) until the last part is done.
-		let live = STREAMS;
+		live = STREAMS;
 		for (;;) {
-			if (parkable && p0 >= e0 && e0 <= length) {
-				ats[0] = p0;
-				p0 = BLOCK;
-				e0 = 2 * BLOCK;
-				live--;
+			if (p0 >= e0 && e0 <= length) {
+				states4[0] = r0;
+				p0 = reach(text, base, end, 0, p0);
+				e0 = limits4[0];
+				r0 = states4[0];
 			}
-			if (parkable && p1 >= e1 && e1 <= length) {
-				ats[1] = p1;
-				p1 = BLOCK;
-				e1 = 2 * BLOCK;
-				live--;
+			if (p1 >= e1 && e1 <= length) {
+				states4[1] = r1;
+				p1 = reach(text, base, end, 1, p1);
+				e1 = limits4[1];
+				r1 = states4[1];
 			}
-			if (parkable && p2 >= e2 && e2 <= length) {
-				ats[2] = p2;
-				p2 = BLOCK;
-				e2 = 2 * BLOCK;
-				live--;
+			if (p2 >= e2 && e2 <= length) {
+				states4[2] = r2;
+				p2 = reach(text, base, end, 2, p2);
+				e2 = limits4[2];
+				r2 = states4[2];
 			}
-			if (parkable && p3 >= e3 && e3 <= length) {
-				ats[3] = p3;
-				p3 = BLOCK;
-				e3 = 2 * BLOCK;
-				live--;
+			if (p3 >= e3 && e3 <= length) {
+				states4[3] = r3;
+				p3 = reach(text, base, end, 3, p3);
+				e3 = limits4[3];
+				r3 = states4[3];
 			}
 			let m = e0 - p0;
 			if (e1 - p1 < m) m = e1 - p1;
@@ -406,18 +481,22 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 			if (r0 < 0) {
 				p0 = event(text, units, base, end, 0, p0, r0);
 				r0 = states4[0];
+				e0 = limits4[0];
 			} else p0++;
 			if (r1 < 0) {
 				p1 = event(text, units, base, end, 1, p1, r1);
 				r1 = states4[1];
+				e1 = limits4[1];
 			} else p1++;
 			if (r2 < 0) {
 				p2 = event(text, units, base, end, 2, p2, r2);
 				r2 = states4[2];
+				e2 = limits4[2];
 			} else p2++;
 			if (r3 < 0) {
 				p3 = event(text, units, base, end, 3, p3, r3);
 				r3 = states4[3];
+				e3 = limits4[3];
 			} else p3++;
 		}
 		if (e0 <= length) {
@@ -443,22 +522,33 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 			let r = states4[j];
 			const stop = stops[j];
 			while (p < stop) {
+				if (p >= limits4[j]) {
+					states4[j] = r;
+					p = reach(text, base, end, j, p);
+					if (p === BLOCK && limits4[j] > length) break;
+					r = states4[j];
+					continue;
+				}
 				r = t[r + f[units[p]]];
 				if (r < 0) {
 					p = event(text, units, base, end, j, p, r);
 					r = states4[j];
 				} else p++;
 			}
+			collecting4[j] = undefined;
 			const hits = found4[j];
-			for (let h = 0; h < hits.length; h += 4)
+			const words = words4[j];
+			for (let h = 0; h < hits.length; h += 4) {
 				out.push(hits[h], hits[h + 1], line + newlines + hits[h + 2], hits[h + 3]);
+				outWords.push(words[h >> 2]);
+			}
 			newlines += newlines4[j];
 		}
 		blockNewlines = newlines;
 		return end;
 	};
 	/** A line longer than a block, from `base` (its start): searched alone, unit by unit, as `next` does. */
-	const searchLongLine = (text: string, base: number, line: number, out: number[]): number => {
+	const searchLongLine = (text: string, base: number, line: number, out: number[], outWords: number[][]): number => {
 		const eol = text.indexOf("\n", base);
 		const end = eol === -1 ? text.length : eol + 1;
 		let r = 0;
@@ -471,7 +561,15 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 			}
 			r = table[(r & ROW) + a];
 			if (r < 0) {
-				out.push(i, base, line, r & ROW);
+				const row = r & ROW;
+				out.push(i, base, line, row);
+				const windowEnd = Math.min(eol === -1 ? text.length : eol, base + lineWindow);
+				const words: number[] = [];
+				if (i < windowEnd) {
+					words.push(...wordsAt[row / k]);
+					collect(text, i + 1, windowEnd, row, words);
+				}
+				outWords.push(words);
 				break;
 			}
 		}
@@ -524,24 +622,28 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 			collect(text, Math.max(0, start), Math.min(end, text.length), 0, found);
 			return found;
 		},
-		lines(text, block = BLOCK) {
+		lines(text, window = MAX_WINDOW, block = BLOCK) {
 			const n = text.length;
 			const size = block >= 1 && block < BLOCK ? Math.floor(block) : BLOCK;
-			// The searched block's lines with a word ([first match's end, line start, line, row] each), the next
-			// one to give, and where the next block starts (and its line).
+			const units = Math.max(0, Math.min(MAX_WINDOW, Math.floor(window)));
+			// The searched block's lines with a word ([first match's end, line start, line, row] each) and their
+			// words, the next one to give, and where the next block starts (and its line).
 			const found: number[] = [];
+			const foundWords: number[][] = [];
 			let at = 0;
 			let start = 0;
 			let blockLine = 1;
 			const walk = {
 				lineStart: 0,
 				line: 1,
+				words: [] as number[],
 				next(from: number): number {
 					for (;;) {
 						while (at < found.length && found[at + 1] < from) at += 4;
 						if (at < found.length) {
 							walk.lineStart = found[at + 1];
 							walk.line = found[at + 2];
+							walk.words = foundWords[at >> 2];
 							lastRow = found[at + 3] | ACCEPT;
 							at += 4;
 							return found[at - 4];
@@ -551,8 +653,10 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 							return -1;
 						}
 						found.length = 0;
+						foundWords.length = 0;
 						at = 0;
-						start = searchBlock(text, start, blockLine, found, size);
+						lineWindow = units;
+						start = searchBlock(text, start, blockLine, found, foundWords, size);
 						blockLine += blockNewlines;
 					}
 				},
