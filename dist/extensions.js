@@ -6435,7 +6435,7 @@ function buildWordAutomaton(input) {
     let end = Math.min(n2, base + size);
     if (end < n2) {
       const eol = text.lastIndexOf("\n", end - 1);
-      if (eol < base) return searchLongLine(text, base, line, out, outWords);
+      if (eol < base) return searchLongLine(text, base, line, out, outWords, size);
       end = eol + 1;
     }
     const length = end - base;
@@ -6594,30 +6594,149 @@ function buildWordAutomaton(input) {
     blockNewlines = newlines;
     return end;
   };
-  const searchLongLine = (text, base, line, out, outWords) => {
+  const longest = words.reduce((most, w) => Math.max(most, w.length), 1);
+  let longRow = 0;
+  const firstInLine = (text, start, end, span) => {
+    const back = longest - 1;
+    const t = search;
+    const f = fold;
+    for (let c = start; c < end; c += span) {
+      const stop = Math.min(end, c + span);
+      const from = Math.max(start, c - back);
+      const units = copyBlock(text, from, stop);
+      const length = stop - from;
+      const b1 = c + Math.floor((stop - c) / 4) - from;
+      const b2 = c + Math.floor((stop - c) / 2) - from;
+      const b3 = c + Math.floor(3 * (stop - c) / 4) - from;
+      let p0 = 0;
+      let p1 = Math.max(0, b1 - back);
+      let p2 = Math.max(0, b2 - back);
+      let p3 = Math.max(0, b3 - back);
+      let e0 = b1;
+      let e1 = b2;
+      let e2 = b3;
+      let e3 = length;
+      let r0 = 0;
+      let r1 = 0;
+      let r2 = 0;
+      let r3 = 0;
+      let hit = -1;
+      let row = 0;
+      for (; ; ) {
+        if (p0 >= e0 && e0 <= length) {
+          p0 = BLOCK;
+          e0 = 2 * BLOCK;
+        }
+        if (p1 >= e1 && e1 <= length) {
+          p1 = BLOCK;
+          e1 = 2 * BLOCK;
+        }
+        if (p2 >= e2 && e2 <= length) {
+          p2 = BLOCK;
+          e2 = 2 * BLOCK;
+        }
+        if (p3 >= e3 && e3 <= length) {
+          p3 = BLOCK;
+          e3 = 2 * BLOCK;
+        }
+        if (e0 > length && e1 > length && e2 > length && e3 > length) break;
+        let m = e0 - p0;
+        if (e1 - p1 < m) m = e1 - p1;
+        if (e2 - p2 < m) m = e2 - p2;
+        if (e3 - p3 < m) m = e3 - p3;
+        let s = 0;
+        for (; s < m; s++) {
+          r0 = t[r0 + f[units[p0 + s]]];
+          r1 = t[r1 + f[units[p1 + s]]];
+          r2 = t[r2 + f[units[p2 + s]]];
+          r3 = t[r3 + f[units[p3 + s]]];
+          if ((r0 | r1 | r2 | r3) < 0) break;
+        }
+        if (s === m) {
+          p0 += m;
+          p1 += m;
+          p2 += m;
+          p3 += m;
+          continue;
+        }
+        p0 += s;
+        p1 += s;
+        p2 += s;
+        p3 += s;
+        if (r0 < 0) {
+          hit = p0;
+          row = ~r0;
+          e0 = 0;
+          if (e1 <= length) e1 = 0;
+          if (e2 <= length) e2 = 0;
+          if (e3 <= length) e3 = 0;
+        } else if (r1 < 0) {
+          hit = p1;
+          row = ~r1;
+          e1 = 0;
+          if (e2 <= length) e2 = 0;
+          if (e3 <= length) e3 = 0;
+        } else if (r2 < 0) {
+          hit = p2;
+          row = ~r2;
+          e2 = 0;
+          if (e3 <= length) e3 = 0;
+        } else if (r3 < 0) {
+          hit = p3;
+          row = ~r3;
+          e3 = 0;
+        }
+        r0 = Math.max(r0, 0);
+        r1 = Math.max(r1, 0);
+        r2 = Math.max(r2, 0);
+        r3 = Math.max(r3, 0);
+        p0++;
+        p1++;
+        p2++;
+        p3++;
+      }
+      if (hit !== -1) {
+        longRow = row;
+        return from + hit;
+      }
+    }
+    return -1;
+  };
+  const searchLongLine = (text, base, line, out, outWords, size) => {
     const eol = text.indexOf("\n", base);
     const end = eol === -1 ? text.length : eol + 1;
-    let r = 0;
-    for (let i = base; i < end; i++) {
-      const a = fold[text.charCodeAt(i)];
-      if (a >= escClass) {
-        if (a === nlClass) r = 0;
-        else i = ansiEnd(text, i, end);
-        continue;
-      }
-      r = table[(r & ROW) + a];
-      if (r < 0) {
-        const row = r & ROW;
-        out.push(i, base, line, row);
-        const windowEnd = Math.min(eol === -1 ? text.length : eol, base + lineWindow);
-        const words2 = [];
-        if (i < windowEnd) {
-          words2.push(...wordsAt[row / k]);
-          collect(text, i + 1, windowEnd, row, words2);
+    const lineEnd = eol === -1 ? text.length : eol;
+    let first = -1;
+    let row = 0;
+    const esc = text.indexOf("\x1B", base);
+    if (parkable && (esc === -1 || esc >= lineEnd)) {
+      first = firstInLine(text, base, lineEnd, Math.max(1, Math.min(size, BLOCK - longest)));
+      row = longRow;
+    } else {
+      let r = 0;
+      for (let i = base; i < lineEnd; i++) {
+        const a = fold[text.charCodeAt(i)];
+        if (a === escClass) {
+          i = ansiEnd(text, i, end);
+          continue;
         }
-        outWords.push(words2);
-        break;
+        r = table[(r & ROW) + a];
+        if (r < 0) {
+          first = i;
+          row = r & ROW;
+          break;
+        }
       }
+    }
+    if (first !== -1) {
+      out.push(first, base, line, row);
+      const windowEnd = Math.min(lineEnd, base + lineWindow);
+      const words2 = [];
+      if (first < windowEnd) {
+        words2.push(...wordsAt[row / k]);
+        collect(text, first + 1, windowEnd, row, words2);
+      }
+      outWords.push(words2);
     }
     blockNewlines = eol === -1 ? 0 : 1;
     return end;

@@ -128,6 +128,9 @@ function texts(words: readonly string[]): fc.Arbitrary<string> {
 }
 
 const small = buildWordAutomaton(WORDS);
+/** Without the word that holds U+0000 (a search can then step on U+0000: the long line's parallel search). */
+const parkable = buildWordAutomaton(WORDS.filter((w) => !w.includes("\u0000")));
+const LONGEST_KEY = NOTABLE_KEYS.reduce((a, b) => (b.length > a.length ? b : a)).toUpperCase();
 const notable = buildWordAutomaton(NOTABLE_KEYS);
 const skips = fc.array(fc.nat(3), { maxLength: 5 });
 
@@ -165,6 +168,36 @@ describe("word automaton: the interleaved line search", () => {
 				},
 			),
 			{ numRuns: 400 },
+		);
+	});
+
+	it("finds a long line's first match and words as next does, wherever its parts and chunks end", () => {
+		// Lines longer than a block without an escape sequence are searched by several searches over parts of
+		// the line, each from a little before its part: keys of any length across every kind of boundary.
+		const piece = fc.oneof(
+			{ weight: 2, arbitrary: fc.constantFrom(...WORDS, "FAILED", "Error:", "NOT OK", "--- FAIL", LONGEST_KEY) },
+			{ weight: 3, arbitrary: fc.nat(40).map((n) => "ab".repeat(n)) },
+			{
+				weight: 2,
+				arbitrary: fc.constantFrom(" ", "x", "fai", "erro", "---", "\u212a", "\ud800", "\u0000", "\u001b[0m"),
+			},
+		);
+		const line = fc.array(piece, { maxLength: 40 }).map((p) => p.join(""));
+		const text = fc.array(line, { minLength: 1, maxLength: 4 }).map((l) => l.join("\n"));
+		fc.assert(
+			fc.property(
+				text,
+				skips,
+				fc.integer({ min: 1, max: 64 }),
+				fc.integer({ min: 0, max: 400 }),
+				(t, skip, block, window) => {
+					for (const a of [small, parkable, notable]) {
+						const expected = byNext(a, t, skip, window);
+						expect(byLines(a, t, skip, block, window)).toEqual(expected);
+					}
+				},
+			),
+			{ numRuns: 1500 },
 		);
 	});
 

@@ -384,7 +384,7 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 		let end = Math.min(n, base + size);
 		if (end < n) {
 			const eol = text.lastIndexOf("\n", end - 1);
-			if (eol < base) return searchLongLine(text, base, line, out, outWords);
+			if (eol < base) return searchLongLine(text, base, line, out, outWords, size);
 			end = eol + 1;
 		}
 		const length = end - base;
@@ -547,31 +547,172 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 		blockNewlines = newlines;
 		return end;
 	};
-	/** A line longer than a block, from `base` (its start): searched alone, unit by unit, as `next` does. */
-	const searchLongLine = (text: string, base: number, line: number, out: number[], outWords: number[][]): number => {
+	/** The longest word's units: a match ends at most this many units after it starts. */
+	const longest = words.reduce((most, w) => Math.max(most, w.length), 1);
+	/** The row of the match the last `firstInLine` found. */
+	let longRow = 0;
+	/**
+	 * The first match in text[start, end), which holds no ESC and no "\n" (-1: none; `longRow`: its row), by
+	 * STREAMS searches side by side over the parts of `span` units at a time. A search from the start state
+	 * `longest - 1` units before its part finds every match that ends in its part, and only matches (it reads
+	 * all of a match's units): the first part with a match holds the line's first match, and the state there
+	 * is the one a search from `start` reaches (a state depends on the last `longest` units only).
+	 */
+	const firstInLine = (text: string, start: number, end: number, span: number): number => {
+		const back = longest - 1;
+		const t = search;
+		const f = fold;
+		for (let c = start; c < end; c += span) {
+			const stop = Math.min(end, c + span);
+			const from = Math.max(start, c - back);
+			const units = copyBlock(text, from, stop);
+			const length = stop - from;
+			const b1 = c + Math.floor((stop - c) / 4) - from;
+			const b2 = c + Math.floor((stop - c) / 2) - from;
+			const b3 = c + Math.floor((3 * (stop - c)) / 4) - from;
+			let p0 = 0;
+			let p1 = Math.max(0, b1 - back);
+			let p2 = Math.max(0, b2 - back);
+			let p3 = Math.max(0, b3 - back);
+			let e0 = b1;
+			let e1 = b2;
+			let e2 = b3;
+			let e3 = length;
+			let r0 = 0;
+			let r1 = 0;
+			let r2 = 0;
+			let r3 = 0;
+			// Where the first search with a match found it (-1: none) and its row. A search that is done (its
+			// part's end; a match, which ends every later one too) steps on the U+0000 after the block.
+			let hit = -1;
+			let row = 0;
+			for (;;) {
+				if (p0 >= e0 && e0 <= length) {
+					p0 = BLOCK;
+					e0 = 2 * BLOCK;
+				}
+				if (p1 >= e1 && e1 <= length) {
+					p1 = BLOCK;
+					e1 = 2 * BLOCK;
+				}
+				if (p2 >= e2 && e2 <= length) {
+					p2 = BLOCK;
+					e2 = 2 * BLOCK;
+				}
+				if (p3 >= e3 && e3 <= length) {
+					p3 = BLOCK;
+					e3 = 2 * BLOCK;
+				}
+				if (e0 > length && e1 > length && e2 > length && e3 > length) break;
+				let m = e0 - p0;
+				if (e1 - p1 < m) m = e1 - p1;
+				if (e2 - p2 < m) m = e2 - p2;
+				if (e3 - p3 < m) m = e3 - p3;
+				let s = 0;
+				for (; s < m; s++) {
+					r0 = t[r0 + f[units[p0 + s]]];
+					r1 = t[r1 + f[units[p1 + s]]];
+					r2 = t[r2 + f[units[p2 + s]]];
+					r3 = t[r3 + f[units[p3 + s]]];
+					if ((r0 | r1 | r2 | r3) < 0) break;
+				}
+				if (s === m) {
+					p0 += m;
+					p1 += m;
+					p2 += m;
+					p3 += m;
+					continue;
+				}
+				p0 += s;
+				p1 += s;
+				p2 += s;
+				p3 += s;
+				// Only a search no earlier one has found a match before can step on one (the later are parked).
+				if (r0 < 0) {
+					hit = p0;
+					row = ~r0;
+					e0 = 0;
+					if (e1 <= length) e1 = 0;
+					if (e2 <= length) e2 = 0;
+					if (e3 <= length) e3 = 0;
+				} else if (r1 < 0) {
+					hit = p1;
+					row = ~r1;
+					e1 = 0;
+					if (e2 <= length) e2 = 0;
+					if (e3 <= length) e3 = 0;
+				} else if (r2 < 0) {
+					hit = p2;
+					row = ~r2;
+					e2 = 0;
+					if (e3 <= length) e3 = 0;
+				} else if (r3 < 0) {
+					hit = p3;
+					row = ~r3;
+					e3 = 0;
+				}
+				r0 = Math.max(r0, 0);
+				r1 = Math.max(r1, 0);
+				r2 = Math.max(r2, 0);
+				r3 = Math.max(r3, 0);
+				p0++;
+				p1++;
+				p2++;
+				p3++;
+			}
+			if (hit !== -1) {
+				longRow = row;
+				return from + hit;
+			}
+		}
+		return -1;
+	};
+	/**
+	 * A line longer than a block, from `base` (its start): its first match as `next` finds it — by
+	 * `firstInLine` when the line holds no escape sequence, else unit by unit — and its words.
+	 */
+	const searchLongLine = (
+		text: string,
+		base: number,
+		line: number,
+		out: number[],
+		outWords: number[][],
+		size: number,
+	): number => {
 		const eol = text.indexOf("\n", base);
 		const end = eol === -1 ? text.length : eol + 1;
-		let r = 0;
-		for (let i = base; i < end; i++) {
-			const a = fold[text.charCodeAt(i)];
-			if (a >= escClass) {
-				if (a === nlClass) r = 0;
-				else i = ansiEnd(text, i, end);
-				continue;
-			}
-			r = table[(r & ROW) + a];
-			if (r < 0) {
-				const row = r & ROW;
-				out.push(i, base, line, row);
-				const windowEnd = Math.min(eol === -1 ? text.length : eol, base + lineWindow);
-				const words: number[] = [];
-				if (i < windowEnd) {
-					words.push(...wordsAt[row / k]);
-					collect(text, i + 1, windowEnd, row, words);
+		const lineEnd = eol === -1 ? text.length : eol;
+		let first = -1;
+		let row = 0;
+		const esc = text.indexOf("\u001b", base);
+		if (parkable && (esc === -1 || esc >= lineEnd)) {
+			first = firstInLine(text, base, lineEnd, Math.max(1, Math.min(size, BLOCK - longest)));
+			row = longRow;
+		} else {
+			let r = 0;
+			for (let i = base; i < lineEnd; i++) {
+				const a = fold[text.charCodeAt(i)];
+				if (a === escClass) {
+					i = ansiEnd(text, i, end);
+					continue;
 				}
-				outWords.push(words);
-				break;
+				r = table[(r & ROW) + a];
+				if (r < 0) {
+					first = i;
+					row = r & ROW;
+					break;
+				}
 			}
+		}
+		if (first !== -1) {
+			out.push(first, base, line, row);
+			const windowEnd = Math.min(lineEnd, base + lineWindow);
+			const words: number[] = [];
+			if (first < windowEnd) {
+				words.push(...wordsAt[row / k]);
+				collect(text, first + 1, windowEnd, row, words);
+			}
+			outWords.push(words);
 		}
 		blockNewlines = eol === -1 ? 0 : 1;
 		return end;
