@@ -18,19 +18,28 @@
  * `lines` (four interleaved searches over a block's parts); CPU time (process.cpuUsage), interleaved rounds,
  * the median of the per-round ratios. `next` shares the renumbered tables, so the ratio is conservative.
  *
+ * `--key-search-before <commit>` runs only the key search as the scan walks it now (`lines` with each found
+ * line's keys) against that commit's automaton, both loaded in this process, interleaved, CPU time, on 16 MiB
+ * of the stub-path benchmark's text.
+ *
  * Also the scan's extra memory on the 64 MiB log, in a fresh process: heap + buffers allocated during the
  * call (no copy of the text: the goal is a small fraction of the input) and the peak RSS growth.
  *
  *   node --expose-gc --import jiti/register test/bench/notable.bench.ts   (or: npm run bench -- notable)
+ *   node --expose-gc --import jiti/register test/bench/notable.bench.ts --key-search-before 7e4840e
  */
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { fileURLToPath } from "node:url";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { MATCH_UNITS, NOTABLE_KEYS, scanNotable } from "../../extensions/shared/text/notable.ts";
 import { buildWordAutomaton } from "../../extensions/shared/text/word-automaton.ts";
-import { loadRealLogs } from "../fixtures/real-logs.ts";
+import { loadRealLogs, realLogSeed } from "../fixtures/real-logs.ts";
+import { makeTestDir } from "../fixtures/test-dirs.ts";
 
 const MiB = 1024 * 1024;
+const TEXT_DIR = "extensions/shared/text";
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 
 /**
@@ -222,7 +231,10 @@ function memory() {
 /** The scan's key search over `text` by `next` from each line start (before) or by `lines` (now); a checksum. */
 function keyWalk(automaton: ReturnType<typeof buildWordAutomaton>, text: string, interleaved: boolean): number {
 	const n = text.length;
-	const walk = interleaved ? automaton.lines(text) : undefined;
+	// An earlier commit's automaton (--key-search-before) has no `words` (its walk asked `wordsAfter`), and
+	// its `lines` no window.
+	const collects = "words" in automaton.lines("");
+	const walk = interleaved ? (collects ? automaton.lines(text, MATCH_UNITS) : automaton.lines(text)) : undefined;
 	let pos = 0;
 	let line = 1;
 	let sum = 0;
@@ -244,7 +256,7 @@ function keyWalk(automaton: ReturnType<typeof buildWordAutomaton>, text: string,
 		let lineEnd = text.indexOf("\n", first);
 		if (lineEnd === -1) lineEnd = n;
 		const windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
-		const keys = first < windowEnd ? automaton.wordsAfter(text, first, windowEnd) : [];
+		const keys = walk && collects ? walk.words : first < windowEnd ? automaton.wordsAfter(text, first, windowEnd) : [];
 		sum = (sum * 31 + first + line * 7 + lineStart + keys.length) % 1_000_000_007;
 		if (lineEnd >= n) break;
 		pos = lineEnd + 1;
@@ -302,8 +314,52 @@ function keySearch() {
 	);
 }
 
+/**
+ * The scan's key search (`lines`, as the scan walks it) of this tree against an earlier commit's automaton
+ * (its text modules copied to a fresh folder and loaded in this process: two copies of the same code run
+ * within about 1% of each other here), interleaved, CPU time, on 16 MiB of the stub-path benchmark's text.
+ */
+async function keySearchBefore(commit: string) {
+	if (!/^[\w.^~/-]+$/.test(commit)) throw new Error("usage: notable.bench.ts --key-search-before <commit>");
+	const dir = makeTestDir("key-search-before");
+	const root = execFileSync("git", ["rev-parse", "--show-toplevel"], { encoding: "utf8" }).trim();
+	const git = (...args: string[]) =>
+		execFileSync("git", ["-C", root, ...args], { encoding: "utf8", maxBuffer: 64 * MiB });
+	for (const name of git("ls-tree", "--name-only", `${commit}:${TEXT_DIR}`).split("\n")) {
+		if (name.endsWith(".ts")) writeFileSync(join(dir, name), git("show", `${commit}:${TEXT_DIR}/${name}`));
+	}
+	const old = (await import(pathToFileURL(join(dir, "word-automaton.ts")).href)) as {
+		buildWordAutomaton: typeof buildWordAutomaton;
+	};
+	const oldKeys = (await import(pathToFileURL(join(dir, "notable.ts")).href)) as { NOTABLE_KEYS: string[] };
+	const before = old.buildWordAutomaton(oldKeys.NOTABLE_KEYS);
+	const now = buildWordAutomaton(NOTABLE_KEYS);
+	const text = realLogSeed(16 * MiB).toString("utf8");
+	if (keyWalk(before, text, true) !== keyWalk(now, text, true)) throw new Error("the two walks differ");
+	const times = { before: [] as number[], now: [] as number[], ratios: [] as number[] };
+	for (let r = 0; r < 21; r++) {
+		gc();
+		const [a, b] =
+			r % 2 === 0
+				? [cpu(() => keyWalk(before, text, true)), cpu(() => keyWalk(now, text, true))]
+				: [cpu(() => keyWalk(now, text, true)), cpu(() => keyWalk(before, text, true))].reverse();
+		times.before.push(a);
+		times.now.push(b);
+		times.ratios.push(a / b);
+	}
+	const ns = (ms: number) => ((ms * 1e6) / text.length).toFixed(2);
+	console.log(
+		`key search on 16 MiB of the stub-path text (${text.length} units), 21 interleaved rounds, CPU time:\n` +
+			`  at ${commit}: ${median(times.before).toFixed(1)} ms (${ns(median(times.before))} ns a unit)\n` +
+			`  now: ${median(times.now).toFixed(1)} ms (${ns(median(times.now))} ns a unit)\n` +
+			`  before/now (median of the per-round ratios): ${median(times.ratios).toFixed(2)}×`,
+	);
+}
+
+const beforeAt = process.argv.indexOf("--key-search-before");
 if (process.argv.includes("--memory")) memory();
 else if (process.argv.includes("--key-search")) keySearch();
+else if (beforeAt !== -1) await keySearchBefore(process.argv[beforeAt + 1] ?? "");
 else {
 	main();
 	console.log("");
