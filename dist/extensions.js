@@ -6793,6 +6793,7 @@ function buildWordAutomaton(input) {
       const found = [];
       const foundWords = [];
       let at2 = 0;
+      let searched = 0;
       let start = 0;
       let blockLine = 1;
       const walk = {
@@ -6817,10 +6818,22 @@ function buildWordAutomaton(input) {
             found.length = 0;
             foundWords.length = 0;
             at2 = 0;
+            searched = start;
             lineWindow = units;
             start = searchBlock(text, start, blockLine, found, foundWords, size);
             blockLine += blockNewlines;
           }
+        },
+        keysAt(lineStart) {
+          if (lineStart < searched || lineStart >= start) return void 0;
+          let lo = 0;
+          let hi = found.length >> 2;
+          while (lo < hi) {
+            const mid = lo + hi >> 1;
+            if (found[4 * mid + 1] < lineStart) lo = mid + 1;
+            else hi = mid;
+          }
+          return 4 * lo < found.length && found[4 * lo + 1] === lineStart ? foundWords[lo] : [];
         }
       };
       return walk;
@@ -7051,8 +7064,8 @@ function scanNotableAt(text, maxLines, options = {}) {
   let lineStart = 0;
   let windowEnd = 0;
   let found;
-  const rawKeys = () => found ??= KEYS.indicesIn(text, lineStart, windowEnd);
   const keyLines = KEYS.lines(text, MATCH_UNITS);
+  const rawKeys = () => found ??= keyLines.keysAt(lineStart) ?? KEYS.indicesIn(text, lineStart, windowEnd);
   const carrying = () => {
     for (const p of passes) if (p.carrying()) return true;
     return false;

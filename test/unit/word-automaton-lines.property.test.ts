@@ -201,6 +201,47 @@ describe("word automaton: the interleaved line search", () => {
 		);
 	});
 
+	it("knows the words of every line it has searched over, as indicesIn of the line's window gives them", () => {
+		fc.assert(
+			fc.property(
+				texts(WORDS),
+				fc.array(fc.nat(3), { maxLength: 5 }),
+				fc.integer({ min: 1, max: 300 }),
+				fc.integer({ min: 0, max: 60 }),
+				(text, carry, block, window) => {
+					// As the scan walks: after a found line, a few lines visited one by one (carrying context).
+					const a = buildWordAutomaton(WORDS.filter((w) => !w.includes("\u0000")));
+					const walk = a.lines(text, window, block);
+					const n = text.length;
+					let pos = 0;
+					for (let i = 0; pos <= n; i++) {
+						const first = walk.next(pos);
+						if (first === -1) break;
+						let lineEnd = text.indexOf("\n", first);
+						for (let c = carry[i % Math.max(1, carry.length)] ?? 0; lineEnd !== -1 && c >= 0; c--) {
+							const lineStart = lineEnd + 1;
+							let end = text.indexOf("\n", lineStart);
+							if (end === -1) end = n;
+							const keys = walk.keysAt(lineStart);
+							if (keys !== undefined) {
+								expect(keys).toEqual(a.indicesIn(text, lineStart, Math.min(end, lineStart + window)));
+							}
+							lineEnd = end === n ? -1 : end;
+						}
+						pos = lineEnd === -1 ? n + 1 : lineEnd + 1;
+					}
+				},
+			),
+			{ numRuns: 500 },
+		);
+		// Lines before the searched block, or past it, are not known.
+		const walk = small.lines("a fail\nb\nc error", 8, 10); // the first block: "a fail\nb\n"
+		expect(walk.keysAt(0)).toBeUndefined();
+		expect(walk.next(0)).toBe(4); // "ai"
+		expect(walk.keysAt(7)).toEqual([]);
+		expect(walk.keysAt(9)).toBeUndefined();
+	});
+
 	it("finds what next finds with the scan's own keys", () => {
 		const keys = NOTABLE_KEYS.filter((_, i) => i % 3 === 0);
 		fc.assert(

@@ -460,12 +460,13 @@ export function scanNotableAt(
 	let lineStart = 0;
 	let windowEnd = 0;
 	let found: number[] | undefined;
-	// A pass that carries no context sees the line as the key search would have: its keys in the raw window
-	// (the same automaton run from the line's start), when another pass's context made the walk stop here.
-	const rawKeys = () => (found ??= KEYS.indicesIn(text, lineStart, windowEnd));
 	// The lines that hold a key, found ahead by several interleaved searches (word-automaton.ts, KeyLines).
 	// Each comes with its keys in the matched window (MATCH_UNITS from its start), collected on the way.
 	const keyLines = KEYS.lines(text, MATCH_UNITS);
+	// A pass that carries no context sees the line as the key search would have: its keys in the raw window
+	// (the same automaton run from the line's start), when another pass's context made the walk stop here.
+	// The walk's search has usually been over such a line already and knows them.
+	const rawKeys = () => (found ??= keyLines.keysAt(lineStart) ?? KEYS.indicesIn(text, lineStart, windowEnd));
 	const carrying = () => {
 		for (const p of passes) if (p.carrying()) return true;
 		return false;

@@ -120,6 +120,13 @@ export interface WordAutomaton {
  */
 export interface KeyLines {
 	next(from: number): number;
+	/**
+	 * The words of the line that starts at `lineStart` (a line start) in its window, what `indicesIn(text,
+	 * lineStart, windowEnd)` gives (the line's `words` for a line with a word, else []), when the walk's
+	 * search has been over that line and not yet further (the scan visits the lines after a found one while it
+	 * carries context, before the next `next`); else undefined.
+	 */
+	keysAt(lineStart: number): number[] | undefined;
 	readonly lineStart: number;
 	readonly line: number;
 	readonly words: number[];
@@ -772,6 +779,7 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 			const found: number[] = [];
 			const foundWords: number[][] = [];
 			let at = 0;
+			let searched = 0;
 			let start = 0;
 			let blockLine = 1;
 			const walk = {
@@ -796,10 +804,22 @@ export function buildWordAutomaton(input: readonly string[]): WordAutomaton {
 						found.length = 0;
 						foundWords.length = 0;
 						at = 0;
+						searched = start;
 						lineWindow = units;
 						start = searchBlock(text, start, blockLine, found, foundWords, size);
 						blockLine += blockNewlines;
 					}
+				},
+				keysAt(lineStart: number): number[] | undefined {
+					if (lineStart < searched || lineStart >= start) return undefined;
+					let lo = 0;
+					let hi = found.length >> 2;
+					while (lo < hi) {
+						const mid = (lo + hi) >> 1;
+						if (found[4 * mid + 1] < lineStart) lo = mid + 1;
+						else hi = mid;
+					}
+					return 4 * lo < found.length && found[4 * lo + 1] === lineStart ? foundWords[lo] : [];
 				},
 			};
 			return walk;
