@@ -5657,7 +5657,7 @@ var init_notable_rules = __esm({
         keys: ["<failure", "<error"],
         ecosystem: "junit",
         kind: "failure",
-        pattern: /<(failure|error)\b[^>]*\b(message|type)=|<(failure|error)>\s*\S/,
+        pattern: /<(failure|error)\b(?:(?!<(?:failure|error)\b)[^>])*\b(message|type)=|<(failure|error)>\s*\S/,
         before: { lines: 1, while: /<testcase\b/ },
         after: { lines: 2 }
       },
@@ -5667,7 +5667,7 @@ var init_notable_rules = __esm({
         keys: ['result="failed"'],
         ecosystem: "nunit",
         kind: "failure",
-        pattern: /<test-case\b[^>]*\bresult="Failed"/,
+        pattern: /<test-case\b(?:(?!<test-case\b)[^>])*\bresult="Failed"/,
         after: { lines: 3, while: /^\s*<(failure|message|!\[CDATA)/ }
       },
       {
@@ -5682,9 +5682,6 @@ var init_notable_rules = __esm({
         keys: ["<test-run"],
         ecosystem: "nunit",
         kind: "summary",
-        // Linear on any line: the attributes end at the next "<test-run" as well as ">" (a later start reads the same
-        // attributes from there on), so no start rescans what another start covers ("<test-run <test-run \u2026" without
-        // a ">" was quadratic).
         pattern: /<test-run\b(?:(?!<test-run\b)[^>])*\bresult="\w+"/,
         failing: /\bresult="Failed"|\bfailed="[1-9]/
       },
@@ -5693,7 +5690,7 @@ var init_notable_rules = __esm({
         keys: ["<resultsummary", "<counters"],
         ecosystem: "dotnet trx",
         kind: "summary",
-        pattern: /<ResultSummary\b[^>]*\boutcome="\w+"|<Counters\b[^>]*\bfailed="\d+"/,
+        pattern: /<ResultSummary\b(?:(?!<ResultSummary\b)[^>])*\boutcome="\w+"|<Counters\b(?:(?!<Counters\b)[^>])*\bfailed="\d+"/,
         failing: /\boutcome="Failed"|\bfailed="[1-9]|\berror="[1-9]/
       },
       {
@@ -5701,7 +5698,7 @@ var init_notable_rules = __esm({
         keys: ['failures="', 'errors="'],
         ecosystem: "junit",
         kind: "summary",
-        pattern: /<testsuites\b[^>]*\b(failures|errors)="\d+"|<testsuite\b[^>]*\b(failures|errors)="[1-9]/,
+        pattern: /<testsuites\b(?:(?!<testsuites\b)[^>])*\b(failures|errors)="\d+"|<testsuite\b(?:(?!<testsuite\b)[^>])*\b(failures|errors)="[1-9]/,
         failing: /\b(failures|errors)="[1-9]/
       },
       {
@@ -5849,7 +5846,7 @@ var init_notable_rules = __esm({
         keys: ["command failed", "unexpected error", "exit code", "yn0"],
         ecosystem: "yarn",
         kind: "failure",
-        pattern: /^error (Command failed|An unexpected error|.*\bexit code)|\u27a4 YN\d{4}: .*\b(failed|error)\b/i
+        pattern: /^error (Command failed|An unexpected error|.*\bexit code)|\u27a4 YN\d{4}: (?:(?!\u27a4 YN\d{4}: ).)*\b(failed|error)\b/i
       },
       {
         id: "yarn.trace",
@@ -5971,7 +5968,7 @@ var init_notable_rules = __esm({
         ecosystem: "runtime",
         kind: "failure",
         pattern: /\bFATAL\b|^fatal: |^Fatal error: /,
-        not: [/\bFATAL\b.*\b(0|no) errors?\b/]
+        not: [/\bFATAL\b(?:(?!\bFATAL\b).)*\b(0|no) errors?\b/]
       },
       {
         id: "python.traceback",

@@ -27,6 +27,7 @@ import { loadEvalLogs } from "../fixtures/notable-eval.ts";
 import {
 	FAILING_BEFORE,
 	GENERIC_NOT_FAILURE_BEFORE,
+	NOT_BEFORE,
 	NOTABLE_RULES_BEFORE,
 	NOTABLE_RULES_PREVIOUS,
 	PATTERN_BEFORE,
@@ -208,6 +209,17 @@ const hostile: [string, RegExp, RegExp, string][] = [
 		`SUMMARY: X ${"a-".repeat(K / 2)}`,
 	],
 	["nunit.summary", PATTERN_BEFORE["nunit.summary"], rule("nunit.summary"), "<test-run ".repeat(K / 10)],
+	["nunit.failed", PATTERN_BEFORE["nunit.failed"], rule("nunit.failed"), "<test-case ".repeat(K / 11)],
+	["junit.suite", PATTERN_BEFORE["junit.suite"], rule("junit.suite"), "<testsuite ".repeat(K / 11)],
+	["junit.failure", PATTERN_BEFORE["junit.failure"], rule("junit.failure"), "<failure ".repeat(K / 9)],
+	["trx.summary", PATTERN_BEFORE["trx.summary"], rule("trx.summary"), "<Counters ".repeat(K / 10)],
+	["yarn.error", PATTERN_BEFORE["yarn.error"], rule("yarn.error"), "➤ YN0000: ".repeat(K / 10)],
+	[
+		"runtime.fatal not",
+		NOT_BEFORE["runtime.fatal"][0],
+		NOTABLE_RULES.find((r) => r.id === "runtime.fatal")?.not?.[0] ?? /$^/,
+		"FATAL ".repeat(K / 6),
+	],
 	["not: if … fails", GENERIC_NOT_FAILURE_BEFORE[2], GENERIC_NOT_FAILURE[2], "if ".repeat(K / 3)],
 ];
 console.log("\nsingle hostile lines (1 KiB runs), one test, CPU µs");

@@ -23,6 +23,7 @@ import { loadEvalLogs } from "../fixtures/notable-eval.ts";
 import {
 	FAILING_BEFORE,
 	GENERIC_NOT_FAILURE_BEFORE,
+	NOT_BEFORE,
 	NOTABLE_RULES_BEFORE,
 	PATTERN_BEFORE,
 	vetoesBefore,
@@ -53,12 +54,24 @@ const PAIRS: [string, RegExp, (line: string) => boolean][] = [
 		before,
 		(l) => ruleOf(id).failing?.test(l) === true,
 	]),
+	...Object.entries(NOT_BEFORE).flatMap(([id, list]) =>
+		list.map((before, i): [string, RegExp, (line: string) => boolean] => [
+			`${id} not[${i}]`,
+			before,
+			(l) => ruleOf(id).not?.[i].test(l) === true,
+		]),
+	),
 	...GENERIC_NOT_FAILURE_BEFORE.flatMap((before, i): [string, RegExp, (line: string) => boolean][] =>
 		before === GENERIC_NOT_FAILURE[i]
 			? []
 			: [[`GENERIC_NOT_FAILURE[${i}]`, before, (l) => GENERIC_NOT_FAILURE[i].test(l)]],
 	),
 ];
+
+/** Lines of their own for a reshaped guard that no corpus line trips (checked beside the corpus lines). */
+const SILENT_ON_CORPORA: Readonly<Record<string, readonly string[]>> = {
+	"runtime.fatal not[0]": ["FATAL: 3 tests, 0 errors", "FATAL: 2 errors", "FATAL FATAL: no error", "no errors FATAL"],
+};
 
 /** The table before, decided as notable.ts decides (first rule in table order holding a key, unless vetoed). */
 const automaton = buildWordAutomaton(NOTABLE_KEYS);
@@ -182,6 +195,24 @@ const line = fc
 					"if x ",
 					"<test-run",
 					"<test-run ",
+					"<test-case ",
+					"<testsuites ",
+					"<testsuite ",
+					"<Counters ",
+					"<ResultSummary ",
+					"<failure ",
+					"<error ",
+					'failures="1"',
+					'errors="0"',
+					'failed="2"',
+					'outcome="Failed"',
+					"message=",
+					"type=",
+					"➤ YN0001: ",
+					"➤ yn0001: ",
+					"FATAL ",
+					"no errors",
+					"0 error",
 					"<test-runs ",
 					'result="Passed"',
 					"10 ",
@@ -205,9 +236,15 @@ describe("reshaped patterns decide as the shapes they replace", () => {
 			"generic.verdict-line",
 			"generic.report-field",
 			"nunit.summary",
+			"junit.failure",
+			"nunit.failed",
+			"trx.summary",
+			"junit.suite",
+			"yarn.error",
 			"generic.tests-failed",
 			"generic.summary is GENERIC_SUMMARY",
 			"generic.tool-summary failing",
+			"runtime.fatal not[0]",
 			"GENERIC_NOT_FAILURE[1]",
 			"GENERIC_NOT_FAILURE[2]",
 			"GENERIC_NOT_FAILURE[3]",
@@ -226,8 +263,11 @@ describe("reshaped patterns decide as the shapes they replace", () => {
 		for (const [name, before, now] of PAIRS) {
 			const differ = LINES.filter((l) => before.test(l) !== now(l));
 			expect(differ, name).toEqual([]);
-			// Each tells lines apart on the corpora: no pair agrees by matching everything or nothing.
-			expect(LINES.some((l) => before.test(l)) && LINES.some((l) => !before.test(l)), name).toBe(true);
+			// Each tells lines apart on the corpora (no pair agrees by matching everything or nothing), or, for a
+			// guard no corpus line trips, on lines of its own.
+			const lines = SILENT_ON_CORPORA[name] ?? LINES;
+			expect(lines.some((l) => before.test(l)) && lines.some((l) => !before.test(l)), name).toBe(true);
+			for (const l of SILENT_ON_CORPORA[name] ?? []) expect(now(l), `${name}: ${l}`).toBe(before.test(l));
 		}
 	});
 
@@ -237,6 +277,62 @@ describe("reshaped patterns decide as the shapes they replace", () => {
 				for (const [name, before, now] of PAIRS) expect(now(l), `${name}: ${JSON.stringify(l)}`).toBe(before.test(l));
 			}),
 			{ numRuns: 4000 },
+		);
+	});
+
+	it("on random lines of many starts, the fields after them, '>' and other words (runs stopped at a start)", () => {
+		const dense = fc
+			.array(
+				fc.constantFrom(
+					"<test-run",
+					"<test-case",
+					"<testsuites",
+					"<testsuite",
+					"<Counters",
+					"<ResultSummary",
+					"<failure",
+					"<error",
+					"<failure>",
+					"<test-runs",
+					"<",
+					">",
+					" ",
+					"x",
+					"-",
+					'result="Passed"',
+					'result="Failed"',
+					'outcome="x"',
+					'failures="0"',
+					'errors="3"',
+					'failed="1"',
+					"message=",
+					"type=",
+					"➤ YN0001: ",
+					"➤ yn0002:",
+					"failed",
+					"error",
+					"FATAL",
+					"0 errors",
+					"no error",
+					"if ",
+					"IF ",
+					"if",
+					"fails",
+					"errors",
+					"10 ",
+					"tests",
+					"test suites",
+					" failed",
+					" to",
+				),
+				{ maxLength: 24 },
+			)
+			.map((parts) => parts.join(""));
+		fc.assert(
+			fc.property(dense, (l) => {
+				for (const [name, before, now] of PAIRS) expect(now(l), `${name}: ${JSON.stringify(l)}`).toBe(before.test(l));
+			}),
+			{ numRuns: 3000 },
 		);
 	});
 
@@ -292,6 +388,14 @@ describe("patterns that split no run of white space two ways", () => {
 			`<${"a".repeat(4096)}`,
 			"<test-run ".repeat(410),
 			`${"<test-run ".repeat(409)}result="Passed">`,
+			`${"<test-case ".repeat(372)}result="Failed"`,
+			`${"<testsuites ".repeat(341)}failures="0"`,
+			`${"<testsuite ".repeat(372)}errors="2"`,
+			`${"<Counters ".repeat(409)}failed="1"`,
+			`${"<ResultSummary ".repeat(273)}outcome="x"`,
+			`${"<failure ".repeat(455)}message=`,
+			`${"➤ YN0000: ".repeat(410)}failed`,
+			`${"FATAL ".repeat(682)}no errors`,
 			"if ".repeat(1365),
 			`${"if ".repeat(1365)}fails`,
 			`${"if a ".repeat(819)}x`,

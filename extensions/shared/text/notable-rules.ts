@@ -17,7 +17,11 @@
  * Patterns stay linear in a line's length (a 1 KiB line of white space must not cost milliseconds): an optional
  * separator between white space is `\s*(?:[:=]\s*)?`, never `\s*[:=]?\s*` (the same lines, but the engine tries
  * every split of the run); test/unit/notable-evaluation.test.ts checks the table for that shape, and
- * test/unit/notable-rule-shapes.test.ts for an optional group inside such a run. A pattern reshaped for speed
+ * test/unit/notable-rule-shapes.test.ts for an optional group inside such a run. Nor may a pattern rescan from
+ * each of many starts: where a start (`<test-case`, `if `) is followed by `[^>]*` or `.*` before what it looks
+ * for, the run stops at the next start too (`<test-case\b(?:(?!<test-case\b)[^>])*\bresult=…`: a later start
+ * reads the same line from there, so the same lines match), else "<test-case <test-case …" costs starts × length.
+ * A pattern reshaped for speed
  * keeps its old shape in test/fixtures/notable-rule-shapes.ts, where that test checks both match the same lines.
  *
  * Pure data at the ground of `extensions/shared/`: this module imports nothing.
@@ -556,7 +560,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["<failure", "<error"],
 		ecosystem: "junit",
 		kind: "failure",
-		pattern: /<(failure|error)\b[^>]*\b(message|type)=|<(failure|error)>\s*\S/,
+		pattern: /<(failure|error)\b(?:(?!<(?:failure|error)\b)[^>])*\b(message|type)=|<(failure|error)>\s*\S/,
 		before: { lines: 1, while: /<testcase\b/ },
 		after: { lines: 2 },
 	},
@@ -566,7 +570,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ['result="failed"'],
 		ecosystem: "nunit",
 		kind: "failure",
-		pattern: /<test-case\b[^>]*\bresult="Failed"/,
+		pattern: /<test-case\b(?:(?!<test-case\b)[^>])*\bresult="Failed"/,
 		after: { lines: 3, while: /^\s*<(failure|message|!\[CDATA)/ },
 	},
 	{
@@ -581,9 +585,6 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["<test-run"],
 		ecosystem: "nunit",
 		kind: "summary",
-		// Linear on any line: the attributes end at the next "<test-run" as well as ">" (a later start reads the same
-		// attributes from there on), so no start rescans what another start covers ("<test-run <test-run …" without
-		// a ">" was quadratic).
 		pattern: /<test-run\b(?:(?!<test-run\b)[^>])*\bresult="\w+"/,
 		failing: /\bresult="Failed"|\bfailed="[1-9]/,
 	},
@@ -592,7 +593,8 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["<resultsummary", "<counters"],
 		ecosystem: "dotnet trx",
 		kind: "summary",
-		pattern: /<ResultSummary\b[^>]*\boutcome="\w+"|<Counters\b[^>]*\bfailed="\d+"/,
+		pattern:
+			/<ResultSummary\b(?:(?!<ResultSummary\b)[^>])*\boutcome="\w+"|<Counters\b(?:(?!<Counters\b)[^>])*\bfailed="\d+"/,
 		failing: /\boutcome="Failed"|\bfailed="[1-9]|\berror="[1-9]/,
 	},
 	{
@@ -600,7 +602,8 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ['failures="', 'errors="'],
 		ecosystem: "junit",
 		kind: "summary",
-		pattern: /<testsuites\b[^>]*\b(failures|errors)="\d+"|<testsuite\b[^>]*\b(failures|errors)="[1-9]/,
+		pattern:
+			/<testsuites\b(?:(?!<testsuites\b)[^>])*\b(failures|errors)="\d+"|<testsuite\b(?:(?!<testsuite\b)[^>])*\b(failures|errors)="[1-9]/,
 		failing: /\b(failures|errors)="[1-9]/,
 	},
 	{
@@ -752,7 +755,8 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["command failed", "unexpected error", "exit code", "yn0"],
 		ecosystem: "yarn",
 		kind: "failure",
-		pattern: /^error (Command failed|An unexpected error|.*\bexit code)|➤ YN\d{4}: .*\b(failed|error)\b/i,
+		pattern:
+			/^error (Command failed|An unexpected error|.*\bexit code)|➤ YN\d{4}: (?:(?!➤ YN\d{4}: ).)*\b(failed|error)\b/i,
 	},
 	{
 		id: "yarn.trace",
@@ -879,7 +883,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "runtime",
 		kind: "failure",
 		pattern: /\bFATAL\b|^fatal: |^Fatal error: /,
-		not: [/\bFATAL\b.*\b(0|no) errors?\b/],
+		not: [/\bFATAL\b(?:(?!\bFATAL\b).)*\b(0|no) errors?\b/],
 	},
 	{
 		id: "python.traceback",
