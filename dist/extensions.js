@@ -5657,7 +5657,7 @@ var init_notable_rules = __esm({
         keys: ["<failure", "<error"],
         ecosystem: "junit",
         kind: "failure",
-        pattern: /<(failure|error)\b(?:(?!<(?:failure|error)\b)[^>])*\b(message|type)=|<(failure|error)>\s*\S/,
+        pattern: /<(failure|error)\b[^<>]*(?:<(?!(?:failure|error)\b)[^<>]*)*\b(message|type)=|<(failure|error)>\s*\S/,
         before: { lines: 1, while: /<testcase\b/ },
         after: { lines: 2 }
       },
@@ -5667,7 +5667,7 @@ var init_notable_rules = __esm({
         keys: ['result="failed"'],
         ecosystem: "nunit",
         kind: "failure",
-        pattern: /<test-case\b(?:(?!<test-case\b)[^>])*\bresult="Failed"/,
+        pattern: /<test-case\b[^<>]*(?:<(?!test-case\b)[^<>]*)*\bresult="Failed"/,
         after: { lines: 3, while: /^\s*<(failure|message|!\[CDATA)/ }
       },
       {
@@ -5682,7 +5682,7 @@ var init_notable_rules = __esm({
         keys: ["<test-run"],
         ecosystem: "nunit",
         kind: "summary",
-        pattern: /<test-run\b(?:(?!<test-run\b)[^>])*\bresult="\w+"/,
+        pattern: /<test-run\b[^<>]*(?:<(?!test-run\b)[^<>]*)*\bresult="\w+"/,
         failing: /\bresult="Failed"|\bfailed="[1-9]/
       },
       {
@@ -5690,7 +5690,7 @@ var init_notable_rules = __esm({
         keys: ["<resultsummary", "<counters"],
         ecosystem: "dotnet trx",
         kind: "summary",
-        pattern: /<ResultSummary\b(?:(?!<ResultSummary\b)[^>])*\boutcome="\w+"|<Counters\b(?:(?!<Counters\b)[^>])*\bfailed="\d+"/,
+        pattern: /<ResultSummary\b[^<>]*(?:<(?!ResultSummary\b)[^<>]*)*\boutcome="\w+"|<Counters\b[^<>]*(?:<(?!Counters\b)[^<>]*)*\bfailed="\d+"/,
         failing: /\boutcome="Failed"|\bfailed="[1-9]|\berror="[1-9]/
       },
       {
@@ -5698,7 +5698,7 @@ var init_notable_rules = __esm({
         keys: ['failures="', 'errors="'],
         ecosystem: "junit",
         kind: "summary",
-        pattern: /<testsuites\b(?:(?!<testsuites\b)[^>])*\b(failures|errors)="\d+"|<testsuite\b(?:(?!<testsuite\b)[^>])*\b(failures|errors)="[1-9]/,
+        pattern: /<testsuites\b[^<>]*(?:<(?!testsuites\b)[^<>]*)*\b(failures|errors)="\d+"|<testsuite\b[^<>]*(?:<(?!testsuite\b)[^<>]*)*\b(failures|errors)="[1-9]/,
         failing: /\b(failures|errors)="[1-9]/
       },
       {
@@ -5941,7 +5941,9 @@ var init_notable_rules = __esm({
         keys: ["assertion"],
         ecosystem: "runtime",
         kind: "failure",
-        pattern: /AssertionError\b|\bassertion (`[^`]*` )?failed\b|\bAssertion [`'].*['`] failed|\b[Aa]ssertion failed\b/,
+        // "Assertion '\u2026' failed" is read from a line's (`m`: a segment's) first "Assertion '", which finds the
+        // quote a later one would (a later start may hold the closing quote, so its run cannot stop there).
+        pattern: /AssertionError\b|\bassertion (`[^`]*` )?failed\b|^(?:(?!\bAssertion [`']).)*\bAssertion [`'].*['`] failed|\b[Aa]ssertion failed\b/m,
         not: [/-CRITICAL \*\*|\bWARNING: g_\w+: assertion/],
         after: { lines: 3, while: INDENTED }
       },

@@ -214,6 +214,7 @@ const hostile: [string, RegExp, RegExp, string][] = [
 	["junit.failure", PATTERN_BEFORE["junit.failure"], rule("junit.failure"), "<failure ".repeat(K / 9)],
 	["trx.summary", PATTERN_BEFORE["trx.summary"], rule("trx.summary"), "<Counters ".repeat(K / 10)],
 	["yarn.error", PATTERN_BEFORE["yarn.error"], rule("yarn.error"), "➤ YN0000: ".repeat(K / 10)],
+	["runtime.assertion", PATTERN_BEFORE["runtime.assertion"], rule("runtime.assertion"), "Assertion '".repeat(K / 11)],
 	[
 		"runtime.fatal not",
 		NOT_BEFORE["runtime.fatal"][0],
@@ -231,7 +232,7 @@ for (const [name, old, now, line] of hostile) {
 		process.exit(1);
 	}
 	const shown = JSON.stringify(
-		line.replace(/(.{1,10}?)\1{7,}/g, (run, unit: string) => `(${unit})×${run.length / unit.length}`),
+		line.replace(/(.{1,16}?)\1{7,}/g, (run, unit: string) => `(${unit})×${run.length / unit.length}`),
 	);
 	console.log(`| ${name} | ${shown} | ${once(old, line).toFixed(0)} | ${once(now, line).toFixed(0)} |`);
 }

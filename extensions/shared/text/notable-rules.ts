@@ -19,8 +19,9 @@
  * every split of the run); test/unit/notable-evaluation.test.ts checks the table for that shape, and
  * test/unit/notable-rule-shapes.test.ts for an optional group inside such a run. Nor may a pattern rescan from
  * each of many starts: where a start (`<test-case`, `if `) is followed by `[^>]*` or `.*` before what it looks
- * for, the run stops at the next start too (`<test-case\b(?:(?!<test-case\b)[^>])*\bresult=…`: a later start
- * reads the same line from there, so the same lines match), else "<test-case <test-case …" costs starts × length.
+ * for, the run stops at the next start too (`<test-case\b[^<>]*(?:<(?!test-case\b)[^<>]*)*\bresult=…`, the
+ * unrolled and cheaper form of `(?:(?!<test-case\b)[^>])*`: a later start reads the same line from there, so the
+ * same lines match), else "<test-case <test-case …" costs starts × length.
  * A pattern reshaped for speed
  * keeps its old shape in test/fixtures/notable-rule-shapes.ts, where that test checks both match the same lines.
  *
@@ -560,7 +561,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["<failure", "<error"],
 		ecosystem: "junit",
 		kind: "failure",
-		pattern: /<(failure|error)\b(?:(?!<(?:failure|error)\b)[^>])*\b(message|type)=|<(failure|error)>\s*\S/,
+		pattern: /<(failure|error)\b[^<>]*(?:<(?!(?:failure|error)\b)[^<>]*)*\b(message|type)=|<(failure|error)>\s*\S/,
 		before: { lines: 1, while: /<testcase\b/ },
 		after: { lines: 2 },
 	},
@@ -570,7 +571,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ['result="failed"'],
 		ecosystem: "nunit",
 		kind: "failure",
-		pattern: /<test-case\b(?:(?!<test-case\b)[^>])*\bresult="Failed"/,
+		pattern: /<test-case\b[^<>]*(?:<(?!test-case\b)[^<>]*)*\bresult="Failed"/,
 		after: { lines: 3, while: /^\s*<(failure|message|!\[CDATA)/ },
 	},
 	{
@@ -585,7 +586,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["<test-run"],
 		ecosystem: "nunit",
 		kind: "summary",
-		pattern: /<test-run\b(?:(?!<test-run\b)[^>])*\bresult="\w+"/,
+		pattern: /<test-run\b[^<>]*(?:<(?!test-run\b)[^<>]*)*\bresult="\w+"/,
 		failing: /\bresult="Failed"|\bfailed="[1-9]/,
 	},
 	{
@@ -594,7 +595,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "dotnet trx",
 		kind: "summary",
 		pattern:
-			/<ResultSummary\b(?:(?!<ResultSummary\b)[^>])*\boutcome="\w+"|<Counters\b(?:(?!<Counters\b)[^>])*\bfailed="\d+"/,
+			/<ResultSummary\b[^<>]*(?:<(?!ResultSummary\b)[^<>]*)*\boutcome="\w+"|<Counters\b[^<>]*(?:<(?!Counters\b)[^<>]*)*\bfailed="\d+"/,
 		failing: /\boutcome="Failed"|\bfailed="[1-9]|\berror="[1-9]/,
 	},
 	{
@@ -603,7 +604,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "junit",
 		kind: "summary",
 		pattern:
-			/<testsuites\b(?:(?!<testsuites\b)[^>])*\b(failures|errors)="\d+"|<testsuite\b(?:(?!<testsuite\b)[^>])*\b(failures|errors)="[1-9]/,
+			/<testsuites\b[^<>]*(?:<(?!testsuites\b)[^<>]*)*\b(failures|errors)="\d+"|<testsuite\b[^<>]*(?:<(?!testsuite\b)[^<>]*)*\b(failures|errors)="[1-9]/,
 		failing: /\b(failures|errors)="[1-9]/,
 	},
 	{
@@ -855,7 +856,10 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["assertion"],
 		ecosystem: "runtime",
 		kind: "failure",
-		pattern: /AssertionError\b|\bassertion (`[^`]*` )?failed\b|\bAssertion [`'].*['`] failed|\b[Aa]ssertion failed\b/,
+		// "Assertion '…' failed" is read from a line's (`m`: a segment's) first "Assertion '", which finds the
+		// quote a later one would (a later start may hold the closing quote, so its run cannot stop there).
+		pattern:
+			/AssertionError\b|\bassertion (`[^`]*` )?failed\b|^(?:(?!\bAssertion [`']).)*\bAssertion [`'].*['`] failed|\b[Aa]ssertion failed\b/m,
 		not: [/-CRITICAL \*\*|\bWARNING: g_\w+: assertion/],
 		after: { lines: 3, while: INDENTED },
 	},
