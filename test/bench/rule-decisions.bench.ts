@@ -222,6 +222,7 @@ const hostile: [string, RegExp, RegExp, string][] = [
 		"FATAL ".repeat(K / 6),
 	],
 	["not: if … fails", GENERIC_NOT_FAILURE_BEFORE[2], GENERIC_NOT_FAILURE[2], "if ".repeat(K / 3)],
+	["not: a pass", GENERIC_NOT_FAILURE_BEFORE[3], GENERIC_NOT_FAILURE[3], "ok(".repeat(K / 3)],
 ];
 console.log("\nsingle hostile lines (1 KiB runs), one test, CPU µs");
 console.log("| pattern | line | before µs | now µs |");

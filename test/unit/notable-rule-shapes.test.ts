@@ -325,6 +325,11 @@ describe("reshaped patterns decide as the shapes they replace", () => {
 					"test suites",
 					" failed",
 					" to",
+					"ok(",
+					"ok",
+					"PASSED",
+					"(",
+					")",
 					"Assertion '",
 					"Assertion `",
 					"assertion `",
@@ -339,6 +344,42 @@ describe("reshaped patterns decide as the shapes they replace", () => {
 			.map((parts) => parts.join(""));
 		fc.assert(
 			fc.property(dense, (l) => {
+				for (const [name, before, now] of PAIRS) expect(now(l), `${name}: ${JSON.stringify(l)}`).toBe(before.test(l));
+			}),
+			{ numRuns: 3000 },
+		);
+	});
+
+	it("on random lines that end in a pass, a parenthesis or white space (the pass guard read from its end)", () => {
+		const bit = fc.constantFrom(
+			"",
+			" ",
+			"  ",
+			"\t",
+			"x",
+			"(",
+			")",
+			"ok",
+			"OK",
+			"PASSED",
+			"passed",
+			"xok",
+			"\u2028",
+			"\n",
+		);
+		const tail = fc
+			.tuple(
+				fc.array(bit, { maxLength: 6 }),
+				fc.constantFrom("ok", "PASS", "Successful", "succeeded", "oks", "ok(", "x"),
+				fc.constantFrom("", " ", "\t  "),
+				fc.constantFrom("(", "", ")"),
+				fc.array(bit, { maxLength: 6 }),
+				fc.constantFrom(")", "", "("),
+				fc.constantFrom("", " ", "\t ", "\n", " x"),
+			)
+			.map(([a, word, ws, open, middle, close, end]) => [...a, word, ws, open, ...middle, close, end].join(""));
+		fc.assert(
+			fc.property(tail, (l) => {
 				for (const [name, before, now] of PAIRS) expect(now(l), `${name}: ${JSON.stringify(l)}`).toBe(before.test(l));
 			}),
 			{ numRuns: 3000 },
@@ -405,6 +446,8 @@ describe("patterns that split no run of white space two ways", () => {
 			`${"<failure ".repeat(455)}message=`,
 			`${"➤ YN0000: ".repeat(410)}failed`,
 			`${"FATAL ".repeat(682)}no errors`,
+			"ok(".repeat(1365),
+			`${"ok(".repeat(1365)})`,
 			"Assertion '".repeat(372),
 			`${"Assertion '".repeat(372)} failed`,
 			"if ".repeat(1365),

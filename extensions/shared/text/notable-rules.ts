@@ -235,7 +235,9 @@ export const GENERIC_NOT_FAILURE: readonly RegExp[] = [
 	// A shell comment or an option naming a failure word, a sentence about a failure that may come. The words
 	// after "if" skip another "if" (a later "if" reads the same sentence from there), so "if if if …" is linear.
 	/^\s*(\++ )?#|=(?<=\w=)(error|fatal|fail)\b|^\s*[\w-]+: (error|fail|warn)\s*$|\bif (?:(?!if )\w+ )*(fails?|errors?)\b/i,
-	/\b(PASS(ED)?|OK|ok|passed|Success(ful)?|succeeded)\b\s*(?:\(.*\)\s*)?$|[✓✔]/,
+	// A pass at the line's end, or before a parenthesis that ends it: read from that parenthesis back (one pass
+	// over "ok(ok(ok(…", which each "ok" read to the end before).
+	/\b(PASS(ED)?|OK|ok|passed|Success(ful)?|succeeded)\b\s*$|\)\s*$(?<=\b(?:PASS(?:ED)?|OK|ok|passed|Success(?:ful)?|succeeded)\b\s*\(.*\)\s*)|[✓✔]/,
 	/^\s*(warning|warn|note|info|debug|hint)\b[:\s[]/i,
 	/(?:errors?|fail(?:ures?)?)\b(?<=\b(?:on|if|when|ignore|allow|expect|continue|retry|handle|skip)[_-]?(?:on[_-])?(?:errors?|fail(?:ures?)?))|--\w*(fail|error)/i,
 	/\berror(s|ed)? (handling|handler|message|page|code|reporting|types?|case)s?\b/i,
