@@ -17,8 +17,12 @@
  * Patterns stay linear in a line's length (a 1 KiB line of white space must not cost milliseconds): an optional
  * separator between white space is `\s*(?:[:=]\s*)?`, never `\s*[:=]?\s*` (the same lines, but the engine tries
  * every split of the run); test/unit/notable-evaluation.test.ts checks the table for that shape, and
- * test/unit/notable-rule-shapes.test.ts for an optional group inside such a run. A pattern reshaped for speed
- * keeps its old shape in test/fixtures/notable-rule-shapes.ts, where that test checks both match the same lines.
+ * test/unit/notable-rule-shapes.test.ts for an optional group inside such a run. Nor may a pattern rescan from
+ * each of many starts: where a start (`<test-case`, `if `) is followed by `[^>]*` or `.*` before what it looks
+ * for, the run stops at the next start too (`<test-case\b[^<>]*(?:<(?!test-case\b)[^<>]*)*\bresult=…`, the
+ * unrolled and cheaper form of `(?:(?!<test-case\b)[^>])*`: a later start reads the same line from there, so the
+ * same lines match), else "<test-case <test-case …" costs starts × length. A pattern reshaped for speed keeps its
+ * old shape in test/fixtures/notable-rule-shapes.ts, where that test checks both match the same lines.
  *
  * Pure data at the ground of `extensions/shared/`: this module imports nothing.
  */
@@ -80,7 +84,7 @@ export interface NotableRule {
 	/**
 	 * A cheap test every line `pattern` matches passes (a literal the pattern cannot match without), tried
 	 * first: an expensive pattern is then tried only on the lines that can match it. Speed only: the drift
-	 * test in test/unit/notable.test.ts checks it never rejects a line the pattern matches.
+	 * test in test/unit/notable-evaluation.test.ts checks it never rejects a line the pattern matches.
 	 */
 	readonly needs?: RegExp;
 	/** Look-alikes that are not this rule's hit ("0 failed", "# SKIP", an expected failure). */
@@ -227,9 +231,12 @@ export const GENERIC_NOT_FAILURE: readonly RegExp[] = [
 	// A TAP test that passed, whatever its name says.
 	/^\s*ok \d+\b/,
 	/(?:errors?|failures?|failed|fail)(?:(?<=\b(?:0|no|zero|without|none) (?:errors?|failures?|failed|fail))\b|(?<=\b(?:errors?|failures?|failed|fail))\s*[:=]\s*0\b)|0(?<=\s0)\s*$/i,
-	// A shell comment or an option naming a failure word, a sentence about a failure that may come.
-	/^\s*(\++ )?#|=(?<=\w=)(error|fatal|fail)\b|^\s*[\w-]+: (error|fail|warn)\s*$|\bif (\w+ )*(fails?|errors?)\b/i,
-	/\b(PASS(ED)?|OK|ok|passed|Success(ful)?|succeeded)\b\s*(?:\(.*\)\s*)?$|[✓✔]/,
+	// A shell comment or an option naming a failure word, a sentence about a failure that may come. The words
+	// after "if" skip another "if" (a later "if" reads the same sentence from there), so "if if if …" is linear.
+	/^\s*(\++ )?#|=(?<=\w=)(error|fatal|fail)\b|^\s*[\w-]+: (error|fail|warn)\s*$|\bif (?:(?!if )\w+ )*(fails?|errors?)\b/i,
+	// A pass at the line's end, or before a parenthesis that ends it: read from that parenthesis back (one pass
+	// over "ok(ok(ok(…", which each "ok" read to the end before).
+	/\b(PASS(ED)?|OK|ok|passed|Success(ful)?|succeeded)\b\s*$|\)\s*$(?<=\b(?:PASS(?:ED)?|OK|ok|passed|Success(?:ful)?|succeeded)\b\s*\(.*\)\s*)|[✓✔]/,
 	/^\s*(warning|warn|note|info|debug|hint)\b[:\s[]/i,
 	/(?:errors?|fail(?:ures?)?)\b(?<=\b(?:on|if|when|ignore|allow|expect|continue|retry|handle|skip)[_-]?(?:on[_-])?(?:errors?|fail(?:ures?)?))|--\w*(fail|error)/i,
 	/\berror(s|ed)? (handling|handler|message|page|code|reporting|types?|case)s?\b/i,
@@ -555,7 +562,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["<failure", "<error"],
 		ecosystem: "junit",
 		kind: "failure",
-		pattern: /<(failure|error)\b[^>]*\b(message|type)=|<(failure|error)>\s*\S/,
+		pattern: /<(failure|error)\b[^<>]*(?:<(?!(?:failure|error)\b)[^<>]*)*\b(message|type)=|<(failure|error)>\s*\S/,
 		before: { lines: 1, while: /<testcase\b/ },
 		after: { lines: 2 },
 	},
@@ -565,7 +572,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ['result="failed"'],
 		ecosystem: "nunit",
 		kind: "failure",
-		pattern: /<test-case\b[^>]*\bresult="Failed"/,
+		pattern: /<test-case\b[^<>]*(?:<(?!test-case\b)[^<>]*)*\bresult="Failed"/,
 		after: { lines: 3, while: /^\s*<(failure|message|!\[CDATA)/ },
 	},
 	{
@@ -580,7 +587,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["<test-run"],
 		ecosystem: "nunit",
 		kind: "summary",
-		pattern: /<test-run\b[^>]*\bresult="\w+"/,
+		pattern: /<test-run\b[^<>]*(?:<(?!test-run\b)[^<>]*)*\bresult="\w+"/,
 		failing: /\bresult="Failed"|\bfailed="[1-9]/,
 	},
 	{
@@ -588,7 +595,8 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["<resultsummary", "<counters"],
 		ecosystem: "dotnet trx",
 		kind: "summary",
-		pattern: /<ResultSummary\b[^>]*\boutcome="\w+"|<Counters\b[^>]*\bfailed="\d+"/,
+		pattern:
+			/<ResultSummary\b[^<>]*(?:<(?!ResultSummary\b)[^<>]*)*\boutcome="\w+"|<Counters\b[^<>]*(?:<(?!Counters\b)[^<>]*)*\bfailed="\d+"/,
 		failing: /\boutcome="Failed"|\bfailed="[1-9]|\berror="[1-9]/,
 	},
 	{
@@ -596,7 +604,8 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ['failures="', 'errors="'],
 		ecosystem: "junit",
 		kind: "summary",
-		pattern: /<testsuites\b[^>]*\b(failures|errors)="\d+"|<testsuite\b[^>]*\b(failures|errors)="[1-9]/,
+		pattern:
+			/<testsuites\b[^<>]*(?:<(?!testsuites\b)[^<>]*)*\b(failures|errors)="\d+"|<testsuite\b[^<>]*(?:<(?!testsuite\b)[^<>]*)*\b(failures|errors)="[1-9]/,
 		failing: /\b(failures|errors)="[1-9]/,
 	},
 	{
@@ -748,7 +757,8 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["command failed", "unexpected error", "exit code", "yn0"],
 		ecosystem: "yarn",
 		kind: "failure",
-		pattern: /^error (Command failed|An unexpected error|.*\bexit code)|➤ YN\d{4}: .*\b(failed|error)\b/i,
+		pattern:
+			/^error (Command failed|An unexpected error|.*\bexit code)|➤ YN\d{4}: (?:(?!➤ YN\d{4}: ).)*\b(failed|error)\b/i,
 	},
 	{
 		id: "yarn.trace",
@@ -847,7 +857,10 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["assertion"],
 		ecosystem: "runtime",
 		kind: "failure",
-		pattern: /AssertionError\b|\bassertion (`[^`]*` )?failed\b|\bAssertion [`'].*['`] failed|\b[Aa]ssertion failed\b/,
+		// "Assertion '…' failed" is read from a line's (`m`: a segment's) first "Assertion '", which finds the
+		// quote a later one would (a later start may hold the closing quote, so its run cannot stop there).
+		pattern:
+			/AssertionError\b|\bassertion (`[^`]*` )?failed\b|^(?:(?!\bAssertion [`']).)*\bAssertion [`'].*['`] failed|\b[Aa]ssertion failed\b/m,
 		not: [/-CRITICAL \*\*|\bWARNING: g_\w+: assertion/],
 		after: { lines: 3, while: INDENTED },
 	},
@@ -875,7 +888,7 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		ecosystem: "runtime",
 		kind: "failure",
 		pattern: /\bFATAL\b|^fatal: |^Fatal error: /,
-		not: [/\bFATAL\b.*\b(0|no) errors?\b/],
+		not: [/\bFATAL\b(?:(?!\bFATAL\b).)*\b(0|no) errors?\b/],
 	},
 	{
 		id: "python.traceback",
@@ -996,9 +1009,11 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		kind: "failure",
 		// A runner's or a harness's sentence that tests (a suite, a compilation) failed, in any wording: "Unit
 		// tests failed", "Some test suites failed", "Running the tests in 'tests/all.R' failed.", "[compilation
-		// failed]". A harness's verdict on its step, often the only one outside the runner's own output.
+		// failed]". A harness's verdict on its step, often the only one outside the runner's own output. Shaped for
+		// speed: it starts at the noun and reads the count that must not stand before it behind it (a lookbehind
+		// at the start was tried at every position of a line: about 2.5× this shape's cost).
 		pattern:
-			/(?<!\d+ (\w+ )?)\b(tests?|test suites?|test runs?|suites?|specs?|compilation)( in \S+| for \S+| of \S+)? (have |has )?failed\b(?!\s*(to|because|on retry|[:=]\s*0)\b)/i,
+			/\b(?:tests?|test suites?|test runs?|suites?|specs?|compilation)(?<=(?<!\d+ (?:\w+ )?)\b(?:tests?|test suites?|test runs?|suites?|specs?|compilation))( in \S+| for \S+| of \S+)? (have |has )?failed\b(?!\s*(to|because|on retry|[:=]\s*0)\b)/i,
 		// Counted tests ("10 tests failed") are a runner's summary (generic.summary), not this sentence.
 		not: [...GENERIC_NOT_FAILURE, /\b(no|zero|none of the|if|when|unless) (\w+ )?(tests?|suites?|specs?)\b/i],
 	},
