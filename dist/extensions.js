@@ -1182,6 +1182,7 @@ __export(utf8_exports, {
   countLines: () => countLines,
   countLinesUpTo: () => countLinesUpTo,
   countNewlines: () => countNewlines,
+  detached: () => detached,
   isHighSurrogate: () => isHighSurrogate,
   isLowSurrogate: () => isLowSurrogate,
   lineStats: () => lineStats,
@@ -1296,6 +1297,9 @@ function replaceLoneSurrogates(text) {
 }
 function toWellFormed(text) {
   return nativeToWellFormed ? nativeToWellFormed.call(text) : replaceLoneSurrogates(text);
+}
+function detached(text) {
+  return ` ${text}`.slice(1);
 }
 var NEWLINE, REPLACEMENT_CHARACTER, LONE_SURROGATE, nativeByteLength, nativeToWellFormed;
 var init_utf8 = __esm({
@@ -7236,7 +7240,7 @@ function rank(found) {
   const seen = new Set(chosen.map((e) => e.line));
   const contextLine = (e, c) => ({
     line: c.line,
-    text: c.text,
+    text: detached(c.text),
     rule: e.rule.id,
     kind: "context",
     count: 1,
@@ -7270,7 +7274,7 @@ function rank(found) {
     const kind = e.rule.kind === "summary" ? "summary" : "failure";
     out.push({
       line: e.line,
-      text: e.text,
+      text: detached(e.text),
       rule: e.rule.id,
       kind,
       count: e.count,

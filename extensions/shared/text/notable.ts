@@ -30,7 +30,7 @@ import {
 	type NotableContext,
 	type NotableRule,
 } from "./notable-rules.ts";
-import { isHighSurrogate, toWellFormed } from "./utf8.ts";
+import { detached, isHighSurrogate, toWellFormed } from "./utf8.ts";
 import { buildWordAutomaton, type WordAutomaton } from "./word-automaton.ts";
 
 export { NOTABLE_RULES, type NotableRule } from "./notable-rules.ts";
@@ -990,9 +990,10 @@ function rank(found: Found): NotableScan {
 	const firstContext = new Map<Entry, NotableLine>();
 	const restContext: NotableLine[] = [];
 	const seen = new Set(chosen.map((e) => e.line));
+	// The kept texts are copied here, once: a slice of the log would keep the whole log alive with the result.
 	const contextLine = (e: Entry, c: { line: number; text: string }): NotableLine => ({
 		line: c.line,
-		text: c.text,
+		text: detached(c.text),
 		rule: e.rule.id,
 		kind: "context",
 		count: 1,
@@ -1027,7 +1028,7 @@ function rank(found: Found): NotableScan {
 		const kind = e.rule.kind === "summary" ? "summary" : "failure"; // a marker is never an entry
 		out.push({
 			line: e.line,
-			text: e.text,
+			text: detached(e.text),
 			rule: e.rule.id,
 			kind,
 			count: e.count,
