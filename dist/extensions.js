@@ -6929,13 +6929,17 @@ function capPass(shared2, cap) {
   const vocabulary = [];
   let failures = 0;
   let summaries = 0;
-  let step = 0;
-  const stepFails = [0];
-  const stepPasses = [0];
-  const stepPassLine = [0];
-  const stepVerdict = [void 0];
+  const newStep = (index, failedBefore) => ({
+    index,
+    fails: 0,
+    passes: 0,
+    passLine: 0,
+    verdict: void 0,
+    checked: false,
+    failedBefore
+  });
+  let step = newStep(0, -1);
   let runPassedBefore = 0;
-  const stepChecked = [false];
   let lastEntry;
   let lastLine = 0;
   let lastPool;
@@ -6947,12 +6951,7 @@ function capPass(shared2, cap) {
     lastStrong = strong2;
   };
   const nextStep = () => {
-    step++;
-    stepFails.push(0);
-    stepPasses.push(0);
-    stepPassLine.push(0);
-    stepVerdict.push(void 0);
-    stepChecked.push(false);
+    step = newStep(step.index + 1, step.verdict === "fail" ? step.index : step.failedBefore);
   };
   let lastTaken = 0;
   let carrying;
@@ -6961,18 +6960,18 @@ function capPass(shared2, cap) {
     if (!steps) return;
     if (rule.marker === "checked-step") {
       nextStep();
-      stepChecked[step] = true;
+      step.checked = true;
       return;
     }
     if (rule.marker === "step") {
-      if (!stepChecked[step] && (stepFails[step] + stepPasses[step] > 0 || stepVerdict[step])) nextStep();
+      if (!step.checked && (step.fails + step.passes > 0 || step.verdict)) nextStep();
       return;
     }
     const last = lastEntry;
     if (rule.marker !== "ignored" || !last || line - lastLine > 3) return;
     lastEntry = void 0;
     failures--;
-    if (lastStrong) stepFails[last.step]--;
+    if (lastStrong) last.step.fails--;
     if (last.count > 1) {
       last.count--;
       return;
@@ -6991,14 +6990,14 @@ function capPass(shared2, cap) {
     else failures++;
     const failing = isSummary && rule.failing?.test(clean) === true;
     const entryStep = step;
-    if (failing || !isSummary && !rule.weak) stepFails[step]++;
+    if (failing || !isSummary && !rule.weak) step.fails++;
     else if (isSummary) {
-      stepPasses[step]++;
-      stepPassLine[step] = line;
+      step.passes++;
+      step.passLine = line;
     }
     if (steps && rule.ends) {
-      if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
-      else runPassedBefore = step + 1;
+      if (rule.ends === "step" || failing) step.verdict ??= failing ? "fail" : "pass";
+      else runPassedBefore = step.index + 1;
       nextStep();
     }
     const fold = foldOf(rule);
@@ -7149,25 +7148,15 @@ function capPass(shared2, cap) {
     failures,
     summaries,
     cap,
-    stepFails,
-    stepPasses,
-    stepPassLine,
     lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
-    stepVerdict: checkedVerdicts(
-      stepVerdict.map((v, s) => s < runPassedBefore ? "pass" : v),
-      stepChecked
-    ),
+    verdictOf: (s) => verdictOf(s, runPassedBefore),
     steps
   });
   return { carrying: () => carrying !== void 0, visit, finish: finish2 };
 }
-function checkedVerdicts(verdicts, checked) {
-  let failedBefore = false;
-  return verdicts.map((v, s) => {
-    const out = v ?? (checked[s] && !failedBefore ? "pass" : void 0);
-    if (v === "fail") failedBefore = true;
-    return out;
-  });
+function verdictOf(step, runPassedBefore) {
+  if (step.index < runPassedBefore) return "pass";
+  return step.verdict ?? (step.checked && step.failedBefore < runPassedBefore ? "pass" : void 0);
 }
 function bothEnds(head, tail) {
   const out = [];
@@ -7195,7 +7184,7 @@ function shapesFirst(pool2) {
   return [...firsts, ...repeats];
 }
 function rank(found) {
-  const passedStep = (e) => found.stepVerdict[e.step] === "pass";
+  const passedStep = (e) => found.verdictOf(e.step) === "pass";
   let demoted = 0;
   const keep = (pool2) => pool2.filter((e) => {
     if (!passedStep(e)) return true;
@@ -7231,7 +7220,7 @@ function rank(found) {
   for (const e of f.verdicts) take(e);
   for (const e of f.strong) take(e);
   const nothingFailed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0;
-  const stepPassed = (e) => f.stepFails[e.step] === 0 && f.stepVerdict[e.step] !== "fail" && (f.stepPasses[e.step] > 0 && (!f.steps || e.line < f.stepPassLine[e.step]) || nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine));
+  const stepPassed = (e) => e.step.fails === 0 && f.verdictOf(e.step) !== "fail" && (e.step.passes > 0 && (!f.steps || e.line < e.step.passLine) || nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine));
   for (const e of found.steps ? shapesFirst(f.weak) : f.weak) if (!stepPassed(e)) take(e);
   for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
   for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);

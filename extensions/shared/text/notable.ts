@@ -220,8 +220,29 @@ interface Entry {
 	count: number;
 	failing: boolean;
 	context: { line: number; text: string }[];
-	/** The step of the log it is in (0 when the log is read as one step). */
-	step: number;
+	/** The step of the log it is in (the first when the log is read as one step). */
+	step: Step;
+}
+
+/**
+ * One step of the log (see the module comment): what the ranking reads of it. A step is an object its entries
+ * point to, not a slot in arrays indexed by step: a log of a million verdicts has a million steps, and only those
+ * a kept entry is in (and the current one) stay in memory.
+ */
+interface Step {
+	/** Its place in the log, 0 first. */
+	index: number;
+	/** Its failure evidence: strong failures, failing summaries and verdicts. */
+	fails: number;
+	/** Its passing summaries, and the line of the last one: it vouches only for what its step printed before it. */
+	passes: number;
+	passLine: number;
+	/** The verdict that ended it, if one did. */
+	verdict: "pass" | "fail" | undefined;
+	/** A step of a CI that reports every failing step: one without a failing verdict passed. */
+	checked: boolean;
+	/** The index of the last step before it whose verdict was "fail" (-1: none). */
+	failedBefore: number;
 }
 
 /** The search words of the scan (every rule's keys, lower-cased, once each), for tests and the docs. */
@@ -567,19 +588,21 @@ function capPass(
 	let summaries = 0;
 	// The log as steps: each step's failure evidence (strong failures, failing summaries and verdicts), its
 	// passing summaries, and the verdict that ended it. A step starts at a CI's step marker or after a verdict.
-	let step = 0;
-	const stepFails: number[] = [0];
-	const stepPasses: number[] = [0];
-	/** Per step, the line of its last passing summary: it vouches only for what its step printed before it. */
-	const stepPassLine: number[] = [0];
-	const stepVerdict: ("pass" | "fail" | undefined)[] = [undefined];
+	const newStep = (index: number, failedBefore: number): Step => ({
+		index,
+		fails: 0,
+		passes: 0,
+		passLine: 0,
+		verdict: undefined,
+		checked: false,
+		failedBefore,
+	});
+	let step = newStep(0, -1);
 	/**
 	 * Steps before this one passed whatever their own verdict (a run's passing verdict came after them): applied
-	 * to stepVerdict once, at the end, not at each such verdict (a log of many would cost steps × verdicts).
+	 * to the steps' verdicts once, at the end, not at each such verdict (a log of many would cost steps × verdicts).
 	 */
 	let runPassedBefore = 0;
-	/** Steps of a CI that reports every failing step: one without a failing verdict passed. */
-	const stepChecked: boolean[] = [false];
 	// The last failure found (its entry, line, pool, strength), for a marker that says it was ignored.
 	let lastEntry: Entry | undefined;
 	let lastLine = 0;
@@ -592,12 +615,7 @@ function capPass(
 		lastStrong = strong;
 	};
 	const nextStep = () => {
-		step++;
-		stepFails.push(0);
-		stepPasses.push(0);
-		stepPassLine.push(0);
-		stepVerdict.push(undefined);
-		stepChecked.push(false);
+		step = newStep(step.index + 1, step.verdict === "fail" ? step.index : step.failedBefore);
 	};
 	/** The last line already reported (as a hit or context): before-context never repeats one. */
 	let lastTaken = 0;
@@ -611,12 +629,12 @@ function capPass(
 		if (!steps) return;
 		if (rule.marker === "checked-step") {
 			nextStep();
-			stepChecked[step] = true;
+			step.checked = true;
 			return;
 		}
 		if (rule.marker === "step") {
 			// Inside a checked step a shell's or a tool's own markers are part of it.
-			if (!stepChecked[step] && (stepFails[step] + stepPasses[step] > 0 || stepVerdict[step])) nextStep();
+			if (!step.checked && (step.fails + step.passes > 0 || step.verdict)) nextStep();
 			return;
 		}
 		const last = lastEntry;
@@ -624,7 +642,7 @@ function capPass(
 		// Ansible's "...ignoring": the task failed and the play went on; its line is no failure.
 		lastEntry = undefined;
 		failures--;
-		if (lastStrong) stepFails[last.step]--;
+		if (lastStrong) last.step.fails--;
 		if (last.count > 1) {
 			last.count--;
 			return;
@@ -644,17 +662,17 @@ function capPass(
 		else failures++;
 		const failing = isSummary && rule.failing?.test(clean) === true;
 		const entryStep = step;
-		if (failing || (!isSummary && !rule.weak)) stepFails[step]++;
+		if (failing || (!isSummary && !rule.weak)) step.fails++;
 		else if (isSummary) {
-			stepPasses[step]++;
-			stepPassLine[step] = line;
+			step.passes++;
+			step.passLine = line;
 		}
 		if (steps && rule.ends) {
 			// A verdict ends its step: a passing one says the command succeeded. A run's passing verdict ends
 			// every step before it (the run passed, whatever a step printed: a "Job failed" a test printed too);
 			// a failing one, the last step.
-			if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
-			else runPassedBefore = step + 1; // only the current step's verdict is read before the end
+			if (rule.ends === "step" || failing) step.verdict ??= failing ? "fail" : "pass";
+			else runPassedBefore = step.index + 1; // only the current step's verdict is read before the end
 			nextStep();
 		}
 		const fold = foldOf(rule);
@@ -837,34 +855,23 @@ function capPass(
 			failures,
 			summaries,
 			cap,
-			stepFails,
-			stepPasses,
-			stepPassLine,
 			lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
-			stepVerdict: checkedVerdicts(
-				stepVerdict.map((v, s) => (s < runPassedBefore ? "pass" : v)),
-				stepChecked,
-			),
+			verdictOf: (s: Step) => verdictOf(s, runPassedBefore),
 			steps,
 		});
 	return { carrying: () => carrying !== undefined, visit, finish };
 }
 
 /**
- * Each step's verdict, with a step of a CI that prints a verdict for every failing step read as passed when it
- * ended without one, unless a step before it failed: a step that runs after a failure (GitHub Actions'
- * `if: always()`: a test report, an upload) passed, but the failures it prints are the earlier step's.
+ * A step's verdict once the log is read: "pass" for a step before `runPassedBefore` (a run's passing verdict came
+ * after it); else its own, and a step of a CI that prints a verdict for every failing step read as passed when it
+ * ended without one, unless a step before it (and not before `runPassedBefore`) failed: a step that runs after a
+ * failure (GitHub Actions' `if: always()`: a test report, an upload) passed, but the failures it prints are the
+ * earlier step's.
  */
-function checkedVerdicts(
-	verdicts: readonly ("pass" | "fail" | undefined)[],
-	checked: readonly boolean[],
-): ("pass" | "fail" | undefined)[] {
-	let failedBefore = false;
-	return verdicts.map((v, s) => {
-		const out = v ?? (checked[s] && !failedBefore ? "pass" : undefined);
-		if (v === "fail") failedBefore = true;
-		return out;
-	});
+function verdictOf(step: Step, runPassedBefore: number): "pass" | "fail" | undefined {
+	if (step.index < runPassedBefore) return "pass";
+	return step.verdict ?? (step.checked && step.failedBefore < runPassedBefore ? "pass" : undefined);
 }
 
 /** A pool's first entries and its latest ones, alternately: the first, the latest, the second, … */
@@ -918,13 +925,10 @@ interface Found {
 	failures: number;
 	summaries: number;
 	cap: number;
-	stepFails: readonly number[];
-	stepPasses: readonly number[];
-	/** Per step, the line of its last passing summary. */
-	stepPassLine: readonly number[];
 	/** The line of the last summary of the log (0: none). */
 	lastSummaryLine: number;
-	stepVerdict: readonly ("pass" | "fail" | undefined)[];
+	/** A step's verdict once the log is read (verdictOf). */
+	verdictOf: (step: Step) => "pass" | "fail" | undefined;
 	/** The scan as issue 32 made it (steps, block context); false: as it was before. */
 	steps: boolean;
 }
@@ -933,7 +937,7 @@ interface Found {
 function rank(found: Found): NotableScan {
 	// A step its verdict says passed (the command exited 0, the build succeeded) had no failure: its failure
 	// lines are no failures, its summaries report none.
-	const passedStep = (e: Entry) => found.stepVerdict[e.step] === "pass";
+	const passedStep = (e: Entry) => found.verdictOf(e.step) === "pass";
 	let demoted = 0;
 	const keep = (pool: Entry[]) =>
 		pool.filter((e) => {
@@ -977,9 +981,9 @@ function rank(found: Found): NotableScan {
 	// what was printed before it: it never silences another step's evidence, nor what came after it.
 	const nothingFailed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0;
 	const stepPassed = (e: Entry) =>
-		f.stepFails[e.step] === 0 &&
-		f.stepVerdict[e.step] !== "fail" &&
-		((f.stepPasses[e.step] > 0 && (!f.steps || e.line < f.stepPassLine[e.step])) ||
+		e.step.fails === 0 &&
+		f.verdictOf(e.step) !== "fail" &&
+		((e.step.passes > 0 && (!f.steps || e.line < e.step.passLine)) ||
 			(nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine)));
 	for (const e of found.steps ? shapesFirst(f.weak) : f.weak) if (!stepPassed(e)) take(e);
 	for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
