@@ -6849,7 +6849,9 @@ function scanNotableAt(text, maxLines, options = {}) {
     steps: evaluation?.steps !== false,
     maxChars: Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2)),
     keys: scanTables().automaton,
-    memo: { line: 0, raw: void 0, clean: void 0 }
+    memo: { line: 0, raw: void 0, clean: void 0 },
+    carriers: 0,
+    current: { line: 0, filler: void 0, rule: void 0, failing: false }
   };
   const passes = maxLines.map((m) => capPass(shared2, whole(m, DEFAULT_NOTABLE_LINES, 0)));
   const n2 = text.length;
@@ -6862,10 +6864,7 @@ function scanNotableAt(text, maxLines, options = {}) {
   let found;
   const rawKeys = () => found ??= KEYS.indicesIn(text, lineStart, windowEnd);
   const keyLines = KEYS.lines(text);
-  const carrying = () => {
-    for (const p of passes) if (p.carrying()) return true;
-    return false;
-  };
+  const carrying = () => shared2.carriers > 0;
   while (pos <= n2) {
     lineStart = pos;
     found = void 0;
@@ -6903,7 +6902,7 @@ function window(text, start, end) {
   return cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
 }
 function capPass(shared2, cap) {
-  const { text, enabled, steps, maxChars, keys: KEYS, memo } = shared2;
+  const { text, enabled, steps, maxChars, keys: KEYS, memo, current } = shared2;
   const folded = /* @__PURE__ */ new Map();
   const foldOf = (rule) => {
     let fold = folded.get(rule);
@@ -6955,7 +6954,23 @@ function capPass(shared2, cap) {
   };
   let lastTaken = 0;
   let carrying;
-  const kept = (clean, start, end) => keptText(clean, maxChars, end - start > MATCH_UNITS);
+  const carry = (next) => {
+    if (next === void 0 !== (carrying === void 0)) shared2.carriers += next === void 0 ? -1 : 1;
+    carrying = next;
+  };
+  const lineFacts2 = (line) => {
+    if (current.line !== line) {
+      current.line = line;
+      current.filler = void 0;
+      current.rule = void 0;
+    }
+    return current;
+  };
+  const kept = (line, clean, start, end) => ({
+    line,
+    clean,
+    longer: end - start > MATCH_UNITS
+  });
   const mark = (rule, line) => {
     if (!steps) return;
     if (rule.marker === "checked-step") {
@@ -6988,7 +7003,15 @@ function capPass(shared2, cap) {
     const isSummary = rule.kind === "summary";
     if (isSummary) summaries++;
     else failures++;
-    const failing = isSummary && rule.failing?.test(clean) === true;
+    let failing = false;
+    if (isSummary && rule.failing) {
+      const facts = lineFacts2(line);
+      if (facts.rule !== rule) {
+        facts.rule = rule;
+        facts.failing = rule.failing.test(clean);
+      }
+      failing = facts.failing;
+    }
     const entryStep = step;
     if (failing || !isSummary && !rule.weak) step.fails++;
     else if (isSummary) {
@@ -7009,8 +7032,8 @@ function capPass(shared2, cap) {
     }
     const entry = {
       line,
-      text: kept(clean, lineStart, lineEnd),
       clean,
+      longer: lineEnd - lineStart > MATCH_UNITS,
       fold,
       rings: 0,
       rule,
@@ -7053,7 +7076,7 @@ function capPass(shared2, cap) {
     if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line);
     lastTaken = line;
     const after = rule.after ?? (steps && (rule.kind === "failure" || failing) ? BLOCK_CONTEXT : void 0);
-    if (after) carrying = { entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 };
+    if (after) carry({ entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 });
   };
   const takeRecord = (entry, lineStart, line) => {
     const indent = (s) => s.length - s.trimStart().length;
@@ -7068,7 +7091,7 @@ function capPass(shared2, cap) {
         if (below && below.line > lastTaken && clean.trimEnd().endsWith("{")) entry.context.push(below);
         return;
       }
-      below = { line: line - k, text: kept(clean, start, end) };
+      below = kept(line - k, clean, start, end);
       end = start - 1;
     }
   };
@@ -7088,7 +7111,7 @@ function capPass(shared2, cap) {
       const empty = clean.trim() === "" || steps && FILLER.test(clean);
       if (empty && !ctx.while && ++blanks <= 2) continue;
       if (empty || ctx.while && !ctx.while.test(clean)) break;
-      taken.push({ line: line - k, text: kept(clean, start, end + 1) });
+      taken.push(kept(line - k, clean, start, end + 1));
     }
     entry.context.push(...ctx.while ? taken.reverse() : taken);
   };
@@ -7106,33 +7129,38 @@ function capPass(shared2, cap) {
     hit(rule, clean, line, lineStart, lineEnd);
     return true;
   };
+  const isFiller = (line, clean) => {
+    const facts = lineFacts2(line);
+    facts.filler ??= FILLER.test(clean);
+    return facts.filler;
+  };
   const visit = (lineStart, lineEnd, line, clean, rawKeys) => {
     if (carrying) {
       const c = carrying;
       let filler2 = 0;
       if (isBlank(clean)) filler2 = 1;
-      else if (steps && FILLER.test(clean))
+      else if (steps && isFiller(line, clean))
         filler2 = tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys) ? 2 : 1;
       if (filler2 === 1) {
-        if (++c.blanks > MAX_CONTEXT_LINES) carrying = void 0;
+        if (++c.blanks > MAX_CONTEXT_LINES) carry(void 0);
       } else if (filler2 === 2) {
-        if (carrying === c) carrying = void 0;
+        if (carrying === c) carry(void 0);
       } else if (c.ctx.while) {
         if (c.ctx.while.test(clean)) {
           if (c.left > 0) {
-            c.entry.context.push({ line, text: kept(clean, lineStart, lineEnd) });
+            c.entry.context.push(kept(line, clean, lineStart, lineEnd));
             c.left--;
             lastTaken = line;
           }
         } else {
-          carrying = void 0;
+          carry(void 0);
           tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys);
         }
       } else if (!tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys)) {
-        c.entry.context.push({ line, text: kept(clean, lineStart, lineEnd) });
+        c.entry.context.push(kept(line, clean, lineStart, lineEnd));
         lastTaken = line;
-        if (--c.left <= 0) carrying = void 0;
-      } else if (carrying === c) carrying = void 0;
+        if (--c.left <= 0) carry(void 0);
+      } else if (carrying === c) carry(void 0);
     } else {
       const found = rawKeys();
       if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found, rawKeys);
@@ -7148,11 +7176,12 @@ function capPass(shared2, cap) {
     failures,
     summaries,
     cap,
+    maxChars,
     lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
     verdictOf: (s) => verdictOf(s, runPassedBefore),
     steps
   });
-  return { carrying: () => carrying !== void 0, visit, finish: finish2 };
+  return { visit, finish: finish2 };
 }
 function verdictOf(step, runPassedBefore) {
   if (step.index < runPassedBefore) return "pass";
@@ -7169,12 +7198,12 @@ function bothEnds(head, tail) {
 function shapeOf2(text) {
   return SHAPE_START.exec(text.trimStart().toLowerCase().replace(/\d+/g, "#"))?.[0] ?? "";
 }
-function shapesFirst(pool2) {
+function shapesFirst(pool2, textOf2) {
   const seen = /* @__PURE__ */ new Set();
   const firsts = [];
   const repeats = [];
   for (const e of pool2) {
-    const shape = shapeOf2(e.text);
+    const shape = shapeOf2(textOf2(e));
     if (seen.has(shape)) repeats.push(e);
     else {
       seen.add(shape);
@@ -7185,6 +7214,7 @@ function shapesFirst(pool2) {
 }
 function rank(found) {
   const passedStep = (e) => found.verdictOf(e.step) === "pass";
+  const textOf2 = (k) => keptText(k.clean, found.maxChars, k.longer);
   let demoted = 0;
   const keep = (pool2) => pool2.filter((e) => {
     if (!passedStep(e)) return true;
@@ -7221,7 +7251,7 @@ function rank(found) {
   for (const e of f.strong) take(e);
   const nothingFailed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0;
   const stepPassed = (e) => e.step.fails === 0 && f.verdictOf(e.step) !== "fail" && (e.step.passes > 0 && (!f.steps || e.line < e.step.passLine) || nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine));
-  for (const e of found.steps ? shapesFirst(f.weak) : f.weak) if (!stepPassed(e)) take(e);
+  for (const e of found.steps ? shapesFirst(f.weak, textOf2) : f.weak) if (!stepPassed(e)) take(e);
   for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
   for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
   const firstContext = /* @__PURE__ */ new Map();
@@ -7229,7 +7259,7 @@ function rank(found) {
   const seen = new Set(chosen.map((e) => e.line));
   const contextLine = (e, c) => ({
     line: c.line,
-    text: detached(c.text),
+    text: detached(textOf2(c)),
     rule: e.rule.id,
     kind: "context",
     count: 1,
@@ -7263,7 +7293,7 @@ function rank(found) {
     const kind = e.rule.kind === "summary" ? "summary" : "failure";
     out.push({
       line: e.line,
-      text: detached(e.text),
+      text: detached(textOf2(e)),
       rule: e.rule.id,
       kind,
       count: e.count,
