@@ -30,7 +30,7 @@ import {
 	type NotableContext,
 	type NotableRule,
 } from "./notable-rules.ts";
-import { isHighSurrogate, toWellFormed } from "./utf8.ts";
+import { detached, isHighSurrogate, toWellFormed } from "./utf8.ts";
 import { buildWordAutomaton, type WordAutomaton } from "./word-automaton.ts";
 
 export { NOTABLE_RULES, type NotableRule } from "./notable-rules.ts";
@@ -206,12 +206,20 @@ function isBlank(s: string): boolean {
 	return true;
 }
 
-/** A found line with what it carries, before ranking. */
-interface Entry {
+/**
+ * A line the scan keeps for now: its cleaned text, and whether the line was longer than what was matched. Its
+ * text as shown (keptText) is made only for the lines the result returns, when the scan ends: most found lines
+ * are dropped or folded before then.
+ */
+interface Kept {
 	line: number;
-	text: string;
-	/** The cleaned line it was found on: its key in `fold`. */
 	clean: string;
+	longer: boolean;
+}
+
+/** A found line with what it carries, before ranking. */
+interface Entry extends Kept {
+	/** (Kept's `clean`, the cleaned line it was found on, is its key in `fold`.) */
 	/** Its rule's entries by cleaned line, where a repeat folds into it while it is kept. */
 	fold: LineMap<Entry>;
 	/** For a summary: how many of the summary rings hold it (it stays open to folding while one does). */
@@ -219,9 +227,30 @@ interface Entry {
 	rule: NotableRule;
 	count: number;
 	failing: boolean;
-	context: { line: number; text: string }[];
-	/** The step of the log it is in (0 when the log is read as one step). */
-	step: number;
+	context: Kept[];
+	/** The step of the log it is in (the first when the log is read as one step). */
+	step: Step;
+}
+
+/**
+ * One step of the log (see the module comment): what the ranking reads of it. A step is an object its entries
+ * point to, not a slot in arrays indexed by step: a log of a million verdicts has a million steps, and only those
+ * a kept entry is in (and the current one) stay in memory.
+ */
+interface Step {
+	/** Its place in the log, 0 first. */
+	index: number;
+	/** Its failure evidence: strong failures, failing summaries and verdicts. */
+	fails: number;
+	/** Its passing summaries, and the line of the last one: it vouches only for what its step printed before it. */
+	passes: number;
+	passLine: number;
+	/** The verdict that ended it, if one did. */
+	verdict: "pass" | "fail" | undefined;
+	/** A step of a CI that reports every failing step: one without a failing verdict passed. */
+	checked: boolean;
+	/** The index of the last step before it whose verdict was "fail" (-1: none). */
+	failedBefore: number;
 }
 
 /** The search words of the scan (every rule's keys, lower-cased, once each), for tests and the docs. */
@@ -449,6 +478,8 @@ export function scanNotableAt(
 		maxChars: Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2)),
 		keys: scanTables().automaton,
 		memo: { line: 0, raw: undefined, clean: undefined },
+		carriers: 0,
+		current: { line: 0, filler: undefined, rule: undefined, failing: false },
 	};
 	const passes = maxLines.map((m) => capPass(shared, whole(m, DEFAULT_NOTABLE_LINES, 0)));
 	const n = text.length;
@@ -467,10 +498,7 @@ export function scanNotableAt(
 	// (the same automaton run from the line's start), when another pass's context made the walk stop here.
 	// The walk's search has usually been over such a line already and knows them.
 	const rawKeys = () => (found ??= keyLines.keysAt(lineStart) ?? KEYS.indicesIn(text, lineStart, windowEnd));
-	const carrying = () => {
-		for (const p of passes) if (p.carrying()) return true;
-		return false;
-	};
+	const carrying = () => shared.carriers > 0;
 	while (pos <= n) {
 		lineStart = pos;
 		found = undefined;
@@ -518,6 +546,13 @@ interface ScanShared {
 	keys: WordAutomaton;
 	/** The rules' decision on the current line (null: none), by the keys of its raw window or of its cleaned text. */
 	memo: { line: number; raw: NotableRule | null | undefined; clean: NotableRule | null | undefined };
+	/** How many passes carry context at the current line: the walk visits every line while one does. */
+	carriers: number;
+	/**
+	 * What every pass reads the same of the current line, made once for all (`line` says which line it is about):
+	 * whether it is a filler (FILLER), and whether `rule`'s summary reports failures.
+	 */
+	current: { line: number; filler: boolean | undefined; rule: NotableRule | undefined; failing: boolean };
 }
 
 /** The cleaned window of the line text[start, end) the rules see. */
@@ -530,11 +565,10 @@ function capPass(
 	shared: ScanShared,
 	cap: number,
 ): {
-	carrying(): boolean;
 	visit(lineStart: number, lineEnd: number, line: number, clean: string, rawKeys: () => number[]): void;
 	finish(): NotableScan;
 } {
-	const { text, enabled, steps, maxChars, keys: KEYS, memo } = shared;
+	const { text, enabled, steps, maxChars, keys: KEYS, memo, current } = shared;
 	/**
 	 * The kept entries a repeat folds into, per rule by cleaned line (a rule's map made at its first hit): the
 	 * line's own string is the key, so a hit builds no key string of its own, and a LineMap hashes none.
@@ -569,19 +603,21 @@ function capPass(
 	let summaries = 0;
 	// The log as steps: each step's failure evidence (strong failures, failing summaries and verdicts), its
 	// passing summaries, and the verdict that ended it. A step starts at a CI's step marker or after a verdict.
-	let step = 0;
-	const stepFails: number[] = [0];
-	const stepPasses: number[] = [0];
-	/** Per step, the line of its last passing summary: it vouches only for what its step printed before it. */
-	const stepPassLine: number[] = [0];
-	const stepVerdict: ("pass" | "fail" | undefined)[] = [undefined];
+	const newStep = (index: number, failedBefore: number): Step => ({
+		index,
+		fails: 0,
+		passes: 0,
+		passLine: 0,
+		verdict: undefined,
+		checked: false,
+		failedBefore,
+	});
+	let step = newStep(0, -1);
 	/**
 	 * Steps before this one passed whatever their own verdict (a run's passing verdict came after them): applied
-	 * to stepVerdict once, at the end, not at each such verdict (a log of many would cost steps × verdicts).
+	 * to the steps' verdicts once, at the end, not at each such verdict (a log of many would cost steps × verdicts).
 	 */
 	let runPassedBefore = 0;
-	/** Steps of a CI that reports every failing step: one without a failing verdict passed. */
-	const stepChecked: boolean[] = [false];
 	// The last failure found (its entry, line, pool, strength), for a marker that says it was ignored.
 	let lastEntry: Entry | undefined;
 	let lastLine = 0;
@@ -594,31 +630,44 @@ function capPass(
 		lastStrong = strong;
 	};
 	const nextStep = () => {
-		step++;
-		stepFails.push(0);
-		stepPasses.push(0);
-		stepPassLine.push(0);
-		stepVerdict.push(undefined);
-		stepChecked.push(false);
+		step = newStep(step.index + 1, step.verdict === "fail" ? step.index : step.failedBefore);
 	};
 	/** The last line already reported (as a hit or context): before-context never repeats one. */
 	let lastTaken = 0;
 	let carrying: { entry: Entry; ctx: NotableContext; left: number; blanks: number } | undefined;
+	/** Sets what this pass carries, and counts the passes that carry any (shared.carriers). */
+	const carry = (next: typeof carrying): void => {
+		if ((next === undefined) !== (carrying === undefined)) shared.carriers += next === undefined ? -1 : 1;
+		carrying = next;
+	};
+	/** The current line's facts every pass reads (shared.current), made ready for `line`. */
+	const lineFacts = (line: number) => {
+		if (current.line !== line) {
+			current.line = line;
+			current.filler = undefined;
+			current.rule = undefined;
+		}
+		return current;
+	};
 
-	/** The kept text of the line text[start, end) whose cleaned window is `clean`. */
-	const kept = (clean: string, start: number, end: number) => keptText(clean, maxChars, end - start > MATCH_UNITS);
+	/** The line text[start, end) whose cleaned window is `clean`, as kept (its text is made at the end). */
+	const kept = (line: number, clean: string, start: number, end: number): Kept => ({
+		line,
+		clean,
+		longer: end - start > MATCH_UNITS,
+	});
 
 	/** A marker line: a step starts, or the failure just above was ignored. */
 	const mark = (rule: NotableRule, line: number): void => {
 		if (!steps) return;
 		if (rule.marker === "checked-step") {
 			nextStep();
-			stepChecked[step] = true;
+			step.checked = true;
 			return;
 		}
 		if (rule.marker === "step") {
 			// Inside a checked step a shell's or a tool's own markers are part of it.
-			if (!stepChecked[step] && (stepFails[step] + stepPasses[step] > 0 || stepVerdict[step])) nextStep();
+			if (!step.checked && (step.fails + step.passes > 0 || step.verdict)) nextStep();
 			return;
 		}
 		const last = lastEntry;
@@ -626,7 +675,7 @@ function capPass(
 		// Ansible's "...ignoring": the task failed and the play went on; its line is no failure.
 		lastEntry = undefined;
 		failures--;
-		if (lastStrong) stepFails[last.step]--;
+		if (lastStrong) last.step.fails--;
 		if (last.count > 1) {
 			last.count--;
 			return;
@@ -644,19 +693,28 @@ function capPass(
 		const isSummary = rule.kind === "summary";
 		if (isSummary) summaries++;
 		else failures++;
-		const failing = isSummary && rule.failing?.test(clean) === true;
+		let failing = false;
+		if (isSummary && rule.failing) {
+			// Every pass decides the same on this line: the pattern runs once.
+			const facts = lineFacts(line);
+			if (facts.rule !== rule) {
+				facts.rule = rule;
+				facts.failing = rule.failing.test(clean);
+			}
+			failing = facts.failing;
+		}
 		const entryStep = step;
-		if (failing || (!isSummary && !rule.weak)) stepFails[step]++;
+		if (failing || (!isSummary && !rule.weak)) step.fails++;
 		else if (isSummary) {
-			stepPasses[step]++;
-			stepPassLine[step] = line;
+			step.passes++;
+			step.passLine = line;
 		}
 		if (steps && rule.ends) {
 			// A verdict ends its step: a passing one says the command succeeded. A run's passing verdict ends
 			// every step before it (the run passed, whatever a step printed: a "Job failed" a test printed too);
 			// a failing one, the last step.
-			if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
-			else runPassedBefore = step + 1; // only the current step's verdict is read before the end
+			if (rule.ends === "step" || failing) step.verdict ??= failing ? "fail" : "pass";
+			else runPassedBefore = step.index + 1; // only the current step's verdict is read before the end
 			nextStep();
 		}
 		const fold = foldOf(rule);
@@ -668,8 +726,8 @@ function capPass(
 		}
 		const entry: Entry = {
 			line,
-			text: kept(clean, lineStart, lineEnd),
 			clean,
+			longer: lineEnd - lineStart > MATCH_UNITS,
 			fold,
 			rings: 0,
 			rule,
@@ -716,7 +774,7 @@ function capPass(
 		// A failure without context of its own heads a block: its next lines carry what it is about (the test's
 		// name under a header, the message under a test's name, the symbol under a compiler error).
 		const after = rule.after ?? (steps && (rule.kind === "failure" || failing) ? BLOCK_CONTEXT : undefined);
-		if (after) carrying = { entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 };
+		if (after) carry({ entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 });
 	};
 
 	/**
@@ -728,7 +786,7 @@ function capPass(
 		const own = indent(window(text, lineStart, lineStart + MATCH_UNITS));
 		if (own === 0) return;
 		let end = lineStart - 1; // the "\n" ending the line above
-		let below: { line: number; text: string } | undefined;
+		let below: Kept | undefined;
 		for (let k = 1; k <= MAX_RECORD_LINES && end >= 0; k++) {
 			const start = text.lastIndexOf("\n", end - 1) + 1;
 			const clean = window(text, start, end);
@@ -736,7 +794,7 @@ function capPass(
 				if (below && below.line > lastTaken && clean.trimEnd().endsWith("{")) entry.context.push(below);
 				return;
 			}
-			below = { line: line - k, text: kept(clean, start, end) };
+			below = kept(line - k, clean, start, end);
 			end = start - 1;
 		}
 	};
@@ -747,7 +805,7 @@ function capPass(
 			takeRecord(entry, lineStart, line);
 			return;
 		}
-		const taken: { line: number; text: string }[] = [];
+		const taken: Kept[] = [];
 		const want = Math.min(ctx.lines, MAX_CONTEXT_LINES);
 		let end = lineStart - 1; // the "\n" ending the line above
 		let blanks = 0;
@@ -759,7 +817,7 @@ function capPass(
 			const empty = clean.trim() === "" || (steps && FILLER.test(clean));
 			if (empty && !ctx.while && ++blanks <= 2) continue;
 			if (empty || (ctx.while && !ctx.while.test(clean))) break;
-			taken.push({ line: line - k, text: kept(clean, start, end + 1) });
+			taken.push(kept(line - k, clean, start, end + 1));
 		}
 		// A step's last lines: the nearest first (what a shorter view keeps); else in line order.
 		entry.context.push(...(ctx.while ? taken.reverse() : taken));
@@ -793,6 +851,13 @@ function capPass(
 		return true;
 	};
 
+	/** Whether the cleaned line `clean` is a filler (FILLER), tested once for all passes. */
+	const isFiller = (line: number, clean: string): boolean => {
+		const facts = lineFacts(line);
+		facts.filler ??= FILLER.test(clean);
+		return facts.filler;
+	};
+
 	/** A line the scan visits: carried as context, or tried when its raw window holds a key. */
 	const visit = (lineStart: number, lineEnd: number, line: number, clean: string, rawKeys: () => number[]): void => {
 		if (carrying) {
@@ -800,28 +865,28 @@ function capPass(
 			// A filler line is stepped over like a blank one, unless it is a hit (a step marker).
 			let filler = 0;
 			if (isBlank(clean)) filler = 1;
-			else if (steps && FILLER.test(clean))
+			else if (steps && isFiller(line, clean))
 				filler = tryLine(lineStart, lineEnd, line, clean, undefined, rawKeys) ? 2 : 1;
 			if (filler === 1) {
-				if (++c.blanks > MAX_CONTEXT_LINES) carrying = undefined;
+				if (++c.blanks > MAX_CONTEXT_LINES) carry(undefined);
 			} else if (filler === 2) {
-				if (carrying === c) carrying = undefined;
+				if (carrying === c) carry(undefined);
 			} else if (c.ctx.while) {
 				if (c.ctx.while.test(clean)) {
 					if (c.left > 0) {
-						c.entry.context.push({ line, text: kept(clean, lineStart, lineEnd) });
+						c.entry.context.push(kept(line, clean, lineStart, lineEnd));
 						c.left--;
 						lastTaken = line;
 					} // past the count: the rest of the run is skipped
 				} else {
-					carrying = undefined;
+					carry(undefined);
 					tryLine(lineStart, lineEnd, line, clean, undefined, rawKeys);
 				}
 			} else if (!tryLine(lineStart, lineEnd, line, clean, undefined, rawKeys)) {
-				c.entry.context.push({ line, text: kept(clean, lineStart, lineEnd) });
+				c.entry.context.push(kept(line, clean, lineStart, lineEnd));
 				lastTaken = line;
-				if (--c.left <= 0) carrying = undefined;
-			} else if (carrying === c) carrying = undefined;
+				if (--c.left <= 0) carry(undefined);
+			} else if (carrying === c) carry(undefined);
 		} else {
 			const found = rawKeys();
 			if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found, rawKeys);
@@ -839,34 +904,24 @@ function capPass(
 			failures,
 			summaries,
 			cap,
-			stepFails,
-			stepPasses,
-			stepPassLine,
+			maxChars,
 			lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
-			stepVerdict: checkedVerdicts(
-				stepVerdict.map((v, s) => (s < runPassedBefore ? "pass" : v)),
-				stepChecked,
-			),
+			verdictOf: (s: Step) => verdictOf(s, runPassedBefore),
 			steps,
 		});
-	return { carrying: () => carrying !== undefined, visit, finish };
+	return { visit, finish };
 }
 
 /**
- * Each step's verdict, with a step of a CI that prints a verdict for every failing step read as passed when it
- * ended without one, unless a step before it failed: a step that runs after a failure (GitHub Actions'
- * `if: always()`: a test report, an upload) passed, but the failures it prints are the earlier step's.
+ * A step's verdict once the log is read: "pass" for a step before `runPassedBefore` (a run's passing verdict came
+ * after it); else its own, and a step of a CI that prints a verdict for every failing step read as passed when it
+ * ended without one, unless a step before it (and not before `runPassedBefore`) failed: a step that runs after a
+ * failure (GitHub Actions' `if: always()`: a test report, an upload) passed, but the failures it prints are the
+ * earlier step's.
  */
-function checkedVerdicts(
-	verdicts: readonly ("pass" | "fail" | undefined)[],
-	checked: readonly boolean[],
-): ("pass" | "fail" | undefined)[] {
-	let failedBefore = false;
-	return verdicts.map((v, s) => {
-		const out = v ?? (checked[s] && !failedBefore ? "pass" : undefined);
-		if (v === "fail") failedBefore = true;
-		return out;
-	});
+function verdictOf(step: Step, runPassedBefore: number): "pass" | "fail" | undefined {
+	if (step.index < runPassedBefore) return "pass";
+	return step.verdict ?? (step.checked && step.failedBefore < runPassedBefore ? "pass" : undefined);
 }
 
 /** A pool's first entries and its latest ones, alternately: the first, the latest, the second, … */
@@ -895,12 +950,12 @@ function shapeOf(text: string): string {
  * that prints the same kind of line by the dozen (`ERROR balancer: dialer.go:190 at …`, a progress line) does
  * not crowd out the one line of another kind (a test's `Error: Should be true`).
  */
-function shapesFirst(pool: readonly Entry[]): Entry[] {
+function shapesFirst(pool: readonly Entry[], textOf: (e: Entry) => string): Entry[] {
 	const seen = new Set<string>();
 	const firsts: Entry[] = [];
 	const repeats: Entry[] = [];
 	for (const e of pool) {
-		const shape = shapeOf(e.text);
+		const shape = shapeOf(textOf(e));
 		if (seen.has(shape)) repeats.push(e);
 		else {
 			seen.add(shape);
@@ -920,13 +975,12 @@ interface Found {
 	failures: number;
 	summaries: number;
 	cap: number;
-	stepFails: readonly number[];
-	stepPasses: readonly number[];
-	/** Per step, the line of its last passing summary. */
-	stepPassLine: readonly number[];
+	/** Most UTF-16 units of a kept line's text (keptText). */
+	maxChars: number;
 	/** The line of the last summary of the log (0: none). */
 	lastSummaryLine: number;
-	stepVerdict: readonly ("pass" | "fail" | undefined)[];
+	/** A step's verdict once the log is read (verdictOf). */
+	verdictOf: (step: Step) => "pass" | "fail" | undefined;
 	/** The scan as issue 32 made it (steps, block context); false: as it was before. */
 	steps: boolean;
 }
@@ -935,7 +989,9 @@ interface Found {
 function rank(found: Found): NotableScan {
 	// A step its verdict says passed (the command exited 0, the build succeeded) had no failure: its failure
 	// lines are no failures, its summaries report none.
-	const passedStep = (e: Entry) => found.stepVerdict[e.step] === "pass";
+	const passedStep = (e: Entry) => found.verdictOf(e.step) === "pass";
+	/** A kept line's text as the result shows it: made here, only for the lines that may be returned. */
+	const textOf = (k: Kept) => keptText(k.clean, found.maxChars, k.longer);
 	let demoted = 0;
 	const keep = (pool: Entry[]) =>
 		pool.filter((e) => {
@@ -979,11 +1035,11 @@ function rank(found: Found): NotableScan {
 	// what was printed before it: it never silences another step's evidence, nor what came after it.
 	const nothingFailed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0;
 	const stepPassed = (e: Entry) =>
-		f.stepFails[e.step] === 0 &&
-		f.stepVerdict[e.step] !== "fail" &&
-		((f.stepPasses[e.step] > 0 && (!f.steps || e.line < f.stepPassLine[e.step])) ||
+		e.step.fails === 0 &&
+		f.verdictOf(e.step) !== "fail" &&
+		((e.step.passes > 0 && (!f.steps || e.line < e.step.passLine)) ||
 			(nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine)));
-	for (const e of found.steps ? shapesFirst(f.weak) : f.weak) if (!stepPassed(e)) take(e);
+	for (const e of found.steps ? shapesFirst(f.weak, textOf) : f.weak) if (!stepPassed(e)) take(e);
 	for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
 	for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
 
@@ -992,9 +1048,10 @@ function rank(found: Found): NotableScan {
 	const firstContext = new Map<Entry, NotableLine>();
 	const restContext: NotableLine[] = [];
 	const seen = new Set(chosen.map((e) => e.line));
-	const contextLine = (e: Entry, c: { line: number; text: string }): NotableLine => ({
+	// The returned texts are copied here, once: a slice of the log would keep the whole log alive with the result.
+	const contextLine = (e: Entry, c: Kept): NotableLine => ({
 		line: c.line,
-		text: c.text,
+		text: detached(textOf(c)),
 		rule: e.rule.id,
 		kind: "context",
 		count: 1,
@@ -1029,7 +1086,7 @@ function rank(found: Found): NotableScan {
 		const kind = e.rule.kind === "summary" ? "summary" : "failure"; // a marker is never an entry
 		out.push({
 			line: e.line,
-			text: e.text,
+			text: detached(textOf(e)),
 			rule: e.rule.id,
 			kind,
 			count: e.count,

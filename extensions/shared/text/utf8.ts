@@ -183,3 +183,14 @@ export function replaceLoneSurrogates(text: string): string {
 export function toWellFormed(text: string): string {
 	return nativeToWellFormed ? nativeToWellFormed.call(text) : replaceLoneSurrogates(text);
 }
+
+/**
+ * A copy of `text` that holds no reference to a longer string it was cut from. A slice of a long string (a
+ * kept line of a 64 MiB log) points into that string and keeps all of it alive while the slice lives; a kept
+ * result copies its texts once with this, so that holding the result does not hold the log. The copy is a
+ * concatenation cut again: the engine flattens the concatenation into a fresh string (the characters of `text`
+ * alone) and the cut points into that.
+ */
+export function detached(text: string): string {
+	return ` ${text}`.slice(1);
+}
