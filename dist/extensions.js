@@ -1182,6 +1182,7 @@ __export(utf8_exports, {
   countLines: () => countLines,
   countLinesUpTo: () => countLinesUpTo,
   countNewlines: () => countNewlines,
+  detached: () => detached,
   isHighSurrogate: () => isHighSurrogate,
   isLowSurrogate: () => isLowSurrogate,
   lineStats: () => lineStats,
@@ -1296,6 +1297,9 @@ function replaceLoneSurrogates(text) {
 }
 function toWellFormed(text) {
   return nativeToWellFormed ? nativeToWellFormed.call(text) : replaceLoneSurrogates(text);
+}
+function detached(text) {
+  return ` ${text}`.slice(1);
 }
 var NEWLINE, REPLACEMENT_CHARACTER, LONE_SURROGATE, nativeByteLength, nativeToWellFormed;
 var init_utf8 = __esm({
@@ -7060,7 +7064,9 @@ function scanNotableAt(text, maxLines, options = {}) {
     steps: evaluation?.steps !== false,
     maxChars: Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2)),
     keys: scanTables().automaton,
-    memo: { line: 0, raw: void 0, clean: void 0 }
+    memo: { line: 0, raw: void 0, clean: void 0 },
+    carriers: 0,
+    current: { line: 0, filler: void 0, rule: void 0, failing: false }
   };
   const passes = maxLines.map((m) => capPass(shared2, whole(m, DEFAULT_NOTABLE_LINES, 0)));
   const n2 = text.length;
@@ -7073,10 +7079,7 @@ function scanNotableAt(text, maxLines, options = {}) {
   let found;
   const keyLines = KEYS.lines(text, MATCH_UNITS);
   const rawKeys = () => found ??= keyLines.keysAt(lineStart) ?? KEYS.indicesIn(text, lineStart, windowEnd);
-  const carrying = () => {
-    for (const p of passes) if (p.carrying()) return true;
-    return false;
-  };
+  const carrying = () => shared2.carriers > 0;
   while (pos <= n2) {
     lineStart = pos;
     found = void 0;
@@ -7114,7 +7117,7 @@ function window(text, start, end) {
   return cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
 }
 function capPass(shared2, cap) {
-  const { text, enabled, steps, maxChars, keys: KEYS, memo } = shared2;
+  const { text, enabled, steps, maxChars, keys: KEYS, memo, current } = shared2;
   const folded = /* @__PURE__ */ new Map();
   const foldOf = (rule) => {
     let fold = folded.get(rule);
@@ -7140,13 +7143,17 @@ function capPass(shared2, cap) {
   const vocabulary = [];
   let failures = 0;
   let summaries = 0;
-  let step = 0;
-  const stepFails = [0];
-  const stepPasses = [0];
-  const stepPassLine = [0];
-  const stepVerdict = [void 0];
+  const newStep = (index, failedBefore) => ({
+    index,
+    fails: 0,
+    passes: 0,
+    passLine: 0,
+    verdict: void 0,
+    checked: false,
+    failedBefore
+  });
+  let step = newStep(0, -1);
   let runPassedBefore = 0;
-  const stepChecked = [false];
   let lastEntry;
   let lastLine = 0;
   let lastPool;
@@ -7158,32 +7165,43 @@ function capPass(shared2, cap) {
     lastStrong = strong2;
   };
   const nextStep = () => {
-    step++;
-    stepFails.push(0);
-    stepPasses.push(0);
-    stepPassLine.push(0);
-    stepVerdict.push(void 0);
-    stepChecked.push(false);
+    step = newStep(step.index + 1, step.verdict === "fail" ? step.index : step.failedBefore);
   };
   let lastTaken = 0;
   let carrying;
-  const kept = (clean, start, end) => keptText(clean, maxChars, end - start > MATCH_UNITS);
+  const carry = (next) => {
+    if (next === void 0 !== (carrying === void 0)) shared2.carriers += next === void 0 ? -1 : 1;
+    carrying = next;
+  };
+  const lineFacts2 = (line) => {
+    if (current.line !== line) {
+      current.line = line;
+      current.filler = void 0;
+      current.rule = void 0;
+    }
+    return current;
+  };
+  const kept = (line, clean, start, end) => ({
+    line,
+    clean,
+    longer: end - start > MATCH_UNITS
+  });
   const mark = (rule, line) => {
     if (!steps) return;
     if (rule.marker === "checked-step") {
       nextStep();
-      stepChecked[step] = true;
+      step.checked = true;
       return;
     }
     if (rule.marker === "step") {
-      if (!stepChecked[step] && (stepFails[step] + stepPasses[step] > 0 || stepVerdict[step])) nextStep();
+      if (!step.checked && (step.fails + step.passes > 0 || step.verdict)) nextStep();
       return;
     }
     const last = lastEntry;
     if (rule.marker !== "ignored" || !last || line - lastLine > 3) return;
     lastEntry = void 0;
     failures--;
-    if (lastStrong) stepFails[last.step]--;
+    if (lastStrong) last.step.fails--;
     if (last.count > 1) {
       last.count--;
       return;
@@ -7200,16 +7218,24 @@ function capPass(shared2, cap) {
     const isSummary = rule.kind === "summary";
     if (isSummary) summaries++;
     else failures++;
-    const failing = isSummary && rule.failing?.test(clean) === true;
+    let failing = false;
+    if (isSummary && rule.failing) {
+      const facts = lineFacts2(line);
+      if (facts.rule !== rule) {
+        facts.rule = rule;
+        facts.failing = rule.failing.test(clean);
+      }
+      failing = facts.failing;
+    }
     const entryStep = step;
-    if (failing || !isSummary && !rule.weak) stepFails[step]++;
+    if (failing || !isSummary && !rule.weak) step.fails++;
     else if (isSummary) {
-      stepPasses[step]++;
-      stepPassLine[step] = line;
+      step.passes++;
+      step.passLine = line;
     }
     if (steps && rule.ends) {
-      if (rule.ends === "step" || failing) stepVerdict[step] ??= failing ? "fail" : "pass";
-      else runPassedBefore = step + 1;
+      if (rule.ends === "step" || failing) step.verdict ??= failing ? "fail" : "pass";
+      else runPassedBefore = step.index + 1;
       nextStep();
     }
     const fold = foldOf(rule);
@@ -7221,8 +7247,8 @@ function capPass(shared2, cap) {
     }
     const entry = {
       line,
-      text: kept(clean, lineStart, lineEnd),
       clean,
+      longer: lineEnd - lineStart > MATCH_UNITS,
       fold,
       rings: 0,
       rule,
@@ -7265,7 +7291,7 @@ function capPass(shared2, cap) {
     if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line);
     lastTaken = line;
     const after = rule.after ?? (steps && (rule.kind === "failure" || failing) ? BLOCK_CONTEXT : void 0);
-    if (after) carrying = { entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 };
+    if (after) carry({ entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 });
   };
   const takeRecord = (entry, lineStart, line) => {
     const indent = (s) => s.length - s.trimStart().length;
@@ -7280,7 +7306,7 @@ function capPass(shared2, cap) {
         if (below && below.line > lastTaken && clean.trimEnd().endsWith("{")) entry.context.push(below);
         return;
       }
-      below = { line: line - k, text: kept(clean, start, end) };
+      below = kept(line - k, clean, start, end);
       end = start - 1;
     }
   };
@@ -7300,7 +7326,7 @@ function capPass(shared2, cap) {
       const empty = clean.trim() === "" || steps && FILLER.test(clean);
       if (empty && !ctx.while && ++blanks <= 2) continue;
       if (empty || ctx.while && !ctx.while.test(clean)) break;
-      taken.push({ line: line - k, text: kept(clean, start, end + 1) });
+      taken.push(kept(line - k, clean, start, end + 1));
     }
     entry.context.push(...ctx.while ? taken.reverse() : taken);
   };
@@ -7318,33 +7344,38 @@ function capPass(shared2, cap) {
     hit(rule, clean, line, lineStart, lineEnd);
     return true;
   };
+  const isFiller = (line, clean) => {
+    const facts = lineFacts2(line);
+    facts.filler ??= FILLER.test(clean);
+    return facts.filler;
+  };
   const visit = (lineStart, lineEnd, line, clean, rawKeys) => {
     if (carrying) {
       const c = carrying;
       let filler2 = 0;
       if (isBlank(clean)) filler2 = 1;
-      else if (steps && FILLER.test(clean))
+      else if (steps && isFiller(line, clean))
         filler2 = tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys) ? 2 : 1;
       if (filler2 === 1) {
-        if (++c.blanks > MAX_CONTEXT_LINES) carrying = void 0;
+        if (++c.blanks > MAX_CONTEXT_LINES) carry(void 0);
       } else if (filler2 === 2) {
-        if (carrying === c) carrying = void 0;
+        if (carrying === c) carry(void 0);
       } else if (c.ctx.while) {
         if (c.ctx.while.test(clean)) {
           if (c.left > 0) {
-            c.entry.context.push({ line, text: kept(clean, lineStart, lineEnd) });
+            c.entry.context.push(kept(line, clean, lineStart, lineEnd));
             c.left--;
             lastTaken = line;
           }
         } else {
-          carrying = void 0;
+          carry(void 0);
           tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys);
         }
       } else if (!tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys)) {
-        c.entry.context.push({ line, text: kept(clean, lineStart, lineEnd) });
+        c.entry.context.push(kept(line, clean, lineStart, lineEnd));
         lastTaken = line;
-        if (--c.left <= 0) carrying = void 0;
-      } else if (carrying === c) carrying = void 0;
+        if (--c.left <= 0) carry(void 0);
+      } else if (carrying === c) carry(void 0);
     } else {
       const found = rawKeys();
       if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found, rawKeys);
@@ -7360,25 +7391,16 @@ function capPass(shared2, cap) {
     failures,
     summaries,
     cap,
-    stepFails,
-    stepPasses,
-    stepPassLine,
+    maxChars,
     lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
-    stepVerdict: checkedVerdicts(
-      stepVerdict.map((v, s) => s < runPassedBefore ? "pass" : v),
-      stepChecked
-    ),
+    verdictOf: (s) => verdictOf(s, runPassedBefore),
     steps
   });
-  return { carrying: () => carrying !== void 0, visit, finish: finish2 };
+  return { visit, finish: finish2 };
 }
-function checkedVerdicts(verdicts, checked) {
-  let failedBefore = false;
-  return verdicts.map((v, s) => {
-    const out = v ?? (checked[s] && !failedBefore ? "pass" : void 0);
-    if (v === "fail") failedBefore = true;
-    return out;
-  });
+function verdictOf(step, runPassedBefore) {
+  if (step.index < runPassedBefore) return "pass";
+  return step.verdict ?? (step.checked && step.failedBefore < runPassedBefore ? "pass" : void 0);
 }
 function bothEnds(head, tail) {
   const out = [];
@@ -7391,12 +7413,12 @@ function bothEnds(head, tail) {
 function shapeOf2(text) {
   return SHAPE_START.exec(text.trimStart().toLowerCase().replace(/\d+/g, "#"))?.[0] ?? "";
 }
-function shapesFirst(pool2) {
+function shapesFirst(pool2, textOf2) {
   const seen = /* @__PURE__ */ new Set();
   const firsts = [];
   const repeats = [];
   for (const e of pool2) {
-    const shape = shapeOf2(e.text);
+    const shape = shapeOf2(textOf2(e));
     if (seen.has(shape)) repeats.push(e);
     else {
       seen.add(shape);
@@ -7406,7 +7428,8 @@ function shapesFirst(pool2) {
   return [...firsts, ...repeats];
 }
 function rank(found) {
-  const passedStep = (e) => found.stepVerdict[e.step] === "pass";
+  const passedStep = (e) => found.verdictOf(e.step) === "pass";
+  const textOf2 = (k) => keptText(k.clean, found.maxChars, k.longer);
   let demoted = 0;
   const keep = (pool2) => pool2.filter((e) => {
     if (!passedStep(e)) return true;
@@ -7442,8 +7465,8 @@ function rank(found) {
   for (const e of f.verdicts) take(e);
   for (const e of f.strong) take(e);
   const nothingFailed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0;
-  const stepPassed = (e) => f.stepFails[e.step] === 0 && f.stepVerdict[e.step] !== "fail" && (f.stepPasses[e.step] > 0 && (!f.steps || e.line < f.stepPassLine[e.step]) || nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine));
-  for (const e of found.steps ? shapesFirst(f.weak) : f.weak) if (!stepPassed(e)) take(e);
+  const stepPassed = (e) => e.step.fails === 0 && f.verdictOf(e.step) !== "fail" && (e.step.passes > 0 && (!f.steps || e.line < e.step.passLine) || nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine));
+  for (const e of found.steps ? shapesFirst(f.weak, textOf2) : f.weak) if (!stepPassed(e)) take(e);
   for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
   for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
   const firstContext = /* @__PURE__ */ new Map();
@@ -7451,7 +7474,7 @@ function rank(found) {
   const seen = new Set(chosen.map((e) => e.line));
   const contextLine = (e, c) => ({
     line: c.line,
-    text: c.text,
+    text: detached(textOf2(c)),
     rule: e.rule.id,
     kind: "context",
     count: 1,
@@ -7485,7 +7508,7 @@ function rank(found) {
     const kind = e.rule.kind === "summary" ? "summary" : "failure";
     out.push({
       line: e.line,
-      text: e.text,
+      text: detached(textOf2(e)),
       rule: e.rule.id,
       kind,
       count: e.count,
