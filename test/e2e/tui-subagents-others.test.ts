@@ -158,7 +158,14 @@ describe.each(PI_LINES)("another session's children in the TUI on $label", ({ li
 		expect(view).toMatch(/\? sa-1 painter · .*asks its session/);
 		expect(view).not.toContain("asks you");
 		expect(view).not.toContain("question ›");
+		// Esc back to the picker, then Esc closes it: each waits for the screen before the next key, or the second
+		// can arrive while the view is still closing and be taken by it.
 		tui.press("Escape");
+		await tui.waitFor(
+			"the picker again",
+			(s) => s.includes("subagents of this session") && !s.includes("its result goes to that session"),
+			{ timeoutMs: STEP_MS },
+		);
 		tui.press("Escape");
 		await tui.waitFor("the picker closed", (s) => !s.includes("subagents of this session"), { timeoutMs: STEP_MS });
 
