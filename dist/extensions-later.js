@@ -411,11 +411,11 @@ function questionView(child, timeoutSeconds) {
     name: child.name,
     body: (0, import_question.questionBody)(q),
     timeoutSeconds,
-    askedAt: q.askedAt,
+    seenAt: q.seenAt,
     detached: q.detached
   };
 }
-function takeQuestions(desk, ids, all = false, now = Date.now()) {
+function takeQuestions(desk, ids, all = false, now = Date.now(), seen = true) {
   const children = all ? desk.asking(ids) : desk.undelivered(ids);
   if (children.length === 0) return void 0;
   const blocks = [];
@@ -426,16 +426,20 @@ function takeQuestions(desk, ids, all = false, now = Date.now()) {
     blocks.push((0, import_ask.questionBlock)(view, now));
     carried2.questions.push({ id: child.id, seq: child.question.seq });
     child.question.delivered = true;
+    if (seen) desk.seen(child.id, child.question.seq, now);
+    else child.question.steered = true;
   }
   return { text: blocks.join("\n\n"), carried: carried2 };
 }
 async function deliverQuestions(deps, how) {
-  const gate = parentGate(deps, how);
+  const gate = parentGate(deps, how === "steer" ? "append" : how);
   if (typeof gate === "string") return gate === "done";
-  const { manager } = gate;
+  const { ctx, manager } = gate;
+  if (how === "steer" && idleNow(ctx)) return false;
+  if (how === "trigger") manager.questions.resendUnseenSteers();
   const undelivered = manager.questions.undelivered();
   if (undelivered.length === 0) return true;
-  const taken = takeQuestions(manager.questions);
+  const taken = takeQuestions(manager.questions, void 0, false, Date.now(), how !== "steer");
   if (!taken) return true;
   const message = {
     customType: import_ask.QUESTION_MESSAGE_TYPE,
@@ -446,12 +450,31 @@ ${taken.text}`,
   };
   try {
     if (how === "trigger") deps.session.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
+    else if (how === "steer") deps.session.sendMessage(message, { deliverAs: "steer" });
     else deps.session.sendMessage(message);
   } catch (error) {
-    for (const c of undelivered) if (c.question) c.question.delivered = false;
+    for (const c of undelivered)
+      if (c.question) {
+        c.question.delivered = false;
+        c.question.steered = false;
+      }
     console.error(`subagents: a question could not be delivered, will retry: ${String(error)}`);
   }
   return true;
+}
+function idleNow(ctx) {
+  try {
+    return ctx.isIdle();
+  } catch {
+    return true;
+  }
+}
+function carriedQuestions(details) {
+  const list = details?.questions;
+  if (!Array.isArray(list)) return [];
+  return list.filter(
+    (q) => typeof q?.id === "string" && typeof q.seq === "number" && Number.isInteger(q.seq) && q.seq > 0
+  );
 }
 var import_ask, import_question;
 var init_deliver = __esm({
@@ -555,7 +578,6 @@ var init_desk = __esm({
         child.question = question;
         this.open.set(child.id, child);
         this.unanswered.delete(child.id);
-        const seconds = this.timeoutSeconds;
         return new Promise((resolve5) => {
           let timer;
           const onAbort = () => {
@@ -571,16 +593,23 @@ var init_desk = __esm({
             settle: (text) => {
               finish();
               resolve5(text);
+            },
+            // The time limit counts from when the parent's context holds the question (seen()), not from the
+            // ask: a parent busy in a long tool call cannot answer what it has not seen. Until then the child's
+            // wait is bounded by its run's limit (subagents.maxRunSeconds), which counts waiting time.
+            start: () => {
+              if (timer || this.waiting.get(child.id) !== waiter) return;
+              const seconds = this.timeoutSeconds;
+              timer = setTimeout(() => {
+                if (child.question !== question) return;
+                waiter.settle((0, import_ask2.noAnswerForChild)(seconds));
+                this.close(child, "timeout", seconds);
+              }, (0, import_timers.clampTimerMs)(this.limits.timeoutMs));
+              timer.unref?.();
             }
           };
           this.waiting.set(child.id, waiter);
           signal?.addEventListener("abort", onAbort, { once: true });
-          timer = setTimeout(() => {
-            if (child.question !== question) return;
-            waiter.settle((0, import_ask2.noAnswerForChild)(seconds));
-            this.close(child, "timeout");
-          }, (0, import_timers.clampTimerMs)(this.limits.timeoutMs));
-          timer.unref?.();
           this.publish({ type: "asked", child, question });
         });
       }
@@ -598,25 +627,63 @@ var init_desk = __esm({
         this.close(child, "answered");
         return "answered";
       }
-      /** Close a child's open question (answered, timed out, withdrawn); its waiter, if any, is let go. */
-      close(child, how) {
+      /**
+       * The parent's context holds child `id`'s question `seq` now (its own message reached a request, a wait's
+       * result carried it, or Pi injected it into the running turn): its time limit starts, once.
+       */
+      seen(id, seq, now = this.now()) {
+        const question = this.open.get(id)?.question;
+        if (!question || question.seq !== seq || question.seenAt !== void 0) return;
+        question.seenAt = now;
+        question.delivered = true;
+        this.waiting.get(id)?.start();
+      }
+      /**
+       * Questions queued into the parent's running turn that its context never held, now that the parent is idle
+       * (the turn ended before Pi took them in, e.g. an interrupted run whose queue was cleared): sent again.
+       */
+      resendUnseenSteers() {
+        for (const child of this.open.values()) {
+          const q = child.question;
+          if (q?.steered && q.seenAt === void 0 && !q.detached) {
+            q.delivered = false;
+            q.steered = false;
+          }
+        }
+      }
+      /**
+       * Close a child's open question (answered, timed out, withdrawn); its waiter, if any, is let go. `seconds`:
+       * the time limit a timed-out question ran out of.
+       */
+      close(child, how, seconds = this.timeoutSeconds) {
         const question = child.question;
         if (!question) return;
         this.waiting.get(child.id)?.settle(import_ask2.WITHDRAWN_FOR_CHILD);
         child.question = void 0;
         this.open.delete(child.id);
         if (how === "answered") this.unanswered.delete(child.id);
-        else this.unanswered.set(child.id, { question, how });
-        this.publish({ type: "closed", child, question, how });
+        else this.unanswered.set(child.id, { ended: { question, how, seconds }, child });
+        this.publish({ type: "closed", child, question, how, ...how === "timeout" ? { seconds } : {} });
       }
       /**
        * The child's last question if it ended without an answer since the parent last sent to it (a late answer
-       * reaches the child as a new message, and the parent is told so); forgotten once taken.
+       * reaches the child as a new message, and the parent is told so); forgotten once taken, and recorded so (the
+       * "noted" event), so a resumed session (`pi -c`) does not say it again.
        */
       takeUnanswered(id) {
-        const ended = this.unanswered.get(id);
+        const taken = this.unanswered.get(id);
+        if (!taken) return void 0;
         this.unanswered.delete(id);
-        return ended;
+        this.publish({ type: "noted", child: taken.child, question: taken.ended.question });
+        return taken.ended;
+      }
+      /**
+       * A question that ended unanswered in an earlier process of the session and that the parent has not sent
+       * to since (read back from the session: ask/records.ts): the next subagent_send to the child says so again.
+       */
+      restoreUnanswered(child, ended) {
+        if (child.question || this.unanswered.has(child.id)) return;
+        this.unanswered.set(child.id, { ended, child });
       }
       /**
        * A child's run settled. A question still open then is withdrawn, unless the parent's process is shutting
@@ -669,7 +736,13 @@ function persistQuestion(record, event) {
         askedAt: question.askedAt
       };
       record(import_entries.QUESTION_ENTRY, data);
-    } else record(import_entries.ANSWER_ENTRY, { id: child.id, seq: question.seq, how: event.how });
+    } else if (event.type === "noted")
+      record(import_entries.NOTED_ENTRY, { id: child.id, seq: question.seq });
+    else {
+      const data = { id: child.id, seq: question.seq, how: event.how };
+      if (event.seconds !== void 0) data.seconds = event.seconds;
+      record(import_entries.ANSWER_ENTRY, data);
+    }
   } catch (error) {
     console.error(`subagents: could not record ${child.id}'s question in the session: ${String(error)}`);
   }
@@ -677,6 +750,8 @@ function persistQuestion(record, event) {
 function openQuestions(entries) {
   const asked = /* @__PURE__ */ new Map();
   const closed = /* @__PURE__ */ new Set();
+  const ended = /* @__PURE__ */ new Map();
+  const noted = /* @__PURE__ */ new Set();
   let lastSeq = 0;
   for (const raw of entries) {
     const e = raw;
@@ -684,7 +759,12 @@ function openQuestions(entries) {
     const d = e.data;
     if (!validId(d.id) || !validSeq(d.seq)) continue;
     const key = `${d.id}#${d.seq}`;
-    if (e.customType === import_entries.ANSWER_ENTRY) closed.add(key);
+    if (e.customType === import_entries.ANSWER_ENTRY) {
+      closed.add(key);
+      if (!ended.has(key) && (d.how === "timeout" || d.how === "withdrawn"))
+        ended.set(key, { how: d.how, ...validSeconds(d.seconds) ? { seconds: d.seconds } : {} });
+    }
+    if (e.customType === import_entries.NOTED_ENTRY) noted.add(key);
     if (e.customType !== import_entries.QUESTION_ENTRY) continue;
     const clean2 = (0, import_question3.cleanQuestion)({ question: d.text, options: d.options });
     if (clean2.text.length === 0) continue;
@@ -700,7 +780,10 @@ function openQuestions(entries) {
     });
   }
   const open = /* @__PURE__ */ new Map();
+  const latest = /* @__PURE__ */ new Map();
   for (const [key, q] of asked) {
+    const last = latest.get(q.id);
+    if (!last || q.seq > last.seq) latest.set(q.id, q);
     if (closed.has(key)) continue;
     const known = open.get(q.id);
     if (!known || q.seq > known.seq) {
@@ -708,7 +791,15 @@ function openQuestions(entries) {
       open.set(q.id, question);
     }
   }
-  return { asked: asked.size, lastSeq, open };
+  const late = /* @__PURE__ */ new Map();
+  for (const [id, q] of latest) {
+    const key = `${id}#${q.seq}`;
+    const end = ended.get(key);
+    if (!end || noted.has(key) || open.has(id)) continue;
+    const { id: _id, ...question } = q;
+    late.set(id, { question, how: end.how, ...end.seconds !== void 0 ? { seconds: end.seconds } : {} });
+  }
+  return { asked: asked.size, lastSeq, open, late };
 }
 function restoreQuestions(manager, entries) {
   const found = openQuestions(entries);
@@ -720,16 +811,23 @@ function restoreQuestions(manager, entries) {
     manager.questions.restore(child, question);
     restored++;
   }
+  for (const [id, late] of found.late) {
+    const child = manager.get(id);
+    if (!child || child.question || !manager.isRestored(id)) continue;
+    manager.questions.restoreUnanswered(child, { ...late, seconds: late.seconds ?? manager.questions.timeoutSeconds });
+  }
   return restored;
 }
-var import_entries, import_question3, validId, validSeq;
+var import_timers2, import_entries, import_question3, validId, validSeq, validSeconds;
 var init_records = __esm({
   "extensions/subagents/ask/records.ts"() {
     "use strict";
+    import_timers2 = require("./extensions/shared/host/timers.ts");
     import_entries = require("./extensions/subagents/domain/entries.ts");
     import_question3 = require("./extensions/subagents/ask/question.ts");
     validId = (id) => typeof id === "string" && /^sa-\d+$/.test(id);
     validSeq = (n) => typeof n === "number" && Number.isInteger(n) && n > 0;
+    validSeconds = (n) => typeof n === "number" && Number.isInteger(n) && n > 0 && n <= Math.floor(import_timers2.MAX_TIMER_MS / 1e3);
   }
 });
 
@@ -1641,15 +1739,15 @@ function waitUntil(waiters, done, options) {
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
     if (options.timeoutMs !== void 0)
-      timer = setTimeout(() => finish({ timedOut: true, aborted: false }), (0, import_timers2.clampTimerMs)(options.timeoutMs));
-    if (options.onTick) ticker = setInterval(options.onTick, Math.max(1, (0, import_timers2.clampTimerMs)(options.tickMs ?? 1e3)));
+      timer = setTimeout(() => finish({ timedOut: true, aborted: false }), (0, import_timers3.clampTimerMs)(options.timeoutMs));
+    if (options.onTick) ticker = setInterval(options.onTick, Math.max(1, (0, import_timers3.clampTimerMs)(options.tickMs ?? 1e3)));
   });
 }
-var import_timers2;
+var import_timers3;
 var init_wait_until = __esm({
   "extensions/subagents/children/wait-until.ts"() {
     "use strict";
-    import_timers2 = require("./extensions/shared/host/timers.ts");
+    import_timers3 = require("./extensions/shared/host/timers.ts");
   }
 });
 
@@ -3933,7 +4031,7 @@ async function sendTool(deps, params, ctx) {
   if (outcome === "queued-child") throw new Error(P7.queuedSendError(child));
   const said = outcome === "steered" ? P7.steeredText(child) : P7.rerunText(child, arrivalOf(deps, ctx));
   const late = ended ? `
-${(0, import_ask8.lateAnswerNote)(child.id, (0, import_question8.questionBrief)(ended.question.text), ended.how, manager.questions.timeoutSeconds)}` : "";
+${(0, import_ask8.lateAnswerNote)(child.id, (0, import_question8.questionBrief)(ended.question.text), ended.how, ended.seconds)}` : "";
   return reply(`${said}${late}`, { rows: [row(child)] });
 }
 var import_question8, import_records16, import_ask8, import_budget10, import_checkable6, P7;
@@ -3963,8 +4061,8 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
   }
   const mode = params.mode === "any" ? "any" : "all";
   const asked = typeof params.timeout_s === "number" && params.timeout_s >= 0 ? Math.round(params.timeout_s * 1e3) : void 0;
-  const timeoutMs = asked === void 0 ? void 0 : (0, import_timers3.clampTimerMs)(asked);
-  const clamped = asked !== void 0 && asked > import_timers3.MAX_TIMER_MS;
+  const timeoutMs = asked === void 0 ? void 0 : (0, import_timers4.clampTimerMs)(asked);
+  const clamped = asked !== void 0 && asked > import_timers4.MAX_TIMER_MS;
   const throttle = Math.max(250, deps.config().subagents.pollThrottleMs);
   const outcome = await manager.waitFor(ids, {
     mode,
@@ -4002,7 +4100,7 @@ async function waitTool(deps, params, signal, onUpdate, ctx) {
     ids,
     outcome,
     "wait",
-    clamped ? Math.floor(import_timers3.MAX_TIMER_MS / 1e3) : params.timeout_s
+    clamped ? Math.floor(import_timers4.MAX_TIMER_MS / 1e3) : params.timeout_s
   );
   const first = result.content[0];
   if (!first) return result;
@@ -4021,15 +4119,15 @@ ${first.text}`;
 ${first.text}`;
   }
   if (clamped)
-    first.text = `${P8.waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(import_timers3.MAX_TIMER_MS / 1e3))}
+    first.text = `${P8.waitTimeoutClampedNote(params.timeout_s ?? 0, Math.floor(import_timers4.MAX_TIMER_MS / 1e3))}
 ${first.text}`;
   return result;
 }
-var import_timers3, import_records17, import_ask9, P8;
+var import_timers4, import_records17, import_ask9, P8;
 var init_wait = __esm({
   "extensions/subagents/tools/wait.ts"() {
     "use strict";
-    import_timers3 = require("./extensions/shared/host/timers.ts");
+    import_timers4 = require("./extensions/shared/host/timers.ts");
     init_deliver();
     import_records17 = require("./extensions/subagents/domain/records.ts");
     import_ask9 = require("./extensions/subagents/prompt/ask.ts");
@@ -4668,6 +4766,7 @@ var later_exports = {};
 __export(later_exports, {
   askLimitsOf: () => askLimitsOf,
   cancelTool: () => cancelTool,
+  carriedQuestions: () => carriedQuestions,
   checkTool: () => checkTool,
   cleanupTool: () => cleanupTool,
   createSessionChildren: () => createSessionChildren,

@@ -83,6 +83,11 @@ export function setupSubagents(pi: ExtensionAPI, depth: number): void {
 		life.beforeSettle(event, ctx),
 	);
 	pi.on("turn_start", (_event, ctx) => life.turnStart(ctx));
+	// A child's question joins a busy parent's turn after its running tool calls, and its time limit starts once
+	// the parent's context holds it (ask/deliver.ts).
+	pi.on("tool_execution_start", (event, ctx) => life.toolStart(event, ctx));
+	pi.on("tool_execution_end", (event) => life.toolEnd(event));
+	pi.on("message_end", (event) => life.messageEnd(event));
 	pi.on("before_agent_start", (_event, ctx) => life.beforeAgentStart(ctx));
 	pi.on("session_compact", (_event, ctx) => life.sessionCompact(ctx));
 	pi.on("session_shutdown", (event) => life.sessionShutdown(event));

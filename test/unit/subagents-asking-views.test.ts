@@ -179,7 +179,9 @@ describe("subagent_send after a question ended unanswered", () => {
 		w.manager.questions.setLimits({ maxQuestions: 20, timeoutMs: 60 });
 		const child = spawnChild(w, { prompt: "paint", name: "painter" });
 		await until(() => w.backend.started(child.id));
-		const told = await w.manager.questions.ask(child, { question: QUESTION });
+		const asking = w.manager.questions.ask(child, { question: QUESTION });
+		takeQuestions(w.manager.questions); // the parent has it: its time limit starts
+		const told = await asking;
 		expect(told).toMatch(/^No answer from your parent within/);
 		const late = await sendTool(w.services, { id: child.id, text: "navy" }, w.ctx);
 		expect(late.content[0].text).toBe(

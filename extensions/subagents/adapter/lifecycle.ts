@@ -1,8 +1,9 @@
 /**
  * The subagents extension's lifecycle in one object: its session state (session-state.ts), the status line,
- * automatic delivery, the single-shot settle state and the spawn tool's current description, with one
- * method per Pi event it handles (sessionStart, agentEnd, agentSettled, beforeSettle, turnStart,
- * beforeAgentStart, sessionCompact, sessionShutdown). index.ts only subscribes Pi's events to them.
+ * automatic delivery, the single-shot settle state, the spawn tool's current description and the parent's
+ * tool calls running now, with one method per Pi event it handles (sessionStart, agentEnd, agentSettled,
+ * beforeSettle, turnStart, beforeAgentStart, toolStart, toolEnd, messageEnd, sessionCompact, sessionShutdown).
+ * index.ts only subscribes Pi's events to them.
  */
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
@@ -16,6 +17,7 @@ import type { RunEntryData } from "../delivery/persistence.ts";
 import type { SettleState } from "../delivery/settle.ts";
 import { QUESTION_ENTRY, RUN_ENTRY, SETTLED_ENTRY, WORKTREES_FOLDER } from "../domain/entries.ts";
 import type { SubagentServices } from "../domain/services.ts";
+import { QUESTION_MESSAGE_TYPE } from "../prompt/ask.ts";
 import { CANCELLED_IN_VIEW, ROSTER_MESSAGE_TYPE } from "../prompt/common.ts";
 import { agentsCommandText, spawnDescription } from "../prompt/spawn.ts";
 import { SPAWN_PARAMETERS } from "../tools/schemas.ts";
@@ -26,6 +28,9 @@ import { cancelOther, otherSessionChildren } from "../view/others.ts";
 import { StatusLine } from "../view/status.ts";
 import { type Later, later, laterIfLoaded, loadLater } from "./later.ts";
 import { createSessionState, type SessionState } from "./session-state.ts";
+
+/** The tool that hands questions out in its own result: a question is not steered while it runs. */
+const WAIT_TOOL = "subagent_wait";
 
 /** How long shutdown waits for children to stop and record their partial output, in milliseconds. */
 export const SHUTDOWN_WAIT_MS = 8_000;
@@ -60,6 +65,11 @@ export class SubagentsLifecycle {
 	private readonly settle: SettleState = { rounds: 0 };
 	/** The description subagent_spawn was registered with last. */
 	private spawnDescriptionText = "";
+	/**
+	 * The parent's tool calls executing now (id → tool name): while one runs that is not subagent_wait, a child's
+	 * question goes into the running turn as a steering message (Pi hands it to the model after the tool calls).
+	 */
+	private readonly runningTools = new Map<string, string>();
 
 	constructor(options: LifecycleOptions) {
 		const { pi, depth } = options;
@@ -123,12 +133,16 @@ export class SubagentsLifecycle {
 		this.delivery = new AutoDelivery(() => this.deliverNext());
 	}
 
-	/** Results first; questions at the next idle moment after them (one message starts one turn). */
+	/**
+	 * Results first; questions at the next idle moment after them (one message starts one turn). A question
+	 * does not wait for a busy parent's turn to end: while a tool call of it runs, it joins that turn.
+	 */
 	private async deliverNext(): Promise<boolean> {
 		const services = this.services;
 		// No children: nothing to deliver (the children's code, which makes them, may not even be loaded).
 		if (!services.existingChildren()) return true;
 		const { deliverPending, deliverQuestions } = await loadLater();
+		if (this.steerable()) await deliverQuestions(services, "steer");
 		return (services.existingChildren()?.ledger.pending().length ?? 0) > 0
 			? deliverPending(services, "trigger")
 			: deliverQuestions(services, "trigger");
@@ -224,6 +238,7 @@ export class SubagentsLifecycle {
 	/** 0.73: sendMessage inside agent_end starts no turn, so poll for idle on later ticks. */
 	agentEnd(ctx: ExtensionContext): void {
 		this.state.remember(ctx);
+		this.runningTools.clear();
 		this.delivery.schedule(FLUSH_POLL_ATTEMPTS);
 	}
 
@@ -246,6 +261,42 @@ export class SubagentsLifecycle {
 
 	turnStart(ctx: ExtensionContext): void {
 		this.state.remember(ctx);
+	}
+
+	/**
+	 * Whether a question may be steered into the parent's turn now: one of its tool calls runs, so Pi takes the
+	 * message in after them (a turn without one may end before Pi looks for steering messages, which would
+	 * strand it on 0.73), and none is subagent_wait (which hands questions out in its own result).
+	 */
+	private steerable(): boolean {
+		if (this.runningTools.size === 0 || this.services.closing()) return false;
+		for (const name of this.runningTools.values()) if (name === WAIT_TOOL) return false;
+		return (this.services.existingChildren()?.questions.undelivered().length ?? 0) > 0;
+	}
+
+	/** A tool call of the parent starts: a question that waits for the parent can join its turn now. */
+	toolStart(event: { toolCallId?: unknown; toolName?: unknown }, ctx: ExtensionContext): void {
+		this.state.remember(ctx);
+		if (typeof event.toolCallId !== "string") return;
+		this.runningTools.set(event.toolCallId, typeof event.toolName === "string" ? event.toolName : "");
+		if (this.steerable()) this.delivery.schedule();
+	}
+
+	toolEnd(event: { toolCallId?: unknown }): void {
+		if (typeof event.toolCallId === "string") this.runningTools.delete(event.toolCallId);
+	}
+
+	/**
+	 * A message reached the parent's context: a question's own (a steer Pi injected into the turn, or one that
+	 * started a turn) starts its children's time limits (ask/desk.ts seen). Its details are read as input.
+	 */
+	messageEnd(event: { message?: unknown }): void {
+		const message = event.message as { role?: unknown; customType?: unknown; details?: unknown } | undefined;
+		if (message?.role !== "custom" || message.customType !== QUESTION_MESSAGE_TYPE) return;
+		const manager = this.services.existingChildren();
+		const code = laterIfLoaded();
+		if (!manager || !code) return;
+		for (const q of code.carriedQuestions(message.details)) manager.questions.seen(q.id, q.seq);
 	}
 
 	/** Agent files changed since the last prompt: the next request lists them. */
@@ -283,6 +334,7 @@ export class SubagentsLifecycle {
 	async sessionShutdown(event: unknown): Promise<void> {
 		const { state, depth } = this;
 		state.setClosing(true);
+		this.runningTools.clear();
 		this.settle.abort?.abort();
 		this.delivery.cancel();
 		this.status.stop();

@@ -1,7 +1,11 @@
 /**
  * Questions reach the parent the way results do: as a message of their own when the parent is idle (a
  * follow-up that starts a turn), or in the result of a subagent_wait that names the child, and after a
- * resume with the session's first request. Each question is framed as the child's words (prompt/ask.ts).
+ * resume with the session's first request. Unlike results, a question does not wait for a busy parent's turn
+ * to end: while the parent runs a tool call other than subagent_wait, it is queued into that turn as a steering
+ * message, which Pi (both lines) hands the model after the running tool calls, before its next request. Each
+ * question is framed as the child's words (prompt/ask.ts). The child's time limit starts when the parent's
+ * context holds the question (QuestionDesk.seen).
  */
 import { parentGate } from "../domain/gate.ts";
 import type { ChildRecord } from "../domain/records.ts";
@@ -26,20 +30,23 @@ export function questionView(child: ChildRecord, timeoutSeconds: number): Questi
 		name: child.name,
 		body: questionBody(q),
 		timeoutSeconds,
-		askedAt: q.askedAt,
+		seenAt: q.seenAt,
 		detached: q.detached,
 	};
 }
 
 /**
  * Open questions of `ids` (every child when absent) as text for the parent, marked delivered; undefined when
- * there are none. `all`: questions the parent has already are stated again too (a wait names them).
+ * there are none. `all`: questions the parent has already are stated again too (a wait names them). `seen`:
+ * the text reaches the parent's next request at once (a wait's result, a message that starts a turn), so the
+ * children's time limits start now; false for a steering message (they start when Pi injects it).
  */
 export function takeQuestions(
 	desk: QuestionDesk,
 	ids?: readonly string[],
 	all = false,
 	now = Date.now(),
+	seen = true,
 ): { text: string; carried: QuestionsCarried } | undefined {
 	const children = all ? desk.asking(ids) : desk.undelivered(ids);
 	if (children.length === 0) return undefined;
@@ -51,25 +58,32 @@ export function takeQuestions(
 		blocks.push(questionBlock(view, now));
 		carried.questions.push({ id: child.id, seq: child.question.seq });
 		child.question.delivered = true;
+		if (seen) desk.seen(child.id, child.question.seq, now);
+		else child.question.steered = true;
 	}
 	return { text: blocks.join("\n\n"), carried };
 }
 
 /**
  * Every open question the parent does not have yet, as one message. "trigger": only when the parent is idle,
- * and start a turn; "append": add it now for the next turn (a resumed session). False when the parent was busy.
+ * and start a turn; "append": add it now for the next turn (a resumed session); "steer": only while the parent
+ * runs (the caller knows a tool call other than subagent_wait runs), into that turn after its tool calls.
+ * False when the parent was busy (trigger) or idle (steer): try again later.
  */
 export async function deliverQuestions(
 	deps: Pick<SubagentServices, "depth" | "context" | "existingChildren" | "session">,
-	how: "trigger" | "append",
+	how: "trigger" | "append" | "steer",
 ): Promise<boolean> {
 	// A top-level single-shot run on Pi 1.x gets a question through subagent_wait instead (domain/gate.ts).
-	const gate = parentGate(deps, how);
+	const gate = parentGate(deps, how === "steer" ? "append" : how);
 	if (typeof gate === "string") return gate === "done"; // busy: false, try again later
-	const { manager } = gate;
+	const { ctx, manager } = gate;
+	if (how === "steer" && idleNow(ctx)) return false;
+	// Steered questions the idle parent's context never took in (a run interrupted first) go again.
+	if (how === "trigger") manager.questions.resendUnseenSteers();
 	const undelivered = manager.questions.undelivered();
 	if (undelivered.length === 0) return true;
-	const taken = takeQuestions(manager.questions);
+	const taken = takeQuestions(manager.questions, undefined, false, Date.now(), how !== "steer");
 	if (!taken) return true;
 	const message = {
 		customType: QUESTION_MESSAGE_TYPE,
@@ -79,10 +93,33 @@ export async function deliverQuestions(
 	};
 	try {
 		if (how === "trigger") deps.session.sendMessage(message, { deliverAs: "followUp", triggerTurn: true });
+		else if (how === "steer") deps.session.sendMessage(message, { deliverAs: "steer" });
 		else deps.session.sendMessage(message);
 	} catch (error) {
-		for (const c of undelivered) if (c.question) c.question.delivered = false;
+		for (const c of undelivered)
+			if (c.question) {
+				c.question.delivered = false;
+				c.question.steered = false;
+			}
 		console.error(`subagents: a question could not be delivered, will retry: ${String(error)}`);
 	}
 	return true;
+}
+
+function idleNow(ctx: { isIdle(): boolean }): boolean {
+	try {
+		return ctx.isIdle();
+	} catch {
+		return true;
+	}
+}
+
+/** The questions a message of the parent's session carries (its details), checked: a message is input. */
+export function carriedQuestions(details: unknown): Array<{ id: string; seq: number }> {
+	const list = (details as { questions?: unknown } | null | undefined)?.questions;
+	if (!Array.isArray(list)) return [];
+	return list.filter(
+		(q): q is { id: string; seq: number } =>
+			typeof q?.id === "string" && typeof q.seq === "number" && Number.isInteger(q.seq) && q.seq > 0,
+	);
 }

@@ -27,9 +27,22 @@ import { type AskedQuestion, type AskInput, type AskLimits, askDecision, cleanQu
 /** How a question ended. */
 export type QuestionEnd = "answered" | "timeout" | "withdrawn";
 
+/**
+ * A child's last question that ended without an answer, until the parent next sends to the child (its text then
+ * goes as a new message, and the parent is told so once: the late-answer note). `seconds`: the time limit it
+ * ran out of (a timeout).
+ */
+export interface Unanswered {
+	question: AskedQuestion;
+	how: "timeout" | "withdrawn";
+	seconds: number;
+}
+
 export type QuestionEvent =
 	| { type: "asked"; child: ChildRecord; question: AskedQuestion }
-	| { type: "closed"; child: ChildRecord; question: AskedQuestion; how: QuestionEnd };
+	| { type: "closed"; child: ChildRecord; question: AskedQuestion; how: QuestionEnd; seconds?: number }
+	/** The parent sent to the child after its question ended unanswered, and was told so (takeUnanswered). */
+	| { type: "noted"; child: ChildRecord; question: AskedQuestion };
 export type QuestionListener = (event: QuestionEvent) => void;
 
 /** Defaults until the configuration is read (subagents.maxQuestions, subagents.askTimeoutSeconds). */
@@ -46,6 +59,8 @@ export function askLimitsOf(config: HeadroomConfig): AskLimits {
 /** A blocked ask_parent call. */
 interface Waiter {
 	settle(text: string): void;
+	/** Start the time limit (once): the parent's context holds the question now. */
+	start(): void;
 }
 
 export class QuestionDesk {
@@ -59,7 +74,7 @@ export class QuestionDesk {
 	private readonly waiting = new Map<string, Waiter>();
 	private readonly listeners = new Set<QuestionListener>();
 	/** Each child's last question that ended without an answer (timeout, withdrawn), until the parent next sends to it. */
-	private readonly unanswered = new Map<string, { question: AskedQuestion; how: "timeout" | "withdrawn" }>();
+	private readonly unanswered = new Map<string, { ended: Unanswered; child: ChildRecord }>();
 
 	constructor(private readonly now: () => number = Date.now) {}
 
@@ -129,7 +144,6 @@ export class QuestionDesk {
 		child.question = question;
 		this.open.set(child.id, child);
 		this.unanswered.delete(child.id);
-		const seconds = this.timeoutSeconds;
 		return new Promise<string>((resolve) => {
 			let timer: ReturnType<typeof setTimeout> | undefined;
 			const onAbort = () => {
@@ -147,15 +161,22 @@ export class QuestionDesk {
 					finish();
 					resolve(text);
 				},
+				// The time limit counts from when the parent's context holds the question (seen()), not from the
+				// ask: a parent busy in a long tool call cannot answer what it has not seen. Until then the child's
+				// wait is bounded by its run's limit (subagents.maxRunSeconds), which counts waiting time.
+				start: () => {
+					if (timer || this.waiting.get(child.id) !== waiter) return;
+					const seconds = this.timeoutSeconds;
+					timer = setTimeout(() => {
+						if (child.question !== question) return;
+						waiter.settle(noAnswerForChild(seconds));
+						this.close(child, "timeout", seconds);
+					}, clampTimerMs(this.limits.timeoutMs));
+					timer.unref?.();
+				},
 			};
 			this.waiting.set(child.id, waiter);
 			signal?.addEventListener("abort", onAbort, { once: true });
-			timer = setTimeout(() => {
-				if (child.question !== question) return;
-				waiter.settle(noAnswerForChild(seconds));
-				this.close(child, "timeout");
-			}, clampTimerMs(this.limits.timeoutMs));
-			timer.unref?.();
 			this.publish({ type: "asked", child, question });
 		});
 	}
@@ -175,26 +196,67 @@ export class QuestionDesk {
 		return "answered";
 	}
 
-	/** Close a child's open question (answered, timed out, withdrawn); its waiter, if any, is let go. */
-	close(child: ChildRecord, how: QuestionEnd): void {
+	/**
+	 * The parent's context holds child `id`'s question `seq` now (its own message reached a request, a wait's
+	 * result carried it, or Pi injected it into the running turn): its time limit starts, once.
+	 */
+	seen(id: string, seq: number, now = this.now()): void {
+		const question = this.open.get(id)?.question;
+		if (!question || question.seq !== seq || question.seenAt !== undefined) return;
+		question.seenAt = now;
+		question.delivered = true;
+		this.waiting.get(id)?.start();
+	}
+
+	/**
+	 * Questions queued into the parent's running turn that its context never held, now that the parent is idle
+	 * (the turn ended before Pi took them in, e.g. an interrupted run whose queue was cleared): sent again.
+	 */
+	resendUnseenSteers(): void {
+		for (const child of this.open.values()) {
+			const q = child.question;
+			if (q?.steered && q.seenAt === undefined && !q.detached) {
+				q.delivered = false;
+				q.steered = false;
+			}
+		}
+	}
+
+	/**
+	 * Close a child's open question (answered, timed out, withdrawn); its waiter, if any, is let go. `seconds`:
+	 * the time limit a timed-out question ran out of.
+	 */
+	close(child: ChildRecord, how: QuestionEnd, seconds = this.timeoutSeconds): void {
 		const question = child.question;
 		if (!question) return;
 		this.waiting.get(child.id)?.settle(WITHDRAWN_FOR_CHILD);
 		child.question = undefined;
 		this.open.delete(child.id);
 		if (how === "answered") this.unanswered.delete(child.id);
-		else this.unanswered.set(child.id, { question, how });
-		this.publish({ type: "closed", child, question, how });
+		else this.unanswered.set(child.id, { ended: { question, how, seconds }, child });
+		this.publish({ type: "closed", child, question, how, ...(how === "timeout" ? { seconds } : {}) });
 	}
 
 	/**
 	 * The child's last question if it ended without an answer since the parent last sent to it (a late answer
-	 * reaches the child as a new message, and the parent is told so); forgotten once taken.
+	 * reaches the child as a new message, and the parent is told so); forgotten once taken, and recorded so (the
+	 * "noted" event), so a resumed session (`pi -c`) does not say it again.
 	 */
-	takeUnanswered(id: string): { question: AskedQuestion; how: "timeout" | "withdrawn" } | undefined {
-		const ended = this.unanswered.get(id);
+	takeUnanswered(id: string): Unanswered | undefined {
+		const taken = this.unanswered.get(id);
+		if (!taken) return undefined;
 		this.unanswered.delete(id);
-		return ended;
+		this.publish({ type: "noted", child: taken.child, question: taken.ended.question });
+		return taken.ended;
+	}
+
+	/**
+	 * A question that ended unanswered in an earlier process of the session and that the parent has not sent
+	 * to since (read back from the session: ask/records.ts): the next subagent_send to the child says so again.
+	 */
+	restoreUnanswered(child: ChildRecord, ended: Unanswered): void {
+		if (child.question || this.unanswered.has(child.id)) return;
+		this.unanswered.set(child.id, { ended, child });
 	}
 
 	/**

@@ -15,8 +15,18 @@ export interface AskedQuestion {
 	run: number;
 	/** Epoch ms it was asked. */
 	askedAt: number;
-	/** Whether the parent has it in its context (a delivered message, or a subagent_wait result). */
+	/**
+	 * Whether it went to the parent: a message of its own, a subagent_wait result, or a steering message queued
+	 * into the parent's running turn (then it reaches the parent's context after the tool call that runs).
+	 */
 	delivered: boolean;
+	/** Queued into the parent's running turn as a steering message (its `seenAt` comes when Pi injects it). */
+	steered?: boolean;
+	/**
+	 * Epoch ms the parent's context first held it: the child's time limit (askTimeoutSeconds) counts from here,
+	 * never from `askedAt`, so a question the parent could not see yet never runs out.
+	 */
+	seenAt?: number;
 	/**
 	 * The run that asked ended while it waited (found in the session of an earlier process): nobody waits for
 	 * the answer any more, which then starts a new run instead.

@@ -16,5 +16,10 @@ export const RESULT_MESSAGE_TYPE = "subagent-result";
 export const QUESTION_ENTRY = "subagent-question";
 /** Session entry written when a question is closed. */
 export const ANSWER_ENTRY = "subagent-answer";
+/**
+ * Session entry written when the parent sent to a child whose question had ended unanswered, and was told so
+ * (the late-answer note): a resumed session does not say it again.
+ */
+export const NOTED_ENTRY = "subagent-question-noted";
 /** Folder of the children's worktrees inside the store root (<agentDir>/cache/headroom/worktrees). */
 export const WORKTREES_FOLDER = "worktrees";

@@ -46,7 +46,7 @@ export async function sendTool(
 	if (outcome === "queued-child") throw new Error(P.queuedSendError(child));
 	const said = outcome === "steered" ? P.steeredText(child) : P.rerunText(child, arrivalOf(deps, ctx));
 	const late = ended
-		? `\n${lateAnswerNote(child.id, questionBrief(ended.question.text), ended.how, manager.questions.timeoutSeconds)}`
+		? `\n${lateAnswerNote(child.id, questionBrief(ended.question.text), ended.how, ended.seconds)}`
 		: "";
 	return reply(`${said}${late}`, { rows: [row(child)] });
 }
