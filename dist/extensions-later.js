@@ -469,6 +469,11 @@ function idleNow(ctx) {
     return true;
   }
 }
+function questionsSeen(desk, message, now = Date.now()) {
+  const m = message;
+  if (m?.role !== "custom" || m.customType !== import_ask.QUESTION_MESSAGE_TYPE) return;
+  for (const q of carriedQuestions(m.details)) desk.seen(q.id, q.seq, now);
+}
 function carriedQuestions(details) {
   const list = details?.questions;
   if (!Array.isArray(list)) return [];
@@ -664,6 +669,10 @@ var init_desk = __esm({
         if (how === "answered") this.unanswered.delete(child.id);
         else this.unanswered.set(child.id, { ended: { question, how, seconds }, child });
         this.publish({ type: "closed", child, question, how, ...how === "timeout" ? { seconds } : {} });
+      }
+      /** The child's last question if it ended without an answer since the parent last sent to it (not taken). */
+      unansweredOf(id) {
+        return this.unanswered.get(id)?.ended;
       }
       /**
        * The child's last question if it ended without an answer since the parent last sent to it (a late answer
@@ -4022,13 +4031,14 @@ async function sendTool(deps, params, ctx) {
     const text2 = spent ? (0, import_budget10.answeredOverBudgetText)(child.id, spent) : (0, import_ask8.answeredText)(child.id, child.name);
     return reply(text2, { rows: [row(child)] });
   }
-  const ended = asked ? void 0 : manager.questions.takeUnanswered(id);
+  const ended = asked ? void 0 : manager.questions.unansweredOf(id);
   const given = asked && answered === "detached" ? (0, import_ask8.resumedAnswerText)(asked.text, params.text) : params.text;
   const resume = manager.isRestored(id) ? resumeSettings(deps, child, ctx) : void 0;
   const text = child.structured && (0, import_records16.isSettled)(child.state) ? given + import_checkable6.OUTPUT_SCHEMA_REMINDER : given;
   const outcome = await manager.send(id, text, resume);
   if (asked && answered === "detached" && outcome === "rerun") manager.questions.close(child, "answered");
   if (outcome === "queued-child") throw new Error(P7.queuedSendError(child));
+  if (ended) manager.questions.takeUnanswered(id);
   const said = outcome === "steered" ? P7.steeredText(child) : P7.rerunText(child, arrivalOf(deps, ctx));
   const late = ended ? `
 ${(0, import_ask8.lateAnswerNote)(child.id, (0, import_question8.questionBrief)(ended.question.text), ended.how, ended.seconds)}` : "";
@@ -4766,7 +4776,6 @@ var later_exports = {};
 __export(later_exports, {
   askLimitsOf: () => askLimitsOf,
   cancelTool: () => cancelTool,
-  carriedQuestions: () => carriedQuestions,
   checkTool: () => checkTool,
   cleanupTool: () => cleanupTool,
   createSessionChildren: () => createSessionChildren,
@@ -4778,6 +4787,7 @@ __export(later_exports, {
   persistQuestion: () => persistQuestion,
   persistRun: () => persistRun,
   persistSettled: () => persistSettled,
+  questionsSeen: () => questionsSeen,
   recordedSpawnProblem: () => recordedSpawnProblem,
   restoreFromSession: () => restoreFromSession,
   restoreQuestions: () => restoreQuestions,

@@ -13282,6 +13282,14 @@ var init_session_state = __esm({
 });
 
 // extensions/subagents/adapter/lifecycle.ts
+function maySteer(running) {
+  let any = false;
+  for (const name of running) {
+    if (name === WAIT_TOOL) return false;
+    any = true;
+  }
+  return any;
+}
 function hasChildRecords(branch) {
   const kinds = [RUN_ENTRY, SETTLED_ENTRY, QUESTION_ENTRY];
   return branch.some((entry) => {
@@ -13503,8 +13511,7 @@ var init_lifecycle = __esm({
        * strand it on 0.73), and none is subagent_wait (which hands questions out in its own result).
        */
       steerable() {
-        if (this.runningTools.size === 0 || this.services.closing()) return false;
-        for (const name of this.runningTools.values()) if (name === WAIT_TOOL) return false;
+        if (this.services.closing() || !maySteer(this.runningTools.values())) return false;
         return (this.services.existingChildren()?.questions.undelivered().length ?? 0) > 0;
       }
       /** A tool call of the parent starts: a question that waits for the parent can join its turn now. */
@@ -13525,9 +13532,7 @@ var init_lifecycle = __esm({
         const message = event.message;
         if (message?.role !== "custom" || message.customType !== QUESTION_MESSAGE_TYPE) return;
         const manager = this.services.existingChildren();
-        const code2 = laterIfLoaded();
-        if (!manager || !code2) return;
-        for (const q of code2.carriedQuestions(message.details)) manager.questions.seen(q.id, q.seq);
+        if (manager) laterIfLoaded()?.questionsSeen(manager.questions, message);
       }
       /** Agent files changed since the last prompt: the next request lists them. */
       beforeAgentStart(ctx) {

@@ -6,7 +6,7 @@
  * In the built bundle this module and what only it reaches are a second file, read on that first use
  * (docs/startup.md, "Loaded on first use").
  */
-export { carriedQuestions, deliverQuestions } from "./ask/deliver.ts";
+export { deliverQuestions, questionsSeen } from "./ask/deliver.ts";
 export { askLimitsOf } from "./ask/desk.ts";
 export { persistQuestion, restoreQuestions } from "./ask/records.ts";
 export { createSessionChildren, limitsOf } from "./children/session.ts";

@@ -94,7 +94,16 @@ describe("registration drift guards", () => {
 	});
 
 	it("hooks the lifecycle on both Pi lines and renders delivered results", () => {
-		for (const e of ["session_start", "agent_end", "agent_settled", "session_shutdown"])
+		// tool_execution_* and message_end: a question joins a busy parent's turn, its time limit starts when taken in.
+		for (const e of [
+			"session_start",
+			"agent_end",
+			"agent_settled",
+			"session_shutdown",
+			"tool_execution_start",
+			"tool_execution_end",
+			"message_end",
+		])
 			expect(events.has(e)).toBe(true);
 		expect(renderers.has("subagent-result")).toBe(true);
 		expect(commands.has("agents")).toBe(true);

@@ -269,8 +269,7 @@ export class SubagentsLifecycle {
 	 * strand it on 0.73), and none is subagent_wait (which hands questions out in its own result).
 	 */
 	private steerable(): boolean {
-		if (this.runningTools.size === 0 || this.services.closing()) return false;
-		for (const name of this.runningTools.values()) if (name === WAIT_TOOL) return false;
+		if (this.services.closing() || !maySteer(this.runningTools.values())) return false;
 		return (this.services.existingChildren()?.questions.undelivered().length ?? 0) > 0;
 	}
 
@@ -291,12 +290,11 @@ export class SubagentsLifecycle {
 	 * started a turn) starts its children's time limits (ask/desk.ts seen). Its details are read as input.
 	 */
 	messageEnd(event: { message?: unknown }): void {
-		const message = event.message as { role?: unknown; customType?: unknown; details?: unknown } | undefined;
+		const message = event.message as { role?: unknown; customType?: unknown } | undefined;
 		if (message?.role !== "custom" || message.customType !== QUESTION_MESSAGE_TYPE) return;
+		// Children exist only once their code was loaded (adapter/later.ts).
 		const manager = this.services.existingChildren();
-		const code = laterIfLoaded();
-		if (!manager || !code) return;
-		for (const q of code.carriedQuestions(message.details)) manager.questions.seen(q.id, q.seq);
+		if (manager) laterIfLoaded()?.questionsSeen(manager.questions, message);
 	}
 
 	/** Agent files changed since the last prompt: the next request lists them. */
@@ -365,6 +363,20 @@ export class SubagentsLifecycle {
 		await Promise.race([Promise.all(stopping), new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref?.())]);
 		for (const home of others) home.flushToFile();
 	}
+}
+
+/**
+ * Whether a question may join the parent's running turn, given the names of its tool calls running now: only
+ * while one runs (Pi then takes a steering message in after them), and never while subagent_wait runs (it hands
+ * questions out in its own result).
+ */
+export function maySteer(running: Iterable<string>): boolean {
+	let any = false;
+	for (const name of running) {
+		if (name === WAIT_TOOL) return false;
+		any = true;
+	}
+	return any;
 }
 
 /**

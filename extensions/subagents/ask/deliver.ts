@@ -114,6 +114,16 @@ function idleNow(ctx: { isIdle(): boolean }): boolean {
 	}
 }
 
+/**
+ * A message reached the parent's context (Pi's message_end): if it is a question message (a steer Pi took into
+ * the turn, or one that started a turn), its questions' time limits start now. Anything else is ignored.
+ */
+export function questionsSeen(desk: QuestionDesk, message: unknown, now = Date.now()): void {
+	const m = message as { role?: unknown; customType?: unknown; details?: unknown } | null | undefined;
+	if (m?.role !== "custom" || m.customType !== QUESTION_MESSAGE_TYPE) return;
+	for (const q of carriedQuestions(m.details)) desk.seen(q.id, q.seq, now);
+}
+
 /** The questions a message of the parent's session carries (its details), checked: a message is input. */
 export function carriedQuestions(details: unknown): Array<{ id: string; seq: number }> {
 	const list = (details as { questions?: unknown } | null | undefined)?.questions;

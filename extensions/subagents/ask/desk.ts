@@ -237,6 +237,11 @@ export class QuestionDesk {
 		this.publish({ type: "closed", child, question, how, ...(how === "timeout" ? { seconds } : {}) });
 	}
 
+	/** The child's last question if it ended without an answer since the parent last sent to it (not taken). */
+	unansweredOf(id: string): Unanswered | undefined {
+		return this.unanswered.get(id)?.ended;
+	}
+
 	/**
 	 * The child's last question if it ended without an answer since the parent last sent to it (a late answer
 	 * reaches the child as a new message, and the parent is told so); forgotten once taken, and recorded so (the

@@ -36,7 +36,7 @@ export async function sendTool(
 		return reply(text, { rows: [row(child)] });
 	}
 	// A question that ended unanswered (timed out, withdrawn): the text is a new message, and the parent is told.
-	const ended = asked ? undefined : manager.questions.takeUnanswered(id);
+	const ended = asked ? undefined : manager.questions.unansweredOf(id);
 	const given = asked && answered === "detached" ? resumedAnswerText(asked.text, params.text) : params.text;
 	const resume = manager.isRestored(id) ? resumeSettings(deps, child, ctx) : undefined;
 	// A structured child's new run must end with the JSON again; a steer joins the run that already must.
@@ -44,6 +44,8 @@ export async function sendTool(
 	const outcome = await manager.send(id, text, resume);
 	if (asked && answered === "detached" && outcome === "rerun") manager.questions.close(child, "answered");
 	if (outcome === "queued-child") throw new Error(P.queuedSendError(child));
+	// Told once, and only when the text went: recorded, so a resumed session does not say it again.
+	if (ended) manager.questions.takeUnanswered(id);
 	const said = outcome === "steered" ? P.steeredText(child) : P.rerunText(child, arrivalOf(deps, ctx));
 	const late = ended
 		? `\n${lateAnswerNote(child.id, questionBrief(ended.question.text), ended.how, ended.seconds)}`
