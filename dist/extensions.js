@@ -1299,7 +1299,7 @@ function toWellFormed(text) {
   return nativeToWellFormed ? nativeToWellFormed.call(text) : replaceLoneSurrogates(text);
 }
 function detached(text) {
-  return ` ${text}`.slice(1);
+  return [" ", text].join("").slice(1);
 }
 var NEWLINE, REPLACEMENT_CHARACTER, LONE_SURROGATE, nativeByteLength, nativeToWellFormed;
 var init_utf8 = __esm({
