@@ -1,11 +1,11 @@
 /**
  * What the package keeps after a call does not keep the text it was made from alive: a projection's head and tail,
  * a clipped prefix and a clipped list's head were slices of their input, and a slice holds the whole string it was
- * cut from, so a held projection of a 16 MiB log held the 16 MiB (a window's, the third of the file it numbered).
+ * cut from, so a held projection of a log held all of it (a window's, the third of the file it numbered).
  * The extensions' outputs made through the projection (a stub of a file read or a search, a handoff transcript, a
  * trimmed context, a subagent result or check) are held here too. The cases run in a child process with
- * --expose-gc (test/fixtures/held-memory-outputs.ts): each makes the output of a 16 MiB text, drops the text,
- * collects garbage and reports the heap. The text takes 16 MiB or more of heap while it lives; once it is dropped,
+ * --expose-gc (test/fixtures/held-memory-outputs.ts): each makes the output of an 8 MiB text, drops the text,
+ * collects garbage and reports the heap. The text takes 8 MiB or more of heap while it lives; once it is dropped,
  * what the output still holds must be a small part of that (the output: a few KB). The copy itself, detached(), and
  * the projection's outputs are checked under Bun too (test/fixtures/held-memory-copies.ts): JavaScriptCore cuts a
  * concatenation without copying it, so the copy V8 lets go of (a concatenation cut again) held the text there.
@@ -21,7 +21,7 @@ const OUTPUTS = fileURLToPath(new URL("../fixtures/held-memory-outputs.ts", impo
 const COPIES = fileURLToPath(new URL("../fixtures/held-memory-copies.ts", import.meta.url));
 const BUN = fileURLToPath(new URL("../../node_modules/.bin/bun", import.meta.url));
 const NODE = [process.execPath, "--expose-gc", "--import", "jiti/register"];
-const MIB = 16;
+const MIB = 8;
 
 type Heap = { what: string; before: number; alive: number; dropped: number };
 
@@ -33,7 +33,7 @@ async function heaps(command: string[], script: string, whats: string[]): Promis
 		// Not spawnSync: the test's worker must answer its runner while the child works.
 		const child = await promisify(execFile)(program, [...args, script, String(MIB), whats.join(",")], {
 			encoding: "utf8",
-			timeout: 170_000,
+			timeout: 280_000,
 			maxBuffer: 1 << 20,
 			env: { ...process.env, TMPDIR: tmp },
 		});
@@ -89,17 +89,17 @@ describe("a kept output and its input", () => {
 			"project-list",
 			"project-window",
 		]);
-	}, 180_000);
+	}, 300_000);
 
 	it("a stub, a handoff transcript, a trimmed context and a subagent result or check let their text go", async () => {
 		await expectLetGo(["stub-file", "stub-search", "handoff", "context-trim", "subagent-result", "subagent-check"]);
-	}, 180_000);
+	}, 300_000);
 
 	it("a copy made with detached() lets its text go under Node", async () => {
 		await expectCopiesLetGo(NODE, COPY_CASES);
-	}, 180_000);
+	}, 300_000);
 
 	it("under Bun too, and so do the projection's cut, clipped, list and window outputs", async () => {
 		await expectCopiesLetGo([BUN], [...COPY_CASES, "project", "project-clip", "project-list", "project-window"]);
-	}, 180_000);
+	}, 300_000);
 });
