@@ -1299,7 +1299,7 @@ function toWellFormed(text) {
   return nativeToWellFormed ? nativeToWellFormed.call(text) : replaceLoneSurrogates(text);
 }
 function detached(text) {
-  return ` ${text}`.slice(1);
+  return [" ", text].join("").slice(1);
 }
 var NEWLINE, REPLACEMENT_CHARACTER, LONE_SURROGATE, nativeByteLength, nativeToWellFormed;
 var init_utf8 = __esm({
@@ -1420,7 +1420,7 @@ function clip(text, lim, totals2, marker) {
     budgetLines = lim.maxLines;
     end = prefixEnd(text, budgetBytes, budgetLines);
   }
-  const kept = text.slice(0, end);
+  const kept = detached(text.slice(0, end));
   const keptLines = end === 0 ? 0 : countNewlines(kept) + 1;
   const partial = end < text.length && text.charCodeAt(end) !== 10;
   const omittedLines = totals2.lines - keptLines + (partial && keptLines > 0 ? 1 : 0);
@@ -2029,10 +2029,10 @@ function listed(c, shown, marker, clippedEnd) {
   const n2 = c.items.length;
   if (shown === n2 && clippedEnd === void 0) return { ...base, shownItems: n2, entries: c.items };
   const partial = clippedEnd !== void 0;
-  const entries = partial ? [`${c.items[0].slice(0, clippedEnd)}${CLIP_MARK}`, ...c.items.slice(1, shown)] : c.items.slice(0, shown);
+  const entries = partial ? [`${detached(c.items[0].slice(0, clippedEnd))}${CLIP_MARK}`, ...c.items.slice(1, shown)] : c.items.slice(0, shown);
   let headEnd = clippedEnd ?? Math.max(0, shown - 1) * c.separator.length;
   if (!partial) for (const item of entries) headEnd += item.length;
-  const head = c.whole.slice(0, headEnd);
+  const head = detached(c.whole.slice(0, headEnd));
   const shownText = entries.join(c.separator);
   const text = marker === "" ? shownText : shown > 0 ? `${shownText}${c.joiner}${marker}` : marker;
   const alsoShown = partial && shown > 1 ? utf8ByteLength(c.separator) + utf8ByteLength(c.items[1]) : 0;
@@ -2194,8 +2194,8 @@ function cutBody(text, lim, totals2, w, frame, artifact, spare) {
     }
   } else if (w.footer) footer = notSavedFooter(frame.totals.bytes, frame.totals.lines, w.reason);
   const ascii = totals2.bytes === n2;
-  const head = ascii ? text.slice(0, headEnd) : toWellFormed(text.slice(0, headEnd));
-  const tail = ascii ? text.slice(tailStart) : toWellFormed(text.slice(tailStart));
+  const head = detached(ascii ? text.slice(0, headEnd) : toWellFormed(text.slice(0, headEnd)));
+  const tail = detached(ascii ? text.slice(tailStart) : toWellFormed(text.slice(tailStart)));
   let out = head;
   if (head.length > 0 && !head.endsWith("\n")) out += "\n";
   out += `${marker}

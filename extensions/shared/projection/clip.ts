@@ -3,7 +3,7 @@
  * a reason, a brief) is clipped to its longest prefix within both limits, then a mark. See projection.ts
  * for the rules.
  */
-import { advanceByBytes, countNewlines, utf8ByteLength } from "../text/utf8.ts";
+import { advanceByBytes, countNewlines, detached, utf8ByteLength } from "../text/utf8.ts";
 import type { Limits } from "./limits.ts";
 import { CLIP_MARK } from "./prompt.ts";
 import type { Projection, ProjectOptions } from "./types.ts";
@@ -96,7 +96,7 @@ export function clip(text: string, lim: Limits, totals: Totals, marker?: Project
 		budgetLines = lim.maxLines;
 		end = prefixEnd(text, budgetBytes, budgetLines);
 	}
-	const kept = text.slice(0, end);
+	const kept = detached(text.slice(0, end)); // a copy: a slice would keep all of `text` alive with the projection
 	const keptLines = end === 0 ? 0 : countNewlines(kept) + 1;
 	const partial = end < text.length && text.charCodeAt(end) !== 10;
 	const omittedLines = totals.lines - keptLines + (partial && keptLines > 0 ? 1 : 0);

@@ -17,7 +17,7 @@
  * - A marker wording that returns "" (a cap that counts nothing) takes no entry.
  * - Items are shown as given, never reordered; the caller sorts them first.
  */
-import { countNewlines, utf8ByteLength } from "../text/utf8.ts";
+import { countNewlines, detached, utf8ByteLength } from "../text/utf8.ts";
 import { CLIP_MARK_BYTES, prefixEnd, verbatim } from "./clip.ts";
 import type { Limits } from "./limits.ts";
 import { CLIP_MARK, listMore } from "./prompt.ts";
@@ -117,13 +117,14 @@ function listed(c: ListCall, shown: number, marker: string, clippedEnd?: number)
 	if (shown === n && clippedEnd === undefined) return { ...base, shownItems: n, entries: c.items };
 	const partial = clippedEnd !== undefined;
 	const entries = partial
-		? [`${c.items[0].slice(0, clippedEnd)}${CLIP_MARK}`, ...c.items.slice(1, shown)]
+		? [`${detached(c.items[0].slice(0, clippedEnd))}${CLIP_MARK}`, ...c.items.slice(1, shown)]
 		: c.items.slice(0, shown);
 	// The head is the prefix of the joined list shown as it is there: whole items and the separators between
 	// them, or the clipped first item's kept part.
 	let headEnd = clippedEnd ?? Math.max(0, shown - 1) * c.separator.length;
 	if (!partial) for (const item of entries) headEnd += item.length;
-	const head = c.whole.slice(0, headEnd);
+	// A copy: a slice would keep all of the joined list alive with the projection.
+	const head = detached(c.whole.slice(0, headEnd));
 	const shownText = entries.join(c.separator);
 	const text = marker === "" ? shownText : shown > 0 ? `${shownText}${c.joiner}${marker}` : marker;
 	const alsoShown = partial && shown > 1 ? utf8ByteLength(c.separator) + utf8ByteLength(c.items[1]) : 0;

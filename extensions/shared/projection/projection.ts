@@ -30,10 +30,13 @@
  *   too, so everything the model sees matches the file byte for byte.
  * - Linear time, and extra memory bounded by the output size: lines are counted with indexOf, byte sizes
  *   are measured on small windows, and the text is never split into an array.
+ * - A projection never keeps the text it was cut from alive: what it cuts out of it (head, tail, a clipped
+ *   prefix, a clipped list item) is a copy, not a slice (which would hold the whole text). A text or list item
+ *   shown whole is returned as the caller gave it.
  */
 import type { SurfaceName } from "../surfaces.ts";
 import { errorText } from "../text/format.ts";
-import { countLines, countNewlines, lineStats, toWellFormed, utf8ByteLength } from "../text/utf8.ts";
+import { countLines, countNewlines, detached, lineStats, toWellFormed, utf8ByteLength } from "../text/utf8.ts";
 import { clip, type Totals, verbatim } from "./clip.ts";
 import {
 	cutHead,
@@ -215,8 +218,10 @@ function cutBody(
 	} else if (w.footer) footer = notSavedFooter(frame.totals.bytes, frame.totals.lines, w.reason);
 
 	const ascii = totals.bytes === n; // then there is no lone surrogate to replace
-	const head = ascii ? text.slice(0, headEnd) : toWellFormed(text.slice(0, headEnd));
-	const tail = ascii ? text.slice(tailStart) : toWellFormed(text.slice(tailStart));
+	// Copies (detached): a slice holds all of the text it was cut from, and a projection outlives its text (a stub
+	// of a 64 MiB output stays in the session). Head and tail are the output's size, so the copy costs little.
+	const head = detached(ascii ? text.slice(0, headEnd) : toWellFormed(text.slice(0, headEnd)));
+	const tail = detached(ascii ? text.slice(tailStart) : toWellFormed(text.slice(tailStart)));
 	let out = head;
 	if (head.length > 0 && !head.endsWith("\n")) out += "\n";
 	out += `${marker}\n${tail}`;

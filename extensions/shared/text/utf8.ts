@@ -187,10 +187,11 @@ export function toWellFormed(text: string): string {
 /**
  * A copy of `text` that holds no reference to a longer string it was cut from. A slice of a long string (a
  * kept line of a 64 MiB log) points into that string and keeps all of it alive while the slice lives; a kept
- * result copies its texts once with this, so that holding the result does not hold the log. The copy is a
- * concatenation cut again: the engine flattens the concatenation into a fresh string (the characters of `text`
- * alone) and the cut points into that.
+ * result copies its texts once with this, so that holding the result does not hold the log. The copy is a join cut
+ * again: a join of two strings is a fresh flat string on both engines, and the cut points into that. (A
+ * concatenation cut again is a copy under V8 only: JavaScriptCore cuts the part of the concatenation it falls in,
+ * which is the slice itself, so under Bun the log stayed alive.) About a microsecond for 16 KB.
  */
 export function detached(text: string): string {
-	return ` ${text}`.slice(1);
+	return [" ", text].join("").slice(1);
 }
