@@ -5320,7 +5320,7 @@ var init_line_map = __esm({
 function uncaptured(source) {
   return source.replace(/(?<!\\)\((?!\?)/g, "(?:");
 }
-var MAX_CONTEXT_LINES, MAX_RECORD_LINES, BLOCK_CONTEXT, EXPECTED_FAILURE, RETRIED, NONZERO_FAILED, INDENTED, COUNTED, COUNT_PAIR, GENERIC_SUMMARY, PAIR_NC, SUMMARY_AT_COUNT, GENERIC_FAILING_COUNT, GENERIC_FAILURE_WORD, GENERIC_NOT_FAILURE, NOTABLE_RULES;
+var MAX_CONTEXT_LINES, MAX_RECORD_LINES, BLOCK_CONTEXT, EXPECTED_FAILURE, RETRIED, NONZERO_FAILED, INDENTED, COUNTED, COUNT_PAIR, GENERIC_SUMMARY, PAIR_NC, SEPARATOR, SECOND, NEAR, SUMMARY_AT_COUNT, GENERIC_FAILING_COUNT, GENERIC_FAILURE_WORD, GENERIC_NOT_FAILURE, NOTABLE_RULES;
 var init_notable_rules = __esm({
   "extensions/shared/text/notable-rules.ts"() {
     "use strict";
@@ -5338,10 +5338,13 @@ var init_notable_rules = __esm({
       "i"
     );
     PAIR_NC = uncaptured(COUNT_PAIR);
+    SEPARATOR = `(?:[,;|(/]|(?<! \\s*?) )\\s*`;
+    SECOND = `(?<=${PAIR_NC}.*?)${SEPARATOR}`;
+    NEAR = `.{0,64}?${SEPARATOR}${PAIR_NC}`;
     SUMMARY_AT_COUNT = new RegExp(
-      // Two counts: a separator (a run of white space at its first space) before a second count, a first count
-      // ending before it on its line.
-      `(?:[,;|(/]|(?<! \\s*?) )(?=\\s*${PAIR_NC})(?<=${PAIR_NC}.*?.)|\\d(?<!\\w\\d)(?:\\d*(?: (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b| (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b)|(?<=^\\W*\\d)\\d* (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$|(?<=^\\W*There (were|was) \\d)\\d* (failures?|errors?|failed tests?)\\W*$)`,
+      // Each count (three wordings) is read as a first count with a second one near after it, or as a second count
+      // with a first one anywhere before it on its line.
+      `\\d(?<!\\w\\d)(?:\\d*(?:(?:/\\d+)? ${COUNTED}\\b(?:${NEAR}|(?<=${SECOND}\\d+(?:/\\d+)? ${COUNTED}))| (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b| (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b)|(?<=[\\s:="]\\d)(?<=\\b${COUNTED}"?\\s*[:=]\\s*"?\\d)\\d*\\b(?:${NEAR}|(?<=${SECOND}\\b${COUNTED}"?\\s*[:=]\\s*"?\\d+))|(?<=\\s\\d)(?<=\\b${COUNTED}"?\\s+\\d)\\d*\\s*[|,;\\]](?:${NEAR}|(?<=${SECOND}\\b${COUNTED}"?\\s+\\d+\\s*[|,;\\]]))|(?<=^\\W*\\d)\\d* (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$|(?<=^\\W*There (were|was) \\d)\\d* (failures?|errors?|failed tests?)\\W*$)`,
       "i"
     );
     GENERIC_FAILING_COUNT = /\b[1-9]\d*(\/\d+)? (\w+ )?(failed|failing|failures?|fail|errors?|errored|broken|crashed|unexpected)\b|\b(failed|failing|failures?|fail|errors?|errored|broken|crashed)"?\s*(?:[:=]\s*)?"?[1-9]|\b[1-9]\d* (out )?of \d+ [\w ]{0,20}\bfailed\b/i;

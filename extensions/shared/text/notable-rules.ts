@@ -206,26 +206,37 @@ function uncaptured(source: string): string {
 }
 /** COUNT_PAIR without capturing groups. */
 const PAIR_NC = uncaptured(COUNT_PAIR);
+/** A separator before a second count, and white space (of a run, its first space only: a later one finds no more). */
+const SEPARATOR = `(?:[,;|(/]|(?<! \\s*?) )\\s*`;
+/** Before a second count: SEPARATOR, a first count ending before it on its line (read back from there). */
+const SECOND = `(?<=${PAIR_NC}.*?)${SEPARATOR}`;
+/** After a first count: a separator and a second count within 64 characters (most summaries: cheap to find). */
+const NEAR = `.{0,64}?${SEPARATOR}${PAIR_NC}`;
 /**
  * GENERIC_SUMMARY in a shape that is linear in a line's length and skips most positions (speed only: the same
- * lines). Two counts ("10 examples, 2 failures", COUNT_PAIR twice) are found from the separator between them: a
- * separator (of a run of white space, its first space only: a later one finds what it finds) followed by a
- * second count, `(?=…)`, before which a first count ends on its line, read back from there, `(?<=…)`. The
- * previous shape read forward from every first count to the line's end, which cost counts × length on
- * "1 tests-1 tests-…" and every space × run on "1 tests" and spaces; read back, a separator whose look back fails
- * has no count ending before it on its line, so every later one that follows a second count succeeds: few fail.
- * Every other wording begins at the first digit of a count (`\d(?<!\w\d)`: most digits of a line are inside a
- * number or a name) and reads a word before the count behind it, `(?<=…)`; the engine then skips every position
- * but such a digit, where the first shape (`^(?=[^]*?\d)[^]*?(?:GENERIC_SUMMARY)`) tried its whole alternation at
- * every position of a line with a digit. ("All " before a count is dropped: a count at a word's start is one with
- * or without it.) The reference test in test/unit/notable-rule-shapes.test.ts checks it decides every line as
- * GENERIC_SUMMARY and the previous shape (kept in test/fixtures/notable-rule-shapes.ts) do.
+ * lines). Every wording holds a count, so each alternative begins at the first digit of a count (`\d(?<!\w\d)`:
+ * most digits of a line are inside a number or a name) and reads a word before the count behind it, `(?<=…)`;
+ * the engine then skips every position but such a digit, where the first shape
+ * (`^(?=[^]*?\d)[^]*?(?:GENERIC_SUMMARY)`) tried its whole alternation at every position of a line with a digit.
+ * ("All " before a count is dropped: a count at a word's start is one with or without it.)
+ *
+ * Two counts ("10 examples, 2 failures", COUNT_PAIR twice, a separator between): each count is read as the first
+ * with a second one near after it (NEAR: most summaries), or as the second with a separator before it and a first
+ * count anywhere before that on its line, read back from there (SECOND). The previous shape read forward from
+ * every first count to the line's end, which cost counts × length on "1 tests-1 tests-…" and spaces × run on
+ * "1 tests" and spaces. Read back, a count whose look back fails has no count ending before its separator, so
+ * every later count after a separator finds it: few fail, each reading back once; of a run of white space only
+ * its first space is a separator (a later one finds no more). The reference test in
+ * test/unit/notable-rule-shapes.test.ts checks it decides every line as GENERIC_SUMMARY and the previous shape
+ * (kept in test/fixtures/notable-rule-shapes.ts) do.
  */
 const SUMMARY_AT_COUNT = new RegExp(
-	// Two counts: a separator (a run of white space at its first space) before a second count, a first count
-	// ending before it on its line.
-	`(?:[,;|(/]|(?<! \\s*?) )(?=\\s*${PAIR_NC})(?<=${PAIR_NC}.*?.)` +
-		`|\\d(?<!\\w\\d)(?:\\d*(?: (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b| (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b)` +
+	// Each count (three wordings) is read as a first count with a second one near after it, or as a second count
+	// with a first one anywhere before it on its line.
+	`\\d(?<!\\w\\d)(?:\\d*(?:(?:/\\d+)? ${COUNTED}\\b(?:${NEAR}|(?<=${SECOND}\\d+(?:/\\d+)? ${COUNTED}))` +
+		`| (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b| (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b)` +
+		`|(?<=[\\s:="]\\d)(?<=\\b${COUNTED}"?\\s*[:=]\\s*"?\\d)\\d*\\b(?:${NEAR}|(?<=${SECOND}\\b${COUNTED}"?\\s*[:=]\\s*"?\\d+))` +
+		`|(?<=\\s\\d)(?<=\\b${COUNTED}"?\\s+\\d)\\d*\\s*[|,;\\]](?:${NEAR}|(?<=${SECOND}\\b${COUNTED}"?\\s+\\d+\\s*[|,;\\]]))` +
 		`|(?<=^\\W*\\d)\\d* (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$|(?<=^\\W*There (were|was) \\d)\\d* (failures?|errors?|failed tests?)\\W*$)`,
 	"i",
 );
