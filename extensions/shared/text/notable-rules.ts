@@ -22,7 +22,10 @@
  * for, the run stops at the next start too (`<test-case\b[^<>]*(?:<(?!test-case\b)[^<>]*)*\bresult=…`, the
  * unrolled and cheaper form of `(?:(?!<test-case\b)[^>])*`: a later start reads the same line from there, so the
  * same lines match), else "<test-case <test-case …" costs starts × length. A pattern reshaped for speed keeps its
- * old shape in test/fixtures/notable-rule-shapes.ts, where that test checks both match the same lines.
+ * old shape in test/fixtures/notable-rule-shapes.ts, where that test checks both match the same lines. And
+ * JavaScriptCore (Pi on Bun) runs a group inside a lookahead inside a repeated group, or a long alternation
+ * inside a repeated lookahead, on its slow path: `(?!a\b|b\b)`, not `(?!(?:a|b)\b)`. test/bench/rule-hostile.bench.ts
+ * sweeps every expression with lines made of its own pieces, under Node and Bun, and names any that grows.
  *
  * Pure data at the ground of `extensions/shared/`: this module imports nothing.
  */
