@@ -5340,7 +5340,7 @@ var init_notable_rules = __esm({
     PAIR_NC = uncaptured(COUNT_PAIR);
     SEPARATOR = `(?:[,;|(/]|(?<! \\s*?) )\\s*`;
     SECOND = `(?<=${PAIR_NC}.*?)${SEPARATOR}`;
-    NEAR = `.{0,64}?${SEPARATOR}${PAIR_NC}`;
+    NEAR = `.{0,16}?${SEPARATOR}${PAIR_NC}`;
     SUMMARY_AT_COUNT = new RegExp(
       // Each count (three wordings) is read as a first count with a second one near after it, or as a second count
       // with a first one anywhere before it on its line.

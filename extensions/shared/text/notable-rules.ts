@@ -213,8 +213,8 @@ const PAIR_NC = uncaptured(COUNT_PAIR);
 const SEPARATOR = `(?:[,;|(/]|(?<! \\s*?) )\\s*`;
 /** Before a second count: SEPARATOR, a first count ending before it on its line (read back from there). */
 const SECOND = `(?<=${PAIR_NC}.*?)${SEPARATOR}`;
-/** After a first count: a separator and a second count within 64 characters (most summaries: cheap to find). */
-const NEAR = `.{0,64}?${SEPARATOR}${PAIR_NC}`;
+/** After a first count: a separator and a second count within 16 characters (most summaries: cheap to find). */
+const NEAR = `.{0,16}?${SEPARATOR}${PAIR_NC}`;
 /**
  * GENERIC_SUMMARY in a shape that is linear in a line's length and skips most positions (speed only: the same
  * lines). Every wording holds a count, so each alternative begins at the first digit of a count (`\d(?<!\w\d)`:
