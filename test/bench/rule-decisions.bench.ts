@@ -10,6 +10,7 @@
  * Then single hostile lines (1 KiB runs) on which an old shape backtracked, old against new.
  *
  *   node --import jiti/register test/bench/rule-decisions.bench.ts   (or: npm run bench -- rule-decisions)
+ *   … rule-decisions.bench.ts --main      (only against main before the hostile-lines round, and more rounds)
  */
 import {
 	cleanLogLine,
@@ -29,8 +30,11 @@ import {
 	GENERIC_NOT_FAILURE_BEFORE,
 	NOT_BEFORE,
 	NOTABLE_RULES_BEFORE,
+	NOTABLE_RULES_MAIN,
 	NOTABLE_RULES_PREVIOUS,
 	PATTERN_BEFORE,
+	PYTEST_SUMMARY_PREVIOUS,
+	SUMMARY_AT_COUNT_PREVIOUS,
 	vetoesBefore,
 } from "../fixtures/notable-rule-shapes.ts";
 import { loadRealLogs } from "../fixtures/real-logs.ts";
@@ -82,10 +86,13 @@ function decider(table: readonly NotableRule[]): (clean: string, keys: readonly 
 		return inner && inner.kind === "failure" && !inner.weak ? inner : decided;
 	};
 }
-const TABLES = [
+const only = process.argv.includes("--main");
+const TABLES: [string, ReturnType<typeof decider>][] = [
 	["before the reshaping", decider(NOTABLE_RULES_BEFORE)],
-	["the previous round (main before this round)", decider(NOTABLE_RULES_PREVIOUS)],
-] as const;
+	["the third round's start", decider(NOTABLE_RULES_PREVIOUS)],
+	["main before the hostile-lines round", decider(NOTABLE_RULES_MAIN)],
+];
+if (only) TABLES.splice(0, 2);
 
 type Candidate = [clean: string, keys: number[]];
 
@@ -166,14 +173,14 @@ const seed = candidates(seedLines());
 const distinct = candidates(new Set(loadEvalLogs().flatMap((log) => log.text.split("\n"))));
 for (const [table, decideLineBefore] of TABLES)
 	for (const [name, lines, rounds, reps] of [
-		["stub-path seed (every occurrence)", seed, 15, 40],
-		["both corpora (each distinct line once)", distinct, 5, 1],
+		["stub-path seed (every occurrence)", seed, only ? 25 : 15, 40],
+		["both corpora (each distinct line once)", distinct, only ? 11 : 5, 1],
 	] as const) {
 		const t = compare(lines, decideLineBefore, rounds, reps);
 		rows.push([table, name, String(lines.length), t.before.toFixed(2), t.now.toFixed(2), `${t.ratio.toFixed(2)}×`]);
 	}
 console.log(
-	"the rules' decisions on candidate lines: an earlier table vs now (CPU µs per line, median of 15 rounds on the seed, 5 on the corpora)",
+	`the rules' decisions on candidate lines: an earlier table vs now (CPU µs per line, median of ${only ? 25 : 15} rounds on the seed, ${only ? 11 : 5} on the corpora)`,
 );
 console.log("| earlier table | lines | count | earlier µs | now µs | earlier / now |");
 console.log("|---|---|---:|---:|---:|---:|");
@@ -223,6 +230,10 @@ const hostile: [string, RegExp, RegExp, string][] = [
 	],
 	["not: if … fails", GENERIC_NOT_FAILURE_BEFORE[2], GENERIC_NOT_FAILURE[2], "if ".repeat(K / 3)],
 	["not: a pass", GENERIC_NOT_FAILURE_BEFORE[3], GENERIC_NOT_FAILURE[3], "ok(".repeat(K / 3)],
+	// The hostile-lines round's (test/bench/rule-hostile.bench.ts): before = main before that round.
+	["generic.summary", SUMMARY_AT_COUNT_PREVIOUS, rule("generic.summary"), "1 tests-".repeat(K / 8)],
+	["generic.summary", SUMMARY_AT_COUNT_PREVIOUS, rule("generic.summary"), `1 tests${" ".repeat(K)}x`],
+	["pytest.summary", PYTEST_SUMMARY_PREVIOUS, rule("pytest.summary"), "1 passed, ".repeat(K / 10)],
 ];
 console.log("\nsingle hostile lines (1 KiB runs), one test, CPU µs");
 console.log("| pattern | line | before µs | now µs |");

@@ -21,20 +21,20 @@ import { GENERIC_NOT_FAILURE, GENERIC_SUMMARY } from "../../extensions/shared/te
 import { buildWordAutomaton } from "../../extensions/shared/text/word-automaton.ts";
 import { loadEvalLogs } from "../fixtures/notable-eval.ts";
 import {
+	cleanLogLinePrevious,
 	FAILING_BEFORE,
 	GENERIC_NOT_FAILURE_BEFORE,
 	NOT_BEFORE,
 	NOTABLE_RULES_BEFORE,
 	PATTERN_BEFORE,
+	PYTEST_SUMMARY_PREVIOUS,
+	SUMMARY_AT_COUNT_PREVIOUS,
 	vetoesBefore,
 } from "../fixtures/notable-rule-shapes.ts";
 
 /** Every line of both corpora, cleaned as the rules see it (the scan matches a line's first KiB), once. */
-const LINES = [
-	...new Set(
-		[...new Set(loadEvalLogs().flatMap((log) => log.text.split("\n")))].map((l) => cleanLogLine(l.slice(0, 1024))),
-	),
-];
+const RAW = [...new Set(loadEvalLogs().flatMap((log) => log.text.split("\n")))].map((l) => l.slice(0, 1024));
+const LINES = [...new Set(RAW.map(cleanLogLine))];
 
 const ruleOf = (id: string): NotableRule => {
 	const rule = NOTABLE_RULES.find((r) => r.id === id);
@@ -49,6 +49,11 @@ const PAIRS: [string, RegExp, (line: string) => boolean][] = [
 		return [id, before, (l) => (rule.needs === undefined || rule.needs.test(l)) && rule.pattern.test(l)];
 	}),
 	["generic.summary is GENERIC_SUMMARY", GENERIC_SUMMARY, (l) => ruleOf("generic.summary").pattern.test(l)],
+	[
+		"generic.summary is its previous shape",
+		SUMMARY_AT_COUNT_PREVIOUS,
+		(l) => ruleOf("generic.summary").pattern.test(l),
+	],
 	...Object.entries(FAILING_BEFORE).map(([id, before]): [string, RegExp, (line: string) => boolean] => [
 		`${id} failing`,
 		before,
@@ -243,7 +248,9 @@ describe("reshaped patterns decide as the shapes they replace", () => {
 			"runtime.assertion",
 			"yarn.error",
 			"generic.tests-failed",
+			"pytest.summary",
 			"generic.summary is GENERIC_SUMMARY",
+			"generic.summary is its previous shape",
 			"generic.tool-summary failing",
 			"runtime.fatal not[0]",
 			"GENERIC_NOT_FAILURE[1]",
@@ -453,8 +460,149 @@ describe("patterns that split no run of white space two ways", () => {
 			"if ".repeat(1365),
 			`${"if ".repeat(1365)}fails`,
 			`${"if a ".repeat(819)}x`,
+			"1 tests-".repeat(512),
+			`${"1 tests-".repeat(511)}, 2 failed`,
+			`1 tests${" ".repeat(4096)}x`,
+			`1 tests${" ".repeat(4096)}2 failed`,
+			`tests: 1${" ".repeat(4096)}x`,
+			`${"1 passed, ".repeat(409)}x`,
+			`${"1 passed, ".repeat(409)} in 1.5s`,
 		]) {
 			for (const [name, before, now] of PAIRS) expect(now(l), name).toBe(before.test(l));
 		}
+	});
+});
+
+/** Pieces of generic.summary's and pytest.summary's wordings, line ends of every kind among them. */
+const SUMMARY_PIECES = fc.constantFrom(
+	"1",
+	"2",
+	"10",
+	"0",
+	"2/3",
+	"/",
+	" ",
+	"  ",
+	"\t",
+	" \t ",
+	"\u00a0",
+	"\r",
+	"\n",
+	"\u2028",
+	"\u2029",
+	"tests",
+	"test",
+	"test cases",
+	"test case",
+	"cases",
+	"case",
+	"examples",
+	"failed",
+	"failures",
+	"passed",
+	"passing",
+	"errors",
+	"ok",
+	"warnings",
+	"xfailed",
+	":",
+	"=",
+	'"',
+	",",
+	", ",
+	";",
+	"|",
+	"(",
+	")",
+	"]",
+	"-",
+	"x",
+	"_",
+	"of",
+	" out of ",
+	"All ",
+	"There were ",
+	" in 1.5s",
+	" in ",
+	"= ",
+	"1 tests",
+	"tests: 1",
+	"tests 1,",
+	"test cases: 2",
+);
+
+describe("this round's shapes (hostile lines) decide as the previous ones", () => {
+	const lines = fc.array(SUMMARY_PIECES, { maxLength: 24 }).map((parts) => parts.join(""));
+	const summary = ruleOf("generic.summary").pattern;
+	const pytest = ruleOf("pytest.summary").pattern;
+
+	it("generic.summary and pytest.summary on random lines of their pieces (counts, words, separators, line ends)", () => {
+		fc.assert(
+			fc.property(lines, (l) => {
+				const name = JSON.stringify(l);
+				expect(summary.test(l), `summary: ${name}`).toBe(SUMMARY_AT_COUNT_PREVIOUS.test(l));
+				expect(summary.test(l), `summary vs GENERIC_SUMMARY: ${name}`).toBe(GENERIC_SUMMARY.test(l));
+				expect(pytest.test(l), `pytest: ${name}`).toBe(PYTEST_SUMMARY_PREVIOUS.test(l));
+			}),
+			{ numRuns: 20_000 },
+		);
+	});
+
+	it("separators inside a count, runs of white space and line ends are read as before", () => {
+		// A separator inside a count ("2/3", "tests 1, …"), runs of white space, line ends inside a count.
+		for (const l of [
+			"1 tests -2/3 tests",
+			"1 tests x-2 tests: 3",
+			"1 tests -tests: 3 failed",
+			"1 tests -tests 1, 2 failed",
+			"1 tests -test cases: 3",
+			"1 tests -tests\t \t3 failed",
+			"1 tests -tests:\t3 failed",
+			"1 tests -tests\u2028: 3 failed",
+			"1 tests -tests 1\u2028, 2 failed",
+			"1 tests\u2028, 2 failed",
+			"1 tests \u2028 2 failed",
+			"1 tests\t\t 2 failed",
+			"1 tests\t\t2 failed",
+			"1 tests -tests:\u2028 3 failed",
+			'1 tests -tests": 3 failed',
+			"1 tests -tests: 3",
+		]) {
+			expect(summary.test(l), JSON.stringify(l)).toBe(SUMMARY_AT_COUNT_PREVIOUS.test(l));
+			expect(summary.test(l), JSON.stringify(l)).toBe(GENERIC_SUMMARY.test(l));
+		}
+		// They tell lines apart (no pair agrees by matching everything or nothing).
+		expect(summary.test("1 tests -2/3 tests")).toBe(true);
+		expect(summary.test("1 tests -tests\u2028: 3 failed")).toBe(false);
+	});
+
+	it("cleanLogLine cleans every corpus line and random lines of returns, escapes and prefixes as before", () => {
+		for (const l of RAW) expect(cleanLogLine(l), JSON.stringify(l)).toBe(cleanLogLinePrevious(l));
+		const piece = fc.constantFrom(
+			"\r",
+			"\r\r",
+			" ",
+			"\t",
+			"x",
+			"ok",
+			"\u001b[31m",
+			"\u001b[0m",
+			"2024-01-01T00:00:00.000Z ",
+			"[task 2024] ",
+			"12:00:00     INFO - ",
+			"PID 12 | ",
+			"\uFEFF",
+			"\u2028",
+		);
+		fc.assert(
+			fc.property(fc.array(piece, { maxLength: 16 }), (parts) => {
+				const l = parts.join("");
+				expect(cleanLogLine(l), JSON.stringify(l)).toBe(cleanLogLinePrevious(l));
+			}),
+			{ numRuns: 5000 },
+		);
+		// And on a line of many returns, which the previous shape read once per return (quadratic).
+		for (const l of [`1 \r${"\r".repeat(4096)}`, `x\r${"\r".repeat(4096)}x`, `${"\r ".repeat(2048)}`])
+			expect(cleanLogLine(l)).toBe(cleanLogLinePrevious(l));
 	});
 });

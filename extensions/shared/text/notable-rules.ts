@@ -22,7 +22,10 @@
  * for, the run stops at the next start too (`<test-case\b[^<>]*(?:<(?!test-case\b)[^<>]*)*\bresult=…`, the
  * unrolled and cheaper form of `(?:(?!<test-case\b)[^>])*`: a later start reads the same line from there, so the
  * same lines match), else "<test-case <test-case …" costs starts × length. A pattern reshaped for speed keeps its
- * old shape in test/fixtures/notable-rule-shapes.ts, where that test checks both match the same lines.
+ * old shape in test/fixtures/notable-rule-shapes.ts, where that test checks both match the same lines. And
+ * JavaScriptCore (Pi on Bun) runs a group inside a lookahead inside a repeated group, or a long alternation
+ * inside a repeated lookahead, on its slow path: `(?!a\b|b\b)`, not `(?!(?:a|b)\b)`. test/bench/rule-hostile.bench.ts
+ * sweeps every expression with lines made of its own pieces, under Node and Bun, and names any that grows.
  *
  * Pure data at the ground of `extensions/shared/`: this module imports nothing.
  */
@@ -200,18 +203,43 @@ export const GENERIC_SUMMARY = new RegExp(
 	`${COUNT_PAIR}.*?[,;|(/ ]\\s*${COUNT_PAIR}|\\b\\d+ (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b|\\b(All )?\\d+ (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b|^\\W*\\d+ (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$|^\\W*There (were|was) \\d+ (failures?|errors?|failed tests?)\\W*$`,
 	"i",
 );
+/** `source` with every capturing group made non-capturing (none is read: the scan only tests). */
+function uncaptured(source: string): string {
+	return source.replace(/(?<!\\)\((?!\?)/g, "(?:");
+}
+/** COUNT_PAIR without capturing groups. */
+const PAIR_NC = uncaptured(COUNT_PAIR);
+/** A separator before a second count, and white space (of a run, its first space only: a later one finds no more). */
+const SEPARATOR = `(?:[,;|(/]|(?<! \\s*?) )\\s*`;
+/** Before a second count: SEPARATOR, a first count ending before it on its line (read back from there). */
+const SECOND = `(?<=${PAIR_NC}.*?)${SEPARATOR}`;
+/** After a first count: a separator and a second count within 16 characters (most summaries: cheap to find). */
+const NEAR = `.{0,16}?${SEPARATOR}${PAIR_NC}`;
 /**
- * GENERIC_SUMMARY in a shape the engine tries only where a count starts (speed only: the same lines). Every
- * wording holds a count, so each alternative begins at the first digit of a count (`\d(?<!\w\d)`: most digits
- * of a line are inside a number or a name) and reads a word before the count behind it, `(?<=…)`, after a
- * one-character check; the engine then skips every position but such a digit, where the old shape
+ * GENERIC_SUMMARY in a shape that is linear in a line's length and skips most positions (speed only: the same
+ * lines). Every wording holds a count, so each alternative begins at the first digit of a count (`\d(?<!\w\d)`:
+ * most digits of a line are inside a number or a name) and reads a word before the count behind it, `(?<=…)`;
+ * the engine then skips every position but such a digit, where the first shape
  * (`^(?=[^]*?\d)[^]*?(?:GENERIC_SUMMARY)`) tried its whole alternation at every position of a line with a digit.
- * ("All " before a count is dropped: a count at a word's start is one with or without it.) The reference test in
- * test/unit/notable-rule-shapes.test.ts checks it decides every line as GENERIC_SUMMARY does.
+ * ("All " before a count is dropped: a count at a word's start is one with or without it.)
+ *
+ * Two counts ("10 examples, 2 failures", COUNT_PAIR twice, a separator between): each count is read as the first
+ * with a second one near after it (NEAR: most summaries), or as the second with a separator before it and a first
+ * count anywhere before that on its line, read back from there (SECOND). The previous shape read forward from
+ * every first count to the line's end, which cost counts × length on "1 tests-1 tests-…" and spaces × run on
+ * "1 tests" and spaces. Read back, a count whose look back fails has no count ending before its separator, so
+ * every later count after a separator finds it: few fail, each reading back once; of a run of white space only
+ * its first space is a separator (a later one finds no more). The reference test in
+ * test/unit/notable-rule-shapes.test.ts checks it decides every line as GENERIC_SUMMARY and the previous shape
+ * (kept in test/fixtures/notable-rule-shapes.ts) do.
  */
 const SUMMARY_AT_COUNT = new RegExp(
-	`\\d(?<!\\w\\d)(?:\\d*(?:(?:/\\d+)? ${COUNTED}\\b.*?[,;|(/ ]\\s*${COUNT_PAIR}| (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b| (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b)` +
-		`|(?<=[\\s:="]\\d)(?<=\\b${COUNTED}"?\\s*[:=]\\s*"?\\d)\\d*\\b.*?[,;|(/ ]\\s*${COUNT_PAIR}|(?<=\\s\\d)(?<=\\b${COUNTED}"?\\s+\\d)\\d*\\s*[|,;\\]].*?[,;|(/ ]\\s*${COUNT_PAIR}` +
+	// Each count (three wordings) is read as a first count with a second one near after it, or as a second count
+	// with a first one anywhere before it on its line.
+	`\\d(?<!\\w\\d)(?:\\d*(?:(?:/\\d+)? ${COUNTED}\\b(?:${NEAR}|(?<=${SECOND}\\d+(?:/\\d+)? ${COUNTED}))` +
+		`| (out )?of \\d+ (tests?|test cases|examples|specs|checks)( \\w+)? (passed|failed|succeeded)\\b| (tests?|test cases|examples|specs|checks|test suites)( \\w+)? (passed|failed|succeeded|ok|pass|fail)\\b)` +
+		`|(?<=[\\s:="]\\d)(?<=\\b${COUNTED}"?\\s*[:=]\\s*"?\\d)\\d*\\b(?:${NEAR}|(?<=${SECOND}\\b${COUNTED}"?\\s*[:=]\\s*"?\\d+))` +
+		`|(?<=\\s\\d)(?<=\\b${COUNTED}"?\\s+\\d)\\d*\\s*[|,;\\]](?:${NEAR}|(?<=${SECOND}\\b${COUNTED}"?\\s+\\d+\\s*[|,;\\]]))` +
 		`|(?<=^\\W*\\d)\\d* (passing|failing|passed|failed|pending)( \\([^)]*\\)| in [\\d.]+ ?m?s)?\\W*$|(?<=^\\W*There (were|was) \\d)\\d* (failures?|errors?|failed tests?)\\W*$)`,
 	"i",
 );
@@ -487,8 +515,9 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		],
 		ecosystem: "pytest",
 		kind: "summary",
-		pattern:
-			/^[= ]*(\d+ (passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|rerun)(, )?)+.* in [\d.]+s\b/,
+		// One count, then anything: `(\d+ (passed|…)(, )?)+.*` matches the same lines, but the engine read the rest
+		// of the line after each count of "1 passed, 1 passed, …" (counts × length).
+		pattern: /^[= ]*\d+ (passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?|rerun).* in [\d.]+s\b/,
 		failing: NONZERO_FAILED,
 	},
 	{
@@ -562,7 +591,10 @@ export const NOTABLE_RULES: readonly NotableRule[] = [
 		keys: ["<failure", "<error"],
 		ecosystem: "junit",
 		kind: "failure",
-		pattern: /<(failure|error)\b[^<>]*(?:<(?!(?:failure|error)\b)[^<>]*)*\b(message|type)=|<(failure|error)>\s*\S/,
+		// The next start is `(?!failure\b|error\b)`, not `(?!(?:failure|error)\b)` (the same lines): JavaScriptCore
+		// reads a group inside a lookahead inside a repeated group with its slow engine, which took 200 ms on 64 KiB
+		// of "<" after "<error" (found by test/bench/rule-hostile.bench.ts).
+		pattern: /<(failure|error)\b[^<>]*(?:<(?!failure\b|error\b)[^<>]*)*\b(message|type)=|<(failure|error)>\s*\S/,
 		before: { lines: 1, while: /<testcase\b/ },
 		after: { lines: 2 },
 	},

@@ -181,7 +181,10 @@ export function cleanLogLine(raw: string): string {
 
 /** What a terminal shows of a line with carriage returns in it: what follows the last one followed by text. */
 function shownAfterReturn(s: string): string {
-	const shown = s.replace(/\r+$/, "");
+	// The trailing "\r"s, counted from the end (`/\r+$/` tried every "\r" of a line of them: quadratic).
+	let end = s.length;
+	while (end > 0 && s.charCodeAt(end - 1) === 0x0d) end--;
+	const shown = end === s.length ? s : s.slice(0, end);
 	const at = shown.lastIndexOf("\r");
 	return at !== -1 && shown.slice(at + 1).trim() !== "" ? shown.slice(at + 1) : shown;
 }
