@@ -6955,7 +6955,11 @@ function scanTables() {
       (rule) => mergedAlternatives([...rule.not ?? [], ...rule.kind === "failure" ? [EXPECTED_FAILURE] : []])
     ),
     patterns: NOTABLE_RULES.map((rule) => rule.pattern),
-    needs: NOTABLE_RULES.map((rule) => rule.needs ?? null)
+    needs: NOTABLE_RULES.map((rule) => rule.needs ?? null),
+    // No expression with a lastIndex of its own: a decision depends on the line alone (DecisionCache).
+    stateless: NOTABLE_RULES.every(
+      (rule) => [rule.pattern, rule.needs, rule.failing, ...rule.not ?? []].every((re) => !re || !(re.global || re.sticky))
+    )
   };
   return tables;
 }
@@ -7043,6 +7047,17 @@ function decideLine(clean, keys, enabled, records) {
   const inner = decide(message, scanTables().automaton.indicesIn(message), enabled);
   return inner && inner.kind === "failure" && !inner.weak ? inner : decided;
 }
+function lineFingerprint(s, keysId) {
+  const n2 = s.length;
+  let h = Math.imul(n2 ^ keysId ^ keysId / 4294967296, 2654435761);
+  if (n2 > 0) {
+    h = Math.imul(h ^ s.charCodeAt(n2 - 1), 2246822507);
+    h = Math.imul(h ^ s.charCodeAt(n2 >> 1), 3266489909);
+    h = Math.imul(h ^ s.charCodeAt(n2 >> 2), 668265263);
+    h = Math.imul(h ^ s.charCodeAt(n2 - 1 - (n2 >> 2)), 374761393);
+  }
+  return (h ^ h >>> 15) >>> 0;
+}
 function whole(n2, fallback, min) {
   return typeof n2 === "number" && Number.isFinite(n2) ? Math.max(min, Math.floor(n2)) : fallback;
 }
@@ -7058,13 +7073,16 @@ function scanNotable(text, options = {}) {
 function scanNotableAt(text, maxLines, options = {}) {
   if (typeof text !== "string") throw new TypeError(`scanNotable: text must be a string, got ${typeof text}`);
   const evaluation = options.evaluation ?? defaultEvaluation;
+  const enabled = enabledMask(evaluation);
+  const steps = evaluation?.steps !== false;
   const shared2 = {
     text,
-    enabled: enabledMask(evaluation),
-    steps: evaluation?.steps !== false,
+    enabled,
+    steps,
     maxChars: Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2)),
     keys: scanTables().automaton,
     memo: { line: 0, raw: void 0, clean: void 0 },
+    decisions: new DecisionCache(enabled, steps),
     carriers: 0,
     current: { line: 0, filler: void 0, rule: void 0, failing: false }
   };
@@ -7117,7 +7135,7 @@ function window(text, start, end) {
   return cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
 }
 function capPass(shared2, cap) {
-  const { text, enabled, steps, maxChars, keys: KEYS, memo, current } = shared2;
+  const { text, steps, maxChars, keys: KEYS, memo, current, decisions } = shared2;
   const folded = /* @__PURE__ */ new Map();
   const foldOf = (rule) => {
     let fold = folded.get(rule);
@@ -7335,7 +7353,7 @@ function capPass(shared2, cap) {
     let rule = found ? memo.raw : memo.clean;
     if (rule === void 0 || memo.line !== line) {
       const keys = found ?? KEYS.indicesIn(clean);
-      rule = keys.length === 0 ? null : decideLine(clean, keys, enabled, steps) ?? null;
+      rule = keys.length === 0 ? null : decisions.decide(clean, keys);
       memo.line = line;
       if (found) memo.raw = rule;
       else memo.clean = rule;
@@ -7532,7 +7550,7 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, FILLER, NOTABLE_KEYS, tables, marks, listed2, ALL_RULES, mergedRules, MERGED_MAX, NUMBERED_KEYS, JSON_MESSAGE, SHAPE_START;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, FILLER, NOTABLE_KEYS, tables, marks, listed2, ALL_RULES, mergedRules, MERGED_MAX, NUMBERED_KEYS, JSON_MESSAGE, DECISION_SLOTS, DecisionCache, SHAPE_START;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -7559,6 +7577,32 @@ var init_notable = __esm({
     MERGED_MAX = 4096;
     NUMBERED_KEYS = Math.floor(Math.log(Number.MAX_SAFE_INTEGER) / Math.log(NOTABLE_KEYS.length + 1));
     JSON_MESSAGE = /"(?:[Oo]utput|log|msg|[Mm]essage|text)"\s*:\s*"((?:[^"\\]|\\.)*)"/;
+    DECISION_SLOTS = 1024;
+    DecisionCache = class {
+      constructor(enabled, records) {
+        this.enabled = enabled;
+        this.records = records;
+      }
+      enabled;
+      records;
+      texts = new Array(DECISION_SLOTS).fill(void 0);
+      ids = new Float64Array(DECISION_SLOTS);
+      rules = new Array(DECISION_SLOTS).fill(null);
+      /** decideLine(clean, keys, enabled, records) ?? null, made once per distinct (line, keys) while it stays in its slot. */
+      decide(clean, keys) {
+        if (keys.length > NUMBERED_KEYS || !scanTables().stateless)
+          return decideLine(clean, keys, this.enabled, this.records) ?? null;
+        let id = 0;
+        for (let i = 0; i < keys.length; i++) id = id * (NOTABLE_KEYS.length + 1) + keys[i] + 1;
+        const slot = lineFingerprint(clean, id) & DECISION_SLOTS - 1;
+        if (this.ids[slot] === id && this.texts[slot] === clean) return this.rules[slot];
+        const rule = decideLine(clean, keys, this.enabled, this.records) ?? null;
+        this.texts[slot] = clean;
+        this.ids[slot] = id;
+        this.rules[slot] = rule;
+        return rule;
+      }
+    };
     SHAPE_START = /^[\s\S]{0,16}/;
   }
 });

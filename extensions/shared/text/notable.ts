@@ -265,6 +265,7 @@ let tables:
 			vetoes: (readonly RegExp[])[];
 			patterns: RegExp[];
 			needs: (RegExp | null)[];
+			stateless: boolean;
 	  }
 	| undefined;
 /**
@@ -285,6 +286,10 @@ function scanTables(): NonNullable<typeof tables> {
 		),
 		patterns: NOTABLE_RULES.map((rule) => rule.pattern),
 		needs: NOTABLE_RULES.map((rule) => rule.needs ?? null),
+		// No expression with a lastIndex of its own: a decision depends on the line alone (DecisionCache).
+		stateless: NOTABLE_RULES.every((rule) =>
+			[rule.pattern, rule.needs, rule.failing, ...(rule.not ?? [])].every((re) => !re || !(re.global || re.sticky)),
+		),
 	};
 	return tables;
 }
@@ -430,6 +435,59 @@ export function decideLine(
 	return inner && inner.kind === "failure" && !inner.weak ? inner : decided;
 }
 
+/** Slots of a scan's cache of decisions (DecisionCache), a power of two. */
+const DECISION_SLOTS = 1024;
+
+/**
+ * Pure: a number identical lines with identical keys share (`keysId`: the keys' number, see rulesFor), from the
+ * line's length and a few of its units: what picks a line's slot in a DecisionCache, never an identity.
+ */
+export function lineFingerprint(s: string, keysId: number): number {
+	const n = s.length;
+	let h = Math.imul(n ^ keysId ^ (keysId / 0x100000000), 0x9e3779b1);
+	if (n > 0) {
+		h = Math.imul(h ^ s.charCodeAt(n - 1), 0x85ebca6b);
+		h = Math.imul(h ^ s.charCodeAt(n >> 1), 0xc2b2ae35);
+		h = Math.imul(h ^ s.charCodeAt(n >> 2), 0x27d4eb2f);
+		h = Math.imul(h ^ s.charCodeAt(n - 1 - (n >> 2)), 0x165667b1);
+	}
+	return (h ^ (h >>> 15)) >>> 0;
+}
+
+/**
+ * The rules' decisions (decideLine) of one scan, by line text and keys: a log repeats lines (a retry's error, a
+ * progress line, a report's rows), and a decision is about a microsecond of regular expressions while looking
+ * one up is a few units read and one comparison. Direct-mapped (a slot per fingerprint, the latest line in it):
+ * no string is hashed, and a line of another text in the slot is only compared (=== stops at the first
+ * difference). A decision depends on nothing but the line, its keys, the enabled rules and `records`, all fixed
+ * for the cache (no rule's expression is global or sticky: scanTables checks).
+ */
+export class DecisionCache {
+	private readonly texts: (string | undefined)[] = new Array(DECISION_SLOTS).fill(undefined);
+	private readonly ids = new Float64Array(DECISION_SLOTS);
+	private readonly rules: (NotableRule | null)[] = new Array(DECISION_SLOTS).fill(null);
+
+	constructor(
+		private readonly enabled: Uint8Array,
+		private readonly records: boolean,
+	) {}
+
+	/** decideLine(clean, keys, enabled, records) ?? null, made once per distinct (line, keys) while it stays in its slot. */
+	decide(clean: string, keys: readonly number[]): NotableRule | null {
+		if (keys.length > NUMBERED_KEYS || !scanTables().stateless)
+			return decideLine(clean, keys, this.enabled, this.records) ?? null;
+		let id = 0;
+		for (let i = 0; i < keys.length; i++) id = id * (NOTABLE_KEYS.length + 1) + keys[i] + 1;
+		const slot = lineFingerprint(clean, id) & (DECISION_SLOTS - 1);
+		if (this.ids[slot] === id && this.texts[slot] === clean) return this.rules[slot];
+		const rule = decideLine(clean, keys, this.enabled, this.records) ?? null;
+		this.texts[slot] = clean;
+		this.ids[slot] = id;
+		this.rules[slot] = rule;
+		return rule;
+	}
+}
+
 /** The rule that decides a cleaned line (the first in table order whose keys it holds and whose pattern matches, unless vetoed), or undefined. */
 export function matchRule(clean: string, evaluation?: NotableEvaluation): NotableRule | undefined {
 	return decideLine(
@@ -471,13 +529,16 @@ export function scanNotableAt(
 ): NotableScan[] {
 	if (typeof text !== "string") throw new TypeError(`scanNotable: text must be a string, got ${typeof text}`);
 	const evaluation = options.evaluation ?? defaultEvaluation;
+	const enabled = enabledMask(evaluation);
+	const steps = evaluation?.steps !== false;
 	const shared: ScanShared = {
 		text,
-		enabled: enabledMask(evaluation),
-		steps: evaluation?.steps !== false,
+		enabled,
+		steps,
 		maxChars: Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2)),
 		keys: scanTables().automaton,
 		memo: { line: 0, raw: undefined, clean: undefined },
+		decisions: new DecisionCache(enabled, steps),
 		carriers: 0,
 		current: { line: 0, filler: undefined, rule: undefined, failing: false },
 	};
@@ -546,6 +607,8 @@ interface ScanShared {
 	keys: WordAutomaton;
 	/** The rules' decision on the current line (null: none), by the keys of its raw window or of its cleaned text. */
 	memo: { line: number; raw: NotableRule | null | undefined; clean: NotableRule | null | undefined };
+	/** The rules' decisions on the lines seen so far, by text and keys (a repeated line is decided once). */
+	decisions: DecisionCache;
 	/** How many passes carry context at the current line: the walk visits every line while one does. */
 	carriers: number;
 	/**
@@ -568,7 +631,7 @@ function capPass(
 	visit(lineStart: number, lineEnd: number, line: number, clean: string, rawKeys: () => number[]): void;
 	finish(): NotableScan;
 } {
-	const { text, enabled, steps, maxChars, keys: KEYS, memo, current } = shared;
+	const { text, steps, maxChars, keys: KEYS, memo, current, decisions } = shared;
 	/**
 	 * The kept entries a repeat folds into, per rule by cleaned line (a rule's map made at its first hit): the
 	 * line's own string is the key, so a hit builds no key string of its own, and a LineMap hashes none.
@@ -841,7 +904,7 @@ function capPass(
 		let rule = found ? memo.raw : memo.clean;
 		if (rule === undefined || memo.line !== line) {
 			const keys = found ?? KEYS.indicesIn(clean);
-			rule = keys.length === 0 ? null : (decideLine(clean, keys, enabled, steps) ?? null);
+			rule = keys.length === 0 ? null : decisions.decide(clean, keys);
 			memo.line = line;
 			if (found) memo.raw = rule;
 			else memo.clean = rule;
