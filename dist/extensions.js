@@ -6923,7 +6923,10 @@ function ciPrefixLength(s) {
   return CI_PREFIX.lastIndex;
 }
 function cleanLogLine(raw) {
-  let s = raw.indexOf("\x1B") === -1 ? raw : raw.replace(ANSI, "");
+  return withoutEscapes(raw.indexOf("\x1B") === -1 ? raw : raw.replace(ANSI, ""));
+}
+function withoutEscapes(raw) {
+  let s = raw;
   const cr = s.indexOf("\r");
   if (cr !== -1) {
     if (s.endsWith("\r")) s = s.slice(0, -1);
@@ -7083,6 +7086,7 @@ function scanNotableAt(text, maxLines, options = {}) {
     keys: scanTables().automaton,
     memo: { line: 0, raw: void 0, clean: void 0 },
     decisions: new DecisionCache(enabled, steps),
+    escapes: false,
     carriers: 0,
     current: { line: 0, filler: void 0, rule: void 0, failing: false }
   };
@@ -7122,7 +7126,9 @@ function scanNotableAt(text, maxLines, options = {}) {
     memo.line = line;
     memo.raw = void 0;
     memo.clean = void 0;
-    const clean = window(text, lineStart, lineEnd);
+    const raw = text.slice(lineStart, windowEnd);
+    shared2.escapes = raw.indexOf("\x1B") !== -1;
+    const clean = withoutEscapes(shared2.escapes ? raw.replace(ANSI, "") : raw);
     for (const p of passes) p.visit(lineStart, lineEnd, line, clean, rawKeys);
     if (lineEnd >= n2) break;
     pos = lineEnd + 1;
@@ -7352,7 +7358,7 @@ function capPass(shared2, cap) {
     if (!found && clean.length === Math.min(lineEnd - lineStart, MATCH_UNITS)) found = rawKeys();
     let rule = found ? memo.raw : memo.clean;
     if (rule === void 0 || memo.line !== line) {
-      const keys = found ?? KEYS.indicesIn(clean);
+      const keys = found ?? (!shared2.escapes && rawKeys().length === 0 ? NO_KEYS : KEYS.indicesIn(clean));
       rule = keys.length === 0 ? null : decisions.decide(clean, keys);
       memo.line = line;
       if (found) memo.raw = rule;
@@ -7550,7 +7556,7 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, FILLER, NOTABLE_KEYS, tables, marks, listed2, ALL_RULES, mergedRules, MERGED_MAX, NUMBERED_KEYS, JSON_MESSAGE, DECISION_SLOTS, DecisionCache, SHAPE_START;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, FILLER, NOTABLE_KEYS, tables, NO_KEYS, marks, listed2, ALL_RULES, mergedRules, MERGED_MAX, NUMBERED_KEYS, JSON_MESSAGE, DECISION_SLOTS, DecisionCache, SHAPE_START;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -7570,6 +7576,7 @@ var init_notable = __esm({
     NOTABLE_KEYS = [
       ...new Set(NOTABLE_RULES.flatMap((r) => r.keys.map((k) => k.toLowerCase())))
     ];
+    NO_KEYS = [];
     marks = new Uint8Array(NOTABLE_RULES.length);
     listed2 = [];
     ALL_RULES = new Uint8Array(NOTABLE_RULES.length).fill(1);

@@ -169,7 +169,15 @@ function ciPrefixLength(s: string): number {
  * state) only what the terminal shows: the text after the last "\r" that is followed by some.
  */
 export function cleanLogLine(raw: string): string {
-	let s = raw.indexOf("\u001b") === -1 ? raw : raw.replace(ANSI, "");
+	return withoutEscapes(raw.indexOf("\u001b") === -1 ? raw : raw.replace(ANSI, ""));
+}
+
+/**
+ * cleanLogLine of a line without ANSI escapes (or with them taken out): a piece of it in one stretch, so it holds
+ * no key the line does not (the key search matches words anywhere, whatever is around them).
+ */
+function withoutEscapes(raw: string): string {
+	let s = raw;
 	const cr = s.indexOf("\r");
 	if (cr !== -1) {
 		if (s.endsWith("\r")) s = s.slice(0, -1);
@@ -316,6 +324,9 @@ export function mergedAlternatives(list: readonly RegExp[]): RegExp[] {
 	});
 	return [...merged.flat(), ...alone];
 }
+
+/** The keys of a line that holds none. */
+const NO_KEYS: readonly number[] = [];
 
 /** Marks of the rules already listed for one line (reused: a line marks, lists, clears). */
 const marks = new Uint8Array(NOTABLE_RULES.length);
@@ -539,6 +550,7 @@ export function scanNotableAt(
 		keys: scanTables().automaton,
 		memo: { line: 0, raw: undefined, clean: undefined },
 		decisions: new DecisionCache(enabled, steps),
+		escapes: false,
 		carriers: 0,
 		current: { line: 0, filler: undefined, rule: undefined, failing: false },
 	};
@@ -587,7 +599,10 @@ export function scanNotableAt(
 		memo.line = line;
 		memo.raw = undefined;
 		memo.clean = undefined;
-		const clean = window(text, lineStart, lineEnd);
+		// window(text, lineStart, lineEnd), knowing whether it had escapes to take out.
+		const raw = text.slice(lineStart, windowEnd);
+		shared.escapes = raw.indexOf("\u001b") !== -1;
+		const clean = withoutEscapes(shared.escapes ? raw.replace(ANSI, "") : raw);
 		for (const p of passes) p.visit(lineStart, lineEnd, line, clean, rawKeys);
 
 		if (lineEnd >= n) break;
@@ -607,6 +622,8 @@ interface ScanShared {
 	keys: WordAutomaton;
 	/** The rules' decision on the current line (null: none), by the keys of its raw window or of its cleaned text. */
 	memo: { line: number; raw: NotableRule | null | undefined; clean: NotableRule | null | undefined };
+	/** Whether the current line's window holds an ANSI escape (its cleaned text may then hold keys it does not). */
+	escapes: boolean;
 	/** The rules' decisions on the lines seen so far, by text and keys (a repeated line is decided once). */
 	decisions: DecisionCache;
 	/** How many passes carry context at the current line: the walk visits every line while one does. */
@@ -903,7 +920,8 @@ function capPass(
 		if (!found && clean.length === Math.min(lineEnd - lineStart, MATCH_UNITS)) found = rawKeys();
 		let rule = found ? memo.raw : memo.clean;
 		if (rule === undefined || memo.line !== line) {
-			const keys = found ?? KEYS.indicesIn(clean);
+			// A cleaned line without escapes is a piece of its raw window: no key there, none in it.
+			const keys = found ?? (!shared.escapes && rawKeys().length === 0 ? NO_KEYS : KEYS.indicesIn(clean));
 			rule = keys.length === 0 ? null : decisions.decide(clean, keys);
 			memo.line = line;
 			if (found) memo.raw = rule;
