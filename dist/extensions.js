@@ -7085,7 +7085,7 @@ function scanNotableAt(text, maxLines, options = {}) {
     maxChars: Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2)),
     keys: scanTables().automaton,
     memo: { line: 0, raw: void 0, clean: void 0 },
-    decisions: new DecisionCache(enabled, steps),
+    decisions: new DecisionCache(enabled, steps, text.length),
     escapes: false,
     carriers: 0,
     current: { line: 0, filler: void 0, rule: void 0, failing: false }
@@ -7586,23 +7586,34 @@ var init_notable = __esm({
     JSON_MESSAGE = /"(?:[Oo]utput|log|msg|[Mm]essage|text)"\s*:\s*"((?:[^"\\]|\\.)*)"/;
     DECISION_SLOTS = 1024;
     DecisionCache = class {
-      constructor(enabled, records) {
+      /** `units`: the text's length, which sizes the cache (a short text's scan allocates little). */
+      constructor(enabled, records, units = DECISION_SLOTS << 10) {
         this.enabled = enabled;
         this.records = records;
+        let slots = 16;
+        while (slots < DECISION_SLOTS && slots << 10 < units) slots <<= 1;
+        this.mask = slots - 1;
       }
       enabled;
       records;
-      texts = new Array(DECISION_SLOTS).fill(void 0);
-      ids = new Float64Array(DECISION_SLOTS);
-      rules = new Array(DECISION_SLOTS).fill(null);
+      /** Slots (a power of two): about one per KiB of text, at least 16, at most DECISION_SLOTS. */
+      mask;
+      // Made at the first decision (a short text with no key line makes none).
+      texts = [];
+      ids = [];
+      rules = [];
       /** decideLine(clean, keys, enabled, records) ?? null, made once per distinct (line, keys) while it stays in its slot. */
       decide(clean, keys) {
         if (keys.length > NUMBERED_KEYS || !scanTables().stateless)
           return decideLine(clean, keys, this.enabled, this.records) ?? null;
         let id = 0;
         for (let i = 0; i < keys.length; i++) id = id * (NOTABLE_KEYS.length + 1) + keys[i] + 1;
-        const slot = lineFingerprint(clean, id) & DECISION_SLOTS - 1;
-        if (this.ids[slot] === id && this.texts[slot] === clean) return this.rules[slot];
+        const slot = lineFingerprint(clean, id) & this.mask;
+        if (this.texts.length === 0) {
+          this.texts = new Array(this.mask + 1).fill(void 0);
+          this.ids = new Array(this.mask + 1).fill(-1);
+          this.rules = new Array(this.mask + 1).fill(null);
+        } else if (this.ids[slot] === id && this.texts[slot] === clean) return this.rules[slot];
         const rule = decideLine(clean, keys, this.enabled, this.records) ?? null;
         this.texts[slot] = clean;
         this.ids[slot] = id;

@@ -2,7 +2,8 @@
  * The scan's cache of the rules' decisions (DecisionCache, issue 32 item 4) answers exactly what decideLine does,
  * whatever the order of the lines asked: lines of the real-log corpus that hold a key, repeated, and near copies
  * of them (one unit changed where the slot's fingerprint does not look, so they share a slot with the line they
- * copy), with their keys or other keys, under every rule and under the table's rules alone, records read or not.
+ * copy), with their keys or other keys, under every rule and under the table's rules alone, records read or not,
+ * in caches of several sizes.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -76,8 +77,9 @@ describe("DecisionCache (property)", () => {
 				fc.array(ask, { minLength: 1, maxLength: 100 }),
 				fc.nat({ max: 1 }),
 				fc.boolean(),
-				(lines, asks, mask, records) => {
-					const cache = new DecisionCache(masks[mask], records);
+				fc.constantFrom(0, 40_000, 1 << 20), // 16, 64 and 1024 slots
+				(lines, asks, mask, records, units) => {
+					const cache = new DecisionCache(masks[mask], records, units);
 					for (const a of asks) {
 						// A fresh string object each time, as the scan slices each line anew.
 						const base = keyLines[lines[a.at % lines.length]];

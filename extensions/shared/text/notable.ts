@@ -474,14 +474,23 @@ export function lineFingerprint(s: string, keysId: number): number {
  * for the cache (no rule's expression is global or sticky: scanTables checks).
  */
 export class DecisionCache {
-	private readonly texts: (string | undefined)[] = new Array(DECISION_SLOTS).fill(undefined);
-	private readonly ids = new Float64Array(DECISION_SLOTS);
-	private readonly rules: (NotableRule | null)[] = new Array(DECISION_SLOTS).fill(null);
+	/** Slots (a power of two): about one per KiB of text, at least 16, at most DECISION_SLOTS. */
+	private readonly mask: number;
+	// Made at the first decision (a short text with no key line makes none).
+	private texts: (string | undefined)[] = [];
+	private ids: number[] = [];
+	private rules: (NotableRule | null)[] = [];
 
+	/** `units`: the text's length, which sizes the cache (a short text's scan allocates little). */
 	constructor(
 		private readonly enabled: Uint8Array,
 		private readonly records: boolean,
-	) {}
+		units = DECISION_SLOTS << 10,
+	) {
+		let slots = 16;
+		while (slots < DECISION_SLOTS && slots << 10 < units) slots <<= 1;
+		this.mask = slots - 1;
+	}
 
 	/** decideLine(clean, keys, enabled, records) ?? null, made once per distinct (line, keys) while it stays in its slot. */
 	decide(clean: string, keys: readonly number[]): NotableRule | null {
@@ -489,8 +498,12 @@ export class DecisionCache {
 			return decideLine(clean, keys, this.enabled, this.records) ?? null;
 		let id = 0;
 		for (let i = 0; i < keys.length; i++) id = id * (NOTABLE_KEYS.length + 1) + keys[i] + 1;
-		const slot = lineFingerprint(clean, id) & (DECISION_SLOTS - 1);
-		if (this.ids[slot] === id && this.texts[slot] === clean) return this.rules[slot];
+		const slot = lineFingerprint(clean, id) & this.mask;
+		if (this.texts.length === 0) {
+			this.texts = new Array(this.mask + 1).fill(undefined);
+			this.ids = new Array(this.mask + 1).fill(-1);
+			this.rules = new Array(this.mask + 1).fill(null);
+		} else if (this.ids[slot] === id && this.texts[slot] === clean) return this.rules[slot];
 		const rule = decideLine(clean, keys, this.enabled, this.records) ?? null;
 		this.texts[slot] = clean;
 		this.ids[slot] = id;
@@ -549,7 +562,7 @@ export function scanNotableAt(
 		maxChars: Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2)),
 		keys: scanTables().automaton,
 		memo: { line: 0, raw: undefined, clean: undefined },
-		decisions: new DecisionCache(enabled, steps),
+		decisions: new DecisionCache(enabled, steps, text.length),
 		escapes: false,
 		carriers: 0,
 		current: { line: 0, filler: undefined, rule: undefined, failing: false },
