@@ -6959,6 +6959,7 @@ function scanTables() {
     ),
     patterns: NOTABLE_RULES.map((rule) => rule.pattern),
     needs: NOTABLE_RULES.map((rule) => rule.needs ?? null),
+    strong: Uint8Array.from(NOTABLE_RULES, (rule) => rule.kind === "failure" && !rule.weak ? 1 : 0),
     // No expression with a lastIndex of its own: a decision depends on the line alone (DecisionCache).
     stateless: NOTABLE_RULES.every(
       (rule) => [rule.pattern, rule.needs, rule.failing, ...rule.not ?? []].every((re) => !re || !(re.global || re.sticky))
@@ -7017,9 +7018,13 @@ function rulesFor(keys) {
   mergedRules.set(id, merged);
   return merged;
 }
-function decide(clean, keys, enabled = ALL_RULES) {
-  const { vetoes, patterns, needs } = scanTables();
-  for (const r of rulesFor(keys)) {
+function decide(clean, keys, enabled = ALL_RULES, strongOnly = false) {
+  const { vetoes, patterns, needs, strong } = scanTables();
+  const list = rulesFor(keys);
+  let last = list.length - 1;
+  if (strongOnly) while (last >= 0 && strong[list[last]] === 0) last--;
+  for (let i = 0; i <= last; i++) {
+    const r = list[i];
     if (enabled[r] === 0) continue;
     const guard = needs[r];
     if (guard !== null && !guard.test(clean) || !patterns[r].test(clean)) continue;
@@ -7047,7 +7052,7 @@ function decideLine(clean, keys, enabled, records) {
   if (!records || decided && !decided.weak || clean.charCodeAt(0) !== 123) return decided;
   const message = jsonMessage(clean);
   if (message === void 0) return decided;
-  const inner = decide(message, scanTables().automaton.indicesIn(message), enabled);
+  const inner = decide(message, scanTables().automaton.indicesIn(message), enabled, true);
   return inner && inner.kind === "failure" && !inner.weak ? inner : decided;
 }
 function lineFingerprint(s, keysId) {

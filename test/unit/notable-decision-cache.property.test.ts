@@ -12,6 +12,7 @@ import {
 	DecisionCache,
 	decideLine,
 	isTableRule,
+	jsonMessage,
 	lineFingerprint,
 	NOTABLE_KEYS,
 	NOTABLE_RULES,
@@ -91,6 +92,37 @@ describe("DecisionCache (property)", () => {
 			),
 			{ numRuns: 300 },
 		);
+	});
+
+	it("reads a JSON-lines record's message as the full table would (only a strong failure is taken from it)", () => {
+		const masks = [
+			new Uint8Array(NOTABLE_RULES.length).fill(1),
+			Uint8Array.from(NOTABLE_RULES, (rule) => (isTableRule(rule) ? 1 : 0)),
+		];
+		/** decideLine as it was: the message decided by every rule, then taken only when a strong failure. */
+		const reference = (clean: string, keys: readonly number[], mask: Uint8Array) => {
+			const decided = decideLine(clean, keys, mask, false);
+			if ((decided && !decided.weak) || clean.charCodeAt(0) !== 0x7b) return decided;
+			const message = jsonMessage(clean);
+			if (message === undefined) return decided;
+			const inner = decideLine(message, KEYS.indicesIn(message), mask, false);
+			return inner && inner.kind === "failure" && !inner.weak ? inner : decided;
+		};
+		// Every record of the corpus, and every corpus key line as a `go test -json` record's output.
+		const records = [
+			...keyLines.filter((s) => s.startsWith("{")),
+			...keyLines.map((s) => JSON.stringify({ Action: "output", Output: `${s}\n` })),
+		];
+		let strong = 0;
+		for (const clean of records) {
+			for (const mask of masks) {
+				const keys = KEYS.indicesIn(clean);
+				const want = reference(clean, keys, mask);
+				expect(decideLine(clean, keys, mask, true)).toBe(want);
+				if (want && want.kind === "failure" && !want.weak) strong++;
+			}
+		}
+		expect(strong).toBeGreaterThan(100);
 	});
 
 	it("gives a near copy the slot of the line it copies (so the cache compares them)", () => {

@@ -273,6 +273,7 @@ let tables:
 			vetoes: (readonly RegExp[])[];
 			patterns: RegExp[];
 			needs: (RegExp | null)[];
+			strong: Uint8Array;
 			stateless: boolean;
 	  }
 	| undefined;
@@ -294,6 +295,7 @@ function scanTables(): NonNullable<typeof tables> {
 		),
 		patterns: NOTABLE_RULES.map((rule) => rule.pattern),
 		needs: NOTABLE_RULES.map((rule) => rule.needs ?? null),
+		strong: Uint8Array.from(NOTABLE_RULES, (rule) => (rule.kind === "failure" && !rule.weak ? 1 : 0)),
 		// No expression with a lastIndex of its own: a decision depends on the line alone (DecisionCache).
 		stateless: NOTABLE_RULES.every((rule) =>
 			[rule.pattern, rule.needs, rule.failing, ...(rule.not ?? [])].every((re) => !re || !(re.global || re.sticky)),
@@ -391,9 +393,18 @@ function rulesFor(keys: readonly number[]): readonly number[] {
  * The rule that decides a cleaned line whose keys (indices into NOTABLE_KEYS) are `keys`, or undefined: the
  * first enabled rule in table order whose keys the line holds and whose pattern matches (unless vetoed).
  */
-function decide(clean: string, keys: readonly number[], enabled: Uint8Array = ALL_RULES): NotableRule | undefined {
-	const { vetoes, patterns, needs } = scanTables();
-	for (const r of rulesFor(keys)) {
+function decide(
+	clean: string,
+	keys: readonly number[],
+	enabled: Uint8Array = ALL_RULES,
+	strongOnly = false,
+): NotableRule | undefined {
+	const { vetoes, patterns, needs, strong } = scanTables();
+	const list = rulesFor(keys);
+	let last = list.length - 1;
+	if (strongOnly) while (last >= 0 && strong[list[last]] === 0) last--;
+	for (let i = 0; i <= last; i++) {
+		const r = list[i];
 		if (enabled[r] === 0) continue;
 		const guard = needs[r];
 		if ((guard !== null && !guard.test(clean)) || !patterns[r].test(clean)) continue;
@@ -442,7 +453,8 @@ export function decideLine(
 	if (!records || (decided && !decided.weak) || clean.charCodeAt(0) !== 0x7b) return decided;
 	const message = jsonMessage(clean);
 	if (message === undefined) return decided;
-	const inner = decide(message, scanTables().automaton.indicesIn(message), enabled);
+	// Only a strong failure is taken from the message: the rules after the last such rule are not tried.
+	const inner = decide(message, scanTables().automaton.indicesIn(message), enabled, true);
 	return inner && inner.kind === "failure" && !inner.weak ? inner : decided;
 }
 
