@@ -6960,6 +6960,8 @@ function scanTables() {
     patterns: NOTABLE_RULES.map((rule) => rule.pattern),
     needs: NOTABLE_RULES.map((rule) => rule.needs ?? null),
     strong: Uint8Array.from(NOTABLE_RULES, (rule) => rule.kind === "failure" && !rule.weak ? 1 : 0),
+    // No key holds a "\r" or a BOM: taking one out of a line (cleanLogLine) changes none of its keys.
+    keylessCut: !NOTABLE_KEYS.some((k) => k.includes("\r") || k.includes("\uFEFF")),
     // No expression with a lastIndex of its own: a decision depends on the line alone (DecisionCache).
     stateless: NOTABLE_RULES.every(
       (rule) => [rule.pattern, rule.needs, rule.failing, ...rule.not ?? []].every((re) => !re || !(re.global || re.sticky))
@@ -7360,7 +7362,10 @@ function capPass(shared2, cap) {
     entry.context.push(...ctx.while ? taken.reverse() : taken);
   };
   const tryLine = (lineStart, lineEnd, line, clean, found, rawKeys) => {
-    if (!found && clean.length === Math.min(lineEnd - lineStart, MATCH_UNITS)) found = rawKeys();
+    if (!found) {
+      const cut2 = Math.min(lineEnd - lineStart, MATCH_UNITS) - clean.length;
+      if (cut2 === 0 || cut2 === 1 && !shared2.escapes && scanTables().keylessCut) found = rawKeys();
+    }
     let rule = found ? memo.raw : memo.clean;
     if (rule === void 0 || memo.line !== line) {
       const keys = found ?? (!shared2.escapes && rawKeys().length === 0 ? NO_KEYS : KEYS.indicesIn(clean));

@@ -275,6 +275,7 @@ let tables:
 			needs: (RegExp | null)[];
 			strong: Uint8Array;
 			stateless: boolean;
+			keylessCut: boolean;
 	  }
 	| undefined;
 /**
@@ -296,6 +297,8 @@ function scanTables(): NonNullable<typeof tables> {
 		patterns: NOTABLE_RULES.map((rule) => rule.pattern),
 		needs: NOTABLE_RULES.map((rule) => rule.needs ?? null),
 		strong: Uint8Array.from(NOTABLE_RULES, (rule) => (rule.kind === "failure" && !rule.weak ? 1 : 0)),
+		// No key holds a "\r" or a BOM: taking one out of a line (cleanLogLine) changes none of its keys.
+		keylessCut: !NOTABLE_KEYS.some((k) => k.includes("\r") || k.includes("\uFEFF")),
 		// No expression with a lastIndex of its own: a decision depends on the line alone (DecisionCache).
 		stateless: NOTABLE_RULES.every((rule) =>
 			[rule.pattern, rule.needs, rule.failing, ...(rule.not ?? [])].every((re) => !re || !(re.global || re.sticky)),
@@ -942,7 +945,12 @@ function capPass(
 		found: number[] | undefined,
 		rawKeys: () => number[],
 	): boolean => {
-		if (!found && clean.length === Math.min(lineEnd - lineStart, MATCH_UNITS)) found = rawKeys();
+		if (!found) {
+			// The cleaned text holds the raw window's keys when cleaning left it whole, or took out only one unit
+			// without an escape around: a "\r" (a CRLF line) or a BOM, which no key holds (a key never spans it).
+			const cut = Math.min(lineEnd - lineStart, MATCH_UNITS) - clean.length;
+			if (cut === 0 || (cut === 1 && !shared.escapes && scanTables().keylessCut)) found = rawKeys();
+		}
 		let rule = found ? memo.raw : memo.clean;
 		if (rule === undefined || memo.line !== line) {
 			// A cleaned line without escapes is a piece of its raw window: no key there, none in it.
