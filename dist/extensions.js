@@ -6937,7 +6937,10 @@ function ciPrefixLength(s) {
   return CI_PREFIX.lastIndex;
 }
 function cleanLogLine(raw) {
-  let s = raw.indexOf("\x1B") === -1 ? raw : raw.replace(ANSI, "");
+  return withoutEscapes(raw.indexOf("\x1B") === -1 ? raw : raw.replace(ANSI, ""));
+}
+function withoutEscapes(raw) {
+  let s = raw;
   const cr = s.indexOf("\r");
   if (cr !== -1) {
     if (s.endsWith("\r")) s = s.slice(0, -1);
@@ -6971,7 +6974,14 @@ function scanTables() {
       (rule) => mergedAlternatives([...rule.not ?? [], ...rule.kind === "failure" ? [EXPECTED_FAILURE] : []])
     ),
     patterns: NOTABLE_RULES.map((rule) => rule.pattern),
-    needs: NOTABLE_RULES.map((rule) => rule.needs ?? null)
+    needs: NOTABLE_RULES.map((rule) => rule.needs ?? null),
+    strong: Uint8Array.from(NOTABLE_RULES, (rule) => rule.kind === "failure" && !rule.weak ? 1 : 0),
+    // No key holds a "\r" or a BOM: taking one out of a line (cleanLogLine) changes none of its keys.
+    keylessCut: !NOTABLE_KEYS.some((k) => k.includes("\r") || k.includes("\uFEFF")),
+    // No expression with a lastIndex of its own: a decision depends on the line alone (DecisionCache).
+    stateless: NOTABLE_RULES.every(
+      (rule) => [rule.pattern, rule.needs, rule.failing, ...rule.not ?? []].every((re) => !re || !(re.global || re.sticky))
+    )
   };
   return tables;
 }
@@ -7026,9 +7036,13 @@ function rulesFor(keys) {
   mergedRules.set(id, merged);
   return merged;
 }
-function decide(clean, keys, enabled = ALL_RULES) {
-  const { vetoes, patterns, needs } = scanTables();
-  for (const r of rulesFor(keys)) {
+function decide(clean, keys, enabled = ALL_RULES, strongOnly = false) {
+  const { vetoes, patterns, needs, strong } = scanTables();
+  const list = rulesFor(keys);
+  let last = list.length - 1;
+  if (strongOnly) while (last >= 0 && strong[list[last]] === 0) last--;
+  for (let i = 0; i <= last; i++) {
+    const r = list[i];
     if (enabled[r] === 0) continue;
     const guard = needs[r];
     if (guard !== null && !guard.test(clean) || !patterns[r].test(clean)) continue;
@@ -7056,8 +7070,19 @@ function decideLine(clean, keys, enabled, records) {
   if (!records || decided && !decided.weak || clean.charCodeAt(0) !== 123) return decided;
   const message = jsonMessage(clean);
   if (message === void 0) return decided;
-  const inner = decide(message, scanTables().automaton.indicesIn(message), enabled);
+  const inner = decide(message, scanTables().automaton.indicesIn(message), enabled, true);
   return inner && inner.kind === "failure" && !inner.weak ? inner : decided;
+}
+function lineFingerprint(s, keysId) {
+  const n2 = s.length;
+  let h = Math.imul(n2 ^ keysId ^ keysId / 4294967296, 2654435761);
+  if (n2 > 0) {
+    h = Math.imul(h ^ s.charCodeAt(n2 - 1), 2246822507);
+    h = Math.imul(h ^ s.charCodeAt(n2 >> 1), 3266489909);
+    h = Math.imul(h ^ s.charCodeAt(n2 >> 2), 668265263);
+    h = Math.imul(h ^ s.charCodeAt(n2 - 1 - (n2 >> 2)), 374761393);
+  }
+  return (h ^ h >>> 15) >>> 0;
 }
 function whole(n2, fallback, min) {
   return typeof n2 === "number" && Number.isFinite(n2) ? Math.max(min, Math.floor(n2)) : fallback;
@@ -7074,13 +7099,17 @@ function scanNotable(text, options = {}) {
 function scanNotableAt(text, maxLines, options = {}) {
   if (typeof text !== "string") throw new TypeError(`scanNotable: text must be a string, got ${typeof text}`);
   const evaluation = options.evaluation ?? defaultEvaluation;
+  const enabled = enabledMask(evaluation);
+  const steps = evaluation?.steps !== false;
   const shared2 = {
     text,
-    enabled: enabledMask(evaluation),
-    steps: evaluation?.steps !== false,
+    enabled,
+    steps,
     maxChars: Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2)),
     keys: scanTables().automaton,
     memo: { line: 0, raw: void 0, clean: void 0 },
+    decisions: new DecisionCache(enabled, steps, text.length),
+    escapes: false,
     carriers: 0,
     current: { line: 0, filler: void 0, rule: void 0, failing: false }
   };
@@ -7120,7 +7149,9 @@ function scanNotableAt(text, maxLines, options = {}) {
     memo.line = line;
     memo.raw = void 0;
     memo.clean = void 0;
-    const clean = window(text, lineStart, lineEnd);
+    const raw = text.slice(lineStart, windowEnd);
+    shared2.escapes = raw.indexOf("\x1B") !== -1;
+    const clean = withoutEscapes(shared2.escapes ? raw.replace(ANSI, "") : raw);
     for (const p of passes) p.visit(lineStart, lineEnd, line, clean, rawKeys);
     if (lineEnd >= n2) break;
     pos = lineEnd + 1;
@@ -7133,7 +7164,7 @@ function window(text, start, end) {
   return cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
 }
 function capPass(shared2, cap) {
-  const { text, enabled, steps, maxChars, keys: KEYS, memo, current } = shared2;
+  const { text, steps, maxChars, keys: KEYS, memo, current, decisions } = shared2;
   const folded = /* @__PURE__ */ new Map();
   const foldOf = (rule) => {
     let fold = folded.get(rule);
@@ -7347,11 +7378,14 @@ function capPass(shared2, cap) {
     entry.context.push(...ctx.while ? taken.reverse() : taken);
   };
   const tryLine = (lineStart, lineEnd, line, clean, found, rawKeys) => {
-    if (!found && clean.length === Math.min(lineEnd - lineStart, MATCH_UNITS)) found = rawKeys();
+    if (!found) {
+      const cut2 = Math.min(lineEnd - lineStart, MATCH_UNITS) - clean.length;
+      if (cut2 === 0 || cut2 === 1 && !shared2.escapes && scanTables().keylessCut) found = rawKeys();
+    }
     let rule = found ? memo.raw : memo.clean;
     if (rule === void 0 || memo.line !== line) {
-      const keys = found ?? KEYS.indicesIn(clean);
-      rule = keys.length === 0 ? null : decideLine(clean, keys, enabled, steps) ?? null;
+      const keys = found ?? (!shared2.escapes && rawKeys().length === 0 ? NO_KEYS : KEYS.indicesIn(clean));
+      rule = keys.length === 0 ? null : decisions.decide(clean, keys);
       memo.line = line;
       if (found) memo.raw = rule;
       else memo.clean = rule;
@@ -7548,7 +7582,7 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, FILLER, NOTABLE_KEYS, tables, marks, listed2, ALL_RULES, mergedRules, MERGED_MAX, NUMBERED_KEYS, JSON_MESSAGE, SHAPE_START;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, FILLER, NOTABLE_KEYS, tables, NO_KEYS, marks, listed2, ALL_RULES, mergedRules, MERGED_MAX, NUMBERED_KEYS, JSON_MESSAGE, DECISION_SLOTS, DecisionCache, SHAPE_START;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -7568,6 +7602,7 @@ var init_notable = __esm({
     NOTABLE_KEYS = [
       ...new Set(NOTABLE_RULES.flatMap((r) => r.keys.map((k) => k.toLowerCase())))
     ];
+    NO_KEYS = [];
     marks = new Uint8Array(NOTABLE_RULES.length);
     listed2 = [];
     ALL_RULES = new Uint8Array(NOTABLE_RULES.length).fill(1);
@@ -7575,6 +7610,43 @@ var init_notable = __esm({
     MERGED_MAX = 4096;
     NUMBERED_KEYS = Math.floor(Math.log(Number.MAX_SAFE_INTEGER) / Math.log(NOTABLE_KEYS.length + 1));
     JSON_MESSAGE = /"(?:[Oo]utput|log|msg|[Mm]essage|text)"\s*:\s*"((?:[^"\\]|\\.)*)"/;
+    DECISION_SLOTS = 1024;
+    DecisionCache = class {
+      /** `units`: the text's length, which sizes the cache (a short text's scan allocates little). */
+      constructor(enabled, records, units = DECISION_SLOTS << 10) {
+        this.enabled = enabled;
+        this.records = records;
+        let slots = 16;
+        while (slots < DECISION_SLOTS && slots << 10 < units) slots <<= 1;
+        this.mask = slots - 1;
+      }
+      enabled;
+      records;
+      /** Slots (a power of two): about one per KiB of text, at least 16, at most DECISION_SLOTS. */
+      mask;
+      // Made at the first decision (a short text with no key line makes none).
+      texts = [];
+      ids = [];
+      rules = [];
+      /** decideLine(clean, keys, enabled, records) ?? null, made once per distinct (line, keys) while it stays in its slot. */
+      decide(clean, keys) {
+        if (keys.length > NUMBERED_KEYS || !scanTables().stateless)
+          return decideLine(clean, keys, this.enabled, this.records) ?? null;
+        let id = 0;
+        for (let i = 0; i < keys.length; i++) id = id * (NOTABLE_KEYS.length + 1) + keys[i] + 1;
+        const slot = lineFingerprint(clean, id) & this.mask;
+        if (this.texts.length === 0) {
+          this.texts = new Array(this.mask + 1).fill(void 0);
+          this.ids = new Array(this.mask + 1).fill(-1);
+          this.rules = new Array(this.mask + 1).fill(null);
+        } else if (this.ids[slot] === id && this.texts[slot] === clean) return this.rules[slot];
+        const rule = decideLine(clean, keys, this.enabled, this.records) ?? null;
+        this.texts[slot] = clean;
+        this.ids[slot] = id;
+        this.rules[slot] = rule;
+        return rule;
+      }
+    };
     SHAPE_START = /^[\s\S]{0,16}/;
   }
 });

@@ -169,7 +169,15 @@ function ciPrefixLength(s: string): number {
  * state) only what the terminal shows: the text after the last "\r" that is followed by some.
  */
 export function cleanLogLine(raw: string): string {
-	let s = raw.indexOf("\u001b") === -1 ? raw : raw.replace(ANSI, "");
+	return withoutEscapes(raw.indexOf("\u001b") === -1 ? raw : raw.replace(ANSI, ""));
+}
+
+/**
+ * cleanLogLine of a line without ANSI escapes (or with them taken out): a piece of it in one stretch, so it holds
+ * no key the line does not (the key search matches words anywhere, whatever is around them).
+ */
+function withoutEscapes(raw: string): string {
+	let s = raw;
 	const cr = s.indexOf("\r");
 	if (cr !== -1) {
 		if (s.endsWith("\r")) s = s.slice(0, -1);
@@ -268,6 +276,9 @@ let tables:
 			vetoes: (readonly RegExp[])[];
 			patterns: RegExp[];
 			needs: (RegExp | null)[];
+			strong: Uint8Array;
+			stateless: boolean;
+			keylessCut: boolean;
 	  }
 	| undefined;
 /**
@@ -288,6 +299,13 @@ function scanTables(): NonNullable<typeof tables> {
 		),
 		patterns: NOTABLE_RULES.map((rule) => rule.pattern),
 		needs: NOTABLE_RULES.map((rule) => rule.needs ?? null),
+		strong: Uint8Array.from(NOTABLE_RULES, (rule) => (rule.kind === "failure" && !rule.weak ? 1 : 0)),
+		// No key holds a "\r" or a BOM: taking one out of a line (cleanLogLine) changes none of its keys.
+		keylessCut: !NOTABLE_KEYS.some((k) => k.includes("\r") || k.includes("\uFEFF")),
+		// No expression with a lastIndex of its own: a decision depends on the line alone (DecisionCache).
+		stateless: NOTABLE_RULES.every((rule) =>
+			[rule.pattern, rule.needs, rule.failing, ...(rule.not ?? [])].every((re) => !re || !(re.global || re.sticky)),
+		),
 	};
 	return tables;
 }
@@ -314,6 +332,9 @@ export function mergedAlternatives(list: readonly RegExp[]): RegExp[] {
 	});
 	return [...merged.flat(), ...alone];
 }
+
+/** The keys of a line that holds none. */
+const NO_KEYS: readonly number[] = [];
 
 /** Marks of the rules already listed for one line (reused: a line marks, lists, clears). */
 const marks = new Uint8Array(NOTABLE_RULES.length);
@@ -378,9 +399,18 @@ function rulesFor(keys: readonly number[]): readonly number[] {
  * The rule that decides a cleaned line whose keys (indices into NOTABLE_KEYS) are `keys`, or undefined: the
  * first enabled rule in table order whose keys the line holds and whose pattern matches (unless vetoed).
  */
-function decide(clean: string, keys: readonly number[], enabled: Uint8Array = ALL_RULES): NotableRule | undefined {
-	const { vetoes, patterns, needs } = scanTables();
-	for (const r of rulesFor(keys)) {
+function decide(
+	clean: string,
+	keys: readonly number[],
+	enabled: Uint8Array = ALL_RULES,
+	strongOnly = false,
+): NotableRule | undefined {
+	const { vetoes, patterns, needs, strong } = scanTables();
+	const list = rulesFor(keys);
+	let last = list.length - 1;
+	if (strongOnly) while (last >= 0 && strong[list[last]] === 0) last--;
+	for (let i = 0; i <= last; i++) {
+		const r = list[i];
 		if (enabled[r] === 0) continue;
 		const guard = needs[r];
 		if ((guard !== null && !guard.test(clean)) || !patterns[r].test(clean)) continue;
@@ -429,8 +459,75 @@ export function decideLine(
 	if (!records || (decided && !decided.weak) || clean.charCodeAt(0) !== 0x7b) return decided;
 	const message = jsonMessage(clean);
 	if (message === undefined) return decided;
-	const inner = decide(message, scanTables().automaton.indicesIn(message), enabled);
+	// Only a strong failure is taken from the message: the rules after the last such rule are not tried.
+	const inner = decide(message, scanTables().automaton.indicesIn(message), enabled, true);
 	return inner && inner.kind === "failure" && !inner.weak ? inner : decided;
+}
+
+/** Slots of a scan's cache of decisions (DecisionCache), a power of two. */
+const DECISION_SLOTS = 1024;
+
+/**
+ * Pure: a number identical lines with identical keys share (`keysId`: the keys' number, see rulesFor), from the
+ * line's length and a few of its units: what picks a line's slot in a DecisionCache, never an identity.
+ */
+export function lineFingerprint(s: string, keysId: number): number {
+	const n = s.length;
+	let h = Math.imul(n ^ keysId ^ (keysId / 0x100000000), 0x9e3779b1);
+	if (n > 0) {
+		h = Math.imul(h ^ s.charCodeAt(n - 1), 0x85ebca6b);
+		h = Math.imul(h ^ s.charCodeAt(n >> 1), 0xc2b2ae35);
+		h = Math.imul(h ^ s.charCodeAt(n >> 2), 0x27d4eb2f);
+		h = Math.imul(h ^ s.charCodeAt(n - 1 - (n >> 2)), 0x165667b1);
+	}
+	return (h ^ (h >>> 15)) >>> 0;
+}
+
+/**
+ * The rules' decisions (decideLine) of one scan, by line text and keys: a log repeats lines (a retry's error, a
+ * progress line, a report's rows), and a decision is about a microsecond of regular expressions while looking
+ * one up is a few units read and one comparison. Direct-mapped (a slot per fingerprint, the latest line in it):
+ * no string is hashed, and a line of another text in the slot is only compared (=== stops at the first
+ * difference). A decision depends on nothing but the line, its keys, the enabled rules and `records`, all fixed
+ * for the cache (no rule's expression is global or sticky: scanTables checks).
+ */
+export class DecisionCache {
+	/** Slots (a power of two): about one per KiB of text, at least 16, at most DECISION_SLOTS. */
+	private readonly mask: number;
+	// Made at the first decision (a short text with no key line makes none).
+	private texts: (string | undefined)[] = [];
+	private ids: number[] = [];
+	private rules: (NotableRule | null)[] = [];
+
+	/** `units`: the text's length, which sizes the cache (a short text's scan allocates little). */
+	constructor(
+		private readonly enabled: Uint8Array,
+		private readonly records: boolean,
+		units = DECISION_SLOTS << 10,
+	) {
+		let slots = 16;
+		while (slots < DECISION_SLOTS && slots << 10 < units) slots <<= 1;
+		this.mask = slots - 1;
+	}
+
+	/** decideLine(clean, keys, enabled, records) ?? null, made once per distinct (line, keys) while it stays in its slot. */
+	decide(clean: string, keys: readonly number[]): NotableRule | null {
+		if (keys.length > NUMBERED_KEYS || !scanTables().stateless)
+			return decideLine(clean, keys, this.enabled, this.records) ?? null;
+		let id = 0;
+		for (let i = 0; i < keys.length; i++) id = id * (NOTABLE_KEYS.length + 1) + keys[i] + 1;
+		const slot = lineFingerprint(clean, id) & this.mask;
+		if (this.texts.length === 0) {
+			this.texts = new Array(this.mask + 1).fill(undefined);
+			this.ids = new Array(this.mask + 1).fill(-1);
+			this.rules = new Array(this.mask + 1).fill(null);
+		} else if (this.ids[slot] === id && this.texts[slot] === clean) return this.rules[slot];
+		const rule = decideLine(clean, keys, this.enabled, this.records) ?? null;
+		this.texts[slot] = clean;
+		this.ids[slot] = id;
+		this.rules[slot] = rule;
+		return rule;
+	}
 }
 
 /** The rule that decides a cleaned line (the first in table order whose keys it holds and whose pattern matches, unless vetoed), or undefined. */
@@ -474,13 +571,17 @@ export function scanNotableAt(
 ): NotableScan[] {
 	if (typeof text !== "string") throw new TypeError(`scanNotable: text must be a string, got ${typeof text}`);
 	const evaluation = options.evaluation ?? defaultEvaluation;
+	const enabled = enabledMask(evaluation);
+	const steps = evaluation?.steps !== false;
 	const shared: ScanShared = {
 		text,
-		enabled: enabledMask(evaluation),
-		steps: evaluation?.steps !== false,
+		enabled,
+		steps,
 		maxChars: Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2)),
 		keys: scanTables().automaton,
 		memo: { line: 0, raw: undefined, clean: undefined },
+		decisions: new DecisionCache(enabled, steps, text.length),
+		escapes: false,
 		carriers: 0,
 		current: { line: 0, filler: undefined, rule: undefined, failing: false },
 	};
@@ -529,7 +630,10 @@ export function scanNotableAt(
 		memo.line = line;
 		memo.raw = undefined;
 		memo.clean = undefined;
-		const clean = window(text, lineStart, lineEnd);
+		// window(text, lineStart, lineEnd), knowing whether it had escapes to take out.
+		const raw = text.slice(lineStart, windowEnd);
+		shared.escapes = raw.indexOf("\u001b") !== -1;
+		const clean = withoutEscapes(shared.escapes ? raw.replace(ANSI, "") : raw);
 		for (const p of passes) p.visit(lineStart, lineEnd, line, clean, rawKeys);
 
 		if (lineEnd >= n) break;
@@ -549,6 +653,10 @@ interface ScanShared {
 	keys: WordAutomaton;
 	/** The rules' decision on the current line (null: none), by the keys of its raw window or of its cleaned text. */
 	memo: { line: number; raw: NotableRule | null | undefined; clean: NotableRule | null | undefined };
+	/** Whether the current line's window holds an ANSI escape (its cleaned text may then hold keys it does not). */
+	escapes: boolean;
+	/** The rules' decisions on the lines seen so far, by text and keys (a repeated line is decided once). */
+	decisions: DecisionCache;
 	/** How many passes carry context at the current line: the walk visits every line while one does. */
 	carriers: number;
 	/**
@@ -571,7 +679,7 @@ function capPass(
 	visit(lineStart: number, lineEnd: number, line: number, clean: string, rawKeys: () => number[]): void;
 	finish(): NotableScan;
 } {
-	const { text, enabled, steps, maxChars, keys: KEYS, memo, current } = shared;
+	const { text, steps, maxChars, keys: KEYS, memo, current, decisions } = shared;
 	/**
 	 * The kept entries a repeat folds into, per rule by cleaned line (a rule's map made at its first hit): the
 	 * line's own string is the key, so a hit builds no key string of its own, and a LineMap hashes none.
@@ -840,11 +948,17 @@ function capPass(
 		found: number[] | undefined,
 		rawKeys: () => number[],
 	): boolean => {
-		if (!found && clean.length === Math.min(lineEnd - lineStart, MATCH_UNITS)) found = rawKeys();
+		if (!found) {
+			// The cleaned text holds the raw window's keys when cleaning left it whole, or took out only one unit
+			// without an escape around: a "\r" (a CRLF line) or a BOM, which no key holds (a key never spans it).
+			const cut = Math.min(lineEnd - lineStart, MATCH_UNITS) - clean.length;
+			if (cut === 0 || (cut === 1 && !shared.escapes && scanTables().keylessCut)) found = rawKeys();
+		}
 		let rule = found ? memo.raw : memo.clean;
 		if (rule === undefined || memo.line !== line) {
-			const keys = found ?? KEYS.indicesIn(clean);
-			rule = keys.length === 0 ? null : (decideLine(clean, keys, enabled, steps) ?? null);
+			// A cleaned line without escapes is a piece of its raw window: no key there, none in it.
+			const keys = found ?? (!shared.escapes && rawKeys().length === 0 ? NO_KEYS : KEYS.indicesIn(clean));
+			rule = keys.length === 0 ? null : decisions.decide(clean, keys);
 			memo.line = line;
 			if (found) memo.raw = rule;
 			else memo.clean = rule;
