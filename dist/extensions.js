@@ -706,10 +706,12 @@ var init_artifact_store = __esm({
        * scan) runs while the disk makes the bytes durable; the result says whether they were stored. Same checks,
        * modes, content-addressed name and failures as put. `written`, when given, is called before this call returns
        * with the UTF-8 bytes written once they all are (the text's size as stored: the caller need not measure it
-       * again); it is not called when the put failed before that.
+       * again); it is not called when the put failed before that. `eachChunk`, when given, is called after each
+       * chunk (WRITE_CHUNK_BYTES) is written: the caller's moment to hand work to another thread (the tool-output
+       * stub feeds its scan's second thread).
        */
-      startPut(kind, text, written) {
-        return runUntilFsync(this.putSteps(kind, text, written)).catch((error) => ({ ok: false, error: errorText(error) })).then((result) => this.afterPut(result));
+      startPut(kind, text, written, eachChunk) {
+        return runUntilFsync(this.putSteps(kind, text, written, eachChunk)).catch((error) => ({ ok: false, error: errorText(error) })).then((result) => this.afterPut(result));
       }
       putSync(kind, text) {
         try {
@@ -863,7 +865,7 @@ var init_artifact_store = __esm({
         }
         return last ?? { ok: false, error: `${dir} has no directory to check` };
       }
-      *putSteps(kind, text, writtenAll) {
+      *putSteps(kind, text, writtenAll, eachChunk) {
         if (!isKind(kind)) return { ok: false, error: `unknown artifact kind ${JSON.stringify(kind)}` };
         if (typeof text !== "string") return { ok: false, error: `artifact text must be a string, got ${typeof text}` };
         const check = yield* this.dirSteps(kind, true);
@@ -883,6 +885,7 @@ var init_artifact_store = __esm({
             yield* fsStep.write(fd, view);
             bytes += written;
             pos += read2;
+            eachChunk?.();
           }
           writtenAll?.(bytes);
           yield* fsStep.fsync(fd);
@@ -7115,15 +7118,19 @@ function scanNotableAt(text, maxLines, options = {}) {
   };
   const passes = maxLines.map((m) => capPass(shared2, whole(m, DEFAULT_NOTABLE_LINES, 0)));
   const n2 = text.length;
-  const KEYS = shared2.keys;
   const memo = shared2.memo;
   let pos = 0;
   let line = 1;
   let lineStart = 0;
   let windowEnd = 0;
   let found;
-  const keyLines = KEYS.lines(text, MATCH_UNITS);
-  const rawKeys = () => found ??= keyLines.keysAt(lineStart) ?? KEYS.indicesIn(text, lineStart, windowEnd);
+  const keyLines = new DecisionWalk(
+    text,
+    shared2.decisions,
+    usable2(options.decided, text, enabled, steps) ? options.decided : void 0,
+    whole(evaluation?.partUnits, WALK_PART_UNITS, 1)
+  );
+  const rawKeys = () => found ??= keyLines.keysAt(lineStart);
   const carrying = () => shared2.carriers > 0;
   while (pos <= n2) {
     lineStart = pos;
@@ -7147,7 +7154,7 @@ function scanNotableAt(text, maxLines, options = {}) {
       windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
     }
     memo.line = line;
-    memo.raw = void 0;
+    memo.raw = keyLines.ruleAt(lineStart);
     memo.clean = void 0;
     const raw = text.slice(lineStart, windowEnd);
     shared2.escapes = raw.indexOf("\x1B") !== -1;
@@ -7159,6 +7166,58 @@ function scanNotableAt(text, maxLines, options = {}) {
   }
   options.counted?.(line);
   return passes.map((p) => p.finish());
+}
+function usable2(d, text, enabled, steps) {
+  if (!d || d.units !== text.length || d.steps !== steps || d.enabled.length !== enabled.length) return false;
+  for (let i = 0; i < enabled.length; i++) if (d.enabled[i] !== enabled[i]) return false;
+  return true;
+}
+function decidePart(part, decisions, out) {
+  if (typeof part !== "string") throw new TypeError(`decidePart: part must be a string, got ${typeof part}`);
+  ruleIndex ??= new Map(NOTABLE_RULES.map((rule, index2) => [rule, index2]));
+  const index = ruleIndex;
+  const keyLines = scanTables().automaton.lines(part, MATCH_UNITS);
+  const n2 = part.length;
+  let pos = 0;
+  for (; ; ) {
+    const first = keyLines.next(pos);
+    if (first === -1) return keyLines.line - 1;
+    const lineStart = keyLines.lineStart;
+    let lineEnd = part.indexOf("\n", first);
+    if (lineEnd === -1) lineEnd = n2;
+    const keys = keyLines.words;
+    if (keys.length > 0) {
+      const raw = part.slice(lineStart, Math.min(lineEnd, lineStart + MATCH_UNITS));
+      const clean = withoutEscapes(raw.indexOf("\x1B") !== -1 ? raw.replace(ANSI, "") : raw);
+      const rule = decisions.decide(clean, keys);
+      out.push(lineStart, keyLines.line - 1, rule ? index.get(rule) ?? -1 : -1);
+    }
+    if (lineEnd >= n2) return keyLines.line - 1;
+    pos = lineEnd + 1;
+  }
+}
+function joinDecided(parts, enabled, steps) {
+  let size = 0;
+  for (const p of parts) size += p.at.length - p.at.length % 3;
+  const at2 = new Int32Array(size);
+  let k = 0;
+  let base = 0;
+  let line = 1;
+  for (const p of parts) {
+    const triples = p.at.length - p.at.length % 3;
+    for (let j = 0; j < triples; j += 3) {
+      at2[k++] = base + p.at[j];
+      at2[k++] = line + p.at[j + 1];
+      at2[k++] = p.at[j + 2];
+    }
+    base += p.units;
+    line += p.newlines;
+  }
+  return { at: at2, lines: line, units: base, enabled, steps };
+}
+function decisionsOf(options = {}) {
+  const evaluation = options.evaluation ?? defaultEvaluation;
+  return { enabled: enabledMask(evaluation), steps: evaluation?.steps !== false };
 }
 function window(text, start, end) {
   return cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
@@ -7582,7 +7641,7 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, FILLER, NOTABLE_KEYS, tables, NO_KEYS, marks, listed2, ALL_RULES, mergedRules, MERGED_MAX, NUMBERED_KEYS, JSON_MESSAGE, DECISION_SLOTS, DecisionCache, SHAPE_START;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, FILLER, NOTABLE_KEYS, tables, NO_KEYS, marks, listed2, ALL_RULES, mergedRules, MERGED_MAX, NUMBERED_KEYS, JSON_MESSAGE, DECISION_SLOTS, DecisionCache, ruleIndex, LISTED, WALK_PART_UNITS, DecisionWalk, SHAPE_START;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -7634,17 +7693,134 @@ var init_notable = __esm({
           return decideLine(clean, keys, this.enabled, this.records) ?? null;
         let id = 0;
         for (let i = 0; i < keys.length; i++) id = id * (NOTABLE_KEYS.length + 1) + keys[i] + 1;
-        const slot = lineFingerprint(clean, id) & this.mask;
+        const slot2 = lineFingerprint(clean, id) & this.mask;
         if (this.texts.length === 0) {
           this.texts = new Array(this.mask + 1).fill(void 0);
           this.ids = new Array(this.mask + 1).fill(-1);
           this.rules = new Array(this.mask + 1).fill(null);
-        } else if (this.ids[slot] === id && this.texts[slot] === clean) return this.rules[slot];
+        } else if (this.ids[slot2] === id && this.texts[slot2] === clean) return this.rules[slot2];
         const rule = decideLine(clean, keys, this.enabled, this.records) ?? null;
-        this.texts[slot] = clean;
-        this.ids[slot] = id;
-        this.rules[slot] = rule;
+        this.texts[slot2] = clean;
+        this.ids[slot2] = id;
+        this.rules[slot2] = rule;
         return rule;
+      }
+    };
+    LISTED = [0];
+    WALK_PART_UNITS = 128 * 1024;
+    DecisionWalk = class {
+      constructor(text, decisions, decided, partUnits) {
+        this.text = text;
+        this.decisions = decisions;
+        this.partUnits = partUnits;
+        if (decided) {
+          this.at = decided.at instanceof Int32Array ? decided.at : Int32Array.from(decided.at);
+          this.count = decided.at.length - decided.at.length % 3;
+          this.end = text.length;
+          this.linesBefore = decided.lines;
+        } else {
+          this.at = new Int32Array(0);
+          this.count = 0;
+          this.end = 0;
+          this.linesBefore = 1;
+        }
+      }
+      text;
+      decisions;
+      partUnits;
+      lineStart = 0;
+      line = 1;
+      words = LISTED;
+      /** [line start, line, rule or -1] of the key lines of text[from, end), and how many numbers of it are triples. */
+      at;
+      count;
+      /** Where `next` goes on in `at`. */
+      i = 0;
+      end;
+      /** Lines that start before `end` (the text's line count once `end` is its length: then the final one). */
+      linesBefore;
+      /** Decisions held up to past `pos` (or the text's end): the next parts decided, the ones before let go. */
+      reach(pos) {
+        const text = this.text;
+        const n2 = text.length;
+        while (pos >= this.end && this.end < n2) {
+          const start = this.end;
+          let end = Math.min(n2, start + this.partUnits);
+          if (end < n2) {
+            const eol = text.lastIndexOf("\n", end - 1);
+            if (eol >= start) end = eol + 1;
+            else {
+              const next = text.indexOf("\n", end);
+              end = next === -1 ? n2 : next + 1;
+            }
+          }
+          const out = [];
+          const newlines = decidePart(text.slice(start, end), this.decisions, out);
+          const lineBase = this.linesBefore;
+          const at2 = new Int32Array(out.length);
+          for (let k = 0; k < out.length; k += 3) {
+            at2[k] = out[k] + start;
+            at2[k + 1] = out[k + 1] + lineBase;
+            at2[k + 2] = out[k + 2];
+          }
+          this.at = at2;
+          this.count = at2.length;
+          this.i = 0;
+          this.f = 0;
+          this.end = end;
+          this.linesBefore = lineBase + newlines;
+        }
+      }
+      /** Where `find` goes on in `at` (its calls go forward too, from the line `next` gave or after it). */
+      f = 0;
+      /** The index of the triple of the line that starts at `lineStart`, or -1. */
+      find(lineStart) {
+        this.reach(lineStart);
+        const at2 = this.at;
+        let f = this.f;
+        if (f > this.count || f > 0 && at2[f - 3] >= lineStart) {
+          let lo = 0;
+          let hi = this.count / 3;
+          while (lo < hi) {
+            const mid = lo + hi >> 1;
+            if (at2[3 * mid] < lineStart) lo = mid + 1;
+            else hi = mid;
+          }
+          f = 3 * lo;
+        }
+        while (f < this.count && at2[f] < lineStart) f += 3;
+        this.f = f;
+        return f < this.count && at2[f] === lineStart ? f : -1;
+      }
+      next(from) {
+        for (; ; ) {
+          this.reach(from);
+          const at2 = this.at;
+          let i = this.i;
+          while (i < this.count && (at2[i] < from || at2[i + 2] === -1)) i += 3;
+          this.i = i;
+          if (i < this.count) {
+            this.lineStart = at2[i];
+            this.line = at2[i + 1];
+            this.i = i + 3;
+            this.f = i;
+            return this.lineStart;
+          }
+          if (this.end >= this.text.length) {
+            this.line = this.linesBefore;
+            return -1;
+          }
+          from = this.end;
+        }
+      }
+      keysAt(lineStart) {
+        return this.find(lineStart) === -1 ? [] : LISTED;
+      }
+      ruleAt(lineStart) {
+        const k = this.find(lineStart);
+        if (k === -1) return void 0;
+        const r = this.at[k + 2];
+        return r === -1 ? null : NOTABLE_RULES[r];
       }
     };
     SHAPE_START = /^[\s\S]{0,16}/;
@@ -7787,9 +7963,9 @@ function scanPlan(text, surface2, options) {
     ...layouts(lim, options, true),
     ...grown && options.grow ? grownLayouts(lim, options.grow) : []
   ].map((l) => l.caps);
-  const usable2 = caps.filter((c) => c.maxBytes > 0 && c.maxLines > 1);
-  if (usable2.length === 0) return void 0;
-  return { lim, scanLines: Math.max(...usable2.map((c) => c.maxLines)) };
+  const usable3 = caps.filter((c) => c.maxBytes > 0 && c.maxLines > 1);
+  if (usable3.length === 0) return void 0;
+  return { lim, scanLines: Math.max(...usable3.map((c) => c.maxLines)) };
 }
 function logScanLines(text, surface2, options = {}) {
   return scanPlan(text, surface2, options)?.scanLines;
@@ -7824,7 +8000,7 @@ function projectLog(text, surface2, options = {}) {
   const ranked = [...scan.lines].sort((a, b) => a.rank - b.rank);
   const items = sectionItems(lineOffset);
   const failing = scan.lines.some(claimsFailure);
-  const usable2 = (all) => all.filter((l) => l.caps.maxBytes > 0 && l.caps.maxLines > 1);
+  const usable3 = (all) => all.filter((l) => l.caps.maxBytes > 0 && l.caps.maxLines > 1);
   const viewIn = (lim, candidates, again) => {
     const unseen = (p) => {
       const { headLast, tailFirst } = shownWhole(text, p);
@@ -7885,7 +8061,7 @@ ${inner.text}`;
     const first = project(text, surface2, { ...restOf(0), ...again ?? {} });
     return first instanceof Promise ? first.then(rest) : rest(first);
   };
-  const normal = viewIn(planned.lim, usable2(layouts(planned.lim, options, failing)));
+  const normal = viewIn(planned.lim, usable3(layouts(planned.lim, options, failing)));
   if (normal === void 0) return whole2();
   const grown = failing && !options.section ? grownLimits(planned.lim, options.grow) : void 0;
   if (!grown || !options.grow) return normal;
@@ -7906,7 +8082,7 @@ ${inner.text}`;
     const limits = grownLimits(planned.lim, by);
     if (!limits) return view;
     const again = { sink: void 0, stored: view.artifact };
-    const wider = viewIn(limits, usable2(grownLayouts(planned.lim, by)), again);
+    const wider = viewIn(limits, usable3(grownLayouts(planned.lim, by)), again);
     if (!wider || wider.notable.length <= view.notable.length) return view;
     return keepsEnds(text, view, wider) ? wider : view;
   };
@@ -8055,17 +8231,17 @@ function waterLevel2(sizes, available) {
   }
   return Number.POSITIVE_INFINITY;
 }
-function withText(message, slot, text) {
+function withText(message, slot2, text) {
   const copy = { ...message };
-  if (slot.part < 0) {
-    copy[slot.field] = text;
+  if (slot2.part < 0) {
+    copy[slot2.field] = text;
     return copy;
   }
   const content = [...message.content];
-  const part = { ...content[slot.part] };
-  if (slot.arg !== void 0) part.arguments = { ...part.arguments, [slot.arg]: text };
-  else part[slot.field] = text;
-  content[slot.part] = part;
+  const part = { ...content[slot2.part] };
+  if (slot2.arg !== void 0) part.arguments = { ...part.arguments, [slot2.arg]: text };
+  else part[slot2.field] = text;
+  content[slot2.part] = part;
   copy.content = content;
   return copy;
 }
@@ -8079,15 +8255,15 @@ function shortenGroup(messages, indices, capTokens, groupTokens, shorten, replac
     slots.map((s) => s.tokens),
     capTokens - (groupTokens - slotTokens)
   );
-  for (const slot of slots) {
-    if (slot.tokens <= level) continue;
-    const shown = shortenText(slot.text, bytesForTokens(level), shorten, slot.log);
-    if (shown === slot.text) continue;
-    replaced.set(slot.msg, withText(replaced.get(slot.msg) ?? messages[slot.msg], slot, shown));
+  for (const slot2 of slots) {
+    if (slot2.tokens <= level) continue;
+    const shown = shortenText(slot2.text, bytesForTokens(level), shorten, slot2.log);
+    if (shown === slot2.text) continue;
+    replaced.set(slot2.msg, withText(replaced.get(slot2.msg) ?? messages[slot2.msg], slot2, shown));
     notes.push({
-      role: messages[slot.msg].role,
-      toolName: slot.toolName,
-      originalBytes: utf8ByteLength(slot.text),
+      role: messages[slot2.msg].role,
+      toolName: slot2.toolName,
+      originalBytes: utf8ByteLength(slot2.text),
       keptBytes: utf8ByteLength(shown)
     });
   }
@@ -9195,6 +9371,274 @@ var init_content = __esm({
   }
 });
 
+// extensions/shared/text/notable-ring.ts
+var RING_SLOTS, SLOT_UNITS, RING_BYTES, CONTROL, CONTROL_WORDS;
+var init_notable_ring = __esm({
+  "extensions/shared/text/notable-ring.ts"() {
+    "use strict";
+    RING_SLOTS = 32;
+    SLOT_UNITS = 32 * 1024;
+    RING_BYTES = RING_SLOTS * SLOT_UNITS * 2;
+    CONTROL = { written: 0, taken: 1, closed: 2, meta: 4 };
+    CONTROL_WORDS = CONTROL.meta + 2 * RING_SLOTS;
+  }
+});
+
+// extensions/shared/text/notable-parallel.ts
+function threadModule() {
+  const built = new URL("./notable-thread.js", __bundleUrl);
+  if ((0, import_node_fs7.existsSync)((0, import_node_url.fileURLToPath)(built))) return { url: built };
+  const source = new URL("./notable-thread.ts", __bundleUrl);
+  if ("Bun" in globalThis) return { url: source };
+  return { url: source, execArgv: ["--import", "jiti/register"], env: { ...process.env, JITI_FS_CACHE: "false" } };
+}
+function slot() {
+  const g = globalThis;
+  g[SLOT] ??= { started: 0, failed: 0, jobs: 0 };
+  return g[SLOT];
+}
+function stopNotableThread() {
+  const s = slot();
+  const thread = s.thread;
+  if (!thread) return Promise.resolve();
+  s.thread = void 0;
+  thread.stopped = true;
+  clearTimeout(thread.idle);
+  lose(thread);
+  return thread.worker.terminate().then(
+    () => void 0,
+    () => void 0
+  );
+}
+function lose(thread) {
+  const job = thread.job;
+  thread.job = void 0;
+  if (job) {
+    job.done = true;
+    job.wake?.();
+  }
+}
+function startThread(s) {
+  if (s.failed >= FAILED_STARTS_MAX) return false;
+  let worker;
+  const ring = new SharedArrayBuffer(RING_BYTES);
+  try {
+    const { url, execArgv, env } = threadModule();
+    worker = new import_node_worker_threads2.Worker(url, {
+      ...execArgv ? { execArgv } : {},
+      ...env ? { env } : {},
+      workerData: { ring },
+      resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB, maxYoungGenerationSizeMb: THREAD_YOUNG_MB }
+    });
+  } catch {
+    s.failed++;
+    return false;
+  }
+  s.started++;
+  worker.unref();
+  const thread = {
+    worker,
+    ring: Buffer.from(ring),
+    ready: false,
+    stopped: false,
+    job: void 0,
+    idle: void 0,
+    jobs: 0
+  };
+  s.thread = thread;
+  const gone = () => {
+    if (s.thread === thread) s.thread = void 0;
+    if (!thread.ready && !thread.stopped) s.failed++;
+    clearTimeout(thread.idle);
+    lose(thread);
+  };
+  worker.on("error", gone);
+  worker.on("exit", gone);
+  worker.on("messageerror", gone);
+  worker.on("message", (m) => {
+    if (m?.type === "ready") {
+      thread.ready = true;
+      idleFrom(thread);
+      return;
+    }
+    const job = thread.job;
+    if (!job || m?.id !== job.id) return;
+    if (m.type === "done") {
+      job.done = true;
+      thread.job = void 0;
+      if (slot().thread === thread) idleFrom(thread);
+    } else if (m.type === "parts" && Array.isArray(m.parts)) {
+      for (const p of m.parts) {
+        if (!p || !Number.isInteger(p.index) || !Number.isInteger(p.newlines) || !(p.at instanceof Int32Array))
+          continue;
+        job.answers.set(p.index, { newlines: p.newlines, at: p.at });
+      }
+    }
+    job.wake?.();
+  });
+  return true;
+}
+function freeThread() {
+  const s = slot();
+  if (!s.thread) {
+    startThread(s);
+    return void 0;
+  }
+  return s.thread.ready && !s.thread.job ? s.thread : void 0;
+}
+function idleFrom(thread) {
+  clearTimeout(thread.idle);
+  thread.worker.unref();
+  thread.idle = setTimeout(() => {
+    if (slot().thread === thread && !thread.job) stopNotableThread().catch(() => void 0);
+  }, THREAD_IDLE_MS);
+  thread.idle.unref?.();
+}
+function partsOf(text) {
+  const size = Math.min(PART_MAX_UNITS, Math.max(PART_MIN_UNITS, Math.ceil(text.length / PARTS)));
+  const ends = [];
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(text.length, start + size);
+    if (end < text.length) {
+      const eol = text.lastIndexOf("\n", end - 1);
+      if (eol >= start) end = eol + 1;
+      else {
+        const next = text.indexOf("\n", end);
+        end = next === -1 ? text.length : next + 1;
+      }
+    }
+    ends.push(end);
+    start = end;
+  }
+  return ends;
+}
+function decideAhead(text, options = {}) {
+  if (typeof text !== "string" || text.length < PARALLEL_MIN_UNITS) return void 0;
+  const thread = freeThread();
+  if (!thread) return void 0;
+  const { enabled, steps } = decisionsOf(options);
+  const ends = partsOf(text);
+  const count3 = ends.length;
+  const startOf = (i) => i === 0 ? 0 : ends[i - 1];
+  const claims = new Int32Array(new SharedArrayBuffer(4 * count3));
+  const control = new Int32Array(new SharedArrayBuffer(4 * CONTROL_WORDS));
+  const job = { id: ++thread.jobs, answers: /* @__PURE__ */ new Map(), done: false, wake: void 0 };
+  slot().jobs++;
+  let written = 0;
+  let next = 0;
+  let back = count3;
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    Atomics.store(control, CONTROL.closed, 1);
+    Atomics.notify(control, CONTROL.written);
+  };
+  const feed = () => {
+    if (closed || job.done) return;
+    let free = RING_SLOTS - (written - Atomics.load(control, CONTROL.taken));
+    let copied = false;
+    try {
+      while (free > 0 && next < back) {
+        const i = next++;
+        const start = startOf(i);
+        const length = ends[i] - start;
+        if (length > SLOT_UNITS) continue;
+        const s = written % RING_SLOTS;
+        thread.ring.write(text.slice(start, ends[i]), s * SLOT_UNITS * 2, length * 2, "utf16le");
+        control[CONTROL.meta + 2 * s] = i;
+        control[CONTROL.meta + 2 * s + 1] = length;
+        Atomics.store(control, CONTROL.written, ++written);
+        free--;
+        copied = true;
+      }
+    } catch {
+      close();
+    }
+    if (copied) Atomics.notify(control, CONTROL.written);
+  };
+  try {
+    thread.worker.ref();
+    clearTimeout(thread.idle);
+    thread.job = job;
+    thread.worker.postMessage({ type: "job", id: job.id, control, claims, enabled, steps, units: text.length });
+    feed();
+  } catch {
+    job.done = true;
+    close();
+  }
+  let decisions;
+  const decideHere = (i) => {
+    decisions ??= new DecisionCache(enabled, steps, text.length);
+    const at2 = [];
+    const newlines = decidePart(text.slice(startOf(i), ends[i]), decisions, at2);
+    return { newlines, at: at2 };
+  };
+  const release = () => {
+    for (let i = 0; i < count3; i++) Atomics.compareExchange(claims, i, 0, 2);
+    close();
+  };
+  return {
+    feed,
+    cancel: release,
+    async finish() {
+      const parts = new Array(count3);
+      while (back > 0) {
+        feed();
+        const i = back - 1;
+        if (!job.done && Atomics.compareExchange(claims, i, 0, 2) !== 0) break;
+        back = i;
+        parts[i] = decideHere(i);
+      }
+      close();
+      const deadline = performance.now() + LATE_MS + startOf(back) * UNIT_NS / 1e6;
+      while (!job.done) {
+        const left = deadline - performance.now();
+        if (left <= 0) break;
+        await new Promise((resolve5) => {
+          const timer = setTimeout(resolve5, left);
+          job.wake = () => {
+            clearTimeout(timer);
+            resolve5();
+          };
+        });
+        job.wake = void 0;
+      }
+      const late = !job.done;
+      release();
+      if (late) stopNotableThread().catch(() => void 0);
+      for (let k = 0; k < count3; k++) parts[k] ??= job.answers.get(k) ?? decideHere(k);
+      return joinDecided(
+        parts.map((p, k) => ({ units: ends[k] - startOf(k), newlines: p?.newlines ?? 0, at: p?.at ?? [] })),
+        enabled,
+        steps
+      );
+    }
+  };
+}
+var import_node_fs7, import_node_url, import_node_worker_threads2, PARALLEL_MIN_UNITS, THREAD_IDLE_MS, THREAD_HEAP_MB, THREAD_YOUNG_MB, PARTS, PART_MIN_UNITS, PART_MAX_UNITS, LATE_MS, UNIT_NS, SLOT, FAILED_STARTS_MAX;
+var init_notable_parallel = __esm({
+  "extensions/shared/text/notable-parallel.ts"() {
+    "use strict";
+    import_node_fs7 = require("node:fs");
+    import_node_url = require("node:url");
+    import_node_worker_threads2 = require("node:worker_threads");
+    init_notable();
+    init_notable_ring();
+    PARALLEL_MIN_UNITS = 256 * 1024;
+    THREAD_IDLE_MS = 6e4;
+    THREAD_HEAP_MB = 64;
+    THREAD_YOUNG_MB = 8;
+    PARTS = 32;
+    PART_MIN_UNITS = 8 * 1024;
+    PART_MAX_UNITS = SLOT_UNITS;
+    LATE_MS = 250;
+    UNIT_NS = 20;
+    SLOT = /* @__PURE__ */ Symbol.for("pi-context-headroom.notable-thread");
+    FAILED_STARTS_MAX = 3;
+  }
+});
+
 // extensions/tool-artifacts/agreement.ts
 function mentionsFailure(summary) {
   for (const m of summary.matchAll(FAILURE_WORD)) {
@@ -9374,7 +9818,7 @@ function errnoOf(error) {
 async function openFullOutput(location) {
   let handle;
   try {
-    handle = await (0, import_promises.open)(location.path, import_node_fs7.constants.O_RDONLY | import_node_fs7.constants.O_NOFOLLOW | import_node_fs7.constants.O_NONBLOCK);
+    handle = await (0, import_promises.open)(location.path, import_node_fs8.constants.O_RDONLY | import_node_fs8.constants.O_NOFOLLOW | import_node_fs8.constants.O_NONBLOCK);
   } catch (error) {
     const errno = errnoOf(error);
     if (errno === "ENOENT") return { ok: false, failure: { code: "deleted" } };
@@ -9481,11 +9925,11 @@ function withoutFinalNewlines(text) {
   while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
   return end === text.length ? text : text.slice(0, end);
 }
-var import_node_fs7, import_promises, import_node_path6, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, END_WINDOW, READ_CHUNK_BYTES2, TAIL_MARGIN_BYTES, LARGE_OUTPUT_BYTES, VIEW_REGION_BYTES, SCAN_UNIT_BYTES, LINES_MISMATCH, LargeOutputReader, CLIPPED2, CLIP_STAND_IN, PI_MAX_LINES, PI_MAX_BYTES;
+var import_node_fs8, import_promises, import_node_path6, MAX_FULL_OUTPUT_BYTES, TEMP_NAME2, NOTICE, NO_OUTPUT, HEAD_TAIL_NOTICE, DETAILS_TAIL_CHECK_CHARS, STATUS, END_WINDOW, READ_CHUNK_BYTES2, TAIL_MARGIN_BYTES, LARGE_OUTPUT_BYTES, VIEW_REGION_BYTES, SCAN_UNIT_BYTES, LINES_MISMATCH, LargeOutputReader, CLIPPED2, CLIP_STAND_IN, PI_MAX_LINES, PI_MAX_BYTES;
 var init_full_output = __esm({
   "extensions/tool-artifacts/full-output.ts"() {
     "use strict";
-    import_node_fs7 = require("node:fs");
+    import_node_fs8 = require("node:fs");
     import_promises = require("node:fs/promises");
     import_node_path6 = require("node:path");
     init_notable();
@@ -9747,10 +10191,17 @@ async function buildStub(fact, text, deps) {
   const complete2 = await completeOutput(fact, text, deps.store);
   const { full, notes } = complete2;
   let written;
-  const putting = complete2.stored ? Promise.resolve(complete2.stored) : deps.store.startPut(TOOL_OUTPUT_KIND, full, (bytes2) => {
-    written = bytes2;
-  }).catch((error) => ({ ok: false, error: String(error) }));
   const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
+  const ahead = !complete2.stored && (kind === "command" || deps.summarize) ? decideAhead(full) : void 0;
+  const putting = complete2.stored ? Promise.resolve(complete2.stored) : deps.store.startPut(
+    TOOL_OUTPUT_KIND,
+    full,
+    (bytes2) => {
+      written = bytes2;
+    },
+    ahead?.feed
+  ).catch((error) => ({ ok: false, error: String(error) }));
+  const decided = await ahead?.finish();
   const bytes = written ?? utf8ByteLength(full);
   const limitsAt = (lines2) => {
     const sized = { bytes, lines: lines2, lastLineEmpty: full.endsWith("\n") };
@@ -9765,8 +10216,8 @@ async function buildStub(fact, text, deps) {
   const counted2 = measured ? void 0 : (n2) => {
     lines = n2;
   };
-  const early = deps.summarize ? void 0 : earlyScan(full, limits[0], counted2);
-  const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, limits, counted2) : void 0;
+  const early = deps.summarize ? void 0 : earlyScan(full, limits[0], counted2, decided);
+  const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, limits, counted2, decided) : void 0;
   measured ??= measureText(full, bytes, lines);
   const sizes = measure(full, measured);
   const put = await putting;
@@ -9790,7 +10241,7 @@ async function buildStub(fact, text, deps) {
     if (outcome.ok) {
       usage = outcome.usage;
       summary = { label: summaryLabel(outcome.model), text: outcome.text };
-      if (kind === "command" && summaryDisagrees(outcome.text, agreementScan(full, input).lines)) {
+      if (kind === "command" && summaryDisagrees(outcome.text, agreementScan(full, input, decided).lines)) {
         summaryNotes.push(SUMMARY_DISAGREES_NOTE);
       }
     } else summaryNotes.push(summaryFailedNote(outcome.reason));
@@ -9860,10 +10311,10 @@ function earlyLines(fact, full, kind, sizes, notes, deps) {
     excerptRoom(surface2, placeholderBase(fact, sizes, deps), notes, kind, deps.config)
   );
 }
-function earlyScan(full, maxLines, counted2) {
-  return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines, counted: counted2 }) };
+function earlyScan(full, maxLines, counted2, decided) {
+  return maxLines === void 0 ? void 0 : { maxLines, scan: scanNotable(full, { maxLines, counted: counted2, decided }) };
 }
-function summaryInputPlan(full, kind, config, excerptLines2 = [], counted2) {
+function summaryInputPlan(full, kind, config, excerptLines2 = [], counted2, decided) {
   const surface2 = configuredSurface(
     "toolArtifacts.summaryInput",
     { maxBytes: config.summary.maxInputChars },
@@ -9874,7 +10325,7 @@ function summaryInputPlan(full, kind, config, excerptLines2 = [], counted2) {
   const maxLines = logScanLines(full, surface2, options);
   if (maxLines === void 0) return { surface: surface2, options };
   const more = [...new Set(excerptLines2)].filter((m) => m !== void 0 && m !== maxLines);
-  const [scan, ...others] = scanNotableAt(full, [maxLines, ...more], { counted: counted2 });
+  const [scan, ...others] = scanNotableAt(full, [maxLines, ...more], { counted: counted2, decided });
   return {
     surface: surface2,
     options,
@@ -9899,8 +10350,8 @@ function placeholderBase(fact, sizes, deps) {
   const path = (0, import_node_path7.join)(deps.store.dirFor(TOOL_OUTPUT_KIND), `${UNKNOWN_SHA256}.txt`);
   return { id: artifactId(UNKNOWN_SHA256), tool: fact.toolName, ...sizes, path };
 }
-function agreementScan(full, input) {
-  return input?.scan && input.maxLines === DEFAULT_NOTABLE_LINES ? input.scan : scanNotable(full);
+function agreementScan(full, input, decided) {
+  return input?.scan && input.maxLines === DEFAULT_NOTABLE_LINES ? input.scan : scanNotable(full, { decided });
 }
 function excerptOf(kind, surface2, fact, full, room, artifact, scan, measured) {
   return buildExcerpt({ kind, surface: surface2, text: full, args: fact.input, ...room, artifact, scan, measured });
@@ -9941,6 +10392,7 @@ var init_artifacts = __esm({
     init_surfaces();
     init_content();
     init_notable();
+    init_notable_parallel();
     init_utf8();
     init_agreement();
     init_classify();
@@ -10025,9 +10477,9 @@ function pageStored(path, id, offset = 1, limit = RECALL_DEFAULT_LIMIT_LINES) {
   let lineNo = 0;
   let total = 0;
   try {
-    const fd = (0, import_node_fs8.openSync)(path, import_node_fs8.constants.O_RDONLY | import_node_fs8.constants.O_NOFOLLOW | (import_node_fs8.constants.O_NONBLOCK ?? 0));
+    const fd = (0, import_node_fs9.openSync)(path, import_node_fs9.constants.O_RDONLY | import_node_fs9.constants.O_NOFOLLOW | (import_node_fs9.constants.O_NONBLOCK ?? 0));
     try {
-      if (!(0, import_node_fs8.fstatSync)(fd).isFile()) return { ok: false, error: RECALL_ERRORS.unreadable("EINVAL") };
+      if (!(0, import_node_fs9.fstatSync)(fd).isFile()) return { ok: false, error: RECALL_ERRORS.unreadable("EINVAL") };
       const rest = readLines(fd, LINE_MAX_CHARS, (line) => {
         lineNo++;
         if (lineNo < first) return true;
@@ -10038,7 +10490,7 @@ function pageStored(path, id, offset = 1, limit = RECALL_DEFAULT_LIMIT_LINES) {
       });
       total = lineNo + rest;
     } finally {
-      (0, import_node_fs8.closeSync)(fd);
+      (0, import_node_fs9.closeSync)(fd);
     }
   } catch (error) {
     const errno = error.code;
@@ -10066,12 +10518,12 @@ function resolveFailureText(id, failure) {
 }
 function listStoreEntries(dir) {
   try {
-    if (!(0, import_node_fs8.lstatSync)(dir).isDirectory()) return void 0;
-    const names = (0, import_node_fs8.readdirSync)(dir).filter((name) => ARTIFACT_FILE.test(name));
+    if (!(0, import_node_fs9.lstatSync)(dir).isDirectory()) return void 0;
+    const names = (0, import_node_fs9.readdirSync)(dir).filter((name) => ARTIFACT_FILE.test(name));
     if (names.length > RECENT_IDS_SCAN_LIMIT) return names.map((name) => ({ name }));
     return names.map((name) => {
       try {
-        return { name, mtimeMs: (0, import_node_fs8.lstatSync)((0, import_node_path8.join)(dir, name)).mtimeMs };
+        return { name, mtimeMs: (0, import_node_fs9.lstatSync)((0, import_node_path8.join)(dir, name)).mtimeMs };
       } catch {
         return { name };
       }
@@ -10110,11 +10562,11 @@ async function recallArtifact(store, params, surface2, signal) {
     details: { headroom: headroomDetails({ artifacts }), id, sha256: resolved.sha256 }
   };
 }
-var import_node_fs8, import_node_path8, RECALL_DEFAULT_LIMIT_LINES, RECALL_MAX_PATTERN_CHARS, RECALL_MAX_MATCHES, RECALL_MAX_CONTEXT_LINES, ARTIFACT_ID_PATTERN, RECALL_PAGE_MAX_CHARS, RECENT_IDS_SHOWN, RECENT_SAMPLE, RECENT_IDS_SCAN_LIMIT, ARTIFACT_FILE;
+var import_node_fs9, import_node_path8, RECALL_DEFAULT_LIMIT_LINES, RECALL_MAX_PATTERN_CHARS, RECALL_MAX_MATCHES, RECALL_MAX_CONTEXT_LINES, ARTIFACT_ID_PATTERN, RECALL_PAGE_MAX_CHARS, RECENT_IDS_SHOWN, RECENT_SAMPLE, RECENT_IDS_SCAN_LIMIT, ARTIFACT_FILE;
 var init_recall = __esm({
   "extensions/tool-artifacts/recall.ts"() {
     "use strict";
-    import_node_fs8 = require("node:fs");
+    import_node_fs9 = require("node:fs");
     import_node_path8 = require("node:path");
     init_details();
     init_projection();
@@ -11597,7 +12049,7 @@ function probePatterns(patterns, strings, timeoutMs = PATTERN_PROBE_TIMEOUT_MS) 
   return new Promise((resolve5) => {
     let worker;
     try {
-      worker = new import_node_worker_threads2.Worker(PATTERN_THREAD_URL, {
+      worker = new import_node_worker_threads3.Worker(PATTERN_THREAD_URL, {
         workerData: { patterns, strings },
         resourceLimits: { maxOldGenerationSizeMb: PATTERN_PROBE_HEAP_MB }
       });
@@ -11624,11 +12076,11 @@ function probePatterns(patterns, strings, timeoutMs = PATTERN_PROBE_TIMEOUT_MS) 
     worker.on("exit", () => finish2({ ok: false, failed: true }));
   });
 }
-var import_node_worker_threads2, PATTERN_PROBE_TIMEOUT_MS, PATTERN_PROBE_HEAP_MB, PATTERN_THREAD_URL, DATA_KEYS;
+var import_node_worker_threads3, PATTERN_PROBE_TIMEOUT_MS, PATTERN_PROBE_HEAP_MB, PATTERN_THREAD_URL, DATA_KEYS;
 var init_pattern_probe = __esm({
   "extensions/subagents/checkable/pattern-probe.ts"() {
     "use strict";
-    import_node_worker_threads2 = require("node:worker_threads");
+    import_node_worker_threads3 = require("node:worker_threads");
     PATTERN_PROBE_TIMEOUT_MS = 2e3;
     PATTERN_PROBE_HEAP_MB = 64;
     PATTERN_THREAD_URL = new URL("./pattern-thread.js", __bundleUrl);
@@ -12094,7 +12546,7 @@ var init_agents = __esm({
 // extensions/subagents/checkable/prune-worktrees.ts
 function mtimeOf(path) {
   try {
-    return (0, import_node_fs9.lstatSync)(path).mtimeMs;
+    return (0, import_node_fs10.lstatSync)(path).mtimeMs;
   } catch {
     return 0;
   }
@@ -12108,9 +12560,9 @@ function lastTouched(path, gitdir) {
 function gitdirOf(path) {
   const file = (0, import_node_path9.join)(path, ".git");
   try {
-    const st = (0, import_node_fs9.lstatSync)(file);
+    const st = (0, import_node_fs10.lstatSync)(file);
     if (!st.isFile() || st.size > 4096) return void 0;
-    const m = /^gitdir: (.+)$/m.exec((0, import_node_fs9.readFileSync)(file, "utf8"));
+    const m = /^gitdir: (.+)$/m.exec((0, import_node_fs10.readFileSync)(file, "utf8"));
     return m ? m[1].trim() : void 0;
   } catch {
     return void 0;
@@ -12120,9 +12572,9 @@ async function pruneWorktrees(root, maxAgeMs, now = Date.now(), options = {}) {
   const outcome = { removed: [], failed: [] };
   let names;
   try {
-    const st = (0, import_node_fs9.lstatSync)(root);
+    const st = (0, import_node_fs10.lstatSync)(root);
     if (!st.isDirectory() || st.isSymbolicLink()) return outcome;
-    names = (0, import_node_fs9.readdirSync)(root);
+    names = (0, import_node_fs10.readdirSync)(root);
   } catch {
     return outcome;
   }
@@ -12135,7 +12587,7 @@ async function pruneWorktrees(root, maxAgeMs, now = Date.now(), options = {}) {
     if (!SAFE_NAME.test(name)) continue;
     const path = (0, import_node_path9.join)(root, name);
     try {
-      const st = (0, import_node_fs9.lstatSync)(path);
+      const st = (0, import_node_fs10.lstatSync)(path);
       if (st.isSymbolicLink() || !st.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
       const gitdir = gitdirOf(path);
       if (now - lastTouched(path, gitdir) <= maxAgeMs) continue;
@@ -12148,7 +12600,7 @@ async function pruneWorktrees(root, maxAgeMs, now = Date.now(), options = {}) {
           { path, branch, base: "", repoTop: top.stdout.trim(), cwd: path, parentUncommitted: 0 },
           options
         );
-      } else (0, import_node_fs9.rmSync)(path, { recursive: true, force: true });
+      } else (0, import_node_fs10.rmSync)(path, { recursive: true, force: true });
       outcome.removed.push(path);
     } catch (error) {
       outcome.failed.push({ path, error: error instanceof Error ? error.message : String(error) });
@@ -12166,11 +12618,11 @@ function scheduleWorktreePrune(root, maxAgeDays, delayMs = WORKTREE_PRUNE_DELAY_
   timer.unref?.();
   return true;
 }
-var import_node_fs9, import_node_path9, WORKTREE_PRUNE_DELAY_MS, SCHEDULED2;
+var import_node_fs10, import_node_path9, WORKTREE_PRUNE_DELAY_MS, SCHEDULED2;
 var init_prune_worktrees = __esm({
   "extensions/subagents/checkable/prune-worktrees.ts"() {
     "use strict";
-    import_node_fs9 = require("node:fs");
+    import_node_fs10 = require("node:fs");
     import_node_path9 = require("node:path");
     WORKTREE_PRUNE_DELAY_MS = 2e4;
     SCHEDULED2 = /* @__PURE__ */ Symbol.for("pi-context-headroom.worktree-prune.scheduled");
@@ -12217,7 +12669,7 @@ function createSessionHome(key, sessionFile, manager) {
     }
   };
   const writeAway = (type, data) => {
-    if (!sessionFile || !(0, import_node_fs10.existsSync)(sessionFile)) return false;
+    if (!sessionFile || !(0, import_node_fs11.existsSync)(sessionFile)) return false;
     try {
       away ??= import_pi_coding_agent4.SessionManager.open(sessionFile);
       away.appendCustomEntry(type, data);
@@ -12259,11 +12711,11 @@ function createSessionHome(key, sessionFile, manager) {
     }
   };
 }
-var import_node_fs10, import_pi_coding_agent4, HOMES;
+var import_node_fs11, import_pi_coding_agent4, HOMES;
 var init_home = __esm({
   "extensions/subagents/children/home.ts"() {
     "use strict";
-    import_node_fs10 = require("node:fs");
+    import_node_fs11 = require("node:fs");
     import_pi_coding_agent4 = require("@mariozechner/pi-coding-agent");
     HOMES = /* @__PURE__ */ Symbol.for("pi-context-headroom.subagents.homes");
   }
@@ -13066,18 +13518,18 @@ var init_status = __esm({
 // extensions/subagents/agents/agent-files.ts
 function isDirectory(path) {
   try {
-    return (0, import_node_fs11.statSync)(path).isDirectory();
+    return (0, import_node_fs12.statSync)(path).isDirectory();
   } catch {
     return false;
   }
 }
 function readNoFollow(file) {
-  const fd = (0, import_node_fs11.openSync)(file, import_node_fs11.constants.O_RDONLY | (import_node_fs11.constants.O_NOFOLLOW ?? 0) | (import_node_fs11.constants.O_NONBLOCK ?? 0));
+  const fd = (0, import_node_fs12.openSync)(file, import_node_fs12.constants.O_RDONLY | (import_node_fs12.constants.O_NOFOLLOW ?? 0) | (import_node_fs12.constants.O_NONBLOCK ?? 0));
   try {
-    if (!(0, import_node_fs11.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
-    return (0, import_node_fs11.readFileSync)(fd, "utf8");
+    if (!(0, import_node_fs12.fstatSync)(fd).isFile()) throw Object.assign(new Error("not a regular file"), { code: "EINVAL" });
+    return (0, import_node_fs12.readFileSync)(fd, "utf8");
   } finally {
-    (0, import_node_fs11.closeSync)(fd);
+    (0, import_node_fs12.closeSync)(fd);
   }
 }
 function safeHome() {
@@ -13087,11 +13539,11 @@ function safeHome() {
     return "/";
   }
 }
-var import_node_fs11, import_node_os, import_node_path10, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
+var import_node_fs12, import_node_os, import_node_path10, MAX_AGENT_FILES_PER_DIR, AgentCatalog;
 var init_agent_files = __esm({
   "extensions/subagents/agents/agent-files.ts"() {
     "use strict";
-    import_node_fs11 = require("node:fs");
+    import_node_fs12 = require("node:fs");
     import_node_os = require("node:os");
     import_node_path10 = require("node:path");
     init_trust();
@@ -13154,7 +13606,7 @@ var init_agent_files = __esm({
       listFiles(dir, warnings) {
         let names;
         try {
-          names = (0, import_node_fs11.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
+          names = (0, import_node_fs12.readdirSync)(dir).filter((n2) => n2.toLowerCase().endsWith(".md") && !n2.startsWith("."));
         } catch (error) {
           warnings.push(`${dir}: cannot be listed (${error.code ?? String(error)}); skipped`);
           return [];
@@ -13175,7 +13627,7 @@ var init_agent_files = __esm({
           if (unsafe) return { warnings: [`${unsafe}; skipped`] };
         }
         try {
-          const st = (0, import_node_fs11.statSync)(file);
+          const st = (0, import_node_fs12.statSync)(file);
           if (!st.isFile()) return { warnings: [`${file}: not a regular file; skipped`] };
           size = st.size;
           mtimeMs = st.mtimeMs;
@@ -13192,7 +13644,7 @@ var init_agent_files = __esm({
         }
         let text;
         try {
-          text = root ? readNoFollow(file) : (0, import_node_fs11.readFileSync)(file, "utf8");
+          text = root ? readNoFollow(file) : (0, import_node_fs12.readFileSync)(file, "utf8");
         } catch (error) {
           return {
             warnings: [`${file}: cannot be read (${error.code ?? String(error)}); skipped`]
@@ -14352,7 +14804,7 @@ var init_model_call = __esm({
 });
 
 // extensions/handoff/serialize.ts
-function partsOf(content, type) {
+function partsOf2(content, type) {
   if (!Array.isArray(content)) return [];
   return content.filter((p) => p && typeof p === "object" && p.type === type);
 }
@@ -14375,11 +14827,11 @@ function messageBlock(message, pieceLimits = {}, sink) {
       return `${L.user}: ${contentText(message.content) || NO_TEXT}`;
     case "assistant": {
       const lines = [];
-      const thinking = partsOf(message.content, "thinking").map((p) => String(p.thinking ?? "")).filter(Boolean).join("\n");
+      const thinking = partsOf2(message.content, "thinking").map((p) => String(p.thinking ?? "")).filter(Boolean).join("\n");
       if (thinking) lines.push(`${L.thinking}: ${cut2(thinking)}`);
       const text = contentText(message.content);
       if (text) lines.push(`${L.assistant}: ${cut2(text)}`);
-      const calls = partsOf(message.content, "toolCall").map(
+      const calls = partsOf2(message.content, "toolCall").map(
         (c) => `${String(c.name ?? "?")}(${cut2(JSON.stringify(c.arguments ?? {}))})`
       );
       if (calls.length > 0) lines.push(`${L.toolCalls}: ${calls.join("; ")}`);
@@ -14721,7 +15173,7 @@ function highestIndex(names) {
 }
 function lstatOrNull2(path) {
   try {
-    return (0, import_node_fs12.lstatSync)(path);
+    return (0, import_node_fs13.lstatSync)(path);
   } catch (error) {
     if (error.code === "ENOENT") return null;
     throw error;
@@ -14730,7 +15182,7 @@ function lstatOrNull2(path) {
 function highestIndexIn(dir) {
   try {
     const st = lstatOrNull2(dir);
-    return st?.isDirectory() ? highestIndex((0, import_node_fs12.readdirSync)(dir)) : 0;
+    return st?.isDirectory() ? highestIndex((0, import_node_fs13.readdirSync)(dir)) : 0;
   } catch {
     return 0;
   }
@@ -14739,7 +15191,7 @@ function pruneOrphanTrajectories(dir, now = Date.now()) {
   const removed = [];
   let names;
   try {
-    names = (0, import_node_fs12.readdirSync)(dir);
+    names = (0, import_node_fs13.readdirSync)(dir);
   } catch {
     return removed;
   }
@@ -14749,14 +15201,14 @@ function pruneOrphanTrajectories(dir, now = Date.now()) {
       continue;
     const folder = (0, import_node_path12.join)(dir, name);
     try {
-      const st = (0, import_node_fs12.lstatSync)(folder);
+      const st = (0, import_node_fs13.lstatSync)(folder);
       if (!st.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
-      const files = (0, import_node_fs12.readdirSync)(folder);
-      const stats = files.map((f) => (0, import_node_fs12.lstatSync)((0, import_node_path12.join)(folder, f)));
+      const files = (0, import_node_fs13.readdirSync)(folder);
+      const stats = files.map((f) => (0, import_node_fs13.lstatSync)((0, import_node_path12.join)(folder, f)));
       if (files.some((f, i) => !f.endsWith(".json") || !stats[i].isFile())) continue;
       if (stats.some((s) => now - s.mtimeMs < ORPHAN_MIN_AGE_MS) || now - st.mtimeMs < ORPHAN_MIN_AGE_MS) continue;
-      for (const f of files) (0, import_node_fs12.unlinkSync)((0, import_node_path12.join)(folder, f));
-      (0, import_node_fs12.rmdirSync)(folder);
+      for (const f of files) (0, import_node_fs13.unlinkSync)((0, import_node_path12.join)(folder, f));
+      (0, import_node_fs13.rmdirSync)(folder);
       removed.push(folder);
     } catch {
     }
@@ -14788,38 +15240,38 @@ function writeTrajectories(target, files) {
     const path = (0, import_node_path12.join)(dir, file.fileName);
     const temp = (0, import_node_path12.join)(dir, `.tmp-${process.pid}-${(0, import_node_crypto3.randomBytes)(8).toString("hex")}.json`);
     try {
-      const flags = import_node_fs12.constants.O_WRONLY | import_node_fs12.constants.O_CREAT | import_node_fs12.constants.O_EXCL | (import_node_fs12.constants.O_NOFOLLOW ?? 0);
-      const fd = (0, import_node_fs12.openSync)(temp, flags, TRAJECTORY_FILE_MODE);
+      const flags = import_node_fs13.constants.O_WRONLY | import_node_fs13.constants.O_CREAT | import_node_fs13.constants.O_EXCL | (import_node_fs13.constants.O_NOFOLLOW ?? 0);
+      const fd = (0, import_node_fs13.openSync)(temp, flags, TRAJECTORY_FILE_MODE);
       try {
-        (0, import_node_fs12.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
-        (0, import_node_fs12.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
+        (0, import_node_fs13.fchmodSync)(fd, TRAJECTORY_FILE_MODE);
+        (0, import_node_fs13.writeSync)(fd, `${JSON.stringify(file.trajectory, null, 2)}
 `);
-        (0, import_node_fs12.fsyncSync)(fd);
+        (0, import_node_fs13.fsyncSync)(fd);
       } finally {
-        (0, import_node_fs12.closeSync)(fd);
+        (0, import_node_fs13.closeSync)(fd);
       }
       const now = lstatOrNull2(dir);
       if (!now || now.isSymbolicLink() || now.dev !== dev || now.ino !== ino) {
         throw new Error(`${dir} changed while writing; not storing`);
       }
-      (0, import_node_fs12.linkSync)(temp, path);
+      (0, import_node_fs13.linkSync)(temp, path);
       return { ok: true, path, label: file.label, step: file.step };
     } catch (error) {
       return { ok: false, error: `${path}: ${errorText(error)}` };
     } finally {
       try {
-        (0, import_node_fs12.unlinkSync)(temp);
+        (0, import_node_fs13.unlinkSync)(temp);
       } catch {
       }
     }
   });
 }
-var import_node_crypto3, import_node_fs12, import_node_path12, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX, ORPHAN_MIN_AGE_MS, PRUNED_DIRS;
+var import_node_crypto3, import_node_fs13, import_node_path12, TRAJECTORY_FILE_MODE, BESIDE_SESSION_SUFFIX, ORPHAN_MIN_AGE_MS, PRUNED_DIRS;
 var init_trajectory_files = __esm({
   "extensions/handoff/trajectory-files.ts"() {
     "use strict";
     import_node_crypto3 = require("node:crypto");
-    import_node_fs12 = require("node:fs");
+    import_node_fs13 = require("node:fs");
     import_node_path12 = require("node:path");
     init_artifact_store();
     init_format();
@@ -15003,8 +15455,8 @@ function shouldStage(usage, threshold, phase, enabled = true) {
 }
 function staleBound(settings, pi, window2) {
   if (settings.maxStaleTokens !== void 0) return settings.maxStaleTokens;
-  const usable2 = Math.max(0, window2 - pi.reserveTokens);
-  return Math.max(pi.keepRecentTokens, Math.floor(usable2 * MAX_STALE_SHARE));
+  const usable3 = Math.max(0, window2 - pi.reserveTokens);
+  return Math.max(pi.keepRecentTokens, Math.floor(usable3 * MAX_STALE_SHARE));
 }
 function isStale(stagedTokens, nowTokens, maxStale) {
   if (nowTokens === null || nowTokens === void 0 || !Number.isFinite(nowTokens)) return false;

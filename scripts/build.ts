@@ -18,7 +18,8 @@
  *   same kind, imported on that first use and evaluated into the same module state as the bundle's (it gets the
  *   bundle's modules it uses from that evaluation). A start does not read it (docs/startup.md, "Loaded on first
  *   use").
- * Plain JavaScript files the code starts by URL (the recall search worker) are copied beside them.
+ * Plain JavaScript files the code starts by URL (the recall search worker) are copied beside them, and the
+ * notable scan's second thread is built into `dist/notable-thread.js`, a module of its own.
  */
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -197,6 +198,16 @@ export function buildExtensions(outDir = join(ROOT, "dist")): string[] {
 		writeFileSync(join(outDir, `${name}.js`), entryModule(name, hostModulesOf(name)));
 		written.push(`${name}.js`);
 	}
+	// The notable scan's second thread (extensions/shared/text/notable-parallel.ts): its own ES module, started by
+	// URL, with the scan's modules inside (a thread shares no module with the bundle).
+	const thread = buildSync({
+		...COMMON,
+		format: "esm",
+		define: {},
+		entryPoints: [join(ROOT, "extensions", "shared", "text", "notable-thread.ts")],
+	});
+	writeFileSync(join(outDir, THREAD), asciiOnly(`${BUN_PRAGMA}\n${BANNER}\n${thread.outputFiles[0].text}`));
+	written.push(THREAD);
 	for (const file of URL_LOADED) {
 		const base = file.slice(file.lastIndexOf("/") + 1);
 		copyFileSync(join(ROOT, file), join(outDir, base));
@@ -209,6 +220,8 @@ export function buildExtensions(outDir = join(ROOT, "dist")): string[] {
 export const BUNDLE = "extensions.js";
 /** The modules reached only on first use (buildExtensions), a second file beside the bundle. */
 export const LATER_BUNDLE = "extensions-later.js";
+/** The notable scan's second thread, started by URL from the bundle. */
+export const THREAD = "notable-thread.js";
 
 /**
  * The bundle's `import()` of each later module, made a call of the evaluation's `__later` (which imports the

@@ -12,7 +12,14 @@ import { type ArtifactRef, type MeasuredText, measureText, project } from "../sh
 import type { ArtifactStore, PutFailure, PutResult } from "../shared/store/artifact-store.ts";
 import { SURFACES, type SurfaceBudget } from "../shared/surfaces.ts";
 import { contentText } from "../shared/text/content.ts";
-import { DEFAULT_NOTABLE_LINES, type NotableScan, scanNotable, scanNotableAt } from "../shared/text/notable.ts";
+import {
+	DEFAULT_NOTABLE_LINES,
+	type DecidedLines,
+	type NotableScan,
+	scanNotable,
+	scanNotableAt,
+} from "../shared/text/notable.ts";
+import { decideAhead } from "../shared/text/notable-parallel.ts";
 import { utf8ByteLength } from "../shared/text/utf8.ts";
 import { summaryDisagrees } from "./agreement.ts";
 import { classifyTool, type OutputClass } from "./classify.ts";
@@ -235,16 +242,27 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 	const complete = await completeOutput(fact, text, deps.store);
 	const { full, notes } = complete;
 	// The store encodes, hashes and writes the output in this call and makes it durable in the thread pool while
-	// this thread classifies, measures and scans it: only the excerpt's footer needs the artifact's name.
+	// this thread classifies, measures and scans it: only the excerpt's footer needs the artifact's name. A large
+	// log's key lines are decided on a second thread meanwhile, fed between the store's chunks, and this thread
+	// decides the rest (notable-parallel.ts): the scans below only read the decisions.
 	let written: number | undefined;
+	const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
+	// An output stored already (in chunks, from Pi's full-output file) is scanned as a stand-in whose middle is
+	// filler: nothing to overlap, little to decide.
+	const ahead = !complete.stored && (kind === "command" || deps.summarize) ? decideAhead(full) : undefined;
 	const putting: Promise<PutResult | PutFailure> = complete.stored
 		? Promise.resolve(complete.stored)
 		: deps.store
-				.startPut(TOOL_OUTPUT_KIND, full, (bytes) => {
-					written = bytes;
-				})
+				.startPut(
+					TOOL_OUTPUT_KIND,
+					full,
+					(bytes) => {
+						written = bytes;
+					},
+					ahead?.feed,
+				)
 				.catch((error: unknown) => ({ ok: false as const, error: String(error) }));
-	const kind = classifyTool(fact.toolName, full, deps.config.toolClasses);
+	const decided = await ahead?.finish();
 	// While the store syncs: the excerpt's scan (no summary: the excerpt is the whole body), or the scan of the
 	// summary model's input, which the agreement check then reuses (the same limits: one scan, not two). The
 	// output is measured once (its UTF-8 size is what the store wrote) for the header and every projection of it
@@ -269,8 +287,8 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 		: (n: number) => {
 				lines = n;
 			};
-	const early = deps.summarize ? undefined : earlyScan(full, limits[0], counted);
-	const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, limits, counted) : undefined;
+	const early = deps.summarize ? undefined : earlyScan(full, limits[0], counted, decided);
+	const input = deps.summarize ? summaryInputPlan(full, kind, deps.config, limits, counted, decided) : undefined;
 	measured ??= measureText(full, bytes, lines);
 	const sizes = measure(full, measured);
 	const put = await putting;
@@ -299,7 +317,7 @@ export async function buildStub(fact: ToolResultFacts, text: string, deps: StubD
 			usage = outcome.usage;
 			summary = { label: summaryLabel(outcome.model), text: outcome.text };
 			// The scan's verbatim failures against the summary's words: a summary that mentions none is flagged.
-			if (kind === "command" && summaryDisagrees(outcome.text, agreementScan(full, input).lines)) {
+			if (kind === "command" && summaryDisagrees(outcome.text, agreementScan(full, input, decided).lines)) {
 				summaryNotes.push(SUMMARY_DISAGREES_NOTE);
 			}
 		} else summaryNotes.push(summaryFailedNote(outcome.reason));
@@ -432,8 +450,9 @@ function earlyScan(
 	full: string,
 	maxLines: number | undefined,
 	counted?: (lines: number) => void,
+	decided?: DecidedLines,
 ): { maxLines: number; scan: NotableScan } | undefined {
-	return maxLines === undefined ? undefined : { maxLines, scan: scanNotable(full, { maxLines, counted }) };
+	return maxLines === undefined ? undefined : { maxLines, scan: scanNotable(full, { maxLines, counted, decided }) };
 }
 
 /** The summary model's input: its surface, projectLog's options (but the artifact) and the scan made for it. */
@@ -459,6 +478,7 @@ export function summaryInputPlan(
 	config: ToolArtifactsConfig,
 	excerptLines: readonly (number | undefined)[] = [],
 	counted?: (lines: number) => void,
+	decided?: DecidedLines,
 ): SummaryInputPlan {
 	// summary.maxInputChars is the surface's byte limit (the key keeps its old name).
 	const surface = configuredSurface(
@@ -473,7 +493,7 @@ export function summaryInputPlan(
 	if (maxLines === undefined) return { surface, options };
 	// One pass for the input and the excerpt's predicted limits (scanNotableAt: each exactly its own scan).
 	const more = [...new Set(excerptLines)].filter((m): m is number => m !== undefined && m !== maxLines);
-	const [scan, ...others] = scanNotableAt(full, [maxLines, ...more], { counted });
+	const [scan, ...others] = scanNotableAt(full, [maxLines, ...more], { counted, decided });
 	return {
 		surface,
 		options,
@@ -532,8 +552,8 @@ function placeholderBase(fact: ToolResultFacts, sizes: ReturnType<typeof measure
  * at those limits (the default surfaces: the notable section of the input has DEFAULT_NOTABLE_LINES lines), else
  * a scan of its own.
  */
-export function agreementScan(full: string, input: SummaryInputPlan | undefined): NotableScan {
-	return input?.scan && input.maxLines === DEFAULT_NOTABLE_LINES ? input.scan : scanNotable(full);
+export function agreementScan(full: string, input: SummaryInputPlan | undefined, decided?: DecidedLines): NotableScan {
+	return input?.scan && input.maxLines === DEFAULT_NOTABLE_LINES ? input.scan : scanNotable(full, { decided });
 }
 
 /**

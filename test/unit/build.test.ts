@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BUNDLE, buildExtensions, EXTENSIONS, HOST_MODULES, LATER_BUNDLE } from "../../scripts/build.ts";
+import { BUNDLE, buildExtensions, EXTENSIONS, HOST_MODULES, LATER_BUNDLE, THREAD } from "../../scripts/build.ts";
 import { readManifest } from "../fixtures/package-layout.ts";
 import { REPO_ROOT } from "../fixtures/sandbox.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
@@ -49,6 +49,18 @@ describe("the shipped build", () => {
 		const wanted = [...bundle.matchAll(/__later\("([^"]+)"\)/g)].map((m) => m[1]);
 		expect(wanted.length).toBeGreaterThan(0);
 		for (const file of wanted) expect(later, `${file} is not in the later file`).toContain(`"${file}": () =>`);
+	});
+
+	it("the notable scan's thread is a module of its own beside the bundle, which starts it by that name", () => {
+		const thread = readFileSync(join(DIST, THREAD), "utf8");
+		expect(thread.startsWith("// @bun\n")).toBe(true);
+		expect(thread.match(/[^\x00-\x7f]/g), "non-ASCII characters in the thread").toBeNull();
+		const imports = [...thread.matchAll(/^\s*import\s[^;]*?from\s+"([^"]+)"/gm)].map((m) => m[1]);
+		expect(imports).toEqual(["node:worker_threads"]);
+		// The rules are inside it (a thread shares no module with the bundle).
+		expect(thread).toContain("generic.failure");
+		const bundle = readFileSync(join(DIST, BUNDLE), "utf8");
+		expect(bundle).toContain(`new URL("./${THREAD}", __bundleUrl)`);
 	});
 
 	it("the bundle and the entries import nothing by name but Node's modules (Pi's and dependencies are required)", () => {

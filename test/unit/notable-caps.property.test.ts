@@ -7,14 +7,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-	isTableRule,
-	NOTABLE_KEYS,
-	type NotableOptions,
-	scanNotable,
-	scanNotableAt,
-} from "../../extensions/shared/text/notable.ts";
+import { isTableRule, type NotableOptions, scanNotable, scanNotableAt } from "../../extensions/shared/text/notable.ts";
 import { loadEvalLogs } from "../fixtures/notable-eval.ts";
+import { notableKey, notableLog } from "../fixtures/notable-log-arbitrary.ts";
 
 const LOGS = loadEvalLogs();
 /** Every line of both corpora, once. */
@@ -22,14 +17,9 @@ const LINES = [...new Set(LOGS.flatMap((log) => log.text.split("\n")))];
 /** The caps the tool-output stub scans with (its excerpt's section and the summary model's input), and others. */
 const CAPS = [40, 100, 0, 1, 7];
 
-/** A key in a random case mix. */
-const key = fc
-	.tuple(fc.constantFrom(...NOTABLE_KEYS), fc.array(fc.boolean(), { maxLength: 40 }))
-	.map(([k, up]) => [...k].map((c, i) => (up[i] ? c.toUpperCase() : c)).join(""));
-
 /** Pieces a log line is made of. */
 const piece = fc.oneof(
-	{ weight: 4, arbitrary: key },
+	{ weight: 4, arbitrary: notableKey },
 	{ weight: 6, arbitrary: fc.nat(LINES.length - 1).map((i) => LINES[i]) },
 	{ weight: 2, arbitrary: fc.constantFrom(" ", ": ", "[", "]", "0", "12", "e", "-----", "[INFO] ", "##[group]") },
 	{ weight: 1, arbitrary: fc.constantFrom("\u001b[31m", "\u001b[0m", "\u001b", "\r", "\uD83D", "é", "●") },
@@ -37,21 +27,7 @@ const piece = fc.oneof(
 );
 
 /** A random log: lines of pieces, some repeated (folded repeats), some blank. */
-const log = fc
-	.array(
-		fc.oneof(
-			{ weight: 6, arbitrary: fc.array(piece, { maxLength: 5 }).map((ps) => ps.join("")) },
-			{ weight: 1, arbitrary: fc.constant("") },
-		),
-		{ maxLength: 120 },
-	)
-	.chain((lines) =>
-		fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 20 }).map((copies) => {
-			const out = [...lines];
-			for (const [from, to] of copies) if (out.length > 0) out.splice(to % (out.length + 1), 0, out[from % out.length]);
-			return out.join("\n");
-		}),
-	);
+const log = notableLog(piece);
 
 const evaluations: (NotableOptions["evaluation"] | undefined)[] = [undefined, { rules: isTableRule, steps: false }];
 

@@ -107,10 +107,17 @@ export class ArtifactStore {
 	 * scan) runs while the disk makes the bytes durable; the result says whether they were stored. Same checks,
 	 * modes, content-addressed name and failures as put. `written`, when given, is called before this call returns
 	 * with the UTF-8 bytes written once they all are (the text's size as stored: the caller need not measure it
-	 * again); it is not called when the put failed before that.
+	 * again); it is not called when the put failed before that. `eachChunk`, when given, is called after each
+	 * chunk (WRITE_CHUNK_BYTES) is written: the caller's moment to hand work to another thread (the tool-output
+	 * stub feeds its scan's second thread).
 	 */
-	startPut(kind: ArtifactKind, text: string, written?: (bytes: number) => void): Promise<PutResult | PutFailure> {
-		return runUntilFsync(this.putSteps(kind, text, written))
+	startPut(
+		kind: ArtifactKind,
+		text: string,
+		written?: (bytes: number) => void,
+		eachChunk?: () => void,
+	): Promise<PutResult | PutFailure> {
+		return runUntilFsync(this.putSteps(kind, text, written, eachChunk))
 			.catch((error) => ({ ok: false as const, error: errorText(error) }))
 			.then((result) => this.afterPut(result));
 	}
@@ -289,6 +296,7 @@ export class ArtifactStore {
 		kind: ArtifactKind,
 		text: string,
 		writtenAll?: (bytes: number) => void,
+		eachChunk?: () => void,
 	): Step<PutResult | PutFailure> {
 		if (!isKind(kind)) return { ok: false, error: `unknown artifact kind ${JSON.stringify(kind)}` };
 		if (typeof text !== "string") return { ok: false, error: `artifact text must be a string, got ${typeof text}` };
@@ -313,6 +321,7 @@ export class ArtifactStore {
 				yield* step.write(fd, view);
 				bytes += written;
 				pos += read;
+				eachChunk?.();
 			}
 			writtenAll?.(bytes);
 			yield* step.fsync(fd);

@@ -4,10 +4,13 @@
  * read counts them (`text.split("\n")`, a "\r" before the "\n" part of its line). The rules are data, in
  * notable-rules.ts; this module only walks the text and ranks what it found.
  *
- * - Linear time, bounded memory: one global search for PREFILTER's keywords jumps from candidate line to
- *   candidate line (indexOf counts the newlines between), so a line without a keyword costs no regex of its
- *   own; no line array and no copy of the text, only the kept lines are sliced (each at most maxLineChars,
- *   and at most MATCH_UNITS of a line are matched). What is kept is bounded by maxLines per pool.
+ * - Linear time, bounded memory: a search for every rule's keys at once (word-automaton.ts) finds the lines
+ *   that hold one, so a line without a key costs no regex of its own, and the rules decide each such line
+ *   (decidePart: pure, a part of the text at a time, so another thread can decide parts too:
+ *   notable-parallel.ts); the walk then reads the decisions in order and reads the log as steps. No line array
+ *   and no copy of the text, only the kept lines are sliced (each at most maxLineChars, and at most MATCH_UNITS
+ *   of a line are matched); the decisions are held a part at a time. What is kept is bounded by maxLines per
+ *   pool.
  * - Without crying wolf: an expected failure (xfail, KNOWN-FAIL, …) or a guarded look-alike ("0 failed") is
  *   no failure; identical lines fold into one with a count; weak evidence (a bare "Error:" line) ranks after
  *   strong hits and is dropped in a run whose summaries say it passed and that shows no strong failure.
@@ -31,7 +34,7 @@ import {
 	type NotableRule,
 } from "./notable-rules.ts";
 import { detached, isHighSurrogate, toWellFormed } from "./utf8.ts";
-import { buildWordAutomaton, type WordAutomaton } from "./word-automaton.ts";
+import { buildWordAutomaton, type KeyLines, type WordAutomaton } from "./word-automaton.ts";
 
 export { NOTABLE_RULES, type NotableRule } from "./notable-rules.ts";
 
@@ -84,6 +87,29 @@ export interface NotableOptions {
 	 * counts every line anyway, so a caller that needs the count (a stub's header) makes no line pass of its own.
 	 */
 	counted?: (lines: number) => void;
+	/**
+	 * The rules' decisions on the text's key lines, made ahead (decideLines, partly on another thread:
+	 * notable-threads.ts): the walk reads them instead of searching and deciding. Ignored unless they were made
+	 * for a text of this length with this scan's rules and steps; the result is the same scan either way.
+	 */
+	decided?: DecidedLines;
+}
+
+/**
+ * A text's key lines and the rules' decision on each, made before the walk: every line whose raw window holds
+ * a key, with the rule that takes it (decideLine on its cleaned window and those keys) or none. A line's
+ * decision depends on the line alone; only reading the log as steps is sequential, so the decisions can be
+ * made for parts of the text apart (decidePart), on two threads, and joined (joinDecided).
+ */
+export interface DecidedLines {
+	/** [line start, line (1-based), rule (its index in NOTABLE_RULES) or -1] of each key line, in text order. */
+	readonly at: ArrayLike<number>;
+	/** The text's lines (its "\n" plus one). */
+	readonly lines: number;
+	/** The length of the text they were made for, and with which rules and steps. */
+	readonly units: number;
+	readonly enabled: Uint8Array;
+	readonly steps: boolean;
 }
 
 /** Which rules a scan uses, and whether it reads the log as steps (for measuring rules left out). */
@@ -92,6 +118,8 @@ export interface NotableEvaluation {
 	rules?: (rule: NotableRule) => boolean;
 	/** Read the log as steps, with block context (default true): false is the scan as it was before issue 32. */
 	steps?: boolean;
+	/** UTF-16 units of the text decided at a time (default WALK_PART_UNITS): tests put part ends anywhere. */
+	partUnits?: number;
 }
 
 /** The evaluation every scan without its own uses (set only by withNotableEvaluation). */
@@ -587,7 +615,6 @@ export function scanNotableAt(
 	};
 	const passes = maxLines.map((m) => capPass(shared, whole(m, DEFAULT_NOTABLE_LINES, 0)));
 	const n = text.length;
-	const KEYS = shared.keys;
 	const memo = shared.memo;
 	let pos = 0;
 	let line = 1;
@@ -595,13 +622,18 @@ export function scanNotableAt(
 	let lineStart = 0;
 	let windowEnd = 0;
 	let found: number[] | undefined;
-	// The lines that hold a key, found ahead by several interleaved searches (word-automaton.ts, KeyLines).
-	// Each comes with its keys in the matched window (MATCH_UNITS from its start), collected on the way.
-	const keyLines = KEYS.lines(text, MATCH_UNITS);
-	// A pass that carries no context sees the line as the key search would have: its keys in the raw window
-	// (the same automaton run from the line's start), when another pass's context made the walk stop here.
-	// The walk's search has usually been over such a line already and knows them.
-	const rawKeys = () => (found ??= keyLines.keysAt(lineStart) ?? KEYS.indicesIn(text, lineStart, windowEnd));
+	// The lines that hold a key, each with the rules' decision on it: decided a part at a time as the walk
+	// reaches them (decidePart: the key search, word-automaton.ts, and the rules), or ahead (DecidedLines,
+	// partly on another thread). The walk only reads them, and reads the log as steps.
+	const keyLines = new DecisionWalk(
+		text,
+		shared.decisions,
+		usable(options.decided, text, enabled, steps) ? options.decided : undefined,
+		whole(evaluation?.partUnits, WALK_PART_UNITS, 1),
+	);
+	// A pass that carries no context sees the line as the key search did: whether its raw window held keys
+	// (and the decision on it, set as the memo's), when another pass's context made the walk stop here.
+	const rawKeys = () => (found ??= keyLines.keysAt(lineStart));
 	const carrying = () => shared.carriers > 0;
 	while (pos <= n) {
 		lineStart = pos;
@@ -628,7 +660,7 @@ export function scanNotableAt(
 			windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
 		}
 		memo.line = line;
-		memo.raw = undefined;
+		memo.raw = keyLines.ruleAt(lineStart);
 		memo.clean = undefined;
 		// window(text, lineStart, lineEnd), knowing whether it had escapes to take out.
 		const raw = text.slice(lineStart, windowEnd);
@@ -642,6 +674,218 @@ export function scanNotableAt(
 	}
 	options.counted?.(line);
 	return passes.map((p) => p.finish());
+}
+
+/** Rules by their index in NOTABLE_RULES. */
+let ruleIndex: Map<NotableRule, number> | undefined;
+
+/** A line's keys when the decisions listed it: only their being there is read (its rule is the memo's). */
+const LISTED: readonly number[] = [0];
+
+/** Whether `d` was made for `text` with these rules and steps (see NotableOptions.decided). */
+function usable(d: DecidedLines | undefined, text: string, enabled: Uint8Array, steps: boolean): d is DecidedLines {
+	if (!d || d.units !== text.length || d.steps !== steps || d.enabled.length !== enabled.length) return false;
+	for (let i = 0; i < enabled.length; i++) if (d.enabled[i] !== enabled[i]) return false;
+	return true;
+}
+
+/** Units of text a scan without decisions made ahead decides at a time (what it holds of them at once). */
+const WALK_PART_UNITS = 128 * 1024;
+
+/**
+ * The walk over a text's decided lines, in the shape of the key search's (KeyLines): `next` gives the next line
+ * a rule took (a line no rule took changes nothing unless context is carried), `keysAt` whether a line held keys,
+ * and `ruleAt` the decision the walk sets as the line's (memo.raw) before any pass tries it. Its calls go forward
+ * only. With decisions made ahead (DecidedLines) it reads them; else it decides the text a part at a time as the
+ * walk reaches it (decidePart), holding one part's decisions: the same walk either way.
+ */
+class DecisionWalk implements KeyLines {
+	lineStart = 0;
+	line = 1;
+	words = LISTED as number[];
+	/** [line start, line, rule or -1] of the key lines of text[from, end), and how many numbers of it are triples. */
+	private at: Int32Array;
+	private count: number;
+	/** Where `next` goes on in `at`. */
+	private i = 0;
+	private end: number;
+	/** Lines that start before `end` (the text's line count once `end` is its length: then the final one). */
+	private linesBefore: number;
+
+	constructor(
+		private readonly text: string,
+		private readonly decisions: DecisionCache,
+		decided: DecidedLines | undefined,
+		private readonly partUnits: number,
+	) {
+		if (decided) {
+			this.at = decided.at instanceof Int32Array ? decided.at : Int32Array.from(decided.at);
+			this.count = decided.at.length - (decided.at.length % 3);
+			this.end = text.length;
+			this.linesBefore = decided.lines;
+		} else {
+			this.at = new Int32Array(0);
+			this.count = 0;
+			this.end = 0;
+			this.linesBefore = 1;
+		}
+	}
+
+	/** Decisions held up to past `pos` (or the text's end): the next parts decided, the ones before let go. */
+	private reach(pos: number): void {
+		const text = this.text;
+		const n = text.length;
+		while (pos >= this.end && this.end < n) {
+			const start = this.end;
+			let end = Math.min(n, start + this.partUnits);
+			if (end < n) {
+				const eol = text.lastIndexOf("\n", end - 1);
+				if (eol >= start) end = eol + 1;
+				else {
+					const next = text.indexOf("\n", end);
+					end = next === -1 ? n : next + 1;
+				}
+			}
+			const out: number[] = [];
+			const newlines = decidePart(text.slice(start, end), this.decisions, out);
+			const lineBase = this.linesBefore;
+			// Typed like decisions made ahead: the walk's reads of `at` see one kind of array.
+			const at = new Int32Array(out.length);
+			for (let k = 0; k < out.length; k += 3) {
+				at[k] = out[k] + start;
+				at[k + 1] = out[k + 1] + lineBase;
+				at[k + 2] = out[k + 2];
+			}
+			this.at = at;
+			this.count = at.length;
+			this.i = 0;
+			this.f = 0;
+			this.end = end;
+			this.linesBefore = lineBase + newlines;
+		}
+	}
+
+	/** Where `find` goes on in `at` (its calls go forward too, from the line `next` gave or after it). */
+	private f = 0;
+
+	/** The index of the triple of the line that starts at `lineStart`, or -1. */
+	private find(lineStart: number): number {
+		this.reach(lineStart);
+		const at = this.at;
+		let f = this.f;
+		if (f > this.count || (f > 0 && at[f - 3] >= lineStart)) {
+			// Behind the cursor (not in the walk's order): found by halves.
+			let lo = 0;
+			let hi = this.count / 3;
+			while (lo < hi) {
+				const mid = (lo + hi) >> 1;
+				if (at[3 * mid] < lineStart) lo = mid + 1;
+				else hi = mid;
+			}
+			f = 3 * lo;
+		}
+		while (f < this.count && at[f] < lineStart) f += 3;
+		this.f = f;
+		return f < this.count && at[f] === lineStart ? f : -1;
+	}
+
+	next(from: number): number {
+		for (;;) {
+			this.reach(from);
+			const at = this.at;
+			let i = this.i;
+			while (i < this.count && (at[i] < from || at[i + 2] === -1)) i += 3;
+			this.i = i;
+			if (i < this.count) {
+				this.lineStart = at[i];
+				this.line = at[i + 1];
+				this.i = i + 3;
+				this.f = i; // ruleAt asks for this line next
+				return this.lineStart; // the line's end is looked for from here
+			}
+			if (this.end >= this.text.length) {
+				this.line = this.linesBefore;
+				return -1;
+			}
+			from = this.end; // nothing more here: on from the next part
+		}
+	}
+
+	keysAt(lineStart: number): number[] {
+		return this.find(lineStart) === -1 ? [] : (LISTED as number[]);
+	}
+
+	ruleAt(lineStart: number): NotableRule | null | undefined {
+		const k = this.find(lineStart);
+		if (k === -1) return undefined;
+		const r = this.at[k + 2];
+		return r === -1 ? null : NOTABLE_RULES[r];
+	}
+}
+
+/**
+ * The rules' decisions on the key lines of `part`, a piece of a text that starts at a line start and ends at
+ * one (or at the text's end): what the walk decides of each line whose raw window holds a key. Pushes [line
+ * start in the part, line in the part (0 first), rule index or -1] of each onto `out`; returns the part's "\n"
+ * count. `decisions` fixes the rules and steps.
+ */
+export function decidePart(part: string, decisions: DecisionCache, out: number[]): number {
+	if (typeof part !== "string") throw new TypeError(`decidePart: part must be a string, got ${typeof part}`);
+	ruleIndex ??= new Map(NOTABLE_RULES.map((rule, index) => [rule, index]));
+	const index = ruleIndex;
+	const keyLines = scanTables().automaton.lines(part, MATCH_UNITS);
+	const n = part.length;
+	let pos = 0;
+	for (;;) {
+		const first = keyLines.next(pos);
+		if (first === -1) return keyLines.line - 1;
+		const lineStart = keyLines.lineStart;
+		let lineEnd = part.indexOf("\n", first);
+		if (lineEnd === -1) lineEnd = n;
+		const keys = keyLines.words;
+		if (keys.length > 0) {
+			const raw = part.slice(lineStart, Math.min(lineEnd, lineStart + MATCH_UNITS));
+			const clean = withoutEscapes(raw.indexOf("\u001b") !== -1 ? raw.replace(ANSI, "") : raw);
+			const rule = decisions.decide(clean, keys);
+			out.push(lineStart, keyLines.line - 1, rule ? (index.get(rule) ?? -1) : -1);
+		}
+		if (lineEnd >= n) return keyLines.line - 1;
+		pos = lineEnd + 1;
+	}
+}
+
+/**
+ * The decisions of a whole text from its parts' (decidePart), in text order: each part's length, its "\n"
+ * count and its triples. `enabled` and `steps`: those its DecisionCache was made with.
+ */
+export function joinDecided(
+	parts: ReadonlyArray<{ units: number; newlines: number; at: ArrayLike<number> }>,
+	enabled: Uint8Array,
+	steps: boolean,
+): DecidedLines {
+	let size = 0;
+	for (const p of parts) size += p.at.length - (p.at.length % 3);
+	const at = new Int32Array(size);
+	let k = 0;
+	let base = 0;
+	let line = 1;
+	for (const p of parts) {
+		const triples = p.at.length - (p.at.length % 3);
+		for (let j = 0; j < triples; j += 3) {
+			at[k++] = base + p.at[j];
+			at[k++] = line + p.at[j + 1];
+			at[k++] = p.at[j + 2];
+		}
+		base += p.units;
+		line += p.newlines;
+	}
+	return { at, lines: line, units: base, enabled, steps };
+}
+
+/** The enabled rules and steps of a scan with `options` (the decisions' part: see NotableOptions.decided). */
+export function decisionsOf(options: Pick<NotableOptions, "evaluation"> = {}): { enabled: Uint8Array; steps: boolean } {
+	const evaluation = options.evaluation ?? defaultEvaluation;
+	return { enabled: enabledMask(evaluation), steps: evaluation?.steps !== false };
 }
 
 /** What the passes of one scan share: the text, its options, the key search and the decision on the current line. */
