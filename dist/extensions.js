@@ -9394,7 +9394,12 @@ function threadModule() {
 }
 function slot() {
   const g = globalThis;
-  g[SLOT] ??= { started: 0, failed: 0, jobs: 0 };
+  g[SLOT] ??= {
+    started: 0,
+    failed: 0,
+    jobs: 0,
+    cores: typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length
+  };
   return g[SLOT];
 }
 function stopNotableThread() {
@@ -9419,7 +9424,7 @@ function lose(thread) {
   }
 }
 function startThread(s) {
-  if (s.failed >= FAILED_STARTS_MAX) return false;
+  if (s.failed >= FAILED_STARTS_MAX || s.cores < 2) return false;
   let worker;
   const ring = new SharedArrayBuffer(RING_BYTES);
   try {
@@ -9616,11 +9621,12 @@ function decideAhead(text, options = {}) {
     }
   };
 }
-var import_node_fs7, import_node_url, import_node_worker_threads2, PARALLEL_MIN_UNITS, THREAD_IDLE_MS, THREAD_HEAP_MB, THREAD_YOUNG_MB, PARTS, PART_MIN_UNITS, PART_MAX_UNITS, LATE_MS, UNIT_NS, SLOT, FAILED_STARTS_MAX;
+var import_node_fs7, os, import_node_url, import_node_worker_threads2, PARALLEL_MIN_UNITS, THREAD_IDLE_MS, THREAD_HEAP_MB, THREAD_YOUNG_MB, PARTS, PART_MIN_UNITS, PART_MAX_UNITS, LATE_MS, UNIT_NS, SLOT, FAILED_STARTS_MAX;
 var init_notable_parallel = __esm({
   "extensions/shared/text/notable-parallel.ts"() {
     "use strict";
     import_node_fs7 = require("node:fs");
+    os = __toESM(require("node:os"), 1);
     import_node_url = require("node:url");
     import_node_worker_threads2 = require("node:worker_threads");
     init_notable();

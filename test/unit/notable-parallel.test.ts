@@ -3,8 +3,8 @@
  * thread (a worker running notable-thread.ts): the decisions, and the stub built from them, are exactly what one
  * thread makes — with the parts shared between the threads, with the thread stopped in the middle of a job, with
  * the job cancelled, with lines longer than a part of the ring, lone surrogates, and the rules of an evaluation.
- * The thread starts once, is shared, never keeps a process alive, and a process whose thread cannot start stops
- * trying.
+ * The thread starts once, is shared, never keeps a process alive, is not started on one core, and a process
+ * whose thread cannot start stops trying.
  */
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -151,7 +151,7 @@ describe("decisions on two threads", () => {
 		expect(two.text).toMatch(/error|fail/i);
 	});
 
-	it("never keeps a process alive, and stops trying in a process whose thread cannot start", () => {
+	it("never keeps a process alive, starts no thread on one core, and stops trying when it cannot start", () => {
 		const started = Date.now();
 		const run = spawnSync(process.execPath, ["--import", "jiti/register", CHILD], {
 			cwd: REPO_ROOT,

@@ -17,6 +17,7 @@
  *   decides every part it has no answer for.
  */
 import { existsSync } from "node:fs";
+import * as os from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import {
@@ -98,13 +99,21 @@ interface Job {
 }
 
 const SLOT = Symbol.for("pi-context-headroom.notable-thread");
-/** The thread, how many were started, and how many died before they were ready (then none is started again). */
-type Slot = { thread?: Thread; started: number; failed: number; jobs: number };
+/**
+ * The thread, how many were started, how many died before they were ready (then none is started again), the jobs
+ * given, and the cores this process may use (one core: no second thread, it would only take turns with this one).
+ */
+type Slot = { thread?: Thread; started: number; failed: number; jobs: number; cores: number };
 /** Threads that died before they were ready, after which this process decides on one thread only. */
 const FAILED_STARTS_MAX = 3;
 function slot(): Slot {
 	const g = globalThis as unknown as Record<symbol, Slot | undefined>;
-	g[SLOT] ??= { started: 0, failed: 0, jobs: 0 };
+	g[SLOT] ??= {
+		started: 0,
+		failed: 0,
+		jobs: 0,
+		cores: typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length,
+	};
 	return g[SLOT];
 }
 
@@ -140,7 +149,7 @@ function lose(thread: Thread): void {
 
 /** Start the second thread (it says "ready" once its code is compiled); false when it cannot be. */
 function startThread(s: Slot): boolean {
-	if (s.failed >= FAILED_STARTS_MAX) return false;
+	if (s.failed >= FAILED_STARTS_MAX || s.cores < 2) return false;
 	let worker: Worker;
 	const ring = new SharedArrayBuffer(RING_BYTES);
 	try {
