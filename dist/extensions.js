@@ -7158,7 +7158,7 @@ function scanNotableAt(text, maxLines, options = {}) {
     memo.clean = void 0;
     const raw = text.slice(lineStart, windowEnd);
     shared2.escapes = raw.indexOf("\x1B") !== -1;
-    const clean = withoutEscapes(shared2.escapes ? raw.replace(ANSI, "") : raw);
+    const clean = keyLines.cleanFound() ?? withoutEscapes(shared2.escapes ? raw.replace(ANSI, "") : raw);
     for (const p of passes) p.visit(lineStart, lineEnd, line, clean, rawKeys);
     if (lineEnd >= n2) break;
     pos = lineEnd + 1;
@@ -7169,10 +7169,13 @@ function scanNotableAt(text, maxLines, options = {}) {
 }
 function usable2(d, text, enabled, steps) {
   if (!d || d.units !== text.length || d.steps !== steps || d.enabled.length !== enabled.length) return false;
+  let units = 0;
+  for (const p of d.parts) units += p.units;
+  if (units !== text.length) return false;
   for (let i = 0; i < enabled.length; i++) if (d.enabled[i] !== enabled[i]) return false;
   return true;
 }
-function decidePart(part, decisions, out) {
+function decidePart(part, decisions, out, cleans) {
   if (typeof part !== "string") throw new TypeError(`decidePart: part must be a string, got ${typeof part}`);
   ruleIndex ??= new Map(NOTABLE_RULES.map((rule, index2) => [rule, index2]));
   const index = ruleIndex;
@@ -7191,29 +7194,22 @@ function decidePart(part, decisions, out) {
       const clean = withoutEscapes(raw.indexOf("\x1B") !== -1 ? raw.replace(ANSI, "") : raw);
       const rule = decisions.decide(clean, keys);
       out.push(lineStart, keyLines.line - 1, rule ? index.get(rule) ?? -1 : -1);
+      cleans?.push(clean);
     }
     if (lineEnd >= n2) return keyLines.line - 1;
     pos = lineEnd + 1;
   }
 }
 function joinDecided(parts, enabled, steps) {
-  let size = 0;
-  for (const p of parts) size += p.at.length - p.at.length % 3;
-  const at2 = new Int32Array(size);
-  let k = 0;
-  let base = 0;
-  let line = 1;
+  let units = 0;
+  let lines = 1;
+  const kept = [];
   for (const p of parts) {
-    const triples = p.at.length - p.at.length % 3;
-    for (let j = 0; j < triples; j += 3) {
-      at2[k++] = base + p.at[j];
-      at2[k++] = line + p.at[j + 1];
-      at2[k++] = p.at[j + 2];
-    }
-    base += p.units;
-    line += p.newlines;
+    units += p.units;
+    lines += p.newlines;
+    kept.push({ units: p.units, newlines: p.newlines, at: p.at instanceof Int32Array ? p.at : Int32Array.from(p.at) });
   }
-  return { at: at2, lines: line, units: base, enabled, steps };
+  return { parts: kept, lines, units, enabled, steps };
 }
 function decisionsOf(options = {}) {
   const evaluation = options.evaluation ?? defaultEvaluation;
@@ -7713,17 +7709,11 @@ var init_notable = __esm({
         this.text = text;
         this.decisions = decisions;
         this.partUnits = partUnits;
-        if (decided) {
-          this.at = decided.at instanceof Int32Array ? decided.at : Int32Array.from(decided.at);
-          this.count = decided.at.length - decided.at.length % 3;
-          this.end = text.length;
-          this.linesBefore = decided.lines;
-        } else {
-          this.at = new Int32Array(0);
-          this.count = 0;
-          this.end = 0;
-          this.linesBefore = 1;
-        }
+        this.parts = decided?.parts;
+        this.at = new Int32Array(0);
+        this.count = 0;
+        this.end = 0;
+        this.linesBefore = 1;
       }
       text;
       decisions;
@@ -7739,26 +7729,44 @@ var init_notable = __esm({
       end;
       /** Lines that start before `end` (the text's line count once `end` is its length: then the final one). */
       linesBefore;
+      /** The parts decided ahead, and the next one to read (undefined: this walk decides the parts itself). */
+      parts;
+      part = 0;
       /** Decisions held up to past `pos` (or the text's end): the next parts decided, the ones before let go. */
       reach(pos) {
         const text = this.text;
         const n2 = text.length;
         while (pos >= this.end && this.end < n2) {
           const start = this.end;
-          let end = Math.min(n2, start + this.partUnits);
-          if (end < n2) {
-            const eol = text.lastIndexOf("\n", end - 1);
-            if (eol >= start) end = eol + 1;
-            else {
-              const next = text.indexOf("\n", end);
-              end = next === -1 ? n2 : next + 1;
+          let end;
+          let out;
+          let newlines;
+          if (this.parts) {
+            const made = this.parts[this.part++];
+            if (!made) return;
+            end = start + made.units;
+            out = made.at;
+            newlines = made.newlines;
+            this.cleans = void 0;
+          } else {
+            end = Math.min(n2, start + this.partUnits);
+            if (end < n2) {
+              const eol = text.lastIndexOf("\n", end - 1);
+              if (eol >= start) end = eol + 1;
+              else {
+                const next = text.indexOf("\n", end);
+                end = next === -1 ? n2 : next + 1;
+              }
             }
+            const mine = [];
+            const cleans = [];
+            newlines = decidePart(text.slice(start, end), this.decisions, mine, cleans);
+            this.cleans = cleans;
+            out = mine;
           }
-          const out = [];
-          const newlines = decidePart(text.slice(start, end), this.decisions, out);
           const lineBase = this.linesBefore;
-          const at2 = new Int32Array(out.length);
-          for (let k = 0; k < out.length; k += 3) {
+          const at2 = new Int32Array(out.length - out.length % 3);
+          for (let k = 0; k < at2.length; k += 3) {
             at2[k] = out[k] + start;
             at2[k + 1] = out[k + 1] + lineBase;
             at2[k + 2] = out[k + 2];
@@ -7773,6 +7781,10 @@ var init_notable = __esm({
       }
       /** Where `find` goes on in `at` (its calls go forward too, from the line `next` gave or after it). */
       f = 0;
+      /** The cleaned windows of the lines of `at`, when this walk decided them (decidePart made them already). */
+      cleans;
+      /** The triple `ruleAt` found last (-1: none). */
+      found = -1;
       /** The index of the triple of the line that starts at `lineStart`, or -1. */
       find(lineStart) {
         this.reach(lineStart);
@@ -7813,11 +7825,16 @@ var init_notable = __esm({
           from = this.end;
         }
       }
+      /** The cleaned window of the line `ruleAt` was last asked about, when this walk made it; else undefined. */
+      cleanFound() {
+        return this.found === -1 || this.cleans === void 0 ? void 0 : this.cleans[this.found / 3];
+      }
       keysAt(lineStart) {
         return this.find(lineStart) === -1 ? [] : LISTED;
       }
       ruleAt(lineStart) {
         const k = this.find(lineStart);
+        this.found = k;
         if (k === -1) return void 0;
         const r = this.at[k + 2];
         return r === -1 ? null : NOTABLE_RULES[r];

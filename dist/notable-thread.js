@@ -1802,7 +1802,7 @@ var DecisionCache = class {
 };
 var ruleIndex;
 var WALK_PART_UNITS = 128 * 1024;
-function decidePart(part, decisions, out) {
+function decidePart(part, decisions, out, cleans) {
   if (typeof part !== "string") throw new TypeError(`decidePart: part must be a string, got ${typeof part}`);
   ruleIndex ??= new Map(NOTABLE_RULES.map((rule, index2) => [rule, index2]));
   const index = ruleIndex;
@@ -1821,6 +1821,7 @@ function decidePart(part, decisions, out) {
       const clean = withoutEscapes(raw.indexOf("\x1B") !== -1 ? raw.replace(ANSI, "") : raw);
       const rule = decisions.decide(clean, keys);
       out.push(lineStart, keyLines.line - 1, rule ? index.get(rule) ?? -1 : -1);
+      cleans?.push(clean);
     }
     if (lineEnd >= n) return keyLines.line - 1;
     pos = lineEnd + 1;

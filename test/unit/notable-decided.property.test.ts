@@ -20,6 +20,7 @@ import {
 	scanNotable,
 	scanNotableAt,
 } from "../../extensions/shared/text/notable.ts";
+import { flatDecided } from "../fixtures/notable-decided.ts";
 import { loadEvalLogs } from "../fixtures/notable-eval.ts";
 import { notableKey, notableLog } from "../fixtures/notable-log-arbitrary.ts";
 
@@ -114,7 +115,8 @@ describe("decisions made in parts", () => {
 		);
 		expect(joined.lines).toBe(7);
 		expect(joined.units).toBe(3 + text.length);
-		expect(Array.from(joined.at).filter((_, k) => k % 3 === 1)).toEqual([3, 6, 7]);
+		expect(flatDecided(joined).at.filter((_, k) => k % 3 === 1)).toEqual([3, 6, 7]);
+		expect(joined.parts.map((p) => p.units)).toEqual([3, text.length]);
 		expect(() => decidePart(42 as unknown as string, new DecisionCache(enabled, steps), [])).toThrow(TypeError);
 	});
 
@@ -123,8 +125,11 @@ describe("decisions made in parts", () => {
 		const other = `${text}\nerror: one more line`;
 		const decided = decidedAt(text, [5000]);
 		// Decisions that say nothing (no key line) would hide every failure if they were used.
-		const empty = { ...decided, at: new Int32Array(0) };
+		const empty = { ...decided, parts: decided.parts.map((p) => ({ ...p, at: new Int32Array(0) })) };
 		expect(scanNotable(text, { decided: { ...empty, units: text.length - 1 } })).toEqual(scanNotable(text));
+		// Parts that do not add up to the text: not used either.
+		const short = { ...empty, parts: empty.parts.slice(1) };
+		expect(scanNotable(text, { decided: short })).toEqual(scanNotable(text));
 		expect(scanNotable(other, { decided })).toEqual(scanNotable(other));
 		const table = { rules: isTableRule };
 		expect(scanNotable(text, { evaluation: table, decided: empty })).toEqual(scanNotable(text, { evaluation: table }));

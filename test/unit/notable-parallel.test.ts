@@ -29,6 +29,7 @@ import {
 } from "../../extensions/shared/text/notable-parallel.ts";
 import { SLOT_UNITS } from "../../extensions/shared/text/notable-ring.ts";
 import { buildStub, type ToolResultFacts } from "../../extensions/tool-artifacts/artifacts.ts";
+import { flatDecided } from "../fixtures/notable-decided.ts";
 import { realLogSeed } from "../fixtures/real-logs.ts";
 import { REPO_ROOT } from "../fixtures/sandbox.ts";
 import { makeTestDir } from "../fixtures/test-dirs.ts";
@@ -42,7 +43,7 @@ function oneThread(text: string, evaluation?: NotableEvaluation): DecidedLines {
 }
 
 /** Decisions as plain data, to compare. */
-const plain = (d: DecidedLines) => ({ at: Array.from(d.at), lines: d.lines, units: d.units, steps: d.steps });
+const plain = (d: DecidedLines) => flatDecided(d);
 
 /** A job on a ready thread: waits for the thread to start and get ready if it is not. */
 async function ahead(text: string, evaluation?: NotableEvaluation) {

@@ -102,14 +102,26 @@ export interface NotableOptions {
  * made for parts of the text apart (decidePart), on two threads, and joined (joinDecided).
  */
 export interface DecidedLines {
-	/** [line start, line (1-based), rule (its index in NOTABLE_RULES) or -1] of each key line, in text order. */
-	readonly at: ArrayLike<number>;
+	/**
+	 * The text's parts in order, each with its length, its "\n" count and its key lines' triples as decidePart
+	 * gives them (line start and line within the part). Kept as they came (no joined copy): a walk reads one part
+	 * at a time.
+	 */
+	readonly parts: readonly DecidedPart[];
 	/** The text's lines (its "\n" plus one). */
 	readonly lines: number;
 	/** The length of the text they were made for, and with which rules and steps. */
 	readonly units: number;
 	readonly enabled: Uint8Array;
 	readonly steps: boolean;
+}
+
+/** One part of a text's decisions (decidePart's result). */
+export interface DecidedPart {
+	readonly units: number;
+	readonly newlines: number;
+	/** [line start in the part, line in the part (0 first), rule or -1] of each key line. */
+	readonly at: Int32Array;
 }
 
 /** Which rules a scan uses, and whether it reads the log as steps (for measuring rules left out). */
@@ -662,10 +674,11 @@ export function scanNotableAt(
 		memo.line = line;
 		memo.raw = keyLines.ruleAt(lineStart);
 		memo.clean = undefined;
-		// window(text, lineStart, lineEnd), knowing whether it had escapes to take out.
+		// window(text, lineStart, lineEnd), knowing whether it had escapes to take out (a key line the walk decided
+		// itself was cleaned then).
 		const raw = text.slice(lineStart, windowEnd);
 		shared.escapes = raw.indexOf("\u001b") !== -1;
-		const clean = withoutEscapes(shared.escapes ? raw.replace(ANSI, "") : raw);
+		const clean = keyLines.cleanFound() ?? withoutEscapes(shared.escapes ? raw.replace(ANSI, "") : raw);
 		for (const p of passes) p.visit(lineStart, lineEnd, line, clean, rawKeys);
 
 		if (lineEnd >= n) break;
@@ -685,6 +698,9 @@ const LISTED: readonly number[] = [0];
 /** Whether `d` was made for `text` with these rules and steps (see NotableOptions.decided). */
 function usable(d: DecidedLines | undefined, text: string, enabled: Uint8Array, steps: boolean): d is DecidedLines {
 	if (!d || d.units !== text.length || d.steps !== steps || d.enabled.length !== enabled.length) return false;
+	let units = 0;
+	for (const p of d.parts) units += p.units;
+	if (units !== text.length) return false;
 	for (let i = 0; i < enabled.length; i++) if (d.enabled[i] !== enabled[i]) return false;
 	return true;
 }
@@ -718,18 +734,16 @@ class DecisionWalk implements KeyLines {
 		decided: DecidedLines | undefined,
 		private readonly partUnits: number,
 	) {
-		if (decided) {
-			this.at = decided.at instanceof Int32Array ? decided.at : Int32Array.from(decided.at);
-			this.count = decided.at.length - (decided.at.length % 3);
-			this.end = text.length;
-			this.linesBefore = decided.lines;
-		} else {
-			this.at = new Int32Array(0);
-			this.count = 0;
-			this.end = 0;
-			this.linesBefore = 1;
-		}
+		this.parts = decided?.parts;
+		this.at = new Int32Array(0);
+		this.count = 0;
+		this.end = 0;
+		this.linesBefore = 1;
 	}
+
+	/** The parts decided ahead, and the next one to read (undefined: this walk decides the parts itself). */
+	private readonly parts: readonly DecidedPart[] | undefined;
+	private part = 0;
 
 	/** Decisions held up to past `pos` (or the text's end): the next parts decided, the ones before let go. */
 	private reach(pos: number): void {
@@ -737,21 +751,36 @@ class DecisionWalk implements KeyLines {
 		const n = text.length;
 		while (pos >= this.end && this.end < n) {
 			const start = this.end;
-			let end = Math.min(n, start + this.partUnits);
-			if (end < n) {
-				const eol = text.lastIndexOf("\n", end - 1);
-				if (eol >= start) end = eol + 1;
-				else {
-					const next = text.indexOf("\n", end);
-					end = next === -1 ? n : next + 1;
+			let end: number;
+			let out: ArrayLike<number>;
+			let newlines: number;
+			if (this.parts) {
+				const made = this.parts[this.part++];
+				if (!made) return; // fewer parts than the text (usable() rules it out)
+				end = start + made.units;
+				out = made.at;
+				newlines = made.newlines;
+				this.cleans = undefined;
+			} else {
+				end = Math.min(n, start + this.partUnits);
+				if (end < n) {
+					const eol = text.lastIndexOf("\n", end - 1);
+					if (eol >= start) end = eol + 1;
+					else {
+						const next = text.indexOf("\n", end);
+						end = next === -1 ? n : next + 1;
+					}
 				}
+				const mine: number[] = [];
+				const cleans: string[] = [];
+				newlines = decidePart(text.slice(start, end), this.decisions, mine, cleans);
+				this.cleans = cleans;
+				out = mine;
 			}
-			const out: number[] = [];
-			const newlines = decidePart(text.slice(start, end), this.decisions, out);
 			const lineBase = this.linesBefore;
 			// Typed like decisions made ahead: the walk's reads of `at` see one kind of array.
-			const at = new Int32Array(out.length);
-			for (let k = 0; k < out.length; k += 3) {
+			const at = new Int32Array(out.length - (out.length % 3));
+			for (let k = 0; k < at.length; k += 3) {
 				at[k] = out[k] + start;
 				at[k + 1] = out[k + 1] + lineBase;
 				at[k + 2] = out[k + 2];
@@ -767,6 +796,10 @@ class DecisionWalk implements KeyLines {
 
 	/** Where `find` goes on in `at` (its calls go forward too, from the line `next` gave or after it). */
 	private f = 0;
+	/** The cleaned windows of the lines of `at`, when this walk decided them (decidePart made them already). */
+	private cleans: string[] | undefined;
+	/** The triple `ruleAt` found last (-1: none). */
+	private found = -1;
 
 	/** The index of the triple of the line that starts at `lineStart`, or -1. */
 	private find(lineStart: number): number {
@@ -811,12 +844,18 @@ class DecisionWalk implements KeyLines {
 		}
 	}
 
+	/** The cleaned window of the line `ruleAt` was last asked about, when this walk made it; else undefined. */
+	cleanFound(): string | undefined {
+		return this.found === -1 || this.cleans === undefined ? undefined : this.cleans[this.found / 3];
+	}
+
 	keysAt(lineStart: number): number[] {
 		return this.find(lineStart) === -1 ? [] : (LISTED as number[]);
 	}
 
 	ruleAt(lineStart: number): NotableRule | null | undefined {
 		const k = this.find(lineStart);
+		this.found = k;
 		if (k === -1) return undefined;
 		const r = this.at[k + 2];
 		return r === -1 ? null : NOTABLE_RULES[r];
@@ -826,10 +865,10 @@ class DecisionWalk implements KeyLines {
 /**
  * The rules' decisions on the key lines of `part`, a piece of a text that starts at a line start and ends at
  * one (or at the text's end): what the walk decides of each line whose raw window holds a key. Pushes [line
- * start in the part, line in the part (0 first), rule index or -1] of each onto `out`; returns the part's "\n"
- * count. `decisions` fixes the rules and steps.
+ * start in the part, line in the part (0 first), rule index or -1] of each onto `out` (and its cleaned window onto
+ * `cleans`, when given); returns the part's "\n" count. `decisions` fixes the rules and steps.
  */
-export function decidePart(part: string, decisions: DecisionCache, out: number[]): number {
+export function decidePart(part: string, decisions: DecisionCache, out: number[], cleans?: string[]): number {
 	if (typeof part !== "string") throw new TypeError(`decidePart: part must be a string, got ${typeof part}`);
 	ruleIndex ??= new Map(NOTABLE_RULES.map((rule, index) => [rule, index]));
 	const index = ruleIndex;
@@ -848,6 +887,7 @@ export function decidePart(part: string, decisions: DecisionCache, out: number[]
 			const clean = withoutEscapes(raw.indexOf("\u001b") !== -1 ? raw.replace(ANSI, "") : raw);
 			const rule = decisions.decide(clean, keys);
 			out.push(lineStart, keyLines.line - 1, rule ? (index.get(rule) ?? -1) : -1);
+			cleans?.push(clean);
 		}
 		if (lineEnd >= n) return keyLines.line - 1;
 		pos = lineEnd + 1;
@@ -863,23 +903,15 @@ export function joinDecided(
 	enabled: Uint8Array,
 	steps: boolean,
 ): DecidedLines {
-	let size = 0;
-	for (const p of parts) size += p.at.length - (p.at.length % 3);
-	const at = new Int32Array(size);
-	let k = 0;
-	let base = 0;
-	let line = 1;
+	let units = 0;
+	let lines = 1;
+	const kept: DecidedPart[] = [];
 	for (const p of parts) {
-		const triples = p.at.length - (p.at.length % 3);
-		for (let j = 0; j < triples; j += 3) {
-			at[k++] = base + p.at[j];
-			at[k++] = line + p.at[j + 1];
-			at[k++] = p.at[j + 2];
-		}
-		base += p.units;
-		line += p.newlines;
+		units += p.units;
+		lines += p.newlines;
+		kept.push({ units: p.units, newlines: p.newlines, at: p.at instanceof Int32Array ? p.at : Int32Array.from(p.at) });
 	}
-	return { at, lines: line, units: base, enabled, steps };
+	return { parts: kept, lines, units, enabled, steps };
 }
 
 /** The enabled rules and steps of a scan with `options` (the decisions' part: see NotableOptions.decided). */
