@@ -7135,24 +7135,18 @@ function scanNotableAt(text, maxLines, options = {}) {
   while (pos <= n2) {
     lineStart = pos;
     found = void 0;
-    let lineEnd;
     if (!carrying()) {
-      const first = keyLines.next(pos);
-      if (first === -1) {
+      if (keyLines.next(pos) === -1) {
         line = keyLines.line;
         break;
       }
       line = keyLines.line;
       lineStart = keyLines.lineStart;
-      lineEnd = text.indexOf("\n", first);
-      if (lineEnd === -1) lineEnd = n2;
-      windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
       found = keyLines.words;
-    } else {
-      lineEnd = text.indexOf("\n", lineStart);
-      if (lineEnd === -1) lineEnd = n2;
-      windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
     }
+    let lineEnd = text.indexOf("\n", lineStart);
+    if (lineEnd === -1) lineEnd = n2;
+    windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
     memo.line = line;
     memo.raw = keyLines.ruleAt(lineStart);
     memo.clean = void 0;

@@ -650,27 +650,19 @@ export function scanNotableAt(
 	while (pos <= n) {
 		lineStart = pos;
 		found = undefined;
-		let lineEnd: number;
 		if (!carrying()) {
-			const first = keyLines.next(pos);
-			if (first === -1) {
-				line = keyLines.line; // the rest of the text has no key: the walk counted its lines
+			// The next line a rule took; the decisions counted the lines before it (no pass over them here).
+			if (keyLines.next(pos) === -1) {
+				line = keyLines.line; // no rule takes a later line: the decisions counted the text's lines
 				break;
 			}
-			// The search counted the lines it passed on the way: no second pass over them.
 			line = keyLines.line;
 			lineStart = keyLines.lineStart;
-			lineEnd = text.indexOf("\n", first);
-			if (lineEnd === -1) lineEnd = n;
-			// Every key of this line (within the matched window), so only their rules are tried: the search
-			// collected them from the first key on, which no earlier part of the line holds.
-			windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
-			found = keyLines.words;
-		} else {
-			lineEnd = text.indexOf("\n", lineStart);
-			if (lineEnd === -1) lineEnd = n;
-			windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
+			found = keyLines.words; // its raw window held keys (its decision is set as the memo's below)
 		}
+		let lineEnd = text.indexOf("\n", lineStart);
+		if (lineEnd === -1) lineEnd = n;
+		windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
 		memo.line = line;
 		memo.raw = keyLines.ruleAt(lineStart);
 		memo.clean = undefined;
