@@ -14,7 +14,7 @@ import { makeTestDir } from "../fixtures/test-dirs.ts";
 const SCRIPT = fileURLToPath(new URL("../fixtures/held-memory.ts", import.meta.url));
 const MIB = 16;
 
-type Heap = { what: string; before: number; alive: number; dropped: number; walked: number };
+type Heap = { what: string; before: number; alive: number; dropped: number; released: number; walked: number };
 
 /** The heap of each case, in MiB (one child process for all). */
 function heaps(): Heap[] {
@@ -37,8 +37,12 @@ describe("a held result and its log", () => {
 		for (const heap of cases.slice(0, 3)) {
 			// The log was in the heap (the check measures what it means to measure) …
 			expect(heap.alive - heap.before, heap.what).toBeGreaterThan(MIB * 0.9);
-			// … and the result alone keeps at most a tenth of it.
-			expect(heap.dropped - heap.before, heap.what).toBeLessThan(MIB / 10);
+			// … the result alone keeps at most a tenth of it (the heap with the result held, less the heap once the
+			// result is dropped too: what the first run of a large log leaves behind, compiled code and the like, is
+			// about 1.5 MiB whatever the log's size and is in both) …
+			expect(heap.dropped - heap.released, heap.what).toBeLessThan(MIB / 10);
+			// … and nothing else keeps the log either.
+			expect(heap.released - heap.before, heap.what).toBeLessThan(MIB / 4);
 		}
 		// A log of many steps (a CI verdict on every line): the scan keeps what its kept lines' steps say, not a
 		// slot per step (per step and pass 5 array slots: 46 MiB held for the 16 MiB log's 490,000 steps).
