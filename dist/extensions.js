@@ -7087,6 +7087,11 @@ function lineFingerprint(s, keysId) {
   }
   return (h ^ h >>> 15) >>> 0;
 }
+function indexOfRule(rule) {
+  if (rule === void 0) return -1;
+  ruleIndex ??= new Map(NOTABLE_RULES.map((r, index) => [r, index]));
+  return ruleIndex.get(rule) ?? -1;
+}
 function whole(n2, fallback, min) {
   return typeof n2 === "number" && Number.isFinite(n2) ? Math.max(min, Math.floor(n2)) : fallback;
 }
@@ -7171,8 +7176,6 @@ function usable2(d, text, enabled, steps) {
 }
 function decidePart(part, decisions, out, cleans) {
   if (typeof part !== "string") throw new TypeError(`decidePart: part must be a string, got ${typeof part}`);
-  ruleIndex ??= new Map(NOTABLE_RULES.map((rule, index2) => [rule, index2]));
-  const index = ruleIndex;
   const keyLines = scanTables().automaton.lines(part, MATCH_UNITS);
   const n2 = part.length;
   let pos = 0;
@@ -7186,8 +7189,7 @@ function decidePart(part, decisions, out, cleans) {
     if (keys.length > 0) {
       const raw = part.slice(lineStart, Math.min(lineEnd, lineStart + MATCH_UNITS));
       const clean = withoutEscapes(raw.indexOf("\x1B") !== -1 ? raw.replace(ANSI, "") : raw);
-      const rule = decisions.decide(clean, keys);
-      out.push(lineStart, keyLines.line - 1, rule ? index.get(rule) ?? -1 : -1);
+      out.push(lineStart, keyLines.line - 1, decisions.decideIndex(clean, keys));
       cleans?.push(clean);
     }
     if (lineEnd >= n2) return keyLines.line - 1;
@@ -7676,20 +7678,26 @@ var init_notable = __esm({
       // Made at the first decision (a short text with no key line makes none).
       texts = [];
       ids = [];
+      /** The decision in each slot: its rule's index in NOTABLE_RULES, or -1 (none). */
       rules = [];
       /** decideLine(clean, keys, enabled, records) ?? null, made once per distinct (line, keys) while it stays in its slot. */
       decide(clean, keys) {
+        const r = this.decideIndex(clean, keys);
+        return r === -1 ? null : NOTABLE_RULES[r];
+      }
+      /** decide's rule as its index in NOTABLE_RULES (-1: none): what decidePart records, with no lookup of it. */
+      decideIndex(clean, keys) {
         if (keys.length > NUMBERED_KEYS || !scanTables().stateless)
-          return decideLine(clean, keys, this.enabled, this.records) ?? null;
+          return indexOfRule(decideLine(clean, keys, this.enabled, this.records));
         let id = 0;
         for (let i = 0; i < keys.length; i++) id = id * (NOTABLE_KEYS.length + 1) + keys[i] + 1;
         const slot2 = lineFingerprint(clean, id) & this.mask;
         if (this.texts.length === 0) {
           this.texts = new Array(this.mask + 1).fill(void 0);
           this.ids = new Array(this.mask + 1).fill(-1);
-          this.rules = new Array(this.mask + 1).fill(null);
+          this.rules = new Array(this.mask + 1).fill(-1);
         } else if (this.ids[slot2] === id && this.texts[slot2] === clean) return this.rules[slot2];
-        const rule = decideLine(clean, keys, this.enabled, this.records) ?? null;
+        const rule = indexOfRule(decideLine(clean, keys, this.enabled, this.records));
         this.texts[slot2] = clean;
         this.ids[slot2] = id;
         this.rules[slot2] = rule;
@@ -9588,7 +9596,7 @@ function decideAhead(text, options = {}) {
     decisions ??= new DecisionCache(enabled, steps, text.length);
     const at2 = [];
     const newlines = decidePart(text.slice(startOf(i), ends[i]), decisions, at2);
-    return { newlines, at: at2 };
+    return { newlines, at: Int32Array.from(at2) };
   };
   const release = () => {
     for (let i = 0; i < count3; i++) Atomics.compareExchange(claims, i, 0, 2);

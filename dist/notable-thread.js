@@ -1780,20 +1780,26 @@ var DecisionCache = class {
   // Made at the first decision (a short text with no key line makes none).
   texts = [];
   ids = [];
+  /** The decision in each slot: its rule's index in NOTABLE_RULES, or -1 (none). */
   rules = [];
   /** decideLine(clean, keys, enabled, records) ?? null, made once per distinct (line, keys) while it stays in its slot. */
   decide(clean, keys) {
+    const r = this.decideIndex(clean, keys);
+    return r === -1 ? null : NOTABLE_RULES[r];
+  }
+  /** decide's rule as its index in NOTABLE_RULES (-1: none): what decidePart records, with no lookup of it. */
+  decideIndex(clean, keys) {
     if (keys.length > NUMBERED_KEYS || !scanTables().stateless)
-      return decideLine(clean, keys, this.enabled, this.records) ?? null;
+      return indexOfRule(decideLine(clean, keys, this.enabled, this.records));
     let id = 0;
     for (let i = 0; i < keys.length; i++) id = id * (NOTABLE_KEYS.length + 1) + keys[i] + 1;
     const slot = lineFingerprint(clean, id) & this.mask;
     if (this.texts.length === 0) {
       this.texts = new Array(this.mask + 1).fill(void 0);
       this.ids = new Array(this.mask + 1).fill(-1);
-      this.rules = new Array(this.mask + 1).fill(null);
+      this.rules = new Array(this.mask + 1).fill(-1);
     } else if (this.ids[slot] === id && this.texts[slot] === clean) return this.rules[slot];
-    const rule = decideLine(clean, keys, this.enabled, this.records) ?? null;
+    const rule = indexOfRule(decideLine(clean, keys, this.enabled, this.records));
     this.texts[slot] = clean;
     this.ids[slot] = id;
     this.rules[slot] = rule;
@@ -1801,11 +1807,14 @@ var DecisionCache = class {
   }
 };
 var ruleIndex;
+function indexOfRule(rule) {
+  if (rule === void 0) return -1;
+  ruleIndex ??= new Map(NOTABLE_RULES.map((r, index) => [r, index]));
+  return ruleIndex.get(rule) ?? -1;
+}
 var WALK_PART_UNITS = 128 * 1024;
 function decidePart(part, decisions, out, cleans) {
   if (typeof part !== "string") throw new TypeError(`decidePart: part must be a string, got ${typeof part}`);
-  ruleIndex ??= new Map(NOTABLE_RULES.map((rule, index2) => [rule, index2]));
-  const index = ruleIndex;
   const keyLines = scanTables().automaton.lines(part, MATCH_UNITS);
   const n = part.length;
   let pos = 0;
@@ -1819,8 +1828,7 @@ function decidePart(part, decisions, out, cleans) {
     if (keys.length > 0) {
       const raw = part.slice(lineStart, Math.min(lineEnd, lineStart + MATCH_UNITS));
       const clean = withoutEscapes(raw.indexOf("\x1B") !== -1 ? raw.replace(ANSI, "") : raw);
-      const rule = decisions.decide(clean, keys);
-      out.push(lineStart, keyLines.line - 1, rule ? index.get(rule) ?? -1 : -1);
+      out.push(lineStart, keyLines.line - 1, decisions.decideIndex(clean, keys));
       cleans?.push(clean);
     }
     if (lineEnd >= n) return keyLines.line - 1;

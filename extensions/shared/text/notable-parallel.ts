@@ -329,7 +329,8 @@ export function decideAhead(
 		decisions ??= new DecisionCache(enabled, steps, text.length);
 		const at: number[] = [];
 		const newlines = decidePart(text.slice(startOf(i), ends[i]), decisions, at);
-		return { newlines, at };
+		// Typed at once (4 bytes a number, not 8): a log of key lines only holds a triple per line of it.
+		return { newlines, at: Int32Array.from(at) };
 	};
 	const release = () => {
 		// Whatever the second thread has not claimed is no longer to be done: it stops at its next part.
@@ -340,7 +341,7 @@ export function decideAhead(
 		feed,
 		cancel: release,
 		async finish(): Promise<DecidedLines> {
-			const parts: ({ newlines: number; at: ArrayLike<number> } | undefined)[] = new Array(count);
+			const parts: ({ newlines: number; at: Int32Array } | undefined)[] = new Array(count);
 			// From the back: the parts not sent, then those the second thread has not claimed yet; the ring kept
 			// fed in between with the parts before them.
 			while (back > 0) {

@@ -537,7 +537,8 @@ export class DecisionCache {
 	// Made at the first decision (a short text with no key line makes none).
 	private texts: (string | undefined)[] = [];
 	private ids: number[] = [];
-	private rules: (NotableRule | null)[] = [];
+	/** The decision in each slot: its rule's index in NOTABLE_RULES, or -1 (none). */
+	private rules: number[] = [];
 
 	/** `units`: the text's length, which sizes the cache (a short text's scan allocates little). */
 	constructor(
@@ -552,22 +553,38 @@ export class DecisionCache {
 
 	/** decideLine(clean, keys, enabled, records) ?? null, made once per distinct (line, keys) while it stays in its slot. */
 	decide(clean: string, keys: readonly number[]): NotableRule | null {
+		const r = this.decideIndex(clean, keys);
+		return r === -1 ? null : NOTABLE_RULES[r];
+	}
+
+	/** decide's rule as its index in NOTABLE_RULES (-1: none): what decidePart records, with no lookup of it. */
+	decideIndex(clean: string, keys: readonly number[]): number {
 		if (keys.length > NUMBERED_KEYS || !scanTables().stateless)
-			return decideLine(clean, keys, this.enabled, this.records) ?? null;
+			return indexOfRule(decideLine(clean, keys, this.enabled, this.records));
 		let id = 0;
 		for (let i = 0; i < keys.length; i++) id = id * (NOTABLE_KEYS.length + 1) + keys[i] + 1;
 		const slot = lineFingerprint(clean, id) & this.mask;
 		if (this.texts.length === 0) {
 			this.texts = new Array(this.mask + 1).fill(undefined);
 			this.ids = new Array(this.mask + 1).fill(-1);
-			this.rules = new Array(this.mask + 1).fill(null);
+			this.rules = new Array(this.mask + 1).fill(-1);
 		} else if (this.ids[slot] === id && this.texts[slot] === clean) return this.rules[slot];
-		const rule = decideLine(clean, keys, this.enabled, this.records) ?? null;
+		const rule = indexOfRule(decideLine(clean, keys, this.enabled, this.records));
 		this.texts[slot] = clean;
 		this.ids[slot] = id;
 		this.rules[slot] = rule;
 		return rule;
 	}
+}
+
+/** Rules by their index in NOTABLE_RULES. */
+let ruleIndex: Map<NotableRule, number> | undefined;
+
+/** The index of `rule` in NOTABLE_RULES, or -1 (none). */
+function indexOfRule(rule: NotableRule | undefined): number {
+	if (rule === undefined) return -1;
+	ruleIndex ??= new Map(NOTABLE_RULES.map((r, index) => [r, index]));
+	return ruleIndex.get(rule) ?? -1;
 }
 
 /** The rule that decides a cleaned line (the first in table order whose keys it holds and whose pattern matches, unless vetoed), or undefined. */
@@ -680,9 +697,6 @@ export function scanNotableAt(
 	options.counted?.(line);
 	return passes.map((p) => p.finish());
 }
-
-/** Rules by their index in NOTABLE_RULES. */
-let ruleIndex: Map<NotableRule, number> | undefined;
 
 /** A line's keys when the decisions listed it: only their being there is read (its rule is the memo's). */
 const LISTED: readonly number[] = [0];
@@ -862,8 +876,6 @@ class DecisionWalk implements KeyLines {
  */
 export function decidePart(part: string, decisions: DecisionCache, out: number[], cleans?: string[]): number {
 	if (typeof part !== "string") throw new TypeError(`decidePart: part must be a string, got ${typeof part}`);
-	ruleIndex ??= new Map(NOTABLE_RULES.map((rule, index) => [rule, index]));
-	const index = ruleIndex;
 	const keyLines = scanTables().automaton.lines(part, MATCH_UNITS);
 	const n = part.length;
 	let pos = 0;
@@ -877,8 +889,7 @@ export function decidePart(part: string, decisions: DecisionCache, out: number[]
 		if (keys.length > 0) {
 			const raw = part.slice(lineStart, Math.min(lineEnd, lineStart + MATCH_UNITS));
 			const clean = withoutEscapes(raw.indexOf("\u001b") !== -1 ? raw.replace(ANSI, "") : raw);
-			const rule = decisions.decide(clean, keys);
-			out.push(lineStart, keyLines.line - 1, rule ? (index.get(rule) ?? -1) : -1);
+			out.push(lineStart, keyLines.line - 1, decisions.decideIndex(clean, keys));
 			cleans?.push(clean);
 		}
 		if (lineEnd >= n) return keyLines.line - 1;
