@@ -526,9 +526,9 @@ var init_desk = __esm({
       setLimits(limits) {
         this.limits = limits;
       }
-      /** Seconds a child waits for an answer now. */
+      /** Seconds a child waits for an answer now (not rounded: a limit under a second is told as it is). */
       get timeoutSeconds() {
-        return Math.floor((0, import_timers.clampTimerMs)(this.limits.timeoutMs) / 1e3);
+        return (0, import_timers.clampTimerMs)(this.limits.timeoutMs) / 1e3;
       }
       /** Whether children may ask at all (subagents.maxQuestions > 0): they get ask_parent only then. */
       get enabled() {
@@ -836,7 +836,7 @@ var init_records = __esm({
     import_question3 = require("./extensions/subagents/ask/question.ts");
     validId = (id) => typeof id === "string" && /^sa-\d+$/.test(id);
     validSeq = (n) => typeof n === "number" && Number.isInteger(n) && n > 0;
-    validSeconds = (n) => typeof n === "number" && Number.isInteger(n) && n > 0 && n <= Math.floor(import_timers2.MAX_TIMER_MS / 1e3);
+    validSeconds = (n) => typeof n === "number" && Number.isFinite(n) && n > 0 && n <= import_timers2.MAX_TIMER_MS / 1e3;
   }
 });
 

@@ -207,7 +207,7 @@ describe("the question desk", () => {
 		d.seen("sa-1", 1);
 		await vi.advanceTimersByTimeAsync(10_000);
 		expect(c.question).toBeDefined();
-		expect(d.timeoutSeconds).toBe(2147483);
+		expect(d.timeoutSeconds).toBe(2147483.647);
 	});
 
 	it("allows one open question per child and caps the session's questions, with clear refusals", async () => {
@@ -429,10 +429,16 @@ describe("questions in the session", () => {
 			end({ id: "sa-4", seq: 4, how: "withdrawn" }),
 			{ type: "custom", customType: NOTED_ENTRY, data: { id: "sa-4", seq: 99 } },
 			end({ id: "sa-5", seq: 5, how: "timeout", seconds: 3 }),
+			q("sa-6", 6),
+			end({ id: "sa-6", seq: 6, how: "timeout", seconds: 0.25 }),
+			q("sa-7", 7),
+			end({ id: "sa-7", seq: 7, how: "timeout", seconds: Number.NaN }),
 		]).late;
-		expect([...late.keys()]).toEqual(["sa-2", "sa-3", "sa-4"]);
+		expect([...late.keys()]).toEqual(["sa-2", "sa-3", "sa-4", "sa-6", "sa-7"]);
 		expect(late.get("sa-2")?.seconds).toBeUndefined();
 		expect(late.get("sa-3")?.seconds).toBeUndefined();
+		expect(late.get("sa-6")?.seconds).toBe(0.25); // a limit under a second is kept as it was
+		expect(late.get("sa-7")?.seconds).toBeUndefined();
 		expect(late.get("sa-4")).toMatchObject({ how: "withdrawn" });
 		fc.assert(
 			fc.property(fc.array(fc.anything()), (junk) => {

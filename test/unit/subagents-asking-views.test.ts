@@ -182,11 +182,11 @@ describe("subagent_send after a question ended unanswered", () => {
 		const asking = w.manager.questions.ask(child, { question: QUESTION });
 		takeQuestions(w.manager.questions); // the parent has it: its time limit starts
 		const told = await asking;
-		expect(told).toMatch(/^No answer from your parent within/);
+		expect(told).toMatch(/^No answer from your parent within 60 ms; decide yourself/); // not rounded to "0 ms"
 		const late = await sendTool(w.services, { id: child.id, text: "navy" }, w.ctx);
 		expect(late.content[0].text).toBe(
 			'Sent to sa-1 "painter"; it reads the message after its current step.\n' +
-				`Note: sa-1's question ("${QUESTION}") had already ended (no answer came within 0 ms, so it was told to ` +
+				`Note: sa-1's question ("${QUESTION}") had already ended (no answer came within 60 ms, so it was told to ` +
 				"decide itself); your text reached it as a new message, not as the answer to that question, and its " +
 				"result may rest on what it assumed.",
 		);

@@ -82,9 +82,9 @@ export class QuestionDesk {
 		this.limits = limits;
 	}
 
-	/** Seconds a child waits for an answer now. */
+	/** Seconds a child waits for an answer now (not rounded: a limit under a second is told as it is). */
 	get timeoutSeconds(): number {
-		return Math.floor(clampTimerMs(this.limits.timeoutMs) / 1000);
+		return clampTimerMs(this.limits.timeoutMs) / 1000;
 	}
 
 	/** Whether children may ask at all (subagents.maxQuestions > 0): they get ask_parent only then. */

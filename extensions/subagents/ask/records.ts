@@ -67,7 +67,7 @@ export function persistQuestion(record: (type: string, data: unknown) => void, e
 const validId = (id: unknown): id is string => typeof id === "string" && /^sa-\d+$/.test(id);
 const validSeq = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n > 0;
 const validSeconds = (n: unknown): n is number =>
-	typeof n === "number" && Number.isInteger(n) && n > 0 && n <= Math.floor(MAX_TIMER_MS / 1000);
+	typeof n === "number" && Number.isFinite(n) && n > 0 && n <= MAX_TIMER_MS / 1000;
 
 /** A question that ended unanswered as read back: the time limit only when the record gave a valid one. */
 export type RecordedUnanswered = Omit<Unanswered, "seconds"> & { seconds?: number };
