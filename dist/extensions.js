@@ -517,13 +517,13 @@ function* pruneListing(listing, opts, now) {
       freedBytes += t.bytes;
     }
   }
-  const kept = [];
+  const kept2 = [];
   for (const e of [...listing.entries].sort((a, b) => a.mtimeMs - b.mtimeMs)) {
     if (now - e.mtimeMs > maxAgeMs && (yield* remove2(e))) continue;
-    kept.push(e);
+    kept2.push(e);
   }
-  let total = kept.reduce((sum, e) => sum + e.bytes, 0);
-  for (const e of kept) {
+  let total = kept2.reduce((sum, e) => sum + e.bytes, 0);
+  for (const e of kept2) {
     if (total <= maxTotal || now - e.mtimeMs < minAgeMs) break;
     if (yield* remove2(e)) total -= e.bytes;
   }
@@ -1403,8 +1403,8 @@ function prefixEnd(text, maxBytes, maxLines) {
 function markBudget(lim) {
   return lim.maxBytes >= CLIP_MARK_BYTES ? lim.maxBytes - CLIP_MARK_BYTES : lim.maxBytes;
 }
-function marked(kept, lim) {
-  return lim.maxBytes >= CLIP_MARK_BYTES ? `${kept}${CLIP_MARK}` : kept;
+function marked(kept2, lim) {
+  return lim.maxBytes >= CLIP_MARK_BYTES ? `${kept2}${CLIP_MARK}` : kept2;
 }
 function clippedText(text, lim) {
   return marked(text.slice(0, prefixEnd(text, markBudget(lim), lim.maxLines)), lim);
@@ -1423,18 +1423,18 @@ function clip(text, lim, totals2, marker) {
     budgetLines = lim.maxLines;
     end = prefixEnd(text, budgetBytes, budgetLines);
   }
-  const kept = detached(text.slice(0, end));
-  const keptLines = end === 0 ? 0 : countNewlines(kept) + 1;
+  const kept2 = detached(text.slice(0, end));
+  const keptLines = end === 0 ? 0 : countNewlines(kept2) + 1;
   const partial = end < text.length && text.charCodeAt(end) !== 10;
   const omittedLines = totals2.lines - keptLines + (partial && keptLines > 0 ? 1 : 0);
-  const omittedBytes = totals2.bytes - utf8ByteLength(kept);
+  const omittedBytes = totals2.bytes - utf8ByteLength(kept2);
   let out;
   let shownMarker = "";
   if (marker) {
     shownMarker = marker(omittedLines, omittedBytes);
-    out = kept.length > 0 ? `${kept}
+    out = kept2.length > 0 ? `${kept2}
 ${shownMarker}` : shownMarker;
-  } else out = marked(kept, lim);
+  } else out = marked(kept2, lim);
   return {
     ...verbatim(text, lim, totals2),
     text: out,
@@ -1444,7 +1444,7 @@ ${shownMarker}` : shownMarker;
     omittedLines,
     firstOmittedLine: keptLines + (partial && keptLines > 0 ? 0 : 1),
     headEnd: end,
-    head: kept,
+    head: kept2,
     marker: shownMarker,
     headBudgetBytes: budgetBytes,
     headBudgetLines: budgetLines
@@ -2627,18 +2627,18 @@ function allocateBatchBudgets(input) {
     return { items: items2, batchBytes, source, reason };
   }
   const order = demands.map((_, i) => i).sort((a, b) => demands[a].low - demands[b].low || a - b);
-  let kept = 0;
+  let kept2 = 0;
   let prefix = 0;
   for (let k = 1; k <= n2; k++) {
     prefix += demands[order[k - 1]].low;
-    if (prefix + (n2 - k) * oneLineBytes <= body) kept = k;
+    if (prefix + (n2 - k) * oneLineBytes <= body) kept2 = k;
   }
-  const keep = new Set(order.slice(0, kept));
+  const keep = new Set(order.slice(0, kept2));
   const items = demands.map((d, i) => {
     if (keep.has(i)) return { limits: limitsFor(d.low), oneLine: false, chargedBytes: d.low };
     return { oneLine: true, chargedBytes: oneLineBytes };
   });
-  reason += `; ${n2 - kept} of ${n2} results as one-line entries`;
+  reason += `; ${n2 - kept2} of ${n2} results as one-line entries`;
   return { items, batchBytes, source, reason };
 }
 var STATIC_CAPS, DEFAULT_HEADROOM_SHARE, ONE_LINE_ENTRY_BYTES, isCount, orDefault, nonNegative;
@@ -5065,20 +5065,20 @@ function planRetention(messages, options, sizer = uncached) {
       shorten.push({ segments: tail, capTokens: tailBudget });
     }
   }
-  const kept = new Array(head.length + segments.length - cut2);
+  const kept2 = new Array(head.length + segments.length - cut2);
   const omitted = new Array(cut2 - head.length);
   let k = 0;
   let o = 0;
   let h = 0;
   for (let i = 0; i < cut2; i++) {
     if (h < head.length && head[h] === i) {
-      kept[k++] = i;
+      kept2[k++] = i;
       h++;
     } else omitted[o++] = i;
   }
-  for (let i = cut2; i < segments.length; i++) kept[k++] = i;
+  for (let i = cut2; i < segments.length; i++) kept2[k++] = i;
   if (omitted.length === 0 && shorten.length === 0) return untouched();
-  return { trimmed: true, segments, head, kept, omitted, cut: cut2, shorten, totalTokens: total, budgetTokens: budget2 };
+  return { trimmed: true, segments, head, kept: kept2, omitted, cut: cut2, shorten, totalTokens: total, budgetTokens: budget2 };
 }
 function surelyWithinBudget(messages, options, memo) {
   const requested = Math.max(0, Math.floor(Number.isFinite(options.budgetTokens) ? options.budgetTokens : 0));
@@ -6986,7 +6986,25 @@ function scanTables() {
       (rule) => [rule.pattern, rule.needs, rule.failing, ...rule.not ?? []].every((re) => !re || !(re.global || re.sticky))
     )
   };
+  if (!shapesKept) {
+    shapesKept = true;
+    keepShapes();
+  }
   return tables;
+}
+function keepShapes() {
+  keeping = SHAPES;
+  try {
+    SHAPES.push(...scanNotableAt(SHAPES_LOG, [DEFAULT_NOTABLE_LINES, 4]));
+    const { enabled, steps } = decisionsOf();
+    const at2 = [];
+    const newlines = decidePart(SHAPES_LOG, new DecisionCache(enabled, steps, SHAPES_LOG.length), at2);
+    const decided = joinDecided([{ units: SHAPES_LOG.length, newlines, at: at2 }], enabled, steps);
+    SHAPES.push(...scanNotableAt(SHAPES_LOG, [DEFAULT_NOTABLE_LINES], { decided }));
+  } catch {
+  } finally {
+    keeping = void 0;
+  }
 }
 function mergedAlternatives(list) {
   const alone = [];
@@ -7121,34 +7139,34 @@ function scanNotableAt(text, maxLines, options = {}) {
     carriers: 0,
     current: { line: 0, filler: void 0, rule: void 0, failing: false }
   };
-  const passes = maxLines.map((m) => capPass(shared2, whole(m, DEFAULT_NOTABLE_LINES, 0)));
+  const passes = maxLines.map((m) => new CapPass(shared2, whole(m, DEFAULT_NOTABLE_LINES, 0)));
   const n2 = text.length;
   const memo = shared2.memo;
   let pos = 0;
   let line = 1;
   let lineStart = 0;
   let windowEnd = 0;
-  let found;
   const keyLines = new DecisionWalk(
     text,
     shared2.decisions,
     usable2(options.decided, text, enabled, steps) ? options.decided : void 0,
     whole(evaluation?.partUnits, WALK_PART_UNITS, 1)
   );
-  const rawKeys = () => found ??= keyLines.keysAt(lineStart);
-  const carrying = () => shared2.carriers > 0;
+  const keys = new LineKeys(keyLines);
+  keeping?.push(shared2, passes, keyLines, keys);
   while (pos <= n2) {
     lineStart = pos;
-    found = void 0;
-    if (!carrying()) {
+    keys.found = void 0;
+    if (shared2.carriers === 0) {
       if (keyLines.next(pos) === -1) {
         line = keyLines.line;
         break;
       }
       line = keyLines.line;
       lineStart = keyLines.lineStart;
-      found = keyLines.words;
+      keys.found = keyLines.words;
     }
+    keys.lineStart = lineStart;
     let lineEnd = text.indexOf("\n", lineStart);
     if (lineEnd === -1) lineEnd = n2;
     windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
@@ -7158,7 +7176,7 @@ function scanNotableAt(text, maxLines, options = {}) {
     const raw = text.slice(lineStart, windowEnd);
     shared2.escapes = raw.indexOf("\x1B") !== -1;
     const clean = keyLines.cleanFound() ?? withoutEscapes(shared2.escapes ? raw.replace(ANSI, "") : raw);
-    for (const p of passes) p.visit(lineStart, lineEnd, line, clean, rawKeys);
+    for (const p of passes) p.visit(lineStart, lineEnd, line, clean, keys);
     if (lineEnd >= n2) break;
     pos = lineEnd + 1;
     line++;
@@ -7199,13 +7217,13 @@ function decidePart(part, decisions, out, cleans) {
 function joinDecided(parts, enabled, steps) {
   let units = 0;
   let lines = 1;
-  const kept = [];
+  const kept2 = [];
   for (const p of parts) {
     units += p.units;
     lines += p.newlines;
-    kept.push({ units: p.units, newlines: p.newlines, at: p.at instanceof Int32Array ? p.at : Int32Array.from(p.at) });
+    kept2.push({ units: p.units, newlines: p.newlines, at: p.at instanceof Int32Array ? p.at : Int32Array.from(p.at) });
   }
-  return { parts: kept, lines, units, enabled, steps };
+  return { parts: kept2, lines, units, enabled, steps };
 }
 function decisionsOf(options = {}) {
   const evaluation = options.evaluation ?? defaultEvaluation;
@@ -7214,290 +7232,11 @@ function decisionsOf(options = {}) {
 function window(text, start, end) {
   return cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
 }
-function capPass(shared2, cap) {
-  const { text, steps, maxChars, keys: KEYS, memo, current, decisions } = shared2;
-  const folded = /* @__PURE__ */ new Map();
-  const foldOf = (rule) => {
-    let fold = folded.get(rule);
-    if (fold === void 0) {
-      fold = new LineMap();
-      folded.set(rule, fold);
-    }
-    return fold;
-  };
-  const unfold = (e) => {
-    e.fold.delete(e.clean);
-  };
-  const verdicts = [];
-  const failingRing = [];
-  const strong = [];
-  const weak = [];
-  const headCap = steps ? Math.ceil(cap / 2) : cap;
-  const tailCap = cap - headCap;
-  const verdictsTail = [];
-  const strongTail = [];
-  const weakTail = [];
-  const ring = [];
-  const vocabulary = [];
-  let failures = 0;
-  let summaries = 0;
-  const newStep = (index, failedBefore) => ({
-    index,
-    fails: 0,
-    passes: 0,
-    passLine: 0,
-    verdict: void 0,
-    checked: false,
-    failedBefore
-  });
-  let step = newStep(0, -1);
-  let runPassedBefore = 0;
-  let lastEntry;
-  let lastLine = 0;
-  let lastPool;
-  let lastStrong = false;
-  const lastFailure = (entry, line, pool2, strong2) => {
-    lastEntry = entry;
-    lastLine = line;
-    lastPool = pool2;
-    lastStrong = strong2;
-  };
-  const nextStep = () => {
-    step = newStep(step.index + 1, step.verdict === "fail" ? step.index : step.failedBefore);
-  };
-  let lastTaken = 0;
-  let carrying;
-  const carry = (next) => {
-    if (next === void 0 !== (carrying === void 0)) shared2.carriers += next === void 0 ? -1 : 1;
-    carrying = next;
-  };
-  const lineFacts2 = (line) => {
-    if (current.line !== line) {
-      current.line = line;
-      current.filler = void 0;
-      current.rule = void 0;
-    }
-    return current;
-  };
-  const kept = (line, clean, start, end) => ({
-    line,
-    clean,
-    longer: end - start > MATCH_UNITS
-  });
-  const mark = (rule, line) => {
-    if (!steps) return;
-    if (rule.marker === "checked-step") {
-      nextStep();
-      step.checked = true;
-      return;
-    }
-    if (rule.marker === "step") {
-      if (!step.checked && (step.fails + step.passes > 0 || step.verdict)) nextStep();
-      return;
-    }
-    const last = lastEntry;
-    if (rule.marker !== "ignored" || !last || line - lastLine > 3) return;
-    lastEntry = void 0;
-    failures--;
-    if (lastStrong) last.step.fails--;
-    if (last.count > 1) {
-      last.count--;
-      return;
-    }
-    unfold(last);
-    const at2 = lastPool?.indexOf(last) ?? -1;
-    if (lastPool && at2 !== -1) lastPool.splice(at2, 1);
-  };
-  const hit = (rule, clean, line, lineStart, lineEnd) => {
-    if (rule.kind === "marker") {
-      mark(rule, line);
-      return;
-    }
-    const isSummary = rule.kind === "summary";
-    if (isSummary) summaries++;
-    else failures++;
-    let failing = false;
-    if (isSummary && rule.failing) {
-      const facts = lineFacts2(line);
-      if (facts.rule !== rule) {
-        facts.rule = rule;
-        facts.failing = rule.failing.test(clean);
-      }
-      failing = facts.failing;
-    }
-    const entryStep = step;
-    if (failing || !isSummary && !rule.weak) step.fails++;
-    else if (isSummary) {
-      step.passes++;
-      step.passLine = line;
-    }
-    if (steps && rule.ends) {
-      if (rule.ends === "step" || failing) step.verdict ??= failing ? "fail" : "pass";
-      else runPassedBefore = step.index + 1;
-      nextStep();
-    }
-    const fold = foldOf(rule);
-    const seen = fold.get(clean);
-    if (seen) {
-      seen.count++;
-      if (!isSummary) lastFailure(seen, line, void 0, !rule.weak);
-      return;
-    }
-    const entry = {
-      line,
-      clean,
-      longer: lineEnd - lineStart > MATCH_UNITS,
-      fold,
-      rings: 0,
-      rule,
-      count: 1,
-      failing,
-      context: [],
-      step: entryStep
-    };
-    if (isSummary) {
-      ring.push(entry);
-      fold.set(clean, entry);
-      entry.rings = 1;
-      if (failing) {
-        failingRing.push(entry);
-        entry.rings = 2;
-      }
-      if (ring.length > cap + LAST_SUMMARIES) {
-        const old = ring.shift();
-        if (--old.rings === 0) unfold(old);
-      }
-      if (failingRing.length > cap) {
-        const old = failingRing.shift();
-        if (--old.rings === 0) unfold(old);
-      }
-    } else if (rule.vocabulary) {
-      vocabulary.push(entry);
-      fold.set(clean, entry);
-      if (vocabulary.length > cap) unfold(vocabulary.shift());
-      lastFailure(entry, line, vocabulary, false);
-    } else {
-      const head = rule.weak ? weak : rule.verdict ? verdicts : strong;
-      lastFailure(entry, line, void 0, !rule.weak);
-      const pool2 = head.length < headCap ? head : rule.weak ? weakTail : rule.verdict ? verdictsTail : strongTail;
-      if (pool2 !== head && tailCap === 0) return;
-      pool2.push(entry);
-      fold.set(clean, entry);
-      lastPool = pool2;
-      if (pool2 !== head && pool2.length > tailCap) unfold(pool2.shift());
-    }
-    if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line);
-    lastTaken = line;
-    const after = rule.after ?? (steps && (rule.kind === "failure" || failing) ? BLOCK_CONTEXT : void 0);
-    if (after) carry({ entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 });
-  };
-  const takeRecord = (entry, lineStart, line) => {
-    const indent = (s) => s.length - s.trimStart().length;
-    const own = indent(window(text, lineStart, lineStart + MATCH_UNITS));
-    if (own === 0) return;
-    let end = lineStart - 1;
-    let below;
-    for (let k = 1; k <= MAX_RECORD_LINES && end >= 0; k++) {
-      const start = text.lastIndexOf("\n", end - 1) + 1;
-      const clean = window(text, start, end);
-      if (clean.trim() !== "" && indent(clean) < own) {
-        if (below && below.line > lastTaken && clean.trimEnd().endsWith("{")) entry.context.push(below);
-        return;
-      }
-      below = kept(line - k, clean, start, end);
-      end = start - 1;
-    }
-  };
-  const takeBefore = (entry, ctx, lineStart, line) => {
-    if (ctx.record) {
-      takeRecord(entry, lineStart, line);
-      return;
-    }
-    const taken = [];
-    const want = Math.min(ctx.lines, MAX_CONTEXT_LINES);
-    let end = lineStart - 1;
-    let blanks = 0;
-    for (let k = 1; taken.length < want && end >= 0 && line - k > lastTaken; k++) {
-      const start = text.lastIndexOf("\n", end - 1) + 1;
-      const clean = window(text, start, end);
-      end = start - 1;
-      const empty = clean.trim() === "" || steps && FILLER.test(clean);
-      if (empty && !ctx.while && ++blanks <= 2) continue;
-      if (empty || ctx.while && !ctx.while.test(clean)) break;
-      taken.push(kept(line - k, clean, start, end + 1));
-    }
-    entry.context.push(...ctx.while ? taken.reverse() : taken);
-  };
-  const tryLine = (lineStart, lineEnd, line, clean, found, rawKeys) => {
-    if (!found) {
-      const cut2 = Math.min(lineEnd - lineStart, MATCH_UNITS) - clean.length;
-      if (cut2 === 0 || cut2 === 1 && !shared2.escapes && scanTables().keylessCut) found = rawKeys();
-    }
-    let rule = found ? memo.raw : memo.clean;
-    if (rule === void 0 || memo.line !== line) {
-      const keys = found ?? (!shared2.escapes && rawKeys().length === 0 ? NO_KEYS : KEYS.indicesIn(clean));
-      rule = keys.length === 0 ? null : decisions.decide(clean, keys);
-      memo.line = line;
-      if (found) memo.raw = rule;
-      else memo.clean = rule;
-    }
-    if (!rule) return false;
-    hit(rule, clean, line, lineStart, lineEnd);
-    return true;
-  };
-  const isFiller = (line, clean) => {
-    const facts = lineFacts2(line);
-    facts.filler ??= FILLER.test(clean);
-    return facts.filler;
-  };
-  const visit = (lineStart, lineEnd, line, clean, rawKeys) => {
-    if (carrying) {
-      const c = carrying;
-      let filler2 = 0;
-      if (isBlank(clean)) filler2 = 1;
-      else if (steps && isFiller(line, clean))
-        filler2 = tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys) ? 2 : 1;
-      if (filler2 === 1) {
-        if (++c.blanks > MAX_CONTEXT_LINES) carry(void 0);
-      } else if (filler2 === 2) {
-        if (carrying === c) carry(void 0);
-      } else if (c.ctx.while) {
-        if (c.ctx.while.test(clean)) {
-          if (c.left > 0) {
-            c.entry.context.push(kept(line, clean, lineStart, lineEnd));
-            c.left--;
-            lastTaken = line;
-          }
-        } else {
-          carry(void 0);
-          tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys);
-        }
-      } else if (!tryLine(lineStart, lineEnd, line, clean, void 0, rawKeys)) {
-        c.entry.context.push(kept(line, clean, lineStart, lineEnd));
-        lastTaken = line;
-        if (--c.left <= 0) carry(void 0);
-      } else if (carrying === c) carry(void 0);
-    } else {
-      const found = rawKeys();
-      if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found, rawKeys);
-    }
-  };
-  const finish2 = () => rank({
-    verdicts: bothEnds(verdicts, verdictsTail),
-    failingRing,
-    strong: bothEnds(strong, strongTail),
-    weak: bothEnds(weak, weakTail),
-    vocabulary,
-    ring,
-    failures,
-    summaries,
-    cap,
-    maxChars,
-    lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
-    verdictOf: (s) => verdictOf(s, runPassedBefore),
-    steps
-  });
-  return { visit, finish: finish2 };
+function newStep(index, failedBefore) {
+  return { index, fails: 0, passes: 0, passLine: 0, verdict: void 0, checked: false, failedBefore };
+}
+function kept(line, clean, start, end) {
+  return { line, clean, longer: end - start > MATCH_UNITS };
 }
 function verdictOf(step, runPassedBefore) {
   if (step.index < runPassedBefore) return "pass";
@@ -7633,7 +7372,7 @@ function rank(found) {
     dropped: f.failures - demoted + f.summaries - represented
   };
 }
-var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, FILLER, NOTABLE_KEYS, tables, NO_KEYS, marks, listed2, ALL_RULES, mergedRules, MERGED_MAX, NUMBERED_KEYS, JSON_MESSAGE, DECISION_SLOTS, DecisionCache, ruleIndex, LISTED, WALK_PART_UNITS, DecisionWalk, SHAPE_START;
+var defaultEvaluation, DEFAULT_NOTABLE_LINES, DEFAULT_NOTABLE_LINE_CHARS, MATCH_UNITS, LAST_SUMMARIES, CLIPPED, ANSI, CI_PREFIX, FILLER, NOTABLE_KEYS, tables, SHAPES, shapesKept, keeping, SHAPES_LOG, NO_KEYS, marks, listed2, ALL_RULES, mergedRules, MERGED_MAX, NUMBERED_KEYS, JSON_MESSAGE, DECISION_SLOTS, DecisionCache, ruleIndex, LISTED, WALK_PART_UNITS, DecisionWalk, LineKeys, CapPass, SHAPE_START;
 var init_notable = __esm({
   "extensions/shared/text/notable.ts"() {
     "use strict";
@@ -7653,6 +7392,24 @@ var init_notable = __esm({
     NOTABLE_KEYS = [
       ...new Set(NOTABLE_RULES.flatMap((r) => r.keys.map((k) => k.toLowerCase())))
     ];
+    SHAPES = [];
+    shapesKept = false;
+    SHAPES_LOG = [
+      "##[group]Run npm test",
+      "npm ERR! code ELIFECYCLE",
+      "FAILED tests/test_a.py::test_case - AssertionError: assert 1 == 2",
+      "  expected 2",
+      "FAILED tests/test_a.py::test_case - AssertionError: assert 1 == 2",
+      "Traceback (most recent call last):",
+      '  File "a.py", line 3, in <module>',
+      "ValueError: bad value",
+      "3 passed, 1 failed, 2 skipped in 0.52s",
+      "Tests run: 5, Failures: 1, Errors: 0, Skipped: 0",
+      "\x1B[31merror\x1B[0m: mismatched types at src/main.rs:4:5",
+      '{"level":"error","msg":"request failed","code":500}',
+      "##[error]Process completed with exit code 1.",
+      ""
+    ].join("\n");
     NO_KEYS = [];
     marks = new Uint8Array(NOTABLE_RULES.length);
     listed2 = [];
@@ -7840,6 +7597,352 @@ var init_notable = __esm({
         if (k === -1) return void 0;
         const r = this.at[k + 2];
         return r === -1 ? null : NOTABLE_RULES[r];
+      }
+    };
+    LineKeys = class {
+      constructor(walk) {
+        this.walk = walk;
+      }
+      walk;
+      lineStart = 0;
+      found = void 0;
+      /** Whether the line's raw window held keys: its keys (or LISTED), else []. */
+      get() {
+        this.found ??= this.walk.keysAt(this.lineStart);
+        return this.found;
+      }
+    };
+    CapPass = class {
+      constructor(shared2, cap) {
+        this.shared = shared2;
+        this.cap = cap;
+        this.text = shared2.text;
+        this.steps = shared2.steps;
+        this.maxChars = shared2.maxChars;
+        this.headCap = shared2.steps ? Math.ceil(cap / 2) : cap;
+        this.tailCap = cap - this.headCap;
+      }
+      shared;
+      cap;
+      text;
+      steps;
+      maxChars;
+      /**
+       * The kept entries a repeat folds into, per rule by cleaned line (a rule's map made at its first hit): the
+       * line's own string is the key, so a hit builds no key string of its own, and a LineMap hashes none.
+       */
+      folded = /* @__PURE__ */ new Map();
+      verdicts = [];
+      // a runner's own verdicts on a test or a step
+      failingRing = [];
+      // the last `cap` failing summaries
+      strong = [];
+      weak = [];
+      // Read as steps, each pool keeps its first half and its latest half: the failure that ended a long run is
+      // often its last one. As before (one step), each keeps its first `cap`.
+      headCap;
+      tailCap;
+      verdictsTail = [];
+      strongTail = [];
+      weakTail = [];
+      ring = [];
+      // the last `cap` summaries (plus LAST_SUMMARIES), in order
+      vocabulary = [];
+      // the last `cap` lines of failure vocabulary, in order
+      failures = 0;
+      summaries = 0;
+      // The log as steps: each step's failure evidence (strong failures, failing summaries and verdicts), its
+      // passing summaries, and the verdict that ended it. A step starts at a CI's step marker or after a verdict.
+      step = newStep(0, -1);
+      /**
+       * Steps before this one passed whatever their own verdict (a run's passing verdict came after them): applied
+       * to the steps' verdicts once, at the end, not at each such verdict (a log of many would cost steps \u00d7 verdicts).
+       */
+      runPassedBefore = 0;
+      // The last failure found (its entry, line, pool, strength), for a marker that says it was ignored.
+      lastEntry = void 0;
+      lastLine = 0;
+      lastPool = void 0;
+      lastStrong = false;
+      /** The last line already reported (as a hit or context): before-context never repeats one. */
+      lastTaken = 0;
+      carrying = void 0;
+      foldOf(rule) {
+        let fold = this.folded.get(rule);
+        if (fold === void 0) {
+          fold = new LineMap();
+          this.folded.set(rule, fold);
+        }
+        return fold;
+      }
+      lastFailure(entry, line, pool2, strong) {
+        this.lastEntry = entry;
+        this.lastLine = line;
+        this.lastPool = pool2;
+        this.lastStrong = strong;
+      }
+      nextStep() {
+        const step = this.step;
+        this.step = newStep(step.index + 1, step.verdict === "fail" ? step.index : step.failedBefore);
+      }
+      /** Sets what this pass carries, and counts the passes that carry any (shared.carriers). */
+      carry(next) {
+        if (next === void 0 !== (this.carrying === void 0)) this.shared.carriers += next === void 0 ? -1 : 1;
+        this.carrying = next;
+      }
+      /** The current line's facts every pass reads (shared.current), made ready for `line`. */
+      lineFacts(line) {
+        const current = this.shared.current;
+        if (current.line !== line) {
+          current.line = line;
+          current.filler = void 0;
+          current.rule = void 0;
+        }
+        return current;
+      }
+      /** A marker line: a step starts, or the failure just above was ignored. */
+      mark(rule, line) {
+        if (!this.steps) return;
+        if (rule.marker === "checked-step") {
+          this.nextStep();
+          this.step.checked = true;
+          return;
+        }
+        if (rule.marker === "step") {
+          const step = this.step;
+          if (!step.checked && (step.fails + step.passes > 0 || step.verdict)) this.nextStep();
+          return;
+        }
+        const last = this.lastEntry;
+        if (rule.marker !== "ignored" || !last || line - this.lastLine > 3) return;
+        this.lastEntry = void 0;
+        this.failures--;
+        if (this.lastStrong) last.step.fails--;
+        if (last.count > 1) {
+          last.count--;
+          return;
+        }
+        last.fold.delete(last.clean);
+        const pool2 = this.lastPool;
+        const at2 = pool2?.indexOf(last) ?? -1;
+        if (pool2 && at2 !== -1) pool2.splice(at2, 1);
+      }
+      hit(rule, clean, line, lineStart, lineEnd) {
+        if (rule.kind === "marker") {
+          this.mark(rule, line);
+          return;
+        }
+        const isSummary = rule.kind === "summary";
+        if (isSummary) this.summaries++;
+        else this.failures++;
+        let failing = false;
+        if (isSummary && rule.failing) {
+          const facts = this.lineFacts(line);
+          if (facts.rule !== rule) {
+            facts.rule = rule;
+            facts.failing = rule.failing.test(clean);
+          }
+          failing = facts.failing;
+        }
+        const entryStep = this.step;
+        if (failing || !isSummary && !rule.weak) entryStep.fails++;
+        else if (isSummary) {
+          entryStep.passes++;
+          entryStep.passLine = line;
+        }
+        if (this.steps && rule.ends) {
+          if (rule.ends === "step" || failing) entryStep.verdict ??= failing ? "fail" : "pass";
+          else this.runPassedBefore = entryStep.index + 1;
+          this.nextStep();
+        }
+        const fold = this.foldOf(rule);
+        const seen = fold.get(clean);
+        if (seen) {
+          seen.count++;
+          if (!isSummary) this.lastFailure(seen, line, void 0, !rule.weak);
+          return;
+        }
+        const entry = {
+          line,
+          clean,
+          longer: lineEnd - lineStart > MATCH_UNITS,
+          fold,
+          rings: 0,
+          rule,
+          count: 1,
+          failing,
+          context: [],
+          step: entryStep
+        };
+        const cap = this.cap;
+        if (isSummary) {
+          this.ring.push(entry);
+          fold.set(clean, entry);
+          entry.rings = 1;
+          if (failing) {
+            this.failingRing.push(entry);
+            entry.rings = 2;
+          }
+          if (this.ring.length > cap + LAST_SUMMARIES) {
+            const old = this.ring.shift();
+            if (--old.rings === 0) old.fold.delete(old.clean);
+          }
+          if (this.failingRing.length > cap) {
+            const old = this.failingRing.shift();
+            if (--old.rings === 0) old.fold.delete(old.clean);
+          }
+        } else if (rule.vocabulary) {
+          this.vocabulary.push(entry);
+          fold.set(clean, entry);
+          if (this.vocabulary.length > cap) {
+            const old = this.vocabulary.shift();
+            old.fold.delete(old.clean);
+          }
+          this.lastFailure(entry, line, this.vocabulary, false);
+        } else {
+          const head = rule.weak ? this.weak : rule.verdict ? this.verdicts : this.strong;
+          this.lastFailure(entry, line, void 0, !rule.weak);
+          const pool2 = head.length < this.headCap ? head : rule.weak ? this.weakTail : rule.verdict ? this.verdictsTail : this.strongTail;
+          if (pool2 !== head && this.tailCap === 0) return;
+          pool2.push(entry);
+          fold.set(clean, entry);
+          this.lastPool = pool2;
+          if (pool2 !== head && pool2.length > this.tailCap) {
+            const old = pool2.shift();
+            old.fold.delete(old.clean);
+          }
+        }
+        if (rule.before && (!rule.ends || failing)) this.takeBefore(entry, rule.before, lineStart, line);
+        this.lastTaken = line;
+        const after = rule.after ?? (this.steps && (rule.kind === "failure" || failing) ? BLOCK_CONTEXT : void 0);
+        if (after) this.carry({ entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 });
+      }
+      /**
+       * The first line of the record whose field the hit is (`record` context): the line below the nearest line
+       * above that is less indented and opens the record ("{"), unless the hit is that line or it was shown.
+       */
+      takeRecord(entry, lineStart, line) {
+        const text = this.text;
+        const indent = (s) => s.length - s.trimStart().length;
+        const own = indent(window(text, lineStart, lineStart + MATCH_UNITS));
+        if (own === 0) return;
+        let end = lineStart - 1;
+        let below;
+        for (let k = 1; k <= MAX_RECORD_LINES && end >= 0; k++) {
+          const start = text.lastIndexOf("\n", end - 1) + 1;
+          const clean = window(text, start, end);
+          if (clean.trim() !== "" && indent(clean) < own) {
+            if (below && below.line > this.lastTaken && clean.trimEnd().endsWith("{")) entry.context.push(below);
+            return;
+          }
+          below = kept(line - k, clean, start, end);
+          end = start - 1;
+        }
+      }
+      /** The lines just above a hit that carry its message (the last frames of a traceback), while they match. */
+      takeBefore(entry, ctx, lineStart, line) {
+        if (ctx.record) {
+          this.takeRecord(entry, lineStart, line);
+          return;
+        }
+        const text = this.text;
+        const taken = [];
+        const want = Math.min(ctx.lines, MAX_CONTEXT_LINES);
+        let end = lineStart - 1;
+        let blanks = 0;
+        for (let k = 1; taken.length < want && end >= 0 && line - k > this.lastTaken; k++) {
+          const start = text.lastIndexOf("\n", end - 1) + 1;
+          const clean = window(text, start, end);
+          end = start - 1;
+          const empty = clean.trim() === "" || this.steps && FILLER.test(clean);
+          if (empty && !ctx.while && ++blanks <= 2) continue;
+          if (empty || ctx.while && !ctx.while.test(clean)) break;
+          taken.push(kept(line - k, clean, start, end + 1));
+        }
+        entry.context.push(...ctx.while ? taken.reverse() : taken);
+      }
+      /**
+       * Whether the line is a hit (and handles it); `found`: its keys when the search already saw them (in the raw
+       * window), else those of its cleaned text. The decision is made once per line for all passes (`memo`). A
+       * line that cleaning left as it was (as long as its window: cleaning only takes characters away) holds its
+       * raw window's keys: it takes them from `keys`, so passes carrying it and passes not share one decision.
+       */
+      tryLine(lineStart, lineEnd, line, clean, found, keys) {
+        const shared2 = this.shared;
+        const memo = shared2.memo;
+        if (!found) {
+          const cut2 = Math.min(lineEnd - lineStart, MATCH_UNITS) - clean.length;
+          if (cut2 === 0 || cut2 === 1 && !shared2.escapes && scanTables().keylessCut) found = keys.get();
+        }
+        let rule = found ? memo.raw : memo.clean;
+        if (rule === void 0 || memo.line !== line) {
+          const indices = found ?? (!shared2.escapes && keys.get().length === 0 ? NO_KEYS : shared2.keys.indicesIn(clean));
+          rule = indices.length === 0 ? null : shared2.decisions.decide(clean, indices);
+          memo.line = line;
+          if (found) memo.raw = rule;
+          else memo.clean = rule;
+        }
+        if (!rule) return false;
+        this.hit(rule, clean, line, lineStart, lineEnd);
+        return true;
+      }
+      /** Whether the cleaned line `clean` is a filler (FILLER), tested once for all passes. */
+      isFiller(line, clean) {
+        const facts = this.lineFacts(line);
+        facts.filler ??= FILLER.test(clean);
+        return facts.filler;
+      }
+      /** A line the scan visits: carried as context, or tried when its raw window holds a key. */
+      visit(lineStart, lineEnd, line, clean, keys) {
+        const c = this.carrying;
+        if (c) {
+          let filler2 = 0;
+          if (isBlank(clean)) filler2 = 1;
+          else if (this.steps && this.isFiller(line, clean))
+            filler2 = this.tryLine(lineStart, lineEnd, line, clean, void 0, keys) ? 2 : 1;
+          if (filler2 === 1) {
+            if (++c.blanks > MAX_CONTEXT_LINES) this.carry(void 0);
+          } else if (filler2 === 2) {
+            if (this.carrying === c) this.carry(void 0);
+          } else if (c.ctx.while) {
+            if (c.ctx.while.test(clean)) {
+              if (c.left > 0) {
+                c.entry.context.push(kept(line, clean, lineStart, lineEnd));
+                c.left--;
+                this.lastTaken = line;
+              }
+            } else {
+              this.carry(void 0);
+              this.tryLine(lineStart, lineEnd, line, clean, void 0, keys);
+            }
+          } else if (!this.tryLine(lineStart, lineEnd, line, clean, void 0, keys)) {
+            c.entry.context.push(kept(line, clean, lineStart, lineEnd));
+            this.lastTaken = line;
+            if (--c.left <= 0) this.carry(void 0);
+          } else if (this.carrying === c) this.carry(void 0);
+        } else {
+          const found = keys.get();
+          if (found.length > 0) this.tryLine(lineStart, lineEnd, line, clean, found, keys);
+        }
+      }
+      finish() {
+        const runPassedBefore = this.runPassedBefore;
+        const ring = this.ring;
+        return rank({
+          verdicts: bothEnds(this.verdicts, this.verdictsTail),
+          failingRing: this.failingRing,
+          strong: bothEnds(this.strong, this.strongTail),
+          weak: bothEnds(this.weak, this.weakTail),
+          vocabulary: this.vocabulary,
+          ring,
+          failures: this.failures,
+          summaries: this.summaries,
+          cap: this.cap,
+          maxChars: this.maxChars,
+          lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
+          verdictOf: (s) => verdictOf(s, runPassedBefore),
+          steps: this.steps
+        });
       }
     };
     SHAPE_START = /^[\s\S]{0,16}/;
@@ -10061,13 +10164,13 @@ var init_full_output = __esm({
         const firstGapLine = newlinesIn(this.head.subarray(0, headEnd)) + 1;
         const gapLines = endsWithNewline ? gapNewlines : gapNewlines + 1;
         const startsAtLine = headEnd === 0 || this.head[headEnd - 1] === 10;
-        const kept = [...this.found.entries()].filter(([n2]) => n2 >= firstGapLine + (startsAtLine ? 0 : 1) && n2 < firstGapLine + gapNewlines).sort((a, b) => a[0] - b[0]);
-        const keptBytes = kept.reduce((sum, [, text]) => sum + Buffer.byteLength(text, "utf8"), 0);
-        const twoByte = /[^\u0000-\u00ff]/.test(headText) || /[^\u0000-\u00ff]/.test(tailText) || kept.some(([, text]) => /[^\u0000-\u00ff]/.test(text));
-        if (kept.length === 0 || keptBytes > gapBytes - gapNewlines) {
+        const kept2 = [...this.found.entries()].filter(([n2]) => n2 >= firstGapLine + (startsAtLine ? 0 : 1) && n2 < firstGapLine + gapNewlines).sort((a, b) => a[0] - b[0]);
+        const keptBytes = kept2.reduce((sum, [, text]) => sum + Buffer.byteLength(text, "utf8"), 0);
+        const twoByte = /[^\u0000-\u00ff]/.test(headText) || /[^\u0000-\u00ff]/.test(tailText) || kept2.some(([, text]) => /[^\u0000-\u00ff]/.test(text));
+        if (kept2.length === 0 || keptBytes > gapBytes - gapNewlines) {
           return headText + filler(gapBytes, gapNewlines, endsWithNewline, twoByte) + tailText;
         }
-        const fillerLines = gapLines - kept.length;
+        const fillerLines = gapLines - kept2.length;
         const fillerBytes = gapBytes - gapNewlines - keptBytes;
         const per = fillerLines > 0 ? Math.floor(fillerBytes / fillerLines) : 0;
         let extra = fillerBytes - per * fillerLines;
@@ -10079,9 +10182,9 @@ var init_full_output = __esm({
           extra = 0;
           parts.push(filler(bytes, lastOpen ? lines - 1 : lines, !lastOpen, twoByte));
         };
-        for (const [i, [n2, text]] of kept.entries()) {
+        for (const [i, [n2, text]] of kept2.entries()) {
           run2(n2 - next, false);
-          const pad = fillerLines === 0 && i === kept.length - 1 ? filler(fillerBytes, 0, false, twoByte) : "";
+          const pad = fillerLines === 0 && i === kept2.length - 1 ? filler(fillerBytes, 0, false, twoByte) : "";
           parts.push(`${text}${pad}
 `);
           next = n2 + 1;
@@ -14169,12 +14272,12 @@ function currentRow(row, children) {
   if (!child) return row;
   const recordedFinal = isSettled(row.state);
   if (recordedFinal) {
-    let kept = row;
+    let kept2 = row;
     if (!row.reason && wantsReason(row.state) && child.state === row.state && child.error) {
-      kept = { ...kept, reason: child.error };
+      kept2 = { ...kept2, reason: child.error };
     }
-    if (row.question !== void 0 && !child.question) kept = withoutQuestion(kept);
-    return kept;
+    if (row.question !== void 0 && !child.question) kept2 = withoutQuestion(kept2);
+    return kept2;
   }
   const next = withoutQuestion({ ...row, state: child.state, name: child.name || row.name });
   if (child.state === "queued") next.note = `#${queuePosition([...children], child.id)}`;
@@ -14934,7 +15037,7 @@ function userTexts(entries) {
   return out;
 }
 function fitUserMessages(later2, budget2, sink) {
-  const kept = [];
+  const kept2 = [];
   const surface2 = typeof budget2 === "number" ? resolveSurface("handoff.userMessages", { maxBytes: budget2, maxLines: budget2 }) : budget2;
   const budgetBytes = surface2.maxBytes;
   let used = 0;
@@ -14943,18 +15046,18 @@ function fitUserMessages(later2, budget2, sink) {
     const size = utf8ByteLength(later2[i]);
     if (used + size <= budgetBytes) {
       used += size;
-      kept.unshift(later2[i]);
+      kept2.unshift(later2[i]);
       continue;
     }
     const room = budgetBytes - used;
     const shown = room >= MIN_WINDOW_BYTES ? project(later2[i], surface2, { maxBytes: room, headShare: surface2.headShare, sink }).text : void 0;
     if (shown !== void 0 && utf8ByteLength(shown) <= room) {
-      kept.unshift(shown);
+      kept2.unshift(shown);
       i--;
     }
     break;
   }
-  return { kept, omitted: i + 1 };
+  return { kept: kept2, omitted: i + 1 };
 }
 function entryMessage(e) {
   if (e.type === "message" && e.message) return e.message;

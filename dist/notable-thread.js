@@ -3,7 +3,79 @@
 // extensions/shared/text/notable-thread.ts
 import { parentPort, workerData } from "node:worker_threads";
 
+// extensions/shared/text/line-map.ts
+var BUCKET_MAX = 8;
+var LineMap = class {
+  /** Per key length: its keys while they are few, or null once they are hashed in `hashed`. */
+  buckets = /* @__PURE__ */ new Map();
+  hashed;
+  count = 0;
+  /** How many keys it holds. */
+  get size() {
+    return this.count;
+  }
+  get(key) {
+    const bucket = this.buckets.get(key.length);
+    if (bucket === void 0) return void 0;
+    if (bucket === null) return this.hashed?.get(key);
+    const keys = bucket.keys;
+    for (let i = 0; i < keys.length; i++) if (keys[i] === key) return bucket.values[i];
+    return void 0;
+  }
+  set(key, value) {
+    const bucket = this.buckets.get(key.length);
+    if (bucket === null) {
+      const hashed = this.hashed;
+      if (!hashed.has(key)) this.count++;
+      hashed.set(key, value);
+      return this;
+    }
+    if (bucket === void 0) {
+      this.buckets.set(key.length, { keys: [key], values: [value] });
+      this.count++;
+      return this;
+    }
+    const at = bucket.keys.indexOf(key);
+    if (at !== -1) {
+      bucket.values[at] = value;
+      return this;
+    }
+    this.count++;
+    if (bucket.keys.length < BUCKET_MAX) {
+      bucket.keys.push(key);
+      bucket.values.push(value);
+      return this;
+    }
+    this.hashed ??= /* @__PURE__ */ new Map();
+    for (let i = 0; i < bucket.keys.length; i++) this.hashed.set(bucket.keys[i], bucket.values[i]);
+    this.hashed.set(key, value);
+    this.buckets.set(key.length, null);
+    return this;
+  }
+  delete(key) {
+    const bucket = this.buckets.get(key.length);
+    if (bucket === void 0) return false;
+    if (bucket === null) {
+      const gone = this.hashed?.delete(key) === true;
+      if (gone) this.count--;
+      return gone;
+    }
+    const at = bucket.keys.indexOf(key);
+    if (at === -1) return false;
+    this.count--;
+    if (bucket.keys.length === 1) this.buckets.delete(key.length);
+    else {
+      bucket.keys.splice(at, 1);
+      bucket.values.splice(at, 1);
+    }
+    return true;
+  }
+};
+
 // extensions/shared/text/notable-rules.ts
+var MAX_CONTEXT_LINES = 8;
+var MAX_RECORD_LINES = 64;
+var BLOCK_CONTEXT = { lines: 2 };
 var EXPECTED_FAILURE = /\b(x-?fail(ed|s)?|known[- ]fail(ure|s)?|expected[- ]fail(ure|s)?|TEST-EXPECTED-FAIL|fails? as expected|(failures?|errors?) [\w ]{0,20}\bare expected)\b/i;
 var RETRIED = /(?:retr(?:ying|y\b|ied)|next attempt in|trying again)(?<=\b(?:retrying|will retry|will be retried|next attempt in|trying again))\b/i;
 var NONZERO_FAILED = /\b[1-9]\d* (failed|failing|failures?|errors?)\b/i;
@@ -938,8 +1010,22 @@ var NOTABLE_RULES = [
 ];
 
 // extensions/shared/text/utf8.ts
+var REPLACEMENT_CHARACTER = "\uFFFD";
+var LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+function isHighSurrogate(code) {
+  return code >= 55296 && code <= 56319;
+}
 var nativeByteLength = typeof globalThis.Buffer?.byteLength === "function" ? (text) => Buffer.byteLength(text, "utf8") : void 0;
 var nativeToWellFormed = String.prototype.toWellFormed;
+function replaceLoneSurrogates(text) {
+  return text.replace(LONE_SURROGATE, REPLACEMENT_CHARACTER);
+}
+function toWellFormed(text) {
+  return nativeToWellFormed ? nativeToWellFormed.call(text) : replaceLoneSurrogates(text);
+}
+function detached(text) {
+  return [" ", text].join("").slice(1);
+}
 
 // extensions/shared/text/word-automaton.ts
 var UNITS = 65536;
@@ -1541,10 +1627,10 @@ function buildWordAutomaton(input) {
       collect(text, Math.max(0, start), Math.min(end, text.length), 0, found);
       return found;
     },
-    lines(text, window = MAX_WINDOW, block = BLOCK) {
+    lines(text, window2 = MAX_WINDOW, block = BLOCK) {
       const n = text.length;
       const size = block >= 1 && block < BLOCK ? Math.floor(block) : BLOCK;
-      const units = Math.max(0, Math.min(MAX_WINDOW, Math.floor(window)));
+      const units = Math.max(0, Math.min(MAX_WINDOW, Math.floor(window2)));
       const found = [];
       const foundWords = [];
       let at = 0;
@@ -1597,7 +1683,12 @@ function buildWordAutomaton(input) {
 }
 
 // extensions/shared/text/notable.ts
+var defaultEvaluation;
+var DEFAULT_NOTABLE_LINES = 100;
+var DEFAULT_NOTABLE_LINE_CHARS = 500;
 var MATCH_UNITS = 1024;
+var LAST_SUMMARIES = 2;
+var CLIPPED = "\u2026";
 var ANSI = /\u001b(\[[0-9;?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)|[@-Z\\-_])/g;
 var CI_PREFIX = /^(?:\uFEFF)?(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z? ?|\[(?:task|taskcluster|vcs|setup|fetches) [^\]]*\] ?)*(?:\[\d+\] )?(?:\d\d:\d\d:\d\d(?:\.\d+)?\s+(?:INFO|WARNING|ERROR|CRITICAL|DEBUG|FATAL) - )?(?:\s*(?:PID \d+|GECKO\(\d+\)) \| )?/y;
 function ciPrefixLength(s) {
@@ -1637,6 +1728,15 @@ function shownAfterReturn(s) {
   const at = shown.lastIndexOf("\r");
   return at !== -1 && shown.slice(at + 1).trim() !== "" ? shown.slice(at + 1) : shown;
 }
+var FILLER = /^[\W\d_]*((\[?\b(INFO|DEBUG|TRACE|WARN|WARNING|ERROR|info|debug|error)\b\]?)[\W\d_]*)?$|^\W*(travis_(time|fold):|##\[(end)?group\]|section_(start|end):\d|Post job cleanup\.)|^\s*<\/?[\w:-]+>\s*$/;
+function isBlank(s) {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 32 || c === 9) continue;
+    return c >= 128 || c >= 10 && c <= 13 ? s.trim() === "" : false;
+  }
+  return true;
+}
 var NOTABLE_KEYS = [
   ...new Set(NOTABLE_RULES.flatMap((r) => r.keys.map((k) => k.toLowerCase())))
 ];
@@ -1660,7 +1760,44 @@ function scanTables() {
       (rule) => [rule.pattern, rule.needs, rule.failing, ...rule.not ?? []].every((re) => !re || !(re.global || re.sticky))
     )
   };
+  if (!shapesKept) {
+    shapesKept = true;
+    keepShapes();
+  }
   return tables;
+}
+var SHAPES = [];
+var shapesKept = false;
+var keeping;
+var SHAPES_LOG = [
+  "##[group]Run npm test",
+  "npm ERR! code ELIFECYCLE",
+  "FAILED tests/test_a.py::test_case - AssertionError: assert 1 == 2",
+  "  expected 2",
+  "FAILED tests/test_a.py::test_case - AssertionError: assert 1 == 2",
+  "Traceback (most recent call last):",
+  '  File "a.py", line 3, in <module>',
+  "ValueError: bad value",
+  "3 passed, 1 failed, 2 skipped in 0.52s",
+  "Tests run: 5, Failures: 1, Errors: 0, Skipped: 0",
+  "\x1B[31merror\x1B[0m: mismatched types at src/main.rs:4:5",
+  '{"level":"error","msg":"request failed","code":500}',
+  "##[error]Process completed with exit code 1.",
+  ""
+].join("\n");
+function keepShapes() {
+  keeping = SHAPES;
+  try {
+    SHAPES.push(...scanNotableAt(SHAPES_LOG, [DEFAULT_NOTABLE_LINES, 4]));
+    const { enabled, steps } = decisionsOf();
+    const at = [];
+    const newlines = decidePart(SHAPES_LOG, new DecisionCache(enabled, steps, SHAPES_LOG.length), at);
+    const decided = joinDecided([{ units: SHAPES_LOG.length, newlines, at }], enabled, steps);
+    SHAPES.push(...scanNotableAt(SHAPES_LOG, [DEFAULT_NOTABLE_LINES], { decided }));
+  } catch {
+  } finally {
+    keeping = void 0;
+  }
 }
 function mergedAlternatives(list) {
   const alone = [];
@@ -1678,9 +1815,15 @@ function mergedAlternatives(list) {
   });
   return [...merged.flat(), ...alone];
 }
+var NO_KEYS = [];
 var marks = new Uint8Array(NOTABLE_RULES.length);
 var listed = [];
 var ALL_RULES = new Uint8Array(NOTABLE_RULES.length).fill(1);
+function enabledMask(evaluation) {
+  const keep = evaluation?.rules;
+  if (!keep) return ALL_RULES;
+  return Uint8Array.from(NOTABLE_RULES, (rule) => keep(rule) ? 1 : 0);
+}
 var mergedRules = /* @__PURE__ */ new Map();
 var MERGED_MAX = 4096;
 var NUMBERED_KEYS = Math.floor(Math.log(Number.MAX_SAFE_INTEGER) / Math.log(NOTABLE_KEYS.length + 1));
@@ -1812,7 +1955,223 @@ function indexOfRule(rule) {
   ruleIndex ??= new Map(NOTABLE_RULES.map((r, index) => [r, index]));
   return ruleIndex.get(rule) ?? -1;
 }
+function whole(n, fallback, min) {
+  return typeof n === "number" && Number.isFinite(n) ? Math.max(min, Math.floor(n)) : fallback;
+}
+function keptText(clean, max, longer = false) {
+  if (!longer && clean.length <= max) return toWellFormed(clean);
+  let end = Math.max(0, Math.min(max, clean.length + CLIPPED.length) - CLIPPED.length);
+  if (end > 0 && isHighSurrogate(clean.charCodeAt(end - 1))) end--;
+  return `${toWellFormed(clean.substring(0, end))}${CLIPPED}`;
+}
+function scanNotableAt(text, maxLines, options = {}) {
+  if (typeof text !== "string") throw new TypeError(`scanNotable: text must be a string, got ${typeof text}`);
+  const evaluation = options.evaluation ?? defaultEvaluation;
+  const enabled = enabledMask(evaluation);
+  const steps = evaluation?.steps !== false;
+  const shared = {
+    text,
+    enabled,
+    steps,
+    maxChars: Math.min(MATCH_UNITS, whole(options.maxLineChars, DEFAULT_NOTABLE_LINE_CHARS, 2)),
+    keys: scanTables().automaton,
+    memo: { line: 0, raw: void 0, clean: void 0 },
+    decisions: new DecisionCache(enabled, steps, text.length),
+    escapes: false,
+    carriers: 0,
+    current: { line: 0, filler: void 0, rule: void 0, failing: false }
+  };
+  const passes = maxLines.map((m) => new CapPass(shared, whole(m, DEFAULT_NOTABLE_LINES, 0)));
+  const n = text.length;
+  const memo = shared.memo;
+  let pos = 0;
+  let line = 1;
+  let lineStart = 0;
+  let windowEnd = 0;
+  const keyLines = new DecisionWalk(
+    text,
+    shared.decisions,
+    usable(options.decided, text, enabled, steps) ? options.decided : void 0,
+    whole(evaluation?.partUnits, WALK_PART_UNITS, 1)
+  );
+  const keys = new LineKeys(keyLines);
+  keeping?.push(shared, passes, keyLines, keys);
+  while (pos <= n) {
+    lineStart = pos;
+    keys.found = void 0;
+    if (shared.carriers === 0) {
+      if (keyLines.next(pos) === -1) {
+        line = keyLines.line;
+        break;
+      }
+      line = keyLines.line;
+      lineStart = keyLines.lineStart;
+      keys.found = keyLines.words;
+    }
+    keys.lineStart = lineStart;
+    let lineEnd = text.indexOf("\n", lineStart);
+    if (lineEnd === -1) lineEnd = n;
+    windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
+    memo.line = line;
+    memo.raw = keyLines.ruleAt(lineStart);
+    memo.clean = void 0;
+    const raw = text.slice(lineStart, windowEnd);
+    shared.escapes = raw.indexOf("\x1B") !== -1;
+    const clean = keyLines.cleanFound() ?? withoutEscapes(shared.escapes ? raw.replace(ANSI, "") : raw);
+    for (const p of passes) p.visit(lineStart, lineEnd, line, clean, keys);
+    if (lineEnd >= n) break;
+    pos = lineEnd + 1;
+    line++;
+  }
+  options.counted?.(line);
+  return passes.map((p) => p.finish());
+}
+var LISTED = [0];
+function usable(d, text, enabled, steps) {
+  if (!d || d.units !== text.length || d.steps !== steps || d.enabled.length !== enabled.length) return false;
+  let units = 0;
+  for (const p of d.parts) units += p.units;
+  if (units !== text.length) return false;
+  for (let i = 0; i < enabled.length; i++) if (d.enabled[i] !== enabled[i]) return false;
+  return true;
+}
 var WALK_PART_UNITS = 128 * 1024;
+var DecisionWalk = class {
+  constructor(text, decisions, decided, partUnits) {
+    this.text = text;
+    this.decisions = decisions;
+    this.partUnits = partUnits;
+    this.parts = decided?.parts;
+    this.at = new Int32Array(0);
+    this.count = 0;
+    this.end = 0;
+    this.linesBefore = 1;
+  }
+  text;
+  decisions;
+  partUnits;
+  lineStart = 0;
+  line = 1;
+  words = LISTED;
+  /** [line start, line, rule or -1] of the key lines of text[from, end), and how many numbers of it are triples. */
+  at;
+  count;
+  /** Where `next` goes on in `at`. */
+  i = 0;
+  end;
+  /** Lines that start before `end` (the text's line count once `end` is its length: then the final one). */
+  linesBefore;
+  /** The parts decided ahead, and the next one to read (undefined: this walk decides the parts itself). */
+  parts;
+  part = 0;
+  /** Decisions held up to past `pos` (or the text's end): the next parts decided, the ones before let go. */
+  reach(pos) {
+    const text = this.text;
+    const n = text.length;
+    while (pos >= this.end && this.end < n) {
+      const start = this.end;
+      let end;
+      let out;
+      let newlines;
+      if (this.parts) {
+        const made = this.parts[this.part++];
+        if (!made) return;
+        end = start + made.units;
+        out = made.at;
+        newlines = made.newlines;
+        this.cleans = void 0;
+      } else {
+        end = Math.min(n, start + this.partUnits);
+        if (end < n) {
+          const eol = text.lastIndexOf("\n", end - 1);
+          if (eol >= start) end = eol + 1;
+          else {
+            const next = text.indexOf("\n", end);
+            end = next === -1 ? n : next + 1;
+          }
+        }
+        const mine = [];
+        const cleans = [];
+        newlines = decidePart(text.slice(start, end), this.decisions, mine, cleans);
+        this.cleans = cleans;
+        out = mine;
+      }
+      const lineBase = this.linesBefore;
+      const at = new Int32Array(out.length - out.length % 3);
+      for (let k = 0; k < at.length; k += 3) {
+        at[k] = out[k] + start;
+        at[k + 1] = out[k + 1] + lineBase;
+        at[k + 2] = out[k + 2];
+      }
+      this.at = at;
+      this.count = at.length;
+      this.i = 0;
+      this.f = 0;
+      this.end = end;
+      this.linesBefore = lineBase + newlines;
+    }
+  }
+  /** Where `find` goes on in `at` (its calls go forward too, from the line `next` gave or after it). */
+  f = 0;
+  /** The cleaned windows of the lines of `at`, when this walk decided them (decidePart made them already). */
+  cleans;
+  /** The triple `ruleAt` found last (-1: none). */
+  found = -1;
+  /** The index of the triple of the line that starts at `lineStart`, or -1. */
+  find(lineStart) {
+    this.reach(lineStart);
+    const at = this.at;
+    let f = this.f;
+    if (f > this.count || f > 0 && at[f - 3] >= lineStart) {
+      let lo = 0;
+      let hi = this.count / 3;
+      while (lo < hi) {
+        const mid = lo + hi >> 1;
+        if (at[3 * mid] < lineStart) lo = mid + 1;
+        else hi = mid;
+      }
+      f = 3 * lo;
+    }
+    while (f < this.count && at[f] < lineStart) f += 3;
+    this.f = f;
+    return f < this.count && at[f] === lineStart ? f : -1;
+  }
+  next(from) {
+    for (; ; ) {
+      this.reach(from);
+      const at = this.at;
+      let i = this.i;
+      while (i < this.count && (at[i] < from || at[i + 2] === -1)) i += 3;
+      this.i = i;
+      if (i < this.count) {
+        this.lineStart = at[i];
+        this.line = at[i + 1];
+        this.i = i + 3;
+        this.f = i;
+        return this.lineStart;
+      }
+      if (this.end >= this.text.length) {
+        this.line = this.linesBefore;
+        return -1;
+      }
+      from = this.end;
+    }
+  }
+  /** The cleaned window of the line `ruleAt` was last asked about, when this walk made it; else undefined. */
+  cleanFound() {
+    return this.found === -1 || this.cleans === void 0 ? void 0 : this.cleans[this.found / 3];
+  }
+  keysAt(lineStart) {
+    return this.find(lineStart) === -1 ? [] : LISTED;
+  }
+  ruleAt(lineStart) {
+    const k = this.find(lineStart);
+    this.found = k;
+    if (k === -1) return void 0;
+    const r = this.at[k + 2];
+    return r === -1 ? null : NOTABLE_RULES[r];
+  }
+};
 function decidePart(part, decisions, out, cleans) {
   if (typeof part !== "string") throw new TypeError(`decidePart: part must be a string, got ${typeof part}`);
   const keyLines = scanTables().automaton.lines(part, MATCH_UNITS);
@@ -1834,6 +2193,511 @@ function decidePart(part, decisions, out, cleans) {
     if (lineEnd >= n) return keyLines.line - 1;
     pos = lineEnd + 1;
   }
+}
+function joinDecided(parts, enabled, steps) {
+  let units = 0;
+  let lines = 1;
+  const kept2 = [];
+  for (const p of parts) {
+    units += p.units;
+    lines += p.newlines;
+    kept2.push({ units: p.units, newlines: p.newlines, at: p.at instanceof Int32Array ? p.at : Int32Array.from(p.at) });
+  }
+  return { parts: kept2, lines, units, enabled, steps };
+}
+function decisionsOf(options = {}) {
+  const evaluation = options.evaluation ?? defaultEvaluation;
+  return { enabled: enabledMask(evaluation), steps: evaluation?.steps !== false };
+}
+function window(text, start, end) {
+  return cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
+}
+function newStep(index, failedBefore) {
+  return { index, fails: 0, passes: 0, passLine: 0, verdict: void 0, checked: false, failedBefore };
+}
+function kept(line, clean, start, end) {
+  return { line, clean, longer: end - start > MATCH_UNITS };
+}
+var LineKeys = class {
+  constructor(walk) {
+    this.walk = walk;
+  }
+  walk;
+  lineStart = 0;
+  found = void 0;
+  /** Whether the line's raw window held keys: its keys (or LISTED), else []. */
+  get() {
+    this.found ??= this.walk.keysAt(this.lineStart);
+    return this.found;
+  }
+};
+var CapPass = class {
+  constructor(shared, cap) {
+    this.shared = shared;
+    this.cap = cap;
+    this.text = shared.text;
+    this.steps = shared.steps;
+    this.maxChars = shared.maxChars;
+    this.headCap = shared.steps ? Math.ceil(cap / 2) : cap;
+    this.tailCap = cap - this.headCap;
+  }
+  shared;
+  cap;
+  text;
+  steps;
+  maxChars;
+  /**
+   * The kept entries a repeat folds into, per rule by cleaned line (a rule's map made at its first hit): the
+   * line's own string is the key, so a hit builds no key string of its own, and a LineMap hashes none.
+   */
+  folded = /* @__PURE__ */ new Map();
+  verdicts = [];
+  // a runner's own verdicts on a test or a step
+  failingRing = [];
+  // the last `cap` failing summaries
+  strong = [];
+  weak = [];
+  // Read as steps, each pool keeps its first half and its latest half: the failure that ended a long run is
+  // often its last one. As before (one step), each keeps its first `cap`.
+  headCap;
+  tailCap;
+  verdictsTail = [];
+  strongTail = [];
+  weakTail = [];
+  ring = [];
+  // the last `cap` summaries (plus LAST_SUMMARIES), in order
+  vocabulary = [];
+  // the last `cap` lines of failure vocabulary, in order
+  failures = 0;
+  summaries = 0;
+  // The log as steps: each step's failure evidence (strong failures, failing summaries and verdicts), its
+  // passing summaries, and the verdict that ended it. A step starts at a CI's step marker or after a verdict.
+  step = newStep(0, -1);
+  /**
+   * Steps before this one passed whatever their own verdict (a run's passing verdict came after them): applied
+   * to the steps' verdicts once, at the end, not at each such verdict (a log of many would cost steps \u00d7 verdicts).
+   */
+  runPassedBefore = 0;
+  // The last failure found (its entry, line, pool, strength), for a marker that says it was ignored.
+  lastEntry = void 0;
+  lastLine = 0;
+  lastPool = void 0;
+  lastStrong = false;
+  /** The last line already reported (as a hit or context): before-context never repeats one. */
+  lastTaken = 0;
+  carrying = void 0;
+  foldOf(rule) {
+    let fold = this.folded.get(rule);
+    if (fold === void 0) {
+      fold = new LineMap();
+      this.folded.set(rule, fold);
+    }
+    return fold;
+  }
+  lastFailure(entry, line, pool, strong) {
+    this.lastEntry = entry;
+    this.lastLine = line;
+    this.lastPool = pool;
+    this.lastStrong = strong;
+  }
+  nextStep() {
+    const step = this.step;
+    this.step = newStep(step.index + 1, step.verdict === "fail" ? step.index : step.failedBefore);
+  }
+  /** Sets what this pass carries, and counts the passes that carry any (shared.carriers). */
+  carry(next) {
+    if (next === void 0 !== (this.carrying === void 0)) this.shared.carriers += next === void 0 ? -1 : 1;
+    this.carrying = next;
+  }
+  /** The current line's facts every pass reads (shared.current), made ready for `line`. */
+  lineFacts(line) {
+    const current = this.shared.current;
+    if (current.line !== line) {
+      current.line = line;
+      current.filler = void 0;
+      current.rule = void 0;
+    }
+    return current;
+  }
+  /** A marker line: a step starts, or the failure just above was ignored. */
+  mark(rule, line) {
+    if (!this.steps) return;
+    if (rule.marker === "checked-step") {
+      this.nextStep();
+      this.step.checked = true;
+      return;
+    }
+    if (rule.marker === "step") {
+      const step = this.step;
+      if (!step.checked && (step.fails + step.passes > 0 || step.verdict)) this.nextStep();
+      return;
+    }
+    const last = this.lastEntry;
+    if (rule.marker !== "ignored" || !last || line - this.lastLine > 3) return;
+    this.lastEntry = void 0;
+    this.failures--;
+    if (this.lastStrong) last.step.fails--;
+    if (last.count > 1) {
+      last.count--;
+      return;
+    }
+    last.fold.delete(last.clean);
+    const pool = this.lastPool;
+    const at = pool?.indexOf(last) ?? -1;
+    if (pool && at !== -1) pool.splice(at, 1);
+  }
+  hit(rule, clean, line, lineStart, lineEnd) {
+    if (rule.kind === "marker") {
+      this.mark(rule, line);
+      return;
+    }
+    const isSummary = rule.kind === "summary";
+    if (isSummary) this.summaries++;
+    else this.failures++;
+    let failing = false;
+    if (isSummary && rule.failing) {
+      const facts = this.lineFacts(line);
+      if (facts.rule !== rule) {
+        facts.rule = rule;
+        facts.failing = rule.failing.test(clean);
+      }
+      failing = facts.failing;
+    }
+    const entryStep = this.step;
+    if (failing || !isSummary && !rule.weak) entryStep.fails++;
+    else if (isSummary) {
+      entryStep.passes++;
+      entryStep.passLine = line;
+    }
+    if (this.steps && rule.ends) {
+      if (rule.ends === "step" || failing) entryStep.verdict ??= failing ? "fail" : "pass";
+      else this.runPassedBefore = entryStep.index + 1;
+      this.nextStep();
+    }
+    const fold = this.foldOf(rule);
+    const seen = fold.get(clean);
+    if (seen) {
+      seen.count++;
+      if (!isSummary) this.lastFailure(seen, line, void 0, !rule.weak);
+      return;
+    }
+    const entry = {
+      line,
+      clean,
+      longer: lineEnd - lineStart > MATCH_UNITS,
+      fold,
+      rings: 0,
+      rule,
+      count: 1,
+      failing,
+      context: [],
+      step: entryStep
+    };
+    const cap = this.cap;
+    if (isSummary) {
+      this.ring.push(entry);
+      fold.set(clean, entry);
+      entry.rings = 1;
+      if (failing) {
+        this.failingRing.push(entry);
+        entry.rings = 2;
+      }
+      if (this.ring.length > cap + LAST_SUMMARIES) {
+        const old = this.ring.shift();
+        if (--old.rings === 0) old.fold.delete(old.clean);
+      }
+      if (this.failingRing.length > cap) {
+        const old = this.failingRing.shift();
+        if (--old.rings === 0) old.fold.delete(old.clean);
+      }
+    } else if (rule.vocabulary) {
+      this.vocabulary.push(entry);
+      fold.set(clean, entry);
+      if (this.vocabulary.length > cap) {
+        const old = this.vocabulary.shift();
+        old.fold.delete(old.clean);
+      }
+      this.lastFailure(entry, line, this.vocabulary, false);
+    } else {
+      const head = rule.weak ? this.weak : rule.verdict ? this.verdicts : this.strong;
+      this.lastFailure(entry, line, void 0, !rule.weak);
+      const pool = head.length < this.headCap ? head : rule.weak ? this.weakTail : rule.verdict ? this.verdictsTail : this.strongTail;
+      if (pool !== head && this.tailCap === 0) return;
+      pool.push(entry);
+      fold.set(clean, entry);
+      this.lastPool = pool;
+      if (pool !== head && pool.length > this.tailCap) {
+        const old = pool.shift();
+        old.fold.delete(old.clean);
+      }
+    }
+    if (rule.before && (!rule.ends || failing)) this.takeBefore(entry, rule.before, lineStart, line);
+    this.lastTaken = line;
+    const after = rule.after ?? (this.steps && (rule.kind === "failure" || failing) ? BLOCK_CONTEXT : void 0);
+    if (after) this.carry({ entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 });
+  }
+  /**
+   * The first line of the record whose field the hit is (`record` context): the line below the nearest line
+   * above that is less indented and opens the record ("{"), unless the hit is that line or it was shown.
+   */
+  takeRecord(entry, lineStart, line) {
+    const text = this.text;
+    const indent = (s) => s.length - s.trimStart().length;
+    const own = indent(window(text, lineStart, lineStart + MATCH_UNITS));
+    if (own === 0) return;
+    let end = lineStart - 1;
+    let below;
+    for (let k = 1; k <= MAX_RECORD_LINES && end >= 0; k++) {
+      const start = text.lastIndexOf("\n", end - 1) + 1;
+      const clean = window(text, start, end);
+      if (clean.trim() !== "" && indent(clean) < own) {
+        if (below && below.line > this.lastTaken && clean.trimEnd().endsWith("{")) entry.context.push(below);
+        return;
+      }
+      below = kept(line - k, clean, start, end);
+      end = start - 1;
+    }
+  }
+  /** The lines just above a hit that carry its message (the last frames of a traceback), while they match. */
+  takeBefore(entry, ctx, lineStart, line) {
+    if (ctx.record) {
+      this.takeRecord(entry, lineStart, line);
+      return;
+    }
+    const text = this.text;
+    const taken = [];
+    const want = Math.min(ctx.lines, MAX_CONTEXT_LINES);
+    let end = lineStart - 1;
+    let blanks = 0;
+    for (let k = 1; taken.length < want && end >= 0 && line - k > this.lastTaken; k++) {
+      const start = text.lastIndexOf("\n", end - 1) + 1;
+      const clean = window(text, start, end);
+      end = start - 1;
+      const empty = clean.trim() === "" || this.steps && FILLER.test(clean);
+      if (empty && !ctx.while && ++blanks <= 2) continue;
+      if (empty || ctx.while && !ctx.while.test(clean)) break;
+      taken.push(kept(line - k, clean, start, end + 1));
+    }
+    entry.context.push(...ctx.while ? taken.reverse() : taken);
+  }
+  /**
+   * Whether the line is a hit (and handles it); `found`: its keys when the search already saw them (in the raw
+   * window), else those of its cleaned text. The decision is made once per line for all passes (`memo`). A
+   * line that cleaning left as it was (as long as its window: cleaning only takes characters away) holds its
+   * raw window's keys: it takes them from `keys`, so passes carrying it and passes not share one decision.
+   */
+  tryLine(lineStart, lineEnd, line, clean, found, keys) {
+    const shared = this.shared;
+    const memo = shared.memo;
+    if (!found) {
+      const cut = Math.min(lineEnd - lineStart, MATCH_UNITS) - clean.length;
+      if (cut === 0 || cut === 1 && !shared.escapes && scanTables().keylessCut) found = keys.get();
+    }
+    let rule = found ? memo.raw : memo.clean;
+    if (rule === void 0 || memo.line !== line) {
+      const indices = found ?? (!shared.escapes && keys.get().length === 0 ? NO_KEYS : shared.keys.indicesIn(clean));
+      rule = indices.length === 0 ? null : shared.decisions.decide(clean, indices);
+      memo.line = line;
+      if (found) memo.raw = rule;
+      else memo.clean = rule;
+    }
+    if (!rule) return false;
+    this.hit(rule, clean, line, lineStart, lineEnd);
+    return true;
+  }
+  /** Whether the cleaned line `clean` is a filler (FILLER), tested once for all passes. */
+  isFiller(line, clean) {
+    const facts = this.lineFacts(line);
+    facts.filler ??= FILLER.test(clean);
+    return facts.filler;
+  }
+  /** A line the scan visits: carried as context, or tried when its raw window holds a key. */
+  visit(lineStart, lineEnd, line, clean, keys) {
+    const c = this.carrying;
+    if (c) {
+      let filler = 0;
+      if (isBlank(clean)) filler = 1;
+      else if (this.steps && this.isFiller(line, clean))
+        filler = this.tryLine(lineStart, lineEnd, line, clean, void 0, keys) ? 2 : 1;
+      if (filler === 1) {
+        if (++c.blanks > MAX_CONTEXT_LINES) this.carry(void 0);
+      } else if (filler === 2) {
+        if (this.carrying === c) this.carry(void 0);
+      } else if (c.ctx.while) {
+        if (c.ctx.while.test(clean)) {
+          if (c.left > 0) {
+            c.entry.context.push(kept(line, clean, lineStart, lineEnd));
+            c.left--;
+            this.lastTaken = line;
+          }
+        } else {
+          this.carry(void 0);
+          this.tryLine(lineStart, lineEnd, line, clean, void 0, keys);
+        }
+      } else if (!this.tryLine(lineStart, lineEnd, line, clean, void 0, keys)) {
+        c.entry.context.push(kept(line, clean, lineStart, lineEnd));
+        this.lastTaken = line;
+        if (--c.left <= 0) this.carry(void 0);
+      } else if (this.carrying === c) this.carry(void 0);
+    } else {
+      const found = keys.get();
+      if (found.length > 0) this.tryLine(lineStart, lineEnd, line, clean, found, keys);
+    }
+  }
+  finish() {
+    const runPassedBefore = this.runPassedBefore;
+    const ring2 = this.ring;
+    return rank({
+      verdicts: bothEnds(this.verdicts, this.verdictsTail),
+      failingRing: this.failingRing,
+      strong: bothEnds(this.strong, this.strongTail),
+      weak: bothEnds(this.weak, this.weakTail),
+      vocabulary: this.vocabulary,
+      ring: ring2,
+      failures: this.failures,
+      summaries: this.summaries,
+      cap: this.cap,
+      maxChars: this.maxChars,
+      lastSummaryLine: ring2.length > 0 ? ring2[ring2.length - 1].line : 0,
+      verdictOf: (s) => verdictOf(s, runPassedBefore),
+      steps: this.steps
+    });
+  }
+};
+function verdictOf(step, runPassedBefore) {
+  if (step.index < runPassedBefore) return "pass";
+  return step.verdict ?? (step.checked && step.failedBefore < runPassedBefore ? "pass" : void 0);
+}
+function bothEnds(head, tail) {
+  const out = [];
+  for (let i = 0; i < Math.max(head.length, tail.length); i++) {
+    if (i < head.length) out.push(head[i]);
+    if (i < tail.length) out.push(tail[tail.length - 1 - i]);
+  }
+  return out;
+}
+var SHAPE_START = /^[\s\S]{0,16}/;
+function shapeOf(text) {
+  return SHAPE_START.exec(text.trimStart().toLowerCase().replace(/\d+/g, "#"))?.[0] ?? "";
+}
+function shapesFirst(pool, textOf) {
+  const seen = /* @__PURE__ */ new Set();
+  const firsts = [];
+  const repeats = [];
+  for (const e of pool) {
+    const shape = shapeOf(textOf(e));
+    if (seen.has(shape)) repeats.push(e);
+    else {
+      seen.add(shape);
+      firsts.push(e);
+    }
+  }
+  return [...firsts, ...repeats];
+}
+function rank(found) {
+  const passedStep = (e) => found.verdictOf(e.step) === "pass";
+  const textOf = (k) => keptText(k.clean, found.maxChars, k.longer);
+  let demoted = 0;
+  const keep = (pool) => pool.filter((e) => {
+    if (!passedStep(e)) return true;
+    demoted += e.count;
+    return false;
+  });
+  const f = {
+    ...found,
+    verdicts: keep(found.verdicts),
+    strong: keep(found.strong),
+    weak: keep(found.weak),
+    vocabulary: keep(found.vocabulary),
+    failingRing: found.failingRing.filter((e) => !passedStep(e))
+  };
+  for (const e of found.failingRing) if (passedStep(e)) e.failing = false;
+  const chosen = [];
+  const taken = /* @__PURE__ */ new Set();
+  let room = f.cap;
+  const withFirst = /* @__PURE__ */ new Set();
+  const take = (e) => {
+    if (room <= 0 || taken.has(e)) return;
+    taken.add(e);
+    chosen.push(e);
+    room--;
+    if (found.steps && e.context.length > 0 && room > 0) {
+      withFirst.add(e);
+      room--;
+    }
+  };
+  const summaries = f.ring.slice(-f.cap);
+  for (const e of summaries.slice(-LAST_SUMMARIES)) take(e);
+  for (const e of f.failingRing.slice(-Math.ceil(f.cap / 2)).reverse()) take(e);
+  for (const e of f.verdicts) take(e);
+  for (const e of f.strong) take(e);
+  const nothingFailed = f.verdicts.length === 0 && f.failingRing.length === 0 && f.strong.length === 0;
+  const stepPassed = (e) => e.step.fails === 0 && f.verdictOf(e.step) !== "fail" && (e.step.passes > 0 && (!f.steps || e.line < e.step.passLine) || nothingFailed && summaries.length > 0 && (!f.steps || e.line < f.lastSummaryLine));
+  for (const e of found.steps ? shapesFirst(f.weak, textOf) : f.weak) if (!stepPassed(e)) take(e);
+  for (let i = f.vocabulary.length - 1; i >= 0; i--) if (!stepPassed(f.vocabulary[i])) take(f.vocabulary[i]);
+  for (let i = summaries.length - 1; i >= 0; i--) take(summaries[i]);
+  const firstContext = /* @__PURE__ */ new Map();
+  const restContext = [];
+  const seen = new Set(chosen.map((e) => e.line));
+  const contextLine = (e, c) => ({
+    line: c.line,
+    text: detached(textOf(c)),
+    rule: e.rule.id,
+    kind: "context",
+    count: 1,
+    failing: false,
+    rank: 0,
+    of: e.line
+  });
+  for (const pass of [0, 1]) {
+    for (const e of chosen) {
+      const candidates = pass === 0 ? e.context.slice(0, 1) : e.context.slice(1);
+      for (const c of candidates) {
+        const reserved = pass === 0 && withFirst.has(e);
+        if (reserved && seen.has(c.line)) room++;
+        if (!reserved && room <= 0 || seen.has(c.line)) continue;
+        seen.add(c.line);
+        if (!reserved) room--;
+        if (pass === 0) firstContext.set(e, contextLine(e, c));
+        else restContext.push(contextLine(e, c));
+      }
+    }
+  }
+  const out = [];
+  let represented = 0;
+  let pending;
+  const placed = (c) => {
+    c.rank = out.length;
+    out.push(c);
+  };
+  for (const e of chosen) {
+    represented += e.count;
+    const kind = e.rule.kind === "summary" ? "summary" : "failure";
+    out.push({
+      line: e.line,
+      text: detached(textOf(e)),
+      rule: e.rule.id,
+      kind,
+      count: e.count,
+      failing: e.failing,
+      rank: out.length
+    });
+    if (pending) placed(pending);
+    pending = firstContext.get(e);
+    if (!f.steps && pending) {
+      placed(pending);
+      pending = void 0;
+    }
+  }
+  if (pending) placed(pending);
+  for (const c of restContext) placed(c);
+  out.sort((a, b) => a.line - b.line);
+  return {
+    lines: out,
+    failures: f.failures - demoted,
+    summaries: f.summaries,
+    dropped: f.failures - demoted + f.summaries - represented
+  };
 }
 
 // extensions/shared/text/notable-ring.ts

@@ -347,7 +347,57 @@ function scanTables(): NonNullable<typeof tables> {
 			[rule.pattern, rule.needs, rule.failing, ...(rule.not ?? [])].every((re) => !re || !(re.global || re.sticky)),
 		),
 	};
+	if (!shapesKept) {
+		shapesKept = true;
+		keepShapes();
+	}
 	return tables;
+}
+
+/**
+ * Objects of every kind a scan makes, from two small scans kept for the process (one deciding as it walks, one
+ * reading decisions made ahead). V8 holds the hidden classes ("maps") of a class's instances only while an
+ * instance lives: when a full collection found no scan running, they died, and every optimized function that
+ * checked them (the decisions, the walk) was thrown away, so the first scan after each full collection ran
+ * unoptimized (~1.5× as long; issue 32, cost). Holding one instance of each keeps the maps, and with them the
+ * optimized code. About 4 KiB; made once per thread, at the first use of the scan's tables.
+ */
+const SHAPES: unknown[] = [];
+let shapesKept = false;
+/** The scan collecting its objects into SHAPES (keepShapes), else undefined. */
+let keeping: unknown[] | undefined;
+/** A small log whose scan makes every kind of object a scan makes: hits, repeats, context, steps, summaries (exported for the test that keeps it so). */
+export const SHAPES_LOG = [
+	"##[group]Run npm test",
+	"npm ERR! code ELIFECYCLE",
+	"FAILED tests/test_a.py::test_case - AssertionError: assert 1 == 2",
+	"  expected 2",
+	"FAILED tests/test_a.py::test_case - AssertionError: assert 1 == 2",
+	"Traceback (most recent call last):",
+	'  File "a.py", line 3, in <module>',
+	"ValueError: bad value",
+	"3 passed, 1 failed, 2 skipped in 0.52s",
+	"Tests run: 5, Failures: 1, Errors: 0, Skipped: 0",
+	"\u001b[31merror\u001b[0m: mismatched types at src/main.rs:4:5",
+	'{"level":"error","msg":"request failed","code":500}',
+	"##[error]Process completed with exit code 1.",
+	"",
+].join("\n");
+
+function keepShapes(): void {
+	keeping = SHAPES;
+	try {
+		SHAPES.push(...scanNotableAt(SHAPES_LOG, [DEFAULT_NOTABLE_LINES, 4]));
+		const { enabled, steps } = decisionsOf();
+		const at: number[] = [];
+		const newlines = decidePart(SHAPES_LOG, new DecisionCache(enabled, steps, SHAPES_LOG.length), at);
+		const decided = joinDecided([{ units: SHAPES_LOG.length, newlines, at }], enabled, steps);
+		SHAPES.push(...scanNotableAt(SHAPES_LOG, [DEFAULT_NOTABLE_LINES], { decided }));
+	} catch {
+		// Only a matter of speed.
+	} finally {
+		keeping = undefined;
+	}
 }
 
 /**
@@ -642,15 +692,14 @@ export function scanNotableAt(
 		carriers: 0,
 		current: { line: 0, filler: undefined, rule: undefined, failing: false },
 	};
-	const passes = maxLines.map((m) => capPass(shared, whole(m, DEFAULT_NOTABLE_LINES, 0)));
+	const passes = maxLines.map((m) => new CapPass(shared, whole(m, DEFAULT_NOTABLE_LINES, 0)));
 	const n = text.length;
 	const memo = shared.memo;
 	let pos = 0;
 	let line = 1;
-	// The current line's bounds and keys: one closure for the whole walk, not one per line.
+	// The current line's bounds.
 	let lineStart = 0;
 	let windowEnd = 0;
-	let found: number[] | undefined;
 	// The lines that hold a key, each with the rules' decision on it: decided a part at a time as the walk
 	// reaches them (decidePart: the key search, word-automaton.ts, and the rules), or ahead (DecidedLines,
 	// partly on another thread). The walk only reads them, and reads the log as steps.
@@ -662,12 +711,12 @@ export function scanNotableAt(
 	);
 	// A pass that carries no context sees the line as the key search did: whether its raw window held keys
 	// (and the decision on it, set as the memo's), when another pass's context made the walk stop here.
-	const rawKeys = () => (found ??= keyLines.keysAt(lineStart));
-	const carrying = () => shared.carriers > 0;
+	const keys = new LineKeys(keyLines);
+	keeping?.push(shared, passes, keyLines, keys);
 	while (pos <= n) {
 		lineStart = pos;
-		found = undefined;
-		if (!carrying()) {
+		keys.found = undefined;
+		if (shared.carriers === 0) {
 			// The next line a rule took; the decisions counted the lines before it (no pass over them here).
 			if (keyLines.next(pos) === -1) {
 				line = keyLines.line; // no rule takes a later line: the decisions counted the text's lines
@@ -675,8 +724,9 @@ export function scanNotableAt(
 			}
 			line = keyLines.line;
 			lineStart = keyLines.lineStart;
-			found = keyLines.words; // its raw window held keys (its decision is set as the memo's below)
+			keys.found = keyLines.words; // its raw window held keys (its decision is set as the memo's below)
 		}
+		keys.lineStart = lineStart;
 		let lineEnd = text.indexOf("\n", lineStart);
 		if (lineEnd === -1) lineEnd = n;
 		windowEnd = Math.min(lineEnd, lineStart + MATCH_UNITS);
@@ -688,7 +738,7 @@ export function scanNotableAt(
 		const raw = text.slice(lineStart, windowEnd);
 		shared.escapes = raw.indexOf("\u001b") !== -1;
 		const clean = keyLines.cleanFound() ?? withoutEscapes(shared.escapes ? raw.replace(ANSI, "") : raw);
-		for (const p of passes) p.visit(lineStart, lineEnd, line, clean, rawKeys);
+		for (const p of passes) p.visit(lineStart, lineEnd, line, clean, keys);
 
 		if (lineEnd >= n) break;
 		pos = lineEnd + 1;
@@ -950,168 +1000,203 @@ function window(text: string, start: number, end: number): string {
 	return cleanLogLine(text.slice(start, Math.min(end, start + MATCH_UNITS)));
 }
 
-/** One cap's pass over the lines the scan visits: what it keeps, the context it carries, its steps. */
-function capPass(
-	shared: ScanShared,
-	cap: number,
-): {
-	visit(lineStart: number, lineEnd: number, line: number, clean: string, rawKeys: () => number[]): void;
-	finish(): NotableScan;
-} {
-	const { text, steps, maxChars, keys: KEYS, memo, current, decisions } = shared;
+/** A new step of the log (see Step). */
+function newStep(index: number, failedBefore: number): Step {
+	return { index, fails: 0, passes: 0, passLine: 0, verdict: undefined, checked: false, failedBefore };
+}
+
+/** The line text[start, end) whose cleaned window is `clean`, as kept (its text is made at the end). */
+function kept(line: number, clean: string, start: number, end: number): Kept {
+	return { line, clean, longer: end - start > MATCH_UNITS };
+}
+
+/** The context a pass carries into the lines after a hit. */
+interface Carried {
+	entry: Entry;
+	ctx: NotableContext;
+	left: number;
+	blanks: number;
+}
+
+/**
+ * The keys of the line the walk is at, asked for by the passes at most once (see scanNotableAt): the walk sets
+ * `lineStart` and `found` (its keys when the key search gave them, else undefined) for each line it visits.
+ */
+class LineKeys {
+	lineStart = 0;
+	found: number[] | undefined = undefined;
+	constructor(private readonly walk: DecisionWalk) {}
+
+	/** Whether the line's raw window held keys: its keys (or LISTED), else []. */
+	get(): number[] {
+		this.found ??= this.walk.keysAt(this.lineStart);
+		return this.found;
+	}
+}
+
+/**
+ * One cap's pass over the lines the scan visits: what it keeps, the context it carries, its steps. A class (its
+ * methods made once), not closures made per scan: V8 holds a closure's optimized code only while one of the
+ * closures lives, so after every full collection a scan's closures ran unoptimized again (the scan after one took
+ * ~1.5× as long); see SHAPES for the objects' shapes.
+ */
+class CapPass {
+	private readonly text: string;
+	private readonly steps: boolean;
+	private readonly maxChars: number;
 	/**
 	 * The kept entries a repeat folds into, per rule by cleaned line (a rule's map made at its first hit): the
 	 * line's own string is the key, so a hit builds no key string of its own, and a LineMap hashes none.
 	 */
-	const folded = new Map<NotableRule, LineMap<Entry>>();
-	const foldOf = (rule: NotableRule): LineMap<Entry> => {
-		let fold = folded.get(rule);
-		if (fold === undefined) {
-			fold = new LineMap();
-			folded.set(rule, fold);
-		}
-		return fold;
-	};
-	/** An entry no pool keeps any more: a later identical line is a new entry. */
-	const unfold = (e: Entry): void => {
-		e.fold.delete(e.clean);
-	};
-	const verdicts: Entry[] = []; // a runner's own verdicts on a test or a step
-	const failingRing: Entry[] = []; // the last `cap` failing summaries
-	const strong: Entry[] = [];
-	const weak: Entry[] = [];
+	private readonly folded = new Map<NotableRule, LineMap<Entry>>();
+	private readonly verdicts: Entry[] = []; // a runner's own verdicts on a test or a step
+	private readonly failingRing: Entry[] = []; // the last `cap` failing summaries
+	private readonly strong: Entry[] = [];
+	private readonly weak: Entry[] = [];
 	// Read as steps, each pool keeps its first half and its latest half: the failure that ended a long run is
 	// often its last one. As before (one step), each keeps its first `cap`.
-	const headCap = steps ? Math.ceil(cap / 2) : cap;
-	const tailCap = cap - headCap;
-	const verdictsTail: Entry[] = [];
-	const strongTail: Entry[] = [];
-	const weakTail: Entry[] = [];
-	const ring: Entry[] = []; // the last `cap` summaries (plus LAST_SUMMARIES), in order
-	const vocabulary: Entry[] = []; // the last `cap` lines of failure vocabulary, in order
-	let failures = 0;
-	let summaries = 0;
+	private readonly headCap: number;
+	private readonly tailCap: number;
+	private readonly verdictsTail: Entry[] = [];
+	private readonly strongTail: Entry[] = [];
+	private readonly weakTail: Entry[] = [];
+	private readonly ring: Entry[] = []; // the last `cap` summaries (plus LAST_SUMMARIES), in order
+	private readonly vocabulary: Entry[] = []; // the last `cap` lines of failure vocabulary, in order
+	private failures = 0;
+	private summaries = 0;
 	// The log as steps: each step's failure evidence (strong failures, failing summaries and verdicts), its
 	// passing summaries, and the verdict that ended it. A step starts at a CI's step marker or after a verdict.
-	const newStep = (index: number, failedBefore: number): Step => ({
-		index,
-		fails: 0,
-		passes: 0,
-		passLine: 0,
-		verdict: undefined,
-		checked: false,
-		failedBefore,
-	});
-	let step = newStep(0, -1);
+	private step: Step = newStep(0, -1);
 	/**
 	 * Steps before this one passed whatever their own verdict (a run's passing verdict came after them): applied
 	 * to the steps' verdicts once, at the end, not at each such verdict (a log of many would cost steps × verdicts).
 	 */
-	let runPassedBefore = 0;
+	private runPassedBefore = 0;
 	// The last failure found (its entry, line, pool, strength), for a marker that says it was ignored.
-	let lastEntry: Entry | undefined;
-	let lastLine = 0;
-	let lastPool: Entry[] | undefined;
-	let lastStrong = false;
-	const lastFailure = (entry: Entry, line: number, pool: Entry[] | undefined, strong: boolean): void => {
-		lastEntry = entry;
-		lastLine = line;
-		lastPool = pool;
-		lastStrong = strong;
-	};
-	const nextStep = () => {
-		step = newStep(step.index + 1, step.verdict === "fail" ? step.index : step.failedBefore);
-	};
+	private lastEntry: Entry | undefined = undefined;
+	private lastLine = 0;
+	private lastPool: Entry[] | undefined = undefined;
+	private lastStrong = false;
 	/** The last line already reported (as a hit or context): before-context never repeats one. */
-	let lastTaken = 0;
-	let carrying: { entry: Entry; ctx: NotableContext; left: number; blanks: number } | undefined;
+	private lastTaken = 0;
+	private carrying: Carried | undefined = undefined;
+
+	constructor(
+		private readonly shared: ScanShared,
+		private readonly cap: number,
+	) {
+		this.text = shared.text;
+		this.steps = shared.steps;
+		this.maxChars = shared.maxChars;
+		this.headCap = shared.steps ? Math.ceil(cap / 2) : cap;
+		this.tailCap = cap - this.headCap;
+	}
+
+	private foldOf(rule: NotableRule): LineMap<Entry> {
+		let fold = this.folded.get(rule);
+		if (fold === undefined) {
+			fold = new LineMap();
+			this.folded.set(rule, fold);
+		}
+		return fold;
+	}
+
+	private lastFailure(entry: Entry, line: number, pool: Entry[] | undefined, strong: boolean): void {
+		this.lastEntry = entry;
+		this.lastLine = line;
+		this.lastPool = pool;
+		this.lastStrong = strong;
+	}
+
+	private nextStep(): void {
+		const step = this.step;
+		this.step = newStep(step.index + 1, step.verdict === "fail" ? step.index : step.failedBefore);
+	}
+
 	/** Sets what this pass carries, and counts the passes that carry any (shared.carriers). */
-	const carry = (next: typeof carrying): void => {
-		if ((next === undefined) !== (carrying === undefined)) shared.carriers += next === undefined ? -1 : 1;
-		carrying = next;
-	};
+	private carry(next: Carried | undefined): void {
+		if ((next === undefined) !== (this.carrying === undefined)) this.shared.carriers += next === undefined ? -1 : 1;
+		this.carrying = next;
+	}
+
 	/** The current line's facts every pass reads (shared.current), made ready for `line`. */
-	const lineFacts = (line: number) => {
+	private lineFacts(line: number): ScanShared["current"] {
+		const current = this.shared.current;
 		if (current.line !== line) {
 			current.line = line;
 			current.filler = undefined;
 			current.rule = undefined;
 		}
 		return current;
-	};
-
-	/** The line text[start, end) whose cleaned window is `clean`, as kept (its text is made at the end). */
-	const kept = (line: number, clean: string, start: number, end: number): Kept => ({
-		line,
-		clean,
-		longer: end - start > MATCH_UNITS,
-	});
+	}
 
 	/** A marker line: a step starts, or the failure just above was ignored. */
-	const mark = (rule: NotableRule, line: number): void => {
-		if (!steps) return;
+	private mark(rule: NotableRule, line: number): void {
+		if (!this.steps) return;
 		if (rule.marker === "checked-step") {
-			nextStep();
-			step.checked = true;
+			this.nextStep();
+			this.step.checked = true;
 			return;
 		}
 		if (rule.marker === "step") {
 			// Inside a checked step a shell's or a tool's own markers are part of it.
-			if (!step.checked && (step.fails + step.passes > 0 || step.verdict)) nextStep();
+			const step = this.step;
+			if (!step.checked && (step.fails + step.passes > 0 || step.verdict)) this.nextStep();
 			return;
 		}
-		const last = lastEntry;
-		if (rule.marker !== "ignored" || !last || line - lastLine > 3) return;
+		const last = this.lastEntry;
+		if (rule.marker !== "ignored" || !last || line - this.lastLine > 3) return;
 		// Ansible's "...ignoring": the task failed and the play went on; its line is no failure.
-		lastEntry = undefined;
-		failures--;
-		if (lastStrong) last.step.fails--;
+		this.lastEntry = undefined;
+		this.failures--;
+		if (this.lastStrong) last.step.fails--;
 		if (last.count > 1) {
 			last.count--;
 			return;
 		}
-		unfold(last);
-		const at = lastPool?.indexOf(last) ?? -1;
-		if (lastPool && at !== -1) lastPool.splice(at, 1);
-	};
+		last.fold.delete(last.clean); // no pool keeps it any more: a later identical line is a new entry
+		const pool = this.lastPool;
+		const at = pool?.indexOf(last) ?? -1;
+		if (pool && at !== -1) pool.splice(at, 1);
+	}
 
-	const hit = (rule: NotableRule, clean: string, line: number, lineStart: number, lineEnd: number): void => {
+	private hit(rule: NotableRule, clean: string, line: number, lineStart: number, lineEnd: number): void {
 		if (rule.kind === "marker") {
-			mark(rule, line);
+			this.mark(rule, line);
 			return;
 		}
 		const isSummary = rule.kind === "summary";
-		if (isSummary) summaries++;
-		else failures++;
+		if (isSummary) this.summaries++;
+		else this.failures++;
 		let failing = false;
 		if (isSummary && rule.failing) {
 			// Every pass decides the same on this line: the pattern runs once.
-			const facts = lineFacts(line);
+			const facts = this.lineFacts(line);
 			if (facts.rule !== rule) {
 				facts.rule = rule;
 				facts.failing = rule.failing.test(clean);
 			}
 			failing = facts.failing;
 		}
-		const entryStep = step;
-		if (failing || (!isSummary && !rule.weak)) step.fails++;
+		const entryStep = this.step;
+		if (failing || (!isSummary && !rule.weak)) entryStep.fails++;
 		else if (isSummary) {
-			step.passes++;
-			step.passLine = line;
+			entryStep.passes++;
+			entryStep.passLine = line;
 		}
-		if (steps && rule.ends) {
+		if (this.steps && rule.ends) {
 			// A verdict ends its step: a passing one says the command succeeded. A run's passing verdict ends
 			// every step before it (the run passed, whatever a step printed: a "Job failed" a test printed too);
 			// a failing one, the last step.
-			if (rule.ends === "step" || failing) step.verdict ??= failing ? "fail" : "pass";
-			else runPassedBefore = step.index + 1; // only the current step's verdict is read before the end
-			nextStep();
+			if (rule.ends === "step" || failing) entryStep.verdict ??= failing ? "fail" : "pass";
+			else this.runPassedBefore = entryStep.index + 1; // only the current step's verdict is read before the end
+			this.nextStep();
 		}
-		const fold = foldOf(rule);
+		const fold = this.foldOf(rule);
 		const seen = fold.get(clean);
 		if (seen) {
 			seen.count++;
-			if (!isSummary) lastFailure(seen, line, undefined, !rule.weak);
+			if (!isSummary) this.lastFailure(seen, line, undefined, !rule.weak);
 			return;
 		}
 		const entry: Entry = {
@@ -1126,52 +1211,67 @@ function capPass(
 			context: [],
 			step: entryStep,
 		};
+		const cap = this.cap;
 		if (isSummary) {
 			// Kept while the ring of summaries or (failing) the ring of failing summaries holds it.
-			ring.push(entry);
+			this.ring.push(entry);
 			fold.set(clean, entry);
 			entry.rings = 1;
 			if (failing) {
-				failingRing.push(entry);
+				this.failingRing.push(entry);
 				entry.rings = 2;
 			}
-			if (ring.length > cap + LAST_SUMMARIES) {
-				const old = ring.shift() as Entry;
-				if (--old.rings === 0) unfold(old);
+			if (this.ring.length > cap + LAST_SUMMARIES) {
+				const old = this.ring.shift() as Entry;
+				if (--old.rings === 0) old.fold.delete(old.clean);
 			}
-			if (failingRing.length > cap) {
-				const old = failingRing.shift() as Entry;
-				if (--old.rings === 0) unfold(old);
+			if (this.failingRing.length > cap) {
+				const old = this.failingRing.shift() as Entry;
+				if (--old.rings === 0) old.fold.delete(old.clean);
 			}
 		} else if (rule.vocabulary) {
 			// Failure vocabulary keeps the latest lines: the step that failed is usually the last one.
-			vocabulary.push(entry);
+			this.vocabulary.push(entry);
 			fold.set(clean, entry);
-			if (vocabulary.length > cap) unfold(vocabulary.shift() as Entry);
-			lastFailure(entry, line, vocabulary, false);
+			if (this.vocabulary.length > cap) {
+				const old = this.vocabulary.shift() as Entry;
+				old.fold.delete(old.clean);
+			}
+			this.lastFailure(entry, line, this.vocabulary, false);
 		} else {
-			const head = rule.weak ? weak : rule.verdict ? verdicts : strong;
-			lastFailure(entry, line, undefined, !rule.weak);
-			const pool = head.length < headCap ? head : rule.weak ? weakTail : rule.verdict ? verdictsTail : strongTail;
-			if (pool !== head && tailCap === 0) return; // counted, not kept: `dropped` says so
+			const head = rule.weak ? this.weak : rule.verdict ? this.verdicts : this.strong;
+			this.lastFailure(entry, line, undefined, !rule.weak);
+			const pool =
+				head.length < this.headCap
+					? head
+					: rule.weak
+						? this.weakTail
+						: rule.verdict
+							? this.verdictsTail
+							: this.strongTail;
+			if (pool !== head && this.tailCap === 0) return; // counted, not kept: `dropped` says so
 			pool.push(entry);
 			fold.set(clean, entry);
-			lastPool = pool;
-			if (pool !== head && pool.length > tailCap) unfold(pool.shift() as Entry);
+			this.lastPool = pool;
+			if (pool !== head && pool.length > this.tailCap) {
+				const old = pool.shift() as Entry;
+				old.fold.delete(old.clean);
+			}
 		}
-		if (rule.before && (!rule.ends || failing)) takeBefore(entry, rule.before, lineStart, line);
-		lastTaken = line;
+		if (rule.before && (!rule.ends || failing)) this.takeBefore(entry, rule.before, lineStart, line);
+		this.lastTaken = line;
 		// A failure without context of its own heads a block: its next lines carry what it is about (the test's
 		// name under a header, the message under a test's name, the symbol under a compiler error).
-		const after = rule.after ?? (steps && (rule.kind === "failure" || failing) ? BLOCK_CONTEXT : undefined);
-		if (after) carry({ entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 });
-	};
+		const after = rule.after ?? (this.steps && (rule.kind === "failure" || failing) ? BLOCK_CONTEXT : undefined);
+		if (after) this.carry({ entry, ctx: after, left: Math.min(after.lines, MAX_CONTEXT_LINES), blanks: 0 });
+	}
 
 	/**
 	 * The first line of the record whose field the hit is (`record` context): the line below the nearest line
 	 * above that is less indented and opens the record ("{"), unless the hit is that line or it was shown.
 	 */
-	const takeRecord = (entry: Entry, lineStart: number, line: number): void => {
+	private takeRecord(entry: Entry, lineStart: number, line: number): void {
+		const text = this.text;
 		const indent = (s: string) => s.length - s.trimStart().length;
 		const own = indent(window(text, lineStart, lineStart + MATCH_UNITS));
 		if (own === 0) return;
@@ -1181,131 +1281,136 @@ function capPass(
 			const start = text.lastIndexOf("\n", end - 1) + 1;
 			const clean = window(text, start, end);
 			if (clean.trim() !== "" && indent(clean) < own) {
-				if (below && below.line > lastTaken && clean.trimEnd().endsWith("{")) entry.context.push(below);
+				if (below && below.line > this.lastTaken && clean.trimEnd().endsWith("{")) entry.context.push(below);
 				return;
 			}
 			below = kept(line - k, clean, start, end);
 			end = start - 1;
 		}
-	};
+	}
 
 	/** The lines just above a hit that carry its message (the last frames of a traceback), while they match. */
-	const takeBefore = (entry: Entry, ctx: NotableContext, lineStart: number, line: number): void => {
+	private takeBefore(entry: Entry, ctx: NotableContext, lineStart: number, line: number): void {
 		if (ctx.record) {
-			takeRecord(entry, lineStart, line);
+			this.takeRecord(entry, lineStart, line);
 			return;
 		}
+		const text = this.text;
 		const taken: Kept[] = [];
 		const want = Math.min(ctx.lines, MAX_CONTEXT_LINES);
 		let end = lineStart - 1; // the "\n" ending the line above
 		let blanks = 0;
-		for (let k = 1; taken.length < want && end >= 0 && line - k > lastTaken; k++) {
+		for (let k = 1; taken.length < want && end >= 0 && line - k > this.lastTaken; k++) {
 			const start = text.lastIndexOf("\n", end - 1) + 1;
 			const clean = window(text, start, end);
 			end = start - 1;
 			// Without `while` (the last lines of a failed step) a blank line or two above is stepped over.
-			const empty = clean.trim() === "" || (steps && FILLER.test(clean));
+			const empty = clean.trim() === "" || (this.steps && FILLER.test(clean));
 			if (empty && !ctx.while && ++blanks <= 2) continue;
 			if (empty || (ctx.while && !ctx.while.test(clean))) break;
 			taken.push(kept(line - k, clean, start, end + 1));
 		}
 		// A step's last lines: the nearest first (what a shorter view keeps); else in line order.
 		entry.context.push(...(ctx.while ? taken.reverse() : taken));
-	};
+	}
 
 	/**
 	 * Whether the line is a hit (and handles it); `found`: its keys when the search already saw them (in the raw
 	 * window), else those of its cleaned text. The decision is made once per line for all passes (`memo`). A
 	 * line that cleaning left as it was (as long as its window: cleaning only takes characters away) holds its
-	 * raw window's keys: it takes them from `rawKeys`, so passes carrying it and passes not share one decision.
+	 * raw window's keys: it takes them from `keys`, so passes carrying it and passes not share one decision.
 	 */
-	const tryLine = (
+	private tryLine(
 		lineStart: number,
 		lineEnd: number,
 		line: number,
 		clean: string,
 		found: number[] | undefined,
-		rawKeys: () => number[],
-	): boolean => {
+		keys: LineKeys,
+	): boolean {
+		const shared = this.shared;
+		const memo = shared.memo;
 		if (!found) {
 			// The cleaned text holds the raw window's keys when cleaning left it whole, or took out only one unit
 			// without an escape around: a "\r" (a CRLF line) or a BOM, which no key holds (a key never spans it).
 			const cut = Math.min(lineEnd - lineStart, MATCH_UNITS) - clean.length;
-			if (cut === 0 || (cut === 1 && !shared.escapes && scanTables().keylessCut)) found = rawKeys();
+			if (cut === 0 || (cut === 1 && !shared.escapes && scanTables().keylessCut)) found = keys.get();
 		}
 		let rule = found ? memo.raw : memo.clean;
 		if (rule === undefined || memo.line !== line) {
 			// A cleaned line without escapes is a piece of its raw window: no key there, none in it.
-			const keys = found ?? (!shared.escapes && rawKeys().length === 0 ? NO_KEYS : KEYS.indicesIn(clean));
-			rule = keys.length === 0 ? null : decisions.decide(clean, keys);
+			const indices = found ?? (!shared.escapes && keys.get().length === 0 ? NO_KEYS : shared.keys.indicesIn(clean));
+			rule = indices.length === 0 ? null : shared.decisions.decide(clean, indices);
 			memo.line = line;
 			if (found) memo.raw = rule;
 			else memo.clean = rule;
 		}
 		if (!rule) return false;
-		hit(rule, clean, line, lineStart, lineEnd);
+		this.hit(rule, clean, line, lineStart, lineEnd);
 		return true;
-	};
+	}
 
 	/** Whether the cleaned line `clean` is a filler (FILLER), tested once for all passes. */
-	const isFiller = (line: number, clean: string): boolean => {
-		const facts = lineFacts(line);
+	private isFiller(line: number, clean: string): boolean {
+		const facts = this.lineFacts(line);
 		facts.filler ??= FILLER.test(clean);
 		return facts.filler;
-	};
+	}
 
 	/** A line the scan visits: carried as context, or tried when its raw window holds a key. */
-	const visit = (lineStart: number, lineEnd: number, line: number, clean: string, rawKeys: () => number[]): void => {
-		if (carrying) {
-			const c = carrying;
+	visit(lineStart: number, lineEnd: number, line: number, clean: string, keys: LineKeys): void {
+		const c = this.carrying;
+		if (c) {
 			// A filler line is stepped over like a blank one, unless it is a hit (a step marker).
 			let filler = 0;
 			if (isBlank(clean)) filler = 1;
-			else if (steps && isFiller(line, clean))
-				filler = tryLine(lineStart, lineEnd, line, clean, undefined, rawKeys) ? 2 : 1;
+			else if (this.steps && this.isFiller(line, clean))
+				filler = this.tryLine(lineStart, lineEnd, line, clean, undefined, keys) ? 2 : 1;
 			if (filler === 1) {
-				if (++c.blanks > MAX_CONTEXT_LINES) carry(undefined);
+				if (++c.blanks > MAX_CONTEXT_LINES) this.carry(undefined);
 			} else if (filler === 2) {
-				if (carrying === c) carry(undefined);
+				if (this.carrying === c) this.carry(undefined);
 			} else if (c.ctx.while) {
 				if (c.ctx.while.test(clean)) {
 					if (c.left > 0) {
 						c.entry.context.push(kept(line, clean, lineStart, lineEnd));
 						c.left--;
-						lastTaken = line;
+						this.lastTaken = line;
 					} // past the count: the rest of the run is skipped
 				} else {
-					carry(undefined);
-					tryLine(lineStart, lineEnd, line, clean, undefined, rawKeys);
+					this.carry(undefined);
+					this.tryLine(lineStart, lineEnd, line, clean, undefined, keys);
 				}
-			} else if (!tryLine(lineStart, lineEnd, line, clean, undefined, rawKeys)) {
+			} else if (!this.tryLine(lineStart, lineEnd, line, clean, undefined, keys)) {
 				c.entry.context.push(kept(line, clean, lineStart, lineEnd));
-				lastTaken = line;
-				if (--c.left <= 0) carry(undefined);
-			} else if (carrying === c) carry(undefined);
+				this.lastTaken = line;
+				if (--c.left <= 0) this.carry(undefined);
+			} else if (this.carrying === c) this.carry(undefined);
 		} else {
-			const found = rawKeys();
-			if (found.length > 0) tryLine(lineStart, lineEnd, line, clean, found, rawKeys);
+			const found = keys.get();
+			if (found.length > 0) this.tryLine(lineStart, lineEnd, line, clean, found, keys);
 		}
-	};
+	}
 
-	const finish = (): NotableScan =>
-		rank({
-			verdicts: bothEnds(verdicts, verdictsTail),
-			failingRing,
-			strong: bothEnds(strong, strongTail),
-			weak: bothEnds(weak, weakTail),
-			vocabulary,
+	finish(): NotableScan {
+		const runPassedBefore = this.runPassedBefore;
+		const ring = this.ring;
+		return rank({
+			verdicts: bothEnds(this.verdicts, this.verdictsTail),
+			failingRing: this.failingRing,
+			strong: bothEnds(this.strong, this.strongTail),
+			weak: bothEnds(this.weak, this.weakTail),
+			vocabulary: this.vocabulary,
 			ring,
-			failures,
-			summaries,
-			cap,
-			maxChars,
+			failures: this.failures,
+			summaries: this.summaries,
+			cap: this.cap,
+			maxChars: this.maxChars,
 			lastSummaryLine: ring.length > 0 ? ring[ring.length - 1].line : 0,
 			verdictOf: (s: Step) => verdictOf(s, runPassedBefore),
-			steps,
+			steps: this.steps,
 		});
-	return { visit, finish };
+	}
 }
 
 /**
