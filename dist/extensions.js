@@ -9654,6 +9654,8 @@ function decideAhead(text, options = {}) {
   let written = 0;
   let next = 0;
   let back = count3;
+  const parts = new Array(count3);
+  const passedOver = [];
   let closed = false;
   const close = () => {
     if (closed) return;
@@ -9670,7 +9672,10 @@ function decideAhead(text, options = {}) {
         const i = next++;
         const start = startOf(i);
         const length = ends[i] - start;
-        if (length > SLOT_UNITS) continue;
+        if (length > SLOT_UNITS) {
+          passedOver.push(i);
+          continue;
+        }
         const s = written % RING_SLOTS;
         thread.ring.write(text.slice(start, ends[i]), s * SLOT_UNITS * 2, length * 2, "utf16le");
         control[CONTROL.meta + 2 * s] = i;
@@ -9709,14 +9714,25 @@ function decideAhead(text, options = {}) {
     feed,
     cancel: release,
     async finish() {
-      const parts = new Array(count3);
+      const passedOne = () => {
+        const i = passedOver.pop();
+        if (i === void 0) return false;
+        if (parts[i] === void 0 && Atomics.compareExchange(claims, i, 0, 2) === 0) parts[i] = decideHere(i);
+        return true;
+      };
       while (back > 0) {
         feed();
+        if (passedOne()) continue;
         const i = back - 1;
+        if (parts[i] !== void 0) {
+          back = i;
+          continue;
+        }
         if (!job.done && Atomics.compareExchange(claims, i, 0, 2) !== 0) break;
         back = i;
         parts[i] = decideHere(i);
       }
+      while (passedOne()) ;
       close();
       const deadline = performance.now() + LATE_MS + startOf(back) * UNIT_NS / 1e6;
       while (!job.done) {

@@ -84,6 +84,10 @@ describe("decisions on two threads", () => {
 			SEED,
 			// Lines longer than a slot of the ring (decided by the calling thread), lone surrogates and CRLF.
 			`${"x".repeat(SLOT_UNITS + 5)} error: one long line\n${SEED.slice(0, 400_000)}\r\nerror \ud800 here\r\n${"y".repeat(3 * SLOT_UNITS)}`,
+			// Several such lines among the parts the second thread takes: this thread decides them first.
+			[0, 1, 2, 3]
+				.map((k) => `${SEED.slice(k * 90_000, (k + 1) * 90_000)}${"z".repeat(SLOT_UNITS * (k + 1))} failed ${k}\n`)
+				.join(""),
 			SEED.replaceAll("\n", "\r\n").slice(0, 700_000),
 		];
 		for (const text of texts) {

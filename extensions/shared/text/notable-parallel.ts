@@ -284,6 +284,14 @@ export function decideAhead(
 	let written = 0;
 	let next = 0;
 	let back = count;
+	/** Parts decided so far on this thread. */
+	const parts: ({ newlines: number; at: Int32Array } | undefined)[] = new Array(count);
+	/**
+	 * Parts the feed passed over (one line longer than a slot): the second thread never sees them, so this thread
+	 * decides them first of all its own, while the second thread still decides its parts (at the end, they were
+	 * a serial tail: 28 parts, 5.5 MiB of the 64 MiB benchmark's text).
+	 */
+	const passedOver: number[] = [];
 	let closed = false;
 	const close = () => {
 		if (closed) return;
@@ -300,7 +308,10 @@ export function decideAhead(
 				const i = next++;
 				const start = startOf(i);
 				const length = ends[i] - start;
-				if (length > SLOT_UNITS) continue; // one long line: decided here
+				if (length > SLOT_UNITS) {
+					passedOver.push(i); // one long line: decided here
+					continue;
+				}
 				const s = written % RING_SLOTS;
 				thread.ring.write(text.slice(start, ends[i]), s * SLOT_UNITS * 2, length * 2, "utf16le");
 				control[CONTROL.meta + 2 * s] = i;
@@ -341,16 +352,28 @@ export function decideAhead(
 		feed,
 		cancel: release,
 		async finish(): Promise<DecidedLines> {
-			const parts: ({ newlines: number; at: Int32Array } | undefined)[] = new Array(count);
-			// From the back: the parts not sent, then those the second thread has not claimed yet; the ring kept
-			// fed in between with the parts before them.
+			/** Decides a part the feed passed over, if one is left; false when none is. */
+			const passedOne = (): boolean => {
+				const i = passedOver.pop();
+				if (i === undefined) return false;
+				if (parts[i] === undefined && Atomics.compareExchange(claims, i, 0, 2) === 0) parts[i] = decideHere(i);
+				return true;
+			};
+			// The parts the feed passed over first, then from the back: the parts not sent, then those the second
+			// thread has not claimed yet; the ring kept fed in between with the parts before them.
 			while (back > 0) {
 				feed();
+				if (passedOne()) continue;
 				const i = back - 1;
+				if (parts[i] !== undefined) {
+					back = i; // passed over, decided already
+					continue;
+				}
 				if (!job.done && Atomics.compareExchange(claims, i, 0, 2) !== 0) break;
 				back = i;
 				parts[i] = decideHere(i);
 			}
+			while (passedOne());
 			close();
 			// Parts before `back` are the second thread's: its answers, waited for while it is alive and not late.
 			const deadline = performance.now() + LATE_MS + (startOf(back) * UNIT_NS) / 1e6;
