@@ -7238,6 +7238,9 @@ function newStep(index, failedBefore) {
 function kept(line, clean, start, end) {
   return { line, clean, longer: end - start > MATCH_UNITS };
 }
+function unfold(e) {
+  e.fold.delete(e.clean);
+}
 function verdictOf(step, runPassedBefore) {
   if (step.index < runPassedBefore) return "pass";
   return step.verdict ?? (step.checked && step.failedBefore < runPassedBefore ? "pass" : void 0);
@@ -7722,7 +7725,7 @@ var init_notable = __esm({
           last.count--;
           return;
         }
-        last.fold.delete(last.clean);
+        unfold(last);
         const pool2 = this.lastPool;
         const at2 = pool2?.indexOf(last) ?? -1;
         if (pool2 && at2 !== -1) pool2.splice(at2, 1);
@@ -7785,19 +7788,16 @@ var init_notable = __esm({
           }
           if (this.ring.length > cap + LAST_SUMMARIES) {
             const old = this.ring.shift();
-            if (--old.rings === 0) old.fold.delete(old.clean);
+            if (--old.rings === 0) unfold(old);
           }
           if (this.failingRing.length > cap) {
             const old = this.failingRing.shift();
-            if (--old.rings === 0) old.fold.delete(old.clean);
+            if (--old.rings === 0) unfold(old);
           }
         } else if (rule.vocabulary) {
           this.vocabulary.push(entry);
           fold.set(clean, entry);
-          if (this.vocabulary.length > cap) {
-            const old = this.vocabulary.shift();
-            old.fold.delete(old.clean);
-          }
+          if (this.vocabulary.length > cap) unfold(this.vocabulary.shift());
           this.lastFailure(entry, line, this.vocabulary, false);
         } else {
           const head = rule.weak ? this.weak : rule.verdict ? this.verdicts : this.strong;
@@ -7807,10 +7807,7 @@ var init_notable = __esm({
           pool2.push(entry);
           fold.set(clean, entry);
           this.lastPool = pool2;
-          if (pool2 !== head && pool2.length > this.tailCap) {
-            const old = pool2.shift();
-            old.fold.delete(old.clean);
-          }
+          if (pool2 !== head && pool2.length > this.tailCap) unfold(pool2.shift());
         }
         if (rule.before && (!rule.ends || failing)) this.takeBefore(entry, rule.before, lineStart, line);
         this.lastTaken = line;

@@ -2218,6 +2218,9 @@ function newStep(index, failedBefore) {
 function kept(line, clean, start, end) {
   return { line, clean, longer: end - start > MATCH_UNITS };
 }
+function unfold(e) {
+  e.fold.delete(e.clean);
+}
 var LineKeys = class {
   constructor(walk) {
     this.walk = walk;
@@ -2341,7 +2344,7 @@ var CapPass = class {
       last.count--;
       return;
     }
-    last.fold.delete(last.clean);
+    unfold(last);
     const pool = this.lastPool;
     const at = pool?.indexOf(last) ?? -1;
     if (pool && at !== -1) pool.splice(at, 1);
@@ -2404,19 +2407,16 @@ var CapPass = class {
       }
       if (this.ring.length > cap + LAST_SUMMARIES) {
         const old = this.ring.shift();
-        if (--old.rings === 0) old.fold.delete(old.clean);
+        if (--old.rings === 0) unfold(old);
       }
       if (this.failingRing.length > cap) {
         const old = this.failingRing.shift();
-        if (--old.rings === 0) old.fold.delete(old.clean);
+        if (--old.rings === 0) unfold(old);
       }
     } else if (rule.vocabulary) {
       this.vocabulary.push(entry);
       fold.set(clean, entry);
-      if (this.vocabulary.length > cap) {
-        const old = this.vocabulary.shift();
-        old.fold.delete(old.clean);
-      }
+      if (this.vocabulary.length > cap) unfold(this.vocabulary.shift());
       this.lastFailure(entry, line, this.vocabulary, false);
     } else {
       const head = rule.weak ? this.weak : rule.verdict ? this.verdicts : this.strong;
@@ -2426,10 +2426,7 @@ var CapPass = class {
       pool.push(entry);
       fold.set(clean, entry);
       this.lastPool = pool;
-      if (pool !== head && pool.length > this.tailCap) {
-        const old = pool.shift();
-        old.fold.delete(old.clean);
-      }
+      if (pool !== head && pool.length > this.tailCap) unfold(pool.shift());
     }
     if (rule.before && (!rule.ends || failing)) this.takeBefore(entry, rule.before, lineStart, line);
     this.lastTaken = line;

@@ -366,7 +366,10 @@ const SHAPES: unknown[] = [];
 let shapesKept = false;
 /** The scan collecting its objects into SHAPES (keepShapes), else undefined. */
 let keeping: unknown[] | undefined;
-/** A small log whose scan makes every kind of object a scan makes: hits, repeats, context, steps, summaries (exported for the test that keeps it so). */
+/**
+ * A small log whose scan makes every kind of object a scan makes: hits, repeats, context, steps, summaries
+ * (exported for the test that checks it still does).
+ */
 export const SHAPES_LOG = [
 	"##[group]Run npm test",
 	"npm ERR! code ELIFECYCLE",
@@ -1010,6 +1013,11 @@ function kept(line: number, clean: string, start: number, end: number): Kept {
 	return { line, clean, longer: end - start > MATCH_UNITS };
 }
 
+/** An entry no pool keeps any more: a later identical line is a new entry. */
+function unfold(e: Entry): void {
+	e.fold.delete(e.clean);
+}
+
 /** The context a pass carries into the lines after a hit. */
 interface Carried {
 	entry: Entry;
@@ -1154,7 +1162,7 @@ class CapPass {
 			last.count--;
 			return;
 		}
-		last.fold.delete(last.clean); // no pool keeps it any more: a later identical line is a new entry
+		unfold(last);
 		const pool = this.lastPool;
 		const at = pool?.indexOf(last) ?? -1;
 		if (pool && at !== -1) pool.splice(at, 1);
@@ -1223,20 +1231,17 @@ class CapPass {
 			}
 			if (this.ring.length > cap + LAST_SUMMARIES) {
 				const old = this.ring.shift() as Entry;
-				if (--old.rings === 0) old.fold.delete(old.clean);
+				if (--old.rings === 0) unfold(old);
 			}
 			if (this.failingRing.length > cap) {
 				const old = this.failingRing.shift() as Entry;
-				if (--old.rings === 0) old.fold.delete(old.clean);
+				if (--old.rings === 0) unfold(old);
 			}
 		} else if (rule.vocabulary) {
 			// Failure vocabulary keeps the latest lines: the step that failed is usually the last one.
 			this.vocabulary.push(entry);
 			fold.set(clean, entry);
-			if (this.vocabulary.length > cap) {
-				const old = this.vocabulary.shift() as Entry;
-				old.fold.delete(old.clean);
-			}
+			if (this.vocabulary.length > cap) unfold(this.vocabulary.shift() as Entry);
 			this.lastFailure(entry, line, this.vocabulary, false);
 		} else {
 			const head = rule.weak ? this.weak : rule.verdict ? this.verdicts : this.strong;
@@ -1253,10 +1258,7 @@ class CapPass {
 			pool.push(entry);
 			fold.set(clean, entry);
 			this.lastPool = pool;
-			if (pool !== head && pool.length > this.tailCap) {
-				const old = pool.shift() as Entry;
-				old.fold.delete(old.clean);
-			}
+			if (pool !== head && pool.length > this.tailCap) unfold(pool.shift() as Entry);
 		}
 		if (rule.before && (!rule.ends || failing)) this.takeBefore(entry, rule.before, lineStart, line);
 		this.lastTaken = line;
